@@ -1,0 +1,140 @@
+// Command memstore is persistent memory for AI agents: the memory tool, memory
+// stores and the memory directory, in one binary.
+//
+// Each subcommand lives in its own file, with its help text beside it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is what a command may touch of the process: its standard streams and
+// its environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// command is one subcommand: its name, a one-line summary for the command
+// list, and run, which parses its own flags.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"tool", "serve the memory tool (memory_20250818) over JSON lines on a local directory", runTool},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// exitCode is an error that asks for a specific exit status.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
+// Main runs memstore with args (without the program name) and returns the
+// exit status: 0 on success, 1 on failure, 2 for a usage error.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			return Main(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		var code exitCode
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &code):
+			return int(code)
+		case errors.Is(err, errUsage):
+			return 2
+		}
+		fmt.Fprintf(stderr, "memstore %s: %v\n", c.name, err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "memstore: unknown command %q; run 'memstore help' for the list\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "memstore: persistent memory for AI agents.")
+	fmt.Fprintln(w, "\nUsage: memstore COMMAND [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'memstore COMMAND --help' for a command's flags.")
+}
+
+// errUsage marks a usage error that was already reported on stderr.
+var errUsage = errors.New("usage error")
+
+// newFlags returns a flag set that reports to e.stderr, with the command's
+// help text printed before its flags.
+func newFlags(e env, name, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet("memstore "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, help)
+		fmt.Fprintln(e.stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args, turning a flag error into errUsage (flag has already
+// printed it) and passing -h through as flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+func usageError(e env, format string, args ...any) error {
+	fmt.Fprintf(e.stderr, format+"\n", args...)
+	return errUsage
+}
+
+func runVersion(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "version", "Usage: memstore version\n\nPrints memstore's version.\n")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "memstore", Version)
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/memstore/memstore
+
+go 1.26

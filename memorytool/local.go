@@ -1,0 +1,497 @@
+package memorytool
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memstore/memstore/internal/secrets"
+)
+
+const (
+	fileMode = 0o600 // new files: owner only, whatever the umask allows
+	dirMode  = 0o700 // new directories: owner only
+)
+
+// Options are memstore's additions to the memory tool. All are off by
+// default, so that default results equal the reference implementation's.
+type Options struct {
+	// MaxFileBytes refuses a create, str_replace or insert whose resulting
+	// file would be larger. 0 means no limit.
+	MaxFileBytes int64
+	// MaxViewChars cuts view's output at a line boundary once it reaches
+	// this many characters (code points), with a note giving the
+	// view_range to ask for next. 0 means no limit.
+	MaxViewChars int
+	// ExpireAfter removes files that were neither read nor written for this
+	// long. A sweep runs before a command at most once a minute. 0 means
+	// files never expire.
+	ExpireAfter time.Duration
+	// DenySecrets refuses to store text that looks like a credential (API
+	// keys, private keys, tokens), naming the kind but never echoing it.
+	DenySecrets bool
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// sweepInterval is how often expired files are looked for.
+const sweepInterval = time.Minute
+
+// Local is a Handler over a host directory: /memories is the directory, and
+// nothing outside it can be reached, whatever the path or the symlinks in
+// the tree. Its results equal the reference implementation's (the
+// TypeScript SDK's BetaLocalFilesystemMemoryTool) except where memstore is
+// deliberately stricter or clearer; see the package documentation.
+//
+// Local is safe for concurrent use: edits are serialised within a process,
+// and every write goes to a temporary file that is synced and then renamed
+// into place, so a reader never sees half a file.
+type Local struct {
+	root *os.Root
+	dir  string // the directory's real path, for symlink containment
+	opts Options
+
+	mu        sync.RWMutex // writers exclude each other and readers
+	sweepMu   sync.Mutex
+	lastSweep time.Time
+}
+
+var _ Handler = (*Local)(nil)
+
+// OpenLocal opens the host directory dir as /memories, creating it (mode
+// 0700) if it does not exist.
+func OpenLocal(dir string, opts Options) (*Local, error) {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return nil, fmt.Errorf("create memory directory: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("memory directory: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("memory directory: %w", err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("open memory directory: %w", err)
+	}
+	return &Local{root: root, dir: real, opts: opts}, nil
+}
+
+// Close releases the directory.
+func (l *Local) Close() error { return l.root.Close() }
+
+// Dir is the host directory that /memories maps to, symlinks resolved.
+func (l *Local) Dir() string { return l.dir }
+
+// View implements Handler.
+func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, error) {
+	l.housekeep()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	t, err := l.resolve(p, false)
+	if err != nil {
+		return "", err
+	}
+	if t.dirMissing {
+		return "", errNotFound(p)
+	}
+	fi, err := l.root.Lstat(t.real)
+	if err != nil {
+		return "", l.pathError(p, err, false)
+	}
+	switch {
+	case fi.IsDir():
+		return l.list(ctx, p, t.real, fi.Size())
+	case fi.Mode().IsRegular():
+		content, err := l.read(t)
+		if err != nil {
+			return "", err
+		}
+		return renderFile(p, content, viewRange, l.opts.MaxViewChars)
+	}
+	return "", errUnsupportedType(p)
+}
+
+// listItem is one line of a directory view.
+type listItem struct {
+	size int64
+	rel  string
+}
+
+// list renders view's directory listing: children and grandchildren,
+// depth-first, each level in UTF-16 order, without hidden names,
+// node_modules, or entries whose symlinks dangle, loop or lead outside.
+func (l *Local) list(ctx context.Context, p, rel string, size int64) (string, error) {
+	var items []listItem
+	if err := l.collect(ctx, rel, "", 1, &items); err != nil {
+		return "", l.pathError(p, err, false)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, dirHeader, p)
+	sb.WriteString(formatSize(size))
+	sb.WriteByte('\t')
+	sb.WriteString(p)
+	used := utf8.RuneCountInString(sb.String())
+	for i, it := range items {
+		line := "\n" + formatSize(it.size) + "\t" + p + "/" + it.rel
+		if n := utf8.RuneCountInString(line); l.opts.MaxViewChars > 0 && used+n > l.opts.MaxViewChars {
+			fmt.Fprintf(&sb, "\n\n[Listing cut at the %d-character view limit: %d more entries not shown. View a subdirectory to see its entries.]",
+				l.opts.MaxViewChars, len(items)-i)
+			break
+		} else {
+			used += n
+		}
+		sb.WriteString(line)
+	}
+	return sb.String(), nil
+}
+
+func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, items *[]listItem) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := l.root.Open(dir)
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(entries))
+	links := make(map[string]bool)
+	for _, e := range entries {
+		name := e.Name()
+		// A name that is not UTF-8 cannot be named by the model, and the
+		// reference, which decodes names, fails to stat it and skips it.
+		if strings.HasPrefix(name, ".") || name == "node_modules" || !utf8.ValidString(name) {
+			continue
+		}
+		names = append(names, name)
+		links[name] = e.Type()&fs.ModeSymlink != 0
+	}
+	sortUTF16(names)
+	for _, name := range names {
+		child := path.Join(dir, name)
+		if links[name] {
+			hops := 0
+			abs, _, err := l.walk(path.Join(l.dir, dir), []string{name}, &hops)
+			if err != nil {
+				continue // dangling or looping
+			}
+			var ok bool
+			if child, ok = l.within(abs); !ok {
+				continue // leads outside the root
+			}
+		}
+		fi, err := l.root.Lstat(child)
+		if err != nil {
+			continue
+		}
+		rel := prefix + name
+		switch {
+		case fi.IsDir():
+			*items = append(*items, listItem{fi.Size(), rel + "/"})
+			if depth < 2 {
+				// An unreadable subdirectory is listed without its entries.
+				_ = l.collect(ctx, child, rel+"/", depth+1, items)
+			}
+		case fi.Mode().IsRegular():
+			*items = append(*items, listItem{fi.Size(), rel})
+		}
+	}
+	return ctx.Err()
+}
+
+// read returns the decoded content of the regular file at t.real. It opens
+// without following a final symlink and without blocking on a FIFO, and
+// checks again that what it opened is a regular file.
+func (l *Local) read(t target) (string, error) {
+	f, err := l.root.OpenFile(t.real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errVanished(t.model)
+		}
+		return "", l.pathError(t.model, err, false)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", errUnsupportedType(t.model)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "", l.pathError(t.model, err, false)
+	}
+	if l.opts.ExpireAfter > 0 {
+		// Record the read: expiry looks at the last read or write, and
+		// atime is not reliably kept by every mount. Best effort.
+		_ = l.root.Chtimes(t.real, l.opts.now(), time.Time{})
+	}
+	return decodeUTF8(b), nil
+}
+
+// Create implements Handler.
+func (l *Local) Create(ctx context.Context, p, text string) (string, error) {
+	l.housekeep()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, err := l.resolve(p, false)
+	if err != nil {
+		return "", err
+	}
+	if t.full == "." {
+		return "", errExists(p)
+	}
+	if err := l.guard(p, text, int64(len(text))); err != nil {
+		return "", err
+	}
+	if err := l.mkdirs(t); err != nil {
+		return "", err
+	}
+	// Write a temporary file, then link it into place: the file appears
+	// whole or not at all, and link, unlike rename, never replaces anything.
+	tmp, err := l.writeTemp(t.dir, []byte(text))
+	if err != nil {
+		return "", l.pathError(p, err, false)
+	}
+	defer l.root.Remove(tmp)
+	if err := l.root.Link(tmp, t.entry()); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", errExists(p)
+		}
+		return "", l.pathError(p, err, false)
+	}
+	l.syncDir(t.dir)
+	return okCreated(p), nil
+}
+
+// StrReplace implements Handler.
+func (l *Local) StrReplace(ctx context.Context, p, oldStr, newStr string) (string, error) {
+	return l.edit(p, newStr, func(content string) (string, string, error) {
+		return replace(p, content, oldStr, newStr)
+	})
+}
+
+// Insert implements Handler.
+func (l *Local) Insert(ctx context.Context, p string, line int, text string) (string, error) {
+	return l.edit(p, text, func(content string) (string, string, error) {
+		updated, err := insert(content, line, text)
+		return updated, okInserted(p), err
+	})
+}
+
+// edit reads the regular file at p, applies change, and writes the result
+// atomically to p's own directory entry (so an edited symlink becomes a
+// regular file, as in the reference). added is the text the edit brings in,
+// for the secrets guard.
+func (l *Local) edit(p, added string, change func(string) (string, string, error)) (string, error) {
+	l.housekeep()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, err := l.resolve(p, false)
+	if err != nil {
+		return "", err
+	}
+	if !t.exists {
+		return "", errNotFound(p)
+	}
+	fi, err := l.root.Lstat(t.real)
+	if err != nil {
+		return "", l.pathError(p, err, false)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", errNotAFile(p)
+	}
+	content, err := l.read(t)
+	if err != nil {
+		return "", err
+	}
+	updated, out, err := change(content)
+	if err != nil {
+		return "", err
+	}
+	if err := l.guard(p, added, int64(len(updated))); err != nil {
+		return "", err
+	}
+	if err := l.writeAtomic(t, []byte(updated)); err != nil {
+		return "", l.pathError(p, err, false)
+	}
+	return out, nil
+}
+
+// Delete implements Handler.
+func (l *Local) Delete(ctx context.Context, p string) (string, error) {
+	l.housekeep()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, err := l.resolve(p, true)
+	if err != nil {
+		return "", err
+	}
+	if t.full == "." {
+		return "", errDeleteRoot()
+	}
+	if t.dirMissing {
+		return "", errNoSuchPath(p)
+	}
+	if _, err := l.root.Lstat(t.entry()); err != nil {
+		return "", l.pathError(p, err, true)
+	}
+	if err := l.root.RemoveAll(t.entry()); err != nil {
+		return "", l.pathError(p, err, true)
+	}
+	l.syncDir(t.dir)
+	return okDeleted(p), nil
+}
+
+// Rename implements Handler. The checks run in the reference's order: the
+// destination is checked before the source, and the destination's parent
+// directories are created even when the source turns out to be missing.
+func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, error) {
+	l.housekeep()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	from, err := l.resolve(oldPath, true)
+	if err != nil {
+		return "", err
+	}
+	to, err := l.resolve(newPath, true)
+	if err != nil {
+		return "", err
+	}
+	if from.full == "." {
+		return "", errRenameRoot()
+	}
+	if to.exists {
+		return "", errDestinationExists(newPath)
+	}
+	if err := l.mkdirs(to); err != nil {
+		return "", errNoSuchPath(newPath)
+	}
+	if from.dirMissing {
+		return "", errNoSuchPath(oldPath)
+	}
+	if err := l.root.Rename(from.entry(), to.entry()); err != nil {
+		if errors.Is(err, syscall.EINVAL) {
+			return "", errIntoItself(oldPath)
+		}
+		return "", l.pathError(oldPath, err, true)
+	}
+	l.syncDir(from.dir)
+	l.syncDir(to.dir)
+	return okRenamed(oldPath, newPath), nil
+}
+
+// guard applies the optional limits to a write: added is the text the
+// command brings in, size the resulting file's size in bytes.
+func (l *Local) guard(p, added string, size int64) error {
+	if l.opts.MaxFileBytes > 0 && size > l.opts.MaxFileBytes {
+		return errTooBig(p, size, l.opts.MaxFileBytes)
+	}
+	if l.opts.DenySecrets {
+		if kind, found := secrets.Find(added); found {
+			return errSecret(p, kind)
+		}
+	}
+	return nil
+}
+
+// mkdirs creates the missing directories above t (mode 0700), as mkdir -p
+// would, but never through a symlink: a dangling link where a directory
+// should be is a missing path, not a place to create the link's target.
+func (l *Local) mkdirs(t target) error {
+	if !t.dirMissing {
+		return nil
+	}
+	// t.dir is an existing resolved directory followed by missing names.
+	parts := strings.Split(t.dir, "/")
+	for i := range parts {
+		dir := path.Join(parts[:i+1]...)
+		fi, err := l.root.Lstat(dir)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return errNotFound(t.model)
+		}
+		if err := l.root.Mkdir(dir, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return l.pathError(t.model, err, false)
+		}
+	}
+	return nil
+}
+
+// writeTemp writes data to a new hidden file in dir, synced, and returns its
+// root-relative name. The name has the reference's form, .tmp-PID-UUID.
+func (l *Local) writeTemp(dir string, data []byte) (string, error) {
+	name := path.Join(dir, fmt.Sprintf(".tmp-%d-%s", os.Getpid(), uuid()))
+	f, err := l.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		l.root.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// writeAtomic replaces t's directory entry with a new regular file holding
+// data: a synced temporary file renamed into place.
+func (l *Local) writeAtomic(t target, data []byte) error {
+	tmp, err := l.writeTemp(t.dir, data)
+	if err != nil {
+		return err
+	}
+	if err := l.root.Rename(tmp, t.entry()); err != nil {
+		l.root.Remove(tmp)
+		return err
+	}
+	l.syncDir(t.dir)
+	return nil
+}
+
+// syncDir makes a change to dir's entries durable. Best effort: some
+// filesystems cannot sync a directory, and the change itself is done.
+func (l *Local) syncDir(dir string) {
+	if f, err := l.root.Open(dir); err == nil {
+		f.Sync()
+		f.Close()
+	}
+}
+
+func uuid() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
