@@ -396,6 +396,12 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 		if errors.Is(err, syscall.EINVAL) {
 			return "", errIntoItself(oldPath)
 		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			// A directory onto a non-directory that the existence check
+			// missed (a dangling link): the source exists, the destination
+			// is taken. The reference leaks a raw ENOTDIR here.
+			return "", errDestinationExists(newPath)
+		}
 		return "", l.pathError(oldPath, err, true)
 	}
 	l.syncDir(from.dir)
@@ -406,13 +412,13 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 // guard applies the optional limits to a write: added is the text the
 // command brings in, size the resulting file's size in bytes.
 func (l *Local) guard(p, added string, size int64) error {
-	if l.opts.MaxFileBytes > 0 && size > l.opts.MaxFileBytes {
-		return errTooBig(p, size, l.opts.MaxFileBytes)
-	}
 	if l.opts.DenySecrets {
 		if kind, found := secrets.Find(added); found {
 			return errSecret(p, kind)
 		}
+	}
+	if l.opts.MaxFileBytes > 0 && size > l.opts.MaxFileBytes {
+		return errTooBig(p, size, l.opts.MaxFileBytes)
 	}
 	return nil
 }

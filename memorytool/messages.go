@@ -148,5 +148,5 @@ func errTooBig(p string, size, limit int64) error {
 }
 
 func errSecret(p, kind string) error {
-	return errorf("Refused to write %s: the text looks like it contains a %s. Memory must not hold credentials; leave the secret out and try again.", p, kind)
+	return errorf("Refused to write %s: the text looks like it contains a credential (%s). Memory must not hold credentials; leave it out and try again.", p, kind)
 }

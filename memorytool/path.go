@@ -33,11 +33,16 @@ func cleanPath(p string) (string, error) {
 			}
 		}
 	}
-	// One leading slash is removed by the prefix; further ones are
-	// collapsed, as a path join would.
-	rel := path.Clean(strings.TrimLeft(p[len(Root):], "/"))
-	if rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", errEscape(p)
+	// Clean the path in the model's namespace: /memories/a/../b is
+	// /memories/b, and /memories/../memories/x is /memories/x, as in the
+	// reference, whose root is a directory named "memories".
+	full := path.Clean(p)
+	rel := "."
+	if full != Root {
+		var ok bool
+		if rel, ok = strings.CutPrefix(full, Root+"/"); !ok {
+			return "", errEscape(p)
+		}
 	}
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", errNUL(p)
