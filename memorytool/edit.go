@@ -25,6 +25,12 @@ func renderFile(p, content string, viewRange []int, maxChars int) (string, error
 	var sb strings.Builder
 	fmt.Fprintf(&sb, fileHeader, p)
 	if maxChars <= 0 {
+		// Each line gets its number, a TAB and an LF: size the output once.
+		size := len(shown) * (lineNumberWidth + 2)
+		for _, line := range shown {
+			size += len(line)
+		}
+		sb.Grow(size)
 		appendNumbered(&sb, shown, first)
 		return sb.String(), nil
 	}

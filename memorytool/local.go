@@ -181,6 +181,10 @@ func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, item
 	}
 	names := make([]string, 0, len(entries))
 	links := make(map[string]bool)
+	// ReadDir on a directory opened in an os.Root has already lstat'ed each
+	// entry at the open directory: for an entry that is not a symlink, that
+	// is what root.Lstat would return, without walking the path again.
+	infos := make(map[string]fs.FileInfo, len(entries))
 	for _, e := range entries {
 		name := e.Name()
 		// A name that is not UTF-8 cannot be named by the model, and the
@@ -190,6 +194,9 @@ func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, item
 		}
 		names = append(names, name)
 		links[name] = e.Type()&fs.ModeSymlink != 0
+		if fi, err := e.Info(); err == nil && !links[name] {
+			infos[name] = fi
+		}
 	}
 	sortUTF16(names)
 	for _, name := range names {
@@ -205,9 +212,12 @@ func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, item
 				continue // leads outside the root
 			}
 		}
-		fi, err := l.root.Lstat(child)
-		if err != nil {
-			continue
+		fi, ok := infos[name]
+		if !ok {
+			var err error
+			if fi, err = l.root.Lstat(child); err != nil {
+				continue
+			}
 		}
 		rel := prefix + name
 		switch {
@@ -236,10 +246,11 @@ func (l *Local) read(t target) (string, error) {
 		return "", l.pathError(t.model, err, false)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return "", errUnsupportedType(t.model)
 	}
-	b, err := io.ReadAll(f)
+	b, err := readSized(f, fi.Size())
 	if err != nil {
 		return "", l.pathError(t.model, err, false)
 	}
@@ -249,6 +260,27 @@ func (l *Local) read(t target) (string, error) {
 		_ = l.root.Chtimes(t.real, l.opts.now(), time.Time{})
 	}
 	return decodeUTF8(b), nil
+}
+
+// readSized reads f to the end into a buffer made for size bytes, as
+// os.ReadFile does, rather than growing one from 512 bytes as io.ReadAll
+// does. The file may still grow or shrink meanwhile, and a size beyond
+// 64 MiB is not trusted for the first allocation.
+func readSized(f *os.File, size int64) ([]byte, error) {
+	b := make([]byte, 0, min(max(size+1, 512), 64<<20))
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // Create implements Handler.

@@ -35,14 +35,18 @@ func cleanPath(p string) (string, error) {
 	}
 	// Clean the path in the model's namespace: /memories/a/../b is
 	// /memories/b, and /memories/../memories/x is /memories/x, as in the
-	// reference, whose root is a directory named "memories".
-	full := path.Clean(p)
-	rel := "."
-	if full != Root {
-		var ok bool
-		if rel, ok = strings.CutPrefix(full, Root+"/"); !ok {
-			return "", errEscape(p)
-		}
+	// reference, whose root is a directory named "memories". The part after
+	// /memories is cleaned as a relative path, so that ".." above the root
+	// is kept (path.Clean("/..") would give "/"): /memories/../../memories/x
+	// leaves the reference's root and is refused, as there.
+	rel := path.Clean(strings.TrimLeft(p[len(Root):], "/"))
+	if rel == "../memories" {
+		rel = "."
+	} else if after, ok := strings.CutPrefix(rel, "../memories/"); ok {
+		rel = after
+	}
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", errEscape(p)
 	}
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", errNUL(p)

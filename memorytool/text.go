@@ -118,15 +118,16 @@ func formatSize(n int64) string {
 // (starting at first) right-aligned in lineNumberWidth and a TAB, separated
 // by LF with no trailing LF.
 func appendNumbered(sb *strings.Builder, lines []string, first int) {
+	var num [20]byte
 	for i, line := range lines {
 		if i > 0 {
 			sb.WriteByte('\n')
 		}
-		n := strconv.Itoa(first + i)
+		n := strconv.AppendInt(num[:0], int64(first+i), 10)
 		for pad := lineNumberWidth - len(n); pad > 0; pad-- {
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(n)
+		sb.Write(n)
 		sb.WriteByte('\t')
 		sb.WriteString(line)
 	}
