@@ -2,11 +2,12 @@ package memorytool
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -68,6 +69,7 @@ type Local struct {
 	root *os.Root
 	dir  string // the directory's real path, for symlink containment
 	opts Options
+	pid  int // in temporary files' names, as the reference has it
 
 	mu        sync.RWMutex // writers exclude each other and readers
 	sweepMu   sync.Mutex
@@ -94,7 +96,7 @@ func OpenLocal(dir string, opts Options) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory directory: %w", err)
 	}
-	return &Local{root: root, dir: real, opts: opts}, nil
+	return &Local{root: root, dir: real, opts: opts, pid: os.Getpid()}, nil
 }
 
 // Close releases the directory.
@@ -112,18 +114,26 @@ func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, er
 	if err != nil {
 		return "", err
 	}
-	if t.dirMissing {
+	if !t.exists {
+		// Missing, or a dangling symlink, which the reference (lstat)
+		// sees as an unsupported file type.
+		if !t.dirMissing {
+			if _, err := l.root.Lstat(t.real); err == nil {
+				return "", errUnsupportedType(p)
+			}
+		}
 		return "", errNotFound(p)
 	}
-	fi, err := l.root.Lstat(t.real)
+	f, fi, err := l.open(t, errUnsupportedType)
 	if err != nil {
-		return "", l.pathError(p, err, false)
+		return "", err
 	}
+	defer f.Close()
 	switch {
 	case fi.IsDir():
-		return l.list(ctx, p, t.real, fi.Size())
+		return l.list(ctx, p, f, t.real, fi.Size())
 	case fi.Mode().IsRegular():
-		content, err := l.read(t)
+		content, err := l.read(t, f, fi)
 		if err != nil {
 			return "", err
 		}
@@ -141,9 +151,9 @@ type listItem struct {
 // list renders view's directory listing: children and grandchildren,
 // depth-first, each level in UTF-16 order, without hidden names,
 // node_modules, or entries whose symlinks dangle, loop or lead outside.
-func (l *Local) list(ctx context.Context, p, rel string, size int64) (string, error) {
+func (l *Local) list(ctx context.Context, p string, f *os.File, rel string, size int64) (string, error) {
 	var items []listItem
-	if err := l.collect(ctx, rel, "", 1, &items); err != nil {
+	if err := l.collect(ctx, f, rel, "", 1, &items); err != nil {
 		return "", l.pathError(p, err, false)
 	}
 	var sb strings.Builder
@@ -166,16 +176,12 @@ func (l *Local) list(ctx context.Context, p, rel string, size int64) (string, er
 	return sb.String(), nil
 }
 
-func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, items *[]listItem) error {
+// collect adds the entries of directory dir, open as f, to items.
+func (l *Local) collect(ctx context.Context, f *os.File, dir, prefix string, depth int, items *[]listItem) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := l.root.Open(dir)
-	if err != nil {
-		return err
-	}
 	entries, err := f.ReadDir(-1)
-	f.Close()
 	if err != nil {
 		return err
 	}
@@ -225,7 +231,10 @@ func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, item
 			*items = append(*items, listItem{fi.Size(), rel + "/"})
 			if depth < 2 {
 				// An unreadable subdirectory is listed without its entries.
-				_ = l.collect(ctx, child, rel+"/", depth+1, items)
+				if sub, err := l.root.Open(child); err == nil {
+					_ = l.collect(ctx, sub, child, rel+"/", depth+1, items)
+					sub.Close()
+				}
 			}
 		case fi.Mode().IsRegular():
 			*items = append(*items, listItem{fi.Size(), rel})
@@ -234,22 +243,31 @@ func (l *Local) collect(ctx context.Context, dir, prefix string, depth int, item
 	return ctx.Err()
 }
 
-// read returns the decoded content of the regular file at t.real. It opens
-// without following a final symlink and without blocking on a FIFO, and
-// checks again that what it opened is a regular file.
-func (l *Local) read(t target) (string, error) {
+// open opens the existing entry at t.real for reading, without blocking on
+// a FIFO, and returns it with what fstat says of it: one open serves to
+// tell a file from a directory and to read it. Something that cannot be
+// opened for reading as a file or directory (a socket, or a symlink that
+// appeared since resolution) is reported with notAFile.
+func (l *Local) open(t target, notAFile func(string) error) (*os.File, fs.FileInfo, error) {
 	f, err := l.root.OpenFile(t.real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", errVanished(t.model)
-		}
-		return "", l.pathError(t.model, err, false)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, errVanished(t.model)
+	case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.ELOOP):
+		return nil, nil, notAFile(t.model)
+	case err != nil:
+		return nil, nil, l.pathError(t.model, err, false)
 	}
-	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", errUnsupportedType(t.model)
+	if err != nil {
+		f.Close()
+		return nil, nil, l.pathError(t.model, err, false)
 	}
+	return f, fi, nil
+}
+
+// read returns the decoded content of the regular file f, open at t.real.
+func (l *Local) read(t target, f *os.File, fi fs.FileInfo) (string, error) {
 	b, err := readSized(f, fi.Size())
 	if err != nil {
 		return "", l.pathError(t.model, err, false)
@@ -301,20 +319,25 @@ func (l *Local) Create(ctx context.Context, p, text string) (string, error) {
 	if err := l.mkdirs(t); err != nil {
 		return "", err
 	}
-	// Write a temporary file, then link it into place: the file appears
-	// whole or not at all, and link, unlike rename, never replaces anything.
-	tmp, err := l.writeTemp(t.dir, []byte(text))
+	dir, err := l.root.OpenRoot(t.dir)
 	if err != nil {
 		return "", l.pathError(p, err, false)
 	}
-	defer l.root.Remove(tmp)
-	if err := l.root.Link(tmp, t.entry()); err != nil {
+	defer dir.Close()
+	// Write a temporary file, then link it into place: the file appears
+	// whole or not at all, and link, unlike rename, never replaces anything.
+	tmp, err := l.writeTemp(dir, []byte(text))
+	if err != nil {
+		return "", l.pathError(p, err, false)
+	}
+	defer dir.Remove(tmp)
+	if err := dir.Link(tmp, t.base); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return "", errExists(p)
 		}
 		return "", l.pathError(p, err, false)
 	}
-	l.syncDir(t.dir)
+	syncDir(dir, ".")
 	return okCreated(p), nil
 }
 
@@ -348,14 +371,15 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 	if !t.exists {
 		return "", errNotFound(p)
 	}
-	fi, err := l.root.Lstat(t.real)
+	f, fi, err := l.open(t, errNotAFile)
 	if err != nil {
-		return "", l.pathError(p, err, false)
+		return "", err
 	}
+	defer f.Close()
 	if !fi.Mode().IsRegular() {
 		return "", errNotAFile(p)
 	}
-	content, err := l.read(t)
+	content, err := l.read(t, f, fi)
 	if err != nil {
 		return "", err
 	}
@@ -393,7 +417,7 @@ func (l *Local) Delete(ctx context.Context, p string) (string, error) {
 	if err := l.root.RemoveAll(t.entry()); err != nil {
 		return "", l.pathError(p, err, true)
 	}
-	l.syncDir(t.dir)
+	syncDir(l.root, t.dir)
 	return okDeleted(p), nil
 }
 
@@ -436,8 +460,8 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 		}
 		return "", l.pathError(oldPath, err, true)
 	}
-	l.syncDir(from.dir)
-	l.syncDir(to.dir)
+	syncDir(l.root, from.dir)
+	syncDir(l.root, to.dir)
 	return okRenamed(oldPath, newPath), nil
 }
 
@@ -481,10 +505,10 @@ func (l *Local) mkdirs(t target) error {
 }
 
 // writeTemp writes data to a new hidden file in dir, synced, and returns its
-// root-relative name. The name has the reference's form, .tmp-PID-UUID.
-func (l *Local) writeTemp(dir string, data []byte) (string, error) {
-	name := path.Join(dir, fmt.Sprintf(".tmp-%d-%s", os.Getpid(), uuid()))
-	f, err := l.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+// name. The name has the reference's form, .tmp-PID-UUID.
+func (l *Local) writeTemp(dir *os.Root, data []byte) (string, error) {
+	name := fmt.Sprintf(".tmp-%d-%s", l.pid, uuid())
+	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return "", err
 	}
@@ -496,7 +520,7 @@ func (l *Local) writeTemp(dir string, data []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		l.root.Remove(name)
+		dir.Remove(name)
 		return "", err
 	}
 	return name, nil
@@ -505,30 +529,42 @@ func (l *Local) writeTemp(dir string, data []byte) (string, error) {
 // writeAtomic replaces t's directory entry with a new regular file holding
 // data: a synced temporary file renamed into place.
 func (l *Local) writeAtomic(t target, data []byte) error {
-	tmp, err := l.writeTemp(t.dir, data)
+	// The directory is opened once for the temporary file, the rename and
+	// the sync, rather than walked from the root for each.
+	dir, err := l.root.OpenRoot(t.dir)
 	if err != nil {
 		return err
 	}
-	if err := l.root.Rename(tmp, t.entry()); err != nil {
-		l.root.Remove(tmp)
+	defer dir.Close()
+	tmp, err := l.writeTemp(dir, data)
+	if err != nil {
 		return err
 	}
-	l.syncDir(t.dir)
+	if err := dir.Rename(tmp, t.base); err != nil {
+		dir.Remove(tmp)
+		return err
+	}
+	syncDir(dir, ".")
 	return nil
 }
 
-// syncDir makes a change to dir's entries durable. Best effort: some
-// filesystems cannot sync a directory, and the change itself is done.
-func (l *Local) syncDir(dir string) {
-	if f, err := l.root.Open(dir); err == nil {
+// syncDir makes a change to the entries of directory name in r durable.
+// Best effort: some filesystems cannot sync a directory, and the change
+// itself is done.
+func syncDir(r *os.Root, name string) {
+	if f, err := r.Open(name); err == nil {
 		f.Sync()
 		f.Close()
 	}
 }
 
+// uuid returns a random version-4 UUID for a temporary file's name. The
+// name only has to be unlikely to collide (the file is created with
+// O_EXCL), so it comes from math/rand, which needs no system call.
 func uuid() string {
 	var b [16]byte
-	rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])

@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The commands of memory_20250818.
@@ -78,13 +78,8 @@ func execute(ctx context.Context, h Handler, input json.RawMessage) (string, err
 		return "", err
 	}
 	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber()
-	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return "", errorf("Invalid input: expected a JSON object with a \"command\" field")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "", errorf("Invalid input: unexpected data after the JSON object")
+	if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
+		return "", invalidJSON(input)
 	}
 	in := args{fields: fields}
 	command, ok := in.str("command")
@@ -134,6 +129,16 @@ func execute(ctx context.Context, h Handler, input json.RawMessage) (string, err
 	return "", errNotImplemented(command)
 }
 
+// invalidJSON explains why input is not one JSON object.
+func invalidJSON(input []byte) error {
+	var object map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(input))
+	if dec.Decode(&object) == nil && object != nil {
+		return errorf("Invalid input: unexpected data after the JSON object")
+	}
+	return errorf("Invalid input: expected a JSON object with a \"command\" field")
+}
+
 // args reads the fields of one tool input, keeping the first problem.
 type args struct {
 	command string
@@ -159,6 +164,10 @@ func (a *args) str(name string) (string, bool) {
 	raw, ok := a.present(name)
 	if !ok || raw[0] != '"' {
 		return "", false
+	}
+	// Most strings have no escapes: their bytes are the value.
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), true
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
