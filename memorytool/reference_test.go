@@ -453,35 +453,17 @@ func TestReferenceRawOSErrors(t *testing.T) {
 
 // §8.3: the prefix is exact.
 func TestReferenceExactPrefix(t *testing.T) {
-	refNeed(t)
 	for _, c := range []struct{ path, hostRel string }{
 		{"/memoriesX/a.md", "X/a.md"},
 		{"/memories.txt", ".txt"},
 		{"/memories_backup/x", "_backup/x"},
 	} {
-		t.Run(c.path, func(t *testing.T) {
-			pair := refNewPair(t)
-			before := refSnapshot(t, pair.baseB)
-			ref, ms := refBoth(t, pair, map[string]any{"command": "create", "path": c.path, "file_text": "quirk\n"})
-			if want := (refAnswer{OK: true, Text: "File created successfully at: " + c.path}); ref[0] != want {
-				t.Errorf("reference: %v, want %v", ref[0], want)
-			}
-			if got := refReadHost(t, filepath.Join(pair.rootA(), c.hostRel)); got != "quirk\n" {
-				t.Errorf("reference wrote %q inside its root, want %q", got, "quirk\n")
-			}
-			if want := (refAnswer{Text: "Error: Path must start with /memories, got: " + c.path}); ms[0] != want {
-				t.Errorf("memstore: %v, want %v", ms[0], want)
-			}
-			if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
-				t.Errorf("memstore wrote something:\n%s", diff)
-			}
-		})
+		refCreateRefused(t, c.path, c.hostRel, "Error: Path must start with /memories, got: "+c.path)
 	}
 }
 
 // §8.4: percent-encoded traversal is refused, never decoded.
 func TestReferencePercentEncoded(t *testing.T) {
-	refNeed(t)
 	for _, c := range []struct{ path, hostRel string }{
 		{"/memories/%2e%2e%2fsecret.md", "%2e%2e%2fsecret.md"},
 		{"/memories/%2E%2E%2Fsecret.md", "%2E%2E%2Fsecret.md"},
@@ -490,24 +472,33 @@ func TestReferencePercentEncoded(t *testing.T) {
 		{"/memories/%2e%2e/x.md", "%2e%2e/x.md"},
 		{"/memories/a%5c..%5cb.md", "a%5c..%5cb.md"},
 	} {
-		t.Run(c.path, func(t *testing.T) {
-			pair := refNewPair(t)
-			before := refSnapshot(t, pair.baseB)
-			ref, ms := refBoth(t, pair, map[string]any{"command": "create", "path": c.path, "file_text": "literal\n"})
-			if want := (refAnswer{OK: true, Text: "File created successfully at: " + c.path}); ref[0] != want {
-				t.Errorf("reference: %v, want %v", ref[0], want)
-			}
-			if got := refReadHost(t, filepath.Join(pair.rootA(), c.hostRel)); got != "literal\n" {
-				t.Errorf("reference wrote %q under the literal name, want %q", got, "literal\n")
-			}
-			if want := (refAnswer{Text: "Error: Path " + c.path + " would escape /memories directory"}); ms[0] != want {
-				t.Errorf("memstore: %v, want %v", ms[0], want)
-			}
-			if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
-				t.Errorf("memstore wrote something:\n%s", diff)
-			}
-		})
+		refCreateRefused(t, c.path, c.hostRel, "Error: Path "+c.path+" would escape /memories directory")
 	}
+}
+
+// refCreateRefused checks a create that the reference carries out, writing
+// hostRel inside its root, and that memstore refuses with want, writing
+// nothing.
+func refCreateRefused(t *testing.T, path, hostRel, want string) {
+	t.Helper()
+	refNeed(t)
+	t.Run(path, func(t *testing.T) {
+		pair := refNewPair(t)
+		before := refSnapshot(t, pair.baseB)
+		ref, ms := refBoth(t, pair, map[string]any{"command": "create", "path": path, "file_text": "quirk\n"})
+		if wantRef := (refAnswer{OK: true, Text: "File created successfully at: " + path}); ref[0] != wantRef {
+			t.Errorf("reference: %v, want %v", ref[0], wantRef)
+		}
+		if got := refReadHost(t, filepath.Join(pair.rootA(), hostRel)); got != "quirk\n" {
+			t.Errorf("reference wrote %q at %s inside its root, want %q", got, hostRel, "quirk\n")
+		}
+		if wantMS := (refAnswer{Text: want}); ms[0] != wantMS {
+			t.Errorf("memstore: %v, want %v", ms[0], wantMS)
+		}
+		if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
+			t.Errorf("memstore wrote something:\n%s", diff)
+		}
+	})
 }
 
 // §8.5: malformed input changes nothing. The reference's create without
