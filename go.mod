@@ -1,11 +1,13 @@
 module github.com/memstore/memstore
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/google/go-cmp v0.7.0
+	github.com/oklog/ulid/v2 v2.1.2
 	github.com/rogpeppe/go-internal v1.14.1
+	golang.org/x/text v0.43.0
 )
 
 require (
@@ -25,7 +27,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
-	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.35.0 // indirect
-	golang.org/x/tools v0.26.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
 )

@@ -1,0 +1,19 @@
+package memstore
+
+// ActorType says who made a change.
+type ActorType string
+
+// The kinds of actor.
+const (
+	ActorAPIKey         ActorType = "api_actor"             // a caller with an API key (ID: apikey_...)
+	ActorSession        ActorType = "session_actor"         // an agent in a session (ID: sesn_...)
+	ActorUser           ActorType = "user_actor"            // a person (ID: user_...)
+	ActorServiceAccount ActorType = "service_account_actor" // a workload identity (ID: svac_...)
+)
+
+// An Actor is who made a change, as recorded at the time; it is never
+// rewritten, even when the principal is gone.
+type Actor struct {
+	Type ActorType
+	ID   string
+}

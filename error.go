@@ -1,0 +1,69 @@
+package memstore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes, named after the API's error types so that a code travels
+// unchanged from a backend to the wire. httpapi holds the one table that
+// maps each to an HTTP status.
+const (
+	EInvalid            = "invalid_request_error"            // malformed input or a broken rule (400)
+	EUnauthenticated    = "authentication_error"             // missing or unknown credential (401)
+	EPermission         = "permission_error"                 // credential not allowed to do this (403)
+	ENotFound           = "not_found_error"                  // no such store, memory or version here (404)
+	EConflict           = "conflict_error"                   // archived store, or transient contention (409)
+	EPathConflict       = "memory_path_conflict_error"       // path taken, or overlapping a memory (409)
+	EPreconditionFailed = "memory_precondition_failed_error" // content_sha256 mismatch (409)
+	EInternal           = "api_error"                        // anything else (500)
+)
+
+// Error is memstore's error: a code for programs, a message for people.
+// Domain code returns it for every expected failure; any other error is an
+// internal one, reported to clients as EInternal with a generic message.
+type Error struct {
+	Code    string
+	Message string
+	// ConflictingMemoryID and ConflictingPath describe the memory that
+	// blocks a path (EPathConflict only).
+	ConflictingMemoryID string
+	ConflictingPath     string
+	// Retry says that the same request may succeed later (transient
+	// contention), so that clients are told to retry.
+	Retry bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err: its *Error's, EInternal for any other
+// error, "" for nil.
+func ErrorCode(err error) string {
+	var e *Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the message of err's *Error, or a generic message
+// for an internal error, which must not reach clients as it may name
+// internals.
+func ErrorMessage(err error) string {
+	var e *Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return e.Message
+	}
+	return "internal server error"
+}

@@ -1,0 +1,50 @@
+// Package ids makes memstore's identifiers: a prefix naming the kind
+// (memstore_, mem_, memver_, ...) and a lowercase ULID. ULIDs sort by time,
+// so an ID doubles as a stable tie-breaker in lists ordered by creation.
+package ids
+
+import (
+	"crypto/rand"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// The prefixes of the identifiers memstore makes.
+const (
+	Store     = "memstore_"
+	Memory    = "mem_"
+	Version   = "memver_"
+	Workspace = "wrkspc_"
+	APIKey    = "apikey_"
+	Session   = "sesn_"
+	Request   = "req_"
+)
+
+// Generator makes identifiers. Within one Generator, identifiers made in
+// the same millisecond still increase. It is safe for concurrent use.
+type Generator struct {
+	mu      sync.Mutex
+	entropy *ulid.MonotonicEntropy
+}
+
+// NewGenerator returns a Generator with cryptographically random entropy.
+func NewGenerator() *Generator {
+	return &Generator{entropy: ulid.Monotonic(rand.Reader, 0)}
+}
+
+// New returns prefix followed by a lowercase ULID for time t.
+func (g *Generator) New(prefix string, t time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id, err := ulid.New(ulid.Timestamp(t), g.entropy)
+	if err != nil {
+		// Only when the monotonic entropy overflows within one
+		// millisecond (2^80 IDs): start afresh.
+		g.entropy = ulid.Monotonic(rand.Reader, 0)
+		id = ulid.MustNew(ulid.Timestamp(t), g.entropy)
+	}
+	return prefix + strings.ToLower(id.String())
+}

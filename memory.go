@@ -1,0 +1,96 @@
+package memstore
+
+import (
+	"context"
+	"time"
+)
+
+// A Memory is one text document in a store, addressed by path. Its ID is
+// stable across renames; every change is a Version.
+type Memory struct {
+	ID      string // mem_...
+	StoreID string
+	Path    string // see ValidatePath
+	// Content is the exact text, byte for byte. Lists fill it only when
+	// asked to (ListFull).
+	Content       string
+	ContentSHA256 string // lowercase hex SHA-256 of Content's bytes
+	ContentSize   int64  // len(Content)
+	// VersionID is the version holding the current content and path.
+	VersionID string
+	CreatedAt time.Time
+	UpdatedAt time.Time // the CreatedAt of version VersionID
+}
+
+// MemoryCreate is a new memory.
+type MemoryCreate struct {
+	Path    string
+	Content string
+	// IfNotExists reports an occupied path as EPreconditionFailed instead
+	// of EPathConflict (the seed API's {"type": "not_exists"}).
+	IfNotExists bool
+	// Upsert replaces the content of a memory that already has exactly
+	// this path (a "modified" version) instead of failing. An overlapping
+	// path is still EPathConflict.
+	Upsert bool
+}
+
+// MemoryUpdate changes a memory; nil fields are left as they are.
+type MemoryUpdate struct {
+	Content *string
+	Path    *string
+	// IfSHA256, when set, applies the update only if the memory's current
+	// content has this hash (EPreconditionFailed otherwise), unless the
+	// update would change nothing, which always succeeds.
+	IfSHA256 string
+	// RenameIfFree turns a rename onto an occupied path into a no-op that
+	// succeeds (the seed API's {"type": "not_exists"} on update).
+	RenameIfFree bool
+}
+
+// MemoryFilter selects memories for a list, by path in byte order.
+type MemoryFilter struct {
+	// PathPrefix limits the list to memories below it. It ends with "/"
+	// and matches whole segments ("/notes/" does not match
+	// "/notes-old/a"); "" or "/" is the whole store.
+	PathPrefix string
+	// Depth 0 lists every memory below the prefix. Depth N > 0 lists those
+	// at most N segments below it and rolls deeper ones up into one Prefix
+	// item per distinct first N segments.
+	Depth int
+	// Full fills in Content.
+	Full  bool
+	Limit int    // page size: 1-100, at most 20 when Full
+	Page  string // cursor from a previous page's Next
+}
+
+// A ListItem is a memory or, in a list with a depth, a prefix standing for
+// the memories below it.
+type ListItem struct {
+	Memory *Memory
+	Prefix string // ends with "/"; set when Memory is nil
+}
+
+// MemoryService keeps the memories of stores. Every method works inside one
+// workspace and one store: a memory of another store does not exist for it
+// (ENotFound). Each change writes one version, attributed to the actor.
+type MemoryService interface {
+	// CreateMemory validates c (EInvalid) and creates a memory with a
+	// "created" version. ENotFound: no such store. EConflict: the store is
+	// archived. EPathConflict: the path, an ancestor or a descendant is
+	// taken. EInvalid: the store is at its memory limit.
+	CreateMemory(ctx context.Context, workspaceID, storeID string, c MemoryCreate, by Actor) (*Memory, error)
+	// Memory returns a memory with its content (ENotFound).
+	Memory(ctx context.Context, workspaceID, storeID, id string) (*Memory, error)
+	// Memories lists memories and prefixes (EInvalid, ENotFound).
+	Memories(ctx context.Context, workspaceID, storeID string, f MemoryFilter) (Page[ListItem], error)
+	// UpdateMemory changes content, path or both with a "modified"
+	// version. An update that would change nothing returns the memory
+	// unchanged, with no version. Errors, in this order: EInvalid,
+	// ENotFound, EConflict (archived), EPreconditionFailed, EPathConflict.
+	UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u MemoryUpdate, by Actor) (*Memory, error)
+	// DeleteMemory deletes a memory with a "deleted" version, if its
+	// content has hash ifSHA256 when that is not "" (EPreconditionFailed).
+	// Allowed on archived stores (ENotFound).
+	DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by Actor) error
+}

@@ -1,0 +1,75 @@
+package memstore
+
+import (
+	"context"
+	"time"
+)
+
+// A Store is a collection of memories in a workspace. Its name and
+// description are shown to the agents it is attached to; its metadata is
+// not.
+type Store struct {
+	ID          string // memstore_...
+	WorkspaceID string // wrkspc_...
+	Name        string
+	Description string            // "" when unset
+	Metadata    map[string]string // never nil
+	CreatedAt   time.Time
+	// UpdatedAt moves on a change of name, description or metadata and on
+	// archive, never on a change to the store's memories.
+	UpdatedAt  time.Time
+	ArchivedAt *time.Time // nil until archived
+}
+
+// StoreCreate is what a new store is made of.
+type StoreCreate struct {
+	Name        string
+	Description string
+	Metadata    map[string]string
+}
+
+// StoreUpdate changes a store; nil fields are left as they are. Metadata
+// is a merge patch: a key mapped to a value sets it, a key mapped to nil
+// removes it, keys not mentioned stay.
+type StoreUpdate struct {
+	Name        *string
+	Description *string
+	Metadata    map[string]*string
+}
+
+// StoreFilter selects stores for a list, newest first.
+type StoreFilter struct {
+	IncludeArchived bool
+	CreatedAtGTE    *time.Time // inclusive bounds
+	CreatedAtLTE    *time.Time
+	Limit           int    // page size, 1-100
+	Page            string // cursor from a previous page's Next
+}
+
+// StoreService keeps stores. Every method works inside one workspace: a
+// store of another workspace does not exist for it (ENotFound).
+type StoreService interface {
+	// CreateStore validates c (EInvalid) and creates a store.
+	CreateStore(ctx context.Context, workspaceID string, c StoreCreate) (*Store, error)
+	// Store returns a store, archived or not (ENotFound).
+	Store(ctx context.Context, workspaceID, id string) (*Store, error)
+	// Stores lists stores newest first (EInvalid for a bad filter or cursor).
+	Stores(ctx context.Context, workspaceID string, f StoreFilter) (Page[Store], error)
+	// UpdateStore applies u (EInvalid, ENotFound; EConflict when the store
+	// is archived). An update that changes nothing leaves UpdatedAt alone.
+	UpdateStore(ctx context.Context, workspaceID, id string, u StoreUpdate) (*Store, error)
+	// ArchiveStore archives a store: its memories become read-only and it
+	// can no longer be attached. Archiving again changes nothing
+	// (ENotFound).
+	ArchiveStore(ctx context.Context, workspaceID, id string) (*Store, error)
+	// DeleteStore removes a store with all its memories and versions, for
+	// good (ENotFound).
+	DeleteStore(ctx context.Context, workspaceID, id string) error
+}
+
+// Page is one page of a list. Next is the cursor for the following page, ""
+// on the last; a page with a Next is never empty.
+type Page[T any] struct {
+	Items []T
+	Next  string
+}

@@ -1,0 +1,133 @@
+package memstore
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Limits of the memory stores API.
+const (
+	MaxPathBytes        = 1024
+	MaxPathSegments     = 20
+	MaxContentBytes     = 102_400
+	MaxStoreName        = 255 // characters
+	MaxStoreDescription = 1024
+	MaxMetadataPairs    = 16
+	MaxMetadataKey      = 64
+	MaxMetadataValue    = 512
+)
+
+// ValidatePath checks a memory path: it starts with "/", has 1-20
+// non-empty segments and at most 1,024 bytes, no "." or ".." segment, no
+// control or format characters nor U+2028/U+2029, and is valid UTF-8 in
+// NFC (never normalised for the caller: a path is stored as given). A
+// violation is EInvalid.
+func ValidatePath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/") || len(p) < 2:
+		return Errorf(EInvalid, "path %q must start with / and name a memory", p)
+	case len(p) > MaxPathBytes:
+		return Errorf(EInvalid, "path is %d bytes long; the limit is %d", len(p), MaxPathBytes)
+	case !utf8.ValidString(p):
+		return Errorf(EInvalid, "path %q is not valid UTF-8", p)
+	}
+	segments := strings.Split(p[1:], "/")
+	if len(segments) > MaxPathSegments {
+		return Errorf(EInvalid, "path %q has %d segments; the limit is %d", p, len(segments), MaxPathSegments)
+	}
+	for _, s := range segments {
+		switch s {
+		case "":
+			return Errorf(EInvalid, "path %q has an empty segment (a trailing or doubled /)", p)
+		case ".", "..":
+			return Errorf(EInvalid, "path %q has a %q segment", p, s)
+		}
+	}
+	for _, r := range p {
+		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			return Errorf(EInvalid, "path %q contains the control or format character %U", p, r)
+		}
+	}
+	if !norm.NFC.IsNormalString(p) {
+		return Errorf(EInvalid, "path %q is not in Unicode NFC; send it normalised", p)
+	}
+	return nil
+}
+
+// PathsOverlap reports whether two memory paths cannot coexist in a store:
+// they are equal, or one is an ancestor of the other.
+func PathsOverlap(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || strings.HasPrefix(b, a+"/")
+}
+
+// ValidateContent checks memory content: valid UTF-8, at most 102,400
+// bytes (EInvalid). Content is stored byte for byte, never normalised.
+func ValidateContent(c string) error {
+	switch {
+	case len(c) > MaxContentBytes:
+		return Errorf(EInvalid, "content is %d bytes; the limit is %d", len(c), MaxContentBytes)
+	case !utf8.ValidString(c):
+		return Errorf(EInvalid, "content is not valid UTF-8")
+	}
+	return nil
+}
+
+// ValidatePathPrefix checks a list's path prefix: "" or a string that
+// starts and ends with "/".
+func ValidatePathPrefix(p string) error {
+	if p != "" && (!strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/")) {
+		return Errorf(EInvalid, "path_prefix %q must start and end with /", p)
+	}
+	return nil
+}
+
+// ValidateStoreName checks a store name: 1-255 characters, no control
+// characters.
+func ValidateStoreName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case n == 0:
+		return Errorf(EInvalid, "name is required")
+	case n > MaxStoreName:
+		return Errorf(EInvalid, "name is %d characters; the limit is %d", n, MaxStoreName)
+	case !utf8.ValidString(name):
+		return Errorf(EInvalid, "name is not valid UTF-8")
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) >= 0:
+		return Errorf(EInvalid, "name must not contain control characters")
+	}
+	return nil
+}
+
+// ValidateStoreDescription checks a description: at most 1,024 characters.
+func ValidateStoreDescription(d string) error {
+	if n := utf8.RuneCountInString(d); n > MaxStoreDescription {
+		return Errorf(EInvalid, "description is %d characters; the limit is %d", n, MaxStoreDescription)
+	}
+	if !utf8.ValidString(d) {
+		return Errorf(EInvalid, "description is not valid UTF-8")
+	}
+	return nil
+}
+
+// ValidateMetadata checks store metadata: at most 16 pairs, keys of 1-64
+// characters, values of at most 512.
+func ValidateMetadata(m map[string]string) error {
+	if len(m) > MaxMetadataPairs {
+		return Errorf(EInvalid, "metadata has %d pairs; the limit is %d", len(m), MaxMetadataPairs)
+	}
+	for k, v := range m {
+		if n := utf8.RuneCountInString(k); n == 0 || n > MaxMetadataKey {
+			return Errorf(EInvalid, "metadata key %q must be 1 to %d characters", k, MaxMetadataKey)
+		}
+		if n := utf8.RuneCountInString(v); n > MaxMetadataValue {
+			return Errorf(EInvalid, "metadata value of %q is %d characters; the limit is %d", k, n, MaxMetadataValue)
+		}
+	}
+	return nil
+}

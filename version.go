@@ -1,0 +1,68 @@
+package memstore
+
+import (
+	"context"
+	"time"
+)
+
+// Operation is what a version records.
+type Operation string
+
+// The operations.
+const (
+	OpCreated  Operation = "created"
+	OpModified Operation = "modified"
+	OpDeleted  Operation = "deleted"
+)
+
+// A Version is an immutable record of one change to a memory. Redaction is
+// the only change a version ever undergoes: it erases the path and content
+// for good.
+type Version struct {
+	ID        string // memver_...
+	StoreID   string
+	MemoryID  string // still valid after the memory is deleted
+	Operation Operation
+	// Path is the memory's path as of this change; "" once redacted.
+	Path string
+	// Content, ContentSHA256 and ContentSize are the memory's content after
+	// this change. HasContent is false for a deletion and once redacted.
+	Content       string
+	ContentSHA256 string
+	ContentSize   int64
+	HasContent    bool
+	CreatedAt     time.Time
+	CreatedBy     Actor
+	RedactedAt    *time.Time
+	RedactedBy    *Actor
+}
+
+// Redacted reports whether the version was redacted.
+func (v *Version) Redacted() bool { return v.RedactedAt != nil }
+
+// VersionFilter selects versions for a list, newest first. Set fields AND
+// together.
+type VersionFilter struct {
+	MemoryID         string
+	Operation        Operation
+	SessionID        string
+	APIKeyID         string
+	ServiceAccountID string
+	CreatedAtGTE     *time.Time
+	CreatedAtLTE     *time.Time
+	Full             bool   // fill in Content
+	Limit            int    // 1-100, at most 20 when Full
+	Page             string // cursor from a previous page's Next
+}
+
+// VersionService reads and redacts versions, inside one workspace and one
+// store (ENotFound for another store's).
+type VersionService interface {
+	// Versions lists versions newest first (EInvalid, ENotFound).
+	Versions(ctx context.Context, workspaceID, storeID string, f VersionFilter) (Page[Version], error)
+	// Version returns one version with its content (ENotFound).
+	Version(ctx context.Context, workspaceID, storeID, id string) (*Version, error)
+	// RedactVersion erases a version's path and content for good, from
+	// every index too. Redacting again changes nothing (ENotFound).
+	RedactVersion(ctx context.Context, workspaceID, storeID, id string, by Actor) (*Version, error)
+}
