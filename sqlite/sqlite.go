@@ -1,0 +1,286 @@
+// Package sqlite keeps memory stores, their memories and the versions of
+// those memories in one SQLite database file (modernc.org/sqlite, no cgo).
+// It implements memstore.StoreService, memstore.MemoryService and
+// memstore.VersionService; each service call runs in one transaction.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+)
+
+var (
+	_ memstore.StoreService   = (*DB)(nil)
+	_ memstore.MemoryService  = (*DB)(nil)
+	_ memstore.VersionService = (*DB)(nil)
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options tune a DB; the zero value is usable.
+type Options struct {
+	// MaxMemoriesPerStore caps the live memories of a store (EInvalid
+	// beyond); 0 means unlimited. The server passes 2,000 by default.
+	MaxMemoriesPerStore int
+	// Now is the clock, time.Now when nil; tests inject a fixed one.
+	Now func() time.Time
+	// IDs makes identifiers, a fresh ids.NewGenerator() when nil.
+	IDs *ids.Generator
+}
+
+// DB is a memstore database in one SQLite file.
+//
+// It holds two pools on the same file. The write pool has a single
+// connection and opens every transaction with BEGIN IMMEDIATE
+// (_txlock=immediate): writers queue in database/sql instead of failing
+// with SQLITE_BUSY when a deferred read lock cannot be upgraded, and
+// SQLite allows only one writer anyway. The read pool has several
+// connections in query_only mode; under WAL they read consistent
+// snapshots concurrently with the writer.
+type DB struct {
+	w, r *sql.DB
+	max  int
+	now  func() time.Time
+	ids  *ids.Generator
+}
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	db := &DB{max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	if db.ids == nil {
+		db.ids = ids.NewGenerator()
+	}
+	// Per-connection settings: WAL lets readers run beside the writer;
+	// foreign keys make store deletion cascade; busy_timeout waits for
+	// another process's lock instead of failing at once; secure_delete
+	// zeroes freed space so that redacted and deleted content does not
+	// linger in the file; synchronous=NORMAL is durable enough under WAL
+	// (a power cut may lose the last commits, never corrupt).
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	wq := url.Values{"_txlock": {"immediate"}}
+	for k, v := range q {
+		wq[k] = v
+	}
+	var err error
+	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetConnMaxIdleTime(0)
+	if err := db.migrate(ctx); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	// The read pool is opened after the migration so that the file is
+	// already in WAL mode and has its schema.
+	q.Add("_pragma", "query_only(1)")
+	if db.r, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode()); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.r.SetMaxOpenConns(4)
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// migrate applies, in one transaction, the embedded migrations numbered
+// above the database's user_version, then records the last one there.
+func (db *DB) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	return db.write(ctx, func(tx *sql.Tx) error {
+		var have int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+			return err
+		}
+		last := have
+		for _, name := range names {
+			base := strings.TrimPrefix(name, "migrations/")
+			n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+			if err != nil {
+				return fmt.Errorf("migration %s: bad number", base)
+			}
+			if n <= have {
+				continue
+			}
+			b, err := migrations.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+				return fmt.Errorf("migration %s: %w", base, err)
+			}
+			last = n
+		}
+		if last == have {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last))
+		return err
+	})
+}
+
+// write runs fn in an immediate transaction on the write pool.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return inTx(ctx, db.w, fn)
+}
+
+// read runs fn in a transaction on the read pool, so that a list that
+// takes several queries sees one snapshot.
+func (db *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return inTx(ctx, db.r, fn)
+}
+
+func inTx(ctx context.Context, pool *sql.DB, fn func(tx *sql.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return translate(err)
+	}
+	return translate(tx.Commit())
+}
+
+// translate turns driver errors into memstore errors by SQLite result
+// code (never by message text) and passes everything else through.
+func translate(err error) error {
+	var se *sqlite.Error
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	switch code := se.Code(); {
+	case code == sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+		// Only (store_id, path) can collide: IDs are unique by
+		// construction. The blocker is unknown here, so the client is
+		// told to retry.
+		return &memstore.Error{Code: memstore.EPathConflict, Message: "the path was taken by a concurrent write; retry", Retry: true}
+	case code&0xff == sqlite3.SQLITE_BUSY, code&0xff == sqlite3.SQLITE_LOCKED:
+		return &memstore.Error{Code: memstore.EConflict, Message: "the database is busy; retry", Retry: true}
+	}
+	return err
+}
+
+// Time is stored as unix nanoseconds and returned in UTC.
+func nanos(t time.Time) int64     { return t.UnixNano() }
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func fromNullNanos(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromNanos(n.Int64)
+	return &t
+}
+
+// limit checks a page size: 0 means 20, 1-100 otherwise, at most 20 when
+// content is included.
+func limit(n int, full bool) (int, error) {
+	switch {
+	case n == 0:
+		n = 20
+	case n < 0 || n > 100:
+		return 0, memstore.Errorf(memstore.EInvalid, "limit %d must be between 1 and 100", n)
+	}
+	if full && n > 20 {
+		n = 20
+	}
+	return n, nil
+}
+
+// A cursor is the last sort key of a page and a tag naming its list, so
+// that a cursor from another list is refused. It travels as "page_" and
+// base64url JSON: opaque to clients, readable when debugging.
+type cursor struct {
+	Kind   string `json:"k"`
+	Time   int64  `json:"t,omitempty"` // stores: created_at
+	Key    string `json:"a"`           // stores, versions: id; memories: path or prefix
+	Prefix bool   `json:"p,omitempty"` // memories: Key is a rolled-up prefix
+}
+
+const (
+	kindStores   = "s"
+	kindMemories = "m"
+	kindVersions = "v"
+)
+
+func (c cursor) String() string {
+	b, _ := json.Marshal(c)
+	return "page_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// parseCursor decodes page, which must be "" or a cursor of kind.
+func parseCursor(page, kind string) (*cursor, error) {
+	if page == "" {
+		return nil, nil
+	}
+	bad := memstore.Errorf(memstore.EInvalid, "page %q is not a cursor of this list", page)
+	raw, ok := strings.CutPrefix(page, "page_")
+	if !ok {
+		return nil, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil {
+		return nil, bad
+	}
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil || c.Kind != kind || c.Key == "" {
+		return nil, bad
+	}
+	return &c, nil
+}
+
+// storeState is what a memory or version operation needs of its store.
+// It also checks that the store belongs to the workspace (ENotFound).
+func storeState(ctx context.Context, tx *sql.Tx, workspaceID, storeID string) (archived bool, err error) {
+	var a sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT archived_at FROM stores WHERE id = ? AND workspace_id = ?`, storeID, workspaceID).Scan(&a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, memstore.Errorf(memstore.ENotFound, "memory store %s not found", storeID)
+	}
+	return a.Valid, err
+}
+
+// wrap adds context to an internal error for the log. A *memstore.Error
+// goes back as it is: its message is already meant for the client, and
+// callers may look at it without errors.As.
+func wrap(err error, format string, args ...any) error {
+	var e *memstore.Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}

@@ -1,0 +1,261 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"maps"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+)
+
+const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at`
+
+func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
+	var (
+		s        memstore.Store
+		meta     string
+		cat, uat int64
+		aat      sql.NullInt64
+	)
+	if err := row.Scan(&s.ID, &s.WorkspaceID, &s.Name, &s.Description, &meta, &cat, &uat, &aat); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+		return nil, err
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = fromNanos(cat), fromNanos(uat), fromNullNanos(aat)
+	return &s, nil
+}
+
+func getStore(ctx context.Context, tx *sql.Tx, workspaceID, id string) (*memstore.Store, error) {
+	s, err := scanStore(tx.QueryRowContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+	}
+	return s, err
+}
+
+func validateStore(name, description *string, metadata map[string]string) error {
+	if name != nil {
+		if err := memstore.ValidateStoreName(*name); err != nil {
+			return err
+		}
+	}
+	if description != nil {
+		if err := memstore.ValidateStoreDescription(*description); err != nil {
+			return err
+		}
+	}
+	return memstore.ValidateMetadata(metadata)
+}
+
+// CreateStore implements memstore.StoreService.
+func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate) (*memstore.Store, error) {
+	if err := validateStore(&c.Name, &c.Description, c.Metadata); err != nil {
+		return nil, err
+	}
+	now := db.now()
+	s := &memstore.Store{
+		ID:          db.ids.New(ids.Store, now),
+		WorkspaceID: workspaceID,
+		Name:        c.Name,
+		Description: c.Description,
+		Metadata:    maps.Clone(c.Metadata),
+		CreatedAt:   fromNanos(nanos(now)),
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	s.UpdatedAt = s.CreatedAt
+	meta, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, workspaceID, s.Name, s.Description, string(meta), nanos(now), nanos(now))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err, "create store")
+	}
+	return s, nil
+}
+
+// Store implements memstore.StoreService.
+func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+	var s *memstore.Store
+	err := db.read(ctx, func(tx *sql.Tx) (err error) {
+		s, err = getStore(ctx, tx, workspaceID, id)
+		return err
+	})
+	return s, wrap(err, "get store %s", id)
+}
+
+// Stores implements memstore.StoreService with keyset pagination on
+// (created_at DESC, id DESC), served by stores_by_workspace.
+func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	var page memstore.Page[memstore.Store]
+	n, err := limit(f.Limit, false)
+	if err != nil {
+		return page, err
+	}
+	cur, err := parseCursor(f.Page, kindStores)
+	if err != nil {
+		return page, err
+	}
+	where := []string{"workspace_id = ?"}
+	args := []any{workspaceID}
+	if !f.IncludeArchived {
+		where = append(where, "archived_at IS NULL")
+	}
+	if f.CreatedAtGTE != nil {
+		where, args = append(where, "created_at >= ?"), append(args, nanos(*f.CreatedAtGTE))
+	}
+	if f.CreatedAtLTE != nil {
+		where, args = append(where, "created_at <= ?"), append(args, nanos(*f.CreatedAtLTE))
+	}
+	if cur != nil {
+		where = append(where, "(created_at, id) < (?, ?)")
+		args = append(args, cur.Time, cur.Key)
+	}
+	args = append(args, n+1)
+	err = db.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanStore(rows)
+			if err != nil {
+				return err
+			}
+			page.Items = append(page.Items, *s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
+	}
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		last := page.Items[n-1]
+		page.Next = cursor{Kind: kindStores, Time: nanos(last.CreatedAt), Key: last.ID}.String()
+	}
+	return page, nil
+}
+
+// UpdateStore implements memstore.StoreService. Metadata is a merge
+// patch whose result must still hold at most 16 pairs.
+func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	if err := validateStore(u.Name, u.Description, nil); err != nil {
+		return nil, err
+	}
+	for k, v := range u.Metadata {
+		val := ""
+		if v != nil {
+			val = *v
+		}
+		// One pair at a time: a patch may name more than 16 keys when it
+		// also removes some.
+		if err := memstore.ValidateMetadata(map[string]string{k: val}); err != nil {
+			return nil, err
+		}
+	}
+	var s *memstore.Store
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		if s, err = getStore(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		if s.ArchivedAt != nil {
+			return memstore.Errorf(memstore.EConflict, "memory store %s is archived and cannot be updated", id)
+		}
+		name, desc, meta := s.Name, s.Description, maps.Clone(s.Metadata)
+		if u.Name != nil {
+			name = *u.Name
+		}
+		if u.Description != nil {
+			desc = *u.Description
+		}
+		for k, v := range u.Metadata {
+			if v == nil {
+				delete(meta, k)
+			} else {
+				meta[k] = *v
+			}
+		}
+		if err := memstore.ValidateMetadata(meta); err != nil {
+			return err
+		}
+		if name == s.Name && desc == s.Description && maps.Equal(meta, s.Metadata) {
+			return nil // nothing changes, not even UpdatedAt
+		}
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return err
+		}
+		now := db.now()
+		if _, err := tx.ExecContext(ctx, `UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+			name, desc, string(b), nanos(now), id); err != nil {
+			return err
+		}
+		s.Name, s.Description, s.Metadata, s.UpdatedAt = name, desc, meta, fromNanos(nanos(now))
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "update store %s", id)
+	}
+	return s, nil
+}
+
+// ArchiveStore implements memstore.StoreService; the first archive sets
+// both archived_at and updated_at, later ones change nothing.
+func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+	var s *memstore.Store
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		if s, err = getStore(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
+			return err
+		}
+		now := db.now()
+		if _, err := tx.ExecContext(ctx, `UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?`, nanos(now), nanos(now), id); err != nil {
+			return err
+		}
+		t := fromNanos(nanos(now))
+		s.ArchivedAt, s.UpdatedAt = &t, t
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "archive store %s", id)
+	}
+	return s, nil
+}
+
+// DeleteStore implements memstore.StoreService; the foreign keys cascade
+// to the store's memories and versions, and secure_delete zeroes them.
+func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap(err, "delete store %s", id)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/memstore/memstore"
+)
+
+func versionColumns(full bool) string {
+	c := "NULL"
+	if full {
+		c = "content"
+	}
+	return `id, store_id, memory_id, operation, path, ` + c + `, sha256, size, created_at, actor_type, actor_id, redacted_at, redactor_type, redactor_id`
+}
+
+func scanVersion(row interface{ Scan(...any) error }) (*memstore.Version, error) {
+	var (
+		v                  memstore.Version
+		op, at             string
+		path, content, sum sql.NullString
+		rtype, rid         sql.NullString
+		size, rat          sql.NullInt64
+		cat                int64
+	)
+	if err := row.Scan(&v.ID, &v.StoreID, &v.MemoryID, &op, &path, &content, &sum, &size, &cat, &at, &v.CreatedBy.ID, &rat, &rtype, &rid); err != nil {
+		return nil, err
+	}
+	v.Operation, v.CreatedBy.Type = memstore.Operation(op), memstore.ActorType(at)
+	v.Path, v.Content, v.ContentSHA256, v.ContentSize = path.String, content.String, sum.String, size.Int64
+	v.HasContent = sum.Valid // a deletion and a redacted version have no hash
+	v.CreatedAt, v.RedactedAt = fromNanos(cat), fromNullNanos(rat)
+	if rat.Valid {
+		v.RedactedBy = &memstore.Actor{Type: memstore.ActorType(rtype.String), ID: rid.String}
+	}
+	return &v, nil
+}
+
+func getVersion(ctx context.Context, tx *sql.Tx, storeID, id string) (*memstore.Version, error) {
+	v, err := scanVersion(tx.QueryRowContext(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id)
+	}
+	return v, err
+}
+
+// Versions implements memstore.VersionService: newest first by ID (IDs
+// are time-ordered), keyset on the ID, served by the versions_by_*
+// indexes.
+func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	var page memstore.Page[memstore.Version]
+	n, err := limit(f.Limit, f.Full)
+	if err != nil {
+		return page, err
+	}
+	switch f.Operation {
+	case "", memstore.OpCreated, memstore.OpModified, memstore.OpDeleted:
+	default:
+		return page, memstore.Errorf(memstore.EInvalid, "operation %q must be created, modified or deleted", f.Operation)
+	}
+	cur, err := parseCursor(f.Page, kindVersions)
+	if err != nil {
+		return page, err
+	}
+	where := []string{"store_id = ?"}
+	args := []any{storeID}
+	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	if f.MemoryID != "" {
+		add("memory_id = ?", f.MemoryID)
+	}
+	if f.Operation != "" {
+		add("operation = ?", string(f.Operation))
+	}
+	for t, id := range map[memstore.ActorType]string{
+		memstore.ActorSession: f.SessionID, memstore.ActorAPIKey: f.APIKeyID, memstore.ActorServiceAccount: f.ServiceAccountID,
+	} {
+		if id != "" {
+			add("actor_type = ?", string(t))
+			add("actor_id = ?", id)
+		}
+	}
+	if f.CreatedAtGTE != nil {
+		add("created_at >= ?", nanos(*f.CreatedAtGTE))
+	}
+	if f.CreatedAtLTE != nil {
+		add("created_at <= ?", nanos(*f.CreatedAtLTE))
+	}
+	if cur != nil {
+		add("id < ?", cur.Key)
+	}
+	args = append(args, n+1)
+	err = db.read(ctx, func(tx *sql.Tx) error {
+		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+versionColumns(f.Full)+` FROM versions WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scanVersion(rows)
+			if err != nil {
+				return err
+			}
+			page.Items = append(page.Items, *v)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return memstore.Page[memstore.Version]{}, wrap(err, "list versions")
+	}
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		page.Next = cursor{Kind: kindVersions, Key: page.Items[n-1].ID}.String()
+	}
+	return page, nil
+}
+
+// Version implements memstore.VersionService.
+func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
+	var v *memstore.Version
+	err := db.read(ctx, func(tx *sql.Tx) (err error) {
+		if _, err = storeState(ctx, tx, workspaceID, storeID); err != nil {
+			return err
+		}
+		v, err = getVersion(ctx, tx, storeID, id)
+		return err
+	})
+	return v, wrap(err, "get version %s", id)
+}
+
+// RedactVersion implements memstore.VersionService. The columns are
+// overwritten with NULL in place, and secure_delete (set at Open) zeroes
+// the space the old values took, so the bytes leave the file at the next
+// checkpoint. The live memory is left alone even when this is its current
+// version.
+func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
+	var v *memstore.Version
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		if _, err = storeState(ctx, tx, workspaceID, storeID); err != nil {
+			return err
+		}
+		if v, err = getVersion(ctx, tx, storeID, id); err != nil || v.Redacted() {
+			return err // redacting again keeps the first redaction
+		}
+		now := fromNanos(nanos(db.now()))
+		if _, err := tx.ExecContext(ctx, `UPDATE versions SET path = NULL, content = NULL, sha256 = NULL, size = NULL, redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE id = ?`,
+			nanos(now), string(by.Type), by.ID, id); err != nil {
+			return err
+		}
+		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
+		v.RedactedAt, v.RedactedBy = &now, &by
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "redact version %s", id)
+	}
+	return v, nil
+}
