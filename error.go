@@ -67,3 +67,9 @@ func ErrorMessage(err error) string {
 	}
 	return "internal server error"
 }
+
+// ErrArchived is the error for a write to the memories of an archived
+// store, the same from every backend.
+func ErrArchived(storeID string) *Error {
+	return Errorf(EConflict, "memory store %s is archived; its memories are read-only", storeID)
+}

@@ -138,7 +138,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 			return err
 		}
 		if archived {
-			return memstore.Errorf(memstore.EConflict, "memory store %s is archived; its memories are read-only", storeID)
+			return memstore.ErrArchived(storeID)
 		}
 		if c.Upsert && !c.IfNotExists {
 			m, err = scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, storeID, c.Path))
@@ -223,7 +223,7 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 			return err
 		}
 		if archived {
-			return memstore.Errorf(memstore.EConflict, "memory store %s is archived; its memories are read-only", storeID)
+			return memstore.ErrArchived(storeID)
 		}
 		path, content := m.Path, m.Content
 		if u.Path != nil {
