@@ -73,3 +73,11 @@ type Page[T any] struct {
 	Items []T
 	Next  string
 }
+
+// Counts is how much a database holds, for monitoring.
+type Counts struct {
+	Workspaces int64
+	Stores     int64 // archived ones included
+	Memories   int64 // live ones
+	Versions   int64
+}

@@ -1,0 +1,59 @@
+// Package httpapi serves memory stores over HTTP, wire-compatible with
+// Anthropic's /v1/memory_stores API, so that the official SDKs work against
+// memstore by changing their base URL; and it is a Go client of that API.
+//
+// The server receives the domain services as interfaces and never a
+// concrete backend. It holds the one table that maps memstore error codes
+// to HTTP statuses and the JSON error envelope.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/memstore/memstore"
+)
+
+// Config is what a Server is made of. Stores, Memories, Versions and Keys
+// are required; the rest have defaults.
+type Config struct {
+	Stores   memstore.StoreService
+	Memories memstore.MemoryService
+	Versions memstore.VersionService
+	Keys     memstore.KeyService // authenticates every request but /healthz and /metrics
+
+	// Counts, when set, feeds the store and memory gauges of /metrics.
+	Counts func(context.Context) (memstore.Counts, error)
+
+	// Logger receives one line per request (never a secret or memory
+	// content); nil discards.
+	Logger *slog.Logger
+	// Registry receives the server's metrics, which /metrics serves; nil
+	// makes a private one.
+	Registry *prometheus.Registry
+
+	// CreateExisting is what creating a memory at an occupied path does:
+	// "conflict" (409 memory_path_conflict_error, the default, as the SDKs
+	// expect) or "upsert" (replace the content, as the seed API did).
+	CreateExisting string
+	// StrictHeaders refuses requests without anthropic-version or without
+	// a memory beta in anthropic-beta (400), for testing clients.
+	StrictHeaders bool
+	// MaxBodyBytes caps a request body (413 beyond); 0 means 1 MiB.
+	MaxBodyBytes int64
+
+	// Now is the clock, time.Now when nil.
+	Now func() time.Time
+}
+
+// The values of Config.CreateExisting.
+const (
+	CreateConflict = "conflict"
+	CreateUpsert   = "upsert"
+)
+
+// DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20

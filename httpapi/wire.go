@@ -1,0 +1,387 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/memstore/memstore"
+)
+
+// The JSON objects of the API (spec §2), one type per object, used by the
+// server to write them and by the client to read them. Every nullable key
+// is a pointer so that it is written as null rather than left out.
+
+// Object type discriminators.
+const (
+	typeStore        = "memory_store"
+	typeStoreDeleted = "memory_store_deleted"
+	typeMemory       = "memory"
+	typePrefix       = "memory_prefix"
+	typeDeleted      = "memory_deleted"
+	typeVersion      = "memory_version"
+	typeError        = "error"
+)
+
+// Timestamp is a time on the wire: RFC 3339 in UTC with a Z, fractional
+// seconds only when there are some (Go's RFC3339Nano).
+type Timestamp time.Time
+
+// MarshalJSON writes t in UTC.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(time.RFC3339Nano)+2)
+	b = append(b, '"')
+	b = time.Time(t).UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads any RFC 3339 time.
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	*t = Timestamp(v.UTC())
+	return nil
+}
+
+func timestampPtr(t *time.Time) *Timestamp {
+	if t == nil {
+		return nil
+	}
+	v := Timestamp(*t)
+	return &v
+}
+
+func timePtr(t *Timestamp) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := time.Time(*t)
+	return &v
+}
+
+// StoreJSON is a memory_store object (§2.1).
+type StoreJSON struct {
+	Type        string            `json:"type"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+	CreatedAt   Timestamp         `json:"created_at"`
+	UpdatedAt   Timestamp         `json:"updated_at"`
+	ArchivedAt  *Timestamp        `json:"archived_at"`
+}
+
+// NewStoreJSON is the wire form of s.
+func NewStoreJSON(s *memstore.Store) StoreJSON {
+	md := s.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return StoreJSON{
+		Type: typeStore, ID: s.ID, Name: s.Name, Description: s.Description, Metadata: md,
+		CreatedAt: Timestamp(s.CreatedAt), UpdatedAt: Timestamp(s.UpdatedAt),
+		ArchivedAt: timestampPtr(s.ArchivedAt),
+	}
+}
+
+// Store is the domain form of j (without its workspace, which the wire
+// does not carry).
+func (j *StoreJSON) Store() *memstore.Store {
+	md := j.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return &memstore.Store{
+		ID: j.ID, Name: j.Name, Description: j.Description, Metadata: md,
+		CreatedAt: time.Time(j.CreatedAt), UpdatedAt: time.Time(j.UpdatedAt),
+		ArchivedAt: timePtr(j.ArchivedAt),
+	}
+}
+
+// DeletedJSON is the answer to a deletion: memory_store_deleted (§2.2) or
+// memory_deleted (§2.5).
+type DeletedJSON struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// MemoryJSON is a memory object (§2.3). Content is null in the basic view.
+// SizeBytes repeats ContentSizeBytes under the seed's name (§6 row 8).
+type MemoryJSON struct {
+	Type             string    `json:"type"`
+	ID               string    `json:"id"`
+	MemoryStoreID    string    `json:"memory_store_id"`
+	Path             string    `json:"path"`
+	Content          *string   `json:"content"`
+	ContentSHA256    string    `json:"content_sha256"`
+	ContentSizeBytes int64     `json:"content_size_bytes"`
+	SizeBytes        int64     `json:"size_bytes"`
+	MemoryVersionID  string    `json:"memory_version_id"`
+	CreatedAt        Timestamp `json:"created_at"`
+	UpdatedAt        Timestamp `json:"updated_at"`
+}
+
+// NewMemoryJSON is the wire form of m, with its content when full.
+func NewMemoryJSON(m *memstore.Memory, full bool) MemoryJSON {
+	j := MemoryJSON{
+		Type: typeMemory, ID: m.ID, MemoryStoreID: m.StoreID, Path: m.Path,
+		ContentSHA256: m.ContentSHA256, ContentSizeBytes: m.ContentSize, SizeBytes: m.ContentSize,
+		MemoryVersionID: m.VersionID,
+		CreatedAt:       Timestamp(m.CreatedAt), UpdatedAt: Timestamp(m.UpdatedAt),
+	}
+	if full {
+		c := m.Content
+		j.Content = &c
+	}
+	return j
+}
+
+// Memory is the domain form of j; Content is "" when j has none.
+func (j *MemoryJSON) Memory() *memstore.Memory {
+	m := &memstore.Memory{
+		ID: j.ID, StoreID: j.MemoryStoreID, Path: j.Path,
+		ContentSHA256: j.ContentSHA256, ContentSize: j.ContentSizeBytes,
+		VersionID: j.MemoryVersionID,
+		CreatedAt: time.Time(j.CreatedAt), UpdatedAt: time.Time(j.UpdatedAt),
+	}
+	if j.Content != nil {
+		m.Content = *j.Content
+	}
+	return m
+}
+
+// PrefixJSON is a memory_prefix list item (§2.4).
+type PrefixJSON struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+}
+
+// ListItemJSON is an item of a memories list: a memory or a prefix.
+type ListItemJSON struct {
+	Memory *MemoryJSON
+	Prefix *PrefixJSON
+}
+
+// MarshalJSON writes whichever of the two is set.
+func (j ListItemJSON) MarshalJSON() ([]byte, error) {
+	if j.Memory != nil {
+		return json.Marshal(j.Memory)
+	}
+	return json.Marshal(j.Prefix)
+}
+
+// UnmarshalJSON reads a memory or a prefix by its type.
+func (j *ListItemJSON) UnmarshalJSON(b []byte) error {
+	var t struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return err
+	}
+	switch t.Type {
+	case typeMemory:
+		j.Memory = new(MemoryJSON)
+		return json.Unmarshal(b, j.Memory)
+	case typePrefix:
+		j.Prefix = new(PrefixJSON)
+		return json.Unmarshal(b, j.Prefix)
+	}
+	return fmt.Errorf("unknown list item type %q", t.Type)
+}
+
+// NewListItemJSON is the wire form of it.
+func NewListItemJSON(it *memstore.ListItem, full bool) ListItemJSON {
+	if it.Memory != nil {
+		m := NewMemoryJSON(it.Memory, full)
+		return ListItemJSON{Memory: &m}
+	}
+	return ListItemJSON{Prefix: &PrefixJSON{Type: typePrefix, Path: it.Prefix}}
+}
+
+// ListItem is the domain form of j.
+func (j *ListItemJSON) ListItem() memstore.ListItem {
+	if j.Memory != nil {
+		return memstore.ListItem{Memory: j.Memory.Memory()}
+	}
+	if j.Prefix != nil {
+		return memstore.ListItem{Prefix: j.Prefix.Path}
+	}
+	return memstore.ListItem{}
+}
+
+// ActorJSON is an actor (§2.7): its type and the one ID field that type
+// has.
+type ActorJSON struct {
+	Type             string `json:"type"`
+	SessionID        string `json:"session_id,omitempty"`
+	APIKeyID         string `json:"api_key_id,omitempty"`
+	UserID           string `json:"user_id,omitempty"`
+	ServiceAccountID string `json:"service_account_id,omitempty"`
+}
+
+// NewActorJSON is the wire form of a.
+func NewActorJSON(a memstore.Actor) *ActorJSON {
+	j := &ActorJSON{Type: string(a.Type)}
+	switch a.Type {
+	case memstore.ActorSession:
+		j.SessionID = a.ID
+	case memstore.ActorAPIKey:
+		j.APIKeyID = a.ID
+	case memstore.ActorUser:
+		j.UserID = a.ID
+	case memstore.ActorServiceAccount:
+		j.ServiceAccountID = a.ID
+	}
+	return j
+}
+
+// Actor is the domain form of j.
+func (j *ActorJSON) Actor() memstore.Actor {
+	id := j.SessionID + j.APIKeyID + j.UserID + j.ServiceAccountID // exactly one is set
+	return memstore.Actor{Type: memstore.ActorType(j.Type), ID: id}
+}
+
+// VersionJSON is a memory_version object (§2.6), with the nulls of its
+// state table.
+type VersionJSON struct {
+	Type             string     `json:"type"`
+	ID               string     `json:"id"`
+	MemoryStoreID    string     `json:"memory_store_id"`
+	MemoryID         string     `json:"memory_id"`
+	Operation        string     `json:"operation"`
+	Path             *string    `json:"path"`
+	Content          *string    `json:"content"`
+	ContentSHA256    *string    `json:"content_sha256"`
+	ContentSizeBytes *int64     `json:"content_size_bytes"`
+	CreatedAt        Timestamp  `json:"created_at"`
+	CreatedBy        *ActorJSON `json:"created_by"`
+	RedactedAt       *Timestamp `json:"redacted_at"`
+	RedactedBy       *ActorJSON `json:"redacted_by"`
+}
+
+// NewVersionJSON is the wire form of v, with its content when full.
+func NewVersionJSON(v *memstore.Version, full bool) VersionJSON {
+	j := VersionJSON{
+		Type: typeVersion, ID: v.ID, MemoryStoreID: v.StoreID, MemoryID: v.MemoryID,
+		Operation: string(v.Operation), CreatedAt: Timestamp(v.CreatedAt),
+		CreatedBy: NewActorJSON(v.CreatedBy), RedactedAt: timestampPtr(v.RedactedAt),
+	}
+	if v.RedactedBy != nil {
+		j.RedactedBy = NewActorJSON(*v.RedactedBy)
+	}
+	if !v.Redacted() {
+		p := v.Path
+		j.Path = &p
+	}
+	if v.HasContent {
+		sum, size := v.ContentSHA256, v.ContentSize
+		j.ContentSHA256, j.ContentSizeBytes = &sum, &size
+		if full {
+			c := v.Content
+			j.Content = &c
+		}
+	}
+	return j
+}
+
+// Version is the domain form of j.
+func (j *VersionJSON) Version() *memstore.Version {
+	v := &memstore.Version{
+		ID: j.ID, StoreID: j.MemoryStoreID, MemoryID: j.MemoryID,
+		Operation: memstore.Operation(j.Operation), CreatedAt: time.Time(j.CreatedAt),
+		RedactedAt: timePtr(j.RedactedAt),
+	}
+	if j.Path != nil {
+		v.Path = *j.Path
+	}
+	if j.ContentSHA256 != nil {
+		v.HasContent = true
+		v.ContentSHA256 = *j.ContentSHA256
+	}
+	if j.ContentSizeBytes != nil {
+		v.ContentSize = *j.ContentSizeBytes
+	}
+	if j.Content != nil {
+		v.Content = *j.Content
+	}
+	if j.CreatedBy != nil {
+		v.CreatedBy = j.CreatedBy.Actor()
+	}
+	if j.RedactedBy != nil {
+		a := j.RedactedBy.Actor()
+		v.RedactedBy = &a
+	}
+	return v
+}
+
+// PageJSON is the envelope of every list (§2.9). NextPage is null on the
+// last page, and a page with a NextPage is never empty.
+type PageJSON[T any] struct {
+	Data     []T     `json:"data"`
+	NextPage *string `json:"next_page"`
+}
+
+// ErrorJSON is the error envelope (§2.10).
+type ErrorJSON struct {
+	Type      string      `json:"type"`
+	Error     ErrorDetail `json:"error"`
+	RequestID string      `json:"request_id,omitempty"`
+}
+
+// ErrorDetail is the error inside the envelope. The conflicting_* fields
+// are present only on memory_path_conflict_error.
+type ErrorDetail struct {
+	Type                string  `json:"type"`
+	Message             string  `json:"message"`
+	ConflictingMemoryID *string `json:"conflicting_memory_id,omitempty"`
+	ConflictingPath     *string `json:"conflicting_path,omitempty"`
+}
+
+// Precondition is the precondition object of a create or update body
+// (§4.1, §6 rows 3-4).
+type Precondition struct {
+	Type          string  `json:"type"` // "content_sha256" or "not_exists"
+	ContentSHA256 *string `json:"content_sha256,omitempty"`
+}
+
+// The precondition types.
+const (
+	PreconditionSHA256    = "content_sha256"
+	PreconditionNotExists = "not_exists"
+)
+
+// StoreCreateRequest is the body of POST /v1/memory_stores.
+type StoreCreateRequest struct {
+	Name        *string           `json:"name"`
+	Description *string           `json:"description,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// StoreUpdateRequest is the body of POST /v1/memory_stores/{id}: absent
+// or null fields are unchanged, and metadata is a merge patch where a null
+// value removes the key.
+type StoreUpdateRequest struct {
+	Name        *string            `json:"name,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	Metadata    map[string]*string `json:"metadata,omitempty"`
+}
+
+// MemoryCreateRequest is the body of POST .../memories.
+type MemoryCreateRequest struct {
+	Path         *string       `json:"path"`
+	Content      *string       `json:"content"`
+	Precondition *Precondition `json:"precondition,omitempty"`
+}
+
+// MemoryUpdateRequest is the body of POST (or PATCH) .../memories/{id}.
+type MemoryUpdateRequest struct {
+	Content      *string       `json:"content,omitempty"`
+	Path         *string       `json:"path,omitempty"`
+	Precondition *Precondition `json:"precondition,omitempty"`
+}
