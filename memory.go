@@ -50,9 +50,11 @@ type MemoryUpdate struct {
 
 // MemoryFilter selects memories for a list, by path in byte order.
 type MemoryFilter struct {
-	// PathPrefix limits the list to memories below it. It ends with "/"
-	// and matches whole segments ("/notes/" does not match
-	// "/notes-old/a"); "" or "/" is the whole store.
+	// PathPrefix limits the list to memories below it. Ending with "/",
+	// it matches whole segments ("/notes/" does not match "/notes-old/a");
+	// "" or "/" is the whole store. Without the final "/" it is a plain
+	// string prefix, as in the API's first public beta ("/no" matches
+	// "/notes/a" and "/now.md"), and Depth counts from its last "/".
 	PathPrefix string
 	// Depth 0 lists every memory below the prefix. Depth N > 0 lists those
 	// at most N segments below it and rolls deeper ones up into one Prefix

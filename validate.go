@@ -79,10 +79,14 @@ func ValidateContent(c string) error {
 }
 
 // ValidatePathPrefix checks a list's path prefix: "" or a string that
-// starts and ends with "/".
+// starts with "/" (see MemoryFilter.PathPrefix for the meaning of one that
+// does not end with "/").
 func ValidatePathPrefix(p string) error {
-	if p != "" && (!strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/")) {
-		return Errorf(EInvalid, "path_prefix %q must start and end with /", p)
+	if p != "" && !strings.HasPrefix(p, "/") {
+		return Errorf(EInvalid, "path_prefix %q must start with /", p)
+	}
+	if strings.ContainsRune(p, 0) || !utf8.ValidString(p) {
+		return Errorf(EInvalid, "path_prefix must be valid text without NUL")
 	}
 	return nil
 }
@@ -128,6 +132,42 @@ func ValidateMetadata(m map[string]string) error {
 		if n := utf8.RuneCountInString(v); n > MaxMetadataValue {
 			return Errorf(EInvalid, "metadata value of %q is %d characters; the limit is %d", k, n, MaxMetadataValue)
 		}
+	}
+	return nil
+}
+
+// Limits of workspaces and keys.
+const (
+	MaxWorkspaceName = 64  // characters
+	MaxKeyName       = 255 // characters
+)
+
+// ValidateWorkspaceName checks a workspace name: 1-64 ASCII letters,
+// digits, "-", "_" or ".", so that it can be typed on a command line and
+// never looks like an ID (wrkspc_...).
+func ValidateWorkspaceName(name string) error {
+	if name == "" || len(name) > MaxWorkspaceName {
+		return Errorf(EInvalid, "workspace name must be 1-%d characters", MaxWorkspaceName)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return Errorf(EInvalid, "workspace name %q may hold only letters, digits, '-', '_' and '.'", name)
+		}
+	}
+	if strings.HasPrefix(name, "wrkspc_") {
+		return Errorf(EInvalid, "workspace name %q must not look like a workspace ID", name)
+	}
+	return nil
+}
+
+// ValidateKeyName checks an API key's name: at most 255 characters, no
+// control characters; it may be empty.
+func ValidateKeyName(name string) error {
+	if utf8.RuneCountInString(name) > MaxKeyName {
+		return Errorf(EInvalid, "key name must be at most %d characters", MaxKeyName)
+	}
+	if strings.ContainsFunc(name, unicode.IsControl) || !utf8.ValidString(name) {
+		return Errorf(EInvalid, "key name must be valid text without control characters")
 	}
 	return nil
 }

@@ -81,6 +81,8 @@ func TestValidateStoreFields(t *testing.T) {
 		{"prefix", memstore.ValidatePathPrefix("/notes/"), true},
 		{"prefix root", memstore.ValidatePathPrefix("/"), true},
 		{"prefix no slash", memstore.ValidatePathPrefix("notes/"), false},
+		{"prefix raw", memstore.ValidatePathPrefix("/no"), true},
+		{"prefix NUL", memstore.ValidatePathPrefix("/a\x00/"), false},
 	} {
 		if (tc.err == nil) != tc.ok {
 			t.Errorf("%s: %v, want ok=%v", tc.name, tc.err, tc.ok)

@@ -48,12 +48,19 @@ func hash(content string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// upperBound returns the smallest string above every path below prefix
-// (which ends with "/"): '0' is the byte after '/', so the memories under
-// "/a/" are exactly those with "/a/" <= path < "/a0". This keeps prefix
-// scans on the (store_id, path) index.
+// upperBound returns the smallest string above every string that starts
+// with prefix, its last byte incremented: the memories under "/a/" are
+// exactly those with "/a/" <= path < "/a0". This keeps prefix scans on the
+// (store_id, path) index.
 func upperBound(prefix string) string {
-	return prefix[:len(prefix)-1] + "0"
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return prefix + "\xff" // unreachable for UTF-8 text, which has no 0xff byte
 }
 
 // conflict finds a live memory other than self that keeps path from being
@@ -320,6 +327,9 @@ func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memst
 		}
 	}
 	hi := upperBound(prefix)
+	// Depth counts segments below base, the prefix up to its last "/":
+	// the prefix itself for a segment-aligned one.
+	base := prefix[:strings.LastIndexByte(prefix, '/')+1]
 	var keys []cursor // the cursor after each item
 	err = db.read(ctx, func(tx *sql.Tx) error {
 		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
@@ -344,12 +354,12 @@ func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memst
 					return err
 				}
 				got++
-				rest := m.Path[len(prefix):]
+				rest := m.Path[len(base):]
 				if f.Depth > 0 && strings.Count(rest, "/") >= f.Depth {
 					// Deeper than the depth: roll up to the first Depth
 					// segments below the prefix, then seek past them.
 					segs := strings.SplitN(rest, "/", f.Depth+1)
-					p := prefix + strings.Join(segs[:f.Depth], "/") + "/"
+					p := base + strings.Join(segs[:f.Depth], "/") + "/"
 					page.Items = append(page.Items, memstore.ListItem{Prefix: p})
 					keys = append(keys, cursor{Kind: kindMemories, Key: p, Prefix: true})
 					from, inclusive, seek = upperBound(p), true, true

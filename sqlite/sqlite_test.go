@@ -386,7 +386,7 @@ func TestMemoriesListPagingAndDepth(t *testing.T) {
 		t.Fatal("basic list has content or lacks a hash")
 	}
 	for _, f := range []memstore.MemoryFilter{
-		{Depth: -1}, {PathPrefix: "/b"}, {Limit: -1}, {Page: "page_x"},
+		{Depth: -1}, {PathPrefix: "b/"}, {Limit: -1}, {Page: "page_x"},
 		{Page: mustVersionCursor(t, db, s.ID)},
 	} {
 		_, err := db.Memories(ctx, ws, s.ID, f)
@@ -593,4 +593,48 @@ func TestConformance(t *testing.T) {
 	storetest.RunLimits(t, func(t *testing.T, limit int) storetest.Backend {
 		return mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: limit})
 	})
+}
+
+func TestKeyConformance(t *testing.T) {
+	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return MustOpen(t) })
+}
+
+// TestKeysStoredHashed proves that a key's secret never reaches the
+// database file, only its hash.
+func TestKeysStoredHashed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keys.db")
+	db := mustOpenAt(t, path, sqlite.Options{})
+	w, err := db.CreateWorkspace(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := db.CreateAPIKey(ctx, w.ID, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Authenticate(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	// The database, its WAL and shared memory; finding the hash is the
+	// control that these are the files holding the key.
+	files, _ := filepath.Glob(path + "*")
+	hashed := false
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(secret[len(memstore.APIKeyPrefix):])) {
+			found = append(found, filepath.Base(f))
+		}
+		hashed = hashed || bytes.Contains(b, []byte(memstore.HashSecret(secret)))
+	}
+	if len(found) > 0 || !hashed {
+		t.Errorf("the secret is in %v; its hash found: %v", found, hashed)
+	}
 }

@@ -102,6 +102,11 @@ func testListMemories(t *testing.T, open func(*testing.T) Backend) {
 			{"/notes-archive/", []string{"/notes-archive/a.md"}},
 			{"/nothing/", nil},
 			{"/notes/a.md/", nil},
+			// Without a final "/", a plain string prefix (legacy).
+			{"/notes", []string{"/notes-archive/a.md", "/notes.md", "/notes/a.md", "/notes/sub/b.md", "/notes_backup/a.md", "/notesfile"}},
+			{"/notes/a", []string{"/notes/a.md"}},
+			{"/notes.md", []string{"/notes.md"}},
+			{"/x", nil},
 		} {
 			items, sizes := allItems(t, b, wsA, sid, memstore.MemoryFilter{PathPrefix: c.prefix})
 			if got := memoryPaths(items); !slices.Equal(got, c.want) {
@@ -135,6 +140,10 @@ func testListMemories(t *testing.T, open func(*testing.T) Backend) {
 			{"Root2", "/", 2, []string{"M /a-b.md", "M /a/1.md", "M /a/2.md", "P /a/deep/", "M /a0.md", "M /b/y.md", "M /c.md", "M /top.md", "P /z/z/"}},
 			{"Recursive0", "/a/", 0, []string{"M /a/1.md", "M /a/2.md", "M /a/deep/er/y.md", "M /a/deep/x.md"}},
 			{"Empty1", "/nothing/", 1, nil},
+			// A raw prefix counts depth from its last "/".
+			{"Raw1", "/a", 1, []string{"M /a-b.md", "P /a/", "M /a0.md"}},
+			{"RawSub1", "/a/d", 1, []string{"P /a/deep/"}},
+			{"RawSub2", "/a/d", 2, []string{"P /a/deep/er/", "M /a/deep/x.md"}},
 		} {
 			items, _ := allItems(t, b, wsA, sid, memstore.MemoryFilter{PathPrefix: c.prefix, Depth: c.depth})
 			if got := itemKeys(items); !slices.Equal(got, c.want) {

@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+)
+
+var _ memstore.KeyService = (*DB)(nil)
+
+// lastUsedEvery is how stale a key's LastUsedAt may get: authentication is
+// a read, and turning every one into a write would queue requests behind
+// the single writer.
+const lastUsedEvery = time.Minute
+
+// CreateWorkspace implements memstore.KeyService.
+func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Workspace, error) {
+	if err := memstore.ValidateWorkspaceName(name); err != nil {
+		return nil, err
+	}
+	now := db.now()
+	w := &memstore.Workspace{ID: db.ids.New(ids.Workspace, now), Name: name, CreatedAt: fromNanos(nanos(now))}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var taken int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE name = ?", name).Scan(&taken); err != nil {
+			return err
+		}
+		if taken > 0 {
+			return memstore.Errorf(memstore.EConflict, "a workspace named %q already exists", name)
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)", w.ID, w.Name, nanos(w.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err, "create workspace %s", name)
+	}
+	return w, nil
+}
+
+// Workspace implements memstore.KeyService.
+func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspace, error) {
+	var w memstore.Workspace
+	var created int64
+	err := db.r.QueryRowContext(ctx, "SELECT id, name, created_at FROM workspaces WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1", idOrName).
+		Scan(&w.ID, &w.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "no workspace %q", idOrName)
+	}
+	if err != nil {
+		return nil, wrap(translate(err), "get workspace %s", idOrName)
+	}
+	w.CreatedAt = fromNanos(created)
+	return &w, nil
+}
+
+// Workspaces implements memstore.KeyService.
+func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
+	rows, err := db.r.QueryContext(ctx, "SELECT id, name, created_at FROM workspaces ORDER BY id")
+	if err != nil {
+		return nil, wrap(translate(err), "list workspaces")
+	}
+	defer rows.Close()
+	var ws []memstore.Workspace
+	for rows.Next() {
+		var w memstore.Workspace
+		var created int64
+		if err := rows.Scan(&w.ID, &w.Name, &created); err != nil {
+			return nil, wrap(err, "list workspaces")
+		}
+		w.CreatedAt = fromNanos(created)
+		ws = append(ws, w)
+	}
+	return ws, wrap(rows.Err(), "list workspaces")
+}
+
+// CreateAPIKey implements memstore.KeyService.
+func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*memstore.APIKey, string, error) {
+	if err := memstore.ValidateKeyName(name); err != nil {
+		return nil, "", err
+	}
+	now := db.now()
+	secret := memstore.NewSecret(memstore.APIKeyPrefix)
+	k := &memstore.APIKey{
+		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
+		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE id = ?", workspaceID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, nanos(k.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return nil, "", wrap(err, "create API key in %s", workspaceID)
+	}
+	return k, secret, nil
+}
+
+const keyColumns = "id, workspace_id, name, hint, created_at, last_used_at, revoked_at"
+
+func scanKey(row interface{ Scan(...any) error }) (*memstore.APIKey, error) {
+	var k memstore.APIKey
+	var created int64
+	var used, revoked sql.NullInt64
+	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Hint, &created, &used, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt, k.LastUsedAt, k.RevokedAt = fromNanos(created), fromNullNanos(used), fromNullNanos(revoked)
+	return &k, nil
+}
+
+// APIKeys implements memstore.KeyService.
+func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKey, error) {
+	rows, err := db.r.QueryContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE ?1 = '' OR workspace_id = ?1 ORDER BY id", workspaceID)
+	if err != nil {
+		return nil, wrap(translate(err), "list API keys")
+	}
+	defer rows.Close()
+	var keys []memstore.APIKey
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, wrap(err, "list API keys")
+		}
+		keys = append(keys, *k)
+	}
+	return keys, wrap(rows.Err(), "list API keys")
+}
+
+// RevokeAPIKey implements memstore.KeyService.
+func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
+	var k *memstore.APIKey
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", nanos(db.now()), id); err != nil {
+			return err
+		}
+		var err error
+		k, err = scanKey(tx.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return memstore.Errorf(memstore.ENotFound, "no API key %q", id)
+		}
+		return err
+	})
+	return k, wrap(err, "revoke API key %s", id)
+}
+
+// Authenticate implements memstore.KeyService: one indexed lookup by the
+// secret's hash, and a write only when LastUsedAt is older than a minute.
+func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
+	if !strings.HasPrefix(secret, memstore.APIKeyPrefix) {
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
+	}
+	k, err := scanKey(db.r.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE secret_sha256 = ?", memstore.HashSecret(secret)))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
+	case err != nil:
+		return nil, wrap(translate(err), "authenticate")
+	case k.RevokedAt != nil:
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
+	}
+	if now := db.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
+		err := db.write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", nanos(now), k.ID)
+			return err
+		})
+		if err != nil {
+			return nil, wrap(err, "authenticate")
+		}
+	}
+	return &memstore.Caller{WorkspaceID: k.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}, nil
+}
+
+// Counts reports how much the database holds, for monitoring.
+func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
+	var c memstore.Counts
+	err := db.r.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM workspaces), (SELECT count(*) FROM stores),
+		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions)`).
+		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions)
+	return c, wrap(translate(err), "count")
+}
