@@ -25,7 +25,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 	}
 	now := db.now()
 	w := &memstore.Workspace{ID: db.ids.New(ids.Workspace, now), Name: name, CreatedAt: fromNanos(nanos(now))}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		var taken int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE name = ?", name).Scan(&taken); err != nil {
 			return err
@@ -89,7 +89,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
 		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE id = ?", workspaceID).Scan(&n); err != nil {
 			return err
@@ -141,7 +141,7 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKe
 // RevokeAPIKey implements memstore.KeyService.
 func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	var k *memstore.APIKey
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", nanos(db.now()), id); err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
 	}
 	if now := db.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
-		err := db.write(ctx, func(tx *sql.Tx) error {
+		err := db.write(ctx, func(tx *txn) error {
 			_, err := tx.ExecContext(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", nanos(now), k.ID)
 			return err
 		})

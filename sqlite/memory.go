@@ -35,7 +35,7 @@ func scanMemory(row interface{ Scan(...any) error }) (*memstore.Memory, error) {
 	return &m, nil
 }
 
-func getMemory(ctx context.Context, tx *sql.Tx, storeID, id string) (*memstore.Memory, error) {
+func getMemory(ctx context.Context, tx *txn, storeID, id string) (*memstore.Memory, error) {
 	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
@@ -67,7 +67,7 @@ func upperBound(prefix string) string {
 // used: one at path or at an ancestor of it (equality lookups of at most
 // 20 paths), or one below it (a range scan limited to one row). Both use
 // the (store_id, path) index, whatever the store's size.
-func conflict(ctx context.Context, tx *sql.Tx, storeID, path, self string) error {
+func conflict(ctx context.Context, tx *txn, storeID, path, self string) error {
 	var id, at string
 	args := []any{storeID, self}
 	marks := make([]string, 0, memstore.MaxPathSegments)
@@ -95,7 +95,7 @@ func conflict(ctx context.Context, tx *sql.Tx, storeID, path, self string) error
 	return &memstore.Error{Code: memstore.EPathConflict, Message: msg, ConflictingMemoryID: id, ConflictingPath: at}
 }
 
-func insertVersion(ctx context.Context, tx *sql.Tx, v *memstore.Version) error {
+func insertVersion(ctx context.Context, tx *txn, v *memstore.Version) error {
 	var content, sum, size any
 	if v.HasContent {
 		content, sum, size = v.Content, v.ContentSHA256, v.ContentSize
@@ -116,7 +116,7 @@ func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.
 }
 
 // modify gives m a new path and content with a "modified" version.
-func (db *DB) modify(ctx context.Context, tx *sql.Tx, m *memstore.Memory, path, content string, by memstore.Actor) error {
+func (db *DB) modify(ctx context.Context, tx *txn, m *memstore.Memory, path, content string, by memstore.Actor) error {
 	m.Path, m.Content, m.ContentSHA256, m.ContentSize = path, content, hash(content), int64(len(content))
 	v := db.newVersion(m, memstore.OpModified, by)
 	if err := insertVersion(ctx, tx, v); err != nil {
@@ -139,7 +139,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 		return nil, err
 	}
 	var m *memstore.Memory
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		archived, err := storeState(ctx, tx, workspaceID, storeID)
 		if err != nil {
 			return err
@@ -196,15 +196,25 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 
 // Memory implements memstore.MemoryService.
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
-	var m *memstore.Memory
-	err := db.read(ctx, func(tx *sql.Tx) (err error) {
-		if _, err = storeState(ctx, tx, workspaceID, storeID); err != nil {
-			return err
-		}
-		m, err = getMemory(ctx, tx, storeID, id)
-		return err
-	})
-	return m, wrap(err, "get memory %s", id)
+	// The hot path of every client: one statement on a prepared query and
+	// no transaction (a single statement reads one snapshot), the store's
+	// workspace checked by the join.
+	m, err := scanMemory(db.rs.queryRow(ctx, `SELECT m.id, m.store_id, m.path, m.content, m.sha256, m.size, m.version_id, m.created_at, m.updated_at
+		FROM memories m JOIN stores s ON s.id = m.store_id
+		WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		// Say whether the store or the memory is missing.
+		err = db.read(ctx, func(tx *txn) error {
+			if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
+				return err
+			}
+			return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
+		})
+	}
+	if err != nil {
+		return nil, wrap(translate(err), "get memory %s", id)
+	}
+	return m, nil
 }
 
 // UpdateMemory implements memstore.MemoryService, deciding in the order
@@ -221,7 +231,7 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 		}
 	}
 	var m *memstore.Memory
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		archived, err := storeState(ctx, tx, workspaceID, storeID)
 		if err != nil {
 			return err
@@ -266,7 +276,7 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 // keeps the path at deletion; the memory's row, and with it the content,
 // goes.
 func (db *DB) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}
@@ -331,7 +341,7 @@ func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memst
 	// the prefix itself for a segment-aligned one.
 	base := prefix[:strings.LastIndexByte(prefix, '/')+1]
 	var keys []cursor // the cursor after each item
-	err = db.read(ctx, func(tx *sql.Tx) error {
+	err = db.read(ctx, func(tx *txn) error {
 		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -56,10 +57,11 @@ type Options struct {
 // connections in query_only mode; under WAL they read consistent
 // snapshots concurrently with the writer.
 type DB struct {
-	w, r *sql.DB
-	max  int
-	now  func() time.Time
-	ids  *ids.Generator
+	w, r   *sql.DB
+	ws, rs stmtCache // their prepared statements
+	max    int
+	now    func() time.Time
+	ids    *ids.Generator
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -92,6 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db.w.SetMaxOpenConns(1)
 	db.w.SetConnMaxIdleTime(0)
+	db.ws.pool = db.w
 	if err := db.migrate(ctx); err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -104,12 +107,18 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.r.SetMaxOpenConns(4)
+	// Keep every reader open: database/sql keeps two idle by default, and
+	// opening a SQLite connection (with its pragmas) costs more than a
+	// query.
+	db.r.SetMaxIdleConns(4)
+	db.r.SetConnMaxIdleTime(0)
+	db.rs.pool = db.r
 	return db, nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.r.Close(), db.w.Close())
+	return errors.Join(db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
 }
 
 // migrate applies, in one transaction, the embedded migrations numbered
@@ -120,7 +129,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx *txn) error {
 		var have int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 			return err
@@ -139,7 +148,8 @@ func (db *DB) migrate(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+			// Several statements: run directly, never cached.
+			if _, err := tx.Tx.ExecContext(ctx, string(b)); err != nil {
 				return fmt.Errorf("migration %s: %w", base, err)
 			}
 			last = n
@@ -153,26 +163,154 @@ func (db *DB) migrate(ctx context.Context) error {
 }
 
 // write runs fn in an immediate transaction on the write pool.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return inTx(ctx, db.w, fn)
+func (db *DB) write(ctx context.Context, fn func(tx *txn) error) error {
+	return inTx(ctx, &db.ws, fn)
 }
 
 // read runs fn in a transaction on the read pool, so that a list that
 // takes several queries sees one snapshot.
-func (db *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return inTx(ctx, db.r, fn)
+func (db *DB) read(ctx context.Context, fn func(tx *txn) error) error {
+	return inTx(ctx, &db.rs, fn)
 }
 
-func inTx(ctx context.Context, pool *sql.DB, fn func(tx *sql.Tx) error) error {
-	tx, err := pool.BeginTx(ctx, nil)
+func inTx(ctx context.Context, stmts *stmtCache, fn func(tx *txn) error) error {
+	tx, err := stmts.pool.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(&txn{Tx: tx, stmts: stmts}); err != nil {
 		return translate(err)
 	}
-	return translate(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return translate(err)
+	}
+	stmts.prepareWanted(ctx)
+	return nil
+}
+
+// txn is a transaction whose statements are prepared once per connection
+// and then reused: parsing the SQL again on every call was a third of the
+// cost of retrieving a memory.
+type txn struct {
+	*sql.Tx
+	stmts *stmtCache
+}
+
+// QueryContext runs a cached statement.
+func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := t.stmts.get(ctx, query); s != nil {
+		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a cached statement.
+func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := t.stmts.get(ctx, query); s != nil {
+		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// ExecContext runs a cached statement.
+func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := t.stmts.get(ctx, query); s != nil {
+		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+// maxCachedStmts bounds the cache. The queries are the package's own, a
+// few dozen shapes (list filters combine into a few more), so the bound
+// only guards against a mistake.
+const maxCachedStmts = 512
+
+// stmtCache holds the prepared statements of one pool, by query text;
+// database/sql prepares each on a connection the first time it runs there.
+//
+// A query met for the first time runs unprepared and is prepared after
+// its transaction ends: preparing on the pool needs a free connection, and
+// the write pool's only one belongs to the transaction.
+type stmtCache struct {
+	pool   *sql.DB
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+	wanted map[string]bool
+}
+
+// get returns the statement for query, or nil when it is not prepared
+// yet (it will be after this transaction) or the cache is full.
+func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[query]; ok {
+		return s
+	}
+	if len(c.m)+len(c.wanted) < maxCachedStmts {
+		if c.wanted == nil {
+			c.wanted = map[string]bool{}
+		}
+		c.wanted[query] = true
+	}
+	return nil
+}
+
+// prepareWanted prepares the queries that ran unprepared. It holds no
+// lock while preparing: on the write pool, preparing waits for the one
+// connection, which a transaction waiting in get may hold. A query that
+// fails to prepare is dropped; it keeps running unprepared, and its error,
+// if any, is reported where it runs.
+func (c *stmtCache) prepareWanted(ctx context.Context) {
+	c.mu.Lock()
+	var qs []string
+	for q := range c.wanted {
+		qs = append(qs, q)
+	}
+	clear(c.wanted)
+	c.mu.Unlock()
+	for _, q := range qs {
+		s, err := c.pool.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if _, dup := c.m[q]; dup {
+			c.mu.Unlock()
+			s.Close()
+			continue
+		}
+		if c.m == nil {
+			c.m = map[string]*sql.Stmt{}
+		}
+		c.m[q] = s
+		c.mu.Unlock()
+	}
+}
+
+// queryRow runs a one-statement read outside any transaction, preparing
+// the statement on first use. Only for the read pool: preparing on the
+// write pool would wait for its one connection.
+func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := c.get(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	c.prepareWanted(ctx)
+	if s := c.get(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return c.pool.QueryRowContext(ctx, query, args...)
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, s := range c.m {
+		errs = append(errs, s.Close())
+	}
+	c.m = nil
+	return errors.Join(errs...)
 }
 
 // translate turns driver errors into memstore errors by SQLite result
@@ -265,7 +403,7 @@ func parseCursor(page, kind string) (*cursor, error) {
 
 // storeState is what a memory or version operation needs of its store.
 // It also checks that the store belongs to the workspace (ENotFound).
-func storeState(ctx context.Context, tx *sql.Tx, workspaceID, storeID string) (archived bool, err error) {
+func storeState(ctx context.Context, tx *txn, workspaceID, storeID string) (archived bool, err error) {
 	var a sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT archived_at FROM stores WHERE id = ? AND workspace_id = ?`, storeID, workspaceID).Scan(&a)
 	if errors.Is(err, sql.ErrNoRows) {

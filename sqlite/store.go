@@ -34,7 +34,7 @@ func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
 	return &s, nil
 }
 
-func getStore(ctx context.Context, tx *sql.Tx, workspaceID, id string) (*memstore.Store, error) {
+func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Store, error) {
 	s, err := scanStore(tx.QueryRowContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
@@ -78,7 +78,7 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 	if err != nil {
 		return nil, err
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.ID, workspaceID, s.Name, s.Description, string(meta), nanos(now), nanos(now))
 		return err
@@ -92,7 +92,7 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 // Store implements memstore.StoreService.
 func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
 	var s *memstore.Store
-	err := db.read(ctx, func(tx *sql.Tx) (err error) {
+	err := db.read(ctx, func(tx *txn) (err error) {
 		s, err = getStore(ctx, tx, workspaceID, id)
 		return err
 	})
@@ -127,7 +127,7 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 		args = append(args, cur.Time, cur.Key)
 	}
 	args = append(args, n+1)
-	err = db.read(ctx, func(tx *sql.Tx) error {
+	err = db.read(ctx, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 		if err != nil {
@@ -172,7 +172,7 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 		}
 	}
 	var s *memstore.Store
-	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+	err := db.write(ctx, func(tx *txn) (err error) {
 		if s, err = getStore(ctx, tx, workspaceID, id); err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 // both archived_at and updated_at, later ones change nothing.
 func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
 	var s *memstore.Store
-	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+	err := db.write(ctx, func(tx *txn) (err error) {
 		if s, err = getStore(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memsto
 // DeleteStore implements memstore.StoreService; the foreign keys cascade
 // to the store's memories and versions, and secure_delete zeroes them.
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
 		if err != nil {
 			return err

@@ -39,7 +39,7 @@ func scanVersion(row interface{ Scan(...any) error }) (*memstore.Version, error)
 	return &v, nil
 }
 
-func getVersion(ctx context.Context, tx *sql.Tx, storeID, id string) (*memstore.Version, error) {
+func getVersion(ctx context.Context, tx *txn, storeID, id string) (*memstore.Version, error) {
 	v, err := scanVersion(tx.QueryRowContext(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id)
@@ -92,7 +92,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 		add("id < ?", cur.Key)
 	}
 	args = append(args, n+1)
-	err = db.read(ctx, func(tx *sql.Tx) error {
+	err = db.read(ctx, func(tx *txn) error {
 		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 // Version implements memstore.VersionService.
 func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
 	var v *memstore.Version
-	err := db.read(ctx, func(tx *sql.Tx) (err error) {
+	err := db.read(ctx, func(tx *txn) (err error) {
 		if _, err = storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*me
 // version.
 func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
 	var v *memstore.Version
-	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+	err := db.write(ctx, func(tx *txn) (err error) {
 		if _, err = storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}
