@@ -30,10 +30,25 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("the root package depends on %s", d)
 		}
 	}
-	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool"} {
+	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, "github.com/anthropics/") {
 				t.Errorf("%s depends on %s", pkg, d)
+			}
+		}
+	}
+	// Servers receive interfaces, never a concrete backend; backends know
+	// nothing of servers or of each other. Only cmd/memstore wires them.
+	forbidden := map[string][]string{
+		"/httpapi": {"/sqlite", "/postgres"},
+		"/sqlite":  {"/httpapi", "/mcpserver", "/postgres"},
+	}
+	for pkg, bad := range forbidden {
+		for _, d := range deps(t, module+pkg) {
+			for _, b := range bad {
+				if d == module+b {
+					t.Errorf("%s depends on %s", module+pkg, d)
+				}
 			}
 		}
 	}

@@ -44,6 +44,11 @@ type Config struct {
 	StrictHeaders bool
 	// MaxBodyBytes caps a request body (413 beyond); 0 means 1 MiB.
 	MaxBodyBytes int64
+	// AuthCacheTTL is how long the server remembers a secret it has
+	// authenticated, so that most requests do not read the key store: a
+	// revoked key keeps working on a running server for up to this long.
+	// 0 means DefaultAuthCacheTTL; a negative value turns the cache off.
+	AuthCacheTTL time.Duration
 
 	// Now is the clock, time.Now when nil.
 	Now func() time.Time
@@ -57,3 +62,7 @@ const (
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultAuthCacheTTL is how long an authenticated secret is remembered
+// when Config.AuthCacheTTL is 0.
+const DefaultAuthCacheTTL = 5 * time.Second

@@ -40,7 +40,23 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "serve the memory stores API (/v1/memory_stores) over HTTP on a database", runServe},
+		{"keys", "create, list and revoke the API keys of a database", runKeys},
 		{"tool", "serve the memory tool (memory_20250818) over JSON lines on a local directory", runTool},
+		{"stores", "list, create, show, update, archive and delete memory stores", runStores},
+		{"ls", "list the memories of a store", runLs},
+		{"cat", "print a memory's content", runCat},
+		{"put", "create or replace a memory from a file or standard input", runPut},
+		{"edit", "edit a memory in $EDITOR", runEdit},
+		{"mv", "rename a memory", runMv},
+		{"rm", "delete a memory", runRm},
+		{"log", "list the versions of a memory", runLog},
+		{"show", "print a version and its content", runShow},
+		{"diff", "compare a version with the one before it, or two versions", runDiff},
+		{"redact", "erase a version's path and content for good", runRedact},
+		{"export", "write a store's memories to a directory or a JSON-lines file", runExport},
+		{"import", "load memories into a store from a directory or a JSON-lines file", runImport},
+		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -67,6 +83,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return 0
 	}
+	args = hoistCommand(args) // memstore --db FILE COMMAND ...
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue

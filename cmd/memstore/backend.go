@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os/user"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// The store commands (stores, ls, cat, put, edit, mv, rm, log, show, diff,
+// redact, export, import) work the same on a database file and on a
+// memstore server: they are written once against backend, which *sqlite.DB
+// and *httpapi.Client both are.
+
+// backend is what the store commands need of a backend.
+type backend interface {
+	memstore.StoreService
+	memstore.MemoryService
+	memstore.VersionService
+}
+
+// backendHelp describes the flags every store command shares, for the
+// end of each command's help.
+const backendHelp = `
+The backend is a database file (--db or MEMSTORE_DB, by default the one
+'memstore serve' uses) or a memstore server (--url with --api-key, or
+MEMSTORE_URL and MEMSTORE_API_KEY). On a database the workspace is
+--workspace (MEMSTORE_WORKSPACE, default "default") and changes are
+recorded as made by the local user; on a server the key decides both.
+`
+
+// backendFlags are the flags every store command shares.
+type backendFlags struct {
+	cmd       string // for messages: "ls", "stores create"
+	db        string
+	url       string
+	apiKey    string
+	workspace string
+	store     string
+	json      bool
+	create    bool // a missing database file may be made
+}
+
+// addBackendFlags defines the shared flags on fs; withStore adds --store,
+// for the commands that work inside one store.
+func addBackendFlags(fs *flag.FlagSet, cmd string, withStore bool) *backendFlags {
+	f := &backendFlags{cmd: cmd}
+	fs.StringVar(&f.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
+	fs.StringVar(&f.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
+	fs.StringVar(&f.workspace, "workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\" with --db)")
+	if withStore {
+		fs.StringVar(&f.store, "store", "", "memory store `ID` (or MEMSTORE_STORE; may be left out when the workspace has one store)")
+	}
+	fs.BoolVar(&f.json, "json", false, "print JSON (the API's objects) instead of text")
+	return f
+}
+
+// backendValueFlags are the shared flags that take a value, for
+// hoistCommand.
+var backendValueFlags = map[string]bool{"db": true, "url": true, "api-key": true, "workspace": true, "store": true}
+
+// hoistCommand moves the first argument that is not a shared flag or its
+// value to the front, so that the backend may be named before the command
+// (memstore --db notes.db stores create work): args is returned unchanged
+// unless it starts with a flag.
+func hoistCommand(args []string) []string {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
+		name := strings.TrimLeft(args[i], "-")
+		if !strings.Contains(name, "=") && backendValueFlags[name] {
+			i++ // the value
+		}
+		i++
+	}
+	if i == 0 || i >= len(args) {
+		return args
+	}
+	out := make([]string, 0, len(args))
+	out = append(out, args[i])
+	out = append(out, args[:i]...)
+	return append(out, args[i+1:]...)
+}
+
+// conn is an open backend with what the commands need to call it.
+type conn struct {
+	backend
+	e         env
+	workspace string // the workspace ID with --db; with --url the header value, "" for the key's own
+	actor     memstore.Actor
+	store     string // --store or MEMSTORE_STORE, "" when not given
+	json      bool
+	close     func() error
+}
+
+// Close closes the backend.
+func (c *conn) Close() error { return c.close() }
+
+// open opens the backend that the flags and environment name: defaults,
+// then MEMSTORE_* variables, then flags. Without --url or MEMSTORE_URL it
+// is the database that serve and keys use by default.
+func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
+	path, baseURL := f.db, f.url
+	if path == "" && baseURL == "" {
+		path, baseURL = e.getenv("MEMSTORE_DB"), e.getenv("MEMSTORE_URL")
+	}
+	if path != "" && baseURL != "" {
+		return nil, usageError(e, "memstore %s: give either --db or --url, not both", f.cmd)
+	}
+	c := &conn{e: e, store: f.store, json: f.json, workspace: f.workspace}
+	if c.store == "" {
+		c.store = e.getenv("MEMSTORE_STORE")
+	}
+	if c.workspace == "" {
+		c.workspace = e.getenv("MEMSTORE_WORKSPACE")
+	}
+
+	if baseURL != "" {
+		key := f.apiKey
+		if key == "" {
+			key = e.getenv("MEMSTORE_API_KEY")
+		}
+		if key == "" {
+			return nil, usageError(e, "memstore %s: --url needs an API key: give --api-key KEY or set MEMSTORE_API_KEY", f.cmd)
+		}
+		c.backend = httpapi.NewClient(baseURL, key)
+		c.close = func() error { return nil }
+		return c, nil
+	}
+
+	if f.apiKey != "" {
+		return nil, usageError(e, "memstore %s: --api-key goes with --url, not --db", f.cmd)
+	}
+	path, err := dbPath(e, path)
+	if err != nil {
+		return nil, err
+	}
+	// Only a command that makes a store makes a database: a mistyped
+	// path elsewhere is an error rather than an empty database.
+	db, err := openDB(ctx, path, f.create, sqlite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ws, err := localWorkspace(ctx, db, c.workspace)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	c.backend, c.close = db, db.Close
+	c.workspace, c.actor = ws.ID, localActor(e)
+	return c, nil
+}
+
+// localWorkspace resolves a workspace of a database by ID or name, ""
+// being the default one, which is made on a fresh database. Other
+// workspaces are made by 'memstore keys create --workspace NAME', so that
+// a mistyped name is an error.
+func localWorkspace(ctx context.Context, ks memstore.KeyService, name string) (*memstore.Workspace, error) {
+	if name == "" || name == memstore.DefaultWorkspace {
+		ws, _, err := ensureWorkspace(ctx, ks, memstore.DefaultWorkspace)
+		return ws, err
+	}
+	ws, err := ks.Workspace(ctx, name)
+	if memstore.ErrorCode(err) == memstore.ENotFound {
+		return nil, memstore.Errorf(memstore.ENotFound, "no workspace %q in this database; leave out --workspace for the default one", name)
+	}
+	return ws, err
+}
+
+// localActor is who changes made with --db are recorded as: the local
+// user.
+func localActor(e env) memstore.Actor {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	if name == "" {
+		name = e.getenv("USER")
+	}
+	return memstore.Actor{Type: memstore.ActorUser, ID: userID(name)}
+}
+
+// userID is the actor ID of a local user name: user_ and the name in
+// lower case, with every character outside [a-z0-9_] made a _ ("local" for
+// no name).
+func userID(name string) string {
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, name)
+	if name == "" {
+		name = "local"
+	}
+	return "user_" + name
+}
+
+// storeID is the store a command works in: --store, MEMSTORE_STORE, or
+// the workspace's only live store.
+func (c *conn) storeID(ctx context.Context) (string, error) {
+	if c.store != "" {
+		return c.store, nil
+	}
+	page, err := c.Stores(ctx, c.workspace, memstore.StoreFilter{Limit: 10})
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(page.Items) == 1 && page.Next == "":
+		return page.Items[0].ID, nil
+	case len(page.Items) == 0:
+		return "", errors.New("the workspace has no memory store; create one with 'memstore stores create NAME'")
+	}
+	var b strings.Builder
+	b.WriteString("the workspace has several memory stores; pick one with --store ID or MEMSTORE_STORE:")
+	for _, s := range page.Items {
+		fmt.Fprintf(&b, "\n  %s  %s", s.ID, cell(s.Name))
+	}
+	if page.Next != "" {
+		b.WriteString("\n  ... ('memstore stores ls' lists them all)")
+	}
+	return "", errors.New(b.String())
+}
+
+// findMemory returns the live memory at path, without its content. There
+// is no lookup by path in the API, so it lists the parent prefix one level
+// deep, page by page, until the path turns up or the byte-ordered list has
+// passed it.
+func (c *conn) findMemory(ctx context.Context, storeID, path string) (*memstore.Memory, error) {
+	if err := memstore.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	f := memstore.MemoryFilter{PathPrefix: path[:strings.LastIndex(path, "/")+1], Depth: 1, Limit: 100}
+	for {
+		page, err := c.Memories(ctx, c.workspace, storeID, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			key := it.Prefix
+			if it.Memory != nil {
+				key = it.Memory.Path
+			}
+			if it.Memory != nil && key == path {
+				return it.Memory, nil
+			}
+			if key > path {
+				page.Next = ""
+				break
+			}
+		}
+		if page.Next == "" {
+			return nil, memstore.Errorf(memstore.ENotFound, "no memory at %s in store %s", path, storeID)
+		}
+		f.Page = page.Next
+	}
+}
+
+// eachMemory calls fn for every memory the filter selects, page by page.
+func (c *conn) eachMemory(ctx context.Context, storeID string, f memstore.MemoryFilter, fn func(*memstore.ListItem) error) error {
+	for {
+		page, err := c.Memories(ctx, c.workspace, storeID, f)
+		if err != nil {
+			return err
+		}
+		for i := range page.Items {
+			if err := fn(&page.Items[i]); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		f.Page = page.Next
+	}
+}
+
+// eachVersion calls fn for every version the filter selects, newest first,
+// page by page; fn returns errStop to end early.
+func (c *conn) eachVersion(ctx context.Context, storeID string, f memstore.VersionFilter, fn func(*memstore.Version) error) error {
+	for {
+		page, err := c.Versions(ctx, c.workspace, storeID, f)
+		if err != nil {
+			return err
+		}
+		for i := range page.Items {
+			if err := fn(&page.Items[i]); err != nil {
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		f.Page = page.Next
+	}
+}
+
+// errStop ends a walk early without an error.
+var errStop = errors.New("stop")
+
+// openStore opens the backend and resolves the store the command works in.
+func (f *backendFlags) openStore(ctx context.Context, e env) (*conn, string, error) {
+	c, err := f.open(ctx, e)
+	if err != nil {
+		return nil, "", err
+	}
+	storeID, err := c.storeID(ctx)
+	if err != nil {
+		c.Close()
+		return nil, "", err
+	}
+	return c, storeID, nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memstore/memstore/internal/loadgen"
+)
+
+const benchHelp = `Usage: memstore bench --url URL --api-key KEY [flags]
+
+Measures a memstore server: seeds memories, then runs many concurrent
+clients for a while and reports requests per second and latency
+percentiles (p50, p99, p99.9), overall and per kind of request.
+
+Mixes:
+  read    retrieve random memories
+  write   each client creates a memory, updates it and deletes it, so the
+          store's size stays the same
+  list    walk the store 100 memories per page, from the start again at the end
+  mixed   80% read, 10% list, 10% write
+
+Unless --store is given, the run uses a throwaway store, deleted at the end.
+Seeding many memories needs a server with a large enough
+--max-memories-per-store (0 for unlimited).
+
+The URL and key may also come from MEMSTORE_URL and MEMSTORE_API_KEY.
+`
+
+func runBench(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "bench", benchHelp)
+	cfg := loadgen.Config{URL: e.getenv("MEMSTORE_URL"), APIKey: e.getenv("MEMSTORE_API_KEY")}
+	fs.StringVar(&cfg.URL, "url", cfg.URL, "base `URL` of the server (such as http://127.0.0.1:6366)")
+	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "API `KEY`")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 32, "concurrent clients")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to measure")
+	fs.StringVar(&cfg.Mix, "mix", loadgen.MixRead, "`MIX` of requests: "+strings.Join(loadgen.Mixes, ", "))
+	fs.StringVar(&cfg.StoreID, "store", "", "use this store `ID` instead of a throwaway one")
+	fs.IntVar(&cfg.Memories, "memories", 100, "memories to seed before measuring")
+	fs.IntVar(&cfg.ContentBytes, "content-bytes", 1024, "size of each memory's content")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(e, "memstore bench: unexpected argument %q", fs.Arg(0))
+	case cfg.URL == "" || cfg.APIKey == "":
+		return usageError(e, "memstore bench: --url and --api-key (or MEMSTORE_URL and MEMSTORE_API_KEY) are required")
+	}
+	start := time.Now()
+	cfg.Progress = func(done, total int) {
+		fmt.Fprintf(e.stderr, "seeded %d/%d memories (%.0f/s)\n", done, total, float64(done)/time.Since(start).Seconds())
+	}
+	fmt.Fprintf(e.stderr, "seeding %d memories, then %s of %s with %d clients\n", cfg.Memories, cfg.Duration, cfg.Mix, cfg.Concurrency)
+	r, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(e.stdout, "%s mix, %d clients, %s, %d memories\n\n", r.Mix, r.Concurrency, r.Duration.Round(time.Millisecond), r.Memories)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\trequests\treq/s\tp50\tp99\tp99.9\tmax\terrors\t")
+	for _, s := range append(r.Ops, r.Total) {
+		errs := "0"
+		if len(s.Errors) > 0 {
+			var parts []string
+			for k, n := range s.Errors {
+				parts = append(parts, fmt.Sprintf("%d×%s", n, k))
+			}
+			errs = strings.Join(parts, " ")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", s.Op, s.Requests, s.PerSecond, ms(s.P50), ms(s.P99), ms(s.P999), ms(s.Max), errs)
+	}
+	return tw.Flush()
+}
+
+// ms prints a latency in milliseconds with three decimals.
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond)) }

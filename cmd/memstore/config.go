@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// Configuration shared by serve and keys: where the database lives, and
+// flags that MEMSTORE_* variables may also set. The order is defaults,
+// then the environment, then flags; every value is checked at start, and a
+// bad one is reported under the name of the flag or variable it came from.
+
+// defaultAddr is where serve listens unless told otherwise: loopback only,
+// so that a first run exposes nothing to the network.
+const defaultAddr = "127.0.0.1:6366"
+
+// dbPath is the database file a command works on: --db, else MEMSTORE_DB,
+// else memstore/memstore.db under $XDG_DATA_HOME, else under
+// ~/.local/share.
+func dbPath(e env, flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if p := e.getenv("MEMSTORE_DB"); p != "" {
+		return p, nil
+	}
+	if dir := e.getenv("XDG_DATA_HOME"); dir != "" {
+		return filepath.Join(dir, "memstore", "memstore.db"), nil
+	}
+	if home := e.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "share", "memstore", "memstore.db"), nil
+	}
+	return "", errors.New("no database given and no home directory to keep one in: give --db FILE or set MEMSTORE_DB")
+}
+
+// openDB opens the database at path. With create, a missing file is made
+// with mode 0600, and its missing parent directories with mode 0700
+// (memories are private);
+// without, a missing file is an error, so that a mistyped path does not
+// leave an empty database behind.
+func openDB(ctx context.Context, path string, create bool, opts sqlite.Options) (*sqlite.DB, error) {
+	switch fi, err := os.Stat(path); {
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("database %s is a directory; give the path of a database file with --db", path)
+	case errors.Is(err, os.ErrNotExist) && !create:
+		return nil, fmt.Errorf("no database at %s; give the right one with --db or MEMSTORE_DB", path)
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("cannot make the directory of database %s: %w", path, err)
+		}
+		// Made here rather than by SQLite, which would make it readable by
+		// all; SQLite gives its -wal and -shm files the same mode.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("cannot make database %s: %w", path, err)
+		}
+		if err == nil {
+			f.Close()
+		}
+	case err != nil:
+		return nil, fmt.Errorf("cannot use database %s: %w", path, err)
+	}
+	db, err := sqlite.Open(ctx, path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot use database %s (is it a memstore database, and may this user write to it and its directory?): %w", path, err)
+	}
+	return db, nil
+}
+
+// ensureWorkspace returns the workspace with an ID or name, creating one
+// by that name when there is none.
+func ensureWorkspace(ctx context.Context, ks memstore.KeyService, name string) (ws *memstore.Workspace, created bool, err error) {
+	ws, err = ks.Workspace(ctx, name)
+	if memstore.ErrorCode(err) != memstore.ENotFound {
+		return ws, false, err
+	}
+	ws, err = ks.CreateWorkspace(ctx, name)
+	if memstore.ErrorCode(err) == memstore.EConflict { // made meanwhile by another process
+		ws, err = ks.Workspace(ctx, name)
+		return ws, false, err
+	}
+	return ws, err == nil, err
+}
+
+// applyEnv sets each flag of fs that the command line left alone from its
+// environment variable in vars (flag name → variable), so that flags
+// override the environment and the environment overrides defaults. Call it
+// after parsing. A bad value is a usage error naming the variable.
+func applyEnv(e env, cmd string, fs *flag.FlagSet, vars map[string]string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	names := make([]string, 0, len(vars))
+	for name := range vars {
+		names = append(names, name)
+	}
+	slices.Sort(names) // report the same variable first every time
+	for _, name := range names {
+		v := vars[name]
+		val := e.getenv(v)
+		if given[name] || val == "" {
+			continue
+		}
+		if err := fs.Set(name, val); err != nil {
+			return usageError(e, "memstore %s: %s=%q: %v", cmd, v, val, err)
+		}
+	}
+	return nil
+}
+
+// choice is a flag value that must be one of a few words.
+type choice struct {
+	value   string
+	allowed []string
+}
+
+func newChoice(value string, allowed ...string) *choice {
+	return &choice{value: value, allowed: allowed}
+}
+
+func (c *choice) String() string {
+	if c == nil {
+		return ""
+	}
+	return c.value
+}
+
+func (c *choice) Set(s string) error {
+	if !slices.Contains(c.allowed, s) {
+		if len(c.allowed) == 2 {
+			return fmt.Errorf("must be %s or %s", c.allowed[0], c.allowed[1])
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(c.allowed, ", "))
+	}
+	c.value = s
+	return nil
+}
+
+// count is a flag value that is a whole number, 0 or more.
+type count int64
+
+func (n *count) String() string {
+	if n == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*n), 10)
+}
+
+func (n *count) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 {
+		return errors.New("must be a whole number, 0 or more")
+	}
+	*n = count(v)
+	return nil
+}
+
+// boolValue is a boolean flag whose error, unlike the flag package's
+// "parse error", says what is expected (it matters for variables).
+type boolValue bool
+
+func (b *boolValue) String() string {
+	if b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(bool(*b))
+}
+
+func (b *boolValue) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*b = boolValue(v)
+	return nil
+}
+
+// IsBoolFlag lets the flag be given without a value.
+func (b *boolValue) IsBoolFlag() bool { return true }
+
+// hostPort is a listen address: HOST:PORT, where HOST may be empty (all
+// interfaces) and PORT 0 (any free port).
+type hostPort string
+
+func (h *hostPort) String() string {
+	if h == nil {
+		return ""
+	}
+	return string(*h)
+}
+
+func (h *hostPort) Set(s string) error {
+	bad := errors.New("must be HOST:PORT, such as 127.0.0.1:6366, :8080 or 127.0.0.1:0 (any free port)")
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return bad
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port != strconv.FormatUint(n, 10) {
+		return bad
+	}
+	*h = hostPort(s)
+	return nil
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", to check the file itself
+
+	"github.com/memstore/memstore/httpapi"
+)
+
+// child is memstore serve running as a child process, the real binary as
+// people run it.
+type child struct {
+	cmd            *exec.Cmd
+	url, key       string
+	stdout, stderr *syncBuffer
+	exited         chan struct{} // closed when the process has ended
+	err            error         // cmd.Wait's, once exited is closed
+}
+
+// startChild starts memstore serve on db at a free port and waits until it
+// serves. The process is killed at the end of the test if still running.
+func startChild(tb testing.TB, db string) *child {
+	tb.Helper()
+	// testscript.Main (see TestMain) puts the test binary on PATH under the
+	// name memstore, running main.
+	bin, err := exec.LookPath("memstore")
+	if err != nil {
+		tb.Fatalf("memstore is not on PATH: %v", err)
+	}
+	c := &child{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	c.cmd = exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "warn")
+	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr
+	if err := c.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() { c.err = c.cmd.Wait(); close(c.exited) }()
+	tb.Cleanup(func() {
+		c.cmd.Process.Kill()
+		<-c.exited
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := servingLine.FindStringSubmatch(c.stderr.String()); m != nil {
+			c.url, c.key = m[1], lastKey(c.stdout.String())
+			return c
+		}
+		select {
+		case <-c.exited:
+			tb.Fatalf("memstore serve exited before serving (%v):\n%s", c.err, c.stderr)
+		default:
+		}
+	}
+	tb.Fatalf("memstore serve did not serve within 10s:\n%s", c.stderr)
+	return nil
+}
+
+// stop sends sig and waits for the process to end.
+func (c *child) stop(tb testing.TB, sig syscall.Signal) {
+	tb.Helper()
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		tb.Fatal(err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(15 * time.Second):
+		tb.Fatalf("memstore serve did not end within 15s of %v", sig)
+	}
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// memoryLog is what one writer knows of one memory: the content hashes of
+// its writes that were answered 200, in order, and of the write whose
+// answer never came (it may or may not have been committed).
+type memoryLog struct {
+	id      string
+	acked   []string
+	pending string
+}
+
+// TestCrashKeepsAcknowledgedWrites kills the server (SIGKILL) in the middle
+// of a write load and restarts it on the same database: every write that
+// was answered 200 must be there, each memory must hold its last
+// acknowledged content (or that of the write in flight when the server
+// died), and the file must pass SQLite's integrity check.
+func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	const writers, memoriesPerWriter = 4, 5
+	db := filepath.Join(t.TempDir(), "m.db")
+	srv := startChild(t, db)
+	if srv.key == "" {
+		t.Fatalf("a first run printed no key:\n%s", srv.stdout)
+	}
+	a := newAPI(srv.url, srv.key)
+	store := a.createStore(t, "crash")
+	memories := "/v1/memory_stores/" + store + "/memories"
+
+	var (
+		mu       sync.Mutex
+		logs     = map[string]*memoryLog{} // by path
+		acks     int
+		failures []string
+		wg       sync.WaitGroup
+	)
+	for w := range writers {
+		wg.Go(func() {
+			for k := 0; ; k++ {
+				path := fmt.Sprintf("/w%d/m%d.md", w, k%memoriesPerWriter)
+				content := fmt.Sprintf("writer %d, write %d, to %s\n%s", w, k, path, strings.Repeat("x", k%500))
+				mu.Lock()
+				ml := logs[path]
+				if ml == nil {
+					ml = &memoryLog{}
+					logs[path] = ml
+				}
+				ml.pending = sha(content)
+				id := ml.id
+				mu.Unlock()
+
+				var m httpapi.MemoryJSON
+				var status int
+				var data []byte
+				var err error
+				if id == "" {
+					status, data, err = a.call("POST", memories, httpapi.MemoryCreateRequest{Path: &path, Content: &content}, &m)
+				} else {
+					status, data, err = a.call("POST", memories+"/"+id, httpapi.MemoryUpdateRequest{Content: &content}, &m)
+				}
+				if err != nil {
+					return // the server is gone
+				}
+				mu.Lock()
+				if status != http.StatusOK {
+					failures = append(failures, fmt.Sprintf("writer %d: %s: %d %s", w, path, status, data))
+					mu.Unlock()
+					return
+				}
+				if m.ContentSHA256 != ml.pending {
+					failures = append(failures, fmt.Sprintf("writer %d: %s: answered hash %s; want %s", w, path, m.ContentSHA256, ml.pending))
+				}
+				ml.id, ml.acked, ml.pending = m.ID, append(ml.acked, ml.pending), ""
+				acks++
+				mu.Unlock()
+			}
+		})
+	}
+
+	// Kill the server once the load is well under way.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := acks
+		mu.Unlock()
+		if n >= 400 {
+			break
+		}
+	}
+	srv.stop(t, syscall.SIGKILL)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d writes failed before the crash; the first: %s", len(failures), failures[0])
+	}
+	if acks < 50 {
+		t.Fatalf("the server answered only %d writes in 5s before the crash: stuck or far too slow", acks)
+	}
+
+	// Restart on the same database: no new key, the old one works.
+	srv = startChild(t, db)
+	if srv.key != "" {
+		t.Errorf("the restarted server made a new key")
+	}
+	a = newAPI(srv.url, a.key)
+	var page httpapi.PageJSON[httpapi.ListItemJSON]
+	a.must(t, "GET", memories+"?limit=100", nil, &page)
+	found := map[string]*httpapi.MemoryJSON{}
+	for _, it := range page.Data {
+		if it.Memory == nil {
+			t.Fatalf("unexpected prefix %+v in a list without depth", it.Prefix)
+		}
+		found[it.Memory.Path] = it.Memory
+	}
+	for path := range found {
+		if logs[path] == nil {
+			t.Errorf("memory %s exists, but no writer wrote it", path)
+		}
+	}
+	checked := 0
+	for path, ml := range logs {
+		m := found[path]
+		if len(ml.acked) == 0 {
+			// Only a create in flight: it may have been committed.
+			if m != nil && m.ContentSHA256 != ml.pending {
+				t.Errorf("%s holds %s, which no writer wrote", path, m.ContentSHA256)
+			}
+			continue
+		}
+		last := ml.acked[len(ml.acked)-1]
+		switch {
+		case m == nil:
+			t.Errorf("%s, written %d times with answer 200, is gone", path, len(ml.acked))
+			continue
+		case m.ContentSHA256 != last && (ml.pending == "" || m.ContentSHA256 != ml.pending):
+			t.Errorf("%s holds %s; want the last acknowledged write %s or the one in flight %q", path, m.ContentSHA256, last, ml.pending)
+		}
+		// Every acknowledged write is a version of the memory.
+		versions := map[string]bool{}
+		for next := ""; ; {
+			var vp httpapi.PageJSON[httpapi.VersionJSON]
+			q := "?limit=100&memory_id=" + ml.id
+			if next != "" {
+				q += "&page=" + next
+			}
+			a.must(t, "GET", "/v1/memory_stores/"+store+"/memory_versions"+q, nil, &vp)
+			for _, v := range vp.Data {
+				if v.ContentSHA256 != nil {
+					versions[*v.ContentSHA256] = true
+				}
+			}
+			if vp.NextPage == nil {
+				break
+			}
+			next = *vp.NextPage
+		}
+		for i, h := range ml.acked {
+			if !versions[h] {
+				t.Errorf("%s: acknowledged write %d (%s) has no version", path, i+1, h)
+			}
+		}
+		checked += len(ml.acked)
+	}
+	t.Logf("%d acknowledged writes to %d memories checked after the crash", checked, len(logs))
+
+	// A clean stop on SIGTERM, then the file itself.
+	srv.stop(t, syscall.SIGTERM)
+	if srv.err != nil || !strings.Contains(srv.stderr.String(), "memstore: stopped") {
+		t.Errorf("after SIGTERM: %v\n%s", srv.err, srv.stderr)
+	}
+	sdb, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	var result string
+	if err := sdb.QueryRow("PRAGMA integrity_check").Scan(&result); err != nil || result != "ok" {
+		t.Errorf("integrity_check: %q %v; want ok", result, err)
+	}
+}

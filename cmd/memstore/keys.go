@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/sqlite"
+)
+
+const keysHelp = `Usage: memstore keys create [--db FILE] [--workspace NAME] [--name NAME] [--json]
+       memstore keys ls [--db FILE] [--workspace NAME] [--json]
+       memstore keys revoke [--db FILE] [--json] ID
+
+Manages the API keys of a memstore database, working on the file itself
+(a server may be running on it meanwhile).
+
+'keys create' makes a key in a workspace, creating the workspace if there
+is none by that name (default "default"), and prints the key alone on the
+last line of standard output:
+
+  export ANTHROPIC_API_KEY=$(memstore keys create --name laptop | tail -1)
+
+The key is shown only then: the database keeps a hash of it.
+
+'keys ls' lists keys, revoked ones included, and never their secrets: the
+hint is the key's last four characters.
+
+'keys revoke ID' stops a key from working, for good. A running server may
+still accept it for a few seconds, as long as it remembers having
+authenticated it.
+
+The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
+$XDG_DATA_HOME or ~/.local/share: the one 'memstore serve' uses.
+`
+
+func runKeys(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		return usageError(e, "memstore keys: say what to do: create, ls or revoke; run 'memstore keys --help' for more")
+	}
+	switch args[0] {
+	case "create":
+		return runKeysCreate(ctx, e, args[1:])
+	case "ls", "list":
+		return runKeysList(ctx, e, args[1:])
+	case "revoke":
+		return runKeysRevoke(ctx, e, args[1:])
+	}
+	fs := newFlags(e, "keys", keysHelp)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return usageError(e, "memstore keys: unknown subcommand %q; it is create, ls or revoke", args[0])
+}
+
+// keyJSON is an API key as the keys commands print it with --json. Secret
+// is present only when the key has just been made.
+type keyJSON struct {
+	Type          string     `json:"type"`
+	ID            string     `json:"id"`
+	WorkspaceID   string     `json:"workspace_id"`
+	WorkspaceName string     `json:"workspace_name"`
+	Name          string     `json:"name"`
+	Hint          string     `json:"hint"`
+	CreatedAt     time.Time  `json:"created_at"`
+	LastUsedAt    *time.Time `json:"last_used_at"`
+	RevokedAt     *time.Time `json:"revoked_at"`
+	Secret        string     `json:"secret,omitempty"`
+}
+
+func newKeyJSON(k *memstore.APIKey, workspaceName string) keyJSON {
+	return keyJSON{
+		Type: "api_key", ID: k.ID, WorkspaceID: k.WorkspaceID, WorkspaceName: workspaceName,
+		Name: k.Name, Hint: k.Hint, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt,
+	}
+}
+
+// keysFlags are the flags the keys subcommands share.
+type keysFlags struct {
+	db   string
+	json bool
+}
+
+// add returns the flag set of a keys subcommand, with the shared flags.
+func (f *keysFlags) add(e env, name string) *flag.FlagSet {
+	fs := newFlags(e, "keys "+name, keysHelp)
+	fs.StringVar(&f.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
+	return fs
+}
+
+// open opens the database the flags name; only create may make it.
+func (f *keysFlags) open(ctx context.Context, e env, create bool) (*sqlite.DB, error) {
+	path, err := dbPath(e, f.db)
+	if err != nil {
+		return nil, err
+	}
+	return openDB(ctx, path, create, sqlite.Options{})
+}
+
+func runKeysCreate(ctx context.Context, e env, args []string) error {
+	var f keysFlags
+	fs := f.add(e, "create")
+	workspace := fs.String("workspace", "", "workspace `NAME` or ID, made if missing (or MEMSTORE_WORKSPACE; default \"default\")")
+	name := fs.String("name", "", "a `NAME` for the key, to tell keys apart")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(e, "memstore keys create: unexpected argument %q (name the key with --name)", pos[0])
+	}
+	if err := applyEnv(e, "keys create", fs, map[string]string{"workspace": "MEMSTORE_WORKSPACE"}); err != nil {
+		return err
+	}
+	if *workspace == "" {
+		*workspace = memstore.DefaultWorkspace
+	}
+	if err := memstore.ValidateKeyName(*name); err != nil {
+		return usageError(e, "memstore keys create: --name: %v", err)
+	}
+	db, err := f.open(ctx, e, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ws, created, err := ensureWorkspace(ctx, db, *workspace)
+	if err != nil {
+		return err
+	}
+	k, secret, err := db.CreateAPIKey(ctx, ws.ID, *name)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		j := newKeyJSON(k, ws.Name)
+		j.Secret = secret
+		return printJSON(e.stdout, j)
+	}
+	if created {
+		fmt.Fprintf(e.stdout, "Created workspace %q (%s).\n", ws.Name, ws.ID)
+	}
+	named := ""
+	if k.Name != "" {
+		named = fmt.Sprintf(" %q", cell(k.Name))
+	}
+	fmt.Fprintf(e.stdout, "Created API key %s%s in workspace %q. It will not be shown again:\n", k.ID, named, ws.Name)
+	fmt.Fprintln(e.stdout, secret)
+	return nil
+}
+
+func runKeysList(ctx context.Context, e env, args []string) error {
+	var f keysFlags
+	fs := f.add(e, "ls")
+	workspace := fs.String("workspace", "", "list only the keys of workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default: all)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(e, "memstore keys ls: unexpected argument %q", pos[0])
+	}
+	if err := applyEnv(e, "keys ls", fs, map[string]string{"workspace": "MEMSTORE_WORKSPACE"}); err != nil {
+		return err
+	}
+	db, err := f.open(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wsID := ""
+	if *workspace != "" {
+		ws, err := db.Workspace(ctx, *workspace)
+		if err != nil {
+			return err
+		}
+		wsID = ws.ID
+	}
+	workspaces, err := db.Workspaces(ctx)
+	if err != nil {
+		return err
+	}
+	names := make(map[string]string, len(workspaces))
+	for _, w := range workspaces {
+		names[w.ID] = w.Name
+	}
+	keys, err := db.APIKeys(ctx, wsID)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		out := struct {
+			Data []keyJSON `json:"data"`
+		}{Data: make([]keyJSON, 0, len(keys))}
+		for i := range keys {
+			out.Data = append(out.Data, newKeyJSON(&keys[i], names[keys[i].WorkspaceID]))
+		}
+		return printJSON(e.stdout, out)
+	}
+	if len(keys) == 0 {
+		fmt.Fprintln(e.stderr, "no API keys; make one with 'memstore keys create'")
+		return nil
+	}
+	tw := newTable(e.stdout)
+	row(tw, "ID", "WORKSPACE", "NAME", "HINT", "CREATED", "LAST USED", "REVOKED")
+	for _, k := range keys {
+		row(tw, k.ID, names[k.WorkspaceID], k.Name, k.Hint, fmtTime(k.CreatedAt), fmtTimePtr(k.LastUsedAt), fmtTimePtr(k.RevokedAt))
+	}
+	return tw.Flush()
+}
+
+func runKeysRevoke(ctx context.Context, e env, args []string) error {
+	var f keysFlags
+	fs := f.add(e, "revoke")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError(e, "memstore keys revoke: give the ID of one key (apikey_...); 'memstore keys ls' lists them")
+	}
+	id := pos[0]
+	if strings.HasPrefix(id, memstore.APIKeyPrefix) {
+		// Someone pasted the secret: do not echo it, and point at the ID.
+		return usageError(e, "memstore keys revoke: give the key's ID (apikey_...), not its secret; 'memstore keys ls' lists the IDs")
+	}
+	db, err := f.open(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	k, err := db.RevokeAPIKey(ctx, id)
+	if err != nil {
+		return err
+	}
+	wsName := ""
+	if ws, err := db.Workspace(ctx, k.WorkspaceID); err == nil {
+		wsName = ws.Name
+	}
+	if f.json {
+		return printJSON(e.stdout, newKeyJSON(k, wsName))
+	}
+	fmt.Fprintf(e.stdout, "API key %s (%s) of workspace %q is revoked since %s.\n", k.ID, k.Hint, wsName, fmtTime(*k.RevokedAt))
+	fmt.Fprintf(e.stdout, "A running server may accept it for up to %s more.\n", httpapi.DefaultAuthCacheTTL)
+	return nil
+}

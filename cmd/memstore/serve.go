@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/sqlite"
+)
+
+const serveHelp = `Usage: memstore serve [--db FILE] [--addr HOST:PORT] [flags]
+
+Serves the memory stores API, wire-compatible with Anthropic's
+/v1/memory_stores: point an official SDK at http://HOST:PORT as its base
+URL. GET /healthz answers when the server is up; GET /metrics serves
+Prometheus metrics. Neither needs a key.
+
+The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
+$XDG_DATA_HOME or ~/.local/share; it and its directory are created if
+missing. On a database without API keys, serve makes the workspace
+"default" and a key for it, prints the key once on standard output, and
+writes it to FILE.key (mode 0600, never overwritten). Make more keys with
+'memstore keys create'.
+
+Every flag may also be set by the environment variable named beside it;
+flags win over variables. SIGINT or SIGTERM stops the server after the
+requests in progress end (at most 10 seconds).
+`
+
+// The timeouts of the HTTP server. Request bodies are at most a few MiB
+// and every handler is one database transaction, so a minute is ample for
+// a slow client; a client that holds a connection without sending headers
+// is dropped sooner.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = time.Minute
+	writeTimeout      = time.Minute
+	idleTimeout       = 2 * time.Minute
+	// shutdownTimeout bounds how long a stopping server waits for the
+	// requests in progress.
+	shutdownTimeout = 10 * time.Second
+)
+
+// defaultMaxMemoriesPerStore is the hosted service's cap (spec decision 4).
+const defaultMaxMemoriesPerStore = 2000
+
+// serveConfig is the configuration of serve.
+type serveConfig struct {
+	db             string
+	addr           hostPort
+	createExisting *choice
+	strictHeaders  boolValue
+	maxMemories    count
+	maxBodyBytes   count
+	logFormat      *choice
+	logLevel       *choice
+}
+
+// serveEnv names the variable of each flag of serve (--db reads
+// MEMSTORE_DB through dbPath, like the keys commands).
+var serveEnv = map[string]string{
+	"addr":                   "MEMSTORE_ADDR",
+	"create-existing":        "MEMSTORE_CREATE_EXISTING",
+	"strict-headers":         "MEMSTORE_STRICT_HEADERS",
+	"max-memories-per-store": "MEMSTORE_MAX_MEMORIES_PER_STORE",
+	"max-body-bytes":         "MEMSTORE_MAX_BODY_BYTES",
+	"log-format":             "MEMSTORE_LOG_FORMAT",
+	"log-level":              "MEMSTORE_LOG_LEVEL",
+}
+
+// parseServeConfig reads serve's configuration from its defaults, the
+// environment and args, in that order.
+func parseServeConfig(e env, args []string) (*serveConfig, error) {
+	c := &serveConfig{
+		addr:           defaultAddr,
+		createExisting: newChoice(httpapi.CreateConflict, httpapi.CreateConflict, httpapi.CreateUpsert),
+		maxMemories:    defaultMaxMemoriesPerStore,
+		logFormat:      newChoice("text", "text", "json"),
+		logLevel:       newChoice("info", "debug", "info", "warn", "error"),
+	}
+	fs := newFlags(e, "serve", serveHelp)
+	fs.StringVar(&c.db, "db", "", "memstore database `FILE` (MEMSTORE_DB)")
+	fs.Var(&c.addr, "addr", "listen on `HOST:PORT`; port 0 picks a free one (MEMSTORE_ADDR)")
+	fs.Var(c.createExisting, "create-existing", "`MODE` of creating a memory at a taken path: conflict (409, as the SDKs expect) or upsert (MEMSTORE_CREATE_EXISTING)")
+	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
+	fs.Var(&c.maxMemories, "max-memories-per-store", "cap on the memories of a store, `N`; 0 for no cap (MEMSTORE_MAX_MEMORIES_PER_STORE)")
+	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
+	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
+	fs.Var(c.logLevel, "log-level", "least severe `LEVEL` logged: debug, info, warn or error (MEMSTORE_LOG_LEVEL)")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError(e, "memstore serve: unexpected argument %q", fs.Arg(0))
+	}
+	if err := applyEnv(e, "serve", fs, serveEnv); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// logger is the server's log on w, in the configured format and level.
+func (c *serveConfig) logger(w io.Writer) *slog.Logger {
+	var level slog.Level
+	level.UnmarshalText([]byte(c.logLevel.value)) // one of the choices, all valid
+	opts := &slog.HandlerOptions{Level: level}
+	if c.logFormat.value == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func runServe(ctx context.Context, e env, args []string) error {
+	c, err := parseServeConfig(e, args)
+	if err != nil {
+		return err
+	}
+	path, err := dbPath(e, c.db)
+	if err != nil {
+		return err
+	}
+	// Listen first, so that a taken port is an error at once, and before
+	// anything is written to the database.
+	ln, err := net.Listen("tcp", string(c.addr))
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (is another server using it? pick another address with --addr): %w", c.addr, err)
+	}
+	defer ln.Close() // in case serving never starts; closing twice is harmless
+	db, err := openDB(ctx, path, true, sqlite.Options{MaxMemoriesPerStore: int(c.maxMemories)})
+	if err != nil {
+		return err
+	}
+	err = serve(ctx, e, c, ln, path, db)
+	if cerr := db.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close database %s: %w", path, cerr)
+	}
+	return err
+}
+
+// serve runs the server on a listener and an open database until ctx is
+// done, then waits for the requests in progress.
+func serve(ctx context.Context, e env, c *serveConfig, ln net.Listener, path string, db *sqlite.DB) error {
+	if err := firstKey(ctx, e, db, path); err != nil {
+		return err
+	}
+	log := c.logger(e.stderr)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	api := httpapi.New(httpapi.Config{
+		Stores: db, Memories: db, Versions: db, Keys: db,
+		Counts:         db.Counts,
+		Logger:         log,
+		Registry:       reg,
+		CreateExisting: c.createExisting.value,
+		StrictHeaders:  bool(c.strictHeaders),
+		MaxBodyBytes:   int64(c.maxBodyBytes),
+	})
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), path)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(e.stderr, "memstore: stopping; waiting for the requests in progress")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// The wait is over: cut the remaining connections. Their
+		// transactions roll back when the database closes.
+		log.Warn("requests still in progress at shutdown were cut off", "wait", shutdownTimeout.String(), "err", err)
+		srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	}
+	fmt.Fprintln(e.stderr, "memstore: stopped")
+	return nil
+}
+
+// firstKey gives a database without API keys its first one, so that a
+// fresh server can be used at once: it makes the default workspace if
+// missing and a key in it, prints the key once, and keeps a copy in
+// path.key (mode 0600), never overwriting a file already there. Keys
+// revoked since count: a database whose keys were all revoked gets none.
+func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) error {
+	keys, err := ks.APIKeys(ctx, "")
+	if err != nil || len(keys) > 0 {
+		return err
+	}
+	ws, _, err := ensureWorkspace(ctx, ks, memstore.DefaultWorkspace)
+	if err != nil {
+		return err
+	}
+	k, secret, err := ks.CreateAPIKey(ctx, ws.ID, "first key")
+	if err != nil {
+		return err
+	}
+	keyFile := path + ".key"
+	where := fmt.Sprintf("a copy is in %s, readable by you only", keyFile)
+	if err := writeKeyFile(keyFile, secret); err != nil {
+		fmt.Fprintf(e.stderr, "memstore: warning: the key was not saved to a file: %v\n", err)
+		where = "store it now"
+	}
+	fmt.Fprintf(e.stdout, "Created API key %s in workspace %q. It will not be shown again (%s):\n", k.ID, ws.Name, where)
+	fmt.Fprintln(e.stdout, secret)
+	return nil
+}
+
+// writeKeyFile writes secret to a new file that only its owner may read.
+// A file already there is left alone: it may hold a key still in use.
+func writeKeyFile(name, secret string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s already exists and was left as it is (it does not hold this key)", name)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(secret + "\n")
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name) // a partial key is no use to anyone
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}

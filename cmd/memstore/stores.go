@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+)
+
+const storesHelp = `Usage: memstore stores [ls] [--archived]
+       memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]...
+       memstore stores show ID
+       memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
+       memstore stores archive ID
+       memstore stores rm ID --yes
+
+Manages the memory stores of a workspace.
+
+  ls       list the stores, newest first (archived ones with --archived)
+  create   make a store; its name and description are shown to the agents
+           it is attached to, its metadata is not
+  show     print a store
+  update   change a store's name, description or metadata; metadata is
+           merged: --metadata sets a key, --unset-metadata removes one
+  archive  make a store read-only for good: its memories can be read and
+           deleted but no longer written, and it can no longer be attached
+  rm       delete a store with all its memories and versions, for good
+
+Run 'memstore stores SUBCOMMAND --help' for a subcommand's flags.
+` + backendHelp
+
+// storesCommands are the subcommands of memstore stores.
+func storesCommands() []command {
+	return []command{
+		{"ls", "list the stores", runStoresLs},
+		{"create", "make a store", runStoresCreate},
+		{"show", "print a store", runStoresShow},
+		{"update", "change a store", runStoresUpdate},
+		{"archive", "make a store read-only for good", runStoresArchive},
+		{"rm", "delete a store and everything in it", runStoresRm},
+	}
+}
+
+func runStores(ctx context.Context, e env, args []string) error {
+	args = hoistCommand(args)
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			fmt.Fprint(e.stderr, storesHelp)
+			return flag.ErrHelp
+		}
+	}
+	sub, rest := "ls", args
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, rest = args[0], args[1:]
+	}
+	for _, c := range storesCommands() {
+		if c.name != sub {
+			continue
+		}
+		// Errors name the subcommand: memstore stores update: ...
+		err := c.run(ctx, e, rest)
+		var code exitCode
+		if err == nil || errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) || errors.As(err, &code) {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "memstore stores %s: %v\n", sub, err)
+		return exitCode(1)
+	}
+	return usageError(e, "memstore stores: unknown subcommand %q; run 'memstore stores --help' for the list", args[0])
+}
+
+// storeFlags starts a stores subcommand: its flag set with the shared
+// flags, but no --store (the subcommands take the store as an argument).
+func storeFlags(e env, sub, usage string) (*flag.FlagSet, *backendFlags) {
+	fs := newFlags(e, "stores "+sub, usage+backendHelp)
+	return fs, addBackendFlags(fs, "stores "+sub, false)
+}
+
+func runStoresLs(ctx context.Context, e env, args []string) error {
+	fs, bf := storeFlags(e, "ls", "Usage: memstore stores ls [--archived]\n\nLists the workspace's memory stores, newest first.\n")
+	archived := fs.Bool("archived", false, "include archived stores")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(e, "memstore stores ls: unexpected argument %q", pos[0])
+	}
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	var stores []memstore.Store
+	f := memstore.StoreFilter{IncludeArchived: *archived, Limit: 100}
+	for {
+		page, err := c.Stores(ctx, c.workspace, f)
+		if err != nil {
+			return err
+		}
+		stores = append(stores, page.Items...)
+		if page.Next == "" {
+			break
+		}
+		f.Page = page.Next
+	}
+	if c.json {
+		out := make([]httpapi.StoreJSON, len(stores))
+		for i := range stores {
+			out[i] = httpapi.NewStoreJSON(&stores[i])
+		}
+		return printJSON(e.stdout, out)
+	}
+	if len(stores) == 0 {
+		fmt.Fprintln(e.stderr, "no memory stores; create one with 'memstore stores create NAME'")
+		return nil
+	}
+	tw := newTable(e.stdout)
+	row(tw, "ID", "NAME", "CREATED", "ARCHIVED", "DESCRIPTION")
+	for _, s := range stores {
+		row(tw, s.ID, s.Name, fmtTime(s.CreatedAt), fmtTimePtr(s.ArchivedAt), shorten(s.Description, 60))
+	}
+	return tw.Flush()
+}
+
+// metadataFlag collects repeated --metadata KEY=VALUE flags.
+type metadataFlag map[string]string
+
+func (m metadataFlag) String() string { return "" }
+
+func (m metadataFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return errors.New("want KEY=VALUE")
+	}
+	m[k] = v
+	return nil
+}
+
+// listFlag collects a repeated flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string { return "" }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+func runStoresCreate(ctx context.Context, e env, args []string) error {
+	fs, bf := storeFlags(e, "create", "Usage: memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]...\n\nMakes a memory store and prints it.\n")
+	description := fs.String("description", "", "what the store holds, shown to agents")
+	md := metadataFlag{}
+	fs.Var(md, "metadata", "set a metadata `KEY=VALUE` (repeatable; not shown to agents)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError(e, "memstore stores create: give one NAME (quote a name with spaces)")
+	}
+	bf.create = true
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := c.CreateStore(ctx, c.workspace, memstore.StoreCreate{Name: pos[0], Description: *description, Metadata: md})
+	if err != nil {
+		return err
+	}
+	return c.printStore(s)
+}
+
+// oneStoreArg parses a subcommand that takes one store ID and opens the
+// backend.
+func oneStoreArg(ctx context.Context, e env, fs *flag.FlagSet, bf *backendFlags, args []string) (*conn, string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(pos) != 1 {
+		return nil, "", usageError(e, "memstore %s: give one store ID (see 'memstore stores ls')", bf.cmd)
+	}
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, pos[0], nil
+}
+
+func runStoresShow(ctx context.Context, e env, args []string) error {
+	fs, bf := storeFlags(e, "show", "Usage: memstore stores show ID\n\nPrints a memory store, archived or not.\n")
+	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := c.Store(ctx, c.workspace, id)
+	if err != nil {
+		return err
+	}
+	return c.printStore(s)
+}
+
+func runStoresUpdate(ctx context.Context, e env, args []string) error {
+	fs, bf := storeFlags(e, "update", "Usage: memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...\n\nChanges a memory store and prints it. Flags not given leave their field\nas it is; metadata keys not mentioned keep their values.\n")
+	name := fs.String("name", "", "new `NAME`")
+	description := fs.String("description", "", "new description (\"\" clears it)")
+	md := metadataFlag{}
+	fs.Var(md, "metadata", "set a metadata `KEY=VALUE` (repeatable)")
+	var unset listFlag
+	fs.Var(&unset, "unset-metadata", "remove a metadata `KEY` (repeatable)")
+	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	var u memstore.StoreUpdate
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "name":
+			u.Name = name
+		case "description":
+			u.Description = description
+		}
+	})
+	if len(md)+len(unset) > 0 {
+		u.Metadata = map[string]*string{}
+		for k, v := range md {
+			u.Metadata[k] = &v
+		}
+		for _, k := range unset {
+			if _, ok := md[k]; ok {
+				return usageError(e, "memstore stores update: metadata key %q is both set and unset", k)
+			}
+			u.Metadata[k] = nil
+		}
+	}
+	if u.Name == nil && u.Description == nil && u.Metadata == nil {
+		return usageError(e, "memstore stores update: nothing to change; give --name, --description, --metadata or --unset-metadata")
+	}
+	s, err := c.UpdateStore(ctx, c.workspace, id, u)
+	if err != nil {
+		return err
+	}
+	return c.printStore(s)
+}
+
+func runStoresArchive(ctx context.Context, e env, args []string) error {
+	fs, bf := storeFlags(e, "archive", "Usage: memstore stores archive ID\n\nArchives a memory store, for good: its memories stay readable and\ndeletable but can no longer be written, and it can no longer be attached\nto sessions. Archiving an archived store changes nothing.\n")
+	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := c.ArchiveStore(ctx, c.workspace, id)
+	if err != nil {
+		return err
+	}
+	return c.printStore(s)
+}
+
+func runStoresRm(ctx context.Context, e env, args []string) error {
+	fs, bf := storeFlags(e, "rm", "Usage: memstore stores rm ID --yes\n\nDeletes a memory store with all its memories and their versions, for\ngood. There is no undo, hence --yes; 'memstore export' keeps a copy.\n")
+	yes := fs.Bool("yes", false, "confirm the deletion")
+	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if !*yes {
+		return usageError(e, "memstore stores rm: deleting %s removes all its memories and versions for good; add --yes to confirm", id)
+	}
+	if err := c.DeleteStore(ctx, c.workspace, id); err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(e.stdout, httpapi.DeletedJSON{Type: "memory_store_deleted", ID: id})
+	}
+	fmt.Fprintf(e.stdout, "deleted memory store %s\n", id)
+	return nil
+}
+
+// printStore prints a store as the API's object or as a block of fields.
+func (c *conn) printStore(s *memstore.Store) error {
+	if c.json {
+		return printJSON(c.e.stdout, httpapi.NewStoreJSON(s))
+	}
+	return writeStore(c.e.stdout, s)
+}
+
+func writeStore(w io.Writer, s *memstore.Store) error {
+	var md []string
+	for _, k := range slices.Sorted(maps.Keys(s.Metadata)) {
+		md = append(md, k+"="+s.Metadata[k])
+	}
+	return block(w,
+		[2]string{"id", s.ID},
+		[2]string{"name", s.Name},
+		[2]string{"description", s.Description},
+		[2]string{"metadata", strings.Join(md, ", ")},
+		[2]string{"created_at", fmtTime(s.CreatedAt)},
+		[2]string{"updated_at", fmtTime(s.UpdatedAt)},
+		[2]string{"archived_at", fmtTimePtr(s.ArchivedAt)},
+	)
+}

@@ -1,0 +1,438 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memstore/memstore"
+)
+
+const exportHelp = `Usage: memstore export [--store ID] DIR|FILE.jsonl|-
+
+Writes every memory of a store out:
+
+  DIR          one file per memory at its path below DIR (created mode
+               0700, files 0600); existing files at those paths are
+               replaced, others are left alone
+  FILE.jsonl   one JSON object per line: {"path","content","content_sha256"}
+  -            the same JSON lines on standard output
+
+Progress goes to stderr, then a summary (to stdout unless the memories go
+there).
+` + backendHelp
+
+const importHelp = `Usage: memstore import [--store ID] DIR|FILE.jsonl|-
+
+Loads memories into a store from a directory (each file becomes the
+memory at its path below DIR) or from JSON lines as export writes them
+(- reads standard input). A memory that is missing is created, one with
+other content is updated, one with the same content is left alone.
+Hidden files and folders and files that are not UTF-8 text are skipped
+with a warning. Progress goes to stderr, then a summary of the counts.
+` + backendHelp
+
+// exportLine is one memory in a JSON-lines export.
+type exportLine struct {
+	Path          string  `json:"path"`
+	Content       *string `json:"content"`
+	ContentSHA256 string  `json:"content_sha256,omitempty"`
+}
+
+// isJSONLines says whether an export or import target is JSON lines
+// rather than a directory.
+func isJSONLines(target string) bool {
+	return target == "-" || strings.HasSuffix(target, ".jsonl")
+}
+
+func runExport(ctx context.Context, e env, args []string) error {
+	fs, bf := memoryFlags(e, "export", exportHelp)
+	c, storeID, pos, err := storeArgs(ctx, e, fs, bf, args, 1, "one DIR or FILE.jsonl")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	target := pos[0]
+
+	// A first, cheap pass over the basic view counts the memories, for
+	// the progress lines.
+	total := 0
+	if err := c.eachMemory(ctx, storeID, memstore.MemoryFilter{Limit: 100}, func(*memstore.ListItem) error {
+		total++
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	var write func(m *memstore.Memory) error // a failure of one memory
+	var finish func() error
+	var fatal error // a failure of the whole export
+	summary := e.stdout
+	if isJSONLines(target) {
+		out := e.stdout
+		if target == "-" {
+			summary = e.stderr
+		} else {
+			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			out = f
+			finish = f.Close
+		}
+		w := bufio.NewWriter(out)
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		write = func(m *memstore.Memory) error {
+			if err := enc.Encode(exportLine{Path: m.Path, Content: &m.Content, ContentSHA256: m.ContentSHA256}); err != nil {
+				fatal = err
+			}
+			return fatal
+		}
+		closeFile := finish // nil for standard output
+		finish = func() error {
+			if err := w.Flush(); err != nil || closeFile == nil {
+				return err
+			}
+			return closeFile()
+		}
+	} else {
+		if err := os.MkdirAll(target, 0o700); err != nil {
+			return err
+		}
+		root, err := os.OpenRoot(target)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		write = func(m *memstore.Memory) error { return exportFile(root, m) }
+		finish = root.Close
+	}
+
+	p := newProgress(e.stderr, "exported", total)
+	exported, failed := 0, 0
+	err = c.eachMemory(ctx, storeID, memstore.MemoryFilter{Full: true, Limit: 20}, func(it *memstore.ListItem) error {
+		if it.Memory == nil {
+			return nil
+		}
+		if err := write(it.Memory); err != nil {
+			if fatal != nil {
+				return fatal
+			}
+			failed++
+			fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v\n", it.Memory.Path, err)
+			return nil
+		}
+		exported++
+		p.step()
+		return nil
+	})
+	if err == nil {
+		err = finish()
+	}
+	if err != nil {
+		return err
+	}
+	if c.json {
+		if err := printJSON(summary, struct {
+			StoreID  string `json:"memory_store_id"`
+			Exported int    `json:"exported"`
+			Failed   int    `json:"failed"`
+		}{storeID, exported, failed}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(summary, "exported %d memories from %s to %s\n", exported, storeID, target)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d memories could not be exported", failed)
+	}
+	return nil
+}
+
+// exportFile writes a memory to the file at its path below root. The
+// backend validates paths, but a path is checked again here, and root
+// refuses any that would reach outside it, symbolic links included.
+func exportFile(root *os.Root, m *memstore.Memory) error {
+	rel := filepath.FromSlash(strings.TrimPrefix(m.Path, "/"))
+	if memstore.ValidatePath(m.Path) != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("path would leave the directory")
+	}
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	return root.WriteFile(rel, []byte(m.Content), 0o600)
+}
+
+// importCounts is what an import did.
+type importCounts struct {
+	StoreID   string `json:"memory_store_id"`
+	Created   int    `json:"created"`
+	Updated   int    `json:"updated"`
+	Unchanged int    `json:"unchanged"`
+	Skipped   int    `json:"skipped"`
+	Failed    int    `json:"failed"`
+}
+
+func runImport(ctx context.Context, e env, args []string) error {
+	fs, bf := memoryFlags(e, "import", importHelp)
+	c, storeID, pos, err := storeArgs(ctx, e, fs, bf, args, 1, "one DIR or FILE.jsonl")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	source := pos[0]
+
+	s, err := c.Store(ctx, c.workspace, storeID)
+	if err != nil {
+		return err
+	}
+	if s.ArchivedAt != nil {
+		return memstore.ErrArchived(storeID)
+	}
+	im := &importer{c: c, e: e, storeID: storeID, existing: map[string]*memstore.Memory{},
+		counts: importCounts{StoreID: storeID}, progress: newProgress(e.stderr, "imported", 0)}
+	// What the store holds, by path, to tell creates from updates from
+	// no-ops without a lookup per memory.
+	if err := c.eachMemory(ctx, storeID, memstore.MemoryFilter{Limit: 100}, func(it *memstore.ListItem) error {
+		if it.Memory != nil {
+			im.existing[it.Memory.Path] = it.Memory
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if isJSONLines(source) {
+		err = im.fromJSONLines(ctx, source)
+	} else {
+		err = im.fromDir(ctx, source)
+	}
+	if err != nil {
+		return err
+	}
+	n := im.counts
+	if c.json {
+		if err := printJSON(e.stdout, n); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "imported into %s: %d created, %d updated, %d unchanged, %d skipped, %d failed\n",
+			storeID, n.Created, n.Updated, n.Unchanged, n.Skipped, n.Failed)
+	}
+	if n.Failed > 0 {
+		return fmt.Errorf("%d memories could not be imported", n.Failed)
+	}
+	return nil
+}
+
+// importer writes memories into a store, counting what it does.
+type importer struct {
+	c        *conn
+	e        env
+	storeID  string
+	existing map[string]*memstore.Memory // by path, kept up to date
+	counts   importCounts
+	progress *progress
+}
+
+// skip counts an entry left out on purpose, with a warning.
+func (im *importer) skip(where, why string) {
+	im.counts.Skipped++
+	fmt.Fprintf(im.e.stderr, "memstore import: skipped %s: %s\n", where, why)
+}
+
+// fail counts an entry that could not be imported, with a warning.
+func (im *importer) fail(where, why string) {
+	im.counts.Failed++
+	im.progress.step()
+	fmt.Fprintf(im.e.stderr, "memstore import: failed %s: %s\n", where, why)
+}
+
+// apply creates or updates the memory at path. A memstore error concerns
+// this memory only and is counted; any other error (an unreachable
+// server) ends the import.
+func (im *importer) apply(ctx context.Context, where, path, content string) error {
+	if err := memstore.ValidatePath(path); err != nil {
+		im.fail(where, memstore.ErrorMessage(err))
+		return nil
+	}
+	c, old := im.c, im.existing[path]
+	var m *memstore.Memory
+	var err error
+	switch {
+	case old == nil:
+		m, err = c.CreateMemory(ctx, c.workspace, im.storeID, memstore.MemoryCreate{Path: path, Content: content}, c.actor)
+	case old.ContentSHA256 == sha256Hex(content):
+		im.counts.Unchanged++
+		im.progress.step()
+		return nil
+	default:
+		m, err = c.UpdateMemory(ctx, c.workspace, im.storeID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256}, c.actor)
+	}
+	var me *memstore.Error
+	switch {
+	case errors.As(err, &me):
+		im.fail(where, me.Message)
+		return nil
+	case err != nil:
+		return err
+	case old == nil:
+		im.counts.Created++
+	default:
+		im.counts.Updated++
+	}
+	im.existing[path] = m
+	im.progress.step()
+	return nil
+}
+
+// fromJSONLines imports the memories of a JSON-lines file, or of standard
+// input for -; a bad line counts as failed.
+func (im *importer) fromJSONLines(ctx context.Context, source string) error {
+	in, name := im.e.stdin, "standard input"
+	if source != "-" {
+		f, err := os.Open(source)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, source
+		if im.progress.total, err = countLines(f); err != nil {
+			return fmt.Errorf("read %s: %w", source, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	r := bufio.NewReader(in)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			where := fmt.Sprintf("%s:%d", name, n)
+			var l exportLine
+			if jerr := json.Unmarshal(line, &l); jerr != nil {
+				im.fail(where, "not a JSON object with path and content")
+			} else if l.Path == "" || l.Content == nil {
+				im.fail(where, "path and content are required")
+			} else if l.ContentSHA256 != "" && !strings.EqualFold(l.ContentSHA256, sha256Hex(*l.Content)) {
+				im.fail(where, "content_sha256 does not match the content")
+			} else if err := im.apply(ctx, where+" "+l.Path, l.Path, *l.Content); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+}
+
+// countLines counts the lines of r that are not blank.
+func countLines(r io.Reader) (int, error) {
+	n := 0
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadSlice('\n')
+		blank := len(bytes.TrimSpace(line)) == 0
+		for errors.Is(err, bufio.ErrBufferFull) { // a long line: read on to its end
+			blank = false
+			_, err = br.ReadSlice('\n')
+		}
+		if !blank {
+			n++
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// fromDir imports the files below dir, each as the memory at its path
+// below dir. Hidden entries, entries other than regular files and folders
+// (symbolic links included) and files that are not UTF-8 text are skipped
+// with a warning.
+func (im *importer) fromDir(ctx context.Context, dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a directory (a JSON-lines file must end in .jsonl)", dir)
+	}
+	var files []string
+	err = filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case file == dir:
+		case strings.HasPrefix(d.Name(), "."):
+			im.skip(file, "hidden")
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case d.IsDir():
+		case !d.Type().IsRegular():
+			im.skip(file, "not a regular file")
+		default:
+			files = append(files, file)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	im.progress.total = len(files)
+	for _, file := range files {
+		rel, err := filepath.Rel(dir, file)
+		if err != nil {
+			return err
+		}
+		b, err := readFileLimited(file)
+		switch {
+		case err != nil:
+			im.fail(file, err.Error())
+		case !utf8.Valid(b):
+			im.skip(file, "not UTF-8 text")
+		default:
+			if err := im.apply(ctx, file, "/"+filepath.ToSlash(rel), string(b)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readFileLimited reads a file that a memory can hold, refusing a larger
+// one before reading it all.
+func readFileLimited(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, memstore.MaxContentBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > memstore.MaxContentBytes {
+		return nil, fmt.Errorf("over %d bytes, the limit for a memory", memstore.MaxContentBytes)
+	}
+	return b, nil
+}

@@ -1,0 +1,588 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memstore/memstore"
+)
+
+var (
+	_ memstore.StoreService   = (*Client)(nil)
+	_ memstore.MemoryService  = (*Client)(nil)
+	_ memstore.VersionService = (*Client)(nil)
+)
+
+// The headers the client sends on every request: the API version and beta
+// of the official Go SDK, so that a server in strict-header mode accepts it.
+const (
+	clientAPIVersion = "2023-06-01"
+	clientBeta       = "agent-memory-2026-07-22"
+	clientUserAgent  = "memstore-client"
+)
+
+// clientMaxResponseBytes bounds a response body read into memory. The
+// largest legitimate answer, a full-view page of 20 memories of 100 kB,
+// each byte escaped at worst six times, is well under it.
+const clientMaxResponseBytes = 64 << 20
+
+// Client is a Go client of the memory stores API: it implements
+// memstore.StoreService, MemoryService and VersionService over HTTP, against
+// a memstore server or any server of the same wire contract.
+//
+// The workspaceID argument of each method, when not "", is sent as the
+// anthropic-workspace-id header; WorkspaceID is sent when it is "". The
+// Actor argument is ignored: a server records every change as made by the
+// credential of the request. Errors the server reports come back as
+// *memstore.Error with the API's error type as Code; anything else (an
+// unreachable server, an answer that is not the API's JSON) is an ordinary
+// error naming the URL, never the key.
+//
+// The client does not retry: an error's Retry field says whether the server
+// invited a retry (x-should-retry: true).
+type Client struct {
+	// BaseURL is the server's address without /v1, as the official SDKs
+	// take it, e.g. http://localhost:8080.
+	BaseURL string
+	// APIKey is sent as x-api-key.
+	APIKey string
+	// HTTPClient makes the requests; http.DefaultClient when nil.
+	HTTPClient *http.Client
+	// WorkspaceID is the anthropic-workspace-id sent when a method's
+	// workspaceID is "". A key bound to one workspace needs neither.
+	WorkspaceID string
+}
+
+// NewClient returns a client of the server at baseURL (without /v1) that
+// authenticates with apiKey.
+func NewClient(baseURL, apiKey string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), APIKey: apiKey}
+}
+
+// clientRequest is one API call.
+type clientRequest struct {
+	method      string
+	path        string // below the base URL, each ID already escaped
+	query       url.Values
+	body        any // JSON-encoded when not nil
+	workspaceID string
+}
+
+// do sends r and decodes a successful answer into out. It returns the
+// answer's headers.
+func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header, error) {
+	base := strings.TrimRight(c.BaseURL, "/")
+	where := r.method + " " + base + r.path // for messages: no query, no key
+	u := base + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	var body io.Reader
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encode request: %w", where, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	req.Header.Set("x-api-key", c.APIKey)
+	req.Header.Set("anthropic-version", clientAPIVersion)
+	req.Header.Set("anthropic-beta", clientBeta)
+	req.Header.Set("accept", "application/json")
+	req.Header.Set("user-agent", clientUserAgent)
+	if r.body != nil {
+		req.Header.Set("content-type", "application/json")
+	}
+	ws := r.workspaceID
+	if ws == "" {
+		ws = c.WorkspaceID
+	}
+	if ws != "" {
+		req.Header.Set("anthropic-workspace-id", ws)
+	}
+
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		// err is a *url.Error naming the URL; the key travels in a header
+		// and so never appears in it.
+		return nil, fmt.Errorf("memory stores API at %s: %w", base, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, clientMaxResponseBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read the answer: %w", where, err)
+	}
+	if len(data) > clientMaxResponseBytes {
+		return nil, fmt.Errorf("%s: the answer is larger than %d bytes", where, clientMaxResponseBytes)
+	}
+
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return nil, clientError(where, res, data)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, fmt.Errorf("%s: the server answered %s with a body that is not the memory stores API's JSON (%s): %w",
+			where, res.Status, clientDescribeBody(res, data), err)
+	}
+	return res.Header, nil
+}
+
+// clientError turns an error answer into a *memstore.Error, or into a
+// plain error when it is not the API's error envelope (a proxy's page, a
+// server of another API).
+func clientError(where string, res *http.Response, data []byte) error {
+	var env ErrorJSON
+	if json.Unmarshal(data, &env) != nil || env.Error.Type == "" {
+		return fmt.Errorf("%s: the server answered %s without the memory stores API's error object (%s)",
+			where, res.Status, clientDescribeBody(res, data))
+	}
+	e := &memstore.Error{
+		Code:    env.Error.Type,
+		Message: env.Error.Message,
+		Retry:   res.Header.Get("x-should-retry") == "true",
+	}
+	if e.Message == "" {
+		e.Message = fmt.Sprintf("%s (%s)", env.Error.Type, res.Status)
+	}
+	if p := env.Error.ConflictingMemoryID; p != nil {
+		e.ConflictingMemoryID = *p
+	}
+	if p := env.Error.ConflictingPath; p != nil {
+		e.ConflictingPath = *p
+	}
+	return e
+}
+
+// clientDescribeBody says what an unexpected body is, with a short
+// printable excerpt to recognise it by (a proxy's error page, a wrong base
+// URL). A JSON body gets no excerpt: it may hold memory content.
+func clientDescribeBody(res *http.Response, data []byte) string {
+	ct := res.Header.Get("content-type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil {
+		ct = mt
+	}
+	if ct == "" {
+		ct = "no content-type"
+	}
+	switch {
+	case len(data) == 0:
+		return ct + ", empty"
+	case json.Valid(data):
+		return ct + ", JSON of another shape"
+	}
+	const max = 80
+	excerpt := data
+	if len(excerpt) > max {
+		excerpt = excerpt[:max]
+	}
+	s := strings.Map(func(r rune) rune {
+		if r < ' ' || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, string(excerpt))
+	if len(data) > max {
+		s += "..."
+	}
+	return fmt.Sprintf("%s: %q", ct, strings.TrimSpace(s))
+}
+
+// clientCheckText refuses strings that JSON cannot carry byte for byte,
+// given as pairs of a field name and its value: encoding/json would
+// replace invalid UTF-8 with U+FFFD, and the server would store (and hash)
+// something other than what the caller gave.
+func clientCheckText(fieldsAndValues ...string) error {
+	for i := 0; i+1 < len(fieldsAndValues); i += 2 {
+		if !utf8.ValidString(fieldsAndValues[i+1]) {
+			return memstore.Errorf(memstore.EInvalid, "%s is not valid UTF-8", fieldsAndValues[i])
+		}
+	}
+	return nil
+}
+
+// clientStorePath is the path of a store. An empty ID names nothing (and
+// would turn the path into another endpoint's), so it is ENotFound without
+// a request.
+func clientStorePath(storeID string) (string, error) {
+	if storeID == "" {
+		return "", memstore.Errorf(memstore.ENotFound, "no memory store with an empty ID")
+	}
+	return "/v1/memory_stores/" + url.PathEscape(storeID), nil
+}
+
+// clientItemPath is the path of a memory or version (a noun) in collection
+// ("memories" or "memory_versions") of a store.
+func clientItemPath(storeID, collection, noun, id string) (string, error) {
+	p, err := clientStorePath(storeID)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", memstore.Errorf(memstore.ENotFound, "no %s with an empty ID", noun)
+	}
+	return p + "/" + collection + "/" + url.PathEscape(id), nil
+}
+
+// clientPage converts a page of wire items to the domain.
+func clientPage[W, T any](p *PageJSON[W], conv func(*W) T) memstore.Page[T] {
+	out := memstore.Page[T]{Items: make([]T, 0, len(p.Data))}
+	for i := range p.Data {
+		out.Items = append(out.Items, conv(&p.Data[i]))
+	}
+	if p.NextPage != nil {
+		out.Next = *p.NextPage
+	}
+	return out
+}
+
+// clientListQuery starts the query of a list with its paging parameters;
+// zero values are left to the server's defaults.
+func clientListQuery(limit int, page string, full bool) url.Values {
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if page != "" {
+		q.Set("page", page)
+	}
+	if full {
+		q.Set("view", "full")
+	}
+	return q
+}
+
+// clientTimeRange adds the created_at bounds, in RFC 3339 with the
+// caller's zone (bounds are instants).
+func clientTimeRange(q url.Values, gte, lte *time.Time) {
+	if gte != nil {
+		q.Set("created_at[gte]", gte.Format(time.RFC3339Nano))
+	}
+	if lte != nil {
+		q.Set("created_at[lte]", lte.Format(time.RFC3339Nano))
+	}
+}
+
+// clientView is the query asking for a memory or version with its content,
+// as the domain's methods return them.
+var clientView = url.Values{"view": {"full"}}
+
+// store converts a wire store, with the workspace the server resolved
+// (echoed in anthropic-workspace-id) or, failing that, the one asked for.
+func (c *Client) store(j *StoreJSON, h http.Header, workspaceID string) *memstore.Store {
+	s := j.Store()
+	s.WorkspaceID = h.Get("anthropic-workspace-id")
+	if s.WorkspaceID == "" {
+		s.WorkspaceID = workspaceID
+	}
+	if s.WorkspaceID == "" {
+		s.WorkspaceID = c.WorkspaceID
+	}
+	return s
+}
+
+// CreateStore implements memstore.StoreService (POST /v1/memory_stores).
+func (c *Client) CreateStore(ctx context.Context, workspaceID string, sc memstore.StoreCreate) (*memstore.Store, error) {
+	if err := clientCheckStoreText(&sc.Name, &sc.Description, sc.Metadata, nil); err != nil {
+		return nil, err
+	}
+	body := StoreCreateRequest{Name: &sc.Name, Metadata: sc.Metadata}
+	if sc.Description != "" {
+		body.Description = &sc.Description
+	}
+	var j StoreJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: "/v1/memory_stores", body: body, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.store(&j, h, workspaceID), nil
+}
+
+// clientCheckStoreText checks the text fields of a store create or update.
+func clientCheckStoreText(name, description *string, md map[string]string, patch map[string]*string) error {
+	if name != nil {
+		if err := clientCheckText("name", *name); err != nil {
+			return err
+		}
+	}
+	if description != nil {
+		if err := clientCheckText("description", *description); err != nil {
+			return err
+		}
+	}
+	for k, v := range md {
+		if err := clientCheckText("metadata key", k, "metadata value", v); err != nil {
+			return err
+		}
+	}
+	for k, v := range patch {
+		if err := clientCheckText("metadata key", k); err != nil {
+			return err
+		}
+		if v != nil {
+			if err := clientCheckText("metadata value", *v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Store implements memstore.StoreService (GET /v1/memory_stores/{id}).
+func (c *Client) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+	p, err := clientStorePath(id)
+	if err != nil {
+		return nil, err
+	}
+	var j StoreJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.store(&j, h, workspaceID), nil
+}
+
+// Stores implements memstore.StoreService (GET /v1/memory_stores).
+func (c *Client) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	q := clientListQuery(f.Limit, f.Page, false)
+	if f.IncludeArchived {
+		q.Set("include_archived", "true")
+	}
+	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
+	var j PageJSON[StoreJSON]
+	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: "/v1/memory_stores", query: q, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return memstore.Page[memstore.Store]{}, err
+	}
+	return clientPage(&j, func(s *StoreJSON) memstore.Store { return *c.store(s, h, workspaceID) }), nil
+}
+
+// UpdateStore implements memstore.StoreService (POST
+// /v1/memory_stores/{id}); a nil metadata value is sent as null, which
+// removes the key.
+func (c *Client) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	p, err := clientStorePath(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := clientCheckStoreText(u.Name, u.Description, nil, u.Metadata); err != nil {
+		return nil, err
+	}
+	body := StoreUpdateRequest{Name: u.Name, Description: u.Description, Metadata: u.Metadata}
+	var j StoreJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p, body: body, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.store(&j, h, workspaceID), nil
+}
+
+// ArchiveStore implements memstore.StoreService (POST
+// /v1/memory_stores/{id}/archive, without a body, like the SDKs).
+func (c *Client) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+	p, err := clientStorePath(id)
+	if err != nil {
+		return nil, err
+	}
+	var j StoreJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/archive", workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.store(&j, h, workspaceID), nil
+}
+
+// DeleteStore implements memstore.StoreService (DELETE
+// /v1/memory_stores/{id}).
+func (c *Client) DeleteStore(ctx context.Context, workspaceID, id string) error {
+	p, err := clientStorePath(id)
+	if err != nil {
+		return err
+	}
+	var j DeletedJSON
+	_, err = c.do(ctx, clientRequest{method: http.MethodDelete, path: p, workspaceID: workspaceID}, &j)
+	return err
+}
+
+// CreateMemory implements memstore.MemoryService (POST .../memories, with
+// view=full so that the memory comes back with its content). IfNotExists
+// is sent as the precondition {"type": "not_exists"}. Upsert cannot be
+// asked for on the wire, where it is the server's choice
+// (--create-existing upsert), so it is EInvalid.
+func (c *Client) CreateMemory(ctx context.Context, workspaceID, storeID string, mc memstore.MemoryCreate, _ memstore.Actor) (*memstore.Memory, error) {
+	if mc.Upsert {
+		return nil, memstore.Errorf(memstore.EInvalid, "upsert cannot be requested over the memory stores API: a create at an occupied path is a conflict unless the server itself runs with --create-existing upsert")
+	}
+	p, err := clientStorePath(storeID)
+	if err != nil {
+		return nil, err
+	}
+	if err := clientCheckText("path", mc.Path, "content", mc.Content); err != nil {
+		return nil, err
+	}
+	body := MemoryCreateRequest{Path: &mc.Path, Content: &mc.Content}
+	if mc.IfNotExists {
+		body.Precondition = &Precondition{Type: PreconditionNotExists}
+	}
+	var j MemoryJSON
+	if _, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/memories", query: clientView, body: body, workspaceID: workspaceID}, &j); err != nil {
+		return nil, err
+	}
+	return j.Memory(), nil
+}
+
+// Memory implements memstore.MemoryService (GET .../memories/{id}).
+func (c *Client) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
+	p, err := clientItemPath(storeID, "memories", "memory", id)
+	if err != nil {
+		return nil, err
+	}
+	var j MemoryJSON
+	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, query: clientView, workspaceID: workspaceID}, &j); err != nil {
+		return nil, err
+	}
+	return j.Memory(), nil
+}
+
+// Memories implements memstore.MemoryService (GET .../memories).
+func (c *Client) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	p, err := clientStorePath(storeID)
+	if err != nil {
+		return memstore.Page[memstore.ListItem]{}, err
+	}
+	q := clientListQuery(f.Limit, f.Page, f.Full)
+	if f.PathPrefix != "" {
+		q.Set("path_prefix", f.PathPrefix)
+	}
+	if f.Depth != 0 {
+		q.Set("depth", strconv.Itoa(f.Depth))
+	}
+	var j PageJSON[ListItemJSON]
+	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/memories", query: q, workspaceID: workspaceID}, &j); err != nil {
+		return memstore.Page[memstore.ListItem]{}, err
+	}
+	return clientPage(&j, (*ListItemJSON).ListItem), nil
+}
+
+// UpdateMemory implements memstore.MemoryService (POST .../memories/{id},
+// with view=full). IfSHA256 is sent as the content_sha256 precondition and
+// RenameIfFree as not_exists; the wire has room for one precondition, so
+// both at once are EInvalid.
+func (c *Client) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, _ memstore.Actor) (*memstore.Memory, error) {
+	p, err := clientItemPath(storeID, "memories", "memory", id)
+	if err != nil {
+		return nil, err
+	}
+	body := MemoryUpdateRequest{Content: u.Content, Path: u.Path}
+	if u.Content != nil {
+		if err := clientCheckText("content", *u.Content); err != nil {
+			return nil, err
+		}
+	}
+	if u.Path != nil {
+		if err := clientCheckText("path", *u.Path); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case u.IfSHA256 != "" && u.RenameIfFree:
+		return nil, memstore.Errorf(memstore.EInvalid, "an update takes one precondition: content_sha256 or not_exists, not both")
+	case u.IfSHA256 != "":
+		sum := u.IfSHA256
+		body.Precondition = &Precondition{Type: PreconditionSHA256, ContentSHA256: &sum}
+	case u.RenameIfFree:
+		body.Precondition = &Precondition{Type: PreconditionNotExists}
+	}
+	var j MemoryJSON
+	if _, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p, query: clientView, body: body, workspaceID: workspaceID}, &j); err != nil {
+		return nil, err
+	}
+	return j.Memory(), nil
+}
+
+// DeleteMemory implements memstore.MemoryService (DELETE
+// .../memories/{id}, ifSHA256 as expected_content_sha256).
+func (c *Client) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, _ memstore.Actor) error {
+	p, err := clientItemPath(storeID, "memories", "memory", id)
+	if err != nil {
+		return err
+	}
+	var q url.Values
+	if ifSHA256 != "" {
+		q = url.Values{"expected_content_sha256": {ifSHA256}}
+	}
+	var j DeletedJSON
+	_, err = c.do(ctx, clientRequest{method: http.MethodDelete, path: p, query: q, workspaceID: workspaceID}, &j)
+	return err
+}
+
+// Versions implements memstore.VersionService (GET .../memory_versions).
+func (c *Client) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	p, err := clientStorePath(storeID)
+	if err != nil {
+		return memstore.Page[memstore.Version]{}, err
+	}
+	q := clientListQuery(f.Limit, f.Page, f.Full)
+	for k, v := range map[string]string{
+		"memory_id":          f.MemoryID,
+		"operation":          string(f.Operation),
+		"session_id":         f.SessionID,
+		"api_key_id":         f.APIKeyID,
+		"service_account_id": f.ServiceAccountID,
+	} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
+	var j PageJSON[VersionJSON]
+	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/memory_versions", query: q, workspaceID: workspaceID}, &j); err != nil {
+		return memstore.Page[memstore.Version]{}, err
+	}
+	return clientPage(&j, func(v *VersionJSON) memstore.Version { return *v.Version() }), nil
+}
+
+// Version implements memstore.VersionService (GET
+// .../memory_versions/{id}).
+func (c *Client) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
+	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
+	if err != nil {
+		return nil, err
+	}
+	var j VersionJSON
+	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, query: clientView, workspaceID: workspaceID}, &j); err != nil {
+		return nil, err
+	}
+	return j.Version(), nil
+}
+
+// RedactVersion implements memstore.VersionService (POST
+// .../memory_versions/{id}/redact, without a body, like the SDKs). The
+// server records the redaction as made by the request's credential.
+func (c *Client) RedactVersion(ctx context.Context, workspaceID, storeID, id string, _ memstore.Actor) (*memstore.Version, error) {
+	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
+	if err != nil {
+		return nil, err
+	}
+	var j VersionJSON
+	if _, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/redact", workspaceID: workspaceID}, &j); err != nil {
+		return nil, err
+	}
+	return j.Version(), nil
+}

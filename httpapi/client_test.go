@@ -1,0 +1,760 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/storetest"
+)
+
+// apiHarness is a memstore server over a fresh SQLite file, behind a real
+// HTTP listener: what the client and the SDK contract tests talk to.
+type apiHarness struct {
+	URL string
+	DB  *sqlite.DB
+	srv *httptest.Server
+}
+
+// harnessOptions adjust an apiHarness; the zero value is the default
+// server.
+type harnessOptions struct {
+	db        sqlite.Options
+	configure func(*httpapi.Config)           // adjusts the server's config
+	wrap      func(http.Handler) http.Handler // wraps the server's handler
+}
+
+// newAPIHarness starts a server, stopped at the end of the test.
+func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
+	tb.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "memstore.db"), o.db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Counts: db.Counts}
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
+	var h http.Handler = httpapi.New(cfg)
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	tb.Cleanup(func() {
+		srv.Close()
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return &apiHarness{URL: srv.URL, DB: db, srv: srv}
+}
+
+// newKey makes a workspace with a key in it and returns both and the
+// key's secret.
+func (h *apiHarness) newKey(tb testing.TB, workspace string) (*memstore.Workspace, *memstore.APIKey, string) {
+	tb.Helper()
+	ws, err := h.DB.CreateWorkspace(context.Background(), workspace)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key, secret, err := h.DB.CreateAPIKey(context.Background(), ws.ID, "test key")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ws, key, secret
+}
+
+// client returns a Client of the harness's server with secret.
+func (h *apiHarness) client(secret string) *httpapi.Client {
+	c := httpapi.NewClient(h.URL, secret)
+	c.HTTPClient = h.srv.Client()
+	return c
+}
+
+// --- The conformance suite, through the client.
+
+// conformanceKeys is the key service of the conformance run: the
+// database's, except that Authenticate takes a secret
+// "storetest|<workspace>|<actor type>|<actor ID>" to stand for that
+// caller. The suite uses fixed workspace and actor IDs
+// (wrkspc_storetest..., apikey_storetest1, sesn_storetest1, user_...,
+// svac_...) that real keys cannot have, and checks that each version
+// records the actor that wrote it; over HTTP the actor is the request's
+// credential, so every call of the suite goes out with a secret standing
+// for its workspace and actor.
+type conformanceKeys struct{ memstore.KeyService }
+
+func conformanceSecret(workspaceID string, by memstore.Actor) string {
+	return strings.Join([]string{"storetest", workspaceID, string(by.Type), by.ID}, "|")
+}
+
+func (k conformanceKeys) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
+	f := strings.Split(secret, "|")
+	if len(f) != 4 || f[0] != "storetest" {
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "not a conformance-test secret")
+	}
+	return &memstore.Caller{WorkspaceID: f[1], Actor: memstore.Actor{Type: memstore.ActorType(f[2]), ID: f[3]}}, nil
+}
+
+// clientBackend is a storetest.Backend made of httpapi.Clients in front of
+// two servers on one database: one creating memories in the default
+// conflict mode, one in upsert mode. The wire has no way to ask for an
+// upsert (the Client refuses MemoryCreate.Upsert, see TestClientRefuses):
+// it is the server's choice, so the suite's upserts go to the server that
+// makes that choice, with Upsert cleared.
+type clientBackend struct {
+	conflict, upsert *apiHarness
+}
+
+// conformanceReader is the credential of calls whose actor the suite does
+// not give (reads, and store changes, which record none).
+var conformanceReader = memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_storetestreader"}
+
+func (b *clientBackend) as(h *apiHarness, ws string, by memstore.Actor) *httpapi.Client {
+	return h.client(conformanceSecret(ws, by))
+}
+
+func (b *clientBackend) CreateStore(ctx context.Context, ws string, c memstore.StoreCreate) (*memstore.Store, error) {
+	return b.as(b.conflict, ws, conformanceReader).CreateStore(ctx, ws, c)
+}
+
+func (b *clientBackend) Store(ctx context.Context, ws, id string) (*memstore.Store, error) {
+	return b.as(b.conflict, ws, conformanceReader).Store(ctx, ws, id)
+}
+
+func (b *clientBackend) Stores(ctx context.Context, ws string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	return b.as(b.conflict, ws, conformanceReader).Stores(ctx, ws, f)
+}
+
+func (b *clientBackend) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return b.as(b.conflict, ws, conformanceReader).UpdateStore(ctx, ws, id, u)
+}
+
+func (b *clientBackend) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
+	return b.as(b.conflict, ws, conformanceReader).ArchiveStore(ctx, ws, id)
+}
+
+func (b *clientBackend) DeleteStore(ctx context.Context, ws, id string) error {
+	return b.as(b.conflict, ws, conformanceReader).DeleteStore(ctx, ws, id)
+}
+
+func (b *clientBackend) CreateMemory(ctx context.Context, ws, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
+	h := b.conflict
+	if c.Upsert {
+		h, c.Upsert = b.upsert, false
+	}
+	return b.as(h, ws, by).CreateMemory(ctx, ws, storeID, c, by)
+}
+
+func (b *clientBackend) Memory(ctx context.Context, ws, storeID, id string) (*memstore.Memory, error) {
+	return b.as(b.conflict, ws, conformanceReader).Memory(ctx, ws, storeID, id)
+}
+
+func (b *clientBackend) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	return b.as(b.conflict, ws, conformanceReader).Memories(ctx, ws, storeID, f)
+}
+
+func (b *clientBackend) UpdateMemory(ctx context.Context, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+	return b.as(b.conflict, ws, by).UpdateMemory(ctx, ws, storeID, id, u, by)
+}
+
+func (b *clientBackend) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
+	return b.as(b.conflict, ws, by).DeleteMemory(ctx, ws, storeID, id, ifSHA256, by)
+}
+
+func (b *clientBackend) Versions(ctx context.Context, ws, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	return b.as(b.conflict, ws, conformanceReader).Versions(ctx, ws, storeID, f)
+}
+
+func (b *clientBackend) Version(ctx context.Context, ws, storeID, id string) (*memstore.Version, error) {
+	return b.as(b.conflict, ws, conformanceReader).Version(ctx, ws, storeID, id)
+}
+
+func (b *clientBackend) RedactVersion(ctx context.Context, ws, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
+	return b.as(b.conflict, ws, by).RedactVersion(ctx, ws, storeID, id, by)
+}
+
+// openClientBackend opens a fresh database with two servers on it.
+func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: maxMemoriesPerStore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(mode string) *apiHarness {
+		srv := httptest.NewServer(httpapi.New(httpapi.Config{
+			Stores: db, Memories: db, Versions: db, Keys: conformanceKeys{db}, CreateExisting: mode,
+		}))
+		t.Cleanup(srv.Close)
+		return &apiHarness{URL: srv.URL, DB: db, srv: srv}
+	}
+	b := &clientBackend{conflict: serve(httpapi.CreateConflict), upsert: serve(httpapi.CreateUpsert)}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+// TestClientConformance runs the backend conformance suite through the
+// Client, the server and SQLite: every behaviour of the services survives
+// the trip over HTTP.
+func TestClientConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Backend { return openClientBackend(t, 0) })
+	storetest.RunLimits(t, openClientBackend)
+}
+
+// --- What the client sends.
+
+// recordedRequest is one request as the server received it.
+type recordedRequest struct {
+	Method, Path string
+	Query        url.Values
+	Header       http.Header
+	Body         string
+}
+
+// requestRecorder wraps a handler and keeps every request it passes on.
+type requestRecorder struct {
+	mu   sync.Mutex
+	reqs []recordedRequest
+}
+
+func (rec *requestRecorder) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, recordedRequest{r.Method, r.URL.EscapedPath(), r.URL.Query(), r.Header.Clone(), string(body)})
+		rec.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (rec *requestRecorder) count() int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return len(rec.reqs)
+}
+
+func (rec *requestRecorder) last(tb testing.TB) recordedRequest {
+	tb.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.reqs) == 0 {
+		tb.Fatal("no request reached the server")
+	}
+	return rec.reqs[len(rec.reqs)-1]
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// wantRequest checks the last request the server received: method,
+// escaped path, query, JSON body ("" for none, compared as JSON) and the
+// headers every request carries.
+func wantRequest(t *testing.T, rec *requestRecorder, secret, workspace, method, path string, query url.Values, body string) {
+	t.Helper()
+	got := rec.last(t)
+	if got.Method != method || got.Path != path {
+		t.Errorf("request %s %s, want %s %s", got.Method, got.Path, method, path)
+	}
+	if query == nil {
+		query = url.Values{}
+	}
+	if diff := cmp.Diff(query, got.Query); diff != "" {
+		t.Errorf("%s %s: query (-want +got):\n%s", method, path, diff)
+	}
+	switch {
+	case body == "" && got.Body != "":
+		t.Errorf("%s %s: body %q, want none", method, path, got.Body)
+	case body != "":
+		var want, have any
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatalf("bad expected body %s: %v", body, err)
+		}
+		if err := json.Unmarshal([]byte(got.Body), &have); err != nil {
+			t.Errorf("%s %s: body %q is not JSON: %v", method, path, got.Body, err)
+		} else if diff := cmp.Diff(want, have); diff != "" {
+			t.Errorf("%s %s: body (-want +got):\n%s", method, path, diff)
+		}
+	}
+	wantHeader := map[string]string{
+		"X-Api-Key":              secret,
+		"Anthropic-Version":      "2023-06-01",
+		"Anthropic-Beta":         "agent-memory-2026-07-22",
+		"Anthropic-Workspace-Id": workspace,
+		"Content-Type":           "",
+		"Authorization":          "",
+	}
+	if body != "" {
+		wantHeader["Content-Type"] = "application/json"
+	}
+	for k, v := range wantHeader {
+		if g := got.Header.Get(k); g != v {
+			t.Errorf("%s %s: header %s = %q, want %q", method, path, k, g, v)
+		}
+	}
+}
+
+// TestClientRequests checks the request of each method as the server
+// receives it (method, path, query, body, headers) and that the server,
+// in strict-header mode, accepts it.
+func TestClientRequests(t *testing.T) {
+	rec := &requestRecorder{}
+	h := newAPIHarness(t, harnessOptions{
+		wrap:      rec.wrap,
+		configure: func(c *httpapi.Config) { c.StrictHeaders = true },
+	})
+	ws, key, secret := h.newKey(t, "requests")
+	c := h.client(secret)
+	ctx := t.Context()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	zone := time.FixedZone("UTC+7", 7*3600)
+	gte := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, zone)
+	lte := time.Date(2099, 1, 2, 3, 4, 5, 0, time.UTC)
+	const gteWire, lteWire = "2026-01-02T03:04:05.6+07:00", "2099-01-02T03:04:05Z"
+
+	// The workspace argument becomes the header; the Client's field stands
+	// in when the argument is "".
+	store, err := c.CreateStore(ctx, ws.ID, memstore.StoreCreate{Name: "n", Description: "d", Metadata: map[string]string{"k": "v"}})
+	must(err)
+	wantRequest(t, rec, secret, ws.ID, "POST", "/v1/memory_stores", nil, `{"name":"n","description":"d","metadata":{"k":"v"}}`)
+	if store.WorkspaceID != ws.ID || store.Name != "n" || store.Description != "d" || store.Metadata["k"] != "v" {
+		t.Errorf("CreateStore = %+v", store)
+	}
+	sp := "/v1/memory_stores/" + store.ID
+
+	c.WorkspaceID = ws.ID
+	got, err := c.Store(ctx, "", store.ID)
+	must(err)
+	wantRequest(t, rec, secret, ws.ID, "GET", sp, nil, "")
+	if got.ID != store.ID || got.WorkspaceID != ws.ID {
+		t.Errorf("Store = %+v", got)
+	}
+	c.WorkspaceID = ""
+
+	// Without any workspace header, the store's workspace is the one the
+	// server echoes.
+	got, err = c.Store(ctx, "", store.ID)
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", sp, nil, "")
+	if got.WorkspaceID != ws.ID {
+		t.Errorf("Store without a workspace header: WorkspaceID %q, want %q", got.WorkspaceID, ws.ID)
+	}
+
+	page, err := c.Stores(ctx, "", memstore.StoreFilter{IncludeArchived: true, CreatedAtGTE: &gte, CreatedAtLTE: &lte, Limit: 5})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", "/v1/memory_stores",
+		url.Values{"include_archived": {"true"}, "created_at[gte]": {gteWire}, "created_at[lte]": {lteWire}, "limit": {"5"}}, "")
+	if len(page.Items) != 1 || page.Items[0].ID != store.ID || page.Next != "" {
+		t.Errorf("Stores = %+v", page)
+	}
+	_, err = c.Stores(ctx, "", memstore.StoreFilter{})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", "/v1/memory_stores", nil, "")
+
+	updated, err := c.UpdateStore(ctx, "", store.ID, memstore.StoreUpdate{Name: ptrTo("m"), Metadata: map[string]*string{"k": nil, "j": ptrTo("w")}})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", sp, nil, `{"name":"m","metadata":{"j":"w","k":null}}`)
+	if updated.Name != "m" || updated.Description != "d" || !cmp.Equal(updated.Metadata, map[string]string{"j": "w"}) {
+		t.Errorf("UpdateStore = %+v", updated)
+	}
+
+	// IDs are escaped into the path; a path with a space and non-ASCII
+	// letters travels in the body.
+	mem, err := c.CreateMemory(ctx, "", store.ID, memstore.MemoryCreate{Path: "/a b/ü.md", Content: "", IfNotExists: true}, memstore.Actor{})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", sp+"/memories", url.Values{"view": {"full"}},
+		`{"path":"/a b/ü.md","content":"","precondition":{"type":"not_exists"}}`)
+	if mem.Path != "/a b/ü.md" || mem.ContentSHA256 != sha256Hex("") || mem.StoreID != store.ID {
+		t.Errorf("CreateMemory = %+v", mem)
+	}
+	mp := sp + "/memories/" + mem.ID
+
+	_, err = c.CreateMemory(ctx, "", store.ID, memstore.MemoryCreate{Path: "/plain.md", Content: "plain"}, memstore.Actor{})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", sp+"/memories", url.Values{"view": {"full"}}, `{"path":"/plain.md","content":"plain"}`)
+
+	m, err := c.Memory(ctx, "", store.ID, mem.ID)
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", mp, url.Values{"view": {"full"}}, "")
+	if m.ID != mem.ID || m.VersionID != mem.VersionID {
+		t.Errorf("Memory = %+v", m)
+	}
+
+	m, err = c.UpdateMemory(ctx, "", store.ID, mem.ID, memstore.MemoryUpdate{Content: ptrTo("hi"), IfSHA256: mem.ContentSHA256}, memstore.Actor{})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", mp, url.Values{"view": {"full"}},
+		`{"content":"hi","precondition":{"type":"content_sha256","content_sha256":"`+mem.ContentSHA256+`"}}`)
+	if m.Content != "hi" || m.ContentSHA256 != sha256Hex("hi") {
+		t.Errorf("UpdateMemory = %+v", m)
+	}
+
+	m, err = c.UpdateMemory(ctx, "", store.ID, mem.ID, memstore.MemoryUpdate{Path: ptrTo("/plain.md"), RenameIfFree: true}, memstore.Actor{})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", mp, url.Values{"view": {"full"}}, `{"path":"/plain.md","precondition":{"type":"not_exists"}}`)
+	if m.Path != "/a b/ü.md" {
+		t.Errorf("RenameIfFree onto a taken path moved the memory to %q", m.Path)
+	}
+
+	_, err = c.UpdateMemory(ctx, "", store.ID, mem.ID, memstore.MemoryUpdate{}, memstore.Actor{})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", mp, url.Values{"view": {"full"}}, `{}`)
+
+	items, err := c.Memories(ctx, "", store.ID, memstore.MemoryFilter{PathPrefix: "/a b/", Depth: 1, Full: true, Limit: 7})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", sp+"/memories",
+		url.Values{"path_prefix": {"/a b/"}, "depth": {"1"}, "view": {"full"}, "limit": {"7"}}, "")
+	if len(items.Items) != 1 || items.Items[0].Memory == nil || items.Items[0].Memory.Content != "hi" {
+		t.Errorf("Memories = %+v", items)
+	}
+	items, err = c.Memories(ctx, "", store.ID, memstore.MemoryFilter{PathPrefix: "/", Depth: 1, Limit: 1})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", sp+"/memories", url.Values{"path_prefix": {"/"}, "depth": {"1"}, "limit": {"1"}}, "")
+	if len(items.Items) != 1 || items.Items[0].Prefix != "/a b/" || items.Next == "" {
+		t.Fatalf("Memories at depth 1 = %+v, want the prefix /a b/ and a cursor", items)
+	}
+	cursor := items.Next
+	items, err = c.Memories(ctx, "", store.ID, memstore.MemoryFilter{PathPrefix: "/", Depth: 1, Limit: 1, Page: cursor})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", sp+"/memories", url.Values{"path_prefix": {"/"}, "depth": {"1"}, "limit": {"1"}, "page": {cursor}}, "")
+	if len(items.Items) != 1 || items.Items[0].Memory == nil || items.Items[0].Memory.Path != "/plain.md" || items.Next != "" {
+		t.Errorf("second page = %+v, want /plain.md and no cursor", items)
+	}
+
+	vs, err := c.Versions(ctx, "", store.ID, memstore.VersionFilter{
+		MemoryID: mem.ID, Operation: memstore.OpCreated, APIKeyID: key.ID, CreatedAtGTE: &gte, CreatedAtLTE: &lte, Full: true, Limit: 3,
+	})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", sp+"/memory_versions", url.Values{
+		"memory_id": {mem.ID}, "operation": {"created"}, "api_key_id": {key.ID},
+		"created_at[gte]": {gteWire}, "created_at[lte]": {lteWire}, "view": {"full"}, "limit": {"3"},
+	}, "")
+	if len(vs.Items) != 1 || vs.Items[0].ID != mem.VersionID || vs.Items[0].CreatedBy != (memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}) {
+		t.Fatalf("Versions = %+v, want the created version by %s", vs, key.ID)
+	}
+	vp := sp + "/memory_versions/" + mem.VersionID
+
+	vs, err = c.Versions(ctx, "", store.ID, memstore.VersionFilter{SessionID: "sesn_1", ServiceAccountID: "svac_1", Operation: memstore.OpDeleted})
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", sp+"/memory_versions",
+		url.Values{"session_id": {"sesn_1"}, "service_account_id": {"svac_1"}, "operation": {"deleted"}}, "")
+	if len(vs.Items) != 0 || vs.Next != "" {
+		t.Errorf("Versions of nobody = %+v", vs)
+	}
+
+	v, err := c.Version(ctx, "", store.ID, mem.VersionID)
+	must(err)
+	wantRequest(t, rec, secret, "", "GET", vp, url.Values{"view": {"full"}}, "")
+	if !v.HasContent || v.Path != "/a b/ü.md" || v.Operation != memstore.OpCreated {
+		t.Errorf("Version = %+v", v)
+	}
+
+	v, err = c.RedactVersion(ctx, "", store.ID, mem.VersionID, memstore.Actor{})
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", vp+"/redact", nil, "")
+	if !v.Redacted() || v.HasContent || v.Path != "" || v.RedactedBy == nil || v.RedactedBy.ID != key.ID {
+		t.Errorf("RedactVersion = %+v", v)
+	}
+
+	must(c.DeleteMemory(ctx, "", store.ID, mem.ID, sha256Hex("hi"), memstore.Actor{}))
+	wantRequest(t, rec, secret, "", "DELETE", mp, url.Values{"expected_content_sha256": {sha256Hex("hi")}}, "")
+
+	a, err := c.ArchiveStore(ctx, "", store.ID)
+	must(err)
+	wantRequest(t, rec, secret, "", "POST", sp+"/archive", nil, "")
+	if a.ArchivedAt == nil {
+		t.Error("ArchiveStore: ArchivedAt is nil")
+	}
+
+	must(c.DeleteStore(ctx, "", store.ID))
+	wantRequest(t, rec, secret, "", "DELETE", sp, nil, "")
+
+	// An ID with characters that mean something in a path is escaped,
+	// so it names nothing rather than another endpoint.
+	_, err = c.Store(ctx, "", "memstore_x/archive")
+	if memstore.ErrorCode(err) != memstore.ENotFound {
+		t.Errorf("Store(ID with a slash): %v, want %s", err, memstore.ENotFound)
+	}
+	wantRequest(t, rec, secret, "", "GET", "/v1/memory_stores/memstore_x%2Farchive", nil, "")
+}
+
+// TestClientRefuses checks what the client refuses without a request:
+// what the wire cannot say, and empty IDs.
+func TestClientRefuses(t *testing.T) {
+	rec := &requestRecorder{}
+	h := newAPIHarness(t, harnessOptions{wrap: rec.wrap})
+	_, _, secret := h.newKey(t, "refuses")
+	c := h.client(secret)
+	ctx := t.Context()
+	s, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/m.md", Content: "m"}, memstore.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := "bad \xff bytes"
+	for _, tc := range []struct {
+		name, code, msg string
+		call            func() error
+	}{
+		{"Upsert", memstore.EInvalid, "upsert", func() error {
+			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/m.md", Content: "x", Upsert: true}, memstore.Actor{})
+			return err
+		}},
+		{"TwoPreconditions", memstore.EInvalid, "one precondition", func() error {
+			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Path: ptrTo("/n.md"), IfSHA256: m.ContentSHA256, RenameIfFree: true}, memstore.Actor{})
+			return err
+		}},
+		{"ContentNotUTF8", memstore.EInvalid, "content is not valid UTF-8", func() error {
+			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/u.md", Content: bad}, memstore.Actor{})
+			return err
+		}},
+		{"PathNotUTF8", memstore.EInvalid, "path is not valid UTF-8", func() error {
+			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/\xff.md", Content: "x"}, memstore.Actor{})
+			return err
+		}},
+		{"UpdateContentNotUTF8", memstore.EInvalid, "content is not valid UTF-8", func() error {
+			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Content: &bad}, memstore.Actor{})
+			return err
+		}},
+		{"UpdatePathNotUTF8", memstore.EInvalid, "path is not valid UTF-8", func() error {
+			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Path: &bad}, memstore.Actor{})
+			return err
+		}},
+		{"StoreNameNotUTF8", memstore.EInvalid, "name is not valid UTF-8", func() error {
+			_, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: bad})
+			return err
+		}},
+		{"MetadataNotUTF8", memstore.EInvalid, "metadata value is not valid UTF-8", func() error {
+			_, err := c.UpdateStore(ctx, "", s.ID, memstore.StoreUpdate{Metadata: map[string]*string{"k": &bad}})
+			return err
+		}},
+		{"DescriptionNotUTF8", memstore.EInvalid, "description is not valid UTF-8", func() error {
+			_, err := c.UpdateStore(ctx, "", s.ID, memstore.StoreUpdate{Description: &bad})
+			return err
+		}},
+		{"EmptyStoreID", memstore.ENotFound, "empty ID", func() error { _, err := c.Store(ctx, "", ""); return err }},
+		{"EmptyStoreIDOfMemory", memstore.ENotFound, "empty ID", func() error { _, err := c.Memory(ctx, "", "", m.ID); return err }},
+		{"EmptyMemoryID", memstore.ENotFound, "empty ID", func() error { _, err := c.Memory(ctx, "", s.ID, ""); return err }},
+		{"EmptyVersionID", memstore.ENotFound, "empty ID", func() error { _, err := c.RedactVersion(ctx, "", s.ID, "", memstore.Actor{}); return err }},
+		{"EmptyIDDelete", memstore.ENotFound, "empty ID", func() error { return c.DeleteStore(ctx, "", "") }},
+	} {
+		before := rec.count()
+		err := tc.call()
+		if memstore.ErrorCode(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v (code %q), want %s mentioning %q", tc.name, err, memstore.ErrorCode(err), tc.code, tc.msg)
+		}
+		if n := rec.count() - before; n != 0 {
+			t.Errorf("%s: %d requests sent, want none", tc.name, n)
+		}
+	}
+	got, err := c.Memory(ctx, "", s.ID, m.ID)
+	if err != nil || got.Content != "m" || got.Path != "/m.md" {
+		t.Errorf("memory after refused calls: %+v, %v", got, err)
+	}
+}
+
+// TestClientErrors checks that the server's errors come back as
+// *memstore.Error with their type, message and details.
+func TestClientErrors(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	wsA, _, secretA := h.newKey(t, "a")
+	wsB, _, secretB := h.newKey(t, "b")
+	c := h.client(secretA)
+	ctx := t.Context()
+	s, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "m"}, memstore.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archived, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "archived"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ArchiveStore(ctx, "", archived.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want memstore.Error // Message is a substring to find
+	}{
+		{"UnknownKey", func() error {
+			_, err := h.client("sk-memstore-unknown").Stores(ctx, "", memstore.StoreFilter{})
+			return err
+		}, memstore.Error{Code: memstore.EUnauthenticated}},
+		{"OtherWorkspaceHeader", func() error {
+			_, err := c.Stores(ctx, wsB.ID, memstore.StoreFilter{})
+			return err
+		}, memstore.Error{Code: memstore.EPermission, Message: wsB.ID}},
+		{"OtherWorkspaceStore", func() error {
+			_, err := h.client(secretB).Store(ctx, "", s.ID)
+			return err
+		}, memstore.Error{Code: memstore.ENotFound}},
+		{"Invalid", func() error {
+			_, err := c.CreateMemory(ctx, wsA.ID, s.ID, memstore.MemoryCreate{Path: "relative.md", Content: "x"}, memstore.Actor{})
+			return err
+		}, memstore.Error{Code: memstore.EInvalid, Message: "relative.md"}},
+		{"PathTaken", func() error {
+			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x"}, memstore.Actor{})
+			return err
+		}, memstore.Error{Code: memstore.EPathConflict, ConflictingMemoryID: m.ID, ConflictingPath: "/dir/m.md"}},
+		{"PathAboveAMemory", func() error {
+			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir", Content: "x"}, memstore.Actor{})
+			return err
+		}, memstore.Error{Code: memstore.EPathConflict, ConflictingMemoryID: m.ID, ConflictingPath: "/dir/m.md"}},
+		{"NotExists", func() error {
+			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x", IfNotExists: true}, memstore.Actor{})
+			return err
+		}, memstore.Error{Code: memstore.EPreconditionFailed}},
+		{"StaleHash", func() error {
+			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Content: ptrTo("y"), IfSHA256: sha256Hex("old")}, memstore.Actor{})
+			return err
+		}, memstore.Error{Code: memstore.EPreconditionFailed}},
+		{"StaleDelete", func() error {
+			return c.DeleteMemory(ctx, "", s.ID, m.ID, sha256Hex("old"), memstore.Actor{})
+		}, memstore.Error{Code: memstore.EPreconditionFailed}},
+		{"Archived", func() error {
+			_, err := c.CreateMemory(ctx, "", archived.ID, memstore.MemoryCreate{Path: "/x.md", Content: "x"}, memstore.Actor{})
+			return err
+		}, memstore.Error{Code: memstore.EConflict, Message: "archived"}},
+		{"UnknownMemory", func() error {
+			_, err := c.Memory(ctx, "", s.ID, "mem_unknown")
+			return err
+		}, memstore.Error{Code: memstore.ENotFound}},
+	} {
+		err := tc.call()
+		var e *memstore.Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s: %v (%T), want a *memstore.Error", tc.name, err, err)
+			continue
+		}
+		if e.Code != tc.want.Code || e.ConflictingMemoryID != tc.want.ConflictingMemoryID || e.ConflictingPath != tc.want.ConflictingPath || e.Retry {
+			t.Errorf("%s: %+v, want %+v", tc.name, *e, tc.want)
+		}
+		if e.Message == "" || !strings.Contains(e.Message, tc.want.Message) {
+			t.Errorf("%s: message %q, want one mentioning %q", tc.name, e.Message, tc.want.Message)
+		}
+	}
+	got, err := c.Memory(ctx, "", s.ID, m.ID)
+	if err != nil || got.Content != "m" {
+		t.Errorf("memory after refused changes: %+v, %v", got, err)
+	}
+}
+
+// TestClientBadServers checks the errors for answers that are not the
+// API's, and for a server that is not there: they name the URL, never
+// the key, and are not *memstore.Error.
+func TestClientBadServers(t *testing.T) {
+	const secret = "sk-memstore-do-not-print-me"
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string // in the message
+		retry   bool   // for an API error
+	}{
+		{"HTMLError", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<html><body>Bad gateway</body></html>")
+		}, "502 Bad Gateway without the memory stores API's error object (text/html: \"<html><body>Bad gateway", false},
+		{"HTMLSuccess", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html>a login page</html>")
+		}, "200 OK with a body that is not the memory stores API's JSON (text/html", false},
+		{"EmptySuccess", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}, "204 No Content with a body that is not the memory stores API's JSON (no content-type, empty)", false},
+		{"JSONWithoutType", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"message":"no route"}`)
+		}, "404 Not Found without the memory stores API's error object", false},
+		{"JSONOfAnotherShape", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"data":"private memory content"}`)
+		}, "200 OK with a body that is not the memory stores API's JSON (application/json, JSON of another shape)", false},
+		{"RetryInvited", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Should-Retry", "true")
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"type":"error","error":{"type":"conflict_error","message":"busy, try again"}}`)
+		}, "busy, try again", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			_, err := httpapi.NewClient(srv.URL+"/", secret).Stores(t.Context(), "", memstore.StoreFilter{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "private memory content") {
+				t.Errorf("error %q reveals the key or content", err)
+			}
+			var e *memstore.Error
+			if isAPI := errors.As(err, &e); isAPI != tc.retry {
+				t.Errorf("error %v: *memstore.Error %v, want %v", err, isAPI, tc.retry)
+			} else if isAPI && (!e.Retry || e.Code != memstore.EConflict) {
+				t.Errorf("error %+v, want a conflict_error with Retry", *e)
+			}
+			if !tc.retry && !strings.Contains(err.Error(), srv.URL+"/v1/memory_stores") {
+				t.Errorf("error %q does not name the URL", err)
+			}
+		})
+	}
+
+	t.Run("Unreachable", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		u := srv.URL
+		srv.Close()
+		_, err := httpapi.NewClient(u, secret).Store(t.Context(), "", "memstore_x")
+		if err == nil || !strings.Contains(err.Error(), u) || strings.Contains(err.Error(), secret) {
+			t.Errorf("error %v: want one naming %s and not the key", err, u)
+		}
+		var ue *url.Error
+		if !errors.As(err, &ue) {
+			t.Errorf("error %v does not wrap the *url.Error", err)
+		}
+	})
+
+	t.Run("Canceled", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := httpapi.NewClient(srv.URL, secret).Store(ctx, "", "memstore_x")
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v, want one wrapping context.Canceled", err)
+		}
+	})
+}

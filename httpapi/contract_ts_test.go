@@ -1,0 +1,52 @@
+package httpapi_test
+
+// The contract with the official TypeScript SDK (@anthropic-ai/sdk 1.11.0,
+// pinned in testdata/tssdk): testdata/tssdk/script.mjs drives the real
+// server through client.beta.memoryStores, .memories and .memoryVersions,
+// as the SDK sends them (Bearer auth, anthropic-version 2026-10-21, no
+// ?beta=true).
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tsSDKDir holds package.json, package-lock.json and script.mjs.
+const tsSDKDir = "testdata/tssdk"
+
+func TestTypeScriptSDK(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH: install Node.js (e.g. apt-get install nodejs npm), then run `npm ci` in httpapi/" + tsSDKDir)
+	}
+	if _, err := os.Stat(filepath.Join(tsSDKDir, "node_modules", "@anthropic-ai", "sdk", "package.json")); err != nil {
+		t.Skip("the TypeScript SDK is not installed: run `npm ci --prefix httpapi/" + tsSDKDir + "` (as .ci/run does)")
+	}
+	h := newAPIHarness(t, harnessOptions{})
+	_, _, secret := h.newKey(t, "typescript")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "script.mjs")
+	cmd.Dir = tsSDKDir
+	// Only what node needs, and no ANTHROPIC_* variable of the caller's
+	// environment to steer the SDK elsewhere.
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"MEMSTORE_URL=" + h.URL,
+		"MEMSTORE_API_KEY=" + secret,
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node script.mjs: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(string(out), "ok: ") {
+		t.Errorf("node script.mjs printed %q, want a line starting with \"ok: \"", out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+}

@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/memstore/memstore"
+)
+
+// codeTooLarge is the error type of a request body above the server's cap
+// (§5.4). No memstore code stands for it: only the HTTP layer reads bodies.
+const codeTooLarge = "request_too_large"
+
+// internalMessage is all a client learns of an internal error; the cause
+// goes to the log.
+const internalMessage = "internal server error"
+
+// statusOf is the one table from error codes, which are the API's error
+// types, to HTTP statuses (§5.4). The types that memstore's services never
+// return are listed too, so that a backend may use them and be mapped.
+var statusOf = map[string]int{
+	memstore.EInvalid:            http.StatusBadRequest,
+	memstore.EUnauthenticated:    http.StatusUnauthorized,
+	"billing_error":              http.StatusPaymentRequired,
+	memstore.EPermission:         http.StatusForbidden,
+	memstore.ENotFound:           http.StatusNotFound,
+	memstore.EConflict:           http.StatusConflict,
+	memstore.EPathConflict:       http.StatusConflict,
+	memstore.EPreconditionFailed: http.StatusConflict,
+	codeTooLarge:                 http.StatusRequestEntityTooLarge,
+	"rate_limit_error":           http.StatusTooManyRequests,
+	memstore.EInternal:           http.StatusInternalServerError,
+	"timeout_error":              http.StatusGatewayTimeout,
+	"overloaded_error":           529,
+}
+
+// fail answers a request with err: a *memstore.Error with its code's
+// status and message, anything else (or an unknown code) as a 500
+// api_error with a generic message. The cause of every 5xx is logged
+// here, once.
+func (s *Server) fail(w *responseWriter, r *http.Request, err error) {
+	var e *memstore.Error
+	if !errors.As(err, &e) || statusOf[e.Code] == 0 {
+		e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
+	}
+	status := statusOf[e.Code]
+	if status >= 500 {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", w.requestID), slog.String("route", routeOf(r)),
+			slog.Int("status", status), slog.String("error", err.Error()))
+	}
+	s.writeError(w, status, e)
+}
+
+// writeError writes the error envelope (§2.10) with status, and the retry
+// hint of §4.4: the SDKs retry every 409 unless told not to, so each
+// deterministic 4xx says x-should-retry: false, while transient
+// contention, and a path conflict whose blocker could not be named, say
+// true.
+func (s *Server) writeError(w *responseWriter, status int, e *memstore.Error) {
+	h := w.Header()
+	switch {
+	case e.Retry || (e.Code == memstore.EPathConflict && e.ConflictingMemoryID == ""):
+		h.Set("X-Should-Retry", "true")
+	case status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
+		h.Set("X-Should-Retry", "false")
+	}
+	body := ErrorJSON{
+		Type:      typeError,
+		Error:     ErrorDetail{Type: e.Code, Message: e.Message},
+		RequestID: w.requestID,
+	}
+	if e.Code == memstore.EPathConflict {
+		id, path := e.ConflictingMemoryID, e.ConflictingPath
+		body.Error.ConflictingMemoryID, body.Error.ConflictingPath = &id, &path
+	}
+	s.writeJSON(w, status, body)
+}
+
+// invalid is an EInvalid error: a 400 invalid_request_error.
+func invalid(format string, args ...any) error {
+	return memstore.Errorf(memstore.EInvalid, format, args...)
+}

@@ -1,0 +1,413 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+)
+
+// Server serves the memory stores API (spec §1) over the services of its
+// Config. It is an http.Handler, safe for concurrent use.
+//
+// Every answer is JSON with a request-id header, errors included: unknown
+// routes are 404 not_found_error and wrong methods 405 with an Allow
+// header, never the plain-text pages of http.ServeMux. GET /healthz and
+// GET /metrics need no API key (the metrics reveal request counts and the
+// numbers of stores and memories, nothing of their content); every other
+// route authenticates its caller and acts in the caller's workspace.
+type Server struct {
+	stores   memstore.StoreService
+	memories memstore.MemoryService
+	versions memstore.VersionService
+	keys     memstore.KeyService
+
+	log     *slog.Logger
+	now     func() time.Time
+	ids     *ids.Generator
+	maxBody int64
+	upsert  bool
+	strict  bool
+	auth    authCache
+	metrics *metrics
+	mux     *http.ServeMux
+}
+
+// New returns a Server made of c. A CreateExisting other than
+// CreateUpsert means CreateConflict.
+func New(c Config) *Server {
+	s := &Server{
+		stores: c.Stores, memories: c.Memories, versions: c.Versions, keys: c.Keys,
+		log: c.Logger, now: c.Now, ids: ids.NewGenerator(),
+		maxBody: c.MaxBodyBytes, upsert: c.CreateExisting == CreateUpsert, strict: c.StrictHeaders,
+		mux: http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	s.auth.ttl = c.AuthCacheTTL
+	if s.auth.ttl == 0 {
+		s.auth.ttl = DefaultAuthCacheTTL
+	}
+	s.metrics = newMetrics(c.Registry, c.Counts, s.log)
+
+	// Update is routed for POST, PATCH and PUT alike (§6 row 1): the SDKs
+	// send POST, the seed and older docs PATCH.
+	const (
+		stores   = "/v1/memory_stores"
+		store    = stores + "/{memory_store_id}"
+		memories = store + "/memories"
+		memory   = memories + "/{memory_id}"
+		versions = store + "/memory_versions"
+		version  = versions + "/{memory_version_id}"
+	)
+	s.handle("POST "+stores, s.createStore)
+	s.handle("GET "+stores, s.listStores)
+	s.handle("GET "+store, s.getStore)
+	s.handle("DELETE "+store, s.deleteStore)
+	s.handle("POST "+store+"/archive", s.archiveStore)
+	s.handle("POST "+memories, s.createMemory)
+	s.handle("GET "+memories, s.listMemories)
+	s.handle("GET "+memory, s.getMemory)
+	s.handle("DELETE "+memory, s.deleteMemory)
+	s.handle("GET "+versions, s.listVersions)
+	s.handle("GET "+version, s.getVersion)
+	s.handle("POST "+version+"/redact", s.redactVersion)
+	for _, m := range []string{"POST ", "PATCH ", "PUT "} {
+		s.handle(m+store, s.updateStore)
+		s.handle(m+memory, s.updateMemory)
+	}
+	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
+	s.handleOpen("GET /metrics", s.metrics.handler)
+	return s
+}
+
+// ServeHTTP serves one request: it names it (request-id), routes it, and
+// then counts and logs it.
+func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	w := &responseWriter{ResponseWriter: hw, server: s, request: r, requestID: s.ids.New(ids.Request, s.now())}
+	h := hw.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Request-Id", w.requestID)
+	defer s.finish(w, r, start)
+	s.mux.ServeHTTP(w, r)
+}
+
+// finish turns a panic into a 500, then records the request in the
+// metrics and the log. It must be deferred directly, for recover.
+func (s *Server) finish(w *responseWriter, r *http.Request, start time.Time) {
+	if v := recover(); v != nil {
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		err := fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+		if w.status == 0 {
+			w.routed = true
+			s.fail(w, r, err)
+		} else {
+			s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+				slog.String("request_id", w.requestID), slog.String("route", routeOf(r)), slog.String("error", err.Error()))
+		}
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK // a handler that wrote nothing
+	}
+	d := time.Since(start)
+	route := routeOf(r)
+	s.metrics.observe(route, r.Method, w.status, d)
+	// Neither the query string nor any header but the workspace is
+	// logged: queries may hold memory paths, headers the API key.
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method), slog.String("route", route), slog.Int("status", w.status),
+		slog.Duration("duration", d), slog.String("request_id", w.requestID),
+		slog.String("workspace", w.workspace), slog.Int64("bytes", w.bytes))
+}
+
+// routeOf is the route label of a request: the pattern that matched it,
+// or "unmatched".
+func routeOf(r *http.Request) string {
+	if r.Pattern == "" {
+		return "unmatched"
+	}
+	return r.Pattern
+}
+
+// An apiHandler serves one endpoint for an authenticated caller. It
+// writes a success itself and returns any failure for fail to write.
+type apiHandler func(w *responseWriter, r *http.Request, c *memstore.Caller) error
+
+// handle routes pattern to h behind the header checks and authentication.
+func (s *Server) handle(pattern string, h apiHandler) {
+	s.mux.HandleFunc(pattern, func(hw http.ResponseWriter, r *http.Request) {
+		w := hw.(*responseWriter)
+		w.routed = true
+		c, err := s.caller(w, r)
+		if err == nil {
+			err = h(w, r, c)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+// handleOpen routes pattern to h without authentication.
+func (s *Server) handleOpen(pattern string, h http.Handler) {
+	s.mux.HandleFunc(pattern, func(hw http.ResponseWriter, r *http.Request) {
+		hw.(*responseWriter).routed = true
+		h.ServeHTTP(hw, r)
+	})
+}
+
+func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
+	s.writeJSON(hw.(*responseWriter), http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"ok"})
+}
+
+// The API versions and betas of §5.1.
+const (
+	betaMemory        = "agent-memory-2026-07-22"
+	betaManagedAgents = "managed-agents-2026-04-01"
+)
+
+// checkHeaders enforces anthropic-version and anthropic-beta in strict
+// mode (§5.1): the version must be one the SDKs send, and a memory beta
+// must be among the comma-separated betas of every anthropic-beta header.
+func checkHeaders(r *http.Request) error {
+	switch v := r.Header.Get("Anthropic-Version"); v {
+	case "2023-06-01", "2026-10-21":
+	case "":
+		return invalid("missing anthropic-version header: send anthropic-version: 2023-06-01")
+	default:
+		return invalid("anthropic-version %q is not supported: send 2023-06-01 or 2026-10-21", v)
+	}
+	for _, h := range r.Header.Values("Anthropic-Beta") {
+		for b := range strings.SplitSeq(h, ",") {
+			if b = strings.TrimSpace(b); b == betaMemory || b == betaManagedAgents {
+				return nil
+			}
+		}
+	}
+	return invalid("anthropic-beta must include %s (or %s)", betaMemory, betaManagedAgents)
+}
+
+// caller checks the headers and authenticates the request (§5.1): the
+// secret is x-api-key if sent, else the Authorization bearer token. A
+// sent anthropic-workspace-id must be the credential's workspace, which
+// the response then echoes.
+func (s *Server) caller(w *responseWriter, r *http.Request) (*memstore.Caller, error) {
+	if s.strict {
+		if err := checkHeaders(r); err != nil {
+			return nil, err
+		}
+	}
+	secret := r.Header.Get("X-Api-Key")
+	if secret == "" {
+		auth := r.Header.Get("Authorization")
+		if len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
+			secret = strings.TrimSpace(auth[7:])
+		}
+	}
+	if secret == "" {
+		return nil, memstore.Errorf(memstore.EUnauthenticated,
+			"missing API key: set the x-api-key header (or Authorization: Bearer <key>)")
+	}
+	c, err := s.authenticate(r, secret)
+	if err != nil {
+		return nil, err
+	}
+	w.workspace = c.WorkspaceID
+	w.Header().Set("Anthropic-Workspace-Id", c.WorkspaceID)
+	if ws := r.Header.Get("Anthropic-Workspace-Id"); ws != "" && ws != c.WorkspaceID {
+		return nil, memstore.Errorf(memstore.EPermission,
+			"this API key belongs to another workspace than %q: drop the anthropic-workspace-id header or use a key of that workspace", ws)
+	}
+	return c, nil
+}
+
+// authenticate returns the caller of secret, from the cache when it was
+// authenticated less than the cache's TTL ago.
+func (s *Server) authenticate(r *http.Request, secret string) (*memstore.Caller, error) {
+	key := sha256.Sum256([]byte(secret))
+	now := s.now()
+	if c := s.auth.get(key, now); c != nil {
+		return c, nil
+	}
+	c, err := s.keys.Authenticate(r.Context(), secret)
+	if err != nil {
+		return nil, err
+	}
+	s.auth.put(key, c, now)
+	return c, nil
+}
+
+// authCache remembers the callers of recently authenticated secrets, so
+// that most requests do not read the key store. It is keyed by the
+// secret's SHA-256, never the secret, and remembers only successes: an
+// unknown secret is looked up every time. A revoked key therefore keeps
+// working for up to ttl on each server that saw it.
+type authCache struct {
+	ttl time.Duration // <= 0: no caching
+	mu  sync.RWMutex
+	m   map[[sha256.Size]byte]cachedCaller
+}
+
+type cachedCaller struct {
+	caller  *memstore.Caller
+	expires time.Time
+}
+
+// maxCachedCallers bounds the cache; beyond it, expired entries go, and if
+// none has expired, all of them.
+const maxCachedCallers = 10_000
+
+func (a *authCache) get(key [sha256.Size]byte, now time.Time) *memstore.Caller {
+	if a.ttl <= 0 {
+		return nil
+	}
+	a.mu.RLock()
+	e, ok := a.m[key]
+	a.mu.RUnlock()
+	if !ok || !now.Before(e.expires) {
+		return nil
+	}
+	return e.caller
+}
+
+func (a *authCache) put(key [sha256.Size]byte, c *memstore.Caller, now time.Time) {
+	if a.ttl <= 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = make(map[[sha256.Size]byte]cachedCaller)
+	}
+	if len(a.m) >= maxCachedCallers {
+		for k, e := range a.m {
+			if !now.Before(e.expires) {
+				delete(a.m, k)
+			}
+		}
+		if len(a.m) >= maxCachedCallers {
+			clear(a.m)
+		}
+	}
+	a.m[key] = cachedCaller{caller: c, expires: now.Add(a.ttl)}
+}
+
+// responseWriter records what a request was answered, for the metrics
+// and the log, and turns the plain-text 404 and 405 pages of
+// http.ServeMux into the API's JSON errors.
+type responseWriter struct {
+	http.ResponseWriter
+	server    *Server
+	request   *http.Request
+	requestID string
+	workspace string // once authenticated
+	status    int    // 0 until the header is written
+	bytes     int64
+	// routed is set by every handler of the server's routes; a write
+	// without it comes from the mux's own 404, 405 or redirect.
+	routed  bool
+	discard bool // the mux's body, replaced by JSON
+}
+
+func (w *responseWriter) WriteHeader(status int) {
+	if !w.routed {
+		w.unrouted(status)
+		return
+	}
+	if w.status != 0 {
+		return
+	}
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if !w.routed {
+		w.unrouted(http.StatusNotFound)
+	}
+	if w.discard {
+		return len(b), nil
+	}
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// unrouted answers a request that matched no route: 405 with the Allow
+// header the mux set when the path exists for other methods, else 404
+// (also for the mux's redirects to a cleaned path: API clients send clean
+// paths, and a redirect would be an HTML page).
+func (w *responseWriter) unrouted(status int) {
+	w.routed = true // from here on, writes are the JSON error's
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("X-Content-Type-Options")
+	h.Del("Location")
+	r := w.request
+	if status == http.StatusMethodNotAllowed {
+		w.server.writeError(w, status, memstore.Errorf(memstore.EInvalid,
+			"method %s is not allowed on %s; allowed: %s", r.Method, r.URL.EscapedPath(), h.Get("Allow")))
+	} else {
+		h.Del("Allow")
+		w.server.writeError(w, http.StatusNotFound, memstore.Errorf(memstore.ENotFound,
+			"no such endpoint: %s %s", r.Method, r.URL.EscapedPath()))
+	}
+	w.discard = true
+}
+
+// jsonBuffers are reused between responses; buffers that grew large are
+// dropped instead, so that one big list does not pin memory.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeJSON writes v as the JSON body with status. HTML characters are
+// not escaped: the bytes a client decodes are the same either way, and
+// content stays readable.
+func (s *Server) writeJSON(w *responseWriter, status int, v any) {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only a bug in the wire types can get here.
+		s.log.LogAttrs(w.request.Context(), slog.LevelError, "encode response",
+			slog.String("request_id", w.requestID), slog.String("error", err.Error()))
+		buf.Reset()
+		status = http.StatusInternalServerError
+		fmt.Fprintf(buf, `{"type":"error","error":{"type":%q,"message":%q},"request_id":%q}`+"\n",
+			memstore.EInternal, internalMessage, w.requestID)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+	if buf.Cap() <= 64<<10 {
+		jsonBuffers.Put(buf)
+	}
+}

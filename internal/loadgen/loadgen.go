@@ -1,0 +1,397 @@
+// Package loadgen drives a memstore server with a mix of memory store
+// requests from many concurrent clients and reports throughput and latency
+// percentiles: the engine of `memstore bench`.
+//
+// It speaks plain HTTP with a keep-alive connection per client, and reads
+// only the fields it needs from responses, so that the figures measure the
+// server rather than the generator.
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The mixes of requests.
+const (
+	MixRead  = "read"  // retrieve a random memory
+	MixWrite = "write" // per client: create a memory, update it, delete it
+	MixList  = "list"  // walk the store's memories 100 at a time, from the start again at the end
+	MixMixed = "mixed" // 80% read, 10% list, 10% write
+)
+
+// Mixes lists the mixes, for help texts and validation.
+var Mixes = []string{MixRead, MixWrite, MixList, MixMixed}
+
+// Config is one run.
+type Config struct {
+	URL         string // the server's base URL
+	APIKey      string
+	Concurrency int           // clients, each with one connection
+	Duration    time.Duration // measured time, after seeding
+	Mix         string
+	// StoreID is the store to use; "" makes a throwaway store, deleted at
+	// the end.
+	StoreID string
+	// Memories is how many memories to seed before measuring (in a
+	// throwaway store, or added to StoreID's).
+	Memories int
+	// ContentBytes is the size of each memory's content.
+	ContentBytes int
+	// Progress, when set, is told about seeding now and then.
+	Progress func(done, total int)
+}
+
+// Op is one kind of request, as reported.
+type Op string
+
+// The kinds of request.
+const (
+	OpRetrieve Op = "retrieve"
+	OpCreate   Op = "create"
+	OpUpdate   Op = "update"
+	OpDelete   Op = "delete"
+	OpList     Op = "list"
+)
+
+// Stats is what one kind of request did during the run.
+type Stats struct {
+	Op        Op             `json:"op"`
+	Requests  int            `json:"requests"`
+	PerSecond float64        `json:"requests_per_second"`
+	P50       time.Duration  `json:"p50_ns"`
+	P99       time.Duration  `json:"p99_ns"`
+	P999      time.Duration  `json:"p999_ns"`
+	Max       time.Duration  `json:"max_ns"`
+	Errors    map[string]int `json:"errors,omitempty"` // by status (or "network")
+}
+
+// Report is the outcome of a run: one Stats for all requests and one per
+// kind.
+type Report struct {
+	Mix         string        `json:"mix"`
+	Concurrency int           `json:"concurrency"`
+	Duration    time.Duration `json:"duration_ns"`
+	Memories    int           `json:"memories"`
+	Total       Stats         `json:"total"`
+	Ops         []Stats       `json:"ops"`
+}
+
+// sample is one request's outcome.
+type sample struct {
+	op     Op
+	took   time.Duration
+	status int // 0 for a network error
+}
+
+// Run seeds the store, then runs the mix for cfg.Duration and reports.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if !slices.Contains(Mixes, cfg.Mix) {
+		return nil, fmt.Errorf("unknown mix %q (want one of %s)", cfg.Mix, strings.Join(Mixes, ", "))
+	}
+	if cfg.Concurrency < 1 || cfg.Duration <= 0 || cfg.Memories < 0 || cfg.ContentBytes < 0 {
+		return nil, fmt.Errorf("concurrency must be at least 1, duration positive, memories and content size not negative")
+	}
+	if cfg.Memories == 0 && (cfg.Mix == MixRead || cfg.Mix == MixMixed) {
+		return nil, fmt.Errorf("the %s mix reads memories: seed at least one", cfg.Mix)
+	}
+	c := newClient(cfg)
+	store := cfg.StoreID
+	if store == "" {
+		var s struct{ ID string }
+		name := "memstore bench " + time.Now().UTC().Format(time.RFC3339)
+		if err := c.do(ctx, "POST", "/v1/memory_stores", map[string]any{"name": name}, &s); err != nil {
+			return nil, fmt.Errorf("create a throwaway store: %w", err)
+		}
+		store = s.ID
+		defer c.do(context.WithoutCancel(ctx), "DELETE", "/v1/memory_stores/"+store, nil, nil)
+	}
+	base := "/v1/memory_stores/" + store + "/memories"
+	ids, err := seed(ctx, c, base, cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	results := make([][]sample, cfg.Concurrency)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[w] = (&worker{c: c, base: base, ids: ids, id: w, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	return report(cfg, len(ids), elapsed, results), nil
+}
+
+// seed creates cfg.Memories memories with all clients and returns their
+// IDs.
+func seed(ctx context.Context, c *client, base string, cfg Config) ([]string, error) {
+	ids := make([]string, cfg.Memories)
+	body := content(cfg.ContentBytes)
+	var (
+		mu   sync.Mutex
+		done int
+		next = make(chan int)
+		errs = make(chan error, cfg.Concurrency)
+		wg   sync.WaitGroup
+	)
+	for range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var m struct{ ID string }
+				path := fmt.Sprintf("/bench/%03d/%06d.md", i%1000, i)
+				if err := c.do(ctx, "POST", base, map[string]any{"path": path, "content": body}, &m); err != nil {
+					errs <- fmt.Errorf("seed %s: %w", path, err)
+					return
+				}
+				ids[i] = m.ID
+				mu.Lock()
+				done++
+				if cfg.Progress != nil && (done%1000 == 0 || done == cfg.Memories) {
+					cfg.Progress(done, cfg.Memories)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	var err error
+feed:
+	for i := range cfg.Memories {
+		select {
+		case next <- i:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return ids, err
+}
+
+func content(n int) string {
+	return strings.Repeat("memstore bench line\n", n/20+1)[:n]
+}
+
+// worker is one client's loop.
+type worker struct {
+	c       *client
+	base    string
+	ids     []string
+	id      int
+	mix     string
+	content string
+	n       int    // requests made, to name created memories
+	page    string // list cursor
+}
+
+func (w *worker) run(ctx context.Context) []sample {
+	rng := rand.New(rand.NewPCG(uint64(w.id), uint64(time.Now().UnixNano())))
+	out := make([]sample, 0, 1<<14)
+	for ctx.Err() == nil {
+		mix := w.mix
+		if mix == MixMixed {
+			switch r := rng.IntN(10); {
+			case r < 8:
+				mix = MixRead
+			case r == 8:
+				mix = MixList
+			default:
+				mix = MixWrite
+			}
+		}
+		switch mix {
+		case MixRead:
+			out = w.time(ctx, out, OpRetrieve, "GET", w.base+"/"+w.ids[rng.IntN(len(w.ids))], nil, nil)
+		case MixList:
+			var p struct {
+				NextPage *string `json:"next_page"`
+			}
+			q := "?limit=100"
+			if w.page != "" {
+				q += "&page=" + url.QueryEscape(w.page)
+			}
+			out = w.time(ctx, out, OpList, "GET", w.base+q, nil, &p)
+			w.page = ""
+			if p.NextPage != nil {
+				w.page = *p.NextPage
+			}
+		case MixWrite:
+			out = w.writeCycle(ctx, out)
+		}
+	}
+	return out
+}
+
+// writeCycle creates a memory, updates it and deletes it, so that a long
+// write run leaves the store's size (and its memory limit) unchanged.
+func (w *worker) writeCycle(ctx context.Context, out []sample) []sample {
+	w.n++
+	var m struct{ ID string }
+	path := fmt.Sprintf("/bench-write/%d/%d.md", w.id, w.n)
+	out = w.time(ctx, out, OpCreate, "POST", w.base, map[string]any{"path": path, "content": w.content}, &m)
+	if m.ID == "" {
+		return out
+	}
+	out = w.time(ctx, out, OpUpdate, "POST", w.base+"/"+m.ID, map[string]any{"content": w.content + strconv.Itoa(w.n)}, nil)
+	// The delete runs even after the deadline, so that nothing is left.
+	return w.time(context.WithoutCancel(ctx), out, OpDelete, "DELETE", w.base+"/"+m.ID, nil, nil)
+}
+
+func (w *worker) time(ctx context.Context, out []sample, op Op, method, path string, body, into any) []sample {
+	t := time.Now()
+	status, err := w.c.send(ctx, method, path, body, into)
+	took := time.Since(t)
+	if ctx.Err() != nil && err != nil {
+		return out // cut short by the end of the run
+	}
+	return append(out, sample{op: op, took: took, status: status})
+}
+
+func report(cfg Config, memories int, elapsed time.Duration, results [][]sample) *Report {
+	r := &Report{Mix: cfg.Mix, Concurrency: cfg.Concurrency, Duration: elapsed, Memories: memories}
+	byOp := map[Op][]sample{}
+	var all []sample
+	for _, rs := range results {
+		all = append(all, rs...)
+		for _, s := range rs {
+			byOp[s.op] = append(byOp[s.op], s)
+		}
+	}
+	r.Total = stats("all", all, elapsed)
+	for _, op := range []Op{OpRetrieve, OpCreate, OpUpdate, OpDelete, OpList} {
+		if len(byOp[op]) > 0 {
+			r.Ops = append(r.Ops, stats(op, byOp[op], elapsed))
+		}
+	}
+	return r
+}
+
+func stats(op Op, ss []sample, elapsed time.Duration) Stats {
+	st := Stats{Op: op, Requests: len(ss)}
+	if len(ss) == 0 {
+		return st
+	}
+	st.PerSecond = float64(len(ss)) / elapsed.Seconds()
+	d := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		d[i] = s.took
+		if s.status < 200 || s.status > 299 {
+			if st.Errors == nil {
+				st.Errors = map[string]int{}
+			}
+			k := "network"
+			if s.status != 0 {
+				k = strconv.Itoa(s.status)
+			}
+			st.Errors[k]++
+		}
+	}
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	st.P50, st.P99, st.P999, st.Max = q(0.50), q(0.99), q(0.999), d[len(d)-1]
+	return st
+}
+
+// client is a keep-alive HTTP client with the API's headers.
+type client struct {
+	hc   *http.Client
+	url  string
+	key  string
+	bufs sync.Pool
+}
+
+func newClient(cfg Config) *client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        cfg.Concurrency * 2,
+		MaxIdleConnsPerHost: cfg.Concurrency * 2,
+		IdleConnTimeout:     time.Minute,
+	}
+	return &client{
+		hc:   &http.Client{Transport: tr, Timeout: 30 * time.Second},
+		url:  strings.TrimRight(cfg.URL, "/"),
+		key:  cfg.APIKey,
+		bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }},
+	}
+}
+
+// do sends a request and fails unless it succeeds.
+func (c *client) do(ctx context.Context, method, path string, body, into any) error {
+	status, err := c.send(ctx, method, path, body, into)
+	if err != nil {
+		return err
+	}
+	if status < 200 || status > 299 {
+		return fmt.Errorf("%s %s: HTTP %d", method, path, status)
+	}
+	return nil
+}
+
+// send sends a request and decodes a 2xx answer into into; the status is
+// 0 when no answer came.
+func (c *client) send(ctx context.Context, method, path string, body, into any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.url+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("x-api-key", c.key)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	req.Header.Set("anthropic-beta", "agent-memory-2026-07-22")
+	if body != nil {
+		req.Header.Set("content-type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	buf := c.bufs.Get().(*bytes.Buffer)
+	defer c.bufs.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return 0, err
+	}
+	if into != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(buf.Bytes(), into); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
+		}
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		return resp.StatusCode, fmt.Errorf("%s %s: the API key was refused", method, path)
+	}
+	return resp.StatusCode, nil
+}

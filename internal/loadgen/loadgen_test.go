@@ -1,0 +1,91 @@
+package loadgen_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/loadgen"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// server starts memstore over a fresh database and returns its URL, a key
+// and the database.
+func server(t *testing.T) (string, string, *sqlite.DB) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bench.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	w, err := db.CreateWorkspace(ctx, memstore.DefaultWorkspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := db.CreateAPIKey(ctx, w.ID, "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db}))
+	t.Cleanup(srv.Close)
+	return srv.URL, key, db
+}
+
+func TestRunEveryMix(t *testing.T) {
+	url, key, db := server(t)
+	for _, mix := range loadgen.Mixes {
+		t.Run(mix, func(t *testing.T) {
+			r, err := loadgen.Run(t.Context(), loadgen.Config{
+				URL: url, APIKey: key, Concurrency: 3, Duration: 300 * time.Millisecond,
+				Mix: mix, Memories: 15, ContentBytes: 100,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Total.Requests == 0 || len(r.Total.Errors) > 0 {
+				t.Fatalf("%d requests, errors %v", r.Total.Requests, r.Total.Errors)
+			}
+			if r.Total.P50 <= 0 || r.Total.P50 > r.Total.P99 || r.Total.P99 > r.Total.P999 || r.Total.P999 > r.Total.Max {
+				t.Errorf("percentiles out of order: %+v", r.Total)
+			}
+			sum := 0
+			for _, s := range r.Ops {
+				sum += s.Requests
+			}
+			if sum != r.Total.Requests {
+				t.Errorf("per-op requests add up to %d, total %d", sum, r.Total.Requests)
+			}
+			// The throwaway store is gone, and with it what was seeded.
+			c, err := db.Counts(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Stores != 0 || c.Memories != 0 {
+				t.Errorf("left behind %d stores, %d memories", c.Stores, c.Memories)
+			}
+		})
+	}
+}
+
+func TestRunRefusesBadConfig(t *testing.T) {
+	url, key, _ := server(t)
+	for name, cfg := range map[string]loadgen.Config{
+		"mix":         {Mix: "chaos", Concurrency: 1, Duration: time.Second, Memories: 1},
+		"concurrency": {Mix: loadgen.MixRead, Duration: time.Second, Memories: 1},
+		"no memories": {Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second},
+	} {
+		cfg.URL, cfg.APIKey = url, key
+		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	_, err := loadgen.Run(t.Context(), loadgen.Config{URL: url, APIKey: "sk-memstore-wrong", Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second, Memories: 1})
+	if err == nil {
+		t.Error("a refused key: no error")
+	}
+}
