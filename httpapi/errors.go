@@ -45,7 +45,12 @@ func (s *Server) fail(w *responseWriter, r *http.Request, err error) {
 		e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
 	}
 	status := statusOf[e.Code]
-	if status >= 500 {
+	if status >= 500 && r.Context().Err() != nil {
+		// The client went away (or gave up): nobody reads the answer,
+		// and it is not the server's fault, so it is no error in the log.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request abandoned by the client",
+			slog.String("request_id", w.requestID), slog.String("route", routeOf(r)))
+	} else if status >= 500 {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", w.requestID), slog.String("route", routeOf(r)),
 			slog.Int("status", status), slog.String("error", err.Error()))

@@ -803,3 +803,20 @@ func TestPanicIsA500(t *testing.T) {
 		t.Errorf("logs:\n%s", logs)
 	}
 }
+
+func TestAbandonedRequestIsNoError(t *testing.T) {
+	// A client that gives up before the answer makes the backend fail with
+	// a cancelled context: logged as abandoned, not as a server error.
+	e := newServerEnv(t)
+	store := e.createStore(t, "s")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest("GET", "/v1/memory_stores/"+store, nil).WithContext(ctx)
+	req.Header.Set("x-api-key", e.secret)
+	w := httptest.NewRecorder()
+	e.handler.ServeHTTP(w, req)
+	logs := e.logs.String()
+	if w.Code != 500 || strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, "request abandoned by the client") {
+		t.Errorf("status %d, logs:\n%s", w.Code, logs)
+	}
+}

@@ -119,7 +119,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer c.do(context.WithoutCancel(ctx), "DELETE", "/v1/memory_stores/"+store, nil, nil)
 	}
 	base := "/v1/memory_stores/" + store + "/memories"
-	ids, err := seed(ctx, c, base, cfg)
+	// Paths unique to this run, so that runs can add to one store.
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	ids, err := seed(ctx, c, base, run, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[w] = (&worker{c: c, base: base, ids: ids, id: w, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
+			results[w] = (&worker{c: c, base: base, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
 		}()
 	}
 	wg.Wait()
@@ -143,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // seed creates cfg.Memories memories with all clients and returns their
 // IDs.
-func seed(ctx context.Context, c *client, base string, cfg Config) ([]string, error) {
+func seed(ctx context.Context, c *client, base, run string, cfg Config) ([]string, error) {
 	ids := make([]string, cfg.Memories)
 	body := content(cfg.ContentBytes)
 	var (
@@ -159,7 +161,7 @@ func seed(ctx context.Context, c *client, base string, cfg Config) ([]string, er
 			defer wg.Done()
 			for i := range next {
 				var m struct{ ID string }
-				path := fmt.Sprintf("/bench/%03d/%06d.md", i%1000, i)
+				path := fmt.Sprintf("/bench/%s/%03d/%06d.md", run, i%1000, i)
 				if err := c.do(ctx, "POST", base, map[string]any{"path": path, "content": body}, &m); err != nil {
 					errs <- fmt.Errorf("seed %s: %w", path, err)
 					return
@@ -206,6 +208,7 @@ type worker struct {
 	id      int
 	mix     string
 	content string
+	tag     string // names this run's memories apart from other runs'
 	n       int    // requests made, to name created memories
 	page    string // list cursor
 }
@@ -253,7 +256,7 @@ func (w *worker) run(ctx context.Context) []sample {
 func (w *worker) writeCycle(ctx context.Context, out []sample) []sample {
 	w.n++
 	var m struct{ ID string }
-	path := fmt.Sprintf("/bench-write/%d/%d.md", w.id, w.n)
+	path := fmt.Sprintf("/bench-write/%s/%d/%d.md", w.tag, w.id, w.n)
 	out = w.time(ctx, out, OpCreate, "POST", w.base, map[string]any{"path": path, "content": w.content}, &m)
 	if m.ID == "" {
 		return out
