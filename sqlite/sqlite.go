@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +60,7 @@ type Options struct {
 type DB struct {
 	w, r   *sql.DB
 	ws, rs stmtCache // their prepared statements
+	ck     *checkpointer
 	max    int
 	now    func() time.Time
 	ids    *ids.Generator
@@ -86,8 +88,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	wq := url.Values{"_txlock": {"immediate"}}
 	for k, v := range q {
-		wq[k] = v
+		wq[k] = slices.Clone(v)
 	}
+	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	var err error
 	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -99,10 +102,18 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
-	// The read pool is opened after the migration so that the file is
-	// already in WAL mode and has its schema.
+	// The checkpointer and the read pool are opened after the migration
+	// so that the file is already in WAL mode and has its schema.
+	ck, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	ck.SetMaxOpenConns(1)
+	db.ck = startCheckpointer(ck)
 	q.Add("_pragma", "query_only(1)")
 	if db.r, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode()); err != nil {
+		db.ck.close()
 		db.w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -116,9 +127,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Close closes both pools.
+// Close closes the pools and stops the checkpointer.
 func (db *DB) Close() error {
-	return errors.Join(db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
+	return errors.Join(db.ck.close(), db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
 }
 
 // migrate applies, in one transaction, the embedded migrations numbered
@@ -164,7 +175,11 @@ func (db *DB) migrate(ctx context.Context) error {
 
 // write runs fn in an immediate transaction on the write pool.
 func (db *DB) write(ctx context.Context, fn func(tx *txn) error) error {
-	return inTx(ctx, &db.ws, fn)
+	err := inTx(ctx, &db.ws, fn)
+	if err == nil && db.ck != nil { // nil while migrating
+		db.ck.committed()
+	}
+	return err
 }
 
 // read runs fn in a transaction on the read pool, so that a list that

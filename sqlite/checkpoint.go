@@ -1,0 +1,77 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"time"
+)
+
+// checkpointer copies the write-ahead log back into the database file
+// beside the writer. Left to SQLite alone, the commit that crosses the
+// checkpoint threshold copies the whole log back and syncs, holding the
+// write lock, and every request queued behind it waits. A PASSIVE
+// checkpoint on a connection of its own takes no writer lock, so writes go
+// on meanwhile. It cannot finish while writes keep coming, and only a
+// finished checkpoint lets the log start over; so the writer keeps an
+// automatic checkpoint at a higher threshold (writerCheckpointPages),
+// which then finds little left to copy and bounds the log's size.
+type checkpointer struct {
+	conn *sql.DB
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// checkpointEvery spaces background checkpoints: one per interval at most
+// while writes go on, each covering all the commits since the last.
+const checkpointEvery = 50 * time.Millisecond
+
+// writerCheckpointPages is the writer's own automatic checkpoint
+// threshold, in pages (4 KiB): the log's size is bounded near 40 MiB.
+const writerCheckpointPages = 10000
+
+func startCheckpointer(conn *sql.DB) *checkpointer {
+	c := &checkpointer{conn: conn, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+// committed tells the checkpointer that the log grew; it never blocks.
+func (c *checkpointer) committed() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run() {
+	defer close(c.done)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-c.kick:
+		case <-c.stop:
+			return
+		}
+		// A failed checkpoint is retried after the next commit; the
+		// writer's own checkpoints bound the log meanwhile.
+		c.conn.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		t.Reset(checkpointEvery)
+		select {
+		case <-t.C:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// close stops the checkpointer; SQLite checkpoints the whole log when the
+// last connection closes. Closing again does nothing.
+func (c *checkpointer) close() error {
+	c.once.Do(func() { close(c.stop) })
+	<-c.done
+	return c.conn.Close()
+}
