@@ -161,6 +161,6 @@ func (s *Server) deleteMemory(w *responseWriter, r *http.Request, c *memstore.Ca
 	if err := s.memories.DeleteMemory(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), id, sha, c.Actor); err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, DeletedJSON{Type: typeDeleted, ID: id})
+	s.writeJSON(w, http.StatusOK, MemoryDeleted(id))
 	return nil
 }

@@ -94,7 +94,7 @@ func (s *Server) deleteStore(w *responseWriter, r *http.Request, c *memstore.Cal
 	if err := s.stores.DeleteStore(r.Context(), c.WorkspaceID, id); err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, DeletedJSON{Type: typeStoreDeleted, ID: id})
+	s.writeJSON(w, http.StatusOK, StoreDeleted(id))
 	return nil
 }
 

@@ -111,6 +111,12 @@ type DeletedJSON struct {
 	ID   string `json:"id"`
 }
 
+// StoreDeleted is the answer to the deletion of store id.
+func StoreDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeStoreDeleted, ID: id} }
+
+// MemoryDeleted is the answer to the deletion of memory id.
+func MemoryDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeDeleted, ID: id} }
+
 // MemoryJSON is a memory object (§2.3). Content is null in the basic view.
 // SizeBytes repeats ContentSizeBytes under the seed's name (§6 row 8).
 type MemoryJSON struct {

@@ -423,7 +423,7 @@ func runRm(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if c.json {
-		return printJSON(e.stdout, httpapi.DeletedJSON{Type: "memory_deleted", ID: m.ID})
+		return printJSON(e.stdout, httpapi.MemoryDeleted(m.ID))
 	}
 	fmt.Fprintf(e.stdout, "deleted %s\n", m.Path)
 	return nil

@@ -286,7 +286,7 @@ func runStoresRm(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if c.json {
-		return printJSON(e.stdout, httpapi.DeletedJSON{Type: "memory_store_deleted", ID: id})
+		return printJSON(e.stdout, httpapi.StoreDeleted(id))
 	}
 	fmt.Fprintf(e.stdout, "deleted memory store %s\n", id)
 	return nil
