@@ -61,9 +61,14 @@ type DB struct {
 	w, r   *sql.DB
 	ws, rs stmtCache // their prepared statements
 	ck     *checkpointer
-	max    int
-	now    func() time.Time
-	ids    *ids.Generator
+	// writes feeds the batcher (batch.go), which runs every write.
+	writes      chan writeReq
+	closed      chan struct{} // closed by Close: the batcher stops
+	batcherDone chan struct{}
+	closeOnce   sync.Once
+	max         int
+	now         func() time.Time
+	ids         *ids.Generator
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -124,11 +129,17 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(4)
 	db.r.SetConnMaxIdleTime(0)
 	db.rs.pool = db.r
+	db.writes, db.closed, db.batcherDone = make(chan writeReq), make(chan struct{}), make(chan struct{})
+	go db.batcher()
 	return db, nil
 }
 
 // Close closes the pools and stops the checkpointer.
 func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		close(db.closed)
+		<-db.batcherDone
+	})
 	return errors.Join(db.ck.close(), db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
 }
 
@@ -175,11 +186,18 @@ func (db *DB) migrate(ctx context.Context) error {
 
 // write runs fn in an immediate transaction on the write pool.
 func (db *DB) write(ctx context.Context, fn func(tx *txn) error) error {
-	err := inTx(ctx, &db.ws, fn)
-	if err == nil && db.ck != nil { // nil while migrating
-		db.ck.committed()
+	if db.writes == nil { // while migrating
+		return inTx(ctx, &db.ws, fn)
 	}
-	return err
+	r := writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case db.writes <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.closed:
+		return errors.New("the database is closed")
+	}
+	return <-r.done
 }
 
 // read runs fn in a transaction on the read pool, so that a list that
@@ -210,10 +228,22 @@ func inTx(ctx context.Context, stmts *stmtCache, fn func(tx *txn) error) error {
 type txn struct {
 	*sql.Tx
 	stmts *stmtCache
+	// ctx, when set, replaces the context given to each statement: in a
+	// batch, one request's cancellation must not interrupt a statement,
+	// which would roll back the whole transaction.
+	ctx context.Context
+}
+
+func (t *txn) context(ctx context.Context) context.Context {
+	if t.ctx != nil {
+		return t.ctx
+	}
+	return ctx
 }
 
 // QueryContext runs a cached statement.
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
@@ -222,6 +252,7 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext runs a cached statement.
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
@@ -230,6 +261,7 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // ExecContext runs a cached statement.
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}

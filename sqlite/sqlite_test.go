@@ -677,3 +677,64 @@ func TestCheckpointsInBackground(t *testing.T) {
 	}
 	t.Fatal("the last write is still only in the log after 2 s")
 }
+
+// TestBatchedWritesFailAlone runs many concurrent writes, so that they
+// share transactions, with every other one bound to fail: each failure
+// must undo only its own write, and a cancelled request must not disturb
+// the others.
+func TestBatchedWritesFailAlone(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/taken", Content: "x"}, alice); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	const n = 200
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch i % 3 {
+			case 0: // succeeds
+				_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/ok/%d", i), Content: "ok"}, alice)
+			case 1: // fails after the store check: below a memory
+				_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/taken/%d", i), Content: "no"}, alice)
+			case 2: // never runs
+				_, errs[i] = db.CreateMemory(cancelled, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/cancelled/%d", i), Content: "no"}, alice)
+			}
+		}()
+	}
+	wg.Wait()
+	want := 1
+	for i, err := range errs {
+		switch i % 3 {
+		case 0:
+			want++
+			if err != nil {
+				t.Errorf("write %d: %v", i, err)
+			}
+		case 1:
+			if memstore.ErrorCode(err) != memstore.EPathConflict {
+				t.Errorf("write %d: %v, want a path conflict", i, err)
+			}
+		case 2:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("write %d: %v, want context.Canceled", i, err)
+			}
+		}
+	}
+	c, err := db.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Memories != int64(want) || c.Versions != int64(want) {
+		t.Errorf("%d memories and %d versions, want %d of each", c.Memories, c.Versions, want)
+	}
+}
