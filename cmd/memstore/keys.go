@@ -193,11 +193,10 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if f.json {
-		out := struct {
-			Data []keyJSON `json:"data"`
-		}{Data: make([]keyJSON, 0, len(keys))}
+		// An array, like every other list command's --json.
+		out := make([]keyJSON, len(keys))
 		for i := range keys {
-			out.Data = append(out.Data, newKeyJSON(&keys[i], names[keys[i].WorkspaceID]))
+			out[i] = newKeyJSON(&keys[i], names[keys[i].WorkspaceID])
 		}
 		return printJSON(e.stdout, out)
 	}
