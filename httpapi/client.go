@@ -23,13 +23,17 @@ var (
 	_ memstore.VersionService = (*Client)(nil)
 )
 
-// The headers the client sends on every request: the API version and beta
-// of the official Go SDK, so that a server in strict-header mode accepts it.
-const (
-	clientAPIVersion = "2023-06-01"
-	clientBeta       = "agent-memory-2026-07-22"
-	clientUserAgent  = "memstore-client"
-)
+// clientUserAgent names the client to the server.
+const clientUserAgent = "memstore-client"
+
+// SetHeaders sets the headers of an API request: the key, and the API
+// version and beta of the official Go SDK, so that a server in strict-header
+// mode accepts it.
+func SetHeaders(h http.Header, apiKey string) {
+	h.Set("x-api-key", apiKey)
+	h.Set("anthropic-version", APIVersion)
+	h.Set("anthropic-beta", BetaMemory)
+}
 
 // clientMaxResponseBytes bounds a response body read into memory. The
 // largest legitimate answer, a full-view page of 20 memories of 100 kB,
@@ -99,9 +103,7 @@ func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	req.Header.Set("x-api-key", c.APIKey)
-	req.Header.Set("anthropic-version", clientAPIVersion)
-	req.Header.Set("anthropic-beta", clientBeta)
+	SetHeaders(req.Header, c.APIKey)
 	req.Header.Set("accept", "application/json")
 	req.Header.Set("user-agent", clientUserAgent)
 	if r.body != nil {

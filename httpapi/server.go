@@ -182,10 +182,11 @@ func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
 	}{"ok"})
 }
 
-// The API versions and betas of §5.1.
+// The API version and betas of §5.1.
 const (
-	betaMemory        = "agent-memory-2026-07-22"
-	betaManagedAgents = "managed-agents-2026-04-01"
+	APIVersion        = "2023-06-01"                // the Go SDK's; the TS SDK sends 2026-10-21
+	BetaMemory        = "agent-memory-2026-07-22"   // what the SDKs send
+	betaManagedAgents = "managed-agents-2026-04-01" // what the research-preview guide sends
 )
 
 // checkHeaders enforces anthropic-version and anthropic-beta in strict
@@ -201,12 +202,12 @@ func checkHeaders(r *http.Request) error {
 	}
 	for _, h := range r.Header.Values("Anthropic-Beta") {
 		for b := range strings.SplitSeq(h, ",") {
-			if b = strings.TrimSpace(b); b == betaMemory || b == betaManagedAgents {
+			if b = strings.TrimSpace(b); b == BetaMemory || b == betaManagedAgents {
 				return nil
 			}
 		}
 	}
-	return invalid("anthropic-beta must include %s (or %s)", betaMemory, betaManagedAgents)
+	return invalid("anthropic-beta must include %s (or %s)", BetaMemory, betaManagedAgents)
 }
 
 // caller checks the headers and authenticates the request (§5.1): the

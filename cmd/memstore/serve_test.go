@@ -138,9 +138,7 @@ func (a *api) call(method, path string, body, out any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("x-api-key", a.key)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	req.Header.Set("anthropic-beta", "agent-memory-2026-07-22")
+	httpapi.SetHeaders(req.Header, a.key)
 	if body != nil {
 		req.Header.Set("content-type", "application/json")
 	}

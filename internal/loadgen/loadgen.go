@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/memstore/memstore/httpapi"
 )
 
 // The mixes of requests.
@@ -371,9 +373,7 @@ func (c *client) send(ctx context.Context, method, path string, body, into any) 
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("x-api-key", c.key)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	req.Header.Set("anthropic-beta", "agent-memory-2026-07-22")
+	httpapi.SetHeaders(req.Header, c.key)
 	if body != nil {
 		req.Header.Set("content-type", "application/json")
 	}
