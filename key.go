@@ -36,6 +36,10 @@ type APIKey struct {
 type Caller struct {
 	WorkspaceID string
 	Actor       Actor
+	// Session is set when the caller holds a session token: it may then
+	// reach only that session's stores, as their attachments allow (see
+	// CanRead, CanWrite, CanAdminister). Nil for an API key.
+	Session *Session
 }
 
 // KeyService keeps workspaces and API keys, and authenticates secrets.

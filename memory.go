@@ -96,3 +96,22 @@ type MemoryService interface {
 	// Allowed on archived stores (ENotFound).
 	DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by Actor) error
 }
+
+// FindMemory returns the live memory at path in a store, without its
+// content (ENotFound when there is none). The API has no lookup by path;
+// a list whose prefix is the path itself, without a final "/", is a plain
+// string prefix, in which the path sorts first if it exists: one request
+// of one item, however large the store.
+func FindMemory(ctx context.Context, ms MemoryService, workspaceID, storeID, path string) (*Memory, error) {
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	page, err := ms.Memories(ctx, workspaceID, storeID, MemoryFilter{PathPrefix: path, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(page.Items) == 0 || page.Items[0].Memory == nil || page.Items[0].Memory.Path != path {
+		return nil, Errorf(ENotFound, "no memory at %s in store %s", path, storeID)
+	}
+	return page.Items[0].Memory, nil
+}

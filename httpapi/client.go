@@ -65,6 +65,9 @@ type Client struct {
 	// WorkspaceID is the anthropic-workspace-id sent when a method's
 	// workspaceID is "". A key bound to one workspace needs neither.
 	WorkspaceID string
+	// SessionID, set when APIKey is that session's token, lets
+	// SearchMemories search several of its stores at once.
+	SessionID string
 }
 
 // NewClient returns a client of the server at baseURL (without /v1) that

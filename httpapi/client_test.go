@@ -46,7 +46,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Counts: db.Counts}
+	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Counts: db.Counts}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}

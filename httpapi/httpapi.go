@@ -25,6 +25,12 @@ type Config struct {
 	Versions memstore.VersionService
 	Keys     memstore.KeyService // authenticates every request but /healthz and /metrics
 
+	// Sessions, when set, serves /v1/sessions and lets session tokens in,
+	// each limited to its session's stores.
+	Sessions memstore.SessionService
+	// Search, when set, serves the search endpoints.
+	Search memstore.SearchService
+
 	// Counts, when set, feeds the store and memory gauges of /metrics.
 	Counts func(context.Context) (memstore.Counts, error)
 

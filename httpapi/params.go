@@ -76,16 +76,23 @@ func (p *params) view(def bool) bool {
 // limit returns the page size: 1-100, default 20, silently capped at 20
 // when the page holds content (§3.4).
 func (p *params) limit(full bool) int {
-	n := defaultLimit
-	if v := p.get("limit"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxLimit {
-			p.fail("limit must be an integer from 1 to %d, not %q", maxLimit, v)
-			return 0
-		}
-	}
+	n := p.count("limit", defaultLimit, maxLimit)
 	if full {
 		n = min(n, maxFullLimit)
+	}
+	return n
+}
+
+// count returns an integer parameter from 1 to max, def when absent.
+func (p *params) count(name string, def, max int) int {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		p.fail("%s must be an integer from 1 to %d, not %q", name, max, v)
+		return 0
 	}
 	return n
 }

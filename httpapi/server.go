@@ -31,6 +31,8 @@ type Server struct {
 	memories memstore.MemoryService
 	versions memstore.VersionService
 	keys     memstore.KeyService
+	sessions memstore.SessionService // nil: no sessions, no session tokens
+	search   memstore.SearchService  // nil: no search
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -48,6 +50,7 @@ type Server struct {
 func New(c Config) *Server {
 	s := &Server{
 		stores: c.Stores, memories: c.Memories, versions: c.Versions, keys: c.Keys,
+		sessions: c.Sessions, search: c.Search,
 		log: c.Logger, now: c.Now, ids: ids.NewGenerator(),
 		maxBody: c.MaxBodyBytes, upsert: c.CreateExisting == CreateUpsert, strict: c.StrictHeaders,
 		mux: http.NewServeMux(),
@@ -77,21 +80,28 @@ func New(c Config) *Server {
 		versions = store + "/memory_versions"
 		version  = versions + "/{memory_version_id}"
 	)
-	s.handle("POST "+stores, s.createStore)
-	s.handle("GET "+stores, s.listStores)
-	s.handle("GET "+store, s.getStore)
-	s.handle("DELETE "+store, s.deleteStore)
-	s.handle("POST "+store+"/archive", s.archiveStore)
-	s.handle("POST "+memories, s.createMemory)
-	s.handle("GET "+memories, s.listMemories)
-	s.handle("GET "+memory, s.getMemory)
-	s.handle("DELETE "+memory, s.deleteMemory)
-	s.handle("GET "+versions, s.listVersions)
-	s.handle("GET "+version, s.getVersion)
-	s.handle("POST "+version+"/redact", s.redactVersion)
+	manageStores := admin("manage memory stores")
+	s.handle("POST "+stores, manageStores, s.createStore)
+	s.handle("GET "+stores, manageStores, s.listStores)
+	s.handle("GET "+store, manageStores, s.getStore)
+	s.handle("DELETE "+store, manageStores, s.deleteStore)
+	s.handle("POST "+store+"/archive", manageStores, s.archiveStore)
+	s.handle("POST "+memories, writeStore, s.createMemory)
+	s.handle("GET "+memories, readStore, s.listMemories)
+	s.handle("GET "+memory, readStore, s.getMemory)
+	s.handle("DELETE "+memory, writeStore, s.deleteMemory)
+	s.handle("GET "+versions, readStore, s.listVersions)
+	s.handle("GET "+version, readStore, s.getVersion)
+	s.handle("POST "+version+"/redact", admin("redact versions"), s.redactVersion)
 	for _, m := range []string{"POST ", "PATCH ", "PUT "} {
-		s.handle(m+store, s.updateStore)
-		s.handle(m+memory, s.updateMemory)
+		s.handle(m+store, manageStores, s.updateStore)
+		s.handle(m+memory, writeStore, s.updateMemory)
+	}
+	if s.search != nil {
+		s.handle("GET "+memories+"/search", readStore, s.searchStore)
+	}
+	if s.sessions != nil {
+		s.routeSessions()
 	}
 	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handleOpen("GET /metrics", s.metrics.handler)
@@ -153,12 +163,39 @@ func routeOf(r *http.Request) string {
 // writes a success itself and returns any failure for fail to write.
 type apiHandler func(w *responseWriter, r *http.Request, c *memstore.Caller) error
 
-// handle routes pattern to h behind the header checks and authentication.
-func (s *Server) handle(pattern string, h apiHandler) {
+// A need is what a route asks of its caller once authenticated: nil to
+// proceed, EPermission otherwise. API keys may do anything in their
+// workspace; session tokens only what their attachments allow.
+type need func(c *memstore.Caller, r *http.Request) error
+
+// readStore lets a caller read the memories and versions of the route's store.
+func readStore(c *memstore.Caller, r *http.Request) error {
+	return c.CanRead(r.PathValue("memory_store_id"))
+}
+
+// writeStore lets a caller change the memories of the route's store.
+func writeStore(c *memstore.Caller, r *http.Request) error {
+	return c.CanWrite(r.PathValue("memory_store_id"))
+}
+
+// admin lets only API keys through; what names the refused action.
+func admin(what string) need {
+	return func(c *memstore.Caller, _ *http.Request) error { return c.CanAdminister(what) }
+}
+
+// anyCaller lets every caller through: the handler decides.
+func anyCaller(*memstore.Caller, *http.Request) error { return nil }
+
+// handle routes pattern to h behind the header checks, authentication and
+// the route's need.
+func (s *Server) handle(pattern string, n need, h apiHandler) {
 	s.mux.HandleFunc(pattern, func(hw http.ResponseWriter, r *http.Request) {
 		w := hw.(*responseWriter)
 		w.routed = true
 		c, err := s.caller(w, r)
+		if err == nil {
+			err = n(c, r)
+		}
 		if err == nil {
 			err = h(w, r, c)
 		}
@@ -252,7 +289,16 @@ func (s *Server) authenticate(r *http.Request, secret string) (*memstore.Caller,
 	if c := s.auth.get(key, now); c != nil {
 		return c, nil
 	}
-	c, err := s.keys.Authenticate(r.Context(), secret)
+	var c *memstore.Caller
+	var err error
+	switch {
+	case !strings.HasPrefix(secret, memstore.SessionTokenPrefix):
+		c, err = s.keys.Authenticate(r.Context(), secret)
+	case s.sessions != nil:
+		c, err = s.sessions.AuthenticateSession(r.Context(), secret)
+	default:
+		err = memstore.Errorf(memstore.EUnauthenticated, "this server does not accept session tokens")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,10 @@ const (
 	typeDeleted      = "memory_deleted"
 	typeVersion      = "memory_version"
 	typeError        = "error"
+	typeSession      = "session"
+	typeSessionToken = "session_token"
+	typeSearchResult = "memory_search_result"
+	typeMemoryPrompt = "memory_prompt"
 )
 
 // Timestamp is a time on the wire: RFC 3339 in UTC with a Z, fractional
@@ -390,4 +394,216 @@ type MemoryUpdateRequest struct {
 	Content      *string       `json:"content,omitempty"`
 	Path         *string       `json:"path,omitempty"`
 	Precondition *Precondition `json:"precondition,omitempty"`
+}
+
+// SessionResourceJSON is a memory_store resource of a session (§2.8): the
+// attachment with its snapshots and mount path.
+type SessionResourceJSON struct {
+	Type          string  `json:"type"`
+	MemoryStoreID string  `json:"memory_store_id"`
+	Access        string  `json:"access"`
+	Instructions  *string `json:"instructions"`
+	Name          string  `json:"name"`
+	Description   string  `json:"description"`
+	MountPath     string  `json:"mount_path"`
+}
+
+// SessionJSON is a session object, as far as memstore keeps one: its
+// memory_store resources, title, metadata and times, plus every other
+// field of the create request as it was sent (agent, environment_id, ...).
+// Status is always "idle": memstore runs no agent. Token, the secret of the
+// session's first token, is present only in the answer to the create.
+type SessionJSON struct {
+	Type       string                `json:"type"`
+	ID         string                `json:"id"`
+	Title      string                `json:"title"`
+	Metadata   map[string]string     `json:"metadata"`
+	Resources  []SessionResourceJSON `json:"resources"`
+	Status     string                `json:"status"`
+	CreatedAt  Timestamp             `json:"created_at"`
+	UpdatedAt  Timestamp             `json:"updated_at"`
+	ArchivedAt *Timestamp            `json:"archived_at"`
+	// Token and TokenID are memstore's own: the first token of a new
+	// session, shown once.
+	Token          string     `json:"token,omitempty"`
+	TokenID        string     `json:"token_id,omitempty"`
+	TokenExpiresAt *Timestamp `json:"token_expires_at,omitempty"`
+
+	// Fields are the other fields, kept as sent.
+	Fields map[string]json.RawMessage `json:"-"`
+}
+
+// sessionKeys are the keys that SessionJSON writes itself; a kept field of
+// the same name never overrides them.
+var sessionKeys = map[string]bool{
+	"type": true, "id": true, "title": true, "metadata": true, "resources": true, "status": true,
+	"created_at": true, "updated_at": true, "archived_at": true,
+	"token": true, "token_id": true, "token_expires_at": true,
+}
+
+// MarshalJSON writes the session's own keys and its kept fields.
+func (j SessionJSON) MarshalJSON() ([]byte, error) {
+	type plain SessionJSON
+	b, err := json.Marshal(plain(j))
+	if err != nil || len(j.Fields) == 0 {
+		return b, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range j.Fields {
+		if !sessionKeys[k] {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
+}
+
+// UnmarshalJSON reads the session's own keys and keeps the rest in Fields.
+func (j *SessionJSON) UnmarshalJSON(b []byte) error {
+	type plain SessionJSON
+	if err := json.Unmarshal(b, (*plain)(j)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	j.Fields = map[string]json.RawMessage{}
+	for k, v := range all {
+		if !sessionKeys[k] {
+			j.Fields[k] = v
+		}
+	}
+	return nil
+}
+
+// NewSessionJSON is the wire form of s.
+func NewSessionJSON(s *memstore.Session) SessionJSON {
+	md := s.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	j := SessionJSON{
+		Type: typeSession, ID: s.ID, Title: s.Title, Metadata: md,
+		Resources: make([]SessionResourceJSON, len(s.Attachments)),
+		Status:    "idle", CreatedAt: Timestamp(s.CreatedAt), UpdatedAt: Timestamp(s.UpdatedAt),
+		ArchivedAt: timestampPtr(s.ArchivedAt), Fields: s.Fields,
+	}
+	for i, a := range s.Attachments {
+		r := SessionResourceJSON{
+			Type: typeStore, MemoryStoreID: a.StoreID, Access: string(a.Access),
+			Name: a.Name, Description: a.Description, MountPath: a.MountPath,
+		}
+		if a.Instructions != "" {
+			r.Instructions = &a.Instructions
+		}
+		j.Resources[i] = r
+	}
+	return j
+}
+
+// NewCreatedSessionJSON is the answer to a session create: the session with
+// its first token's secret, shown this once.
+func NewCreatedSessionJSON(s *memstore.Session, tok *memstore.SessionToken, secret string) SessionJSON {
+	j := NewSessionJSON(s)
+	j.Token, j.TokenID, j.TokenExpiresAt = secret, tok.ID, timestampPtr(tok.ExpiresAt)
+	return j
+}
+
+// Session is the domain form of j (without its workspace, which the wire
+// does not carry). Resources other than memory stores are left out.
+func (j *SessionJSON) Session() *memstore.Session {
+	md := j.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	fields := j.Fields
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	s := &memstore.Session{
+		ID: j.ID, Title: j.Title, Metadata: md, Fields: fields,
+		CreatedAt: time.Time(j.CreatedAt), UpdatedAt: time.Time(j.UpdatedAt), ArchivedAt: timePtr(j.ArchivedAt),
+	}
+	for _, r := range j.Resources {
+		if r.Type != typeStore {
+			continue
+		}
+		a := memstore.Attachment{
+			StoreID: r.MemoryStoreID, Access: memstore.Access(r.Access),
+			Name: r.Name, Description: r.Description, MountPath: r.MountPath,
+		}
+		if a.Access == "" {
+			a.Access = memstore.AccessReadWrite
+		}
+		if r.Instructions != nil {
+			a.Instructions = *r.Instructions
+		}
+		s.Attachments = append(s.Attachments, a)
+	}
+	return s
+}
+
+// SessionTokenJSON is a session token (memstore's own object). Token, the
+// secret, is present only in the answer to its creation.
+type SessionTokenJSON struct {
+	Type      string     `json:"type"`
+	ID        string     `json:"id"`
+	SessionID string     `json:"session_id"`
+	Token     string     `json:"token,omitempty"`
+	Hint      string     `json:"hint"`
+	CreatedAt Timestamp  `json:"created_at"`
+	ExpiresAt *Timestamp `json:"expires_at"`
+	RevokedAt *Timestamp `json:"revoked_at"`
+}
+
+// NewSessionTokenJSON is the wire form of t, with its secret when given.
+func NewSessionTokenJSON(t *memstore.SessionToken, secret string) SessionTokenJSON {
+	return SessionTokenJSON{
+		Type: typeSessionToken, ID: t.ID, SessionID: t.SessionID, Token: secret, Hint: t.Hint,
+		CreatedAt: Timestamp(t.CreatedAt), ExpiresAt: timestampPtr(t.ExpiresAt), RevokedAt: timestampPtr(t.RevokedAt),
+	}
+}
+
+// SessionToken is the domain form of j.
+func (j *SessionTokenJSON) SessionToken() *memstore.SessionToken {
+	return &memstore.SessionToken{
+		ID: j.ID, SessionID: j.SessionID, Hint: j.Hint, CreatedAt: time.Time(j.CreatedAt),
+		ExpiresAt: timePtr(j.ExpiresAt), RevokedAt: timePtr(j.RevokedAt),
+	}
+}
+
+// SessionTokenRequest is the body of POST /v1/sessions/{id}/tokens (and the
+// token part of a session create): a lifetime in seconds, none when absent.
+type SessionTokenRequest struct {
+	ExpiresInSeconds *int64 `json:"expires_in_seconds,omitempty"`
+}
+
+// SearchResultJSON is one hit of a search (memstore's own object): the
+// memory in the basic view, its score and a snippet.
+type SearchResultJSON struct {
+	Type    string     `json:"type"`
+	Memory  MemoryJSON `json:"memory"`
+	Score   float64    `json:"score"`
+	Snippet string     `json:"snippet"`
+}
+
+// NewSearchResultJSON is the wire form of r.
+func NewSearchResultJSON(r *memstore.SearchResult) SearchResultJSON {
+	return SearchResultJSON{Type: typeSearchResult, Memory: NewMemoryJSON(&r.Memory, false), Score: r.Score, Snippet: r.Snippet}
+}
+
+// SearchResult is the domain form of j.
+func (j *SearchResultJSON) SearchResult() memstore.SearchResult {
+	return memstore.SearchResult{Memory: *j.Memory.Memory(), Score: j.Score, Snippet: j.Snippet}
+}
+
+// MemoryPromptJSON is the memory section of a session's system prompt
+// (memstore's own object).
+type MemoryPromptJSON struct {
+	Type      string `json:"type"`
+	SessionID string `json:"session_id"`
+	Prompt    string `json:"prompt"`
 }

@@ -238,6 +238,26 @@ func testGetMemory(t *testing.T, open func(*testing.T) Backend) {
 		_, err := b.Memory(t.Context(), wsA, other.ID, m.ID)
 		wantCode(t, err, memstore.ENotFound, "memory via another store")
 	})
+	t.Run("ByPath", func(t *testing.T) {
+		// Neighbours that share the path as a string prefix, or sort
+		// just before it, must not be mistaken for it.
+		for _, p := range []string{"/get.md.bak", "/get.mdx", "/get", "/gez.md", "/dir/get.md"} {
+			mustCreateMemory(t, b, wsA, sid, p, "neighbour "+p)
+		}
+		got, err := memstore.FindMemory(t.Context(), b, wsA, sid, "/get.md")
+		if err != nil || got.ID != m.ID || got.Path != "/get.md" {
+			t.Fatalf("FindMemory(/get.md) = %+v, %v", got, err)
+		}
+		if got, err := memstore.FindMemory(t.Context(), b, wsA, sid, "/dir/get.md"); err != nil || got.Path != "/dir/get.md" {
+			t.Errorf("FindMemory(/dir/get.md) = %+v, %v", got, err)
+		}
+		for _, p := range []string{"/ge", "/get.m", "/dir", "/nothing.md"} {
+			_, err := memstore.FindMemory(t.Context(), b, wsA, sid, p)
+			wantCode(t, err, memstore.ENotFound, "FindMemory("+p+")")
+		}
+		_, err = memstore.FindMemory(t.Context(), b, wsA, sid, "dir/../get.md")
+		wantCode(t, err, memstore.EInvalid, "FindMemory of a bad path")
+	})
 }
 
 func testUpdateMemory(t *testing.T, open func(*testing.T) Backend) {

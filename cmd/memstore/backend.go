@@ -14,7 +14,7 @@ import (
 )
 
 // The store commands (stores, ls, cat, put, edit, mv, rm, log, show, diff,
-// redact, export, import) work the same on a database file and on a
+// redact, export, import, grep, sessions) work the same on a database file and on a
 // memstore server: they are written once against backend, which *sqlite.DB
 // and *httpapi.Client both are.
 
@@ -23,6 +23,7 @@ type backend interface {
 	memstore.StoreService
 	memstore.MemoryService
 	memstore.VersionService
+	memstore.SessionService
 }
 
 // backendHelp describes the flags every store command shares, for the
@@ -232,38 +233,9 @@ func (c *conn) storeID(ctx context.Context) (string, error) {
 	return "", errors.New(b.String())
 }
 
-// findMemory returns the live memory at path, without its content. There
-// is no lookup by path in the API, so it lists the parent prefix one level
-// deep, page by page, until the path turns up or the byte-ordered list has
-// passed it.
+// findMemory returns the live memory at path, without its content.
 func (c *conn) findMemory(ctx context.Context, storeID, path string) (*memstore.Memory, error) {
-	if err := memstore.ValidatePath(path); err != nil {
-		return nil, err
-	}
-	f := memstore.MemoryFilter{PathPrefix: path[:strings.LastIndex(path, "/")+1], Depth: 1, Limit: 100}
-	for {
-		page, err := c.Memories(ctx, c.workspace, storeID, f)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range page.Items {
-			key := it.Prefix
-			if it.Memory != nil {
-				key = it.Memory.Path
-			}
-			if it.Memory != nil && key == path {
-				return it.Memory, nil
-			}
-			if key > path {
-				page.Next = ""
-				break
-			}
-		}
-		if page.Next == "" {
-			return nil, memstore.Errorf(memstore.ENotFound, "no memory at %s in store %s", path, storeID)
-		}
-		f.Page = page.Next
-	}
+	return memstore.FindMemory(ctx, c, c.workspace, storeID, path)
 }
 
 // eachMemory calls fn for every memory the filter selects, page by page.

@@ -54,6 +54,8 @@ func commands() []command {
 		{"show", "print a version and its content", runShow},
 		{"diff", "compare a version with the one before it, or two versions", runDiff},
 		{"redact", "erase a version's path and content for good", runRedact},
+		{"grep", "search the memories of a store", runGrep},
+		{"sessions", "create, list, show and revoke sessions: agents' access to stores", runSessions},
 		{"export", "write a store's memories to a directory or a JSON-lines file", runExport},
 		{"import", "load memories into a store from a directory or a JSON-lines file", runImport},
 		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},

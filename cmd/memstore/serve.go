@@ -158,7 +158,7 @@ func serve(ctx context.Context, e env, c *serveConfig, ln net.Listener, path str
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := httpapi.New(httpapi.Config{
-		Stores: db, Memories: db, Versions: db, Keys: db,
+		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db,
 		Counts:         db.Counts,
 		Logger:         log,
 		Registry:       reg,

@@ -49,32 +49,38 @@ func storesCommands() []command {
 }
 
 func runStores(ctx context.Context, e env, args []string) error {
+	return dispatch(ctx, e, "stores", storesHelp, "ls", storesCommands(), args)
+}
+
+// dispatch runs the subcommand of command named by the first argument (def
+// when the arguments start with a flag or are none). Errors name the
+// subcommand: memstore stores update: ...
+func dispatch(ctx context.Context, e env, command, help, def string, subs []command, args []string) error {
 	args = hoistCommand(args)
 	if len(args) > 0 {
 		switch args[0] {
 		case "-h", "-help", "--help", "help":
-			fmt.Fprint(e.stderr, storesHelp)
+			fmt.Fprint(e.stderr, help)
 			return flag.ErrHelp
 		}
 	}
-	sub, rest := "ls", args
+	sub, rest := def, args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, rest = args[0], args[1:]
 	}
-	for _, c := range storesCommands() {
+	for _, c := range subs {
 		if c.name != sub {
 			continue
 		}
-		// Errors name the subcommand: memstore stores update: ...
 		err := c.run(ctx, e, rest)
 		var code exitCode
 		if err == nil || errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) || errors.As(err, &code) {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "memstore stores %s: %v\n", sub, err)
+		fmt.Fprintf(e.stderr, "memstore %s %s: %v\n", command, sub, err)
 		return exitCode(1)
 	}
-	return usageError(e, "memstore stores: unknown subcommand %q; run 'memstore stores --help' for the list", args[0])
+	return usageError(e, "memstore %s: unknown subcommand %q; run 'memstore %s --help' for the list", command, sub, command)
 }
 
 // storeFlags starts a stores subcommand: its flag set with the shared

@@ -14,13 +14,14 @@ import (
 
 // The prefixes of the identifiers memstore makes.
 const (
-	Store     = "memstore_"
-	Memory    = "mem_"
-	Version   = "memver_"
-	Workspace = "wrkspc_"
-	APIKey    = "apikey_"
-	Session   = "sesn_"
-	Request   = "req_"
+	Store        = "memstore_"
+	Memory       = "mem_"
+	Version      = "memver_"
+	Workspace    = "wrkspc_"
+	APIKey       = "apikey_"
+	Session      = "sesn_"
+	SessionToken = "sesntok_"
+	Request      = "req_"
 )
 
 // Generator makes identifiers. Within one Generator, identifiers made in

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+)
+
+const grepHelp = `Usage: memstore grep QUERY [--store ID] [--prefix PATH] [--limit N]
+
+Searches the live memories of a store, best first, and prints each match's
+path, score and a snippet around it. The words of QUERY are matched with
+their inflections ("deploy" finds "deploying"), and any run of three or
+more characters is found inside words and identifiers too; a match in a
+path counts more than one in the text.
+`
+
+func runGrep(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "grep", grepHelp+backendHelp)
+	bf := addBackendFlags(fs, "grep", true)
+	prefix := fs.String("prefix", "", "search only below `PATH` (e.g. /notes/)")
+	limit := fs.Int("limit", memstore.DefaultSearchLimit, "print at most `N` matches (1-100)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageError(e, "memstore grep: say what to look for: memstore grep QUERY")
+	}
+	if *limit < 1 || *limit > memstore.MaxSearchLimit {
+		return usageError(e, "memstore grep: --limit must be from 1 to %d", memstore.MaxSearchLimit)
+	}
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	storeID, err := c.storeID(ctx)
+	if err != nil {
+		return err
+	}
+	search, ok := c.backend.(memstore.SearchService)
+	if !ok {
+		return errors.New("this backend cannot search")
+	}
+	page, err := search.SearchMemories(ctx, c.workspace, []string{storeID},
+		memstore.SearchQuery{Text: strings.Join(pos, " "), PathPrefix: *prefix, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		out := make([]httpapi.SearchResultJSON, len(page.Items))
+		for i := range page.Items {
+			out[i] = httpapi.NewSearchResultJSON(&page.Items[i])
+		}
+		return printJSON(e.stdout, out)
+	}
+	if len(page.Items) == 0 {
+		fmt.Fprintln(e.stderr, "no memory matches")
+		return exitCode(1) // like grep
+	}
+	for _, r := range page.Items {
+		fmt.Fprintf(e.stdout, "%s  (%d bytes, score %s)\n", cell(r.Memory.Path), r.Memory.ContentSize, strconv.FormatFloat(r.Score, 'f', 2, 64))
+		if r.Snippet != "" {
+			fmt.Fprintf(e.stdout, "    %s\n", cell(r.Snippet))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+)
+
+const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION]
+       memstore sessions ls [--store ID] [--archived]
+       memstore sessions show ID
+       memstore sessions token ID [--expires-in DURATION]
+       memstore sessions revoke ID
+
+Manages sessions: the way an agent reaches memory. A session attaches up
+to 8 stores, each read-write or read-only (ID:ro), with instructions for
+the agent, and comes with a token that reaches those stores and nothing
+else: the agent reads, lists and searches them, and writes only the
+read-write ones. Its changes are recorded as the session's.
+
+  create  make a session and print its ID and token; the token is printed
+          alone on the last line and is not shown again:
+            export MEMSTORE_TOKEN=$(memstore sessions create --store ID | tail -1)
+          --instructions applies to the --store before it
+  ls      list sessions, newest first (only those attaching --store;
+          ended ones too with --archived)
+  show    print a session, its stores and its tokens
+  token   make another token for a session
+  revoke  with a token ID (sesntok_...), stop that token; with a session ID
+          (sesn_...), end the session: all its tokens stop. A running
+          server may accept a revoked token for a few seconds more.
+
+Run 'memstore sessions SUBCOMMAND --help' for a subcommand's flags.
+` + backendHelp
+
+func sessionsCommands() []command {
+	return []command{
+		{"create", "make a session and its first token", runSessionsCreate},
+		{"ls", "list sessions", runSessionsLs},
+		{"show", "print a session", runSessionsShow},
+		{"token", "make another token", runSessionsToken},
+		{"revoke", "stop a token, or end a session", runSessionsRevoke},
+	}
+}
+
+func runSessions(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		return usageError(e, "memstore sessions: say what to do: create, ls, show, token or revoke; run 'memstore sessions --help' for more")
+	}
+	return dispatch(ctx, e, "sessions", sessionsHelp, "", sessionsCommands(), args)
+}
+
+func sessionFlags(e env, sub, usage string) (*flag.FlagSet, *backendFlags) {
+	fs := newFlags(e, "sessions "+sub, usage+backendHelp)
+	return fs, addBackendFlags(fs, "sessions "+sub, false)
+}
+
+// attachFlags collects --store ID[:ro] and the --instructions that follow
+// each, in order.
+type attachFlags struct{ list []memstore.AttachmentCreate }
+
+func (a *attachFlags) store() flag.Value {
+	return flagFunc(func(s string) error {
+		id, mode, _ := strings.Cut(s, ":")
+		c := memstore.AttachmentCreate{StoreID: id}
+		switch mode {
+		case "":
+		case "ro", "read_only":
+			c.Access = memstore.AccessReadOnly
+		case "rw", "read_write":
+			c.Access = memstore.AccessReadWrite
+		default:
+			return fmt.Errorf("want ID, ID:ro or ID:rw, not %q", s)
+		}
+		if id == "" {
+			return errors.New("a store ID is required")
+		}
+		a.list = append(a.list, c)
+		return nil
+	})
+}
+
+func (a *attachFlags) instructions() flag.Value {
+	return flagFunc(func(s string) error {
+		if len(a.list) == 0 {
+			return errors.New("give --instructions after the --store it is for")
+		}
+		a.list[len(a.list)-1].Instructions = s
+		return nil
+	})
+}
+
+// flagFunc is a flag.Value that calls a function.
+type flagFunc func(string) error
+
+func (f flagFunc) String() string     { return "" }
+func (f flagFunc) Set(s string) error { return f(s) }
+
+func runSessionsCreate(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "create", "Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION]\n\nMakes a session with stores attached and prints its ID and its token.\n")
+	var att attachFlags
+	fs.Var(att.store(), "store", "attach store `ID`, read-only with ID:ro (repeatable, at most 8)")
+	fs.Var(att.instructions(), "instructions", "`TEXT` telling the agent how to use the store given before it")
+	title := fs.String("title", "", "a `TITLE` for the session")
+	expires := fs.Duration("expires-in", 0, "the token expires after `DURATION` (e.g. 8h; default: never)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usageError(e, "memstore sessions create: unexpected argument %q (attach stores with --store)", pos[0])
+	case len(att.list) == 0:
+		return usageError(e, "memstore sessions create: attach at least one store with --store ID (see 'memstore stores ls')")
+	case *expires < 0:
+		return usageError(e, "memstore sessions create: --expires-in must be positive")
+	}
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, tok, secret, err := c.CreateSession(ctx, c.workspace, memstore.SessionCreate{Title: *title, Stores: att.list, TokenTTL: *expires})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(e.stdout, httpapi.NewCreatedSessionJSON(s, tok, secret))
+	}
+	fmt.Fprintf(e.stdout, "Created session %s.\n", s.ID)
+	writeAttachments(c, s)
+	fmt.Fprintf(e.stdout, "Its token %s%s will not be shown again:\n", tok.ID, expiry(tok))
+	fmt.Fprintln(e.stdout, secret)
+	return nil
+}
+
+func expiry(t *memstore.SessionToken) string {
+	if t.ExpiresAt == nil {
+		return ""
+	}
+	return " (expires " + fmtTime(*t.ExpiresAt) + ")"
+}
+
+// writeAttachments prints a session's stores as a table.
+func writeAttachments(c *conn, s *memstore.Session) {
+	tw := newTable(c.e.stdout)
+	row(tw, "MOUNT", "STORE", "ACCESS", "INSTRUCTIONS")
+	for _, a := range s.Attachments {
+		row(tw, a.MountPath, a.StoreID, string(a.Access), shorten(a.Instructions, 50))
+	}
+	tw.Flush()
+}
+
+func runSessionsLs(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "ls", "Usage: memstore sessions ls [--store ID] [--archived]\n\nLists sessions, newest first.\n")
+	store := fs.String("store", "", "only sessions that attach store `ID`")
+	archived := fs.Bool("archived", false, "include ended (archived) sessions")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(e, "memstore sessions ls: unexpected argument %q", pos[0])
+	}
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var all []memstore.Session
+	f := memstore.SessionFilter{StoreID: *store, IncludeArchived: *archived, Limit: 100}
+	for {
+		page, err := c.Sessions(ctx, c.workspace, f)
+		if err != nil {
+			return err
+		}
+		all = append(all, page.Items...)
+		if page.Next == "" {
+			break
+		}
+		f.Page = page.Next
+	}
+	if c.json {
+		out := make([]httpapi.SessionJSON, len(all))
+		for i := range all {
+			out[i] = httpapi.NewSessionJSON(&all[i])
+		}
+		return printJSON(e.stdout, out)
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(e.stderr, "no sessions; create one with 'memstore sessions create --store ID'")
+		return nil
+	}
+	tw := newTable(e.stdout)
+	row(tw, "ID", "CREATED", "ARCHIVED", "STORES", "TITLE")
+	for _, s := range all {
+		var stores []string
+		for _, a := range s.Attachments {
+			st := a.StoreID
+			if !a.Writable() {
+				st += ":ro"
+			}
+			stores = append(stores, st)
+		}
+		row(tw, s.ID, fmtTime(s.CreatedAt), fmtTimePtr(s.ArchivedAt), strings.Join(stores, ","), shorten(s.Title, 40))
+	}
+	return tw.Flush()
+}
+
+// oneSessionArg parses a subcommand that takes one ID and opens the
+// backend.
+func oneSessionArg(ctx context.Context, e env, fs *flag.FlagSet, bf *backendFlags, args []string) (*conn, string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(pos) != 1 {
+		return nil, "", usageError(e, "memstore %s: give one ID (see 'memstore sessions ls')", bf.cmd)
+	}
+	c, err := bf.open(ctx, e)
+	return c, pos[0], err
+}
+
+func runSessionsShow(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "show", "Usage: memstore sessions show ID\n\nPrints a session with its stores and tokens (never their secrets).\n")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := c.Session(ctx, c.workspace, id)
+	if err != nil {
+		return err
+	}
+	toks, err := c.SessionTokens(ctx, c.workspace, id)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(e.stdout, httpapi.NewSessionJSON(s))
+	}
+	if err := block(e.stdout,
+		[2]string{"id", s.ID},
+		[2]string{"title", s.Title},
+		[2]string{"created_at", fmtTime(s.CreatedAt)},
+		[2]string{"archived_at", fmtTimePtr(s.ArchivedAt)},
+	); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout)
+	writeAttachments(c, s)
+	fmt.Fprintln(e.stdout)
+	tw := newTable(e.stdout)
+	row(tw, "TOKEN", "HINT", "CREATED", "EXPIRES", "REVOKED")
+	for _, t := range toks {
+		row(tw, t.ID, t.Hint, fmtTime(t.CreatedAt), fmtTimePtr(t.ExpiresAt), fmtTimePtr(t.RevokedAt))
+	}
+	return tw.Flush()
+}
+
+func runSessionsToken(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "token", "Usage: memstore sessions token ID [--expires-in DURATION]\n\nMakes another token for a session and prints it alone on the last line.\n")
+	expires := fs.Duration("expires-in", 0, "the token expires after `DURATION` (default: never)")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if *expires < 0 {
+		return usageError(e, "memstore sessions token: --expires-in must be positive")
+	}
+	tok, secret, err := c.CreateSessionToken(ctx, c.workspace, id, *expires)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(e.stdout, httpapi.NewSessionTokenJSON(tok, secret))
+	}
+	fmt.Fprintf(e.stdout, "Created token %s for session %s%s. It will not be shown again:\n", tok.ID, id, expiry(tok))
+	fmt.Fprintln(e.stdout, secret)
+	return nil
+}
+
+func runSessionsRevoke(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "revoke", "Usage: memstore sessions revoke ID\n\nStops a token (sesntok_...), or ends a session (sesn_...) and so all its tokens.\n")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if strings.HasPrefix(id, "sesntok_") {
+		tok, err := c.RevokeSessionToken(ctx, c.workspace, id)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(e.stdout, httpapi.NewSessionTokenJSON(tok, ""))
+		}
+		fmt.Fprintf(e.stdout, "Revoked token %s of session %s.\n", tok.ID, tok.SessionID)
+		return nil
+	}
+	s, err := c.ArchiveSession(ctx, c.workspace, id)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(e.stdout, httpapi.NewSessionJSON(s))
+	}
+	fmt.Fprintf(e.stdout, "Ended session %s: its tokens no longer work.\n", s.ID)
+	return nil
+}

@@ -1,0 +1,292 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/memstore/memstore"
+)
+
+var (
+	_ memstore.SessionService = (*Client)(nil)
+	_ memstore.SearchService  = (*Client)(nil)
+)
+
+// clientSessionPath is the path of a session.
+func clientSessionPath(id string) (string, error) {
+	if id == "" {
+		return "", memstore.Errorf(memstore.ENotFound, "no session with an empty ID")
+	}
+	return "/v1/sessions/" + url.PathEscape(id), nil
+}
+
+// session converts a wire session, with its workspace as store does.
+func (c *Client) session(j *SessionJSON, h http.Header, workspaceID string) *memstore.Session {
+	s := j.Session()
+	s.WorkspaceID = c.store(&StoreJSON{}, h, workspaceID).WorkspaceID
+	return s
+}
+
+// sessionToken converts a wire token.
+func (c *Client) sessionToken(j *SessionTokenJSON, h http.Header, workspaceID string) *memstore.SessionToken {
+	t := j.SessionToken()
+	t.WorkspaceID = c.store(&StoreJSON{}, h, workspaceID).WorkspaceID
+	return t
+}
+
+// CreateSession implements memstore.SessionService (POST /v1/sessions).
+func (c *Client) CreateSession(ctx context.Context, workspaceID string, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	if err := memstore.ValidateSessionCreate(sc); err != nil {
+		return nil, nil, "", err
+	}
+	body := map[string]any{}
+	for k, v := range sc.Fields {
+		body[k] = v
+	}
+	resources := make([]map[string]any, len(sc.Stores))
+	for i, a := range sc.Stores {
+		r := map[string]any{"type": typeStore, "memory_store_id": a.StoreID}
+		if a.Access != "" {
+			r["access"] = a.Access
+		}
+		if a.Instructions != "" {
+			r["instructions"] = a.Instructions
+		}
+		resources[i] = r
+	}
+	body["resources"] = resources
+	if sc.Title != "" {
+		body["title"] = sc.Title
+	}
+	if sc.Metadata != nil {
+		body["metadata"] = sc.Metadata
+	}
+	if sc.TokenTTL > 0 {
+		body["token_expires_in_seconds"] = int64(sc.TokenTTL.Seconds())
+	}
+	var j SessionJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: "/v1/sessions", body: body, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s := c.session(&j, h, workspaceID)
+	tok := &memstore.SessionToken{
+		ID: j.TokenID, SessionID: s.ID, WorkspaceID: s.WorkspaceID, Hint: memstore.SecretHint(j.Token),
+		CreatedAt: s.CreatedAt, ExpiresAt: timePtr(j.TokenExpiresAt),
+	}
+	return s, tok, j.Token, nil
+}
+
+// Session implements memstore.SessionService (GET /v1/sessions/{id}).
+func (c *Client) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
+	p, err := clientSessionPath(id)
+	if err != nil {
+		return nil, err
+	}
+	var j SessionJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.session(&j, h, workspaceID), nil
+}
+
+// Sessions implements memstore.SessionService (GET /v1/sessions).
+func (c *Client) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	q := clientListQuery(f.Limit, f.Page, false)
+	if f.StoreID != "" {
+		q.Set("memory_store_id", f.StoreID)
+	}
+	if f.IncludeArchived {
+		q.Set("include_archived", "true")
+	}
+	var j PageJSON[SessionJSON]
+	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: "/v1/sessions", query: q, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return memstore.Page[memstore.Session]{}, err
+	}
+	return clientPage(&j, func(s *SessionJSON) memstore.Session { return *c.session(s, h, workspaceID) }), nil
+}
+
+// ArchiveSession implements memstore.SessionService (POST
+// /v1/sessions/{id}/archive).
+func (c *Client) ArchiveSession(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
+	p, err := clientSessionPath(id)
+	if err != nil {
+		return nil, err
+	}
+	var j SessionJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/archive", workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.session(&j, h, workspaceID), nil
+}
+
+// CreateSessionToken implements memstore.SessionService (POST
+// /v1/sessions/{id}/tokens).
+func (c *Client) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	p, err := clientSessionPath(sessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	var body SessionTokenRequest
+	if ttl > 0 {
+		secs := int64(ttl.Seconds())
+		body.ExpiresInSeconds = &secs
+	}
+	var j SessionTokenJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/tokens", body: body, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, "", err
+	}
+	return c.sessionToken(&j, h, workspaceID), j.Token, nil
+}
+
+// SessionTokens implements memstore.SessionService (GET
+// /v1/sessions/{id}/tokens).
+func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID string) ([]memstore.SessionToken, error) {
+	p, err := clientSessionPath(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var j PageJSON[SessionTokenJSON]
+	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/tokens", workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return clientPage(&j, func(t *SessionTokenJSON) memstore.SessionToken { return *c.sessionToken(t, h, workspaceID) }).Items, nil
+}
+
+// RevokeSessionToken implements memstore.SessionService. The API revokes a
+// token under its session, so the client first finds which session holds
+// it among those of the workspace.
+func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
+	sid, err := c.tokenSession(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := clientSessionPath(sid)
+	var j SessionTokenJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/tokens/" + url.PathEscape(id) + "/revoke", workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.sessionToken(&j, h, workspaceID), nil
+}
+
+// tokenSession finds the session that holds token id, walking the
+// workspace's sessions newest first.
+func (c *Client) tokenSession(ctx context.Context, workspaceID, id string) (string, error) {
+	f := memstore.SessionFilter{Limit: 100, IncludeArchived: true}
+	for {
+		page, err := c.Sessions(ctx, workspaceID, f)
+		if err != nil {
+			return "", err
+		}
+		for _, s := range page.Items {
+			toks, err := c.SessionTokens(ctx, workspaceID, s.ID)
+			if err != nil {
+				return "", err
+			}
+			for _, t := range toks {
+				if t.ID == id {
+					return s.ID, nil
+				}
+			}
+		}
+		if page.Next == "" {
+			return "", memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
+		}
+		f.Page = page.Next
+	}
+}
+
+// AuthenticateSession implements memstore.SessionService over HTTP: it
+// asks the server which session secret stands for (a session token lists
+// its own session alone), without changing the client's own key.
+func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	as := *c
+	as.APIKey = secret
+	as.WorkspaceID = ""
+	page, err := as.Sessions(ctx, "", memstore.SessionFilter{})
+	if err != nil {
+		return nil, err
+	}
+	if len(page.Items) != 1 {
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "the credential is not a session token")
+	}
+	s := &page.Items[0]
+	return &memstore.Caller{
+		WorkspaceID: s.WorkspaceID,
+		Actor:       memstore.Actor{Type: memstore.ActorSession, ID: s.ID},
+		Session:     s,
+	}, nil
+}
+
+// SearchMemories implements memstore.SearchService: GET
+// .../memories/search for one store. The API has no search over a list of
+// stores, only over a session's: for several stores the client needs
+// SessionID, and keeps the session's results that are in storeIDs (a page
+// may then be shorter than the limit).
+func (c *Client) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	var none memstore.Page[memstore.SearchResult]
+	if err := memstore.ValidateSearchQuery(q); err != nil {
+		return none, err
+	}
+	switch {
+	case len(storeIDs) == 1:
+		p, err := clientStorePath(storeIDs[0])
+		if err != nil {
+			return none, err
+		}
+		return c.search(ctx, workspaceID, p+"/memories/search", q)
+	case len(storeIDs) == 0:
+		return none, nil
+	case c.SessionID == "":
+		return none, memstore.Errorf(memstore.EInvalid, "the API searches several stores only as a session's: set the client's SessionID")
+	}
+	page, err := c.SearchSession(ctx, workspaceID, c.SessionID, q)
+	page.Items = slices.DeleteFunc(page.Items, func(r memstore.SearchResult) bool { return !slices.Contains(storeIDs, r.Memory.StoreID) })
+	return page, err
+}
+
+// SearchSession searches every store attached to a session (GET
+// /v1/sessions/{id}/memories/search).
+func (c *Client) SearchSession(ctx context.Context, workspaceID, sessionID string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	p, err := clientSessionPath(sessionID)
+	if err != nil {
+		return memstore.Page[memstore.SearchResult]{}, err
+	}
+	return c.search(ctx, workspaceID, p+"/memories/search", q)
+}
+
+func (c *Client) search(ctx context.Context, workspaceID, path string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	query := clientListQuery(q.Limit, q.Page, false)
+	query.Set("q", q.Text)
+	if q.PathPrefix != "" {
+		query.Set("path_prefix", q.PathPrefix)
+	}
+	var j PageJSON[SearchResultJSON]
+	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: path, query: query, workspaceID: workspaceID}, &j); err != nil {
+		return memstore.Page[memstore.SearchResult]{}, err
+	}
+	return clientPage(&j, (*SearchResultJSON).SearchResult), nil
+}
+
+// MemoryPrompt returns the memory section of a session's system prompt
+// (GET /v1/sessions/{id}/memory_prompt).
+func (c *Client) MemoryPrompt(ctx context.Context, workspaceID, sessionID string) (string, error) {
+	p, err := clientSessionPath(sessionID)
+	if err != nil {
+		return "", err
+	}
+	var j MemoryPromptJSON
+	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/memory_prompt", workspaceID: workspaceID}, &j); err != nil {
+		return "", err
+	}
+	return j.Prompt, nil
+}

@@ -1,0 +1,258 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore/httpapi"
+)
+
+// createSession makes a session through the API and returns it with its
+// token.
+func (e *serverEnv) createSession(tb testing.TB, resources ...map[string]any) (session map[string]any, token string) {
+	tb.Helper()
+	s := e.ok(tb, "POST", "/v1/sessions", jsonOf(tb, map[string]any{
+		"agent": "agent_01", "environment_id": "env_01", "resources": resources,
+	}))
+	token, _ = s["token"].(string)
+	if !strings.HasPrefix(token, "st-memstore-") {
+		tb.Fatalf("session token %q", token)
+	}
+	return s, token
+}
+
+func attach(store string, access string) map[string]any {
+	r := map[string]any{"type": "memory_store", "memory_store_id": store}
+	if access != "" {
+		r["access"] = access
+	}
+	return r
+}
+
+// as sends a request with a session token instead of the API key, as the
+// SDK's environment worker does (Authorization: Bearer, no x-api-key).
+func as(token string) func(*http.Request) {
+	return func(r *http.Request) {
+		r.Header.Del("X-Api-Key")
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+}
+
+func TestCreateSession(t *testing.T) {
+	e := newServerEnv(t)
+	prefs := e.createStore(t, "User Preferences")
+	e.ok(t, "POST", "/v1/memory_stores/"+prefs, `{"description":"Per-user preferences."}`)
+	notes := e.createStore(t, "notes")
+
+	s := e.ok(t, "POST", "/v1/sessions", jsonOf(t, map[string]any{
+		"agent": map[string]any{"type": "agent", "id": "agent_01", "version": 3}, "environment_id": "env_01",
+		"title": "Fix the build", "metadata": map[string]string{"ticket": "42"}, "vault_ids": []string{},
+		"resources": []map[string]any{
+			{"type": "memory_store", "memory_store_id": prefs, "access": "read_only", "instructions": "Check before starting."},
+			{"type": "memory_store", "memory_store_id": notes, "prompt": "Project notes."}, // the seed's name
+		},
+	}))
+	id, _ := s["id"].(string)
+	if !strings.HasPrefix(id, "sesn_") || s["type"] != "session" || s["title"] != "Fix the build" || s["status"] != "idle" {
+		t.Fatalf("session %v", s)
+	}
+	if s["environment_id"] != "env_01" || fmt.Sprint(s["agent"]) != "map[id:agent_01 type:agent version:3]" {
+		t.Errorf("kept fields: agent %v environment_id %v", s["agent"], s["environment_id"])
+	}
+	res := s["resources"].([]any)
+	want := []string{
+		fmt.Sprint(map[string]any{"type": "memory_store", "memory_store_id": prefs, "access": "read_only",
+			"instructions": "Check before starting.", "name": "User Preferences", "description": "Per-user preferences.",
+			"mount_path": "/mnt/memory/user-preferences"}),
+		fmt.Sprint(map[string]any{"type": "memory_store", "memory_store_id": notes, "access": "read_write",
+			"instructions": "Project notes.", "name": "notes", "description": "", "mount_path": "/mnt/memory/notes"}),
+	}
+	if len(res) != 2 || fmt.Sprint(res[0]) != want[0] || fmt.Sprint(res[1]) != want[1] {
+		t.Errorf("resources\n%v\nwant\n%v", res, want)
+	}
+	if !strings.HasPrefix(s["token"].(string), "st-memstore-") || !strings.HasPrefix(s["token_id"].(string), "sesntok_") {
+		t.Errorf("token %v %v", s["token"], s["token_id"])
+	}
+
+	// Read back: the same, without the token; a later rename of the store
+	// does not reach the snapshot.
+	e.ok(t, "POST", "/v1/memory_stores/"+prefs, `{"name":"Renamed"}`)
+	got := e.ok(t, "GET", "/v1/sessions/"+id, "")
+	if _, ok := got["token"]; ok {
+		t.Errorf("GET shows the token: %v", got)
+	}
+	if r0 := got["resources"].([]any)[0].(map[string]any); r0["name"] != "User Preferences" {
+		t.Errorf("snapshot name %v", r0["name"])
+	}
+	if got["environment_id"] != "env_01" || got["metadata"].(map[string]any)["ticket"] != "42" {
+		t.Errorf("read back %v", got)
+	}
+
+	// The list, and its store filter.
+	e.createSession(t, attach(notes, ""))
+	if l := e.ok(t, "GET", "/v1/sessions", ""); len(l["data"].([]any)) != 2 || l["next_page"] != nil {
+		t.Errorf("list %v", l)
+	}
+	if l := e.ok(t, "GET", "/v1/sessions?memory_store_id="+prefs, ""); len(l["data"].([]any)) != 1 {
+		t.Errorf("filtered list %v", l)
+	}
+}
+
+func TestSessionValidation(t *testing.T) {
+	e := newServerEnv(t)
+	var stores []string
+	for i := range 9 {
+		stores = append(stores, e.createStore(t, fmt.Sprintf("s%d", i)))
+	}
+	archived := e.createStore(t, "old")
+	e.ok(t, "POST", "/v1/memory_stores/"+archived+"/archive", "")
+	foreign := func() string {
+		other := e.otherKey(t, "other")
+		return e.ok(t, "POST", "/v1/memory_stores", `{"name":"theirs"}`, withHeader("X-Api-Key", other))["id"].(string)
+	}()
+	nine := make([]map[string]any, 9)
+	for i, s := range stores {
+		nine[i] = attach(s, "")
+	}
+	for _, tc := range []struct {
+		name string
+		body any
+		want string // in the message
+	}{
+		{"nine stores", map[string]any{"resources": nine}, "at most 8"},
+		{"twice", map[string]any{"resources": []any{attach(stores[0], ""), attach(stores[0], "read_only")}}, "already attached"},
+		{"unknown", map[string]any{"resources": []any{attach("memstore_nope", "")}}, "memstore_nope"},
+		{"other workspace", map[string]any{"resources": []any{attach(foreign, "")}}, foreign},
+		{"archived", map[string]any{"resources": []any{attach(archived, "")}}, "archived"},
+		{"bad access", map[string]any{"resources": []any{attach(stores[0], "write")}}, "access"},
+		{"long instructions", map[string]any{"resources": []any{map[string]any{"type": "memory_store", "memory_store_id": stores[0],
+			"instructions": strings.Repeat("é", 4097)}}}, "4097"},
+		{"prompt and instructions", map[string]any{"resources": []any{map[string]any{"type": "memory_store", "memory_store_id": stores[0],
+			"instructions": "a", "prompt": "b"}}}, "prompt"},
+		{"file resource", map[string]any{"resources": []any{map[string]any{"type": "file", "file_id": "file_1"}}}, "only memory_store"},
+		{"no type", map[string]any{"resources": []any{map[string]any{"file_id": "file_1"}}}, "type is required"},
+		{"no store id", map[string]any{"resources": []any{map[string]any{"type": "memory_store"}}}, "memory_store_id is required"},
+		{"resources not a list", map[string]any{"resources": "x"}, "resources"},
+		{"bad lifetime", map[string]any{"token_expires_in_seconds": 0}, "token_expires_in_seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			er := e.call(t, "POST", "/v1/sessions", jsonOf(t, tc.body)).apiError(t, 400, "invalid_request_error")
+			if msg := er["message"].(string); !strings.Contains(msg, tc.want) {
+				t.Errorf("message %q lacks %q", msg, tc.want)
+			}
+		})
+	}
+	// 4,096 characters are fine, and nothing was created by the failures.
+	e.ok(t, "POST", "/v1/sessions", jsonOf(t, map[string]any{"resources": []any{map[string]any{"type": "memory_store",
+		"memory_store_id": stores[0], "instructions": strings.Repeat("é", 4096)}}}))
+	if l := e.ok(t, "GET", "/v1/sessions", ""); len(l["data"].([]any)) != 1 {
+		t.Errorf("%d sessions after the refusals, want 1", len(l["data"].([]any)))
+	}
+}
+
+func TestSessionTokenScope(t *testing.T) {
+	e := newServerEnv(t, func(c *httpapi.Config) { c.AuthCacheTTL = -1 })
+	rw, ro, other := e.createStore(t, "rw"), e.createStore(t, "ro"), e.createStore(t, "other")
+	m := e.createMemory(t, ro, "/a.md", "read me")
+	o := e.createMemory(t, other, "/secret.md", "not yours")
+	s, tok := e.createSession(t, attach(rw, ""), attach(ro, "read_only"))
+	sid := s["id"].(string)
+	other2, _ := e.createSession(t, attach(other, ""))
+
+	// Reading the attached stores works, also with x-api-key.
+	if got := e.ok(t, "GET", "/v1/memory_stores/"+ro+"/memories/"+m["id"].(string), "", as(tok)); got["content"] != "read me" {
+		t.Errorf("read %v", got)
+	}
+	e.ok(t, "GET", "/v1/memory_stores/"+ro+"/memories", "", withHeader("X-Api-Key", tok))
+	e.ok(t, "GET", "/v1/memory_stores/"+ro+"/memory_versions", "", as(tok))
+
+	// A write to the read-write store is the session's, on record.
+	w := e.ok(t, "POST", "/v1/memory_stores/"+rw+"/memories", `{"path":"/progress.md","content":"step 1"}`, as(tok))
+	v := e.ok(t, "GET", "/v1/memory_stores/"+rw+"/memory_versions/"+w["memory_version_id"].(string), "")
+	if by := v["created_by"].(map[string]any); by["type"] != "session_actor" || by["session_id"] != sid {
+		t.Errorf("created_by %v", by)
+	}
+	e.ok(t, "POST", "/v1/memory_stores/"+rw+"/memories/"+w["id"].(string), `{"content":"step 2"}`, as(tok))
+	if l := e.ok(t, "GET", "/v1/memory_stores/"+rw+"/memory_versions?session_id="+sid, ""); len(l["data"].([]any)) != 2 {
+		t.Errorf("versions by the session: %v", l["data"])
+	}
+
+	refused := []struct{ method, target, body string }{
+		{"POST", "/v1/memory_stores/" + ro + "/memories", `{"path":"/b.md","content":"x"}`},
+		{"POST", "/v1/memory_stores/" + ro + "/memories/" + m["id"].(string), `{"content":"x"}`},
+		{"DELETE", "/v1/memory_stores/" + ro + "/memories/" + m["id"].(string), ""},
+		{"GET", "/v1/memory_stores/" + other + "/memories/" + o["id"].(string), ""},
+		{"GET", "/v1/memory_stores/" + other + "/memories", ""},
+		{"GET", "/v1/memory_stores/memstore_doesnotexist/memories", ""},
+		{"GET", "/v1/memory_stores", ""},
+		{"POST", "/v1/memory_stores", `{"name":"mine"}`},
+		{"GET", "/v1/memory_stores/" + rw, ""},
+		{"POST", "/v1/memory_stores/" + rw + "/archive", ""},
+		{"DELETE", "/v1/memory_stores/" + rw, ""},
+		{"POST", "/v1/memory_stores/" + rw + "/memory_versions/" + w["memory_version_id"].(string) + "/redact", ""},
+		{"POST", "/v1/sessions", `{"resources":[]}`},
+		{"GET", "/v1/sessions/" + other2["id"].(string), ""},
+		{"POST", "/v1/sessions/" + sid + "/tokens", ""},
+		{"GET", "/v1/sessions/" + sid + "/tokens", ""},
+		{"POST", "/v1/sessions/" + sid + "/archive", ""},
+	}
+	for _, r := range refused {
+		e.call(t, r.method, r.target, r.body, as(tok)).apiError(t, 403, "permission_error")
+	}
+	// Nothing changed: the read-only memory, the other store.
+	if got := e.ok(t, "GET", "/v1/memory_stores/"+ro+"/memories/"+m["id"].(string), ""); got["content"] != "read me" {
+		t.Errorf("read-only memory now %v", got["content"])
+	}
+
+	// The session sees itself, and itself alone.
+	if got := e.ok(t, "GET", "/v1/sessions/"+sid, "", as(tok)); got["id"] != sid {
+		t.Errorf("own session %v", got["id"])
+	}
+	l := e.ok(t, "GET", "/v1/sessions", "", as(tok))["data"].([]any)
+	if len(l) != 1 || l[0].(map[string]any)["id"] != sid {
+		t.Errorf("a session token lists %v", l)
+	}
+}
+
+func TestSessionTokens(t *testing.T) {
+	e := newServerEnv(t, func(c *httpapi.Config) { c.AuthCacheTTL = -1 })
+	st := e.createStore(t, "s")
+	s, first := e.createSession(t, attach(st, ""))
+	sid := s["id"].(string)
+	list := "/v1/memory_stores/" + st + "/memories"
+
+	before := time.Now()
+	second := e.ok(t, "POST", "/v1/sessions/"+sid+"/tokens", `{"expires_in_seconds":3600}`)
+	exp, err := time.Parse(time.RFC3339Nano, second["expires_at"].(string))
+	if err != nil || exp.Before(before.Add(59*time.Minute)) || exp.After(time.Now().Add(61*time.Minute)) {
+		t.Errorf("expires_at %v (%v)", second["expires_at"], err)
+	}
+	e.ok(t, "GET", list, "", as(second["token"].(string)))
+	toks := e.ok(t, "GET", "/v1/sessions/"+sid+"/tokens", "")["data"].([]any)
+	if len(toks) != 2 || toks[0].(map[string]any)["token"] != nil {
+		t.Fatalf("tokens %v", toks)
+	}
+
+	// Revoking one leaves the other working.
+	e.ok(t, "POST", "/v1/sessions/"+sid+"/tokens/"+second["id"].(string)+"/revoke", "")
+	e.call(t, "GET", list, "", as(second["token"].(string))).apiError(t, 401, "authentication_error")
+	e.ok(t, "GET", list, "", as(first))
+	e.call(t, "POST", "/v1/sessions/"+sid+"/tokens/sesntok_nope/revoke", "").apiError(t, 404, "not_found_error")
+
+	// Archiving the session stops every token and the making of new ones.
+	a := e.ok(t, "POST", "/v1/sessions/"+sid+"/archive", "")
+	if a["archived_at"] == nil {
+		t.Errorf("archive %v", a)
+	}
+	e.call(t, "GET", list, "", as(first)).apiError(t, 401, "authentication_error")
+	e.call(t, "POST", "/v1/sessions/"+sid+"/tokens", "").apiError(t, 409, "conflict_error")
+
+	e.call(t, "POST", "/v1/sessions/"+sid+"/tokens", `{"expires_in_seconds":-5}`).apiError(t, 400, "invalid_request_error")
+	e.call(t, "GET", "/v1/sessions/sesn_nope", "").apiError(t, 404, "not_found_error")
+	// Another workspace does not see the session.
+	e.call(t, "GET", "/v1/sessions/"+sid, "", withHeader("X-Api-Key", e.otherKey(t, "w2"))).apiError(t, 404, "not_found_error")
+	e.call(t, "GET", list, "", as("st-memstore-forged")).apiError(t, 401, "authentication_error")
+}

@@ -1,0 +1,71 @@
+package memstore
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of search.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 100
+	MaxSearchQuery     = 1000 // bytes
+)
+
+// A SearchQuery asks for the live memories that match some text.
+type SearchQuery struct {
+	// Text is what to look for: words, matched in any order and with
+	// their inflections ("running" finds "runs"), and any substring of at
+	// least three characters, so that identifiers and parts of words are
+	// found too. Matches in the path count more than matches in the body.
+	Text string
+	// PathPrefix limits the search to memories below it, as in
+	// MemoryFilter.
+	PathPrefix string
+	Limit      int    // 1-MaxSearchLimit; 0 means DefaultSearchLimit
+	Page       string // cursor from a previous page's Next
+}
+
+// A SearchResult is one memory that matches a query.
+type SearchResult struct {
+	Memory Memory // without its content
+	// Score orders results: higher is better. It compares results of one
+	// query only.
+	Score float64
+	// Snippet is the text around the best match in the body, cut at word
+	// boundaries, with "…" where it was cut; "" when only the path matches.
+	Snippet string
+}
+
+// SearchService finds memories by their text. The index it uses is updated
+// in the transaction of every write, so a search never returns stale
+// content: deleted memories, earlier content and redacted versions never
+// match.
+type SearchService interface {
+	// SearchMemories searches the live memories of one or more stores of
+	// a workspace, best first (EInvalid: see ValidateSearchQuery, or a bad
+	// cursor; ENotFound: a store not in the workspace). Archived stores
+	// are searched too: their memories are still readable.
+	SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery) (Page[SearchResult], error)
+}
+
+// ValidateSearchQuery checks a query (EInvalid): text of 1 to
+// MaxSearchQuery bytes of valid UTF-8 that is not only spaces, a valid
+// path prefix, a limit in range.
+func ValidateSearchQuery(q SearchQuery) error {
+	switch {
+	case strings.TrimSpace(q.Text) == "":
+		return Errorf(EInvalid, "the search query is empty; say what to look for")
+	case len(q.Text) > MaxSearchQuery:
+		return Errorf(EInvalid, "the search query is %d bytes; the limit is %d", len(q.Text), MaxSearchQuery)
+	case !utf8.ValidString(q.Text):
+		return Errorf(EInvalid, "the search query is not valid UTF-8")
+	case q.Limit < 0 || q.Limit > MaxSearchLimit:
+		return Errorf(EInvalid, "limit must be between 1 and %d, not %d", MaxSearchLimit, q.Limit)
+	}
+	if q.PathPrefix != "" {
+		return ValidatePathPrefix(q.PathPrefix)
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package memstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Access is what a session may do with the memories of an attached store.
+type Access string
+
+// The kinds of access.
+const (
+	AccessReadWrite Access = "read_write" // read, list, search and write
+	AccessReadOnly  Access = "read_only"  // read, list and search only
+)
+
+// Limits of sessions (API contract §2.8, §3.6).
+const (
+	MaxSessionStores = 8
+	MaxInstructions  = 4096 // characters
+)
+
+// MountRoot is the directory under which an agent finds each attached
+// store, at MountRoot + slug.
+const MountRoot = "/mnt/memory/"
+
+// SessionTokenPrefix begins every session token, and tells one apart from
+// an API key (APIKeyPrefix) before any lookup.
+const SessionTokenPrefix = "st-memstore-"
+
+// An Attachment is a store attached to a session.
+type Attachment struct {
+	StoreID      string
+	Access       Access // never "": AccessReadWrite when not given
+	Instructions string // guidance for the agent; "" when none
+	// Name and Description are the store's at the time of attachment:
+	// later changes to the store do not reach the session.
+	Name        string
+	Description string
+	// MountPath is where the agent finds the store: MountRoot and a slug
+	// of the name, unique within the session (see AssignMountPaths).
+	MountPath string
+}
+
+// Writable reports whether the attachment allows writes.
+func (a *Attachment) Writable() bool { return a.Access != AccessReadOnly }
+
+// A Session is one run of an agent with stores attached, the only way an
+// agent reaches memory. memstore runs no agent: it keeps the session so
+// that the session's tokens reach exactly its stores, with the access and
+// instructions given at creation.
+type Session struct {
+	ID          string // sesn_...
+	WorkspaceID string
+	Title       string
+	Metadata    map[string]string // never nil
+	Attachments []Attachment      // in the order given at creation
+	// Fields are the create request's other top-level fields (agent,
+	// environment_id, ...), kept verbatim so that they can be returned as
+	// sent. Never nil.
+	Fields     map[string]json.RawMessage
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	ArchivedAt *time.Time // nil while the session's tokens may work
+}
+
+// Attachment returns the attachment of a store, or nil when the store is
+// not attached.
+func (s *Session) Attachment(storeID string) *Attachment {
+	for i := range s.Attachments {
+		if s.Attachments[i].StoreID == storeID {
+			return &s.Attachments[i]
+		}
+	}
+	return nil
+}
+
+// AttachmentCreate attaches a store to a new session.
+type AttachmentCreate struct {
+	StoreID      string
+	Access       Access // "" means AccessReadWrite
+	Instructions string
+}
+
+// SessionCreate is what a new session is made of.
+type SessionCreate struct {
+	Title    string
+	Metadata map[string]string
+	Stores   []AttachmentCreate
+	Fields   map[string]json.RawMessage
+	// TokenTTL, when positive, makes the session's first token expire
+	// after that long; otherwise it lasts until revoked.
+	TokenTTL time.Duration
+}
+
+// A SessionToken is a bearer credential for one session. As with an API
+// key, only a hash of its secret is kept.
+type SessionToken struct {
+	ID          string // sesntok_...
+	SessionID   string
+	WorkspaceID string
+	Hint        string // the end of the secret, see SecretHint
+	CreatedAt   time.Time
+	ExpiresAt   *time.Time // nil: no expiry
+	RevokedAt   *time.Time
+}
+
+// SessionFilter selects sessions for a list, newest first.
+type SessionFilter struct {
+	StoreID         string // only sessions with this store attached
+	IncludeArchived bool   // archived sessions are left out otherwise
+	Limit           int    // page size, 1-100
+	Page            string // cursor from a previous page's Next
+}
+
+// SessionService keeps sessions and their tokens. Every method but
+// AuthenticateSession works inside one workspace (ENotFound for another
+// workspace's session).
+type SessionService interface {
+	// CreateSession validates c (ValidateSessionCreate) and attaches its
+	// stores, snapshotting their names and descriptions, then makes the
+	// session's first token and returns it with its secret, which is not
+	// kept. A store that is not in the workspace, or is archived, is
+	// EInvalid naming it, as are the other rules of §3.6.
+	CreateSession(ctx context.Context, workspaceID string, c SessionCreate) (*Session, *SessionToken, string, error)
+	// Session returns a session, archived or not (ENotFound).
+	Session(ctx context.Context, workspaceID, id string) (*Session, error)
+	// Sessions lists sessions newest first (EInvalid for a bad filter or
+	// cursor).
+	Sessions(ctx context.Context, workspaceID string, f SessionFilter) (Page[Session], error)
+	// ArchiveSession ends a session: its tokens stop working and no new
+	// ones can be made. Archiving again changes nothing (ENotFound).
+	ArchiveSession(ctx context.Context, workspaceID, id string) (*Session, error)
+	// CreateSessionToken makes another token for a session, expiring
+	// after ttl when ttl > 0 (ENotFound; EConflict when archived).
+	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*SessionToken, string, error)
+	// SessionTokens lists a session's tokens, revoked and expired ones
+	// included, oldest first (ENotFound).
+	SessionTokens(ctx context.Context, workspaceID, sessionID string) ([]SessionToken, error)
+	// RevokeSessionToken stops a token from working, for good. Revoking
+	// again changes nothing (ENotFound).
+	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
+	// AuthenticateSession returns the caller a session token stands for:
+	// the session's workspace, a session actor and the session itself
+	// (EUnauthenticated for an unknown, revoked or expired token or an
+	// archived session; the message never repeats the secret).
+	AuthenticateSession(ctx context.Context, secret string) (*Caller, error)
+}
+
+// ValidateSessionCreate checks what can be checked without a database:
+// the number of stores, each store named once, the access values and the
+// length of the instructions, the title and the metadata. Each message
+// names the offending resources[] entry.
+func ValidateSessionCreate(c SessionCreate) error {
+	if len(c.Stores) > MaxSessionStores {
+		return Errorf(EInvalid, "a session takes at most %d memory stores; %d were given", MaxSessionStores, len(c.Stores))
+	}
+	seen := make(map[string]int, len(c.Stores))
+	for i, a := range c.Stores {
+		if a.StoreID == "" {
+			return Errorf(EInvalid, "resources[%d].memory_store_id is required", i)
+		}
+		if j, ok := seen[a.StoreID]; ok {
+			return Errorf(EInvalid, "resources[%d]: memory store %s is already attached by resources[%d]", i, a.StoreID, j)
+		}
+		seen[a.StoreID] = i
+		switch a.Access {
+		case "", AccessReadWrite, AccessReadOnly:
+		default:
+			return Errorf(EInvalid, "resources[%d].access must be %s or %s, not %q", i, AccessReadWrite, AccessReadOnly, a.Access)
+		}
+		if !utf8.ValidString(a.Instructions) {
+			return Errorf(EInvalid, "resources[%d].instructions is not valid UTF-8", i)
+		}
+		if n := utf8.RuneCountInString(a.Instructions); n > MaxInstructions {
+			return Errorf(EInvalid, "resources[%d].instructions is %d characters; the limit is %d", i, n, MaxInstructions)
+		}
+	}
+	if n := utf8.RuneCountInString(c.Title); n > MaxStoreName || !utf8.ValidString(c.Title) {
+		return Errorf(EInvalid, "title must be valid text of at most %d characters", MaxStoreName)
+	}
+	return ValidateMetadata(c.Metadata)
+}
+
+// AssignMountPaths sets the MountPath of each attachment: MountRoot and
+// the slug of its name (Slug), or of its store ID when the name has no
+// letter or digit; a slug already taken in the session gets "-2", "-3",
+// ... Backends call it once, at session creation, so that a mount path
+// never changes.
+func AssignMountPaths(atts []Attachment) {
+	taken := make(map[string]bool, len(atts))
+	for i := range atts {
+		base := Slug(atts[i].Name)
+		if base == "" {
+			base = Slug(atts[i].StoreID)
+		}
+		slug := base
+		for n := 2; taken[slug]; n++ {
+			slug = fmt.Sprintf("%s-%d", base, n)
+		}
+		taken[slug] = true
+		atts[i].MountPath = MountRoot + slug
+	}
+}
+
+// maxSlug bounds a slug, in bytes, so that mount paths stay short.
+const maxSlug = 64
+
+// Slug turns a store name into a directory name: lowercase letters and
+// digits (of any script) with single "-" between words ("User
+// Preferences" → "user-preferences"); "" when name has none.
+func Slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			dash = b.Len() > 0
+			continue
+		}
+		need := utf8.RuneLen(r)
+		if dash {
+			need++
+		}
+		if b.Len()+need > maxSlug {
+			break
+		}
+		if dash {
+			b.WriteByte('-')
+			dash = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// CanRead returns nil when the caller may read, list and search the
+// memories and versions of a store: always for an API key, and for a
+// session when the store is attached. Otherwise EPermission, whether or not
+// the store exists, so that a session learns nothing of other stores.
+func (c *Caller) CanRead(storeID string) error {
+	if c.Session == nil || c.Session.Attachment(storeID) != nil {
+		return nil
+	}
+	return Errorf(EPermission, "memory store %s is not attached to session %s; a session token reaches only its own stores", storeID, c.Session.ID)
+}
+
+// CanWrite is CanRead for changes to memories: EPermission also when the
+// store is attached read-only.
+func (c *Caller) CanWrite(storeID string) error {
+	if err := c.CanRead(storeID); err != nil || c.Session == nil {
+		return err
+	}
+	if a := c.Session.Attachment(storeID); !a.Writable() {
+		return Errorf(EPermission, "memory store %s is attached to session %s read-only; it cannot be changed", storeID, c.Session.ID)
+	}
+	return nil
+}
+
+// CanAdminister returns nil when the caller may manage stores, keys,
+// sessions and redactions: only an API key can (EPermission for a
+// session).
+func (c *Caller) CanAdminister(what string) error {
+	if c.Session == nil {
+		return nil
+	}
+	return Errorf(EPermission, "a session token cannot %s; use an API key", what)
+}

@@ -1,0 +1,436 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+)
+
+var _ memstore.SessionService = (*DB)(nil)
+
+// Sessions are history: nothing deletes them, and deleting a store leaves
+// the sessions that attach it as they were (see migrations/0003).
+
+// kindSessions tags the cursors of the sessions list.
+const kindSessions = "sn"
+
+// sessionColumns are read with the sessions table named s.
+const sessionColumns = `s.id, s.workspace_id, s.title, s.metadata, s.fields, s.created_at, s.updated_at, s.archived_at`
+
+func scanSession(row interface{ Scan(...any) error }) (*memstore.Session, error) {
+	var (
+		s            memstore.Session
+		meta, fields string
+		cat, uat     int64
+		aat          sql.NullInt64
+	)
+	if err := row.Scan(&s.ID, &s.WorkspaceID, &s.Title, &meta, &fields, &cat, &uat, &aat); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
+		return nil, err
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	if s.Fields == nil {
+		s.Fields = map[string]json.RawMessage{}
+	}
+	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = fromNanos(cat), fromNanos(uat), fromNullNanos(aat)
+	return &s, nil
+}
+
+// attach loads the attachments of sessions, in one query whatever their
+// number: the IDs travel as one JSON array, so the statement stays the
+// same and is prepared once.
+func attach(ctx context.Context, tx *txn, sessions []*memstore.Session) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	byID := make(map[string]*memstore.Session, len(sessions))
+	idList := make([]string, len(sessions))
+	for i, s := range sessions {
+		byID[s.ID], idList[i] = s, s.ID
+	}
+	b, err := json.Marshal(idList)
+	if err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT session_id, store_id, access, instructions, name, description, mount_path
+		FROM session_stores WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY session_id, position`, string(b))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			sid, access string
+			a           memstore.Attachment
+		)
+		if err := rows.Scan(&sid, &a.StoreID, &access, &a.Instructions, &a.Name, &a.Description, &a.MountPath); err != nil {
+			return err
+		}
+		a.Access = memstore.Access(access)
+		if s := byID[sid]; s != nil {
+			s.Attachments = append(s.Attachments, a)
+		}
+	}
+	return rows.Err()
+}
+
+func getSession(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Session, error) {
+	s, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions s WHERE s.id = ? AND s.workspace_id = ?`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, attach(ctx, tx, []*memstore.Session{s})
+}
+
+// newToken makes a token for a session and inserts it; only the hash of
+// its secret is kept.
+func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID string, now time.Time, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	secret := memstore.NewSecret(memstore.SessionTokenPrefix)
+	tok := &memstore.SessionToken{
+		ID: db.ids.New(ids.SessionToken, now), SessionID: sessionID, WorkspaceID: workspaceID,
+		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
+	}
+	var exp sql.NullInt64
+	if ttl > 0 {
+		t := fromNanos(nanos(now.Add(ttl)))
+		tok.ExpiresAt, exp = &t, sql.NullInt64{Int64: nanos(t), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, tok.ID, tok.SessionID, tok.WorkspaceID, memstore.HashSecret(secret), tok.Hint, nanos(now), exp)
+	if err != nil {
+		return nil, "", err
+	}
+	return tok, secret, nil
+}
+
+// CreateSession implements memstore.SessionService. The stores are
+// checked and their names snapshotted in the transaction that inserts the
+// session, so that a store archived or renamed concurrently is seen either
+// wholly before or wholly after.
+func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	if err := memstore.ValidateSessionCreate(c); err != nil {
+		return nil, nil, "", err
+	}
+	for k, v := range c.Fields {
+		if !json.Valid(v) {
+			return nil, nil, "", memstore.Errorf(memstore.EInvalid, "%q is not valid JSON", k)
+		}
+	}
+	now := db.now()
+	s := &memstore.Session{
+		ID:          db.ids.New(ids.Session, now),
+		WorkspaceID: workspaceID,
+		Title:       c.Title,
+		Metadata:    maps.Clone(c.Metadata),
+		Fields:      maps.Clone(c.Fields),
+		Attachments: make([]memstore.Attachment, len(c.Stores)),
+		CreatedAt:   fromNanos(nanos(now)),
+	}
+	s.UpdatedAt = s.CreatedAt
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	if s.Fields == nil {
+		s.Fields = map[string]json.RawMessage{}
+	}
+	meta, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	fields, err := json.Marshal(s.Fields)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var (
+		tok    *memstore.SessionToken
+		secret string
+	)
+	err = db.write(ctx, func(tx *txn) error {
+		for i, a := range c.Stores {
+			var aat sql.NullInt64
+			at := &s.Attachments[i]
+			err := tx.QueryRowContext(ctx, `SELECT name, description, archived_at FROM stores WHERE id = ? AND workspace_id = ?`, a.StoreID, workspaceID).
+				Scan(&at.Name, &at.Description, &aat)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				return memstore.Errorf(memstore.EInvalid, "resources[%d]: memory store %s was not found in this workspace", i, a.StoreID)
+			case err != nil:
+				return err
+			case aat.Valid:
+				return memstore.Errorf(memstore.EInvalid, "resources[%d]: memory store %s is archived; an archived store cannot be attached to a session", i, a.StoreID)
+			}
+			at.StoreID, at.Access, at.Instructions = a.StoreID, a.Access, a.Instructions
+			if at.Access == "" {
+				at.Access = memstore.AccessReadWrite
+			}
+		}
+		memstore.AssignMountPaths(s.Attachments)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, workspaceID, s.Title, string(meta), string(fields), nanos(now), nanos(now)); err != nil {
+			return err
+		}
+		for i, a := range s.Attachments {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(now)); err != nil {
+				return err
+			}
+		}
+		var err error
+		tok, secret, err = db.newToken(ctx, tx, workspaceID, s.ID, now, c.TokenTTL)
+		return err
+	})
+	if err != nil {
+		return nil, nil, "", wrap(err, "create session")
+	}
+	return s, tok, secret, nil
+}
+
+// Session implements memstore.SessionService.
+func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
+	var s *memstore.Session
+	err := db.read(ctx, func(tx *txn) (err error) {
+		s, err = getSession(ctx, tx, workspaceID, id)
+		return err
+	})
+	return s, wrap(err, "get session %s", id)
+}
+
+// Sessions implements memstore.SessionService, archived sessions
+// included, with keyset pagination on (created_at DESC, id DESC): served
+// by sessions_by_workspace, or by session_stores_by_store for the
+// sessions of one store.
+func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	var page memstore.Page[memstore.Session]
+	n, err := limit(f.Limit, false)
+	if err != nil {
+		return page, err
+	}
+	cur, err := parseCursor(f.Page, kindSessions)
+	if err != nil {
+		return page, err
+	}
+	// The store's attachments hold the sessions' created_at, so both
+	// lists keep their keyset in one index.
+	from, at, id := `sessions s`, `s.created_at`, `s.id`
+	where := []string{"s.workspace_id = ?"}
+	args := []any{workspaceID}
+	if f.StoreID != "" {
+		from, at, id = `session_stores a JOIN sessions s ON s.id = a.session_id`, `a.created_at`, `a.session_id`
+		where = append([]string{"a.store_id = ?"}, where...)
+		args = append([]any{f.StoreID}, args...)
+	}
+	if !f.IncludeArchived {
+		where = append(where, "s.archived_at IS NULL")
+	}
+	if cur != nil {
+		where = append(where, "("+at+", "+id+") < (?, ?)")
+		args = append(args, cur.Time, cur.Key)
+	}
+	args = append(args, n+1)
+	var (
+		items []*memstore.Session
+		more  bool
+	)
+	err = db.read(ctx, func(tx *txn) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+sessionColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+at+` DESC, `+id+` DESC LIMIT ?`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			items = append(items, s)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if more = len(items) > n; more {
+			items = items[:n]
+		}
+		return attach(ctx, tx, items)
+	})
+	if err != nil {
+		return memstore.Page[memstore.Session]{}, wrap(err, "list sessions")
+	}
+	for _, s := range items {
+		page.Items = append(page.Items, *s)
+	}
+	if more {
+		last := items[n-1]
+		page.Next = cursor{Kind: kindSessions, Time: nanos(last.CreatedAt), Key: last.ID}.String()
+	}
+	return page, nil
+}
+
+// ArchiveSession implements memstore.SessionService; the first archive
+// sets both archived_at and updated_at, later ones change nothing. The
+// tokens are left as they are: AuthenticateSession refuses every token of
+// an archived session, and RevokedAt keeps meaning an explicit revocation.
+func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
+	var s *memstore.Session
+	err := db.write(ctx, func(tx *txn) (err error) {
+		if s, err = getSession(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
+			return err
+		}
+		now := db.now()
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ?`, nanos(now), nanos(now), id); err != nil {
+			return err
+		}
+		t := fromNanos(nanos(now))
+		s.ArchivedAt, s.UpdatedAt = &t, t
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "archive session %s", id)
+	}
+	return s, nil
+}
+
+// CreateSessionToken implements memstore.SessionService.
+func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	var (
+		tok    *memstore.SessionToken
+		secret string
+	)
+	err := db.write(ctx, func(tx *txn) error {
+		var aat sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT archived_at FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&aat)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
+		case err != nil:
+			return err
+		case aat.Valid:
+			return memstore.Errorf(memstore.EConflict, "session %s is archived; it takes no new tokens", sessionID)
+		}
+		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, db.now(), ttl)
+		return err
+	})
+	if err != nil {
+		return nil, "", wrap(err, "create token for session %s", sessionID)
+	}
+	return tok, secret, nil
+}
+
+const tokenColumns = `id, session_id, workspace_id, hint, created_at, expires_at, revoked_at`
+
+func scanToken(row interface{ Scan(...any) error }) (*memstore.SessionToken, error) {
+	var (
+		t        memstore.SessionToken
+		cat      int64
+		exp, rev sql.NullInt64
+	)
+	if err := row.Scan(&t.ID, &t.SessionID, &t.WorkspaceID, &t.Hint, &cat, &exp, &rev); err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.ExpiresAt, t.RevokedAt = fromNanos(cat), fromNullNanos(exp), fromNullNanos(rev)
+	return &t, nil
+}
+
+// SessionTokens implements memstore.SessionService.
+func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string) ([]memstore.SessionToken, error) {
+	var toks []memstore.SessionToken
+	err := db.read(ctx, func(tx *txn) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE session_id = ? ORDER BY created_at, id`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanToken(rows)
+			if err != nil {
+				return err
+			}
+			toks = append(toks, *t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrap(err, "list tokens of session %s", sessionID)
+	}
+	return toks, nil
+}
+
+// RevokeSessionToken implements memstore.SessionService.
+func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
+	var t *memstore.SessionToken
+	err := db.write(ctx, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE session_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
+			nanos(db.now()), id, workspaceID); err != nil {
+			return err
+		}
+		var err error
+		t, err = scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err, "revoke session token %s", id)
+	}
+	return t, nil
+}
+
+// AuthenticateSession implements memstore.SessionService: one indexed
+// lookup by the secret's hash, then the session, in one snapshot. Nothing
+// is written: unlike an API key's, a token's last use is not recorded.
+func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	invalid := memstore.Errorf(memstore.EUnauthenticated, "invalid session token")
+	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
+		return nil, invalid
+	}
+	var s *memstore.Session
+	err := db.read(ctx, func(tx *txn) error {
+		t, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, memstore.HashSecret(secret)))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return invalid
+		case err != nil:
+			return err
+		case t.RevokedAt != nil:
+			return memstore.Errorf(memstore.EUnauthenticated, "session token %s has been revoked", t.ID)
+		case t.ExpiresAt != nil && !db.now().Before(*t.ExpiresAt):
+			return memstore.Errorf(memstore.EUnauthenticated, "session token %s expired at %s", t.ID, t.ExpiresAt.Format(time.RFC3339))
+		}
+		if s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID); err != nil {
+			return err
+		}
+		if s.ArchivedAt != nil {
+			return memstore.Errorf(memstore.EUnauthenticated, "session %s is archived; its tokens no longer work", s.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "authenticate session")
+	}
+	return &memstore.Caller{WorkspaceID: s.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: s.ID}, Session: s}, nil
+}

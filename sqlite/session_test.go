@@ -1,0 +1,81 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/storetest"
+)
+
+func TestSessionConformance(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
+		return mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{Now: now})
+	})
+}
+
+// TestSessionTokensStoredHashed proves that a session token's secret never
+// reaches the database file, only its hash.
+func TestSessionTokensStoredHashed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	db := mustOpenAt(t, path, sqlite.Options{})
+	st := mustStore(t, db)
+	s, _, first, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, second, err := db.CreateSessionToken(ctx, ws, s.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{first, second} {
+		if _, err := db.AuthenticateSession(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The database, its WAL and shared memory; finding the hashes is the
+	// control that these are the files holding the tokens.
+	files, _ := filepath.Glob(path + "*")
+	for i, secret := range []string{first, second} {
+		var found []string
+		hashed := false
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte(secret[len(memstore.SessionTokenPrefix):])) {
+				found = append(found, filepath.Base(f))
+			}
+			hashed = hashed || bytes.Contains(b, []byte(memstore.HashSecret(secret)))
+		}
+		if len(found) > 0 || !hashed {
+			t.Errorf("token %d: the secret is in %v; its hash found: %v", i+1, found, hashed)
+		}
+	}
+}
+
+// TestSessionFieldsMustBeJSON: the request's other fields are kept as
+// JSON, so a value that is not JSON is refused, and nothing is made.
+func TestSessionFieldsMustBeJSON(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	_, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{"id":`)}})
+	if e := wantCode(t, err, memstore.EInvalid); !bytes.Contains([]byte(e.Message), []byte("agent")) {
+		t.Errorf("message %q does not name the field", e.Message)
+	}
+	p, err := db.Sessions(ctx, ws, memstore.SessionFilter{})
+	if err != nil || len(p.Items) != 0 {
+		t.Errorf("sessions after a refused create: %+v, %v", p.Items, err)
+	}
+}
