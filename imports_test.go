@@ -30,7 +30,7 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("the root package depends on %s", d)
 		}
 	}
-	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi"} {
+	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, "github.com/anthropics/") {
 				t.Errorf("%s depends on %s", pkg, d)
@@ -40,8 +40,11 @@ func TestImportRules(t *testing.T) {
 	// Servers receive interfaces, never a concrete backend; backends know
 	// nothing of servers or of each other. Only cmd/memstore wires them.
 	forbidden := map[string][]string{
-		"/httpapi": {"/sqlite", "/postgres"},
-		"/sqlite":  {"/httpapi", "/mcpserver", "/postgres"},
+		"/httpapi":    {"/sqlite", "/postgres", "/mcpserver"},
+		"/mcpserver":  {"/sqlite", "/postgres", "/httpapi"},
+		"/agenttool":  {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
+		"/memorytool": {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
+		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool"},
 	}
 	for pkg, bad := range forbidden {
 		for _, d := range deps(t, module+pkg) {

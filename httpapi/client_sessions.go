@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -209,6 +210,9 @@ func (c *Client) tokenSession(ctx context.Context, workspaceID, id string) (stri
 // asks the server which session secret stands for (a session token lists
 // its own session alone), without changing the client's own key.
 func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "the credential is not a session token (those begin with %s)", memstore.SessionTokenPrefix)
+	}
 	as := *c
 	as.APIKey = secret
 	as.WorkspaceID = ""

@@ -46,7 +46,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Counts: db.Counts}
+	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
@@ -756,5 +756,85 @@ func TestClientBadServers(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v, want one wrapping context.Canceled", err)
 		}
+	})
+}
+
+// clientSessions is a storetest.SessionBackend made of Clients in front of
+// a server: stores and sessions go over HTTP with a conformance secret of
+// the workspace asked for, workspaces and keys to the database, and
+// session tokens are authenticated by asking the server who they are.
+type clientSessions struct {
+	memstore.KeyService
+	h *apiHarness
+}
+
+func (b *clientSessions) as(ws string) *httpapi.Client {
+	return b.h.client(conformanceSecret(ws, conformanceReader))
+}
+
+func (b *clientSessions) CreateStore(ctx context.Context, ws string, c memstore.StoreCreate) (*memstore.Store, error) {
+	return b.as(ws).CreateStore(ctx, ws, c)
+}
+
+func (b *clientSessions) Store(ctx context.Context, ws, id string) (*memstore.Store, error) {
+	return b.as(ws).Store(ctx, ws, id)
+}
+
+func (b *clientSessions) Stores(ctx context.Context, ws string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	return b.as(ws).Stores(ctx, ws, f)
+}
+
+func (b *clientSessions) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return b.as(ws).UpdateStore(ctx, ws, id, u)
+}
+
+func (b *clientSessions) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
+	return b.as(ws).ArchiveStore(ctx, ws, id)
+}
+
+func (b *clientSessions) DeleteStore(ctx context.Context, ws, id string) error {
+	return b.as(ws).DeleteStore(ctx, ws, id)
+}
+
+func (b *clientSessions) CreateSession(ctx context.Context, ws string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	return b.as(ws).CreateSession(ctx, ws, c)
+}
+
+func (b *clientSessions) Session(ctx context.Context, ws, id string) (*memstore.Session, error) {
+	return b.as(ws).Session(ctx, ws, id)
+}
+
+func (b *clientSessions) Sessions(ctx context.Context, ws string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	return b.as(ws).Sessions(ctx, ws, f)
+}
+
+func (b *clientSessions) ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error) {
+	return b.as(ws).ArchiveSession(ctx, ws, id)
+}
+
+func (b *clientSessions) CreateSessionToken(ctx context.Context, ws, id string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	return b.as(ws).CreateSessionToken(ctx, ws, id, ttl)
+}
+
+func (b *clientSessions) SessionTokens(ctx context.Context, ws, id string) ([]memstore.SessionToken, error) {
+	return b.as(ws).SessionTokens(ctx, ws, id)
+}
+
+func (b *clientSessions) RevokeSessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
+	return b.as(ws).RevokeSessionToken(ctx, ws, id)
+}
+
+func (b *clientSessions) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	return b.h.client("").AuthenticateSession(ctx, secret)
+}
+
+// TestClientSessionConformance runs the sessions suite through the Client
+// and the server.
+func TestClientSessionConformance(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
+		h := newAPIHarness(t, harnessOptions{db: sqlite.Options{Now: now}, configure: func(c *httpapi.Config) {
+			c.Keys, c.AuthCacheTTL = conformanceKeys{c.Keys}, -1
+		}})
+		return &clientSessions{KeyService: h.DB, h: h}
 	})
 }

@@ -47,7 +47,7 @@ func newServerEnv(tb testing.TB, configure ...func(*httpapi.Config)) *serverEnv 
 	}
 	e := &serverEnv{db: db, logs: new(lockedBuffer)}
 	cfg := httpapi.Config{
-		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Counts: db.Counts,
+		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range configure {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/agenttool"
 )
 
 // maxTokenLifetime bounds expires_in_seconds: ten years, far beyond any
@@ -29,6 +30,7 @@ func (s *Server) routeSessions() {
 	s.handle("POST "+tokens, manage, s.createSessionToken)
 	s.handle("GET "+tokens, manage, s.listSessionTokens)
 	s.handle("POST "+tokens+"/{token_id}/revoke", manage, s.revokeSessionToken)
+	s.handle("GET "+session+"/memory_prompt", ownSession, s.memoryPrompt)
 	if s.search != nil {
 		s.handle("GET "+session+"/memories/search", ownSession, s.searchSession)
 	}
@@ -268,6 +270,18 @@ func (s *Server) revokeSessionToken(w *responseWriter, r *http.Request, c *memst
 		return err
 	}
 	s.writeJSON(w, http.StatusOK, NewSessionTokenJSON(tok, ""))
+	return nil
+}
+
+// memoryPrompt serves GET /v1/sessions/{id}/memory_prompt: the memory
+// section of the session's system prompt (agenttool.Prompt), the same text
+// the MCP server gives as its instructions.
+func (s *Server) memoryPrompt(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	sess, err := s.sessions.Session(r.Context(), c.WorkspaceID, r.PathValue("session_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, MemoryPromptJSON{Type: typeMemoryPrompt, SessionID: sess.ID, Prompt: agenttool.Prompt(sess)})
 	return nil
 }
 

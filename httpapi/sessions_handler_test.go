@@ -256,3 +256,24 @@ func TestSessionTokens(t *testing.T) {
 	e.call(t, "GET", "/v1/sessions/"+sid, "", withHeader("X-Api-Key", e.otherKey(t, "w2"))).apiError(t, 404, "not_found_error")
 	e.call(t, "GET", list, "", as("st-memstore-forged")).apiError(t, 401, "authentication_error")
 }
+
+func TestMemoryPrompt(t *testing.T) {
+	e := newServerEnv(t)
+	st := e.createStore(t, "Team Notes")
+	s, tok := e.createSession(t, map[string]any{"type": "memory_store", "memory_store_id": st, "access": "read_only",
+		"instructions": "Decisions of the team."})
+	sid := s["id"].(string)
+	for _, edit := range [][]func(*http.Request){nil, {as(tok)}} {
+		p := e.ok(t, "GET", "/v1/sessions/"+sid+"/memory_prompt", "", edit...)
+		wantKeys(t, p, "type", "session_id", "prompt")
+		text, _ := p["prompt"].(string)
+		for _, want := range []string{"/mnt/memory/team-notes", "Team Notes", "Decisions of the team.", "read-only"} {
+			if p["type"] != "memory_prompt" || p["session_id"] != sid || !strings.Contains(text, want) {
+				t.Errorf("prompt lacks %q: %v", want, p)
+			}
+		}
+	}
+	other, _ := e.createSession(t, attach(st, ""))
+	e.call(t, "GET", "/v1/sessions/"+other["id"].(string)+"/memory_prompt", "", as(tok)).apiError(t, 403, "permission_error")
+	e.call(t, "GET", "/v1/sessions/sesn_nope/memory_prompt", "").apiError(t, 404, "not_found_error")
+}

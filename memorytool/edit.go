@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memstore/memstore/internal/tooltext"
 )
 
 // The text side of the commands, apart from any storage, so that every
@@ -26,15 +28,47 @@ func renderFile(p, content string, viewRange []int, maxChars int) (string, error
 	fmt.Fprintf(&sb, fileHeader, p)
 	if maxChars <= 0 {
 		// Each line gets its number, a TAB and an LF: size the output once.
-		size := len(shown) * (lineNumberWidth + 2)
+		size := len(shown) * (tooltext.LineNumberWidth + 2)
 		for _, line := range shown {
 			size += len(line)
 		}
 		sb.Grow(size)
-		appendNumbered(&sb, shown, first)
+		tooltext.AppendNumbered(&sb, shown, first)
 		return sb.String(), nil
 	}
 	return cutView(&sb, shown, first, len(lines), end, maxChars), nil
+}
+
+// listItem is one line of a directory view: a size and a path relative to
+// the viewed directory, ending in "/" for a directory.
+type listItem struct {
+	size int64
+	rel  string
+}
+
+// renderListing is view's output for the directory p of size size whose
+// entries, in listing order, are items. maxChars > 0 cuts the list at an
+// entry boundary once the output would exceed that many characters, with a
+// note saying how many entries were left out.
+func renderListing(p string, size int64, items []listItem, maxChars int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, dirHeader, p)
+	sb.WriteString(formatSize(size))
+	sb.WriteByte('\t')
+	sb.WriteString(p)
+	used := utf8.RuneCountInString(sb.String())
+	for i, it := range items {
+		line := "\n" + formatSize(it.size) + "\t" + p + "/" + it.rel
+		if n := utf8.RuneCountInString(line); maxChars > 0 && used+n > maxChars {
+			fmt.Fprintf(&sb, "\n\n[Listing cut at the %d-character view limit: %d more entries not shown. View a subdirectory to see its entries.]",
+				maxChars, len(items)-i)
+			break
+		} else {
+			used += n
+		}
+		sb.WriteString(line)
+	}
+	return sb.String()
 }
 
 // cutView appends numbered lines to sb while the output stays within
@@ -49,7 +83,7 @@ func cutView(sb *strings.Builder, shown []string, first, total, end, maxChars in
 		if i > 0 {
 			line.WriteByte('\n')
 		}
-		appendNumbered(&line, []string{text}, first+i)
+		tooltext.AppendNumbered(&line, []string{text}, first+i)
 		n := utf8.RuneCountInString(line.String())
 		if used+n <= maxChars {
 			sb.WriteString(line.String())
@@ -99,7 +133,7 @@ func replace(p, content, oldStr, newStr string) (string, string, error) {
 			return "", "", errManyMatches(oldStr, lines)
 		}
 	} else {
-		found := occurrences(content, oldStr)
+		found := tooltext.Occurrences(content, oldStr)
 		switch len(found) {
 		case 0:
 			return "", "", errNoMatch(p, oldStr)
@@ -117,13 +151,13 @@ func replace(p, content, oldStr, newStr string) (string, string, error) {
 		}
 	}
 	updated := content[:at] + newStr + content[at+len(oldStr):]
-	start := lineOf(content, at)
+	start := tooltext.LineIndex(content, at)
 	endLine = start + strings.Count(newStr, "\n")
 	newLines := strings.Split(updated, "\n")
 	from, to := max(0, start-2), min(len(newLines), endLine+3)
 	var sb strings.Builder
 	sb.WriteString(snippetHeader)
-	appendNumbered(&sb, newLines[from:to], from+1)
+	tooltext.AppendNumbered(&sb, newLines[from:to], from+1)
 	return updated, sb.String(), nil
 }
 

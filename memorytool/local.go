@@ -142,12 +142,6 @@ func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, er
 	return "", errUnsupportedType(p)
 }
 
-// listItem is one line of a directory view.
-type listItem struct {
-	size int64
-	rel  string
-}
-
 // list renders view's directory listing: children and grandchildren,
 // depth-first, each level in UTF-16 order, without hidden names,
 // node_modules, or entries whose symlinks dangle, loop or lead outside.
@@ -156,24 +150,7 @@ func (l *Local) list(ctx context.Context, p string, f *os.File, rel string, size
 	if err := l.collect(ctx, f, rel, "", 1, &items); err != nil {
 		return "", l.pathError(p, err, false)
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, dirHeader, p)
-	sb.WriteString(formatSize(size))
-	sb.WriteByte('\t')
-	sb.WriteString(p)
-	used := utf8.RuneCountInString(sb.String())
-	for i, it := range items {
-		line := "\n" + formatSize(it.size) + "\t" + p + "/" + it.rel
-		if n := utf8.RuneCountInString(line); l.opts.MaxViewChars > 0 && used+n > l.opts.MaxViewChars {
-			fmt.Fprintf(&sb, "\n\n[Listing cut at the %d-character view limit: %d more entries not shown. View a subdirectory to see its entries.]",
-				l.opts.MaxViewChars, len(items)-i)
-			break
-		} else {
-			used += n
-		}
-		sb.WriteString(line)
-	}
-	return sb.String(), nil
+	return renderListing(p, size, items, l.opts.MaxViewChars), nil
 }
 
 // collect adds the entries of directory dir, open as f, to items.
@@ -313,7 +290,7 @@ func (l *Local) Create(ctx context.Context, p, text string) (string, error) {
 	if t.full == "." {
 		return "", errExists(p)
 	}
-	if err := l.guard(p, text, int64(len(text))); err != nil {
+	if err := l.opts.guard(p, text, int64(len(text))); err != nil {
 		return "", err
 	}
 	if err := l.mkdirs(t); err != nil {
@@ -387,7 +364,7 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 	if err != nil {
 		return "", err
 	}
-	if err := l.guard(p, added, int64(len(updated))); err != nil {
+	if err := l.opts.guard(p, added, int64(len(updated))); err != nil {
 		return "", err
 	}
 	if err := l.writeAtomic(t, []byte(updated)); err != nil {
@@ -467,14 +444,14 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 
 // guard applies the optional limits to a write: added is the text the
 // command brings in, size the resulting file's size in bytes.
-func (l *Local) guard(p, added string, size int64) error {
-	if l.opts.DenySecrets {
+func (o Options) guard(p, added string, size int64) error {
+	if o.DenySecrets {
 		if kind, found := secrets.Find(added); found {
 			return errSecret(p, kind)
 		}
 	}
-	if l.opts.MaxFileBytes > 0 && size > l.opts.MaxFileBytes {
-		return errTooBig(p, size, l.opts.MaxFileBytes)
+	if o.MaxFileBytes > 0 && size > o.MaxFileBytes {
+		return errTooBig(p, size, o.MaxFileBytes)
 	}
 	return nil
 }

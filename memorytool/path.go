@@ -3,18 +3,12 @@ package memorytool
 import (
 	"path"
 	"strings"
+
+	"github.com/memstore/memstore/internal/tooltext"
 )
 
 // Root is the directory the model addresses; every tool path lies below it.
 const Root = "/memories"
-
-// percentTraps are percent-escapes that only appear in a path to smuggle
-// traversal past a filter that decodes: an encoded '.', '/', '\', '%', NUL,
-// and the overlong-UTF-8 leads C0 and C1 (%c0%ae is an old spelling of '.').
-// Nothing in memstore decodes paths, so these would be harmless literal
-// names; they are refused anyway, as the memory tool docs advise, so that no
-// layer that does decode can ever see them.
-var percentTraps = [...]string{"%2e", "%2f", "%5c", "%25", "%00", "%c0", "%c1"}
 
 // cleanPath checks a path the model sent and returns it relative to
 // /memories, lexically cleaned: "." for /memories itself. The checks and
@@ -25,13 +19,8 @@ func cleanPath(p string) (string, error) {
 	if p != Root && !strings.HasPrefix(p, Root+"/") {
 		return "", errBadPrefix(p)
 	}
-	if strings.Contains(p, "%") {
-		lower := strings.ToLower(p)
-		for _, trap := range percentTraps {
-			if strings.Contains(lower, trap) {
-				return "", errPercent(p)
-			}
-		}
+	if tooltext.PercentTrap(p) != "" {
+		return "", errPercent(p)
 	}
 	// Clean the path in the model's namespace: /memories/a/../b is
 	// /memories/b, and /memories/../memories/x is /memories/x, as in the

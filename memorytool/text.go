@@ -7,10 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// lineNumberWidth is the width of the right-aligned line numbers in views and
-// snippets: len("999999"), because views stop at maxLines.
-const lineNumberWidth = 6
-
 // maxLines is the most lines view shows; a longer file is refused.
 const maxLines = 999_999
 
@@ -114,25 +110,6 @@ func formatSize(n int64) string {
 	return strconv.FormatInt(tenths/10, 10) + "." + strconv.FormatInt(tenths%10, 10) + units[i]
 }
 
-// appendNumbered appends lines to sb, each prefixed by its 1-based number
-// (starting at first) right-aligned in lineNumberWidth and a TAB, separated
-// by LF with no trailing LF.
-func appendNumbered(sb *strings.Builder, lines []string, first int) {
-	var num [20]byte
-	for i, line := range lines {
-		if i > 0 {
-			sb.WriteByte('\n')
-		}
-		n := strconv.AppendInt(num[:0], int64(first+i), 10)
-		for pad := lineNumberWidth - len(n); pad > 0; pad-- {
-			sb.WriteByte(' ')
-		}
-		sb.Write(n)
-		sb.WriteByte('\t')
-		sb.WriteString(line)
-	}
-}
-
 // selectRange returns the lines of a file that view shows for a view_range of
 // [a, b], with the 1-based number of the first: start at max(1, a); b == -1
 // means the end, otherwise b is a JavaScript slice end (negative counts from
@@ -152,28 +129,6 @@ func selectRange(lines []string, a, b int) ([]string, int) {
 		return nil, start + 1
 	}
 	return lines[start:end], start + 1
-}
-
-// occurrences returns the byte offsets where old starts in content, counting
-// overlapping matches: "aa" in "aaa" is two occurrences, because replacing
-// either would give a different file, so it is not unique.
-func occurrences(content, old string) []int {
-	var at []int
-	for off := 0; off <= len(content)-len(old); {
-		i := strings.Index(content[off:], old)
-		if i < 0 {
-			break
-		}
-		at = append(at, off+i)
-		_, n := utf8.DecodeRuneInString(content[off+i:])
-		off += i + max(n, 1)
-	}
-	return at
-}
-
-// lineOf returns the 0-based line (LF-separated) on which byte offset off lies.
-func lineOf(content string, off int) int {
-	return strings.Count(content[:off], "\n")
 }
 
 // sortUTF16 sorts names in place by UTF-16 code units.

@@ -24,6 +24,7 @@ type backend interface {
 	memstore.MemoryService
 	memstore.VersionService
 	memstore.SessionService
+	memstore.SearchService
 }
 
 // backendHelp describes the flags every store command shares, for the

@@ -29,9 +29,15 @@ Seeding many memories needs a server with a large enough
 --max-memories-per-store (0 for unlimited).
 
 The URL and key may also come from MEMSTORE_URL and MEMSTORE_API_KEY.
+
+'memstore bench recall' measures the quality of search instead: see
+'memstore bench recall --help'.
 `
 
 func runBench(ctx context.Context, e env, args []string) error {
+	if len(args) > 0 && args[0] == "recall" {
+		return runBenchRecall(ctx, e, args[1:])
+	}
 	fs := newFlags(e, "bench", benchHelp)
 	cfg := loadgen.Config{URL: e.getenv("MEMSTORE_URL"), APIKey: e.getenv("MEMSTORE_API_KEY")}
 	fs.StringVar(&cfg.URL, "url", cfg.URL, "base `URL` of the server (such as http://127.0.0.1:6366)")

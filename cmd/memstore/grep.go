@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,11 +43,7 @@ func runGrep(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	search, ok := c.backend.(memstore.SearchService)
-	if !ok {
-		return errors.New("this backend cannot search")
-	}
-	page, err := search.SearchMemories(ctx, c.workspace, []string{storeID},
+	page, err := c.SearchMemories(ctx, c.workspace, []string{storeID},
 		memstore.SearchQuery{Text: strings.Join(pos, " "), PathPrefix: *prefix, Limit: *limit})
 	if err != nil {
 		return err

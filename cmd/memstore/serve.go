@@ -15,7 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -158,7 +160,7 @@ func serve(ctx context.Context, e env, c *serveConfig, ln net.Listener, path str
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := httpapi.New(httpapi.Config{
-		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db,
+		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db,
 		Counts:         db.Counts,
 		Logger:         log,
 		Registry:       reg,
@@ -166,8 +168,15 @@ func serve(ctx context.Context, e env, c *serveConfig, ln net.Listener, path str
 		StrictHeaders:  bool(c.strictHeaders),
 		MaxBodyBytes:   int64(c.maxBodyBytes),
 	})
+	// /mcp serves the agent tools to MCP clients holding a session token;
+	// everything else is the API.
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpserver.Handler(mcpserver.HandlerConfig{
+		Sessions: db, Services: agenttool.Services{Memories: db, Search: db}, Version: Version, Logger: log,
+	}))
+	mux.Handle("/", api)
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

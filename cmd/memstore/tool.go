@@ -12,15 +12,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/memorytool"
 )
 
 const toolHelp = `Usage: memstore tool --root DIR [flags]
+       memstore tool --url URL --api-key KEY --store ID [flags]
+       memstore tool --url URL --token TOKEN [--store ID] [flags]
+       memstore tool --db FILE --store ID [flags]
        memstore tool prune --root DIR --older-than DURATION [--dry-run] [--json]
 
-Runs the memory tool (memory_20250818) on a local directory, for agents in
-any language. /memories maps to DIR, which is created (mode 0700) if missing;
-nothing outside it can be reached.
+Runs the memory tool (memory_20250818) for agents in any language, on a
+local directory or on a memory store.
+
+With --root, /memories maps to DIR, which is created (mode 0700) if
+missing; nothing outside it can be reached.
+
+With --url (or MEMSTORE_URL), /memories is a memory store on a memstore
+server: /memories/notes/todo.md is the memory at /notes/todo.md, a
+directory is the memories below its path, and every change is a version
+of the memory (a rename keeps the memory and its history). Authenticate
+with an API key (--api-key or MEMSTORE_API_KEY) and name the store with
+--store (or MEMSTORE_STORE); or with a session token (--token or
+MEMSTORE_TOKEN), which reaches only its session's stores and may leave out
+--store when the session has one. With --db instead of --url, the store
+is in a database file, as for the other store commands.
 
 Each line of standard input is one tool input, exactly as in a tool_use
 block:
@@ -39,7 +56,7 @@ the end of input.
 
 'tool prune' removes files that were neither read nor written for DURATION
 (such as 90m, 36h, 30d or 2w) and the directories this leaves empty, and
-prints each removed file.
+prints each removed file. It works on a local directory only.
 `
 
 func runTool(ctx context.Context, e env, args []string) error {
@@ -47,17 +64,21 @@ func runTool(ctx context.Context, e env, args []string) error {
 		return runToolPrune(ctx, e, args[1:])
 	}
 	fs := newFlags(e, "tool", toolHelp)
-	root := fs.String("root", "", "host directory that /memories maps to (required)")
+	root := fs.String("root", "", "host directory that /memories maps to")
+	bf := &backendFlags{cmd: "tool"}
+	fs.StringVar(&bf.url, "url", "", "memstore server `URL`, without /v1, whose store /memories maps to (or MEMSTORE_URL)")
+	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
+	token := fs.String("token", "", "session `TOKEN` for --url, instead of an API key (or MEMSTORE_TOKEN)")
+	fs.StringVar(&bf.store, "store", "", "memory store `ID` that /memories maps to (or MEMSTORE_STORE)")
+	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` holding the store, instead of --url (or MEMSTORE_DB)")
+	fs.StringVar(&bf.workspace, "workspace", "", "workspace `NAME` or ID of the store with --db (or MEMSTORE_WORKSPACE; default \"default\")")
 	var opts memorytool.Options
 	fs.Int64Var(&opts.MaxFileBytes, "max-file-bytes", 0, "refuse writes that make a file larger than `N` bytes (0: no limit)")
 	fs.IntVar(&opts.MaxViewChars, "max-view-chars", 0, "cut view output after `N` characters, with a note on how to read on (0: no limit)")
 	fs.BoolVar(&opts.DenySecrets, "deny-secrets", false, "refuse to store text that looks like a credential")
-	expire := fs.String("expire-after", "", "remove files not read or written for `DURATION` (such as 30d)")
+	expire := fs.String("expire-after", "", "remove files not read or written for `DURATION` (such as 30d; --root only)")
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if *root == "" {
-		return usageError(e, "memstore tool: --root is required (the directory that /memories maps to)")
 	}
 	if fs.NArg() > 0 {
 		return usageError(e, "memstore tool: unexpected argument %q", fs.Arg(0))
@@ -65,19 +86,115 @@ func runTool(ctx context.Context, e env, args []string) error {
 	if opts.MaxFileBytes < 0 || opts.MaxViewChars < 0 {
 		return usageError(e, "memstore tool: --max-file-bytes and --max-view-chars must be 0 or more")
 	}
+	storeFlags := bf.url != "" || bf.db != "" || bf.apiKey != "" || *token != "" || bf.store != "" || bf.workspace != ""
+	switch {
+	case *root != "" && storeFlags:
+		return usageError(e, "memstore tool: give --root for a local directory or --url (or --db) for a memory store, not both")
+	case *root == "" && !storeFlags && e.getenv("MEMSTORE_URL") == "":
+		return usageError(e, "memstore tool: --root is required (the directory that /memories maps to), or --url with --store for a memory store")
+	}
 	if *expire != "" {
+		if *root == "" {
+			return usageError(e, "memstore tool: --expire-after works with --root only: a memory store keeps every version and records no reads")
+		}
 		d, err := parseDuration(*expire)
 		if err != nil {
 			return usageError(e, "memstore tool: --expire-after: %v", err)
 		}
 		opts.ExpireAfter = d
 	}
-	tool, err := memorytool.OpenLocal(*root, opts)
-	if err != nil {
-		return err
+	var tool memorytool.Handler
+	if *root != "" {
+		local, err := memorytool.OpenLocal(*root, opts)
+		if err != nil {
+			return err
+		}
+		defer local.Close()
+		tool = local
+	} else {
+		store, closeStore, err := openToolStore(ctx, e, bf, *token, opts)
+		if err != nil {
+			return err
+		}
+		defer closeStore()
+		tool = store
 	}
-	defer tool.Close()
 	return serveJSONLines(ctx, tool, e.stdin, e.stdout)
+}
+
+// openToolStore opens the memory store that the flags and environment
+// name as a memory tool handler, and checks that it can be read, so that a
+// wrong URL, credential or store is reported at once rather than on every
+// command.
+func openToolStore(ctx context.Context, e env, bf *backendFlags, token string, opts memorytool.Options) (*memorytool.Store, func() error, error) {
+	onServer := bf.url != "" || (bf.db == "" && e.getenv("MEMSTORE_URL") != "")
+	if token == "" && bf.apiKey == "" && onServer {
+		token = e.getenv("MEMSTORE_TOKEN")
+		if token != "" && e.getenv("MEMSTORE_API_KEY") != "" {
+			return nil, nil, usageError(e, "memstore tool: both MEMSTORE_API_KEY and MEMSTORE_TOKEN are set; choose with --api-key or --token")
+		}
+	}
+	if token != "" {
+		switch {
+		case bf.apiKey != "":
+			return nil, nil, usageError(e, "memstore tool: give --api-key or --token, not both")
+		case !onServer:
+			return nil, nil, usageError(e, "memstore tool: --token goes with --url (or MEMSTORE_URL), not --db")
+		case !strings.HasPrefix(token, memstore.SessionTokenPrefix):
+			return nil, nil, usageError(e, "memstore tool: --token takes a session token (%s...); give an API key with --api-key", memstore.SessionTokenPrefix)
+		}
+		bf.apiKey = token // the session's credential, sent like a key
+	}
+	c, err := bf.open(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	storeID := c.store
+	if storeID == "" && token != "" {
+		storeID, err = sessionStore(ctx, c, token)
+	} else if storeID == "" {
+		err = usageError(e, "memstore tool: --store ID (or MEMSTORE_STORE) is required: the memory store that /memories maps to ('memstore stores ls' lists them)")
+	}
+	if err == nil {
+		if _, err = c.Memories(ctx, c.workspace, storeID, memstore.MemoryFilter{Limit: 1}); err != nil {
+			err = fmt.Errorf("cannot use memory store %s: %w", storeID, err)
+		}
+	}
+	var tool *memorytool.Store
+	if err == nil {
+		tool, err = memorytool.NewStore(c, c.workspace, storeID, c.actor, opts)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return tool, c.Close, nil
+}
+
+// sessionStore is the store of the session that token stands for, when
+// the session has exactly one; otherwise an error listing them.
+func sessionStore(ctx context.Context, c *conn, token string) (string, error) {
+	client, ok := c.backend.(*httpapi.Client)
+	if !ok {
+		return "", errors.New("a session token needs --url")
+	}
+	caller, err := client.AuthenticateSession(ctx, token)
+	if err != nil {
+		return "", fmt.Errorf("the session token was not accepted: %w", err)
+	}
+	atts := caller.Session.Attachments
+	switch len(atts) {
+	case 1:
+		return atts[0].StoreID, nil
+	case 0:
+		return "", fmt.Errorf("session %s has no memory store", caller.Session.ID)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s has %d memory stores; pick one with --store ID or MEMSTORE_STORE:", caller.Session.ID, len(atts))
+	for _, a := range atts {
+		fmt.Fprintf(&b, "\n  %s  %s  %s", a.StoreID, a.Access, cell(a.Name))
+	}
+	return "", errors.New(b.String())
 }
 
 // toolAnswer is one line of the tool command's output.

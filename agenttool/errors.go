@@ -1,0 +1,76 @@
+package agenttool
+
+import (
+	"errors"
+
+	"github.com/memstore/memstore"
+)
+
+// msgInternal is the text of every failure the model cannot act on; the
+// cause may name internals, so it is never shown.
+const msgInternal = "Memory is unavailable because of an internal error; nothing was changed. Try again later."
+
+// explain turns an error of a service call about the memory at full (a
+// full path, or a mount's directory) into a message for the model. The
+// callers handle first the codes whose meaning depends on the operation
+// (EPreconditionFailed, EPathConflict, and ENotFound of a memory).
+func explain(err error, m *mount, full string) error {
+	var e *memstore.Error
+	if !errors.As(err, &e) {
+		return err // internal: Call gives a generic message
+	}
+	switch e.Code {
+	case memstore.EInvalid:
+		// Backends' EInvalid messages are written for clients and name
+		// only what the request carried, or a store's limit.
+		return failf("%s: %s.", full, trimDot(e.Message))
+	case memstore.ENotFound:
+		return failf("The memory store mounted at %s no longer exists, so %s cannot be reached.", m.show(""), full)
+	case memstore.EConflict:
+		if e.Retry {
+			return failf("The memory store mounted at %s is busy; nothing was changed. Try again in a moment.", m.show(""))
+		}
+		return failf("The memory store mounted at %s is archived: its memories can still be listed, searched and read, but not created or changed.", m.show(""))
+	case memstore.EPermission:
+		return failf("This session may not do that with %s: %s", full, accessText(m))
+	case memstore.EUnauthenticated:
+		return failf("Memory cannot be reached: this session's credentials were refused (the session may have ended).")
+	case memstore.EPathConflict:
+		return failf("%s cannot be written: it overlaps another memory. memory_list shows the memories around it.", full)
+	case memstore.EPreconditionFailed:
+		return failf("%s was changed by another writer meanwhile, so nothing was changed. Read it again with memory_read and retry on its current text.", full)
+	}
+	return err
+}
+
+// accessText says what a session may do with a mount.
+func accessText(m *mount) string {
+	if m.att.Writable() {
+		return "the memory store mounted at " + m.show("") + " is attached read-write, but the server refused the request."
+	}
+	return "the memory store mounted at " + m.show("") + " is attached read-only: this session can list, search and read its memories but not create, change or delete them."
+}
+
+// canWrite refuses, before any change, a write to a mount the caller may
+// not change (checked by the caller's own rules, as the server would).
+func (t *Toolset) canWrite(m *mount, full string) error {
+	if err := t.caller.CanWrite(m.att.StoreID); err != nil {
+		return failf("%s cannot be changed: %s", full, accessText(m))
+	}
+	return nil
+}
+
+// canRead is canWrite for reading, listing and searching.
+func (t *Toolset) canRead(m *mount, full string) error {
+	if err := t.caller.CanRead(m.att.StoreID); err != nil {
+		return failf("This session may not read %s.", full)
+	}
+	return nil
+}
+
+func trimDot(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+	}
+	return s
+}

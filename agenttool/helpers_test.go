@@ -1,0 +1,301 @@
+package agenttool_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/sqlite"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+const ws = "wrkspc_test"
+
+// sqliteOptions are those of the tests' databases.
+var sqliteOptions = sqlite.Options{}
+
+var (
+	// admin writes the fixtures; the tools write as the session.
+	admin   = memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_admin"}
+	session = memstore.Actor{Type: memstore.ActorSession, ID: "sesn_test"}
+)
+
+// mustOpen opens a database in a fresh file, closed at the end of the
+// test.
+func mustOpen(tb testing.TB, opts sqlite.Options) *sqlite.DB {
+	tb.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "memstore.db"), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return db
+}
+
+func mustStore(tb testing.TB, db *sqlite.DB, name, description string) *memstore.Store {
+	tb.Helper()
+	s, err := db.CreateStore(context.Background(), ws, memstore.StoreCreate{Name: name, Description: description})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func mustCreate(tb testing.TB, db *sqlite.DB, storeID, path, content string) *memstore.Memory {
+	tb.Helper()
+	m, err := db.CreateMemory(context.Background(), ws, storeID, memstore.MemoryCreate{Path: path, Content: content}, admin)
+	if err != nil {
+		tb.Fatalf("create %s: %v", path, err)
+	}
+	return m
+}
+
+// content returns the content of the memory at path, "" and false when
+// there is none.
+func content(tb testing.TB, db *sqlite.DB, storeID, path string) (string, bool) {
+	tb.Helper()
+	m, err := memstore.FindMemory(context.Background(), db, ws, storeID, path)
+	if memstore.ErrorCode(err) == memstore.ENotFound {
+		return "", false
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	full, err := db.Memory(context.Background(), ws, storeID, m.ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return full.Content, true
+}
+
+func wantContent(tb testing.TB, db *sqlite.DB, storeID, path, want string) {
+	tb.Helper()
+	got, ok := content(tb, db, storeID, path)
+	if !ok {
+		tb.Fatalf("%s: no memory, want %q", path, want)
+	}
+	if got != want {
+		tb.Fatalf("%s: content %q, want %q", path, got, want)
+	}
+}
+
+func wantAbsent(tb testing.TB, db *sqlite.DB, storeID, path string) {
+	tb.Helper()
+	if got, ok := content(tb, db, storeID, path); ok {
+		tb.Fatalf("%s: exists with %q, want no memory", path, got)
+	}
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// attach describes one attachment of a test session.
+type attach struct {
+	store    *memstore.Store
+	readOnly bool
+	instr    string
+}
+
+// newSession builds a session as a backend would at creation: snapshots of
+// the stores' names and descriptions, mount paths assigned once.
+func newSession(atts ...attach) *memstore.Session {
+	s := &memstore.Session{ID: session.ID, WorkspaceID: ws, Metadata: map[string]string{}, Fields: map[string]json.RawMessage{}}
+	for _, a := range atts {
+		access := memstore.AccessReadWrite
+		if a.readOnly {
+			access = memstore.AccessReadOnly
+		}
+		s.Attachments = append(s.Attachments, memstore.Attachment{
+			StoreID: a.store.ID, Access: access, Instructions: a.instr,
+			Name: a.store.Name, Description: a.store.Description,
+		})
+	}
+	memstore.AssignMountPaths(s.Attachments)
+	return s
+}
+
+func caller(s *memstore.Session) *memstore.Caller {
+	return &memstore.Caller{WorkspaceID: ws, Actor: session, Session: s}
+}
+
+// services returns the tools' services on db.
+func services(db *sqlite.DB) agenttool.Services {
+	return agenttool.Services{Memories: db, Search: db}
+}
+
+func newToolset(tb testing.TB, svc agenttool.Services, s *memstore.Session) *agenttool.Toolset {
+	tb.Helper()
+	ts, err := agenttool.New(svc, caller(s))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ts
+}
+
+// call runs a tool with args marshalled to JSON (a string is sent as it
+// is, for malformed input).
+func call(tb testing.TB, ts *agenttool.Toolset, name string, args any) agenttool.Result {
+	tb.Helper()
+	var raw []byte
+	switch a := args.(type) {
+	case string:
+		raw = []byte(a)
+	case nil:
+	default:
+		var err error
+		if raw, err = json.Marshal(a); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ts.Call(context.Background(), name, raw)
+}
+
+// ok runs a tool that must succeed and returns its text.
+func ok(tb testing.TB, ts *agenttool.Toolset, name string, args any) string {
+	tb.Helper()
+	r := call(tb, ts, name, args)
+	if r.IsError {
+		tb.Fatalf("%s %v: unexpected error: %s", name, args, r.Text)
+	}
+	if strings.HasPrefix(r.Text, "Error:") {
+		tb.Fatalf("%s %v: success text starts with Error: %s", name, args, r.Text)
+	}
+	return r.Text
+}
+
+// fails runs a tool that must fail and returns its text, which starts with
+// "Error: ".
+func fails(tb testing.TB, ts *agenttool.Toolset, name string, args any) string {
+	tb.Helper()
+	r := call(tb, ts, name, args)
+	if !r.IsError {
+		tb.Fatalf("%s %v: succeeded, want an error: %s", name, args, r.Text)
+	}
+	if !strings.HasPrefix(r.Text, "Error: ") {
+		tb.Fatalf("%s %v: error text does not start with Error: %s", name, args, r.Text)
+	}
+	return r.Text
+}
+
+// wantContains fails unless text contains every one of parts.
+func wantContains(tb testing.TB, text string, parts ...string) {
+	tb.Helper()
+	for _, p := range parts {
+		if !strings.Contains(text, p) {
+			tb.Errorf("text does not contain %q:\n%s", p, text)
+		}
+	}
+}
+
+// golden compares got with testdata/name, rewriting it with -update.
+func golden(tb testing.TB, name, got string) {
+	tb.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if got != string(want) {
+		tb.Errorf("%s differs from the golden file (run with -update if the change is intended):\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+// hooked wraps a MemoryService: before each call, it counts it and runs
+// before, whose error, if any, is returned instead of the call's.
+type hooked struct {
+	memstore.MemoryService
+	calls  map[string]int
+	before func(method string) error
+}
+
+func hook(ms memstore.MemoryService, before func(method string) error) *hooked {
+	return &hooked{MemoryService: ms, calls: map[string]int{}, before: before}
+}
+
+func (h *hooked) enter(method string) error {
+	h.calls[method]++
+	if h.before != nil {
+		return h.before(method)
+	}
+	return nil
+}
+
+func (h *hooked) total() int {
+	n := 0
+	for _, c := range h.calls {
+		n += c
+	}
+	return n
+}
+
+func (h *hooked) CreateMemory(ctx context.Context, workspaceID, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
+	if err := h.enter("CreateMemory"); err != nil {
+		return nil, err
+	}
+	return h.MemoryService.CreateMemory(ctx, workspaceID, storeID, c, by)
+}
+
+func (h *hooked) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
+	if err := h.enter("Memory"); err != nil {
+		return nil, err
+	}
+	return h.MemoryService.Memory(ctx, workspaceID, storeID, id)
+}
+
+func (h *hooked) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	if err := h.enter("Memories"); err != nil {
+		return memstore.Page[memstore.ListItem]{}, err
+	}
+	return h.MemoryService.Memories(ctx, workspaceID, storeID, f)
+}
+
+func (h *hooked) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+	if err := h.enter("UpdateMemory"); err != nil {
+		return nil, err
+	}
+	return h.MemoryService.UpdateMemory(ctx, workspaceID, storeID, id, u, by)
+}
+
+func (h *hooked) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
+	if err := h.enter("DeleteMemory"); err != nil {
+		return err
+	}
+	return h.MemoryService.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
+}
+
+// failingSearch is a SearchService that fails with err.
+type failingSearch struct{ err error }
+
+func (f failingSearch) SearchMemories(context.Context, string, []string, memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	return memstore.Page[memstore.SearchResult]{}, f.err
+}
+
+// agenttoolServices returns services whose memories are ms, a wrapper of
+// db's, and whose search is db's.
+func agenttoolServices(ms memstore.MemoryService, db *sqlite.DB) agenttool.Services {
+	return agenttool.Services{Memories: ms, Search: db}
+}

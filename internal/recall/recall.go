@@ -1,0 +1,277 @@
+// Package recall measures the retrieval quality of memstore's search: it
+// loads documents into a fresh memory store, runs queries whose relevant
+// documents are known, and reports recall@k and the mean reciprocal rank.
+// It is the engine of `memstore bench recall`, and the measure by which
+// the search's tokenization and ranking are tuned.
+//
+// Documents and queries are read as JSON lines:
+//
+//	{"id": "d1", "path": "/notes/a.md", "content": "..."}   (path optional: "/" + id)
+//	{"query": "...", "relevant": ["d1", "d7"]}
+package recall
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/memstore/memstore"
+)
+
+// A Doc is a document to search.
+type Doc struct {
+	ID      string `json:"id"`
+	Path    string `json:"path,omitempty"` // "" is "/" and the ID
+	Content string `json:"content"`
+}
+
+// A Query is a search and the IDs of the documents it should find.
+type Query struct {
+	Query    string   `json:"query"`
+	Relevant []string `json:"relevant"`
+}
+
+// Backend is what the evaluation needs of memstore: a store to load the
+// documents into, and the search.
+type Backend interface {
+	memstore.StoreService
+	memstore.MemoryService
+	memstore.SearchService
+}
+
+// Options configure a run.
+type Options struct {
+	// WorkspaceID is the workspace of the store the documents go into.
+	WorkspaceID string
+	// Actor is who writes the documents.
+	Actor memstore.Actor
+	// Ks are the cutoffs of recall@k, 1-memstore.MaxSearchLimit; nil
+	// means 5 and 10.
+	Ks []int
+}
+
+// A Report is the outcome of a run.
+type Report struct {
+	StoreID string        `json:"store_id"` // where the documents were loaded
+	Docs    int           `json:"docs"`
+	Queries int           `json:"queries"`
+	Recall  []RecallAt    `json:"recall"` // mean recall@k over the queries, by k
+	MRR     float64       `json:"mrr"`    // mean reciprocal rank of the first relevant result, 0 past the largest k
+	Results []QueryResult `json:"results"`
+}
+
+// RecallAt is the mean recall at one cutoff.
+type RecallAt struct {
+	K      int     `json:"k"`
+	Recall float64 `json:"recall"`
+}
+
+// A QueryResult is what one query found.
+type QueryResult struct {
+	Query    string   `json:"query"`
+	Relevant []string `json:"relevant"`
+	// Found are the IDs of the results, best first, up to the largest k.
+	Found []string `json:"found"`
+	// Rank is the position (from 1) of the first relevant result; 0 when
+	// none is in Found.
+	Rank int `json:"rank"`
+}
+
+// ReadDocs reads documents as JSON lines. Every document needs an ID,
+// unique, and a path, unique, that memstore accepts.
+func ReadDocs(r io.Reader) ([]Doc, error) {
+	var docs []Doc
+	ids, paths := map[string]bool{}, map[string]bool{}
+	err := readLines(r, func(b []byte) error {
+		var d Doc
+		if err := strictUnmarshal(b, &d); err != nil {
+			return err
+		}
+		if d.ID == "" {
+			return errors.New(`"id" is missing`)
+		}
+		if ids[d.ID] {
+			return fmt.Errorf("id %q is used twice", d.ID)
+		}
+		if d.Path == "" {
+			d.Path = "/" + d.ID
+		}
+		if err := memstore.ValidatePath(d.Path); err != nil {
+			return fmt.Errorf("document %q: %s", d.ID, memstore.ErrorMessage(err))
+		}
+		if paths[d.Path] {
+			return fmt.Errorf("path %q is used twice", d.Path)
+		}
+		if err := memstore.ValidateContent(d.Content); err != nil {
+			return fmt.Errorf("document %q: %s", d.ID, memstore.ErrorMessage(err))
+		}
+		ids[d.ID], paths[d.Path] = true, true
+		docs = append(docs, d)
+		return nil
+	})
+	return docs, err
+}
+
+// ReadQueries reads queries as JSON lines. Every query needs text that
+// memstore accepts and at least one relevant document.
+func ReadQueries(r io.Reader) ([]Query, error) {
+	var qs []Query
+	err := readLines(r, func(b []byte) error {
+		var q Query
+		if err := strictUnmarshal(b, &q); err != nil {
+			return err
+		}
+		if err := memstore.ValidateSearchQuery(memstore.SearchQuery{Text: q.Query}); err != nil {
+			return errors.New(memstore.ErrorMessage(err))
+		}
+		if len(q.Relevant) == 0 {
+			return errors.New(`"relevant" lists no document`)
+		}
+		qs = append(qs, q)
+		return nil
+	})
+	return qs, err
+}
+
+// readLines calls fn for each line of r that is not blank, and adds the
+// line number to its error.
+func readLines(r io.Reader, fn func(b []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 8*memstore.MaxContentBytes) // content escaped in JSON
+	for n := 1; sc.Scan(); n++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if err := fn(b); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	return sc.Err()
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("not a JSON object of the expected fields: %v", err)
+	}
+	if d.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// Run loads docs into a new store of the workspace and runs the queries,
+// each for one page of the largest k results. The store is left in place
+// (Report.StoreID): the caller decides whether to keep it. It fails when
+// a query names a document that is not among docs.
+func Run(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Options) (*Report, error) {
+	ks := slices.Clone(opts.Ks)
+	if len(ks) == 0 {
+		ks = []int{5, 10}
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	if ks[0] < 1 || ks[len(ks)-1] > memstore.MaxSearchLimit {
+		return nil, fmt.Errorf("k must be between 1 and %d", memstore.MaxSearchLimit)
+	}
+	docs = slices.Clone(docs)
+	byPath := make(map[string]string, len(docs))
+	ids := make(map[string]bool, len(docs))
+	for i, d := range docs {
+		if d.Path == "" {
+			docs[i].Path = "/" + d.ID
+		}
+		byPath[docs[i].Path], ids[d.ID] = d.ID, true
+	}
+	for i, q := range queries {
+		for _, id := range q.Relevant {
+			if !ids[id] {
+				return nil, fmt.Errorf("query %d (%q): relevant document %q is not among the documents", i+1, q.Query, id)
+			}
+		}
+	}
+	s, err := b.CreateStore(ctx, opts.WorkspaceID, memstore.StoreCreate{Name: "recall benchmark"})
+	if err != nil {
+		return nil, err
+	}
+	if err := load(ctx, b, opts, s.ID, docs); err != nil {
+		return nil, err
+	}
+	rep := &Report{StoreID: s.ID, Docs: len(docs), Queries: len(queries)}
+	sums := make([]float64, len(ks))
+	var rr float64
+	for _, q := range queries {
+		page, err := b.SearchMemories(ctx, opts.WorkspaceID, []string{s.ID}, memstore.SearchQuery{Text: q.Query, Limit: ks[len(ks)-1]})
+		if err != nil {
+			return nil, fmt.Errorf("query %q: %w", q.Query, err)
+		}
+		res := QueryResult{Query: q.Query, Relevant: q.Relevant, Found: []string{}}
+		for _, it := range page.Items {
+			res.Found = append(res.Found, byPath[it.Memory.Path])
+		}
+		for i, id := range res.Found {
+			if slices.Contains(q.Relevant, id) {
+				res.Rank = i + 1
+				rr += 1 / float64(i+1)
+				break
+			}
+		}
+		for j, k := range ks {
+			hit := 0
+			for _, id := range res.Found[:min(k, len(res.Found))] {
+				if slices.Contains(q.Relevant, id) {
+					hit++
+				}
+			}
+			sums[j] += float64(hit) / float64(len(q.Relevant))
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	for j, k := range ks {
+		r := RecallAt{K: k}
+		if len(queries) > 0 {
+			r.Recall = sums[j] / float64(len(queries))
+		}
+		rep.Recall = append(rep.Recall, r)
+	}
+	if len(queries) > 0 {
+		rep.MRR = rr / float64(len(queries))
+	}
+	return rep, nil
+}
+
+// load creates the documents in the store, several at a time.
+func load(ctx context.Context, b Backend, opts Options, storeID string, docs []Doc) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan Doc)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for d := range work {
+				if _, err := b.CreateMemory(ctx, opts.WorkspaceID, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}, opts.Actor); err != nil {
+					cancel(fmt.Errorf("load document %q: %w", d.ID, err))
+				}
+			}
+		})
+	}
+feed:
+	for _, d := range docs {
+		select {
+		case work <- d:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	return context.Cause(ctx)
+}

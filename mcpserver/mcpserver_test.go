@@ -1,0 +1,270 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/mcpserver"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// env is a database with a session attaching two stores: notes, read-write,
+// and prefs, read-only, holding /style.md.
+type env struct {
+	db     *sqlite.DB
+	ws     string
+	notes  string
+	prefs  string
+	caller *memstore.Caller
+	secret string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ws, err := db.CreateWorkspace(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{db: db, ws: ws.ID}
+	e.notes = e.store(t, "Notes")
+	e.prefs = e.store(t, "Prefs")
+	if _, err := db.CreateMemory(ctx, ws.ID, e.prefs, memstore.MemoryCreate{Path: "/style.md", Content: "Tabs, not spaces.\n"},
+		memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}); err != nil {
+		t.Fatal(err)
+	}
+	e.caller, e.secret = e.session(t, memstore.AttachmentCreate{StoreID: e.notes},
+		memstore.AttachmentCreate{StoreID: e.prefs, Access: memstore.AccessReadOnly, Instructions: "The user's style."})
+	return e
+}
+
+func (e *env) store(t *testing.T, name string) string {
+	t.Helper()
+	s, err := e.db.CreateStore(t.Context(), e.ws, memstore.StoreCreate{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
+
+func (e *env) session(t *testing.T, stores ...memstore.AttachmentCreate) (*memstore.Caller, string) {
+	t.Helper()
+	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{Stores: stores})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.db.AuthenticateSession(t.Context(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, secret
+}
+
+func (e *env) services() agenttool.Services {
+	return agenttool.Services{Memories: e.db, Search: e.db}
+}
+
+// call calls a tool and returns its text.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d contents", name, len(res.Content))
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+// exercise runs the checks every transport must pass, on a connected
+// client session of e's session.
+func exercise(t *testing.T, e *env, cs *mcp.ClientSession) {
+	t.Helper()
+	ctx := t.Context()
+	if got, want := cs.InitializeResult().Instructions, agenttool.Prompt(e.caller.Session); got != want {
+		t.Errorf("instructions:\n%s\nwant the memory prompt:\n%s", got, want)
+	}
+	if info := cs.InitializeResult().ServerInfo; info.Name != "memstore" {
+		t.Errorf("server %+v", info)
+	}
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		a := tl.Annotations
+		readOnly := slices.Contains([]string{"memory_list", "memory_search", "memory_read"}, tl.Name)
+		if a == nil || a.ReadOnlyHint != readOnly || a.DestructiveHint == nil {
+			t.Fatalf("%s: annotations %+v", tl.Name, a)
+		}
+		if readOnly && *a.DestructiveHint {
+			t.Errorf("%s is read-only but marked destructive", tl.Name)
+		}
+		if tl.Name == "memory_delete" && !*a.DestructiveHint {
+			t.Errorf("memory_delete is not marked destructive")
+		}
+		schema, _ := json.Marshal(tl.InputSchema)
+		if !strings.Contains(string(schema), `"additionalProperties":false`) || tl.Description == "" {
+			t.Errorf("%s: schema %s, description %q", tl.Name, schema, tl.Description)
+		}
+	}
+	slices.Sort(names) // the SDK lists tools by name
+	if want := []string{"memory_delete", "memory_edit", "memory_list", "memory_read", "memory_search", "memory_write"}; !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+
+	// Read the read-only store; writing to it is refused and changes nothing.
+	if text, isErr := call(t, cs, "memory_read", map[string]any{"path": "/mnt/memory/prefs/style.md"}); isErr || !strings.Contains(text, "Tabs, not spaces.") {
+		t.Errorf("read: %v %s", isErr, text)
+	}
+	if text, isErr := call(t, cs, "memory_write", map[string]any{"path": "/mnt/memory/prefs/style.md", "content": "Spaces."}); !isErr || !strings.Contains(text, "read-only") {
+		t.Errorf("write to a read-only store: %v %s", isErr, text)
+	}
+	m, err := memstore.FindMemory(ctx, e.db, e.ws, e.prefs, "/style.md")
+	if err == nil {
+		m, err = e.db.Memory(ctx, e.ws, e.prefs, m.ID)
+	}
+	if err != nil || m.Content != "Tabs, not spaces.\n" {
+		t.Errorf("the read-only memory changed: %+v %v", m, err)
+	}
+
+	// A write to the read-write store is the session's.
+	text, isErr := call(t, cs, "memory_write", map[string]any{"path": "/mnt/memory/notes/progress.md", "content": "Step 1 done.\n"})
+	if isErr || !strings.Contains(text, "/mnt/memory/notes/progress.md") {
+		t.Fatalf("write: %v %s", isErr, text)
+	}
+	w, err := memstore.FindMemory(ctx, e.db, e.ws, e.notes, "/progress.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.db.Version(ctx, e.ws, e.notes, w.VersionID)
+	if err != nil || v.CreatedBy != (memstore.Actor{Type: memstore.ActorSession, ID: e.caller.Session.ID}) {
+		t.Errorf("written by %+v (%v), want the session %s", v.CreatedBy, err, e.caller.Session.ID)
+	}
+	if !strings.Contains(text, w.ContentSHA256) {
+		t.Errorf("write result lacks the new content_sha256: %s", text)
+	}
+	if text, isErr := call(t, cs, "memory_search", map[string]any{"query": "step done"}); isErr || !strings.Contains(text, "/mnt/memory/notes/progress.md") {
+		t.Errorf("search: %v %s", isErr, text)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory_frobnicate"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+func TestInMemory(t *testing.T) {
+	e := newEnv(t)
+	ts, err := agenttool.New(e.services(), e.caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcpserver.New(ts, e.caller.Session, "test", nil)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	exercise(t, e, cs)
+}
+
+// bearer adds a session token to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func connectHTTP(ctx context.Context, url, token string) (*mcp.ClientSession, error) {
+	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	return mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(mcpserver.Handler(mcpserver.HandlerConfig{Sessions: e.db, Services: e.services(), Version: "test"}))
+	defer srv.Close()
+
+	cs, err := connectHTTP(t.Context(), srv.URL, e.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	exercise(t, e, cs)
+
+	// Without a token, or with a forged one: 401 with a challenge.
+	for _, auth := range []string{"", "Bearer st-memstore-forged", "Bearer sk-memstore-notasessiontoken"} {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 401 || res.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%q: %d, WWW-Authenticate %q", auth, res.StatusCode, res.Header.Get("WWW-Authenticate"))
+		}
+	}
+
+	// Another session's token cannot take over this MCP session.
+	_, other := e.session(t, memstore.AttachmentCreate{StoreID: e.prefs})
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+other)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode < 400 {
+		t.Errorf("another session's token on this MCP session: %d", res.StatusCode)
+	}
+
+	// Once the token is revoked, the next call fails.
+	toks, err := e.db.SessionTokens(t.Context(), e.ws, e.caller.Session.ID)
+	if err != nil || len(toks) != 1 {
+		t.Fatal(toks, err)
+	}
+	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory_list"}); err == nil {
+		t.Error("a revoked token still calls tools")
+	}
+}

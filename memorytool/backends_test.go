@@ -1,0 +1,186 @@
+package memorytool_test
+
+// The backends that the shared tests run on: a local directory, a memory
+// store in a SQLite file, and the same store through a real memstore server
+// and httpapi.Client.
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/memorytool"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// memRoot is a fresh, empty /memories of one backend, with a direct view
+// of what it holds for checking effects.
+type memRoot struct {
+	h memorytool.Handler
+	// files returns every file below /memories: model path → content.
+	files func(tb testing.TB) map[string]string
+	// dirSize is the size column of the directory at model path p in a
+	// listing.
+	dirSize func(tb testing.TB, p string) string
+	// hostPaths are strings that no result may contain.
+	hostPaths []string
+}
+
+// backend opens memory roots of one kind.
+type backend struct {
+	name string
+	open func(tb testing.TB, opts memorytool.Options) *memRoot
+}
+
+var backends = []backend{
+	{"local", openLocalRoot},
+	{"store", func(tb testing.TB, opts memorytool.Options) *memRoot { return newStoreEnv(tb).root(tb, nil, opts) }},
+	{"http", func(tb testing.TB, opts memorytool.Options) *memRoot {
+		env := newStoreEnv(tb)
+		return env.root(tb, env.client(tb), opts)
+	}},
+}
+
+// onEachBackend runs test once per backend, as a subtest named after it.
+func onEachBackend(t *testing.T, test func(t *testing.T, b backend)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { test(t, b) })
+	}
+}
+
+func openLocalRoot(tb testing.TB, opts memorytool.Options) *memRoot {
+	tb.Helper()
+	tool, dir := mustOpen(tb, opts)
+	return &memRoot{
+		h:     tool,
+		files: func(tb testing.TB) map[string]string { return localFiles(tb, dir) },
+		dirSize: func(tb testing.TB, p string) string {
+			tb.Helper()
+			fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p[len(memorytool.Root):])))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return memorytool.FormatSize(fi.Size())
+		},
+		hostPaths: []string{dir, filepath.Dir(dir)},
+	}
+}
+
+// toolActor is who the store tests' changes are recorded as.
+var toolActor = memstore.Actor{Type: memstore.ActorUser, ID: "user_tooltest"}
+
+// storeEnv is an empty memory store in a fresh SQLite database.
+type storeEnv struct {
+	DB        *sqlite.DB
+	WS, Store string
+}
+
+func newStoreEnv(tb testing.TB) *storeEnv {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "memstore.db"), sqlite.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	ws, err := db.CreateWorkspace(ctx, "tool")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := db.CreateStore(ctx, ws.ID, memstore.StoreCreate{Name: "memories"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &storeEnv{DB: db, WS: ws.ID, Store: st.ID}
+}
+
+// client starts a memstore server on the database, stopped at the end of
+// the test, and returns a client of it with a key of the workspace.
+func (e *storeEnv) client(tb testing.TB) *httpapi.Client {
+	tb.Helper()
+	_, secret, err := e.DB.CreateAPIKey(context.Background(), e.WS, "memory tool test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: e.DB, Memories: e.DB, Versions: e.DB, Keys: e.DB}))
+	tb.Cleanup(srv.Close) // before the database closes
+	c := httpapi.NewClient(srv.URL, secret)
+	c.HTTPClient = srv.Client()
+	return c
+}
+
+// tool returns the Store handler over the store through svc: the
+// database itself when svc is nil. A client works in its key's workspace.
+func (e *storeEnv) tool(tb testing.TB, svc memstore.MemoryService, opts memorytool.Options) *memorytool.Store {
+	tb.Helper()
+	ws := e.WS
+	if c, ok := svc.(*httpapi.Client); ok {
+		ws = c.WorkspaceID
+	}
+	if svc == nil {
+		svc = e.DB
+	}
+	s, err := memorytool.NewStore(svc, ws, e.Store, toolActor, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func (e *storeEnv) root(tb testing.TB, svc memstore.MemoryService, opts memorytool.Options) *memRoot {
+	tb.Helper()
+	return &memRoot{
+		h:       e.tool(tb, svc, opts),
+		files:   e.files,
+		dirSize: func(testing.TB, string) string { return "4K" },
+	}
+}
+
+// memories returns every memory of the store, with content, by path.
+func (e *storeEnv) memories(tb testing.TB) map[string]*memstore.Memory {
+	tb.Helper()
+	out := make(map[string]*memstore.Memory)
+	f := memstore.MemoryFilter{Full: true, Limit: 20}
+	for {
+		page, err := e.DB.Memories(context.Background(), e.WS, e.Store, f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, it := range page.Items {
+			out[it.Memory.Path] = it.Memory
+		}
+		if page.Next == "" {
+			return out
+		}
+		f.Page = page.Next
+	}
+}
+
+// files returns every memory's content by model path.
+func (e *storeEnv) files(tb testing.TB) map[string]string {
+	tb.Helper()
+	out := make(map[string]string)
+	for p, m := range e.memories(tb) {
+		out[memorytool.Root+p] = m.Content
+	}
+	return out
+}
+
+// seed creates files through the tool, failing the test on an error.
+func seed(tb testing.TB, h memorytool.Handler, files map[string]string) {
+	tb.Helper()
+	for p, content := range files {
+		if res := do(tb, h, create(p, content)); res.IsError {
+			tb.Fatalf("seed %s: %s", p, res.Content)
+		}
+	}
+}

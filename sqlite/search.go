@@ -1,0 +1,712 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/memstore/memstore"
+)
+
+var _ memstore.SearchService = (*DB)(nil)
+
+// Search runs on the FTS5 indexes of migration 0004, over the live
+// memories only: memories_words (stemmed words of path and content,
+// ranked by bm25), memories_paths (the same words of the paths alone) and
+// memories_trigrams (substrings of three characters or more). The query
+// is never handed to FTS5 as written: it is cut into terms here, and each
+// term is quoted as an FTS5 string, in which no character is syntax.
+//
+// FTS5 ranks by computing bm25 for every row that matches, a few
+// microseconds each, after a pass over every row with the term: ranking a
+// term found in tens of thousands of memories costs tens of milliseconds.
+// So each term is looked up on its own, reading at most searchCandidates
+// memories, the most recently created first, and the scores are added up
+// here (bm25 is a sum over the terms). When a term fills that window, the
+// memories with the term in their path are looked up too (they rank high
+// whatever their age), and so are the memories with every term (AND), so
+// that the best matches are found whatever their age; only older memories
+// that have some terms but not all, and not in their path, are missed.
+// Terms in more than searchCommon memories are left out of a query that
+// has others, like stop words: they rank little and cost the most.
+//
+// The tuning below was measured with the recall evaluator (internal/recall)
+// and the benchmarks of search_test.go: see BENCHMARKS.md.
+var (
+	// searchPathWeight is bm25's weight of a word of the path, against 1
+	// for a word of the content.
+	searchPathWeight = 2.0
+	// searchCandidates bounds the memories each lookup reads.
+	searchCandidates = 100
+	// searchProbe is how far a term's memories are read to tell whether
+	// the term may be common.
+	searchProbe = 200
+	// searchCommon is the number of memories beyond which a term is
+	// common.
+	searchCommon = 10_000
+	// searchMaxTerms bounds the terms of a query; later ones are ignored.
+	searchMaxTerms = 16
+)
+
+// A searchTerm is one whitespace-separated piece of the query.
+type searchTerm struct {
+	text  string   // as written, without the punctuation around it
+	fold  string   // text lower-cased and without diacritics
+	words []string // its words: runs of letters and digits, lower-cased
+	sub   bool     // long enough to be looked up as a substring
+}
+
+// expr is the term as an FTS5 expression of the word indexes: its words,
+// as a phrase.
+func (t searchTerm) expr() string { return ftsString(strings.Join(t.words, " ")) }
+
+// plain says whether the term is one word of letters only, which may also
+// be part of longer words ("config" in "ParseConfig").
+func (t searchTerm) plain() bool {
+	return len(t.words) == 1 && strings.IndexFunc(t.text, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
+// ftsString quotes s as an FTS5 string: within double quotes, every
+// character but the double quote, which is doubled, is plain text.
+func ftsString(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// stopWords are left out of a query that has other terms: they are in
+// most texts, so they rank nothing and cost the most to look up. Leaving
+// them out of questions ("what did we decide about the release") was
+// the largest gain measured on conversational data.
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about above after again against all am an and any are aren't as at be because been
+		before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+		during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+		herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+		mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
+		she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
+		there's these they they'd they'll they're they've this those through to too under until up very was wasn't we we'd
+		we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's with
+		won't would wouldn't you you'd you'll you're you've your yours yourself yourselves`) {
+		stopWords[w] = true
+	}
+}
+
+// isWordRune says whether r is part of a word, as for FTS5's unicode61
+// tokenizer: letters, digits, and combining marks (diacritics).
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r)
+}
+
+// fold lower-cases s and removes its diacritics, as the indexes do.
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Mn, r) {
+			return -1
+		}
+		return r
+	}, norm.NFD.String(strings.ToLower(s)))
+}
+
+// parseSearch cuts a query into terms: its pieces between whitespace (and
+// control characters) without the punctuation around them, possessives without their "'s",
+// each once, and without stop words unless the query has nothing else.
+func parseSearch(text string) []searchTerm {
+	var terms, stops []searchTerm
+	seen := map[string]bool{}
+	for _, chunk := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		t := searchTerm{text: strings.TrimFunc(chunk, func(r rune) bool { return !isWordRune(r) })}
+		// A possessive is about its noun: "Tom's band".
+		for _, s := range []string{"'s", "’s", "'S", "’S"} {
+			if base, ok := strings.CutSuffix(t.text, s); ok && base != "" {
+				t.text = base
+			}
+		}
+		if t.text == "" {
+			t.text = chunk // only punctuation: found as a substring, if at all
+		}
+		t.fold = fold(t.text)
+		if seen[t.fold] {
+			continue
+		}
+		seen[t.fold] = true
+		t.words = strings.FieldsFunc(strings.ToLower(t.text), func(r rune) bool { return !isWordRune(r) })
+		t.sub = utf8.RuneCountInString(t.text) >= 3
+		switch {
+		case len(t.words) == 0 && !t.sub:
+			// Nothing either index can find.
+		case stopWords[strings.ReplaceAll(t.fold, "’", "'")]:
+			stops = append(stops, t)
+		default:
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		terms = stops
+	}
+	if len(terms) > searchMaxTerms {
+		terms = terms[:searchMaxTerms]
+	}
+	return terms
+}
+
+// A searchCursor continues a ranked list: the offset of the next page,
+// and a hash of the search, so that it is refused with another one. It
+// travels like the lists' cursors, as "page_" and base64url JSON.
+type searchCursor struct {
+	Kind   string `json:"k"`
+	Offset int    `json:"o"`
+	Search string `json:"s"`
+}
+
+const kindSearch = "q"
+
+func (c searchCursor) String() string {
+	b, _ := json.Marshal(c)
+	return "page_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// searchHash identifies a search's list of results: its terms, prefix and
+// stores. The page size may change from page to page.
+func searchHash(terms []searchTerm, prefix string, storeIDs []string) string {
+	h := sha256.New()
+	for _, t := range terms {
+		fmt.Fprintf(h, "%q ", t.text)
+	}
+	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
+}
+
+// parseSearchCursor returns the offset that page continues at, checking
+// that it is a cursor of the search hash.
+func parseSearchCursor(page, hash string) (int, error) {
+	if page == "" {
+		return 0, nil
+	}
+	bad := memstore.Errorf(memstore.EInvalid, "page %q is not a cursor of this search; search again without it", page)
+	raw, ok := strings.CutPrefix(page, "page_")
+	if !ok {
+		return 0, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil {
+		return 0, bad
+	}
+	var c searchCursor
+	if err := json.Unmarshal(b, &c); err != nil || c.Kind != kindSearch || c.Offset <= 0 || c.Search != hash {
+		return 0, bad
+	}
+	return c.Offset, nil
+}
+
+// SearchMemories implements memstore.SearchService. The cursor is an
+// offset into the ranked list, which is the same from page to page as
+// long as the stores do not change; with no store, nothing is found.
+func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	var page memstore.Page[memstore.SearchResult]
+	if err := memstore.ValidateSearchQuery(q); err != nil {
+		return page, err
+	}
+	n := q.Limit
+	if n == 0 {
+		n = memstore.DefaultSearchLimit
+	}
+	stores := slices.Clone(storeIDs)
+	slices.Sort(stores)
+	stores = slices.Compact(stores)
+	terms := parseSearch(q.Text)
+	hash := searchHash(terms, q.PathPrefix, stores)
+	offset, err := parseSearchCursor(q.Page, hash)
+	if err != nil || len(stores) == 0 {
+		return page, err
+	}
+	err = db.read(ctx, func(tx *txn) error {
+		for _, id := range stores {
+			if _, err := storeState(ctx, tx, workspaceID, id); err != nil {
+				return err
+			}
+		}
+		hits, err := searchHits(ctx, tx, terms, stores, q.PathPrefix, offset+n+1)
+		if err != nil || offset >= len(hits) {
+			return err
+		}
+		end := min(offset+n, len(hits))
+		for _, h := range hits[offset:end] {
+			r, err := searchResult(ctx, tx, h, terms)
+			if err != nil {
+				return err
+			}
+			page.Items = append(page.Items, r)
+		}
+		if end < len(hits) {
+			page.Next = searchCursor{Kind: kindSearch, Offset: end, Search: hash}.String()
+		}
+		return nil
+	})
+	if err != nil {
+		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
+	}
+	return page, nil
+}
+
+// A searchHit is a memory found by some terms.
+type searchHit struct {
+	rowid int64
+	// bm25 adds up the terms' bm25 scores, negated (higher is better),
+	// with a stand-in for each term found as a substring.
+	bm25  float64
+	words int // the terms found as words
+	// tier 1: found by a word or a fragment of one; tier 2: only as a
+	// substring of longer words, which ranks after every tier 1 memory.
+	tier  int
+	score float64
+}
+
+// A searcher runs the lookups of one search, in one read transaction.
+type searcher struct {
+	ctx  context.Context
+	tx   *txn
+	args []any // the filter's
+	// The lookups: words ranked by bm25, words unranked, words of paths
+	// and substrings.
+	words, ids, paths, subs string
+	hits                    map[int64]*searchHit
+	rows                    int64 // about how many memories the database holds
+}
+
+func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) *searcher {
+	var args []any
+	filter := "m.store_id = ?"
+	if len(storeIDs) > 1 {
+		filter = "m.store_id IN (?" + strings.Repeat(", ?", len(storeIDs)-1) + ")"
+	}
+	for _, id := range storeIDs {
+		args = append(args, id)
+	}
+	if prefix != "" && prefix != "/" {
+		// As in Memories: a prefix ending with "/" takes whole segments,
+		// any other is a plain string prefix.
+		filter += " AND m.path >= ? AND m.path < ?"
+		args = append(args, prefix, upperBound(prefix))
+	}
+	// Each lookup joins memories for the filter, with the FTS table
+	// outside (CROSS JOIN keeps that order) yielding its rows newest
+	// first: LIMIT ends the lookup early, and bm25 is computed only for
+	// the rows returned.
+	from := func(table string) string {
+		return fmt.Sprintf(` FROM %[1]s f CROSS JOIN memories m ON m.rowid = f.rowid WHERE %[1]s MATCH ? AND %[2]s ORDER BY f.rowid DESC LIMIT %[3]d`,
+			table, filter, searchCandidates)
+	}
+	return &searcher{
+		ctx: ctx, tx: tx, args: args, hits: map[int64]*searchHit{},
+		words: fmt.Sprintf(`SELECT f.rowid, bm25(memories_words, %g, 1.0), ''`, searchPathWeight) + from("memories_words"),
+		ids:   `SELECT f.rowid, 0, ''` + from("memories_words"),
+		paths: `SELECT f.rowid, 0, ''` + from("memories_paths"),
+		subs:  `SELECT f.rowid, 0, m.path` + from("memories_trigrams"),
+	}
+}
+
+// lookup runs one of the searcher's queries with an FTS5 expression and
+// calls fn for each row, with bm25 negated; it reports whether the window
+// was full.
+func (s *searcher) lookup(query, expr string, fn func(rowid int64, score float64, path string)) (full bool, err error) {
+	rows, err := s.tx.QueryContext(s.ctx, query, append([]any{expr}, s.args...)...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var rowid int64
+		var score float64
+		var path string
+		if err := rows.Scan(&rowid, &score, &path); err != nil {
+			return false, err
+		}
+		fn(rowid, -score, path)
+		n++
+	}
+	return n == searchCandidates, rows.Err()
+}
+
+func (s *searcher) hit(rowid int64, tier int) *searchHit {
+	h := s.hits[rowid]
+	if h == nil {
+		h = &searchHit{rowid: rowid, tier: tier}
+		s.hits[rowid] = h
+	}
+	return h
+}
+
+// How a term is looked up.
+const (
+	termSubstring = iota // not found as words: as a substring, if long enough
+	termWords            // as words
+	termCommon           // in too many memories: left out
+)
+
+// searchHits looks the terms up and returns the memories found, best
+// first: at least need of them when there are as many, and possibly more.
+//
+// Each term is looked up as words. A term not found so, a fragment of a
+// word or an identifier ("arseConf", "2026-11"), is looked up as a
+// substring. The memories that have a word only inside longer words
+// ("config" in "ParseConfig") rank after all others, so they are looked
+// for only when the others are fewer than need: the list is the same from
+// page to page.
+func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []string, prefix string, need int) ([]*searchHit, error) {
+	s := newSearcher(ctx, tx, storeIDs, prefix)
+	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
+		return nil, err
+	}
+	kind := make([]int, len(terms))
+	common := 0
+	for i, t := range terms {
+		if len(t.words) == 0 {
+			continue
+		}
+		kind[i] = termWords
+		if c, err := s.common(t); err != nil {
+			return nil, err
+		} else if c {
+			kind[i] = termCommon
+			common++
+		}
+	}
+	if common == len(terms) {
+		// Only common terms: look them up all the same.
+		for i := range kind {
+			kind[i] = termWords
+		}
+	}
+	// The terms found as words, with the memories credited with each.
+	type wordTerm struct {
+		expr     string
+		credited map[int64]bool
+		typical  float64 // the median score of its window
+	}
+	var found []wordTerm
+	cut := false // some window was full
+	for i, t := range terms {
+		if kind[i] != termWords {
+			continue
+		}
+		w := wordTerm{expr: t.expr(), credited: map[int64]bool{}}
+		var scores []float64
+		full, err := s.lookup(s.words, w.expr, func(rowid int64, score float64, _ string) {
+			h := s.hit(rowid, 1)
+			h.bm25 += score
+			h.words++
+			w.credited[rowid] = true
+			scores = append(scores, score)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(scores) == 0 {
+			kind[i] = termSubstring // in none of these memories
+			continue
+		}
+		slices.Sort(scores)
+		w.typical = scores[len(scores)/2]
+		found = append(found, w)
+		if !full {
+			continue
+		}
+		cut = true
+		// The memories with the term in their path, whatever their age.
+		// Their score is not computed (that would cost a bm25 of every
+		// memory with the term): they get the best of the window's.
+		if _, err := s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) {
+			if !w.credited[rowid] {
+				h := s.hit(rowid, 1)
+				h.bm25 += scores[len(scores)-1]
+				h.words++
+				w.credited[rowid] = true
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if cut && len(found) > 1 {
+		// The memories with every term, whatever their age. Their score
+		// for a term they are older than the window of is not computed
+		// either (a bm25 pass over the term again): they get the window's
+		// median.
+		exprs := make([]string, len(found))
+		for i, w := range found {
+			exprs[i] = w.expr
+		}
+		if _, err := s.lookup(s.ids, strings.Join(exprs, " AND "), func(rowid int64, _ float64, _ string) {
+			h := s.hit(rowid, 1)
+			for _, w := range found {
+				if !w.credited[rowid] {
+					h.bm25 += w.typical
+					h.words++
+					w.credited[rowid] = true
+				}
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	var plain []searchTerm // found as words, and may be inside others
+	for i, t := range terms {
+		switch {
+		case !t.sub:
+		case kind[i] == termSubstring:
+			if err := s.substrings(t, 1); err != nil {
+				return nil, err
+			}
+		case kind[i] == termWords && t.plain():
+			plain = append(plain, t)
+		}
+	}
+	hits := s.ranked(1)
+	if len(hits) >= need || len(plain) == 0 {
+		return hits, nil
+	}
+	for _, t := range plain {
+		if err := s.substrings(t, 2); err != nil {
+			return nil, err
+		}
+	}
+	return append(hits, s.ranked(2)...), nil
+}
+
+// common says whether a one-word term is in more than searchCommon
+// memories. Counting them costs as much as a bm25 of the term; the
+// searchProbe-th newest memory with the term is found for less, and tells
+// whether the term is dense enough among the memories to be common.
+func (s *searcher) common(t searchTerm) (bool, error) {
+	if len(t.words) > 1 {
+		return false, nil // a phrase is rarely common, and costly to probe
+	}
+	var r int64
+	err := s.tx.QueryRowContext(s.ctx, `SELECT rowid FROM memories_words WHERE memories_words MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
+		t.expr(), searchProbe-1).Scan(&r)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	case int64(searchProbe)*s.rows/max(s.rows-r+1, 1) <= int64(searchCommon):
+		return false, nil
+	}
+	var n int
+	err = s.tx.QueryRowContext(s.ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_words WHERE memories_words MATCH ? LIMIT ?)`,
+		t.expr(), searchCommon+1).Scan(&n)
+	return n > searchCommon, err
+}
+
+// substrings looks term t up as a substring, adding to the hits of the
+// tier (a tier 2 lookup leaves the memories of tier 1 alone).
+func (s *searcher) substrings(t searchTerm, tier int) error {
+	type row struct {
+		rowid int64
+		path  bool
+	}
+	var rows []row
+	if _, err := s.lookup(s.subs, ftsString(t.text), func(rowid int64, _ float64, path string) {
+		rows = append(rows, row{rowid, strings.Contains(fold(path), t.fold)})
+	}); err != nil {
+		return err
+	}
+	// A substring scores about as a word found once would: an inverse
+	// document frequency, from how many memories have it (at most the
+	// window), weighted in the path. (Unlike bm25's, it is never 0.)
+	n, all := float64(len(rows)), float64(max(s.rows, int64(len(rows))))
+	idf := math.Log(1 + (all-n+0.5)/(n+0.5))
+	for _, r := range rows {
+		h := s.hit(r.rowid, tier)
+		if h.tier != tier {
+			continue
+		}
+		if r.path {
+			h.bm25 += idf * searchPathWeight
+		} else {
+			h.bm25 += idf
+		}
+	}
+	return nil
+}
+
+// ranked scores the hits of a tier and returns them best first, the newer
+// first among equals. The score is the bm25 sum squeezed below 1, plus 1
+// in the first tier, so that the first tier ranks above the second.
+func (s *searcher) ranked(tier int) []*searchHit {
+	var hits []*searchHit
+	for _, h := range s.hits {
+		if h.tier == tier {
+			h.score = h.bm25 / (1 + h.bm25)
+			if tier == 1 {
+				h.score++
+			}
+			hits = append(hits, h)
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].rowid > hits[j].rowid
+	})
+	return hits
+}
+
+// searchResult reads a memory found and cuts its snippet.
+func searchResult(ctx context.Context, tx *txn, h *searchHit, terms []searchTerm) (memstore.SearchResult, error) {
+	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, h.rowid))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = fmt.Errorf("memory row %d is in the search index but not in memories", h.rowid)
+	}
+	if err != nil {
+		return memstore.SearchResult{}, err
+	}
+	r := memstore.SearchResult{Score: h.score, Snippet: snippet(m.Content, terms)}
+	m.Content = ""
+	r.Memory = *m
+	return r, nil
+}
+
+// snippetRunes bounds a snippet's length, "…" included.
+const snippetRunes = 200
+
+// A token is a word of a memory's content, by byte offsets.
+type token struct {
+	start, end int
+	fold       string
+}
+
+func tokenize(s string) []token {
+	var toks []token
+	start := -1
+	for i, r := range s {
+		switch w := isWordRune(r); {
+		case w && start < 0:
+			start = i
+		case !w && start >= 0:
+			toks = append(toks, token{start, i, fold(s[start:i])})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		toks = append(toks, token{start, len(s), fold(s[start:])})
+	}
+	return toks
+}
+
+// sameWord stands in for the stemmer, for the snippet only: two words
+// match when equal or when one begins with most of the other ("run" and
+// "running", "study" and "studies").
+func sameWord(a, b string) bool {
+	n := min(len(a), len(b))
+	p := 0
+	for p < n && a[p] == b[p] {
+		p++
+	}
+	return a == b || p >= 3 && p >= n-3
+}
+
+// termAt says whether term t is found at toks[i]: as its words in a row
+// (the first may end a word and the last begin one), or inside the word.
+func termAt(toks []token, i int, t searchTerm) bool {
+	switch len(t.words) {
+	case 0:
+		return false
+	case 1:
+		return sameWord(toks[i].fold, fold(t.words[0])) || t.sub && strings.Contains(toks[i].fold, t.fold)
+	}
+	last := len(t.words) - 1
+	if i+last >= len(toks) || !strings.HasSuffix(toks[i].fold, fold(t.words[0])) || !strings.HasPrefix(toks[i+last].fold, fold(t.words[last])) {
+		return false
+	}
+	for j := 1; j < last; j++ {
+		if toks[i+j].fold != fold(t.words[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// snippet returns the text around the best match of the terms in
+// content, with its whitespace collapsed: all of it when it fits in
+// snippetRunes, or else the stretch where most terms are found, cut at
+// word boundaries, with "…" where content goes on. It is "" when no term
+// is found in content.
+func snippet(content string, terms []searchTerm) string {
+	toks := tokenize(content)
+	type match struct{ tok, term int }
+	var ms []match
+	for i := range toks {
+		for j, t := range terms {
+			if termAt(toks, i, t) {
+				ms = append(ms, match{i, j})
+				break
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return ""
+	}
+	if all := strings.Join(strings.Fields(content), " "); utf8.RuneCountInString(all) <= snippetRunes {
+		return all
+	}
+	runes := func(a, b int) int { return utf8.RuneCountInString(content[toks[a].start:toks[b].end]) }
+	// The first run of matches within two thirds of a snippet that has
+	// the most distinct terms.
+	best, most := 0, 0
+	for a := range ms {
+		seen := map[int]bool{}
+		for b := a; b < len(ms) && runes(ms[a].tok, ms[b].tok) <= snippetRunes*2/3; b++ {
+			seen[ms[b].term] = true
+		}
+		if len(seen) > most {
+			best, most = a, len(seen)
+		}
+	}
+	// A few words before the match, then as many after as fit, and more
+	// before if the content ends first.
+	first := ms[best].tok
+	start := first
+	for start > 0 && first-start < 5 && runes(start-1, first) <= snippetRunes/4 {
+		start--
+	}
+	end := start
+	for end+1 < len(toks) && runes(start, end+1) <= snippetRunes-2 {
+		end++
+	}
+	for start > 0 && runes(start-1, end) <= snippetRunes-2 { // at the end: more before
+		start--
+	}
+	from, to := toks[start].start, toks[end].end
+	if start == 0 {
+		from = 0
+	}
+	if end == len(toks)-1 {
+		to = len(content)
+	}
+	s := strings.Join(strings.Fields(content[from:to]), " ")
+	if r := []rune(s); len(r) > snippetRunes-2 {
+		s, to = string(r[:snippetRunes-2]), -1 // one word longer than a snippet
+	}
+	if from > 0 {
+		s = "…" + s
+	}
+	if to != len(content) {
+		s += "…"
+	}
+	return s
+}

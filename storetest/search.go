@@ -1,0 +1,450 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/memstore/memstore"
+)
+
+// SearchBackend is a backend that also searches its memories.
+type SearchBackend interface {
+	Backend
+	memstore.SearchService
+}
+
+// RunSearch runs the conformance tests of memstore.SearchService. open
+// returns a fresh, empty backend for each subtest.
+//
+// The tests rely on the contract of SearchQuery and SearchResult only:
+// which memories are found, the order where the contract fixes it (a
+// path match above a body match, more of the terms above fewer), never on
+// score values.
+func RunSearch(t *testing.T, open func(t *testing.T) SearchBackend) {
+	t.Run("Ranking", func(t *testing.T) { testSearchRanking(t, open) })
+	t.Run("Stemming", func(t *testing.T) { testSearchStemming(t, open) })
+	t.Run("Substrings", func(t *testing.T) { testSearchSubstrings(t, open) })
+	t.Run("Snippet", func(t *testing.T) { testSearchSnippet(t, open) })
+	t.Run("Freshness", func(t *testing.T) { testSearchFreshness(t, open) })
+	t.Run("Redaction", func(t *testing.T) { testSearchRedaction(t, open) })
+	t.Run("PathPrefix", func(t *testing.T) { testSearchPathPrefix(t, open) })
+	t.Run("Stores", func(t *testing.T) { testSearchStores(t, open) })
+	t.Run("Paging", func(t *testing.T) { testSearchPaging(t, open) })
+	t.Run("Validation", func(t *testing.T) { testSearchValidation(t, open) })
+	t.Run("Unicode", func(t *testing.T) { testSearchUnicode(t, open) })
+	t.Run("QuerySyntax", func(t *testing.T) { testSearchQuerySyntax(t, open) })
+}
+
+func newSearchStore(t *testing.T, open func(*testing.T) SearchBackend) (SearchBackend, string) {
+	t.Helper()
+	b := open(t)
+	return b, mustCreateStore(t, b, wsA, "search store").ID
+}
+
+// search returns the first page of a search in workspace A.
+func search(t *testing.T, b SearchBackend, storeIDs []string, q memstore.SearchQuery) memstore.Page[memstore.SearchResult] {
+	t.Helper()
+	p, err := b.SearchMemories(t.Context(), wsA, storeIDs, q)
+	if err != nil {
+		t.Fatalf("SearchMemories(%q): %v", q.Text, err)
+	}
+	if len(p.Items) == 0 && p.Next != "" {
+		t.Fatalf("SearchMemories(%q): empty page with Next %q", q.Text, p.Next)
+	}
+	for i, r := range p.Items {
+		if r.Memory.Content != "" {
+			t.Errorf("SearchMemories(%q): result %s has its content", q.Text, r.Memory.Path)
+		}
+		if i > 0 && r.Score > p.Items[i-1].Score {
+			t.Errorf("SearchMemories(%q): result %d scores %v, above the one before (%v)", q.Text, i, r.Score, p.Items[i-1].Score)
+		}
+	}
+	return p
+}
+
+// found returns the paths of a search's first page, best first.
+func found(t *testing.T, b SearchBackend, storeID, text string) []string {
+	t.Helper()
+	p := search(t, b, []string{storeID}, memstore.SearchQuery{Text: text, Limit: memstore.MaxSearchLimit})
+	return resultPaths(p.Items)
+}
+
+func resultPaths(rs []memstore.SearchResult) []string {
+	paths := make([]string, len(rs))
+	for i, r := range rs {
+		paths[i] = r.Memory.Path
+	}
+	return paths
+}
+
+// wantFound checks that text finds exactly the memories at paths, in any
+// order.
+func wantFound(t *testing.T, b SearchBackend, storeID, text string, paths ...string) {
+	t.Helper()
+	got := found(t, b, storeID, text)
+	if !sameSet(got, paths) {
+		t.Errorf("search %q found %q, want %q", text, got, paths)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+func testSearchRanking(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/misc/standup.md", "Notes: we talked about the deploy once, then lunch.")
+	mustCreateMemory(t, b, wsA, sid, "/runbooks/deploy.md", "Checklist for Fridays: freeze, tag, announce.")
+	mustCreateMemory(t, b, wsA, sid, "/infra/cluster.md", "The cluster upgrade failed twice; plan the cluster upgrade again for March.")
+	mustCreateMemory(t, b, wsA, sid, "/infra/sizes.md", "Cluster sizes: three nodes in staging, five in production.")
+	mustCreateMemory(t, b, wsA, sid, "/other.md", "Nothing relevant here.")
+
+	got := found(t, b, sid, "deploy")
+	if !slices.Equal(got, []string{"/runbooks/deploy.md", "/misc/standup.md"}) {
+		t.Errorf("deploy: %q, want the path match first, then the body match", got)
+	}
+	got = found(t, b, sid, "cluster upgrade")
+	if len(got) != 2 || got[0] != "/infra/cluster.md" {
+		t.Errorf("cluster upgrade: %q, want the memory with both words first, then the one with one", got)
+	}
+	p := search(t, b, []string{sid}, memstore.SearchQuery{Text: "cluster upgrade"})
+	for _, r := range p.Items {
+		if r.Score <= 0 {
+			t.Errorf("score %v of %s: want above 0", r.Score, r.Memory.Path)
+		}
+		if r.Memory.StoreID != sid || r.Memory.ID == "" || r.Memory.ContentSHA256 == "" || r.Memory.ContentSize == 0 {
+			t.Errorf("result memory %+v: want its fields but the content", r.Memory)
+		}
+	}
+	if p.Items[0].Score == p.Items[1].Score {
+		t.Errorf("both words and one word score the same (%v)", p.Items[0].Score)
+	}
+	wantFound(t, b, sid, "kubernetes")
+}
+
+func testSearchStemming(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/habits.md", "She was running every morning before the studies began.")
+	mustCreateMemory(t, b, wsA, sid, "/other.md", "A quiet evening.")
+	for _, q := range []string{"run", "runs", "running", "RUNNING", "study", "studied", "mornings"} {
+		wantFound(t, b, sid, q, "/habits.md")
+	}
+}
+
+func testSearchSubstrings(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/code/startup.md",
+		"Call ParseConfig before Start. The legacy loader is parse_config. Release on 2026-11-21; questions to bob.smith@example.com.")
+	mustCreateMemory(t, b, wsA, sid, "/notes/config.md", "The config lives in /etc.")
+	mustCreateMemory(t, b, wsA, sid, "/code/loader.md", "Call LoadConfigFile first.")
+	mustCreateMemory(t, b, wsA, sid, "/other.md", "Unrelated text about gardening.")
+	for _, q := range []string{
+		"ParseConfig", "parseconfig", "arseConf", "parseconf", "parse_config", "se_con",
+		"2026-11-21", "2026-11", "bob.smith@example.com", "smith@example", "example.com",
+	} {
+		wantFound(t, b, sid, q, "/code/startup.md")
+	}
+	// "config" is a word of two memories (parse_config is two words) and
+	// only part of a word in a third: all are found, the words first.
+	if got := found(t, b, sid, "config"); len(got) != 3 || !sameSet(got[:2], []string{"/notes/config.md", "/code/startup.md"}) || got[2] != "/code/loader.md" {
+		t.Errorf("config: %q, want the memories with the word first, then the one with LoadConfigFile", got)
+	}
+	wantFound(t, b, sid, "LoadConfig", "/code/loader.md")
+	// A part of a path is found too.
+	wantFound(t, b, sid, "tartu", "/code/startup.md")
+	// Fewer than three characters are no substring.
+	wantFound(t, b, sid, "rs")
+}
+
+func testSearchSnippet(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 20)
+	long := filler + "the quarterly budget review moved to Thursday\n\nbecause of the offsite " + filler
+	mustCreateMemory(t, b, wsA, sid, "/long.md", long)
+	mustCreateMemory(t, b, wsA, sid, "/short.md", "Budget:\n  small.")
+	mustCreateMemory(t, b, wsA, sid, "/budget/plan.md", "Nothing in the body matches.")
+
+	p := search(t, b, []string{sid}, memstore.SearchQuery{Text: "budget review"})
+	snippets := map[string]string{}
+	for _, r := range p.Items {
+		snippets[r.Memory.Path] = r.Snippet
+	}
+	s := snippets["/long.md"]
+	switch {
+	case !strings.Contains(s, "quarterly budget review moved to Thursday because"):
+		t.Errorf("snippet %q: want the text around the match, whitespace collapsed", s)
+	case utf8.RuneCountInString(s) > 200:
+		t.Errorf("snippet of %d characters: want at most 200", utf8.RuneCountInString(s))
+	case !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…"):
+		t.Errorf("snippet %q: want … where the content was cut", s)
+	}
+	// Cut at word boundaries: every word of the snippet is a word of the
+	// content.
+	for _, w := range strings.Fields(strings.Trim(s, "…")) {
+		if !slices.Contains(strings.Fields(long), w) {
+			t.Errorf("snippet word %q is not a word of the content", w)
+		}
+	}
+	if s := snippets["/short.md"]; s != "Budget: small." {
+		t.Errorf("snippet of a short memory: %q, want all of it", s)
+	}
+	if s, ok := snippets["/budget/plan.md"]; !ok || s != "" {
+		t.Errorf("snippet of a path match: %q (found %v), want \"\"", s, ok)
+	}
+}
+
+func testSearchFreshness(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	ctx := t.Context()
+	m := mustCreateMemory(t, b, wsA, sid, "/drafts/alpha.md", "pelican harbour")
+	wantFound(t, b, sid, "pelican", "/drafts/alpha.md")
+
+	mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Content: ptr("flamingo harbour")}, actorKey)
+	wantFound(t, b, sid, "pelican")
+	wantFound(t, b, sid, "flamingo", "/drafts/alpha.md")
+
+	mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr("/final/omega.md")}, actorKey)
+	wantFound(t, b, sid, "alpha")
+	wantFound(t, b, sid, "omega", "/final/omega.md")
+	wantFound(t, b, sid, "drafts")
+
+	// An upsert that changes the content, and one that changes nothing.
+	for _, c := range []string{"heron harbour", "heron harbour"} {
+		if _, err := b.CreateMemory(ctx, wsA, sid, memstore.MemoryCreate{Path: "/final/omega.md", Content: c, Upsert: true}, actorKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantFound(t, b, sid, "flamingo")
+	wantFound(t, b, sid, "heron", "/final/omega.md")
+
+	mustDeleteMemory(t, b, wsA, sid, m.ID, actorKey)
+	wantFound(t, b, sid, "heron")
+	wantFound(t, b, sid, "harbour")
+	wantFound(t, b, sid, "omega")
+
+	// A new memory at the same path is found, the deleted one is not.
+	mustCreateMemory(t, b, wsA, sid, "/final/omega.md", "cormorant")
+	wantFound(t, b, sid, "cormorant", "/final/omega.md")
+	wantFound(t, b, sid, "heron")
+
+	// An archived store is still searched.
+	mustArchiveStore(t, b, wsA, sid)
+	wantFound(t, b, sid, "cormorant", "/final/omega.md")
+
+	// A deleted store is gone, and its memories with it.
+	other := mustCreateStore(t, b, wsA, "other").ID
+	mustCreateMemory(t, b, wsA, other, "/o.md", "cormorant too")
+	if err := b.DeleteStore(ctx, wsA, sid); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.SearchMemories(ctx, wsA, []string{sid}, memstore.SearchQuery{Text: "cormorant"})
+	wantCode(t, err, memstore.ENotFound, "search of a deleted store")
+	wantFound(t, b, other, "cormorant", "/o.md")
+}
+
+func testSearchRedaction(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	ctx := t.Context()
+	m := mustCreateMemory(t, b, wsA, sid, "/creds.md", "database password zanzibar42")
+	mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Content: ptr("database password [removed]")}, actorKey)
+	if _, err := b.RedactVersion(ctx, wsA, sid, m.VersionID, actorUser); err != nil {
+		t.Fatal(err)
+	}
+	// The redacted content is in no live memory: it never matches.
+	wantFound(t, b, sid, "zanzibar42")
+	wantFound(t, b, sid, "zanzibar")
+	wantFound(t, b, sid, "anzib")
+	wantFound(t, b, sid, "database", "/creds.md")
+
+	// A deleted memory's versions are never searched either.
+	d := mustCreateMemory(t, b, wsA, sid, "/gone.md", "quokka")
+	mustDeleteMemory(t, b, wsA, sid, d.ID, actorKey)
+	wantFound(t, b, sid, "quokka")
+
+	// Redacting the current version leaves the live memory as it is, and
+	// search finds what Memory returns.
+	cur := mustMemory(t, b, wsA, sid, m.ID)
+	if _, err := b.RedactVersion(ctx, wsA, sid, cur.VersionID, actorUser); err != nil {
+		t.Fatal(err)
+	}
+	live, err := b.Memory(ctx, wsA, sid, m.ID)
+	if err == nil && strings.Contains(live.Content, "database") {
+		wantFound(t, b, sid, "database", "/creds.md")
+	} else {
+		wantFound(t, b, sid, "database")
+	}
+}
+
+func testSearchPathPrefix(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	for _, p := range []string{"/a/x.md", "/a/y.md", "/ab/z.md", "/b/w.md", "/a.md"} {
+		mustCreateMemory(t, b, wsA, sid, p, "kiwi")
+	}
+	for _, tt := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"", []string{"/a/x.md", "/a/y.md", "/ab/z.md", "/b/w.md", "/a.md"}},
+		{"/", []string{"/a/x.md", "/a/y.md", "/ab/z.md", "/b/w.md", "/a.md"}},
+		{"/a/", []string{"/a/x.md", "/a/y.md"}},
+		{"/a", []string{"/a/x.md", "/a/y.md", "/ab/z.md", "/a.md"}},
+		{"/a/x", []string{"/a/x.md"}},
+		{"/c/", nil},
+	} {
+		p := search(t, b, []string{sid}, memstore.SearchQuery{Text: "kiwi", PathPrefix: tt.prefix, Limit: 100})
+		if got := resultPaths(p.Items); !sameSet(got, tt.want) {
+			t.Errorf("prefix %q: %q, want %q", tt.prefix, got, tt.want)
+		}
+	}
+}
+
+func testSearchStores(t *testing.T, open func(*testing.T) SearchBackend) {
+	b := open(t)
+	ctx := t.Context()
+	s1 := mustCreateStore(t, b, wsA, "one").ID
+	s2 := mustCreateStore(t, b, wsA, "two").ID
+	s3 := mustCreateStore(t, b, wsA, "three").ID
+	sB := mustCreateStore(t, b, wsB, "other workspace").ID
+	mustCreateMemory(t, b, wsA, s1, "/m.md", "mango one")
+	mustCreateMemory(t, b, wsA, s2, "/m.md", "mango two")
+	mustCreateMemory(t, b, wsA, s3, "/m.md", "mango three")
+	mustCreateMemory(t, b, wsB, sB, "/m.md", "mango other")
+
+	p := search(t, b, []string{s1, s2, s1}, memstore.SearchQuery{Text: "mango"})
+	var stores []string
+	for _, r := range p.Items {
+		stores = append(stores, r.Memory.StoreID)
+	}
+	if !sameSet(stores, []string{s1, s2}) {
+		t.Errorf("stores of the results %q, want %q", stores, []string{s1, s2})
+	}
+	for _, ids := range [][]string{{sB}, {s1, sB}, {"memstore_missing"}} {
+		_, err := b.SearchMemories(ctx, wsA, ids, memstore.SearchQuery{Text: "mango"})
+		wantCode(t, err, memstore.ENotFound, fmt.Sprintf("search of %v from workspace A", ids))
+	}
+	if p := search(t, b, nil, memstore.SearchQuery{Text: "mango"}); len(p.Items) != 0 {
+		t.Errorf("search of no store: %d results", len(p.Items))
+	}
+	_, err := b.SearchMemories(ctx, wsA, nil, memstore.SearchQuery{Text: " "})
+	wantCode(t, err, memstore.EInvalid, "search of no store with an empty query")
+}
+
+func testSearchPaging(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	ctx := t.Context()
+	const n = 25
+	for i := range n {
+		// Varied counts and lengths, so that scores differ.
+		mustCreateMemory(t, b, wsA, sid, fmt.Sprintf("/p/%02d.md", i), strings.Repeat("pear ", 1+i%4)+strings.Repeat("filler ", i))
+	}
+	all := search(t, b, []string{sid}, memstore.SearchQuery{Text: "pear", Limit: n + 5})
+	if len(all.Items) != n || all.Next != "" {
+		t.Fatalf("one page: %d results, next %q; want %d and none", len(all.Items), all.Next, n)
+	}
+	for _, limit := range []int{1, 7, 12, n} {
+		q := memstore.SearchQuery{Text: "pear", Limit: limit}
+		var paths []string
+		for page := 0; ; page++ {
+			if page > n {
+				t.Fatalf("limit %d: more than %d pages", limit, n)
+			}
+			p := search(t, b, []string{sid}, q)
+			if len(p.Items) > limit {
+				t.Fatalf("limit %d: page of %d", limit, len(p.Items))
+			}
+			paths = append(paths, resultPaths(p.Items)...)
+			if p.Next == "" {
+				break
+			}
+			q.Page = p.Next
+		}
+		if want := resultPaths(all.Items); !slices.Equal(paths, want) {
+			t.Errorf("limit %d: pages %q, want the order of one page %q", limit, paths, want)
+		}
+	}
+	// The default page size.
+	if p := search(t, b, []string{sid}, memstore.SearchQuery{Text: "pear"}); len(p.Items) != memstore.DefaultSearchLimit || p.Next == "" {
+		t.Errorf("default limit: %d results, next %q", len(p.Items), p.Next)
+	}
+	// Cursors that are not this search's.
+	first := search(t, b, []string{sid}, memstore.SearchQuery{Text: "pear", Limit: 5})
+	other := mustCreateStore(t, b, wsA, "other").ID
+	for name, q := range map[string]memstore.SearchQuery{
+		"garbage":       {Text: "pear", Page: "page_!!!"},
+		"not a cursor":  {Text: "pear", Page: "hello"},
+		"other query":   {Text: "apple", Page: first.Next},
+		"other prefix":  {Text: "pear", PathPrefix: "/p/", Page: first.Next},
+		"list's cursor": {Text: "pear", Page: listCursor(t, b, sid)},
+	} {
+		_, err := b.SearchMemories(ctx, wsA, []string{sid}, q)
+		wantCode(t, err, memstore.EInvalid, "cursor "+name)
+	}
+	_, err := b.SearchMemories(ctx, wsA, []string{sid, other}, memstore.SearchQuery{Text: "pear", Page: first.Next})
+	wantCode(t, err, memstore.EInvalid, "cursor of other stores")
+}
+
+// listCursor returns a cursor of the memories list, which a search must
+// refuse.
+func listCursor(t *testing.T, b SearchBackend, storeID string) string {
+	t.Helper()
+	p, err := b.Memories(t.Context(), wsA, storeID, memstore.MemoryFilter{Limit: 1})
+	if err != nil || p.Next == "" {
+		t.Fatalf("Memories: %v, next %q", err, p.Next)
+	}
+	return p.Next
+}
+
+func testSearchValidation(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	for name, q := range map[string]memstore.SearchQuery{
+		"empty":        {},
+		"spaces":       {Text: " \t\n"},
+		"too long":     {Text: strings.Repeat("a", memstore.MaxSearchQuery+1)},
+		"not utf-8":    {Text: "caf\xe9"},
+		"limit -1":     {Text: "x", Limit: -1},
+		"limit 101":    {Text: "x", Limit: memstore.MaxSearchLimit + 1},
+		"prefix":       {Text: "x", PathPrefix: "notes/"},
+		"prefix NUL":   {Text: "x", PathPrefix: "/a\x00"},
+		"page garbage": {Text: "x", Page: "nonsense"},
+	} {
+		_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, q)
+		wantCode(t, err, memstore.EInvalid, "query "+name)
+	}
+	// At the limit is fine.
+	search(t, b, []string{sid}, memstore.SearchQuery{Text: strings.Repeat("a", memstore.MaxSearchQuery), Limit: memstore.MaxSearchLimit})
+}
+
+func testSearchUnicode(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/voyages/zürich.md", "Café crème at the Hauptbahnhof; ΕΛΛΗΝΙΚΆ lessons; 東京タワー at night 🎉.")
+	mustCreateMemory(t, b, wsA, sid, "/other.md", "plain ascii")
+	for _, q := range []string{"café", "cafe", "CAFÉ", "creme", "zurich", "Zürich", "ελληνικά", "東京タワー", "京タワ", "hauptbahn", "night 🎉"} {
+		wantFound(t, b, sid, q, "/voyages/zürich.md")
+	}
+}
+
+func testSearchQuerySyntax(t *testing.T, open func(*testing.T) SearchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/fruit.md", `apple pie: "grandma's" recipe (v2) near the top; col:value * ^`)
+	mustCreateMemory(t, b, wsA, sid, "/veg.md", "carrot soup")
+	for _, q := range []string{
+		`"apple`, `apple"`, `"apple pie"`, `(apple`, `apple)`, `apple AND`, `apple OR`, `NOT apple`, `apple NOT pie`,
+		`NEAR(apple pie)`, `apple*`, `^apple`, `{path}: apple`, `-apple`, `+apple`, `apple;`, `'apple'`,
+		`apple AND OR NOT`, `\apple`, "apple\x00",
+	} {
+		wantFound(t, b, sid, q, "/fruit.md")
+	}
+	// Syntax alone finds what has it as a substring, or nothing, without
+	// error.
+	for _, q := range []string{`"`, `""`, `()`, `*`, `AND`, `NEAR`, `:`, `{}`, `^`, `-`, `""""`, `path:apple`, "ap\x00ple", `a"b"c`} {
+		search(t, b, []string{sid}, memstore.SearchQuery{Text: q})
+	}
+	wantFound(t, b, sid, "col:value", "/fruit.md")
+	wantFound(t, b, sid, "(v2)", "/fruit.md")
+}
