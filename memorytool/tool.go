@@ -67,10 +67,17 @@ type Result struct {
 // ill-typed field) is an error result and reaches no handler method.
 func Execute(ctx context.Context, h Handler, input json.RawMessage) Result {
 	out, err := execute(ctx, h, input)
-	if err != nil {
-		return Result{Content: "Error: " + err.Error(), IsError: true}
+	var e *Error
+	switch {
+	case err == nil:
+		return Result{Content: out}
+	case errors.As(err, &e):
+		return Result{Content: "Error: " + e.Message, IsError: true}
+	case ctx.Err() != nil:
+		return Result{Content: "Error: The command was cancelled before it completed.", IsError: true}
 	}
-	return Result{Content: out}
+	// Any other error may name host details: the model gets none of them.
+	return Result{Content: "Error: The memory tool failed on this command; it may be retried.", IsError: true}
 }
 
 func execute(ctx context.Context, h Handler, input json.RawMessage) (string, error) {
