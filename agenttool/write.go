@@ -58,20 +58,9 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 	p, _ := a.str("path")
 	oldStr, _ := a.str("old_str")
 	newStr, _ := a.str("new_str")
-	m, storePath, err := t.memoryPath(p)
+	m, full, mem, err := t.writable(ctx, p, ToolEdit, true)
 	if err != nil {
 		return "", err
-	}
-	full := m.show(storePath)
-	if err := t.canWrite(m, full); err != nil {
-		return "", err
-	}
-	mem, err := t.lookup(ctx, m, storePath, true)
-	if err != nil {
-		return "", explain(err, m, full)
-	}
-	if mem == nil {
-		return "", t.notFound(ctx, m, storePath, ToolEdit)
 	}
 	if want, ok := a.str("expected_sha256"); ok && !strings.EqualFold(want, mem.ContentSHA256) {
 		return "", failf("%s has changed since you saw it: its content_sha256 is now %s, not %s. Nothing was edited. Read it again with memory_read and make the edit on its current text.", full, mem.ContentSHA256, strings.ToLower(want))
@@ -122,23 +111,35 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 	return sb.String(), nil
 }
 
-// runDelete is memory_delete: one memory, if unchanged since it was found.
-func runDelete(t *Toolset, ctx context.Context, a args) (string, error) {
-	p, _ := a.str("path")
+// writable resolves the path of a tool that changes an existing memory:
+// its mount, its full path for messages, and the memory (with its content
+// when withContent), or an error for the model when the mount is read-only
+// or no memory is there.
+func (t *Toolset) writable(ctx context.Context, p, tool string, withContent bool) (*mount, string, *memstore.Memory, error) {
 	m, storePath, err := t.memoryPath(p)
 	if err != nil {
-		return "", err
+		return nil, "", nil, err
 	}
 	full := m.show(storePath)
 	if err := t.canWrite(m, full); err != nil {
-		return "", err
+		return nil, "", nil, err
 	}
-	mem, err := t.lookup(ctx, m, storePath, false)
+	mem, err := t.lookup(ctx, m, storePath, withContent)
 	if err != nil {
-		return "", explain(err, m, full)
+		return nil, "", nil, explain(err, m, full)
 	}
 	if mem == nil {
-		return "", t.notFound(ctx, m, storePath, ToolDelete)
+		return nil, "", nil, t.notFound(ctx, m, storePath, tool)
+	}
+	return m, full, mem, nil
+}
+
+// runDelete is memory_delete: one memory, if unchanged since it was found.
+func runDelete(t *Toolset, ctx context.Context, a args) (string, error) {
+	p, _ := a.str("path")
+	m, full, mem, err := t.writable(ctx, p, ToolDelete, false)
+	if err != nil {
+		return "", err
 	}
 	err = t.svc.Memories.DeleteMemory(ctx, t.caller.WorkspaceID, m.att.StoreID, mem.ID, mem.ContentSHA256, t.caller.Actor)
 	switch memstore.ErrorCode(err) {

@@ -293,13 +293,9 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 		if s, err = getSession(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
 			return err
 		}
-		now := db.now()
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET archived_at = ?, updated_at = ? WHERE id = ?`, nanos(now), nanos(now), id); err != nil {
-			return err
-		}
-		t := fromNanos(nanos(now))
+		t, err := db.archive(ctx, tx, "sessions", id)
 		s.ArchivedAt, s.UpdatedAt = &t, t
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, wrap(err, "archive session %s", id)

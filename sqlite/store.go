@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -225,18 +226,22 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memsto
 		if s, err = getStore(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
 			return err
 		}
-		now := db.now()
-		if _, err := tx.ExecContext(ctx, `UPDATE stores SET archived_at = ?, updated_at = ? WHERE id = ?`, nanos(now), nanos(now), id); err != nil {
-			return err
-		}
-		t := fromNanos(nanos(now))
+		t, err := db.archive(ctx, tx, "stores", id)
 		s.ArchivedAt, s.UpdatedAt = &t, t
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, wrap(err, "archive store %s", id)
 	}
 	return s, nil
+}
+
+// archive sets archived_at and updated_at of row id of table (stores or
+// sessions) to now, and returns now as stored.
+func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time, error) {
+	now := nanos(db.now())
+	_, err := tx.ExecContext(ctx, `UPDATE `+table+` SET archived_at = ?, updated_at = ? WHERE id = ?`, now, now, id)
+	return fromNanos(now), err
 }
 
 // DeleteStore implements memstore.StoreService; the foreign keys cascade
