@@ -36,11 +36,14 @@ var _ memstore.SearchService = (*DB)(nil)
 // memories, the most recently created first, and the scores are added up
 // here (bm25 is a sum over the terms). When a term fills that window, the
 // memories with the term in their path are looked up too (they rank high
-// whatever their age), and so are the memories with every term (AND), so
-// that the best matches are found whatever their age; only older memories
-// that have some terms but not all, and not in their path, are missed.
-// Terms in more than searchCommon memories are left out of a query that
-// has others, like stop words: they rank little and cost the most.
+// whatever their age), and so are the memories with every term (AND,
+// unranked: a term's score for a memory older than its window is taken
+// from the window), so that the best matches are found whatever their
+// age; only older memories that have some terms but not all, and not in
+// their path, are missed. A search therefore lists at most a few hundred
+// memories. Terms in more than searchCommon memories are left out of a
+// query that has others, like stop words: they rank little and cost the
+// most.
 //
 // The tuning below was measured with the recall evaluator (internal/recall)
 // and the benchmarks of search_test.go: see BENCHMARKS.md.
@@ -65,6 +68,7 @@ type searchTerm struct {
 	text  string   // as written, without the punctuation around it
 	fold  string   // text lower-cased and without diacritics
 	words []string // its words: runs of letters and digits, lower-cased
+	folds []string // its words without diacritics, for the snippet
 	sub   bool     // long enough to be looked up as a substring
 }
 
@@ -112,6 +116,13 @@ func isWordRune(r rune) bool {
 
 // fold lower-cases s and removes its diacritics, as the indexes do.
 func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
 	return strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Mn, r) {
 			return -1
@@ -143,6 +154,9 @@ func parseSearch(text string) []searchTerm {
 		}
 		seen[t.fold] = true
 		t.words = strings.FieldsFunc(strings.ToLower(t.text), func(r rune) bool { return !isWordRune(r) })
+		for _, w := range t.words {
+			t.folds = append(t.folds, fold(w))
+		}
 		t.sub = utf8.RuneCountInString(t.text) >= 3
 		switch {
 		case len(t.words) == 0 && !t.sub:
@@ -266,8 +280,7 @@ type searchHit struct {
 	rowid int64
 	// bm25 adds up the terms' bm25 scores, negated (higher is better),
 	// with a stand-in for each term found as a substring.
-	bm25  float64
-	words int // the terms found as words
+	bm25 float64
 	// tier 1: found by a word or a fragment of one; tier 2: only as a
 	// substring of longer words, which ranks after every tier 1 memory.
 	tier  int
@@ -286,36 +299,70 @@ type searcher struct {
 	rows                    int64 // about how many memories the database holds
 }
 
-func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) *searcher {
-	var args []any
-	filter := "m.store_id = ?"
-	if len(storeIDs) > 1 {
-		filter = "m.store_id IN (?" + strings.Repeat(", ?", len(storeIDs)-1) + ")"
+func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) (*searcher, error) {
+	s := &searcher{ctx: ctx, tx: tx, hits: map[int64]*searchHit{}}
+	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
+		return nil, err
 	}
-	for _, id := range storeIDs {
-		args = append(args, id)
+	var filter string
+	all := prefix == "" || prefix == "/"
+	if all {
+		var err error
+		if all, err = everyMemory(ctx, tx, storeIDs); err != nil {
+			return nil, err
+		}
 	}
-	if prefix != "" && prefix != "/" {
-		// As in Memories: a prefix ending with "/" takes whole segments,
-		// any other is a plain string prefix.
-		filter += " AND m.path >= ? AND m.path < ?"
-		args = append(args, prefix, upperBound(prefix))
+	if !all {
+		filter = " AND m.store_id = ?"
+		if len(storeIDs) > 1 {
+			filter = " AND m.store_id IN (?" + strings.Repeat(", ?", len(storeIDs)-1) + ")"
+		}
+		for _, id := range storeIDs {
+			s.args = append(s.args, id)
+		}
+		if prefix != "" && prefix != "/" {
+			// As in Memories: a prefix ending with "/" takes whole
+			// segments, any other is a plain string prefix.
+			filter += " AND m.path >= ? AND m.path < ?"
+			s.args = append(s.args, prefix, upperBound(prefix))
+		}
 	}
-	// Each lookup joins memories for the filter, with the FTS table
-	// outside (CROSS JOIN keeps that order) yielding its rows newest
-	// first: LIMIT ends the lookup early, and bm25 is computed only for
-	// the rows returned.
-	from := func(table string) string {
-		return fmt.Sprintf(` FROM %[1]s f CROSS JOIN memories m ON m.rowid = f.rowid WHERE %[1]s MATCH ? AND %[2]s ORDER BY f.rowid DESC LIMIT %[3]d`,
-			table, filter, searchCandidates)
+	// Each lookup joins memories for the filter (unless the stores hold
+	// every memory), with the FTS table outside (CROSS JOIN keeps that
+	// order) yielding its rows newest first: LIMIT ends the lookup early,
+	// and bm25 is computed only for the rows returned.
+	from := func(table string, join bool) string {
+		j := ""
+		if join || filter != "" {
+			j = " CROSS JOIN memories m ON m.rowid = f.rowid"
+		}
+		return fmt.Sprintf(` FROM %[1]s f%[2]s WHERE %[1]s MATCH ?%[3]s ORDER BY f.rowid DESC LIMIT %[4]d`, table, j, filter, searchCandidates)
 	}
-	return &searcher{
-		ctx: ctx, tx: tx, args: args, hits: map[int64]*searchHit{},
-		words: fmt.Sprintf(`SELECT f.rowid, bm25(memories_words, %g, 1.0), ''`, searchPathWeight) + from("memories_words"),
-		ids:   `SELECT f.rowid, 0, ''` + from("memories_words"),
-		paths: `SELECT f.rowid, 0, ''` + from("memories_paths"),
-		subs:  `SELECT f.rowid, 0, m.path` + from("memories_trigrams"),
+	s.words = fmt.Sprintf(`SELECT f.rowid, bm25(memories_words, %g, 1.0), ''`, searchPathWeight) + from("memories_words", false)
+	s.ids = `SELECT f.rowid, 0, ''` + from("memories_words", false)
+	s.paths = `SELECT f.rowid, 0, ''` + from("memories_paths", false)
+	s.subs = `SELECT f.rowid, 0, m.path` + from("memories_trigrams", true)
+	return s, nil
+}
+
+// everyMemory says whether the stores, sorted, hold every memory of the
+// database, when the lookups need not filter by store: one index seek for
+// each gap around them.
+func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) {
+	gaps := []string{"store_id < ?"}
+	args := []any{storeIDs[0]}
+	for i := 1; i < len(storeIDs); i++ {
+		gaps = append(gaps, "store_id > ? AND store_id < ?")
+		args = append(args, storeIDs[i-1], storeIDs[i])
 	}
+	gaps = append(gaps, "store_id > ?")
+	args = append(args, storeIDs[len(storeIDs)-1])
+	for i, g := range gaps {
+		gaps[i] = "EXISTS (SELECT 1 FROM memories WHERE " + g + ")"
+	}
+	var others bool
+	err := tx.QueryRowContext(ctx, `SELECT `+strings.Join(gaps, " OR "), args...).Scan(&others)
+	return !others, err
 }
 
 // lookup runs one of the searcher's queries with an FTS5 expression and
@@ -367,11 +414,12 @@ const (
 // for only when the others are fewer than need: the list is the same from
 // page to page.
 func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []string, prefix string, need int) ([]*searchHit, error) {
-	s := newSearcher(ctx, tx, storeIDs, prefix)
-	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
+	s, err := newSearcher(ctx, tx, storeIDs, prefix)
+	if err != nil {
 		return nil, err
 	}
 	kind := make([]int, len(terms))
+	flat := make([]bool, len(terms)) // looked up without bm25: see below
 	common := 0
 	for i, t := range terms {
 		if len(t.words) == 0 {
@@ -388,63 +436,42 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 	if common == len(terms) {
 		// Only common terms: look them up all the same.
 		for i := range kind {
-			kind[i] = termWords
+			kind[i], flat[i] = termWords, true
 		}
 	}
-	// The terms found as words, with the memories credited with each.
-	type wordTerm struct {
-		expr     string
-		credited map[int64]bool
-		typical  float64 // the median score of its window
-	}
-	var found []wordTerm
+	var found []*wordTerm
 	cut := false // some window was full
 	for i, t := range terms {
 		if kind[i] != termWords {
 			continue
 		}
-		w := wordTerm{expr: t.expr(), credited: map[int64]bool{}}
-		var scores []float64
-		full, err := s.lookup(s.words, w.expr, func(rowid int64, score float64, _ string) {
-			h := s.hit(rowid, 1)
-			h.bm25 += score
-			h.words++
-			w.credited[rowid] = true
-			scores = append(scores, score)
-		})
+		w := &wordTerm{expr: t.expr(), credited: map[int64]bool{}}
+		var full bool
+		var err error
+		if flat[i] || len(t.words) > 1 {
+			// bm25 would first read every memory with the term: the most
+			// costly part of looking up a common word or a phrase of
+			// common words (a date). Their memories are not told apart
+			// by it anyway.
+			full, err = s.flatWords(w)
+		} else {
+			full, err = s.rankedWords(w)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if len(scores) == 0 {
+		if len(w.credited) == 0 {
 			kind[i] = termSubstring // in none of these memories
 			continue
 		}
-		slices.Sort(scores)
-		w.typical = scores[len(scores)/2]
 		found = append(found, w)
-		if !full {
-			continue
-		}
-		cut = true
-		// The memories with the term in their path, whatever their age.
-		// Their score is not computed (that would cost a bm25 of every
-		// memory with the term): they get the best of the window's.
-		if _, err := s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) {
-			if !w.credited[rowid] {
-				h := s.hit(rowid, 1)
-				h.bm25 += scores[len(scores)-1]
-				h.words++
-				w.credited[rowid] = true
-			}
-		}); err != nil {
-			return nil, err
-		}
+		cut = cut || full
 	}
 	if cut && len(found) > 1 {
-		// The memories with every term, whatever their age. Their score
-		// for a term they are older than the window of is not computed
-		// either (a bm25 pass over the term again): they get the window's
-		// median.
+		// The memories with every term, whatever their age, found without
+		// bm25 (that would be a second pass over every memory with each
+		// term): for a term they are older than the window of, they get
+		// its typical score.
 		exprs := make([]string, len(found))
 		for i, w := range found {
 			exprs[i] = w.expr
@@ -454,7 +481,6 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 			for _, w := range found {
 				if !w.credited[rowid] {
 					h.bm25 += w.typical
-					h.words++
 					w.credited[rowid] = true
 				}
 			}
@@ -486,13 +512,97 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 	return append(hits, s.ranked(2)...), nil
 }
 
+// A wordTerm is a term found as words, with the memories credited with
+// it.
+type wordTerm struct {
+	expr     string
+	credited map[int64]bool
+	typical  float64 // the score a memory with the term gets when unknown
+}
+
+// rankedWords looks a term up with bm25 and reports whether its window
+// was full; if so, the memories with the term in their path are looked up
+// too, whatever their age. Their score is not computed (that would cost a
+// bm25 of every memory with the term): they get the best of the window's,
+// weighted as a match in the path.
+func (s *searcher) rankedWords(w *wordTerm) (bool, error) {
+	var scores []float64
+	full, err := s.lookup(s.words, w.expr, func(rowid int64, score float64, _ string) {
+		s.hit(rowid, 1).bm25 += score
+		w.credited[rowid] = true
+		scores = append(scores, score)
+	})
+	w.typical = median(scores)
+	if err != nil || !full {
+		return full, err
+	}
+	best := slices.Max(scores) * searchPathWeight
+	_, err = s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) {
+		if !w.credited[rowid] {
+			s.hit(rowid, 1).bm25 += best
+			w.credited[rowid] = true
+		}
+	})
+	return true, err
+}
+
+// flatWords looks a term up without bm25: each memory with it scores the
+// term's inverse document frequency, estimated from the window, weighted
+// when the term is in the path. The memories with the term in their path
+// are looked up whatever their age.
+func (s *searcher) flatWords(w *wordTerm) (bool, error) {
+	var rows []int64
+	full, err := s.lookup(s.ids, w.expr, func(rowid int64, _ float64, _ string) {
+		rows = append(rows, rowid)
+	})
+	if err != nil || len(rows) == 0 {
+		return full, err
+	}
+	inPath := map[int64]bool{}
+	if _, err := s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) { inPath[rowid] = true }); err != nil {
+		return false, err
+	}
+	w.typical = s.idf(len(rows))
+	for _, r := range rows {
+		w.credited[r] = true
+		s.hit(r, 1).bm25 += w.typical
+	}
+	for r := range inPath {
+		if !w.credited[r] {
+			w.credited[r] = true
+			s.hit(r, 1).bm25 += w.typical
+		}
+		s.hits[r].bm25 += w.typical * (searchPathWeight - 1)
+	}
+	return full, nil
+}
+
+// idf estimates the inverse document frequency of a term found in n
+// memories (at most a window's), as bm25 would with a term frequency of 1,
+// but never 0.
+func (s *searcher) idf(n int) float64 {
+	all := float64(max(s.rows, int64(n)))
+	return math.Log(1 + (all-float64(n)+0.5)/(float64(n)+0.5))
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
 // common says whether a one-word term is in more than searchCommon
 // memories. Counting them costs as much as a bm25 of the term; the
 // searchProbe-th newest memory with the term is found for less, and tells
 // whether the term is dense enough among the memories to be common.
 func (s *searcher) common(t searchTerm) (bool, error) {
-	if len(t.words) > 1 {
-		return false, nil // a phrase is rarely common, and costly to probe
+	if len(t.words) > 1 || s.rows <= int64(searchCommon) {
+		// A phrase is rarely common, and costly to probe; no term is
+		// common in a database of so few memories.
+		return false, nil
 	}
 	var r int64
 	err := s.tx.QueryRowContext(s.ctx, `SELECT rowid FROM memories_words WHERE memories_words MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
@@ -524,11 +634,9 @@ func (s *searcher) substrings(t searchTerm, tier int) error {
 	}); err != nil {
 		return err
 	}
-	// A substring scores about as a word found once would: an inverse
-	// document frequency, from how many memories have it (at most the
-	// window), weighted in the path. (Unlike bm25's, it is never 0.)
-	n, all := float64(len(rows)), float64(max(s.rows, int64(len(rows))))
-	idf := math.Log(1 + (all-n+0.5)/(n+0.5))
+	// A substring scores as a word found once would, weighted in the
+	// path.
+	idf := s.idf(len(rows))
 	for _, r := range rows {
 		h := s.hit(r.rowid, tier)
 		if h.tier != tier {
@@ -623,18 +731,19 @@ func sameWord(a, b string) bool {
 // termAt says whether term t is found at toks[i]: as its words in a row
 // (the first may end a word and the last begin one), or inside the word.
 func termAt(toks []token, i int, t searchTerm) bool {
-	switch len(t.words) {
+	w := t.folds
+	switch len(w) {
 	case 0:
 		return false
 	case 1:
-		return sameWord(toks[i].fold, fold(t.words[0])) || t.sub && strings.Contains(toks[i].fold, t.fold)
+		return sameWord(toks[i].fold, w[0]) || t.sub && strings.Contains(toks[i].fold, t.fold)
 	}
-	last := len(t.words) - 1
-	if i+last >= len(toks) || !strings.HasSuffix(toks[i].fold, fold(t.words[0])) || !strings.HasPrefix(toks[i+last].fold, fold(t.words[last])) {
+	last := len(w) - 1
+	if i+last >= len(toks) || !strings.HasSuffix(toks[i].fold, w[0]) || !strings.HasPrefix(toks[i+last].fold, w[last]) {
 		return false
 	}
 	for j := 1; j < last; j++ {
-		if toks[i+j].fold != fold(t.words[j]) {
+		if toks[i+j].fold != w[j] {
 			return false
 		}
 	}

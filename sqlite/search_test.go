@@ -287,6 +287,35 @@ func TestSearchAfterVacuum(t *testing.T) {
 	}
 }
 
+// TestSearchBeyondWindow: each term is looked up among its newest
+// memories only, but the older ones that have it in their path, or that
+// have every term, are found too, and first.
+func TestSearchBeyondWindow(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	s := mustStore(t, db)
+	mustCreate(t, db, s.ID, "/zeta/alpha.md", "an old memory named after the word")
+	mustCreate(t, db, s.ID, "/old.md", "alpha and beta, together, long ago")
+	// More memories with each word than a window holds, and others, so
+	// that the words are not in half of the memories (bm25 then ranks
+	// nothing).
+	for i := range 110 {
+		mustCreate(t, db, s.ID, fmt.Sprintf("/a/%d.md", i), fmt.Sprintf("alpha number %d among many", i))
+		mustCreate(t, db, s.ID, fmt.Sprintf("/b/%d.md", i), fmt.Sprintf("beta number %d among many", i))
+		mustCreate(t, db, s.ID, fmt.Sprintf("/c/%d.md", i), fmt.Sprintf("gamma number %d among many", i))
+	}
+	for _, tt := range []struct{ query, first string }{
+		{"alpha", "/zeta/alpha.md"},
+		{"alpha beta", "/old.md"},
+		{"together alpha", "/old.md"},
+	} {
+		p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: tt.query})
+		if err != nil || len(p.Items) == 0 || p.Items[0].Memory.Path != tt.first {
+			t.Errorf("search %q: %v, first %+v; want %s first", tt.query, err, p.Items[:min(1, len(p.Items))], tt.first)
+		}
+	}
+}
+
 // TestSearchSnippets checks where snippets are cut.
 func TestSearchSnippets(t *testing.T) {
 	ctx := context.Background()
