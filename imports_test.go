@@ -30,7 +30,7 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("the root package depends on %s", d)
 		}
 	}
-	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver"} {
+	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, "github.com/anthropics/") {
 				t.Errorf("%s depends on %s", pkg, d)
@@ -44,6 +44,8 @@ func TestImportRules(t *testing.T) {
 		"/mcpserver":  {"/sqlite", "/postgres", "/httpapi"},
 		"/agenttool":  {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/memorytool": {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
+		"/dirsync":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/memorytool"},
+		"/memdir":     {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/dirsync"},
 		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool"},
 	}
 	for pkg, bad := range forbidden {

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/memstore/memstore/dirsync"
+	"github.com/memstore/memstore/httpapi"
+)
+
+const memdirSyncHelp = `Usage: memstore memdir sync --store ID (--url URL --api-key KEY | --url URL --token TOKEN)
+         [--scope private|team] [--watch [--poll 30s]] [--dry-run] [--prefer local|remote]
+         [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json]
+
+Syncs the memory directory with a memory store on a memstore server, both
+ways: file a/b.md is memory /a/b.md. The private scope (the default) is
+the directory without team/; --scope team syncs team/, with a store of
+its own, and never uploads a file that holds a credential.
+
+Each side's changes since the last sync reach the other, deletions
+included. A MEMORY.md changed on both sides is merged line by line; any
+other file changed on both sides keeps the --prefer side's version (the
+store's by default) and the other beside it as
+<name>.conflict-<device>-<time>.md, to resolve by hand. Files over 100 kB,
+files that are not text and anything that is not a regular file are
+skipped. What was done is reported on standard error (with --json, as a
+JSON object on standard output).
+
+The directory remembers the store and what both sides last agreed on in
+.memstore-sync.json. --watch keeps syncing: after local changes, once they
+settle, and every --poll for changes in the store, until interrupted,
+when it syncs one last time.
+
+The server is --url (MEMSTORE_URL) with an API key (--api-key,
+MEMSTORE_API_KEY) or a session's token (--token, MEMSTORE_TOKEN); the
+store is --store (MEMSTORE_STORE). The directory is the project's memory
+directory, found as 'memstore memdir path' finds it (--cwd,
+--trust-project, --settings), or --dir DIR, the memory directory itself.
+
+Exit status: 0 in step; 1 with conflicts or skipped files; 2 usage; 3
+memory is disabled; 5 local I/O error; 6 server or auth error.
+`
+
+func runMemdirSync(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "memdir sync", memdirSyncHelp)
+	scope := newChoice(string(dirsync.ScopePrivate), string(dirsync.ScopePrivate), string(dirsync.ScopeTeam))
+	fs.Var(scope, "scope", "`private` (the directory without team/) or team")
+	store := fs.String("store", "", "memory store `ID` (or MEMSTORE_STORE)")
+	url := fs.String("url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
+	apiKey := fs.String("api-key", "", "API `KEY` (or MEMSTORE_API_KEY)")
+	token := fs.String("token", "", "session `TOKEN`, instead of an API key (or MEMSTORE_TOKEN)")
+	watch := fs.Bool("watch", false, "keep syncing until interrupted")
+	poll := fs.Duration("poll", 30*time.Second, "with --watch, how often to check the store for changes")
+	dryRun := fs.Bool("dry-run", false, "report what would be done, change nothing")
+	prefer := newChoice(dirsync.PreferRemote, dirsync.PreferRemote, dirsync.PreferLocal)
+	fs.Var(prefer, "prefer", "the side whose version keeps the path in a conflict: `remote` or local")
+	target := addMemdirTarget(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError(e, "memstore memdir sync: unexpected argument %q", pos[0])
+	}
+	if err := applyEnv(e, "memdir sync", fs, map[string]string{
+		"store": "MEMSTORE_STORE", "url": "MEMSTORE_URL", "api-key": "MEMSTORE_API_KEY", "token": "MEMSTORE_TOKEN",
+	}); err != nil {
+		return err
+	}
+	switch {
+	case *store == "":
+		return usageError(e, "memstore memdir sync: say which store with --store ID (or MEMSTORE_STORE)")
+	case *url == "":
+		return usageError(e, "memstore memdir sync: say which server with --url URL (or MEMSTORE_URL)")
+	case *apiKey != "" && *token != "":
+		return usageError(e, "memstore memdir sync: give --api-key or --token, not both")
+	case *apiKey == "" && *token == "":
+		return usageError(e, "memstore memdir sync: --url needs a credential: --api-key KEY or --token TOKEN")
+	case *watch && *dryRun:
+		return usageError(e, "memstore memdir sync: --watch and --dry-run do not go together")
+	case *watch && *poll < time.Second:
+		return usageError(e, "memstore memdir sync: --poll must be at least 1s")
+	}
+
+	const cmd = "memdir sync"
+	loc, err := target.locate(e, cmd, "")
+	if err != nil {
+		return err
+	}
+	if err := requireEnabled(e, cmd, loc); err != nil {
+		return err
+	}
+	syncDir := loc.Dir
+	if dirsync.Scope(scope.value) == dirsync.ScopeTeam {
+		syncDir = loc.TeamDir()
+	}
+
+	secret := *apiKey
+	if secret == "" {
+		secret = *token
+	}
+	device, _ := os.Hostname()
+	o := dirsync.Options{
+		Memories: httpapi.NewClient(*url, secret),
+		StoreID:  *store,
+		Dir:      syncDir,
+		Scope:    dirsync.Scope(scope.value),
+		Prefer:   prefer.value,
+		DryRun:   *dryRun,
+		Device:   device,
+	}
+	out := &syncOutput{e: e, json: target.json}
+	if *watch {
+		err := dirsync.Watch(ctx, o, dirsync.WatchOptions{RemotePoll: *poll, OnPass: out.pass})
+		return out.exit(err, out.last != nil && out.last.Findings())
+	}
+	rep, err := dirsync.Sync(ctx, o)
+	out.pass(rep, err)
+	return out.exit(err, rep.Findings())
+}
+
+// syncOutput reports the passes of a sync: a summary on stderr, or one
+// JSON object per pass on stdout.
+type syncOutput struct {
+	e         env
+	json      bool
+	lastSkips []dirsync.Skip // a watch repeats a skip only when the list changes
+	last      *dirsync.Report
+}
+
+// syncReportJSON is a pass's report with its error, if any.
+type syncReportJSON struct {
+	*dirsync.Report
+	Error string `json:"error,omitempty"`
+}
+
+func (o *syncOutput) pass(rep *dirsync.Report, err error) {
+	o.last = rep
+	if o.json {
+		j := syncReportJSON{Report: rep}
+		if err != nil {
+			j.Error = err.Error()
+			fmt.Fprintf(o.e.stderr, "memstore memdir sync: %v\n", err)
+		}
+		printJSON(o.e.stdout, j)
+		return
+	}
+	w := o.e.stderr
+	tense := 0
+	if rep.DryRun {
+		tense = 1
+	}
+	for _, c := range rep.Changes {
+		note := ""
+		if c.Note != "" {
+			note = " (" + c.Note + ")"
+		}
+		fmt.Fprintf(w, "%s %s%s\n", syncVerb[c.Op][tense], cell(c.Path), note)
+	}
+	for _, c := range rep.Conflicts {
+		winner, other := "the store's", "yours"
+		if c.Winner == dirsync.PreferLocal {
+			winner, other = "yours", "the store's"
+		}
+		kept := "is kept"
+		if rep.DryRun {
+			kept = "would be kept"
+		}
+		fmt.Fprintf(w, "conflict %s: changed on both sides; %s keeps the path, %s %s as %s\n",
+			cell(c.Path), winner, other, kept, cell(c.Kept))
+	}
+	if !slices.Equal(rep.Skipped, o.lastSkips) {
+		for _, k := range rep.Skipped {
+			rule := ""
+			if k.Rule != "" {
+				rule = " [" + k.Rule + "]"
+			}
+			fmt.Fprintf(w, "skipped %s (%s): %s%s\n", cell(k.Path), k.Side, cell(k.Reason), rule)
+		}
+		o.lastSkips = rep.Skipped
+	}
+	if err != nil {
+		fmt.Fprintf(w, "memstore memdir sync: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "%s %s with %s: %d changes, %d conflicts, %d skipped, %d unchanged\n",
+		map[bool]string{true: "planned", false: "synced"}[rep.DryRun], cell(rep.Dir), rep.StoreID,
+		len(rep.Changes), len(rep.Conflicts), len(rep.Skipped), rep.Unchanged)
+}
+
+// syncVerb says what a change did, for a person, and what it would do
+// in a dry run.
+var syncVerb = map[string][2]string{
+	dirsync.OpPush:         {"pushed", "would push"},
+	dirsync.OpCreate:       {"created", "would create"},
+	dirsync.OpDeleteRemote: {"deleted in the store", "would delete in the store"},
+	dirsync.OpPull:         {"pulled", "would pull"},
+	dirsync.OpDeleteLocal:  {"deleted here", "would delete here"},
+	dirsync.OpMerge:        {"merged", "would merge"},
+}
+
+// exit is the command's exit status for a sync's error and findings; the
+// error was already reported.
+func (o *syncOutput) exit(err error, findings bool) error {
+	switch {
+	case err == nil && findings:
+		return exitFindings
+	case err == nil:
+		return nil
+	case errors.Is(err, dirsync.ErrOtherStore):
+		return errUsage
+	case errors.Is(err, dirsync.ErrRemote):
+		return exitServer
+	case errors.Is(err, dirsync.ErrLocal), errors.Is(err, dirsync.ErrBusy):
+		return exitLocalIO
+	}
+	return exitCode(1)
+}

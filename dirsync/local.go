@@ -1,0 +1,453 @@
+package dirsync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memstore/memstore"
+)
+
+const (
+	fileMode = 0o600 // new files: owner only, as memory is private
+	dirMode  = 0o700
+)
+
+// Names in the directory that belong to the syncs themselves and are
+// never synced.
+const (
+	// StateFile holds the store's ID and the base of every path.
+	StateFile = ".memstore-sync.json"
+	// ownPrefix begins the sync's own files: the state, its temporary
+	// files, the lock.
+	ownPrefix = ".memstore-sync"
+	lockFile  = ".memstore-sync.lock"
+	// sdkMarker is the file the official SDK's environment worker keeps at
+	// the root of a store's folder; never a memory.
+	sdkMarker = ".anthropic-memory-store"
+	// teamDir is the team scope's directory inside a memory directory.
+	teamDir = "team"
+	// indexName is the file merged by line union.
+	indexName = "MEMORY.md"
+)
+
+// conflictName matches the files the sync keeps for the losing side of a
+// conflict: they stay local, for a person to resolve.
+var conflictName = regexp.MustCompile(`\.conflict-[A-Za-z0-9-]+-\d{8}T\d{6}Z(-\d+)?(\.[^./]*)?$`)
+
+// conflictTimeFormat is the UTC time in a conflict file's name.
+const conflictTimeFormat = "20060102T150405Z"
+
+// ownName reports whether name, a file at rel's place, is one of the
+// sync's own files or another tool's bookkeeping, left out silently.
+func ownName(rel string) bool {
+	base := path.Base(rel)
+	switch {
+	case strings.HasPrefix(base, ownPrefix):
+		return true
+	case rel == sdkMarker:
+		return true
+	case conflictName.MatchString(base):
+		return true
+	}
+	return false
+}
+
+// pathProblem says why memory path p cannot be a file of the directory,
+// "" when it can. It is asked of every remote path before anything is
+// written for it, and of every local file before it is uploaded.
+func (s *syncer) pathProblem(p string) string {
+	if err := memstore.ValidatePath(p); err != nil {
+		return memstore.ErrorMessage(err)
+	}
+	segs := strings.Split(p[1:], "/")
+	for _, seg := range segs {
+		if traversal(seg) {
+			return "the path leaves the directory once decoded (traversal)"
+		}
+	}
+	rel := p[1:]
+	switch {
+	case ownName(rel):
+		return "the name is reserved for the sync's own files and conflict copies"
+	case s.o.Scope == ScopePrivate && len(segs) > 1 && segs[0] == teamDir:
+		return "team/ belongs to the team scope, synced with its own store"
+	}
+	return ""
+}
+
+// traversal reports whether a path segment is, or becomes once
+// percent-decoded (repeatedly) or split at backslashes, a "." or ".."
+// element or several elements.
+func traversal(seg string) bool {
+	for range 4 {
+		for part := range strings.SplitSeq(seg, `\`) {
+			if part == "." || part == ".." {
+				return true
+			}
+		}
+		if strings.ContainsRune(seg, '/') {
+			return true
+		}
+		dec, err := url.PathUnescape(seg)
+		if err != nil || dec == seg {
+			return false
+		}
+		seg = dec
+	}
+	return true // still decoding after four rounds: refuse
+}
+
+// localTree is the synced directory, reached only through an os.Root so
+// that nothing outside it is ever touched.
+type localTree struct {
+	root *os.Root // nil: a missing directory in a dry run
+}
+
+// scan is what a pass found in the directory.
+type scan struct {
+	files   map[string]string // memory path → sha256 of the file
+	skipped []Skip
+	// blocked holds memory paths, of files or directories, that no write
+	// may go to or through, with why.
+	blocked map[string]string
+}
+
+// isBlocked says why p or one of its directories is blocked, "" if none.
+func (sc *scan) isBlocked(p string) string {
+	for q := p; q != "/" && q != "."; q = path.Dir(q) {
+		if why, ok := sc.blocked[q]; ok {
+			return why
+		}
+	}
+	return ""
+}
+
+// scan hashes every regular file of the tree, except the sync's own and,
+// in the private scope, team/. An unreadable directory fails the scan:
+// read as empty, it would look like deleted files.
+func (t *localTree) scan(s *syncer) (*scan, error) {
+	sc := &scan{files: map[string]string{}, blocked: map[string]string{}}
+	if t.root == nil {
+		return sc, nil
+	}
+	block := func(rel, why string) {
+		p := "/" + rel
+		sc.blocked[p] = why
+		sc.skipped = append(sc.skipped, Skip{Path: p, Side: "local", Reason: why})
+	}
+	err := fs.WalkDir(t.root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		typ := d.Type()
+		switch {
+		case typ.IsDir():
+			if s.o.Scope == ScopePrivate && rel == teamDir {
+				return fs.SkipDir
+			}
+			return nil
+		case ownName(rel):
+			return nil
+		case typ&fs.ModeSymlink != 0:
+			block(rel, "a symbolic link: never followed nor written through")
+			return nil
+		case !typ.IsRegular():
+			block(rel, "not a regular file")
+			return nil
+		}
+		p := "/" + rel
+		if why := s.pathProblem(p); why != "" {
+			block(rel, why)
+			return nil
+		}
+		data, err := t.read(rel)
+		switch {
+		case errors.Is(err, errTooBig):
+			block(rel, fmt.Sprintf("over %d bytes, the limit of a memory", memstore.MaxContentBytes))
+			return nil
+		case errors.Is(err, errNotText):
+			block(rel, "not UTF-8 text (a binary file)")
+			return nil
+		case errors.Is(err, errNotRegular):
+			block(rel, "not a regular file")
+			return nil
+		case err != nil:
+			return err
+		}
+		sc.files[p] = sha256Hex(data)
+		return nil
+	})
+	if err != nil {
+		return nil, localErr("read directory", err)
+	}
+	return sc, nil
+}
+
+var (
+	errTooBig     = errors.New("file too large for a memory")
+	errNotText    = errors.New("file is not UTF-8 text")
+	errNotRegular = errors.New("not a regular file")
+	errSymlink    = errors.New("a symbolic link is in the way")
+	errNotDir     = errors.New("a file is in the way of a directory")
+	errChanged    = errors.New("the file changed during the sync")
+)
+
+// read returns the content of regular file rel, which must be memory-sized
+// text; a missing file is (nil, nil).
+func (t *localTree) read(rel string) ([]byte, error) {
+	if t.root == nil {
+		return nil, nil
+	}
+	fi, err := t.root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	f, err := t.root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Open follows a link that replaced the file since the Lstat, but
+	// never out of the root; the file itself must still be regular.
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, memstore.MaxContentBytes+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(data) > memstore.MaxContentBytes:
+		return nil, errTooBig
+	case !utf8.Valid(data):
+		return nil, errNotText
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+// hash returns the sha256 of file rel, "" when there is none.
+func (t *localTree) hash(rel string) (string, error) {
+	data, err := t.read(rel)
+	if err != nil || data == nil {
+		return "", err
+	}
+	return sha256Hex(data), nil
+}
+
+// checkDirs makes sure that the directories above rel are real
+// directories, never symbolic links, making the missing ones when mk is
+// set. It returns false when one is missing (and mk is not set).
+func (t *localTree) checkDirs(rel string, mk bool) (bool, error) {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return true, nil
+	}
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		d := strings.Join(parts[:i+1], "/")
+		fi, err := t.root.Lstat(d)
+		switch {
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			return false, errSymlink
+		case err == nil && !fi.IsDir():
+			return false, errNotDir
+		case err == nil:
+			continue
+		case !errors.Is(err, fs.ErrNotExist):
+			return false, err
+		case !mk:
+			return false, nil
+		}
+		if err := t.root.Mkdir(d, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		// Made by someone else meanwhile: check it again.
+		if fi, err := t.root.Lstat(d); err != nil {
+			return false, err
+		} else if !fi.IsDir() {
+			return false, errSymlink
+		}
+	}
+	return true, nil
+}
+
+// write replaces file rel with data, atomically (a synced temporary file
+// renamed into place), if the file still has the hash expect ("" for
+// none): a file edited since the scan is left alone (errChanged). The
+// directories above it are made as needed, never through a link.
+func (t *localTree) write(rel string, data []byte, expect string) error {
+	// A directory made for this file may be removed, empty, by the
+	// deletion of its last file in the same pass: make it again.
+	for range 3 {
+		err := t.writeOnce(rel, data, expect)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return t.writeOnce(rel, data, expect)
+}
+
+func (t *localTree) writeOnce(rel string, data []byte, expect string) error {
+	if _, err := t.checkDirs(rel, true); err != nil {
+		return err
+	}
+	mode := os.FileMode(fileMode)
+	if fi, err := t.root.Lstat(rel); err == nil {
+		if !fi.Mode().IsRegular() {
+			return errNotRegular
+		}
+		mode = fi.Mode().Perm()
+	}
+	if cur, err := t.hash(rel); err != nil {
+		return err
+	} else if cur != expect {
+		return errChanged
+	}
+	dir, base := path.Split(rel)
+	d, err := t.root.OpenRoot(cleanDir(dir))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	tmp := fmt.Sprintf("%s.tmp-%016x", ownPrefix, rand.Uint64())
+	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.Rename(tmp, base)
+	}
+	if err != nil {
+		d.Remove(tmp)
+		return err
+	}
+	syncDir(d)
+	return nil
+}
+
+// create writes data to a new file rel, failing if it exists.
+func (t *localTree) create(rel string, data []byte) error {
+	if _, err := t.checkDirs(rel, true); err != nil {
+		return err
+	}
+	f, err := t.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.root.Remove(rel)
+	}
+	return err
+}
+
+// remove deletes file rel if it still has the hash expect, then the
+// directories above it that this left empty.
+func (t *localTree) remove(rel, expect string) error {
+	ok, err := t.checkDirs(rel, false)
+	if err != nil || !ok {
+		return err
+	}
+	if cur, err := t.hash(rel); err != nil {
+		return err
+	} else if cur != expect {
+		return errChanged
+	}
+	if err := t.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// Remove refuses a directory that is not empty, which ends the climb.
+	for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
+		if t.root.Remove(dir) != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// keep writes data beside rel as a conflict copy and returns its name
+// relative to the directory.
+func (t *localTree) keep(rel string, data []byte, device, stamp string) (string, error) {
+	name := conflictCopyName(rel, device, stamp, 1)
+	for n := 2; ; n++ {
+		err := t.create(name, data)
+		if !errors.Is(err, fs.ErrExist) || n > 100 {
+			return name, err
+		}
+		name = conflictCopyName(rel, device, stamp, n)
+	}
+}
+
+// conflictCopyName is <stem>.conflict-<device>-<stamp>[-n]<ext> beside rel.
+func conflictCopyName(rel, device, stamp string, n int) string {
+	dir, base := path.Split(rel)
+	ext := path.Ext(base)
+	if ext == base { // a name such as ".env"
+		ext = ""
+	}
+	stem := strings.TrimSuffix(base, ext)
+	name := stem + ".conflict-" + device + "-" + stamp
+	if n > 1 {
+		name += fmt.Sprintf("-%d", n)
+	}
+	return dir + name + ext
+}
+
+// cleanDir turns path.Split's directory into a name for os.Root.
+func cleanDir(dir string) string {
+	if dir == "" {
+		return "."
+	}
+	return strings.TrimSuffix(dir, "/")
+}
+
+// syncDir makes a change to the entries of a directory durable; best
+// effort, as some filesystems cannot sync a directory.
+func syncDir(d *os.Root) {
+	if f, err := d.Open("."); err == nil {
+		f.Sync()
+		f.Close()
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

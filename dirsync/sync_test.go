@@ -1,0 +1,616 @@
+package dirsync_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/dirsync"
+)
+
+const index = "- [A](a.md) — first\n"
+
+// TestThreeWay checks the decision for each combination of a change here
+// and a change in the store, from a directory in step with its store.
+func TestThreeWay(t *testing.T) {
+	type side func(tb testing.TB, s *server, dir string)
+	edit := func(p, c string) side {
+		return func(tb testing.TB, s *server, dir string) { write(tb, dir, map[string]string{p[1:]: c}) }
+	}
+	del := func(p string) side {
+		return func(tb testing.TB, s *server, dir string) { remove(tb, dir, p[1:]) }
+	}
+	put := func(p, c string) side {
+		return func(tb testing.TB, s *server, dir string) { s.put(tb, p, c) }
+	}
+	rm := func(p string) side {
+		return func(tb testing.TB, s *server, dir string) { s.rm(tb, p) }
+	}
+	conflictCopy := "f.conflict-laptop-20260901T123456Z.md"
+	tests := []struct {
+		name          string
+		prefer        string
+		local, remote side
+		// want is the content of /f.md and /MEMORY.md on both sides after
+		// the sync ("" for none).
+		wantF, wantIndex string
+		wantChanges      []string
+		wantCopy         string // content of the conflict copy, "" for none
+		wantWinner       string
+	}{
+		{name: "nothing", wantF: "base\n", wantIndex: index},
+		{name: "local edit", local: edit("/f.md", "mine\n"), wantF: "mine\n", wantIndex: index,
+			wantChanges: []string{"push /f.md"}},
+		{name: "remote edit", remote: put("/f.md", "theirs\n"), wantF: "theirs\n", wantIndex: index,
+			wantChanges: []string{"pull /f.md"}},
+		{name: "local delete", local: del("/f.md"), wantIndex: index,
+			wantChanges: []string{"delete_remote /f.md"}},
+		{name: "remote delete", remote: rm("/f.md"), wantIndex: index,
+			wantChanges: []string{"delete_local /f.md"}},
+		{name: "both delete", local: del("/f.md"), remote: rm("/f.md"), wantIndex: index},
+		{name: "same edit on both sides", local: edit("/f.md", "same\n"), remote: put("/f.md", "same\n"),
+			wantF: "same\n", wantIndex: index},
+		{name: "local new file", local: edit("/new.md", "n\n"), wantF: "base\n", wantIndex: index,
+			wantChanges: []string{"create /new.md"}},
+		{name: "both edit: the store keeps the path", local: edit("/f.md", "mine\n"), remote: put("/f.md", "theirs\n"),
+			wantF: "theirs\n", wantIndex: index, wantCopy: "mine\n", wantWinner: "remote"},
+		{name: "both edit, local preferred", prefer: dirsync.PreferLocal,
+			local: edit("/f.md", "mine\n"), remote: put("/f.md", "theirs\n"),
+			wantF: "mine\n", wantIndex: index, wantChanges: nil, wantCopy: "theirs\n", wantWinner: "local"},
+		{name: "deleted here, edited there: restored", local: del("/f.md"), remote: put("/f.md", "theirs\n"),
+			wantF: "theirs\n", wantIndex: index, wantChanges: []string{"pull /f.md (restored)"}},
+		{name: "edited here, deleted there: re-created", local: edit("/f.md", "mine\n"), remote: rm("/f.md"),
+			wantF: "mine\n", wantIndex: index, wantChanges: []string{"create /f.md (re-created)"}},
+		{name: "index edited on both sides: merged",
+			local:  edit("/MEMORY.md", index+"- [Mine](m.md) — here\n"),
+			remote: put("/MEMORY.md", "- [Theirs](t.md) — there\n"+index),
+			wantF:  "base\n", wantIndex: index + "- [Mine](m.md) — here\n- [Theirs](t.md) — there\n",
+			wantChanges: []string{"merge /MEMORY.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, serverOptions{})
+			s.put(t, "/f.md", "base\n")
+			s.put(t, "/MEMORY.md", index)
+			dir := t.TempDir()
+			mustSync(t, s.options(dir))
+			if tt.local != nil {
+				tt.local(t, s, dir)
+			}
+			if tt.remote != nil {
+				tt.remote(t, s, dir)
+			}
+			o := s.options(dir)
+			o.Prefer = tt.prefer
+			rep := mustSync(t, o)
+
+			want := map[string]string{}
+			if tt.wantF != "" {
+				want["/f.md"] = tt.wantF
+			}
+			want["/MEMORY.md"] = tt.wantIndex
+			if strings.Contains(tt.name, "new file") {
+				want["/new.md"] = "n\n"
+			}
+			local, copies := tree(t, dir)
+			if diff := cmp.Diff(want, local); diff != "" {
+				t.Errorf("directory (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, s.files(t)); diff != "" {
+				t.Errorf("store (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantChanges, changes(rep)); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if tt.wantCopy == "" {
+				if len(copies) != 0 || len(rep.Conflicts) != 0 {
+					t.Errorf("conflicts %v, copies %v; want none", rep.Conflicts, copies)
+				}
+			} else {
+				wantConflicts := []dirsync.Conflict{{Path: "/f.md", Winner: tt.wantWinner, Kept: conflictCopy}}
+				if diff := cmp.Diff(wantConflicts, rep.Conflicts); diff != "" {
+					t.Errorf("conflicts (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(map[string]string{conflictCopy: tt.wantCopy}, copies); diff != "" {
+					t.Errorf("conflict copies (-want +got):\n%s", diff)
+				}
+			}
+			if rep.Findings() != (tt.wantCopy != "") {
+				t.Errorf("Findings() = %v", rep.Findings())
+			}
+			// A second sync finds everything in step.
+			again := mustSync(t, o)
+			if len(again.Changes)+len(again.Conflicts)+len(again.Skipped) != 0 || again.Unchanged != len(want) {
+				t.Errorf("second sync: %+v", again)
+			}
+		})
+	}
+}
+
+// TestFirstSync: a directory and a store that were never synced meet;
+// files on one side only cross over, equal files are agreed, different
+// ones conflict (both kept), and the index is merged.
+func TestFirstSync(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/remote.md", "r\n")
+	s.put(t, "/both.md", "same\n")
+	s.put(t, "/differs.md", "theirs\n")
+	s.put(t, "/MEMORY.md", "- b\n- a\n")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"local/deep/l.md": "l\n", "both.md": "same\n", "differs.md": "mine\n", "MEMORY.md": "- a\n- c\n",
+	})
+	rep := mustSync(t, s.options(dir))
+	want := map[string]string{
+		"/remote.md": "r\n", "/both.md": "same\n", "/differs.md": "theirs\n",
+		"/local/deep/l.md": "l\n", "/MEMORY.md": "- a\n- c\n- b\n",
+	}
+	local, copies := tree(t, dir)
+	if diff := cmp.Diff(want, local); diff != "" {
+		t.Errorf("directory (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, s.files(t)); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"differs.conflict-laptop-20260901T123456Z.md": "mine\n"}, copies); diff != "" {
+		t.Errorf("copies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"create /local/deep/l.md", "merge /MEMORY.md", "pull /remote.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if rep.Unchanged != 1 {
+		t.Errorf("unchanged %d, want 1 (both.md)", rep.Unchanged)
+	}
+	// The state file names the store and is never synced.
+	data, err := os.ReadFile(filepath.Join(dir, dirsync.StateFile))
+	if err != nil || !strings.Contains(string(data), s.store) {
+		t.Errorf("state file: %q, %v", data, err)
+	}
+	if _, ok := s.files(t)["/"+dirsync.StateFile]; ok {
+		t.Error("the state file was uploaded")
+	}
+}
+
+// TestUnchangedFilesKeepTheirTime: a sync never rewrites a file it has no
+// reason to, and a pull rewrites only the file pulled.
+func TestUnchangedFilesKeepTheirTime(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/a.md", "a\n")
+	s.put(t, "/b.md", "b\n")
+	dir := t.TempDir()
+	mustSync(t, s.options(dir))
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, f := range []string{"a.md", "b.md"} {
+		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.put(t, "/b.md", "b2\n")
+	mustSync(t, s.options(dir))
+	mustSync(t, s.options(dir))
+	fa, err := os.Stat(filepath.Join(dir, "a.md"))
+	if err != nil || !fa.ModTime().Equal(old) {
+		t.Errorf("a.md: %v, %v; want its time kept", fa.ModTime(), err)
+	}
+	fb, err := os.Stat(filepath.Join(dir, "b.md"))
+	if err != nil || fb.ModTime().Equal(old) {
+		t.Errorf("b.md was not rewritten: %v", err)
+	}
+}
+
+// TestRename: a rename on either side is a deletion and a creation, and
+// reaches the other side as such.
+func TestRename(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/old.md", "moved here\n")
+	s.put(t, "/theirs/x.md", "x\n")
+	dir := t.TempDir()
+	mustSync(t, s.options(dir))
+
+	if err := os.Rename(filepath.Join(dir, "old.md"), filepath.Join(dir, "new.md")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := memstore.FindMemory(t.Context(), s.DB, s.ws.ID, s.store, "/theirs/x.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPath := "/renamed/y.md"
+	if _, err := s.DB.UpdateMemory(t.Context(), s.ws.ID, s.store, m.ID, memstore.MemoryUpdate{Path: &newPath}, s.by); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustSync(t, s.options(dir))
+	want := map[string]string{"/new.md": "moved here\n", "/renamed/y.md": "x\n"}
+	local, _ := tree(t, dir)
+	if diff := cmp.Diff(want, local); diff != "" {
+		t.Errorf("directory (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, s.files(t)); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"create /new.md", "delete_local /theirs/x.md", "delete_remote /old.md", "pull /renamed/y.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "theirs")); !os.IsNotExist(err) {
+		t.Errorf("the emptied directory theirs/ is still there: %v", err)
+	}
+}
+
+// TestSkippedFiles: oversize, binary and non-regular files are reported
+// and neither uploaded nor overwritten nor deleted in the store.
+func TestSkippedFiles(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/grows.md", "small\n")
+	s.put(t, "/big.md", "the store's big.md\n")
+	dir := t.TempDir()
+	mustSync(t, s.options(dir))
+	big := strings.Repeat("x", memstore.MaxContentBytes+1)
+	write(t, dir, map[string]string{
+		"grows.md":      big,                                           // was synced, now too large
+		"big.md":        big,                                           // the store has another version
+		"exactly.md":    strings.Repeat("y", memstore.MaxContentBytes), // at the limit: synced
+		"image.png":     "\x89PNG\r\n\x1a\n\x00\x00\xff\xfe",
+		"notes/fine.md": "fine\n",
+	})
+	if err := os.Symlink(filepath.Join(dir, "notes", "fine.md"), filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	s.put(t, "/big.md", "edited in the store\n")
+	rep := mustSync(t, s.options(dir))
+	if diff := cmp.Diff([]string{"local /big.md", "local /grows.md", "local /image.png", "local /link.md"}, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if !rep.Findings() {
+		t.Error("Findings() = false with skipped files")
+	}
+	if diff := cmp.Diff([]string{"create /exactly.md", "create /notes/fine.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	want := map[string]string{
+		"/grows.md": "small\n", "/big.md": "edited in the store\n",
+		"/exactly.md": strings.Repeat("y", memstore.MaxContentBytes), "/notes/fine.md": "fine\n",
+	}
+	if diff := cmp.Diff(want, s.files(t)); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "big.md")); string(data) != big {
+		t.Error("the skipped local big.md was overwritten")
+	}
+
+	// Once it shrinks, the file syncs again from its old base.
+	write(t, dir, map[string]string{"grows.md": "small again\n"})
+	rep = mustSync(t, s.options(dir))
+	if !slices.Contains(changes(rep), "push /grows.md") {
+		t.Errorf("changes %v; want push /grows.md", changes(rep))
+	}
+}
+
+// hostileService is a store that lists paths a real server refuses,
+// serving each with content, to check what a sync does with them.
+type hostileService struct {
+	memstore.MemoryService
+	extra []*memstore.Memory
+}
+
+func (h *hostileService) Memories(ctx context.Context, ws, store string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	page, err := h.MemoryService.Memories(ctx, ws, store, f)
+	if err == nil && f.Page == "" {
+		for _, m := range h.extra {
+			c := *m
+			c.Content = ""
+			page.Items = append(page.Items, memstore.ListItem{Memory: &c})
+		}
+	}
+	return page, err
+}
+
+func (h *hostileService) Memory(ctx context.Context, ws, store, id string) (*memstore.Memory, error) {
+	for _, m := range h.extra {
+		if m.ID == id {
+			return m, nil
+		}
+	}
+	return h.MemoryService.Memory(ctx, ws, store, id)
+}
+
+// TestHostileRemotePaths: no remote path writes outside the directory or
+// through a symbolic link, whether plain, encoded or through a link
+// planted in the directory; each is reported.
+func TestHostileRemotePaths(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "mem")
+	outside := filepath.Join(parent, "outside")
+	write(t, outside, map[string]string{"keep.md": "outside\n"})
+	write(t, dir, map[string]string{"ok.md": "ok\n"})
+	if err := os.Symlink(outside, filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	// Paths the real server accepts: they only look like traversal.
+	for _, p := range []string{"/%2e%2e%2fx.md", "/a/%2E%2E/x.md", "/b/%252e%252e%252fy.md", "/linked/evil.md", "/linked/keep.md", "/..%5cz.md"} {
+		s.put(t, p, "hostile\n")
+	}
+	s.put(t, "/fine.md", "fine\n")
+	mem := func(id, path string) *memstore.Memory {
+		c := "hostile\n"
+		return &memstore.Memory{ID: id, StoreID: s.store, Path: path, Content: c, ContentSHA256: sha(c), ContentSize: int64(len(c))}
+	}
+	o := s.options(dir)
+	o.Memories = &hostileService{MemoryService: s.client(), extra: []*memstore.Memory{
+		mem("mem_h1", "/../x.md"), mem("mem_h2", "/a/../../x.md"), mem("mem_h3", "../x.md"), mem("mem_h4", "/ok/\x00.md"),
+	}}
+	rep := mustSync(t, o)
+
+	want := []string{
+		"local /linked",
+		"remote ../x.md", "remote /%2e%2e%2fx.md", "remote /..%5cz.md", "remote /../x.md", "remote /a/%2E%2E/x.md",
+		"remote /a/../../x.md", "remote /b/%252e%252e%252fy.md", "remote /linked/evil.md", "remote /linked/keep.md", "remote /ok/\x00.md",
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	// Only the harmless paths crossed.
+	local, _ := tree(t, dir)
+	if diff := cmp.Diff(map[string]string{"/ok.md": "ok\n", "/fine.md": "fine\n"}, local); diff != "" {
+		t.Errorf("directory (-want +got):\n%s", diff)
+	}
+	entries, _ := os.ReadDir(parent)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{"mem", "outside"}, names); diff != "" {
+		t.Errorf("next to the directory (-want +got):\n%s", diff)
+	}
+	if o, _ := tree(t, outside); !cmp.Equal(o, map[string]string{"/keep.md": "outside\n"}) {
+		t.Errorf("the linked directory changed: %v", o)
+	}
+	// Nothing was deleted or uploaded because of the link either.
+	if got := s.files(t)["/linked/keep.md"]; got != "hostile\n" {
+		t.Errorf("/linked/keep.md in the store = %q", got)
+	}
+	if _, ok := s.files(t)["/ok.md"]; !ok {
+		t.Error("ok.md was not uploaded")
+	}
+}
+
+// TestTeamScope: the team scope syncs team/ and never uploads a file with
+// a credential, which it reports by kind; the private scope leaves team/
+// alone on both sides.
+func TestTeamScope(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	private := newServer(t, serverOptions{})
+	dir := t.TempDir()
+	token := "ghp_" + strings.Repeat("A1b2C3", 6) // assembled: no credential in this file
+	write(t, dir, map[string]string{
+		"mine.md":        "private\n",
+		"team/shared.md": "for the team\n",
+		"team/leaky.md":  "deploy with " + token + "\n",
+		"team/MEMORY.md": "- [Shared](shared.md) — team notes\n",
+	})
+	o := s.options(filepath.Join(dir, "team"))
+	o.Scope = dirsync.ScopeTeam
+	rep := mustSync(t, o)
+	want := map[string]string{"/shared.md": "for the team\n", "/MEMORY.md": "- [Shared](shared.md) — team notes\n"}
+	if diff := cmp.Diff(want, s.files(t)); diff != "" {
+		t.Errorf("team store (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]dirsync.Skip{{Path: "/leaky.md", Side: "local", Reason: "holds a credential, which team memory never takes", Rule: "github-token"}}, rep.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+
+	// The private scope: team/ is not its business, on either side.
+	private.put(t, "/team/intruder.md", "x\n")
+	rep = mustSync(t, private.options(dir))
+	if diff := cmp.Diff(map[string]string{"/mine.md": "private\n", "/team/intruder.md": "x\n"}, private.files(t)); diff != "" {
+		t.Errorf("private store (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"remote /team/intruder.md"}, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "team", "intruder.md")); !os.IsNotExist(err) {
+		t.Errorf("team/intruder.md was written by the private scope: %v", err)
+	}
+}
+
+// TestDryRun: a dry run reports the plan and changes nothing anywhere.
+func TestDryRun(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/r.md", "r\n")
+	s.put(t, "/c.md", "theirs\n")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"l.md": "l\n", "c.md": "mine\n"})
+	o := s.options(dir)
+	o.DryRun = true
+	rep := mustSync(t, o)
+	if diff := cmp.Diff([]string{"create /l.md", "pull /r.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if len(rep.Conflicts) != 1 || rep.Conflicts[0].Path != "/c.md" || !rep.DryRun {
+		t.Errorf("conflicts %+v", rep.Conflicts)
+	}
+	local, copies := tree(t, dir)
+	if diff := cmp.Diff(map[string]string{"/l.md": "l\n", "/c.md": "mine\n"}, local); diff != "" || len(copies) != 0 {
+		t.Errorf("directory changed (-want +got):\n%s %v", diff, copies)
+	}
+	if diff := cmp.Diff(map[string]string{"/r.md": "r\n", "/c.md": "theirs\n"}, s.files(t)); diff != "" {
+		t.Errorf("store changed (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, dirsync.StateFile)); !os.IsNotExist(err) {
+		t.Errorf("a dry run wrote the state file: %v", err)
+	}
+	// A dry run of a directory that does not exist does not make it.
+	o.Dir = filepath.Join(dir, "missing")
+	if _, err := dirsync.Sync(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(o.Dir); !os.IsNotExist(err) {
+		t.Errorf("a dry run made the directory: %v", err)
+	}
+}
+
+// TestState: a directory synced with one store refuses another, and a
+// damaged state file is a local error; both leave everything as it was.
+func TestState(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/a.md", "a\n")
+	dir := t.TempDir()
+	mustSync(t, s.options(dir))
+	o := s.options(dir)
+	o.StoreID = "memstore_other"
+	if _, err := dirsync.Sync(t.Context(), o); !errors.Is(err, dirsync.ErrOtherStore) {
+		t.Errorf("sync with another store: %v; want ErrOtherStore", err)
+	}
+	write(t, dir, map[string]string{dirsync.StateFile: "{not json"})
+	if _, err := dirsync.Sync(t.Context(), s.options(dir)); !errors.Is(err, dirsync.ErrLocal) {
+		t.Errorf("damaged state: %v; want ErrLocal", err)
+	}
+	if got := s.files(t); !cmp.Equal(got, map[string]string{"/a.md": "a\n"}) {
+		t.Errorf("store changed: %v", got)
+	}
+	// A bad credential is the store's error.
+	remove(t, dir, dirsync.StateFile)
+	o = s.options(dir)
+	c := s.client()
+	c.APIKey = "sk-memstore-wrong"
+	o.Memories = c
+	if _, err := dirsync.Sync(t.Context(), o); !errors.Is(err, dirsync.ErrRemote) || memstore.ErrorCode(err) != memstore.EUnauthenticated {
+		t.Errorf("bad key: %v; want ErrRemote with authentication_error", err)
+	}
+}
+
+// racingService changes a memory in the store just before the sync's
+// update of it, as a concurrent writer would, times times.
+type racingService struct {
+	memstore.MemoryService
+	s     *server
+	tb    testing.TB
+	times int
+	n     int
+}
+
+func (r *racingService) UpdateMemory(ctx context.Context, ws, store, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+	if r.n < r.times {
+		r.n++
+		m, err := r.s.DB.Memory(ctx, r.s.ws.ID, r.s.store, id)
+		if err != nil {
+			r.tb.Error(err)
+		} else {
+			r.s.put(r.tb, m.Path, "raced "+string(rune('0'+r.n))+"\n")
+		}
+	}
+	return r.MemoryService.UpdateMemory(ctx, ws, store, id, u, by)
+}
+
+// TestRacedPush: a push that loses to a concurrent writer (409) is planned
+// again, and settled as a conflict that keeps both versions; after two
+// replans a path that keeps moving is left for the next sync, reported.
+func TestRacedPush(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		prefer     string
+		races      int
+		wantPasses int
+		wantStore  string
+		wantLocal  string
+		wantCopies []string
+		wantSkips  []string
+	}{
+		{name: "one race", races: 1, wantPasses: 2,
+			wantStore: "raced 1\n", wantLocal: "raced 1\n", wantCopies: []string{"mine\n"}},
+		{name: "endless races", prefer: dirsync.PreferLocal, races: 5, wantPasses: 3,
+			wantStore: "raced 3\n", wantLocal: "mine\n", wantSkips: []string{"remote /f.md"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, serverOptions{})
+			s.put(t, "/f.md", "base\n")
+			dir := t.TempDir()
+			mustSync(t, s.options(dir))
+			write(t, dir, map[string]string{"f.md": "mine\n"})
+			o := s.options(dir)
+			o.Prefer = tt.prefer
+			o.Memories = &racingService{MemoryService: s.client(), s: s, tb: t, times: tt.races}
+			rep := mustSync(t, o)
+			if rep.Passes != tt.wantPasses {
+				t.Errorf("%d passes, want %d", rep.Passes, tt.wantPasses)
+			}
+			if got := s.files(t)["/f.md"]; got != tt.wantStore {
+				t.Errorf("store has %q, want %q", got, tt.wantStore)
+			}
+			local, copies := tree(t, dir)
+			if local["/f.md"] != tt.wantLocal {
+				t.Errorf("f.md = %q, want %q", local["/f.md"], tt.wantLocal)
+			}
+			var got []string
+			for _, c := range copies {
+				got = append(got, c)
+			}
+			if diff := cmp.Diff(tt.wantCopies, got); diff != "" {
+				t.Errorf("conflict copies (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantSkips, skips(rep)); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadOnlyToken: with the token of a session that has the store
+// attached read-only, a sync pulls, and reports the pushes the store
+// refuses instead of failing.
+func TestReadOnlyToken(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	s.put(t, "/a.md", "a\n")
+	_, _, token, err := s.DB.CreateSession(t.Context(), s.ws.ID, memstore.SessionCreate{
+		Stores: []memstore.AttachmentCreate{{StoreID: s.store, Access: memstore.AccessReadOnly}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := s.options(dir)
+	c := s.client()
+	c.APIKey = token
+	o.Memories = c
+	mustSync(t, o)
+	write(t, dir, map[string]string{"mine.md": "mine\n"})
+	s.put(t, "/a.md", "a2\n")
+	rep := mustSync(t, o)
+	if diff := cmp.Diff([]string{"pull /a.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Path != "/mine.md" || !strings.Contains(rep.Skipped[0].Reason, "read-only") {
+		t.Errorf("skipped %+v; want /mine.md refused as read-only", rep.Skipped)
+	}
+	if _, ok := s.files(t)["/mine.md"]; ok {
+		t.Error("a read-only token created a memory")
+	}
+}
+
+// TestMergeLines: the index merge keeps every line of both sides, local
+// order first.
+func TestMergeLines(t *testing.T) {
+	for _, tt := range []struct{ local, remote, want string }{
+		{"", "", ""},
+		{"a\n", "", "a\n"},
+		{"", "b\n", "b\n"},
+		{"a\nb\n", "b\nc\n", "a\nb\nc\n"},
+		{"a\nb", "c\na\n", "a\nb\nc\n"},
+		{"a\nb", "a", "a\nb"},
+		{"x\n\ny\n", "\nz\nz\n", "x\n\ny\nz\n"},
+		{"a\r\nb\r\n", "a\nb\n", "a\r\nb\r\na\nb\n"},
+		{"- [A](a.md) — é\n", "- [A](a.md) — é\n- [B](b.md) — b\n", "- [A](a.md) — é\n- [B](b.md) — b\n"},
+	} {
+		if got := dirsync.MergeLines(tt.local, tt.remote); got != tt.want {
+			t.Errorf("MergeLines(%q, %q) = %q, want %q", tt.local, tt.remote, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package memdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The limits on the part of MEMORY.md that is loaded (spec §2). The size
+// limit is counted in UTF-16 code units, the way Claude Code measures a
+// string's length, though Claude Code names it in bytes.
+const (
+	MaxIndexLines = 200
+	MaxIndexUnits = 25_000
+)
+
+// The thresholds above which lint warns that the index is close to its
+// limits (spec §4).
+const (
+	NearIndexLines = 140
+	NearIndexUnits = 20_000
+)
+
+// indexName is the index's file name, in the directory and in team/.
+const indexName = "MEMORY.md"
+
+// An Index is MEMORY.md as loaded into an agent's context: cleaned,
+// measured, and cut to the limits with a warning when it is over them.
+type Index struct {
+	// Content is what an agent sees: the kept text, followed by the
+	// warning when it was cut.
+	Content string
+	// Lines and Units measure the cleaned text before any cut: its lines
+	// (split on LF) and its length in UTF-16 code units.
+	Lines, Units int
+	// LinesCut and SizeCut say which limits the cleaned text was over.
+	LinesCut, SizeCut bool
+	// Warning is the warning appended to Content ("" when nothing was
+	// cut), without the blank line that separates it.
+	Warning string
+}
+
+// Truncated reports whether part of the index was left out.
+func (x Index) Truncated() bool { return x.LinesCut || x.SizeCut }
+
+// LoadIndex cleans the raw text of MEMORY.md (see CleanIndex) and applies
+// the limits of spec §2: more than MaxIndexLines lines keeps the first
+// MaxIndexLines; if the cleaned text is over MaxIndexUnits and what is kept
+// still is, it is cut at the last line feed at or before MaxIndexUnits (or
+// hard at MaxIndexUnits when there is none); a cut adds a warning that
+// names the reason.
+func LoadIndex(raw string) Index {
+	text := CleanIndex(raw)
+	x := Index{Lines: strings.Count(text, "\n") + 1, Units: Units(text)}
+	x.LinesCut = x.Lines > MaxIndexLines
+	x.SizeCut = x.Units > MaxIndexUnits
+	if !x.LinesCut && !x.SizeCut {
+		x.Content = text
+		return x
+	}
+	kept := text
+	if x.LinesCut {
+		kept = firstLines(text, MaxIndexLines)
+	}
+	if Units(kept) > MaxIndexUnits {
+		head := prefixUnits(kept, MaxIndexUnits)
+		// The line feed may sit exactly at index MaxIndexUnits, just past
+		// the prefix; it counts as "at or before".
+		if i := strings.LastIndexByte(kept[:min(len(kept), len(head)+1)], '\n'); i > 0 {
+			kept = kept[:i]
+		} else {
+			kept = head
+		}
+	}
+	var reason string
+	switch {
+	case x.LinesCut && x.SizeCut:
+		reason = fmt.Sprintf("%d lines and %s", x.Lines, FormatSize(x.Units))
+	case x.LinesCut:
+		reason = fmt.Sprintf("%d lines (limit: %d)", x.Lines, MaxIndexLines)
+	default:
+		reason = fmt.Sprintf("%s (limit: %s) — index entries are too long", FormatSize(x.Units), FormatSize(MaxIndexUnits))
+	}
+	x.Warning = "> WARNING: " + indexName + " is " + reason + ". Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files."
+	x.Content = kept + "\n\n" + x.Warning
+	return x
+}
+
+// ReadIndex reads and loads the index at path. A missing file is an empty
+// index, not an error: a new directory has none yet.
+func ReadIndex(path string) (Index, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return LoadIndex(""), nil
+	}
+	if err != nil {
+		return Index{}, err
+	}
+	return LoadIndex(string(b)), nil
+}
+
+// CleanIndex is the text of MEMORY.md as it is measured and loaded: YAML
+// frontmatter and block HTML comments removed, then trimmed of white
+// space (the white space of JavaScript's String.prototype.trim, so that
+// the count agrees with Claude Code's).
+func CleanIndex(raw string) string {
+	if _, body, ok := splitFrontmatter(raw); ok {
+		raw = body
+	}
+	return trimJS(stripBlockComments(raw))
+}
+
+// Units is the length of s in UTF-16 code units: one per character of the
+// Basic Multilingual Plane, two for any other. An invalid UTF-8 byte counts
+// as one, the replacement character it decodes to.
+func Units(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += utf16.RuneLen(r)
+		i += size
+	}
+	return n
+}
+
+// prefixUnits is the longest prefix of s at most n UTF-16 units long.
+// It never splits a character; for one outside the Basic Multilingual
+// Plane that straddles the limit, it stops before it, where Claude Code
+// would keep a lone surrogate that has no UTF-8 form.
+func prefixUnits(s string, n int) string {
+	u := 0
+	for i, r := range s {
+		w := utf16.RuneLen(r)
+		if w < 0 {
+			w = 1
+		}
+		if u+w > n {
+			return s[:i]
+		}
+		u += w
+	}
+	return s
+}
+
+// firstLines is the first n lines of s, split on LF, without the LF that
+// ends the last one kept.
+func firstLines(s string, n int) string {
+	i := 0
+	for range n {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return s
+		}
+		i += j + 1
+	}
+	return s[:i-1]
+}
+
+// FormatSize writes a size the way the index warning does: under 1,024 as
+// "{n} bytes", then in KB, MB or GB with one decimal, a trailing ".0"
+// dropped (25000 is "24.4KB", 26639 is "26KB"). Halves round up, as
+// JavaScript's toFixed does.
+func FormatSize(n int) string {
+	if n < 1024 {
+		return strconv.Itoa(n) + " bytes"
+	}
+	units := []string{"KB", "MB", "GB"}
+	div := 1024
+	for i, u := range units {
+		if i == len(units)-1 || n < div*1024 {
+			tenths := (n*10 + div/2) / div
+			s := strconv.Itoa(tenths / 10)
+			if d := tenths % 10; d != 0 {
+				s += "." + strconv.Itoa(d)
+			}
+			return s + u
+		}
+		div *= 1024
+	}
+	panic("unreachable")
+}
+
+// isJSSpace reports whether JavaScript's trim removes r: its white space
+// and line terminators.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
+}
+
+func trimJS(s string) string { return strings.TrimFunc(s, isJSSpace) }
+
+// stripBlockComments removes HTML comments that open a block (a line whose
+// first non-blank characters, indented at most three spaces, are "<!--")
+// outside fenced code, the way a Markdown renderer drops them. As in
+// CommonMark, such a block ends at the line holding "-->"; text after the
+// comment on that line is kept. A comment that is never closed, one inside
+// a paragraph and one inside a code fence are left as they are.
+func stripBlockComments(s string) string {
+	if !strings.Contains(s, "<!--") {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	var fence string // the open fence's marker, "" outside code
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		body := strings.TrimLeft(line, " ")
+		indent := len(line) - len(body)
+		if fence != "" {
+			if indent <= 3 && strings.HasPrefix(body, fence) && strings.Trim(strings.TrimRight(body, " \t\r\n"), fence[:1]) == "" {
+				fence = ""
+			}
+			b.WriteString(line)
+			continue
+		}
+		if indent <= 3 {
+			if f := fenceMarker(body); f != "" {
+				fence = f
+				b.WriteString(line)
+				continue
+			}
+		}
+		if indent > 3 || !strings.HasPrefix(body, "<!--") {
+			b.WriteString(line)
+			continue
+		}
+		// Find the line that closes the comment block.
+		end := -1
+		for j := i; j < len(lines); j++ {
+			from := 0
+			if j == i {
+				from = indent + 4
+			}
+			if strings.Contains(lines[j][from:], "-->") {
+				end = j
+				break
+			}
+		}
+		if end < 0 {
+			b.WriteString(line)
+			continue
+		}
+		block := strings.Join(lines[i:end+1], "")
+		residue := removeComments(block)
+		if strings.TrimSpace(residue) != "" {
+			b.WriteString(residue)
+		}
+		i = end
+	}
+	return b.String()
+}
+
+// fenceMarker is the marker of a code fence opened by line (three or more
+// backticks or tildes), or "".
+func fenceMarker(line string) string {
+	if len(line) < 3 || (line[0] != '`' && line[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(line) && line[n] == line[0] {
+		n++
+	}
+	if n < 3 || (line[0] == '`' && strings.Contains(line[n:], "`")) {
+		return ""
+	}
+	return line[:n]
+}
+
+// removeComments removes every closed "<!-- ... -->" span of s.
+func removeComments(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "<!--")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i+4:], "-->")
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i+4+j+3:]
+	}
+	b.WriteString(s)
+	return b.String()
+}

@@ -1,0 +1,351 @@
+package memdir
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// RecallMaxFiles is how many topic files recall considers: the newest, by
+// modification time, as Claude Code's own recall does.
+const RecallMaxFiles = 200
+
+// recallReadLimit bounds what recall reads of one file: the frontmatter
+// and the part of the body it shows are at the start.
+const recallReadLimit = 256 << 10
+
+// RecallOptions tune Recall.
+type RecallOptions struct {
+	// Limit is the most hits returned; 0 means 5.
+	Limit int
+	// Body ranks on the files' bodies too, not only on the name, the
+	// description and the file name.
+	Body bool
+	// Team includes the team directory's topic files.
+	Team bool
+}
+
+// A Hit is a topic file that matches a recall query.
+type Hit struct {
+	// File is the path relative to the directory, with slashes.
+	File        string    `json:"file"`
+	Name        string    `json:"name,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Type        string    `json:"type,omitempty"`
+	Score       float64   `json:"score"`
+	Modified    time.Time `json:"modified"`
+	// Content is the file's content, cut to RecallMaxLines lines and
+	// RecallMaxBytes bytes; Truncated says whether it was.
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+// The weights of the fields in the ranking: the description says what a
+// memory is for, so it counts double.
+const (
+	weightName        = 1
+	weightDescription = 2
+	weightFile        = 1
+	weightBody        = 1
+)
+
+// Okapi BM25's usual constants.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// ErrEmptyQuery is returned by Recall for a query with no word to search
+// for: none at all, or only words too common to tell memories apart.
+var ErrEmptyQuery = errors.New("the query has no word to search for")
+
+// Recall ranks the topic files of dir by relevance to query, without a
+// model: BM25 over the memory's name, its description (weighted double),
+// its file name and, with opts.Body, its body, as one weighted document
+// per file. Only the RecallMaxFiles newest files are considered. It
+// returns the best opts.Limit files with a positive score, best first (the
+// newer first among equals), each with its content capped. A query with no
+// word to search for is ErrEmptyQuery.
+func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
+	terms := queryTerms(query)
+	if len(terms) == 0 {
+		return nil, ErrEmptyQuery
+	}
+	limit := cmp.Or(opts.Limit, 5)
+	files, err := ListTopics(dir, opts.Team)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(files, func(a, b TopicFile) int {
+		return cmp.Or(b.ModTime.Compare(a.ModTime), cmp.Compare(a.Name, b.Name))
+	})
+	files = files[:min(len(files), RecallMaxFiles)]
+
+	type doc struct {
+		topic  Topic
+		tf     map[string]float64
+		length float64
+	}
+	docs := make([]doc, 0, len(files))
+	df := map[string]int{}
+	var total float64
+	for _, f := range files {
+		t, err := ReadTopic(dir, f, recallReadLimit)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Only the query's terms need counting; every word counts in the
+		// length.
+		d := doc{topic: t, tf: make(map[string]float64, len(terms))}
+		count := func(text string, w float64) {
+			eachToken(text, func(tok string) {
+				d.length += w
+				if slices.Contains(terms, tok) {
+					d.tf[tok] += w
+				}
+			})
+		}
+		count(t.Frontmatter.Name, weightName)
+		count(t.Frontmatter.Description, weightDescription)
+		count(strings.TrimSuffix(path.Base(t.Name), ".md"), weightFile)
+		if opts.Body {
+			count(t.Body, weightBody)
+		}
+		for _, term := range terms {
+			if d.tf[term] > 0 {
+				df[term]++
+			}
+		}
+		total += d.length
+		docs = append(docs, d)
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	avg := total / float64(len(docs))
+	if avg == 0 {
+		avg = 1
+	}
+	n := float64(len(docs))
+	type scored struct {
+		d     *doc
+		score float64
+	}
+	var ranked []scored
+	for i := range docs {
+		d := &docs[i]
+		var score float64
+		for _, term := range terms {
+			tf := d.tf[term]
+			if tf == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
+			score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
+		}
+		if score > 0 {
+			ranked = append(ranked, scored{d, score})
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), b.d.topic.Time().Compare(a.d.topic.Time()), cmp.Compare(a.d.topic.Name, b.d.topic.Name))
+	})
+	hits := make([]Hit, 0, min(limit, len(ranked)))
+	for _, r := range ranked[:min(limit, len(ranked))] {
+		t := r.d.topic
+		content, cut := CapContent(t.Content, RecallMaxLines, RecallMaxBytes)
+		hits = append(hits, Hit{
+			File:        t.Name,
+			Name:        t.Frontmatter.Name,
+			Description: t.Frontmatter.Description,
+			Type:        t.Frontmatter.Type,
+			Score:       math.Round(r.score*1000) / 1000,
+			Modified:    t.Time(),
+			Content:     content,
+			Truncated:   cut || t.Size > int64(len(t.Content)),
+		})
+	}
+	return hits, nil
+}
+
+// CapContent cuts text to at most maxLines lines and maxBytes bytes, at a
+// line end when one is in reach and never inside a character, and reports
+// whether it cut.
+func CapContent(text string, maxLines, maxBytes int) (string, bool) {
+	cut := false
+	if strings.Count(text, "\n") >= maxLines {
+		if t := firstLines(text, maxLines); len(t) < len(strings.TrimRight(text, "\n")) {
+			text, cut = t+"\n", true
+		}
+	}
+	if len(text) > maxBytes {
+		head := text[:maxBytes]
+		if i := strings.LastIndexByte(head, '\n'); i > 0 {
+			head = head[:i+1]
+		} else {
+			for len(head) > 0 && !utf8.ValidString(head) {
+				head = head[:len(head)-1]
+			}
+		}
+		text, cut = head, true
+	}
+	return text, cut
+}
+
+// Age says how long ago t was, in days, for a person: "today",
+// "yesterday", "3 days ago". A time in the future is today.
+func Age(t, now time.Time) string {
+	days := int(now.Sub(t).Hours() / 24)
+	switch {
+	case days <= 0:
+		return "today"
+	case days == 1:
+		return "yesterday"
+	}
+	return fmt.Sprintf("%d days ago", days)
+}
+
+// eachToken calls fn with each word of text: a run of letters and digits,
+// lower-cased and reduced to a rough stem so that "deploys" and
+// "deploying" find "deploy". Words already in lower-case ASCII, the
+// commonest, cost no allocation.
+func eachToken(text string, fn func(string)) {
+	start, lower := -1, true
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := text[start:end]
+		if !lower {
+			w = strings.ToLower(w)
+		}
+		fn(stem(w))
+		start, lower = -1, true
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				lower = false
+			default:
+				flush(i)
+				i++
+				continue
+			}
+			if start < 0 {
+				start = i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			lower = false // ToLower decides
+		} else {
+			flush(i)
+		}
+		i += size
+	}
+	flush(len(text))
+}
+
+// tokens is the words of text, as eachToken gives them.
+func tokens(text string) []string {
+	var out []string
+	eachToken(text, func(t string) { out = append(out, t) })
+	return out
+}
+
+// queryTerms are the distinct stems of the query's words, without the
+// words too common to tell memories apart.
+func queryTerms(query string) []string {
+	var out []string
+	for _, t := range tokens(query) {
+		if !stopWords[t] && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// stem strips the commonest English inflections. It is deliberately
+// crude: it only has to map a word's forms to one key, not to a real stem.
+func stem(w string) string {
+	w = stemSuffix(w)
+	// "share", "shared" and "sharing" meet at "shar".
+	if utf8.RuneCountInString(w) > 3 && strings.HasSuffix(w, "e") && !strings.HasSuffix(w, "ee") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func stemSuffix(w string) string {
+	n := utf8.RuneCountInString(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		return strings.TrimSuffix(w, "ing")
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		return strings.TrimSuffix(w, "ies") + "y"
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		return strings.TrimSuffix(w, "ed")
+	case n > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
+		return strings.TrimSuffix(w, "es")
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		return strings.TrimSuffix(w, "s")
+	}
+	return w
+}
+
+// stopWords are English words that say nothing about which memory is
+// meant, as stems.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about after all also am an and any are as at be been before being but by can could did do does doing for from had has have having he her here him his how i if in into is it its just me more most my no not now of on once only or other our out over own same she should so some such than that the their them then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours please let lets us make sure thing things`) {
+		m[stem(w)] = true
+	}
+	return m
+}()
+
+// FormatHits writes hits as Markdown after head: each under a heading with
+// its file and age ("## deploy.md (saved 3 days ago)"), then its content,
+// with a note when the content was cut. Within maxUnits UTF-16 units (no
+// limit when maxUnits <= 0), the hits that do not fit are left out from
+// the last, and a best hit too big on its own is cut at a line end.
+func FormatHits(head string, hits []Hit, now time.Time, maxUnits int) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i, h := range hits {
+		var s strings.Builder
+		fmt.Fprintf(&s, "## %s (saved %s)\n\n", h.File, Age(h.Modified, now))
+		s.WriteString(strings.TrimRight(h.Content, "\n"))
+		s.WriteString("\n")
+		if h.Truncated {
+			fmt.Fprintf(&s, "[Cut at %d lines or %d bytes: read the file for the rest.]\n", RecallMaxLines, RecallMaxBytes)
+		}
+		s.WriteString("\n")
+		if maxUnits > 0 && Units(b.String())+Units(s.String()) > maxUnits {
+			if i == 0 {
+				return FitUnits(b.String()+s.String(), maxUnits)
+			}
+			break
+		}
+		b.WriteString(s.String())
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
