@@ -333,8 +333,13 @@ func (t *localTree) writeOnce(rel string, data []byte, expect string) error {
 		return err
 	}
 	defer d.Close()
-	tmp := fmt.Sprintf("%s.tmp-%016x", ownPrefix, rand.Uint64())
-	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	return replaceFile(d, base, ownPrefix, data, mode)
+}
+
+// writeNew writes data to the new file name in r and syncs it; on failure
+// the file is removed.
+func writeNew(r *os.Root, name string, data []byte, mode os.FileMode) error {
+	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
@@ -345,14 +350,25 @@ func (t *localTree) writeOnce(rel string, data []byte, expect string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = d.Rename(tmp, base)
-	}
 	if err != nil {
-		d.Remove(tmp)
+		r.Remove(name)
+	}
+	return err
+}
+
+// replaceFile replaces name in r with data atomically: a synced temporary
+// file (named after tmpPrefix, so that sync never takes it for a memory)
+// renamed over name, then the directory synced.
+func replaceFile(r *os.Root, name, tmpPrefix string, data []byte, mode os.FileMode) error {
+	tmp := fmt.Sprintf("%s.tmp-%016x", tmpPrefix, rand.Uint64())
+	if err := writeNew(r, tmp, data, mode); err != nil {
 		return err
 	}
-	syncDir(d)
+	if err := r.Rename(tmp, name); err != nil {
+		r.Remove(tmp)
+		return err
+	}
+	syncDir(r)
 	return nil
 }
 
@@ -361,21 +377,7 @@ func (t *localTree) create(rel string, data []byte) error {
 	if _, err := t.checkDirs(rel, true); err != nil {
 		return err
 	}
-	f, err := t.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.root.Remove(rel)
-	}
-	return err
+	return writeNew(t.root, rel, data, fileMode)
 }
 
 // remove deletes file rel if it still has the hash expect, then the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"math/rand/v2"
 	"os"
 
 	"github.com/memstore/memstore"
@@ -65,25 +64,8 @@ func (st *state) save(root *os.Root) error {
 		return localErr("write "+StateFile, err)
 	}
 	data = append(data, '\n')
-	tmp := fmt.Sprintf("%s.tmp-%016x", StateFile, rand.Uint64())
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-	if err != nil {
+	if err := replaceFile(root, StateFile, StateFile, data, fileMode); err != nil {
 		return localErr("write "+StateFile, err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Rename(tmp, StateFile)
-	}
-	if err != nil {
-		root.Remove(tmp)
-		return localErr("write "+StateFile, err)
-	}
-	syncDir(root)
 	return nil
 }
