@@ -212,8 +212,8 @@ func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Se
 	return s, wrap(err, "get session %s", id)
 }
 
-// Sessions implements memstore.SessionService, archived sessions
-// included, with keyset pagination on (created_at DESC, id DESC): served
+// Sessions implements memstore.SessionService (archived sessions only
+// with f.IncludeArchived), with keyset pagination on (created_at DESC, id DESC): served
 // by sessions_by_workspace, or by session_stores_by_store for the
 // sessions of one store.
 func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
