@@ -232,76 +232,63 @@ func effectiveLimit(limit int, full bool) int {
 	return limit
 }
 
-// allStores pages through a store list and returns the stores and the size
-// of each page.
-func allStores(t *testing.T, b Backend, ws string, f memstore.StoreFilter) ([]memstore.Store, []int) {
+// allPages pages through a list from cursor ("" for the first page),
+// list(cursor) giving each page, checks
+// every page against limit and returns the items and the size of each
+// page. what names the list in failures.
+func allPages[T any](t *testing.T, what string, limit int, cursor string, list func(page string) (memstore.Page[T], error)) ([]T, []int) {
 	t.Helper()
-	var all []memstore.Store
+	var all []T
 	var sizes []int
 	for range maxPages {
-		p, err := b.Stores(t.Context(), ws, f)
+		p, err := list(cursor)
 		if err != nil {
-			t.Fatalf("Stores(page %d): %v", len(sizes)+1, err)
+			t.Fatalf("%s(page %d): %v", what, len(sizes)+1, err)
 		}
-		pageCheck(t, len(p.Items), p.Next, effectiveLimit(f.Limit, false), "Stores")
+		pageCheck(t, len(p.Items), p.Next, limit, what)
 		all = append(all, p.Items...)
 		sizes = append(sizes, len(p.Items))
 		if p.Next == "" {
 			return all, sizes
 		}
-		f.Page = p.Next
+		cursor = p.Next
 	}
-	t.Fatalf("Stores: more than %d pages", maxPages)
+	t.Fatalf("%s: more than %d pages", what, maxPages)
 	return nil, nil
 }
 
-// allItems pages through a memory list.
+// allStores pages through a store list.
+func allStores(t *testing.T, b Backend, ws string, f memstore.StoreFilter) ([]memstore.Store, []int) {
+	t.Helper()
+	return allPages(t, "Stores", effectiveLimit(f.Limit, false), f.Page, func(page string) (memstore.Page[memstore.Store], error) {
+		f.Page = page
+		return b.Stores(t.Context(), ws, f)
+	})
+}
+
+// allItems pages through a memory list; every item is a memory or a
+// prefix, never both.
 func allItems(t *testing.T, b Backend, ws, storeID string, f memstore.MemoryFilter) ([]memstore.ListItem, []int) {
 	t.Helper()
-	var all []memstore.ListItem
-	var sizes []int
-	for range maxPages {
-		p, err := b.Memories(t.Context(), ws, storeID, f)
-		if err != nil {
-			t.Fatalf("Memories(page %d): %v", len(sizes)+1, err)
+	all, sizes := allPages(t, "Memories", effectiveLimit(f.Limit, f.Full), f.Page, func(page string) (memstore.Page[memstore.ListItem], error) {
+		f.Page = page
+		return b.Memories(t.Context(), ws, storeID, f)
+	})
+	for _, it := range all {
+		if (it.Memory == nil) == (it.Prefix == "") {
+			t.Fatalf("Memories: item with Memory %v and Prefix %q: want exactly one", it.Memory, it.Prefix)
 		}
-		pageCheck(t, len(p.Items), p.Next, effectiveLimit(f.Limit, f.Full), "Memories")
-		for _, it := range p.Items {
-			if (it.Memory == nil) == (it.Prefix == "") {
-				t.Fatalf("Memories: item with Memory %v and Prefix %q: want exactly one", it.Memory, it.Prefix)
-			}
-		}
-		all = append(all, p.Items...)
-		sizes = append(sizes, len(p.Items))
-		if p.Next == "" {
-			return all, sizes
-		}
-		f.Page = p.Next
 	}
-	t.Fatalf("Memories: more than %d pages", maxPages)
-	return nil, nil
+	return all, sizes
 }
 
 // allVersions pages through a version list.
 func allVersions(t *testing.T, b Backend, ws, storeID string, f memstore.VersionFilter) ([]memstore.Version, []int) {
 	t.Helper()
-	var all []memstore.Version
-	var sizes []int
-	for range maxPages {
-		p, err := b.Versions(t.Context(), ws, storeID, f)
-		if err != nil {
-			t.Fatalf("Versions(page %d): %v", len(sizes)+1, err)
-		}
-		pageCheck(t, len(p.Items), p.Next, effectiveLimit(f.Limit, f.Full), "Versions")
-		all = append(all, p.Items...)
-		sizes = append(sizes, len(p.Items))
-		if p.Next == "" {
-			return all, sizes
-		}
-		f.Page = p.Next
-	}
-	t.Fatalf("Versions: more than %d pages", maxPages)
-	return nil, nil
+	return allPages(t, "Versions", effectiveLimit(f.Limit, f.Full), f.Page, func(page string) (memstore.Page[memstore.Version], error) {
+		f.Page = page
+		return b.Versions(t.Context(), ws, storeID, f)
+	})
 }
 
 // itemKeys renders list items as "M /path" for a memory and "P /prefix/"

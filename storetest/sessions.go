@@ -228,27 +228,13 @@ func sessionIDs(ss []memstore.Session) []string {
 	return ids
 }
 
-// allSessions pages through a sessions list and returns the sessions and
-// the size of each page.
+// allSessions pages through a sessions list.
 func allSessions(t *testing.T, b SessionBackend, ws string, f memstore.SessionFilter) ([]memstore.Session, []int) {
 	t.Helper()
-	var all []memstore.Session
-	var sizes []int
-	for range maxPages {
-		p, err := b.Sessions(t.Context(), ws, f)
-		if err != nil {
-			t.Fatalf("Sessions(page %d): %v", len(sizes)+1, err)
-		}
-		pageCheck(t, len(p.Items), p.Next, effectiveLimit(f.Limit, false), "Sessions")
-		all = append(all, p.Items...)
-		sizes = append(sizes, len(p.Items))
-		if p.Next == "" {
-			return all, sizes
-		}
-		f.Page = p.Next
-	}
-	t.Fatalf("Sessions: more than %d pages", maxPages)
-	return nil, nil
+	return allPages(t, "Sessions", effectiveLimit(f.Limit, false), f.Page, func(page string) (memstore.Page[memstore.Session], error) {
+		f.Page = page
+		return b.Sessions(t.Context(), ws, f)
+	})
 }
 
 func testCreateSession(t *testing.T, e *sessionEnv) {
