@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+
+	"github.com/memstore/memstore/internal/tooltext"
 )
 
 // Prompt renders the memory section of the system prompt of an agent in
@@ -87,15 +89,5 @@ func field(b *strings.Builder, name, value string) {
 		return
 	}
 	b.WriteString("- " + name + ": ")
-	for i, line := range strings.Split(value, "\n") {
-		line = strings.TrimRight(line, " \t")
-		if i > 0 {
-			b.WriteByte('\n')
-			if line != "" {
-				b.WriteString("  ")
-			}
-		}
-		b.WriteString(line)
-	}
-	b.WriteByte('\n')
+	tooltext.AppendListItem(b, value)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/memstore/memstore/internal/tooltext"
 )
 
 // LogEntry formats text as one entry of a daily log: "- HH:MM " and the
@@ -26,17 +28,7 @@ func LogEntry(at time.Time, text string) (string, error) {
 	b.WriteString("- ")
 	b.WriteString(at.Format("15:04"))
 	b.WriteByte(' ')
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimRight(line, " \t")
-		if i > 0 {
-			b.WriteByte('\n')
-			if line != "" {
-				b.WriteString("  ")
-			}
-		}
-		b.WriteString(line)
-	}
-	b.WriteByte('\n')
+	tooltext.AppendListItem(&b, text)
 	return b.String(), nil
 }
 

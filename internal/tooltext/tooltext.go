@@ -1,7 +1,9 @@
-// Package tooltext holds what the memory tool (memorytool) and the agent
-// memory tools (agenttool) show a model the same way: numbered lines, the
-// occurrences of a string to replace, and the percent-escapes refused in
-// paths. A model that knows one tool then reads the other.
+// Package tooltext holds the text that memstore writes for models the same
+// way in several places: the numbered lines, occurrences of a string to
+// replace and refused percent-escapes of the memory tool (memorytool) and
+// the agent memory tools (agenttool), so that a model that knows one tool
+// reads the other, and the Markdown list items of the memory prompt
+// (agenttool) and the daily log (memdir).
 package tooltext
 
 import (
@@ -75,4 +77,22 @@ func PercentTrap(p string) string {
 		}
 	}
 	return ""
+}
+
+// AppendListItem appends the rest of a Markdown list item whose marker
+// ("- ...") b already holds: the lines of text, trailing spaces trimmed,
+// each line after the first indented two spaces so that it stays in the
+// item (blank lines stay blank), and a final LF.
+func AppendListItem(b *strings.Builder, text string) {
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, " \t")
+		if i > 0 {
+			b.WriteByte('\n')
+			if line != "" {
+				b.WriteString("  ")
+			}
+		}
+		b.WriteString(line)
+	}
+	b.WriteByte('\n')
 }

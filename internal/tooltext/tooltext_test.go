@@ -51,3 +51,12 @@ func TestPercentTrap(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendListItem(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("- 09:30 ")
+	tooltext.AppendListItem(&sb, "first  \nsecond\t\n\nthird")
+	if want := "- 09:30 first\n  second\n\n  third\n"; sb.String() != want {
+		t.Errorf("%q, want %q", sb.String(), want)
+	}
+}
