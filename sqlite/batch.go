@@ -89,6 +89,12 @@ func (db *DB) runBatch(batch []writeReq) {
 			return
 		}
 	}
+	if ok > 0 {
+		if err := updateSearch(ctx, t); err != nil {
+			db.abort(tx, batch, errs, err)
+			return
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		err = translate(err)
 		for i := range errs {

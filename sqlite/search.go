@@ -22,12 +22,13 @@ import (
 
 var _ memstore.SearchService = (*DB)(nil)
 
-// Search runs on the FTS5 indexes of migration 0004, over the live
-// memories only: memories_words (stemmed words of path and content,
-// ranked by bm25), memories_paths (the same words of the paths alone) and
-// memories_trigrams (substrings of three characters or more). The query
-// is never handed to FTS5 as written: it is cut into terms here, and each
-// term is quoted as an FTS5 string, in which no character is syntax.
+// Search runs on the FTS5 indexes of migration 0005, which searchindex.go
+// keeps current, over the live memories only: memories_words (stemmed
+// words of path and content, ranked by bm25), memories_paths (the same
+// words of the paths alone) and memories_trigrams (substrings of three
+// characters or more). The query is never handed to FTS5 as written: it
+// is cut into terms here, and each term is quoted as an FTS5 string, in
+// which no character is syntax.
 //
 // FTS5 ranks by computing bm25 for every row that matches, a few
 // microseconds each, after a pass over every row with the term: ranking a

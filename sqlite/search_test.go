@@ -42,14 +42,52 @@ func rawDB(tb testing.TB, path string) *sql.DB {
 // searchTables are the FTS5 indexes of search.
 var searchTables = []string{"memories_words", "memories_paths", "memories_trigrams"}
 
-// checkIndexes runs FTS5's integrity check on each index, which compares
-// it with the text of the memories table: an index that missed a write,
-// or was told wrong old values, fails it.
+// checkIndexes compares each index with one built afresh from the
+// memories table, token by token (fts5vocab's instances: term, rowid,
+// column, offset), after FTS5's own integrity check: an index that missed
+// a write, or kept what it should have forgotten, fails it.
 func checkIndexes(tb testing.TB, raw *sql.DB, what string) {
 	tb.Helper()
+	ctx := context.Background()
+	conn, err := raw.Conn(ctx) // temp tables belong to one connection
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
 	for _, table := range searchTables {
-		if _, err := raw.Exec(fmt.Sprintf(`INSERT INTO %[1]s (%[1]s, rank) VALUES ('integrity-check', 1)`, table)); err != nil {
-			tb.Errorf("%s: %s: %v", what, table, err)
+		var create string
+		if err := conn.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = ?`, table).Scan(&create); err != nil {
+			tb.Fatal(err)
+		}
+		cols := "path, content"
+		if table == "memories_paths" {
+			cols = "path"
+		}
+		for _, q := range []string{
+			fmt.Sprintf(`INSERT INTO %[1]s (%[1]s, rank) VALUES ('integrity-check', 1)`, table),
+			strings.Replace(create, "CREATE VIRTUAL TABLE "+table, "CREATE VIRTUAL TABLE temp.fresh", 1),
+			fmt.Sprintf(`INSERT INTO temp.fresh (rowid, %[1]s) SELECT rowid, %[1]s FROM memories`, cols),
+			fmt.Sprintf(`CREATE VIRTUAL TABLE temp.have USING fts5vocab(main, %s, 'instance')`, table),
+			`CREATE VIRTUAL TABLE temp.want USING fts5vocab(temp, fresh, 'instance')`,
+		} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				tb.Fatalf("%s: %s: %s: %v", what, table, q, err)
+			}
+		}
+		var extra, missing, n int
+		if err := conn.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM (SELECT * FROM temp.have EXCEPT SELECT * FROM temp.want)),
+			(SELECT count(*) FROM (SELECT * FROM temp.want EXCEPT SELECT * FROM temp.have)),
+			(SELECT count(*) FROM temp.want)`).Scan(&extra, &missing, &n); err != nil {
+			tb.Fatal(err)
+		}
+		if extra != 0 || missing != 0 {
+			tb.Errorf("%s: %s has %d token instances it should not and misses %d (of %d)", what, table, extra, missing, n)
+		}
+		for _, q := range []string{`DROP TABLE temp.have`, `DROP TABLE temp.want`, `DROP TABLE temp.fresh`} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				tb.Fatal(err)
+			}
 		}
 	}
 }
@@ -65,8 +103,8 @@ func indexed(tb testing.TB, raw *sql.DB, table, expr string) int {
 }
 
 // TestSearchIndexFollowsEveryWrite checks the indexes after each way of
-// writing a memory: they are kept by triggers, in the write's
-// transaction, whichever statement changes the memories table.
+// writing a memory: triggers note every change, whichever statement makes
+// it, and the indexes take them in before the write's transaction commits.
 func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
@@ -107,6 +145,46 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 			return errors.Join(errs...)
 		}},
 		{"delete", func() error { return db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice) }},
+		// SQLite gives a new row the rowid of the newest row if that row
+		// is gone: the index must not keep the old memory's words for it.
+		{"delete the newest, then create", func() error {
+			n := mustCreate(t, db, s.ID, "/d/narwhal.md", "tusk")
+			if err := db.DeleteMemory(ctx, ws, s.ID, n.ID, "", alice); err != nil {
+				return err
+			}
+			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/d/beluga.md", Content: "melon"}, alice)
+			return err
+		}},
+		// Writes that land in one batch, some on the same memories: each
+		// memory is indexed as the batch left it.
+		{"concurrent writes to the same memories", func() error {
+			var ms []*memstore.Memory
+			for i := range 6 {
+				ms = append(ms, mustCreate(t, db, s.ID, fmt.Sprintf("/e/%d.md", i), "krill"))
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 3*len(ms))
+			for i, m := range ms {
+				wg.Go(func() {
+					_, errs[3*i] = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr(fmt.Sprint("squid ", i))}, alice)
+				})
+				wg.Go(func() {
+					_, errs[3*i+1] = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr(fmt.Sprintf("/f/%d.md", i))}, alice)
+				})
+				wg.Go(func() {
+					if i%2 == 0 {
+						errs[3*i+2] = db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice)
+					}
+				})
+			}
+			wg.Wait()
+			for _, err := range errs { // deleted first, then updated: not found
+				if err != nil && memstore.ErrorCode(err) != memstore.ENotFound {
+					return err
+				}
+			}
+			return nil
+		}},
 	}
 	for _, st := range steps {
 		if err := st.do(); err != nil {
@@ -159,12 +237,12 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Back to the schema before migration 0004.
+	// Back to the schema before migrations 0004 and 0005.
 	raw := rawDB(t, path)
 	for _, q := range []string{
 		`DROP TRIGGER memories_search_insert`, `DROP TRIGGER memories_search_delete`,
-		`DROP TRIGGER memories_search_update`, `DROP TRIGGER memories_search_rename`, `DROP TRIGGER versions_search_redact`,
-		`DROP TABLE memories_words`, `DROP TABLE memories_paths`, `DROP TABLE memories_trigrams`,
+		`DROP TRIGGER memories_search_update`, `DROP TRIGGER versions_search_redact`,
+		`DROP TABLE search_queue`, `DROP TABLE search_purge`, `DROP TABLE memories_words`, `DROP TABLE memories_paths`, `DROP TABLE memories_trigrams`,
 		`PRAGMA user_version = 3`,
 	} {
 		if _, err := raw.Exec(q); err != nil {

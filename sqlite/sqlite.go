@@ -88,7 +88,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// linger in the file; synchronous=NORMAL is durable enough under WAL
 	// (a power cut may lose the last commits, never corrupt).
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)", "temp_store(MEMORY)"} {
 		q.Add("_pragma", p)
 	}
 	wq := url.Values{"_txlock": {"immediate"}}
@@ -179,8 +179,10 @@ func (db *DB) migrate(ctx context.Context) error {
 		if last == have {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last))
-		return err
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last)); err != nil {
+			return err
+		}
+		return updateSearch(ctx, tx)
 	})
 }
 
