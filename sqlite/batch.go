@@ -24,7 +24,9 @@ type writeReq struct {
 	done chan error
 }
 
-// batcher runs until Close.
+// batcher runs until Close. Two queues feed it: the writes of the
+// services, and the indexer's own (emptying the search queue), which are
+// never held back, since the indexer may be what the writes wait for.
 func (db *DB) batcher() {
 	defer close(db.batcherDone)
 	for {
@@ -32,6 +34,9 @@ func (db *DB) batcher() {
 		select {
 		case r := <-db.writes:
 			batch = append(batch, r)
+		case r := <-db.indexWrites:
+			db.runBatch([]writeReq{r})
+			continue
 		case <-db.closed:
 			return
 		}
@@ -44,7 +49,28 @@ func (db *DB) batcher() {
 				break more
 			}
 		}
+		db.keepIndexUp()
 		db.runBatch(batch)
+	}
+}
+
+// keepIndexUp holds the writer back while the search indexes are more
+// than maxIndexLag writes behind it, so that a search, which waits for
+// them, never waits long. A failing indexer does not stop writes: the
+// queue keeps their changes until it recovers.
+func (db *DB) keepIndexUp() {
+	for {
+		moved, behind := db.ix.behind(maxIndexLag)
+		if !behind {
+			return
+		}
+		select {
+		case <-moved:
+		case r := <-db.indexWrites:
+			db.runBatch([]writeReq{r})
+		case <-db.closed:
+			return
+		}
 	}
 }
 
@@ -89,12 +115,6 @@ func (db *DB) runBatch(batch []writeReq) {
 			return
 		}
 	}
-	if ok > 0 {
-		if err := updateSearch(ctx, t); err != nil {
-			db.abort(tx, batch, errs, err)
-			return
-		}
-	}
 	if err := tx.Commit(); err != nil {
 		err = translate(err)
 		for i := range errs {
@@ -102,8 +122,9 @@ func (db *DB) runBatch(batch []writeReq) {
 				errs[i] = err
 			}
 		}
-	} else if ok > 0 && db.ck != nil {
+	} else if ok > 0 {
 		db.ck.committed()
+		db.ix.committed(ok)
 	}
 	db.ws.prepareWanted(ctx)
 	for i, r := range batch {

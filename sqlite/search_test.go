@@ -27,8 +27,7 @@ func TestSearchConformance(t *testing.T) {
 	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return MustOpen(t) })
 }
 
-// rawDB opens a second connection pool on a database file, for what the
-// services do not show: the indexes themselves.
+// rawDB opens a second connection pool on a database file.
 func rawDB(tb testing.TB, path string) *sql.DB {
 	tb.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)")
@@ -39,24 +38,39 @@ func rawDB(tb testing.TB, path string) *sql.DB {
 	return raw
 }
 
+// rawIndex opens the search indexes of the database at path, for what the
+// services do not show: the indexes themselves. The database is attached
+// as mem.
+func rawIndex(tb testing.TB, path string) *sql.DB {
+	tb.Helper()
+	raw := rawDB(tb, sqlite.IndexPath(path))
+	raw.SetMaxOpenConns(1)
+	raw.SetConnMaxIdleTime(0)
+	if _, err := raw.Exec(`ATTACH DATABASE ? AS mem`, "file:"+path); err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
+
 // searchTables are the FTS5 indexes of search.
 var searchTables = []string{"memories_words", "memories_paths", "memories_trigrams"}
 
-// checkIndexes compares each index with one built afresh from the
-// memories table, token by token (fts5vocab's instances: term, rowid,
-// column, offset), after FTS5's own integrity check: an index that missed
-// a write, or kept what it should have forgotten, fails it.
-func checkIndexes(tb testing.TB, raw *sql.DB, what string) {
+// checkIndexes waits for db's indexer, then compares each index with one
+// built afresh from the memories table, token by token (fts5vocab's
+// instances: term, rowid, column, offset), after FTS5's own integrity
+// check: an index that missed a write, or kept what it should have
+// forgotten, fails it.
+func checkIndexes(tb testing.TB, db *sqlite.DB, raw *sql.DB, what string) {
 	tb.Helper()
 	ctx := context.Background()
-	conn, err := raw.Conn(ctx) // temp tables belong to one connection
-	if err != nil {
-		tb.Fatal(err)
+	if db != nil {
+		if err := db.WaitSearchIndex(ctx); err != nil {
+			tb.Fatal(err)
+		}
 	}
-	defer conn.Close()
 	for _, table := range searchTables {
 		var create string
-		if err := conn.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = ?`, table).Scan(&create); err != nil {
+		if err := raw.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = ?`, table).Scan(&create); err != nil {
 			tb.Fatal(err)
 		}
 		cols := "path, content"
@@ -66,16 +80,16 @@ func checkIndexes(tb testing.TB, raw *sql.DB, what string) {
 		for _, q := range []string{
 			fmt.Sprintf(`INSERT INTO %[1]s (%[1]s, rank) VALUES ('integrity-check', 1)`, table),
 			strings.Replace(create, "CREATE VIRTUAL TABLE "+table, "CREATE VIRTUAL TABLE temp.fresh", 1),
-			fmt.Sprintf(`INSERT INTO temp.fresh (rowid, %[1]s) SELECT rowid, %[1]s FROM memories`, cols),
+			fmt.Sprintf(`INSERT INTO temp.fresh (rowid, %[1]s) SELECT rowid, %[1]s FROM mem.memories`, cols),
 			fmt.Sprintf(`CREATE VIRTUAL TABLE temp.have USING fts5vocab(main, %s, 'instance')`, table),
 			`CREATE VIRTUAL TABLE temp.want USING fts5vocab(temp, fresh, 'instance')`,
 		} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
+			if _, err := raw.ExecContext(ctx, q); err != nil {
 				tb.Fatalf("%s: %s: %s: %v", what, table, q, err)
 			}
 		}
 		var extra, missing, n int
-		if err := conn.QueryRowContext(ctx, `SELECT
+		if err := raw.QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM (SELECT * FROM temp.have EXCEPT SELECT * FROM temp.want)),
 			(SELECT count(*) FROM (SELECT * FROM temp.want EXCEPT SELECT * FROM temp.have)),
 			(SELECT count(*) FROM temp.want)`).Scan(&extra, &missing, &n); err != nil {
@@ -85,7 +99,7 @@ func checkIndexes(tb testing.TB, raw *sql.DB, what string) {
 			tb.Errorf("%s: %s has %d token instances it should not and misses %d (of %d)", what, table, extra, missing, n)
 		}
 		for _, q := range []string{`DROP TABLE temp.have`, `DROP TABLE temp.want`, `DROP TABLE temp.fresh`} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
+			if _, err := raw.ExecContext(ctx, q); err != nil {
 				tb.Fatal(err)
 			}
 		}
@@ -104,15 +118,15 @@ func indexed(tb testing.TB, raw *sql.DB, table, expr string) int {
 
 // TestSearchIndexFollowsEveryWrite checks the indexes after each way of
 // writing a memory: triggers note every change, whichever statement makes
-// it, and the indexes take them in before the write's transaction commits.
+// it, and the indexer takes them in.
 func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
-	raw := rawDB(t, path)
+	raw := rawIndex(t, path)
 	s := mustStore(t, db)
 	m := mustCreate(t, db, s.ID, "/a/walrus.md", "tusks and whiskers")
-	checkIndexes(t, raw, "create")
+	checkIndexes(t, db, raw, "create")
 	steps := []struct {
 		name string
 		do   func() error
@@ -190,7 +204,7 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 		if err := st.do(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		checkIndexes(t, raw, st.name)
+		checkIndexes(t, db, raw, st.name)
 	}
 	if n := indexed(t, raw, "memories_words", "plankton"); n != 20 {
 		t.Fatalf("plankton in %d rows of the index, want 20", n)
@@ -211,7 +225,7 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 	if err := db.DeleteStore(ctx, ws, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	checkIndexes(t, raw, "store deletion")
+	checkIndexes(t, db, raw, "store deletion")
 	for _, table := range searchTables {
 		var n int
 		if err := raw.QueryRow(`SELECT count(*) FROM ` + table + `_docsize`).Scan(&n); err != nil {
@@ -237,12 +251,13 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Back to the schema before migrations 0004 and 0005.
+	// Back to the schema before migrations 0004 and 0005, with no index
+	// file.
 	raw := rawDB(t, path)
 	for _, q := range []string{
 		`DROP TRIGGER memories_search_insert`, `DROP TRIGGER memories_search_delete`,
 		`DROP TRIGGER memories_search_update`, `DROP TRIGGER versions_search_redact`,
-		`DROP TABLE search_queue`, `DROP TABLE search_purge`, `DROP TABLE memories_words`, `DROP TABLE memories_paths`, `DROP TABLE memories_trigrams`,
+		`DROP TABLE search_queue`, `DROP TABLE search_purge`,
 		`PRAGMA user_version = 3`,
 	} {
 		if _, err := raw.Exec(q); err != nil {
@@ -250,6 +265,11 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 		}
 	}
 	raw.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
 	db = mustOpenAt(t, path, sqlite.Options{})
 	for _, q := range []string{"lemur", "curious", "tailed", "ring-tailed", "urio"} {
 		p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: q})
@@ -257,14 +277,19 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 			t.Errorf("search %q after the migration: %v %+v", q, err, p.Items)
 		}
 	}
-	checkIndexes(t, rawDB(t, path), "after the migration")
+	checkIndexes(t, db, rawIndex(t, path), "after the migration")
 }
 
 // TestSearchErasesText shows that the words of rewritten and deleted
 // memories are never found again, and leave the database file when the
 // versions that hold them are redacted: the indexes are then rebuilt
-// without them, and the freed bytes zeroed (PRAGMA secure_delete).
+// without them, and the freed bytes zeroed (PRAGMA secure_delete), in the
+// database and in the index file.
 func TestSearchErasesText(t *testing.T) {
+	// A purge in many steps, between which the indexer takes in writes.
+	pages := *sqlite.PurgePages
+	*sqlite.PurgePages = 1
+	t.Cleanup(func() { *sqlite.PurgePages = pages })
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
@@ -278,9 +303,31 @@ func TestSearchErasesText(t *testing.T) {
 	for i := range 50 { // more pages in the indexes
 		mustCreate(t, db, s.ID, fmt.Sprintf("/filler/%d.md", i), strings.Repeat(fmt.Sprintf("filler%d words ", i), 40))
 	}
-	checkpoint(t, path)
-	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(rewritten)) || !bytes.Contains(b, []byte(deleted)) {
-		t.Fatal("the words are not in the file to begin with: the check proves nothing")
+	// Both files are read whole, after a checkpoint. The index may store
+	// a word after the letters it shares with the word before it, so it
+	// is looked for there without its first three.
+	files := func() (data, index []byte) {
+		t.Helper()
+		if err := db.WaitSearchIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkpoint(t, path)
+		checkpoint(t, sqlite.IndexPath(path))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index, err = os.ReadFile(sqlite.IndexPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data, index
+	}
+	data, index := files()
+	for _, w := range []string{rewritten, deleted, kept} {
+		if !bytes.Contains(data, []byte(w)) || !bytes.Contains(index, []byte(w[3:])) {
+			t.Fatalf("%q is not in the files to begin with: the check proves nothing", w)
+		}
 	}
 
 	u, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("before after")}, alice)
@@ -304,18 +351,17 @@ func TestSearchErasesText(t *testing.T) {
 	if u.Content != "before after" {
 		t.Fatalf("update: %+v", u)
 	}
-	checkpoint(t, path)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, index = files()
 	for _, w := range []string{rewritten, deleted} {
-		if bytes.Contains(b, []byte(w)) {
+		if bytes.Contains(data, []byte(w)) {
 			t.Errorf("%q is still in the database file", w)
 		}
+		if bytes.Contains(index, []byte(w[3:])) {
+			t.Errorf("%q is still in the index file", w)
+		}
 	}
-	if !bytes.Contains(b, []byte(kept)) {
-		t.Error("a live memory's word is not in the file: the check proves nothing")
+	if !bytes.Contains(data, []byte(kept)) || !bytes.Contains(index, []byte(kept[3:])) {
+		t.Error("a live memory's word is not in the files: the check proves nothing")
 	}
 	for _, w := range []string{rewritten, deleted, rewritten[2:9]} {
 		p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: w})
@@ -344,14 +390,17 @@ func TestSearchAfterVacuum(t *testing.T) {
 			}
 		}
 	}
+	if err := db.WaitSearchIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	raw := rawDB(t, path)
-	if _, err := raw.Exec(`VACUUM`); err != nil {
+	raw := rawIndex(t, path)
+	if _, err := raw.Exec(`VACUUM mem`); err != nil {
 		t.Fatal(err)
 	}
-	checkIndexes(t, raw, "after VACUUM")
+	checkIndexes(t, nil, raw, "after VACUUM")
 	db = mustOpenAt(t, path, sqlite.Options{})
 	for i := range 30 {
 		p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: fmt.Sprintf("word%02d", i)})
@@ -678,7 +727,11 @@ func searchBench(b *testing.B) *searchFixture {
 	if err := errors.Join(errs...); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("built %d memories in %s at %s", benchMemories, time.Since(start).Round(time.Second), path)
+	built := time.Since(start)
+	if err := db.WaitSearchIndex(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built %d memories in %s at %s, indexed %s later", benchMemories, built.Round(time.Second), path, (time.Since(start) - built).Round(time.Millisecond))
 	return f
 }
 

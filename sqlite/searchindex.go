@@ -2,75 +2,467 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
+	_ "embed"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
+	"sync"
+	"time"
+
+	sqlite "modernc.org/sqlite"
 )
 
-// The search indexes follow the memories table through a queue
-// (migration 0005): triggers note each changed memory in search_queue,
-// with the values the indexes hold for it, and updateSearch indexes the
-// whole queue in one statement per index before the writer commits. FTS5
-// writes a segment for every statement that changes an index; indexing a
-// batch of writes at once writes one.
+// The search indexes live in a file of their own beside the database
+// (IndexPath) and are kept by an indexer, a goroutine that runs beside
+// the writer. Tokenizing a memory's text into the three indexes costs
+// more than the rest of its write; in the writer's transaction it made
+// every write wait for it, on the writer's one core. Now the triggers of
+// migration 0005 note each changed memory in search_queue, in the write's
+// transaction, and the indexer takes in the whole queue at once after the
+// commit, in a transaction on the index file that does not hold up the
+// writer.
+//
+// A search waits until the indexes hold every write committed before it
+// began, so a client always finds what it wrote. Under a load of writes
+// the indexer works in large rounds; the writer waits for it when it falls
+// more than maxIndexLag writes behind, so that a search never waits long.
+//
+// The queue is in the database, so a change is never lost: a crash between
+// a commit and its indexing, or a write by another process, is indexed by
+// the next round. A round is idempotent (it forgets and reindexes the
+// memories it takes), and the queue keeps a row until the memory it names
+// is indexed as it stands.
 
-// searchUpdates are updateSearch's statements, in order. Each index
-// forgets the memories whose indexed text changed or that are gone, then
-// learns those that changed or are new. The paths index holds only paths,
-// so a change of content alone leaves it be.
-var searchUpdates = func() []string {
-	const (
-		textChanged = "m.path IS NOT q.path OR m.sha256 IS NOT q.sha256"
-		pathChanged = "m.path IS NOT q.path"
-	)
-	var stmts []string
-	for _, ix := range []struct{ table, cols, changed string }{
-		{"memories_words", "path, content", textChanged},
-		{"memories_paths", "path", pathChanged},
-		{"memories_trigrams", "path, content", textChanged},
-	} {
-		stmts = append(stmts,
-			fmt.Sprintf(`DELETE FROM %[1]s WHERE rowid IN (
-SELECT q.memory_rowid FROM search_queue q LEFT JOIN memories m ON m.rowid = q.memory_rowid
-WHERE q.indexed AND (m.rowid IS NULL OR %[2]s))`, ix.table, ix.changed),
-			fmt.Sprintf(`INSERT INTO %[1]s (rowid, %[2]s)
-SELECT m.rowid, m.%[3]s FROM search_queue q JOIN memories m ON m.rowid = q.memory_rowid
-WHERE NOT q.indexed OR %[4]s`, ix.table, ix.cols, strings.ReplaceAll(ix.cols, ", ", ", m."), ix.changed))
-	}
-	return append(stmts, `DELETE FROM search_queue`)
-}()
+// searchIndexVersion is the index file's schema (searchindex.sql), kept in
+// its user_version. A file with another version is built again.
+const searchIndexVersion = 1
 
-// searchPurges rebuild each index into one segment ('optimize'), which
-// drops the entries that deletions only marked deleted. FTS5's
-// secure-delete option would drop them at once, but rewrites pages of
-// every segment for each word of a deleted memory: it made a mix of
-// writes twenty times slower. A redaction asks for a purge (search_purge),
-// because the redacted text may still be in those pages; PRAGMA
-// secure_delete (set at Open) then zeroes the freed pages.
-var searchPurges = []string{
-	`INSERT INTO memories_words (memories_words) VALUES ('optimize')`,
-	`INSERT INTO memories_paths (memories_paths) VALUES ('optimize')`,
-	`INSERT INTO memories_trigrams (memories_trigrams) VALUES ('optimize')`,
-	`DELETE FROM search_purge`,
+//go:embed searchindex.sql
+var searchIndexSchema string
+
+// IndexPath is the file of the search indexes of the database at path. It
+// holds derived data only: deleted, it is built again at the next Open.
+func IndexPath(path string) string { return path + "-search" }
+
+// maxIndexLag is how many writes the indexes may be behind the writer
+// before the writer waits for them: about a second of the indexer's work
+// on two cores, for memories of a kilobyte of prose (BENCHMARKS.md).
+const maxIndexLag = 2000
+
+// indexDelay is how long a round waits after the commit that starts it,
+// so that those that follow join it, unless a search or the writer waits
+// for it. Rounds of many memories cost less per memory: FTS5 writes one
+// segment per round, and a memory deleted before its round is never
+// indexed.
+const indexDelay = 50 * time.Millisecond
+
+// The indexes merge their segments only when the indexer has nothing
+// else to do (automerge is off, searchindex.sql), tidyPages pages of each
+// index at a time, every tidyEvery while there is merging left: a burst of
+// writes is indexed sooner, and the merging waits for a quiet moment.
+// FTS5 still merges at once any level that reaches 64 segments
+// (crisismerge), which bounds the segments a lookup reads.
+const (
+	tidyPages = 200
+	tidyEvery = 20 * time.Millisecond
+)
+
+// purgePages is how many pages of each index a step of a purge merges (a
+// variable for the tests, which take smaller steps).
+var purgePages = 500
+
+// indexPoll spaces the rounds that look for changes made by other
+// processes, which do not wake this one's indexer.
+const indexPoll = time.Second
+
+// searchIndexes are the indexes and the columns of memories each holds.
+var searchIndexes = []struct{ table, cols string }{
+	{"memories_words", "path, content"},
+	{"memories_paths", "path"},
+	{"memories_trigrams", "path, content"},
 }
 
-// updateSearch brings the search indexes up to date with tx's writes.
-// The writer runs it in every transaction, before the commit.
-func updateSearch(ctx context.Context, tx *txn) error {
-	var queued, purge bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_queue), EXISTS (SELECT 1 FROM search_purge)`).Scan(&queued, &purge); err != nil {
-		return fmt.Errorf("search index: %w", err)
+type indexer struct {
+	conn    *sql.DB       // the index file, with the database attached as mem
+	db      *DB           // whose writer empties the queue
+	kick    chan struct{} // a commit
+	wanted  chan struct{} // someone waits for a round
+	stop    context.CancelFunc
+	done    chan struct{}
+	rebuild bool // the file is new: the next round indexes every memory
+
+	mu      sync.Mutex
+	writes  uint64        // the writer's committed writes
+	indexed uint64        // how many of them the indexes hold
+	err     error         // the last round's failure; nil after a success
+	moved   chan struct{} // closed, and replaced, when indexed or err change
+}
+
+// openIndexer opens (creating or emptying if needed) the index file of
+// the database at path.
+func openIndexer(ctx context.Context, path string, db *DB) (*indexer, error) {
+	// Deferred transactions: BEGIN IMMEDIATE would take the write lock of
+	// every attached database too, and so wait for the writer and hold it
+	// back. The indexer only reads mem, and alone writes the index file.
+	conn := openPool("file:"+IndexPath(path)+"?"+connParams(false).Encode(), "mem", path)
+	conn.SetMaxOpenConns(1)
+	conn.SetConnMaxIdleTime(0)
+	ix := &indexer{
+		conn: conn, db: db,
+		kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1), done: make(chan struct{}), moved: make(chan struct{}),
+		// What the queue holds at Open counts as a write, which the
+		// first round takes in.
+		writes: 1,
 	}
-	var stmts []string
-	if queued {
-		stmts = searchUpdates
+	var err error
+	if ix.rebuild, err = ix.prepare(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("search index %s: %w", IndexPath(path), err)
 	}
-	if purge {
-		stmts = append(stmts[:len(stmts):len(stmts)], searchPurges...)
+	return ix, nil
+}
+
+// start starts the indexer, whose first round indexes what the queue
+// holds (and every memory, if the file is new).
+func (ix *indexer) start() {
+	run, stop := context.WithCancel(context.Background())
+	ix.stop = stop
+	go ix.run(run)
+	ix.kick <- struct{}{}
+}
+
+// prepare gives the index file the current schema, with no rows if it had
+// to change it, and says whether it did.
+func (ix *indexer) prepare(ctx context.Context) (bool, error) {
+	var v int
+	if err := ix.conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return false, err
 	}
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("search index: %w", err)
+	if v == searchIndexVersion {
+		return false, nil
+	}
+	tx, err := ix.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	for _, ix := range searchIndexes {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+ix.table); err != nil {
+			return false, err
 		}
 	}
+	// Version 0 until the first round has indexed every memory.
+	if _, err := tx.ExecContext(ctx, searchIndexSchema+`; PRAGMA user_version = 0`); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// committed tells the indexer of a commit of n writes; it never blocks.
+func (ix *indexer) committed(n int) {
+	ix.mu.Lock()
+	ix.writes += uint64(n)
+	ix.mu.Unlock()
+	select {
+	case ix.kick <- struct{}{}:
+	default:
+	}
+}
+
+// caughtUp waits until the indexes hold every write committed before it
+// was called.
+func (ix *indexer) caughtUp(ctx context.Context) error {
+	ix.mu.Lock()
+	target := ix.writes
+	if ix.indexed < target {
+		ix.want()
+	}
+	for ix.indexed < target {
+		if ix.err != nil {
+			err := ix.err
+			ix.mu.Unlock()
+			return fmt.Errorf("search index: %w", err)
+		}
+		moved := ix.moved
+		ix.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		ix.mu.Lock()
+	}
+	ix.mu.Unlock()
 	return nil
+}
+
+// behind says whether the indexes lag the writer by more than lag writes,
+// and returns what closes when that may change. A failing indexer holds
+// back no write.
+func (ix *indexer) behind(lag uint64) (<-chan struct{}, bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.err != nil || ix.indexed+lag >= ix.writes {
+		return nil, false
+	}
+	ix.want()
+	return ix.moved, true
+}
+
+// want asks for a round now; it never blocks.
+func (ix *indexer) want() {
+	select {
+	case ix.wanted <- struct{}{}:
+	default:
+	}
+}
+
+// advance records a round's outcome and wakes those waiting for one.
+func (ix *indexer) advance(indexed uint64, err error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err == nil {
+		ix.indexed = max(ix.indexed, indexed)
+	}
+	ix.err = err
+	close(ix.moved)
+	ix.moved = make(chan struct{})
+}
+
+func (ix *indexer) run(ctx context.Context) {
+	defer close(ix.done)
+	poll := time.NewTicker(indexPoll)
+	defer poll.Stop()
+	tidy := time.NewTimer(time.Hour)
+	tidy.Stop()
+	for {
+		select {
+		case <-ix.kick:
+			// Let the writes that follow join this round, unless
+			// someone waits for it.
+			t := time.NewTimer(indexDelay)
+			select {
+			case <-t.C:
+			case <-ix.wanted:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		case <-ix.wanted:
+		case <-poll.C:
+		case <-tidy.C:
+		case <-ctx.Done():
+			return
+		}
+		more, err := ix.round(ctx)
+		if err != nil && ctx.Err() == nil {
+			ix.advance(0, err)
+			// Retried at the next tick, or the next commit.
+		}
+		if more {
+			tidy.Reset(tidyEvery)
+		}
+	}
+}
+
+// round brings the indexes up to date with the queue and then empties the
+// queue of what it indexed. While a redaction asks for a purge, it also
+// takes a step of it; with nothing else to do, it merges some segments.
+// It says whether it left merging to do.
+func (ix *indexer) round(ctx context.Context) (more bool, err error) {
+	ix.mu.Lock()
+	target := ix.writes
+	ix.mu.Unlock()
+	tx, err := ix.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	// The first read of mem fixes the snapshot of the database that the
+	// whole round sees: every write counted in target is in it.
+	var queue [][2]int64
+	rows, err := tx.QueryContext(ctx, `SELECT memory_rowid, changes FROM mem.search_queue`)
+	if err != nil {
+		return false, err
+	}
+	for rows.Next() {
+		var q [2]int64
+		if err := rows.Scan(&q[0], &q[1]); err != nil {
+			rows.Close()
+			return false, err
+		}
+		queue = append(queue, q)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return false, err
+	}
+	var purge sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT requests FROM mem.search_purge`).Scan(&purge); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	exec := func(q string) (changes int64, err error) {
+		var before, after int64
+		err = tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, q)
+		}
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&after)
+		}
+		return after - before, err
+	}
+	for _, s := range searchIndexes {
+		var stmts []string
+		if ix.rebuild {
+			stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (rowid, %s) SELECT rowid, %[2]s FROM mem.memories`, s.table, s.cols))
+		}
+		if len(queue) > 0 {
+			stmts = append(stmts,
+				fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (SELECT memory_rowid FROM mem.search_queue)`, s.table),
+				fmt.Sprintf(`INSERT INTO %s (rowid, %s) SELECT m.rowid, m.%s FROM mem.search_queue q JOIN mem.memories m ON m.rowid = q.memory_rowid`,
+					s.table, s.cols, strings.ReplaceAll(s.cols, ", ", ", m.")))
+		}
+		for _, q := range stmts {
+			if _, err := exec(q); err != nil {
+				return false, err
+			}
+		}
+	}
+	if ix.rebuild {
+		if _, err := exec(fmt.Sprintf(`PRAGMA user_version = %d`, searchIndexVersion)); err != nil {
+			return false, err
+		}
+	}
+	// A merge that finds nothing to do counts one change, its own.
+	merge := func(pages int) (merged bool, err error) {
+		for _, s := range searchIndexes {
+			n, err := exec(fmt.Sprintf(`INSERT INTO %[1]s (%[1]s, rank) VALUES ('merge', %d)`, s.table, pages))
+			if err != nil {
+				return false, err
+			}
+			merged = merged || n > 1
+		}
+		return merged, nil
+	}
+	purged := false
+	switch {
+	case purge.Valid:
+		// A deletion only marks a memory's entries deleted; merging
+		// the segments that hold them drops them, and PRAGMA
+		// secure_delete zeroes the freed pages. A negative count
+		// merges every segment, so steps until there is nothing left to
+		// merge leave one segment, and 'optimize' then rewrites it if it
+		// still holds deleted entries. In steps, between which the
+		// indexes take in new writes, since merging a large index takes
+		// seconds. (FTS5's secure-delete option would drop the entries
+		// at once, but rewrites pages of every segment for each word of
+		// a memory: it made writes twenty times slower.)
+		more, err = merge(-purgePages)
+		if err != nil {
+			return false, err
+		}
+		if !more {
+			for _, s := range searchIndexes {
+				if _, err := exec(fmt.Sprintf(`INSERT INTO %[1]s (%[1]s) VALUES ('optimize')`, s.table)); err != nil {
+					return false, err
+				}
+			}
+			purged = true
+		}
+	case len(queue) == 0 && !ix.rebuild:
+		if more, err = merge(tidyPages); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	ix.rebuild = false
+	ix.advance(target, nil)
+	if len(queue) == 0 && !purged {
+		return more, nil
+	}
+	// Empty the queue of the rows that did not change meanwhile. If this
+	// fails (the database is closing), the next round indexes them again.
+	done, _ := json.Marshal(queue)
+	ix.db.submit(ctx, ix.db.indexWrites, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_queue WHERE (memory_rowid, changes) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, string(done)); err != nil {
+			return err
+		}
+		if !purged {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM search_purge WHERE requests = ?`, purge.Int64)
+		return err
+	})
+	return more, nil
+}
+
+// close stops the indexer, abandoning a round under way (its work is
+// redone at the next Open), and closes the index file.
+func (ix *indexer) close() error {
+	ix.stop()
+	<-ix.done
+	return ix.conn.Close()
+}
+
+// openPool opens a pool on dsn whose every connection has the database
+// file at attach attached as alias.
+func openPool(dsn, alias, attach string) *sql.DB {
+	d := &sqlite.Driver{}
+	d.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
+		_, err := c.ExecContext(context.Background(), `ATTACH DATABASE ? AS `+alias, []driver.NamedValue{{Ordinal: 1, Value: "file:" + attach}})
+		return err
+	})
+	return sql.OpenDB(connector{d, dsn})
+}
+
+type connector struct {
+	d   *sqlite.Driver
+	dsn string
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.d }
+
+// connParams are the settings of every connection; see Open.
+func connParams(write bool) url.Values {
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)", "temp_store(MEMORY)"} {
+		q.Add("_pragma", p)
+	}
+	if write {
+		q.Set("_txlock", "immediate")
+	}
+	return q
+}
+
+// WaitSearchIndex waits until the search indexes hold every write
+// committed before the call, and have finished purging the text of the
+// versions redacted before it. A search waits for the writes by itself,
+// but not for purges.
+func (db *DB) WaitSearchIndex(ctx context.Context) error {
+	for {
+		if err := db.ix.caughtUp(ctx); err != nil {
+			return err
+		}
+		db.ix.mu.Lock()
+		moved := db.ix.moved
+		db.ix.mu.Unlock()
+		var purging bool
+		if err := db.rs.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM search_purge)`).Scan(&purging); err != nil {
+			return err
+		}
+		if !purging {
+			return nil
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }

@@ -13,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,14 +59,16 @@ type DB struct {
 	w, r   *sql.DB
 	ws, rs stmtCache // their prepared statements
 	ck     *checkpointer
-	// writes feeds the batcher (batch.go), which runs every write.
-	writes      chan writeReq
-	closed      chan struct{} // closed by Close: the batcher stops
-	batcherDone chan struct{}
-	closeOnce   sync.Once
-	max         int
-	now         func() time.Time
-	ids         *ids.Generator
+	ix     *indexer // keeps the search indexes (searchindex.go)
+	// writes and indexWrites (the indexer's) feed the batcher
+	// (batch.go), which runs every write.
+	writes, indexWrites chan writeReq
+	closed              chan struct{} // closed by Close: the batcher stops
+	batcherDone         chan struct{}
+	closeOnce           sync.Once
+	max                 int
+	now                 func() time.Time
+	ids                 *ids.Generator
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -81,20 +81,15 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if db.ids == nil {
 		db.ids = ids.NewGenerator()
 	}
-	// Per-connection settings: WAL lets readers run beside the writer;
-	// foreign keys make store deletion cascade; busy_timeout waits for
-	// another process's lock instead of failing at once; secure_delete
-	// zeroes freed space so that redacted and deleted content does not
-	// linger in the file; synchronous=NORMAL is durable enough under WAL
-	// (a power cut may lose the last commits, never corrupt).
-	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)", "temp_store(MEMORY)"} {
-		q.Add("_pragma", p)
-	}
-	wq := url.Values{"_txlock": {"immediate"}}
-	for k, v := range q {
-		wq[k] = slices.Clone(v)
-	}
+	// Per-connection settings (connParams): WAL lets readers run beside
+	// the writer; foreign keys make store deletion cascade; busy_timeout
+	// waits for another process's lock instead of failing at once;
+	// secure_delete zeroes freed space so that redacted and deleted
+	// content does not linger in the file; synchronous=NORMAL is durable
+	// enough under WAL (a power cut may lose the last commits, never
+	// corrupt); temp_store=MEMORY keeps the statement journals of the
+	// batch's savepoints out of temporary files.
+	wq := connParams(true)
 	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	var err error
 	if db.w, err = sql.Open("sqlite", "file:"+path+"?"+wq.Encode()); err != nil {
@@ -107,8 +102,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
-	// The checkpointer and the read pool are opened after the migration
-	// so that the file is already in WAL mode and has its schema.
+	// The checkpointer, the indexer and the read pool are opened after
+	// the migration so that the file is already in WAL mode and has its
+	// schema; the read pool after the indexer, which makes the index file
+	// that every reader attaches.
+	q := connParams(false)
 	ck, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		db.w.Close()
@@ -116,12 +114,17 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	ck.SetMaxOpenConns(1)
 	db.ck = startCheckpointer(ck)
-	q.Add("_pragma", "query_only(1)")
-	if db.r, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode()); err != nil {
+	if db.ix, err = openIndexer(ctx, path, db); err != nil {
 		db.ck.close()
 		db.w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
+	db.writes, db.indexWrites = make(chan writeReq), make(chan writeReq)
+	db.closed, db.batcherDone = make(chan struct{}), make(chan struct{})
+	go db.batcher()
+	db.ix.start()
+	q.Add("_pragma", "query_only(1)")
+	db.r = openPool("file:"+path+"?"+q.Encode(), "search", IndexPath(path))
 	db.r.SetMaxOpenConns(4)
 	// Keep every reader open: database/sql keeps two idle by default, and
 	// opening a SQLite connection (with its pragmas) costs more than a
@@ -129,8 +132,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(4)
 	db.r.SetConnMaxIdleTime(0)
 	db.rs.pool = db.r
-	db.writes, db.closed, db.batcherDone = make(chan writeReq), make(chan struct{}), make(chan struct{})
-	go db.batcher()
 	return db, nil
 }
 
@@ -140,7 +141,7 @@ func (db *DB) Close() error {
 		close(db.closed)
 		<-db.batcherDone
 	})
-	return errors.Join(db.ck.close(), db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
+	return errors.Join(db.ix.close(), db.ck.close(), db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
 }
 
 // migrate applies, in one transaction, the embedded migrations numbered
@@ -179,10 +180,8 @@ func (db *DB) migrate(ctx context.Context) error {
 		if last == have {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last)); err != nil {
-			return err
-		}
-		return updateSearch(ctx, tx)
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last))
+		return err
 	})
 }
 
@@ -191,9 +190,14 @@ func (db *DB) write(ctx context.Context, fn func(tx *txn) error) error {
 	if db.writes == nil { // while migrating
 		return inTx(ctx, &db.ws, fn)
 	}
+	return db.submit(ctx, db.writes, fn)
+}
+
+// submit hands fn to the batcher on queue and waits for its outcome.
+func (db *DB) submit(ctx context.Context, queue chan<- writeReq, fn func(tx *txn) error) error {
 	r := writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
-	case db.writes <- r:
+	case queue <- r:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-db.closed:

@@ -21,6 +21,9 @@ Mixes:
   read    retrieve random memories
   write   each client creates a memory, updates it and deletes it, so the
           store's size stays the same
+  ingest  each client creates a memory of varied text and updates it with
+          other text, keeping it: the store grows, and search indexes every
+          memory written (needs --max-memories-per-store 0 on the server)
   list    walk the store 100 memories per page, from the start again at the end
   mixed   80% read, 10% list, 10% write
 

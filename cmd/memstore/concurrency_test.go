@@ -18,10 +18,7 @@ import (
 // concurrency must neither lose nor repeat an update, and contention must
 // never surface as a server error.
 func TestConcurrentUpdates(t *testing.T) {
-	// Each update rewrites the whole memory and its search index, so the
-	// cost grows with the square of the updates: 1,600 keep the test
-	// within a few minutes under -race on two cores.
-	clients, updates := 16, 100
+	clients, updates := 16, 200
 	if testing.Short() {
 		updates = 20
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -239,6 +240,17 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			}
 		}
 		checked += len(ml.acked)
+
+		// Search finds the memory by what it holds now: the writes that
+		// the crash kept from the search index are indexed after it.
+		var full httpapi.MemoryJSON
+		a.must(t, "GET", memories+"/"+m.ID, nil, &full)
+		words := strings.SplitN(*full.Content, ",", 3) // "writer W", " write K", ...
+		var hits httpapi.PageJSON[httpapi.SearchResultJSON]
+		a.must(t, "GET", memories+"/search?q="+url.QueryEscape(words[1])+"&path_prefix="+url.QueryEscape(path), nil, &hits)
+		if len(hits.Data) != 1 || hits.Data[0].Memory.ID != m.ID {
+			t.Errorf("search %q under %s after the crash: %+v; want %s", words[1], path, hits.Data, m.ID)
+		}
 	}
 	t.Logf("%d acknowledged writes to %d memories checked after the crash", checked, len(logs))
 

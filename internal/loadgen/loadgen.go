@@ -30,12 +30,16 @@ import (
 const (
 	MixRead  = "read"  // retrieve a random memory
 	MixWrite = "write" // per client: create a memory, update it, delete it
-	MixList  = "list"  // walk the store's memories 100 at a time, from the start again at the end
-	MixMixed = "mixed" // 80% read, 10% list, 10% write
+	// MixIngest: per client, create a memory of varied text and update it
+	// with other text, keeping it: the store grows, and search indexes
+	// every memory written.
+	MixIngest = "ingest"
+	MixList   = "list"  // walk the store's memories 100 at a time, from the start again at the end
+	MixMixed  = "mixed" // 80% read, 10% list, 10% write
 )
 
 // Mixes lists the mixes, for help texts and validation.
-var Mixes = []string{MixRead, MixWrite, MixList, MixMixed}
+var Mixes = []string{MixRead, MixWrite, MixIngest, MixList, MixMixed}
 
 // Config is one run.
 type Config struct {
@@ -248,6 +252,8 @@ func (w *worker) run(ctx context.Context) []sample {
 			}
 		case MixWrite:
 			out = w.writeCycle(ctx, out)
+		case MixIngest:
+			out = w.ingestCycle(ctx, out, rng)
 		}
 	}
 	return out
@@ -266,6 +272,59 @@ func (w *worker) writeCycle(ctx context.Context, out []sample) []sample {
 	out = w.time(ctx, out, OpUpdate, "POST", w.base+"/"+m.ID, map[string]any{"content": w.content + strconv.Itoa(w.n)}, nil)
 	// The delete runs even after the deadline, so that nothing is left.
 	return w.time(context.WithoutCancel(ctx), out, OpDelete, "DELETE", w.base+"/"+m.ID, nil, nil)
+}
+
+// ingestCycle creates a memory of varied text and updates it with
+// other text of the same size.
+func (w *worker) ingestCycle(ctx context.Context, out []sample, rng *rand.Rand) []sample {
+	w.n++
+	var m struct{ ID string }
+	path := fmt.Sprintf("/bench-ingest/%s/%d/%d.md", w.tag, w.id, w.n)
+	out = w.time(ctx, out, OpCreate, "POST", w.base, map[string]any{"path": path, "content": prose(rng, len(w.content))}, &m)
+	if m.ID == "" {
+		return out
+	}
+	return w.time(ctx, out, OpUpdate, "POST", w.base+"/"+m.ID, map[string]any{"content": prose(rng, len(w.content))}, nil)
+}
+
+// vocabulary is prose's words: 2,000 made-up words of 2 to 10 letters.
+var vocabulary = func() []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, 2000)
+	for i := range words {
+		b := make([]byte, 2+rng.IntN(9))
+		for j := range b {
+			b[j] = byte('a' + rng.IntN(26))
+		}
+		words[i] = string(b)
+	}
+	return words
+}()
+
+// prose makes n bytes of text: words of the vocabulary, the common ones
+// far more often than the rare ones, as in writing, in lines of about
+// 60 bytes.
+func prose(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	b.Grow(n + 16)
+	line := 0
+	for b.Len() < n {
+		// The square of a uniform number favours the first words.
+		f := rng.Float64()
+		w := vocabulary[int(f*f*float64(len(vocabulary)))]
+		switch {
+		case line == 0:
+		case line+len(w) > 60:
+			b.WriteByte('\n')
+			line = 0
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()[:n]
 }
 
 func (w *worker) time(ctx context.Context, out []sample, op Op, method, path string, body, into any) []sample {

@@ -1,0 +1,148 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// found says whether a search for text finds the memory at path.
+func found(tb testing.TB, db *sqlite.DB, storeID, text, path string) bool {
+	tb.Helper()
+	p, err := db.SearchMemories(context.Background(), ws, []string{storeID}, memstore.SearchQuery{Text: text, Limit: 100})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, r := range p.Items {
+		if r.Memory.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSearchFindsWhatWasJustWritten: the indexer works beside the writer,
+// but a search waits for the writes committed before it, so a client
+// always finds what it has just written, while others write too.
+func TestSearchFindsWhatWasJustWritten(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	s := mustStore(t, db)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			var last *memstore.Memory
+			for i := range 25 {
+				word := fmt.Sprintf("zq%dx%dk", w, i)
+				path := fmt.Sprintf("/w%d/%d.md", w, i%3)
+				var err error
+				if i < 3 {
+					last, err = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "note " + word}, alice)
+				} else {
+					m, e := memstore.FindMemory(ctx, db, ws, s.ID, path)
+					if err = e; err == nil {
+						last, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("note " + word)}, alice)
+					}
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !found(t, db, s.ID, word, last.Path) {
+					t.Errorf("%q, just written to %s, is not found", word, last.Path)
+				}
+				if i >= 3 && found(t, db, s.ID, fmt.Sprintf("zq%dx%dk", w, i-3), last.Path) {
+					t.Errorf("%s is still found by the text it held before", last.Path)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestSearchIndexRebuilt: the index file holds derived data only. Deleted,
+// or of another version of its schema, it is built again from the
+// memories when the database opens.
+func TestSearchIndexRebuilt(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustStore(t, db)
+	for i := range 20 {
+		mustCreate(t, db, s.ID, fmt.Sprintf("/m/%d.md", i), fmt.Sprintf("pangolin%d scales", i))
+	}
+	if err := db.WaitSearchIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, damage := range []struct {
+		name string
+		do   func() error
+	}{
+		{"deleted", func() error {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !os.IsNotExist(err) {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"another version", func() error {
+			raw := rawDB(t, sqlite.IndexPath(path))
+			defer raw.Close()
+			_, err := raw.Exec(`PRAGMA user_version = 999`)
+			return err
+		}},
+	} {
+		if err := damage.do(); err != nil {
+			t.Fatal(err)
+		}
+		db := mustOpenAt(t, path, sqlite.Options{})
+		for i := range 20 {
+			if !found(t, db, s.ID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
+				t.Errorf("index %s: pangolin%d not found", damage.name, i)
+			}
+		}
+		checkIndexes(t, db, rawIndex(t, path), "index "+damage.name)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSearchIndexesOtherProcesses: a write made to the file by another
+// process does not wake this process's indexer, which finds it anyway at
+// its next look at the queue. (Another memstore process would index it
+// itself; here a plain SQLite connection writes.)
+func TestSearchIndexesOtherProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	db := mustOpenAt(t, path, sqlite.Options{})
+	s := mustStore(t, db)
+	if err := db.WaitSearchIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	if _, err := raw.Exec(`INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at)
+		VALUES ('mem_other', ?, '/elsewhere.md', 'okapi', '', 5, 'ver_other', 1, 1)`, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !found(t, db, s.ID, "okapi", "/elsewhere.md") {
+		if time.Now().After(deadline) {
+			t.Fatal("a memory written by another process is not found after 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
