@@ -73,7 +73,7 @@ const (
 
 // purgePages is how many pages of each index a step of a purge merges (a
 // variable for the tests, which take smaller steps).
-var purgePages = 500
+var purgePages = 200
 
 // indexPoll spaces the rounds that look for changes made by other
 // processes, which do not wake this one's indexer.
