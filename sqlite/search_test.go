@@ -241,11 +241,7 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 // before search existed: the migration indexes its memories.
 func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := mustOpenToClose(t)
 	s := mustStore(t, db)
 	mustCreate(t, db, s.ID, "/zoo/lemur.md", "ring-tailed and curious")
 	if err := db.Close(); err != nil {
@@ -376,11 +372,7 @@ func TestSearchErasesText(t *testing.T) {
 // PRIMARY KEY; this SQLite keeps them through VACUUM.
 func TestSearchAfterVacuum(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := mustOpenToClose(t)
 	s := mustStore(t, db)
 	for i := range 30 {
 		m := mustCreate(t, db, s.ID, fmt.Sprintf("/m/%02d.md", i), fmt.Sprintf("word%02d common", i))

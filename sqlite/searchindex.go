@@ -150,8 +150,8 @@ func (ix *indexer) prepare(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer tx.Rollback()
-	for _, ix := range searchIndexes {
-		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+ix.table); err != nil {
+	for _, s := range searchIndexes {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+s.table); err != nil {
 			return false, err
 		}
 	}
@@ -406,6 +406,7 @@ func (ix *indexer) round(ctx context.Context) (more bool, err error) {
 func (ix *indexer) close() error {
 	ix.stop()
 	<-ix.done
+	ix.advance(0, errors.New("the database is closed")) // wakes waiting searches
 	return ix.conn.Close()
 }
 

@@ -72,11 +72,7 @@ func TestSearchFindsWhatWasJustWritten(t *testing.T) {
 // memories when the database opens.
 func TestSearchIndexRebuilt(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := mustOpenToClose(t)
 	s := mustStore(t, db)
 	for i := range 20 {
 		mustCreate(t, db, s.ID, fmt.Sprintf("/m/%d.md", i), fmt.Sprintf("pangolin%d scales", i))

@@ -50,6 +50,18 @@ func mustOpenAt(tb testing.TB, path string, opts sqlite.Options) *sqlite.DB {
 	return db
 }
 
+// mustOpenToClose opens a database in a fresh file, for a test that
+// closes it itself (to open it again), and returns the file's path.
+func mustOpenToClose(tb testing.TB) (*sqlite.DB, string) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "m.db")
+	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db, path
+}
+
 func mustStore(tb testing.TB, db *sqlite.DB) *memstore.Store {
 	tb.Helper()
 	s, err := db.CreateStore(context.Background(), ws, memstore.StoreCreate{Name: "notes"})
@@ -109,12 +121,8 @@ func listAll(tb testing.TB, db *sqlite.DB, storeID string, f memstore.MemoryFilt
 }
 
 func TestReopenKeepsData(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.db")
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := mustOpenToClose(t)
 	s := mustStore(t, db)
 	m := mustCreate(t, db, s.ID, "/a", "x")
 	if err := db.Close(); err != nil {
