@@ -80,4 +80,7 @@ type Counts struct {
 	Stores     int64 // archived ones included
 	Memories   int64 // live ones
 	Versions   int64
+	// SearchBacklog counts the memories changed since the search indexes
+	// last took them in (a backend that indexes as it writes has none).
+	SearchBacklog int64
 }

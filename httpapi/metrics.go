@@ -97,6 +97,7 @@ var (
 	storesDesc     = prometheus.NewDesc("memstore_stores", "Memory stores in the database, archived ones included.", nil, nil)
 	memoriesDesc   = prometheus.NewDesc("memstore_memories", "Live memories in the database.", nil, nil)
 	versionsDesc   = prometheus.NewDesc("memstore_memory_versions", "Memory versions in the database.", nil, nil)
+	backlogDesc    = prometheus.NewDesc("memstore_search_backlog", "Memories changed and not yet taken in by the search indexes.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -105,6 +106,7 @@ func (c *countsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- storesDesc
 	ch <- memoriesDesc
 	ch <- versionsDesc
+	ch <- backlogDesc
 }
 
 // Collect implements prometheus.Collector. A failed count is logged and
@@ -120,7 +122,7 @@ func (c *countsCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, g := range []struct {
 		d *prometheus.Desc
 		v int64
-	}{{workspacesDesc, n.Workspaces}, {storesDesc, n.Stores}, {memoriesDesc, n.Memories}, {versionsDesc, n.Versions}} {
+	}{{workspacesDesc, n.Workspaces}, {storesDesc, n.Stores}, {memoriesDesc, n.Memories}, {versionsDesc, n.Versions}, {backlogDesc, n.SearchBacklog}} {
 		ch <- prometheus.MustNewConstMetric(g.d, prometheus.GaugeValue, float64(g.v))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -579,6 +580,10 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+	// The memory may or may not be indexed yet.
+	if !regexp.MustCompile(`(?m)^memstore_search_backlog [01]$`).MatchString(text) {
+		t.Errorf("metrics lack the search backlog:\n%s", text)
 	}
 	// The metrics went to the registry given, never the global one.
 	if mfs, err := reg.Gather(); err != nil || len(mfs) == 0 {

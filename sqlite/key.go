@@ -187,7 +187,8 @@ func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
 	var c memstore.Counts
 	err := db.r.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM workspaces), (SELECT count(*) FROM stores),
-		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions)`).
-		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions)
+		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions),
+		(SELECT count(*) FROM search_queue)`).
+		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions, &c.SearchBacklog)
 	return c, wrap(translate(err), "count")
 }
