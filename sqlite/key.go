@@ -161,7 +161,7 @@ func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller
 	if !strings.HasPrefix(secret, memstore.APIKeyPrefix) {
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
 	}
-	k, err := scanKey(db.r.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE secret_sha256 = ?", memstore.HashSecret(secret)))
+	k, err := scanKey(db.rs.queryRow(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE secret_sha256 = ?", memstore.HashSecret(secret)))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sqlite "modernc.org/sqlite"
+
+	"github.com/memstore/memstore"
 )
 
 // The search indexes live in a file of their own beside the database
@@ -87,13 +89,12 @@ var searchIndexes = []struct{ table, cols string }{
 }
 
 type indexer struct {
-	conn    *sql.DB       // the index file, with the database attached as mem
-	db      *DB           // whose writer empties the queue
-	kick    chan struct{} // a commit
-	wanted  chan struct{} // someone waits for a round
-	stop    context.CancelFunc
-	done    chan struct{}
-	rebuild bool // the file is new: the next round indexes every memory
+	conn   *sql.DB       // the index file, with the database attached as mem
+	db     *DB           // whose writer empties the queue
+	kick   chan struct{} // a commit
+	wanted chan struct{} // someone waits for a round
+	stop   context.CancelFunc
+	done   chan struct{}
 
 	mu      sync.Mutex
 	writes  uint64        // the writer's committed writes
@@ -118,8 +119,7 @@ func openIndexer(ctx context.Context, path string, db *DB) (*indexer, error) {
 		// first round takes in.
 		writes: 1,
 	}
-	var err error
-	if ix.rebuild, err = ix.prepare(ctx); err != nil {
+	if err := prepareIndex(ctx, IndexPath(path)); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("search index %s: %w", IndexPath(path), err)
 	}
@@ -127,7 +127,7 @@ func openIndexer(ctx context.Context, path string, db *DB) (*indexer, error) {
 }
 
 // start starts the indexer, whose first round indexes what the queue
-// holds (and every memory, if the file is new).
+// holds (and every memory, if the indexes are new).
 func (ix *indexer) start() {
 	run, stop := context.WithCancel(context.Background())
 	ix.stop = stop
@@ -135,31 +135,38 @@ func (ix *indexer) start() {
 	ix.kick <- struct{}{}
 }
 
-// prepare gives the index file the current schema, with no rows if it had
-// to change it, and says whether it did.
-func (ix *indexer) prepare(ctx context.Context) (bool, error) {
-	var v int
-	if err := ix.conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return false, err
-	}
-	if v == searchIndexVersion {
-		return false, nil
-	}
-	tx, err := ix.conn.BeginTx(ctx, nil)
+// prepareIndex gives the index file at path the current schema, with
+// empty indexes (search_state.built 0) if it had to change it. It runs on
+// a connection of its own, without the database attached, so that its
+// transaction can take the index file's write lock from the start (BEGIN
+// IMMEDIATE) and wait for another process's indexer instead of failing.
+func prepareIndex(ctx context.Context, path string) error {
+	conn, err := sql.Open("sqlite", "file:"+path+"?"+connParams(true).Encode())
 	if err != nil {
-		return false, err
+		return err
+	}
+	defer conn.Close()
+	var v int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v == searchIndexVersion {
+		return err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
 	}
 	defer tx.Rollback()
-	for _, s := range searchIndexes {
-		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+s.table); err != nil {
-			return false, err
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v == searchIndexVersion {
+		return err // another process made it meanwhile
+	}
+	for _, t := range []string{"memories_words", "memories_paths", "memories_trigrams", "search_state"} {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
+			return err
 		}
 	}
-	// Version 0 until the first round has indexed every memory.
-	if _, err := tx.ExecContext(ctx, searchIndexSchema+`; PRAGMA user_version = 0`); err != nil {
-		return false, err
+	if _, err := tx.ExecContext(ctx, searchIndexSchema+fmt.Sprintf(`; PRAGMA user_version = %d`, searchIndexVersion)); err != nil {
+		return err
 	}
-	return true, tx.Commit()
+	return tx.Commit()
 }
 
 // committed tells the indexer of a commit of n writes; it never blocks.
@@ -239,6 +246,7 @@ func (ix *indexer) run(ctx context.Context) {
 	defer poll.Stop()
 	tidy := time.NewTimer(time.Hour)
 	tidy.Stop()
+	tidying := false // the last round left merging to do
 	for {
 		select {
 		case <-ix.kick:
@@ -257,10 +265,16 @@ func (ix *indexer) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		more, err := ix.round(ctx)
-		if err != nil && ctx.Err() == nil {
-			ix.advance(0, err)
-			// Retried at the next tick, or the next commit.
+		more, err := ix.round(ctx, tidying)
+		tidying = more
+		switch {
+		case err == nil, ctx.Err() != nil:
+		case memstore.ErrorCode(translate(err)) == memstore.EConflict:
+			// Another process's indexer held the file for longer than
+			// busy_timeout (a rebuild): not a failure; retried at the
+			// next tick.
+		default:
+			ix.advance(0, err) // searches fail until a round succeeds
 		}
 		if more {
 			tidy.Reset(tidyEvery)
@@ -272,17 +286,36 @@ func (ix *indexer) run(ctx context.Context) {
 // queue of what it indexed. While a redaction asks for a purge, it also
 // takes a step of it; with nothing else to do, it merges some segments.
 // It says whether it left merging to do.
-func (ix *indexer) round(ctx context.Context) (more bool, err error) {
+func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err error) {
 	ix.mu.Lock()
 	target := ix.writes
 	ix.mu.Unlock()
+	// Most rounds of a quiet server find nothing to do: they look without
+	// writing. A snapshot read after target was taken holds every write
+	// it counts.
+	var work bool
+	if err := ix.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM mem.search_queue) OR EXISTS (SELECT 1 FROM mem.search_purge)
+		OR (SELECT built = 0 FROM search_state)`).Scan(&work); err != nil {
+		return false, err
+	}
+	if !work && !tidying {
+		ix.advance(target, nil)
+		return false, nil
+	}
 	tx, err := ix.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
-	// The first read of mem fixes the snapshot of the database that the
-	// whole round sees: every write counted in target is in it.
+	// The first statement writes to the index file, which takes its write
+	// lock before anything is read (waiting for another process's indexer
+	// if need be); the database is only read. The first read of mem fixes
+	// the snapshot of the database that the whole round sees.
+	var built bool
+	if err := tx.QueryRowContext(ctx, `UPDATE search_state SET rounds = rounds + 1 RETURNING built`).Scan(&built); err != nil {
+		return false, err
+	}
+	rebuild := !built
 	var queue [][2]int64
 	rows, err := tx.QueryContext(ctx, `SELECT memory_rowid, changes FROM mem.search_queue`)
 	if err != nil {
@@ -316,7 +349,7 @@ func (ix *indexer) round(ctx context.Context) (more bool, err error) {
 	}
 	for _, s := range searchIndexes {
 		var stmts []string
-		if ix.rebuild {
+		if rebuild {
 			stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (rowid, %s) SELECT rowid, %[2]s FROM mem.memories`, s.table, s.cols))
 		}
 		if len(queue) > 0 {
@@ -331,8 +364,8 @@ func (ix *indexer) round(ctx context.Context) (more bool, err error) {
 			}
 		}
 	}
-	if ix.rebuild {
-		if _, err := exec(fmt.Sprintf(`PRAGMA user_version = %d`, searchIndexVersion)); err != nil {
+	if rebuild {
+		if _, err := exec(`UPDATE search_state SET built = 1`); err != nil {
 			return false, err
 		}
 	}
@@ -372,7 +405,7 @@ func (ix *indexer) round(ctx context.Context) (more bool, err error) {
 			}
 			purged = true
 		}
-	case len(queue) == 0 && !ix.rebuild:
+	case len(queue) == 0 && !rebuild:
 		if more, err = merge(tidyPages); err != nil {
 			return false, err
 		}
@@ -380,7 +413,6 @@ func (ix *indexer) round(ctx context.Context) (more bool, err error) {
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}
-	ix.rebuild = false
 	ix.advance(target, nil)
 	if len(queue) == 0 && !purged {
 		return more, nil

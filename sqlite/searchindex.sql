@@ -45,3 +45,15 @@ INSERT INTO memories_trigrams (memories_trigrams, rank) VALUES ('automerge', 0);
 INSERT INTO memories_words (memories_words, rank) VALUES ('crisismerge', 64);
 INSERT INTO memories_paths (memories_paths, rank) VALUES ('crisismerge', 64);
 INSERT INTO memories_trigrams (memories_trigrams, rank) VALUES ('crisismerge', 64);
+
+-- The indexer's own state. built is 0 until a round has indexed every
+-- memory into this file's fresh indexes; rounds counts the rounds, and a
+-- round's first statement increments it, which takes the file's write lock
+-- before anything is read, so that two processes' indexers wait for each
+-- other instead of failing.
+CREATE TABLE search_state (
+	id     INTEGER PRIMARY KEY CHECK (id = 1),
+	built  INTEGER NOT NULL,
+	rounds INTEGER NOT NULL
+) STRICT;
+INSERT INTO search_state VALUES (1, 0, 0);

@@ -13,12 +13,14 @@ import (
 	"github.com/memstore/memstore/sqlite"
 )
 
-// found says whether a search for text finds the memory at path.
+// found says whether a search for text finds the memory at path. It may
+// run on any goroutine: a failed search is an error, and not found.
 func found(tb testing.TB, db *sqlite.DB, storeID, text, path string) bool {
 	tb.Helper()
 	p, err := db.SearchMemories(context.Background(), ws, []string{storeID}, memstore.SearchQuery{Text: text, Limit: 100})
 	if err != nil {
-		tb.Fatal(err)
+		tb.Error(err)
+		return false
 	}
 	for _, r := range p.Items {
 		if r.Memory.Path == path {
@@ -141,4 +143,58 @@ func TestSearchIndexesOtherProcesses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestSearchIndexSharedByProcesses: several handles on one file (as
+// several processes: a server and `memstore ... --db` commands) each run
+// an indexer on the one index file. They open together, on a database
+// whose index file is new, write and search together, and leave an index
+// that matches the memories: rounds take the file in turn.
+func TestSearchIndexSharedByProcesses(t *testing.T) {
+	ctx := context.Background()
+	db, path := mustOpenToClose(t)
+	s := mustStore(t, db)
+	for i := range 200 {
+		mustCreate(t, db, s.ID, fmt.Sprintf("/old/%d.md", i), fmt.Sprintf("aardvark%d burrow", i))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	handles := make([]*sqlite.DB, 4)
+	var wg sync.WaitGroup
+	for h := range handles {
+		wg.Go(func() {
+			db, err := sqlite.Open(ctx, path, sqlite.Options{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			t.Cleanup(func() { db.Close() })
+			handles[h] = db
+			for i := range 20 {
+				word := fmt.Sprintf("yak%dx%d", h, i)
+				m, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/h%d/%d.md", h, i), Content: word}, alice)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !found(t, db, s.ID, word, m.Path) {
+					t.Errorf("handle %d: %q, just written, is not found", h, word)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if !found(t, handles[0], s.ID, "aardvark7", "/old/7.md") {
+		t.Error("a memory from before the index file was made is not found")
+	}
+	checkIndexes(t, handles[0], rawIndex(t, path), "four handles")
 }
