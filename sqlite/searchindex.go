@@ -38,6 +38,12 @@ import (
 // the next round. A round is idempotent (it forgets and reindexes the
 // memories it takes), and the queue keeps a row until the memory it names
 // is indexed as it stands.
+//
+// The indexes are keyed by memories.rowid, which SQLite gives again to a
+// new row when the newest row is gone. Between a round and the next, a
+// search concurrent with such a deletion and creation may therefore find
+// the new memory by the old one's text; the next round corrects it. A
+// search that begins after both writes were answered waits for that round.
 
 // searchIndexVersion is the index file's schema (searchindex.sql), kept in
 // its user_version. A file with another version is built again.
