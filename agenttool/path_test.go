@@ -89,6 +89,9 @@ func TestPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The search indexer empties its queue meanwhile: not a
+			// change of what the database holds.
+			n1.SearchBacklog, n2.SearchBacklog = 0, 0
 			if n1 != n2 {
 				t.Fatalf("a refused write changed the database: %+v, then %+v", n1, n2)
 			}
