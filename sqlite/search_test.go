@@ -261,10 +261,8 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 		}
 	}
 	raw.Close()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
+	if err := removeIndex(path); err != nil {
+		t.Fatal(err)
 	}
 	db = mustOpenAt(t, path, sqlite.Options{})
 	for _, q := range []string{"lemur", "curious", "tailed", "ring-tailed", "urio"} {

@@ -30,6 +30,26 @@ func found(tb testing.TB, db *sqlite.DB, storeID, text, path string) bool {
 	return false
 }
 
+// mustCreateMany creates n memories, the i-th at fmt.Sprintf(pathFormat, i)
+// holding fmt.Sprintf(contentFormat, i).
+func mustCreateMany(tb testing.TB, db *sqlite.DB, storeID string, n int, pathFormat, contentFormat string) {
+	tb.Helper()
+	for i := range n {
+		mustCreate(tb, db, storeID, fmt.Sprintf(pathFormat, i), fmt.Sprintf(contentFormat, i))
+	}
+}
+
+// removeIndex deletes the index file of the database at path, with its
+// log, as an operator may.
+func removeIndex(path string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
 // TestSearchFindsWhatWasJustWritten: the indexer works beside the writer,
 // but a search waits for the writes committed before it, so a client
 // always finds what it has just written, while others write too.
@@ -76,9 +96,7 @@ func TestSearchIndexRebuilt(t *testing.T) {
 	ctx := context.Background()
 	db, path := mustOpenToClose(t)
 	s := mustStore(t, db)
-	for i := range 20 {
-		mustCreate(t, db, s.ID, fmt.Sprintf("/m/%d.md", i), fmt.Sprintf("pangolin%d scales", i))
-	}
+	mustCreateMany(t, db, s.ID, 20, "/m/%d.md", "pangolin%d scales")
 	if err := db.WaitSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +107,7 @@ func TestSearchIndexRebuilt(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"deleted", func() error {
-			for _, suffix := range []string{"", "-wal", "-shm"} {
-				if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !os.IsNotExist(err) {
-					return err
-				}
-			}
-			return nil
-		}},
+		{"deleted", func() error { return removeIndex(path) }},
 		{"another version", func() error {
 			raw := rawDB(t, sqlite.IndexPath(path))
 			defer raw.Close()
@@ -154,16 +165,12 @@ func TestSearchIndexSharedByProcesses(t *testing.T) {
 	ctx := context.Background()
 	db, path := mustOpenToClose(t)
 	s := mustStore(t, db)
-	for i := range 200 {
-		mustCreate(t, db, s.ID, fmt.Sprintf("/old/%d.md", i), fmt.Sprintf("aardvark%d burrow", i))
-	}
+	mustCreateMany(t, db, s.ID, 200, "/old/%d.md", "aardvark%d burrow")
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(sqlite.IndexPath(path) + suffix); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
+	if err := removeIndex(path); err != nil {
+		t.Fatal(err)
 	}
 	handles := make([]*sqlite.DB, 4)
 	var wg sync.WaitGroup
