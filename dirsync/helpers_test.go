@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/dirsync"
 	"github.com/memstore/memstore/httpapi"
@@ -146,6 +148,20 @@ func (s *server) rm(tb testing.TB, path string) {
 }
 
 // files returns the store's memories, path → content.
+// inStep checks that the directory (conflict copies aside) and the store
+// both hold want, and returns the directory's conflict copies.
+func (s *server) inStep(tb testing.TB, dir string, want map[string]string) (copies map[string]string) {
+	tb.Helper()
+	local, copies := tree(tb, dir)
+	if diff := cmp.Diff(want, local); diff != "" {
+		tb.Errorf("directory (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, s.files(tb)); diff != "" {
+		tb.Errorf("store (-want +got):\n%s", diff)
+	}
+	return copies
+}
+
 func (s *server) files(tb testing.TB) map[string]string {
 	tb.Helper()
 	ctx := context.Background()

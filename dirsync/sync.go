@@ -521,15 +521,26 @@ func (s *syncer) deleteRemote(ctx context.Context, t task) (outcome, error) {
 	return done, nil
 }
 
-// merge merges an index changed on both sides, pushes the result and
-// writes it here.
-func (s *syncer) merge(ctx context.Context, t task) (outcome, error) {
+// bothSides fetches the memory and reads the file of a path changed on
+// both sides. The memory is nil when either cannot be had, with the
+// outcome to report.
+func (s *syncer) bothSides(ctx context.Context, t task) (*memstore.Memory, []byte, outcome, error) {
 	m, o, err := s.fetch(ctx, t)
 	if m == nil {
-		return o, err
+		return nil, nil, o, err
 	}
 	data, o, err := s.readLocal(t)
 	if data == nil {
+		return nil, nil, o, err
+	}
+	return m, data, o, nil
+}
+
+// merge merges an index changed on both sides, pushes the result and
+// writes it here.
+func (s *syncer) merge(ctx context.Context, t task) (outcome, error) {
+	m, data, o, err := s.bothSides(ctx, t)
+	if m == nil {
 		return o, err
 	}
 	merged := MergeLines(string(data), m.Content)
@@ -566,12 +577,8 @@ func (s *syncer) merge(ctx context.Context, t task) (outcome, error) {
 // conflict settles a file changed on both sides: the preferred side keeps
 // the path, the other is kept beside it.
 func (s *syncer) conflict(ctx context.Context, t task) (outcome, error) {
-	m, o, err := s.fetch(ctx, t)
+	m, data, o, err := s.bothSides(ctx, t)
 	if m == nil {
-		return o, err
-	}
-	data, o, err := s.readLocal(t)
-	if data == nil {
 		return o, err
 	}
 	rel := t.path[1:]

@@ -100,13 +100,7 @@ func TestThreeWay(t *testing.T) {
 			if strings.Contains(tt.name, "new file") {
 				want["/new.md"] = "n\n"
 			}
-			local, copies := tree(t, dir)
-			if diff := cmp.Diff(want, local); diff != "" {
-				t.Errorf("directory (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(want, s.files(t)); diff != "" {
-				t.Errorf("store (-want +got):\n%s", diff)
-			}
+			copies := s.inStep(t, dir, want)
 			if diff := cmp.Diff(tt.wantChanges, changes(rep)); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
 			}
@@ -153,13 +147,7 @@ func TestFirstSync(t *testing.T) {
 		"/remote.md": "r\n", "/both.md": "same\n", "/differs.md": "theirs\n",
 		"/local/deep/l.md": "l\n", "/MEMORY.md": "- a\n- c\n- b\n",
 	}
-	local, copies := tree(t, dir)
-	if diff := cmp.Diff(want, local); diff != "" {
-		t.Errorf("directory (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(want, s.files(t)); diff != "" {
-		t.Errorf("store (-want +got):\n%s", diff)
-	}
+	copies := s.inStep(t, dir, want)
 	if diff := cmp.Diff(map[string]string{"differs.conflict-laptop-20260901T123456Z.md": "mine\n"}, copies); diff != "" {
 		t.Errorf("copies (-want +got):\n%s", diff)
 	}
@@ -228,13 +216,7 @@ func TestRename(t *testing.T) {
 	}
 	rep := mustSync(t, s.options(dir))
 	want := map[string]string{"/new.md": "moved here\n", "/renamed/y.md": "x\n"}
-	local, _ := tree(t, dir)
-	if diff := cmp.Diff(want, local); diff != "" {
-		t.Errorf("directory (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(want, s.files(t)); diff != "" {
-		t.Errorf("store (-want +got):\n%s", diff)
-	}
+	s.inStep(t, dir, want)
 	if diff := cmp.Diff([]string{"create /new.md", "delete_local /theirs/x.md", "delete_remote /old.md", "pull /renamed/y.md"}, changes(rep)); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
