@@ -15,7 +15,7 @@ import (
 
 // server starts memstore over a fresh database and returns its URL, a key
 // and the database.
-func server(t *testing.T) (string, string, *sqlite.DB) {
+func server(t testing.TB) (string, string, *sqlite.DB) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bench.db"), sqlite.Options{})
@@ -87,5 +87,33 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	_, err := loadgen.Run(t.Context(), loadgen.Config{URL: url, APIKey: "sk-memstore-wrong", Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second, Memories: 1})
 	if err == nil {
 		t.Error("a refused key: no error")
+	}
+}
+
+// BenchmarkIngest runs the ingest mix in one process (32 clients, 5
+// seconds, memories of 1 KiB) and then waits for the search indexes to
+// take in every write. It reports the writes a second during the run and
+// the memories indexed a second over the whole time, the run and the
+// catching up: the indexer's own pace.
+func BenchmarkIngest(b *testing.B) {
+	for range b.N {
+		url, key, db := server(b)
+		r, err := loadgen.Run(b.Context(), loadgen.Config{
+			URL: url, APIKey: key, Concurrency: 32, Duration: 5 * time.Second,
+			Mix: loadgen.MixIngest, ContentBytes: 1024,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := db.WaitSearchIndex(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		caughtUp := time.Since(start)
+		b.ReportMetric(r.Total.PerSecond, "writes/s")
+		b.ReportMetric(float64(r.Total.P99)/float64(time.Millisecond), "p99-ms")
+		b.ReportMetric(caughtUp.Seconds(), "catch-up-s")
+		// Each create and each update leaves a memory to index.
+		b.ReportMetric(float64(r.Total.Requests)/(r.Duration+caughtUp).Seconds(), "indexed/s")
 	}
 }
