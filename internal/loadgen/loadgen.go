@@ -8,22 +8,16 @@
 package loadgen
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/tls"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/memstore/memstore/httpapi"
 )
 
 // The mixes of requests.
@@ -58,6 +52,8 @@ type Config struct {
 	ContentBytes int
 	// Progress, when set, is told about seeding now and then.
 	Progress func(done, total int)
+	// TLS configures https connections; nil uses the system's roots.
+	TLS *tls.Config
 }
 
 // Op is one kind of request, as reported.
@@ -113,16 +109,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Memories == 0 && (cfg.Mix == MixRead || cfg.Mix == MixMixed) {
 		return nil, fmt.Errorf("the %s mix reads memories: seed at least one", cfg.Mix)
 	}
-	c := newClient(cfg)
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
 	store := cfg.StoreID
 	if store == "" {
+		cn := c.conn()
+		defer cn.Close()
 		var s struct{ ID string }
 		name := "memstore bench " + time.Now().UTC().Format(time.RFC3339)
-		if err := c.do(ctx, "POST", "/v1/memory_stores", map[string]any{"name": name}, &s); err != nil {
+		if err := cn.do(ctx, "POST", "/v1/memory_stores", map[string]any{"name": name}, &s); err != nil {
 			return nil, fmt.Errorf("create a throwaway store: %w", err)
 		}
 		store = s.ID
-		defer c.do(context.WithoutCancel(ctx), "DELETE", "/v1/memory_stores/"+store, nil, nil)
+		defer cn.do(context.WithoutCancel(ctx), "DELETE", "/v1/memory_stores/"+store, nil, nil)
 	}
 	base := "/v1/memory_stores/" + store + "/memories"
 	// Paths unique to this run, so that runs can add to one store.
@@ -141,7 +142,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[w] = (&worker{c: c, base: base, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
+			cn := c.conn()
+			defer cn.Close()
+			results[w] = (&worker{c: cn, base: base, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
 		}()
 	}
 	wg.Wait()
@@ -165,10 +168,12 @@ func seed(ctx context.Context, c *client, base, run string, cfg Config) ([]strin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cn := c.conn()
+			defer cn.Close()
 			for i := range next {
 				var m struct{ ID string }
 				path := fmt.Sprintf("/bench/%s/%03d/%06d.md", run, i%1000, i)
-				if err := c.do(ctx, "POST", base, map[string]any{"path": path, "content": body}, &m); err != nil {
+				if err := cn.do(ctx, "POST", base, map[string]any{"path": path, "content": body}, &m); err != nil {
 					errs <- fmt.Errorf("seed %s: %w", path, err)
 					return
 				}
@@ -208,7 +213,7 @@ func content(n int) string {
 
 // worker is one client's loop.
 type worker struct {
-	c       *client
+	c       *conn
 	base    string
 	ids     []string
 	id      int
@@ -380,80 +385,4 @@ func stats(op Op, ss []sample, elapsed time.Duration) Stats {
 	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
 	st.P50, st.P99, st.P999, st.Max = q(0.50), q(0.99), q(0.999), d[len(d)-1]
 	return st
-}
-
-// client is a keep-alive HTTP client with the API's headers.
-type client struct {
-	hc   *http.Client
-	url  string
-	key  string
-	bufs sync.Pool
-}
-
-func newClient(cfg Config) *client {
-	tr := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConns:        cfg.Concurrency * 2,
-		MaxIdleConnsPerHost: cfg.Concurrency * 2,
-		IdleConnTimeout:     time.Minute,
-	}
-	return &client{
-		hc:   &http.Client{Transport: tr, Timeout: 30 * time.Second},
-		url:  strings.TrimRight(cfg.URL, "/"),
-		key:  cfg.APIKey,
-		bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }},
-	}
-}
-
-// do sends a request and fails unless it succeeds.
-func (c *client) do(ctx context.Context, method, path string, body, into any) error {
-	status, err := c.send(ctx, method, path, body, into)
-	if err != nil {
-		return err
-	}
-	if status < 200 || status > 299 {
-		return fmt.Errorf("%s %s: HTTP %d", method, path, status)
-	}
-	return nil
-}
-
-// send sends a request and decodes a 2xx answer into into; the status is
-// 0 when no answer came.
-func (c *client) send(ctx context.Context, method, path string, body, into any) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.url+path, rd)
-	if err != nil {
-		return 0, err
-	}
-	httpapi.SetHeaders(req.Header, c.key)
-	if body != nil {
-		req.Header.Set("content-type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	buf := c.bufs.Get().(*bytes.Buffer)
-	defer c.bufs.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return 0, err
-	}
-	if into != nil && resp.StatusCode/100 == 2 {
-		if err := json.Unmarshal(buf.Bytes(), into); err != nil {
-			return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
-		}
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		return resp.StatusCode, fmt.Errorf("%s %s: the API key was refused", method, path)
-	}
-	return resp.StatusCode, nil
 }

@@ -2,6 +2,9 @@ package loadgen_test
 
 import (
 	"context"
+	"io"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -115,5 +118,48 @@ func BenchmarkIngest(b *testing.B) {
 		b.ReportMetric(caughtUp.Seconds(), "catch-up-s")
 		// Each create and each update leaves a memory to index.
 		b.ReportMetric(float64(r.Total.Requests)/(r.Duration+caughtUp).Seconds(), "indexed/s")
+	}
+}
+
+// TestRunOverEveryKindOfConnection runs the write mix over https, and over
+// a server that closes the connection after every answer, so that every
+// request dials anew.
+func TestRunOverEveryKindOfConnection(t *testing.T) {
+	_, key, db := server(t)
+	api := httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db})
+	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(closing.Close)
+	tlsSrv := httptest.NewUnstartedServer(api)
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	for name, cfg := range map[string]loadgen.Config{
+		"https":            {URL: tlsSrv.URL, TLS: tlsSrv.Client().Transport.(*http.Transport).TLSClientConfig},
+		"connection close": {URL: closing.URL},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg.APIKey, cfg.Mix, cfg.Concurrency, cfg.Duration, cfg.Memories = key, loadgen.MixWrite, 2, 200*time.Millisecond, 3
+			r, err := loadgen.Run(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Creates, updates and deletes all succeeded.
+			if len(r.Ops) != 3 || r.Total.Requests < 3 || len(r.Total.Errors) > 0 {
+				t.Fatalf("ops %+v, errors %v", r.Ops, r.Total.Errors)
+			}
+		})
+	}
+	// An https server without the client knowing its certificate is an
+	// error, not a run of failed requests.
+	if _, err := loadgen.Run(t.Context(), loadgen.Config{URL: tlsSrv.URL, APIKey: key, Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second, Memories: 1}); err == nil {
+		t.Error("unknown certificate: no error")
+	}
+	for _, bad := range []string{"ftp://localhost:1", "localhost:6366", "http://"} {
+		if _, err := loadgen.Run(t.Context(), loadgen.Config{URL: bad, APIKey: key, Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second, Memories: 1}); err == nil {
+			t.Errorf("URL %q: no error", bad)
+		}
 	}
 }
