@@ -344,7 +344,15 @@ func (c *stmtCache) prepareWanted(ctx context.Context) {
 // queryRow runs a one-statement read outside any transaction, preparing
 // the statement on first use. Only for the read pool: preparing on the
 // write pool would wait for its one connection.
+//
+// Its reads are point lookups of microseconds, so they do not watch ctx
+// once started: with a cancellable context, database/sql and the driver
+// would each start a goroutine per statement to watch it.
 func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if err := ctx.Err(); err != nil {
+		return c.pool.QueryRowContext(ctx, query, args...) // fails at once with ctx's error
+	}
+	ctx = context.WithoutCancel(ctx)
 	if s := c.get(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
