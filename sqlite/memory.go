@@ -115,9 +115,11 @@ func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.
 	}
 }
 
-// modify gives m a new path and content with a "modified" version.
-func (db *DB) modify(ctx context.Context, tx *txn, m *memstore.Memory, path, content string, by memstore.Actor) error {
-	m.Path, m.Content, m.ContentSHA256, m.ContentSize = path, content, hash(content), int64(len(content))
+// modify gives m a new path and content, whose SHA-256 is sum, with a
+// "modified" version. Callers hash the content before their write is
+// queued: the writer is the one thread every write waits for.
+func (db *DB) modify(ctx context.Context, tx *txn, m *memstore.Memory, path, content, sum string, by memstore.Actor) error {
+	m.Path, m.Content, m.ContentSHA256, m.ContentSize = path, content, sum, int64(len(content))
 	v := db.newVersion(m, memstore.OpModified, by)
 	if err := insertVersion(ctx, tx, v); err != nil {
 		return err
@@ -138,6 +140,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 	if err := memstore.ValidateContent(c.Content); err != nil {
 		return nil, err
 	}
+	sum := hash(c.Content)
 	var m *memstore.Memory
 	err := db.write(ctx, func(tx *txn) error {
 		archived, err := storeState(ctx, tx, workspaceID, storeID)
@@ -153,7 +156,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 			case err == nil && m.Content == c.Content:
 				return nil
 			case err == nil:
-				return db.modify(ctx, tx, m, c.Path, c.Content, by)
+				return db.modify(ctx, tx, m, c.Path, c.Content, sum, by)
 			case !errors.Is(err, sql.ErrNoRows):
 				return err
 			}
@@ -177,7 +180,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 		now := fromNanos(nanos(db.now()))
 		m = &memstore.Memory{
 			ID: db.ids.New(ids.Memory, now), StoreID: storeID, Path: c.Path,
-			Content: c.Content, ContentSHA256: hash(c.Content), ContentSize: int64(len(c.Content)),
+			Content: c.Content, ContentSHA256: sum, ContentSize: int64(len(c.Content)),
 		}
 		v := db.newVersion(m, memstore.OpCreated, by)
 		if err := insertVersion(ctx, tx, v); err != nil {
@@ -225,10 +228,12 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 			return nil, err
 		}
 	}
+	var newSum string
 	if u.Content != nil {
 		if err := memstore.ValidateContent(*u.Content); err != nil {
 			return nil, err
 		}
+		newSum = hash(*u.Content)
 	}
 	var m *memstore.Memory
 	err := db.write(ctx, func(tx *txn) error {
@@ -242,12 +247,12 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 		if archived {
 			return memstore.ErrArchived(storeID)
 		}
-		path, content := m.Path, m.Content
+		path, content, sum := m.Path, m.Content, m.ContentSHA256
 		if u.Path != nil {
 			path = *u.Path
 		}
 		if u.Content != nil {
-			content = *u.Content
+			content, sum = *u.Content, newSum
 		}
 		if path == m.Path && content == m.Content {
 			return nil // already so: a retried update succeeds, whatever its precondition
@@ -264,7 +269,7 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 				return err
 			}
 		}
-		return db.modify(ctx, tx, m, path, content, by)
+		return db.modify(ctx, tx, m, path, content, sum, by)
 	})
 	if err != nil {
 		return nil, wrap(err, "update memory %s", id)

@@ -87,8 +87,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// secure_delete zeroes freed space so that redacted and deleted
 	// content does not linger in the file; synchronous=NORMAL is durable
 	// enough under WAL (a power cut may lose the last commits, never
-	// corrupt); temp_store=MEMORY keeps the statement journals of the
-	// batch's savepoints out of temporary files.
+	// corrupt); temp_store=MEMORY keeps statement journals out of
+	// temporary files.
 	wq := connParams(true)
 	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	var err error
@@ -238,6 +238,16 @@ type txn struct {
 	// batch, one request's cancellation must not interrupt a statement,
 	// which would roll back the whole transaction.
 	ctx context.Context
+	// changes counts the statements run that may change the database:
+	// every Exec, failed or not, and every query that is not a SELECT.
+	// The batcher tells by it whether a failed write left something to
+	// undo.
+	changes int
+	// live holds, by ID, the workspace of each store that storeState found
+	// live (there, and not archived) in this transaction: the writes of a
+	// batch mostly go to one store. Any statement that names a table of
+	// stores forgets them all.
+	live map[string]string
 }
 
 func (t *txn) context(ctx context.Context) context.Context {
@@ -247,8 +257,16 @@ func (t *txn) context(ctx context.Context) context.Context {
 	return ctx
 }
 
+// count notes a statement that may change the database.
+func (t *txn) count(query string) {
+	if !strings.HasPrefix(query, "SELECT") {
+		t.changes++
+	}
+}
+
 // QueryContext runs a cached statement.
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	t.count(query)
 	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
@@ -258,6 +276,7 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext runs a cached statement.
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	t.count(query)
 	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
@@ -267,6 +286,10 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // ExecContext runs a cached statement.
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	t.changes++
+	if len(t.live) > 0 && strings.Contains(query, "stores") {
+		clear(t.live)
+	}
 	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
@@ -465,10 +488,19 @@ func parseCursor(page, kind string) (*cursor, error) {
 // storeState is what a memory or version operation needs of its store.
 // It also checks that the store belongs to the workspace (ENotFound).
 func storeState(ctx context.Context, tx *txn, workspaceID, storeID string) (archived bool, err error) {
+	if ws, ok := tx.live[storeID]; ok && ws == workspaceID {
+		return false, nil
+	}
 	var a sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT archived_at FROM stores WHERE id = ? AND workspace_id = ?`, storeID, workspaceID).Scan(&a)
-	if errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return false, memstore.Errorf(memstore.ENotFound, "memory store %s not found", storeID)
+	case err == nil && !a.Valid:
+		if tx.live == nil {
+			tx.live = map[string]string{}
+		}
+		tx.live[storeID] = workspaceID
 	}
 	return a.Valid, err
 }

@@ -709,20 +709,22 @@ func TestBatchedWritesFailAlone(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			switch i % 3 {
+			switch i % 4 {
 			case 0: // succeeds
 				_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/ok/%d", i), Content: "ok"}, alice)
 			case 1: // fails after the store check: below a memory
 				_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/taken/%d", i), Content: "no"}, alice)
 			case 2: // never runs
 				_, errs[i] = db.CreateMemory(cancelled, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/cancelled/%d", i), Content: "no"}, alice)
+			case 3: // fails after a change, undone
+				errs[i] = db.FailHalfway(ctx, s.ID)
 			}
 		}()
 	}
 	wg.Wait()
 	want := 1
 	for i, err := range errs {
-		switch i % 3 {
+		switch i % 4 {
 		case 0:
 			want++
 			if err != nil {
@@ -736,7 +738,14 @@ func TestBatchedWritesFailAlone(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("write %d: %v, want context.Canceled", i, err)
 			}
+		case 3:
+			if memstore.ErrorCode(err) != memstore.EConflict {
+				t.Errorf("write %d: %v, want its own conflict", i, err)
+			}
 		}
+	}
+	if got, err := db.Store(ctx, ws, s.ID); err != nil || got.Name != "s" {
+		t.Errorf("store after the writes that failed halfway: %+v, %v; want its name unchanged", got, err)
 	}
 	c, err := db.Counts(ctx)
 	if err != nil {
@@ -745,4 +754,66 @@ func TestBatchedWritesFailAlone(t *testing.T) {
 	if c.Memories != int64(want) || c.Versions != int64(want) {
 		t.Errorf("%d memories and %d versions, want %d of each", c.Memories, c.Versions, want)
 	}
+}
+
+// TestWritesOfOneBatch runs writes together in one batch, in a known
+// order, to check that they stay apart.
+func TestWritesOfOneBatch(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	create := func(s *memstore.Store, path string) func() error {
+		return func() error {
+			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "x"}, alice)
+			return err
+		}
+	}
+	t.Run("a write failing halfway is undone alone", func(t *testing.T) {
+		s := mustStore(t, db)
+		errs := inOneBatch(t, db,
+			create(s, "/before"),
+			func() error { return db.FailHalfway(ctx, s.ID) },
+			create(s, "/after"))
+		if errs[0] != nil || errs[2] != nil || memstore.ErrorCode(errs[1]) != memstore.EConflict {
+			t.Fatalf("errors %v, want nil, its own conflict, nil", errs)
+		}
+		if got := listAll(t, db, s.ID, memstore.MemoryFilter{}); !slices.Equal(got, []string{"/after", "/before"}) {
+			t.Errorf("memories %q", got)
+		}
+		if got, err := db.Store(ctx, ws, s.ID); err != nil || got.Name != "notes" {
+			t.Errorf("store %+v, %v; want its name unchanged", got, err)
+		}
+	})
+	t.Run("no write after an archive", func(t *testing.T) {
+		s := mustStore(t, db)
+		errs := inOneBatch(t, db,
+			create(s, "/before"),
+			func() error { _, err := db.ArchiveStore(ctx, ws, s.ID); return err },
+			create(s, "/after"))
+		if errs[0] != nil || errs[1] != nil || memstore.ErrorCode(errs[2]) != memstore.EConflict {
+			t.Fatalf("errors %v, want nil, nil, the archived store's conflict", errs)
+		}
+		if got := listAll(t, db, s.ID, memstore.MemoryFilter{}); !slices.Equal(got, []string{"/before"}) {
+			t.Errorf("memories %q", got)
+		}
+	})
+}
+
+// inOneBatch queues writes while the writer is held, a little apart so
+// that they queue in order, then lets them run and returns their errors.
+func inOneBatch(t *testing.T, db *sqlite.DB, writes ...func() error) []error {
+	t.Helper()
+	release := db.HoldWrites(context.Background())
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w()
+		}()
+		time.Sleep(20 * time.Millisecond)
+	}
+	release()
+	wg.Wait()
+	return errs
 }
