@@ -21,7 +21,7 @@ import (
 // without it; its error stands, since the writes before it are the same in
 // the new run. A savepoint around each write would undo it alone, but
 // costs two statements per write and a copy of every page the write
-// touches: a fifth of the writer's time.
+// touches: a tenth of the writer's time.
 
 // maxBatch bounds a batch, so that the first write of a long queue is not
 // kept waiting for all the others.
