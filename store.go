@@ -81,6 +81,7 @@ type Counts struct {
 	Memories   int64 // live ones
 	Versions   int64
 	// SearchBacklog counts the memories changed since the search indexes
-	// last took them in (a backend that indexes as it writes has none).
+	// last took them in, every memory while the indexes are being built
+	// (a backend that indexes as it writes has none).
 	SearchBacklog int64
 }

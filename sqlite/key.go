@@ -188,7 +188,8 @@ func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
 	err := db.r.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM workspaces), (SELECT count(*) FROM stores),
 		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions),
-		(SELECT count(*) FROM search_queue)`).
+		(SELECT CASE WHEN (SELECT built FROM search.search_state) THEN (SELECT count(*) FROM search_queue)
+			ELSE (SELECT count(*) FROM memories) END)`).
 		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions, &c.SearchBacklog)
 	return c, wrap(translate(err), "count")
 }

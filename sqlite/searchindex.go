@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
@@ -96,6 +97,7 @@ var searchIndexes = []struct{ table, cols string }{
 
 type indexer struct {
 	conn   *sql.DB       // the index file, with the database attached as mem
+	file   string        // its path
 	db     *DB           // whose writer empties the queue
 	kick   chan struct{} // a commit
 	wanted chan struct{} // someone waits for a round
@@ -119,7 +121,7 @@ func openIndexer(ctx context.Context, path string, db *DB) (*indexer, error) {
 	conn.SetMaxOpenConns(1)
 	conn.SetConnMaxIdleTime(0)
 	ix := &indexer{
-		conn: conn, db: db,
+		conn: conn, db: db, file: IndexPath(path),
 		kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1), done: make(chan struct{}), moved: make(chan struct{}),
 		// What the queue holds at Open counts as a write, which the
 		// first round takes in.
@@ -252,7 +254,8 @@ func (ix *indexer) run(ctx context.Context) {
 	defer poll.Stop()
 	tidy := time.NewTimer(time.Hour)
 	tidy.Stop()
-	tidying := false // the last round left merging to do
+	tidying := false  // the last round left merging to do
+	lastFailure := "" // the last round's failure, if it failed
 	for {
 		select {
 		case <-ix.kick:
@@ -280,7 +283,17 @@ func (ix *indexer) run(ctx context.Context) {
 			// busy_timeout (a rebuild): not a failure; retried at the
 			// next tick.
 		default:
+			// Said once per kind of failure, not at every retry.
+			if failing := translate(err).Error(); failing != lastFailure {
+				ix.db.log.LogAttrs(ctx, slog.LevelError, "search index round failed; searches fail until one succeeds",
+					slog.String("error", failing))
+				lastFailure = failing
+			}
 			ix.advance(0, err) // searches fail until a round succeeds
+		}
+		if err == nil && lastFailure != "" {
+			ix.db.log.LogAttrs(ctx, slog.LevelInfo, "search index rounds succeed again")
+			lastFailure = ""
 		}
 		if more {
 			tidy.Reset(tidyEvery)
@@ -322,6 +335,19 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 		return false, err
 	}
 	rebuild := !built
+	var building struct {
+		memories int64
+		start    time.Time
+	}
+	if rebuild {
+		// Searches wait for the build, which takes a while: say so.
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM mem.memories`).Scan(&building.memories); err != nil {
+			return false, err
+		}
+		building.start = time.Now()
+		ix.db.log.LogAttrs(ctx, slog.LevelInfo, "building the search indexes; searches wait for them",
+			slog.Int64("memories", building.memories), slog.String("file", ix.file))
+	}
 	var queue [][2]int64
 	rows, err := tx.QueryContext(ctx, `SELECT memory_rowid, changes FROM mem.search_queue`)
 	if err != nil {
@@ -418,6 +444,10 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	}
 	if err := tx.Commit(); err != nil {
 		return false, err
+	}
+	if rebuild {
+		ix.db.log.LogAttrs(ctx, slog.LevelInfo, "search indexes built",
+			slog.Int64("memories", building.memories), slog.Duration("took", time.Since(building.start)))
 	}
 	ix.advance(target, nil)
 	if len(queue) == 0 && !purged {

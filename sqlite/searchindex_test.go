@@ -1,10 +1,13 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,6 +132,75 @@ func TestSearchIndexRebuilt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestSearchIndexBuildIsAnnounced: building the index file takes a while
+// for a large database, so the logger hears of it and the backlog counts
+// every memory meanwhile.
+func TestSearchIndexBuildIsAnnounced(t *testing.T) {
+	ctx := context.Background()
+	db, path := mustOpenToClose(t)
+	s := mustStore(t, db)
+	const n = 1000
+	mustCreateMany(t, db, s.ID, n, "/m/%d.md", "pangolin%d scales")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeIndex(path); err != nil {
+		t.Fatal(err)
+	}
+	var log lockedBuffer
+	db = mustOpenAt(t, path, sqlite.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	c, err := db.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SearchBacklog != n {
+		t.Errorf("backlog while building: %d, want every memory (%d)", c.SearchBacklog, n)
+	}
+	if err := db.WaitSearchIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The queue is emptied just after the round that took it in.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err = db.Counts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c.SearchBacklog == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backlog once built: %d, want 0", c.SearchBacklog)
+		}
+	}
+	got := log.String()
+	for _, want := range []string{
+		`msg="building the search indexes; searches wait for them" memories=1000 file=` + sqlite.IndexPath(path),
+		`msg="search indexes built" memories=1000 took=`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// lockedBuffer is a log's destination, written by the indexer's goroutine
+// and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestSearchIndexesOtherProcesses: a write made to the file by another

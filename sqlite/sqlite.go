@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,10 @@ type Options struct {
 	Now func() time.Time
 	// IDs makes identifiers, a fresh ids.NewGenerator() when nil.
 	IDs *ids.Generator
+	// Logger hears of the search indexes' long or failing work: a build
+	// of the whole index file (about half a second per thousand
+	// memories), and rounds of the indexer that fail. Nil discards it.
+	Logger *slog.Logger
 }
 
 // DB is a memstore database in one SQLite file.
@@ -69,14 +74,18 @@ type DB struct {
 	max                 int
 	now                 func() time.Time
 	ids                 *ids.Generator
+	log                 *slog.Logger
 }
 
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	db := &DB{max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs}
+	db := &DB{max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	if db.now == nil {
 		db.now = time.Now
+	}
+	if db.log == nil {
+		db.log = slog.New(slog.DiscardHandler)
 	}
 	if db.ids == nil {
 		db.ids = ids.NewGenerator()

@@ -95,7 +95,7 @@ func runMCP(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		d, err := openDB(ctx, path, false, sqlite.Options{})
+		d, err := openDB(ctx, path, false, sqlite.Options{Logger: log})
 		if err != nil {
 			return err
 		}

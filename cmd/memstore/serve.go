@@ -139,11 +139,12 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("cannot listen on %s (is another server using it? pick another address with --addr): %w", c.addr, err)
 	}
 	defer ln.Close() // in case serving never starts; closing twice is harmless
-	db, err := openDB(ctx, path, true, sqlite.Options{MaxMemoriesPerStore: int(c.maxMemories)})
+	log := c.logger(e.stderr)
+	db, err := openDB(ctx, path, true, sqlite.Options{MaxMemoriesPerStore: int(c.maxMemories), Logger: log})
 	if err != nil {
 		return err
 	}
-	err = serve(ctx, e, c, ln, path, db)
+	err = serve(ctx, e, c, log, ln, path, db)
 	if cerr := db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close database %s: %w", path, cerr)
 	}
@@ -152,11 +153,10 @@ func runServe(ctx context.Context, e env, args []string) error {
 
 // serve runs the server on a listener and an open database until ctx is
 // done, then waits for the requests in progress.
-func serve(ctx context.Context, e env, c *serveConfig, ln net.Listener, path string, db *sqlite.DB) error {
+func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.Listener, path string, db *sqlite.DB) error {
 	if err := firstKey(ctx, e, db, path); err != nil {
 		return err
 	}
-	log := c.logger(e.stderr)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := httpapi.New(httpapi.Config{

@@ -214,8 +214,22 @@ func TestServeFirstKey(t *testing.T) {
 		t.Fatalf("exit status %d:\n%s", code, s.stderr)
 	}
 
-	// A second run makes no key, and the first still works.
-	s2 := startServer(t, "--db", db)
+	// A second run makes no key, and the first still works. Its index file
+	// deleted, it builds it again and says so.
+	for _, suffix := range []string{"-search", "-search-wal", "-search-shm"} {
+		if err := os.Remove(db + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	s2 := startServer(t, "--db", db, "--log-level", "info")
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s2.stderr.String(), `msg="search indexes built" memories=0`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no word of the index file's build:\n%s", s2.stderr)
+		}
+	}
+	if !strings.Contains(s2.stderr.String(), `msg="building the search indexes; searches wait for them" memories=0 file=`+db+"-search") {
+		t.Errorf("the build was not announced:\n%s", s2.stderr)
+	}
 	if out := s2.stdout.String(); out != "" {
 		t.Errorf("a second run printed %q; want nothing", out)
 	}
