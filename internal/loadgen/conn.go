@@ -140,7 +140,9 @@ func (cn *conn) send(ctx context.Context, method, path string, body, into any) (
 		}
 	}
 	if cn.nc == nil {
-		if err := cn.dial(ctx); err != nil {
+		// Like the request, the dial is not cut short by the end of the
+		// run; the dialer's own timeout bounds it.
+		if err := cn.dial(context.WithoutCancel(ctx)); err != nil {
 			return 0, err
 		}
 	}
