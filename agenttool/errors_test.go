@@ -8,6 +8,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // every call of every tool on /a.md of the one store mounted at
@@ -50,9 +51,9 @@ func TestServiceErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db := mustOpen(t, sqliteOptions)
-			notes := mustStore(t, db, "Notes", "")
-			mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
+			db := sqlitetest.Open(t, sqliteOptions)
+			notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+			sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 			ms := hook(db, func(string) error { return tt.err })
 			svc := agenttool.Services{Memories: ms, Search: failingSearch{tt.err}}
 			ts := newToolset(t, svc, newSession(attach{store: notes}))
@@ -74,9 +75,9 @@ func TestServiceErrors(t *testing.T) {
 // TestStoreDeleted: a store deleted while attached is reported as gone by
 // every tool.
 func TestStoreDeleted(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 	if err := db.DeleteStore(t.Context(), ws, notes.ID); err != nil {
 		t.Fatal(err)
@@ -92,10 +93,10 @@ func TestStoreDeleted(t *testing.T) {
 // TestListStoreGone: listing every store shows those that can be listed
 // and says why another cannot.
 func TestListStoreGone(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	gone := mustStore(t, db, "Gone", "")
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
+	db := sqlitetest.Open(t, sqliteOptions)
+	gone := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Gone"})
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: gone}, attach{store: notes}))
 	if err := db.DeleteStore(t.Context(), ws, gone.ID); err != nil {
 		t.Fatal(err)

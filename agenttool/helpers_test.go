@@ -29,40 +29,6 @@ var (
 	session = memstore.Actor{Type: memstore.ActorSession, ID: "sesn_test"}
 )
 
-// mustOpen opens a database in a fresh file, closed at the end of the
-// test.
-func mustOpen(tb testing.TB, opts sqlite.Options) *sqlite.DB {
-	tb.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "memstore.db"), opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return db
-}
-
-func mustStore(tb testing.TB, db *sqlite.DB, name, description string) *memstore.Store {
-	tb.Helper()
-	s, err := db.CreateStore(context.Background(), ws, memstore.StoreCreate{Name: name, Description: description})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
-
-func mustCreate(tb testing.TB, db *sqlite.DB, storeID, path, content string) *memstore.Memory {
-	tb.Helper()
-	m, err := db.CreateMemory(context.Background(), ws, storeID, memstore.MemoryCreate{Path: path, Content: content}, admin)
-	if err != nil {
-		tb.Fatalf("create %s: %v", path, err)
-	}
-	return m
-}
-
 // content returns the content of the memory at path, "" and false when
 // there is none.
 func content(tb testing.TB, db *sqlite.DB, storeID, path string) (string, bool) {

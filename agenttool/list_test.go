@@ -8,21 +8,22 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // listFixture is a session with three stores: Notes (read-write, with
 // nested memories), User Preferences (read-only) and Empty.
 func listFixture(t *testing.T) (*sqlite.DB, *memstore.Session, *memstore.Store) {
 	t.Helper()
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	prefs := mustStore(t, db, "User Preferences", "")
-	empty := mustStore(t, db, "Empty", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
-	mustCreate(t, db, notes.ID, "/projects/plan.md", "plan")
-	mustCreate(t, db, notes.ID, "/projects/web/todo.md", "x")
-	mustCreate(t, db, notes.ID, "/projects-old/x.md", "old")
-	mustCreate(t, db, prefs.ID, "/style.md", "tabs")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	prefs := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "User Preferences"})
+	empty := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Empty"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/projects/plan.md", "plan", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/projects/web/todo.md", "x", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/projects-old/x.md", "old", admin)
+	sqlitetest.Create(t, db, ws, prefs.ID, "/style.md", "tabs", admin)
 	return db, newSession(attach{store: notes}, attach{store: prefs, readOnly: true}, attach{store: empty}), notes
 }
 
@@ -122,13 +123,13 @@ func storeOf(t *testing.T, db *sqlite.DB, s *memstore.Session, i int) *memstore.
 // TestListLimit: a list stops at MaxListEntries entries, through several
 // pages, and says how to narrow it.
 func TestListLimit(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	big := mustStore(t, db, "Big", "")
-	small := mustStore(t, db, "Small", "")
+	db := sqlitetest.Open(t, sqliteOptions)
+	big := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Big"})
+	small := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Small"})
 	for i := range 205 {
-		mustCreate(t, db, big.ID, fmt.Sprintf("/m%03d.md", i), "x")
+		sqlitetest.Create(t, db, ws, big.ID, fmt.Sprintf("/m%03d.md", i), "x", admin)
 	}
-	mustCreate(t, db, small.ID, "/s.md", "s")
+	sqlitetest.Create(t, db, ws, small.ID, "/s.md", "s", admin)
 	ms := hook(db, nil)
 	ts := newToolset(t, agenttoolServices(ms, db), newSession(attach{store: big}, attach{store: small}))
 

@@ -3,6 +3,9 @@ package agenttool_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // TestPaths resolves the paths a model may send, in sessions with one
@@ -10,12 +13,12 @@ import (
 // every way of leaving a mount or naming something that is not a memory.
 // No failing call changes anything.
 func TestPaths(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	prefs := mustStore(t, db, "User Preferences", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
-	mustCreate(t, db, notes.ID, "/dir/b.md", "beta\n")
-	mustCreate(t, db, prefs.ID, "/style.md", "tabs\n")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	prefs := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "User Preferences"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/dir/b.md", "beta\n", admin)
+	sqlitetest.Create(t, db, ws, prefs.ID, "/style.md", "tabs\n", admin)
 	one := newToolset(t, services(db), newSession(attach{store: notes}))
 	two := newToolset(t, services(db), newSession(attach{store: notes}, attach{store: prefs, readOnly: true}))
 
@@ -104,7 +107,7 @@ func TestPaths(t *testing.T) {
 // TestNoStores: a session may have no store attached; every tool then
 // says so.
 func TestNoStores(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
+	db := sqlitetest.Open(t, sqliteOptions)
 	ts := newToolset(t, services(db), newSession())
 	if got := ok(t, ts, "memory_list", nil); got != "No memory store is attached to this session, so there is no memory to list." {
 		t.Errorf("list: %s", got)
@@ -123,9 +126,9 @@ func TestNoStores(t *testing.T) {
 // TestMissingMountPaths: attachments without mount paths get those that
 // AssignMountPaths gives.
 func TestMissingMountPaths(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 	s := newSession(attach{store: notes})
 	s.Attachments[0].MountPath = ""
 	ts := newToolset(t, services(db), s)

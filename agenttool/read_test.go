@@ -6,16 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 func TestRead(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 	text := "line one\nline two\n\tindented\nlast, unterminated"
-	mustCreate(t, db, notes.ID, "/n.md", text)
-	mustCreate(t, db, notes.ID, "/empty.md", "")
-	mustCreate(t, db, notes.ID, "/blank-lines.md", "\n\n")
+	sqlitetest.Create(t, db, ws, notes.ID, "/n.md", text, admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/empty.md", "", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/blank-lines.md", "\n\n", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 	header := fmt.Sprintf("/mnt/memory/notes/n.md: %d bytes, 4 lines, content_sha256 %s\n", len(text), sha(text))
 	tests := []struct {
@@ -51,8 +53,8 @@ func TestRead(t *testing.T) {
 // TestReadLong reads a memory too long for one result in parts, following
 // the notes, and gets back exactly its lines.
 func TestReadLong(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 	var lines []string
 	for i := range 3000 {
 		lines = append(lines, fmt.Sprintf("line %04d: %s", i+1, strings.Repeat("x", 20)))
@@ -61,9 +63,9 @@ func TestReadLong(t *testing.T) {
 	if len(text) <= agenttool.MaxReadBytes {
 		t.Fatalf("the memory is only %d bytes", len(text))
 	}
-	mustCreate(t, db, notes.ID, "/long.md", text)
+	sqlitetest.Create(t, db, ws, notes.ID, "/long.md", text, admin)
 	huge := strings.Repeat("y", agenttool.MaxReadBytes+10)
-	mustCreate(t, db, notes.ID, "/one-line.md", huge)
+	sqlitetest.Create(t, db, ws, notes.ID, "/one-line.md", huge, admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 
 	var got []string

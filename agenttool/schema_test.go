@@ -13,6 +13,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // objectSchema is the part of JSON Schema the tools use.
@@ -90,8 +91,8 @@ func (s objectSchema) valid(args string) bool {
 }
 
 func TestTools(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	ts := newToolset(t, services(db), newSession(attach{store: mustStore(t, db, "Notes", "")}))
+	db := sqlitetest.Open(t, sqliteOptions)
+	ts := newToolset(t, services(db), newSession(attach{store: sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})}))
 	tools := ts.Tools()
 	var names []string
 	for _, tool := range tools {
@@ -173,9 +174,9 @@ func TestTools(t *testing.T) {
 // Call refuses exactly the arguments the schema refuses, with a message
 // naming the argument, and changes nothing.
 func TestArguments(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	store := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, store.ID, "/a.md", "alpha\n")
+	db := sqlitetest.Open(t, sqliteOptions)
+	store := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, store.ID, "/a.md", "alpha\n", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: store}))
 	hash := sha("alpha\n")
 	tests := []struct {
@@ -261,15 +262,15 @@ func TestArguments(t *testing.T) {
 }
 
 func TestUnknownTool(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	ts := newToolset(t, services(db), newSession(attach{store: mustStore(t, db, "Notes", "")}))
+	db := sqlitetest.Open(t, sqliteOptions)
+	ts := newToolset(t, services(db), newSession(attach{store: sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})}))
 	text := fails(t, ts, "memory_rename", `{"path": "/a"}`)
 	wantContains(t, text, `There is no tool "memory_rename"`, "memory_list, memory_search, memory_read, memory_write, memory_edit, memory_delete")
 }
 
 func TestNew(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	s := newSession(attach{store: mustStore(t, db, "Notes", "")})
+	db := sqlitetest.Open(t, sqliteOptions)
+	s := newSession(attach{store: sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})})
 	tests := []struct {
 		name string
 		svc  agenttool.Services
@@ -292,8 +293,8 @@ func TestNew(t *testing.T) {
 // TestLongArgumentQuoted: a wrong value is quoted back cut short, on a
 // character boundary.
 func TestLongArgumentQuoted(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	ts := newToolset(t, services(db), newSession(attach{store: mustStore(t, db, "Notes", "")}))
+	db := sqlitetest.Open(t, sqliteOptions)
+	ts := newToolset(t, services(db), newSession(attach{store: sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})}))
 	got := fails(t, ts, "memory_read", `{"path": ["`+strings.Repeat("é", 100)+`"]}`)
 	if !utf8.ValidString(got) || !strings.Contains(got, `"path" must be a string, not ["éé`) || !strings.HasSuffix(got, "é….") || len(got) > 120 {
 		t.Errorf("%q", got)

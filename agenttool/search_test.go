@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // hit is one result line of memory_search: number, path, size, score.
@@ -22,16 +23,16 @@ func hits(text string) []string {
 }
 
 func TestSearch(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	prefs := mustStore(t, db, "User Preferences", "")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	prefs := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "User Preferences"})
 	deploy := "To deploy, run the migrations first,\nthen restart the servers."
-	mustCreate(t, db, notes.ID, "/deploy.md", deploy)
-	mustCreate(t, db, notes.ID, "/projects/web.md", "The web project uses React.")
-	mustCreate(t, db, notes.ID, "/projects-old/web.md", "The old web project used React too.")
-	mustCreate(t, db, notes.ID, "/todo.md", "Nothing about shipping.")
-	mustCreate(t, db, notes.ID, "/links.md", "Bookmarks: the web console.")
-	mustCreate(t, db, prefs.ID, "/style.md", "Prefer tabs. Never deploy on Fridays.")
+	sqlitetest.Create(t, db, ws, notes.ID, "/deploy.md", deploy, admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/projects/web.md", "The web project uses React.", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/projects-old/web.md", "The old web project used React too.", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/todo.md", "Nothing about shipping.", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/links.md", "Bookmarks: the web console.", admin)
+	sqlitetest.Create(t, db, ws, prefs.ID, "/style.md", "Prefer tabs. Never deploy on Fridays.", admin)
 	svc := services(db)
 	ts := newToolset(t, svc, newSession(attach{store: notes}, attach{store: prefs, readOnly: true}))
 
@@ -119,7 +120,7 @@ func TestSearch(t *testing.T) {
 	})
 
 	t.Run("a deleted store", func(t *testing.T) {
-		gone := mustStore(t, db, "Gone", "")
+		gone := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Gone"})
 		ts := newToolset(t, svc, newSession(attach{store: notes}, attach{store: gone}))
 		if err := db.DeleteStore(t.Context(), ws, gone.ID); err != nil {
 			t.Fatal(err)

@@ -8,13 +8,14 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 func TestWrite(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
-	mustCreate(t, db, notes.ID, "/projects/plan.md", "plan")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/projects/plan.md", "plan", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 
 	created := "first line\nsecond\n"
@@ -67,9 +68,9 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteLimitsAndArchive(t *testing.T) {
-	db := mustOpen(t, sqlite.Options{MaxMemoriesPerStore: 1})
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
+	db := sqlitetest.Open(t, sqlite.Options{MaxMemoriesPerStore: 1})
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 	got := fails(t, ts, "memory_write", map[string]any{"path": "/b.md", "content": "x"})
 	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" holds 1 memories, its limit; delete some before creating more.")
@@ -96,11 +97,11 @@ func TestWriteLimitsAndArchive(t *testing.T) {
 }
 
 func TestEdit(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 	text := "one\ntwo\nthree\nfour\nfive\nsix\n"
-	mustCreate(t, db, notes.ID, "/n.md", text)
-	mustCreate(t, db, notes.ID, "/dir/x.md", "x")
+	sqlitetest.Create(t, db, ws, notes.ID, "/n.md", text, admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/dir/x.md", "x", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 
 	edited := "one\ntwo\nthree\nFOUR\n4b\nfive\nsix\n"
@@ -127,14 +128,14 @@ func TestEdit(t *testing.T) {
 		t.Errorf("same text:\n%s\nwant:\n%s", got, want)
 	}
 
-	mustCreate(t, db, notes.ID, "/whole.md", "all of it")
+	sqlitetest.Create(t, db, ws, notes.ID, "/whole.md", "all of it", admin)
 	got = ok(t, ts, "memory_edit", map[string]any{"path": "/whole.md", "old_str": "all of it", "new_str": ""})
 	if want := "Edited /mnt/memory/notes/whole.md: 0 bytes, 0 lines.\ncontent_sha256: " + sha("") + "\nThe memory is now empty."; got != want {
 		t.Errorf("emptied:\n%s\nwant:\n%s", got, want)
 	}
 
-	mustCreate(t, db, notes.ID, "/big.md", strings.Repeat("x", memstore.MaxContentBytes-10)+"MARK")
-	mustCreate(t, db, notes.ID, "/many.md", "a x\nb\nx x\n")
+	sqlitetest.Create(t, db, ws, notes.ID, "/big.md", strings.Repeat("x", memstore.MaxContentBytes-10)+"MARK", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/many.md", "a x\nb\nx x\n", admin)
 	for _, bad := range []struct {
 		name string
 		args map[string]any
@@ -175,10 +176,10 @@ func TestEdit(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, notes.ID, "/a.md", "alpha\n")
-	mustCreate(t, db, notes.ID, "/dir/b.md", "b")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	sqlitetest.Create(t, db, ws, notes.ID, "/dir/b.md", "b", admin)
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 
 	if got, want := ok(t, ts, "memory_delete", map[string]any{"path": "/mnt/memory/notes/a.md"}), "Deleted /mnt/memory/notes/a.md (6 bytes)."; got != want {
@@ -201,10 +202,10 @@ func TestDelete(t *testing.T) {
 // TestReadOnly: a read-only mount can be listed, searched and read; every
 // write is refused with a clear message before any service call.
 func TestReadOnly(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	prefs := mustStore(t, db, "User Preferences", "")
-	notes := mustStore(t, db, "Notes", "")
-	mustCreate(t, db, prefs.ID, "/style.md", "tabs")
+	db := sqlitetest.Open(t, sqliteOptions)
+	prefs := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "User Preferences"})
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	sqlitetest.Create(t, db, ws, prefs.ID, "/style.md", "tabs", admin)
 	ms := hook(db, nil)
 	ts := newToolset(t, agenttoolServices(ms, db), newSession(attach{store: prefs, readOnly: true}, attach{store: notes}))
 	refusal := "the memory store mounted at /mnt/memory/user-preferences/ is attached read-only: this session can list, search and read its memories but not create, change or delete them."
@@ -240,8 +241,8 @@ func TestReadOnly(t *testing.T) {
 
 // TestActor: every version the tools write is the session's.
 func TestActor(t *testing.T) {
-	db := mustOpen(t, sqliteOptions)
-	notes := mustStore(t, db, "Notes", "")
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 	ok(t, ts, "memory_write", map[string]any{"path": "/a.md", "content": "one"})
 	id := mustFind(t, db, notes.ID, "/a.md").ID
@@ -306,10 +307,10 @@ func TestConcurrentChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db := mustOpen(t, sqliteOptions)
-			notes := mustStore(t, db, "Notes", "")
+			db := sqlitetest.Open(t, sqliteOptions)
+			notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 			if tt.exists {
-				mustCreate(t, db, notes.ID, "/a.md", "mine")
+				sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "mine", admin)
 			}
 			fired := false
 			ms := hook(db, func(method string) error {

@@ -1,13 +1,13 @@
 package dirsync_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/dirsync"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // syncedStore makes a store of n memories of about 1 kB and a directory
@@ -15,15 +15,12 @@ import (
 func syncedStore(tb testing.TB, n int) (*server, string) {
 	tb.Helper()
 	s := newServer(tb, serverOptions{})
-	ctx := context.Background()
 	dir := tb.TempDir()
 	body := strings.Repeat("a memory line that takes some room\n", 30)
 	files := map[string]string{}
 	for i := range n {
 		p := fmt.Sprintf("/topic-%02d/note-%04d.md", i%40, i)
-		if _, err := s.DB.CreateMemory(ctx, s.ws.ID, s.store, memstore.MemoryCreate{Path: p, Content: body + p}, s.by); err != nil {
-			tb.Fatal(err)
-		}
+		sqlitetest.Create(tb, s.DB, s.ws.ID, s.store, p, body+p, s.by)
 		files[p[1:]] = body + p
 	}
 	write(tb, dir, files)

@@ -23,6 +23,7 @@ import (
 	"github.com/memstore/memstore/dirsync"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // server is a memstore server on a real SQLite file, with one workspace,
@@ -51,14 +52,10 @@ type serverOptions struct {
 
 func newServer(tb testing.TB, o serverOptions) *server {
 	tb.Helper()
-	ctx := context.Background()
 	if o.maxMemories == 0 {
 		o.maxMemories = 2000
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: o.maxMemories})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := sqlitetest.Open(tb, sqlite.Options{MaxMemoriesPerStore: o.maxMemories})
 	s := &server{DB: db, by: memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}}
 	var h http.Handler = httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db})
 	if o.wrap != nil {
@@ -71,23 +68,10 @@ func newServer(tb testing.TB, o serverOptions) *server {
 		h.ServeHTTP(w, r)
 	}))
 	s.URL = s.srv.URL
-	tb.Cleanup(func() {
-		s.srv.Close()
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	if s.ws, err = db.CreateWorkspace(ctx, "team"); err != nil {
-		tb.Fatal(err)
-	}
-	if _, s.key, err = db.CreateAPIKey(ctx, s.ws.ID, "sync"); err != nil {
-		tb.Fatal(err)
-	}
-	st, err := db.CreateStore(ctx, s.ws.ID, memstore.StoreCreate{Name: "Notes"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.store = st.ID
+	tb.Cleanup(s.srv.Close) // before the database closes
+	s.ws = sqlitetest.Workspace(tb, db, "team")
+	_, s.key = sqlitetest.APIKey(tb, db, s.ws.ID, "sync")
+	s.store = sqlitetest.Store(tb, db, s.ws.ID, memstore.StoreCreate{Name: "Notes"}).ID
 	return s
 }
 

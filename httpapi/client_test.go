@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 	"github.com/memstore/memstore/storetest"
 )
 
@@ -42,10 +42,7 @@ type harnessOptions struct {
 // newAPIHarness starts a server, stopped at the end of the test.
 func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	tb.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "memstore.db"), o.db)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := sqlitetest.Open(tb, o.db)
 	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts}
 	if o.configure != nil {
 		o.configure(&cfg)
@@ -55,12 +52,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 		h = o.wrap(h)
 	}
 	srv := httptest.NewServer(h)
-	tb.Cleanup(func() {
-		srv.Close()
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
+	tb.Cleanup(srv.Close) // before the database closes
 	return &apiHarness{URL: srv.URL, DB: db, srv: srv}
 }
 
@@ -68,14 +60,8 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 // key's secret.
 func (h *apiHarness) newKey(tb testing.TB, workspace string) (*memstore.Workspace, *memstore.APIKey, string) {
 	tb.Helper()
-	ws, err := h.DB.CreateWorkspace(context.Background(), workspace)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	key, secret, err := h.DB.CreateAPIKey(context.Background(), ws.ID, "test key")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	ws := sqlitetest.Workspace(tb, h.DB, workspace)
+	key, secret := sqlitetest.APIKey(tb, h.DB, ws.ID, "test key")
 	return ws, key, secret
 }
 
@@ -192,10 +178,7 @@ func (b *clientBackend) RedactVersion(ctx context.Context, ws, storeID, id strin
 // openClientBackend opens a fresh database with two servers on it.
 func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: maxMemoriesPerStore})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t, sqlite.Options{MaxMemoriesPerStore: maxMemoriesPerStore})
 	serve := func(mode string) *apiHarness {
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{
 			Stores: db, Memories: db, Versions: db, Keys: conformanceKeys{db}, CreateExisting: mode,
@@ -203,13 +186,7 @@ func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend 
 		t.Cleanup(srv.Close)
 		return &apiHarness{URL: srv.URL, DB: db, srv: srv}
 	}
-	b := &clientBackend{conflict: serve(httpapi.CreateConflict), upsert: serve(httpapi.CreateUpsert)}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return b
+	return &clientBackend{conflict: serve(httpapi.CreateConflict), upsert: serve(httpapi.CreateUpsert)}
 }
 
 // TestClientConformance runs the backend conformance suite through the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // sdkEnv is a server with a workspace, a key, and an SDK client using that
@@ -638,10 +639,7 @@ func TestSDKVersions(t *testing.T) {
 	vers := &e.svc.MemoryVersions
 	sid := e.newStore(t, "versions").ID
 	// A second key of the same workspace, to filter by api_key_id.
-	key2, secret2, err := e.h.DB.CreateAPIKey(ctx, e.ws.ID, "second")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key2, secret2 := sqlitetest.APIKey(t, e.h.DB, e.ws.ID, "second")
 	other := e.client(secret2)
 
 	m := e.newMemory(t, sid, "/secret.md", "password: hunter2")

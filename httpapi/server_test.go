@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // serverEnv is a memstore server over a fresh SQLite file behind a real
@@ -41,11 +41,7 @@ type serverEnv struct {
 // adjusts its config.
 func newServerEnv(tb testing.TB, configure ...func(*httpapi.Config)) *serverEnv {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "memstore.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := sqlitetest.Open(tb, sqlite.Options{})
 	e := &serverEnv{db: db, logs: new(lockedBuffer)}
 	cfg := httpapi.Config{
 		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts,
@@ -56,18 +52,9 @@ func newServerEnv(tb testing.TB, configure ...func(*httpapi.Config)) *serverEnv 
 	}
 	e.handler = httpapi.New(cfg)
 	e.srv = httptest.NewServer(e.handler)
-	tb.Cleanup(func() {
-		e.srv.Close()
-		db.Close()
-	})
-	ws, err := db.CreateWorkspace(ctx, "default")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	key, secret, err := db.CreateAPIKey(ctx, ws.ID, "test")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	tb.Cleanup(e.srv.Close) // before the database closes
+	ws := sqlitetest.Workspace(tb, db, "default")
+	key, secret := sqlitetest.APIKey(tb, db, ws.ID, "test")
 	e.workspace, e.keyID, e.secret = ws.ID, key.ID, secret
 	return e
 }
@@ -75,14 +62,8 @@ func newServerEnv(tb testing.TB, configure ...func(*httpapi.Config)) *serverEnv 
 // otherKey makes another workspace with a key and returns the secret.
 func (e *serverEnv) otherKey(tb testing.TB, workspace string) string {
 	tb.Helper()
-	ws, err := e.db.CreateWorkspace(context.Background(), workspace)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	_, secret, err := e.db.CreateAPIKey(context.Background(), ws.ID, "other")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	ws := sqlitetest.Workspace(tb, e.db, workspace)
+	_, secret := sqlitetest.APIKey(tb, e.db, ws.ID, "other")
 	return secret
 }
 

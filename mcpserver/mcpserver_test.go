@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // env is a database with a session attaching two stores: notes, read-write,
@@ -31,35 +31,15 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := t.Context()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ws, err := db.CreateWorkspace(ctx, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, "default")
 	e := &env{db: db, ws: ws.ID}
-	e.notes = e.store(t, "Notes")
-	e.prefs = e.store(t, "Prefs")
-	if _, err := db.CreateMemory(ctx, ws.ID, e.prefs, memstore.MemoryCreate{Path: "/style.md", Content: "Tabs, not spaces.\n"},
-		memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}); err != nil {
-		t.Fatal(err)
-	}
+	e.notes = sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "Notes"}).ID
+	e.prefs = sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "Prefs"}).ID
+	sqlitetest.Create(t, db, ws.ID, e.prefs, "/style.md", "Tabs, not spaces.\n", memstore.Actor{Type: memstore.ActorUser, ID: "user_test"})
 	e.caller, e.secret = e.session(t, memstore.AttachmentCreate{StoreID: e.notes},
 		memstore.AttachmentCreate{StoreID: e.prefs, Access: memstore.AccessReadOnly, Instructions: "The user's style."})
 	return e
-}
-
-func (e *env) store(t *testing.T, name string) string {
-	t.Helper()
-	s, err := e.db.CreateStore(t.Context(), e.ws, memstore.StoreCreate{Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.ID
 }
 
 func (e *env) session(t *testing.T, stores ...memstore.AttachmentCreate) (*memstore.Caller, string) {

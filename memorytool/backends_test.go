@@ -15,6 +15,7 @@ import (
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/memorytool"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // memRoot is a fresh, empty /memories of one backend, with a direct view
@@ -82,24 +83,9 @@ type storeEnv struct {
 
 func newStoreEnv(tb testing.TB) *storeEnv {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "memstore.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	ws, err := db.CreateWorkspace(ctx, "tool")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	st, err := db.CreateStore(ctx, ws.ID, memstore.StoreCreate{Name: "memories"})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := sqlitetest.Open(tb, sqlite.Options{})
+	ws := sqlitetest.Workspace(tb, db, "tool")
+	st := sqlitetest.Store(tb, db, ws.ID, memstore.StoreCreate{Name: "memories"})
 	return &storeEnv{DB: db, WS: ws.ID, Store: st.ID}
 }
 
@@ -107,10 +93,7 @@ func newStoreEnv(tb testing.TB) *storeEnv {
 // the test, and returns a client of it with a key of the workspace.
 func (e *storeEnv) client(tb testing.TB) *httpapi.Client {
 	tb.Helper()
-	_, secret, err := e.DB.CreateAPIKey(context.Background(), e.WS, "memory tool test")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	_, secret := sqlitetest.APIKey(tb, e.DB, e.WS, "memory tool test")
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: e.DB, Memories: e.DB, Versions: e.DB, Keys: e.DB}))
 	tb.Cleanup(srv.Close) // before the database closes
 	c := httpapi.NewClient(srv.URL, secret)

@@ -18,6 +18,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/memorytool"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // hooked is a MemoryService that calls a hook before passing a write on;
@@ -231,9 +232,7 @@ func TestStoreLargeDirectory(t *testing.T) {
 		if i%2 == 1 {
 			p = fmt.Sprintf("/big/d%03d/g.md", i)
 		}
-		if _, err := env.DB.CreateMemory(context.Background(), env.WS, env.Store, memstore.MemoryCreate{Path: p, Content: "x"}, toolActor); err != nil {
-			t.Fatal(err)
-		}
+		sqlitetest.Create(t, env.DB, env.WS, env.Store, p, "x", toolActor)
 		names = append(names, p)
 	}
 	res := do(t, tool, view("/memories/big"))
@@ -296,9 +295,7 @@ func TestStoreConcurrentChange(t *testing.T) {
 			"Error: The path /memories/a.md does not exist", map[string]string{}},
 		{"rename onto a path taken meanwhile", rename("/memories/a.md", "/memories/b.md"),
 			func(tb testing.TB, env *storeEnv) {
-				if _, err := env.DB.CreateMemory(context.Background(), env.WS, env.Store, memstore.MemoryCreate{Path: "/b.md", Content: "b"}, toolActor); err != nil {
-					tb.Fatal(err)
-				}
+				sqlitetest.Create(tb, env.DB, env.WS, env.Store, "/b.md", "b", toolActor)
 			},
 			"Error: The destination /memories/b.md already exists", map[string]string{"/memories/a.md": "one\n", "/memories/b.md": "b"}},
 	} {
@@ -497,10 +494,7 @@ func TestStoreSession(t *testing.T) {
 	ctx := context.Background()
 	env := newStoreEnv(t)
 	seed(t, env.tool(t, nil, memorytool.Options{}), map[string]string{"/memories/a.md": "a\n", "/memories/d/b.md": "b"})
-	other, err := env.DB.CreateStore(ctx, env.WS, memstore.StoreCreate{Name: "scratch"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := sqlitetest.Store(t, env.DB, env.WS, memstore.StoreCreate{Name: "scratch"})
 	sess, _, token, err := env.DB.CreateSession(ctx, env.WS, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
 		{StoreID: env.Store, Access: memstore.AccessReadOnly},
 		{StoreID: other.ID, Access: memstore.AccessReadWrite},
@@ -594,10 +588,7 @@ func TestStoreLimits(t *testing.T) {
 // has an existing memory overwritten by create.
 func TestStoreCreateNeverOverwrites(t *testing.T) {
 	env := newStoreEnv(t)
-	_, secret, err := env.DB.CreateAPIKey(context.Background(), env.WS, "upsert")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, secret := sqlitetest.APIKey(t, env.DB, env.WS, "upsert")
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: env.DB, Memories: env.DB, Versions: env.DB, Keys: env.DB, CreateExisting: httpapi.CreateUpsert}))
 	t.Cleanup(srv.Close)
 	tool := env.tool(t, httpapi.NewClient(srv.URL, secret), memorytool.Options{})

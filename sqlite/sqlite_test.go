@@ -18,6 +18,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 	"github.com/memstore/memstore/storetest"
 )
 
@@ -33,21 +34,12 @@ var (
 // test.
 func MustOpen(tb testing.TB) *sqlite.DB {
 	tb.Helper()
-	return mustOpenAt(tb, filepath.Join(tb.TempDir(), "memstore.db"), sqlite.Options{})
+	return sqlitetest.Open(tb, sqlite.Options{})
 }
 
 func mustOpenAt(tb testing.TB, path string, opts sqlite.Options) *sqlite.DB {
 	tb.Helper()
-	db, err := sqlite.Open(context.Background(), path, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return db
+	return sqlitetest.OpenAt(tb, path, opts)
 }
 
 // mustOpenToClose opens a database in a fresh file, for a test that
@@ -64,20 +56,12 @@ func mustOpenToClose(tb testing.TB) (*sqlite.DB, string) {
 
 func mustStore(tb testing.TB, db *sqlite.DB) *memstore.Store {
 	tb.Helper()
-	s, err := db.CreateStore(context.Background(), ws, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s
+	return sqlitetest.Store(tb, db, ws, memstore.StoreCreate{Name: "notes"})
 }
 
 func mustCreate(tb testing.TB, db *sqlite.DB, storeID, path, content string) *memstore.Memory {
 	tb.Helper()
-	m, err := db.CreateMemory(context.Background(), ws, storeID, memstore.MemoryCreate{Path: path, Content: content}, alice)
-	if err != nil {
-		tb.Fatalf("create %s: %v", path, err)
-	}
-	return m
+	return sqlitetest.Create(tb, db, ws, storeID, path, content, alice)
 }
 
 func wantCode(tb testing.TB, err error, code string) *memstore.Error {

@@ -18,6 +18,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // clearEnv unsets the variables the store commands read, so that a
@@ -241,20 +242,9 @@ func normalize(s string) string {
 // who made the changes.
 func TestSameOnServer(t *testing.T) {
 	clearEnv(t)
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "server.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ws, err := db.CreateWorkspace(ctx, memstore.DefaultWorkspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, secret, err := db.CreateAPIKey(ctx, ws.ID, "cli")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
+	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db}))
 	t.Cleanup(srv.Close)
 

@@ -1,12 +1,10 @@
 package loadgen_test
 
 import (
-	"context"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,26 +12,16 @@ import (
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/loadgen"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // server starts memstore over a fresh database and returns its URL, a key
 // and the database.
 func server(t testing.TB) (string, string, *sqlite.DB) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bench.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	w, err := db.CreateWorkspace(ctx, memstore.DefaultWorkspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, key, err := db.CreateAPIKey(ctx, w.ID, "bench")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t, sqlite.Options{})
+	w := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
+	_, key := sqlitetest.APIKey(t, db, w.ID, "bench")
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db}))
 	t.Cleanup(srv.Close)
 	return srv.URL, key, db

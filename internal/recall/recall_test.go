@@ -4,32 +4,18 @@ import (
 	"context"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/recall"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 const ws = "wrkspc_recalltest"
 
 var loader = memstore.Actor{Type: memstore.ActorUser, ID: "user_recall"}
-
-func mustOpen(tb testing.TB) *sqlite.DB {
-	tb.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "recall.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return db
-}
 
 func readFile[T any](tb testing.TB, name string, read func(r *os.File) ([]T, error)) []T {
 	tb.Helper()
@@ -62,7 +48,7 @@ func TestRunMetrics(t *testing.T) {
 		{Query: "giraffid", Relevant: []string{"plain"}},            // found something else: rank 0, recall 0
 		{Query: "okapi zebra", Relevant: []string{"zebra", "lion"}}, // one of two, second or first
 	}
-	rep, err := recall.Run(context.Background(), mustOpen(t), docs, queries, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{1, 10}})
+	rep, err := recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, queries, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{1, 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +80,11 @@ func TestRunMetrics(t *testing.T) {
 
 func TestRunRejectsUnknownRelevant(t *testing.T) {
 	docs := []recall.Doc{{ID: "a", Content: "x"}}
-	_, err := recall.Run(context.Background(), mustOpen(t), docs, []recall.Query{{Query: "x", Relevant: []string{"b"}}}, recall.Options{WorkspaceID: ws, Actor: loader})
+	_, err := recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, []recall.Query{{Query: "x", Relevant: []string{"b"}}}, recall.Options{WorkspaceID: ws, Actor: loader})
 	if err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("error %v", err)
 	}
-	_, err = recall.Run(context.Background(), mustOpen(t), docs, nil, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{0}})
+	_, err = recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, nil, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{0}})
 	if err == nil {
 		t.Fatal("k 0 accepted")
 	}
@@ -164,7 +150,7 @@ func TestConversations(t *testing.T) {
 		t.Run(tt.set, func(t *testing.T) {
 			docs := readFile(t, "testdata/"+tt.set+"_docs.jsonl", func(f *os.File) ([]recall.Doc, error) { return recall.ReadDocs(f) })
 			queries := readFile(t, "testdata/"+tt.set+"_queries.jsonl", func(f *os.File) ([]recall.Query, error) { return recall.ReadQueries(f) })
-			rep, err := recall.Run(context.Background(), mustOpen(t), docs, queries, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{1, 5, 10}})
+			rep, err := recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, queries, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{1, 5, 10}})
 			if err != nil {
 				t.Fatal(err)
 			}

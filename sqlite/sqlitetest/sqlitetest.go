@@ -1,0 +1,79 @@
+// Package sqlitetest gives tests a fresh SQLite database and the
+// workspaces, keys, stores and memories they start from. Each function
+// fails the test at once when the database refuses.
+package sqlitetest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// Open opens a database in a fresh file of tb.TempDir(), closed when the
+// test ends.
+func Open(tb testing.TB, opts sqlite.Options) *sqlite.DB {
+	tb.Helper()
+	return OpenAt(tb, filepath.Join(tb.TempDir(), "memstore.db"), opts)
+}
+
+// OpenAt opens (creating if need be) the database at path, closed when
+// the test ends.
+func OpenAt(tb testing.TB, path string, opts sqlite.Options) *sqlite.DB {
+	tb.Helper()
+	db, err := sqlite.Open(context.Background(), path, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Registered first, so it runs after the cleanups of whatever the
+	// test builds on db, such as a server.
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return db
+}
+
+// Workspace makes a workspace called name.
+func Workspace(tb testing.TB, db *sqlite.DB, name string) *memstore.Workspace {
+	tb.Helper()
+	ws, err := db.CreateWorkspace(context.Background(), name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ws
+}
+
+// APIKey makes a key called name in a workspace and returns it with its
+// secret.
+func APIKey(tb testing.TB, db *sqlite.DB, workspaceID, name string) (*memstore.APIKey, string) {
+	tb.Helper()
+	key, secret, err := db.CreateAPIKey(context.Background(), workspaceID, name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return key, secret
+}
+
+// Store creates a store in a workspace.
+func Store(tb testing.TB, db *sqlite.DB, workspaceID string, c memstore.StoreCreate) *memstore.Store {
+	tb.Helper()
+	s, err := db.CreateStore(context.Background(), workspaceID, c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// Create creates a memory at path in a store, with by as its author.
+func Create(tb testing.TB, db *sqlite.DB, workspaceID, storeID, path, content string, by memstore.Actor) *memstore.Memory {
+	tb.Helper()
+	m, err := db.CreateMemory(context.Background(), workspaceID, storeID, memstore.MemoryCreate{Path: path, Content: content}, by)
+	if err != nil {
+		tb.Fatalf("create %s: %v", path, err)
+	}
+	return m
+}
