@@ -266,16 +266,25 @@ func (t *txn) context(ctx context.Context) context.Context {
 	return ctx
 }
 
-// count notes a statement that may change the database.
-func (t *txn) count(query string) {
+// changing notes a statement that may change the database.
+func (t *txn) changing(query string) {
+	t.changes++
+	if len(t.live) > 0 && strings.Contains(query, "stores") {
+		clear(t.live)
+	}
+}
+
+// query notes a query that may change the database: one that is not a
+// SELECT (an UPDATE ... RETURNING, say).
+func (t *txn) query(query string) {
 	if !strings.HasPrefix(query, "SELECT") {
-		t.changes++
+		t.changing(query)
 	}
 }
 
 // QueryContext runs a cached statement.
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	t.count(query)
+	t.query(query)
 	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
@@ -285,7 +294,7 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext runs a cached statement.
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	t.count(query)
+	t.query(query)
 	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
@@ -295,10 +304,7 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // ExecContext runs a cached statement.
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	t.changes++
-	if len(t.live) > 0 && strings.Contains(query, "stores") {
-		clear(t.live)
-	}
+	t.changing(query)
 	ctx = t.context(ctx)
 	if s := t.stmts.get(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
