@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
@@ -34,7 +35,7 @@ type serverEnv struct {
 	secret    string // the key's secret, sent by default
 	keyID     string
 	workspace string
-	logs      *lockedBuffer
+	logs      *syncbuf.Buffer
 }
 
 // newServerEnv starts a server, stopped at the end of the test; configure
@@ -42,7 +43,7 @@ type serverEnv struct {
 func newServerEnv(tb testing.TB, configure ...func(*httpapi.Config)) *serverEnv {
 	tb.Helper()
 	db := sqlitetest.Open(tb, sqlite.Options{})
-	e := &serverEnv{db: db, logs: new(lockedBuffer)}
+	e := &serverEnv{db: db, logs: new(syncbuf.Buffer)}
 	cfg := httpapi.Config{
 		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -65,24 +66,6 @@ func (e *serverEnv) otherKey(tb testing.TB, workspace string) string {
 	ws := sqlitetest.Workspace(tb, e.db, workspace)
 	_, secret := sqlitetest.APIKey(tb, e.db, ws.ID, "other")
 	return secret
-}
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // apiResult is an answer of the server, read in full.

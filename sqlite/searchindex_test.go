@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -149,7 +149,7 @@ func TestSearchIndexBuildIsAnnounced(t *testing.T) {
 	if err := removeIndex(path); err != nil {
 		t.Fatal(err)
 	}
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	db = mustOpenAt(t, path, sqlite.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	c, err := db.Counts(ctx)
 	if err != nil {
@@ -182,25 +182,6 @@ func TestSearchIndexBuildIsAnnounced(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, got)
 		}
 	}
-}
-
-// lockedBuffer is a log's destination, written by the indexer's goroutine
-// and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestSearchIndexesOtherProcesses: a write made to the file by another

@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to check the file itself
 
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/syncbuf"
 )
 
 // child is memstore serve running as a child process, the real binary as
@@ -25,7 +26,7 @@ import (
 type child struct {
 	cmd            *exec.Cmd
 	url, key       string
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	exited         chan struct{} // closed when the process has ended
 	err            error         // cmd.Wait's, once exited is closed
 }
@@ -40,7 +41,7 @@ func startChild(tb testing.TB, db string) *child {
 	if err != nil {
 		tb.Fatalf("memstore is not on PATH: %v", err)
 	}
-	c := &child{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	c := &child{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	c.cmd = exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "warn")
 	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr
 	if err := c.cmd.Start(); err != nil {

@@ -13,37 +13,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer that a server goroutine may write while the
-// test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testServer is memstore serve running in this process, as Main runs it.
 type testServer struct {
 	url            string // http://127.0.0.1:PORT
 	key            string // the first key, when this run made it
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	stop           context.CancelFunc
 	done           chan int // receives Main's exit status
 }
@@ -55,7 +36,7 @@ var servingLine = regexp.MustCompile(`(?m)^memstore: serving (http://\S+) \(data
 func startServer(tb testing.TB, args ...string) *testServer {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{stdout: &syncBuffer{}, stderr: &syncBuffer{}, stop: cancel, done: make(chan int, 1)}
+	s := &testServer{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, stop: cancel, done: make(chan int, 1)}
 	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	go func() { s.done <- Main(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
 	tb.Cleanup(func() {
