@@ -97,6 +97,17 @@ type MemoryService interface {
 	DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by Actor) error
 }
 
+// A MemoryRevalidator is a MemoryService that can tell cheaply whether a
+// memory is still at a version its caller holds, the way an HTTP cache
+// revalidates: a server keeps the answers it encoded and sends one again
+// without reading the content.
+type MemoryRevalidator interface {
+	// MemoryUnlessAt returns the memory as Memory does, or nil and no
+	// error when its current version is version. The errors are those of
+	// Memory.
+	MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*Memory, error)
+}
+
 // FindMemory returns the live memory at path in a store, without its
 // content (ENotFound when there is none). The API has no lookup by path;
 // a list whose prefix is the path itself, without a final "/", is a plain

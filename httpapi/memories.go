@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/memstore/memstore"
@@ -94,11 +95,34 @@ func (s *Server) getMemory(w *responseWriter, r *http.Request, c *memstore.Calle
 	if p.err != nil {
 		return p.err
 	}
-	m, err := s.memories.Memory(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), r.PathValue("memory_id"))
-	if err != nil {
+	storeID, id := r.PathValue("memory_store_id"), r.PathValue("memory_id")
+	rv, revalidates := s.memories.(memstore.MemoryRevalidator)
+	if !revalidates || !full {
+		m, err := s.memories.Memory(r.Context(), c.WorkspaceID, storeID, id)
+		if err != nil {
+			return err
+		}
+		s.writeJSON(w, http.StatusOK, NewMemoryJSON(m, full))
+		return nil
+	}
+	kept := s.kept.get(id)
+	m, err := rv.MemoryUnlessAt(r.Context(), c.WorkspaceID, storeID, id, kept.version)
+	switch {
+	case memstore.ErrorCode(err) == memstore.ENotFound:
+		s.kept.drop(id)
+		return err
+	case err != nil:
+		return err
+	case m == nil:
+		writeBody(w, http.StatusOK, kept.body)
+		return nil
+	}
+	var body bytes.Buffer
+	if err := encodeJSON(&body, NewMemoryJSON(m, true)); err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, NewMemoryJSON(m, full))
+	s.kept.put(id, m.VersionID, body.Bytes())
+	writeBody(w, http.StatusOK, body.Bytes())
 	return nil
 }
 
@@ -161,6 +185,7 @@ func (s *Server) deleteMemory(w *responseWriter, r *http.Request, c *memstore.Ca
 	if err := s.memories.DeleteMemory(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), id, sha, c.Actor); err != nil {
 		return err
 	}
+	s.kept.drop(id)
 	s.writeJSON(w, http.StatusOK, MemoryDeleted(id))
 	return nil
 }

@@ -1,11 +1,16 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 )
 
@@ -393,4 +398,67 @@ func storesCursor(tb testing.TB, e *serverEnv) string {
 		tb.Fatalf("no next page: %v", p)
 	}
 	return next
+}
+
+// unkept hides a MemoryService's MemoryUnlessAt, so that a server over it
+// reads and encodes every retrieval.
+type unkept struct{ memstore.MemoryService }
+
+// TestKeptRetrievals: the server keeps its answers to retrievals and sends
+// one again only while the memory is at the version it shows, whoever
+// changed the memory.
+func TestKeptRetrievals(t *testing.T) {
+	e := newServerEnv(t)
+	plain := httptest.NewServer(httpapi.New(httpapi.Config{Stores: e.db, Memories: unkept{e.db}, Versions: e.db, Keys: e.db}))
+	t.Cleanup(plain.Close)
+	store := e.createStore(t, "kept")
+	id := e.createMemory(t, store, "/a.md", "first <&> \u2028")["id"].(string)
+	path := "/v1/memory_stores/" + store + "/memories/" + id
+	// get reads the memory twice from the server, and once from a server
+	// that keeps nothing: all three answers must be the same bytes.
+	get := func(content string) {
+		t.Helper()
+		first, again := e.call(t, "GET", path, ""), e.call(t, "GET", path, "")
+		fresh := e.call(t, "GET", path, "", func(r *http.Request) { r.URL.Host = strings.TrimPrefix(plain.URL, "http://") })
+		if first.status != http.StatusOK || !bytes.Equal(first.body, again.body) || !bytes.Equal(first.body, fresh.body) {
+			t.Fatalf("answers differ:\n%d %s\n%d %s\n%d %s", first.status, first.body, again.status, again.body, fresh.status, fresh.body)
+		}
+		if got := first.object(t)["content"]; got != content {
+			t.Fatalf("content %q, want %q", got, content)
+		}
+		if n, _ := strconv.Atoi(again.header.Get("Content-Length")); n != len(again.body) {
+			t.Errorf("content-length %q for %d bytes", again.header.Get("Content-Length"), len(again.body))
+		}
+	}
+	get("first <&> \u2028")
+
+	// Changed through the API, or behind the server's back.
+	e.ok(t, "POST", path, jsonOf(t, map[string]any{"content": "second"}))
+	get("second")
+	ctx := t.Context()
+	if _, err := e.db.UpdateMemory(ctx, e.workspace, store, id, memstore.MemoryUpdate{Content: ptrTo("third"), Path: ptrTo("/b.md")}, memstore.Actor{Type: memstore.ActorUser, ID: "user_x"}); err != nil {
+		t.Fatal(err)
+	}
+	get("third")
+	if got := e.ok(t, "GET", path, "")["path"]; got != "/b.md" {
+		t.Errorf("path %v after a rename, want /b.md", got)
+	}
+
+	// Whoever asks must still be allowed to, and the basic view has no
+	// content.
+	e.call(t, "GET", path, "", withHeader("X-Api-Key", e.otherKey(t, "elsewhere"))).apiError(t, http.StatusNotFound, memstore.ENotFound)
+	if basic := e.ok(t, "GET", path+"?view=basic", ""); basic["content"] != nil {
+		t.Errorf("basic view after a kept full one: content %v", basic["content"])
+	}
+
+	// Deleted behind the server's back, then through it.
+	if err := e.db.DeleteMemory(ctx, e.workspace, store, id, "", memstore.Actor{Type: memstore.ActorUser, ID: "user_x"}); err != nil {
+		t.Fatal(err)
+	}
+	e.call(t, "GET", path, "").apiError(t, http.StatusNotFound, memstore.ENotFound)
+	id = e.createMemory(t, store, "/c.md", "fourth")["id"].(string)
+	path = "/v1/memory_stores/" + store + "/memories/" + id
+	get("fourth")
+	e.ok(t, "DELETE", path, "")
+	e.call(t, "GET", path, "").apiError(t, http.StatusNotFound, memstore.ENotFound)
 }

@@ -41,6 +41,7 @@ type Server struct {
 	upsert  bool
 	strict  bool
 	auth    authCache
+	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidator
 	metrics *metrics
 	mux     *http.ServeMux
 }
@@ -440,9 +441,7 @@ var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (s *Server) writeJSON(w *responseWriter, status int, v any) {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encodeJSON(buf, v); err != nil {
 		// Only a bug in the wire types can get here.
 		s.log.LogAttrs(w.request.Context(), slog.LevelError, "encode response",
 			slog.String("request_id", w.requestID), slog.String("error", err.Error()))
@@ -451,10 +450,23 @@ func (s *Server) writeJSON(w *responseWriter, status int, v any) {
 		fmt.Fprintf(buf, `{"type":"error","error":{"type":%q,"message":%q},"request_id":%q}`+"\n",
 			memstore.EInternal, internalMessage, w.requestID)
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	writeBody(w, status, buf.Bytes())
 	if buf.Cap() <= 64<<10 {
 		jsonBuffers.Put(buf)
 	}
+}
+
+// encodeJSON appends v to buf as every response's JSON is written: with
+// "<", ">" and "&" as they are, and a final newline.
+func encodeJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeBody writes a response of status with an encoded JSON body.
+func writeBody(w *responseWriter, status int, body []byte) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
 }

@@ -94,6 +94,7 @@ func (s *Server) deleteStore(w *responseWriter, r *http.Request, c *memstore.Cal
 	if err := s.stores.DeleteStore(r.Context(), c.WorkspaceID, id); err != nil {
 		return err
 	}
+	s.kept.clear() // the store's memories are gone: forget their content
 	s.writeJSON(w, http.StatusOK, StoreDeleted(id))
 	return nil
 }

@@ -28,9 +28,10 @@ import (
 )
 
 var (
-	_ memstore.StoreService   = (*DB)(nil)
-	_ memstore.MemoryService  = (*DB)(nil)
-	_ memstore.VersionService = (*DB)(nil)
+	_ memstore.StoreService      = (*DB)(nil)
+	_ memstore.MemoryService     = (*DB)(nil)
+	_ memstore.MemoryRevalidator = (*DB)(nil)
+	_ memstore.VersionService    = (*DB)(nil)
 )
 
 //go:embed migrations/*.sql

@@ -238,6 +238,40 @@ func testGetMemory(t *testing.T, open func(*testing.T) Backend) {
 		_, err := b.Memory(t.Context(), wsA, other.ID, m.ID)
 		wantCode(t, err, memstore.ENotFound, "memory via another store")
 	})
+	t.Run("Revalidate", func(t *testing.T) {
+		rv, ok := b.(memstore.MemoryRevalidator)
+		if !ok {
+			t.Skip("the backend is not a memstore.MemoryRevalidator")
+		}
+		m := mustCreateMemory(t, b, wsA, sid, "/revalidate.md", "first")
+		if got, err := rv.MemoryUnlessAt(t.Context(), wsA, sid, m.ID, ""); err != nil || got == nil || got.Content != "first" || got.VersionID != m.VersionID {
+			t.Fatalf("MemoryUnlessAt(no version) = %+v, %v; want the memory", got, err)
+		}
+		if got, err := rv.MemoryUnlessAt(t.Context(), wsA, sid, m.ID, m.VersionID); err != nil || got != nil {
+			t.Errorf("MemoryUnlessAt(current version) = %+v, %v; want nil, nil", got, err)
+		}
+		u := mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr("/revalidated.md"), Content: ptr("second")}, actorKey)
+		got, err := rv.MemoryUnlessAt(t.Context(), wsA, sid, m.ID, m.VersionID)
+		if err != nil || got == nil {
+			t.Fatalf("MemoryUnlessAt(old version) = %+v, %v; want the memory as it is now", got, err)
+		}
+		checkMemory(t, got, "/revalidated.md", "second", true, "MemoryUnlessAt(old version)")
+		if want := mustMemory(t, b, wsA, sid, m.ID); got.VersionID != u.VersionID || !got.UpdatedAt.Equal(want.UpdatedAt) || !got.CreatedAt.Equal(want.CreatedAt) {
+			t.Errorf("MemoryUnlessAt(old version) = %+v; want %+v", got, want)
+		}
+		for what, at := range map[string]struct{ ws, store string }{
+			"another workspace": {wsB, sid},
+			"another store":     {wsA, mustCreateStore(t, b, wsA, "elsewhere").ID},
+		} {
+			_, err := rv.MemoryUnlessAt(t.Context(), at.ws, at.store, m.ID, u.VersionID)
+			wantCode(t, err, memstore.ENotFound, "MemoryUnlessAt from "+what)
+		}
+		if err := b.DeleteMemory(t.Context(), wsA, sid, m.ID, "", actorKey); err != nil {
+			t.Fatal(err)
+		}
+		_, err = rv.MemoryUnlessAt(t.Context(), wsA, sid, m.ID, u.VersionID)
+		wantCode(t, err, memstore.ENotFound, "MemoryUnlessAt of a deleted memory at its last version")
+	})
 	t.Run("ByPath", func(t *testing.T) {
 		// Neighbours that share the path as a string prefix, or sort
 		// just before it, must not be mistaken for it.
