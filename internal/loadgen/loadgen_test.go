@@ -109,9 +109,9 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
-// TestRunOverEveryKindOfConnection runs the write mix over https, and over
-// a server that closes the connection after every answer, so that every
-// request dials anew.
+// TestRunOverEveryKindOfConnection runs the write mix over https, over a
+// server that closes the connection after every answer, so that every
+// request dials anew, and over one that sends its answers in chunks.
 func TestRunOverEveryKindOfConnection(t *testing.T) {
 	_, key, db := server(t)
 	api := httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db})
@@ -120,6 +120,10 @@ func TestRunOverEveryKindOfConnection(t *testing.T) {
 		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(closing.Close)
+	chunked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.ServeHTTP(chunkedWriter{w}, r)
+	}))
+	t.Cleanup(chunked.Close)
 	tlsSrv := httptest.NewUnstartedServer(api)
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
 	tlsSrv.StartTLS()
@@ -127,6 +131,7 @@ func TestRunOverEveryKindOfConnection(t *testing.T) {
 	for name, cfg := range map[string]loadgen.Config{
 		"https":            {URL: tlsSrv.URL, TLS: tlsSrv.Client().Transport.(*http.Transport).TLSClientConfig},
 		"connection close": {URL: closing.URL},
+		"chunked":          {URL: chunked.URL},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg.APIKey, cfg.Mix, cfg.Concurrency, cfg.Duration, cfg.Memories = key, loadgen.MixWrite, 2, 200*time.Millisecond, 3
@@ -150,4 +155,19 @@ func TestRunOverEveryKindOfConnection(t *testing.T) {
 			t.Errorf("URL %q: no error", bad)
 		}
 	}
+}
+
+// chunkedWriter answers without Content-Length and flushes every write,
+// so that net/http sends the body in chunks.
+type chunkedWriter struct{ http.ResponseWriter }
+
+func (c chunkedWriter) WriteHeader(status int) {
+	c.Header().Del("Content-Length")
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c chunkedWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.ResponseWriter.(http.Flusher).Flush()
+	return n, err
 }
