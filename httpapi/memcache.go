@@ -46,7 +46,10 @@ func (c *memoryCache) put(id, version string, body []byte) {
 	if c.entries == nil {
 		c.entries = map[string]cachedMemory{}
 	}
-	c.size -= len(c.entries[id].body)
+	if old, ok := c.entries[id]; ok {
+		delete(c.entries, id)
+		c.size -= len(old.body)
+	}
 	for other, e := range c.entries { // in random order
 		if c.size+len(body) <= memoryCacheBytes {
 			break

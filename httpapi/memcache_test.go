@@ -17,14 +17,20 @@ func TestMemoryCacheBound(t *testing.T) {
 			t.Fatalf("after %d entries: %d bytes kept, above %d", i+1, c.size, memoryCacheBytes)
 		}
 	}
+	// When full, new and larger versions of kept memories replace theirs,
+	// making room.
+	larger := bytes.Repeat([]byte("y"), memoryCacheBytes/20)
+	for i := 900; i < 1000; i++ {
+		c.put(fmt.Sprint("mem_", i), "memver_2", larger)
+	}
 	sum := 0
 	for _, e := range c.entries {
 		sum += len(e.body)
 	}
-	if sum != c.size || len(c.entries) < 90 {
+	if sum != c.size || c.size > memoryCacheBytes || len(c.entries) < 19 {
 		t.Errorf("%d entries of %d bytes, size says %d", len(c.entries), sum, c.size)
 	}
-	if got := c.get("mem_999"); got.version != "memver_1" {
+	if got := c.get("mem_999"); got.version != "memver_2" {
 		t.Errorf("the last entry put is not kept: %+v", got)
 	}
 
