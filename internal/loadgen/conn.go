@@ -30,9 +30,9 @@ const requestTimeout = 30 * time.Second
 // The generator shares the machine with the server in the usual setup, so
 // every microsecond it spends per request is taken from the server. It
 // therefore writes requests itself on a keep-alive connection and reads
-// answers with net/http's own parser (http.ReadResponse), without
-// net/http's Transport: the Transport hands each request to two
-// goroutines per connection, which cost about half the generator's CPU.
+// the answers itself (readResponse), without net/http's Transport, which
+// hands each request to two goroutines per connection and cost about half
+// the generator's CPU.
 type client struct {
 	addr   string      // host:port to dial
 	tls    *tls.Config // nil for http
