@@ -40,6 +40,12 @@ type Caller struct {
 	// reach only that session's stores, as their attachments allow (see
 	// CanRead, CanWrite, CanAdminister). Nil for an API key.
 	Session *Session
+	// TokenID is the session token's ID ("" for an API key), so that its
+	// revocation can be matched (Revocation.Stops).
+	TokenID string
+	// ExpiresAt is when the credential stops working by itself; nil when
+	// it does not expire. Nothing may keep a caller past it.
+	ExpiresAt *time.Time
 }
 
 // KeyService keeps workspaces and API keys, and authenticates secrets.

@@ -152,7 +152,11 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, er
 		}
 		return err
 	})
-	return k, wrap(err, "revoke API key %s", id)
+	if err != nil {
+		return nil, wrap(err, "revoke API key %s", id)
+	}
+	db.Revoked(memstore.Revocation{APIKeyID: id})
+	return k, nil
 }
 
 // Authenticate implements memstore.KeyService: one indexed lookup by the

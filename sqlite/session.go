@@ -300,6 +300,7 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 	if err != nil {
 		return nil, wrap(err, "archive session %s", id)
 	}
+	db.Revoked(memstore.Revocation{SessionID: id})
 	return s, nil
 }
 
@@ -393,6 +394,7 @@ func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*
 	if err != nil {
 		return nil, wrap(err, "revoke session token %s", id)
 	}
+	db.Revoked(memstore.Revocation{SessionID: t.SessionID, TokenID: id})
 	return t, nil
 }
 
@@ -404,9 +406,12 @@ func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore
 	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
 		return nil, invalid
 	}
-	var s *memstore.Session
-	err := db.read(ctx, func(tx *txn) error {
-		t, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, memstore.HashSecret(secret)))
+	var (
+		s *memstore.Session
+		t *memstore.SessionToken
+	)
+	err := db.read(ctx, func(tx *txn) (err error) {
+		t, err = scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, memstore.HashSecret(secret)))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return invalid
@@ -428,5 +433,6 @@ func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore
 	if err != nil {
 		return nil, wrap(err, "authenticate session")
 	}
-	return &memstore.Caller{WorkspaceID: s.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: s.ID}, Session: s}, nil
+	return &memstore.Caller{WorkspaceID: s.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: s.ID}, Session: s,
+		TokenID: t.ID, ExpiresAt: t.ExpiresAt}, nil
 }

@@ -28,10 +28,11 @@ import (
 )
 
 var (
-	_ memstore.StoreService      = (*DB)(nil)
-	_ memstore.MemoryService     = (*DB)(nil)
-	_ memstore.MemoryRevalidator = (*DB)(nil)
-	_ memstore.VersionService    = (*DB)(nil)
+	_ memstore.StoreService       = (*DB)(nil)
+	_ memstore.MemoryService      = (*DB)(nil)
+	_ memstore.MemoryRevalidator  = (*DB)(nil)
+	_ memstore.VersionService     = (*DB)(nil)
+	_ memstore.RevocationNotifier = (*DB)(nil)
 )
 
 //go:embed migrations/*.sql
@@ -76,6 +77,9 @@ type DB struct {
 	now                 func() time.Time
 	ids                 *ids.Generator
 	log                 *slog.Logger
+	// Revocations tells this process's listeners of every key revoked,
+	// token revoked and session archived through this DB.
+	memstore.Revocations
 }
 
 // Open opens (creating if needed) the database at path and brings its

@@ -41,6 +41,7 @@ func RunSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Ses
 		{"Expiry", testTokenExpiry},
 		{"Archive", testArchiveSession},
 		{"Isolation", testSessionIsolation},
+		{"Revocations", testRevocations},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
@@ -690,5 +691,92 @@ func testSessionIsolation(t *testing.T, e *sessionEnv) {
 		if got, _ := allSessions(t, e.b, ws, memstore.SessionFilter{}); !slices.Equal(sessionIDs(got), []string{want}) {
 			t.Errorf("sessions of %s: %v, want [%s]", ws, sessionIDs(got), want)
 		}
+	}
+}
+
+// testRevocations checks, for a backend that offers it, that every way a
+// credential stops working is told to this process's listeners once
+// committed, and that an authenticated caller names its credential and
+// its expiry, so that a listener can match it.
+func testRevocations(t *testing.T, e *sessionEnv) {
+	n, ok := e.b.(memstore.RevocationNotifier)
+	if !ok {
+		t.Skip("the backend tells no listeners of revocations")
+	}
+	ctx := t.Context()
+	var (
+		mu  sync.Mutex
+		got []memstore.Revocation
+	)
+	stop := n.NotifyRevocations(func(r memstore.Revocation) {
+		mu.Lock()
+		got = append(got, r)
+		mu.Unlock()
+	})
+	heard := func(what string, want memstore.Revocation, c *memstore.Caller) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("%s: heard %+v, want [%+v]", what, got, want)
+		}
+		if c != nil && (len(got) == 0 || !got[0].Stops(c)) {
+			t.Errorf("%s: the revocation does not stop the caller %+v", what, c)
+		}
+		got = nil
+	}
+
+	s, tok, secret := e.create(t, e.ws, memstore.SessionCreate{TokenTTL: time.Hour})
+	c, err := e.b.AuthenticateSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TokenID != tok.ID || c.ExpiresAt == nil || !c.ExpiresAt.Equal(*tok.ExpiresAt) {
+		t.Errorf("caller names token %q expiring at %v, want %q at %v", c.TokenID, c.ExpiresAt, tok.ID, tok.ExpiresAt)
+	}
+	if c.Expired(e.clock.Now()) || !c.Expired(tok.ExpiresAt.Add(0)) {
+		t.Errorf("Expired is wrong before or at %v", tok.ExpiresAt)
+	}
+	other, otherSecret := e.newToken(t, e.ws, s.ID, 0)
+	oc, err := e.b.AuthenticateSession(ctx, otherSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.RevokeSessionToken(ctx, e.ws, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	heard("token revoked", memstore.Revocation{SessionID: s.ID, TokenID: tok.ID}, c)
+	if (memstore.Revocation{SessionID: s.ID, TokenID: tok.ID}).Stops(oc) {
+		t.Errorf("revoking token %s stops the session's other token %s", tok.ID, other.ID)
+	}
+	if _, err := e.b.ArchiveSession(ctx, e.ws, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	heard("session archived", memstore.Revocation{SessionID: s.ID}, oc)
+
+	k, keySecret, err := e.b.CreateAPIKey(ctx, e.ws, "to revoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := e.b.Authenticate(ctx, keySecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.RevokeAPIKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	heard("API key revoked", memstore.Revocation{APIKeyID: k.ID}, kc)
+
+	// A refused change tells nobody, and stop ends the listening.
+	_, err = e.b.RevokeSessionToken(ctx, e.ws2, other.ID)
+	wantCode(t, err, memstore.ENotFound, "revoke a token of another workspace")
+	stop()
+	if _, err := e.b.RevokeSessionToken(ctx, e.ws, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("heard %+v after a refused change and after stop", got)
 	}
 }
