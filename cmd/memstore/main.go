@@ -65,9 +65,6 @@ func commands() []command {
 	}
 }
 
-// Version is set at build time with -ldflags "-X main.Version=...".
-var Version = "dev"
-
 // exitCode is an error that asks for a specific exit status.
 type exitCode int
 
@@ -86,6 +83,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "-v" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	args = hoistCommand(args) // memstore --db FILE COMMAND ...
 	for _, c := range commands() {
@@ -149,13 +149,4 @@ func parse(fs *flag.FlagSet, args []string) error {
 func usageError(e env, format string, args ...any) error {
 	fmt.Fprintf(e.stderr, format+"\n", args...)
 	return errUsage
-}
-
-func runVersion(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "version", "Usage: memstore version\n\nPrints memstore's version.\n")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, "memstore", Version)
-	return nil
 }
