@@ -10,22 +10,18 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memstore/memstore/internal/npmtest"
 )
 
 // tsSDKDir holds package.json, package-lock.json and script.mjs.
 const tsSDKDir = "testdata/tssdk"
 
 func TestTypeScriptSDK(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH: install Node.js (e.g. apt-get install nodejs npm), then run `npm ci` in httpapi/" + tsSDKDir)
-	}
-	if _, err := os.Stat(filepath.Join(tsSDKDir, "node_modules", "@anthropic-ai", "sdk", "package.json")); err != nil {
-		t.Skip("the TypeScript SDK is not installed: run `npm ci --prefix httpapi/" + tsSDKDir + "` (as .ci/run does)")
-	}
+	npmtest.Need(t, tsSDKDir, "@anthropic-ai/sdk")
 	h := newAPIHarness(t, harnessOptions{})
 	_, _, secret := h.newKey(t, "typescript")
 

@@ -18,12 +18,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/memstore/memstore/internal/npmtest"
 	"github.com/memstore/memstore/memorytool"
 )
 
@@ -33,42 +33,11 @@ const refDriverDir = "testdata/reference"
 // refAnswerTimeout bounds the wait for one answer of the node process.
 const refAnswerTimeout = 30 * time.Second
 
-var (
-	refInstallOnce sync.Once
-	refInstallErr  error
-)
-
 // refNeed skips the test when node is missing and installs the reference
 // (npm ci) when its node_modules is missing, once per test binary.
 func refNeed(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not found: the differential test against the TypeScript reference needs node and npm")
-	}
-	refInstallOnce.Do(func() {
-		sdk := filepath.Join(refDriverDir, "node_modules", "@anthropic-ai", "sdk", "package.json")
-		if _, err := os.Stat(sdk); err == nil {
-			return
-		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			refInstallErr = fmt.Errorf("node is installed but npm is not, and %s/node_modules is missing: install npm or run `npm ci` in %s", refDriverDir, refDriverDir)
-			return
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = refDriverDir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			refInstallErr = fmt.Errorf("`npm ci --no-audit --no-fund` in %s failed: %v\n%s", refDriverDir, err, out)
-			return
-		}
-		if _, err := os.Stat(sdk); err != nil {
-			refInstallErr = fmt.Errorf("`npm ci` in %s did not install @anthropic-ai/sdk: %v", refDriverDir, err)
-		}
-	})
-	if refInstallErr != nil {
-		t.Fatalf("cannot install the TypeScript reference: %v", refInstallErr)
-	}
+	npmtest.Need(t, refDriverDir, "@anthropic-ai/sdk")
 }
 
 // refAnswer is one command's result: the ok flag and the text (the output,

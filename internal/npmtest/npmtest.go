@@ -1,0 +1,61 @@
+// Package npmtest gives tests the Node.js packages they drive (the
+// official TypeScript SDK and memory tool), installing them from a
+// committed package-lock.json when they are missing, so that the tests
+// run wherever node and npm are, without a setup step of their own.
+package npmtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var (
+	mu       sync.Mutex
+	installs = map[string]error{} // by directory: the outcome of its install
+)
+
+// Need makes sure that dir (holding package.json and package-lock.json)
+// has pkg installed in its node_modules, running `npm ci` there once per
+// test binary when it has not. It skips the test when node is not on
+// PATH, since then nothing could run the package, and fails it when the
+// install fails.
+func Need(t testing.TB, dir, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("node is not on PATH: this test drives %s under Node.js (install nodejs and npm, e.g. apt-get install nodejs npm)", pkg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	err, done := installs[dir]
+	if !done {
+		err = install(dir, pkg)
+		installs[dir] = err
+	}
+	if err != nil {
+		t.Fatalf("cannot install %s: %v", pkg, err)
+	}
+}
+
+func install(dir, pkg string) error {
+	manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json")
+	if _, err := os.Stat(manifest); err == nil {
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("node is installed but npm is not, and %s/node_modules is missing: install npm, or run `npm ci` in %s", dir, dir)
+	}
+	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("`npm ci` in %s failed: %v\n%s", dir, err, out)
+	}
+	if _, err := os.Stat(manifest); err != nil {
+		return fmt.Errorf("`npm ci` in %s did not install %s: %v", dir, pkg, err)
+	}
+	return nil
+}
