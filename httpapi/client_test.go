@@ -47,12 +47,16 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
-	var h http.Handler = httpapi.New(cfg)
+	api := httpapi.New(cfg)
+	var h http.Handler = api
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}
 	srv := httptest.NewServer(h)
-	tb.Cleanup(srv.Close) // before the database closes
+	tb.Cleanup(func() { // before the database closes
+		srv.Close()
+		api.Close()
+	})
 	return &apiHarness{URL: srv.URL, DB: db, srv: srv}
 }
 

@@ -51,9 +51,12 @@ type Config struct {
 	// MaxBodyBytes caps a request body (413 beyond); 0 means 1 MiB.
 	MaxBodyBytes int64
 	// AuthCacheTTL is how long the server remembers a secret it has
-	// authenticated, so that most requests do not read the key store: a
-	// revoked key keeps working on a running server for up to this long.
-	// 0 means DefaultAuthCacheTTL; a negative value turns the cache off.
+	// authenticated, so that most requests do not read the key store; never
+	// past the credential's expiry. A revocation made through Keys or
+	// Sessions, when they are memstore.RevocationNotifiers, takes effect at
+	// once; one made by another process sharing the backend is seen within
+	// this long. 0 means DefaultAuthCacheTTL; a negative value turns the
+	// cache off.
 	AuthCacheTTL time.Duration
 
 	// Now is the clock, time.Now when nil.

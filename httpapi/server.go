@@ -44,6 +44,8 @@ type Server struct {
 	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidator
 	metrics *metrics
 	mux     *http.ServeMux
+
+	stopNotify []func() // ends the listening to revocations (Close)
 }
 
 // New returns a Server made of c. A CreateExisting other than
@@ -68,6 +70,13 @@ func New(c Config) *Server {
 	s.auth.ttl = c.AuthCacheTTL
 	if s.auth.ttl == 0 {
 		s.auth.ttl = DefaultAuthCacheTTL
+	}
+	// A credential revoked through this process's services leaves the
+	// cache at once; other processes sharing the backend wait out the TTL.
+	for _, svc := range []any{c.Keys, c.Sessions} {
+		if n, ok := svc.(memstore.RevocationNotifier); ok {
+			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke))
+		}
 	}
 	s.metrics = newMetrics(c.Registry, c.Counts, s.log)
 
@@ -107,6 +116,17 @@ func New(c Config) *Server {
 	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handleOpen("GET /metrics", s.metrics.handler)
 	return s
+}
+
+// Close stops the server listening for revocations in its services, so
+// that a server no longer in use can be collected while they live on. It
+// does not stop the requests in progress (that is http.Server's Shutdown).
+func (s *Server) Close() error {
+	for _, stop := range s.stopNotify {
+		stop()
+	}
+	s.stopNotify = nil
+	return nil
 }
 
 // ServeHTTP serves one request: it names it (request-id), routes it, and
@@ -290,6 +310,7 @@ func (s *Server) authenticate(r *http.Request, secret string) (*memstore.Caller,
 	if c := s.auth.get(key, now); c != nil {
 		return c, nil
 	}
+	gen := s.auth.generation()
 	var c *memstore.Caller
 	var err error
 	switch {
@@ -303,19 +324,25 @@ func (s *Server) authenticate(r *http.Request, secret string) (*memstore.Caller,
 	if err != nil {
 		return nil, err
 	}
-	s.auth.put(key, c, now)
+	s.auth.put(key, c, now, gen)
 	return c, nil
 }
 
 // authCache remembers the callers of recently authenticated secrets, so
 // that most requests do not read the key store. It is keyed by the
 // secret's SHA-256, never the secret, and remembers only successes: an
-// unknown secret is looked up every time. A revoked key therefore keeps
-// working for up to ttl on each server that saw it.
+// unknown secret is looked up every time. An entry never outlives its
+// credential's expiry, and a revocation heard from the backend
+// (memstore.RevocationNotifier) removes the entries it stops at once; a
+// credential revoked by another process keeps working here for up to ttl.
 type authCache struct {
 	ttl time.Duration // <= 0: no caching
 	mu  sync.RWMutex
 	m   map[[sha256.Size]byte]cachedCaller
+	// gen counts the revocations heard. An authentication that began
+	// before one may have read the credential before it was revoked, so
+	// its caller is not kept.
+	gen uint64
 }
 
 type cachedCaller struct {
@@ -340,12 +367,29 @@ func (a *authCache) get(key [sha256.Size]byte, now time.Time) *memstore.Caller {
 	return e.caller
 }
 
-func (a *authCache) put(key [sha256.Size]byte, c *memstore.Caller, now time.Time) {
+// generation is what put needs to know that no revocation came between
+// the lookup of a caller and its keeping.
+func (a *authCache) generation() uint64 {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.gen
+}
+
+// put keeps c, authenticated at now by a lookup that began at generation
+// gen, until the TTL passes or c's credential expires, whichever is first.
+func (a *authCache) put(key [sha256.Size]byte, c *memstore.Caller, now time.Time, gen uint64) {
 	if a.ttl <= 0 {
 		return
 	}
+	expires := now.Add(a.ttl)
+	if c.ExpiresAt != nil && c.ExpiresAt.Before(expires) {
+		expires = *c.ExpiresAt
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if gen != a.gen {
+		return
+	}
 	if a.m == nil {
 		a.m = make(map[[sha256.Size]byte]cachedCaller)
 	}
@@ -359,7 +403,20 @@ func (a *authCache) put(key [sha256.Size]byte, c *memstore.Caller, now time.Time
 			clear(a.m)
 		}
 	}
-	a.m[key] = cachedCaller{caller: c, expires: now.Add(a.ttl)}
+	a.m[key] = cachedCaller{caller: c, expires: expires}
+}
+
+// revoke forgets every caller that r stops. It is the cache's
+// memstore.RevocationNotifier listener: it only takes the lock.
+func (a *authCache) revoke(r memstore.Revocation) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.gen++
+	for k, e := range a.m {
+		if r.Stops(e.caller) {
+			delete(a.m, k)
+		}
+	}
 }
 
 // responseWriter records what a request was answered, for the metrics

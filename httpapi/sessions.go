@@ -248,7 +248,6 @@ func (s *Server) listSessionTokens(w *responseWriter, r *http.Request, c *memsto
 }
 
 // revokeSessionToken serves POST /v1/sessions/{id}/tokens/{token_id}/revoke.
-// A revoked token may keep working for up to the auth cache's TTL.
 func (s *Server) revokeSessionToken(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	if err := s.readNoBody(w, r); err != nil {
 		return err

@@ -168,6 +168,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 		StrictHeaders:  bool(c.strictHeaders),
 		MaxBodyBytes:   int64(c.maxBodyBytes),
 	})
+	defer api.Close()
 	// /mcp serves the agent tools to MCP clients holding a session token;
 	// everything else is the API.
 	mux := http.NewServeMux()

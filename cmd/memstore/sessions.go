@@ -32,8 +32,9 @@ read-write ones. Its changes are recorded as the session's.
   show    print a session, its stores and its tokens
   token   make another token for a session
   revoke  with a token ID (sesntok_...), stop that token; with a session ID
-          (sesn_...), end the session: all its tokens stop. A running
-          server may accept a revoked token for a few seconds more.
+          (sesn_...), end the session: all its tokens stop. With --db,
+          a running server may accept the token for a few seconds more;
+          with --url, it stops at once.
 
 Run 'memstore sessions SUBCOMMAND --help' for a subcommand's flags.
 ` + backendHelp
