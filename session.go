@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -23,6 +25,10 @@ const (
 const (
 	MaxSessionStores = 8
 	MaxInstructions  = 4096 // characters
+	// MaxSessionFieldsBytes bounds a session's kept fields (Fields),
+	// names and values together, so that every list of sessions stays
+	// small enough to page through.
+	MaxSessionFieldsBytes = 16 << 10
 )
 
 // MountRoot is the directory under which an agent finds each attached
@@ -184,7 +190,32 @@ func ValidateSessionCreate(c SessionCreate) error {
 	if n := utf8.RuneCountInString(c.Title); n > MaxStoreName || !utf8.ValidString(c.Title) {
 		return Errorf(EInvalid, "title must be valid text of at most %d characters", MaxStoreName)
 	}
+	if err := validateSessionFields(c.Fields); err != nil {
+		return err
+	}
 	return ValidateMetadata(c.Metadata)
+}
+
+// validateSessionFields checks the kept fields: each nested at most
+// MaxJSONDepth levels, all of them together at most MaxSessionFieldsBytes.
+// The messages name the field at fault, the first in name order.
+func validateSessionFields(fields map[string]json.RawMessage) error {
+	names := slices.Sorted(maps.Keys(fields))
+	total, largest := 0, ""
+	for _, k := range names {
+		if err := ValidateJSONDepth(k, fields[k]); err != nil {
+			return err
+		}
+		total += len(k) + len(fields[k])
+		if largest == "" || len(fields[k]) > len(fields[largest]) {
+			largest = k
+		}
+	}
+	if total > MaxSessionFieldsBytes {
+		return Errorf(EInvalid, "the session's other fields (%s) take %d bytes, %s alone %d; the limit is %d bytes in all",
+			strings.Join(names, ", "), total, largest, len(fields[largest]), MaxSessionFieldsBytes)
+	}
+	return nil
 }
 
 // AssignMountPaths sets the MountPath of each attachment: MountRoot and

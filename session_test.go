@@ -1,6 +1,7 @@
 package memstore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -108,6 +109,19 @@ func TestValidateSessionCreate(t *testing.T) {
 	for i := range memstore.MaxMetadataPairs + 1 {
 		meta[fmt.Sprintf("k%d", i)] = "v"
 	}
+	nested := func(depth int) json.RawMessage {
+		return json.RawMessage(strings.Repeat(`{"a":`, depth-1) + `[1]` + strings.Repeat(`}`, depth-1))
+	}
+	fields := func(kv ...any) map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(json.RawMessage)
+		}
+		return m
+	}
+	// A string of n bytes as JSON: n+2 bytes with its quotes.
+	str := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n) + `"`) }
+	atLimit := memstore.MaxSessionFieldsBytes - len("agent") - len("env") - len(`"e"`) - 2
 	for _, tc := range []struct {
 		name    string
 		c       memstore.SessionCreate
@@ -121,6 +135,8 @@ func TestValidateSessionCreate(t *testing.T) {
 		{"4096 three-byte characters", memstore.SessionCreate{Stores: with(memstore.AttachmentCreate{StoreID: "memstore_x", Instructions: strings.Repeat("日", 4096)})}, ""},
 		{"title of 255 characters", memstore.SessionCreate{Title: strings.Repeat("é", 255)}, ""},
 		{"metadata", memstore.SessionCreate{Metadata: map[string]string{"a": "b"}}, ""},
+		{"fields nested to the limit", memstore.SessionCreate{Fields: fields("agent", nested(memstore.MaxJSONDepth))}, ""},
+		{"fields of the limit's size", memstore.SessionCreate{Fields: fields("agent", str(atLimit), "env", json.RawMessage(`"e"`))}, ""},
 
 		{"nine stores", memstore.SessionCreate{Stores: stores(9)}, "8"},
 		{"same store twice", memstore.SessionCreate{Stores: append(stores(2), memstore.AttachmentCreate{StoreID: "memstore_1"})}, "resources[2]"},
@@ -134,6 +150,10 @@ func TestValidateSessionCreate(t *testing.T) {
 		{"title not UTF-8", memstore.SessionCreate{Title: "\xff"}, "title"},
 		{"seventeen metadata pairs", memstore.SessionCreate{Metadata: meta}, "metadata"},
 		{"empty metadata key", memstore.SessionCreate{Metadata: map[string]string{"": "v"}}, "metadata"},
+		{"field nested a level too deep", memstore.SessionCreate{Fields: fields("env", str(1), "agent", nested(memstore.MaxJSONDepth+1))}, "agent is nested 33 levels deep; the limit is 32"},
+		{"field nested 9000 deep", memstore.SessionCreate{Fields: fields("agent", nested(9000))}, "agent is nested 9000 levels deep"},
+		{"fields a byte too large", memstore.SessionCreate{Fields: fields("agent", str(atLimit+1), "env", json.RawMessage(`"e"`))}, "agent alone"},
+		{"a field of 1 MB", memstore.SessionCreate{Fields: fields("agent", str(1<<20))}, "the limit is 16384 bytes"},
 	} {
 		err := memstore.ValidateSessionCreate(tc.c)
 		switch {

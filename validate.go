@@ -136,6 +136,44 @@ func ValidateMetadata(m map[string]string) error {
 	return nil
 }
 
+// MaxJSONDepth bounds how deeply any JSON value given to memstore may
+// nest: a request body's field, or a field a session keeps as sent.
+// Answers that repeat such a value must stay readable by every JSON
+// parser, and common ones give up far sooner than encoding/json's 10,000.
+const MaxJSONDepth = 32
+
+// JSONDepth is the deepest nesting of arrays and objects in the JSON text
+// b: 0 for a scalar, 1 for a flat array or object. It only counts
+// brackets outside strings, so it is linear in len(b) and needs no valid
+// JSON: a decoder reports what else is wrong.
+func JSONDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++ // the escaped character, which may be a quote
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// ValidateJSONDepth checks that the JSON value of field nests at most
+// MaxJSONDepth levels (EInvalid naming the field otherwise).
+func ValidateJSONDepth(field string, v []byte) error {
+	if d := JSONDepth(v); d > MaxJSONDepth {
+		return Errorf(EInvalid, "%s is nested %d levels deep; the limit is %d", field, d, MaxJSONDepth)
+	}
+	return nil
+}
+
 // Limits of workspaces and keys.
 const (
 	MaxWorkspaceName = 64  // characters

@@ -110,3 +110,32 @@ func TestErrorCode(t *testing.T) {
 		t.Error("nil error has a code")
 	}
 }
+
+func TestJSONDepth(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want int
+	}{
+		{``, 0},
+		{`1`, 0},
+		{`"[{"`, 0},
+		{`[]`, 1},
+		{`{"a":1,"b":"}]"}`, 1},
+		{`{"a":[1,{"b":[]}],"c":{}}`, 4},
+		{`["\"[", ["\\"], "\\\"{"]`, 2},
+		{`[[[`, 3}, // not JSON: the decoder says so
+		{strings.Repeat("[", 9000) + strings.Repeat("]", 9000), 9000},
+	} {
+		if got := memstore.JSONDepth([]byte(tc.json)); got != tc.want {
+			t.Errorf("JSONDepth(%.40s) = %d, want %d", tc.json, got, tc.want)
+		}
+	}
+	deep := []byte(strings.Repeat("[", memstore.MaxJSONDepth+1) + strings.Repeat("]", memstore.MaxJSONDepth+1))
+	if err := memstore.ValidateJSONDepth("agent", deep); memstore.ErrorCode(err) != memstore.EInvalid ||
+		!strings.Contains(memstore.ErrorMessage(err), "agent is nested 33 levels deep; the limit is 32") {
+		t.Errorf("ValidateJSONDepth of %d levels: %v", memstore.MaxJSONDepth+1, err)
+	}
+	if err := memstore.ValidateJSONDepth("agent", deep[1:len(deep)-1]); err != nil {
+		t.Errorf("ValidateJSONDepth of %d levels: %v", memstore.MaxJSONDepth, err)
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -252,6 +254,9 @@ func unmarshalOptional(b []byte, v any) error {
 
 // unmarshal decodes JSON with errors that say what the client got wrong.
 func unmarshal(b []byte, v any) error {
+	if err := checkDepth(b); err != nil {
+		return err
+	}
 	err := json.Unmarshal(b, v)
 	var te *json.UnmarshalTypeError
 	switch {
@@ -266,6 +271,26 @@ func unmarshal(b []byte, v any) error {
 		return invalid("%s must be %s, not %s", te.Field, jsonKind(te.Type), jsonValue(te.Value))
 	}
 	return invalid("the request body is not valid JSON: %v", err)
+}
+
+// checkDepth refuses a body whose fields nest deeper than
+// memstore.MaxJSONDepth (the body's own object is one level more), naming
+// the first such field. encoding/json alone would take 10,000 levels, and
+// a session would keep them.
+func checkDepth(b []byte) error {
+	d := memstore.JSONDepth(b)
+	if d <= memstore.MaxJSONDepth+1 {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) == nil {
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			if err := memstore.ValidateJSONDepth(k, fields[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return invalid("the request body is nested %d levels deep; the limit is %d", d, memstore.MaxJSONDepth+1)
 }
 
 // isMap reports whether the JSON field at path ("a.b") of type t is a map.

@@ -1,12 +1,14 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 )
 
@@ -276,4 +278,76 @@ func TestMemoryPrompt(t *testing.T) {
 	other, _ := e.createSession(t, attach(st, ""))
 	e.call(t, "GET", "/v1/sessions/"+other["id"].(string)+"/memory_prompt", "", as(tok)).apiError(t, 403, "permission_error")
 	e.call(t, "GET", "/v1/sessions/sesn_nope/memory_prompt", "").apiError(t, 404, "not_found_error")
+}
+
+// TestSessionKeptFieldLimits: the fields a session keeps as sent are
+// bounded in depth and size, so that every answer listing sessions stays
+// readable by common JSON parsers; a refused body makes nothing.
+func TestSessionKeptFieldLimits(t *testing.T) {
+	e := newServerEnv(t)
+	nested := func(depth int) string { return strings.Repeat(`{"a":`, depth-1) + `[1]` + strings.Repeat(`}`, depth-1) }
+	long := func(n int) string { return `"` + strings.Repeat("x", n) + `"` }
+	for _, tc := range []struct {
+		name, body string
+		mention    []string
+	}{
+		{"9000 levels", `{"agent":` + nested(9000) + `}`, []string{"agent", "9000", "limit is 32"}},
+		{"33 levels", `{"environment_id":"env","agent":` + nested(33) + `}`, []string{"agent is nested 33 levels deep; the limit is 32"}},
+		{"a field of 1 MB", `{"agent":` + long(1_000_000) + `}`, []string{"agent", "16384"}},
+		{"fields of 16 KiB and a byte", `{"a":` + long(memstore.MaxSessionFieldsBytes-len("a")-len("b")-len(`""`)-len(`"y"`)+1) + `,"b":"y"}`,
+			[]string{"a alone", "16385", "16384"}},
+	} {
+		msg, _ := e.call(t, "POST", "/v1/sessions", tc.body).apiError(t, 400, "invalid_request_error")["message"].(string)
+		for _, m := range tc.mention {
+			if !strings.Contains(msg, m) {
+				t.Errorf("%s: message %q does not mention %q", tc.name, msg, m)
+			}
+		}
+	}
+	if got := e.ok(t, "GET", "/v1/sessions", "")["data"].([]any); len(got) != 0 {
+		t.Fatalf("refused creates left %d sessions", len(got))
+	}
+
+	// At the limits, the fields are kept and come back as sent.
+	deep := nested(memstore.MaxJSONDepth)
+	env := long(memstore.MaxSessionFieldsBytes - len("agent") - len(deep) - len("env") - len(`""`))
+	s := e.ok(t, "POST", "/v1/sessions", `{"agent":`+deep+`,"env":`+env+`}`)
+	got := e.ok(t, "GET", "/v1/sessions/"+s["id"].(string), "")
+	if b, _ := json.Marshal(got["agent"]); string(b) != deep {
+		t.Errorf("agent nested %d levels came back as %.80s", memstore.MaxJSONDepth, b)
+	}
+	if b, _ := json.Marshal(got["env"]); string(b) != env {
+		t.Errorf("env of %d bytes came back as %d bytes", len(env), len(b))
+	}
+}
+
+// TestDeepBodies: no request body may nest deeper than the limit, even
+// in fields the endpoint ignores; the message names the field.
+func TestDeepBodies(t *testing.T) {
+	e := newServerEnv(t)
+	store := e.createStore(t, "s")
+	m := e.createMemory(t, store, "/a.md", "a")
+	deep := strings.Repeat("[", 9000) + strings.Repeat("]", 9000)
+	for _, tc := range []struct{ method, target, body, mention string }{
+		{"POST", "/v1/memory_stores", `{"name":"n","extra":` + deep + `}`, "extra is nested 9000 levels deep"},
+		{"POST", "/v1/memory_stores/" + store, `{"name":"n","metadata":` + deep + `}`, "metadata is nested 9000 levels deep"},
+		{"POST", "/v1/memory_stores/" + store + "/memories", `{"path":"/b.md","content":"b","x":` + deep + `}`, "x is nested"},
+		{"PATCH", "/v1/memory_stores/" + store + "/memories/" + m["id"].(string), `{"content":"c","precondition":` + deep + `}`, "precondition is nested"},
+		{"POST", "/v1/memory_stores/" + store + "/archive", `{"why":` + deep + `}`, "why is nested"},
+		{"POST", "/v1/memory_stores", deep, "the request body is nested 9000 levels deep; the limit is 33"},
+	} {
+		msg, _ := e.call(t, tc.method, tc.target, tc.body).apiError(t, 400, "invalid_request_error")["message"].(string)
+		if !strings.Contains(msg, tc.mention) {
+			t.Errorf("%s %s: message %q does not mention %q", tc.method, tc.target, msg, tc.mention)
+		}
+	}
+	// Nothing changed.
+	if got := e.ok(t, "GET", "/v1/memory_stores/"+store+"/memories/"+m["id"].(string), ""); got["content"] != "a" {
+		t.Errorf("memory now %v", got["content"])
+	}
+	if got := e.ok(t, "GET", "/v1/memory_stores", "")["data"].([]any); len(got) != 1 || got[0].(map[string]any)["name"] != "s" {
+		t.Errorf("stores now %v", got)
+	}
+	// Brackets inside strings are text, whatever their number.
+	e.ok(t, "POST", "/v1/memory_stores/"+store+"/memories", jsonOf(t, map[string]any{"path": "/brackets.md", "content": deep}))
 }
