@@ -135,9 +135,27 @@ func TestListStores(t *testing.T) {
 		{"created_at%5Blte%5D=" + future + "&created_at_gte=" + past, 4},
 		{"created_at%5Bgte%5D=" + past + "&created_at_gte=" + past, 4},
 		{"created_at%5Bgte%5D=2026-01-02T03%3A04%3A05%2B07%3A00&created_at_gte=2026-01-01T20%3A04%3A05Z", 4}, // the same instant
+		// Any year RFC 3339 can write, far beyond nanoseconds since 1970.
+		{"created_at%5Bgte%5D=0001-01-01T00%3A00%3A00Z", 4},
+		{"created_at_gte=1600-01-01T00%3A00%3A00Z", 4},
+		{"created_at%5Blte%5D=9999-12-31T23%3A59%3A59.999999999Z", 4},
+		{"created_at_lte=2300-01-01T00%3A00%3A00%2B14%3A00", 4},
+		{"created_at%5Bgte%5D=0001-01-01T00%3A00%3A00Z&created_at%5Blte%5D=9999-12-31T23%3A59%3A59Z", 4},
+		{"created_at%5Bgte%5D=9999-12-31T23%3A59%3A59Z", 0},
+		{"created_at_gte=2300-01-01T00%3A00%3A00Z", 0},
+		{"created_at%5Blte%5D=0001-01-01T00%3A00%3A00Z", 0},
+		{"created_at_lte=1600-01-01T00%3A00%3A00Z", 0},
 	} {
 		if p := e.ok(t, "GET", "/v1/memory_stores?"+tc.query, ""); len(p["data"].([]any)) != tc.n {
 			t.Errorf("%s: %d stores, want %d", tc.query, len(p["data"].([]any)), tc.n)
+		}
+	}
+	// A bound that is no RFC 3339 time is refused, naming its parameter.
+	for _, q := range []string{"created_at%5Bgte%5D=10000-01-01T00%3A00%3A00Z", "created_at_lte=yesterday", "created_at%5Blte%5D=2026-13-01T00%3A00%3A00Z"} {
+		name, _ := url.QueryUnescape(q[:strings.Index(q, "=")])
+		msg, _ := e.call(t, "GET", "/v1/memory_stores?"+q, "").apiError(t, 400, "invalid_request_error")["message"].(string)
+		if !strings.Contains(msg, name+" must be an RFC 3339 date-time") {
+			t.Errorf("%s: message %q does not name %s", q, msg, name)
 		}
 	}
 }

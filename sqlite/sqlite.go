@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -436,8 +437,22 @@ func translate(err error) error {
 	return err
 }
 
-// Time is stored as unix nanoseconds and returned in UTC.
-func nanos(t time.Time) int64     { return t.UnixNano() }
+// Time is stored as unix nanoseconds and returned in UTC. A time beyond
+// what they hold (before 1677-09-21 or after 2262-04-11, where UnixNano
+// overflows) becomes the nearest end, so that a filter bound of any year
+// keeps its meaning: everything is after the year 1, nothing after 9999.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minNanos):
+		return math.MinInt64
+	case t.After(maxNanos):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 func fromNullNanos(n sql.NullInt64) *time.Time {

@@ -42,6 +42,35 @@ func ptr[T any](v T) *T { return &v }
 // correctness.
 func tick() { time.Sleep(5 * time.Millisecond) }
 
+// timeRange is a case of a created_at filter: its bounds and what it must
+// include (the bounds are inclusive).
+type timeRange struct {
+	name     string
+	gte, lte *time.Time
+	must     []string
+}
+
+// farBounds are ranges with bounds in any year RFC 3339 can write, far
+// beyond what a backend may hold (int64 nanoseconds end in 1677 and
+// 2262): a bound before everything or after everything keeps its
+// meaning. first and last are the oldest and newest items listed.
+func farBounds(first, last string) []timeRange {
+	year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	year9999 := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	y1600 := time.Date(1600, 6, 1, 0, 0, 0, 0, time.UTC)
+	y2300 := time.Date(2300, 6, 1, 0, 0, 0, 0, time.FixedZone("UTC+14", 14*3600))
+	return []timeRange{
+		{"GTEYear1", &year1, nil, []string{first, last}},
+		{"LTEYear9999", nil, &year9999, []string{first, last}},
+		{"Year1ToYear9999", &year1, &year9999, []string{first, last}},
+		{"Year1600To2300", &y1600, &y2300, []string{first, last}},
+		{"GTEYear9999", &year9999, nil, nil},
+		{"GTEYear2300", &y2300, nil, nil},
+		{"LTEYear1", nil, &year1, nil},
+		{"LTEYear1600", nil, &y1600, nil},
+	}
+}
+
 // wantCode reports an error unless err has code.
 func wantCode(t *testing.T, err error, code, what string) bool {
 	t.Helper()

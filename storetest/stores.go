@@ -184,18 +184,14 @@ func testStores(t *testing.T, open func(*testing.T) Backend) {
 		}
 		// Another zone for the same instants: bounds are instants, not strings.
 		zone := time.FixedZone("UTC+7", 7*3600)
-		for _, c := range []struct {
-			name     string
-			gte, lte *time.Time
-			must     []string // stores that must be included (inclusive bounds)
-		}{
+		for _, c := range append([]timeRange{
 			{"Both", &ss[1].CreatedAt, &ss[3].CreatedAt, []string{ss[1].ID, ss[2].ID, ss[3].ID}},
 			{"BothOtherZone", ptr(ss[1].CreatedAt.In(zone)), ptr(ss[3].CreatedAt.In(zone)), []string{ss[1].ID, ss[2].ID, ss[3].ID}},
 			{"GTEOnly", &ss[4].CreatedAt, nil, []string{ss[4].ID}},
 			{"LTEOnly", nil, &ss[0].CreatedAt, []string{ss[0].ID}},
 			{"Exact", &ss[2].CreatedAt, &ss[2].CreatedAt, []string{ss[2].ID}},
 			{"Empty", ptr(ss[4].CreatedAt.Add(time.Hour)), nil, nil},
-		} {
+		}, farBounds(ss[0].ID, ss[4].ID)...) {
 			got, _ := allStores(t, b, wsA, memstore.StoreFilter{CreatedAtGTE: c.gte, CreatedAtLTE: c.lte, Limit: 2})
 			ids := storeIDs(got)
 			if want := within(c.gte, c.lte); !slices.Equal(ids, want) {

@@ -143,17 +143,13 @@ func testVersions(t *testing.T, open func(*testing.T) Backend) {
 			return ids
 		}
 		zone := time.FixedZone("UTC-5", -5*3600)
-		for _, c := range []struct {
-			name     string
-			gte, lte *time.Time
-			must     []string
-		}{
+		for _, c := range append([]timeRange{
 			{"Both", ptr(at[h.v[2]]), ptr(at[h.v[4]]), h.ids(4, 3, 2)},
 			{"BothOtherZone", ptr(at[h.v[2]].In(zone)), ptr(at[h.v[4]].In(zone)), h.ids(4, 3, 2)},
 			{"GTE", ptr(at[h.v[5]]), nil, h.ids(5)},
 			{"LTE", nil, ptr(at[h.v[1]]), h.ids(1)},
 			{"WithMemoryID", ptr(at[h.v[2]]), nil, h.ids(4, 2)},
-		} {
+		}, farBounds(h.v[1], h.v[5])...) {
 			f := memstore.VersionFilter{CreatedAtGTE: c.gte, CreatedAtLTE: c.lte, Limit: 2}
 			want := within(c.gte, c.lte)
 			if c.name == "WithMemoryID" {
