@@ -124,6 +124,12 @@ type SessionFilter struct {
 	Page            string // cursor from a previous page's Next
 }
 
+// SessionTokenFilter selects a page of a session's tokens, oldest first.
+type SessionTokenFilter struct {
+	Limit int    // page size, 1-100
+	Page  string // cursor from a previous page's Next
+}
+
 // SessionService keeps sessions and their tokens. Every method but
 // AuthenticateSession works inside one workspace (ENotFound for another
 // workspace's session).
@@ -146,8 +152,11 @@ type SessionService interface {
 	// after ttl when ttl > 0 (ENotFound; EConflict when archived).
 	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*SessionToken, string, error)
 	// SessionTokens lists a session's tokens, revoked and expired ones
-	// included, oldest first (ENotFound).
-	SessionTokens(ctx context.Context, workspaceID, sessionID string) ([]SessionToken, error)
+	// included, oldest first (ENotFound; EInvalid for a bad filter or
+	// cursor).
+	SessionTokens(ctx context.Context, workspaceID, sessionID string, f SessionTokenFilter) (Page[SessionToken], error)
+	// SessionToken returns a token, revoked, expired or not (ENotFound).
+	SessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
 	// RevokeSessionToken stops a token from working, for good. Revoking
 	// again changes nothing (ENotFound).
 	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)

@@ -67,6 +67,15 @@ type StoreService interface {
 	DeleteStore(ctx context.Context, workspaceID, id string) error
 }
 
+// Page sizes of every list (API contract §3.4): a Limit of 0 means
+// DefaultPageSize; a page holds at most MaxPageSize items, or
+// MaxFullPageSize when they carry content.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	MaxFullPageSize = 20
+)
+
 // Page is one page of a list. Next is the cursor for the following page, ""
 // on the last; a page with a Next is never empty.
 type Page[T any] struct {

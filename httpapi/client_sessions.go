@@ -149,28 +149,27 @@ func (c *Client) CreateSessionToken(ctx context.Context, workspaceID, sessionID 
 
 // SessionTokens implements memstore.SessionService (GET
 // /v1/sessions/{id}/tokens).
-func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID string) ([]memstore.SessionToken, error) {
+func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
 	p, err := clientSessionPath(sessionID)
 	if err != nil {
-		return nil, err
+		return memstore.Page[memstore.SessionToken]{}, err
 	}
 	var j PageJSON[SessionTokenJSON]
-	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/tokens", workspaceID: workspaceID}, &j)
+	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/tokens", query: clientListQuery(f.Limit, f.Page, false), workspaceID: workspaceID}, &j)
 	if err != nil {
-		return nil, err
+		return memstore.Page[memstore.SessionToken]{}, err
 	}
-	return clientPage(&j, func(t *SessionTokenJSON) memstore.SessionToken { return *c.sessionToken(t, h, workspaceID) }).Items, nil
+	return clientPage(&j, func(t *SessionTokenJSON) memstore.SessionToken { return *c.sessionToken(t, h, workspaceID) }), nil
 }
 
 // RevokeSessionToken implements memstore.SessionService. The API revokes a
-// token under its session, so the client first finds which session holds
-// it among those of the workspace.
+// token under its session, so the client first finds the token.
 func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
-	sid, err := c.tokenSession(ctx, workspaceID, id)
+	t, err := c.SessionToken(ctx, workspaceID, id)
 	if err != nil {
 		return nil, err
 	}
-	p, _ := clientSessionPath(sid)
+	p, _ := clientSessionPath(t.SessionID)
 	var j SessionTokenJSON
 	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/tokens/" + url.PathEscape(id) + "/revoke", workspaceID: workspaceID}, &j)
 	if err != nil {
@@ -179,28 +178,36 @@ func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string)
 	return c.sessionToken(&j, h, workspaceID), nil
 }
 
-// tokenSession finds the session that holds token id, walking the
-// workspace's sessions newest first.
-func (c *Client) tokenSession(ctx context.Context, workspaceID, id string) (string, error) {
-	f := memstore.SessionFilter{Limit: 100, IncludeArchived: true}
+// SessionToken implements memstore.SessionService. The API lists tokens
+// only by session, so the client walks the workspace's sessions, newest
+// first, and each one's tokens.
+func (c *Client) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
+	f := memstore.SessionFilter{Limit: memstore.MaxPageSize, IncludeArchived: true}
 	for {
 		page, err := c.Sessions(ctx, workspaceID, f)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		for _, s := range page.Items {
-			toks, err := c.SessionTokens(ctx, workspaceID, s.ID)
-			if err != nil {
-				return "", err
-			}
-			for _, t := range toks {
-				if t.ID == id {
-					return s.ID, nil
+			tf := memstore.SessionTokenFilter{Limit: memstore.MaxPageSize}
+			for {
+				toks, err := c.SessionTokens(ctx, workspaceID, s.ID, tf)
+				if err != nil {
+					return nil, err
 				}
+				for i := range toks.Items {
+					if toks.Items[i].ID == id {
+						return &toks.Items[i], nil
+					}
+				}
+				if toks.Next == "" {
+					break
+				}
+				tf.Page = toks.Next
 			}
 		}
 		if page.Next == "" {
-			return "", memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
+			return nil, memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
 		}
 		f.Page = page.Next
 	}

@@ -797,8 +797,12 @@ func (b *clientSessions) CreateSessionToken(ctx context.Context, ws, id string, 
 	return b.as(ws).CreateSessionToken(ctx, ws, id, ttl)
 }
 
-func (b *clientSessions) SessionTokens(ctx context.Context, ws, id string) ([]memstore.SessionToken, error) {
-	return b.as(ws).SessionTokens(ctx, ws, id)
+func (b *clientSessions) SessionTokens(ctx context.Context, ws, id string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+	return b.as(ws).SessionTokens(ctx, ws, id, f)
+}
+
+func (b *clientSessions) SessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
+	return b.as(ws).SessionToken(ctx, ws, id)
 }
 
 func (b *clientSessions) RevokeSessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {

@@ -18,13 +18,6 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// Page sizes of the lists (§3.4).
-const (
-	defaultLimit = 20
-	maxLimit     = 100
-	maxFullLimit = 20 // a page with content
-)
-
 // params reads the query string of a request. Unknown parameters (such as
 // the SDKs' beta=true, or order_by and order, which older clients send)
 // are ignored. The first bad value is kept in err, naming its parameter;
@@ -78,9 +71,9 @@ func (p *params) view(def bool) bool {
 // limit returns the page size: 1-100, default 20, silently capped at 20
 // when the page holds content (§3.4).
 func (p *params) limit(full bool) int {
-	n := p.count("limit", defaultLimit, maxLimit)
+	n := p.count("limit", memstore.DefaultPageSize, memstore.MaxPageSize)
 	if full {
-		n = min(n, maxFullLimit)
+		n = min(n, memstore.MaxFullPageSize)
 	}
 	return n
 }

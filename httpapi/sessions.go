@@ -235,34 +235,38 @@ func (s *Server) createSessionToken(w *responseWriter, r *http.Request, c *memst
 	return nil
 }
 
-// listSessionTokens serves GET /v1/sessions/{id}/tokens, oldest first, in
-// one page; secrets are never shown again.
+// listSessionTokens serves GET /v1/sessions/{id}/tokens, oldest first,
+// paged as every list is; secrets are never shown again.
 func (s *Server) listSessionTokens(w *responseWriter, r *http.Request, c *memstore.Caller) error {
-	toks, err := s.sessions.SessionTokens(r.Context(), c.WorkspaceID, r.PathValue("session_id"))
+	p := newParams(r)
+	f := memstore.SessionTokenFilter{Limit: p.limit(false), Page: p.get("page")}
+	if p.err != nil {
+		return p.err
+	}
+	page, err := s.sessions.SessionTokens(r.Context(), c.WorkspaceID, r.PathValue("session_id"), f)
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, pageOf(memstore.Page[memstore.SessionToken]{Items: toks},
-		func(t *memstore.SessionToken) SessionTokenJSON { return NewSessionTokenJSON(t, "") }))
+	s.writeJSON(w, http.StatusOK, pageOf(page, func(t *memstore.SessionToken) SessionTokenJSON { return NewSessionTokenJSON(t, "") }))
 	return nil
 }
 
-// revokeSessionToken serves POST /v1/sessions/{id}/tokens/{token_id}/revoke.
+// revokeSessionToken serves POST /v1/sessions/{id}/tokens/{token_id}/revoke:
+// only a token of that session.
 func (s *Server) revokeSessionToken(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	if err := s.readNoBody(w, r); err != nil {
 		return err
 	}
 	sid, id := r.PathValue("session_id"), r.PathValue("token_id")
-	toks, err := s.sessions.SessionTokens(r.Context(), c.WorkspaceID, sid)
-	if err != nil {
+	if _, err := s.sessions.Session(r.Context(), c.WorkspaceID, sid); err != nil {
 		return err
 	}
-	found := false
-	for _, t := range toks {
-		found = found || t.ID == id
-	}
-	if !found {
+	t, err := s.sessions.SessionToken(r.Context(), c.WorkspaceID, id)
+	if memstore.ErrorCode(err) == memstore.ENotFound || err == nil && t.SessionID != sid {
 		return memstore.Errorf(memstore.ENotFound, "session %s has no token %s", sid, id)
+	}
+	if err != nil {
+		return err
 	}
 	tok, err := s.sessions.RevokeSessionToken(r.Context(), c.WorkspaceID, id)
 	if err != nil {

@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -350,4 +353,80 @@ func TestDeepBodies(t *testing.T) {
 	}
 	// Brackets inside strings are text, whatever their number.
 	e.ok(t, "POST", "/v1/memory_stores/"+store+"/memories", jsonOf(t, map[string]any{"path": "/brackets.md", "content": deep}))
+}
+
+// TestSessionTokenPages: a session's tokens are listed as every list is,
+// a page at a time, oldest first; a bad cursor or limit is a 400.
+func TestSessionTokenPages(t *testing.T) {
+	e := newServerEnv(t)
+	s, _ := e.createSession(t)
+	sid := s["id"].(string)
+	want := []string{s["token_id"].(string)}
+	for range 249 {
+		tok, _, err := e.db.CreateSessionToken(context.Background(), e.workspace, sid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tok.ID)
+	}
+	var got []string
+	var sizes []int
+	for page := ""; ; {
+		target := "/v1/sessions/" + sid + "/tokens?limit=100"
+		if page != "" {
+			target += "&page=" + url.QueryEscape(page)
+		}
+		p := e.ok(t, "GET", target, "")
+		data := p["data"].([]any)
+		sizes = append(sizes, len(data))
+		for _, d := range data {
+			got = append(got, d.(map[string]any)["id"].(string))
+		}
+		if p["next_page"] == nil {
+			break
+		}
+		page = p["next_page"].(string)
+		if len(sizes) > 3 {
+			t.Fatalf("more than 3 pages: %v", sizes)
+		}
+	}
+	if fmt.Sprint(sizes) != "[100 100 50]" {
+		t.Errorf("page sizes %v, want [100 100 50]", sizes)
+	}
+	if !slices.Equal(got, want) { // the order they were made in
+		t.Errorf("tokens not listed once each, oldest first")
+	}
+	if p := e.ok(t, "GET", "/v1/sessions/"+sid+"/tokens", ""); len(p["data"].([]any)) != 20 || p["next_page"] == nil {
+		t.Errorf("default page: %d tokens, next_page %v; want 20 and a cursor", len(p["data"].([]any)), p["next_page"])
+	}
+
+	next := e.ok(t, "GET", "/v1/sessions/"+sid+"/tokens?limit=1", "")["next_page"].(string)
+	e.createSession(t)
+	sessionsNext := e.ok(t, "GET", "/v1/sessions?limit=1", "")["next_page"].(string)
+	e.createStore(t, "another") // for a stores list's cursor
+	for _, q := range []string{"page=garbage", "page=" + url.QueryEscape(next+"x"), "page=" + url.QueryEscape(next[:len(next)-3]),
+		"page=" + url.QueryEscape(sessionsNext), "page=" + url.QueryEscape(storesCursor(t, e)), "limit=0", "limit=101", "limit=ten"} {
+		msg, _ := e.call(t, "GET", "/v1/sessions/"+sid+"/tokens?"+q, "").apiError(t, 400, "invalid_request_error")["message"].(string)
+		if name, _, _ := strings.Cut(q, "="); !strings.Contains(msg, name) {
+			t.Errorf("%s: message %q does not name %s", q, msg, name)
+		}
+	}
+	e.call(t, "GET", "/v1/sessions/sesn_nope/tokens", "").apiError(t, 404, "not_found_error")
+}
+
+// TestRevokeTokenOfAnotherSession: a token is revoked only under its own
+// session's path.
+func TestRevokeTokenOfAnotherSession(t *testing.T) {
+	e := newServerEnv(t)
+	st := e.createStore(t, "s")
+	a, tokA := e.createSession(t, attach(st, ""))
+	b, _ := e.createSession(t, attach(st, ""))
+	e.call(t, "POST", "/v1/sessions/"+b["id"].(string)+"/tokens/"+a["token_id"].(string)+"/revoke", "").apiError(t, 404, "not_found_error")
+	e.call(t, "POST", "/v1/sessions/sesn_nope/tokens/"+a["token_id"].(string)+"/revoke", "").apiError(t, 404, "not_found_error")
+	e.ok(t, "GET", "/v1/memory_stores/"+st+"/memories", "", as(tokA))
+	r := e.ok(t, "POST", "/v1/sessions/"+a["id"].(string)+"/tokens/"+a["token_id"].(string)+"/revoke", "")
+	if r["revoked_at"] == nil {
+		t.Errorf("revoked token %v", r)
+	}
+	e.call(t, "GET", "/v1/memory_stores/"+st+"/memories", "", as(tokA)).apiError(t, 401, "authentication_error")
 }

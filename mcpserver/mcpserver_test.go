@@ -237,11 +237,11 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 
 	// Once the token is revoked, the next call fails.
-	toks, err := e.db.SessionTokens(t.Context(), e.ws, e.caller.Session.ID)
-	if err != nil || len(toks) != 1 {
+	toks, err := e.db.SessionTokens(t.Context(), e.ws, e.caller.Session.ID, memstore.SessionTokenFilter{})
+	if err != nil || len(toks.Items) != 1 {
 		t.Fatal(toks, err)
 	}
-	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, toks[0].ID); err != nil {
+	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, toks.Items[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory_list"}); err == nil {

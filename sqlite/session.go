@@ -18,8 +18,12 @@ var _ memstore.SessionService = (*DB)(nil)
 // Sessions are history: nothing deletes them, and deleting a store leaves
 // the sessions that attach it as they were (see migrations/0003).
 
-// kindSessions tags the cursors of the sessions list.
-const kindSessions = "sn"
+// kindSessions and kindTokens tag the cursors of the sessions list and of
+// a session's tokens.
+const (
+	kindSessions = "sn"
+	kindTokens   = "st"
+)
 
 // sessionColumns are read with the sessions table named s.
 const sessionColumns = `s.id, s.workspace_id, s.title, s.metadata, s.fields, s.created_at, s.updated_at, s.archived_at`
@@ -345,18 +349,34 @@ func scanToken(row interface{ Scan(...any) error }) (*memstore.SessionToken, err
 	return &t, nil
 }
 
-// SessionTokens implements memstore.SessionService.
-func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string) ([]memstore.SessionToken, error) {
-	var toks []memstore.SessionToken
-	err := db.read(ctx, func(tx *txn) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&n); err != nil {
+// SessionTokens implements memstore.SessionService, with keyset
+// pagination on (created_at, id): one range of session_tokens_by_session
+// per page.
+func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+	var page memstore.Page[memstore.SessionToken]
+	n, err := limit(f.Limit, false)
+	if err != nil {
+		return page, err
+	}
+	cur, err := parseCursor(f.Page, kindTokens)
+	if err != nil {
+		return page, err
+	}
+	where, args := `session_id = ?`, []any{sessionID}
+	if cur != nil {
+		where += ` AND (created_at, id) > (?, ?)`
+		args = append(args, cur.Time, cur.Key)
+	}
+	args = append(args, n+1)
+	err = db.read(ctx, func(tx *txn) error {
+		var found int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&found); err != nil {
 			return err
 		}
-		if n == 0 {
+		if found == 0 {
 			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE session_id = ? ORDER BY created_at, id`, sessionID)
+		rows, err := tx.QueryContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE `+where+` ORDER BY created_at, id LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}
@@ -366,14 +386,37 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string) 
 			if err != nil {
 				return err
 			}
-			toks = append(toks, *t)
+			page.Items = append(page.Items, *t)
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, wrap(err, "list tokens of session %s", sessionID)
+		return memstore.Page[memstore.SessionToken]{}, wrap(err, "list tokens of session %s", sessionID)
 	}
-	return toks, nil
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		last := page.Items[n-1]
+		page.Next = cursor{Kind: kindTokens, Time: nanos(last.CreatedAt), Key: last.ID}.String()
+	}
+	return page, nil
+}
+
+// SessionToken implements memstore.SessionService.
+func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
+	var t *memstore.SessionToken
+	err := db.read(ctx, func(tx *txn) (err error) {
+		t, err = getToken(ctx, tx, workspaceID, id)
+		return err
+	})
+	return t, wrap(err, "get session token %s", id)
+}
+
+func getToken(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.SessionToken, error) {
+	t, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
+	}
+	return t, err
 }
 
 // RevokeSessionToken implements memstore.SessionService.
@@ -385,10 +428,7 @@ func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*
 			return err
 		}
 		var err error
-		t, err = scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = ? AND workspace_id = ?`, id, workspaceID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
-		}
+		t, err = getToken(ctx, tx, workspaceID, id)
 		return err
 	})
 	if err != nil {

@@ -463,17 +463,16 @@ func fromNullNanos(n sql.NullInt64) *time.Time {
 	return &t
 }
 
-// limit checks a page size: 0 means 20, 1-100 otherwise, at most 20 when
-// content is included.
+// limit checks a page size (memstore.DefaultPageSize and the others).
 func limit(n int, full bool) (int, error) {
 	switch {
 	case n == 0:
-		n = 20
-	case n < 0 || n > 100:
-		return 0, memstore.Errorf(memstore.EInvalid, "limit %d must be between 1 and 100", n)
+		n = memstore.DefaultPageSize
+	case n < 0 || n > memstore.MaxPageSize:
+		return 0, memstore.Errorf(memstore.EInvalid, "limit %d must be between 1 and %d", n, memstore.MaxPageSize)
 	}
-	if full && n > 20 {
-		n = 20
+	if full {
+		n = min(n, memstore.MaxFullPageSize)
 	}
 	return n, nil
 }

@@ -38,6 +38,7 @@ func RunSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Ses
 		{"MountPaths", testMountPaths},
 		{"List", testListSessions},
 		{"Tokens", testSessionTokens},
+		{"TokenPages", testTokenPages},
 		{"Expiry", testTokenExpiry},
 		{"Archive", testArchiveSession},
 		{"Isolation", testSessionIsolation},
@@ -124,13 +125,20 @@ func (e *sessionEnv) newToken(t *testing.T, ws, sessionID string, ttl time.Durat
 	return tok, secret
 }
 
+// tokens lists all the tokens of a session, page by page.
 func (e *sessionEnv) tokens(t *testing.T, ws, sessionID string) []memstore.SessionToken {
 	t.Helper()
-	toks, err := e.b.SessionTokens(t.Context(), ws, sessionID)
-	if err != nil {
-		t.Fatalf("SessionTokens(%s): %v", sessionID, err)
-	}
+	toks, _ := allTokens(t, e.b, ws, sessionID, memstore.SessionTokenFilter{})
 	return toks
+}
+
+// allTokens pages through a session's tokens.
+func allTokens(t *testing.T, b SessionBackend, ws, sessionID string, f memstore.SessionTokenFilter) ([]memstore.SessionToken, []int) {
+	t.Helper()
+	return allPages(t, "SessionTokens", effectiveLimit(f.Limit, false), f.Page, func(page string) (memstore.Page[memstore.SessionToken], error) {
+		f.Page = page
+		return b.SessionTokens(t.Context(), ws, sessionID, f)
+	})
 }
 
 // authenticate checks that secret stands for session s.
@@ -564,6 +572,16 @@ func testSessionTokens(t *testing.T, e *sessionEnv) {
 		t.Fatal(err)
 	}
 	checkToken(t, again, &wantTok1, "revoked again")
+	for _, tc := range []struct {
+		id   string
+		want *memstore.SessionToken
+	}{{tok1.ID, &wantTok1}, {tok2.ID, wantTok2}} {
+		got, err := e.b.SessionToken(ctx, e.ws, tc.id)
+		if err != nil {
+			t.Fatalf("SessionToken(%s): %v", tc.id, err)
+		}
+		checkToken(t, got, tc.want, "SessionToken")
+	}
 	e.refused(t, secret1, "revoked token")
 	e.authenticate(t, secret2, s, "the other token after a revocation")
 	if toks := e.tokens(t, e.ws, s.ID); len(toks) != 2 {
@@ -589,12 +607,89 @@ func testSessionTokens(t *testing.T, e *sessionEnv) {
 
 	_, _, err = e.b.CreateSessionToken(ctx, e.ws, "sesn_nope", 0)
 	wantCode(t, err, memstore.ENotFound, "token for an unknown session")
-	_, err = e.b.SessionTokens(ctx, e.ws, "sesn_nope")
+	_, err = e.b.SessionTokens(ctx, e.ws, "sesn_nope", memstore.SessionTokenFilter{})
 	wantCode(t, err, memstore.ENotFound, "tokens of an unknown session")
+	_, err = e.b.SessionToken(ctx, e.ws, "sesntok_nope")
+	wantCode(t, err, memstore.ENotFound, "an unknown token")
 	_, err = e.b.RevokeSessionToken(ctx, e.ws, "sesntok_nope")
 	wantCode(t, err, memstore.ENotFound, "revoke an unknown token")
 	_, err = e.b.Session(ctx, e.ws, "sesn_nope")
 	wantCode(t, err, memstore.ENotFound, "unknown session")
+}
+
+// testTokenPages: a session's tokens come in pages as every list does,
+// oldest first, each once.
+func testTokenPages(t *testing.T, e *sessionEnv) {
+	ctx := t.Context()
+	s, first, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	other, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	made := []memstore.SessionToken{*first}
+	for i := 1; i < 250; i++ {
+		// Every fifth token shares the previous one's time: the ID
+		// breaks the tie.
+		if i%5 != 0 {
+			e.clock.Advance(time.Millisecond)
+		}
+		tok, _ := e.newToken(t, e.ws, s.ID, 0)
+		made = append(made, *tok)
+		if i%50 == 0 {
+			e.newToken(t, e.ws, other.ID, 0)
+		}
+	}
+	slices.SortStableFunc(made, func(a, b memstore.SessionToken) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	want := make([]string, len(made))
+	for i := range made {
+		want[i] = made[i].ID
+	}
+	ids := func(toks []memstore.SessionToken) []string {
+		var out []string
+		for _, tok := range toks {
+			out = append(out, tok.ID)
+		}
+		return out
+	}
+	got, sizes := allTokens(t, e.b, e.ws, s.ID, memstore.SessionTokenFilter{Limit: 100})
+	if !slices.Equal(sizes, []int{100, 100, 50}) {
+		t.Errorf("page sizes %v, want [100 100 50]", sizes)
+	}
+	if !slices.Equal(ids(got), want) {
+		t.Errorf("tokens are not each listed once, oldest first:\n%v\nwant\n%v", ids(got), want)
+	}
+	for i := range got {
+		checkToken(t, &got[i], &made[i], "listed token")
+	}
+	if _, sizes := allTokens(t, e.b, e.ws, s.ID, memstore.SessionTokenFilter{}); len(sizes) != 13 || sizes[0] != 20 || sizes[12] != 10 {
+		t.Errorf("default page sizes %v, want twelve of 20 and one of 10", sizes)
+	}
+	for _, n := range []int{1, 7, 99} {
+		if got, _ := allTokens(t, e.b, e.ws, s.ID, memstore.SessionTokenFilter{Limit: n}); !slices.Equal(ids(got), want) {
+			t.Errorf("Limit %d: %d tokens, each exactly once and in order expected", n, len(got))
+		}
+	}
+	if got := e.tokens(t, e.ws, other.ID); len(got) != 5 {
+		t.Errorf("the other session lists %d tokens, want 5", len(got))
+	}
+
+	sessionsPage, err := e.b.Sessions(ctx, e.ws, memstore.SessionFilter{Limit: 1})
+	if err != nil || sessionsPage.Next == "" {
+		t.Fatalf("sessions page: %+v, %v", sessionsPage, err)
+	}
+	page, err := e.b.SessionTokens(ctx, e.ws, s.ID, memstore.SessionTokenFilter{Limit: 10})
+	if err != nil || page.Next == "" {
+		t.Fatalf("tokens page: %+v, %v", page, err)
+	}
+	for _, f := range []memstore.SessionTokenFilter{
+		{Limit: -1}, {Limit: 101}, {Page: "garbage"}, {Page: "page_!!!"}, {Page: page.Next + "x"}, {Page: page.Next[:len(page.Next)-2]},
+		{Page: sessionsPage.Next},
+	} {
+		_, err := e.b.SessionTokens(ctx, e.ws, s.ID, f)
+		wantCode(t, err, memstore.EInvalid, fmt.Sprintf("SessionTokens(%+v)", f))
+	}
 }
 
 func testTokenExpiry(t *testing.T, e *sessionEnv) {
@@ -680,8 +775,10 @@ func testSessionIsolation(t *testing.T, e *sessionEnv) {
 	wantCode(t, err, memstore.ENotFound, "archive a session of another workspace")
 	_, _, err = e.b.CreateSessionToken(ctx, e.ws2, s1.ID, 0)
 	wantCode(t, err, memstore.ENotFound, "token for a session of another workspace")
-	_, err = e.b.SessionTokens(ctx, e.ws2, s1.ID)
+	_, err = e.b.SessionTokens(ctx, e.ws2, s1.ID, memstore.SessionTokenFilter{})
 	wantCode(t, err, memstore.ENotFound, "tokens of a session of another workspace")
+	_, err = e.b.SessionToken(ctx, e.ws2, tok1.ID)
+	wantCode(t, err, memstore.ENotFound, "a token of another workspace")
 	_, err = e.b.RevokeSessionToken(ctx, e.ws2, tok1.ID)
 	wantCode(t, err, memstore.ENotFound, "revoke a token of another workspace")
 

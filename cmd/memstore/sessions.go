@@ -238,9 +238,17 @@ func runSessionsShow(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	toks, err := c.SessionTokens(ctx, c.workspace, id)
-	if err != nil {
-		return err
+	var toks []memstore.SessionToken
+	for f := (memstore.SessionTokenFilter{Limit: memstore.MaxPageSize}); ; {
+		page, err := c.SessionTokens(ctx, c.workspace, id, f)
+		if err != nil {
+			return err
+		}
+		toks = append(toks, page.Items...)
+		if page.Next == "" {
+			break
+		}
+		f.Page = page.Next
 	}
 	if c.json {
 		return printJSON(e.stdout, httpapi.NewSessionJSON(s))
