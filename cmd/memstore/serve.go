@@ -17,6 +17,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
 )
@@ -34,6 +35,13 @@ missing. On a database without API keys, serve makes the workspace
 "default" and a key for it, prints the key once on standard output, and
 writes it to FILE.key (mode 0600, never overwritten). Make more keys with
 'memstore keys create'.
+
+The server holds at most --max-connections connections at once: at the
+cap, a new connection closes the one idle the longest (one that has sent
+no whole request yet, or waits between requests); when every one has a
+request in progress, new connections wait for one to end. A connection is
+also dropped when its request's headers are slow to come, or when it stays
+idle between requests for long.
 
 Every flag may also be set by the environment variable named beside it;
 flags win over variables. SIGINT or SIGTERM stops the server after the
@@ -57,6 +65,11 @@ const (
 // defaultMaxMemoriesPerStore is the hosted service's cap (spec decision 4).
 const defaultMaxMemoriesPerStore = 2000
 
+// defaultMaxConnections bounds the connections a server holds at once
+// (see netlimit.Listener): far more than the requests a database file
+// serves at once, and few enough goroutines and file descriptors.
+const defaultMaxConnections = 1024
+
 // serveConfig is the configuration of serve.
 type serveConfig struct {
 	db             string
@@ -65,6 +78,7 @@ type serveConfig struct {
 	strictHeaders  boolValue
 	maxMemories    count
 	maxBodyBytes   count
+	maxConns       count
 	logFormat      *choice
 	logLevel       *choice
 }
@@ -77,6 +91,7 @@ var serveEnv = map[string]string{
 	"strict-headers":         "MEMSTORE_STRICT_HEADERS",
 	"max-memories-per-store": "MEMSTORE_MAX_MEMORIES_PER_STORE",
 	"max-body-bytes":         "MEMSTORE_MAX_BODY_BYTES",
+	"max-connections":        "MEMSTORE_MAX_CONNECTIONS",
 	"log-format":             "MEMSTORE_LOG_FORMAT",
 	"log-level":              "MEMSTORE_LOG_LEVEL",
 }
@@ -98,6 +113,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
 	fs.Var(&c.maxMemories, "max-memories-per-store", "cap on the memories of a store, `N`; 0 for no cap (MEMSTORE_MAX_MEMORIES_PER_STORE)")
 	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
+	fs.Var(&c.maxConns, "max-connections", fmt.Sprintf("cap on open connections, `N`: beyond it the longest idle one is closed; 0 for the default of %d (MEMSTORE_MAX_CONNECTIONS)", defaultMaxConnections))
 	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
 	fs.Var(c.logLevel, "log-level", "least severe `LEVEL` logged: debug, info, warn or error (MEMSTORE_LOG_LEVEL)")
 	if err := parse(fs, args); err != nil {
@@ -176,8 +192,14 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 		Sessions: db, Services: agenttool.Services{Memories: db, Search: db}, Version: Version, Logger: log,
 	}))
 	mux.Handle("/", api)
+	maxConns := int(c.maxConns)
+	if maxConns == 0 {
+		maxConns = defaultMaxConnections
+	}
+	limited := netlimit.New(ln, maxConns)
 	srv := &http.Server{
 		Handler:           mux,
+		ConnState:         limited.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -186,7 +208,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), path)
 
 	select {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -335,6 +337,8 @@ func TestServeConfigErrors(t *testing.T) {
 		{"env addr", nil, map[string]string{"MEMSTORE_ADDR": "6366"}, `memstore serve: MEMSTORE_ADDR="6366": must be HOST:PORT`},
 		{"env log-level", nil, map[string]string{"MEMSTORE_LOG_LEVEL": "verbose"}, `memstore serve: MEMSTORE_LOG_LEVEL="verbose": must be one of debug, info, warn, error`},
 		{"env log-format", nil, map[string]string{"MEMSTORE_LOG_FORMAT": "JSON"}, `memstore serve: MEMSTORE_LOG_FORMAT="JSON": must be text or json`},
+		{"max-connections", []string{"--max-connections", "-1"}, nil, `invalid value "-1" for flag -max-connections: must be a whole number, 0 or more`},
+		{"env max-connections", nil, map[string]string{"MEMSTORE_MAX_CONNECTIONS": "lots"}, `memstore serve: MEMSTORE_MAX_CONNECTIONS="lots": must be a whole number, 0 or more`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -433,4 +437,47 @@ func TestServeOptions(t *testing.T) {
 	if strings.Contains(s.stderr.String(), "xxxxxxxx") || strings.Contains(s.stderr.String(), s.key) {
 		t.Errorf("content or the key is in the log:\n%s", s.stderr)
 	}
+}
+
+// TestServeMaxConnections: idle connections beyond MEMSTORE_MAX_CONNECTIONS
+// are closed, oldest first, and an authenticated request still gets an
+// answer.
+func TestServeMaxConnections(t *testing.T) {
+	const max, extra = 8, 20
+	t.Setenv("MEMSTORE_MAX_CONNECTIONS", strconv.Itoa(max))
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"))
+	addr := strings.TrimPrefix(s.url, "http://")
+	var conns []net.Conn
+	for range max + extra {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	// held reports whether the server still holds c: a read that times
+	// out, rather than ending, means it does.
+	held := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout()
+	}
+	for deadline := time.Now().Add(10 * time.Second); !held(conns[len(conns)-1]); {
+		if time.Now().After(deadline) {
+			t.Fatal("the last connection was not accepted within 10s")
+		}
+	}
+	n := 0
+	for _, c := range conns {
+		if held(c) {
+			n++
+		}
+	}
+	if n > max {
+		t.Errorf("the server holds %d idle connections, max %d", n, max)
+	}
+	var page httpapi.PageJSON[httpapi.StoreJSON]
+	s.api(t).must(t, "GET", "/v1/memory_stores", nil, &page)
 }
