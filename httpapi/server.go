@@ -234,6 +234,19 @@ func (s *Server) handleOpen(pattern string, h http.Handler) {
 	})
 }
 
+// Mount serves h at pattern as one of the server's routes, without the
+// API's authentication: h authenticates its own requests. Its requests are
+// logged and counted like every other, a panic in it is a 500, and its
+// request bodies are capped at the server's MaxBodyBytes: a read beyond
+// fails with *http.MaxBytesError, for h to answer 413 in its own format.
+// Mount before serving.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.handleOpen(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		h.ServeHTTP(w, r)
+	}))
+}
+
 func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
 	s.writeJSON(hw.(*responseWriter), http.StatusOK, struct {
 		Status string `json:"status"`
