@@ -1,0 +1,349 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/agenttool"
+)
+
+// HandlerConfig is what the streamable HTTP handler is made of. Limits
+// left at 0 take their defaults.
+type HandlerConfig struct {
+	Sessions memstore.SessionService // authenticates the tokens
+	Services agenttool.Services      // what the tools run on
+	Version  string
+	Logger   *slog.Logger // nil discards
+
+	// IdleTimeout closes an MCP session that has sent no request for this
+	// long (an open GET stream is no request); 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxSessionsPerSession caps the MCP sessions open at once for one
+	// memstore session: opening one more closes the least recently used.
+	// 0 means DefaultMaxSessionsPerSession.
+	MaxSessionsPerSession int
+	// MaxSessions caps the MCP sessions open at once on the server:
+	// beyond it, initialize is refused (503). 0 means DefaultMaxSessions.
+	MaxSessions int
+	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
+	// default, mcp.DefaultMaxRequestBodyBytes.
+	MaxBodyBytes int64
+	// Registry, when set, receives the gauge memstore_mcp_sessions.
+	Registry prometheus.Registerer
+}
+
+// HTTPHandler serves the tools over streamable HTTP.
+//
+// Every request must carry a session token as "Authorization: Bearer ..."
+// (401 otherwise, with a WWW-Authenticate header). The token is checked on
+// every request, so a revoked token stops working at once, and an MCP
+// session is bound to the memstore session that opened it: another
+// session's token cannot use it. MCP sessions are bounded (see
+// HandlerConfig) and closed as soon as the token that opened them stops
+// working, when the backend tells of it (memstore.RevocationNotifier), or
+// expires.
+type HTTPHandler struct {
+	sessionsSvc memstore.SessionService
+	services    agenttool.Services
+	version     string
+	log         *slog.Logger
+	idle        time.Duration
+	maxBody     int64
+	sdk         http.Handler
+	open        *sessions
+	stopNotices func()
+}
+
+// Handler returns the streamable HTTP handler of c. Close it when the
+// server shuts down.
+func Handler(c HandlerConfig) *HTTPHandler {
+	h := &HTTPHandler{
+		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
+		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
+		stopNotices: func() {},
+		open:        newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession), orDefault(c.MaxSessions, DefaultMaxSessions)),
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	sdk := mcp.NewStreamableHTTPHandler(serverOf, &mcp.StreamableHTTPOptions{
+		Logger: h.log, SessionTimeout: h.idle, MaxRequestBodyBytes: h.maxBody,
+	})
+	// The SDK binds each MCP session to the memstore session that opened
+	// it too, from the token info.
+	h.sdk = auth.RequireBearerToken(tokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
+	if n, ok := c.Sessions.(memstore.RevocationNotifier); ok {
+		h.stopNotices = n.NotifyRevocations(h.open.revoked)
+	}
+	if c.Registry != nil {
+		// A second handler on the same registry leaves the first's gauge.
+		c.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "memstore_mcp_sessions",
+			Help: "MCP sessions open over streamable HTTP.",
+		}, func() float64 { return float64(h.open.count()) }))
+	}
+	return h
+}
+
+// orDefault is v, or def when v is 0 or less.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// OpenSessions is the number of MCP sessions open or being opened.
+func (h *HTTPHandler) OpenSessions() int { return h.open.count() }
+
+// Close readies the handler for the server's shutdown: it refuses new MCP
+// sessions and GET streams, ends the open GET streams (clients hold one
+// open for as long as they run, which would hold the shutdown up), and
+// closes every MCP session as soon as its requests in progress have been
+// answered. Call it when the server begins to shut down
+// (http.Server.RegisterOnShutdown).
+func (h *HTTPHandler) Close() {
+	h.stopNotices()
+	h.open.shutdown()
+}
+
+// sessionIDHeader names the MCP session of a request.
+const sessionIDHeader = "Mcp-Session-Id"
+
+// ServeHTTP checks the request's token, then lets the SDK serve
+// it within the bounds of the open MCP sessions.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authenticate(r)
+	if err != nil {
+		if memstore.ErrorCode(err) != memstore.EUnauthenticated {
+			h.log.LogAttrs(r.Context(), slog.LevelError, "mcp: authenticate", slog.String("error", err.Error()))
+			refuse(w, http.StatusInternalServerError, memstore.ErrorMessage(err))
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="memstore", error="invalid_token"`)
+		refuse(w, http.StatusUnauthorized, memstore.ErrorMessage(err))
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
+
+	if id := r.Header.Get(sessionIDHeader); id != "" {
+		h.serveSession(w, r, id, caller)
+		return
+	}
+	if r.Method != http.MethodPost {
+		h.sdk.ServeHTTP(w, r) // its 400 or 405
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	h.serveNew(w, r, caller, initializes(body))
+}
+
+// serveSession serves a request of the open MCP session id.
+func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id string, caller *memstore.Caller) {
+	var stream *getStream
+	if r.Method == http.MethodGet {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stream = &getStream{cancel: cancel}
+		r = r.WithContext(ctx)
+	}
+	e, err := h.open.use(id, caller, stream)
+	switch {
+	case errors.Is(err, errNotOpen):
+		// Plain text, which clients take as the end of their session
+		// (a JSON-RPC error would be taken as one request's failure).
+		http.Error(w, "this MCP session is not open: it ended (closed by the client, idle for "+h.idle.String()+
+			", replaced by a newer one of the same memstore session, or its token stopped working) or never was; "+
+			"start a new one with initialize", http.StatusNotFound)
+		return
+	case errors.Is(err, errNotYours):
+		refuse(w, http.StatusForbidden, "this MCP session belongs to another memstore session; start one of your own with initialize")
+		return
+	case err != nil:
+		refuse(w, http.StatusServiceUnavailable, shuttingDown)
+		return
+	}
+	defer h.open.done(e, stream)
+	if r.Method == http.MethodPost {
+		if _, ok := h.readBody(w, r); !ok {
+			return
+		}
+	}
+	h.sdk.ServeHTTP(w, r)
+}
+
+// serveNew serves a POST without an MCP session: an initialize opens one,
+// within the limits; the SDK answers anything else as an error.
+func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *memstore.Caller, initialize bool) {
+	ts, err := agenttool.New(h.services, caller)
+	if err != nil {
+		h.log.LogAttrs(r.Context(), slog.LevelError, "mcp: cannot make the tools", slog.String("error", err.Error()))
+		refuse(w, http.StatusInternalServerError, memstore.ErrorMessage(err))
+		return
+	}
+	opts := &mcp.ServerOptions{Logger: h.log}
+	var e *entry
+	if initialize {
+		if e, err = h.open.open(caller); err != nil {
+			h.refuseOpen(w, err)
+			return
+		}
+		defer h.open.done(e, nil)
+		opts.GetSessionID = func() string { return e.id }
+	}
+	srv := newServer(ts, caller.Session, h.version, opts)
+	if e != nil {
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					h.open.attach(e, ss)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, srv)))
+}
+
+// refuseOpen answers an initialize that opens no MCP session.
+func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errServerFull):
+		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("the server holds %d MCP sessions, its limit (memstore serve --mcp-max-sessions); "+
+			"end the sessions no longer used (DELETE /mcp with their Mcp-Session-Id) or retry once idle ones have been closed, after %s without a request",
+			h.open.max, h.idle))
+	case errors.Is(err, errOpening):
+		w.Header().Set("Retry-After", "1")
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this memstore session are being opened at once, its limit "+
+			"(memstore serve --mcp-max-sessions-per-session); wait for them to open", h.open.perSession))
+	default:
+		refuse(w, http.StatusServiceUnavailable, shuttingDown)
+	}
+}
+
+const shuttingDown = "the server is shutting down; connect again once it is back"
+
+// readBody reads a request body within the limit, for the SDK to read
+// again, or answers 413.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes, the server's limit", mbe.Limit))
+		return nil, false
+	case err != nil:
+		refuse(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+	return b, true
+}
+
+// initializes reports whether a POST body holds an initialize request,
+// alone or in a batch.
+func initializes(body []byte) bool {
+	type message struct {
+		Method string `json:"method"`
+	}
+	var one message
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "initialize"
+	}
+	var batch []message
+	return json.Unmarshal(body, &batch) == nil && slices.Contains(batch, message{"initialize"})
+}
+
+// needSessionToken is the answer to a request without a session token.
+const needSessionToken = "/mcp needs a session token (st-memstore-...) as Authorization: Bearer; " +
+	"API keys (sk-memstore-...) are for the /v1 API; make a session and its token with memstore sessions create or POST /v1/sessions"
+
+// authenticate returns the caller of the request's session token.
+func (h *HTTPHandler) authenticate(r *http.Request) (*memstore.Caller, error) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	switch {
+	case len(f) != 2 || !strings.EqualFold(f[0], "bearer"):
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "missing session token: %s", needSessionToken)
+	case strings.HasPrefix(f[1], memstore.APIKeyPrefix):
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "%s", needSessionToken)
+	case !strings.HasPrefix(f[1], memstore.SessionTokenPrefix):
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "not a session token: %s", needSessionToken)
+	}
+	return h.sessionsSvc.AuthenticateSession(r.Context(), f[1])
+}
+
+// The request context's values for the SDK's callbacks.
+type (
+	callerKey struct{}
+	serverKey struct{}
+)
+
+// tokenInfo gives the SDK the caller authenticated by ServeHTTP.
+func tokenInfo(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	c, _ := ctx.Value(callerKey{}).(*memstore.Caller)
+	if c == nil {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: c.Session.ID}, nil
+}
+
+// serverOf is the server that serveNew made for a request; nil for
+// requests of open sessions, which the SDK serves with their own.
+func serverOf(r *http.Request) *mcp.Server {
+	s, _ := r.Context().Value(serverKey{}).(*mcp.Server)
+	return s
+}
+
+// codeRefused is the JSON-RPC error code of a request refused before it
+// reached the MCP server, in the range left to implementations.
+const codeRefused = -32000
+
+// refuse answers a request the handler will not serve with a JSON-RPC
+// error of status, whose message MCP clients show their users.
+func refuse(w http.ResponseWriter, status int, message string) {
+	code := codeRefused
+	if status == http.StatusRequestEntityTooLarge || status == http.StatusBadRequest {
+		code = jsonrpc.CodeInvalidRequest
+	}
+	body := errorMessage(code, message)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// errorMessage is a JSON-RPC error response to no request in particular
+// (id null), ending with a newline.
+func errorMessage(code int, message string) []byte {
+	type errorObject struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string      `json:"jsonrpc"`
+		ID      any         `json:"id"`
+		Error   errorObject `json:"error"`
+	}{"2.0", nil, errorObject{code, message}})
+	return append(b, '\n')
+}

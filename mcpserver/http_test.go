@@ -1,0 +1,315 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/mcpserver"
+)
+
+// serveMCP serves the handler of c over e's database, closed at the end
+// of the test.
+func serveMCP(t *testing.T, e *env, c mcpserver.HandlerConfig) (*mcpserver.HTTPHandler, *httptest.Server) {
+	t.Helper()
+	c.Sessions, c.Services, c.Version = e.db, e.services(), "test"
+	h := mcpserver.Handler(c)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return h, srv
+}
+
+// answer is an HTTP answer of /mcp.
+type answer struct {
+	status    int
+	header    http.Header
+	body      string
+	sessionID string
+}
+
+// post sends one JSON-RPC message to /mcp as token, within MCP session
+// sid if not empty; edit changes the request before it goes.
+func post(t *testing.T, url, token, sid, body string, edit ...func(*http.Request)) answer {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	for _, f := range edit {
+		f(req)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return answer{res.StatusCode, res.Header, string(b), res.Header.Get("Mcp-Session-Id")}
+}
+
+// initialize is an initialize request whose client is named name.
+func initialize(name string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`, name)
+}
+
+const toolsList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+
+// open opens an MCP session with raw requests, as a client that never
+// opens a GET stream, and returns its ID.
+func open(t *testing.T, url, token string) string {
+	t.Helper()
+	a := post(t, url, token, "", initialize("raw"))
+	if a.status != 200 || a.sessionID == "" {
+		t.Fatalf("initialize: %d %s", a.status, a.body)
+	}
+	if a := post(t, url, token, a.sessionID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); a.status != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", a.status, a.body)
+	}
+	return a.sessionID
+}
+
+// rpcError decodes the JSON-RPC error of a refused request.
+func rpcError(t *testing.T, a answer) (int, string) {
+	t.Helper()
+	var m struct {
+		ID    any
+		Error struct {
+			Code    int
+			Message string
+		}
+	}
+	if err := json.Unmarshal([]byte(a.body), &m); err != nil || m.Error.Message == "" || m.ID != nil {
+		t.Fatalf("%d %q is no JSON-RPC error (%v)", a.status, a.body, err)
+	}
+	if ct := a.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("content type %q", ct)
+	}
+	return m.Error.Code, m.Error.Message
+}
+
+// eventually waits up to 5s for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s, still not %s", what)
+		}
+	}
+}
+
+// TestSessionsPerSessionCap opens one MCP session more than a memstore
+// session may hold: its least recently used one is closed, and the
+// sessions of another memstore session are left alone.
+func TestSessionsPerSessionCap(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessionsPerSession: 2})
+	_, otherToken := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	other := open(t, srv.URL, otherToken)
+
+	first, err := connectHTTP(t.Context(), srv.URL, e.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second := open(t, srv.URL, e.secret)
+	if _, err := first.ListTools(t.Context(), nil); err != nil { // first is now the most recently used
+		t.Fatal(err)
+	}
+	third := open(t, srv.URL, e.secret)
+	if n := h.OpenSessions(); n != 3 {
+		t.Errorf("%d MCP sessions open; want 3: two of the session, one of the other", n)
+	}
+	if a := post(t, srv.URL, e.secret, second, toolsList); a.status != http.StatusNotFound || !strings.Contains(a.body, "not open") {
+		t.Errorf("the least recently used session after a third was opened: %d %s; want 404", a.status, a.body)
+	}
+	if _, err := first.ListTools(t.Context(), nil); err != nil {
+		t.Errorf("the official client's session, used since: %v", err)
+	}
+	for _, s := range []struct{ sid, token string }{{third, e.secret}, {other, otherToken}} {
+		if a := post(t, srv.URL, s.token, s.sid, toolsList); a.status != 200 || !strings.Contains(a.body, "memory_read") {
+			t.Errorf("tools/list: %d %s", a.status, a.body)
+		}
+	}
+}
+
+// TestSessionsCap opens one MCP session more than the server may hold:
+// initialize is refused with a message naming the limit, and works again
+// once a session has been ended.
+func TestSessionsCap(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2})
+	open(t, srv.URL, e.secret)
+	_, otherToken := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	sid := open(t, srv.URL, otherToken)
+
+	a := post(t, srv.URL, e.secret, "", initialize("one too many"))
+	if a.status != http.StatusServiceUnavailable {
+		t.Fatalf("initialize beyond the cap: %d %s; want 503", a.status, a.body)
+	}
+	if _, msg := rpcError(t, a); !strings.Contains(msg, "holds 2 MCP sessions, its limit") || !strings.Contains(msg, "DELETE /mcp") {
+		t.Errorf("message %q", msg)
+	}
+	if h.OpenSessions() != 2 {
+		t.Errorf("%d sessions open", h.OpenSessions())
+	}
+
+	req, _ := http.NewRequest("DELETE", srv.URL, nil)
+	req.Header.Set("Authorization", "Bearer "+otherToken)
+	req.Header.Set("Mcp-Session-Id", sid)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	eventually(t, "one session after DELETE", func() bool { return h.OpenSessions() == 1 })
+	open(t, srv.URL, e.secret)
+}
+
+// TestIdleSessionsAreClosed leaves a session of the official client,
+// with its GET stream open, without requests for longer than the idle
+// timeout.
+func TestIdleSessionsAreClosed(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{IdleTimeout: 300 * time.Millisecond})
+	cs, err := connectHTTP(t.Context(), srv.URL, e.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if h.OpenSessions() != 1 {
+		t.Fatalf("%d sessions open", h.OpenSessions())
+	}
+	eventually(t, "closed when idle", func() bool { return h.OpenSessions() == 0 })
+	if a := post(t, srv.URL, e.secret, cs.ID(), toolsList); a.status != http.StatusNotFound {
+		t.Errorf("a request of the idle session: %d %s; want 404", a.status, a.body)
+	}
+}
+
+// TestRevocationClosesSessions checks that the MCP sessions of a memstore
+// session end, and their goroutines with them, as soon as it is archived,
+// its token revoked, or its token expires.
+func TestRevocationClosesSessions(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessionsPerSession: 50})
+	runtime.GC()
+	before := runtime.NumGoroutine()
+
+	// Archive: 20 sessions, each holding goroutines.
+	var sids []string
+	for range 20 {
+		sids = append(sids, open(t, srv.URL, e.secret))
+	}
+	if n := runtime.NumGoroutine(); n < before+20 {
+		t.Fatalf("%d goroutines with 20 sessions open, %d before: the test counts nothing", n, before)
+	}
+	if _, err := e.db.ArchiveSession(t.Context(), e.ws, e.caller.Session.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.OpenSessions(); n != 0 {
+		t.Errorf("%d MCP sessions open right after the archive", n)
+	}
+	eventually(t, "the sessions' goroutines gone", func() bool {
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		return runtime.NumGoroutine() <= before+2
+	})
+	// A new token of the session is refused; so the session ID is unknown
+	// even to a token that would be accepted.
+	_, other := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	if a := post(t, srv.URL, other, sids[0], toolsList); a.status != http.StatusNotFound {
+		t.Errorf("a request of a session closed by the archive: %d %s", a.status, a.body)
+	}
+
+	// Revoke the token that opened a session.
+	c, token := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	open(t, srv.URL, token)
+	if n := h.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open", n)
+	}
+	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, c.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.OpenSessions(); n != 0 {
+		t.Errorf("%d MCP sessions open right after the token's revocation", n)
+	}
+
+	// A token that expires in a second.
+	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{
+		Stores: []memstore.AttachmentCreate{{StoreID: e.notes}}, TokenTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open(t, srv.URL, secret)
+	if n := h.OpenSessions(); n != 1 {
+		t.Fatalf("%d sessions open", n)
+	}
+	eventually(t, "closed at the token's expiry", func() bool { return h.OpenSessions() == 0 })
+}
+
+// TestBodyLimit sends an initialize with a client name over the body
+// limit: 413, and no session is opened.
+func TestBodyLimit(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxBodyBytes: 4096})
+	a := post(t, srv.URL, e.secret, "", initialize(strings.Repeat("x", 5000)))
+	if a.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a 5 kB initialize with a limit of 4096 bytes: %d %s; want 413", a.status, a.body)
+	}
+	if code, msg := rpcError(t, a); code != -32600 || !strings.Contains(msg, "larger than 4096 bytes") {
+		t.Errorf("error %d %q", code, msg)
+	}
+	if n := h.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open", n)
+	}
+	sid := open(t, srv.URL, e.secret)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_write","arguments":{"path":"/mnt/memory/notes/big.md","content":"` + strings.Repeat("x", 5000) + `"}}}`
+	if a := post(t, srv.URL, e.secret, sid, call); a.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 5 kB tool call: %d %s; want 413", a.status, a.body)
+	}
+	if a := post(t, srv.URL, e.secret, sid, toolsList); a.status != 200 {
+		t.Errorf("the session after a refused request: %d %s", a.status, a.body)
+	}
+}
+
+// TestUnauthenticated checks that every request without a valid session
+// token gets a 401 with a challenge and a JSON-RPC error saying what to
+// send instead.
+func TestUnauthenticated(t *testing.T) {
+	e := newEnv(t)
+	_, srv := serveMCP(t, e, mcpserver.HandlerConfig{})
+	for _, tt := range []struct{ auth, want string }{
+		{"", "missing session token"},
+		{"Basic dXNlcjpwYXNz", "missing session token"},
+		{"Bearer sk-memstore-0123456789abcdef", "/mcp needs a session token (st-memstore-...)"},
+		{"Bearer opaque", "not a session token"},
+		{"Bearer st-memstore-forged", "invalid session token"},
+	} {
+		a := post(t, srv.URL, "", "", toolsList, func(r *http.Request) { r.Header.Set("Authorization", tt.auth) })
+		if a.status != http.StatusUnauthorized || !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Bearer ") {
+			t.Errorf("%q: %d, WWW-Authenticate %q", tt.auth, a.status, a.header.Get("WWW-Authenticate"))
+			continue
+		}
+		if _, msg := rpcError(t, a); !strings.Contains(msg, tt.want) {
+			t.Errorf("%q: message %q, want %q", tt.auth, msg, tt.want)
+		}
+	}
+	a := post(t, srv.URL, "sk-memstore-0123456789abcdef", "", toolsList)
+	if _, msg := rpcError(t, a); !strings.Contains(msg, "API keys (sk-memstore-...) are for the /v1 API") || !strings.Contains(msg, "memstore sessions create") {
+		t.Errorf("an API key: %q", msg)
+	}
+}

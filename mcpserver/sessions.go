@@ -1,0 +1,261 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memstore/memstore"
+)
+
+// The limits on open MCP sessions when HandlerConfig leaves them at 0.
+// Each open session holds a server with its tools and a few goroutines,
+// so they are bounded per memstore session and in all.
+const (
+	// DefaultIdleTimeout closes an MCP session that has sent no request
+	// for this long. Clients that hold a session open between a user's
+	// prompts start a new one when told the old one has ended (404).
+	DefaultIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessionsPerSession is how many MCP sessions one memstore
+	// session may hold open: a few clients, each reconnecting now and then.
+	DefaultMaxSessionsPerSession = 16
+	// DefaultMaxSessions is how many MCP sessions the server holds open.
+	DefaultMaxSessions = 1024
+)
+
+// The reasons why no MCP session is opened or used.
+var (
+	errServerFull = errors.New("server full")
+	errOpening    = errors.New("too many being opened")
+	errClosing    = errors.New("shutting down")
+	errNotOpen    = errors.New("no such session")
+	errNotYours   = errors.New("another memstore session's")
+)
+
+// sessions keeps the open MCP sessions of the HTTP handler: it caps them
+// per memstore session and in all, closes them when their credential
+// stops working, and closes them all when the server shuts down.
+//
+// An MCP session is entered before the SDK makes it (with the ID the SDK
+// will give it), so that every request naming it finds it here; its
+// *mcp.ServerSession is attached when its initialize request is handled.
+type sessions struct {
+	perSession, max int
+
+	mu      sync.Mutex
+	byID    map[string]*entry
+	byOwner map[string][]*entry // by memstore session ID
+	tick    uint64              // orders uses, for least recently used
+	closing bool
+}
+
+// An entry is one MCP session.
+type entry struct {
+	id     string
+	caller *memstore.Caller // of the token that opened it
+	once   sync.Once        // attaches ss
+
+	// Guarded by sessions.mu.
+	ss       *mcp.ServerSession // nil until initialize is handled
+	used     uint64
+	requests int                     // requests in progress, but for GET streams
+	streams  map[*getStream]struct{} // open GET streams, ended at shutdown
+	expiry   *time.Timer             // at the caller's ExpiresAt
+	closed   bool
+}
+
+// A getStream is an open GET stream's way to end it.
+type getStream struct{ cancel context.CancelFunc }
+
+func newSessions(perSession, max int) *sessions {
+	return &sessions{perSession: perSession, max: max, byID: map[string]*entry{}, byOwner: map[string][]*entry{}}
+}
+
+// open enters a new MCP session of caller, with one request (its
+// initialize) in progress: call done when that request ends. At the
+// memstore session's cap, its least recently used MCP session is closed
+// to make room: clients seldom end their sessions (with DELETE), so the
+// newest is the one in use; and as the cap is per memstore session, no one
+// can close another's sessions this way.
+func (s *sessions) open(caller *memstore.Caller) (*entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, errClosing
+	}
+	owner := caller.Session.ID
+	if len(s.byOwner[owner]) >= s.perSession {
+		victim := s.leastRecentlyUsed(owner)
+		if victim == nil {
+			return nil, errOpening
+		}
+		s.closeLocked(victim)
+	}
+	if len(s.byID) >= s.max {
+		return nil, errServerFull
+	}
+	s.tick++
+	e := &entry{id: rand.Text(), caller: caller, used: s.tick, requests: 1, streams: map[*getStream]struct{}{}}
+	s.byID[e.id] = e
+	s.byOwner[owner] = append(s.byOwner[owner], e)
+	if caller.ExpiresAt != nil {
+		e.expiry = time.AfterFunc(time.Until(*caller.ExpiresAt), func() { s.close(e) })
+	}
+	return e, nil
+}
+
+// leastRecentlyUsed is the MCP session of owner to close first: the least
+// recently used of those without a request in progress, else of all those
+// already made; nil if every one is still being opened.
+func (s *sessions) leastRecentlyUsed(owner string) *entry {
+	var idle, any *entry
+	for _, e := range s.byOwner[owner] {
+		if e.ss == nil {
+			continue
+		}
+		if any == nil || e.used < any.used {
+			any = e
+		}
+		if e.requests == 0 && (idle == nil || e.used < idle.used) {
+			idle = e
+		}
+	}
+	if idle != nil {
+		return idle
+	}
+	return any
+}
+
+// attach gives e the session the SDK made for it; a session whose entry
+// was closed meanwhile is closed at once. It is forgotten when it ends,
+// however it ends (DELETE, idle timeout, Close).
+func (s *sessions) attach(e *entry, ss *mcp.ServerSession) {
+	e.once.Do(func() {
+		s.mu.Lock()
+		closed := e.closed
+		e.ss = ss
+		s.mu.Unlock()
+		if closed {
+			go ss.Close()
+			return
+		}
+		go func() {
+			ss.Wait()
+			s.close(e)
+		}()
+	})
+}
+
+// use finds the open MCP session id for a request of caller, and counts
+// the request in progress until done; a GET stream is ended by shutdown
+// instead, and is refused once it has begun.
+func (s *sessions) use(id string, caller *memstore.Caller, stream *getStream) (*entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.byID[id]
+	switch {
+	case e == nil:
+		return nil, errNotOpen
+	case e.caller.Session.ID != caller.Session.ID:
+		return nil, errNotYours
+	case stream != nil && s.closing:
+		return nil, errClosing
+	}
+	s.tick++
+	e.used = s.tick
+	if stream != nil {
+		e.streams[stream] = struct{}{}
+	} else {
+		e.requests++
+	}
+	return e, nil
+}
+
+// done ends a request counted by open or use. An entry the SDK made no
+// session for (its initialize failed) is forgotten; once the server is
+// shutting down, a session is closed when its last request ends.
+func (s *sessions) done(e *entry, stream *getStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stream != nil {
+		delete(e.streams, stream)
+		return
+	}
+	e.requests--
+	if e.requests == 0 && (e.ss == nil || s.closing) {
+		s.closeLocked(e)
+	}
+}
+
+// close closes e's session and forgets it.
+func (s *sessions) close(e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked(e)
+}
+
+func (s *sessions) closeLocked(e *entry) {
+	if e.closed {
+		return
+	}
+	e.closed = true
+	if e.expiry != nil {
+		e.expiry.Stop()
+	}
+	delete(s.byID, e.id)
+	owner := e.caller.Session.ID
+	rest := s.byOwner[owner][:0]
+	for _, o := range s.byOwner[owner] {
+		if o != e {
+			rest = append(rest, o)
+		}
+	}
+	if len(rest) == 0 {
+		delete(s.byOwner, owner)
+	} else {
+		s.byOwner[owner] = rest
+	}
+	if e.ss != nil {
+		// Close waits for the session's requests in progress to end.
+		go e.ss.Close()
+	}
+}
+
+// revoked closes the MCP sessions whose caller r stops.
+func (s *sessions) revoked(r memstore.Revocation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.byID {
+		if r.Stops(e.caller) {
+			s.closeLocked(e)
+		}
+	}
+}
+
+// shutdown refuses new sessions and streams, ends the open GET streams,
+// and closes every session now or, if it has requests in progress, when
+// the last ends: those get their answers.
+func (s *sessions) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing = true
+	for _, e := range s.byID {
+		for st := range e.streams {
+			st.cancel()
+		}
+		if e.requests == 0 {
+			s.closeLocked(e)
+		}
+	}
+}
+
+// count is the number of MCP sessions open or being opened.
+func (s *sessions) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byID)
+}
