@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,11 @@ type HandlerConfig struct {
 	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
 	// default, mcp.DefaultMaxRequestBodyBytes.
 	MaxBodyBytes int64
+	// AllowedOrigins are the origins (SCHEME://HOST[:PORT], see
+	// NormalizeOrigin) of the web pages that may use the endpoint besides
+	// the server's own. Requests without an Origin header, which browsers
+	// always send, are from other programs and allowed.
+	AllowedOrigins []string
 	// Registry, when set, receives the gauge memstore_mcp_sessions.
 	Registry prometheus.Registerer
 }
@@ -65,6 +71,7 @@ type HTTPHandler struct {
 	log         *slog.Logger
 	idle        time.Duration
 	maxBody     int64
+	origins     map[string]bool
 	sdk         http.Handler
 	open        *sessions
 	stopNotices func()
@@ -76,11 +83,16 @@ func Handler(c HandlerConfig) *HTTPHandler {
 	h := &HTTPHandler{
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
 		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
-		stopNotices: func() {},
-		open:        newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession), orDefault(c.MaxSessions, DefaultMaxSessions)),
+		origins: map[string]bool{}, stopNotices: func() {},
+		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession), orDefault(c.MaxSessions, DefaultMaxSessions)),
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	for _, o := range c.AllowedOrigins {
+		if n, err := NormalizeOrigin(o); err == nil {
+			h.origins[n] = true
+		}
 	}
 	sdk := mcp.NewStreamableHTTPHandler(serverOf, &mcp.StreamableHTTPOptions{
 		Logger: h.log, SessionTimeout: h.idle, MaxRequestBodyBytes: h.maxBody,
@@ -126,9 +138,14 @@ func (h *HTTPHandler) Close() {
 // sessionIDHeader names the MCP session of a request.
 const sessionIDHeader = "Mcp-Session-Id"
 
-// ServeHTTP checks the request's token, then lets the SDK serve
+// ServeHTTP checks the request's origin and token, then lets the SDK serve
 // it within the bounds of the open MCP sessions.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" && !h.allowedOrigin(origin, r.Host) {
+		refuse(w, http.StatusForbidden, fmt.Sprintf("web pages of origin %q may not use /mcp, only the server's own and those allowed "+
+			"(memstore serve --allowed-origins %s, or MEMSTORE_ALLOWED_ORIGINS)", origin, origin))
+		return
+	}
 	caller, err := h.authenticate(r)
 	if err != nil {
 		if memstore.ErrorCode(err) != memstore.EUnauthenticated {
@@ -312,6 +329,32 @@ func tokenInfo(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo,
 func serverOf(r *http.Request) *mcp.Server {
 	s, _ := r.Context().Value(serverKey{}).(*mcp.Server)
 	return s
+}
+
+// NormalizeOrigin returns an origin as browsers send it in the Origin
+// header, SCHEME://HOST[:PORT] in lower case, or an error saying what is
+// wrong with it.
+func NormalizeOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || u.Opaque != "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", fmt.Errorf("origin %q is not SCHEME://HOST[:PORT], such as https://app.example.com or http://localhost:6274", s)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// allowedOrigin reports whether a web page of origin may use the
+// endpoint: one of the server's own, reached at host, or an allowed one.
+// Browsers send Origin with every request that could be forged (DNS
+// rebinding, a page of another site); the SDK also refuses, on a loopback
+// address, a Host header that is not a loopback name.
+func (h *HTTPHandler) allowedOrigin(origin, host string) bool {
+	o, err := NormalizeOrigin(origin)
+	if err != nil {
+		return false // "null", from sandboxed and local pages, among others
+	}
+	_, oHost, _ := strings.Cut(o, "://")
+	return h.origins[o] || strings.EqualFold(oHost, host)
 }
 
 // codeRefused is the JSON-RPC error code of a request refused before it

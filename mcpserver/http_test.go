@@ -286,6 +286,40 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// TestOrigin checks the Origin header of browsers: a foreign one is
+// refused, the server's own and those allowed are let in, as are requests
+// without one.
+func TestOrigin(t *testing.T) {
+	e := newEnv(t)
+	_, srv := serveMCP(t, e, mcpserver.HandlerConfig{AllowedOrigins: []string{"https://App.example.com/"}})
+	origin := func(o string) func(*http.Request) {
+		return func(r *http.Request) { r.Header.Set("Origin", o) }
+	}
+	for _, o := range []string{"https://evil.example", "null", "https://app.example.com.evil.example", "http://app.example.com"} {
+		a := post(t, srv.URL, e.secret, "", initialize("browser"), origin(o))
+		if a.status != http.StatusForbidden {
+			t.Errorf("origin %s: %d %s; want 403", o, a.status, a.body)
+			continue
+		}
+		if _, msg := rpcError(t, a); !strings.Contains(msg, fmt.Sprintf("%q", o)) || !strings.Contains(msg, "--allowed-origins") {
+			t.Errorf("origin %s: message %q", o, msg)
+		}
+	}
+	own := "http://" + strings.TrimPrefix(srv.URL, "http://")
+	for _, o := range []string{"", "https://app.example.com", own} {
+		var edit []func(*http.Request)
+		if o != "" {
+			edit = append(edit, origin(o))
+		}
+		if a := post(t, srv.URL, e.secret, "", initialize("browser"), edit...); a.status != 200 || a.sessionID == "" {
+			t.Errorf("origin %q: %d %s; want 200", o, a.status, a.body)
+		}
+	}
+	if _, err := mcpserver.NormalizeOrigin("app.example.com"); err == nil || !strings.Contains(err.Error(), "SCHEME://HOST[:PORT]") {
+		t.Errorf("an origin without a scheme: %v", err)
+	}
+}
+
 // TestUnauthenticated checks that every request without a valid session
 // token gets a 401 with a challenge and a JSON-RPC error saying what to
 // send instead.
