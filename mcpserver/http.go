@@ -245,13 +245,13 @@ func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *m
 func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errServerFull):
-		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("the server holds %d MCP sessions, its limit (memstore serve --mcp-max-sessions); "+
+		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("the server has reached its limit of open MCP sessions, %d (memstore serve --mcp-max-sessions); "+
 			"end the sessions no longer used (DELETE /mcp with their Mcp-Session-Id) or retry once idle ones have been closed, after %s without a request",
 			h.open.max, h.idle))
 	case errors.Is(err, errOpening):
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this memstore session are being opened at once, its limit "+
-			"(memstore serve --mcp-max-sessions-per-session); wait for them to open", h.open.perSession))
+			"(memstore serve --mcp-max-per-session); wait for them to open", h.open.perSession))
 	default:
 		refuse(w, http.StatusServiceUnavailable, shuttingDown)
 	}
@@ -361,8 +361,9 @@ func (h *HTTPHandler) allowedOrigin(origin, host string) bool {
 // reached the MCP server, in the range left to implementations.
 const codeRefused = -32000
 
-// refuse answers a request the handler will not serve with a JSON-RPC
-// error of status, whose message MCP clients show their users.
+// refuse answers a request the handler will not serve with status and a
+// JSON-RPC error saying why, for any client or person to read; its id is
+// null, as the request's own may not have been read.
 func refuse(w http.ResponseWriter, status int, message string) {
 	code := codeRefused
 	if status == http.StatusRequestEntityTooLarge || status == http.StatusBadRequest {

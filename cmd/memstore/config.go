@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -209,5 +211,51 @@ func (h *hostPort) Set(s string) error {
 		return bad
 	}
 	*h = hostPort(s)
+	return nil
+}
+
+// duration is a flag value that is a duration above 0, such as 30m.
+type duration time.Duration
+
+func (d *duration) String() string {
+	if d == nil {
+		return "0s"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return errors.New("must be a duration above 0, such as 30m or 2h")
+	}
+	*d = duration(v)
+	return nil
+}
+
+// originList is a flag value of comma-separated web origins, each
+// SCHEME://HOST[:PORT].
+type originList []string
+
+func (o *originList) String() string {
+	if o == nil {
+		return ""
+	}
+	return strings.Join(*o, ",")
+}
+
+func (o *originList) Set(s string) error {
+	var list originList
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		n, err := mcpserver.NormalizeOrigin(v)
+		if err != nil {
+			return err
+		}
+		list = append(list, n)
+	}
+	*o = list
 	return nil
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -149,4 +154,125 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mcpSession makes a session attaching a new store, notes, with the first
+// key of s, and returns its token.
+func mcpSession(t *testing.T, s *testServer) string {
+	t.Helper()
+	a := s.api(t)
+	notes := a.createStore(t, "notes")
+	var sess httpapi.SessionJSON
+	a.must(t, "POST", "/v1/sessions", map[string]any{"resources": []any{
+		map[string]any{"type": "memory_store", "memory_store_id": notes},
+	}}, &sess)
+	return sess.Token
+}
+
+// TestServeMCP checks /mcp in 'memstore serve': the body limit, the
+// request log and the metrics, and a shutdown while a client holds its
+// GET stream open and a tool call is in progress: the call is answered,
+// and the server stops without waiting out its shutdown timeout.
+func TestServeMCP(t *testing.T) {
+	clearEnv(t)
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--log-level", "info", "--log-format", "json",
+		"--mcp-max-sessions", "1", "--allowed-origins", "https://ok.example")
+	token := mcpSession(t, s)
+	hc := &http.Client{Transport: bearerTransport(token)}
+	initialize := func(name, origin string) (int, string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`, name)
+		req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+
+	// The body limit, 1 MiB by default, holds on /mcp.
+	if status, body := initialize(strings.Repeat("x", 2<<20), ""); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 1048576 bytes") {
+		t.Errorf("a 2 MiB initialize: %d %.200s; want 413", status, body)
+	}
+
+	cs := mcpConnect(t, &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc, MaxRetries: -1})
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	// --allowed-origins and --mcp-max-sessions 1: a foreign origin is
+	// refused, an allowed one passes but finds the server full.
+	if status, body := initialize("page", "https://evil.example"); status != http.StatusForbidden {
+		t.Errorf("a foreign origin: %d %s; want 403", status, body)
+	}
+	if status, body := initialize("page", "https://ok.example"); status != http.StatusServiceUnavailable || !strings.Contains(body, "its limit of open MCP sessions, 1 (") {
+		t.Errorf("a second session with --mcp-max-sessions 1: %d %s; want 503", status, body)
+	}
+	res, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`memstore_http_requests_total{method="POST",route="/mcp",status="200"}`, `memstore_http_requests_total{method="POST",route="/mcp",status="413"} 1`, "memstore_mcp_sessions 1"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the client opens its GET stream after initialize
+
+	// A tool call whose body is half sent when the server is told to stop.
+	call := `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"memory_write","arguments":{"path":"/mnt/memory/notes/slow.md","content":"written while the server was stopping"}}}`
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n"+
+		"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		strings.TrimPrefix(s.url, "http://"), token, cs.ID(), cs.InitializeResult().ProtocolVersion, len(call), call[:40])
+	time.Sleep(100 * time.Millisecond)
+	stopped := time.Now()
+	s.stop()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := io.WriteString(conn, call[40:]); err != nil {
+		t.Fatal(err)
+	}
+	res, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the tool call in progress got no answer: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), `"id":77`) || !strings.Contains(string(body), "/mnt/memory/notes/slow.md") {
+		t.Errorf("the tool call in progress got %s %s", res.Status, body)
+	}
+	select {
+	case code := <-s.done:
+		s.done <- code
+		if code != 0 {
+			t.Errorf("exit status %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	if d := time.Since(stopped); d > 3*time.Second {
+		t.Errorf("the server took %s to stop, with an MCP client connected; want well under its shutdown timeout of %s", d, shutdownTimeout)
+	}
+	logs := s.stderr.String()
+	if strings.Contains(logs, "cut off") {
+		t.Errorf("requests were cut off:\n%s", logs)
+	}
+	for _, want := range []string{`"method":"POST","route":"/mcp","status":200`, `"method":"GET","route":"/mcp","status":200`, `"route":"/mcp","status":413`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the request log lacks %s:\n%s", want, logs)
+		}
+	}
 }

@@ -27,7 +27,8 @@ const serveHelp = `Usage: memstore serve [--db FILE] [--addr HOST:PORT] [flags]
 Serves the memory stores API, wire-compatible with Anthropic's
 /v1/memory_stores: point an official SDK at http://HOST:PORT as its base
 URL. GET /healthz answers when the server is up; GET /metrics serves
-Prometheus metrics. Neither needs a key.
+Prometheus metrics. Neither needs a key. /mcp serves the memory tools to
+MCP clients holding a session token (streamable HTTP).
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share; it and its directory are created if
@@ -81,6 +82,10 @@ type serveConfig struct {
 	maxConns       count
 	logFormat      *choice
 	logLevel       *choice
+	mcpIdle        duration // MCP over HTTP, /mcp
+	mcpMax         count
+	mcpPerSession  count
+	origins        originList
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -94,6 +99,10 @@ var serveEnv = map[string]string{
 	"max-connections":        "MEMSTORE_MAX_CONNECTIONS",
 	"log-format":             "MEMSTORE_LOG_FORMAT",
 	"log-level":              "MEMSTORE_LOG_LEVEL",
+	"mcp-idle-timeout":       "MEMSTORE_MCP_IDLE_TIMEOUT",
+	"mcp-max-sessions":       "MEMSTORE_MCP_MAX_SESSIONS",
+	"mcp-max-per-session":    "MEMSTORE_MCP_MAX_PER_SESSION",
+	"allowed-origins":        "MEMSTORE_ALLOWED_ORIGINS",
 }
 
 // parseServeConfig reads serve's configuration from its defaults, the
@@ -105,6 +114,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		maxMemories:    defaultMaxMemoriesPerStore,
 		logFormat:      newChoice("text", "text", "json"),
 		logLevel:       newChoice("info", "debug", "info", "warn", "error"),
+		mcpIdle:        duration(mcpserver.DefaultIdleTimeout),
+		mcpMax:         mcpserver.DefaultMaxSessions,
+		mcpPerSession:  mcpserver.DefaultMaxSessionsPerSession,
 	}
 	fs := newFlags(e, "serve", serveHelp)
 	fs.StringVar(&c.db, "db", "", "memstore database `FILE` (MEMSTORE_DB)")
@@ -116,6 +128,10 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.maxConns, "max-connections", fmt.Sprintf("cap on open connections, `N`: beyond it the longest idle one is closed; 0 for the default of %d (MEMSTORE_MAX_CONNECTIONS)", defaultMaxConnections))
 	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
 	fs.Var(c.logLevel, "log-level", "least severe `LEVEL` logged: debug, info, warn or error (MEMSTORE_LOG_LEVEL)")
+	fs.Var(&c.mcpIdle, "mcp-idle-timeout", "close an MCP session after `DURATION` without a request (MEMSTORE_MCP_IDLE_TIMEOUT)")
+	fs.Var(&c.mcpMax, "mcp-max-sessions", "cap on the MCP sessions open at once, `N`; 0 for the default (MEMSTORE_MCP_MAX_SESSIONS)")
+	fs.Var(&c.mcpPerSession, "mcp-max-per-session", "cap on the MCP sessions open at once for one memstore session, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_SESSION)")
+	fs.Var(&c.origins, "allowed-origins", "comma-separated `ORIGINS`, such as https://app.example.com, of web pages allowed to use /mcp besides the server's own (MEMSTORE_ALLOWED_ORIGINS)")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -185,20 +201,22 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 		MaxBodyBytes:   int64(c.maxBodyBytes),
 	})
 	defer api.Close()
-	// /mcp serves the agent tools to MCP clients holding a session token;
-	// everything else is the API.
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpserver.Handler(mcpserver.HandlerConfig{
+	// /mcp serves the agent tools to MCP clients holding a session token,
+	// logged, counted and body-capped as the API's routes are.
+	mcpHandler := mcpserver.Handler(mcpserver.HandlerConfig{
 		Sessions: db, Services: agenttool.Services{Memories: db, Search: db}, Version: Version, Logger: log,
-	}))
-	mux.Handle("/", api)
+		IdleTimeout: time.Duration(c.mcpIdle), MaxSessions: int(c.mcpMax), MaxSessionsPerSession: int(c.mcpPerSession),
+		AllowedOrigins: c.origins, Registry: reg,
+	})
+	defer mcpHandler.Close()
+	api.Mount("/mcp", mcpHandler)
 	maxConns := int(c.maxConns)
 	if maxConns == 0 {
 		maxConns = defaultMaxConnections
 	}
 	limited := netlimit.New(ln, maxConns)
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           api,
 		ConnState:         limited.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
@@ -207,6 +225,9 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// MCP clients hold a GET stream open for as long as they run: the
+	// handler ends those at once, so that they do not hold the shutdown up.
+	srv.RegisterOnShutdown(mcpHandler.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), path)

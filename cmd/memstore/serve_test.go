@@ -339,6 +339,9 @@ func TestServeConfigErrors(t *testing.T) {
 		{"env log-format", nil, map[string]string{"MEMSTORE_LOG_FORMAT": "JSON"}, `memstore serve: MEMSTORE_LOG_FORMAT="JSON": must be text or json`},
 		{"max-connections", []string{"--max-connections", "-1"}, nil, `invalid value "-1" for flag -max-connections: must be a whole number, 0 or more`},
 		{"env max-connections", nil, map[string]string{"MEMSTORE_MAX_CONNECTIONS": "lots"}, `memstore serve: MEMSTORE_MAX_CONNECTIONS="lots": must be a whole number, 0 or more`},
+		{"mcp-idle-timeout", []string{"--mcp-idle-timeout", "0s"}, nil, `invalid value "0s" for flag -mcp-idle-timeout: must be a duration above 0, such as 30m or 2h`},
+		{"env mcp-max-sessions", nil, map[string]string{"MEMSTORE_MCP_MAX_SESSIONS": "lots"}, `memstore serve: MEMSTORE_MCP_MAX_SESSIONS="lots": must be a whole number, 0 or more`},
+		{"env allowed-origins", nil, map[string]string{"MEMSTORE_ALLOWED_ORIGINS": "https://a.example.com,b.example.com"}, `memstore serve: MEMSTORE_ALLOWED_ORIGINS="https://a.example.com,b.example.com": origin "b.example.com" is not SCHEME://HOST[:PORT]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
