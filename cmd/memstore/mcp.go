@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/httpapi"
@@ -120,7 +118,7 @@ func runMCP(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	srv := mcpserver.New(ts, caller.Session, Version, log)
-	err = srv.Run(ctx, &mcp.StdioTransport{})
+	err = mcpserver.Stdio(ctx, srv, e.stdin, e.stdout)
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		return nil
 	}

@@ -276,3 +276,59 @@ func TestServeMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPStdioMalformedAndEarlyEOF pipes lines into 'memstore mcp' and
+// closes its input at once: malformed lines get JSON-RPC errors and the
+// session goes on, and every request sent is answered before it exits.
+func TestMCPStdioMalformedAndEarlyEOF(t *testing.T) {
+	clearEnv(t)
+	db := filepath.Join(t.TempDir(), "m.db")
+	var notes httpapi.StoreJSON
+	if code, out, errs := run(t, "", "--db", db, "stores", "create", "notes", "--json"); code != 0 || json.Unmarshal([]byte(out), &notes) != nil {
+		t.Fatalf("stores create: %d %s %s", code, out, errs)
+	}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`this is not JSON`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"id":"no version"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_write","arguments":{"path":"/mnt/memory/notes/piped.md","content":"sent before the end of input\n"}}}`,
+		`[{"jsonrpc":"2.0","id":4,"method":"ping"}]`,
+	}, "\n") + "\n"
+	cmd := exec.Command(memstoreBin(t), "mcp", "--db", db, "--store", notes.ID)
+	cmd.Stdin = strings.NewReader(in)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("memstore mcp: %v\n%s", err, stderr.String())
+	}
+	answers := map[string]string{} // by id, "null" for errors without one
+	var errorCodes []float64
+	for line := range strings.Lines(string(out)) {
+		var m struct {
+			ID     json.RawMessage
+			Result json.RawMessage
+			Error  *struct{ Code float64 }
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON-RPC line: %q", line)
+		}
+		answers[string(m.ID)] = line
+		if m.Error != nil && string(m.ID) == "null" {
+			errorCodes = append(errorCodes, m.Error.Code)
+		}
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		if answers[id] == "" || strings.Contains(answers[id], `"error"`) {
+			t.Errorf("request %s: answer %q", id, answers[id])
+		}
+	}
+	if !strings.Contains(answers["3"], "/mnt/memory/notes/piped.md") {
+		t.Errorf("the write's answer: %s", answers["3"])
+	}
+	if want := []float64{-32700, -32600, -32600}; fmt.Sprint(errorCodes) != fmt.Sprint(want) {
+		t.Errorf("errors without id: %v, want %v (parse error, invalid request, batch):\n%s", errorCodes, want, out)
+	}
+}
