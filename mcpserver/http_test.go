@@ -17,7 +17,7 @@ import (
 
 // serveMCP serves the handler of c over e's database, closed at the end
 // of the test.
-func serveMCP(t *testing.T, e *env, c mcpserver.HandlerConfig) (*mcpserver.HTTPHandler, *httptest.Server) {
+func serveMCP(t testing.TB, e *env, c mcpserver.HandlerConfig) (*mcpserver.HTTPHandler, *httptest.Server) {
 	t.Helper()
 	c.Sessions, c.Services, c.Version = e.db, e.services(), "test"
 	h := mcpserver.Handler(c)
@@ -39,7 +39,7 @@ type answer struct {
 
 // post sends one JSON-RPC message to /mcp as token, within MCP session
 // sid if not empty; edit changes the request before it goes.
-func post(t *testing.T, url, token, sid, body string, edit ...func(*http.Request)) answer {
+func post(t testing.TB, url, token, sid, body string, edit ...func(*http.Request)) answer {
 	t.Helper()
 	req, err := http.NewRequest("POST", url, strings.NewReader(body))
 	if err != nil {
@@ -72,7 +72,7 @@ const toolsList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 
 // open opens an MCP session with raw requests, as a client that never
 // opens a GET stream, and returns its ID.
-func open(t *testing.T, url, token string) string {
+func open(t testing.TB, url, token string) string {
 	t.Helper()
 	a := post(t, url, token, "", initialize("raw"))
 	if a.status != 200 || a.sessionID == "" {

@@ -29,7 +29,7 @@ type env struct {
 	secret string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	db := sqlitetest.Open(t, sqlite.Options{})
 	ws := sqlitetest.Workspace(t, db, "default")
@@ -42,7 +42,7 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) session(t *testing.T, stores ...memstore.AttachmentCreate) (*memstore.Caller, string) {
+func (e *env) session(t testing.TB, stores ...memstore.AttachmentCreate) (*memstore.Caller, string) {
 	t.Helper()
 	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{Stores: stores})
 	if err != nil {
