@@ -45,10 +45,11 @@ type HandlerConfig struct {
 	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
 	// default, mcp.DefaultMaxRequestBodyBytes.
 	MaxBodyBytes int64
-	// AllowedOrigins are the origins (SCHEME://HOST[:PORT], see
-	// NormalizeOrigin) of the web pages that may use the endpoint besides
-	// the server's own. Requests without an Origin header, which browsers
-	// always send, are from other programs and allowed.
+	// AllowedOrigins are the origins (SCHEME://HOST[:PORT]; those
+	// NormalizeOrigin refuses are ignored) of the web pages that may use
+	// the endpoint besides the server's own. Requests without an Origin
+	// header, which browsers send with every request a page of another
+	// site could make, are from other programs and allowed.
 	AllowedOrigins []string
 	// Registry, when set, receives the gauge memstore_mcp_sessions.
 	Registry prometheus.Registerer
@@ -142,8 +143,11 @@ const sessionIDHeader = "Mcp-Session-Id"
 // it within the bounds of the open MCP sessions.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" && !h.allowedOrigin(origin, r.Host) {
-		refuse(w, http.StatusForbidden, fmt.Sprintf("web pages of origin %q may not use /mcp, only the server's own and those allowed "+
-			"(memstore serve --allowed-origins %s, or MEMSTORE_ALLOWED_ORIGINS)", origin, origin))
+		how := "it cannot be allowed: it is not SCHEME://HOST[:PORT]"
+		if o, err := NormalizeOrigin(origin); err == nil {
+			how = "allow it with memstore serve --allowed-origins " + o + " (or MEMSTORE_ALLOWED_ORIGINS)"
+		}
+		refuse(w, http.StatusForbidden, fmt.Sprintf("web pages of origin %q may not use /mcp, only the server's own and those allowed; %s", origin, how))
 		return
 	}
 	caller, err := h.authenticate(r)

@@ -301,8 +301,12 @@ func TestOrigin(t *testing.T) {
 			t.Errorf("origin %s: %d %s; want 403", o, a.status, a.body)
 			continue
 		}
-		if _, msg := rpcError(t, a); !strings.Contains(msg, fmt.Sprintf("%q", o)) || !strings.Contains(msg, "--allowed-origins") {
-			t.Errorf("origin %s: message %q", o, msg)
+		want := "allow it with memstore serve --allowed-origins " + o
+		if o == "null" {
+			want = "it cannot be allowed"
+		}
+		if _, msg := rpcError(t, a); !strings.Contains(msg, fmt.Sprintf("%q", o)) || !strings.Contains(msg, want) {
+			t.Errorf("origin %s: message %q, want %q", o, msg, want)
 		}
 	}
 	own := "http://" + strings.TrimPrefix(srv.URL, "http://")
