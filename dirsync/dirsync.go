@@ -30,7 +30,11 @@
 //
 // Nothing from the store is written before its path is checked: a path
 // that would leave the directory, even percent-encoded, or reach it through
-// a symbolic link is refused and reported. Files over 100 kB, files that are
+// a symbolic link is refused and reported. Hidden files and directories
+// (a name beginning with ".": .git/, .env, .ssh/), which hold what other
+// tools read or run, are never synced: the store's are refused and
+// reported, the directory's left alone; and a file written from the store
+// is never executable. Files over 100 kB, files that are
 // not UTF-8 text and anything that is not a regular file are skipped and
 // reported, and neither side of such a path is touched. In the team scope a
 // file that holds a credential is not uploaded; the report names the kind

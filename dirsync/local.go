@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/localfile"
 )
 
 const (
@@ -75,6 +76,9 @@ func (s *syncer) pathProblem(p string) string {
 		if traversal(seg) {
 			return "the path leaves the directory once decoded (traversal)"
 		}
+		if why := execName(seg); why != "" {
+			return why
+		}
 	}
 	rel := p[1:]
 	switch {
@@ -85,6 +89,22 @@ func (s *syncer) pathProblem(p string) string {
 	}
 	return ""
 }
+
+// execName says why a path segment names what other tools read or run
+// (a hidden entry such as .git/, .env or .ssh/, or .git's short name on
+// Windows), "" when it does not. Such paths are never synced, either way.
+func execName(seg string) string {
+	switch {
+	case localfile.Hidden(seg):
+		return `hidden (a name beginning with "."): configuration, credentials and hooks are never synced`
+	case strings.EqualFold(seg, gitShortName):
+		return "the short name of .git on Windows: never synced"
+	}
+	return ""
+}
+
+// gitShortName is the 8.3 name Windows gives .git, which reaches it.
+const gitShortName = "git~1"
 
 // traversal reports whether a path segment is, or becomes once
 // percent-decoded (repeatedly) or split at backslashes, a "." or ".."
@@ -156,11 +176,14 @@ func (t *localTree) scan(s *syncer) (*scan, error) {
 		typ := d.Type()
 		switch {
 		case typ.IsDir():
-			if s.o.Scope == ScopePrivate && rel == teamDir {
+			// Hidden directories (.git/ most of all) are left alone
+			// silently, as are the sync's own files and hidden files: a
+			// memory directory may well be a repository.
+			if s.o.Scope == ScopePrivate && rel == teamDir || execName(d.Name()) != "" {
 				return fs.SkipDir
 			}
 			return nil
-		case ownName(rel):
+		case ownName(rel), execName(d.Name()) != "":
 			return nil
 		case typ&fs.ModeSymlink != 0:
 			block(rel, "a symbolic link: never followed nor written through")
@@ -320,7 +343,9 @@ func (t *localTree) writeOnce(rel string, data []byte, expect string) error {
 		if !fi.Mode().IsRegular() {
 			return errNotRegular
 		}
-		mode = fi.Mode().Perm()
+		// The file's own permissions, but never executable: content
+		// from the store is not to be run.
+		mode = fi.Mode().Perm() &^ 0o111
 	}
 	if cur, err := t.hash(rel); err != nil {
 		return err

@@ -596,3 +596,110 @@ func TestMergeLines(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenPathsNeverSync: a store that holds memories at hidden paths
+// (/.git/config with a command for git to run, a hook, keys, .env) puts
+// none of them in the directory, and the directory's own hidden files
+// (a repository's .git/config with a credential in a URL, .env, keys)
+// never reach the store; the remote ones are reported, the local ones
+// left alone silently, and the rest syncs both ways.
+func TestHiddenPathsNeverSync(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	hostile := map[string]string{
+		"/.git/config":              "[core]\n\tfsmonitor = touch pwned\n",
+		"/.git/hooks/post-checkout": "#!/bin/sh\ntouch pwned\n",
+		"/a/.ssh/id_rsa":            "their key\n",
+		"/.env":                     "TOKEN=theirs\n",
+		"/x/.hidden/y.md":           "hidden\n",
+		"/.memstore-sync.json":      "{}\n",
+		"/notes/GIT~1/hooks/pre.md": "short name\n",
+		"/notes/.envrc":             "export PATH=.\n",
+		"/.anthropic-memory-store":  "marker\n",
+	}
+	for p, c := range hostile {
+		s.put(t, p, c)
+	}
+	s.put(t, "/notes/ok.md", "from the store\n")
+	dir := t.TempDir()
+	local := map[string]string{
+		".git/config":      "[remote \"origin\"]\n\turl = https://me:secret@example.com/repo.git\n",
+		".git/HEAD":        "ref: refs/heads/main\n",
+		".env":             "TOKEN=mine\n",
+		".ssh/id_rsa":      "my key\n",
+		"sub/.hidden/z.md": "mine, hidden\n",
+		".DS_Store":        "\x00\x00\x00\x01Bud1",
+		"mine.md":          "mine\n",
+	}
+	write(t, dir, local)
+	rep := mustSync(t, s.options(dir))
+
+	var wantSkips []string
+	for p := range hostile {
+		wantSkips = append(wantSkips, "remote "+p)
+	}
+	slices.Sort(wantSkips)
+	if diff := cmp.Diff(wantSkips, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"create /mine.md", "pull /notes/ok.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	// The directory holds its own files, unchanged, and the normal one
+	// pulled; nothing of the hidden memories.
+	want := map[string]string{"/notes/ok.md": "from the store\n"}
+	for rel, c := range local {
+		want["/"+rel] = c
+	}
+	got, copies := tree(t, dir)
+	if diff := cmp.Diff(want, got); diff != "" || len(copies) != 0 {
+		t.Errorf("directory (-want +got):\n%s%v", diff, copies)
+	}
+	// The store holds what it held, and mine.md: nothing hidden came up.
+	wantStore := map[string]string{"/notes/ok.md": "from the store\n", "/mine.md": "mine\n"}
+	for p, c := range hostile {
+		wantStore[p] = c
+	}
+	if diff := cmp.Diff(wantStore, s.files(t)); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+
+	// The state file works as before: the next sync has nothing to do,
+	// and a change to a hidden memory still reaches nothing here.
+	s.put(t, "/.git/config", "[core]\n\tfsmonitor = touch pwned-again\n")
+	write(t, dir, map[string]string{".env": "TOKEN=changed\n"})
+	again := mustSync(t, s.options(dir))
+	if len(again.Changes)+len(again.Conflicts) != 0 || again.Unchanged != 2 {
+		t.Errorf("second sync: changes %v, conflicts %v, %d unchanged; want none and 2", again.Changes, again.Conflicts, again.Unchanged)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(data) != local[".git/config"] {
+		t.Errorf(".git/config is now %q", data)
+	}
+	if got := s.files(t)["/.env"]; got != hostile["/.env"] {
+		t.Errorf("/.env in the store is now %q", got)
+	}
+	state, err := os.ReadFile(filepath.Join(dir, dirsync.StateFile))
+	if err != nil || strings.Contains(string(state), "/.") || !strings.Contains(string(state), "/mine.md") {
+		t.Errorf("state file: %s, %v", state, err)
+	}
+}
+
+// TestPulledFilesNeverExecutable: content from the store does not keep
+// an executable bit the file had, so a remote edit cannot turn a script
+// here into one that runs the store's text.
+func TestPulledFilesNeverExecutable(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"run.sh": "echo hello\n"})
+	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, s.options(dir))
+	s.put(t, "/run.sh", "echo pwned\n")
+	if rep := mustSync(t, s.options(dir)); !slices.Equal(changes(rep), []string{"pull /run.sh"}) {
+		t.Fatalf("changes %v", changes(rep))
+	}
+	fi, err := os.Stat(filepath.Join(dir, "run.sh"))
+	if err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("run.sh: mode %v, %v; want 0640", fi.Mode().Perm(), err)
+	}
+}

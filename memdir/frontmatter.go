@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memstore/memstore/internal/localfile"
 )
 
 // The four types of memory (spec §3).
@@ -349,12 +351,12 @@ func ListTopics(dir string, withTeam bool) ([]TopicFile, error) {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if strings.HasPrefix(name, ".") || rel == "logs" || (rel == "team" && !withTeam) {
+			if localfile.Hidden(name) || rel == "logs" || (rel == "team" && !withTeam) {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") || name == indexName {
+		if !d.Type().IsRegular() || localfile.Hidden(name) || !strings.HasSuffix(name, ".md") || name == indexName {
 			return nil
 		}
 		fi, err := d.Info()

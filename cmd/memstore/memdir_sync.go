@@ -27,7 +27,9 @@ other file changed on both sides keeps the --prefer side's version (the
 store's by default) and the other beside it as
 <name>.conflict-<device>-<time>.md, to resolve by hand. Files over 100 kB,
 files that are not text and anything that is not a regular file are
-skipped. What was done is reported on standard error (with --json, as a
+skipped. Hidden files and directories (.git/, .env, .ssh/...) are never
+synced: the store's are skipped and reported, this directory's left
+alone. A file written from the store is never executable. What was done is reported on standard error (with --json, as a
 JSON object on standard output).
 
 The directory remembers the store and what both sides last agreed on in

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/localfile"
 )
 
 const exportHelp = `Usage: memstore export [--store ID] DIR|FILE.jsonl|-
@@ -382,7 +383,7 @@ func (im *importer) fromDir(ctx context.Context, dir string) error {
 		case err != nil:
 			return err
 		case file == dir:
-		case strings.HasPrefix(d.Name(), "."):
+		case localfile.Hidden(d.Name()):
 			im.skip(file, "hidden")
 			if d.IsDir() {
 				return filepath.SkipDir
