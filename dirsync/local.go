@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path"
 	"regexp"
@@ -62,70 +61,6 @@ func ownName(rel string) bool {
 		return true
 	}
 	return false
-}
-
-// pathProblem says why memory path p cannot be a file of the directory,
-// "" when it can. It is asked of every remote path before anything is
-// written for it, and of every local file before it is uploaded.
-func (s *syncer) pathProblem(p string) string {
-	if err := memstore.ValidatePath(p); err != nil {
-		return memstore.ErrorMessage(err)
-	}
-	segs := strings.Split(p[1:], "/")
-	for _, seg := range segs {
-		if traversal(seg) {
-			return "the path leaves the directory once decoded (traversal)"
-		}
-		if why := execName(seg); why != "" {
-			return why
-		}
-	}
-	rel := p[1:]
-	switch {
-	case ownName(rel):
-		return "the name is reserved for the sync's own files and conflict copies"
-	case s.o.Scope == ScopePrivate && len(segs) > 1 && segs[0] == teamDir:
-		return "team/ belongs to the team scope, synced with its own store"
-	}
-	return ""
-}
-
-// execName says why a path segment names what other tools read or run
-// (a hidden entry such as .git/, .env or .ssh/, or .git's short name on
-// Windows), "" when it does not. Such paths are never synced, either way.
-func execName(seg string) string {
-	switch {
-	case localfile.Hidden(seg):
-		return `hidden (a name beginning with "."): configuration, credentials and hooks are never synced`
-	case strings.EqualFold(seg, gitShortName):
-		return "the short name of .git on Windows: never synced"
-	}
-	return ""
-}
-
-// gitShortName is the 8.3 name Windows gives .git, which reaches it.
-const gitShortName = "git~1"
-
-// traversal reports whether a path segment is, or becomes once
-// percent-decoded (repeatedly) or split at backslashes, a "." or ".."
-// element or several elements.
-func traversal(seg string) bool {
-	for range 4 {
-		for part := range strings.SplitSeq(seg, `\`) {
-			if part == "." || part == ".." {
-				return true
-			}
-		}
-		if strings.ContainsRune(seg, '/') {
-			return true
-		}
-		dec, err := url.PathUnescape(seg)
-		if err != nil || dec == seg {
-			return false
-		}
-		seg = dec
-	}
-	return true // still decoding after four rounds: refuse
 }
 
 // localTree is the synced directory, reached only through an os.Root so
@@ -203,7 +138,7 @@ func (t *localTree) scan(s *syncer) (*scan, error) {
 			block(rel, fmt.Sprintf("over %d bytes, the limit of a memory", memstore.MaxContentBytes))
 			return nil
 		case errors.Is(err, errNotText):
-			block(rel, "not UTF-8 text (a binary file)")
+			block(rel, localfile.NotText)
 			return nil
 		case errors.Is(err, errNotRegular):
 			block(rel, "not a regular file")
@@ -222,7 +157,7 @@ func (t *localTree) scan(s *syncer) (*scan, error) {
 
 var (
 	errTooBig     = errors.New("file too large for a memory")
-	errNotText    = errors.New("file is not UTF-8 text")
+	errNotText    = errors.New("file is not text")
 	errNotRegular = errors.New("not a regular file")
 	errSymlink    = errors.New("a symbolic link is in the way")
 	errNotDir     = errors.New("a file is in the way of a directory")
@@ -263,7 +198,7 @@ func (t *localTree) read(rel string) ([]byte, error) {
 		return nil, err
 	case len(data) > memstore.MaxContentBytes:
 		return nil, errTooBig
-	case !utf8.Valid(data):
+	case !localfile.Text(data):
 		return nil, errNotText
 	}
 	if data == nil {
@@ -442,7 +377,9 @@ func (t *localTree) keep(rel string, data []byte, device, stamp string) (string,
 	}
 }
 
-// conflictCopyName is <stem>.conflict-<device>-<stamp>[-n]<ext> beside rel.
+// conflictCopyName is <stem>.conflict-<device>-<stamp>[-n]<ext> beside rel,
+// the stem (and, if need be, the extension) shortened so that the name
+// stays within maxNameBytes.
 func conflictCopyName(rel, device, stamp string, n int) string {
 	dir, base := path.Split(rel)
 	ext := path.Ext(base)
@@ -450,11 +387,27 @@ func conflictCopyName(rel, device, stamp string, n int) string {
 		ext = ""
 	}
 	stem := strings.TrimSuffix(base, ext)
-	name := stem + ".conflict-" + device + "-" + stamp
+	mark := ".conflict-" + device + "-" + stamp
 	if n > 1 {
-		name += fmt.Sprintf("-%d", n)
+		mark += fmt.Sprintf("-%d", n)
 	}
-	return dir + name + ext
+	room := maxNameBytes - len(mark) - len(ext)
+	if room < 1 {
+		ext = ""
+		room = maxNameBytes - len(mark)
+	}
+	return dir + cutUTF8(stem, room) + mark + ext
+}
+
+// cutUTF8 is s cut to at most n bytes, never inside a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // cleanDir turns path.Split's directory into a name for os.Root.

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/localfile"
 	"github.com/memstore/memstore/internal/secrets"
 )
 
@@ -369,6 +371,11 @@ func (s *syncer) fetch(ctx context.Context, t task) (*memstore.Memory, outcome, 
 	if sha256Hex([]byte(m.Content)) != m.ContentSHA256 {
 		return nil, skipped, remoteErr("read "+t.path, errors.New("the content does not match its content_sha256"))
 	}
+	if !localfile.Text([]byte(m.Content)) {
+		// Written here, it would come back as a binary file, skipped.
+		s.skip(Skip{Path: t.path, Side: "remote", Reason: "not written here: " + localfile.NotText})
+		return nil, skipped, nil
+	}
 	return m, done, nil
 }
 
@@ -380,6 +387,11 @@ func (s *syncer) localOutcome(t task, op string, err error) (outcome, error) {
 		return raced, nil
 	case errors.Is(err, errSymlink), errors.Is(err, errNotDir), errors.Is(err, errNotRegular):
 		s.skip(Skip{Path: t.path, Side: "local", Reason: "not written here: " + err.Error()})
+		return skipped, nil
+	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EILSEQ):
+		// A name this file system refuses, which the checks of names
+		// did not foresee: that path is skipped, never the whole sync.
+		s.skip(Skip{Path: t.path, Side: "local", Reason: "not written here: the file system refuses the name: " + err.Error()})
 		return skipped, nil
 	}
 	return skipped, localErr(op+" "+t.path, err)

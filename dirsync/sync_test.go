@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -701,5 +703,136 @@ func TestPulledFilesNeverExecutable(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(dir, "run.sh"))
 	if err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("run.sh: mode %v, %v; want 0640", fi.Mode().Perm(), err)
+	}
+}
+
+// TestUnwritableNames: memories whose paths cannot be files here (a name
+// over 255 bytes, look-alikes of ".", ".." and separators, a backslash)
+// and memories that are not text are skipped and reported, without
+// failing the sync, whose other paths sync; a local binary file is not
+// uploaded.
+func TestUnwritableNames(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	long := strings.Repeat("n", 256)
+	refused := []string{
+		"/" + long + ".md",         // a name over 255 bytes
+		"/deep/" + long + "/x.md",  // a directory's
+		"/\uff0e\uff0e/x.md",       // fullwidth ．．
+		"/a/\u2025/x.md",           // two-dot leader ‥
+		"/a/\u2024\u2024/y.md",     // one-dot leaders ․․
+		"/a/\u2024/z.md",           // one-dot leader ․
+		"/x\uff0fy.md",             // fullwidth ／
+		"/x\u2215y.md",             // division slash ∕
+		"/x\u2044y.md",             // fraction slash ⁄
+		"/x\uff3cy.md",             // fullwidth ＼
+		"/\uff0egit/config",        // ．git: .git once folded
+		"/%EF%BC%8E%EF%BC%8E/w.md", // ．． percent-encoded
+		"/%2egit/hooks/pre-commit", // .git percent-encoded
+		`/a\b.md`,                  // a backslash
+		"/binary.md",               // not text
+	}
+	for _, p := range refused {
+		s.put(t, p, "hostile\n")
+	}
+	s.put(t, "/binary.md", "\x00\x01\x02")
+	fine := map[string]string{
+		"/fine.md":                             "fine\n",
+		"/\u00bd cup.md":                       "half: NFKC makes 1⁄2 of it, which is no slash\n",
+		"/日本語/ノート.md":                          "notes\n",
+		"/" + strings.Repeat("m", 252) + ".md": "at the limit\n",
+	}
+	for p, c := range fine {
+		s.put(t, p, c)
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"bytes.md": "\x00\x01\x02", "mine.md": "mine\n"})
+	rep, err := dirsync.Sync(t.Context(), s.options(dir))
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	want := []string{"local /bytes.md"}
+	for _, p := range refused {
+		want = append(want, "remote "+p)
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	for _, k := range rep.Skipped {
+		if k.Reason == "" {
+			t.Errorf("%s skipped without a reason", k.Path)
+		}
+	}
+	wantLocal := map[string]string{"/bytes.md": "\x00\x01\x02", "/mine.md": "mine\n"}
+	for p, c := range fine {
+		wantLocal[p] = c
+	}
+	got, _ := tree(t, dir)
+	if diff := cmp.Diff(wantLocal, got); diff != "" {
+		t.Errorf("directory (-want +got):\n%s", diff)
+	}
+	if _, ok := s.files(t)["/bytes.md"]; ok {
+		t.Error("the binary file was uploaded")
+	}
+	if got := s.files(t)["/mine.md"]; got != "mine\n" {
+		t.Errorf("/mine.md in the store = %q", got)
+	}
+}
+
+// TestPathTooLongForTheSystem: a memory whose path, below the directory,
+// is longer than the system's calls take is skipped and reported.
+func TestPathTooLongForTheSystem(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the limit checked is Linux's PATH_MAX")
+	}
+	const pathMax = 4096
+	dir := t.TempDir()
+	for len(dir) < pathMax-900 {
+		dir = filepath.Join(dir, strings.Repeat("d", 200))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, serverOptions{})
+	seg := strings.Repeat("s", 100)
+	fits := "/" + seg + "/" + seg + ".md"
+	var tooLong string
+	for tooLong = "/" + seg; len(dir)+len(tooLong) < pathMax; tooLong += "/" + seg {
+	}
+	tooLong += ".md"
+	s.put(t, fits, "fits\n")
+	s.put(t, tooLong, "too long\n")
+	rep := mustSync(t, s.options(dir))
+	if diff := cmp.Diff([]string{"remote " + tooLong}, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"pull " + fits}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+}
+
+// TestConflictCopyOfALongName: the conflict copy of a file whose name is
+// near the limit gets a shortened name rather than failing the sync.
+func TestConflictCopyOfALongName(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	name := strings.Repeat("é", 120) + ".md" // 243 bytes
+	s.put(t, "/"+name, "base\n")
+	dir := t.TempDir()
+	mustSync(t, s.options(dir))
+	write(t, dir, map[string]string{name: "mine\n"})
+	s.put(t, "/"+name, "theirs\n")
+	rep := mustSync(t, s.options(dir))
+	if len(rep.Conflicts) != 1 {
+		t.Fatalf("conflicts %+v; want one", rep.Conflicts)
+	}
+	kept := rep.Conflicts[0].Kept
+	if len(kept) > 255 || !strings.HasSuffix(kept, ".conflict-laptop-20260901T123456Z.md") || !utf8.ValidString(kept) {
+		t.Errorf("kept as %q (%d bytes)", kept, len(kept))
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, kept)); err != nil || string(data) != "mine\n" {
+		t.Errorf("the copy: %q, %v", data, err)
+	}
+	if again := mustSync(t, s.options(dir)); len(again.Changes)+len(again.Conflicts)+len(again.Skipped) != 0 {
+		t.Errorf("second sync: %+v", again)
 	}
 }

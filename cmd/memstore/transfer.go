@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
@@ -38,8 +37,8 @@ Loads memories into a store from a directory (each file becomes the
 memory at its path below DIR) or from JSON lines as export writes them
 (- reads standard input). A memory that is missing is created, one with
 other content is updated, one with the same content is left alone.
-Hidden files and folders and files that are not UTF-8 text are skipped
-with a warning. Progress goes to stderr, then a summary of the counts.
+Hidden files and folders and files that are not text (not UTF-8, or
+with a NUL byte) are skipped with a warning. Progress goes to stderr, then a summary of the counts.
 ` + backendHelp
 
 // exportLine is one memory in a JSON-lines export.
@@ -367,7 +366,7 @@ func countLines(r io.Reader) (int, error) {
 
 // fromDir imports the files below dir, each as the memory at its path
 // below dir. Hidden entries, entries other than regular files and folders
-// (symbolic links included) and files that are not UTF-8 text are skipped
+// (symbolic links included) and files that are not text are skipped
 // with a warning.
 func (im *importer) fromDir(ctx context.Context, dir string) error {
 	info, err := os.Stat(dir)
@@ -409,8 +408,8 @@ func (im *importer) fromDir(ctx context.Context, dir string) error {
 		switch {
 		case err != nil:
 			im.fail(file, err.Error())
-		case !utf8.Valid(b):
-			im.skip(file, "not UTF-8 text")
+		case !localfile.Text(b):
+			im.skip(file, localfile.NotText)
 		default:
 			if err := im.apply(ctx, file, "/"+filepath.ToSlash(rel), string(b)); err != nil {
 				return err

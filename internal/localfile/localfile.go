@@ -4,7 +4,11 @@
 // line.
 package localfile
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+)
 
 // Hidden reports whether a file or directory name, one path segment, is
 // hidden: it begins with ".". Hidden entries (.git/, .env, .ssh/,
@@ -12,3 +16,11 @@ import "strings"
 // other tools read or run, never memories: memstore neither reads them
 // into a store nor writes them from one.
 func Hidden(name string) bool { return strings.HasPrefix(name, ".") }
+
+// NotText is why a file that is not Text is skipped, for a person.
+const NotText = "not text (a binary file: not UTF-8, or with a NUL byte)"
+
+// Text reports whether data is text a memory may hold: valid UTF-8
+// without a NUL byte. A NUL marks a binary file, as it does for git and
+// grep, even when the bytes around it happen to be valid UTF-8.
+func Text(data []byte) bool { return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 }

@@ -16,3 +16,14 @@ func TestHidden(t *testing.T) {
 		}
 	}
 }
+
+func TestText(t *testing.T) {
+	for data, want := range map[string]bool{
+		"": true, "notes\n": true, "é ✓\n": true,
+		"\x00\x01\x02": false, "text\x00": false, "\xff\xfe": false, "\x89PNG\r\n\x1a\n": false,
+	} {
+		if got := localfile.Text([]byte(data)); got != want {
+			t.Errorf("Text(%q) = %v, want %v", data, got, want)
+		}
+	}
+}
