@@ -38,11 +38,11 @@
 // reported too: a name over 255 bytes, a path too long for the system, a
 // name the system refuses, or one that reads as ".", ".." or a separator
 // once percent-decoded or once look-alike characters are folded (NFKC).
-// Files over 100 kB, files that are not text (not UTF-8, or with a NUL
-// byte) and anything that is not a regular file are skipped and reported,
-// and neither side of such a path is touched. In the team scope a
-// file that holds a credential is not uploaded; the report names the kind
-// of credential, never the text.
+// Files over a memory's limit (memstore.MaxContentBytes), files that are
+// not text (not UTF-8, or with a NUL byte) and anything that is not a
+// regular file are skipped and reported, and neither side of such a path
+// is touched. In the team scope a file that holds a credential is not
+// uploaded; the report names the kind of credential, never the text.
 package dirsync
 
 import (

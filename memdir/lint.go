@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/secrets"
 )
 
@@ -24,13 +25,12 @@ const (
 	IndexLineMax    = 200
 )
 
-// The sizes above which a topic file is too big: recall shows only its
-// first RecallMaxLines lines and RecallMaxBytes bytes, and directory sync
-// skips files over SyncMaxBytes.
+// The sizes above which a topic file is too long for recall, which shows
+// only its first RecallMaxLines lines and RecallMaxBytes bytes. Directory
+// sync skips files over a memory's limit, memstore.MaxContentBytes.
 const (
 	RecallMaxLines = 200
 	RecallMaxBytes = 4096
-	SyncMaxBytes   = 100_000
 )
 
 // An IndexLine is one entry of MEMORY.md: "- [Title](file.md) — hook".
@@ -123,7 +123,7 @@ var Rules = map[string]string{
 	"name-duplicate":      "two topic files have the same name",
 	"secret":              "a file holds what looks like a credential (an error in team/)",
 	"file-long":           "a topic file is longer than recall shows (200 lines or 4,096 bytes)",
-	"file-too-large":      "a topic file is larger than directory sync carries (100,000 bytes)",
+	"file-too-large":      fmt.Sprintf("a topic file is larger than directory sync carries (%d bytes, a memory's limit)", memstore.MaxContentBytes),
 	"index-missing":       "the directory has topic files but no index",
 }
 
@@ -256,8 +256,8 @@ func lintScope(root string, s scope) ([]Finding, error) {
 		if kind, found := secrets.Find(t.Content); found {
 			add("secret", secretSeverity, f.Name, 0, "looks like it holds a credential (%s)", kind)
 		}
-		if f.Size > SyncMaxBytes {
-			add("file-too-large", SeverityError, f.Name, 0, "%d bytes: directory sync skips files over %d bytes", f.Size, SyncMaxBytes)
+		if f.Size > memstore.MaxContentBytes {
+			add("file-too-large", SeverityError, f.Name, 0, "%d bytes: directory sync skips files over %d bytes, a memory's limit", f.Size, memstore.MaxContentBytes)
 		} else if lines := strings.Count(t.Content, "\n") + 1; f.Size > RecallMaxBytes || lines > RecallMaxLines {
 			add("file-long", SeverityWarning, f.Name, 0, "%d lines, %d bytes: recall shows only the first %d lines and %d bytes; split it or move detail out", lines, f.Size, RecallMaxLines, RecallMaxBytes)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/memdir"
 )
 
@@ -91,7 +92,7 @@ func TestLintRules(t *testing.T) {
 		"broken.md":     "---\nname: [unclosed\nnot yaml at all\n---\n",
 		"key.md":        topic("Key", "d", "reference") + "token ghp_" + strings.Repeat("a", 36) + "\n",
 		"big.md":        topic("Big", "d", "project") + strings.Repeat("line\n", 300),
-		"giant.md":      topic("Giant", "d", "project") + strings.Repeat("x", 100_001),
+		"giant.md":      topic("Giant", "d", "project") + strings.Repeat("x", memstore.MaxContentBytes),
 		"orphan.md":     topic("Orphan", "not in the index", "user"),
 		"sub/nofm.md":   "Just text, no frontmatter.\n",
 		"team/style.md": topic("Style", "team style", "project") + "password in https://bob:hunter2@example.com\n",
@@ -310,5 +311,31 @@ func TestFixIndexTeam(t *testing.T) {
 	}
 	if f, err := memdir.Lint(dir); err != nil || len(f) != 0 {
 		t.Errorf("findings after fix: %+v, %v", f, err)
+	}
+}
+
+// TestLintSizeIsSyncs: lint calls a file too large exactly when sync
+// skips it, over the store's limit of a memory.
+func TestLintSizeIsSyncs(t *testing.T) {
+	dir := t.TempDir()
+	head := topic("Sized", "d", "project")
+	writeFiles(t, dir, map[string]string{
+		"MEMORY.md":    "- [A](at-limit.md) — a\n- [B](over.md) — b\n- [C](old-limit.md) — c\n",
+		"at-limit.md":  head + strings.Repeat("x", memstore.MaxContentBytes-len(head)),
+		"over.md":      head + strings.Repeat("x", memstore.MaxContentBytes-len(head)+1),
+		"old-limit.md": head + strings.Repeat("x", 100_001-len(head)),
+	})
+	findings, err := memdir.Lint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tooLarge []string
+	for _, f := range findings {
+		if f.Rule == "file-too-large" {
+			tooLarge = append(tooLarge, f.File)
+		}
+	}
+	if !slices.Equal(tooLarge, []string{"over.md"}) {
+		t.Errorf("file-too-large for %v; want over.md only", tooLarge)
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/memdir"
 )
 
-const memdirLintHelp = `Usage: memstore memdir lint [--fix] [--strict]
+var memdirLintHelp = `Usage: memstore memdir lint [--fix] [--strict]
          [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json]
 
 Checks the memory directory, and its team directory, for what would hide,
@@ -34,7 +36,7 @@ MESSAGE [RULE], the rule a stable identifier:
   name-duplicate        two topic files have the same name
   secret                a file looks like it holds a credential (an error in team/)
   file-long             a topic file is longer than recall shows (200 lines, 4,096 bytes)
-  file-too-large        a topic file is over the 100,000 bytes sync carries
+  file-too-large        a topic file is over the ` + strconv.Itoa(memstore.MaxContentBytes) + ` bytes sync carries
 
 --fix rebuilds MEMORY.md (and team/MEMORY.md) from the topic files: one line
 per file, from its frontmatter's name and description, newest first (by

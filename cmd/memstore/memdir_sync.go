@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/dirsync"
 	"github.com/memstore/memstore/httpapi"
 )
 
-const memdirSyncHelp = `Usage: memstore memdir sync --store ID (--url URL --api-key KEY | --url URL --token TOKEN)
+var memdirSyncHelp = `Usage: memstore memdir sync --store ID (--url URL --api-key KEY | --url URL --token TOKEN)
          [--scope private|team] [--watch [--poll 30s]] [--dry-run] [--prefer local|remote]
          [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json]
 
@@ -27,16 +29,17 @@ other file changed on both sides keeps the --prefer side's version (the
 store's by default) and the other beside it as
 <name>.conflict-<device>-<time>.md, to resolve by hand.
 
-Files over 100 kB, files that are not text (not UTF-8, or with a NUL
-byte) and anything that is not a regular file are skipped and reported,
-as are memories whose paths cannot be files here: a name over 255 bytes,
-a path too long for the system, a name the system refuses, or one that
-reads as ".", ".." or a separator once percent-decoded or once look-alike
-characters (such as fullwidth dots) are folded. Hidden files and
-directories (.git/, .env, .ssh/...) are never synced: the store's are
-skipped and reported, this directory's left alone. A file written from
-the store is never executable. What was done is reported on standard
-error (with --json, as a JSON object on standard output).
+Files over a memory's limit (` + strconv.Itoa(memstore.MaxContentBytes) + ` bytes), files that are
+not text (not UTF-8, or with a NUL byte) and anything that is not a
+regular file are skipped and reported, as are memories whose paths
+cannot be files here: a name over 255 bytes, a path too long for the
+system, a name the system refuses, or one that reads as ".", ".." or a
+separator once percent-decoded or once look-alike characters (such as
+fullwidth dots) are folded. Hidden files and directories (.git/, .env,
+.ssh/...) are never synced: the store's are skipped and reported, this
+directory's left alone. A file written from the store is never
+executable. What was done is reported on standard error (with --json, as
+a JSON object on standard output).
 
 The directory remembers the store and what both sides last agreed on in
 .memstore-sync.json. --watch keeps syncing: after local changes, once they
