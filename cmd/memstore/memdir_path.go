@@ -39,8 +39,8 @@ Memory is off with CLAUDE_CODE_DISABLE_AUTO_MEMORY=1, CLAUDE_CODE_SIMPLE=1,
 CLAUDE_CODE_REMOTE=1 without CLAUDE_CODE_REMOTE_MEMORY_DIR, or
 "autoMemoryEnabled": false in settings; CLAUDE_CODE_DISABLE_AUTO_MEMORY=0
 turns it on whatever else says. When it is off, nothing is printed on
-standard output (with --json, the object still is) and the exit status
-is 3.
+standard output and the exit status is 3; with --json the object is
+printed, with "enabled": false, and the exit status is 0.
 
 --json prints one object: the path, the directory, whether memory is on
 and which rule decided, what chose the directory (source: env,
@@ -54,8 +54,8 @@ was not followed. Use it where writing to any other directory than the
 one configured would be wrong.
 
 Exit status: 0 printed; 1 a warning under --strict, or an error; 2 usage;
-3 memory is disabled; 5 the working directory or a settings file cannot
-be read.
+3 memory is disabled (without --json); 5 the working directory or a
+settings file cannot be read.
 `
 
 // memdirLocFlags are the flags that say where a project and its settings
@@ -171,10 +171,14 @@ func runMemdirPath(ctx context.Context, e env, args []string) error {
 		fmt.Fprintln(e.stdout, path)
 	}
 	switch {
+	case !loc.Enabled && *asJSON:
+		// The object, with enabled false, is the answer asked for.
+		fmt.Fprintf(e.stderr, "%s: note: memory is disabled (by %s)\n", cmd, loc.DisabledBy)
 	case !loc.Enabled:
 		fmt.Fprintf(e.stderr, "%s: memory is disabled (by %s)\n", cmd, loc.DisabledBy)
 		return exitDisabled
-	case *strict && warnings > 0:
+	}
+	if *strict && warnings > 0 {
 		fmt.Fprintf(e.stderr, "%s: %d warning(s) under --strict\n", cmd, warnings)
 		return exitFindings
 	}
