@@ -97,7 +97,7 @@ func nameProblem(seg, goos string) string {
 		}
 		if f := fold(form); f != form {
 			if f == "." || f == ".." || strings.ContainsAny(f, `/\`) {
-				return fmt.Sprintf("the name reads as %q once look-alike characters are folded (traversal)", f)
+				return fmt.Sprintf(`the name reads as %q once look-alike characters are folded: a separator, "." or ".."`, f)
 			}
 			if why := execName(f); why != "" {
 				return fmt.Sprintf("the name reads as %q once look-alike characters are folded: %s", f, why)

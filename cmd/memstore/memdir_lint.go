@@ -106,11 +106,11 @@ func runMemdirLint(ctx context.Context, e env, args []string) error {
 		}
 	} else {
 		for _, r := range fixed {
-			verb := "rebuilt"
+			what := "rebuilt " + r.Index
 			if !r.Changed {
-				verb = "already up to date:"
+				what = r.Index + " already up to date"
 			}
-			fmt.Fprintf(e.stdout, "%s %s: %d entries", verb, r.Index, r.Entries)
+			fmt.Fprintf(e.stdout, "%s: %s", what, plural(r.Entries, "entry", "entries"))
 			if len(r.Omitted) > 0 {
 				fmt.Fprintf(e.stdout, "; %d oldest left out by the limits: %s", len(r.Omitted), strings.Join(shortList(r.Omitted, 5), ", "))
 			}
@@ -124,7 +124,7 @@ func runMemdirLint(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s: %s: %s [%s]\n", cell(at), f.Severity, cell(f.Message), f.Rule)
 		}
 		if len(findings) > 0 {
-			fmt.Fprintf(e.stderr, "%s, %s in %s\n", plural(errs, "error"), plural(len(findings)-errs, "warning"), loc.Dir)
+			fmt.Fprintf(e.stderr, "%s, %s in %s\n", plural(errs, "error", "errors"), plural(len(findings)-errs, "warning", "warnings"), loc.Dir)
 		}
 	}
 	if errs > 0 || *strict && len(findings) > 0 {
@@ -141,10 +141,10 @@ func shortList(items []string, n int) []string {
 	return append(slices.Clone(items[:n]), fmt.Sprintf("and %d more", len(items)-n))
 }
 
-// plural is n and noun, with an s unless n is 1.
-func plural(n int, noun string) string {
+// plural is n and the noun's form for it: one (n is 1) or many.
+func plural(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -24,7 +24,8 @@ entries of several writers at once, in as many processes, are neither
 lost nor mixed.
 
 --dir names the memory directory itself, instead of finding the project's.
---json prints the log's path and the entry written.
+It prints the log's path ("logged to PATH"); --json prints the path and
+the entry written.
 
 Exit status: 0 logged; 2 usage (nothing to log); 3 memory is disabled;
 5 the log cannot be written.
@@ -74,5 +75,6 @@ func runMemdirLog(ctx context.Context, e env, args []string) error {
 			Entry string `json:"entry"`
 		}{path, entry})
 	}
-	return nil
+	_, err = fmt.Fprintf(e.stdout, "logged to %s\n", cell(path))
+	return err
 }

@@ -179,7 +179,7 @@ func runMemdirPath(ctx context.Context, e env, args []string) error {
 		return exitDisabled
 	}
 	if *strict && warnings > 0 {
-		fmt.Fprintf(e.stderr, "%s: %d warning(s) under --strict\n", cmd, warnings)
+		fmt.Fprintf(e.stderr, "%s: %s under --strict\n", cmd, plural(warnings, "warning", "warnings"))
 		return exitFindings
 	}
 	return nil

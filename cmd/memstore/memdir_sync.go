@@ -170,7 +170,7 @@ func (o *syncOutput) pass(rep *dirsync.Report, err error) {
 		if c.Note != "" {
 			note = " (" + c.Note + ")"
 		}
-		fmt.Fprintf(w, "%s %s%s\n", syncVerb[c.Op][tense], cell(c.Path), note)
+		fmt.Fprintf(w, syncVerb[c.Op][tense]+"%s\n", cell(c.Path), note)
 	}
 	for _, c := range rep.Conflicts {
 		winner, other := "the store's", "yours"
@@ -198,20 +198,21 @@ func (o *syncOutput) pass(rep *dirsync.Report, err error) {
 		fmt.Fprintf(w, "memstore memdir sync: %v\n", err)
 		return
 	}
-	fmt.Fprintf(w, "%s %s with %s: %d changes, %d conflicts, %d skipped, %d unchanged\n",
+	fmt.Fprintf(w, "%s %s with %s: %s, %s, %d skipped, %d unchanged\n",
 		map[bool]string{true: "planned", false: "synced"}[rep.DryRun], cell(rep.Dir), rep.StoreID,
-		len(rep.Changes), len(rep.Conflicts), len(rep.Skipped), rep.Unchanged)
+		plural(len(rep.Changes), "change", "changes"), plural(len(rep.Conflicts), "conflict", "conflicts"),
+		len(rep.Skipped), rep.Unchanged)
 }
 
 // syncVerb says what a change did, for a person, and what it would do
-// in a dry run.
+// in a dry run: a format for the path.
 var syncVerb = map[string][2]string{
-	dirsync.OpPush:         {"pushed", "would push"},
-	dirsync.OpCreate:       {"created", "would create"},
-	dirsync.OpDeleteRemote: {"deleted in the store", "would delete in the store"},
-	dirsync.OpPull:         {"pulled", "would pull"},
-	dirsync.OpDeleteLocal:  {"deleted here", "would delete here"},
-	dirsync.OpMerge:        {"merged", "would merge"},
+	dirsync.OpPush:         {"pushed %s", "would push %s"},
+	dirsync.OpCreate:       {"created %s", "would create %s"},
+	dirsync.OpDeleteRemote: {"deleted %s in the store", "would delete %s in the store"},
+	dirsync.OpPull:         {"pulled %s", "would pull %s"},
+	dirsync.OpDeleteLocal:  {"deleted %s here", "would delete %s here"},
+	dirsync.OpMerge:        {"merged %s", "would merge %s"},
 }
 
 // exit is the command's exit status for a sync's error and findings; the

@@ -282,7 +282,11 @@ func runToolPrune(ctx context.Context, e env, args []string) error {
 	for _, p := range removed {
 		fmt.Fprintf(e.stdout, "%s %s\n", verb, p)
 	}
-	fmt.Fprintf(e.stderr, "%d file(s) %s\n", len(removed), verb)
+	if len(removed) == 0 {
+		fmt.Fprintln(e.stderr, "nothing to remove")
+	} else {
+		fmt.Fprintf(e.stderr, "%s %s\n", verb, plural(len(removed), "file", "files"))
+	}
 	return nil
 }
 
