@@ -1,8 +1,12 @@
 package dirsync
 
 import (
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // TestNameProblem: the names a memory path may not have here, and some it
@@ -67,4 +71,54 @@ func TestConflictCopyName(t *testing.T) {
 			t.Errorf("conflictCopyName(%q) = %q: %d bytes, or not a conflict copy's name", tt.rel, got, len(base))
 		}
 	}
+}
+
+// FuzzPathProblem: whatever path a store lists, checking it never panics,
+// and a path let through stays inside the directory, with no segment that
+// is hidden, or is or holds a ".", a ".." or a separator, as given, once
+// percent-decoded or once folded (NFKC).
+func FuzzPathProblem(f *testing.F) {
+	for _, p := range []string{"/a.md", "/notes/b.md", "/../x.md", "/%2e%2e/x.md", "/\uff0e\uff0e/x.md", "/.git/config", `/a\b.md`, "/x\u2215y.md"} {
+		f.Add(p)
+	}
+	root := filepath.Join(string(filepath.Separator)+"home", "me", "mem")
+	private := &syncer{o: Options{Dir: root, Scope: ScopePrivate}}
+	team := &syncer{o: Options{Dir: root, Scope: ScopeTeam}}
+	f.Fuzz(func(t *testing.T, p string) {
+		for _, goos := range []string{"linux", "windows", "darwin"} {
+			for seg := range strings.SplitSeq(p, "/") {
+				nameProblem(seg, goos)
+			}
+		}
+		why := private.pathProblem(p)
+		if team.pathProblem(p) != "" || why != "" {
+			return
+		}
+		rel := p[1:]
+		if !filepath.IsLocal(filepath.FromSlash(rel)) || !strings.HasPrefix(filepath.Join(root, rel), root+string(filepath.Separator)) {
+			t.Fatalf("%q accepted, but leaves the directory", p)
+		}
+		for seg := range strings.SplitSeq(rel, "/") {
+			for _, form := range readings(seg) {
+				if form == "." || form == ".." || strings.ContainsAny(form, `/\`) || strings.HasPrefix(form, ".") {
+					t.Fatalf("%q accepted, but its segment %q reads as %q", p, seg, form)
+				}
+			}
+		}
+	})
+}
+
+// readings are the ways a tool could read a name: as it is, percent-decoded
+// once or more, and each of those folded by NFKC.
+func readings(name string) []string {
+	var out []string
+	for range 8 {
+		out = append(out, name, norm.NFKC.String(name))
+		dec, err := url.PathUnescape(name)
+		if err != nil || dec == name {
+			break
+		}
+		name = dec
+	}
+	return out
 }
