@@ -100,7 +100,7 @@ func Watch(ctx context.Context, o Options, w WatchOptions) error {
 // fingerprint sums the names, sizes, modes and modification times of the
 // directory's files and the names of its subdirectories, without reading
 // any file: a cheap way to tell that something changed. The sync's own
-// files are left out.
+// files and hidden entries, which are never synced, are left out.
 func fingerprint(o *Options) uint64 {
 	h := fnv.New64a()
 	root, err := os.OpenRoot(o.Dir)
@@ -113,10 +113,10 @@ func fingerprint(o *Options) uint64 {
 			h.Write([]byte("error " + rel + "\x00"))
 			return nil
 		}
-		if d.IsDir() && o.Scope == ScopePrivate && rel == teamDir {
-			return fs.SkipDir
+		if d.IsDir() && rel != "." && (o.Scope == ScopePrivate && rel == teamDir || execName(d.Name()) != "") {
+			return fs.SkipDir // never synced: .git/ changes are no reason to sync
 		}
-		if ownName(filepath.ToSlash(rel)) {
+		if ownName(filepath.ToSlash(rel)) || execName(d.Name()) != "" {
 			return nil
 		}
 		if d.IsDir() {
