@@ -114,11 +114,11 @@ func (t *localTree) scan(s *syncer) (*scan, error) {
 			// Hidden directories (.git/ most of all) are left alone
 			// silently, as are the sync's own files and hidden files: a
 			// memory directory may well be a repository.
-			if s.o.Scope == ScopePrivate && rel == teamDir || execName(d.Name()) != "" {
+			if s.o.Scope == ScopePrivate && rel == teamDir || localfile.ExecName(d.Name()) != "" {
 				return fs.SkipDir
 			}
 			return nil
-		case ownName(rel), execName(d.Name()) != "":
+		case ownName(rel), localfile.ExecName(d.Name()) != "":
 			return nil
 		case typ&fs.ModeSymlink != 0:
 			block(rel, "a symbolic link: never followed nor written through")
@@ -379,7 +379,7 @@ func (t *localTree) keep(rel string, data []byte, device, stamp string) (string,
 
 // conflictCopyName is <stem>.conflict-<device>-<stamp>[-n]<ext> beside rel,
 // the stem (and, if need be, the extension) shortened so that the name
-// stays within maxNameBytes.
+// stays within localfile.MaxNameBytes.
 func conflictCopyName(rel, device, stamp string, n int) string {
 	dir, base := path.Split(rel)
 	ext := path.Ext(base)
@@ -391,10 +391,10 @@ func conflictCopyName(rel, device, stamp string, n int) string {
 	if n > 1 {
 		mark += fmt.Sprintf("-%d", n)
 	}
-	room := maxNameBytes - len(mark) - len(ext)
+	room := localfile.MaxNameBytes - len(mark) - len(ext)
 	if room < 1 {
 		ext = ""
-		room = maxNameBytes - len(mark)
+		room = localfile.MaxNameBytes - len(mark)
 	}
 	return dir + cutUTF8(stem, room) + mark + ext
 }

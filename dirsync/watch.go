@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/memstore/memstore/internal/localfile"
 )
 
 // WatchOptions say how often Watch looks for changes.
@@ -113,10 +115,10 @@ func fingerprint(o *Options) uint64 {
 			h.Write([]byte("error " + rel + "\x00"))
 			return nil
 		}
-		if d.IsDir() && rel != "." && (o.Scope == ScopePrivate && rel == teamDir || execName(d.Name()) != "") {
+		if d.IsDir() && rel != "." && (o.Scope == ScopePrivate && rel == teamDir || localfile.ExecName(d.Name()) != "") {
 			return fs.SkipDir // never synced: .git/ changes are no reason to sync
 		}
-		if ownName(filepath.ToSlash(rel)) || execName(d.Name()) != "" {
+		if ownName(filepath.ToSlash(rel)) || localfile.ExecName(d.Name()) != "" {
 			return nil
 		}
 		if d.IsDir() {

@@ -158,15 +158,19 @@ func TestExportFileStaysInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	for _, path := range []string{"/../escaped.md", "/a/../../escaped.md", "//escaped.md", "/.."} {
-		if err := exportFile(root, &memstore.Memory{Path: path, Content: "x"}); err == nil {
+	for _, path := range []string{"/../escaped.md", "/a/../../escaped.md", "//escaped.md", "/..",
+		"/.git/config", "/a/.ssh/authorized_keys", "/.env", "/\uff0e\uff0e/escaped.md", "/a/" + strings.Repeat("x", 256)} {
+		if err := exportFile(root, dir, &memstore.Memory{Path: path, Content: "x"}); err == nil {
 			t.Errorf("exportFile(%q) succeeded; want an error", path)
 		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused exports left %v in the directory", entries)
 	}
 	if _, err := os.Stat(filepath.Join(parent, "escaped.md")); !os.IsNotExist(err) {
 		t.Errorf("a file was written outside the directory: %v", err)
 	}
-	if err := exportFile(root, &memstore.Memory{Path: "/a/b.md", Content: "x"}); err != nil {
+	if err := exportFile(root, dir, &memstore.Memory{Path: "/a/b.md", Content: "x"}); err != nil {
 		t.Fatalf("exportFile(/a/b.md): %v", err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "a", "b.md")); err != nil || string(b) != "x" {

@@ -60,7 +60,7 @@ func runGrep(ctx context.Context, e env, args []string) error {
 		return exitCode(1) // like grep
 	}
 	for _, r := range page.Items {
-		fmt.Fprintf(e.stdout, "%s  (%d bytes, score %s)\n", cell(r.Memory.Path), r.Memory.ContentSize, strconv.FormatFloat(r.Score, 'f', 2, 64))
+		fmt.Fprintf(e.stdout, "%s  (%s, score %s)\n", cell(r.Memory.Path), plural(int(r.Memory.ContentSize), "byte", "bytes"), strconv.FormatFloat(r.Score, 'f', 2, 64))
 		if r.Snippet != "" {
 			fmt.Fprintf(e.stdout, "    %s\n", cell(r.Snippet))
 		}

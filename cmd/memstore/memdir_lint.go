@@ -140,11 +140,3 @@ func shortList(items []string, n int) []string {
 	}
 	return append(slices.Clone(items[:n]), fmt.Sprintf("and %d more", len(items)-n))
 }
-
-// plural is n and the noun's form for it: one (n is 1) or many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -256,7 +256,7 @@ func (c *conn) printWritten(m *memstore.Memory, verb string) error {
 	if c.json {
 		return printJSON(c.e.stdout, httpapi.NewMemoryJSON(m, false))
 	}
-	fmt.Fprintf(c.e.stdout, "%s %s (%d bytes)\n", verb, m.Path, m.ContentSize)
+	fmt.Fprintf(c.e.stdout, "%s %s (%s)\n", verb, m.Path, plural(int(m.ContentSize), "byte", "bytes"))
 	return nil
 }
 

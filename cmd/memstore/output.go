@@ -147,3 +147,11 @@ func (p *progress) step() {
 		}
 	}
 }
+
+// plural is n and the noun's form for it: one (n is 1) or many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -23,7 +24,9 @@ Writes every memory of a store out:
 
   DIR          one file per memory at its path below DIR (created mode
                0700, files 0600); existing files at those paths are
-               replaced, others are left alone
+               replaced, others are left alone; a memory whose path
+               cannot be a file here (a hidden name such as .git/ or
+               .env, or one too long) is skipped with a warning
   FILE.jsonl   one JSON object per line: {"path","content","content_sha256"}
   -            the same JSON lines on standard output
 
@@ -38,7 +41,8 @@ memory at its path below DIR) or from JSON lines as export writes them
 (- reads standard input). A memory that is missing is created, one with
 other content is updated, one with the same content is left alone.
 Hidden files and folders and files that are not text (not UTF-8, or
-with a NUL byte) are skipped with a warning. Progress goes to stderr, then a summary of the counts.
+with a NUL byte) are skipped with a warning. Progress goes to stderr,
+then a summary of the counts.
 ` + backendHelp
 
 // exportLine is one memory in a JSON-lines export.
@@ -115,12 +119,16 @@ func runExport(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		defer root.Close()
-		write = func(m *memstore.Memory) error { return exportFile(root, m) }
+		dir, err := filepath.Abs(target)
+		if err != nil {
+			return err
+		}
+		write = func(m *memstore.Memory) error { return exportFile(root, dir, m) }
 		finish = root.Close
 	}
 
 	p := newProgress(e.stderr, "exported", total)
-	exported, failed := 0, 0
+	exported, skipped, failed := 0, 0, 0
 	err = c.eachMemory(ctx, storeID, memstore.MemoryFilter{Full: true, Limit: 20}, func(it *memstore.ListItem) error {
 		if it.Memory == nil {
 			return nil
@@ -128,6 +136,12 @@ func runExport(ctx context.Context, e env, args []string) error {
 		if err := write(it.Memory); err != nil {
 			if fatal != nil {
 				return fatal
+			}
+			var why notAFile
+			if errors.As(err, &why) {
+				skipped++
+				fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v (a JSON-lines export keeps it)\n", it.Memory.Path, err)
+				return nil
 			}
 			failed++
 			fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v\n", it.Memory.Path, err)
@@ -147,12 +161,17 @@ func runExport(ctx context.Context, e env, args []string) error {
 		if err := printJSON(summary, struct {
 			StoreID  string `json:"memory_store_id"`
 			Exported int    `json:"exported"`
+			Skipped  int    `json:"skipped"`
 			Failed   int    `json:"failed"`
-		}{storeID, exported, failed}); err != nil {
+		}{storeID, exported, skipped, failed}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(summary, "exported %d memories from %s to %s\n", exported, storeID, target)
+		fmt.Fprintf(summary, "exported %s from %s to %s", plural(exported, "memory", "memories"), storeID, target)
+		if skipped > 0 {
+			fmt.Fprintf(summary, " (%d skipped)", skipped)
+		}
+		fmt.Fprintln(summary)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d memories could not be exported", failed)
@@ -160,13 +179,24 @@ func runExport(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-// exportFile writes a memory to the file at its path below root. The
-// backend validates paths, but a path is checked again here, and root
-// refuses any that would reach outside it, symbolic links included.
-func exportFile(root *os.Root, m *memstore.Memory) error {
+// notAFile is why a memory is not exported to a directory: its path
+// cannot be a file there. It is skipped, not failed.
+type notAFile string
+
+func (n notAFile) Error() string { return string(n) }
+
+// exportFile writes a memory to the file at its path below root, the
+// directory dir. The backend validates paths, but a path is checked again
+// here against the rules of local files (no hidden name such as .git/ or
+// .env, whatever a store holds, nor one this system cannot have), and
+// root refuses any that would reach outside it, symbolic links included.
+func exportFile(root *os.Root, dir string, m *memstore.Memory) error {
 	rel := filepath.FromSlash(strings.TrimPrefix(m.Path, "/"))
 	if memstore.ValidatePath(m.Path) != nil || !filepath.IsLocal(rel) {
 		return fmt.Errorf("path would leave the directory")
+	}
+	if why := localfile.PathProblem(dir, m.Path[1:], runtime.GOOS); why != "" {
+		return notAFile(why)
 	}
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o700); err != nil {

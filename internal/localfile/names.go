@@ -1,0 +1,170 @@
+package localfile
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxNameBytes is the longest file name most file systems take (255
+// bytes on Linux and the BSDs, 255 UTF-16 units, never more bytes, on
+// NTFS and APFS).
+const MaxNameBytes = 255
+
+// The longest absolute paths the systems' calls take, with the final NUL
+// (PATH_MAX). A longer one could be made through the directory's handle,
+// but no editor could open it.
+const (
+	pathMaxLinux   = 4096
+	pathMaxWindows = 32_767 // with the \\?\ prefix Go adds to long paths
+	pathMaxBSD     = 1024   // macOS and the BSDs
+)
+
+// MaxPathBytes is the longest absolute path a file may have on system
+// goos (a GOOS value).
+func MaxPathBytes(goos string) int {
+	switch goos {
+	case "linux", "android":
+		return pathMaxLinux - 1
+	case "windows":
+		return pathMaxWindows - 1
+	}
+	return pathMaxBSD - 1
+}
+
+// maxDecodings bounds the rounds of percent-decoding a name is checked
+// through: a name still decoding after that is refused.
+const maxDecodings = 4
+
+// PathProblem says why rel, a slash-separated path relative to dir, cannot
+// be a file below dir on system goos, "" when it can: one of its segments
+// cannot be a name there (NameProblem), or the whole path is longer than
+// the system takes.
+func PathProblem(dir, rel, goos string) string {
+	for seg := range strings.SplitSeq(rel, "/") {
+		if why := NameProblem(seg, goos); why != "" {
+			return why
+		}
+	}
+	if n := len(dir) + 1 + len(rel); n > MaxPathBytes(goos) {
+		return fmt.Sprintf("%d bytes long with the directory, over the %d a path may have on this system", n, MaxPathBytes(goos))
+	}
+	return ""
+}
+
+// NameProblem says why one segment of a memory path cannot be the name of
+// a file or directory here, on system goos, "" when it can: it is hidden
+// or names what tools run, it is too long, or it is a ".", a ".." or a
+// separator once percent-decoded or once look-alike characters are folded
+// (a tool that decodes or folds names would take it as traversal), or the
+// system does not allow it.
+func NameProblem(seg, goos string) string {
+	if why := ExecName(seg); why != "" {
+		return why
+	}
+	if len(seg) > MaxNameBytes {
+		return fmt.Sprintf("a name of %d bytes, over the %d a file name may have", len(seg), MaxNameBytes)
+	}
+	form := seg
+	for round := 0; ; round++ {
+		if round == maxDecodings {
+			return "a name still percent-encoded after several rounds of decoding"
+		}
+		if form == "." || form == ".." || strings.ContainsAny(form, `/\`) {
+			if round == 0 && strings.ContainsRune(form, '\\') {
+				return `a name holding "\", a path separator on Windows`
+			}
+			return "the path leaves the directory once decoded (traversal)"
+		}
+		if round > 0 && ExecName(form) != "" {
+			return fmt.Sprintf("the name becomes %q once percent-decoded: %s", form, ExecName(form))
+		}
+		if f := fold(form); f != form {
+			if f == "." || f == ".." || strings.ContainsAny(f, `/\`) {
+				return fmt.Sprintf(`the name reads as %q once look-alike characters are folded: a separator, "." or ".."`, f)
+			}
+			if why := ExecName(f); why != "" {
+				return fmt.Sprintf("the name reads as %q once look-alike characters are folded: %s", f, why)
+			}
+		}
+		dec, err := url.PathUnescape(form)
+		if err != nil || dec == form {
+			break
+		}
+		form = dec
+	}
+	if goos == "windows" {
+		return windowsNameProblem(seg)
+	}
+	return ""
+}
+
+// ExecName says why a path segment names what other tools read or run
+// (a hidden entry such as .git/, .env or .ssh/, or .git's short name on
+// Windows), "" when it does not. memstore never writes such a path from a
+// store, nor reads one into a store.
+func ExecName(seg string) string {
+	switch {
+	case Hidden(seg):
+		return `hidden (a name beginning with "."): configuration, credentials and hooks are never read into or written from a store`
+	case strings.EqualFold(seg, gitShortName):
+		return "the short name of .git on Windows: never read into or written from a store"
+	}
+	return ""
+}
+
+// gitShortName is the 8.3 name Windows gives .git, which reaches it.
+const gitShortName = "git~1"
+
+// slashLikes are characters drawn as a slash or a backslash that NFKC
+// leaves as they are; NFKC folds the others (fullwidth ／ and ＼, small
+// ﹨) and the dots (fullwidth ．, one- and two-dot leaders ․ ‥).
+var slashLikes = strings.NewReplacer(
+	"\u2044", "/", // fraction slash
+	"\u2215", "/", // division slash
+	"\u2571", "/", // box drawings light diagonal upper right to lower left
+	"\u27CB", "/", // mathematical rising diagonal
+	"\u29F8", "/", // big solidus
+	"\u2216", `\`, // set minus
+	"\u2572", `\`, // box drawings light diagonal upper left to lower right
+	"\u27CD", `\`, // mathematical falling diagonal
+	"\u29F5", `\`, // reverse solidus operator
+	"\u29F9", `\`, // big reverse solidus
+)
+
+// fold maps a name's look-alikes of ".", "/" and "\" to them: the
+// slash-likes first (so that NFKC's own fraction slash, as in ½ → 1⁄2, is
+// not taken for one), then NFKC.
+func fold(name string) string {
+	return norm.NFKC.String(slashLikes.Replace(name))
+}
+
+// windowsReserved are the device names Windows reserves, with or without
+// an extension, in any case.
+var windowsReserved = map[string]bool{
+	"CON": true, "PRN": true, "AUX": true, "NUL": true, "CONIN$": true, "CONOUT$": true,
+	"COM0": true, "COM1": true, "COM2": true, "COM3": true, "COM4": true,
+	"COM5": true, "COM6": true, "COM7": true, "COM8": true, "COM9": true,
+	"COM¹": true, "COM²": true, "COM³": true,
+	"LPT0": true, "LPT1": true, "LPT2": true, "LPT3": true, "LPT4": true,
+	"LPT5": true, "LPT6": true, "LPT7": true, "LPT8": true, "LPT9": true,
+	"LPT¹": true, "LPT²": true, "LPT³": true,
+}
+
+// windowsNameProblem says why Windows does not allow name, "" when it
+// does: a reserved character, a final dot or space, a device name.
+func windowsNameProblem(name string) string {
+	if i := strings.IndexAny(name, `<>:"|?*`); i >= 0 {
+		return fmt.Sprintf("a name holding %q, which Windows does not allow", name[i])
+	}
+	if strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
+		return "a name ending in a dot or a space, which Windows drops"
+	}
+	stem, _, _ := strings.Cut(name, ".")
+	if windowsReserved[strings.ToUpper(strings.TrimRight(stem, " "))] {
+		return fmt.Sprintf("%q is a device name on Windows", stem)
+	}
+	return ""
+}
