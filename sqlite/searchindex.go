@@ -17,6 +17,7 @@ import (
 	sqlite "modernc.org/sqlite"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
 )
 
 // The search indexes live in a file of their own beside the database
@@ -56,6 +57,9 @@ var searchIndexSchema string
 // IndexPath is the file of the search indexes of the database at path. It
 // holds derived data only: deleted, it is built again at the next Open.
 func IndexPath(path string) string { return path + "-search" }
+
+// indexFiles are the index file and SQLite's files beside it.
+func indexFiles(file string) []string { return []string{file, file + "-wal", file + "-shm"} }
 
 // maxIndexLag is how many writes the indexes may be behind the writer
 // before the writer waits for them: about a second of the indexer's work
@@ -149,6 +153,16 @@ func (ix *indexer) start() {
 // transaction can take the index file's write lock from the start (BEGIN
 // IMMEDIATE) and wait for another process's indexer instead of failing.
 func prepareIndex(ctx context.Context, path string) error {
+	// The index holds every word of every memory: only the owner may
+	// read it, even if an older version made it readable by all.
+	for _, f := range indexFiles(path) {
+		if err := private.Restrict(f); err != nil {
+			return err
+		}
+	}
+	if _, err := private.Create(path); err != nil {
+		return err
+	}
 	conn, err := sql.Open("sqlite", "file:"+path+"?"+connParams(true).Encode())
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/private"
 )
 
 var (
@@ -84,7 +85,9 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the database at path and brings its
-// schema up to date.
+// schema up to date. A new database file is made with mode 0600; SQLite
+// gives its -wal and -shm files the database's mode. The search index
+// files beside it (IndexPath) are kept at 0600 whatever their mode was.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	if db.now == nil {
@@ -104,6 +107,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// enough under WAL (a power cut may lose the last commits, never
 	// corrupt); temp_store=MEMORY keeps statement journals out of
 	// temporary files.
+	// Made here rather than by SQLite, which would make it 0644.
+	if _, err := private.Create(path); err != nil {
+		return nil, fmt.Errorf("create database %s: %w", path, err)
+	}
 	wq := connParams(true)
 	wq.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	var err error

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
 )
@@ -58,17 +59,9 @@ func openDB(ctx context.Context, path string, create bool, opts sqlite.Options) 
 	case errors.Is(err, os.ErrNotExist) && !create:
 		return nil, fmt.Errorf("no database at %s; give the right one with --db or MEMSTORE_DB", path)
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		// sqlite.Open makes the file itself, with mode 0600.
+		if err := os.MkdirAll(filepath.Dir(path), private.DirMode); err != nil {
 			return nil, fmt.Errorf("cannot make the directory of database %s: %w", path, err)
-		}
-		// Made here rather than by SQLite, which would make it readable by
-		// all; SQLite gives its -wal and -shm files the same mode.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("cannot make database %s: %w", path, err)
-		}
-		if err == nil {
-			f.Close()
 		}
 	case err != nil:
 		return nil, fmt.Errorf("cannot use database %s: %w", path, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/netlimit"
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
 )
@@ -285,7 +286,7 @@ func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) e
 // writeKeyFile writes secret to a new file that only its owner may read.
 // A file already there is left alone: it may hold a key still in use.
 func writeKeyFile(name, secret string) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := private.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%s already exists and was left as it is (it does not hold this key)", name)
 	}

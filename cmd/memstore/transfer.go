@@ -16,6 +16,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
+	"github.com/memstore/memstore/internal/private"
 )
 
 const exportHelp = `Usage: memstore export [--store ID] DIR|FILE.jsonl|-
@@ -86,7 +87,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 		if target == "-" {
 			summary = e.stderr
 		} else {
-			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			f, err := private.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 			if err != nil {
 				return err
 			}
@@ -111,7 +112,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 			return closeFile()
 		}
 	} else {
-		if err := os.MkdirAll(target, 0o700); err != nil {
+		if err := os.MkdirAll(target, private.DirMode); err != nil {
 			return err
 		}
 		root, err := os.OpenRoot(target)
@@ -199,11 +200,16 @@ func exportFile(root *os.Root, dir string, m *memstore.Memory) error {
 		return notAFile(why)
 	}
 	if dir := filepath.Dir(rel); dir != "." {
-		if err := root.MkdirAll(dir, 0o700); err != nil {
+		if err := root.MkdirAll(dir, private.DirMode); err != nil {
 			return err
 		}
 	}
-	return root.WriteFile(rel, []byte(m.Content), 0o600)
+	f, err := private.OpenFileIn(root, rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(m.Content)
+	return errors.Join(err, f.Close())
 }
 
 // importCounts is what an import did.
