@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 	"time"
 )
@@ -74,4 +75,40 @@ func (c *checkpointer) close() error {
 	c.once.Do(func() { close(c.stop) })
 	<-c.done
 	return c.conn.Close()
+}
+
+// erase copies the whole write-ahead log back into the database file and
+// empties the log (truncateLog).
+func (c *checkpointer) erase(ctx context.Context) error { return truncateLog(ctx, c.conn) }
+
+// errLogBusy is truncateLog's failure when others kept the log in use.
+var errLogBusy = errors.New("the write-ahead log stayed in use by other connections")
+
+// truncateLog copies every page of the write-ahead log of conn's main
+// database back into the file and then truncates the log to nothing. A
+// page's older images stay in the log until then, after secure_delete
+// zeroed what a write removed from the page itself: this is what takes
+// erased text out of every file. It waits for the readers and the writer
+// of the file, in this process or another, for up to busyTimeout.
+func truncateLog(ctx context.Context, conn *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		// busy is 1 when another connection was checkpointing, or the
+		// readers and writer did not let go within busy_timeout.
+		var busy, logged, done int
+		err := conn.QueryRowContext(ctx, "PRAGMA main.wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done)
+		switch {
+		case err != nil:
+			return err
+		case busy == 0:
+			return nil
+		case time.Now().After(deadline):
+			return errLogBusy
+		}
+		select {
+		case <-time.After(checkpointEvery):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }

@@ -9,6 +9,9 @@ import (
 // PurgePages lets the tests purge the search indexes in small steps.
 var PurgePages = &purgePages
 
+// BusyTimeout lets the tests wait less for locks.
+var BusyTimeout = &busyTimeout
+
 // FailHalfway submits a write that renames the store and then fails, as
 // a write failing after its first change would.
 func (db *DB) FailHalfway(ctx context.Context, storeID string) error {

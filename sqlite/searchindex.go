@@ -464,6 +464,22 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 			slog.Int64("memories", building.memories), slog.Duration("took", time.Since(building.start)))
 	}
 	ix.advance(target, nil)
+	// The index's log still holds the pages the purge rewrote, as they
+	// were, and the database's may hold the text that a write took out of
+	// a memory whose current version was redacted (migration 0006): the
+	// purge is finished once both are emptied. If one stays busy, the
+	// request stays and a later round purges again.
+	if purged {
+		err := truncateLog(ctx, ix.conn)
+		if err == nil {
+			err = ix.db.ck.erase(ctx)
+		}
+		if err != nil {
+			ix.db.log.LogAttrs(ctx, slog.LevelWarn, "a purge of the search indexes could not empty the write-ahead logs; it will be tried again",
+				slog.String("file", ix.file), slog.String("error", err.Error()))
+			purged = false
+		}
+	}
 	if len(queue) == 0 && !purged {
 		return more, nil
 	}
@@ -511,10 +527,16 @@ type connector struct {
 func (c connector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
 func (c connector) Driver() driver.Driver                        { return c.d }
 
+// busyTimeout is how long a connection waits for a lock that another
+// holds, in this process or another, before it fails with SQLITE_BUSY (a
+// variable for the tests, which wait less).
+var busyTimeout = 10 * time.Second
+
 // connParams are the settings of every connection; see Open.
 func connParams(write bool) url.Values {
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)", "temp_store(MEMORY)"} {
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "secure_delete(1)", "synchronous(NORMAL)", "temp_store(MEMORY)"} {
 		q.Add("_pragma", p)
 	}
 	if write {

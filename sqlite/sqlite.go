@@ -2,6 +2,23 @@
 // those memories in one SQLite database file (modernc.org/sqlite, no cgo).
 // It implements memstore.StoreService, memstore.MemoryService and
 // memstore.VersionService; each service call runs in one transaction.
+//
+// # Erasure
+//
+// What a redaction erases leaves every file of the database at two
+// moments. When RedactVersion returns, the text is in neither the
+// database file nor its write-ahead log: secure_delete zeroed the space it
+// took, and a TRUNCATE checkpoint copied the log back into the file and
+// emptied it (the -shm file never holds content). The search index file
+// (IndexPath) may hold its words a little longer, in entries only marked
+// deleted: the indexer purges them, then empties the index's log and the
+// database's again, and when WaitSearchIndex returns, the text is in no
+// file beside the database. Both hold after a crash at any later moment;
+// the purge request is in the database, and a purge cut short is finished
+// by the next process to open it. Redacting the current version of a live
+// memory leaves the memory's text where it is; once the memory is changed
+// or deleted, that text leaves every file when the purge this asks for
+// (migration 0006) has finished.
 package sqlite
 
 import (

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -134,10 +136,16 @@ func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*me
 }
 
 // RedactVersion implements memstore.VersionService. The columns are
-// overwritten with NULL in place, and secure_delete (set at Open) zeroes
-// the space the old values took, so the bytes leave the file at the next
-// checkpoint. The live memory is left alone even when this is its current
-// version.
+// overwritten with NULL in place, secure_delete (set at Open) zeroes the
+// space the old values took, and a checkpoint then empties the
+// write-ahead log, which still holds the pages as they were: when it
+// returns, the version's path and content are in neither the database
+// file nor its log. The search indexes are purged afterwards (see
+// WaitSearchIndex). The live memory is left alone even when this is its
+// current version.
+//
+// Redacting again runs the checkpoint again, so that a redaction whose
+// checkpoint failed (the log stayed busy) can be finished.
 func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
 	var v *memstore.Version
 	err := db.write(ctx, func(tx *txn) (err error) {
@@ -158,6 +166,11 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 	})
 	if err != nil {
 		return nil, wrap(err, "redact version %s", id)
+	}
+	if err := db.ck.erase(ctx); err != nil {
+		db.log.LogAttrs(ctx, slog.LevelWarn, "a redaction could not empty the write-ahead log", slog.String("version", id), slog.String("error", err.Error()))
+		return nil, &memstore.Error{Code: memstore.EConflict, Retry: true,
+			Message: fmt.Sprintf("version %s is redacted, but its former content may remain in the database's write-ahead log, which stayed busy; redact it again to finish", id)}
 	}
 	return v, nil
 }

@@ -1,0 +1,306 @@
+package sqlite_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// secretToken is the text redacted in the erasure tests: lower case, so
+// that the indexes hold it as written, and a word the stemmer leaves
+// alone. The search index may store a word after the letters it shares
+// with the word before it, so the files are searched for it without its
+// first three (secretNeedle).
+const (
+	secretToken  = "qjzx7kvb3wtrmq"
+	secretNeedle = "x7kvb3wtrmq"
+)
+
+// holding lists the files of dir that hold secretNeedle, whatever they
+// are: the database, the index, SQLite's -wal and -shm files of both, and
+// anything else.
+func holding(tb testing.TB, dir string) []string {
+	tb.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(secretNeedle)) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// mainFiles keeps the names of the database's own files: the database
+// and its -wal and -shm, not the search index's.
+func mainFiles(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, filepath.Base(sqlite.IndexPath("m.db"))) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Stages of erasureScenario at which a test looks at the files.
+const (
+	stageRedacted = "redacted" // RedactVersion has returned
+	stagePurged   = "purged"   // and WaitSearchIndex too
+)
+
+// erasureScenario writes secretToken into a memory of the database at
+// path, indexes it, replaces it, and redacts the version that held it,
+// calling at(stage) when RedactVersion has returned and when the purge of
+// the indexes has finished. It returns the database, still open.
+func erasureScenario(tb testing.TB, path string, at func(stage string)) *sqlite.DB {
+	tb.Helper()
+	ctx := context.Background()
+	db := mustOpenAt(tb, path, sqlite.Options{})
+	s := mustStore(tb, db)
+	for i := range 50 { // several pages in every index
+		mustCreate(tb, db, s.ID, fmt.Sprintf("/filler/%d.md", i), strings.Repeat(fmt.Sprintf("filler%d words ", i), 40))
+	}
+	m := mustCreate(tb, db, s.ID, "/notes/code.md", "the door code is "+secretToken+" for now")
+	if err := db.WaitSearchIndex(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	if !found(tb, db, s.ID, secretToken, m.Path) {
+		tb.Fatal("the token is not found to begin with: the check proves nothing")
+	}
+	dir := filepath.Dir(path)
+	if got := holding(tb, dir); len(mainFiles(got)) == 0 || len(mainFiles(got)) == len(got) {
+		tb.Fatalf("the token is in %v to begin with, want files of both the database and the index: the check proves nothing", got)
+	}
+	if _, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin); err != nil {
+		tb.Fatal(err)
+	}
+	at(stageRedacted)
+	if err := db.WaitSearchIndex(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	at(stagePurged)
+	return db
+}
+
+// TestRedactionErasesEveryFile: when RedactVersion returns, the redacted
+// text is in no file of the database (the database, its -wal and -shm);
+// when the purge of the search indexes it asks for has finished, in no
+// file of the directory at all. And so it stays after the database is
+// closed.
+func TestRedactionErasesEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.db")
+	db := erasureScenario(t, path, func(stage string) {
+		got := holding(t, dir)
+		if stage == stageRedacted {
+			got = mainFiles(got)
+		}
+		if len(got) > 0 {
+			t.Errorf("%s: the redacted text is still in %v", stage, got)
+		}
+	})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := holding(t, dir); len(got) > 0 {
+		t.Errorf("closed: the redacted text is still in %v", got)
+	}
+}
+
+// TestRedactionOfCurrentVersion: redacting the current version of a live
+// memory leaves the memory, and so its text, as it is; once the memory is
+// changed or deleted, the text leaves every file when the purge it asks
+// for has finished.
+func TestRedactionOfCurrentVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"changed", "deleted"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			db := mustOpenAt(t, filepath.Join(dir, "m.db"), sqlite.Options{})
+			s := mustStore(t, db)
+			for i := range 50 {
+				mustCreate(t, db, s.ID, fmt.Sprintf("/filler/%d.md", i), strings.Repeat(fmt.Sprintf("filler%d words ", i), 40))
+			}
+			m := mustCreate(t, db, s.ID, "/notes/code.md", "the door code is "+secretToken+" for now")
+			if err := db.WaitSearchIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin); err != nil {
+				t.Fatal(err)
+			}
+			if !found(t, db, s.ID, secretToken, m.Path) {
+				t.Fatal("the live memory no longer has the text of its redacted current version")
+			}
+			if len(holding(t, dir)) == 0 {
+				t.Fatal("the live memory's text is in no file: the check proves nothing")
+			}
+			var err error
+			if how == "changed" {
+				_, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice)
+			} else {
+				err = db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.WaitSearchIndex(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := holding(t, dir); len(got) > 0 {
+				t.Errorf("the text of the redacted version is still in %v", got)
+			}
+		})
+	}
+}
+
+// TestRedactionWhileLogBusy: a redaction whose checkpoint cannot empty
+// the log, because a reader of another connection keeps reading from it,
+// says so with a retryable error; redacting again once the reader is done
+// finishes the erasure.
+func TestRedactionWhileLogBusy(t *testing.T) {
+	timeout := *sqlite.BusyTimeout
+	*sqlite.BusyTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { *sqlite.BusyTimeout = timeout })
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.db")
+	db := mustOpenAt(t, path, sqlite.Options{})
+	s := mustStore(t, db)
+	m := mustCreate(t, db, s.ID, "/notes/code.md", "the door code is "+secretToken+" for now")
+	if _, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := rawDB(t, path).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRow(`SELECT count(*) FROM memories`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin)
+	if e := wantCode(t, err, memstore.EConflict); !e.Retry || !strings.Contains(e.Message, "redact it again") {
+		t.Errorf("redaction while the log is in use: %+v, want a retryable error that says to redact again", e)
+	}
+	if err := reader.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin); err != nil || !v.Redacted() {
+		t.Fatalf("redacting again: %v %+v", err, v)
+	}
+	if got := mainFiles(holding(t, dir)); len(got) > 0 {
+		t.Errorf("redacted again: the redacted text is still in %v", got)
+	}
+}
+
+// helperEnv names, in the environment of a child process running this
+// test binary, the stage after which TestErasureHelperProcess waits to be
+// killed, and the database it works on.
+const helperEnv, helperDBEnv = "MEMSTORE_ERASURE_HELPER", "MEMSTORE_ERASURE_DB"
+
+// TestErasureHelperProcess is not a test: run by
+// TestRedactionErasesEveryFileAfterKill in a child process, it runs
+// erasureScenario, says "ready" at the stage it was given and waits to be
+// killed.
+func TestErasureHelperProcess(t *testing.T) {
+	stop := os.Getenv(helperEnv)
+	if stop == "" {
+		t.Skip("run by TestRedactionErasesEveryFileAfterKill")
+	}
+	erasureScenario(t, os.Getenv(helperDBEnv), func(stage string) {
+		if stage == stop {
+			fmt.Println("ready")
+			select {} // until killed
+		}
+	})
+}
+
+// TestRedactionErasesEveryFileAfterKill: the same as
+// TestRedactionErasesEveryFile, for a process killed with SIGKILL just
+// after each stage, which leaves every file as it was: the redacted text
+// is in none that the stage promises. A process killed before the purge
+// finished leaves the request in the database: the next one to open it
+// finishes the purge.
+func TestRedactionErasesEveryFileAfterKill(t *testing.T) {
+	for _, stage := range []string{stageRedacted, stagePurged} {
+		t.Run(stage, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "m.db")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestErasureHelperProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(), helperEnv+"="+stage, helperDBEnv+"="+path)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ready := make(chan bool, 1)
+			go func() {
+				sc := bufio.NewScanner(out)
+				for sc.Scan() {
+					if sc.Text() == "ready" {
+						ready <- true
+						return
+					}
+				}
+				ready <- false
+			}()
+			select {
+			case ok := <-ready:
+				if !ok {
+					cmd.Wait()
+					t.Fatalf("the helper process ended before the stage:\n%s", stderr.String())
+				}
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the helper process did not reach the stage within 60s:\n%s", stderr.String())
+			}
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			got := holding(t, dir)
+			if stage == stageRedacted {
+				got = mainFiles(got)
+			}
+			if len(got) > 0 {
+				t.Errorf("killed after the stage: the redacted text is still in %v", got)
+			}
+			if stage == stagePurged {
+				return
+			}
+			db := mustOpenAt(t, path, sqlite.Options{})
+			if err := db.WaitSearchIndex(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := holding(t, dir); len(got) > 0 {
+				t.Errorf("reopened and purged: the redacted text is still in %v", got)
+			}
+		})
+	}
+}
