@@ -58,9 +58,6 @@ var searchIndexSchema string
 // holds derived data only: deleted, it is built again at the next Open.
 func IndexPath(path string) string { return path + "-search" }
 
-// indexFiles are the index file and SQLite's files beside it.
-func indexFiles(file string) []string { return []string{file, file + "-wal", file + "-shm"} }
-
 // maxIndexLag is how many writes the indexes may be behind the writer
 // before the writer waits for them: about a second of the indexer's work
 // on two cores, for memories of a kilobyte of prose (BENCHMARKS.md).
@@ -133,7 +130,10 @@ func openIndexer(ctx context.Context, path string, db *DB) (*indexer, error) {
 	}
 	if err := prepareIndex(ctx, IndexPath(path)); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("search index %s: %w", IndexPath(path), err)
+		if !errors.Is(err, ErrReadOnly) { // which names the file
+			err = fmt.Errorf("search index %s: %w", IndexPath(path), err)
+		}
+		return nil, err
 	}
 	return ix, nil
 }
@@ -153,9 +153,12 @@ func (ix *indexer) start() {
 // transaction can take the index file's write lock from the start (BEGIN
 // IMMEDIATE) and wait for another process's indexer instead of failing.
 func prepareIndex(ctx context.Context, path string) error {
+	if err := writable(path); err != nil {
+		return err
+	}
 	// The index holds every word of every memory: only the owner may
 	// read it, even if an older version made it readable by all.
-	for _, f := range indexFiles(path) {
+	for _, f := range withLog(path) {
 		if err := private.Restrict(f); err != nil {
 			return err
 		}

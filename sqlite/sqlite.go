@@ -105,6 +105,7 @@ type DB struct {
 // schema up to date. A new database file is made with mode 0600; SQLite
 // gives its -wal and -shm files the database's mode. The search index
 // files beside it (IndexPath) are kept at 0600 whatever their mode was.
+// A database that this user may not write is refused (ErrReadOnly).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	if db.now == nil {
@@ -124,6 +125,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// enough under WAL (a power cut may lose the last commits, never
 	// corrupt); temp_store=MEMORY keeps statement journals out of
 	// temporary files.
+	if err := writable(path); err != nil {
+		return nil, err
+	}
 	// Made here rather than by SQLite, which would make it 0644.
 	if _, err := private.Create(path); err != nil {
 		return nil, fmt.Errorf("create database %s: %w", path, err)

@@ -67,6 +67,9 @@ func openDB(ctx context.Context, path string, create bool, opts sqlite.Options) 
 		return nil, fmt.Errorf("cannot use database %s: %w", path, err)
 	}
 	db, err := sqlite.Open(ctx, path, opts)
+	if errors.Is(err, sqlite.ErrReadOnly) {
+		return nil, err // says what to do
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot use database %s (is it a memstore database, and may this user write to it and its directory?): %w", path, err)
 	}
