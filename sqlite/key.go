@@ -191,9 +191,10 @@ func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
 	var c memstore.Counts
 	err := db.r.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM workspaces), (SELECT count(*) FROM stores),
-		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions),
-		(SELECT CASE WHEN (SELECT built FROM search.search_state) THEN (SELECT count(*) FROM search_queue)
-			ELSE (SELECT count(*) FROM memories) END)`).
-		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions, &c.SearchBacklog)
+		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions)`).
+		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions)
+	if err == nil {
+		c.SearchBacklog, err = db.ix.backlog(ctx)
+	}
 	return c, wrap(translate(err), "count")
 }

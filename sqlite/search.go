@@ -247,12 +247,9 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	if err != nil || len(stores) == 0 {
 		return page, err
 	}
-	// The indexes lag the writer by a round of the indexer: wait for the
-	// writes committed before this search began.
-	if err := db.ix.caughtUp(ctx); err != nil {
-		return page, wrap(err, "search memories")
-	}
-	err = db.read(ctx, func(tx *txn) error {
+	// The indexes lag the writer by a round of the indexer: the search
+	// waits for the writes committed before it began.
+	err = db.ix.search(ctx, func(tx *txn) error {
 		for _, id := range stores {
 			if _, err := storeState(ctx, tx, workspaceID, id); err != nil {
 				return err

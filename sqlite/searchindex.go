@@ -55,7 +55,8 @@ const searchIndexVersion = 1
 var searchIndexSchema string
 
 // IndexPath is the file of the search indexes of the database at path. It
-// holds derived data only: deleted, it is built again at the next Open.
+// holds derived data only: deleted or damaged, it is built again
+// (indexfile.go).
 func IndexPath(path string) string { return path + "-search" }
 
 // maxIndexLag is how many writes the indexes may be behind the writer
@@ -97,44 +98,46 @@ var searchIndexes = []struct{ table, cols string }{
 }
 
 type indexer struct {
-	conn   *sql.DB       // the index file, with the database attached as mem
-	file   string        // its path
+	file   string        // the index file
 	db     *DB           // whose writer empties the queue
 	kick   chan struct{} // a commit
 	wanted chan struct{} // someone waits for a round
 	stop   context.CancelFunc
 	done   chan struct{}
 
+	// conns are replaced with the index file (indexfile.go), by the
+	// indexer's goroutine, which alone uses conns.ix; searches hold
+	// connMu to read.
+	connMu sync.RWMutex
+	conns  *indexConns
+
 	mu      sync.Mutex
 	writes  uint64        // the writer's committed writes
 	indexed uint64        // how many of them the indexes hold
 	err     error         // the last round's failure; nil after a success
 	moved   chan struct{} // closed, and replaced, when indexed or err change
+	gen     uint64        // conns.gen
+	damage  error         // a search found the index file damaged
 }
 
-// openIndexer opens (creating or emptying if needed) the index file of
-// the database at path.
+// openIndexer opens (creating, emptying or rebuilding if needed) the
+// index file of the database at path.
 func openIndexer(ctx context.Context, path string, db *DB) (*indexer, error) {
-	// Deferred transactions: BEGIN IMMEDIATE would take the write lock of
-	// every attached database too, and so wait for the writer and hold it
-	// back. The indexer only reads mem, and alone writes the index file.
-	conn := openPool("file:"+IndexPath(path)+"?"+connParams(false).Encode(), "mem", path)
-	conn.SetMaxOpenConns(1)
-	conn.SetConnMaxIdleTime(0)
 	ix := &indexer{
-		conn: conn, db: db, file: IndexPath(path),
+		db: db, file: IndexPath(path),
 		kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1), done: make(chan struct{}), moved: make(chan struct{}),
 		// What the queue holds at Open counts as a write, which the
 		// first round takes in.
 		writes: 1,
 	}
-	if err := prepareIndex(ctx, IndexPath(path)); err != nil {
-		conn.Close()
+	c, err := ix.openConns(ctx)
+	if err != nil {
 		if !errors.Is(err, ErrReadOnly) { // which names the file
 			err = fmt.Errorf("search index %s: %w", IndexPath(path), err)
 		}
 		return nil, err
 	}
+	ix.conns = c
 	return ix, nil
 }
 
@@ -172,8 +175,13 @@ func prepareIndex(ctx context.Context, path string) error {
 	}
 	defer conn.Close()
 	var v int
-	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v == searchIndexVersion {
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		return err
+	}
+	if v == searchIndexVersion {
+		// Read the state too: a file damaged there fails here, at Open.
+		var built bool
+		return conn.QueryRowContext(ctx, `SELECT built FROM search_state`).Scan(&built)
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -257,7 +265,9 @@ func (ix *indexer) want() {
 func (ix *indexer) advance(indexed uint64, err error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if err == nil {
+	// A round that ends while the file it used is reported damaged holds
+	// back the searches, which wait for the file built again.
+	if err == nil && ix.damage == nil {
 		ix.indexed = max(ix.indexed, indexed)
 	}
 	ix.err = err
@@ -291,7 +301,13 @@ func (ix *indexer) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		more, err := ix.round(ctx, tidying)
+		more, err := false, ix.checkFile(ctx)
+		if err == nil {
+			if more, err = ix.round(ctx, tidying); ix.damaged(ctx, ix.conns, err) {
+				ix.reportDamage(ix.conns.gen, err) // the next turn builds it again
+				err = nil
+			}
+		}
 		tidying = more
 		switch {
 		case err == nil, ctx.Err() != nil:
@@ -330,7 +346,7 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	// writing. A snapshot read after target was taken holds every write
 	// it counts.
 	var work bool
-	if err := ix.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM mem.search_queue) OR EXISTS (SELECT 1 FROM mem.search_purge)
+	if err := ix.conns.ix.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM mem.search_queue) OR EXISTS (SELECT 1 FROM mem.search_purge)
 		OR (SELECT built = 0 FROM search_state)`).Scan(&work); err != nil {
 		return false, err
 	}
@@ -338,7 +354,7 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 		ix.advance(target, nil)
 		return false, nil
 	}
-	tx, err := ix.conn.BeginTx(ctx, nil)
+	tx, err := ix.conns.ix.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
@@ -473,7 +489,7 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	// purge is finished once both are emptied. If one stays busy, the
 	// request stays and a later round purges again.
 	if purged {
-		err := truncateLog(ctx, ix.conn)
+		err := truncateLog(ctx, ix.conns.ix)
 		if err == nil {
 			err = ix.db.ck.erase(ctx)
 		}
@@ -508,15 +524,16 @@ func (ix *indexer) close() error {
 	ix.stop()
 	<-ix.done
 	ix.advance(0, errors.New("the database is closed")) // wakes waiting searches
-	return ix.conn.Close()
+	return ix.conns.close()
 }
 
 // openPool opens a pool on dsn whose every connection has the database
-// file at attach attached as alias.
+// file at attach attached as alias. A missing file is an error, rather
+// than made by SQLite, empty and readable by all.
 func openPool(dsn, alias, attach string) *sql.DB {
 	d := &sqlite.Driver{}
 	d.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
-		_, err := c.ExecContext(context.Background(), `ATTACH DATABASE ? AS `+alias, []driver.NamedValue{{Ordinal: 1, Value: "file:" + attach}})
+		_, err := c.ExecContext(context.Background(), `ATTACH DATABASE ? AS `+alias, []driver.NamedValue{{Ordinal: 1, Value: "file:" + attach + "?mode=rw"}})
 		return err
 	})
 	return sql.OpenDB(connector{d, dsn})

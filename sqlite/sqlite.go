@@ -80,8 +80,11 @@ type Options struct {
 // with SQLITE_BUSY when a deferred read lock cannot be upgraded, and
 // SQLite allows only one writer anyway. The read pool has several
 // connections in query_only mode; under WAL they read consistent
-// snapshots concurrently with the writer.
+// snapshots concurrently with the writer. Searches read through another
+// such pool, the indexer's, which attaches the search index file
+// (indexfile.go).
 type DB struct {
+	path   string
 	w, r   *sql.DB
 	ws, rs stmtCache // their prepared statements
 	ck     *checkpointer
@@ -107,7 +110,7 @@ type DB struct {
 // files beside it (IndexPath) are kept at 0600 whatever their mode was.
 // A database that this user may not write is refused (ErrReadOnly).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	db := &DB{max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db := &DB{path: path, max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -147,8 +150,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	// The checkpointer, the indexer and the read pool are opened after
 	// the migration so that the file is already in WAL mode and has its
-	// schema; the read pool after the indexer, which makes the index file
-	// that every reader attaches.
+	// schema. Searches read through connections of the indexer's, which
+	// attach the index file; the read pool does not, so that a damaged
+	// index file, which the indexer builds again, holds up searches only.
 	q := connParams(false)
 	ck, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -157,7 +161,16 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	ck.SetMaxOpenConns(1)
 	db.ck = startCheckpointer(ck)
+	q.Add("_pragma", "query_only(1)")
+	if db.r, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode()); err != nil {
+		db.ck.close()
+		db.w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	openReadPool(db.r)
+	db.rs.pool = db.r
 	if db.ix, err = openIndexer(ctx, path, db); err != nil {
+		db.r.Close()
 		db.ck.close()
 		db.w.Close()
 		return nil, err
@@ -166,15 +179,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.closed, db.batcherDone = make(chan struct{}), make(chan struct{})
 	go db.batcher()
 	db.ix.start()
-	q.Add("_pragma", "query_only(1)")
-	db.r = openPool("file:"+path+"?"+q.Encode(), "search", IndexPath(path))
-	db.r.SetMaxOpenConns(4)
-	// Keep every reader open: database/sql keeps two idle by default, and
-	// opening a SQLite connection (with its pragmas) costs more than a
-	// query.
-	db.r.SetMaxIdleConns(4)
-	db.r.SetConnMaxIdleTime(0)
-	db.rs.pool = db.r
 	return db, nil
 }
 
