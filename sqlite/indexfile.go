@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -148,13 +149,11 @@ func (ix *indexer) damaged(ctx context.Context, c *indexConns, err error) bool {
 }
 
 // reportDamage tells the indexer that a search found the index file of
-// the connections of generation gen damaged (cause). Searches then wait
-// for the file to be built again.
+// the connections of generation gen damaged (cause).
 func (ix *indexer) reportDamage(gen uint64, cause error) {
 	ix.mu.Lock()
 	if gen == ix.gen && ix.damage == nil {
 		ix.damage = cause
-		ix.writes++
 	}
 	ix.mu.Unlock()
 	ix.want()
@@ -185,35 +184,71 @@ func (ix *indexer) checkFile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ix.connMu.Lock() // waits for the searches under way
+	ix.conns = c
+	ix.connMu.Unlock()
 	ix.mu.Lock()
 	ix.gen++
 	c.gen = ix.gen
 	ix.damage = nil
-	ix.writes++ // searches wait for a round on the new file
+	ix.notify() // wakes the searches that wait for the new file
 	ix.mu.Unlock()
-	ix.connMu.Lock() // waits for the searches under way
-	ix.conns = c
-	ix.connMu.Unlock()
 	return old.close()
 }
 
-// search runs fn in a read transaction on the search connections, once
-// the indexes hold every write committed before it began. When fn finds
-// the index file damaged, it waits for the file to be built again and
-// runs once more.
-func (ix *indexer) search(ctx context.Context, fn func(tx *txn) error) error {
-	for again := true; ; again = false {
-		if err := ix.caughtUp(ctx); err != nil {
-			return err
-		}
+// searchCovered holds, in a read transaction on the search connections,
+// when the indexes hold every change to memories committed before it
+// began, by any process: the index file records the database's count of
+// changes up to which it holds them (migration 0007).
+const searchCovered = `(SELECT built AND seq >= (SELECT n FROM main.search_seq) FROM search.search_state)`
+
+// errBehind is whenIndexed's: the indexes do not hold what it waits for.
+var errBehind = errors.New("the search indexes are behind")
+
+// whenIndexed runs fn (if not nil) in a read transaction on the search
+// connections once cond, an SQL condition such as searchCovered, holds in
+// that transaction; until then it asks for rounds of the indexer and
+// waits for them. When the index file is found damaged, it waits for the
+// file to be replaced and tries once more.
+func (ix *indexer) whenIndexed(ctx context.Context, cond string, fn func(tx *txn) error) error {
+	retried := false
+	for {
+		ix.mu.Lock()
+		moved, failing := ix.moved, ix.err
+		ix.mu.Unlock()
 		ix.connMu.RLock()
 		c := ix.conns
-		err := inTx(ctx, &c.stmts, fn)
+		err := inTx(ctx, &c.stmts, func(tx *txn) error {
+			var ok bool
+			if err := tx.QueryRowContext(ctx, `SELECT `+cond).Scan(&ok); err != nil {
+				return err
+			}
+			if !ok {
+				return errBehind
+			}
+			if fn == nil {
+				return nil
+			}
+			return fn(tx)
+		})
 		ix.connMu.RUnlock()
-		if !again || !ix.damaged(ctx, c, err) {
+		switch {
+		case errors.Is(err, errBehind):
+			if failing != nil {
+				return fmt.Errorf("search index: %w", failing)
+			}
+			ix.want()
+		case !retried && ix.damaged(ctx, c, err):
+			retried = true
+			ix.reportDamage(c.gen, err)
+		default:
 			return err
 		}
-		ix.reportDamage(c.gen, err)
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

@@ -249,7 +249,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	}
 	// The indexes lag the writer by a round of the indexer: the search
 	// waits for the writes committed before it began.
-	err = db.ix.search(ctx, func(tx *txn) error {
+	err = db.ix.whenIndexed(ctx, searchCovered, func(tx *txn) error {
 		for _, id := range stores {
 			if _, err := storeState(ctx, tx, workspaceID, id); err != nil {
 				return err

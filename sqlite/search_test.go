@@ -247,13 +247,14 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Back to the schema before migrations 0004 to 0006, with no index
+	// Back to the schema before migrations 0004 to 0007, with no index
 	// file.
 	raw := rawDB(t, path)
 	for _, q := range []string{
 		`DROP TRIGGER memories_search_insert`, `DROP TRIGGER memories_search_delete`,
 		`DROP TRIGGER memories_search_update`, `DROP TRIGGER versions_search_redact`,
 		`DROP TRIGGER memories_redacted_text_changed`, `DROP TRIGGER memories_redacted_text_deleted`,
+		`DROP TABLE search_seq`,
 		`DROP TABLE search_queue`, `DROP TABLE search_purge`,
 		`PRAGMA user_version = 3`,
 	} {

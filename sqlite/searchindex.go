@@ -31,8 +31,11 @@ import (
 // writer.
 //
 // A search waits until the indexes hold every write committed before it
-// began, so a client always finds what it wrote. Under a load of writes
-// the indexer works in large rounds; the writer waits for it when it falls
+// began, so a client always finds what it wrote, whichever process wrote
+// it: the database counts the changes noted in the queue (search_seq), the
+// index file records the count it holds, and a search compares the two
+// in its read transaction (searchCovered). Under a load of writes the
+// indexer works in large rounds; the writer waits for it when it falls
 // more than maxIndexLag writes behind, so that a search never waits long.
 //
 // The queue is in the database, so a change is never lost: a crash between
@@ -48,8 +51,9 @@ import (
 // search that begins after both writes were answered waits for that round.
 
 // searchIndexVersion is the index file's schema (searchindex.sql), kept in
-// its user_version. A file with another version is built again.
-const searchIndexVersion = 1
+// its user_version. A file of version 1 gains search_state.seq in place;
+// one with another version is built again.
+const searchIndexVersion = 2
 
 //go:embed searchindex.sql
 var searchIndexSchema string
@@ -115,7 +119,7 @@ type indexer struct {
 	writes  uint64        // the writer's committed writes
 	indexed uint64        // how many of them the indexes hold
 	err     error         // the last round's failure; nil after a success
-	moved   chan struct{} // closed, and replaced, when indexed or err change
+	moved   chan struct{} // closed, and replaced, after a round and when conns change
 	gen     uint64        // conns.gen
 	damage  error         // a search found the index file damaged
 }
@@ -188,8 +192,15 @@ func prepareIndex(ctx context.Context, path string) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v == searchIndexVersion {
+	switch err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); {
+	case err != nil, v == searchIndexVersion:
 		return err // another process made it meanwhile
+	case v == 1:
+		// Its indexes stay; seq 0 makes searches wait for a round.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE search_state ADD COLUMN seq INTEGER NOT NULL DEFAULT 0; PRAGMA user_version = %d`, searchIndexVersion)); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
 	for _, t := range []string{"memories_words", "memories_paths", "memories_trigrams", "search_state"} {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
@@ -211,33 +222,6 @@ func (ix *indexer) committed(n int) {
 	case ix.kick <- struct{}{}:
 	default:
 	}
-}
-
-// caughtUp waits until the indexes hold every write committed before it
-// was called.
-func (ix *indexer) caughtUp(ctx context.Context) error {
-	ix.mu.Lock()
-	target := ix.writes
-	if ix.indexed < target {
-		ix.want()
-	}
-	for ix.indexed < target {
-		if ix.err != nil {
-			err := ix.err
-			ix.mu.Unlock()
-			return fmt.Errorf("search index: %w", err)
-		}
-		moved := ix.moved
-		ix.mu.Unlock()
-		select {
-		case <-moved:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		ix.mu.Lock()
-	}
-	ix.mu.Unlock()
-	return nil
 }
 
 // behind says whether the indexes lag the writer by more than lag writes,
@@ -265,12 +249,15 @@ func (ix *indexer) want() {
 func (ix *indexer) advance(indexed uint64, err error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	// A round that ends while the file it used is reported damaged holds
-	// back the searches, which wait for the file built again.
-	if err == nil && ix.damage == nil {
+	if err == nil {
 		ix.indexed = max(ix.indexed, indexed)
 	}
 	ix.err = err
+	ix.notify()
+}
+
+// notify wakes those waiting for the indexer; ix.mu is held.
+func (ix *indexer) notify() {
 	close(ix.moved)
 	ix.moved = make(chan struct{})
 }
@@ -347,7 +334,7 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	// it counts.
 	var work bool
 	if err := ix.conns.ix.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM mem.search_queue) OR EXISTS (SELECT 1 FROM mem.search_purge)
-		OR (SELECT built = 0 FROM search_state)`).Scan(&work); err != nil {
+		OR (SELECT built = 0 OR seq < (SELECT n FROM mem.search_seq) FROM search_state)`).Scan(&work); err != nil {
 		return false, err
 	}
 	if !work && !tidying {
@@ -365,6 +352,11 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	// the snapshot of the database that the whole round sees.
 	var built bool
 	if err := tx.QueryRowContext(ctx, `UPDATE search_state SET rounds = rounds + 1 RETURNING built`).Scan(&built); err != nil {
+		return false, err
+	}
+	// The changes this round takes in, by every process.
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT n FROM mem.search_seq`).Scan(&seq); err != nil {
 		return false, err
 	}
 	rebuild := !built
@@ -429,10 +421,8 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 			}
 		}
 	}
-	if rebuild {
-		if _, err := exec(`UPDATE search_state SET built = 1`); err != nil {
-			return false, err
-		}
+	if _, err := tx.ExecContext(ctx, `UPDATE search_state SET built = 1, seq = max(seq, ?)`, seq); err != nil {
+		return false, err
 	}
 	// A merge that finds nothing to do counts one change, its own.
 	merge := func(pages int) (merged bool, err error) {
@@ -570,24 +560,5 @@ func connParams(write bool) url.Values {
 // versions redacted before it. A search waits for the writes by itself,
 // but not for purges.
 func (db *DB) WaitSearchIndex(ctx context.Context) error {
-	for {
-		if err := db.ix.caughtUp(ctx); err != nil {
-			return err
-		}
-		db.ix.mu.Lock()
-		moved := db.ix.moved
-		db.ix.mu.Unlock()
-		var purging bool
-		if err := db.rs.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM search_purge)`).Scan(&purging); err != nil {
-			return err
-		}
-		if !purging {
-			return nil
-		}
-		select {
-		case <-moved:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return db.ix.whenIndexed(ctx, searchCovered+` AND NOT EXISTS (SELECT 1 FROM main.search_purge)`, nil)
 }

@@ -50,10 +50,12 @@ INSERT INTO memories_trigrams (memories_trigrams, rank) VALUES ('crisismerge', 6
 -- memory into this file's fresh indexes; rounds counts the rounds, and a
 -- round's first statement increments it, which takes the file's write lock
 -- before anything is read, so that two processes' indexers wait for each
--- other instead of failing.
+-- other instead of failing. seq is the database's search_seq.n that the
+-- indexes hold every change up to.
 CREATE TABLE search_state (
 	id     INTEGER PRIMARY KEY CHECK (id = 1),
 	built  INTEGER NOT NULL,
-	rounds INTEGER NOT NULL
+	rounds INTEGER NOT NULL,
+	seq    INTEGER NOT NULL DEFAULT 0
 ) STRICT;
-INSERT INTO search_state VALUES (1, 0, 0);
+INSERT INTO search_state (id, built, rounds) VALUES (1, 0, 0);
