@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // withLog is a database file and the files SQLite keeps beside it in WAL
@@ -18,16 +17,13 @@ func withLog(file string) []string { return []string{file, file + "-wal", file +
 // does not start on a database it could only read.
 var ErrReadOnly = errors.New("read-only")
 
-// wOK is access(2)'s test for write permission.
-const wOK = 2
-
 // writable checks that this user may write file, its -wal and -shm files,
 // and their directory when one of those is missing and so must be made.
 // SQLite would open a file it may not write read-only, and fail only at
 // the first write.
 func writable(file string) error {
 	need := func(name, what string) error {
-		err := syscall.Access(name, wOK)
+		err := canWrite(name)
 		if err == nil {
 			return nil
 		}
