@@ -184,13 +184,15 @@ func (ix *indexer) checkFile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ix.connMu.Lock() // waits for the searches under way
-	ix.conns = c
-	ix.connMu.Unlock()
 	ix.mu.Lock()
 	ix.gen++
 	c.gen = ix.gen
 	ix.damage = nil
+	ix.mu.Unlock()
+	ix.connMu.Lock() // waits for the searches under way
+	ix.conns = c
+	ix.connMu.Unlock()
+	ix.mu.Lock()
 	ix.notify() // wakes the searches that wait for the new file
 	ix.mu.Unlock()
 	return old.close()
@@ -241,8 +243,32 @@ func (ix *indexer) whenIndexed(ctx context.Context, cond string, fn func(tx *txn
 		case !retried && ix.damaged(ctx, c, err):
 			retried = true
 			ix.reportDamage(c.gen, err)
+			if err := ix.replaced(ctx, c.gen); err != nil {
+				return err
+			}
+			continue
 		default:
 			return err
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// replaced waits until the connections of generation gen are replaced.
+func (ix *indexer) replaced(ctx context.Context, gen uint64) error {
+	for {
+		ix.mu.Lock()
+		current, moved, failing := ix.gen, ix.moved, ix.err
+		ix.mu.Unlock()
+		switch {
+		case current != gen:
+			return nil
+		case failing != nil:
+			return fmt.Errorf("search index: %w", failing)
 		}
 		select {
 		case <-moved:
