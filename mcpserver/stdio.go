@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
+	"github.com/memstore/memstore/internal/lines"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,7 +62,7 @@ func (s *stdio) read(in io.Reader, w *io.PipeWriter) {
 	defer w.Close()
 	r := bufio.NewReader(in)
 	for {
-		line, tooLong, err := readLine(r, mcp.DefaultMaxLineLength)
+		line, tooLong, err := lines.Read(r, lines.Max)
 		if werr := s.pass(line, tooLong, w); werr != nil {
 			return // the session has ended
 		}
@@ -84,22 +84,6 @@ func (s *stdio) read(in io.Reader, w *io.PipeWriter) {
 	s.mu.Unlock()
 }
 
-// readLine reads a line of at most max bytes, without its newline; a
-// longer one is read to its end and reported too long, without being kept.
-func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
-	for {
-		part, err := r.ReadSlice('\n')
-		if !tooLong && len(line)+len(part) <= max+1 { // +1: the newline
-			line = append(line, part...)
-		} else {
-			tooLong, line = true, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return bytes.TrimSuffix(line, []byte("\n")), tooLong, err
-		}
-	}
-}
-
 // pass sends a well-formed message to the SDK through w, or answers a
 // malformed one; blank lines are skipped. Its error is w's.
 func (s *stdio) pass(line []byte, tooLong bool, w io.Writer) error {
@@ -107,7 +91,7 @@ func (s *stdio) pass(line []byte, tooLong bool, w io.Writer) error {
 	var refusal []byte
 	switch {
 	case tooLong:
-		refusal = errorMessage(jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message is longer than %d bytes, the limit", mcp.DefaultMaxLineLength))
+		refusal = errorMessage(jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message is longer than %d bytes, the limit", lines.Max))
 	case len(line) == 0:
 		return nil
 	case !json.Valid(line):

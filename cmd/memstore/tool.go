@@ -14,6 +14,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/lines"
 	"github.com/memstore/memstore/memorytool"
 )
 
@@ -206,19 +207,22 @@ type toolAnswer struct {
 
 // serveJSONLines runs each input line through h and writes one answer line
 // per command, flushed at once so that a caller can converse line by line.
-// Lines may be of any length.
+// A line longer than lines.Max is answered with an error, unread.
 func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out io.Writer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			res := memorytool.Execute(ctx, h, line)
-			answer := toolAnswer{OK: !res.IsError, Output: res.Content}
-			if res.IsError {
-				answer = toolAnswer{Error: res.Content}
+		line, tooLong, err := lines.Read(r, lines.Max)
+		if tooLong || len(bytes.TrimSpace(line)) > 0 {
+			var answer toolAnswer
+			if tooLong {
+				answer.Error = fmt.Sprintf("Error: the input line is longer than %d bytes, the limit; nothing was done", lines.Max)
+			} else if res := memorytool.Execute(ctx, h, line); res.IsError {
+				answer.Error = res.Content
+			} else {
+				answer = toolAnswer{OK: true, Output: res.Content}
 			}
 			if err := enc.Encode(answer); err != nil {
 				return err
