@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -134,6 +136,10 @@ func (s *Server) Close() error {
 func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w := &responseWriter{ResponseWriter: hw, server: s, request: r, requestID: s.ids.New(ids.Request, s.now())}
+	if r.Body != nil && r.Body != http.NoBody {
+		w.body = &bodyReader{ReadCloser: r.Body}
+		r.Body = w.body
+	}
 	h := hw.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Request-Id", w.requestID)
@@ -159,6 +165,12 @@ func (s *Server) finish(w *responseWriter, r *http.Request, start time.Time) {
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK // a handler that wrote nothing
+	}
+	if w.body != nil && !w.body.done.Load() {
+		// The answer is given and the connection closes (WriteHeader):
+		// end the wait for the rest of the body, which net/http makes
+		// before closing, at once.
+		http.NewResponseController(w.ResponseWriter).SetReadDeadline(time.Now())
 	}
 	d := time.Since(start)
 	route := routeOf(r)
@@ -446,7 +458,22 @@ type responseWriter struct {
 	// routed is set by every handler of the server's routes; a write
 	// without it comes from the mux's own 404, 405 or redirect.
 	routed  bool
-	discard bool // the mux's body, replaced by JSON
+	discard bool        // the mux's body, replaced by JSON
+	body    *bodyReader // the request's body; nil when it has none
+}
+
+// bodyReader tells whether a request's body was read to its end.
+type bodyReader struct {
+	io.ReadCloser
+	done atomic.Bool
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.done.Store(true)
+	}
+	return n, err
 }
 
 func (w *responseWriter) WriteHeader(status int) {
@@ -458,6 +485,15 @@ func (w *responseWriter) WriteHeader(status int) {
 		return
 	}
 	w.status = status
+	if w.body != nil && !w.body.done.Load() {
+		// An answer given without reading the body (a refusal, or a
+		// route that takes none) closes the connection (and finish ends
+		// the wait for the body): net/http would otherwise read and
+		// discard the rest of the body before answering, and a client
+		// that never sends it would hold the connection, unanswered,
+		// until the read timeout.
+		w.Header().Set("Connection", "close")
+	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
