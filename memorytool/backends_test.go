@@ -29,6 +29,10 @@ type memRoot struct {
 	dirSize func(tb testing.TB, p string) string
 	// hostPaths are strings that no result may contain.
 	hostPaths []string
+	// plant puts a file at model path p behind the tool's back, as a
+	// person or another program would: the tool refuses some paths
+	// (hidden ones) that it must still handle when it meets them.
+	plant func(tb testing.TB, p, content string)
 }
 
 // backend opens memory roots of one kind.
@@ -69,6 +73,16 @@ func openLocalRoot(tb testing.TB, opts memorytool.Options) *memRoot {
 			return memorytool.FormatSize(fi.Size())
 		},
 		hostPaths: []string{dir, filepath.Dir(dir)},
+		plant: func(tb testing.TB, p, content string) {
+			tb.Helper()
+			name := filepath.Join(dir, filepath.FromSlash(p[len(memorytool.Root):]))
+			if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+				tb.Fatal(err)
+			}
+			if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+				tb.Fatal(err)
+			}
+		},
 	}
 }
 
@@ -125,6 +139,10 @@ func (e *storeEnv) root(tb testing.TB, svc memstore.MemoryService, opts memoryto
 		h:       e.tool(tb, svc, opts),
 		files:   e.files,
 		dirSize: func(testing.TB, string) string { return "4K" },
+		plant: func(tb testing.TB, p, content string) {
+			tb.Helper()
+			sqlitetest.Create(tb, e.DB, e.WS, e.Store, p[len(memorytool.Root):], content, toolActor)
+		},
 	}
 }
 

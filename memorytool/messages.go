@@ -32,6 +32,10 @@ func errEscape(p string) error {
 	return errorf("Path %s would escape /memories directory", p)
 }
 
+func errHidden(p string) error {
+	return errorf("The path %s is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot", p)
+}
+
 func errSymlinkEscape() error {
 	return errorf("Path would escape /memories directory via symlink")
 }

@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/memstore/memstore/internal/localfile"
 	"github.com/memstore/memstore/internal/tooltext"
 )
 
@@ -39,6 +40,15 @@ func cleanPath(p string) (string, error) {
 	}
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", errNUL(p)
+	}
+	// Stricter than the reference: a hidden name (.git/, .env, .ssh/)
+	// holds what other tools read and run, never a memory, and a model
+	// must not be able to plant a git hook or read a credential through
+	// its memory. Listings already leave such names out.
+	for seg := range strings.SplitSeq(rel, "/") {
+		if rel != "." && localfile.ExecName(seg) != "" {
+			return "", errHidden(p)
+		}
 	}
 	return rel, nil
 }

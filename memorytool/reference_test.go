@@ -537,10 +537,11 @@ func TestReferenceDotDotSpellings(t *testing.T) {
 		"/memories/link-dir/../notes.md", "/memories/./notes.md", "/memories//notes.md", "/memories/notes.md/",
 		"/memories/dir/..", "/memories/zz/..", "/memories/.",
 	} {
-		for _, in := range []map[string]any{
-			{"command": "view", "path": p},
-			{"command": "create", "path": p + "-new", "file_text": "n\n"},
-		} {
+		ins := []map[string]any{{"command": "view", "path": p}}
+		if !strings.HasPrefix(path.Base(p+"-new"), ".") { // hidden: TestReferenceHiddenPaths
+			ins = append(ins, map[string]any{"command": "create", "path": p + "-new", "file_text": "n\n"})
+		}
+		for _, in := range ins {
 			ref, ms := refBoth(t, pair, in)
 			if problem := refCompare(in, ref[0], ms[0], pair.rootA()); problem != "" {
 				t.Errorf("%s: %s\nreference %v\nmemstore  %v", refJSON(t, in), problem, ref[0], ms[0])
@@ -549,5 +550,37 @@ func TestReferenceDotDotSpellings(t *testing.T) {
 	}
 	if diff := refDiffTrees(refSnapshot(t, pair.baseA), refSnapshot(t, pair.baseB)); diff != "" {
 		t.Errorf("the trees differ:\n%s", diff)
+	}
+}
+
+// Hidden names are refused (stricter than the reference): the reference
+// writes .git/config inside the memory directory, where git would run
+// its hooks and fsmonitor, and reads .env; memstore does neither, and
+// leaves the directory as it was.
+func TestReferenceHiddenPaths(t *testing.T) {
+	refNeed(t)
+	pair := refNewPair(t)
+	before := refSnapshot(t, pair.baseB)
+	for _, in := range []map[string]any{
+		{"command": "create", "path": "/memories/.git/config", "file_text": "[core]\n\tfsmonitor = touch pwned\n"},
+		{"command": "create", "path": "/memories/dir/.env", "file_text": "KEY=1\n"},
+		{"command": "view", "path": "/memories/.hidden"},
+		{"command": "rename", "old_path": "/memories/notes.md", "new_path": "/memories/.notes.md"},
+	} {
+		ref, ms := refBoth(t, pair, in)
+		if !ref[0].OK {
+			t.Errorf("%s: the reference refused (%v); this test pins that it does not", refJSON(t, in), ref[0])
+		}
+		p, _ := in["path"].(string)
+		if p == "" {
+			p, _ = in["new_path"].(string)
+		}
+		want := refAnswer{Text: "Error: The path " + p + " is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"}
+		if ms[0] != want {
+			t.Errorf("%s: memstore %v, want %v", refJSON(t, in), ms[0], want)
+		}
+	}
+	if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
+		t.Errorf("memstore changed the directory:\n%s", diff)
 	}
 }

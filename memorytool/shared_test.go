@@ -34,7 +34,9 @@ var sharedFiles = map[string]string{
 func sharedRoot(t *testing.T, b backend, opts memorytool.Options) *memRoot {
 	t.Helper()
 	r := b.open(t, opts)
-	seed(t, r.h, sharedFiles)
+	for p, content := range sharedFiles {
+		r.plant(t, p, content)
+	}
 	return r
 }
 
@@ -79,7 +81,13 @@ func TestSharedMessages(t *testing.T) {
 		{view("/memories/a.txt"), "Here's the content of /memories/a.txt with line numbers:\n     1\thello\n     2\tworld\n     3\t"},
 		{view("/memories/a/../a.txt", 2, 2), "Here's the content of /memories/a/../a.txt with line numbers:\n     2\tworld"},
 		{view("/memories/../memories/sub/b.md"), "Here's the content of /memories/../memories/sub/b.md with line numbers:\n     1\tbee"},
-		{view("/memories/.hidden"), "Here's the content of /memories/.hidden with line numbers:\n     1\th"},
+		// Hidden names are refused, though the files exist.
+		{view("/memories/.hidden"), "Error: The path /memories/.hidden is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"},
+		{view("/memories/sub/.config/settings.md"), "Error: The path /memories/sub/.config/settings.md is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"},
+		{create("/memories/.git/config", "[core]\n\tfsmonitor = evil\n"), "Error: The path /memories/.git/config is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"},
+		{insertAt("/memories/sub/.config/settings.md", 0, "x"), "Error: The path /memories/sub/.config/settings.md is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"},
+		{rename("/memories/a.txt", "/memories/.env"), "Error: The path /memories/.env is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"},
+		{del("/memories/.hidden"), "Error: The path /memories/.hidden is not allowed: names beginning with \".\" are hidden, kept for other tools' settings and credentials, never memories. Choose a name without a leading dot"},
 		{view("/memories/crlf.txt"), "Here's the content of /memories/crlf.txt with line numbers:\n     1\tone\r\n     2\ttwo\r\n     3\t"},
 		{view("/memories/empty.txt"), "Here's the content of /memories/empty.txt with line numbers:\n     1\t"},
 		{view("/memories/a.txt", 5, 3), "Here's the content of /memories/a.txt with line numbers:\n"},
@@ -159,9 +167,9 @@ func TestSharedViewDirectory(t *testing.T) {
 			"/memories/x/a/f.md":   "f",
 			"/memories/x/a-b.md":   "ab",
 			"/memories/x/a.md":     "a",
-			"/memories/x/h/.only":  "o",
 			"/memories/x/a/g/h.md": "h",
 		})
+		r.plant(t, "/memories/x/h/.only", "o")
 		header := "Here're the files and directories up to 2 levels deep in %s, excluding hidden items and node_modules:\n"
 		for _, tc := range []struct{ path, want string }{
 			{"/memories", strings.ReplaceAll(header, "%s", "/memories") +

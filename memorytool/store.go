@@ -417,7 +417,7 @@ func (s *Store) Rename(ctx context.Context, oldPath, newPath string) (string, er
 	}
 	to, err := s.resolve(newPath)
 	if err != nil {
-		return "", err
+		return "", s.missingFirst(ctx, err, [2]string{oldPath, from})
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

@@ -160,9 +160,10 @@ func TestStoreDirectories(t *testing.T) {
 	// Siblings whose paths share the directory's name as a string prefix
 	// must not be touched.
 	seed(t, tool, map[string]string{
-		"/memories/d/a.md": "a", "/memories/d/.h": "h", "/memories/d/x/y/z.md": "z",
+		"/memories/d/a.md": "a", "/memories/d/x/y/z.md": "z",
 		"/memories/d-x.md": "dx", "/memories/d.md": "dm", "/memories/dz/q.md": "q",
 	})
+	sqlitetest.Create(t, env.DB, env.WS, env.Store, "/d/.h", "h", toolActor) // hidden: not through the tool
 	before := env.memories(t)
 	ids := func(paths ...string) []string {
 		var out []string
