@@ -222,9 +222,38 @@ func validateSessionFields(fields map[string]json.RawMessage) error {
 	}
 	if total > MaxSessionFieldsBytes {
 		return Errorf(EInvalid, "the session's other fields (%s) take %d bytes, %s alone %d; the limit is %d bytes in all",
-			strings.Join(names, ", "), total, largest, len(fields[largest]), MaxSessionFieldsBytes)
+			fieldNames(names), total, shortName(largest), len(fields[largest]), MaxSessionFieldsBytes)
 	}
 	return nil
+}
+
+// fieldNames lists the first few of names for a message, each shortened,
+// so that a message stays short however many fields a body has.
+func fieldNames(names []string) string {
+	const most = 5
+	shown := make([]string, 0, most+1)
+	for i, n := range names {
+		if i == most {
+			shown = append(shown, fmt.Sprintf("and %d more", len(names)-most))
+			break
+		}
+		shown = append(shown, shortName(n))
+	}
+	return strings.Join(shown, ", ")
+}
+
+// shortName is a field name as a message shows it: its first 40 bytes,
+// cut at a character.
+func shortName(n string) string {
+	const most = 40
+	if len(n) <= most {
+		return n
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(n[cut]) {
+		cut--
+	}
+	return n[:cut] + "..."
 }
 
 // AssignMountPaths sets the MountPath of each attachment: MountRoot and

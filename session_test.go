@@ -209,3 +209,20 @@ func TestCallerPermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionFieldsMessageIsShort: refusing thousands of fields, or one
+// with a huge name, names a few of them, shortened, not all.
+func TestSessionFieldsMessageIsShort(t *testing.T) {
+	fields := map[string]json.RawMessage{strings.Repeat("n", 5000): json.RawMessage(`"` + strings.Repeat("x", memstore.MaxSessionFieldsBytes) + `"`)}
+	for i := range 3000 {
+		fields[fmt.Sprintf("field%04d", i)] = json.RawMessage(`1`)
+	}
+	err := memstore.ValidateSessionCreate(memstore.SessionCreate{Fields: fields})
+	if memstore.ErrorCode(err) != memstore.EInvalid {
+		t.Fatalf("err = %v, want EInvalid", err)
+	}
+	msg := memstore.ErrorMessage(err)
+	if len(msg) > 500 || !strings.Contains(msg, "and 2996 more") || !strings.Contains(msg, fmt.Sprint(memstore.MaxSessionFieldsBytes)) {
+		t.Errorf("message of %d bytes: %.600s", len(msg), msg)
+	}
+}

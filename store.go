@@ -67,7 +67,7 @@ type StoreService interface {
 	DeleteStore(ctx context.Context, workspaceID, id string) error
 }
 
-// Page sizes of every list (API contract §3.4): a Limit of 0 means
+// Page sizes of every list, as the hosted API has them: a Limit of 0 means
 // DefaultPageSize; a page holds at most MaxPageSize items, or
 // MaxFullPageSize when they carry content.
 const (
