@@ -71,19 +71,13 @@ const damagedWarning = `level=WARN msg="the search index file is damaged: remove
 // and built again, with a warning in the log; searches then find every
 // memory, and every other read and write goes on meanwhile.
 func TestSearchIndexDamaged(t *testing.T) {
-	ctx := context.Background()
 	const n = 200
 	for _, damage := range damages {
 		for _, when := range []string{"at open", "while open"} {
 			t.Run(damage.name+" "+when, func(t *testing.T) {
 				var log syncbuf.Buffer
 				opts := sqlite.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}
-				db, path := mustOpenToClose(t)
-				s := mustStore(t, db)
-				mustCreateMany(t, db, s.ID, n, "/m/%d.md", "pangolin%d scales")
-				if err := db.WaitSearchIndex(ctx); err != nil {
-					t.Fatal(err)
-				}
+				db, path, s := mustIndexed(t, n)
 				file := sqlite.IndexPath(path)
 				if when == "at open" {
 					if err := db.Close(); err != nil {

@@ -96,13 +96,7 @@ func TestSearchFindsWhatWasJustWritten(t *testing.T) {
 // or of another version of its schema, it is built again from the
 // memories when the database opens.
 func TestSearchIndexRebuilt(t *testing.T) {
-	ctx := context.Background()
-	db, path := mustOpenToClose(t)
-	s := mustStore(t, db)
-	mustCreateMany(t, db, s.ID, 20, "/m/%d.md", "pangolin%d scales")
-	if err := db.WaitSearchIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db, path, s := mustIndexed(t, 20)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -300,13 +294,7 @@ func TestSearchFindsOtherProcessesWrites(t *testing.T) {
 // count of changes it holds, gains it in place: its indexes are not built
 // again.
 func TestSearchIndexOfVersion1(t *testing.T) {
-	ctx := context.Background()
-	db, path := mustOpenToClose(t)
-	s := mustStore(t, db)
-	mustCreateMany(t, db, s.ID, 20, "/m/%d.md", "pangolin%d scales")
-	if err := db.WaitSearchIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db, path, s := mustIndexed(t, 20)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

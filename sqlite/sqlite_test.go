@@ -54,6 +54,19 @@ func mustOpenToClose(tb testing.TB) (*sqlite.DB, string) {
 	return db, path
 }
 
+// mustIndexed opens a database to close with n memories ("pangolinI
+// scales" at /m/I.md) in one store, all taken in by the search index.
+func mustIndexed(tb testing.TB, n int) (db *sqlite.DB, path string, s *memstore.Store) {
+	tb.Helper()
+	db, path = mustOpenToClose(tb)
+	s = mustStore(tb, db)
+	mustCreateMany(tb, db, s.ID, n, "/m/%d.md", "pangolin%d scales")
+	if err := db.WaitSearchIndex(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return db, path, s
+}
+
 func mustStore(tb testing.TB, db *sqlite.DB) *memstore.Store {
 	tb.Helper()
 	return sqlitetest.Store(tb, db, ws, memstore.StoreCreate{Name: "notes"})
