@@ -47,7 +47,14 @@ func ValidateOverride(value string, fromSettings bool, home string) (string, err
 		}
 	}
 	n := strings.TrimRight(filepath.Clean(candidate), `/\`)
+	if n != "" {
+		// Trimming a "\" may leave a final "." ("~/.\" is the home
+		// directory with ".\" after it): clean again.
+		n = filepath.Clean(n)
+	}
 	switch {
+	case fromSettings && home != "" && n == filepath.Clean(home):
+		return "", errors.New("points at the home directory itself")
 	case strings.ContainsRune(n, 0):
 		return "", errors.New("contains a NUL byte")
 	case !filepath.IsAbs(n):

@@ -27,6 +27,7 @@ func TestValidateOverride(t *testing.T) {
 		{"~", true, "", "home directory itself"},
 		{"~/", true, "", "home directory itself"},
 		{"~/.", true, "", "home directory itself"},
+		{`~/.\`, true, "", "home directory itself"}, // "\" is trimmed as Claude Code does, leaving ~/.
 		{"~/..", true, "", "above the home directory"},
 		{"~/foo/..", true, "", "home directory itself"},
 		{`~\mem`, true, "/home/u/mem/", ""},
