@@ -68,18 +68,24 @@ func FuzzStdio(f *testing.F) {
 }
 
 // FuzzHTTP posts bodies to /mcp, outside any MCP session and within one:
-// nothing panics, and no body gets a 5xx.
+// nothing panics, no body gets a 5xx, and every session the SDK holds is
+// one the handler counts, so that its caps and closing hold for it.
 func FuzzHTTP(f *testing.F) {
 	f.Add([]byte(initializeLine), "application/json")
+	f.Add([]byte(initializeLine+" x"), "application/json")
+	f.Add([]byte(strings.Replace(initializeLine, `"method":"initialize",`, `"method":"initialize","METHOD":"ping",`, 1)), "application/json")
+	f.Add([]byte(strings.Replace(initializeLine, `"id":"init",`, "", 1)), "application/json")
+	f.Add([]byte("["+initializeLine+","+initializedLine+"]"), "application/json")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_list","arguments":{"path":7}}}`), "application/json")
 	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"method":"ping"}]`), "application/json; charset=utf-8")
 	e := newEnv(f)
-	_, srv := serveMCP(f, e, mcpserver.HandlerConfig{MaxBodyBytes: 64 << 10})
 	client := &http.Client{Timeout: fuzzTimeout}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		if strings.ContainsFunc(contentType, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
 			t.Skip("net/http sends no such header")
 		}
+		h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxBodyBytes: 64 << 10})
+		sdkSessions := mcpserver.SDKSessions(h)
 		sid := open(t, srv.URL, e.secret)
 		for _, id := range []string{"", sid} {
 			req, err := http.NewRequest("POST", srv.URL, strings.NewReader(string(body)))
@@ -102,5 +108,16 @@ func FuzzHTTP(f *testing.F) {
 				t.Fatalf("session %q: %d %s", id, res.StatusCode, b)
 			}
 		}
+		// The SDK ends the sessions it made for nothing, and the handler
+		// forgets those it closed, a moment after the answer.
+		eventually(t, "every session the SDK holds counted", func() bool {
+			ids := sdkSessions()
+			for _, id := range ids {
+				if !h.Counts(id) {
+					return false
+				}
+			}
+			return len(ids) <= h.OpenSessions()
+		})
 	})
 }

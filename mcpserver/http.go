@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +39,8 @@ type HandlerConfig struct {
 	// 0 means DefaultMaxSessionsPerSession.
 	MaxSessionsPerSession int
 	// MaxSessions caps the MCP sessions open at once on the server:
-	// beyond it, initialize is refused (503). 0 means DefaultMaxSessions.
+	// beyond it, a request that would open one (any POST without an
+	// Mcp-Session-Id) is refused (503). 0 means DefaultMaxSessions.
 	MaxSessions int
 	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
 	// default, mcp.DefaultMaxRequestBodyBytes.
@@ -76,6 +76,7 @@ type HTTPHandler struct {
 	sdk         http.Handler
 	open        *sessions
 	stopNotices func()
+	made        func(*mcp.Server) // for tests: told of each server serveNew makes
 }
 
 // Handler returns the streamable HTTP handler of c. Close it when the
@@ -171,11 +172,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r) // its 400 or 405
 		return
 	}
-	body, ok := h.readBody(w, r)
-	if !ok {
+	if !h.readBody(w, r) {
 		return
 	}
-	h.serveNew(w, r, caller, initializes(body))
+	h.serveNew(w, r, caller)
 }
 
 // serveSession serves a request of the open MCP session id.
@@ -204,48 +204,47 @@ func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 		return
 	}
 	defer h.open.done(e, stream)
-	if r.Method == http.MethodPost {
-		if _, ok := h.readBody(w, r); !ok {
-			return
-		}
+	if r.Method == http.MethodPost && !h.readBody(w, r) {
+		return
 	}
 	h.sdk.ServeHTTP(w, r)
 }
 
-// serveNew serves a POST without an MCP session: an initialize opens one,
-// within the limits; the SDK answers anything else as an error.
-func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *memstore.Caller, initialize bool) {
+// serveNew serves a POST without an MCP session. The SDK makes a session
+// for every such request, whatever it holds, and keeps it if the request
+// initializes it: so each one is entered here first, within the limits,
+// with the ID the SDK will give it. Telling an initialize apart here
+// would need the SDK's own reading of the body, to the letter; an entry
+// whose request opened nothing is forgotten when the request ends.
+func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *memstore.Caller) {
 	ts, err := agenttool.New(h.services, caller)
 	if err != nil {
 		h.log.LogAttrs(r.Context(), slog.LevelError, "mcp: cannot make the tools", slog.String("error", err.Error()))
 		refuse(w, http.StatusInternalServerError, memstore.ErrorMessage(err))
 		return
 	}
-	opts := &mcp.ServerOptions{Logger: h.log}
-	var e *entry
-	if initialize {
-		if e, err = h.open.open(caller); err != nil {
-			h.refuseOpen(w, err)
-			return
-		}
-		defer h.open.done(e, nil)
-		opts.GetSessionID = func() string { return e.id }
+	e, err := h.open.open(caller)
+	if err != nil {
+		h.refuseOpen(w, err)
+		return
 	}
-	srv := newServer(ts, caller.Session, h.version, opts)
-	if e != nil {
-		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					h.open.attach(e, ss)
-				}
-				return next(ctx, method, req)
+	defer h.open.done(e, nil)
+	srv := newServer(ts, caller.Session, h.version, &mcp.ServerOptions{Logger: h.log, GetSessionID: func() string { return e.id }})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				h.open.attach(e, ss)
 			}
-		})
+			return next(ctx, method, req)
+		}
+	})
+	if h.made != nil {
+		h.made(srv)
 	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, srv)))
 }
 
-// refuseOpen answers an initialize that opens no MCP session.
+// refuseOpen answers a request that may open no MCP session.
 func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errServerFull):
@@ -265,34 +264,20 @@ const shuttingDown = "the server is shutting down; connect again once it is back
 
 // readBody reads a request body within the limit, for the SDK to read
 // again, or answers 413.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) bool {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes, the server's limit", mbe.Limit))
-		return nil, false
+		return false
 	case err != nil:
 		refuse(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
-		return nil, false
+		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
-	return b, true
-}
-
-// initializes reports whether a POST body holds an initialize request,
-// alone or in a batch.
-func initializes(body []byte) bool {
-	type message struct {
-		Method string `json:"method"`
-	}
-	var one message
-	if json.Unmarshal(body, &one) == nil {
-		return one.Method == "initialize"
-	}
-	var batch []message
-	return json.Unmarshal(body, &batch) == nil && slices.Contains(batch, message{"initialize"})
+	return true
 }
 
 // needSessionToken is the answer to a request without a session token.

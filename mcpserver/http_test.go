@@ -351,3 +351,48 @@ func TestUnauthenticated(t *testing.T) {
 		t.Errorf("an API key: %q", msg)
 	}
 }
+
+// TestOpeningRequestsAreCounted sends requests without an MCP session
+// that the SDK takes as an initialize however they are spelled (trailing
+// bytes after the message, a second "method" key in other letters): each
+// session it opens is counted, capped and closed with its memstore
+// session. A request that opens nothing is forgotten at once.
+func TestOpeningRequestsAreCounted(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2})
+	trailing := initialize("trailing") + " x"
+	caseVariant := strings.Replace(initialize("case"), `"method":"initialize",`, `"method":"initialize","METHOD":"ping",`, 1)
+	var sids []string
+	for i, body := range []string{trailing, caseVariant} {
+		a := post(t, srv.URL, e.secret, "", body)
+		if a.status != 200 || a.sessionID == "" {
+			t.Fatalf("%q: %d %s; want a session", body, a.status, a.body)
+		}
+		if n := h.OpenSessions(); n != i+1 {
+			t.Errorf("after %q, %d MCP sessions counted; want %d", body, n, i+1)
+		}
+		sids = append(sids, a.sessionID)
+	}
+	if a := post(t, srv.URL, e.secret, "", trailing); a.status != http.StatusServiceUnavailable {
+		t.Errorf("a third session with a cap of 2: %d %s (session %q); want 503", a.status, a.body, a.sessionID)
+	}
+	for _, sid := range sids {
+		if a := post(t, srv.URL, e.secret, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); a.status != 200 {
+			t.Errorf("a ping of session %s: %d %s", sid, a.status, a.body)
+		}
+	}
+	if _, err := e.db.ArchiveSession(t.Context(), e.ws, e.caller.Session.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.OpenSessions(); n != 0 {
+		t.Errorf("%d MCP sessions open right after the archive", n)
+	}
+
+	_, token := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	for _, body := range []string{toolsList, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "not json"} {
+		if a := post(t, srv.URL, token, "", body); a.sessionID != "" {
+			t.Errorf("%q opened session %s: %d %s", body, a.sessionID, a.status, a.body)
+		}
+		eventually(t, "no session counted after "+body, func() bool { return h.OpenSessions() == 0 })
+	}
+}

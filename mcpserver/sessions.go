@@ -42,7 +42,7 @@ var (
 //
 // An MCP session is entered before the SDK makes it (with the ID the SDK
 // will give it), so that every request naming it finds it here; its
-// *mcp.ServerSession is attached when its initialize request is handled.
+// *mcp.ServerSession is attached when the SDK hands it its first request.
 type sessions struct {
 	perSession, max int
 
@@ -60,7 +60,7 @@ type entry struct {
 	once   sync.Once        // attaches ss
 
 	// Guarded by sessions.mu.
-	ss       *mcp.ServerSession // nil until initialize is handled
+	ss       *mcp.ServerSession // nil until the SDK hands it a request
 	used     uint64
 	requests int                     // requests in progress, but for GET streams
 	streams  map[*getStream]struct{} // open GET streams, ended at shutdown
@@ -75,12 +75,12 @@ func newSessions(perSession, max int) *sessions {
 	return &sessions{perSession: perSession, max: max, byID: map[string]*entry{}, byOwner: map[string][]*entry{}}
 }
 
-// open enters a new MCP session of caller, with one request (its
-// initialize) in progress: call done when that request ends. At the
-// memstore session's cap, its least recently used MCP session is closed
-// to make room: clients seldom end their sessions (with DELETE), so the
-// newest is the one in use; and as the cap is per memstore session, no one
-// can close another's sessions this way.
+// open enters a new MCP session of caller, with one request (the one
+// without a session, which may open it) in progress: call done when that
+// request ends. At the memstore session's cap, its least recently used
+// MCP session is closed to make room: clients seldom end their sessions
+// (with DELETE), so the newest is the one in use; and as the cap is per
+// memstore session, no one can close another's sessions this way.
 func (s *sessions) open(caller *memstore.Caller) (*entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,8 +176,9 @@ func (s *sessions) use(id string, caller *memstore.Caller, stream *getStream) (*
 }
 
 // done ends a request counted by open or use. An entry the SDK made no
-// session for (its initialize failed) is forgotten; once the server is
-// shutting down, a session is closed when its last request ends.
+// session for (its request was no initialize, or failed) is forgotten; a
+// session the SDK closes is forgotten when it ends (see attach). Once the
+// server is shutting down, a session is closed when its last request ends.
 func (s *sessions) done(e *entry, stream *getStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
