@@ -43,7 +43,8 @@ type HandlerConfig struct {
 	// Mcp-Session-Id) is refused (503). 0 means DefaultMaxSessions.
 	MaxSessions int
 	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
-	// default, mcp.DefaultMaxRequestBodyBytes.
+	// default, mcp.DefaultMaxRequestBodyBytes. A request that may open an
+	// MCP session is capped lower, at MaxOpeningBodyBytes.
 	MaxBodyBytes int64
 	// AllowedOrigins are the origins (SCHEME://HOST[:PORT]; those
 	// NormalizeOrigin refuses are ignored) of the web pages that may use
@@ -54,6 +55,12 @@ type HandlerConfig struct {
 	// Registry, when set, receives the gauge memstore_mcp_sessions.
 	Registry prometheus.Registerer
 }
+
+// MaxOpeningBodyBytes caps the body of a request without an MCP session
+// (no Mcp-Session-Id header), which may open one: a session keeps its
+// initialize parameters for as long as it lives, and an initialize needs
+// well under a kilobyte.
+const MaxOpeningBodyBytes = 64 << 10
 
 // HTTPHandler serves the tools over streamable HTTP.
 //
@@ -172,7 +179,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r) // its 400 or 405
 		return
 	}
-	if !h.readBody(w, r) {
+	if !h.readBody(w, r, true) {
 		return
 	}
 	h.serveNew(w, r, caller)
@@ -204,7 +211,7 @@ func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 		return
 	}
 	defer h.open.done(e, stream)
-	if r.Method == http.MethodPost && !h.readBody(w, r) {
+	if r.Method == http.MethodPost && !h.readBody(w, r, false) {
 		return
 	}
 	h.sdk.ServeHTTP(w, r)
@@ -263,13 +270,23 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 const shuttingDown = "the server is shutting down; connect again once it is back"
 
 // readBody reads a request body within the limit, for the SDK to read
-// again, or answers 413.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) bool {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+// again, or answers 413. The body of a request that may open an MCP
+// session has the smaller limit MaxOpeningBodyBytes.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening bool) bool {
+	limit := h.maxBody
+	if opening {
+		limit = min(limit, MaxOpeningBodyBytes)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes, the server's limit", mbe.Limit))
+		msg := fmt.Sprintf("the request body is larger than %d bytes, the server's limit", mbe.Limit)
+		if opening && mbe.Limit == MaxOpeningBodyBytes {
+			msg = fmt.Sprintf("the request body is larger than %d bytes, the limit of a request that opens an MCP session "+
+				"(one without an %s header, such as initialize)", mbe.Limit, sessionIDHeader)
+		}
+		refuse(w, http.StatusRequestEntityTooLarge, msg)
 		return false
 	case err != nil:
 		refuse(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())

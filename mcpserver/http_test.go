@@ -396,3 +396,30 @@ func TestOpeningRequestsAreCounted(t *testing.T) {
 		eventually(t, "no session counted after "+body, func() bool { return h.OpenSessions() == 0 })
 	}
 }
+
+// TestOpeningBodyLimit sends requests without an MCP session, which may
+// open one, over MaxOpeningBodyBytes: 413 naming the limit, and nothing
+// opened; a request of the same size within a session is served.
+func TestOpeningBodyLimit(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxBodyBytes: 1 << 20})
+	big := strings.Repeat("x", mcpserver.MaxOpeningBodyBytes)
+	for _, body := range []string{initialize(big), initialize(big) + " x", toolsList + strings.Repeat(" ", mcpserver.MaxOpeningBodyBytes)} {
+		a := post(t, srv.URL, e.secret, "", body)
+		if a.status != http.StatusRequestEntityTooLarge {
+			t.Errorf("a %d-byte request without a session: %d %.200s; want 413", len(body), a.status, a.body)
+			continue
+		}
+		if code, msg := rpcError(t, a); code != -32600 || !strings.Contains(msg, "larger than 65536 bytes, the limit of a request that opens an MCP session") {
+			t.Errorf("error %d %q", code, msg)
+		}
+	}
+	if n := h.OpenSessions(); n != 0 {
+		t.Errorf("%d sessions open", n)
+	}
+	sid := open(t, srv.URL, e.secret)
+	ping := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"pad":"` + big + `"}}}`
+	if a := post(t, srv.URL, e.secret, sid, ping); a.status != 200 || !strings.Contains(a.body, `"id":5`) {
+		t.Errorf("a %d-byte ping within a session: %d %.200s; want 200", len(ping), a.status, a.body)
+	}
+}

@@ -179,14 +179,18 @@ func TestServeMCP(t *testing.T) {
 		"--mcp-max-sessions", "1", "--allowed-origins", "https://ok.example")
 	token := mcpSession(t, s)
 	hc := &http.Client{Transport: bearerTransport(token)}
-	initialize := func(name, origin string) (int, string) {
+	// send posts body to /mcp, from a page of origin and within MCP
+	// session sid when not empty.
+	send := func(body, origin, sid string) (int, string) {
 		t.Helper()
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`, name)
 		req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
+		}
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
 		}
 		res, err := hc.Do(req)
 		if err != nil {
@@ -196,15 +200,24 @@ func TestServeMCP(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
+	initialize := func(name, origin string) (int, string) {
+		t.Helper()
+		return send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`, name), origin, "")
+	}
 
-	// The body limit, 1 MiB by default, holds on /mcp.
-	if status, body := initialize(strings.Repeat("x", 2<<20), ""); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 1048576 bytes") {
-		t.Errorf("a 2 MiB initialize: %d %.200s; want 413", status, body)
+	// A request that opens an MCP session is capped at 64 KiB.
+	if status, body := initialize(strings.Repeat("x", 100<<10), ""); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 65536 bytes") {
+		t.Errorf("a 100 KiB initialize: %d %.200s; want 413", status, body)
 	}
 
 	cs := mcpConnect(t, &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc, MaxRetries: -1})
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
+	}
+	// The body limit, 1 MiB by default, holds within a session.
+	ping := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}}`
+	if status, body := send(ping, "", cs.ID()); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 1048576 bytes") {
+		t.Errorf("a 2 MiB request within a session: %d %.200s; want 413", status, body)
 	}
 	// --allowed-origins and --mcp-max-sessions 1: a foreign origin is
 	// refused, an allowed one passes but finds the server full.
@@ -220,7 +233,7 @@ func TestServeMCP(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, want := range []string{`memstore_http_requests_total{method="POST",route="/mcp",status="200"}`, `memstore_http_requests_total{method="POST",route="/mcp",status="413"} 1`, "memstore_mcp_sessions 1"} {
+	for _, want := range []string{`memstore_http_requests_total{method="POST",route="/mcp",status="200"}`, `memstore_http_requests_total{method="POST",route="/mcp",status="413"} 2`, "memstore_mcp_sessions 1"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics lack %s", want)
 		}
