@@ -423,3 +423,26 @@ func TestOpeningBodyLimit(t *testing.T) {
 		t.Errorf("a %d-byte ping within a session: %d %.200s; want 200", len(ping), a.status, a.body)
 	}
 }
+
+// TestOfficialClientAtSessionCap connects the official client for a
+// memstore session at its cap: its probe and its initialize close one MCP
+// session between them, the least recently used.
+func TestOfficialClientAtSessionCap(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessionsPerSession: 2})
+	older, newer := open(t, srv.URL, e.secret), open(t, srv.URL, e.secret)
+	cs, err := connectHTTP(t.Context(), srv.URL, e.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if a := post(t, srv.URL, e.secret, older, toolsList); a.status != http.StatusNotFound {
+		t.Errorf("the least recently used session: %d %s; want 404", a.status, a.body)
+	}
+	if a := post(t, srv.URL, e.secret, newer, toolsList); a.status != 200 {
+		t.Errorf("the other session: %d %s; want it still open", a.status, a.body)
+	}
+	if n := h.OpenSessions(); n != 2 {
+		t.Errorf("%d MCP sessions open; want 2", n)
+	}
+}
