@@ -23,8 +23,10 @@ const (
 	// DefaultMaxSessionsPerSession is how many MCP sessions one memstore
 	// session may hold open: a few clients, each reconnecting now and then.
 	DefaultMaxSessionsPerSession = 16
-	// DefaultMaxSessions is how many MCP sessions the server holds open.
-	DefaultMaxSessions = 1024
+	// DefaultMaxSessions is how many MCP sessions the server holds open:
+	// each may hold a connection for its GET stream, so it stays well
+	// below the server's connection cap.
+	DefaultMaxSessions = 256
 )
 
 // The reasons why no MCP session is opened or used.

@@ -13,7 +13,7 @@ import (
 	"github.com/memstore/memstore/sqlite"
 )
 
-const mcpHelp = `Usage: memstore mcp --url URL --token SESSION_TOKEN
+const mcpHelp = `Usage: memstore mcp --url URL [--token SESSION_TOKEN]
        memstore mcp [--db FILE] --store ID[:ro] [--instructions TEXT] [--store ...]...
 
 Serves the six memory tools (memory_list, memory_search, memory_read,
@@ -24,7 +24,8 @@ prompt: its stores, their access and instructions, and how to use memory.
 With --url and --token (or MEMSTORE_URL and MEMSTORE_TOKEN) the tools work
 on a memstore server as that session: they reach its stores only, with
 their access, and the server records the session as the author of every
-change.
+change. Prefer MEMSTORE_TOKEN to --token: other users of the machine can
+read a command's arguments (with ps), not its environment.
 
 With a database (--db, MEMSTORE_DB, or the default one) the command makes a
 session of its own with the --store attachments (ID:ro for read-only, each
@@ -32,7 +33,7 @@ optionally followed by --instructions), records changes as that session's,
 and ends it on exit.
 
 Claude Code:
-  claude mcp add memstore -- memstore mcp --url http://127.0.0.1:6366 --token st-memstore-...
+  claude mcp add memstore -e MEMSTORE_TOKEN=st-memstore-... -- memstore mcp --url http://127.0.0.1:6366
 
 'memstore serve' also serves the same tools over streamable HTTP at /mcp,
 for clients that hold a session token (Authorization: Bearer).

@@ -176,7 +176,7 @@ func mcpSession(t *testing.T, s *testServer) string {
 func TestServeMCP(t *testing.T) {
 	clearEnv(t)
 	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--log-level", "info", "--log-format", "json",
-		"--mcp-max-sessions", "1", "--allowed-origins", "https://ok.example")
+		"--mcp-max-sessions", "1", "--allowed-origins", "https://ok.example", "--max-body-bytes", "6000000")
 	token := mcpSession(t, s)
 	hc := &http.Client{Transport: bearerTransport(token)}
 	// send posts body to /mcp, from a page of origin and within MCP
@@ -214,10 +214,16 @@ func TestServeMCP(t *testing.T) {
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	// The body limit, 1 MiB by default, holds within a session.
-	ping := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}}`
-	if status, body := send(ping, "", cs.ID()); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 1048576 bytes") {
-		t.Errorf("a 2 MiB request within a session: %d %.200s; want 413", status, body)
+	// --max-body-bytes holds within a session, above the MCP SDK's own
+	// default of 4 MiB too.
+	ping := func(n int) string {
+		return `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", n) + `"}}}`
+	}
+	if status, body := send(ping(5<<20), "", cs.ID()); status != http.StatusOK {
+		t.Errorf("a 5 MiB request within a session: %d %.200s; want 200", status, body)
+	}
+	if status, body := send(ping(6<<20), "", cs.ID()); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 6000000 bytes") {
+		t.Errorf("a 6 MiB request within a session: %d %.200s; want 413", status, body)
 	}
 	// --allowed-origins and --mcp-max-sessions 1: a foreign origin is
 	// refused, an allowed one passes but finds the server full.

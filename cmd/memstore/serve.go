@@ -130,7 +130,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
 	fs.Var(c.logLevel, "log-level", "least severe `LEVEL` logged: debug, info, warn or error (MEMSTORE_LOG_LEVEL)")
 	fs.Var(&c.mcpIdle, "mcp-idle-timeout", "close an MCP session after `DURATION` without a request (MEMSTORE_MCP_IDLE_TIMEOUT)")
-	fs.Var(&c.mcpMax, "mcp-max-sessions", "cap on the MCP sessions open at once, `N`; 0 for the default (MEMSTORE_MCP_MAX_SESSIONS)")
+	fs.Var(&c.mcpMax, "mcp-max-sessions", fmt.Sprintf("cap on the MCP sessions open at once, `N`, at most half of --max-connections; 0 for the default of %d (MEMSTORE_MCP_MAX_SESSIONS)", mcpserver.DefaultMaxSessions))
 	fs.Var(&c.mcpPerSession, "mcp-max-per-session", "cap on the MCP sessions open at once for one memstore session, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_SESSION)")
 	fs.Var(&c.origins, "allowed-origins", "comma-separated `ORIGINS`, such as https://app.example.com, of web pages allowed to use /mcp besides the server's own (MEMSTORE_ALLOWED_ORIGINS)")
 	if err := parse(fs, args); err != nil {
@@ -141,6 +141,20 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	}
 	if err := applyEnv(e, "serve", fs, serveEnv); err != nil {
 		return nil, err
+	}
+	if c.maxConns == 0 {
+		c.maxConns = defaultMaxConnections
+	}
+	if c.maxBodyBytes == 0 {
+		c.maxBodyBytes = httpapi.DefaultMaxBodyBytes
+	}
+	if c.mcpMax == 0 {
+		c.mcpMax = mcpserver.DefaultMaxSessions
+	}
+	// A GET stream is a busy connection, which the connection cap never
+	// closes: MCP sessions alone must not be able to take every one.
+	if c.mcpMax > c.maxConns/2 {
+		return nil, usageError(e, "memstore serve: --mcp-max-sessions %d is more than half of --max-connections %d: each MCP session may hold a connection open for its GET stream; keep --mcp-max-sessions at most half of --max-connections", c.mcpMax, c.maxConns)
 	}
 	return c, nil
 }
@@ -207,15 +221,12 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	mcpHandler := mcpserver.Handler(mcpserver.HandlerConfig{
 		Sessions: db, Services: agenttool.Services{Memories: db, Search: db}, Version: Version, Logger: log,
 		IdleTimeout: time.Duration(c.mcpIdle), MaxSessions: int(c.mcpMax), MaxSessionsPerSession: int(c.mcpPerSession),
+		MaxBodyBytes:   int64(c.maxBodyBytes),
 		AllowedOrigins: c.origins, Registry: reg,
 	})
 	defer mcpHandler.Close()
 	api.Mount("/mcp", mcpHandler)
-	maxConns := int(c.maxConns)
-	if maxConns == 0 {
-		maxConns = defaultMaxConnections
-	}
-	limited := netlimit.New(ln, maxConns)
+	limited := netlimit.New(ln, int(c.maxConns))
 	srv := &http.Server{
 		Handler:           api,
 		ConnState:         limited.ConnState,

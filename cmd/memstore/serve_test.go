@@ -341,6 +341,9 @@ func TestServeConfigErrors(t *testing.T) {
 		{"env max-connections", nil, map[string]string{"MEMSTORE_MAX_CONNECTIONS": "lots"}, `memstore serve: MEMSTORE_MAX_CONNECTIONS="lots": must be a whole number, 0 or more`},
 		{"mcp-idle-timeout", []string{"--mcp-idle-timeout", "0s"}, nil, `invalid value "0s" for flag -mcp-idle-timeout: must be a duration above 0, such as 30m or 2h`},
 		{"env mcp-max-sessions", nil, map[string]string{"MEMSTORE_MCP_MAX_SESSIONS": "lots"}, `memstore serve: MEMSTORE_MCP_MAX_SESSIONS="lots": must be a whole number, 0 or more`},
+		{"mcp sessions over half the connections", []string{"--max-connections", "100", "--mcp-max-sessions", "51"}, nil, `memstore serve: --mcp-max-sessions 51 is more than half of --max-connections 100: each MCP session may hold a connection open for its GET stream; keep --mcp-max-sessions at most half of --max-connections`},
+		{"default mcp sessions over half the connections", []string{"--max-connections", "300"}, nil, `memstore serve: --mcp-max-sessions 256 is more than half of --max-connections 300`},
+		{"env mcp sessions over half the default connections", nil, map[string]string{"MEMSTORE_MCP_MAX_SESSIONS": "513"}, `memstore serve: --mcp-max-sessions 513 is more than half of --max-connections 1024`},
 		{"env allowed-origins", nil, map[string]string{"MEMSTORE_ALLOWED_ORIGINS": "https://a.example.com,b.example.com"}, `memstore serve: MEMSTORE_ALLOWED_ORIGINS="https://a.example.com,b.example.com": origin "b.example.com" is not SCHEME://HOST[:PORT]`},
 	}
 	for _, tt := range tests {
@@ -448,7 +451,7 @@ func TestServeOptions(t *testing.T) {
 func TestServeMaxConnections(t *testing.T) {
 	const max, extra = 8, 20
 	t.Setenv("MEMSTORE_MAX_CONNECTIONS", strconv.Itoa(max))
-	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"))
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--mcp-max-sessions", strconv.Itoa(max/2))
 	addr := strings.TrimPrefix(s.url, "http://")
 	var conns []net.Conn
 	for range max + extra {
