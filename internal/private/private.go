@@ -1,8 +1,13 @@
 // Package private makes the files that hold memories or credentials (a
-// database and everything beside it, key files, exports) readable and
-// writable by their owner only. The mode is set on the open file itself,
-// so it does not depend on the umask: SQLite, for one, makes its files
-// 0644 whatever the umask allows.
+// database and everything beside it, key files, exports, memory
+// directories) readable and writable by their owner only. The mode is set
+// on the open file itself, so it does not depend on the umask: SQLite, for
+// one, makes its files 0644 whatever the umask allows.
+//
+// It is also the one writer of such files (WriteFile, WriteNew, Begin):
+// whole or not at all, synced, with its directory synced. Writing lives
+// here rather than in a package of its own because the mode is part of
+// every write, and this package is where the modes are kept.
 package private
 
 import (
