@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/internal/secrets"
 )
 
@@ -407,7 +408,7 @@ type FixResult struct {
 // FixIndex rebuilds the index of dir, and of its team directory when
 // there is one, from the topic files (see BuildIndex), replacing each
 // atomically (a new file renamed over the old one, with the old one's
-// permissions, 0600 for a new one). An index is written only when its
+// permissions less any execute bit, 0600 for a new one). An index is written only when its
 // content changes; a scope with neither topic files nor an index is left
 // alone.
 func FixIndex(dir string) ([]FixResult, error) {
@@ -454,7 +455,7 @@ func FixIndex(dir string) ([]FixResult, error) {
 			r.Omitted = append(r.Omitted, s.prefix+t.Name)
 		}
 		if string(raw) != index {
-			if err := writeFileAtomic(ipath, []byte(index)); err != nil {
+			if err := private.WriteFile(ipath, []byte(index), private.KeepMode()); err != nil {
 				return nil, err
 			}
 			r.Changed = true
@@ -462,37 +463,4 @@ func FixIndex(dir string) ([]FixResult, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// writeFileAtomic replaces the file at name with data: readers see the
-// old content or the new, never a part. The file keeps its permissions;
-// a new one gets 0600.
-func writeFileAtomic(name string, data []byte) (err error) {
-	perm := fs.FileMode(0o600)
-	if fi, err := os.Stat(name); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), name)
 }

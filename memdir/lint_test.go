@@ -314,6 +314,28 @@ func TestFixIndexTeam(t *testing.T) {
 	}
 }
 
+// TestFixIndexKeepsMode: a rebuilt index keeps the mode its owner gave
+// the old one, but never an execute bit, and no temporary file is left.
+func TestFixIndexKeepsMode(t *testing.T) {
+	for _, tt := range []struct{ had, want os.FileMode }{{0o644, 0o644}, {0o755, 0o644}, {0o600, 0o600}} {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"MEMORY.md": "stale\n", "a.md": topic("A", "memory a", "user")})
+		index := filepath.Join(dir, "MEMORY.md")
+		if err := os.Chmod(index, tt.had); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := memdir.FixIndex(dir); err != nil || len(res) != 1 || !res[0].Changed {
+			t.Fatalf("fix: %+v, %v", res, err)
+		}
+		if fi, err := os.Stat(index); err != nil || fi.Mode().Perm() != tt.want {
+			t.Errorf("index of mode %#o rebuilt with mode %v, %v; want %#o", tt.had, fi.Mode().Perm(), err, tt.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("directory holds %v; want MEMORY.md and a.md", entries)
+		}
+	}
+}
+
 // TestLintSizeIsSyncs: lint calls a file too large exactly when sync
 // skips it, over the store's limit of a memory.
 func TestLintSizeIsSyncs(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/internal/tooltext"
 )
 
@@ -44,10 +45,10 @@ func AppendLog(path string, at time.Time, text string) (entry string, err error)
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), private.DirMode); err != nil {
 		return "", err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, private.FileMode)
 	if err != nil {
 		return "", err
 	}

@@ -42,8 +42,9 @@ MESSAGE [RULE], the rule a stable identifier:
 per file, from its frontmatter's name and description, newest first (by
 the frontmatter's modified, else the file's time), as many as fit in 200
 lines and 25,000 characters, so that the memories the limits leave out are
-the oldest, never the newest. Each index is replaced atomically, and only
-when it changes. Then the directory is checked again.
+the oldest, never the newest. Each index is replaced atomically (keeping
+its mode, less any execute bit), and only when it changes. Then the
+directory is checked again.
 
 --dir names the memory directory itself, instead of finding the project's.
 --json prints {"dir", "findings": [{rule, severity, file, line, message}],
