@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
 )
 
 // Scope is which part of a memory directory a sync covers.
@@ -271,7 +272,7 @@ func openDir(o *Options) (*os.Root, error) {
 		if o.DryRun {
 			return nil, nil
 		}
-		if err := os.MkdirAll(o.Dir, dirMode); err != nil {
+		if err := os.MkdirAll(o.Dir, private.DirMode); err != nil {
 			return nil, localErr("make directory", err)
 		}
 	}

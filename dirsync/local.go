@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"regexp"
@@ -16,11 +15,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
-)
-
-const (
-	fileMode = 0o600 // new files: owner only, as memory is private
-	dirMode  = 0o700
+	"github.com/memstore/memstore/internal/private"
 )
 
 // Names in the directory that belong to the syncs themselves and are
@@ -40,6 +35,10 @@ const (
 	// indexName is the file merged by line union.
 	indexName = "MEMORY.md"
 )
+
+// ownTemp names the sync's temporary files after ownPrefix, so that a
+// scan takes one left by a crash for the sync's own, never a memory.
+var ownTemp = private.TempPrefix(ownPrefix + ".tmp-")
 
 // conflictName matches the files the sync keeps for the losing side of a
 // conflict: they stay local, for a person to resolve.
@@ -240,7 +239,7 @@ func (t *localTree) checkDirs(rel string, mk bool) (bool, error) {
 		case !mk:
 			return false, nil
 		}
-		if err := t.root.Mkdir(d, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := t.root.Mkdir(d, private.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return false, err
 		}
 		// Made by someone else meanwhile: check it again.
@@ -273,63 +272,17 @@ func (t *localTree) writeOnce(rel string, data []byte, expect string) error {
 	if _, err := t.checkDirs(rel, true); err != nil {
 		return err
 	}
-	mode := os.FileMode(fileMode)
-	if fi, err := t.root.Lstat(rel); err == nil {
-		if !fi.Mode().IsRegular() {
-			return errNotRegular
-		}
-		// The file's own permissions, but never executable: content
-		// from the store is not to be run.
-		mode = fi.Mode().Perm() &^ 0o111
+	if fi, err := t.root.Lstat(rel); err == nil && !fi.Mode().IsRegular() {
+		return errNotRegular
 	}
 	if cur, err := t.hash(rel); err != nil {
 		return err
 	} else if cur != expect {
 		return errChanged
 	}
-	dir, base := path.Split(rel)
-	d, err := t.root.OpenRoot(cleanDir(dir))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return replaceFile(d, base, ownPrefix, data, mode)
-}
-
-// writeNew writes data to the new file name in r and syncs it; on failure
-// the file is removed.
-func writeNew(r *os.Root, name string, data []byte, mode os.FileMode) error {
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		r.Remove(name)
-	}
-	return err
-}
-
-// replaceFile replaces name in r with data atomically: a synced temporary
-// file (named after tmpPrefix, so that sync never takes it for a memory)
-// renamed over name, then the directory synced.
-func replaceFile(r *os.Root, name, tmpPrefix string, data []byte, mode os.FileMode) error {
-	tmp := fmt.Sprintf("%s.tmp-%016x", tmpPrefix, rand.Uint64())
-	if err := writeNew(r, tmp, data, mode); err != nil {
-		return err
-	}
-	if err := r.Rename(tmp, name); err != nil {
-		r.Remove(tmp)
-		return err
-	}
-	syncDir(r)
-	return nil
+	// The file's own permissions, but never executable: content from the
+	// store is not to be run.
+	return private.WriteFileIn(t.root, rel, data, private.KeepMode(), ownTemp)
 }
 
 // create writes data to a new file rel, failing if it exists.
@@ -337,7 +290,7 @@ func (t *localTree) create(rel string, data []byte) error {
 	if _, err := t.checkDirs(rel, true); err != nil {
 		return err
 	}
-	return writeNew(t.root, rel, data, fileMode)
+	return private.WriteNewIn(t.root, rel, data, ownTemp)
 }
 
 // remove deletes file rel if it still has the hash expect, then the
@@ -408,23 +361,6 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// cleanDir turns path.Split's directory into a name for os.Root.
-func cleanDir(dir string) string {
-	if dir == "" {
-		return "."
-	}
-	return strings.TrimSuffix(dir, "/")
-}
-
-// syncDir makes a change to the entries of a directory durable; best
-// effort, as some filesystems cannot sync a directory.
-func syncDir(d *os.Root) {
-	if f, err := d.Open("."); err == nil {
-		f.Sync()
-		f.Close()
-	}
 }
 
 func sha256Hex(b []byte) string {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/memstore/memstore/internal/private"
 )
 
 // lock takes the directory's sync lock, so that two syncs of one
@@ -13,7 +15,7 @@ import (
 // It is an advisory lock on a file of its own, released by the kernel if
 // the process dies.
 func lock(root *os.Root) (unlock func(), err error) {
-	f, err := root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, fileMode)
+	f, err := root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, private.FileMode)
 	if err != nil {
 		return nil, localErr("lock the directory", err)
 	}

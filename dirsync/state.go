@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
 )
 
 // stateVersion is the format of the state file.
@@ -64,7 +65,7 @@ func (st *state) save(root *os.Root) error {
 		return localErr("write "+StateFile, err)
 	}
 	data = append(data, '\n')
-	if err := replaceFile(root, StateFile, StateFile, data, fileMode); err != nil {
+	if err := private.WriteFileIn(root, StateFile, data, ownTemp); err != nil {
 		return localErr("write "+StateFile, err)
 	}
 	return nil
