@@ -2,12 +2,10 @@ package memorytool
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,12 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/internal/secrets"
-)
-
-const (
-	fileMode = 0o600 // new files: owner only, whatever the umask allows
-	dirMode  = 0o700 // new directories: owner only
 )
 
 // Options are memstore's additions to the memory tool. All are off by
@@ -69,7 +63,9 @@ type Local struct {
 	root *os.Root
 	dir  string // the directory's real path, for symlink containment
 	opts Options
-	pid  int // in temporary files' names, as the reference has it
+	// temp names temporary files .tmp-PID-, then random digits, as the
+	// reference names its own.
+	temp private.Option
 
 	mu        sync.RWMutex // writers exclude each other and readers
 	sweepMu   sync.Mutex
@@ -81,7 +77,7 @@ var _ Handler = (*Local)(nil)
 // OpenLocal opens the host directory dir as /memories, creating it (mode
 // 0700) if it does not exist.
 func OpenLocal(dir string, opts Options) (*Local, error) {
-	if err := os.MkdirAll(dir, dirMode); err != nil {
+	if err := os.MkdirAll(dir, private.DirMode); err != nil {
 		return nil, fmt.Errorf("create memory directory: %w", err)
 	}
 	abs, err := filepath.Abs(dir)
@@ -96,7 +92,8 @@ func OpenLocal(dir string, opts Options) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory directory: %w", err)
 	}
-	return &Local{root: root, dir: real, opts: opts, pid: os.Getpid()}, nil
+	temp := private.TempPrefix(fmt.Sprintf(".tmp-%d-", os.Getpid()))
+	return &Local{root: root, dir: real, opts: opts, temp: temp}, nil
 }
 
 // Close releases the directory.
@@ -296,25 +293,13 @@ func (l *Local) Create(ctx context.Context, p, text string) (string, error) {
 	if err := l.mkdirs(t); err != nil {
 		return "", err
 	}
-	dir, err := l.root.OpenRoot(t.dir)
-	if err != nil {
-		return "", l.pathError(p, err, false)
-	}
-	defer dir.Close()
-	// Write a temporary file, then link it into place: the file appears
-	// whole or not at all, and link, unlike rename, never replaces anything.
-	tmp, err := l.writeTemp(dir, []byte(text))
-	if err != nil {
-		return "", l.pathError(p, err, false)
-	}
-	defer dir.Remove(tmp)
-	if err := dir.Link(tmp, t.base); err != nil {
+	// The file appears whole or not at all, and never replaces anything.
+	if err := private.WriteNewIn(l.root, t.entry(), []byte(text), l.temp); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return "", errExists(p)
 		}
 		return "", l.pathError(p, err, false)
 	}
-	syncDir(dir, ".")
 	return okCreated(p), nil
 }
 
@@ -367,7 +352,8 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 	if err := l.opts.guard(p, added, int64(len(updated))); err != nil {
 		return "", err
 	}
-	if err := l.writeAtomic(t, []byte(updated)); err != nil {
+	// A synced temporary file renamed over p's own directory entry.
+	if err := private.WriteFileIn(l.root, t.entry(), []byte(updated), l.temp); err != nil {
 		return "", l.pathError(p, err, false)
 	}
 	return out, nil
@@ -394,7 +380,7 @@ func (l *Local) Delete(ctx context.Context, p string) (string, error) {
 	if err := l.root.RemoveAll(t.entry()); err != nil {
 		return "", l.pathError(p, err, true)
 	}
-	syncDir(l.root, t.dir)
+	private.SyncDir(l.root, t.dir)
 	return okDeleted(p), nil
 }
 
@@ -437,8 +423,8 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 		}
 		return "", l.pathError(oldPath, err, true)
 	}
-	syncDir(l.root, from.dir)
-	syncDir(l.root, to.dir)
+	private.SyncDir(l.root, from.dir)
+	private.SyncDir(l.root, to.dir)
 	return okRenamed(oldPath, newPath), nil
 }
 
@@ -474,75 +460,9 @@ func (l *Local) mkdirs(t target) error {
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return errNotFound(t.model)
 		}
-		if err := l.root.Mkdir(dir, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := l.root.Mkdir(dir, private.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return l.pathError(t.model, err, false)
 		}
 	}
 	return nil
-}
-
-// writeTemp writes data to a new hidden file in dir, synced, and returns its
-// name. The name has the reference's form, .tmp-PID-UUID.
-func (l *Local) writeTemp(dir *os.Root, data []byte) (string, error) {
-	name := fmt.Sprintf(".tmp-%d-%s", l.pid, uuid())
-	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		dir.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
-// writeAtomic replaces t's directory entry with a new regular file holding
-// data: a synced temporary file renamed into place.
-func (l *Local) writeAtomic(t target, data []byte) error {
-	// The directory is opened once for the temporary file, the rename and
-	// the sync, rather than walked from the root for each.
-	dir, err := l.root.OpenRoot(t.dir)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	tmp, err := l.writeTemp(dir, data)
-	if err != nil {
-		return err
-	}
-	if err := dir.Rename(tmp, t.base); err != nil {
-		dir.Remove(tmp)
-		return err
-	}
-	syncDir(dir, ".")
-	return nil
-}
-
-// syncDir makes a change to the entries of directory name in r durable.
-// Best effort: some filesystems cannot sync a directory, and the change
-// itself is done.
-func syncDir(r *os.Root, name string) {
-	if f, err := r.Open(name); err == nil {
-		f.Sync()
-		f.Close()
-	}
-}
-
-// uuid returns a random version-4 UUID for a temporary file's name. The
-// name only has to be unlikely to collide (the file is created with
-// O_EXCL), so it comes from math/rand, which needs no system call.
-func uuid() string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
