@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -297,23 +297,9 @@ func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) e
 // writeKeyFile writes secret to a new file that only its owner may read.
 // A file already there is left alone: it may hold a key still in use.
 func writeKeyFile(name, secret string) error {
-	f, err := private.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%s already exists and was left as it is (it does not hold this key)", name)
+	err := private.WriteNew(name, []byte(secret+"\n"))
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w (it does not hold this key)", err)
 	}
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(secret + "\n")
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name) // a partial key is no use to anyone
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
+	return err
 }

@@ -28,7 +28,8 @@ Writes every memory of a store out:
                replaced, others are left alone; a memory whose path
                cannot be a file here (a hidden name such as .git/ or
                .env, or one too long) is skipped with a warning
-  FILE.jsonl   one JSON object per line: {"path","content","content_sha256"}
+  FILE.jsonl   one JSON object per line: {"path","content","content_sha256"};
+               an existing FILE.jsonl is replaced once the export is complete
   -            the same JSON lines on standard output
 
 Progress goes to stderr, then a summary (to stdout unless the memories go
@@ -87,13 +88,14 @@ func runExport(ctx context.Context, e env, args []string) error {
 		if target == "-" {
 			summary = e.stderr
 		} else {
-			f, err := private.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+			// The old file stays until the export is complete.
+			p, err := private.Begin(target)
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			out = f
-			finish = f.Close
+			defer p.Discard()
+			out = p
+			finish = p.Commit
 		}
 		w := bufio.NewWriter(out)
 		enc := json.NewEncoder(w)
@@ -204,12 +206,7 @@ func exportFile(root *os.Root, dir string, m *memstore.Memory) error {
 			return err
 		}
 	}
-	f, err := private.OpenFileIn(root, rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(m.Content)
-	return errors.Join(err, f.Close())
+	return private.WriteFileIn(root, rel, []byte(m.Content))
 }
 
 // importCounts is what an import did.

@@ -21,17 +21,6 @@ const FileMode fs.FileMode = 0o600
 // DirMode is the mode of the directories memstore makes for them.
 const DirMode fs.FileMode = 0o700
 
-// OpenFile is os.OpenFile with FileMode, which the file gets whether it
-// was made now or was there already.
-func OpenFile(name string, flag int) (*os.File, error) {
-	return restrict(os.OpenFile(name, flag, FileMode))
-}
-
-// OpenFileIn is OpenFile for a file below root.
-func OpenFileIn(root *os.Root, name string, flag int) (*os.File, error) {
-	return restrict(root.OpenFile(name, flag, FileMode))
-}
-
 // Create makes the file name with FileMode if there is none, and leaves
 // an existing one as it is; it reports whether it made it.
 func Create(name string) (made bool, err error) {
