@@ -59,24 +59,21 @@ type Pending struct {
 // Begin starts replacing the file name: see Pending. The file gets
 // FileMode whatever the umask, unless an option says otherwise.
 func Begin(name string, opts ...Option) (*Pending, error) {
-	dir, base, err := split(name)
-	if err != nil {
-		return nil, err
-	}
-	d, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, dirError(dir, err)
-	}
-	return begin(d, base, name, opts)
+	return beginIn(nil, name, opts)
 }
 
-// beginIn is Begin for the file name below root.
+// beginIn is Begin for the file name below root, or for name itself when
+// root is nil.
 func beginIn(root *os.Root, name string, opts []Option) (*Pending, error) {
 	dir, base, err := split(name)
 	if err != nil {
 		return nil, err
 	}
-	d, err := root.OpenRoot(dir)
+	open := os.OpenRoot
+	if root != nil {
+		open = root.OpenRoot
+	}
+	d, err := open(dir)
 	if err != nil {
 		return nil, dirError(dir, err)
 	}
@@ -213,19 +210,13 @@ func (p *Pending) removeTemp() {
 // + ".tmp-" + random digits, exists only while it is written.
 func WriteFile(name string, data []byte, opts ...Option) error {
 	p, err := Begin(name, opts...)
-	if err != nil {
-		return err
-	}
-	return p.put(data, false)
+	return put(p, err, data, false)
 }
 
 // WriteFileIn is WriteFile for the file name below root.
 func WriteFileIn(root *os.Root, name string, data []byte, opts ...Option) error {
 	p, err := beginIn(root, name, opts)
-	if err != nil {
-		return err
-	}
-	return p.put(data, false)
+	return put(p, err, data, false)
 }
 
 // WriteNew writes data to the new file name as WriteFile does, but never
@@ -234,22 +225,20 @@ func WriteFileIn(root *os.Root, name string, data []byte, opts ...Option) error 
 // not at all, which needs a file system with hard links.
 func WriteNew(name string, data []byte, opts ...Option) error {
 	p, err := Begin(name, opts...)
-	if err != nil {
-		return err
-	}
-	return p.put(data, true)
+	return put(p, err, data, true)
 }
 
 // WriteNewIn is WriteNew for the file name below root.
 func WriteNewIn(root *os.Root, name string, data []byte, opts ...Option) error {
 	p, err := beginIn(root, name, opts)
+	return put(p, err, data, true)
+}
+
+// put writes data to the file p that began with err, and commits it.
+func put(p *Pending, err error, data []byte, exclusive bool) error {
 	if err != nil {
 		return err
 	}
-	return p.put(data, true)
-}
-
-func (p *Pending) put(data []byte, exclusive bool) error {
 	if _, err := p.Write(data); err != nil {
 		p.Discard()
 		return err

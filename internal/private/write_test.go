@@ -29,6 +29,16 @@ func entries(t *testing.T, dir string) []string {
 	return names
 }
 
+// inRoot calls fn with dir opened as a root.
+func inRoot(dir string, fn func(*os.Root) error) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fn(root)
+}
+
 // TestWriteModes: every writer gives FileMode whatever the umask (0 would
 // leave 0600 as asked, 0277 would make it read-only), and KeepMode keeps
 // a replaced file's mode but its execute bits. The umask is the process's,
@@ -138,12 +148,7 @@ func TestWriteFailures(t *testing.T) {
 			return WriteNew(filepath.Join(dir, "f"), []byte("new"))
 		}, "/f already exists and was left unchanged", fs.ErrExist, []string{"f"}},
 		{"WriteNewIn over a file", func(dir string) error {
-			root, err := os.OpenRoot(dir)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			return WriteNewIn(root, "f", []byte("new"), TempPrefix(".mine-"))
+			return inRoot(dir, func(root *os.Root) error { return WriteNewIn(root, "f", []byte("new"), TempPrefix(".mine-")) })
 		}, "f already exists and was left unchanged", fs.ErrExist, []string{"f"}},
 		{"WriteNew over a dangling link", func(dir string) error {
 			if err := os.Symlink("nowhere", filepath.Join(dir, "link")); err != nil {
@@ -155,20 +160,10 @@ func TestWriteFailures(t *testing.T) {
 			return WriteFile(filepath.Join(dir, "missing", "f"), []byte("new"))
 		}, "open directory " + "DIR/missing: no such file or directory", fs.ErrNotExist, []string{"f"}},
 		{"a missing directory below a root", func(dir string) error {
-			root, err := os.OpenRoot(dir)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			return WriteFileIn(root, "missing/f", []byte("new"))
+			return inRoot(dir, func(root *os.Root) error { return WriteFileIn(root, "missing/f", []byte("new")) })
 		}, "open directory missing: no such file or directory", fs.ErrNotExist, []string{"f"}},
 		{"a directory outside the root", func(dir string) error {
-			root, err := os.OpenRoot(dir)
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			return WriteFileIn(root, "../f", []byte("new"))
+			return inRoot(dir, func(root *os.Root) error { return WriteFileIn(root, "../f", []byte("new")) })
 		}, "open directory ..: path escapes from parent", nil, []string{"f"}},
 		{"a directory in the way", func(dir string) error {
 			if err := os.MkdirAll(filepath.Join(dir, "d", "sub"), 0o700); err != nil {
