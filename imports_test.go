@@ -30,6 +30,14 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("the root package depends on %s", d)
 		}
 	}
+	// The text side of search, which every backend and memdir share,
+	// depends on no package of the module.
+	searchtext := module + "/internal/searchtext"
+	for _, d := range deps(t, searchtext) {
+		if (d == module || strings.HasPrefix(d, module+"/")) && d != searchtext {
+			t.Errorf("%s depends on %s", searchtext, d)
+		}
+	}
 	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, "github.com/anthropics/") {

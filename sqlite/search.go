@@ -8,16 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/searchtext"
 )
 
 var _ memstore.SearchService = (*DB)(nil)
@@ -27,8 +23,8 @@ var _ memstore.SearchService = (*DB)(nil)
 // words of path and content, ranked by bm25), memories_paths (the same
 // words of the paths alone) and memories_trigrams (substrings of three
 // characters or more). The query is never handed to FTS5 as written: it
-// is cut into terms here, and each term is quoted as an FTS5 string, in
-// which no character is syntax.
+// is cut into terms by searchtext.ParseQuery, and each term is quoted as
+// an FTS5 string, in which no character is syntax.
 //
 // FTS5 ranks by computing bm25 for every row that matches, a few
 // microseconds each, after a pass over every row with the term: ranking a
@@ -60,121 +56,16 @@ var (
 	// searchCommon is the number of memories beyond which a term is
 	// common.
 	searchCommon = 10_000
-	// searchMaxTerms bounds the terms of a query; later ones are ignored.
-	searchMaxTerms = 16
 )
 
-// A searchTerm is one whitespace-separated piece of the query.
-type searchTerm struct {
-	text  string   // as written, without the punctuation around it
-	fold  string   // text lower-cased and without diacritics
-	words []string // its words: runs of letters and digits, lower-cased
-	folds []string // its words without diacritics, for the snippet
-	sub   bool     // long enough to be looked up as a substring
-}
-
-// expr is the term as an FTS5 expression of the word indexes: its words,
-// as a phrase.
-func (t searchTerm) expr() string { return ftsString(strings.Join(t.words, " ")) }
-
-// plain says whether the term is one word of letters only, which may also
-// be part of longer words ("config" in "ParseConfig").
-func (t searchTerm) plain() bool {
-	return len(t.words) == 1 && strings.IndexFunc(t.text, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
-}
+// termExpr is term t as an FTS5 expression of the word indexes: its
+// words, as a phrase.
+func termExpr(t searchtext.Term) string { return ftsString(strings.Join(t.Words, " ")) }
 
 // ftsString quotes s as an FTS5 string: within double quotes, every
 // character but the double quote, which is doubled, is plain text.
 func ftsString(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// stopWords are left out of a query that has other terms: they are in
-// most texts, so they rank nothing and cost the most to look up. Leaving
-// them out of questions ("what did we decide about the release") was
-// the largest gain measured on conversational data.
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a about above after again against all am an and any are aren't as at be because been
-		before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-		during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
-		herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
-		mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
-		she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
-		there's these they they'd they'll they're they've this those through to too under until up very was wasn't we we'd
-		we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's with
-		won't would wouldn't you you'd you'll you're you've your yours yourself yourselves`) {
-		stopWords[w] = true
-	}
-}
-
-// isWordRune says whether r is part of a word, as for FTS5's unicode61
-// tokenizer: letters, digits, and combining marks (diacritics).
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r)
-}
-
-// fold lower-cases s and removes its diacritics, as the indexes do.
-func fold(s string) string {
-	ascii := true
-	for i := 0; i < len(s) && ascii; i++ {
-		ascii = s[i] < utf8.RuneSelf
-	}
-	if ascii {
-		return strings.ToLower(s)
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Mn, r) {
-			return -1
-		}
-		return r
-	}, norm.NFD.String(strings.ToLower(s)))
-}
-
-// parseSearch cuts a query into terms: its pieces between whitespace (and
-// control characters) without the punctuation around them, possessives without their "'s",
-// each once, and without stop words unless the query has nothing else.
-func parseSearch(text string) []searchTerm {
-	var terms, stops []searchTerm
-	seen := map[string]bool{}
-	for _, chunk := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		t := searchTerm{text: strings.TrimFunc(chunk, func(r rune) bool { return !isWordRune(r) })}
-		// A possessive is about its noun: "Tom's band".
-		for _, s := range []string{"'s", "’s", "'S", "’S"} {
-			if base, ok := strings.CutSuffix(t.text, s); ok && base != "" {
-				t.text = base
-			}
-		}
-		if t.text == "" {
-			t.text = chunk // only punctuation: found as a substring, if at all
-		}
-		t.fold = fold(t.text)
-		if seen[t.fold] {
-			continue
-		}
-		seen[t.fold] = true
-		t.words = strings.FieldsFunc(strings.ToLower(t.text), func(r rune) bool { return !isWordRune(r) })
-		for _, w := range t.words {
-			t.folds = append(t.folds, fold(w))
-		}
-		t.sub = utf8.RuneCountInString(t.text) >= 3
-		switch {
-		case len(t.words) == 0 && !t.sub:
-			// Nothing either index can find.
-		case stopWords[strings.ReplaceAll(t.fold, "’", "'")]:
-			stops = append(stops, t)
-		default:
-			terms = append(terms, t)
-		}
-	}
-	if len(terms) == 0 {
-		terms = stops
-	}
-	if len(terms) > searchMaxTerms {
-		terms = terms[:searchMaxTerms]
-	}
-	return terms
 }
 
 // A searchCursor continues a ranked list: the offset of the next page,
@@ -195,10 +86,10 @@ func (c searchCursor) String() string {
 
 // searchHash identifies a search's list of results: its terms, prefix and
 // stores. The page size may change from page to page.
-func searchHash(terms []searchTerm, prefix string, storeIDs []string) string {
+func searchHash(terms []searchtext.Term, prefix string, storeIDs []string) string {
 	h := sha256.New()
 	for _, t := range terms {
-		fmt.Fprintf(h, "%q ", t.text)
+		fmt.Fprintf(h, "%q ", t.Text)
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
@@ -241,7 +132,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	stores := slices.Clone(storeIDs)
 	slices.Sort(stores)
 	stores = slices.Compact(stores)
-	terms := parseSearch(q.Text)
+	terms := searchtext.ParseQuery(q.Text)
 	hash := searchHash(terms, q.PathPrefix, stores)
 	offset, err := parseSearchCursor(q.Page, hash)
 	if err != nil || len(stores) == 0 {
@@ -283,10 +174,8 @@ type searchHit struct {
 	rowid int64
 	// bm25 adds up the terms' bm25 scores, negated (higher is better),
 	// with a stand-in for each term found as a substring.
-	bm25 float64
-	// tier 1: found by a word or a fragment of one; tier 2: only as a
-	// substring of longer words, which ranks after every tier 1 memory.
-	tier  int
+	bm25  float64
+	tier  int // searchtext.TierWords or TierInside
 	score float64
 }
 
@@ -416,7 +305,7 @@ const (
 // ("config" in "ParseConfig") rank after all others, so they are looked
 // for only when the others are fewer than need: the list is the same from
 // page to page.
-func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []string, prefix string, need int) ([]*searchHit, error) {
+func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs []string, prefix string, need int) ([]*searchHit, error) {
 	s, err := newSearcher(ctx, tx, storeIDs, prefix)
 	if err != nil {
 		return nil, err
@@ -425,7 +314,7 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 	flat := make([]bool, len(terms)) // looked up without bm25: see below
 	common := 0
 	for i, t := range terms {
-		if len(t.words) == 0 {
+		if len(t.Words) == 0 {
 			continue
 		}
 		kind[i] = termWords
@@ -448,10 +337,10 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 		if kind[i] != termWords {
 			continue
 		}
-		w := &wordTerm{expr: t.expr(), credited: map[int64]bool{}}
+		w := &wordTerm{expr: termExpr(t), credited: map[int64]bool{}}
 		var full bool
 		var err error
-		if flat[i] || len(t.words) > 1 {
+		if flat[i] || len(t.Words) > 1 {
 			// bm25 would first read every memory with the term: the most
 			// costly part of looking up a common word or a phrase of
 			// common words (a date). Their memories are not told apart
@@ -480,7 +369,7 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 			exprs[i] = w.expr
 		}
 		if _, err := s.lookup(s.ids, strings.Join(exprs, " AND "), func(rowid int64, _ float64, _ string) {
-			h := s.hit(rowid, 1)
+			h := s.hit(rowid, searchtext.TierWords)
 			for _, w := range found {
 				if !w.credited[rowid] {
 					h.bm25 += w.typical
@@ -491,28 +380,28 @@ func searchHits(ctx context.Context, tx *txn, terms []searchTerm, storeIDs []str
 			return nil, err
 		}
 	}
-	var plain []searchTerm // found as words, and may be inside others
+	var plain []searchtext.Term // found as words, and may be inside others
 	for i, t := range terms {
 		switch {
-		case !t.sub:
+		case !t.Substring:
 		case kind[i] == termSubstring:
-			if err := s.substrings(t, 1); err != nil {
+			if err := s.substrings(t, searchtext.TierWords); err != nil {
 				return nil, err
 			}
-		case kind[i] == termWords && t.plain():
+		case kind[i] == termWords && t.Plain():
 			plain = append(plain, t)
 		}
 	}
-	hits := s.ranked(1)
+	hits := s.ranked(searchtext.TierWords)
 	if len(hits) >= need || len(plain) == 0 {
 		return hits, nil
 	}
 	for _, t := range plain {
-		if err := s.substrings(t, 2); err != nil {
+		if err := s.substrings(t, searchtext.TierInside); err != nil {
 			return nil, err
 		}
 	}
-	return append(hits, s.ranked(2)...), nil
+	return append(hits, s.ranked(searchtext.TierInside)...), nil
 }
 
 // A wordTerm is a term found as words, with the memories credited with
@@ -531,7 +420,7 @@ type wordTerm struct {
 func (s *searcher) rankedWords(w *wordTerm) (bool, error) {
 	var scores []float64
 	full, err := s.lookup(s.words, w.expr, func(rowid int64, score float64, _ string) {
-		s.hit(rowid, 1).bm25 += score
+		s.hit(rowid, searchtext.TierWords).bm25 += score
 		w.credited[rowid] = true
 		scores = append(scores, score)
 	})
@@ -542,7 +431,7 @@ func (s *searcher) rankedWords(w *wordTerm) (bool, error) {
 	best := slices.Max(scores) * searchPathWeight
 	_, err = s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) {
 		if !w.credited[rowid] {
-			s.hit(rowid, 1).bm25 += best
+			s.hit(rowid, searchtext.TierWords).bm25 += best
 			w.credited[rowid] = true
 		}
 	})
@@ -568,12 +457,12 @@ func (s *searcher) flatWords(w *wordTerm) (bool, error) {
 	w.typical = s.idf(len(rows))
 	for _, r := range rows {
 		w.credited[r] = true
-		s.hit(r, 1).bm25 += w.typical
+		s.hit(r, searchtext.TierWords).bm25 += w.typical
 	}
 	for r := range inPath {
 		if !w.credited[r] {
 			w.credited[r] = true
-			s.hit(r, 1).bm25 += w.typical
+			s.hit(r, searchtext.TierWords).bm25 += w.typical
 		}
 		s.hits[r].bm25 += w.typical * (searchPathWeight - 1)
 	}
@@ -584,8 +473,7 @@ func (s *searcher) flatWords(w *wordTerm) (bool, error) {
 // memories (at most a window's), as bm25 would with a term frequency of 1,
 // but never 0.
 func (s *searcher) idf(n int) float64 {
-	all := float64(max(s.rows, int64(n)))
-	return math.Log(1 + (all-float64(n)+0.5)/(float64(n)+0.5))
+	return searchtext.IDF(float64(n), float64(max(s.rows, int64(n))))
 }
 
 func median(xs []float64) float64 {
@@ -601,15 +489,15 @@ func median(xs []float64) float64 {
 // memories. Counting them costs as much as a bm25 of the term; the
 // searchProbe-th newest memory with the term is found for less, and tells
 // whether the term is dense enough among the memories to be common.
-func (s *searcher) common(t searchTerm) (bool, error) {
-	if len(t.words) > 1 || s.rows <= int64(searchCommon) {
+func (s *searcher) common(t searchtext.Term) (bool, error) {
+	if len(t.Words) > 1 || s.rows <= int64(searchCommon) {
 		// A phrase is rarely common, and costly to probe; no term is
 		// common in a database of so few memories.
 		return false, nil
 	}
 	var r int64
 	err := s.tx.QueryRowContext(s.ctx, `SELECT rowid FROM memories_words WHERE memories_words MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
-		t.expr(), searchProbe-1).Scan(&r)
+		termExpr(t), searchProbe-1).Scan(&r)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
@@ -620,20 +508,20 @@ func (s *searcher) common(t searchTerm) (bool, error) {
 	}
 	var n int
 	err = s.tx.QueryRowContext(s.ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_words WHERE memories_words MATCH ? LIMIT ?)`,
-		t.expr(), searchCommon+1).Scan(&n)
+		termExpr(t), searchCommon+1).Scan(&n)
 	return n > searchCommon, err
 }
 
 // substrings looks term t up as a substring, adding to the hits of the
-// tier (a tier 2 lookup leaves the memories of tier 1 alone).
-func (s *searcher) substrings(t searchTerm, tier int) error {
+// tier (a TierInside lookup leaves the memories of TierWords alone).
+func (s *searcher) substrings(t searchtext.Term, tier int) error {
 	type row struct {
 		rowid int64
 		path  bool
 	}
 	var rows []row
-	if _, err := s.lookup(s.subs, ftsString(t.text), func(rowid int64, _ float64, path string) {
-		rows = append(rows, row{rowid, strings.Contains(fold(path), t.fold)})
+	if _, err := s.lookup(s.subs, ftsString(t.Text), func(rowid int64, _ float64, path string) {
+		rows = append(rows, row{rowid, strings.Contains(searchtext.Fold(path), t.Fold)})
 	}); err != nil {
 		return err
 	}
@@ -654,17 +542,13 @@ func (s *searcher) substrings(t searchTerm, tier int) error {
 	return nil
 }
 
-// ranked scores the hits of a tier and returns them best first, the newer
-// first among equals. The score is the bm25 sum squeezed below 1, plus 1
-// in the first tier, so that the first tier ranks above the second.
+// ranked scores the hits of a tier (searchtext.Score) and returns them
+// best first, the newer first among equals.
 func (s *searcher) ranked(tier int) []*searchHit {
 	var hits []*searchHit
 	for _, h := range s.hits {
 		if h.tier == tier {
-			h.score = h.bm25 / (1 + h.bm25)
-			if tier == 1 {
-				h.score++
-			}
+			h.score = searchtext.Score(h.bm25, tier)
 			hits = append(hits, h)
 		}
 	}
@@ -678,7 +562,7 @@ func (s *searcher) ranked(tier int) []*searchHit {
 }
 
 // searchResult reads a memory found and cuts its snippet.
-func searchResult(ctx context.Context, tx *txn, h *searchHit, terms []searchTerm) (memstore.SearchResult, error) {
+func searchResult(ctx context.Context, tx *txn, h *searchHit, terms []searchtext.Term) (memstore.SearchResult, error) {
 	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, h.rowid))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = fmt.Errorf("memory row %d is in the search index but not in memories", h.rowid)
@@ -686,139 +570,8 @@ func searchResult(ctx context.Context, tx *txn, h *searchHit, terms []searchTerm
 	if err != nil {
 		return memstore.SearchResult{}, err
 	}
-	r := memstore.SearchResult{Score: h.score, Snippet: snippet(m.Content, terms)}
+	r := memstore.SearchResult{Score: h.score, Snippet: searchtext.Snippet(m.Content, terms)}
 	m.Content = ""
 	r.Memory = *m
 	return r, nil
-}
-
-// snippetRunes bounds a snippet's length, "…" included.
-const snippetRunes = 200
-
-// A token is a word of a memory's content, by byte offsets.
-type token struct {
-	start, end int
-	fold       string
-}
-
-func tokenize(s string) []token {
-	var toks []token
-	start := -1
-	for i, r := range s {
-		switch w := isWordRune(r); {
-		case w && start < 0:
-			start = i
-		case !w && start >= 0:
-			toks = append(toks, token{start, i, fold(s[start:i])})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		toks = append(toks, token{start, len(s), fold(s[start:])})
-	}
-	return toks
-}
-
-// sameWord stands in for the stemmer, for the snippet only: two words
-// match when equal or when one begins with most of the other ("run" and
-// "running", "study" and "studies").
-func sameWord(a, b string) bool {
-	n := min(len(a), len(b))
-	p := 0
-	for p < n && a[p] == b[p] {
-		p++
-	}
-	return a == b || p >= 3 && p >= n-3
-}
-
-// termAt says whether term t is found at toks[i]: as its words in a row
-// (the first may end a word and the last begin one), or inside the word.
-func termAt(toks []token, i int, t searchTerm) bool {
-	w := t.folds
-	switch len(w) {
-	case 0:
-		return false
-	case 1:
-		return sameWord(toks[i].fold, w[0]) || t.sub && strings.Contains(toks[i].fold, t.fold)
-	}
-	last := len(w) - 1
-	if i+last >= len(toks) || !strings.HasSuffix(toks[i].fold, w[0]) || !strings.HasPrefix(toks[i+last].fold, w[last]) {
-		return false
-	}
-	for j := 1; j < last; j++ {
-		if toks[i+j].fold != w[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// snippet returns the text around the best match of the terms in
-// content, with its whitespace collapsed: all of it when it fits in
-// snippetRunes, or else the stretch where most terms are found, cut at
-// word boundaries, with "…" where content goes on. It is "" when no term
-// is found in content.
-func snippet(content string, terms []searchTerm) string {
-	toks := tokenize(content)
-	type match struct{ tok, term int }
-	var ms []match
-	for i := range toks {
-		for j, t := range terms {
-			if termAt(toks, i, t) {
-				ms = append(ms, match{i, j})
-				break
-			}
-		}
-	}
-	if len(ms) == 0 {
-		return ""
-	}
-	if all := strings.Join(strings.Fields(content), " "); utf8.RuneCountInString(all) <= snippetRunes {
-		return all
-	}
-	runes := func(a, b int) int { return utf8.RuneCountInString(content[toks[a].start:toks[b].end]) }
-	// The first run of matches within two thirds of a snippet that has
-	// the most distinct terms.
-	best, most := 0, 0
-	for a := range ms {
-		seen := map[int]bool{}
-		for b := a; b < len(ms) && runes(ms[a].tok, ms[b].tok) <= snippetRunes*2/3; b++ {
-			seen[ms[b].term] = true
-		}
-		if len(seen) > most {
-			best, most = a, len(seen)
-		}
-	}
-	// A few words before the match, then as many after as fit, and more
-	// before if the content ends first.
-	first := ms[best].tok
-	start := first
-	for start > 0 && first-start < 5 && runes(start-1, first) <= snippetRunes/4 {
-		start--
-	}
-	end := start
-	for end+1 < len(toks) && runes(start, end+1) <= snippetRunes-2 {
-		end++
-	}
-	for start > 0 && runes(start-1, end) <= snippetRunes-2 { // at the end: more before
-		start--
-	}
-	from, to := toks[start].start, toks[end].end
-	if start == 0 {
-		from = 0
-	}
-	if end == len(toks)-1 {
-		to = len(content)
-	}
-	s := strings.Join(strings.Fields(content[from:to]), " ")
-	if r := []rune(s); len(r) > snippetRunes-2 {
-		s, to = string(r[:snippetRunes-2]), -1 // one word longer than a snippet
-	}
-	if from > 0 {
-		s = "…" + s
-	}
-	if to != len(content) {
-		s += "…"
-	}
-	return s
 }

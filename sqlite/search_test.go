@@ -16,7 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
@@ -432,39 +431,6 @@ func TestSearchBeyondWindow(t *testing.T) {
 		if err != nil || len(p.Items) == 0 || p.Items[0].Memory.Path != tt.first {
 			t.Errorf("search %q: %v, first %+v; want %s first", tt.query, err, p.Items[:min(1, len(p.Items))], tt.first)
 		}
-	}
-}
-
-// TestSearchSnippets checks where snippets are cut.
-func TestSearchSnippets(t *testing.T) {
-	ctx := context.Background()
-	db := MustOpen(t)
-	s := mustStore(t, db)
-	words := strings.Repeat("alpha beta gamma delta ", 30)
-	tests := []struct {
-		name, content, query string
-		check                func(snippet string) bool
-	}{
-		{"at the start", "needle " + words, "needle", func(s string) bool { return strings.HasPrefix(s, "needle alpha") && strings.HasSuffix(s, "…") }},
-		{"at the end", words + "needle.", "needle", func(s string) bool { return strings.HasPrefix(s, "…") && strings.HasSuffix(s, "delta needle.") }},
-		{"stemmed", words + "the needles were " + words, "needle", func(s string) bool { return strings.Contains(s, "the needles were") }},
-		{"part of a word", words + "haystackneedlehaystack " + words, "stackneed", func(s string) bool { return strings.Contains(s, "haystackneedlehaystack") }},
-		{"most terms", "apple " + words + "apple pear plum " + words + "pear", "apple pear plum", func(s string) bool { return strings.Contains(s, "apple pear plum") }},
-		{"one long word", "x " + strings.Repeat("needle", 100), "needle", func(s string) bool { return strings.HasSuffix(s, "…") }},
-	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := fmt.Sprintf("/s/%d.md", i)
-			mustCreate(t, db, s.ID, path, tt.content)
-			p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: tt.query, PathPrefix: path})
-			if err != nil || len(p.Items) != 1 {
-				t.Fatalf("%v %+v", err, p.Items)
-			}
-			sn := p.Items[0].Snippet
-			if n := utf8.RuneCountInString(sn); n > 200 || n < 100 || !tt.check(sn) {
-				t.Errorf("snippet of %d characters: %q", n, sn)
-			}
-		})
 	}
 }
 
