@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/memstore/memstore/internal/searchtext"
 )
 
 // RecallMaxFiles is how many topic files recall considers: the newest, by
@@ -55,12 +56,6 @@ const (
 	weightDescription = 2
 	weightFile        = 1
 	weightBody        = 1
-)
-
-// Okapi BM25's usual constants.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
 )
 
 // ErrEmptyQuery is returned by Recall for a query with no word to search
@@ -109,12 +104,12 @@ func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
 		// length.
 		d := doc{topic: t, tf: make(map[string]float64, len(terms))}
 		count := func(text string, w float64) {
-			eachToken(text, func(tok string) {
+			for word := range searchtext.Words(text) {
 				d.length += w
-				if slices.Contains(terms, tok) {
+				if tok := stem(word.Fold); slices.Contains(terms, tok) {
 					d.tf[tok] += w
 				}
-			})
+			}
 		}
 		count(t.Frontmatter.Name, weightName)
 		count(t.Frontmatter.Description, weightDescription)
@@ -151,8 +146,7 @@ func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
 			if tf == 0 {
 				continue
 			}
-			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
-			score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
+			score += searchtext.BM25(searchtext.IDF(float64(df[term]), n), tf, d.length, avg)
 		}
 		if score > 0 {
 			ranked = append(ranked, scored{d, score})
@@ -216,68 +210,13 @@ func Age(t, now time.Time) string {
 	return fmt.Sprintf("%d days ago", days)
 }
 
-// eachToken calls fn with each word of text: a run of letters and digits,
-// lower-cased and reduced to a rough stem so that "deploys" and
-// "deploying" find "deploy". Words already in lower-case ASCII, the
-// commonest, cost no allocation.
-func eachToken(text string, fn func(string)) {
-	start, lower := -1, true
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		w := text[start:end]
-		if !lower {
-			w = strings.ToLower(w)
-		}
-		fn(stem(w))
-		start, lower = -1, true
-	}
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-			case 'A' <= c && c <= 'Z':
-				lower = false
-			default:
-				flush(i)
-				i++
-				continue
-			}
-			if start < 0 {
-				start = i
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			lower = false // ToLower decides
-		} else {
-			flush(i)
-		}
-		i += size
-	}
-	flush(len(text))
-}
-
-// tokens is the words of text, as eachToken gives them.
-func tokens(text string) []string {
-	var out []string
-	eachToken(text, func(t string) { out = append(out, t) })
-	return out
-}
-
-// queryTerms are the distinct stems of the query's words, without the
-// words too common to tell memories apart.
+// queryTerms are the distinct stems of the query's words, without its stop
+// words: the query is a user's prompt, so the words of requests go too
+// (searchtext.Prompts).
 func queryTerms(query string) []string {
 	var out []string
-	for _, t := range tokens(query) {
-		if !stopWords[t] && !slices.Contains(out, t) {
+	for w := range searchtext.Words(query) {
+		if t := stem(w.Fold); !searchtext.Prompts.Has(w.Fold) && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
@@ -311,16 +250,6 @@ func stemSuffix(w string) string {
 	}
 	return w
 }
-
-// stopWords are English words that say nothing about which memory is
-// meant, as stems.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about after all also am an and any are as at be been before being but by can could did do does doing for from had has have having he her here him his how i if in into is it its just me more most my no not now of on once only or other our out over own same she should so some such than that the their them then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours please let lets us make sure thing things`) {
-		m[stem(w)] = true
-	}
-	return m
-}()
 
 // FormatHits writes hits as Markdown after head: each under a heading with
 // its file and age ("## deploy.md (saved 3 days ago)"), then its content,

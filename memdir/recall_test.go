@@ -1,6 +1,7 @@
 package memdir_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -224,5 +225,39 @@ func BenchmarkRecall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecallSearchText checks that recall reads words as search does, with
+// diacritics folded, and leaves out the stop words of prompts
+// (searchtext.Prompts).
+func TestRecallSearchText(t *testing.T) {
+	dir := recallDir(t)
+	writeFiles(t, dir, map[string]string{
+		"sam.md":     topic("Sam", "Sam runs the on-call rota", "user"),
+		"against.md": topic("Against", "arguments against the rewrite", "project"),
+	})
+	tests := []struct{ query, first string }{
+		{"cafe eclair", "pastry.md"},             // folded, as "café" and "ÉCLAIRS"
+		{"who is Sam?", "sam.md"},                // a name, not a form of "same"
+		{"please make sure the thing works", ""}, // "works" alone matches nothing
+		{"against", "against.md"},                // what a short prompt may be about
+		{"why did she do it herself", "error"},   // stop words of search
+		{"please make sure of it", "error"},      // the words of a request
+	}
+	for _, tt := range tests {
+		hits, err := memdir.Recall(dir, tt.query, memdir.RecallOptions{})
+		switch {
+		case tt.first == "error":
+			if !errors.Is(err, memdir.ErrEmptyQuery) {
+				t.Errorf("%q: %v, hits %+v; want ErrEmptyQuery", tt.query, err, hits)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tt.query, err)
+		case tt.first == "" && len(hits) != 0:
+			t.Errorf("%q: hits %+v, want none", tt.query, hits)
+		case tt.first != "" && (len(hits) == 0 || hits[0].File != tt.first):
+			t.Errorf("%q: hits %+v, want %s first", tt.query, hits, tt.first)
+		}
 	}
 }

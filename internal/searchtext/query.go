@@ -85,34 +85,39 @@ type StopSet uint8
 
 const (
 	// Queries are the stop words of search queries, questions and
-	// statements. Leaving them out of questions ("what did we decide
-	// about the release") was the largest gain measured on
-	// conversational data.
-	Queries StopSet = iota
-	// Prompts are those of Queries and the words of requests made to an
-	// agent ("please make sure", "let us"), which say what to do, not
-	// which memory is meant: for a query that is a user's whole prompt.
+	// statements. ParseQuery leaves them out only of a query that has
+	// other terms, so the set can be broad. Leaving them out of questions
+	// ("what did we decide about the release") was the largest gain
+	// measured on conversational data.
+	Queries StopSet = 1 << iota
+	// Prompts are the stop words of a user's whole prompt, for recall,
+	// which leaves them out always: a prompt of stop words only recalls
+	// nothing. So the set keeps the words of quantity, place and time a
+	// short prompt may be about ("few", "down", "off", "again"), which
+	// Queries has, and adds the words of requests made to an agent
+	// ("please make sure", "let us"), which say what to do, not which
+	// memory is meant.
 	Prompts
 )
 
-// stopWords holds every stop word, with the narrowest set it is in.
+// stopWords holds every stop word, with the sets it is in.
 var stopWords = map[string]StopSet{}
 
 func init() {
-	for set, words := range map[StopSet]string{
-		Queries: `a about above after again against all am an and any are aren't as at be because been
-			before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-			during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
-			herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
-			mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
-			she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
-			there's these they they'd they'll they're they've this those through to too under until up very was wasn't we we'd
-			we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's with
-			won't would wouldn't you you'd you'll you're you've your yours yourself yourselves`,
+	for sets, words := range map[StopSet]string{
+		Queries | Prompts: `a about after all am an and any are aren't as at be because been before being but by can can't
+			cannot could couldn't did didn't do does doesn't doing don't for from had hadn't has hasn't have haven't having he
+			he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it
+			it's its itself let's me more most mustn't my myself no nor not of on once only or other ought our ours ourselves
+			out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs
+			them themselves then there there's these they they'd they'll they're they've this those through to too under until
+			up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while who
+			who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves`,
+		Queries: `above again against below between both down during each few further off`,
 		Prompts: `also just now will please let lets us make sure thing things`,
 	} {
 		for _, w := range strings.Fields(words) {
-			stopWords[w] = set
+			stopWords[w] |= sets
 		}
 	}
 }
@@ -120,6 +125,5 @@ func init() {
 // Has says whether word, folded, is a stop word of the set. A typographic
 // apostrophe is taken for a straight one ("don’t").
 func (s StopSet) Has(word string) bool {
-	set, ok := stopWords[strings.ReplaceAll(word, "’", "'")]
-	return ok && set <= s
+	return stopWords[strings.ReplaceAll(word, "’", "'")]&s != 0
 }
