@@ -71,7 +71,9 @@ func TestWords(t *testing.T) {
 		{"Hello, wörld!", []W{{0, 5, "hello"}, {7, 13, "world"}}},
 		{"parse_config v2 2026-11-03", []W{{0, 5, "parse"}, {6, 12, "config"}, {13, 15, "v2"}, {16, 20, "2026"}, {21, 23, "11"}, {24, 26, "03"}}},
 		{"don't", []W{{0, 3, "don"}, {4, 5, "t"}}},
-		{"e\u0301te\u0301", []W{{0, 7, "ete"}}}, // combining marks are part of the word
+		{"ÉCLAIRS au café", []W{{0, 8, "eclairs"}, {9, 11, "au"}, {12, 17, "cafe"}}},
+		{"x\xffy", []W{{0, 1, "x"}, {2, 3, "y"}}}, // not UTF-8: not a word
+		{"e\u0301te\u0301", []W{{0, 7, "ete"}}},   // combining marks are part of the word
 		{"東京 🎉タワー", []W{{0, 6, "東京"}, {11, 20, "タワー"}}},
 	}
 	for _, tt := range tests {
