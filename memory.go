@@ -73,27 +73,43 @@ type ListItem struct {
 	Prefix string // ends with "/"; set when Memory is nil
 }
 
-// MemoryService keeps the memories of stores. Every method works inside one
-// workspace and one store: a memory of another store does not exist for it
-// (ENotFound). Each change writes one version, attributed to the actor.
+// MemoryService keeps the memories of stores. Every method works inside
+// the caller's workspace and one store: a memory of another store does not
+// exist for it (ENotFound). A session caller reaches only the stores
+// attached to its session, and changes only those attached read-write
+// (EPermission otherwise, whether or not the store exists). Each change
+// writes one version, attributed to the caller's actor.
 type MemoryService interface {
-	// CreateMemory validates c (EInvalid) and creates a memory with a
+	// CreateMemory validates mc (EInvalid) and creates a memory with a
 	// "created" version. ENotFound: no such store. EConflict: the store is
 	// archived. EPathConflict: the path, an ancestor or a descendant is
 	// taken. EInvalid: the store is at its memory limit.
-	CreateMemory(ctx context.Context, workspaceID, storeID string, c MemoryCreate, by Actor) (*Memory, error)
+	CreateMemory(ctx context.Context, c *Caller, storeID string, mc MemoryCreate) (*Memory, error)
 	// Memory returns a memory with its content (ENotFound).
-	Memory(ctx context.Context, workspaceID, storeID, id string) (*Memory, error)
+	Memory(ctx context.Context, c *Caller, storeID, id string) (*Memory, error)
 	// Memories lists memories and prefixes (EInvalid, ENotFound).
-	Memories(ctx context.Context, workspaceID, storeID string, f MemoryFilter) (Page[ListItem], error)
+	Memories(ctx context.Context, c *Caller, storeID string, f MemoryFilter) (Page[ListItem], error)
 	// UpdateMemory changes content, path or both with a "modified"
 	// version. An update that would change nothing returns the memory
 	// unchanged, with no version. Errors, in this order: EInvalid,
 	// ENotFound, EConflict (archived), EPreconditionFailed, EPathConflict.
-	UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u MemoryUpdate, by Actor) (*Memory, error)
+	UpdateMemory(ctx context.Context, c *Caller, storeID, id string, u MemoryUpdate) (*Memory, error)
 	// DeleteMemory deletes a memory with a "deleted" version, if its
 	// content has hash ifSHA256 when that is not "" (EPreconditionFailed).
 	// Allowed on archived stores (ENotFound).
+	DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA256 string) error
+}
+
+// MemoryStorage is MemoryService as a backend keeps it: each method does
+// what the MemoryService method of the same name does, inside the
+// workspace workspaceID, recording changes as made by by. It is trusted:
+// only a Core calls it, once the caller may and the input is valid (see
+// Core).
+type MemoryStorage interface {
+	CreateMemory(ctx context.Context, workspaceID, storeID string, mc MemoryCreate, by Actor) (*Memory, error)
+	Memory(ctx context.Context, workspaceID, storeID, id string) (*Memory, error)
+	Memories(ctx context.Context, workspaceID, storeID string, f MemoryFilter) (Page[ListItem], error)
+	UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u MemoryUpdate, by Actor) (*Memory, error)
 	DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by Actor) error
 }
 
@@ -105,6 +121,12 @@ type MemoryRevalidator interface {
 	// MemoryUnlessAt returns the memory as Memory does, or nil and no
 	// error when its current version is version. The errors are those of
 	// Memory.
+	MemoryUnlessAt(ctx context.Context, c *Caller, storeID, id, version string) (*Memory, error)
+}
+
+// A MemoryRevalidatorStorage is a MemoryStorage that revalidates cheaply:
+// MemoryRevalidator as a backend keeps it, trusted as MemoryStorage is.
+type MemoryRevalidatorStorage interface {
 	MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*Memory, error)
 }
 
@@ -113,7 +135,7 @@ type MemoryRevalidator interface {
 // a list whose prefix is the path itself, without a final "/", is a plain
 // string prefix, in which the path sorts first if it exists: one request
 // of one item, however large the store.
-func FindMemory(ctx context.Context, ms MemoryService, workspaceID, storeID, path string) (*Memory, error) {
+func FindMemory(ctx context.Context, ms MemoryStorage, workspaceID, storeID, path string) (*Memory, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}

@@ -44,9 +44,18 @@ type SearchResult struct {
 // match.
 type SearchService interface {
 	// SearchMemories searches the live memories of one or more stores of
-	// a workspace, best first (EInvalid: see ValidateSearchQuery, or a bad
-	// cursor; ENotFound: a store not in the workspace). Archived stores
-	// are searched too: their memories are still readable.
+	// the caller's workspace, best first (EInvalid: see
+	// ValidateSearchQuery, or a bad cursor; ENotFound: a store not in the
+	// workspace; EPermission: a store not attached to the caller's
+	// session). Archived stores are searched too: their memories are
+	// still readable. With no store, nothing is found.
+	SearchMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) (Page[SearchResult], error)
+}
+
+// SearchStorage is SearchService as a backend keeps it, inside the
+// workspace workspaceID. It is trusted: only a Core calls it, once the
+// caller may read every store and the query is valid (see Core).
+type SearchStorage interface {
 	SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery) (Page[SearchResult], error)
 }
 

@@ -130,40 +130,61 @@ type SessionTokenFilter struct {
 	Page  string // cursor from a previous page's Next
 }
 
-// SessionService keeps sessions and their tokens. Every method but
-// AuthenticateSession works inside one workspace (ENotFound for another
-// workspace's session).
+// SessionService keeps the sessions of the caller's workspace and their
+// tokens (ENotFound for another workspace's session). Everything but
+// reading its own session needs an API key: a session caller sees its own
+// session alone, and is refused the rest (EPermission).
 type SessionService interface {
-	// CreateSession validates c (ValidateSessionCreate) and attaches its
+	// CreateSession validates sc (ValidateSessionCreate) and attaches its
 	// stores, snapshotting their names and descriptions, then makes the
 	// session's first token and returns it with its secret, which is not
 	// kept. A store that is not in the workspace, or is archived, is
-	// EInvalid naming it, as are the other rules of §3.6.
-	CreateSession(ctx context.Context, workspaceID string, c SessionCreate) (*Session, *SessionToken, string, error)
+	// EInvalid naming it, as are the other rules of ValidateSessionCreate.
+	CreateSession(ctx context.Context, c *Caller, sc SessionCreate) (*Session, *SessionToken, string, error)
 	// Session returns a session, archived or not (ENotFound).
-	Session(ctx context.Context, workspaceID, id string) (*Session, error)
+	Session(ctx context.Context, c *Caller, id string) (*Session, error)
 	// Sessions lists sessions newest first (EInvalid for a bad filter or
-	// cursor).
-	Sessions(ctx context.Context, workspaceID string, f SessionFilter) (Page[Session], error)
+	// cursor). A session caller's list is its own session alone, when it
+	// has f.StoreID attached or f.StoreID is "": that is how the holder
+	// of a token learns its session.
+	Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[Session], error)
 	// ArchiveSession ends a session: its tokens stop working and no new
 	// ones can be made. Archiving again changes nothing (ENotFound).
-	ArchiveSession(ctx context.Context, workspaceID, id string) (*Session, error)
+	ArchiveSession(ctx context.Context, c *Caller, id string) (*Session, error)
 	// CreateSessionToken makes another token for a session, expiring
 	// after ttl when ttl > 0 (ENotFound; EConflict when archived).
-	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*SessionToken, string, error)
+	CreateSessionToken(ctx context.Context, c *Caller, sessionID string, ttl time.Duration) (*SessionToken, string, error)
 	// SessionTokens lists a session's tokens, revoked and expired ones
 	// included, oldest first (ENotFound; EInvalid for a bad filter or
 	// cursor).
-	SessionTokens(ctx context.Context, workspaceID, sessionID string, f SessionTokenFilter) (Page[SessionToken], error)
+	SessionTokens(ctx context.Context, c *Caller, sessionID string, f SessionTokenFilter) (Page[SessionToken], error)
 	// SessionToken returns a token, revoked, expired or not (ENotFound).
-	SessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
+	SessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error)
 	// RevokeSessionToken stops a token from working, for good. Revoking
 	// again changes nothing (ENotFound).
-	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
+	RevokeSessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error)
 	// AuthenticateSession returns the caller a session token stands for:
 	// the session's workspace, a session actor and the session itself
 	// (EUnauthenticated for an unknown, revoked or expired token or an
-	// archived session; the message never repeats the secret).
+	// archived session; the message never repeats the secret). It is the
+	// credential layer, as KeyService.Authenticate is: it takes no caller.
+	AuthenticateSession(ctx context.Context, secret string) (*Caller, error)
+}
+
+// SessionStorage is SessionService as a backend keeps it: each method
+// does what the SessionService method of the same name does, inside the
+// workspace workspaceID. It is trusted: only a Core calls it, once the
+// caller may and the input is valid (see Core); AuthenticateSession, the
+// credential layer, is called by whoever authenticates requests.
+type SessionStorage interface {
+	CreateSession(ctx context.Context, workspaceID string, sc SessionCreate) (*Session, *SessionToken, string, error)
+	Session(ctx context.Context, workspaceID, id string) (*Session, error)
+	Sessions(ctx context.Context, workspaceID string, f SessionFilter) (Page[Session], error)
+	ArchiveSession(ctx context.Context, workspaceID, id string) (*Session, error)
+	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*SessionToken, string, error)
+	SessionTokens(ctx context.Context, workspaceID, sessionID string, f SessionTokenFilter) (Page[SessionToken], error)
+	SessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
+	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
 	AuthenticateSession(ctx context.Context, secret string) (*Caller, error)
 }
 
@@ -307,12 +328,23 @@ func Slug(name string) string {
 	return b.String()
 }
 
+// errNoCaller refuses a call made for nobody: every call of a service
+// comes from an authenticated caller, so a nil one is a surface that
+// skipped authentication.
+func errNoCaller() error {
+	return Errorf(EUnauthenticated, "no caller: every call to memstore must come from an authenticated caller")
+}
+
 // CanRead returns nil when the caller may read, list and search the
 // memories and versions of a store: always for an API key, and for a
 // session when the store is attached. Otherwise EPermission, whether or not
-// the store exists, so that a session learns nothing of other stores.
+// the store exists, so that a session learns nothing of other stores. A
+// nil caller may do nothing (EUnauthenticated).
 func (c *Caller) CanRead(storeID string) error {
-	if c.Session == nil || c.Session.Attachment(storeID) != nil {
+	switch {
+	case c == nil:
+		return errNoCaller()
+	case c.Session == nil || c.Session.Attachment(storeID) != nil:
 		return nil
 	}
 	return Errorf(EPermission, "memory store %s is not attached to session %s; a session token reaches only its own stores", storeID, c.Session.ID)
@@ -330,11 +362,26 @@ func (c *Caller) CanWrite(storeID string) error {
 	return nil
 }
 
+// CanReadSession returns nil when the caller may read a session: an API
+// key any of its workspace's, a session token its own alone (EPermission).
+func (c *Caller) CanReadSession(sessionID string) error {
+	switch {
+	case c == nil:
+		return errNoCaller()
+	case c.Session == nil || c.Session.ID == sessionID:
+		return nil
+	}
+	return Errorf(EPermission, "a session token reaches only its own session (%s)", c.Session.ID)
+}
+
 // CanAdminister returns nil when the caller may manage stores, keys,
 // sessions and redactions: only an API key can (EPermission for a
 // session).
 func (c *Caller) CanAdminister(what string) error {
-	if c.Session == nil {
+	switch {
+	case c == nil:
+		return errNoCaller()
+	case c.Session == nil:
 		return nil
 	}
 	return Errorf(EPermission, "a session token cannot %s; use an API key", what)

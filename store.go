@@ -46,24 +46,38 @@ type StoreFilter struct {
 	Page            string // cursor from a previous page's Next
 }
 
-// StoreService keeps stores. Every method works inside one workspace: a
-// store of another workspace does not exist for it (ENotFound).
+// StoreService keeps the stores of the caller's workspace: a store of
+// another workspace does not exist for it (ENotFound). Managing stores
+// needs an API key: a session caller is refused every method (EPermission).
 type StoreService interface {
-	// CreateStore validates c (EInvalid) and creates a store.
-	CreateStore(ctx context.Context, workspaceID string, c StoreCreate) (*Store, error)
+	// CreateStore validates sc (EInvalid) and creates a store.
+	CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*Store, error)
 	// Store returns a store, archived or not (ENotFound).
-	Store(ctx context.Context, workspaceID, id string) (*Store, error)
+	Store(ctx context.Context, c *Caller, id string) (*Store, error)
 	// Stores lists stores newest first (EInvalid for a bad filter or cursor).
-	Stores(ctx context.Context, workspaceID string, f StoreFilter) (Page[Store], error)
+	Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Store], error)
 	// UpdateStore applies u (EInvalid, ENotFound; EConflict when the store
 	// is archived). An update that changes nothing leaves UpdatedAt alone.
-	UpdateStore(ctx context.Context, workspaceID, id string, u StoreUpdate) (*Store, error)
+	UpdateStore(ctx context.Context, c *Caller, id string, u StoreUpdate) (*Store, error)
 	// ArchiveStore archives a store: its memories become read-only and it
 	// can no longer be attached. Archiving again changes nothing
 	// (ENotFound).
-	ArchiveStore(ctx context.Context, workspaceID, id string) (*Store, error)
+	ArchiveStore(ctx context.Context, c *Caller, id string) (*Store, error)
 	// DeleteStore removes a store with all its memories and versions, for
 	// good (ENotFound).
+	DeleteStore(ctx context.Context, c *Caller, id string) error
+}
+
+// StoreStorage is StoreService as a backend keeps it: each method does
+// what the StoreService method of the same name does, inside the
+// workspace workspaceID. It is trusted: only a Core calls it, once the
+// caller may and the input is valid (see Core).
+type StoreStorage interface {
+	CreateStore(ctx context.Context, workspaceID string, sc StoreCreate) (*Store, error)
+	Store(ctx context.Context, workspaceID, id string) (*Store, error)
+	Stores(ctx context.Context, workspaceID string, f StoreFilter) (Page[Store], error)
+	UpdateStore(ctx context.Context, workspaceID, id string, u StoreUpdate) (*Store, error)
+	ArchiveStore(ctx context.Context, workspaceID, id string) (*Store, error)
 	DeleteStore(ctx context.Context, workspaceID, id string) error
 }
 

@@ -55,14 +55,27 @@ type VersionFilter struct {
 	Page             string // cursor from a previous page's Next
 }
 
-// VersionService reads and redacts versions, inside one workspace and one
-// store (ENotFound for another store's).
+// VersionService reads and redacts versions, inside the caller's
+// workspace and one store (ENotFound for another store's). A session
+// caller reads the versions of its attached stores only, and never
+// redacts (EPermission).
 type VersionService interface {
 	// Versions lists versions newest first (EInvalid, ENotFound).
-	Versions(ctx context.Context, workspaceID, storeID string, f VersionFilter) (Page[Version], error)
+	Versions(ctx context.Context, c *Caller, storeID string, f VersionFilter) (Page[Version], error)
 	// Version returns one version with its content (ENotFound).
-	Version(ctx context.Context, workspaceID, storeID, id string) (*Version, error)
+	Version(ctx context.Context, c *Caller, storeID, id string) (*Version, error)
 	// RedactVersion erases a version's path and content for good, from
-	// every index too. Redacting again changes nothing (ENotFound).
+	// every index too, recording the caller's actor as the redactor.
+	// Redacting again changes nothing (ENotFound).
+	RedactVersion(ctx context.Context, c *Caller, storeID, id string) (*Version, error)
+}
+
+// VersionStorage is VersionService as a backend keeps it: each method
+// does what the VersionService method of the same name does, inside the
+// workspace workspaceID. It is trusted: only a Core calls it, once the
+// caller may (see Core).
+type VersionStorage interface {
+	Versions(ctx context.Context, workspaceID, storeID string, f VersionFilter) (Page[Version], error)
+	Version(ctx context.Context, workspaceID, storeID, id string) (*Version, error)
 	RedactVersion(ctx context.Context, workspaceID, storeID, id string, by Actor) (*Version, error)
 }

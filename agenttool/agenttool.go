@@ -72,8 +72,8 @@ const (
 // Services are what the tools run on; httpapi.Client and *sqlite.DB both
 // provide them.
 type Services struct {
-	Memories memstore.MemoryService
-	Search   memstore.SearchService
+	Memories memstore.MemoryStorage
+	Search   memstore.SearchStorage
 }
 
 // A Tool describes one tool to a model.

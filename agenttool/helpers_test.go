@@ -193,13 +193,13 @@ func golden(tb testing.TB, name, got string) {
 // hooked wraps a MemoryService: before each call, it counts it and runs
 // before, whose error, if any, is returned instead of the call's.
 type hooked struct {
-	memstore.MemoryService
+	memstore.MemoryStorage
 	calls  map[string]int
 	before func(method string) error
 }
 
-func hook(ms memstore.MemoryService, before func(method string) error) *hooked {
-	return &hooked{MemoryService: ms, calls: map[string]int{}, before: before}
+func hook(ms memstore.MemoryStorage, before func(method string) error) *hooked {
+	return &hooked{MemoryStorage: ms, calls: map[string]int{}, before: before}
 }
 
 func (h *hooked) enter(method string) error {
@@ -222,35 +222,35 @@ func (h *hooked) CreateMemory(ctx context.Context, workspaceID, storeID string, 
 	if err := h.enter("CreateMemory"); err != nil {
 		return nil, err
 	}
-	return h.MemoryService.CreateMemory(ctx, workspaceID, storeID, c, by)
+	return h.MemoryStorage.CreateMemory(ctx, workspaceID, storeID, c, by)
 }
 
 func (h *hooked) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
 	if err := h.enter("Memory"); err != nil {
 		return nil, err
 	}
-	return h.MemoryService.Memory(ctx, workspaceID, storeID, id)
+	return h.MemoryStorage.Memory(ctx, workspaceID, storeID, id)
 }
 
 func (h *hooked) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	if err := h.enter("Memories"); err != nil {
 		return memstore.Page[memstore.ListItem]{}, err
 	}
-	return h.MemoryService.Memories(ctx, workspaceID, storeID, f)
+	return h.MemoryStorage.Memories(ctx, workspaceID, storeID, f)
 }
 
 func (h *hooked) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
 	if err := h.enter("UpdateMemory"); err != nil {
 		return nil, err
 	}
-	return h.MemoryService.UpdateMemory(ctx, workspaceID, storeID, id, u, by)
+	return h.MemoryStorage.UpdateMemory(ctx, workspaceID, storeID, id, u, by)
 }
 
 func (h *hooked) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
 	if err := h.enter("DeleteMemory"); err != nil {
 		return err
 	}
-	return h.MemoryService.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
+	return h.MemoryStorage.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
 }
 
 // failingSearch is a SearchService that fails with err.
@@ -262,6 +262,6 @@ func (f failingSearch) SearchMemories(context.Context, string, []string, memstor
 
 // agenttoolServices returns services whose memories are ms, a wrapper of
 // db's, and whose search is db's.
-func agenttoolServices(ms memstore.MemoryService, db *sqlite.DB) agenttool.Services {
+func agenttoolServices(ms memstore.MemoryStorage, db *sqlite.DB) agenttool.Services {
 	return agenttool.Services{Memories: ms, Search: db}
 }

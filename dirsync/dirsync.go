@@ -80,7 +80,7 @@ const (
 type Options struct {
 	// Memories is the store's service: a memstore server's client, or any
 	// implementation.
-	Memories memstore.MemoryService
+	Memories memstore.MemoryStorage
 	// WorkspaceID is passed to every call; "" lets a server use the
 	// credential's own workspace.
 	WorkspaceID string

@@ -18,9 +18,9 @@ import (
 )
 
 var (
-	_ memstore.StoreService   = (*Client)(nil)
-	_ memstore.MemoryService  = (*Client)(nil)
-	_ memstore.VersionService = (*Client)(nil)
+	_ memstore.StoreStorage   = (*Client)(nil)
+	_ memstore.MemoryStorage  = (*Client)(nil)
+	_ memstore.VersionStorage = (*Client)(nil)
 )
 
 // clientUserAgent names the client to the server.
@@ -41,7 +41,7 @@ func SetHeaders(h http.Header, apiKey string) {
 const clientMaxResponseBytes = 64 << 20
 
 // Client is a Go client of the memory stores API: it implements
-// memstore.StoreService, MemoryService and VersionService over HTTP, against
+// memstore.StoreStorage, MemoryService and VersionService over HTTP, against
 // a memstore server or any server of the same wire contract.
 //
 // The workspaceID argument of each method, when not "", is sent as the
@@ -302,7 +302,7 @@ func (c *Client) store(j *StoreJSON, h http.Header, workspaceID string) *memstor
 	return s
 }
 
-// CreateStore implements memstore.StoreService (POST /v1/memory_stores).
+// CreateStore implements memstore.StoreStorage (POST /v1/memory_stores).
 func (c *Client) CreateStore(ctx context.Context, workspaceID string, sc memstore.StoreCreate) (*memstore.Store, error) {
 	if err := clientCheckStoreText(&sc.Name, &sc.Description, sc.Metadata, nil); err != nil {
 		return nil, err
@@ -349,7 +349,7 @@ func clientCheckStoreText(name, description *string, md map[string]string, patch
 	return nil
 }
 
-// Store implements memstore.StoreService (GET /v1/memory_stores/{id}).
+// Store implements memstore.StoreStorage (GET /v1/memory_stores/{id}).
 func (c *Client) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
 	p, err := clientStorePath(id)
 	if err != nil {
@@ -363,7 +363,7 @@ func (c *Client) Store(ctx context.Context, workspaceID, id string) (*memstore.S
 	return c.store(&j, h, workspaceID), nil
 }
 
-// Stores implements memstore.StoreService (GET /v1/memory_stores).
+// Stores implements memstore.StoreStorage (GET /v1/memory_stores).
 func (c *Client) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
 	q := clientListQuery(f.Limit, f.Page, false)
 	if f.IncludeArchived {
@@ -378,7 +378,7 @@ func (c *Client) Stores(ctx context.Context, workspaceID string, f memstore.Stor
 	return clientPage(&j, func(s *StoreJSON) memstore.Store { return *c.store(s, h, workspaceID) }), nil
 }
 
-// UpdateStore implements memstore.StoreService (POST
+// UpdateStore implements memstore.StoreStorage (POST
 // /v1/memory_stores/{id}); a nil metadata value is sent as null, which
 // removes the key.
 func (c *Client) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
@@ -398,7 +398,7 @@ func (c *Client) UpdateStore(ctx context.Context, workspaceID, id string, u mems
 	return c.store(&j, h, workspaceID), nil
 }
 
-// ArchiveStore implements memstore.StoreService (POST
+// ArchiveStore implements memstore.StoreStorage (POST
 // /v1/memory_stores/{id}/archive, without a body, like the SDKs).
 func (c *Client) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
 	p, err := clientStorePath(id)
@@ -413,7 +413,7 @@ func (c *Client) ArchiveStore(ctx context.Context, workspaceID, id string) (*mem
 	return c.store(&j, h, workspaceID), nil
 }
 
-// DeleteStore implements memstore.StoreService (DELETE
+// DeleteStore implements memstore.StoreStorage (DELETE
 // /v1/memory_stores/{id}).
 func (c *Client) DeleteStore(ctx context.Context, workspaceID, id string) error {
 	p, err := clientStorePath(id)
@@ -425,7 +425,7 @@ func (c *Client) DeleteStore(ctx context.Context, workspaceID, id string) error 
 	return err
 }
 
-// CreateMemory implements memstore.MemoryService (POST .../memories, with
+// CreateMemory implements memstore.MemoryStorage (POST .../memories, with
 // view=full so that the memory comes back with its content). IfNotExists
 // is sent as the precondition {"type": "not_exists"}. Upsert cannot be
 // asked for on the wire, where it is the server's choice
@@ -452,7 +452,7 @@ func (c *Client) CreateMemory(ctx context.Context, workspaceID, storeID string, 
 	return j.Memory(), nil
 }
 
-// Memory implements memstore.MemoryService (GET .../memories/{id}).
+// Memory implements memstore.MemoryStorage (GET .../memories/{id}).
 func (c *Client) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
 	p, err := clientItemPath(storeID, "memories", "memory", id)
 	if err != nil {
@@ -465,7 +465,7 @@ func (c *Client) Memory(ctx context.Context, workspaceID, storeID, id string) (*
 	return j.Memory(), nil
 }
 
-// Memories implements memstore.MemoryService (GET .../memories).
+// Memories implements memstore.MemoryStorage (GET .../memories).
 func (c *Client) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	p, err := clientStorePath(storeID)
 	if err != nil {
@@ -485,7 +485,7 @@ func (c *Client) Memories(ctx context.Context, workspaceID, storeID string, f me
 	return clientPage(&j, (*ListItemJSON).ListItem), nil
 }
 
-// UpdateMemory implements memstore.MemoryService (POST .../memories/{id},
+// UpdateMemory implements memstore.MemoryStorage (POST .../memories/{id},
 // with view=full). IfSHA256 is sent as the content_sha256 precondition and
 // RenameIfFree as not_exists; the wire has room for one precondition, so
 // both at once are EInvalid.
@@ -521,7 +521,7 @@ func (c *Client) UpdateMemory(ctx context.Context, workspaceID, storeID, id stri
 	return j.Memory(), nil
 }
 
-// DeleteMemory implements memstore.MemoryService (DELETE
+// DeleteMemory implements memstore.MemoryStorage (DELETE
 // .../memories/{id}, ifSHA256 as expected_content_sha256).
 func (c *Client) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, _ memstore.Actor) error {
 	p, err := clientItemPath(storeID, "memories", "memory", id)
@@ -537,7 +537,7 @@ func (c *Client) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifS
 	return err
 }
 
-// Versions implements memstore.VersionService (GET .../memory_versions).
+// Versions implements memstore.VersionStorage (GET .../memory_versions).
 func (c *Client) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
 	p, err := clientStorePath(storeID)
 	if err != nil {
@@ -563,7 +563,7 @@ func (c *Client) Versions(ctx context.Context, workspaceID, storeID string, f me
 	return clientPage(&j, func(v *VersionJSON) memstore.Version { return *v.Version() }), nil
 }
 
-// Version implements memstore.VersionService (GET
+// Version implements memstore.VersionStorage (GET
 // .../memory_versions/{id}).
 func (c *Client) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
 	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
@@ -577,7 +577,7 @@ func (c *Client) Version(ctx context.Context, workspaceID, storeID, id string) (
 	return j.Version(), nil
 }
 
-// RedactVersion implements memstore.VersionService (POST
+// RedactVersion implements memstore.VersionStorage (POST
 // .../memory_versions/{id}/redact, without a body, like the SDKs). The
 // server records the redaction as made by the request's credential.
 func (c *Client) RedactVersion(ctx context.Context, workspaceID, storeID, id string, _ memstore.Actor) (*memstore.Version, error) {

@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	_ memstore.SessionService = (*Client)(nil)
-	_ memstore.SearchService  = (*Client)(nil)
+	_ memstore.SessionStorage = (*Client)(nil)
+	_ memstore.SearchStorage  = (*Client)(nil)
 )
 
 // clientSessionPath is the path of a session.
@@ -38,7 +38,7 @@ func (c *Client) sessionToken(j *SessionTokenJSON, h http.Header, workspaceID st
 	return t
 }
 
-// CreateSession implements memstore.SessionService (POST /v1/sessions).
+// CreateSession implements memstore.SessionStorage (POST /v1/sessions).
 func (c *Client) CreateSession(ctx context.Context, workspaceID string, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
 	if err := memstore.ValidateSessionCreate(sc); err != nil {
 		return nil, nil, "", err
@@ -81,7 +81,7 @@ func (c *Client) CreateSession(ctx context.Context, workspaceID string, sc memst
 	return s, tok, j.Token, nil
 }
 
-// Session implements memstore.SessionService (GET /v1/sessions/{id}).
+// Session implements memstore.SessionStorage (GET /v1/sessions/{id}).
 func (c *Client) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
 	p, err := clientSessionPath(id)
 	if err != nil {
@@ -95,7 +95,7 @@ func (c *Client) Session(ctx context.Context, workspaceID, id string) (*memstore
 	return c.session(&j, h, workspaceID), nil
 }
 
-// Sessions implements memstore.SessionService (GET /v1/sessions).
+// Sessions implements memstore.SessionStorage (GET /v1/sessions).
 func (c *Client) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
 	q := clientListQuery(f.Limit, f.Page, false)
 	if f.StoreID != "" {
@@ -112,7 +112,7 @@ func (c *Client) Sessions(ctx context.Context, workspaceID string, f memstore.Se
 	return clientPage(&j, func(s *SessionJSON) memstore.Session { return *c.session(s, h, workspaceID) }), nil
 }
 
-// ArchiveSession implements memstore.SessionService (POST
+// ArchiveSession implements memstore.SessionStorage (POST
 // /v1/sessions/{id}/archive).
 func (c *Client) ArchiveSession(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
 	p, err := clientSessionPath(id)
@@ -127,7 +127,7 @@ func (c *Client) ArchiveSession(ctx context.Context, workspaceID, id string) (*m
 	return c.session(&j, h, workspaceID), nil
 }
 
-// CreateSessionToken implements memstore.SessionService (POST
+// CreateSessionToken implements memstore.SessionStorage (POST
 // /v1/sessions/{id}/tokens).
 func (c *Client) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
 	p, err := clientSessionPath(sessionID)
@@ -147,7 +147,7 @@ func (c *Client) CreateSessionToken(ctx context.Context, workspaceID, sessionID 
 	return c.sessionToken(&j, h, workspaceID), j.Token, nil
 }
 
-// SessionTokens implements memstore.SessionService (GET
+// SessionTokens implements memstore.SessionStorage (GET
 // /v1/sessions/{id}/tokens).
 func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
 	p, err := clientSessionPath(sessionID)
@@ -162,7 +162,7 @@ func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID strin
 	return clientPage(&j, func(t *SessionTokenJSON) memstore.SessionToken { return *c.sessionToken(t, h, workspaceID) }), nil
 }
 
-// RevokeSessionToken implements memstore.SessionService. The API revokes a
+// RevokeSessionToken implements memstore.SessionStorage. The API revokes a
 // token under its session, so the client first finds the token.
 func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
 	t, err := c.SessionToken(ctx, workspaceID, id)
@@ -178,7 +178,7 @@ func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string)
 	return c.sessionToken(&j, h, workspaceID), nil
 }
 
-// SessionToken implements memstore.SessionService. The API lists tokens
+// SessionToken implements memstore.SessionStorage. The API lists tokens
 // only by session, so the client walks the workspace's sessions, newest
 // first, and each one's tokens.
 func (c *Client) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
@@ -213,7 +213,7 @@ func (c *Client) SessionToken(ctx context.Context, workspaceID, id string) (*mem
 	}
 }
 
-// AuthenticateSession implements memstore.SessionService over HTTP: it
+// AuthenticateSession implements memstore.SessionStorage over HTTP: it
 // asks the server which session secret stands for (a session token lists
 // its own session alone), without changing the client's own key.
 func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
@@ -238,7 +238,7 @@ func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memst
 	}, nil
 }
 
-// SearchMemories implements memstore.SearchService: GET
+// SearchMemories implements memstore.SearchStorage: GET
 // .../memories/search for one store. The API has no search over a list of
 // stores, only over a session's: for several stores the client needs
 // SessionID, and keeps the session's results that are in storeIDs (a page

@@ -20,16 +20,16 @@ import (
 // Config is what a Server is made of. Stores, Memories, Versions and Keys
 // are required; the rest have defaults.
 type Config struct {
-	Stores   memstore.StoreService
-	Memories memstore.MemoryService
-	Versions memstore.VersionService
+	Stores   memstore.StoreStorage
+	Memories memstore.MemoryStorage
+	Versions memstore.VersionStorage
 	Keys     memstore.KeyService // authenticates every request but /healthz and /metrics
 
 	// Sessions, when set, serves /v1/sessions and lets session tokens in,
 	// each limited to its session's stores.
-	Sessions memstore.SessionService
+	Sessions memstore.SessionStorage
 	// Search, when set, serves the search endpoints.
-	Search memstore.SearchService
+	Search memstore.SearchStorage
 
 	// Counts, when set, feeds the store and memory gauges of /metrics.
 	Counts func(context.Context) (memstore.Counts, error)

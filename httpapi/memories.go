@@ -96,7 +96,7 @@ func (s *Server) getMemory(w *responseWriter, r *http.Request, c *memstore.Calle
 		return p.err
 	}
 	storeID, id := r.PathValue("memory_store_id"), r.PathValue("memory_id")
-	rv, revalidates := s.memories.(memstore.MemoryRevalidator)
+	rv, revalidates := s.memories.(memstore.MemoryRevalidatorStorage)
 	if !revalidates || !full {
 		m, err := s.memories.Memory(r.Context(), c.WorkspaceID, storeID, id)
 		if err != nil {

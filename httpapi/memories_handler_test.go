@@ -402,7 +402,7 @@ func storesCursor(tb testing.TB, e *serverEnv) string {
 
 // unkept hides a MemoryService's MemoryUnlessAt, so that a server over it
 // reads and encodes every retrieval.
-type unkept struct{ memstore.MemoryService }
+type unkept struct{ memstore.MemoryStorage }
 
 // TestKeptRetrievals: the server keeps its answers to retrievals and sends
 // one again only while the memory is at the version it shows, whoever

@@ -29,12 +29,12 @@ import (
 // numbers of stores and memories, nothing of their content); every other
 // route authenticates its caller and acts in the caller's workspace.
 type Server struct {
-	stores   memstore.StoreService
-	memories memstore.MemoryService
-	versions memstore.VersionService
+	stores   memstore.StoreStorage
+	memories memstore.MemoryStorage
+	versions memstore.VersionStorage
 	keys     memstore.KeyService
-	sessions memstore.SessionService // nil: no sessions, no session tokens
-	search   memstore.SearchService  // nil: no search
+	sessions memstore.SessionStorage // nil: no sessions, no session tokens
+	search   memstore.SearchStorage  // nil: no search
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -43,7 +43,7 @@ type Server struct {
 	upsert  bool
 	strict  bool
 	auth    authCache
-	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidator
+	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidatorStorage
 	metrics *metrics
 	mux     *http.ServeMux
 

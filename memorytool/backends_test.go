@@ -117,7 +117,7 @@ func (e *storeEnv) client(tb testing.TB) *httpapi.Client {
 
 // tool returns the Store handler over the store through svc: the
 // database itself when svc is nil. A client works in its key's workspace.
-func (e *storeEnv) tool(tb testing.TB, svc memstore.MemoryService, opts memorytool.Options) *memorytool.Store {
+func (e *storeEnv) tool(tb testing.TB, svc memstore.MemoryStorage, opts memorytool.Options) *memorytool.Store {
 	tb.Helper()
 	ws := e.WS
 	if c, ok := svc.(*httpapi.Client); ok {
@@ -133,7 +133,7 @@ func (e *storeEnv) tool(tb testing.TB, svc memstore.MemoryService, opts memoryto
 	return s
 }
 
-func (e *storeEnv) root(tb testing.TB, svc memstore.MemoryService, opts memorytool.Options) *memRoot {
+func (e *storeEnv) root(tb testing.TB, svc memstore.MemoryStorage, opts memorytool.Options) *memRoot {
 	tb.Helper()
 	return &memRoot{
 		h:       e.tool(tb, svc, opts),

@@ -30,7 +30,7 @@ const storePageSize = 100
 // through the memory's content hash and reported to the model, and nothing
 // is overwritten.
 type Store struct {
-	svc     memstore.MemoryService
+	svc     memstore.MemoryStorage
 	ws, id  string
 	by      memstore.Actor
 	opts    Options
@@ -47,7 +47,7 @@ var _ Handler = (*Store)(nil)
 // Options apply as they do to Local, except ExpireAfter: a store keeps
 // every version of its memories and records no reads, so it is refused
 // rather than ignored.
-func NewStore(svc memstore.MemoryService, workspaceID, storeID string, by memstore.Actor, opts Options) (*Store, error) {
+func NewStore(svc memstore.MemoryStorage, workspaceID, storeID string, by memstore.Actor, opts Options) (*Store, error) {
 	switch {
 	case svc == nil:
 		return nil, errors.New("memory tool over a store: no memory service")

@@ -25,7 +25,7 @@ import (
 // a hook's error is returned instead. n counts the calls of each kind,
 // from 1.
 type hooked struct {
-	memstore.MemoryService
+	memstore.MemoryStorage
 	mu                      sync.Mutex
 	creates, updates, dels  int
 	beforeCreate            func(n int, c memstore.MemoryCreate) error
@@ -44,7 +44,7 @@ func (h *hooked) CreateMemory(ctx context.Context, ws, store string, c memstore.
 			return nil, err
 		}
 	}
-	return h.MemoryService.CreateMemory(ctx, ws, store, c, by)
+	return h.MemoryStorage.CreateMemory(ctx, ws, store, c, by)
 }
 
 func (h *hooked) UpdateMemory(ctx context.Context, ws, store, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
@@ -57,7 +57,7 @@ func (h *hooked) UpdateMemory(ctx context.Context, ws, store, id string, u memst
 			return nil, err
 		}
 	}
-	return h.MemoryService.UpdateMemory(ctx, ws, store, id, u, by)
+	return h.MemoryStorage.UpdateMemory(ctx, ws, store, id, u, by)
 }
 
 func (h *hooked) DeleteMemory(ctx context.Context, ws, store, id, ifSHA256 string, by memstore.Actor) error {
@@ -70,7 +70,7 @@ func (h *hooked) DeleteMemory(ctx context.Context, ws, store, id, ifSHA256 strin
 			return err
 		}
 	}
-	return h.MemoryService.DeleteMemory(ctx, ws, store, id, ifSHA256, by)
+	return h.MemoryStorage.DeleteMemory(ctx, ws, store, id, ifSHA256, by)
 }
 
 func (h *hooked) Memories(ctx context.Context, ws, store string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
@@ -79,7 +79,7 @@ func (h *hooked) Memories(ctx context.Context, ws, store string, f memstore.Memo
 			return memstore.Page[memstore.ListItem]{}, err
 		}
 	}
-	return h.MemoryService.Memories(ctx, ws, store, f)
+	return h.MemoryStorage.Memories(ctx, ws, store, f)
 }
 
 func (h *hooked) Memory(ctx context.Context, ws, store, id string) (*memstore.Memory, error) {
@@ -88,7 +88,7 @@ func (h *hooked) Memory(ctx context.Context, ws, store, id string) (*memstore.Me
 			return nil, err
 		}
 	}
-	return h.MemoryService.Memory(ctx, ws, store, id)
+	return h.MemoryStorage.Memory(ctx, ws, store, id)
 }
 
 // mustMemory returns the memory at store path p.
@@ -302,7 +302,7 @@ func TestStoreConcurrentChange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newStoreEnv(t)
-			svc := &hooked{MemoryService: env.DB}
+			svc := &hooked{MemoryStorage: env.DB}
 			race := func() {
 				tc.race(t, env)
 			}
@@ -369,7 +369,7 @@ func TestStorePartialFailure(t *testing.T) {
 				}
 				return nil
 			}
-			svc := &hooked{MemoryService: env.DB,
+			svc := &hooked{MemoryStorage: env.DB,
 				beforeUpdate: func(n int, _ string, _ memstore.MemoryUpdate) error { return fail(n) },
 				beforeDelete: func(n int, _ string) error { return fail(n) },
 			}
@@ -389,7 +389,7 @@ func TestStorePartialFailure(t *testing.T) {
 	// delete there.
 	env := newStoreEnv(t)
 	seed(t, env.tool(t, nil, memorytool.Options{}), files)
-	svc := &hooked{MemoryService: env.DB, beforeDelete: func(n int, _ string) error {
+	svc := &hooked{MemoryStorage: env.DB, beforeDelete: func(n int, _ string) error {
 		if n == 2 {
 			env.set(t, "/d/b.md", "changed")
 		}
@@ -468,7 +468,7 @@ func TestStoreFailures(t *testing.T) {
 			{"update", &hooked{beforeUpdate: func(int, string, memstore.MemoryUpdate) error { return down }}, insertAt("/memories/a.md", 0, "x"),
 				"Error: The memory store failed while changing /memories/a.md; view it to see whether the change was made."},
 		} {
-			tc.svc.MemoryService = env.DB
+			tc.svc.MemoryStorage = env.DB
 			if got := do(t, env.tool(t, tc.svc, memorytool.Options{}), tc.in); got.Content != tc.want {
 				t.Errorf("%s\n got %q\nwant %q", tc.name, got.Content, tc.want)
 			}
@@ -605,7 +605,7 @@ func TestStoreCreateNeverOverwrites(t *testing.T) {
 func TestNewStore(t *testing.T) {
 	env := newStoreEnv(t)
 	for _, tc := range []struct {
-		svc   memstore.MemoryService
+		svc   memstore.MemoryStorage
 		store string
 		opts  memorytool.Options
 		want  string

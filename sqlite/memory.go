@@ -130,7 +130,7 @@ func (db *DB) modify(ctx context.Context, tx *txn, m *memstore.Memory, path, con
 	return err
 }
 
-// CreateMemory implements memstore.MemoryService. With Upsert, an
+// CreateMemory implements memstore.MemoryStorage. With Upsert, an
 // identical memory at the path is returned unchanged, with no version,
 // like an update that changes nothing.
 func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
@@ -197,7 +197,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 	return m, nil
 }
 
-// Memory implements memstore.MemoryService.
+// Memory implements memstore.MemoryStorage.
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
 	// The hot path of every client: one statement on a prepared query and
 	// no transaction (a single statement reads one snapshot), the store's
@@ -211,7 +211,7 @@ func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*mem
 	return m, nil
 }
 
-// MemoryUnlessAt implements memstore.MemoryRevalidator: a lookup of the
+// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup of the
 // memory's version alone, the memory itself only when that is not
 // version. (A single statement returning every column, empty when at
 // version, cost nearly as much as reading the memory: most of a
@@ -245,7 +245,7 @@ func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID
 	return wrap(translate(err), "get memory %s", id)
 }
 
-// UpdateMemory implements memstore.MemoryService, deciding in the order
+// UpdateMemory implements memstore.MemoryStorage, deciding in the order
 // of the API contract (§4.2).
 func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
 	if u.Path != nil {
@@ -302,7 +302,7 @@ func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string,
 	return m, nil
 }
 
-// DeleteMemory implements memstore.MemoryService. The "deleted" version
+// DeleteMemory implements memstore.MemoryStorage. The "deleted" version
 // keeps the path at deletion; the memory's row, and with it the content,
 // goes.
 func (db *DB) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
@@ -329,7 +329,7 @@ func (db *DB) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA2
 	return nil
 }
 
-// Memories implements memstore.MemoryService. It walks the (store_id,
+// Memories implements memstore.MemoryStorage. It walks the (store_id,
 // path) index from the cursor and stops after limit+1 items, so a page
 // costs O(page) whatever the store's size: with a depth, each rolled-up
 // prefix is emitted once and the walk then seeks past everything under

@@ -16,7 +16,7 @@ import (
 	"github.com/memstore/memstore/internal/searchtext"
 )
 
-var _ memstore.SearchService = (*DB)(nil)
+var _ memstore.SearchStorage = (*DB)(nil)
 
 // Search runs on the FTS5 indexes of migration 0005, which searchindex.go
 // keeps current, over the live memories only: memories_words (stemmed
@@ -117,7 +117,7 @@ func parseSearchCursor(page, hash string) (int, error) {
 	return c.Offset, nil
 }
 
-// SearchMemories implements memstore.SearchService. The cursor is an
+// SearchMemories implements memstore.SearchStorage. The cursor is an
 // offset into the ranked list, which is the same from page to page as
 // long as the stores do not change; with no store, nothing is found.
 func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {

@@ -13,7 +13,7 @@ import (
 	"github.com/memstore/memstore/internal/ids"
 )
 
-var _ memstore.SessionService = (*DB)(nil)
+var _ memstore.SessionStorage = (*DB)(nil)
 
 // Sessions are history: nothing deletes them, and deleting a store leaves
 // the sessions that attach it as they were (see migrations/0003).
@@ -124,7 +124,7 @@ func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID stri
 	return tok, secret, nil
 }
 
-// CreateSession implements memstore.SessionService. The stores are
+// CreateSession implements memstore.SessionStorage. The stores are
 // checked and their names snapshotted in the transaction that inserts the
 // session, so that a store archived or renamed concurrently is seen either
 // wholly before or wholly after.
@@ -206,7 +206,7 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 	return s, tok, secret, nil
 }
 
-// Session implements memstore.SessionService.
+// Session implements memstore.SessionStorage.
 func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
 	var s *memstore.Session
 	err := db.read(ctx, func(tx *txn) (err error) {
@@ -216,7 +216,7 @@ func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Se
 	return s, wrap(err, "get session %s", id)
 }
 
-// Sessions implements memstore.SessionService (archived sessions only
+// Sessions implements memstore.SessionStorage (archived sessions only
 // with f.IncludeArchived), with keyset pagination on (created_at DESC, id DESC): served
 // by sessions_by_workspace, or by session_stores_by_store for the
 // sessions of one store.
@@ -287,7 +287,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	return page, nil
 }
 
-// ArchiveSession implements memstore.SessionService; the first archive
+// ArchiveSession implements memstore.SessionStorage; the first archive
 // sets both archived_at and updated_at, later ones change nothing. The
 // tokens are left as they are: AuthenticateSession refuses every token of
 // an archived session, and RevokedAt keeps meaning an explicit revocation.
@@ -308,7 +308,7 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 	return s, nil
 }
 
-// CreateSessionToken implements memstore.SessionService.
+// CreateSessionToken implements memstore.SessionStorage.
 func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
 	var (
 		tok    *memstore.SessionToken
@@ -349,7 +349,7 @@ func scanToken(row interface{ Scan(...any) error }) (*memstore.SessionToken, err
 	return &t, nil
 }
 
-// SessionTokens implements memstore.SessionService, with keyset
+// SessionTokens implements memstore.SessionStorage, with keyset
 // pagination on (created_at, id): one range of session_tokens_by_session
 // per page.
 func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
@@ -401,7 +401,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 	return page, nil
 }
 
-// SessionToken implements memstore.SessionService.
+// SessionToken implements memstore.SessionStorage.
 func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
 	var t *memstore.SessionToken
 	err := db.read(ctx, func(tx *txn) (err error) {
@@ -419,7 +419,7 @@ func getToken(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 	return t, err
 }
 
-// RevokeSessionToken implements memstore.SessionService.
+// RevokeSessionToken implements memstore.SessionStorage.
 func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
 	var t *memstore.SessionToken
 	err := db.write(ctx, func(tx *txn) error {
@@ -438,7 +438,7 @@ func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*
 	return t, nil
 }
 
-// AuthenticateSession implements memstore.SessionService: one indexed
+// AuthenticateSession implements memstore.SessionStorage: one indexed
 // lookup by the secret's hash, then the session, in one snapshot. Nothing
 // is written: unlike an API key's, a token's last use is not recorded.
 func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {

@@ -1,7 +1,7 @@
 // Package sqlite keeps memory stores, their memories and the versions of
 // those memories in one SQLite database file (modernc.org/sqlite, no cgo).
-// It implements memstore.StoreService, memstore.MemoryService and
-// memstore.VersionService; each service call runs in one transaction.
+// It implements memstore.StoreStorage, memstore.MemoryStorage and
+// memstore.VersionStorage; each service call runs in one transaction.
 //
 // # Erasure
 //
@@ -47,11 +47,11 @@ import (
 )
 
 var (
-	_ memstore.StoreService       = (*DB)(nil)
-	_ memstore.MemoryService      = (*DB)(nil)
-	_ memstore.MemoryRevalidator  = (*DB)(nil)
-	_ memstore.VersionService     = (*DB)(nil)
-	_ memstore.RevocationNotifier = (*DB)(nil)
+	_ memstore.StoreStorage             = (*DB)(nil)
+	_ memstore.MemoryStorage            = (*DB)(nil)
+	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
+	_ memstore.VersionStorage           = (*DB)(nil)
+	_ memstore.RevocationNotifier       = (*DB)(nil)
 )
 
 //go:embed migrations/*.sql

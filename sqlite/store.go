@@ -57,7 +57,7 @@ func validateStore(name, description *string, metadata map[string]string) error 
 	return memstore.ValidateMetadata(metadata)
 }
 
-// CreateStore implements memstore.StoreService.
+// CreateStore implements memstore.StoreStorage.
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate) (*memstore.Store, error) {
 	if err := validateStore(&c.Name, &c.Description, c.Metadata); err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 	return s, nil
 }
 
-// Store implements memstore.StoreService.
+// Store implements memstore.StoreStorage.
 func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
 	var s *memstore.Store
 	err := db.read(ctx, func(tx *txn) (err error) {
@@ -100,7 +100,7 @@ func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Stor
 	return s, wrap(err, "get store %s", id)
 }
 
-// Stores implements memstore.StoreService with keyset pagination on
+// Stores implements memstore.StoreStorage with keyset pagination on
 // (created_at DESC, id DESC), served by stores_by_workspace.
 func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
 	var page memstore.Page[memstore.Store]
@@ -155,7 +155,7 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 	return page, nil
 }
 
-// UpdateStore implements memstore.StoreService. Metadata is a merge
+// UpdateStore implements memstore.StoreStorage. Metadata is a merge
 // patch whose result must still hold at most 16 pairs.
 func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
 	if err := validateStore(u.Name, u.Description, nil); err != nil {
@@ -218,7 +218,7 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 	return s, nil
 }
 
-// ArchiveStore implements memstore.StoreService; the first archive sets
+// ArchiveStore implements memstore.StoreStorage; the first archive sets
 // both archived_at and updated_at, later ones change nothing.
 func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
 	var s *memstore.Store
@@ -244,7 +244,7 @@ func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time
 	return fromNanos(now), err
 }
 
-// DeleteStore implements memstore.StoreService; the foreign keys cascade
+// DeleteStore implements memstore.StoreStorage; the foreign keys cascade
 // to the store's memories and versions, and secure_delete zeroes them.
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 	err := db.write(ctx, func(tx *txn) error {

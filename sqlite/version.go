@@ -49,7 +49,7 @@ func getVersion(ctx context.Context, tx *txn, storeID, id string) (*memstore.Ver
 	return v, err
 }
 
-// Versions implements memstore.VersionService: newest first by ID (IDs
+// Versions implements memstore.VersionStorage: newest first by ID (IDs
 // are time-ordered), keyset on the ID, served by the versions_by_*
 // indexes.
 func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
@@ -122,7 +122,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 	return page, nil
 }
 
-// Version implements memstore.VersionService.
+// Version implements memstore.VersionStorage.
 func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
 	var v *memstore.Version
 	err := db.read(ctx, func(tx *txn) (err error) {
@@ -135,7 +135,7 @@ func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*me
 	return v, wrap(err, "get version %s", id)
 }
 
-// RedactVersion implements memstore.VersionService. The columns are
+// RedactVersion implements memstore.VersionStorage. The columns are
 // overwritten with NULL in place, secure_delete (set at Open) zeroes the
 // space the old values took, and a checkpoint then empties the
 // write-ahead log, which still holds the pages as they were: when it

@@ -239,9 +239,9 @@ func testGetMemory(t *testing.T, open func(*testing.T) Backend) {
 		wantCode(t, err, memstore.ENotFound, "memory via another store")
 	})
 	t.Run("Revalidate", func(t *testing.T) {
-		rv, ok := b.(memstore.MemoryRevalidator)
+		rv, ok := b.(memstore.MemoryRevalidatorStorage)
 		if !ok {
-			t.Skip("the backend is not a memstore.MemoryRevalidator")
+			t.Skip("the backend is not a memstore.MemoryRevalidatorStorage")
 		}
 		m := mustCreateMemory(t, b, wsA, sid, "/revalidate.md", "first")
 		if got, err := rv.MemoryUnlessAt(t.Context(), wsA, sid, m.ID, ""); err != nil || got == nil || got.Content != "first" || got.VersionID != m.VersionID {

@@ -13,10 +13,10 @@ import (
 // SearchBackend is a backend that also searches its memories.
 type SearchBackend interface {
 	Backend
-	memstore.SearchService
+	memstore.SearchStorage
 }
 
-// RunSearch runs the conformance tests of memstore.SearchService. open
+// RunSearch runs the conformance tests of memstore.SearchStorage. open
 // returns a fresh, empty backend for each subtest.
 //
 // The tests rely on the contract of SearchQuery and SearchResult only:

@@ -18,12 +18,12 @@ import (
 // workspaces and API keys (a session token must never pass for an API key,
 // nor the reverse), and sessions.
 type SessionBackend interface {
-	memstore.StoreService
+	memstore.StoreStorage
 	memstore.KeyService
-	memstore.SessionService
+	memstore.SessionStorage
 }
 
-// RunSessions runs the tests of memstore.SessionService (API contract
+// RunSessions runs the tests of memstore.SessionStorage (API contract
 // §2.8, §3.6). open returns a fresh, empty backend for each subtest whose
 // clock is now: the suite moves that clock to order sessions and to
 // expire tokens, so the backend must take every timestamp from it.

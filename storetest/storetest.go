@@ -1,5 +1,5 @@
 // Package storetest is the behavioural conformance suite that every
-// memstore backend must pass: the contract of memstore.StoreService,
+// memstore backend must pass: the contract of memstore.StoreStorage,
 // MemoryService and VersionService (spec/memory-stores-api.md sections 2-4)
 // checked through the interfaces only, so that SQLite and PostgreSQL are
 // held to exactly the same rules.
@@ -27,9 +27,9 @@ import (
 
 // Backend is what a memstore backend provides.
 type Backend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.VersionService
+	memstore.StoreStorage
+	memstore.MemoryStorage
+	memstore.VersionStorage
 }
 
 // Run runs the suite. open returns a fresh, empty backend for each

@@ -20,11 +20,11 @@ import (
 
 // backend is what the store commands need of a backend.
 type backend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.VersionService
-	memstore.SessionService
-	memstore.SearchService
+	memstore.StoreStorage
+	memstore.MemoryStorage
+	memstore.VersionStorage
+	memstore.SessionStorage
+	memstore.SearchStorage
 }
 
 // backendHelp describes the flags every store command shares, for the

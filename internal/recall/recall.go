@@ -40,9 +40,9 @@ type Query struct {
 // Backend is what the evaluation needs of memstore: a store to load the
 // documents into, and the search.
 type Backend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.SearchService
+	memstore.StoreStorage
+	memstore.MemoryStorage
+	memstore.SearchStorage
 }
 
 // Options configure a run.

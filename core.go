@@ -1,0 +1,348 @@
+package memstore
+
+import (
+	"context"
+	"time"
+)
+
+// Backend is what a Core keeps its data in: storage, transactions and
+// queries. Its methods trust their callers (see Core).
+type Backend interface {
+	StoreStorage
+	MemoryStorage
+	VersionStorage
+	SessionStorage
+	SearchStorage
+}
+
+// Core is memstore's one domain core: the StoreService, MemoryService,
+// VersionService, SessionService and SearchService that every surface
+// calls, over a Backend. Each method, in this order, refuses a nil caller
+// (EUnauthenticated), checks that the caller may do what it asks
+// (EPermission: see Caller.CanRead, CanWrite, CanReadSession and
+// CanAdminister), validates the input (EInvalid), and only then calls the
+// backend, in the caller's workspace and as the caller's actor. A refused
+// call never reaches the backend, and the core adds no round trip to it.
+//
+// A Core is safe for concurrent use when its backend is.
+type Core struct {
+	b  Backend
+	rv MemoryRevalidatorStorage // b's own, nil when it has none
+}
+
+var (
+	_ StoreService       = (*Core)(nil)
+	_ MemoryService      = (*Core)(nil)
+	_ MemoryRevalidator  = (*Core)(nil)
+	_ VersionService     = (*Core)(nil)
+	_ SessionService     = (*Core)(nil)
+	_ SearchService      = (*Core)(nil)
+	_ RevocationNotifier = (*Core)(nil)
+)
+
+// NewCore returns the core over b.
+func NewCore(b Backend) *Core {
+	rv, _ := b.(MemoryRevalidatorStorage)
+	return &Core{b: b, rv: rv}
+}
+
+// What a session caller is refused, as CanAdminister's messages name it.
+const (
+	manageStores   = "manage memory stores"
+	manageSessions = "manage sessions"
+	redactVersions = "redact versions"
+)
+
+// CreateStore implements StoreService.
+func (co *Core) CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*Store, error) {
+	if err := c.CanAdminister(manageStores); err != nil {
+		return nil, err
+	}
+	if err := validateStore(&sc.Name, &sc.Description, sc.Metadata); err != nil {
+		return nil, err
+	}
+	return co.b.CreateStore(ctx, c.WorkspaceID, sc)
+}
+
+// Store implements StoreService.
+func (co *Core) Store(ctx context.Context, c *Caller, id string) (*Store, error) {
+	if err := c.CanAdminister(manageStores); err != nil {
+		return nil, err
+	}
+	return co.b.Store(ctx, c.WorkspaceID, id)
+}
+
+// Stores implements StoreService.
+func (co *Core) Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Store], error) {
+	if err := c.CanAdminister(manageStores); err != nil {
+		return Page[Store]{}, err
+	}
+	return co.b.Stores(ctx, c.WorkspaceID, f)
+}
+
+// UpdateStore implements StoreService. Each pair of the metadata patch is
+// checked here; the metadata it makes, which depends on what is kept, is
+// the backend's to check.
+func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUpdate) (*Store, error) {
+	if err := c.CanAdminister(manageStores); err != nil {
+		return nil, err
+	}
+	if err := validateStore(u.Name, u.Description, nil); err != nil {
+		return nil, err
+	}
+	for k, v := range u.Metadata {
+		val := ""
+		if v != nil {
+			val = *v
+		}
+		// One pair at a time: a patch may name more than
+		// MaxMetadataPairs keys when it also removes some.
+		if err := ValidateMetadata(map[string]string{k: val}); err != nil {
+			return nil, err
+		}
+	}
+	return co.b.UpdateStore(ctx, c.WorkspaceID, id, u)
+}
+
+// ArchiveStore implements StoreService.
+func (co *Core) ArchiveStore(ctx context.Context, c *Caller, id string) (*Store, error) {
+	if err := c.CanAdminister(manageStores); err != nil {
+		return nil, err
+	}
+	return co.b.ArchiveStore(ctx, c.WorkspaceID, id)
+}
+
+// DeleteStore implements StoreService.
+func (co *Core) DeleteStore(ctx context.Context, c *Caller, id string) error {
+	if err := c.CanAdminister(manageStores); err != nil {
+		return err
+	}
+	return co.b.DeleteStore(ctx, c.WorkspaceID, id)
+}
+
+// validateStore checks the fields of a store create or update that are
+// given (nil ones are not).
+func validateStore(name, description *string, metadata map[string]string) error {
+	if name != nil {
+		if err := ValidateStoreName(*name); err != nil {
+			return err
+		}
+	}
+	if description != nil {
+		if err := ValidateStoreDescription(*description); err != nil {
+			return err
+		}
+	}
+	return ValidateMetadata(metadata)
+}
+
+// CreateMemory implements MemoryService.
+func (co *Core) CreateMemory(ctx context.Context, c *Caller, storeID string, mc MemoryCreate) (*Memory, error) {
+	if err := c.CanWrite(storeID); err != nil {
+		return nil, err
+	}
+	if err := ValidatePath(mc.Path); err != nil {
+		return nil, err
+	}
+	if err := ValidateContent(mc.Content); err != nil {
+		return nil, err
+	}
+	return co.b.CreateMemory(ctx, c.WorkspaceID, storeID, mc, c.Actor)
+}
+
+// Memory implements MemoryService.
+func (co *Core) Memory(ctx context.Context, c *Caller, storeID, id string) (*Memory, error) {
+	if err := c.CanRead(storeID); err != nil {
+		return nil, err
+	}
+	return co.b.Memory(ctx, c.WorkspaceID, storeID, id)
+}
+
+// MemoryUnlessAt implements MemoryRevalidator: cheaply when the backend
+// revalidates, otherwise as Memory.
+func (co *Core) MemoryUnlessAt(ctx context.Context, c *Caller, storeID, id, version string) (*Memory, error) {
+	if err := c.CanRead(storeID); err != nil {
+		return nil, err
+	}
+	if co.rv == nil {
+		return co.b.Memory(ctx, c.WorkspaceID, storeID, id)
+	}
+	return co.rv.MemoryUnlessAt(ctx, c.WorkspaceID, storeID, id, version)
+}
+
+// Memories implements MemoryService.
+func (co *Core) Memories(ctx context.Context, c *Caller, storeID string, f MemoryFilter) (Page[ListItem], error) {
+	if err := c.CanRead(storeID); err != nil {
+		return Page[ListItem]{}, err
+	}
+	if err := ValidatePathPrefix(f.PathPrefix); err != nil {
+		return Page[ListItem]{}, err
+	}
+	return co.b.Memories(ctx, c.WorkspaceID, storeID, f)
+}
+
+// UpdateMemory implements MemoryService.
+func (co *Core) UpdateMemory(ctx context.Context, c *Caller, storeID, id string, u MemoryUpdate) (*Memory, error) {
+	if err := c.CanWrite(storeID); err != nil {
+		return nil, err
+	}
+	if u.Path != nil {
+		if err := ValidatePath(*u.Path); err != nil {
+			return nil, err
+		}
+	}
+	if u.Content != nil {
+		if err := ValidateContent(*u.Content); err != nil {
+			return nil, err
+		}
+	}
+	return co.b.UpdateMemory(ctx, c.WorkspaceID, storeID, id, u, c.Actor)
+}
+
+// DeleteMemory implements MemoryService.
+func (co *Core) DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA256 string) error {
+	if err := c.CanWrite(storeID); err != nil {
+		return err
+	}
+	return co.b.DeleteMemory(ctx, c.WorkspaceID, storeID, id, ifSHA256, c.Actor)
+}
+
+// Versions implements VersionService.
+func (co *Core) Versions(ctx context.Context, c *Caller, storeID string, f VersionFilter) (Page[Version], error) {
+	if err := c.CanRead(storeID); err != nil {
+		return Page[Version]{}, err
+	}
+	return co.b.Versions(ctx, c.WorkspaceID, storeID, f)
+}
+
+// Version implements VersionService.
+func (co *Core) Version(ctx context.Context, c *Caller, storeID, id string) (*Version, error) {
+	if err := c.CanRead(storeID); err != nil {
+		return nil, err
+	}
+	return co.b.Version(ctx, c.WorkspaceID, storeID, id)
+}
+
+// RedactVersion implements VersionService.
+func (co *Core) RedactVersion(ctx context.Context, c *Caller, storeID, id string) (*Version, error) {
+	if err := c.CanAdminister(redactVersions); err != nil {
+		return nil, err
+	}
+	return co.b.RedactVersion(ctx, c.WorkspaceID, storeID, id, c.Actor)
+}
+
+// CreateSession implements SessionService.
+func (co *Core) CreateSession(ctx context.Context, c *Caller, sc SessionCreate) (*Session, *SessionToken, string, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, nil, "", err
+	}
+	if err := ValidateSessionCreate(sc); err != nil {
+		return nil, nil, "", err
+	}
+	return co.b.CreateSession(ctx, c.WorkspaceID, sc)
+}
+
+// Session implements SessionService.
+func (co *Core) Session(ctx context.Context, c *Caller, id string) (*Session, error) {
+	if err := c.CanReadSession(id); err != nil {
+		return nil, err
+	}
+	return co.b.Session(ctx, c.WorkspaceID, id)
+}
+
+// Sessions implements SessionService. A session caller's list is read
+// afresh, as its own session, so that it shows the session as it is now;
+// its filter's paging does not apply to a list of at most one.
+func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[Session], error) {
+	if c == nil {
+		return Page[Session]{}, errNoCaller()
+	}
+	if c.Session == nil {
+		return co.b.Sessions(ctx, c.WorkspaceID, f)
+	}
+	s, err := co.b.Session(ctx, c.WorkspaceID, c.Session.ID)
+	if err != nil {
+		return Page[Session]{}, err
+	}
+	page := Page[Session]{Items: []Session{}}
+	if f.StoreID == "" || s.Attachment(f.StoreID) != nil {
+		page.Items = append(page.Items, *s)
+	}
+	return page, nil
+}
+
+// ArchiveSession implements SessionService.
+func (co *Core) ArchiveSession(ctx context.Context, c *Caller, id string) (*Session, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	return co.b.ArchiveSession(ctx, c.WorkspaceID, id)
+}
+
+// CreateSessionToken implements SessionService.
+func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID string, ttl time.Duration) (*SessionToken, string, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, "", err
+	}
+	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl)
+}
+
+// SessionTokens implements SessionService.
+func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, f SessionTokenFilter) (Page[SessionToken], error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return Page[SessionToken]{}, err
+	}
+	return co.b.SessionTokens(ctx, c.WorkspaceID, sessionID, f)
+}
+
+// SessionToken implements SessionService.
+func (co *Core) SessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	return co.b.SessionToken(ctx, c.WorkspaceID, id)
+}
+
+// RevokeSessionToken implements SessionService.
+func (co *Core) RevokeSessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	return co.b.RevokeSessionToken(ctx, c.WorkspaceID, id)
+}
+
+// AuthenticateSession implements SessionService: the backend's, as it is.
+func (co *Core) AuthenticateSession(ctx context.Context, secret string) (*Caller, error) {
+	return co.b.AuthenticateSession(ctx, secret)
+}
+
+// SearchMemories implements SearchService. With no store the query is
+// still checked, and nothing is found without asking the backend.
+func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) (Page[SearchResult], error) {
+	var none Page[SearchResult]
+	if c == nil {
+		return none, errNoCaller()
+	}
+	for _, id := range storeIDs {
+		if err := c.CanRead(id); err != nil {
+			return none, err
+		}
+	}
+	if err := ValidateSearchQuery(q); err != nil {
+		return none, err
+	}
+	if len(storeIDs) == 0 {
+		return none, nil
+	}
+	return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
+}
+
+// NotifyRevocations implements RevocationNotifier: the core tells of the
+// revocations its backend tells of, which are all those made through the
+// core; with a backend that tells of none, f is never called.
+func (co *Core) NotifyRevocations(f func(Revocation)) (stop func()) {
+	if n, ok := co.b.(RevocationNotifier); ok {
+		return n.NotifyRevocations(f)
+	}
+	return func() {}
+}

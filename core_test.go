@@ -1,0 +1,503 @@
+package memstore_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
+)
+
+// recording is a memstore.Backend that records the name of every method
+// called on it before passing the call on to a real database.
+type recording struct {
+	db    *sqlite.DB
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recording) record(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, name)
+}
+
+// take returns the calls recorded since the last take, and forgets them.
+func (r *recording) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	calls := r.calls
+	r.calls = nil
+	return calls
+}
+
+func (r *recording) CreateStore(ctx context.Context, ws string, sc memstore.StoreCreate) (*memstore.Store, error) {
+	r.record("CreateStore")
+	return r.db.CreateStore(ctx, ws, sc)
+}
+
+func (r *recording) Store(ctx context.Context, ws, id string) (*memstore.Store, error) {
+	r.record("Store")
+	return r.db.Store(ctx, ws, id)
+}
+
+func (r *recording) Stores(ctx context.Context, ws string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	r.record("Stores")
+	return r.db.Stores(ctx, ws, f)
+}
+
+func (r *recording) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	r.record("UpdateStore")
+	return r.db.UpdateStore(ctx, ws, id, u)
+}
+
+func (r *recording) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
+	r.record("ArchiveStore")
+	return r.db.ArchiveStore(ctx, ws, id)
+}
+
+func (r *recording) DeleteStore(ctx context.Context, ws, id string) error {
+	r.record("DeleteStore")
+	return r.db.DeleteStore(ctx, ws, id)
+}
+
+func (r *recording) CreateMemory(ctx context.Context, ws, storeID string, mc memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
+	r.record("CreateMemory")
+	return r.db.CreateMemory(ctx, ws, storeID, mc, by)
+}
+
+func (r *recording) Memory(ctx context.Context, ws, storeID, id string) (*memstore.Memory, error) {
+	r.record("Memory")
+	return r.db.Memory(ctx, ws, storeID, id)
+}
+
+func (r *recording) MemoryUnlessAt(ctx context.Context, ws, storeID, id, version string) (*memstore.Memory, error) {
+	r.record("MemoryUnlessAt")
+	return r.db.MemoryUnlessAt(ctx, ws, storeID, id, version)
+}
+
+func (r *recording) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	r.record("Memories")
+	return r.db.Memories(ctx, ws, storeID, f)
+}
+
+func (r *recording) UpdateMemory(ctx context.Context, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+	r.record("UpdateMemory")
+	return r.db.UpdateMemory(ctx, ws, storeID, id, u, by)
+}
+
+func (r *recording) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
+	r.record("DeleteMemory")
+	return r.db.DeleteMemory(ctx, ws, storeID, id, ifSHA256, by)
+}
+
+func (r *recording) Versions(ctx context.Context, ws, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	r.record("Versions")
+	return r.db.Versions(ctx, ws, storeID, f)
+}
+
+func (r *recording) Version(ctx context.Context, ws, storeID, id string) (*memstore.Version, error) {
+	r.record("Version")
+	return r.db.Version(ctx, ws, storeID, id)
+}
+
+func (r *recording) RedactVersion(ctx context.Context, ws, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
+	r.record("RedactVersion")
+	return r.db.RedactVersion(ctx, ws, storeID, id, by)
+}
+
+func (r *recording) CreateSession(ctx context.Context, ws string, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	r.record("CreateSession")
+	return r.db.CreateSession(ctx, ws, sc)
+}
+
+func (r *recording) Session(ctx context.Context, ws, id string) (*memstore.Session, error) {
+	r.record("Session")
+	return r.db.Session(ctx, ws, id)
+}
+
+func (r *recording) Sessions(ctx context.Context, ws string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	r.record("Sessions")
+	return r.db.Sessions(ctx, ws, f)
+}
+
+func (r *recording) ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error) {
+	r.record("ArchiveSession")
+	return r.db.ArchiveSession(ctx, ws, id)
+}
+
+func (r *recording) CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	r.record("CreateSessionToken")
+	return r.db.CreateSessionToken(ctx, ws, sessionID, ttl)
+}
+
+func (r *recording) SessionTokens(ctx context.Context, ws, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+	r.record("SessionTokens")
+	return r.db.SessionTokens(ctx, ws, sessionID, f)
+}
+
+func (r *recording) SessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
+	r.record("SessionToken")
+	return r.db.SessionToken(ctx, ws, id)
+}
+
+func (r *recording) RevokeSessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
+	r.record("RevokeSessionToken")
+	return r.db.RevokeSessionToken(ctx, ws, id)
+}
+
+func (r *recording) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	r.record("AuthenticateSession")
+	return r.db.AuthenticateSession(ctx, secret)
+}
+
+func (r *recording) SearchMemories(ctx context.Context, ws string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	r.record("SearchMemories")
+	return r.db.SearchMemories(ctx, ws, storeIDs, q)
+}
+
+// coreFixture is a real database behind a recording backend behind a
+// Core, with a session that has store rw attached read-write and store ro
+// read-only, beside store other, which is not attached.
+type coreFixture struct {
+	rec              *recording
+	core             *memstore.Core
+	admin, session   *memstore.Caller
+	sessionID, token string // the session, and its first token's ID
+	otherSession     string // another session of the workspace
+	rw, ro, other    string // store IDs
+	mems             map[string]*memstore.Memory
+}
+
+func newCoreFixture(t *testing.T) *coreFixture {
+	t.Helper()
+	ctx := t.Context()
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, "core")
+	admin := memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_coretest"}
+	f := &coreFixture{
+		rec:   &recording{db: db},
+		admin: &memstore.Caller{WorkspaceID: ws.ID, Actor: admin},
+		mems:  map[string]*memstore.Memory{},
+	}
+	f.core = memstore.NewCore(f.rec)
+	for _, name := range []string{"rw", "ro", "other"} {
+		s := sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: name})
+		f.mems[s.ID] = sqlitetest.Create(t, db, ws.ID, s.ID, "/note.md", "alpha in "+name, admin)
+		switch name {
+		case "rw":
+			f.rw = s.ID
+		case "ro":
+			f.ro = s.ID
+		default:
+			f.other = s.ID
+		}
+	}
+	s, tok, secret, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
+		{StoreID: f.rw}, {StoreID: f.ro, Access: memstore.AccessReadOnly},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sessionID, f.token = s.ID, tok.ID
+	if f.session, err = db.AuthenticateSession(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	o, _, _, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.other}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.otherSession = o.ID
+	return f
+}
+
+// coreCall is one call of a caller-facing service, as a surface makes it.
+type coreCall struct {
+	name string
+	call func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error
+}
+
+func errOf[T any](_ T, err error) error { return err }
+
+// memoryCalls are every call of MemoryService, VersionService and
+// SearchService on the memory /note.md of store storeID.
+func (f *coreFixture) memoryCalls(storeID string) (reads, writes, admin []coreCall) {
+	m := f.mems[storeID]
+	content := "changed"
+	reads = []coreCall{
+		{"Memory", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Memory(ctx, c, storeID, m.ID))
+		}},
+		{"MemoryUnlessAt", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.MemoryUnlessAt(ctx, c, storeID, m.ID, ""))
+		}},
+		{"Memories", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Memories(ctx, c, storeID, memstore.MemoryFilter{}))
+		}},
+		{"Versions", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Versions(ctx, c, storeID, memstore.VersionFilter{}))
+		}},
+		{"Version", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Version(ctx, c, storeID, m.VersionID))
+		}},
+		{"SearchMemories", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: "alpha"}))
+		}},
+		{"SearchMemories with an attached store first", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SearchMemories(ctx, c, []string{f.rw, storeID}, memstore.SearchQuery{Text: "alpha"}))
+		}},
+	}
+	writes = []coreCall{
+		{"CreateMemory", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.CreateMemory(ctx, c, storeID, memstore.MemoryCreate{Path: "/new.md", Content: "x"}))
+		}},
+		{"UpdateMemory", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateMemory(ctx, c, storeID, m.ID, memstore.MemoryUpdate{Content: &content}))
+		}},
+		{"DeleteMemory", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return co.DeleteMemory(ctx, c, storeID, m.ID, "")
+		}},
+	}
+	admin = []coreCall{
+		{"RedactVersion", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.RedactVersion(ctx, c, storeID, m.VersionID))
+		}},
+	}
+	return reads, writes, admin
+}
+
+// adminCalls are every call of StoreService and SessionService that
+// needs an API key, on store storeID and session sessionID.
+func (f *coreFixture) adminCalls(storeID, sessionID string) []coreCall {
+	name := "renamed"
+	return []coreCall{
+		{"CreateStore", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.CreateStore(ctx, c, memstore.StoreCreate{Name: "new"}))
+		}},
+		{"Store", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Store(ctx, c, storeID))
+		}},
+		{"Stores", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Stores(ctx, c, memstore.StoreFilter{}))
+		}},
+		{"UpdateStore", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateStore(ctx, c, storeID, memstore.StoreUpdate{Name: &name}))
+		}},
+		{"ArchiveStore", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.ArchiveStore(ctx, c, storeID))
+		}},
+		{"DeleteStore", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return co.DeleteStore(ctx, c, storeID)
+		}},
+		{"CreateSession", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			_, _, _, err := co.CreateSession(ctx, c, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: storeID}}})
+			return err
+		}},
+		{"ArchiveSession", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.ArchiveSession(ctx, c, sessionID))
+		}},
+		{"CreateSessionToken", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			_, _, err := co.CreateSessionToken(ctx, c, sessionID, 0)
+			return err
+		}},
+		{"SessionTokens", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SessionTokens(ctx, c, sessionID, memstore.SessionTokenFilter{}))
+		}},
+		{"SessionToken", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SessionToken(ctx, c, f.token))
+		}},
+		{"RevokeSessionToken", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.RevokeSessionToken(ctx, c, f.token))
+		}},
+	}
+}
+
+// refused checks that each call fails with code and reaches no method of
+// the backend.
+func (f *coreFixture) refused(t *testing.T, c *memstore.Caller, code, what string, calls ...coreCall) {
+	t.Helper()
+	f.rec.take()
+	for _, cc := range calls {
+		err := cc.call(t.Context(), f.core, c)
+		if got := memstore.ErrorCode(err); got != code {
+			t.Errorf("%s %s: error %q (%v), want %q", what, cc.name, got, err, code)
+		}
+		if got := f.rec.take(); len(got) > 0 {
+			t.Errorf("%s %s: refused after the backend was called: %v", what, cc.name, got)
+		}
+	}
+}
+
+// TestCoreRefusesBeforeTheBackend: every call the core refuses, for want
+// of a caller, of access or of valid input, fails before any backend
+// method is called.
+func TestCoreRefusesBeforeTheBackend(t *testing.T) {
+	f := newCoreFixture(t)
+	var every []coreCall
+	for _, s := range []string{f.rw, f.ro, f.other} {
+		reads, writes, admin := f.memoryCalls(s)
+		every = slices.Concat(every, reads, writes, admin)
+	}
+	every = append(every, f.adminCalls(f.rw, f.sessionID)...)
+	every = append(every,
+		coreCall{"Session", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Session(ctx, c, f.sessionID))
+		}},
+		coreCall{"Sessions", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Sessions(ctx, c, memstore.SessionFilter{}))
+		}},
+		coreCall{"SearchMemories of no store", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SearchMemories(ctx, c, nil, memstore.SearchQuery{Text: "alpha"}))
+		}})
+	f.refused(t, nil, memstore.EUnauthenticated, "no caller", every...)
+
+	// A session caller: nothing of a store not attached, no change to a
+	// store attached read-only, no administration, no other session.
+	reads, writes, admin := f.memoryCalls(f.other)
+	f.refused(t, f.session, memstore.EPermission, "unattached store", slices.Concat(reads, writes, admin)...)
+	_, writes, admin = f.memoryCalls(f.ro)
+	f.refused(t, f.session, memstore.EPermission, "read-only store", slices.Concat(writes, admin)...)
+	_, _, admin = f.memoryCalls(f.rw)
+	f.refused(t, f.session, memstore.EPermission, "read-write store", admin...)
+	f.refused(t, f.session, memstore.EPermission, "administration", f.adminCalls(f.rw, f.sessionID)...)
+	f.refused(t, f.session, memstore.EPermission, "another session", coreCall{"Session", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+		return errOf(co.Session(ctx, c, f.otherSession))
+	}})
+
+	// Bad input, from a caller who may do the rest.
+	long := strings.Repeat("x", memstore.MaxContentBytes+1)
+	badName := ""
+	m := f.mems[f.rw]
+	f.refused(t, f.admin, memstore.EInvalid, "invalid input",
+		coreCall{"CreateStore without a name", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.CreateStore(ctx, c, memstore.StoreCreate{}))
+		}},
+		coreCall{"UpdateStore to no name", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateStore(ctx, c, f.rw, memstore.StoreUpdate{Name: &badName}))
+		}},
+		coreCall{"UpdateStore with an overlong metadata key", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateStore(ctx, c, f.rw, memstore.StoreUpdate{Metadata: map[string]*string{strings.Repeat("k", memstore.MaxMetadataKey+1): nil}}))
+		}},
+		coreCall{"CreateMemory at a bad path", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.CreateMemory(ctx, c, f.rw, memstore.MemoryCreate{Path: "no-slash"}))
+		}},
+		coreCall{"CreateMemory of too much content", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.CreateMemory(ctx, c, f.rw, memstore.MemoryCreate{Path: "/big.md", Content: long}))
+		}},
+		coreCall{"UpdateMemory to a bad path", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			bad := "/a//b"
+			return errOf(co.UpdateMemory(ctx, c, f.rw, m.ID, memstore.MemoryUpdate{Path: &bad}))
+		}},
+		coreCall{"UpdateMemory to too much content", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateMemory(ctx, c, f.rw, m.ID, memstore.MemoryUpdate{Content: &long}))
+		}},
+		coreCall{"Memories under a bad prefix", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Memories(ctx, c, f.rw, memstore.MemoryFilter{PathPrefix: "notes/"}))
+		}},
+		coreCall{"CreateSession of too many stores", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			sc := memstore.SessionCreate{}
+			for i := range memstore.MaxSessionStores + 1 {
+				sc.Stores = append(sc.Stores, memstore.AttachmentCreate{StoreID: f.rw + strings.Repeat("x", i)})
+			}
+			_, _, _, err := co.CreateSession(ctx, c, sc)
+			return err
+		}},
+		coreCall{"SearchMemories for nothing", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SearchMemories(ctx, c, []string{f.rw}, memstore.SearchQuery{Text: "  "}))
+		}},
+		coreCall{"SearchMemories of no store for nothing", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.SearchMemories(ctx, c, nil, memstore.SearchQuery{}))
+		}})
+
+	// Nothing was changed.
+	for id, m := range f.mems {
+		got, err := f.rec.db.Memory(t.Context(), f.admin.WorkspaceID, id, m.ID)
+		if err != nil || got.Content != m.Content || got.VersionID != m.VersionID {
+			t.Errorf("memory %s of store %s: %+v, %v; want it unchanged", m.ID, id, got, err)
+		}
+	}
+	if s, err := f.rec.db.Session(t.Context(), f.admin.WorkspaceID, f.sessionID); err != nil || s.ArchivedAt != nil {
+		t.Errorf("session %s: %+v, %v; want it live", f.sessionID, s, err)
+	}
+}
+
+// TestCoreLetsThrough: what a caller may do reaches the backend in the
+// caller's workspace, recorded as the caller's actor, and a session
+// caller sees its own session alone.
+func TestCoreLetsThrough(t *testing.T) {
+	f := newCoreFixture(t)
+	ctx := t.Context()
+	reads, _, _ := f.memoryCalls(f.ro)
+	for _, cc := range reads {
+		if err := cc.call(ctx, f.core, f.session); err != nil {
+			t.Errorf("session reads the read-only store: %s: %v", cc.name, err)
+		}
+	}
+	m, err := f.core.CreateMemory(ctx, f.session, f.rw, memstore.MemoryCreate{Path: "/by-session.md", Content: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.core.Version(ctx, f.admin, f.rw, m.VersionID)
+	if err != nil || v.CreatedBy != f.session.Actor {
+		t.Errorf("version of a session's create: %+v, %v; want one by %+v", v, err, f.session.Actor)
+	}
+	if got := f.rec.take(); !slices.Contains(got, "CreateMemory") {
+		t.Errorf("backend calls %v, want a CreateMemory", got)
+	}
+
+	page, err := f.core.Sessions(ctx, f.session, memstore.SessionFilter{})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != f.sessionID || page.Next != "" {
+		t.Errorf("a session's list: %+v, %v; want its own session alone", page, err)
+	}
+	page, err = f.core.Sessions(ctx, f.session, memstore.SessionFilter{StoreID: f.other})
+	if err != nil || len(page.Items) != 0 {
+		t.Errorf("a session's list by a store it lacks: %+v, %v; want none", page, err)
+	}
+	page, err = f.core.Sessions(ctx, f.admin, memstore.SessionFilter{})
+	if err != nil || len(page.Items) != 2 {
+		t.Errorf("an API key's list: %+v, %v; want both sessions", page, err)
+	}
+	if _, err := f.core.Session(ctx, f.session, f.sessionID); err != nil {
+		t.Errorf("a session reads itself: %v", err)
+	}
+}
+
+// TestCoreAtTheEdge: a surface that passes whatever a request names
+// straight to the core, checking nothing itself, still cannot take a
+// session caller out of its session.
+func TestCoreAtTheEdge(t *testing.T) {
+	f := newCoreFixture(t)
+	// edge is the whole of such a surface: it reads or writes a memory of
+	// any store the request names.
+	edge := func(ms memstore.MemoryService, c *memstore.Caller, storeID, memoryID string, write bool) (string, error) {
+		if write {
+			content := "overwritten"
+			_, err := ms.UpdateMemory(context.Background(), c, storeID, memoryID, memstore.MemoryUpdate{Content: &content})
+			return "", err
+		}
+		m, err := ms.Memory(context.Background(), c, storeID, memoryID)
+		if err != nil {
+			return "", err
+		}
+		return m.Content, nil
+	}
+	other := f.mems[f.other]
+	if got, err := edge(f.core, f.session, f.other, other.ID, false); memstore.ErrorCode(err) != memstore.EPermission || got != "" {
+		t.Errorf("read of an unattached store through the edge: %q, %v; want nothing and %s", got, err, memstore.EPermission)
+	}
+	ro := f.mems[f.ro]
+	if _, err := edge(f.core, f.session, f.ro, ro.ID, true); memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("write of a read-only store through the edge: %v; want %s", err, memstore.EPermission)
+	}
+	if got, err := edge(f.core, f.session, f.ro, ro.ID, false); err != nil || got != ro.Content {
+		t.Errorf("read of the read-only store through the edge: %q, %v", got, err)
+	}
+	if got, err := edge(f.core, f.admin, f.other, other.ID, false); err != nil || got != other.Content {
+		t.Errorf("an API key through the edge: %q, %v", got, err)
+	}
+}
