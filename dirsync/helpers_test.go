@@ -57,7 +57,8 @@ func newServer(tb testing.TB, o serverOptions) *server {
 	}
 	db := sqlitetest.Open(tb, sqlite.Options{MaxMemoriesPerStore: o.maxMemories})
 	s := &server{DB: db, by: memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}}
-	var h http.Handler = httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db})
+	core := memstore.NewCore(db)
+	var h http.Handler = httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core})
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}

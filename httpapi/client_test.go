@@ -43,7 +43,8 @@ type harnessOptions struct {
 func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	tb.Helper()
 	db := sqlitetest.Open(tb, o.db)
-	cfg := httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts}
+	core := memstore.NewCore(db)
+	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Counts: db.Counts}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
@@ -184,8 +185,9 @@ func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend 
 	t.Helper()
 	db := sqlitetest.Open(t, sqlite.Options{MaxMemoriesPerStore: maxMemoriesPerStore})
 	serve := func(mode string) *apiHarness {
+		core := memstore.NewCore(db)
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{
-			Stores: db, Memories: db, Versions: db, Keys: conformanceKeys{db}, CreateExisting: mode,
+			Stores: core, Memories: core, Versions: core, Keys: conformanceKeys{db}, CreateExisting: mode,
 		}))
 		t.Cleanup(srv.Close)
 		return &apiHarness{URL: srv.URL, DB: db, srv: srv}

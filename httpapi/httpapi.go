@@ -3,7 +3,8 @@
 // memstore by changing their base URL; and it is a Go client of that API.
 //
 // The server receives the domain services as interfaces and never a
-// concrete backend. It holds the one table that maps memstore error codes
+// concrete backend: it authenticates, reads the wire and writes it, and
+// leaves every decision of access to the services. It holds the one table that maps memstore error codes
 // to HTTP statuses and the JSON error envelope.
 package httpapi
 
@@ -19,17 +20,21 @@ import (
 
 // Config is what a Server is made of. Stores, Memories, Versions and Keys
 // are required; the rest have defaults.
+//
+// The services are the caller-facing ones, a memstore.Core's: the server
+// authenticates each request and passes its caller on, and the services
+// decide what that caller may do.
 type Config struct {
-	Stores   memstore.StoreStorage
-	Memories memstore.MemoryStorage
-	Versions memstore.VersionStorage
+	Stores   memstore.StoreService
+	Memories memstore.MemoryService
+	Versions memstore.VersionService
 	Keys     memstore.KeyService // authenticates every request but /healthz and /metrics
 
 	// Sessions, when set, serves /v1/sessions and lets session tokens in,
-	// each limited to its session's stores.
-	Sessions memstore.SessionStorage
+	// which it authenticates.
+	Sessions memstore.SessionService
 	// Search, when set, serves the search endpoints.
-	Search memstore.SearchStorage
+	Search memstore.SearchService
 
 	// Counts, when set, feeds the store and memory gauges of /metrics.
 	Counts func(context.Context) (memstore.Counts, error)

@@ -56,8 +56,8 @@ func (s *Server) createMemory(w *responseWriter, r *http.Request, c *memstore.Ca
 	if sha != "" {
 		return invalid("a create takes only the precondition type %s; %s applies to updates", PreconditionNotExists, PreconditionSHA256)
 	}
-	m, err := s.memories.CreateMemory(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"),
-		memstore.MemoryCreate{Path: *req.Path, Content: *req.Content, IfNotExists: notExists, Upsert: s.upsert}, c.Actor)
+	m, err := s.memories.CreateMemory(r.Context(), c, r.PathValue("memory_store_id"),
+		memstore.MemoryCreate{Path: *req.Path, Content: *req.Content, IfNotExists: notExists, Upsert: s.upsert})
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (s *Server) listMemories(w *responseWriter, r *http.Request, c *memstore.Ca
 	if p.err != nil {
 		return p.err
 	}
-	page, err := s.memories.Memories(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), f)
+	page, err := s.memories.Memories(r.Context(), c, r.PathValue("memory_store_id"), f)
 	if err != nil {
 		return err
 	}
@@ -96,9 +96,9 @@ func (s *Server) getMemory(w *responseWriter, r *http.Request, c *memstore.Calle
 		return p.err
 	}
 	storeID, id := r.PathValue("memory_store_id"), r.PathValue("memory_id")
-	rv, revalidates := s.memories.(memstore.MemoryRevalidatorStorage)
+	rv, revalidates := s.memories.(memstore.MemoryRevalidator)
 	if !revalidates || !full {
-		m, err := s.memories.Memory(r.Context(), c.WorkspaceID, storeID, id)
+		m, err := s.memories.Memory(r.Context(), c, storeID, id)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (s *Server) getMemory(w *responseWriter, r *http.Request, c *memstore.Calle
 		return nil
 	}
 	kept := s.kept.get(id)
-	m, err := rv.MemoryUnlessAt(r.Context(), c.WorkspaceID, storeID, id, kept.version)
+	m, err := rv.MemoryUnlessAt(r.Context(), c, storeID, id, kept.version)
 	switch {
 	case memstore.ErrorCode(err) == memstore.ENotFound:
 		s.kept.drop(id)
@@ -144,8 +144,8 @@ func (s *Server) updateMemory(w *responseWriter, r *http.Request, c *memstore.Ca
 	if notExists && req.Path == nil {
 		return invalid("precondition type %s guards a rename and needs path", PreconditionNotExists)
 	}
-	m, err := s.memories.UpdateMemory(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), r.PathValue("memory_id"),
-		memstore.MemoryUpdate{Content: req.Content, Path: req.Path, IfSHA256: sha, RenameIfFree: notExists}, c.Actor)
+	m, err := s.memories.UpdateMemory(r.Context(), c, r.PathValue("memory_store_id"), r.PathValue("memory_id"),
+		memstore.MemoryUpdate{Content: req.Content, Path: req.Path, IfSHA256: sha, RenameIfFree: notExists})
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (s *Server) deleteMemory(w *responseWriter, r *http.Request, c *memstore.Ca
 		sha = h
 	}
 	id := r.PathValue("memory_id")
-	if err := s.memories.DeleteMemory(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), id, sha, c.Actor); err != nil {
+	if err := s.memories.DeleteMemory(r.Context(), c, r.PathValue("memory_store_id"), id, sha); err != nil {
 		return err
 	}
 	s.kept.drop(id)

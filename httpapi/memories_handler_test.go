@@ -402,14 +402,15 @@ func storesCursor(tb testing.TB, e *serverEnv) string {
 
 // unkept hides a MemoryService's MemoryUnlessAt, so that a server over it
 // reads and encodes every retrieval.
-type unkept struct{ memstore.MemoryStorage }
+type unkept struct{ memstore.MemoryService }
 
 // TestKeptRetrievals: the server keeps its answers to retrievals and sends
 // one again only while the memory is at the version it shows, whoever
 // changed the memory.
 func TestKeptRetrievals(t *testing.T) {
 	e := newServerEnv(t)
-	plain := httptest.NewServer(httpapi.New(httpapi.Config{Stores: e.db, Memories: unkept{e.db}, Versions: e.db, Keys: e.db}))
+	core := memstore.NewCore(e.db)
+	plain := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: unkept{core}, Versions: core, Keys: e.db}))
 	t.Cleanup(plain.Close)
 	store := e.createStore(t, "kept")
 	id := e.createMemory(t, store, "/a.md", "first <&> \u2028")["id"].(string)

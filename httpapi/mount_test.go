@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
@@ -21,8 +22,9 @@ import (
 func TestMount(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	logs := new(syncbuf.Buffer)
+	core := memstore.NewCore(db)
 	s := httpapi.New(httpapi.Config{
-		Stores: db, Memories: db, Versions: db, Keys: db, MaxBodyBytes: 10,
+		Stores: core, Memories: core, Versions: core, Keys: db, MaxBodyBytes: 10,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	s.Mount("/extra", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

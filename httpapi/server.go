@@ -29,12 +29,12 @@ import (
 // numbers of stores and memories, nothing of their content); every other
 // route authenticates its caller and acts in the caller's workspace.
 type Server struct {
-	stores   memstore.StoreStorage
-	memories memstore.MemoryStorage
-	versions memstore.VersionStorage
+	stores   memstore.StoreService
+	memories memstore.MemoryService
+	versions memstore.VersionService
 	keys     memstore.KeyService
-	sessions memstore.SessionStorage // nil: no sessions, no session tokens
-	search   memstore.SearchStorage  // nil: no search
+	sessions memstore.SessionService // nil: no sessions, no session tokens
+	search   memstore.SearchService  // nil: no search
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -43,7 +43,7 @@ type Server struct {
 	upsert  bool
 	strict  bool
 	auth    authCache
-	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidatorStorage
+	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidator
 	metrics *metrics
 	mux     *http.ServeMux
 
@@ -92,25 +92,24 @@ func New(c Config) *Server {
 		versions = store + "/memory_versions"
 		version  = versions + "/{memory_version_id}"
 	)
-	manageStores := admin("manage memory stores")
-	s.handle("POST "+stores, manageStores, s.createStore)
-	s.handle("GET "+stores, manageStores, s.listStores)
-	s.handle("GET "+store, manageStores, s.getStore)
-	s.handle("DELETE "+store, manageStores, s.deleteStore)
-	s.handle("POST "+store+"/archive", manageStores, s.archiveStore)
-	s.handle("POST "+memories, writeStore, s.createMemory)
-	s.handle("GET "+memories, readStore, s.listMemories)
-	s.handle("GET "+memory, readStore, s.getMemory)
-	s.handle("DELETE "+memory, writeStore, s.deleteMemory)
-	s.handle("GET "+versions, readStore, s.listVersions)
-	s.handle("GET "+version, readStore, s.getVersion)
-	s.handle("POST "+version+"/redact", admin("redact versions"), s.redactVersion)
+	s.handle("POST "+stores, s.createStore)
+	s.handle("GET "+stores, s.listStores)
+	s.handle("GET "+store, s.getStore)
+	s.handle("DELETE "+store, s.deleteStore)
+	s.handle("POST "+store+"/archive", s.archiveStore)
+	s.handle("POST "+memories, s.createMemory)
+	s.handle("GET "+memories, s.listMemories)
+	s.handle("GET "+memory, s.getMemory)
+	s.handle("DELETE "+memory, s.deleteMemory)
+	s.handle("GET "+versions, s.listVersions)
+	s.handle("GET "+version, s.getVersion)
+	s.handle("POST "+version+"/redact", s.redactVersion)
 	for _, m := range []string{"POST ", "PATCH ", "PUT "} {
-		s.handle(m+store, manageStores, s.updateStore)
-		s.handle(m+memory, writeStore, s.updateMemory)
+		s.handle(m+store, s.updateStore)
+		s.handle(m+memory, s.updateMemory)
 	}
 	if s.search != nil {
-		s.handle("GET "+memories+"/search", readStore, s.searchStore)
+		s.handle("GET "+memories+"/search", s.searchStore)
 	}
 	if s.sessions != nil {
 		s.routeSessions()
@@ -192,43 +191,17 @@ func routeOf(r *http.Request) string {
 	return r.Pattern
 }
 
-// An apiHandler serves one endpoint for an authenticated caller. It
-// writes a success itself and returns any failure for fail to write.
+// An apiHandler serves one endpoint for an authenticated caller, whom it
+// passes to the services, which decide what the caller may do. It writes
+// a success itself and returns any failure for fail to write.
 type apiHandler func(w *responseWriter, r *http.Request, c *memstore.Caller) error
 
-// A need is what a route asks of its caller once authenticated: nil to
-// proceed, EPermission otherwise. API keys may do anything in their
-// workspace; session tokens only what their attachments allow.
-type need func(c *memstore.Caller, r *http.Request) error
-
-// readStore lets a caller read the memories and versions of the route's store.
-func readStore(c *memstore.Caller, r *http.Request) error {
-	return c.CanRead(r.PathValue("memory_store_id"))
-}
-
-// writeStore lets a caller change the memories of the route's store.
-func writeStore(c *memstore.Caller, r *http.Request) error {
-	return c.CanWrite(r.PathValue("memory_store_id"))
-}
-
-// admin lets only API keys through; what names the refused action.
-func admin(what string) need {
-	return func(c *memstore.Caller, _ *http.Request) error { return c.CanAdminister(what) }
-}
-
-// anyCaller lets every caller through: the handler decides.
-func anyCaller(*memstore.Caller, *http.Request) error { return nil }
-
-// handle routes pattern to h behind the header checks, authentication and
-// the route's need.
-func (s *Server) handle(pattern string, n need, h apiHandler) {
+// handle routes pattern to h behind the header checks and authentication.
+func (s *Server) handle(pattern string, h apiHandler) {
 	s.mux.HandleFunc(pattern, func(hw http.ResponseWriter, r *http.Request) {
 		w := hw.(*responseWriter)
 		w.routed = true
 		c, err := s.caller(w, r)
-		if err == nil {
-			err = n(c, r)
-		}
 		if err == nil {
 			err = h(w, r, c)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
@@ -49,8 +50,9 @@ func newServerEnv(tb testing.TB, configure ...func(*httpapi.Config)) *serverEnv 
 func newServerEnvOn(tb testing.TB, db *sqlite.DB, configure ...func(*httpapi.Config)) *serverEnv {
 	tb.Helper()
 	e := &serverEnv{db: db, logs: new(syncbuf.Buffer)}
+	core := memstore.NewCore(db)
 	cfg := httpapi.Config{
-		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db, Counts: db.Counts,
+		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Counts: db.Counts,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range configure {
@@ -552,7 +554,8 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	// A second server on the same registry shares the metrics.
-	httpapi.New(httpapi.Config{Stores: e.db, Memories: e.db, Versions: e.db, Keys: e.db, Registry: reg})
+	core := memstore.NewCore(e.db)
+	httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: e.db, Registry: reg})
 }
 
 func TestMetricsOfAPrivateRegistry(t *testing.T) {

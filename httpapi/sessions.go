@@ -14,35 +14,26 @@ import (
 const maxTokenLifetime = 10 * 365 * 24 * time.Hour
 
 // routeSessions adds the session routes (§1.1, and memstore's tokens,
-// prompt and search). A session token may read its own session and use
-// its prompt and search; everything else about sessions needs an API key.
+// prompt and search). The sessions service decides who may do what: a
+// session token may read its own session and use its prompt and search;
+// everything else about sessions needs an API key.
 func (s *Server) routeSessions() {
 	const (
 		sessions = "/v1/sessions"
 		session  = sessions + "/{session_id}"
 		tokens   = session + "/tokens"
 	)
-	manage := admin("manage sessions")
-	s.handle("POST "+sessions, manage, s.createSession)
-	s.handle("GET "+sessions, anyCaller, s.listSessions)
-	s.handle("GET "+session, ownSession, s.getSession)
-	s.handle("POST "+session+"/archive", manage, s.archiveSession)
-	s.handle("POST "+tokens, manage, s.createSessionToken)
-	s.handle("GET "+tokens, manage, s.listSessionTokens)
-	s.handle("POST "+tokens+"/{token_id}/revoke", manage, s.revokeSessionToken)
-	s.handle("GET "+session+"/memory_prompt", ownSession, s.memoryPrompt)
+	s.handle("POST "+sessions, s.createSession)
+	s.handle("GET "+sessions, s.listSessions)
+	s.handle("GET "+session, s.getSession)
+	s.handle("POST "+session+"/archive", s.archiveSession)
+	s.handle("POST "+tokens, s.createSessionToken)
+	s.handle("GET "+tokens, s.listSessionTokens)
+	s.handle("POST "+tokens+"/{token_id}/revoke", s.revokeSessionToken)
+	s.handle("GET "+session+"/memory_prompt", s.memoryPrompt)
 	if s.search != nil {
-		s.handle("GET "+session+"/memories/search", ownSession, s.searchSession)
+		s.handle("GET "+session+"/memories/search", s.searchSession)
 	}
-}
-
-// ownSession lets API keys through, and a session token only to its own
-// session.
-func ownSession(c *memstore.Caller, r *http.Request) error {
-	if c.Session == nil || c.Session.ID == r.PathValue("session_id") {
-		return nil
-	}
-	return memstore.Errorf(memstore.EPermission, "a session token reaches only its own session (%s)", c.Session.ID)
 }
 
 // sessionResource is a resources[] entry of a session create as read:
@@ -147,7 +138,7 @@ func (s *Server) createSession(w *responseWriter, r *http.Request, c *memstore.C
 	if err != nil {
 		return err
 	}
-	sess, tok, secret, err := s.sessions.CreateSession(r.Context(), c.WorkspaceID, sc)
+	sess, tok, secret, err := s.sessions.CreateSession(r.Context(), c, sc)
 	if err != nil {
 		return err
 	}
@@ -157,7 +148,7 @@ func (s *Server) createSession(w *responseWriter, r *http.Request, c *memstore.C
 
 // getSession serves GET /v1/sessions/{id}.
 func (s *Server) getSession(w *responseWriter, r *http.Request, c *memstore.Caller) error {
-	sess, err := s.sessions.Session(r.Context(), c.WorkspaceID, r.PathValue("session_id"))
+	sess, err := s.sessions.Session(r.Context(), c, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
@@ -178,19 +169,7 @@ func (s *Server) listSessions(w *responseWriter, r *http.Request, c *memstore.Ca
 	if p.err != nil {
 		return p.err
 	}
-	out := PageJSON[SessionJSON]{Data: []SessionJSON{}}
-	if c.Session != nil {
-		sess, err := s.sessions.Session(r.Context(), c.WorkspaceID, c.Session.ID)
-		if err != nil {
-			return err
-		}
-		if f.StoreID == "" || sess.Attachment(f.StoreID) != nil {
-			out.Data = append(out.Data, NewSessionJSON(sess))
-		}
-		s.writeJSON(w, http.StatusOK, out)
-		return nil
-	}
-	page, err := s.sessions.Sessions(r.Context(), c.WorkspaceID, f)
+	page, err := s.sessions.Sessions(r.Context(), c, f)
 	if err != nil {
 		return err
 	}
@@ -204,7 +183,7 @@ func (s *Server) archiveSession(w *responseWriter, r *http.Request, c *memstore.
 	if err := s.readNoBody(w, r); err != nil {
 		return err
 	}
-	sess, err := s.sessions.ArchiveSession(r.Context(), c.WorkspaceID, r.PathValue("session_id"))
+	sess, err := s.sessions.ArchiveSession(r.Context(), c, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
@@ -227,7 +206,7 @@ func (s *Server) createSessionToken(w *responseWriter, r *http.Request, c *memst
 	if err != nil {
 		return err
 	}
-	tok, secret, err := s.sessions.CreateSessionToken(r.Context(), c.WorkspaceID, r.PathValue("session_id"), ttl)
+	tok, secret, err := s.sessions.CreateSessionToken(r.Context(), c, r.PathValue("session_id"), ttl)
 	if err != nil {
 		return err
 	}
@@ -243,7 +222,7 @@ func (s *Server) listSessionTokens(w *responseWriter, r *http.Request, c *memsto
 	if p.err != nil {
 		return p.err
 	}
-	page, err := s.sessions.SessionTokens(r.Context(), c.WorkspaceID, r.PathValue("session_id"), f)
+	page, err := s.sessions.SessionTokens(r.Context(), c, r.PathValue("session_id"), f)
 	if err != nil {
 		return err
 	}
@@ -258,17 +237,17 @@ func (s *Server) revokeSessionToken(w *responseWriter, r *http.Request, c *memst
 		return err
 	}
 	sid, id := r.PathValue("session_id"), r.PathValue("token_id")
-	if _, err := s.sessions.Session(r.Context(), c.WorkspaceID, sid); err != nil {
+	if _, err := s.sessions.Session(r.Context(), c, sid); err != nil {
 		return err
 	}
-	t, err := s.sessions.SessionToken(r.Context(), c.WorkspaceID, id)
+	t, err := s.sessions.SessionToken(r.Context(), c, id)
 	if memstore.ErrorCode(err) == memstore.ENotFound || err == nil && t.SessionID != sid {
 		return memstore.Errorf(memstore.ENotFound, "session %s has no token %s", sid, id)
 	}
 	if err != nil {
 		return err
 	}
-	tok, err := s.sessions.RevokeSessionToken(r.Context(), c.WorkspaceID, id)
+	tok, err := s.sessions.RevokeSessionToken(r.Context(), c, id)
 	if err != nil {
 		return err
 	}
@@ -280,7 +259,7 @@ func (s *Server) revokeSessionToken(w *responseWriter, r *http.Request, c *memst
 // section of the session's system prompt (agenttool.Prompt), the same text
 // the MCP server gives as its instructions.
 func (s *Server) memoryPrompt(w *responseWriter, r *http.Request, c *memstore.Caller) error {
-	sess, err := s.sessions.Session(r.Context(), c.WorkspaceID, r.PathValue("session_id"))
+	sess, err := s.sessions.Session(r.Context(), c, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
@@ -297,7 +276,7 @@ func (s *Server) searchStore(w *responseWriter, r *http.Request, c *memstore.Cal
 // searchSession serves GET /v1/sessions/{id}/memories/search: the same over
 // every store attached to the session.
 func (s *Server) searchSession(w *responseWriter, r *http.Request, c *memstore.Caller) error {
-	sess, err := s.sessions.Session(r.Context(), c.WorkspaceID, r.PathValue("session_id"))
+	sess, err := s.sessions.Session(r.Context(), c, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
@@ -319,15 +298,7 @@ func (s *Server) searchIn(w *responseWriter, r *http.Request, c *memstore.Caller
 	if p.err != nil {
 		return p.err
 	}
-	// A session without stores finds nothing, but its query is still
-	// checked.
-	var page memstore.Page[memstore.SearchResult]
-	var err error
-	if len(storeIDs) > 0 {
-		page, err = s.search.SearchMemories(r.Context(), c.WorkspaceID, storeIDs, q)
-	} else {
-		err = memstore.ValidateSearchQuery(q)
-	}
+	page, err := s.search.SearchMemories(r.Context(), c, storeIDs, q)
 	if err != nil {
 		return err
 	}

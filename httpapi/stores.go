@@ -33,7 +33,7 @@ func (s *Server) createStore(w *responseWriter, r *http.Request, c *memstore.Cal
 		}
 		sc.Metadata[k] = *v
 	}
-	st, err := s.stores.CreateStore(r.Context(), c.WorkspaceID, sc)
+	st, err := s.stores.CreateStore(r.Context(), c, sc)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *Server) listStores(w *responseWriter, r *http.Request, c *memstore.Call
 	if p.err != nil {
 		return p.err
 	}
-	page, err := s.stores.Stores(r.Context(), c.WorkspaceID, f)
+	page, err := s.stores.Stores(r.Context(), c, f)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (s *Server) listStores(w *responseWriter, r *http.Request, c *memstore.Call
 
 // getStore serves GET /v1/memory_stores/{id} (#3), archived stores too.
 func (s *Server) getStore(w *responseWriter, r *http.Request, c *memstore.Caller) error {
-	st, err := s.stores.Store(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"))
+	st, err := s.stores.Store(r.Context(), c, r.PathValue("memory_store_id"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) updateStore(w *responseWriter, r *http.Request, c *memstore.Cal
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	st, err := s.stores.UpdateStore(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"),
+	st, err := s.stores.UpdateStore(r.Context(), c, r.PathValue("memory_store_id"),
 		memstore.StoreUpdate{Name: req.Name, Description: req.Description, Metadata: req.Metadata})
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *Server) updateStore(w *responseWriter, r *http.Request, c *memstore.Cal
 // deleteStore serves DELETE /v1/memory_stores/{id} (#5).
 func (s *Server) deleteStore(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	id := r.PathValue("memory_store_id")
-	if err := s.stores.DeleteStore(r.Context(), c.WorkspaceID, id); err != nil {
+	if err := s.stores.DeleteStore(r.Context(), c, id); err != nil {
 		return err
 	}
 	s.kept.clear() // the store's memories are gone: forget their content
@@ -104,7 +104,7 @@ func (s *Server) archiveStore(w *responseWriter, r *http.Request, c *memstore.Ca
 	if err := s.readNoBody(w, r); err != nil {
 		return err
 	}
-	st, err := s.stores.ArchiveStore(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"))
+	st, err := s.stores.ArchiveStore(r.Context(), c, r.PathValue("memory_store_id"))
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *Server) listVersions(w *responseWriter, r *http.Request, c *memstore.Ca
 	if p.err != nil {
 		return p.err
 	}
-	page, err := s.versions.Versions(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), f)
+	page, err := s.versions.Versions(r.Context(), c, r.PathValue("memory_store_id"), f)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (s *Server) getVersion(w *responseWriter, r *http.Request, c *memstore.Call
 	if p.err != nil {
 		return p.err
 	}
-	v, err := s.versions.Version(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), r.PathValue("memory_version_id"))
+	v, err := s.versions.Version(r.Context(), c, r.PathValue("memory_store_id"), r.PathValue("memory_version_id"))
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) redactVersion(w *responseWriter, r *http.Request, c *memstore.C
 	if err := s.readNoBody(w, r); err != nil {
 		return err
 	}
-	v, err := s.versions.RedactVersion(r.Context(), c.WorkspaceID, r.PathValue("memory_store_id"), r.PathValue("memory_version_id"), c.Actor)
+	v, err := s.versions.RedactVersion(r.Context(), c, r.PathValue("memory_store_id"), r.PathValue("memory_version_id"))
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,8 @@ func newStoreEnv(tb testing.TB) *storeEnv {
 func (e *storeEnv) client(tb testing.TB) *httpapi.Client {
 	tb.Helper()
 	_, secret := sqlitetest.APIKey(tb, e.DB, e.WS, "memory tool test")
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: e.DB, Memories: e.DB, Versions: e.DB, Keys: e.DB}))
+	core := memstore.NewCore(e.DB)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: e.DB}))
 	tb.Cleanup(srv.Close) // before the database closes
 	c := httpapi.NewClient(srv.URL, secret)
 	c.HTTPClient = srv.Client()

@@ -503,7 +503,8 @@ func TestStoreSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: env.DB, Memories: env.DB, Versions: env.DB, Keys: env.DB, Sessions: env.DB}))
+	core := memstore.NewCore(env.DB)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: env.DB, Sessions: core}))
 	t.Cleanup(srv.Close)
 	client := httpapi.NewClient(srv.URL, token)
 
@@ -590,7 +591,8 @@ func TestStoreLimits(t *testing.T) {
 func TestStoreCreateNeverOverwrites(t *testing.T) {
 	env := newStoreEnv(t)
 	_, secret := sqlitetest.APIKey(t, env.DB, env.WS, "upsert")
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: env.DB, Memories: env.DB, Versions: env.DB, Keys: env.DB, CreateExisting: httpapi.CreateUpsert}))
+	core := memstore.NewCore(env.DB)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: env.DB, CreateExisting: httpapi.CreateUpsert}))
 	t.Cleanup(srv.Close)
 	tool := env.tool(t, httpapi.NewClient(srv.URL, secret), memorytool.Options{})
 	seed(t, tool, map[string]string{"/memories/a.md": "first"})

@@ -249,7 +249,8 @@ func TestSameOnServer(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
 	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db}))
+	core := memstore.NewCore(db)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db}))
 	t.Cleanup(srv.Close)
 
 	editor := filepath.Join(t.TempDir(), "editor.sh")

@@ -206,8 +206,9 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	core := memstore.NewCore(db)
 	api := httpapi.New(httpapi.Config{
-		Stores: db, Memories: db, Versions: db, Keys: db, Sessions: db, Search: db,
+		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core,
 		Counts:         db.Counts,
 		Logger:         log,
 		Registry:       reg,

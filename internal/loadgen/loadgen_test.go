@@ -22,7 +22,8 @@ func server(t testing.TB) (string, string, *sqlite.DB) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	w := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
 	_, key := sqlitetest.APIKey(t, db, w.ID, "bench")
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db}))
+	core := memstore.NewCore(db)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db}))
 	t.Cleanup(srv.Close)
 	return srv.URL, key, db
 }
@@ -114,7 +115,8 @@ func BenchmarkIngest(b *testing.B) {
 // request dials anew, and over one that sends its answers in chunks.
 func TestRunOverEveryKindOfConnection(t *testing.T) {
 	_, key, db := server(t)
-	api := httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db})
+	core := memstore.NewCore(db)
+	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db})
 	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		api.ServeHTTP(w, r)
