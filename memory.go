@@ -135,11 +135,11 @@ type MemoryRevalidatorStorage interface {
 // a list whose prefix is the path itself, without a final "/", is a plain
 // string prefix, in which the path sorts first if it exists: one request
 // of one item, however large the store.
-func FindMemory(ctx context.Context, ms MemoryStorage, workspaceID, storeID, path string) (*Memory, error) {
+func FindMemory(ctx context.Context, ms MemoryService, c *Caller, storeID, path string) (*Memory, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
-	page, err := ms.Memories(ctx, workspaceID, storeID, MemoryFilter{PathPrefix: path, Limit: 1})
+	page, err := ms.Memories(ctx, c, storeID, MemoryFilter{PathPrefix: path, Limit: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,8 @@
 // /mnt/memory/notes. With exactly one store attached, a plain /plan.md
 // means that store.
 //
-// A Toolset runs the tools for one session caller on Services, which both
-// the SQLite backend and the HTTP API's client provide; servers (the MCP
+// A Toolset runs the tools for one session caller on Services, which a
+// memstore.Core and the HTTP API's client provide; servers (the MCP
 // server, the HTTP API) hand Tools to a model and pass its calls to Call.
 // Results are short texts written for a model: full mount paths, sizes,
 // line numbers, the content_sha256 after every write, and errors that say
@@ -69,11 +69,12 @@ const (
 	MaxReadBytes = 50_000
 )
 
-// Services are what the tools run on; httpapi.Client and *sqlite.DB both
-// provide them.
+// Services are what the tools run on: the caller-facing services of a
+// memstore.Core, or of httpapi.Client for a remote one. They decide what
+// the session may do; the tools pass its caller to every call.
 type Services struct {
-	Memories memstore.MemoryStorage
-	Search   memstore.SearchStorage
+	Memories memstore.MemoryService
+	Search   memstore.SearchService
 }
 
 // A Tool describes one tool to a model.

@@ -51,19 +51,13 @@ func accessText(m *mount) string {
 	return "the memory store mounted at " + m.show("") + " is attached read-only: this session can list, search and read its memories but not create, change or delete them."
 }
 
-// canWrite refuses, before any change, a write to a mount the caller may
-// not change (checked by the caller's own rules, as the server would).
+// canWrite refuses at once a write to a mount attached read-only, with a
+// message that says why, so that the model learns it before any request.
+// It is no access check: the services refuse the write anyway, as they
+// refuse anything outside the caller's session.
 func (t *Toolset) canWrite(m *mount, full string) error {
-	if err := t.caller.CanWrite(m.att.StoreID); err != nil {
+	if !m.att.Writable() {
 		return failf("%s cannot be changed: %s", full, accessText(m))
-	}
-	return nil
-}
-
-// canRead is canWrite for reading, listing and searching.
-func (t *Toolset) canRead(m *mount, full string) error {
-	if err := t.caller.CanRead(m.att.StoreID); err != nil {
-		return failf("This session may not read %s.", full)
 	}
 	return nil
 }

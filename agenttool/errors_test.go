@@ -55,7 +55,7 @@ func TestServiceErrors(t *testing.T) {
 			notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 			sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 			ms := hook(db, func(string) error { return tt.err })
-			svc := agenttool.Services{Memories: ms, Search: failingSearch{tt.err}}
+			svc := agenttool.Services{Memories: memstore.NewCore(ms), Search: failingSearch{tt.err}}
 			ts := newToolset(t, svc, newSession(attach{store: notes}))
 			for _, c := range everyCall {
 				got := fails(t, ts, c.tool, c.args)

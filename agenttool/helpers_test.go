@@ -33,7 +33,7 @@ var (
 // there is none.
 func content(tb testing.TB, db *sqlite.DB, storeID, path string) (string, bool) {
 	tb.Helper()
-	m, err := memstore.FindMemory(context.Background(), db, ws, storeID, path)
+	m, err := memstore.FindMemory(context.Background(), memstore.NewCore(db), adminCaller, storeID, path)
 	if memstore.ErrorCode(err) == memstore.ENotFound {
 		return "", false
 	}
@@ -95,13 +95,17 @@ func newSession(atts ...attach) *memstore.Session {
 	return s
 }
 
+// adminCaller is an API key's caller, that of the fixtures.
+var adminCaller = &memstore.Caller{WorkspaceID: ws, Actor: admin}
+
 func caller(s *memstore.Session) *memstore.Caller {
 	return &memstore.Caller{WorkspaceID: ws, Actor: session, Session: s}
 }
 
-// services returns the tools' services on db.
+// services returns the tools' services: the core over db.
 func services(db *sqlite.DB) agenttool.Services {
-	return agenttool.Services{Memories: db, Search: db}
+	core := memstore.NewCore(db)
+	return agenttool.Services{Memories: core, Search: core}
 }
 
 func newToolset(tb testing.TB, svc agenttool.Services, s *memstore.Session) *agenttool.Toolset {
@@ -190,16 +194,17 @@ func golden(tb testing.TB, name, got string) {
 	}
 }
 
-// hooked wraps a MemoryService: before each call, it counts it and runs
-// before, whose error, if any, is returned instead of the call's.
+// hooked is a backend over a database that, before each call about
+// memories, counts it and runs before, whose error, if any, is returned
+// instead of the call's.
 type hooked struct {
-	memstore.MemoryStorage
+	*sqlite.DB
 	calls  map[string]int
 	before func(method string) error
 }
 
-func hook(ms memstore.MemoryStorage, before func(method string) error) *hooked {
-	return &hooked{MemoryStorage: ms, calls: map[string]int{}, before: before}
+func hook(db *sqlite.DB, before func(method string) error) *hooked {
+	return &hooked{DB: db, calls: map[string]int{}, before: before}
 }
 
 func (h *hooked) enter(method string) error {
@@ -222,46 +227,46 @@ func (h *hooked) CreateMemory(ctx context.Context, workspaceID, storeID string, 
 	if err := h.enter("CreateMemory"); err != nil {
 		return nil, err
 	}
-	return h.MemoryStorage.CreateMemory(ctx, workspaceID, storeID, c, by)
+	return h.DB.CreateMemory(ctx, workspaceID, storeID, c, by)
 }
 
 func (h *hooked) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
 	if err := h.enter("Memory"); err != nil {
 		return nil, err
 	}
-	return h.MemoryStorage.Memory(ctx, workspaceID, storeID, id)
+	return h.DB.Memory(ctx, workspaceID, storeID, id)
 }
 
 func (h *hooked) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	if err := h.enter("Memories"); err != nil {
 		return memstore.Page[memstore.ListItem]{}, err
 	}
-	return h.MemoryStorage.Memories(ctx, workspaceID, storeID, f)
+	return h.DB.Memories(ctx, workspaceID, storeID, f)
 }
 
 func (h *hooked) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
 	if err := h.enter("UpdateMemory"); err != nil {
 		return nil, err
 	}
-	return h.MemoryStorage.UpdateMemory(ctx, workspaceID, storeID, id, u, by)
+	return h.DB.UpdateMemory(ctx, workspaceID, storeID, id, u, by)
 }
 
 func (h *hooked) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
 	if err := h.enter("DeleteMemory"); err != nil {
 		return err
 	}
-	return h.MemoryStorage.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
+	return h.DB.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
 }
 
 // failingSearch is a SearchService that fails with err.
 type failingSearch struct{ err error }
 
-func (f failingSearch) SearchMemories(context.Context, string, []string, memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+func (f failingSearch) SearchMemories(context.Context, *memstore.Caller, []string, memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	return memstore.Page[memstore.SearchResult]{}, f.err
 }
 
-// agenttoolServices returns services whose memories are ms, a wrapper of
-// db's, and whose search is db's.
-func agenttoolServices(ms memstore.MemoryStorage, db *sqlite.DB) agenttool.Services {
-	return agenttool.Services{Memories: ms, Search: db}
+// agenttoolServices returns the services of the core over ms, a wrapper
+// of db, and whose search is db's.
+func agenttoolServices(ms *hooked, db *sqlite.DB) agenttool.Services {
+	return agenttool.Services{Memories: memstore.NewCore(ms), Search: memstore.NewCore(db)}
 }

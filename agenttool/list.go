@@ -84,12 +84,9 @@ func depthText(depth int) string {
 // using up budget; it leaves budget at 0 when it had to stop before the
 // end, having seen one entry more than it showed.
 func (t *Toolset) listMount(ctx context.Context, sb *strings.Builder, m *mount, prefix string, depth int, budget *int) error {
-	if err := t.canRead(m, m.show(prefix)); err != nil {
-		return err
-	}
 	shown, cursor := 0, ""
 	for {
-		page, err := t.svc.Memories.Memories(ctx, t.caller.WorkspaceID, m.att.StoreID, memstore.MemoryFilter{
+		page, err := t.svc.Memories.Memories(ctx, t.caller, m.att.StoreID, memstore.MemoryFilter{
 			PathPrefix: prefix, Depth: depth, Limit: min(100, *budget), Page: cursor,
 		})
 		if err != nil {
@@ -167,13 +164,10 @@ func runSearch(t *Toolset, ctx context.Context, a args) (string, error) {
 	storeIDs := make([]string, len(mounts))
 	byStore := make(map[string]*mount, len(mounts))
 	for i, m := range mounts {
-		if err := t.canRead(m, m.show(prefix)); err != nil {
-			return "", err
-		}
 		storeIDs[i] = m.att.StoreID
 		byStore[m.att.StoreID] = m
 	}
-	page, err := t.svc.Search.SearchMemories(ctx, t.caller.WorkspaceID, storeIDs, q)
+	page, err := t.svc.Search.SearchMemories(ctx, t.caller, storeIDs, q)
 	if err != nil {
 		if len(mounts) == 1 {
 			return "", explain(err, mounts[0], where)

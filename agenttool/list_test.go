@@ -174,7 +174,7 @@ func TestListLimit(t *testing.T) {
 
 func mustFind(t *testing.T, db *sqlite.DB, storeID, path string) *memstore.Memory {
 	t.Helper()
-	m, err := memstore.FindMemory(t.Context(), db, ws, storeID, path)
+	m, err := memstore.FindMemory(t.Context(), memstore.NewCore(db), adminCaller, storeID, path)
 	if err != nil {
 		t.Fatal(err)
 	}

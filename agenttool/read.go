@@ -13,9 +13,9 @@ import (
 // full, or nil when there is none. A store that is gone also gives nil
 // here; notFound then reports it.
 func (t *Toolset) lookup(ctx context.Context, m *mount, storePath string, full bool) (*memstore.Memory, error) {
-	mem, err := memstore.FindMemory(ctx, t.svc.Memories, t.caller.WorkspaceID, m.att.StoreID, storePath)
+	mem, err := memstore.FindMemory(ctx, t.svc.Memories, t.caller, m.att.StoreID, storePath)
 	if err == nil && full {
-		mem, err = t.svc.Memories.Memory(ctx, t.caller.WorkspaceID, m.att.StoreID, mem.ID)
+		mem, err = t.svc.Memories.Memory(ctx, t.caller, m.att.StoreID, mem.ID)
 	}
 	if memstore.ErrorCode(err) == memstore.ENotFound {
 		return nil, nil
@@ -27,7 +27,7 @@ func (t *Toolset) lookup(ctx context.Context, m *mount, storePath string, full b
 // directory, or nothing at all.
 func (t *Toolset) notFound(ctx context.Context, m *mount, storePath, tool string) error {
 	full := m.show(storePath)
-	page, err := t.svc.Memories.Memories(ctx, t.caller.WorkspaceID, m.att.StoreID, memstore.MemoryFilter{PathPrefix: storePath + "/", Limit: 1})
+	page, err := t.svc.Memories.Memories(ctx, t.caller, m.att.StoreID, memstore.MemoryFilter{PathPrefix: storePath + "/", Limit: 1})
 	switch {
 	case err != nil:
 		return explain(err, m, full)
@@ -47,9 +47,6 @@ func runRead(t *Toolset, ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	full := m.show(storePath)
-	if err := t.canRead(m, full); err != nil {
-		return "", err
-	}
 	mem, err := t.lookup(ctx, m, storePath, true)
 	if err != nil {
 		return "", explain(err, m, full)

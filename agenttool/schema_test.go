@@ -278,8 +278,8 @@ func TestNew(t *testing.T) {
 	}{
 		{"no caller", services(db), nil},
 		{"an API key", services(db), &memstore.Caller{WorkspaceID: ws, Actor: admin}},
-		{"no memory service", agenttool.Services{Search: db}, caller(s)},
-		{"no search service", agenttool.Services{Memories: db}, caller(s)},
+		{"no memory service", agenttool.Services{Search: memstore.NewCore(db)}, caller(s)},
+		{"no search service", agenttool.Services{Memories: memstore.NewCore(db)}, caller(s)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func runWrite(t *Toolset, ctx context.Context, a args) (string, error) {
 		return "", explain(err, m, full)
 	}
 	if old == nil {
-		mem, err := t.svc.Memories.CreateMemory(ctx, t.caller.WorkspaceID, m.att.StoreID, memstore.MemoryCreate{Path: storePath, Content: content}, t.caller.Actor)
+		mem, err := t.svc.Memories.CreateMemory(ctx, t.caller, m.att.StoreID, memstore.MemoryCreate{Path: storePath, Content: content})
 		if err != nil {
 			return "", createError(err, m, storePath)
 		}
@@ -46,7 +46,7 @@ func runWrite(t *Toolset, ctx context.Context, a args) (string, error) {
 	if sum := sha256.Sum256([]byte(content)); strings.EqualFold(hex.EncodeToString(sum[:]), old.ContentSHA256) {
 		return fmt.Sprintf("Unchanged: %s already has exactly this content (%s).\ncontent_sha256: %s", full, bytesText(old.ContentSize), old.ContentSHA256), nil
 	}
-	mem, err := t.svc.Memories.UpdateMemory(ctx, t.caller.WorkspaceID, m.att.StoreID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256}, t.caller.Actor)
+	mem, err := t.svc.Memories.UpdateMemory(ctx, t.caller, m.att.StoreID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256})
 	if err != nil {
 		return "", updateError(err, m, full, "written")
 	}
@@ -92,7 +92,7 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 	if len(content) > memstore.MaxContentBytes {
 		return "", failf("The edit would make %s %d bytes, over the %d-byte limit of a memory, so nothing was changed. Move some of its text into another memory.", full, len(content), memstore.MaxContentBytes)
 	}
-	updated, err := t.svc.Memories.UpdateMemory(ctx, t.caller.WorkspaceID, m.att.StoreID, mem.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: mem.ContentSHA256}, t.caller.Actor)
+	updated, err := t.svc.Memories.UpdateMemory(ctx, t.caller, m.att.StoreID, mem.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: mem.ContentSHA256})
 	if err != nil {
 		return "", updateError(err, m, full, "edited")
 	}
@@ -141,7 +141,7 @@ func runDelete(t *Toolset, ctx context.Context, a args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = t.svc.Memories.DeleteMemory(ctx, t.caller.WorkspaceID, m.att.StoreID, mem.ID, mem.ContentSHA256, t.caller.Actor)
+	err = t.svc.Memories.DeleteMemory(ctx, t.caller, m.att.StoreID, mem.ID, mem.ContentSHA256)
 	switch memstore.ErrorCode(err) {
 	case "":
 		return fmt.Sprintf("Deleted %s (%s).", full, bytesText(mem.ContentSize)), nil

@@ -340,7 +340,7 @@ func TestConcurrentChange(t *testing.T) {
 
 func modify(by memstore.Actor, to string) func(context.Context, *sqlite.DB, string) error {
 	return func(ctx context.Context, db *sqlite.DB, storeID string) error {
-		m, err := memstore.FindMemory(ctx, db, ws, storeID, "/a.md")
+		m, err := memstore.FindMemory(ctx, memstore.NewCore(db), adminCaller, storeID, "/a.md")
 		if err != nil {
 			return err
 		}
@@ -351,7 +351,7 @@ func modify(by memstore.Actor, to string) func(context.Context, *sqlite.DB, stri
 
 func remove(by memstore.Actor) func(context.Context, *sqlite.DB, string) error {
 	return func(ctx context.Context, db *sqlite.DB, storeID string) error {
-		m, err := memstore.FindMemory(ctx, db, ws, storeID, "/a.md")
+		m, err := memstore.FindMemory(ctx, memstore.NewCore(db), adminCaller, storeID, "/a.md")
 		if err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func BenchmarkNothingToDo(b *testing.B) {
 		for b.Loop() {
 			f := memstore.MemoryFilter{Limit: 100}
 			for {
-				page, err := c.Memories(b.Context(), "", s.store, f)
+				page, err := c.Memories(b.Context(), nil, s.store, f)
 				if err != nil {
 					b.Fatal(err)
 				}

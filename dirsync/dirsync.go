@@ -80,15 +80,12 @@ const (
 type Options struct {
 	// Memories is the store's service: a memstore server's client, or any
 	// implementation.
-	Memories memstore.MemoryStorage
-	// WorkspaceID is passed to every call; "" lets a server use the
-	// credential's own workspace.
-	WorkspaceID string
+	Memories memstore.MemoryService
+	// Caller is who the sync calls Memories as; nil for a server's
+	// client, which calls as its own credential.
+	Caller *memstore.Caller
 	// StoreID is the memory store.
 	StoreID string
-	// Actor is who the changes are recorded as, for services that take
-	// it from the caller (a server records its credential instead).
-	Actor memstore.Actor
 	// Dir is the directory synced: the memory directory for ScopePrivate,
 	// its team/ subdirectory for ScopeTeam. It is made when missing.
 	Dir string

@@ -107,7 +107,7 @@ func (s *server) takeRequests() []string {
 func (s *server) put(tb testing.TB, path, content string) {
 	tb.Helper()
 	ctx := context.Background()
-	m, err := memstore.FindMemory(ctx, s.DB, s.ws.ID, s.store, path)
+	m, err := memstore.FindMemory(ctx, memstore.NewCore(s.DB), &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, s.store, path)
 	switch memstore.ErrorCode(err) {
 	case memstore.ENotFound:
 		_, err = s.DB.CreateMemory(ctx, s.ws.ID, s.store, memstore.MemoryCreate{Path: path, Content: content}, s.by)
@@ -123,7 +123,7 @@ func (s *server) put(tb testing.TB, path, content string) {
 func (s *server) rm(tb testing.TB, path string) {
 	tb.Helper()
 	ctx := context.Background()
-	m, err := memstore.FindMemory(ctx, s.DB, s.ws.ID, s.store, path)
+	m, err := memstore.FindMemory(ctx, memstore.NewCore(s.DB), &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, s.store, path)
 	if err == nil {
 		err = s.DB.DeleteMemory(ctx, s.ws.ID, s.store, m.ID, "", s.by)
 	}

@@ -165,7 +165,7 @@ func (s *syncer) list(ctx context.Context) (map[string]*memstore.Memory, error) 
 	out := map[string]*memstore.Memory{}
 	f := memstore.MemoryFilter{Limit: listPageSize}
 	for {
-		page, err := s.o.Memories.Memories(ctx, s.o.WorkspaceID, s.o.StoreID, f)
+		page, err := s.o.Memories.Memories(ctx, s.o.Caller, s.o.StoreID, f)
 		if err != nil {
 			return nil, remoteErr("list store "+s.o.StoreID, err)
 		}
@@ -358,7 +358,7 @@ func (s *syncer) skip(k Skip) {
 // fetch reads a listed memory with its content, checking that the content
 // is what its hash says and that it is still at the path.
 func (s *syncer) fetch(ctx context.Context, t task) (*memstore.Memory, outcome, error) {
-	m, err := s.o.Memories.Memory(ctx, s.o.WorkspaceID, s.o.StoreID, t.remote.ID)
+	m, err := s.o.Memories.Memory(ctx, s.o.Caller, s.o.StoreID, t.remote.ID)
 	if memstore.ErrorCode(err) == memstore.ENotFound {
 		return nil, raced, nil // deleted since the listing
 	}
@@ -497,15 +497,15 @@ func (s *syncer) push(ctx context.Context, t task) (outcome, error) {
 	}
 	var m *memstore.Memory
 	if t.op == OpPush {
-		m, err = s.o.Memories.UpdateMemory(ctx, s.o.WorkspaceID, s.o.StoreID, t.remote.ID,
-			memstore.MemoryUpdate{Content: &content, IfSHA256: t.remote.ContentSHA256}, s.o.Actor)
+		m, err = s.o.Memories.UpdateMemory(ctx, s.o.Caller, s.o.StoreID, t.remote.ID,
+			memstore.MemoryUpdate{Content: &content, IfSHA256: t.remote.ContentSHA256})
 	} else {
-		m, err = s.o.Memories.CreateMemory(ctx, s.o.WorkspaceID, s.o.StoreID,
-			memstore.MemoryCreate{Path: t.path, Content: content}, s.o.Actor)
+		m, err = s.o.Memories.CreateMemory(ctx, s.o.Caller, s.o.StoreID,
+			memstore.MemoryCreate{Path: t.path, Content: content})
 		if memstore.ErrorCode(err) == memstore.EPathConflict {
 			// Someone created the path meanwhile; with these very bytes
 			// (another device, a retried request), it is agreed already.
-			if found, ferr := memstore.FindMemory(ctx, s.o.Memories, s.o.WorkspaceID, s.o.StoreID, t.path); ferr == nil && found.ContentSHA256 == t.local {
+			if found, ferr := memstore.FindMemory(ctx, s.o.Memories, s.o.Caller, s.o.StoreID, t.path); ferr == nil && found.ContentSHA256 == t.local {
 				s.agree(t.path, t.local, nil)
 				return done, nil
 			}
@@ -525,7 +525,7 @@ func (s *syncer) deleteRemote(ctx context.Context, t task) (outcome, error) {
 	if cur, err := s.tree.hash(t.path[1:]); err != nil || cur != "" {
 		return raced, nil
 	}
-	err := s.o.Memories.DeleteMemory(ctx, s.o.WorkspaceID, s.o.StoreID, t.remote.ID, t.base, s.o.Actor)
+	err := s.o.Memories.DeleteMemory(ctx, s.o.Caller, s.o.StoreID, t.remote.ID, t.base)
 	if err != nil && memstore.ErrorCode(err) != memstore.ENotFound {
 		return s.remoteOutcome(t, "delete", err)
 	}
@@ -561,8 +561,8 @@ func (s *syncer) merge(ctx context.Context, t task) (outcome, error) {
 		if !s.secretFree(t, merged) {
 			return skipped, nil
 		}
-		up, err := s.o.Memories.UpdateMemory(ctx, s.o.WorkspaceID, s.o.StoreID, m.ID,
-			memstore.MemoryUpdate{Content: &merged, IfSHA256: m.ContentSHA256}, s.o.Actor)
+		up, err := s.o.Memories.UpdateMemory(ctx, s.o.Caller, s.o.StoreID, m.ID,
+			memstore.MemoryUpdate{Content: &merged, IfSHA256: m.ContentSHA256})
 		if err != nil {
 			return s.remoteOutcome(t, "merge", err)
 		}
@@ -603,8 +603,8 @@ func (s *syncer) conflict(ctx context.Context, t task) (outcome, error) {
 		if err != nil {
 			return s.localOutcome(t, "keep a copy of", err)
 		}
-		up, err := s.o.Memories.UpdateMemory(ctx, s.o.WorkspaceID, s.o.StoreID, m.ID,
-			memstore.MemoryUpdate{Content: &content, IfSHA256: m.ContentSHA256}, s.o.Actor)
+		up, err := s.o.Memories.UpdateMemory(ctx, s.o.Caller, s.o.StoreID, m.ID,
+			memstore.MemoryUpdate{Content: &content, IfSHA256: m.ContentSHA256})
 		if err != nil {
 			s.tree.root.Remove(kept) // the store still has that version at the path
 			return s.remoteOutcome(t, "push", err)

@@ -208,7 +208,7 @@ func TestRename(t *testing.T) {
 	if err := os.Rename(filepath.Join(dir, "old.md"), filepath.Join(dir, "new.md")); err != nil {
 		t.Fatal(err)
 	}
-	m, err := memstore.FindMemory(t.Context(), s.DB, s.ws.ID, s.store, "/theirs/x.md")
+	m, err := memstore.FindMemory(t.Context(), memstore.NewCore(s.DB), &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, s.store, "/theirs/x.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,12 +279,12 @@ func TestSkippedFiles(t *testing.T) {
 // hostileService is a store that lists paths a real server refuses,
 // serving each with content, to check what a sync does with them.
 type hostileService struct {
-	memstore.MemoryStorage
+	memstore.MemoryService
 	extra []*memstore.Memory
 }
 
-func (h *hostileService) Memories(ctx context.Context, ws, store string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-	page, err := h.MemoryStorage.Memories(ctx, ws, store, f)
+func (h *hostileService) Memories(ctx context.Context, c *memstore.Caller, store string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	page, err := h.MemoryService.Memories(ctx, c, store, f)
 	if err == nil && f.Page == "" {
 		for _, m := range h.extra {
 			c := *m
@@ -295,13 +295,13 @@ func (h *hostileService) Memories(ctx context.Context, ws, store string, f memst
 	return page, err
 }
 
-func (h *hostileService) Memory(ctx context.Context, ws, store, id string) (*memstore.Memory, error) {
+func (h *hostileService) Memory(ctx context.Context, c *memstore.Caller, store, id string) (*memstore.Memory, error) {
 	for _, m := range h.extra {
 		if m.ID == id {
 			return m, nil
 		}
 	}
-	return h.MemoryStorage.Memory(ctx, ws, store, id)
+	return h.MemoryService.Memory(ctx, c, store, id)
 }
 
 // TestHostileRemotePaths: no remote path writes outside the directory or
@@ -327,7 +327,7 @@ func TestHostileRemotePaths(t *testing.T) {
 		return &memstore.Memory{ID: id, StoreID: s.store, Path: path, Content: c, ContentSHA256: sha(c), ContentSize: int64(len(c))}
 	}
 	o := s.options(dir)
-	o.Memories = &hostileService{MemoryStorage: s.client(), extra: []*memstore.Memory{
+	o.Memories = &hostileService{MemoryService: s.client(), extra: []*memstore.Memory{
 		mem("mem_h1", "/../x.md"), mem("mem_h2", "/a/../../x.md"), mem("mem_h3", "../x.md"), mem("mem_h4", "/ok/\x00.md"),
 	}}
 	rep := mustSync(t, o)
@@ -474,14 +474,14 @@ func TestState(t *testing.T) {
 // racingService changes a memory in the store just before the sync's
 // update of it, as a concurrent writer would, times times.
 type racingService struct {
-	memstore.MemoryStorage
+	memstore.MemoryService
 	s     *server
 	tb    testing.TB
 	times int
 	n     int
 }
 
-func (r *racingService) UpdateMemory(ctx context.Context, ws, store, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+func (r *racingService) UpdateMemory(ctx context.Context, c *memstore.Caller, store, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
 	if r.n < r.times {
 		r.n++
 		m, err := r.s.DB.Memory(ctx, r.s.ws.ID, r.s.store, id)
@@ -491,7 +491,7 @@ func (r *racingService) UpdateMemory(ctx context.Context, ws, store, id string, 
 			r.s.put(r.tb, m.Path, "raced "+string(rune('0'+r.n))+"\n")
 		}
 	}
-	return r.MemoryStorage.UpdateMemory(ctx, ws, store, id, u, by)
+	return r.MemoryService.UpdateMemory(ctx, c, store, id, u)
 }
 
 // TestRacedPush: a push that loses to a concurrent writer (409) is planned
@@ -521,7 +521,7 @@ func TestRacedPush(t *testing.T) {
 			write(t, dir, map[string]string{"f.md": "mine\n"})
 			o := s.options(dir)
 			o.Prefer = tt.prefer
-			o.Memories = &racingService{MemoryStorage: s.client(), s: s, tb: t, times: tt.races}
+			o.Memories = &racingService{MemoryService: s.client(), s: s, tb: t, times: tt.races}
 			rep := mustSync(t, o)
 			if rep.Passes != tt.wantPasses {
 				t.Errorf("%d passes, want %d", rep.Passes, tt.wantPasses)

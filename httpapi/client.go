@@ -18,9 +18,9 @@ import (
 )
 
 var (
-	_ memstore.StoreStorage   = (*Client)(nil)
-	_ memstore.MemoryStorage  = (*Client)(nil)
-	_ memstore.VersionStorage = (*Client)(nil)
+	_ memstore.StoreService   = (*Client)(nil)
+	_ memstore.MemoryService  = (*Client)(nil)
+	_ memstore.VersionService = (*Client)(nil)
 )
 
 // clientUserAgent names the client to the server.
@@ -41,16 +41,27 @@ func SetHeaders(h http.Header, apiKey string) {
 const clientMaxResponseBytes = 64 << 20
 
 // Client is a Go client of the memory stores API: it implements
-// memstore.StoreStorage, MemoryService and VersionService over HTTP, against
-// a memstore server or any server of the same wire contract.
+// memstore.StoreService, MemoryService, VersionService, SessionService and
+// SearchService over HTTP, against a memstore server or any server of the
+// same wire contract. It is a remote core: the server authenticates each
+// request, decides what its credential may do, and records every change as
+// made by it.
 //
-// The workspaceID argument of each method, when not "", is sent as the
-// anthropic-workspace-id header; WorkspaceID is sent when it is "". The
-// Actor argument is ignored: a server records every change as made by the
-// credential of the request. Errors the server reports come back as
-// *memstore.Error with the API's error type as Code; anything else (an
-// unreachable server, an answer that is not the API's JSON) is an ordinary
-// error naming the URL, never the key.
+// A client acts as its credential (APIKey) and never on behalf of anyone
+// else. The caller argument of each method says so:
+//
+//   - nil is the credential's own caller, whoever that is: the usual
+//     argument.
+//   - A caller that is not nil must be the one the credential stands for,
+//     which the client knows only once its Caller is set: of the same
+//     workspace and actor (EPermission otherwise), and a client whose
+//     Caller is nil takes none (EInvalid). Either is refused before any
+//     request.
+//
+// Errors the server reports come back as *memstore.Error with the API's
+// error type as Code; anything else (an unreachable server, an answer that
+// is not the API's JSON) is an ordinary error naming the URL, never the
+// key.
 //
 // The client does not retry: an error's Retry field says whether the server
 // invited a retry (x-should-retry: true).
@@ -58,16 +69,21 @@ type Client struct {
 	// BaseURL is the server's address without /v1, as the official SDKs
 	// take it, e.g. http://localhost:8080.
 	BaseURL string
-	// APIKey is sent as x-api-key.
+	// APIKey is sent as x-api-key: an API key or a session token.
 	APIKey string
 	// HTTPClient makes the requests; http.DefaultClient when nil.
 	HTTPClient *http.Client
-	// WorkspaceID is the anthropic-workspace-id sent when a method's
-	// workspaceID is "". A key bound to one workspace needs neither.
+	// WorkspaceID, when set, is sent as anthropic-workspace-id with every
+	// request, and the server refuses the request unless the credential
+	// is of that workspace (EPermission). Otherwise the workspace of a
+	// known caller is sent, and without one none: a credential belongs
+	// to one workspace.
 	WorkspaceID string
-	// SessionID, set when APIKey is that session's token, lets
-	// SearchMemories search several of its stores at once.
-	SessionID string
+	// Caller is who APIKey stands for, when known (AuthenticateSession
+	// tells it for a session token); nil otherwise. Set, it lets the
+	// methods take that caller, and with a session, SearchMemories
+	// searches several of the session's stores at once.
+	Caller *memstore.Caller
 }
 
 // NewClient returns a client of the server at baseURL (without /v1) that
@@ -81,8 +97,8 @@ type clientRequest struct {
 	method      string
 	path        string // below the base URL, each ID already escaped
 	query       url.Values
-	body        any // JSON-encoded when not nil
-	workspaceID string
+	body        any    // JSON-encoded when not nil
+	workspaceID string // the anthropic-workspace-id header, "" for none
 }
 
 // do sends r and decodes a successful answer into out. It returns the
@@ -112,12 +128,8 @@ func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header,
 	if r.body != nil {
 		req.Header.Set("content-type", "application/json")
 	}
-	ws := r.workspaceID
-	if ws == "" {
-		ws = c.WorkspaceID
-	}
-	if ws != "" {
-		req.Header.Set("anthropic-workspace-id", ws)
+	if r.workspaceID != "" {
+		req.Header.Set("anthropic-workspace-id", r.workspaceID)
 	}
 
 	hc := c.HTTPClient
@@ -288,6 +300,26 @@ func clientTimeRange(q url.Values, gte, lte *time.Time) {
 // as the domain's methods return them.
 var clientView = url.Values{"view": {"full"}}
 
+// workspace checks that the client may call as caller (see Client) and
+// returns the anthropic-workspace-id to send.
+func (c *Client) workspace(caller *memstore.Caller) (string, error) {
+	switch {
+	case caller == nil:
+		return c.WorkspaceID, nil
+	case c.Caller == nil:
+		return "", memstore.Errorf(memstore.EInvalid,
+			"this client acts as its credential, whose caller it does not know, so it cannot call as %s %s: pass no caller, or set the client's Caller",
+			caller.Actor.Type, caller.Actor.ID)
+	case caller.WorkspaceID != c.Caller.WorkspaceID || caller.Actor != c.Caller.Actor:
+		return "", memstore.Errorf(memstore.EPermission,
+			"this client acts only as its credential, %s %s of workspace %s, not as %s %s of workspace %s",
+			c.Caller.Actor.Type, c.Caller.Actor.ID, c.Caller.WorkspaceID, caller.Actor.Type, caller.Actor.ID, caller.WorkspaceID)
+	case c.WorkspaceID != "":
+		return c.WorkspaceID, nil
+	}
+	return caller.WorkspaceID, nil
+}
+
 // store converts a wire store, with the workspace the server resolved
 // (echoed in anthropic-workspace-id) or, failing that, the one asked for.
 func (c *Client) store(j *StoreJSON, h http.Header, workspaceID string) *memstore.Store {
@@ -296,14 +328,15 @@ func (c *Client) store(j *StoreJSON, h http.Header, workspaceID string) *memstor
 	if s.WorkspaceID == "" {
 		s.WorkspaceID = workspaceID
 	}
-	if s.WorkspaceID == "" {
-		s.WorkspaceID = c.WorkspaceID
-	}
 	return s
 }
 
-// CreateStore implements memstore.StoreStorage (POST /v1/memory_stores).
-func (c *Client) CreateStore(ctx context.Context, workspaceID string, sc memstore.StoreCreate) (*memstore.Store, error) {
+// CreateStore implements memstore.StoreService (POST /v1/memory_stores).
+func (c *Client) CreateStore(ctx context.Context, caller *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	if err := clientCheckStoreText(&sc.Name, &sc.Description, sc.Metadata, nil); err != nil {
 		return nil, err
 	}
@@ -349,8 +382,12 @@ func clientCheckStoreText(name, description *string, md map[string]string, patch
 	return nil
 }
 
-// Store implements memstore.StoreStorage (GET /v1/memory_stores/{id}).
-func (c *Client) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+// Store implements memstore.StoreService (GET /v1/memory_stores/{id}).
+func (c *Client) Store(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Store, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientStorePath(id)
 	if err != nil {
 		return nil, err
@@ -363,8 +400,12 @@ func (c *Client) Store(ctx context.Context, workspaceID, id string) (*memstore.S
 	return c.store(&j, h, workspaceID), nil
 }
 
-// Stores implements memstore.StoreStorage (GET /v1/memory_stores).
-func (c *Client) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+// Stores implements memstore.StoreService (GET /v1/memory_stores).
+func (c *Client) Stores(ctx context.Context, caller *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return memstore.Page[memstore.Store]{}, err
+	}
 	q := clientListQuery(f.Limit, f.Page, false)
 	if f.IncludeArchived {
 		q.Set("include_archived", "true")
@@ -378,10 +419,14 @@ func (c *Client) Stores(ctx context.Context, workspaceID string, f memstore.Stor
 	return clientPage(&j, func(s *StoreJSON) memstore.Store { return *c.store(s, h, workspaceID) }), nil
 }
 
-// UpdateStore implements memstore.StoreStorage (POST
+// UpdateStore implements memstore.StoreService (POST
 // /v1/memory_stores/{id}); a nil metadata value is sent as null, which
 // removes the key.
-func (c *Client) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+func (c *Client) UpdateStore(ctx context.Context, caller *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientStorePath(id)
 	if err != nil {
 		return nil, err
@@ -398,9 +443,13 @@ func (c *Client) UpdateStore(ctx context.Context, workspaceID, id string, u mems
 	return c.store(&j, h, workspaceID), nil
 }
 
-// ArchiveStore implements memstore.StoreStorage (POST
+// ArchiveStore implements memstore.StoreService (POST
 // /v1/memory_stores/{id}/archive, without a body, like the SDKs).
-func (c *Client) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+func (c *Client) ArchiveStore(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Store, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientStorePath(id)
 	if err != nil {
 		return nil, err
@@ -413,9 +462,13 @@ func (c *Client) ArchiveStore(ctx context.Context, workspaceID, id string) (*mem
 	return c.store(&j, h, workspaceID), nil
 }
 
-// DeleteStore implements memstore.StoreStorage (DELETE
+// DeleteStore implements memstore.StoreService (DELETE
 // /v1/memory_stores/{id}).
-func (c *Client) DeleteStore(ctx context.Context, workspaceID, id string) error {
+func (c *Client) DeleteStore(ctx context.Context, caller *memstore.Caller, id string) error {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return err
+	}
 	p, err := clientStorePath(id)
 	if err != nil {
 		return err
@@ -425,12 +478,16 @@ func (c *Client) DeleteStore(ctx context.Context, workspaceID, id string) error 
 	return err
 }
 
-// CreateMemory implements memstore.MemoryStorage (POST .../memories, with
+// CreateMemory implements memstore.MemoryService (POST .../memories, with
 // view=full so that the memory comes back with its content). IfNotExists
 // is sent as the precondition {"type": "not_exists"}. Upsert cannot be
 // asked for on the wire, where it is the server's choice
 // (--create-existing upsert), so it is EInvalid.
-func (c *Client) CreateMemory(ctx context.Context, workspaceID, storeID string, mc memstore.MemoryCreate, _ memstore.Actor) (*memstore.Memory, error) {
+func (c *Client) CreateMemory(ctx context.Context, caller *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	if mc.Upsert {
 		return nil, memstore.Errorf(memstore.EInvalid, "upsert cannot be requested over the memory stores API: a create at an occupied path is a conflict unless the server itself runs with --create-existing upsert")
 	}
@@ -452,8 +509,12 @@ func (c *Client) CreateMemory(ctx context.Context, workspaceID, storeID string, 
 	return j.Memory(), nil
 }
 
-// Memory implements memstore.MemoryStorage (GET .../memories/{id}).
-func (c *Client) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
+// Memory implements memstore.MemoryService (GET .../memories/{id}).
+func (c *Client) Memory(ctx context.Context, caller *memstore.Caller, storeID, id string) (*memstore.Memory, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientItemPath(storeID, "memories", "memory", id)
 	if err != nil {
 		return nil, err
@@ -465,8 +526,12 @@ func (c *Client) Memory(ctx context.Context, workspaceID, storeID, id string) (*
 	return j.Memory(), nil
 }
 
-// Memories implements memstore.MemoryStorage (GET .../memories).
-func (c *Client) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+// Memories implements memstore.MemoryService (GET .../memories).
+func (c *Client) Memories(ctx context.Context, caller *memstore.Caller, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return memstore.Page[memstore.ListItem]{}, err
+	}
 	p, err := clientStorePath(storeID)
 	if err != nil {
 		return memstore.Page[memstore.ListItem]{}, err
@@ -485,11 +550,15 @@ func (c *Client) Memories(ctx context.Context, workspaceID, storeID string, f me
 	return clientPage(&j, (*ListItemJSON).ListItem), nil
 }
 
-// UpdateMemory implements memstore.MemoryStorage (POST .../memories/{id},
+// UpdateMemory implements memstore.MemoryService (POST .../memories/{id},
 // with view=full). IfSHA256 is sent as the content_sha256 precondition and
 // RenameIfFree as not_exists; the wire has room for one precondition, so
 // both at once are EInvalid.
-func (c *Client) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, _ memstore.Actor) (*memstore.Memory, error) {
+func (c *Client) UpdateMemory(ctx context.Context, caller *memstore.Caller, storeID, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientItemPath(storeID, "memories", "memory", id)
 	if err != nil {
 		return nil, err
@@ -521,9 +590,13 @@ func (c *Client) UpdateMemory(ctx context.Context, workspaceID, storeID, id stri
 	return j.Memory(), nil
 }
 
-// DeleteMemory implements memstore.MemoryStorage (DELETE
+// DeleteMemory implements memstore.MemoryService (DELETE
 // .../memories/{id}, ifSHA256 as expected_content_sha256).
-func (c *Client) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, _ memstore.Actor) error {
+func (c *Client) DeleteMemory(ctx context.Context, caller *memstore.Caller, storeID, id, ifSHA256 string) error {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return err
+	}
 	p, err := clientItemPath(storeID, "memories", "memory", id)
 	if err != nil {
 		return err
@@ -537,8 +610,12 @@ func (c *Client) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifS
 	return err
 }
 
-// Versions implements memstore.VersionStorage (GET .../memory_versions).
-func (c *Client) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+// Versions implements memstore.VersionService (GET .../memory_versions).
+func (c *Client) Versions(ctx context.Context, caller *memstore.Caller, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return memstore.Page[memstore.Version]{}, err
+	}
 	p, err := clientStorePath(storeID)
 	if err != nil {
 		return memstore.Page[memstore.Version]{}, err
@@ -563,9 +640,13 @@ func (c *Client) Versions(ctx context.Context, workspaceID, storeID string, f me
 	return clientPage(&j, func(v *VersionJSON) memstore.Version { return *v.Version() }), nil
 }
 
-// Version implements memstore.VersionStorage (GET
+// Version implements memstore.VersionService (GET
 // .../memory_versions/{id}).
-func (c *Client) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
+func (c *Client) Version(ctx context.Context, caller *memstore.Caller, storeID, id string) (*memstore.Version, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
 	if err != nil {
 		return nil, err
@@ -577,10 +658,14 @@ func (c *Client) Version(ctx context.Context, workspaceID, storeID, id string) (
 	return j.Version(), nil
 }
 
-// RedactVersion implements memstore.VersionStorage (POST
+// RedactVersion implements memstore.VersionService (POST
 // .../memory_versions/{id}/redact, without a body, like the SDKs). The
 // server records the redaction as made by the request's credential.
-func (c *Client) RedactVersion(ctx context.Context, workspaceID, storeID, id string, _ memstore.Actor) (*memstore.Version, error) {
+func (c *Client) RedactVersion(ctx context.Context, caller *memstore.Caller, storeID, id string) (*memstore.Version, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
 	if err != nil {
 		return nil, err

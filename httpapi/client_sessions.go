@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	_ memstore.SessionStorage = (*Client)(nil)
-	_ memstore.SearchStorage  = (*Client)(nil)
+	_ memstore.SessionService = (*Client)(nil)
+	_ memstore.SearchService  = (*Client)(nil)
 )
 
 // clientSessionPath is the path of a session.
@@ -38,8 +38,12 @@ func (c *Client) sessionToken(j *SessionTokenJSON, h http.Header, workspaceID st
 	return t
 }
 
-// CreateSession implements memstore.SessionStorage (POST /v1/sessions).
-func (c *Client) CreateSession(ctx context.Context, workspaceID string, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+// CreateSession implements memstore.SessionService (POST /v1/sessions).
+func (c *Client) CreateSession(ctx context.Context, caller *memstore.Caller, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, nil, "", err
+	}
 	if err := memstore.ValidateSessionCreate(sc); err != nil {
 		return nil, nil, "", err
 	}
@@ -81,8 +85,12 @@ func (c *Client) CreateSession(ctx context.Context, workspaceID string, sc memst
 	return s, tok, j.Token, nil
 }
 
-// Session implements memstore.SessionStorage (GET /v1/sessions/{id}).
-func (c *Client) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
+// Session implements memstore.SessionService (GET /v1/sessions/{id}).
+func (c *Client) Session(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Session, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientSessionPath(id)
 	if err != nil {
 		return nil, err
@@ -95,8 +103,12 @@ func (c *Client) Session(ctx context.Context, workspaceID, id string) (*memstore
 	return c.session(&j, h, workspaceID), nil
 }
 
-// Sessions implements memstore.SessionStorage (GET /v1/sessions).
-func (c *Client) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+// Sessions implements memstore.SessionService (GET /v1/sessions).
+func (c *Client) Sessions(ctx context.Context, caller *memstore.Caller, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return memstore.Page[memstore.Session]{}, err
+	}
 	q := clientListQuery(f.Limit, f.Page, false)
 	if f.StoreID != "" {
 		q.Set("memory_store_id", f.StoreID)
@@ -112,9 +124,13 @@ func (c *Client) Sessions(ctx context.Context, workspaceID string, f memstore.Se
 	return clientPage(&j, func(s *SessionJSON) memstore.Session { return *c.session(s, h, workspaceID) }), nil
 }
 
-// ArchiveSession implements memstore.SessionStorage (POST
+// ArchiveSession implements memstore.SessionService (POST
 // /v1/sessions/{id}/archive).
-func (c *Client) ArchiveSession(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
+func (c *Client) ArchiveSession(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Session, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
 	p, err := clientSessionPath(id)
 	if err != nil {
 		return nil, err
@@ -127,9 +143,13 @@ func (c *Client) ArchiveSession(ctx context.Context, workspaceID, id string) (*m
 	return c.session(&j, h, workspaceID), nil
 }
 
-// CreateSessionToken implements memstore.SessionStorage (POST
+// CreateSessionToken implements memstore.SessionService (POST
 // /v1/sessions/{id}/tokens).
-func (c *Client) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+func (c *Client) CreateSessionToken(ctx context.Context, caller *memstore.Caller, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, "", err
+	}
 	p, err := clientSessionPath(sessionID)
 	if err != nil {
 		return nil, "", err
@@ -147,9 +167,13 @@ func (c *Client) CreateSessionToken(ctx context.Context, workspaceID, sessionID 
 	return c.sessionToken(&j, h, workspaceID), j.Token, nil
 }
 
-// SessionTokens implements memstore.SessionStorage (GET
+// SessionTokens implements memstore.SessionService (GET
 // /v1/sessions/{id}/tokens).
-func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+func (c *Client) SessionTokens(ctx context.Context, caller *memstore.Caller, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return memstore.Page[memstore.SessionToken]{}, err
+	}
 	p, err := clientSessionPath(sessionID)
 	if err != nil {
 		return memstore.Page[memstore.SessionToken]{}, err
@@ -162,10 +186,14 @@ func (c *Client) SessionTokens(ctx context.Context, workspaceID, sessionID strin
 	return clientPage(&j, func(t *SessionTokenJSON) memstore.SessionToken { return *c.sessionToken(t, h, workspaceID) }), nil
 }
 
-// RevokeSessionToken implements memstore.SessionStorage. The API revokes a
+// RevokeSessionToken implements memstore.SessionService. The API revokes a
 // token under its session, so the client first finds the token.
-func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
-	t, err := c.SessionToken(ctx, workspaceID, id)
+func (c *Client) RevokeSessionToken(ctx context.Context, caller *memstore.Caller, id string) (*memstore.SessionToken, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.SessionToken(ctx, caller, id)
 	if err != nil {
 		return nil, err
 	}
@@ -178,20 +206,20 @@ func (c *Client) RevokeSessionToken(ctx context.Context, workspaceID, id string)
 	return c.sessionToken(&j, h, workspaceID), nil
 }
 
-// SessionToken implements memstore.SessionStorage. The API lists tokens
+// SessionToken implements memstore.SessionService. The API lists tokens
 // only by session, so the client walks the workspace's sessions, newest
 // first, and each one's tokens.
-func (c *Client) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
+func (c *Client) SessionToken(ctx context.Context, caller *memstore.Caller, id string) (*memstore.SessionToken, error) {
 	f := memstore.SessionFilter{Limit: memstore.MaxPageSize, IncludeArchived: true}
 	for {
-		page, err := c.Sessions(ctx, workspaceID, f)
+		page, err := c.Sessions(ctx, caller, f)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range page.Items {
 			tf := memstore.SessionTokenFilter{Limit: memstore.MaxPageSize}
 			for {
-				toks, err := c.SessionTokens(ctx, workspaceID, s.ID, tf)
+				toks, err := c.SessionTokens(ctx, caller, s.ID, tf)
 				if err != nil {
 					return nil, err
 				}
@@ -213,17 +241,18 @@ func (c *Client) SessionToken(ctx context.Context, workspaceID, id string) (*mem
 	}
 }
 
-// AuthenticateSession implements memstore.SessionStorage over HTTP: it
+// AuthenticateSession implements memstore.SessionService over HTTP: it
 // asks the server which session secret stands for (a session token lists
-// its own session alone), without changing the client's own key.
+// its own session alone), without changing the client's own key. The
+// caller it returns is what a client with secret as its key takes as its
+// Caller.
 func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
 	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "the credential is not a session token (those begin with %s)", memstore.SessionTokenPrefix)
 	}
 	as := *c
-	as.APIKey = secret
-	as.WorkspaceID = ""
-	page, err := as.Sessions(ctx, "", memstore.SessionFilter{})
+	as.APIKey, as.WorkspaceID, as.Caller = secret, "", nil
+	page, err := as.Sessions(ctx, nil, memstore.SessionFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -238,36 +267,55 @@ func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memst
 	}, nil
 }
 
-// SearchMemories implements memstore.SearchStorage: GET
+// SearchMemories implements memstore.SearchService: GET
 // .../memories/search for one store. The API has no search over a list of
-// stores, only over a session's: for several stores the client needs
-// SessionID, and keeps the session's results that are in storeIDs (a page
-// may then be shorter than the limit).
-func (c *Client) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+// stores, only over a session's: for several stores the client's Caller
+// must hold a session with each of them attached (EPermission for one that
+// is not, as the server answers), and the client keeps the session's
+// results that are in storeIDs (a page may then be shorter than the
+// limit).
+func (c *Client) SearchMemories(ctx context.Context, caller *memstore.Caller, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	var none memstore.Page[memstore.SearchResult]
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return none, err
+	}
+	if len(storeIDs) > 1 {
+		if c.Caller == nil || c.Caller.Session == nil {
+			return none, memstore.Errorf(memstore.EInvalid, "the API searches several stores only as a session's: set the client's Caller to its session's (AuthenticateSession)")
+		}
+		for _, id := range storeIDs {
+			if err := c.Caller.CanRead(id); err != nil {
+				return none, err
+			}
+		}
+	}
 	if err := memstore.ValidateSearchQuery(q); err != nil {
 		return none, err
 	}
-	switch {
-	case len(storeIDs) == 1:
+	switch len(storeIDs) {
+	case 0:
+		return none, nil
+	case 1:
 		p, err := clientStorePath(storeIDs[0])
 		if err != nil {
 			return none, err
 		}
 		return c.search(ctx, workspaceID, p+"/memories/search", q)
-	case len(storeIDs) == 0:
-		return none, nil
-	case c.SessionID == "":
-		return none, memstore.Errorf(memstore.EInvalid, "the API searches several stores only as a session's: set the client's SessionID")
 	}
-	page, err := c.SearchSession(ctx, workspaceID, c.SessionID, q)
+	p, _ := clientSessionPath(c.Caller.Session.ID)
+	page, err := c.search(ctx, workspaceID, p+"/memories/search", q)
 	page.Items = slices.DeleteFunc(page.Items, func(r memstore.SearchResult) bool { return !slices.Contains(storeIDs, r.Memory.StoreID) })
 	return page, err
 }
 
 // SearchSession searches every store attached to a session (GET
 // /v1/sessions/{id}/memories/search).
-func (c *Client) SearchSession(ctx context.Context, workspaceID, sessionID string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+func (c *Client) SearchSession(ctx context.Context, caller *memstore.Caller, sessionID string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return memstore.Page[memstore.SearchResult]{}, err
+	}
 	p, err := clientSessionPath(sessionID)
 	if err != nil {
 		return memstore.Page[memstore.SearchResult]{}, err
@@ -275,6 +323,7 @@ func (c *Client) SearchSession(ctx context.Context, workspaceID, sessionID strin
 	return c.search(ctx, workspaceID, p+"/memories/search", q)
 }
 
+// search asks path for q, sending workspaceID as anthropic-workspace-id.
 func (c *Client) search(ctx context.Context, workspaceID, path string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	query := clientListQuery(q.Limit, q.Page, false)
 	query.Set("q", q.Text)
@@ -290,7 +339,11 @@ func (c *Client) search(ctx context.Context, workspaceID, path string, q memstor
 
 // MemoryPrompt returns the memory section of a session's system prompt
 // (GET /v1/sessions/{id}/memory_prompt).
-func (c *Client) MemoryPrompt(ctx context.Context, workspaceID, sessionID string) (string, error) {
+func (c *Client) MemoryPrompt(ctx context.Context, caller *memstore.Caller, sessionID string) (string, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return "", err
+	}
 	p, err := clientSessionPath(sessionID)
 	if err != nil {
 		return "", err

@@ -107,77 +107,81 @@ func (k conformanceKeys) Authenticate(ctx context.Context, secret string) (*mems
 // conflict mode, one in upsert mode. The wire has no way to ask for an
 // upsert (the Client refuses MemoryCreate.Upsert, see TestClientRefuses):
 // it is the server's choice, so the suite's upserts go to the server that
-// makes that choice, with Upsert cleared.
+// makes that choice, with Upsert cleared. Each call goes out with the
+// credential of its caller (conformanceClient).
 type clientBackend struct {
 	conflict, upsert *apiHarness
 }
 
-// conformanceReader is the credential of calls whose actor the suite does
-// not give (reads, and store changes, which record none).
-var conformanceReader = memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_storetestreader"}
-
-func (b *clientBackend) as(h *apiHarness, ws string, by memstore.Actor) *httpapi.Client {
-	return h.client(conformanceSecret(ws, by))
-}
-
-func (b *clientBackend) CreateStore(ctx context.Context, ws string, c memstore.StoreCreate) (*memstore.Store, error) {
-	return b.as(b.conflict, ws, conformanceReader).CreateStore(ctx, ws, c)
-}
-
-func (b *clientBackend) Store(ctx context.Context, ws, id string) (*memstore.Store, error) {
-	return b.as(b.conflict, ws, conformanceReader).Store(ctx, ws, id)
-}
-
-func (b *clientBackend) Stores(ctx context.Context, ws string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	return b.as(b.conflict, ws, conformanceReader).Stores(ctx, ws, f)
-}
-
-func (b *clientBackend) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	return b.as(b.conflict, ws, conformanceReader).UpdateStore(ctx, ws, id, u)
-}
-
-func (b *clientBackend) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
-	return b.as(b.conflict, ws, conformanceReader).ArchiveStore(ctx, ws, id)
-}
-
-func (b *clientBackend) DeleteStore(ctx context.Context, ws, id string) error {
-	return b.as(b.conflict, ws, conformanceReader).DeleteStore(ctx, ws, id)
-}
-
-func (b *clientBackend) CreateMemory(ctx context.Context, ws, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
-	h := b.conflict
-	if c.Upsert {
-		h, c.Upsert = b.upsert, false
+// conformanceClient is a client of h whose credential stands for c, an
+// API key's caller of the suite, and which knows it.
+func conformanceClient(h *apiHarness, c *memstore.Caller) *httpapi.Client {
+	if c == nil {
+		return h.client("")
 	}
-	return b.as(h, ws, by).CreateMemory(ctx, ws, storeID, c, by)
+	cl := h.client(conformanceSecret(c.WorkspaceID, c.Actor))
+	cl.Caller = c
+	return cl
 }
 
-func (b *clientBackend) Memory(ctx context.Context, ws, storeID, id string) (*memstore.Memory, error) {
-	return b.as(b.conflict, ws, conformanceReader).Memory(ctx, ws, storeID, id)
+func (b *clientBackend) CreateStore(ctx context.Context, c *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
+	return conformanceClient(b.conflict, c).CreateStore(ctx, c, sc)
 }
 
-func (b *clientBackend) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-	return b.as(b.conflict, ws, conformanceReader).Memories(ctx, ws, storeID, f)
+func (b *clientBackend) Store(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
+	return conformanceClient(b.conflict, c).Store(ctx, c, id)
 }
 
-func (b *clientBackend) UpdateMemory(ctx context.Context, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
-	return b.as(b.conflict, ws, by).UpdateMemory(ctx, ws, storeID, id, u, by)
+func (b *clientBackend) Stores(ctx context.Context, c *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	return conformanceClient(b.conflict, c).Stores(ctx, c, f)
 }
 
-func (b *clientBackend) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
-	return b.as(b.conflict, ws, by).DeleteMemory(ctx, ws, storeID, id, ifSHA256, by)
+func (b *clientBackend) UpdateStore(ctx context.Context, c *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return conformanceClient(b.conflict, c).UpdateStore(ctx, c, id, u)
 }
 
-func (b *clientBackend) Versions(ctx context.Context, ws, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
-	return b.as(b.conflict, ws, conformanceReader).Versions(ctx, ws, storeID, f)
+func (b *clientBackend) ArchiveStore(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
+	return conformanceClient(b.conflict, c).ArchiveStore(ctx, c, id)
 }
 
-func (b *clientBackend) Version(ctx context.Context, ws, storeID, id string) (*memstore.Version, error) {
-	return b.as(b.conflict, ws, conformanceReader).Version(ctx, ws, storeID, id)
+func (b *clientBackend) DeleteStore(ctx context.Context, c *memstore.Caller, id string) error {
+	return conformanceClient(b.conflict, c).DeleteStore(ctx, c, id)
 }
 
-func (b *clientBackend) RedactVersion(ctx context.Context, ws, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
-	return b.as(b.conflict, ws, by).RedactVersion(ctx, ws, storeID, id, by)
+func (b *clientBackend) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
+	h := b.conflict
+	if mc.Upsert {
+		h, mc.Upsert = b.upsert, false
+	}
+	return conformanceClient(h, c).CreateMemory(ctx, c, storeID, mc)
+}
+
+func (b *clientBackend) Memory(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Memory, error) {
+	return conformanceClient(b.conflict, c).Memory(ctx, c, storeID, id)
+}
+
+func (b *clientBackend) Memories(ctx context.Context, c *memstore.Caller, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	return conformanceClient(b.conflict, c).Memories(ctx, c, storeID, f)
+}
+
+func (b *clientBackend) UpdateMemory(ctx context.Context, c *memstore.Caller, storeID, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
+	return conformanceClient(b.conflict, c).UpdateMemory(ctx, c, storeID, id, u)
+}
+
+func (b *clientBackend) DeleteMemory(ctx context.Context, c *memstore.Caller, storeID, id, ifSHA256 string) error {
+	return conformanceClient(b.conflict, c).DeleteMemory(ctx, c, storeID, id, ifSHA256)
+}
+
+func (b *clientBackend) Versions(ctx context.Context, c *memstore.Caller, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	return conformanceClient(b.conflict, c).Versions(ctx, c, storeID, f)
+}
+
+func (b *clientBackend) Version(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Version, error) {
+	return conformanceClient(b.conflict, c).Version(ctx, c, storeID, id)
+}
+
+func (b *clientBackend) RedactVersion(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Version, error) {
+	return conformanceClient(b.conflict, c).RedactVersion(ctx, c, storeID, id)
 }
 
 // openClientBackend opens a fresh database with two servers on it.
@@ -318,18 +322,20 @@ func TestClientRequests(t *testing.T) {
 	lte := time.Date(2099, 1, 2, 3, 4, 5, 0, time.UTC)
 	const gteWire, lteWire = "2026-01-02T03:04:05.6+07:00", "2099-01-02T03:04:05Z"
 
-	// The workspace argument becomes the header; the Client's field stands
-	// in when the argument is "".
-	store, err := c.CreateStore(ctx, ws.ID, memstore.StoreCreate{Name: "n", Description: "d", Metadata: map[string]string{"k": "v"}})
+	// The workspace of a known caller becomes the header; the Client's
+	// field stands in for it.
+	c.Caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}}
+	store, err := c.CreateStore(ctx, c.Caller, memstore.StoreCreate{Name: "n", Description: "d", Metadata: map[string]string{"k": "v"}})
 	must(err)
 	wantRequest(t, rec, secret, ws.ID, "POST", "/v1/memory_stores", nil, `{"name":"n","description":"d","metadata":{"k":"v"}}`)
 	if store.WorkspaceID != ws.ID || store.Name != "n" || store.Description != "d" || store.Metadata["k"] != "v" {
 		t.Errorf("CreateStore = %+v", store)
 	}
 	sp := "/v1/memory_stores/" + store.ID
+	c.Caller = nil
 
 	c.WorkspaceID = ws.ID
-	got, err := c.Store(ctx, "", store.ID)
+	got, err := c.Store(ctx, nil, store.ID)
 	must(err)
 	wantRequest(t, rec, secret, ws.ID, "GET", sp, nil, "")
 	if got.ID != store.ID || got.WorkspaceID != ws.ID {
@@ -339,25 +345,25 @@ func TestClientRequests(t *testing.T) {
 
 	// Without any workspace header, the store's workspace is the one the
 	// server echoes.
-	got, err = c.Store(ctx, "", store.ID)
+	got, err = c.Store(ctx, nil, store.ID)
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", sp, nil, "")
 	if got.WorkspaceID != ws.ID {
 		t.Errorf("Store without a workspace header: WorkspaceID %q, want %q", got.WorkspaceID, ws.ID)
 	}
 
-	page, err := c.Stores(ctx, "", memstore.StoreFilter{IncludeArchived: true, CreatedAtGTE: &gte, CreatedAtLTE: &lte, Limit: 5})
+	page, err := c.Stores(ctx, nil, memstore.StoreFilter{IncludeArchived: true, CreatedAtGTE: &gte, CreatedAtLTE: &lte, Limit: 5})
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", "/v1/memory_stores",
 		url.Values{"include_archived": {"true"}, "created_at[gte]": {gteWire}, "created_at[lte]": {lteWire}, "limit": {"5"}}, "")
 	if len(page.Items) != 1 || page.Items[0].ID != store.ID || page.Next != "" {
 		t.Errorf("Stores = %+v", page)
 	}
-	_, err = c.Stores(ctx, "", memstore.StoreFilter{})
+	_, err = c.Stores(ctx, nil, memstore.StoreFilter{})
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", "/v1/memory_stores", nil, "")
 
-	updated, err := c.UpdateStore(ctx, "", store.ID, memstore.StoreUpdate{Name: ptrTo("m"), Metadata: map[string]*string{"k": nil, "j": ptrTo("w")}})
+	updated, err := c.UpdateStore(ctx, nil, store.ID, memstore.StoreUpdate{Name: ptrTo("m"), Metadata: map[string]*string{"k": nil, "j": ptrTo("w")}})
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", sp, nil, `{"name":"m","metadata":{"j":"w","k":null}}`)
 	if updated.Name != "m" || updated.Description != "d" || !cmp.Equal(updated.Metadata, map[string]string{"j": "w"}) {
@@ -366,7 +372,7 @@ func TestClientRequests(t *testing.T) {
 
 	// IDs are escaped into the path; a path with a space and non-ASCII
 	// letters travels in the body.
-	mem, err := c.CreateMemory(ctx, "", store.ID, memstore.MemoryCreate{Path: "/a b/ü.md", Content: "", IfNotExists: true}, memstore.Actor{})
+	mem, err := c.CreateMemory(ctx, nil, store.ID, memstore.MemoryCreate{Path: "/a b/ü.md", Content: "", IfNotExists: true})
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", sp+"/memories", url.Values{"view": {"full"}},
 		`{"path":"/a b/ü.md","content":"","precondition":{"type":"not_exists"}}`)
@@ -375,18 +381,18 @@ func TestClientRequests(t *testing.T) {
 	}
 	mp := sp + "/memories/" + mem.ID
 
-	_, err = c.CreateMemory(ctx, "", store.ID, memstore.MemoryCreate{Path: "/plain.md", Content: "plain"}, memstore.Actor{})
+	_, err = c.CreateMemory(ctx, nil, store.ID, memstore.MemoryCreate{Path: "/plain.md", Content: "plain"})
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", sp+"/memories", url.Values{"view": {"full"}}, `{"path":"/plain.md","content":"plain"}`)
 
-	m, err := c.Memory(ctx, "", store.ID, mem.ID)
+	m, err := c.Memory(ctx, nil, store.ID, mem.ID)
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", mp, url.Values{"view": {"full"}}, "")
 	if m.ID != mem.ID || m.VersionID != mem.VersionID {
 		t.Errorf("Memory = %+v", m)
 	}
 
-	m, err = c.UpdateMemory(ctx, "", store.ID, mem.ID, memstore.MemoryUpdate{Content: ptrTo("hi"), IfSHA256: mem.ContentSHA256}, memstore.Actor{})
+	m, err = c.UpdateMemory(ctx, nil, store.ID, mem.ID, memstore.MemoryUpdate{Content: ptrTo("hi"), IfSHA256: mem.ContentSHA256})
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", mp, url.Values{"view": {"full"}},
 		`{"content":"hi","precondition":{"type":"content_sha256","content_sha256":"`+mem.ContentSHA256+`"}}`)
@@ -394,39 +400,39 @@ func TestClientRequests(t *testing.T) {
 		t.Errorf("UpdateMemory = %+v", m)
 	}
 
-	m, err = c.UpdateMemory(ctx, "", store.ID, mem.ID, memstore.MemoryUpdate{Path: ptrTo("/plain.md"), RenameIfFree: true}, memstore.Actor{})
+	m, err = c.UpdateMemory(ctx, nil, store.ID, mem.ID, memstore.MemoryUpdate{Path: ptrTo("/plain.md"), RenameIfFree: true})
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", mp, url.Values{"view": {"full"}}, `{"path":"/plain.md","precondition":{"type":"not_exists"}}`)
 	if m.Path != "/a b/ü.md" {
 		t.Errorf("RenameIfFree onto a taken path moved the memory to %q", m.Path)
 	}
 
-	_, err = c.UpdateMemory(ctx, "", store.ID, mem.ID, memstore.MemoryUpdate{}, memstore.Actor{})
+	_, err = c.UpdateMemory(ctx, nil, store.ID, mem.ID, memstore.MemoryUpdate{})
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", mp, url.Values{"view": {"full"}}, `{}`)
 
-	items, err := c.Memories(ctx, "", store.ID, memstore.MemoryFilter{PathPrefix: "/a b/", Depth: 1, Full: true, Limit: 7})
+	items, err := c.Memories(ctx, nil, store.ID, memstore.MemoryFilter{PathPrefix: "/a b/", Depth: 1, Full: true, Limit: 7})
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", sp+"/memories",
 		url.Values{"path_prefix": {"/a b/"}, "depth": {"1"}, "view": {"full"}, "limit": {"7"}}, "")
 	if len(items.Items) != 1 || items.Items[0].Memory == nil || items.Items[0].Memory.Content != "hi" {
 		t.Errorf("Memories = %+v", items)
 	}
-	items, err = c.Memories(ctx, "", store.ID, memstore.MemoryFilter{PathPrefix: "/", Depth: 1, Limit: 1})
+	items, err = c.Memories(ctx, nil, store.ID, memstore.MemoryFilter{PathPrefix: "/", Depth: 1, Limit: 1})
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", sp+"/memories", url.Values{"path_prefix": {"/"}, "depth": {"1"}, "limit": {"1"}}, "")
 	if len(items.Items) != 1 || items.Items[0].Prefix != "/a b/" || items.Next == "" {
 		t.Fatalf("Memories at depth 1 = %+v, want the prefix /a b/ and a cursor", items)
 	}
 	cursor := items.Next
-	items, err = c.Memories(ctx, "", store.ID, memstore.MemoryFilter{PathPrefix: "/", Depth: 1, Limit: 1, Page: cursor})
+	items, err = c.Memories(ctx, nil, store.ID, memstore.MemoryFilter{PathPrefix: "/", Depth: 1, Limit: 1, Page: cursor})
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", sp+"/memories", url.Values{"path_prefix": {"/"}, "depth": {"1"}, "limit": {"1"}, "page": {cursor}}, "")
 	if len(items.Items) != 1 || items.Items[0].Memory == nil || items.Items[0].Memory.Path != "/plain.md" || items.Next != "" {
 		t.Errorf("second page = %+v, want /plain.md and no cursor", items)
 	}
 
-	vs, err := c.Versions(ctx, "", store.ID, memstore.VersionFilter{
+	vs, err := c.Versions(ctx, nil, store.ID, memstore.VersionFilter{
 		MemoryID: mem.ID, Operation: memstore.OpCreated, APIKeyID: key.ID, CreatedAtGTE: &gte, CreatedAtLTE: &lte, Full: true, Limit: 3,
 	})
 	must(err)
@@ -439,7 +445,7 @@ func TestClientRequests(t *testing.T) {
 	}
 	vp := sp + "/memory_versions/" + mem.VersionID
 
-	vs, err = c.Versions(ctx, "", store.ID, memstore.VersionFilter{SessionID: "sesn_1", ServiceAccountID: "svac_1", Operation: memstore.OpDeleted})
+	vs, err = c.Versions(ctx, nil, store.ID, memstore.VersionFilter{SessionID: "sesn_1", ServiceAccountID: "svac_1", Operation: memstore.OpDeleted})
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", sp+"/memory_versions",
 		url.Values{"session_id": {"sesn_1"}, "service_account_id": {"svac_1"}, "operation": {"deleted"}}, "")
@@ -447,36 +453,36 @@ func TestClientRequests(t *testing.T) {
 		t.Errorf("Versions of nobody = %+v", vs)
 	}
 
-	v, err := c.Version(ctx, "", store.ID, mem.VersionID)
+	v, err := c.Version(ctx, nil, store.ID, mem.VersionID)
 	must(err)
 	wantRequest(t, rec, secret, "", "GET", vp, url.Values{"view": {"full"}}, "")
 	if !v.HasContent || v.Path != "/a b/ü.md" || v.Operation != memstore.OpCreated {
 		t.Errorf("Version = %+v", v)
 	}
 
-	v, err = c.RedactVersion(ctx, "", store.ID, mem.VersionID, memstore.Actor{})
+	v, err = c.RedactVersion(ctx, nil, store.ID, mem.VersionID)
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", vp+"/redact", nil, "")
 	if !v.Redacted() || v.HasContent || v.Path != "" || v.RedactedBy == nil || v.RedactedBy.ID != key.ID {
 		t.Errorf("RedactVersion = %+v", v)
 	}
 
-	must(c.DeleteMemory(ctx, "", store.ID, mem.ID, sha256Hex("hi"), memstore.Actor{}))
+	must(c.DeleteMemory(ctx, nil, store.ID, mem.ID, sha256Hex("hi")))
 	wantRequest(t, rec, secret, "", "DELETE", mp, url.Values{"expected_content_sha256": {sha256Hex("hi")}}, "")
 
-	a, err := c.ArchiveStore(ctx, "", store.ID)
+	a, err := c.ArchiveStore(ctx, nil, store.ID)
 	must(err)
 	wantRequest(t, rec, secret, "", "POST", sp+"/archive", nil, "")
 	if a.ArchivedAt == nil {
 		t.Error("ArchiveStore: ArchivedAt is nil")
 	}
 
-	must(c.DeleteStore(ctx, "", store.ID))
+	must(c.DeleteStore(ctx, nil, store.ID))
 	wantRequest(t, rec, secret, "", "DELETE", sp, nil, "")
 
 	// An ID with characters that mean something in a path is escaped,
 	// so it names nothing rather than another endpoint.
-	_, err = c.Store(ctx, "", "memstore_x/archive")
+	_, err = c.Store(ctx, nil, "memstore_x/archive")
 	if memstore.ErrorCode(err) != memstore.ENotFound {
 		t.Errorf("Store(ID with a slash): %v, want %s", err, memstore.ENotFound)
 	}
@@ -491,11 +497,11 @@ func TestClientRefuses(t *testing.T) {
 	_, _, secret := h.newKey(t, "refuses")
 	c := h.client(secret)
 	ctx := t.Context()
-	s, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "s"})
+	s, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/m.md", Content: "m"}, memstore.Actor{})
+	m, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/m.md", Content: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,46 +511,46 @@ func TestClientRefuses(t *testing.T) {
 		call            func() error
 	}{
 		{"Upsert", memstore.EInvalid, "upsert", func() error {
-			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/m.md", Content: "x", Upsert: true}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/m.md", Content: "x", Upsert: true})
 			return err
 		}},
 		{"TwoPreconditions", memstore.EInvalid, "one precondition", func() error {
-			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Path: ptrTo("/n.md"), IfSHA256: m.ContentSHA256, RenameIfFree: true}, memstore.Actor{})
+			_, err := c.UpdateMemory(ctx, nil, s.ID, m.ID, memstore.MemoryUpdate{Path: ptrTo("/n.md"), IfSHA256: m.ContentSHA256, RenameIfFree: true})
 			return err
 		}},
 		{"ContentNotUTF8", memstore.EInvalid, "content is not valid UTF-8", func() error {
-			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/u.md", Content: bad}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/u.md", Content: bad})
 			return err
 		}},
 		{"PathNotUTF8", memstore.EInvalid, "path is not valid UTF-8", func() error {
-			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/\xff.md", Content: "x"}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/\xff.md", Content: "x"})
 			return err
 		}},
 		{"UpdateContentNotUTF8", memstore.EInvalid, "content is not valid UTF-8", func() error {
-			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Content: &bad}, memstore.Actor{})
+			_, err := c.UpdateMemory(ctx, nil, s.ID, m.ID, memstore.MemoryUpdate{Content: &bad})
 			return err
 		}},
 		{"UpdatePathNotUTF8", memstore.EInvalid, "path is not valid UTF-8", func() error {
-			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Path: &bad}, memstore.Actor{})
+			_, err := c.UpdateMemory(ctx, nil, s.ID, m.ID, memstore.MemoryUpdate{Path: &bad})
 			return err
 		}},
 		{"StoreNameNotUTF8", memstore.EInvalid, "name is not valid UTF-8", func() error {
-			_, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: bad})
+			_, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: bad})
 			return err
 		}},
 		{"MetadataNotUTF8", memstore.EInvalid, "metadata value is not valid UTF-8", func() error {
-			_, err := c.UpdateStore(ctx, "", s.ID, memstore.StoreUpdate{Metadata: map[string]*string{"k": &bad}})
+			_, err := c.UpdateStore(ctx, nil, s.ID, memstore.StoreUpdate{Metadata: map[string]*string{"k": &bad}})
 			return err
 		}},
 		{"DescriptionNotUTF8", memstore.EInvalid, "description is not valid UTF-8", func() error {
-			_, err := c.UpdateStore(ctx, "", s.ID, memstore.StoreUpdate{Description: &bad})
+			_, err := c.UpdateStore(ctx, nil, s.ID, memstore.StoreUpdate{Description: &bad})
 			return err
 		}},
-		{"EmptyStoreID", memstore.ENotFound, "empty ID", func() error { _, err := c.Store(ctx, "", ""); return err }},
-		{"EmptyStoreIDOfMemory", memstore.ENotFound, "empty ID", func() error { _, err := c.Memory(ctx, "", "", m.ID); return err }},
-		{"EmptyMemoryID", memstore.ENotFound, "empty ID", func() error { _, err := c.Memory(ctx, "", s.ID, ""); return err }},
-		{"EmptyVersionID", memstore.ENotFound, "empty ID", func() error { _, err := c.RedactVersion(ctx, "", s.ID, "", memstore.Actor{}); return err }},
-		{"EmptyIDDelete", memstore.ENotFound, "empty ID", func() error { return c.DeleteStore(ctx, "", "") }},
+		{"EmptyStoreID", memstore.ENotFound, "empty ID", func() error { _, err := c.Store(ctx, nil, ""); return err }},
+		{"EmptyStoreIDOfMemory", memstore.ENotFound, "empty ID", func() error { _, err := c.Memory(ctx, nil, "", m.ID); return err }},
+		{"EmptyMemoryID", memstore.ENotFound, "empty ID", func() error { _, err := c.Memory(ctx, nil, s.ID, ""); return err }},
+		{"EmptyVersionID", memstore.ENotFound, "empty ID", func() error { _, err := c.RedactVersion(ctx, nil, s.ID, ""); return err }},
+		{"EmptyIDDelete", memstore.ENotFound, "empty ID", func() error { return c.DeleteStore(ctx, nil, "") }},
 	} {
 		before := rec.count()
 		err := tc.call()
@@ -555,9 +561,58 @@ func TestClientRefuses(t *testing.T) {
 			t.Errorf("%s: %d requests sent, want none", tc.name, n)
 		}
 	}
-	got, err := c.Memory(ctx, "", s.ID, m.ID)
+	got, err := c.Memory(ctx, nil, s.ID, m.ID)
 	if err != nil || got.Content != "m" || got.Path != "/m.md" {
 		t.Errorf("memory after refused calls: %+v, %v", got, err)
+	}
+}
+
+// TestClientActsAsItsCredential: a client calls only as its credential.
+// A nil caller is the credential's own; another caller is refused before
+// any request, unless it is the client's known Caller, whose workspace
+// then goes as the header for the server to check.
+func TestClientActsAsItsCredential(t *testing.T) {
+	rec := &requestRecorder{}
+	h := newAPIHarness(t, harnessOptions{wrap: rec.wrap})
+	ws, key, secret := h.newKey(t, "credential")
+	wsB, keyB, _ := h.newKey(t, "other")
+	c := h.client(secret)
+	ctx := t.Context()
+	s, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}}
+	refused := func(what string, caller *memstore.Caller, code string) {
+		t.Helper()
+		before := rec.count()
+		_, err := c.Store(ctx, caller, s.ID)
+		if memstore.ErrorCode(err) != code {
+			t.Errorf("%s: %v, want %s", what, err, code)
+		}
+		if n := rec.count() - before; n != 0 {
+			t.Errorf("%s: %d requests sent, want none", what, n)
+		}
+	}
+	refused("a caller the client cannot know", own, memstore.EInvalid)
+	c.Caller = own
+	refused("another key's caller", &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_other"}}, memstore.EPermission)
+	refused("a caller of another workspace", &memstore.Caller{WorkspaceID: wsB.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: keyB.ID}}, memstore.EPermission)
+	refused("a session of the workspace", &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: "sesn_x"}}, memstore.EPermission)
+	if got, err := c.Store(ctx, &memstore.Caller{WorkspaceID: ws.ID, Actor: own.Actor}, s.ID); err != nil || got.WorkspaceID != ws.ID {
+		t.Fatalf("Store as the credential's caller: %+v, %v", got, err)
+	}
+	wantRequest(t, rec, secret, ws.ID, "GET", "/v1/memory_stores/"+s.ID, nil, "")
+	if _, err := c.Store(ctx, nil, s.ID); err != nil {
+		t.Fatalf("Store as nil: %v", err)
+	}
+	wantRequest(t, rec, secret, "", "GET", "/v1/memory_stores/"+s.ID, nil, "")
+
+	// A Caller set wrongly cannot reach another workspace: the server
+	// checks the header.
+	c.Caller = &memstore.Caller{WorkspaceID: wsB.ID, Actor: own.Actor}
+	if _, err := c.Store(ctx, c.Caller, s.ID); memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("a Caller of another workspace than the key's: %v, want %s", err, memstore.EPermission)
 	}
 }
 
@@ -565,23 +620,23 @@ func TestClientRefuses(t *testing.T) {
 // *memstore.Error with their type, message and details.
 func TestClientErrors(t *testing.T) {
 	h := newAPIHarness(t, harnessOptions{})
-	wsA, _, secretA := h.newKey(t, "a")
+	_, _, secretA := h.newKey(t, "a")
 	wsB, _, secretB := h.newKey(t, "b")
 	c := h.client(secretA)
 	ctx := t.Context()
-	s, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "s"})
+	s, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "m"}, memstore.Actor{})
+	m, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	archived, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "archived"})
+	archived, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "archived"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ArchiveStore(ctx, "", archived.ID); err != nil {
+	if _, err := c.ArchiveStore(ctx, nil, archived.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -590,46 +645,48 @@ func TestClientErrors(t *testing.T) {
 		want memstore.Error // Message is a substring to find
 	}{
 		{"UnknownKey", func() error {
-			_, err := h.client("sk-memstore-unknown").Stores(ctx, "", memstore.StoreFilter{})
+			_, err := h.client("sk-memstore-unknown").Stores(ctx, nil, memstore.StoreFilter{})
 			return err
 		}, memstore.Error{Code: memstore.EUnauthenticated}},
 		{"OtherWorkspaceHeader", func() error {
-			_, err := c.Stores(ctx, wsB.ID, memstore.StoreFilter{})
+			other := *c
+			other.WorkspaceID = wsB.ID
+			_, err := other.Stores(ctx, nil, memstore.StoreFilter{})
 			return err
 		}, memstore.Error{Code: memstore.EPermission, Message: wsB.ID}},
 		{"OtherWorkspaceStore", func() error {
-			_, err := h.client(secretB).Store(ctx, "", s.ID)
+			_, err := h.client(secretB).Store(ctx, nil, s.ID)
 			return err
 		}, memstore.Error{Code: memstore.ENotFound}},
 		{"Invalid", func() error {
-			_, err := c.CreateMemory(ctx, wsA.ID, s.ID, memstore.MemoryCreate{Path: "relative.md", Content: "x"}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "relative.md", Content: "x"})
 			return err
 		}, memstore.Error{Code: memstore.EInvalid, Message: "relative.md"}},
 		{"PathTaken", func() error {
-			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x"}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x"})
 			return err
 		}, memstore.Error{Code: memstore.EPathConflict, ConflictingMemoryID: m.ID, ConflictingPath: "/dir/m.md"}},
 		{"PathAboveAMemory", func() error {
-			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir", Content: "x"}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/dir", Content: "x"})
 			return err
 		}, memstore.Error{Code: memstore.EPathConflict, ConflictingMemoryID: m.ID, ConflictingPath: "/dir/m.md"}},
 		{"NotExists", func() error {
-			_, err := c.CreateMemory(ctx, "", s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x", IfNotExists: true}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x", IfNotExists: true})
 			return err
 		}, memstore.Error{Code: memstore.EPreconditionFailed}},
 		{"StaleHash", func() error {
-			_, err := c.UpdateMemory(ctx, "", s.ID, m.ID, memstore.MemoryUpdate{Content: ptrTo("y"), IfSHA256: sha256Hex("old")}, memstore.Actor{})
+			_, err := c.UpdateMemory(ctx, nil, s.ID, m.ID, memstore.MemoryUpdate{Content: ptrTo("y"), IfSHA256: sha256Hex("old")})
 			return err
 		}, memstore.Error{Code: memstore.EPreconditionFailed}},
 		{"StaleDelete", func() error {
-			return c.DeleteMemory(ctx, "", s.ID, m.ID, sha256Hex("old"), memstore.Actor{})
+			return c.DeleteMemory(ctx, nil, s.ID, m.ID, sha256Hex("old"))
 		}, memstore.Error{Code: memstore.EPreconditionFailed}},
 		{"Archived", func() error {
-			_, err := c.CreateMemory(ctx, "", archived.ID, memstore.MemoryCreate{Path: "/x.md", Content: "x"}, memstore.Actor{})
+			_, err := c.CreateMemory(ctx, nil, archived.ID, memstore.MemoryCreate{Path: "/x.md", Content: "x"})
 			return err
 		}, memstore.Error{Code: memstore.EConflict, Message: "archived"}},
 		{"UnknownMemory", func() error {
-			_, err := c.Memory(ctx, "", s.ID, "mem_unknown")
+			_, err := c.Memory(ctx, nil, s.ID, "mem_unknown")
 			return err
 		}, memstore.Error{Code: memstore.ENotFound}},
 	} {
@@ -646,7 +703,7 @@ func TestClientErrors(t *testing.T) {
 			t.Errorf("%s: message %q, want one mentioning %q", tc.name, e.Message, tc.want.Message)
 		}
 	}
-	got, err := c.Memory(ctx, "", s.ID, m.ID)
+	got, err := c.Memory(ctx, nil, s.ID, m.ID)
 	if err != nil || got.Content != "m" {
 		t.Errorf("memory after refused changes: %+v, %v", got, err)
 	}
@@ -694,7 +751,7 @@ func TestClientBadServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
-			_, err := httpapi.NewClient(srv.URL+"/", secret).Stores(t.Context(), "", memstore.StoreFilter{})
+			_, err := httpapi.NewClient(srv.URL+"/", secret).Stores(t.Context(), nil, memstore.StoreFilter{})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -720,7 +777,7 @@ func TestClientBadServers(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		u := srv.URL
 		srv.Close()
-		_, err := httpapi.NewClient(u, secret).Store(t.Context(), "", "memstore_x")
+		_, err := httpapi.NewClient(u, secret).Store(t.Context(), nil, "memstore_x")
 		if err == nil || !strings.Contains(err.Error(), u) || strings.Contains(err.Error(), secret) {
 			t.Errorf("error %v: want one naming %s and not the key", err, u)
 		}
@@ -735,7 +792,7 @@ func TestClientBadServers(t *testing.T) {
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := httpapi.NewClient(srv.URL, secret).Store(ctx, "", "memstore_x")
+		_, err := httpapi.NewClient(srv.URL, secret).Store(ctx, nil, "memstore_x")
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v, want one wrapping context.Canceled", err)
 		}
@@ -743,72 +800,68 @@ func TestClientBadServers(t *testing.T) {
 }
 
 // clientSessions is a storetest.SessionBackend made of Clients in front of
-// a server: stores and sessions go over HTTP with a conformance secret of
-// the workspace asked for, workspaces and keys to the database, and
-// session tokens are authenticated by asking the server who they are.
+// a server: stores and sessions go over HTTP with the conformance secret
+// of their caller, workspaces and keys to the database, and session
+// tokens are authenticated by asking the server who they are.
 type clientSessions struct {
 	memstore.KeyService
 	h *apiHarness
 }
 
-func (b *clientSessions) as(ws string) *httpapi.Client {
-	return b.h.client(conformanceSecret(ws, conformanceReader))
+func (b *clientSessions) CreateStore(ctx context.Context, c *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
+	return conformanceClient(b.h, c).CreateStore(ctx, c, sc)
 }
 
-func (b *clientSessions) CreateStore(ctx context.Context, ws string, c memstore.StoreCreate) (*memstore.Store, error) {
-	return b.as(ws).CreateStore(ctx, ws, c)
+func (b *clientSessions) Store(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
+	return conformanceClient(b.h, c).Store(ctx, c, id)
 }
 
-func (b *clientSessions) Store(ctx context.Context, ws, id string) (*memstore.Store, error) {
-	return b.as(ws).Store(ctx, ws, id)
+func (b *clientSessions) Stores(ctx context.Context, c *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	return conformanceClient(b.h, c).Stores(ctx, c, f)
 }
 
-func (b *clientSessions) Stores(ctx context.Context, ws string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	return b.as(ws).Stores(ctx, ws, f)
+func (b *clientSessions) UpdateStore(ctx context.Context, c *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return conformanceClient(b.h, c).UpdateStore(ctx, c, id, u)
 }
 
-func (b *clientSessions) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	return b.as(ws).UpdateStore(ctx, ws, id, u)
+func (b *clientSessions) ArchiveStore(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
+	return conformanceClient(b.h, c).ArchiveStore(ctx, c, id)
 }
 
-func (b *clientSessions) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
-	return b.as(ws).ArchiveStore(ctx, ws, id)
+func (b *clientSessions) DeleteStore(ctx context.Context, c *memstore.Caller, id string) error {
+	return conformanceClient(b.h, c).DeleteStore(ctx, c, id)
 }
 
-func (b *clientSessions) DeleteStore(ctx context.Context, ws, id string) error {
-	return b.as(ws).DeleteStore(ctx, ws, id)
+func (b *clientSessions) CreateSession(ctx context.Context, c *memstore.Caller, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	return conformanceClient(b.h, c).CreateSession(ctx, c, sc)
 }
 
-func (b *clientSessions) CreateSession(ctx context.Context, ws string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
-	return b.as(ws).CreateSession(ctx, ws, c)
+func (b *clientSessions) Session(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
+	return conformanceClient(b.h, c).Session(ctx, c, id)
 }
 
-func (b *clientSessions) Session(ctx context.Context, ws, id string) (*memstore.Session, error) {
-	return b.as(ws).Session(ctx, ws, id)
+func (b *clientSessions) Sessions(ctx context.Context, c *memstore.Caller, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	return conformanceClient(b.h, c).Sessions(ctx, c, f)
 }
 
-func (b *clientSessions) Sessions(ctx context.Context, ws string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
-	return b.as(ws).Sessions(ctx, ws, f)
+func (b *clientSessions) ArchiveSession(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
+	return conformanceClient(b.h, c).ArchiveSession(ctx, c, id)
 }
 
-func (b *clientSessions) ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error) {
-	return b.as(ws).ArchiveSession(ctx, ws, id)
+func (b *clientSessions) CreateSessionToken(ctx context.Context, c *memstore.Caller, id string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	return conformanceClient(b.h, c).CreateSessionToken(ctx, c, id, ttl)
 }
 
-func (b *clientSessions) CreateSessionToken(ctx context.Context, ws, id string, ttl time.Duration) (*memstore.SessionToken, string, error) {
-	return b.as(ws).CreateSessionToken(ctx, ws, id, ttl)
+func (b *clientSessions) SessionTokens(ctx context.Context, c *memstore.Caller, id string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+	return conformanceClient(b.h, c).SessionTokens(ctx, c, id, f)
 }
 
-func (b *clientSessions) SessionTokens(ctx context.Context, ws, id string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
-	return b.as(ws).SessionTokens(ctx, ws, id, f)
+func (b *clientSessions) SessionToken(ctx context.Context, c *memstore.Caller, id string) (*memstore.SessionToken, error) {
+	return conformanceClient(b.h, c).SessionToken(ctx, c, id)
 }
 
-func (b *clientSessions) SessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
-	return b.as(ws).SessionToken(ctx, ws, id)
-}
-
-func (b *clientSessions) RevokeSessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
-	return b.as(ws).RevokeSessionToken(ctx, ws, id)
+func (b *clientSessions) RevokeSessionToken(ctx context.Context, c *memstore.Caller, id string) (*memstore.SessionToken, error) {
+	return conformanceClient(b.h, c).RevokeSessionToken(ctx, c, id)
 }
 
 func (b *clientSessions) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {

@@ -56,29 +56,29 @@ func TestClientSearch(t *testing.T) {
 	ws, _, secret := h.newKey(t, "w")
 	c := h.client(secret)
 	ctx := t.Context()
-	a, err := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "a"})
+	a, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "b"})
-	other, _ := c.CreateStore(ctx, "", memstore.StoreCreate{Name: "other"})
+	b, _ := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "b"})
+	other, _ := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "other"})
 	for _, m := range []struct{ store, path string }{{a.ID, "/one.md"}, {b.ID, "/two.md"}, {other.ID, "/three.md"}} {
-		if _, err := c.CreateMemory(ctx, "", m.store, memstore.MemoryCreate{Path: m.path, Content: "the quarterly roadmap review"}, memstore.Actor{}); err != nil {
+		if _, err := c.CreateMemory(ctx, nil, m.store, memstore.MemoryCreate{Path: m.path, Content: "the quarterly roadmap review"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	page, err := c.SearchMemories(ctx, "", []string{a.ID}, memstore.SearchQuery{Text: "roadmap"})
+	page, err := c.SearchMemories(ctx, nil, []string{a.ID}, memstore.SearchQuery{Text: "roadmap"})
 	if err != nil || len(page.Items) != 1 || page.Items[0].Memory.Path != "/one.md" || page.Items[0].Memory.StoreID != a.ID || page.Items[0].Snippet == "" {
 		t.Fatalf("one store: %+v %v", page, err)
 	}
-	if _, err := c.SearchMemories(ctx, "", []string{a.ID, b.ID}, memstore.SearchQuery{Text: "roadmap"}); memstore.ErrorCode(err) != memstore.EInvalid {
+	if _, err := c.SearchMemories(ctx, nil, []string{a.ID, b.ID}, memstore.SearchQuery{Text: "roadmap"}); memstore.ErrorCode(err) != memstore.EInvalid {
 		t.Errorf("several stores without a session: %v", err)
 	}
-	if _, err := c.SearchMemories(ctx, "", []string{a.ID}, memstore.SearchQuery{Text: "  "}); memstore.ErrorCode(err) != memstore.EInvalid {
+	if _, err := c.SearchMemories(ctx, nil, []string{a.ID}, memstore.SearchQuery{Text: "  "}); memstore.ErrorCode(err) != memstore.EInvalid {
 		t.Errorf("empty query: %v", err)
 	}
 
-	s, _, token, err := c.CreateSession(ctx, "", memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: a.ID}, {StoreID: b.ID}}})
+	s, _, token, err := c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: a.ID}, {StoreID: b.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestClientSearch(t *testing.T) {
 	if err != nil || caller.Session.ID != s.ID || caller.WorkspaceID != ws.ID || caller.Actor.Type != memstore.ActorSession {
 		t.Fatalf("AuthenticateSession: %+v %v", caller, err)
 	}
-	agent.SessionID = s.ID
-	page, err = agent.SearchMemories(ctx, "", []string{a.ID, b.ID}, memstore.SearchQuery{Text: "roadmap"})
+	agent.Caller = caller
+	page, err = agent.SearchMemories(ctx, nil, []string{a.ID, b.ID}, memstore.SearchQuery{Text: "roadmap"})
 	var paths []string
 	for _, r := range page.Items {
 		paths = append(paths, r.Memory.Path)

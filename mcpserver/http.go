@@ -26,7 +26,7 @@ import (
 // HandlerConfig is what the streamable HTTP handler is made of. Limits
 // left at 0 take their defaults.
 type HandlerConfig struct {
-	Sessions memstore.SessionStorage // authenticates the tokens
+	Sessions memstore.SessionService // authenticates the tokens
 	Services agenttool.Services      // what the tools run on
 	Version  string
 	Logger   *slog.Logger // nil discards
@@ -73,7 +73,7 @@ const MaxOpeningBodyBytes = 64 << 10
 // working, when the backend tells of it (memstore.RevocationNotifier), or
 // expires.
 type HTTPHandler struct {
-	sessionsSvc memstore.SessionStorage
+	sessionsSvc memstore.SessionService
 	services    agenttool.Services
 	version     string
 	log         *slog.Logger

@@ -19,7 +19,7 @@ import (
 // of the test.
 func serveMCP(t testing.TB, e *env, c mcpserver.HandlerConfig) (*mcpserver.HTTPHandler, *httptest.Server) {
 	t.Helper()
-	c.Sessions, c.Services, c.Version = e.db, e.services(), "test"
+	c.Sessions, c.Services, c.Version = memstore.NewCore(e.db), e.services(), "test"
 	h := mcpserver.Handler(c)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {

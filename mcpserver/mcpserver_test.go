@@ -56,7 +56,8 @@ func (e *env) session(t testing.TB, stores ...memstore.AttachmentCreate) (*memst
 }
 
 func (e *env) services() agenttool.Services {
-	return agenttool.Services{Memories: e.db, Search: e.db}
+	core := memstore.NewCore(e.db)
+	return agenttool.Services{Memories: core, Search: core}
 }
 
 // call calls a tool and returns its text.
@@ -119,7 +120,7 @@ func exercise(t *testing.T, e *env, cs *mcp.ClientSession) {
 	if text, isErr := call(t, cs, "memory_write", map[string]any{"path": "/mnt/memory/prefs/style.md", "content": "Spaces."}); !isErr || !strings.Contains(text, "read-only") {
 		t.Errorf("write to a read-only store: %v %s", isErr, text)
 	}
-	m, err := memstore.FindMemory(ctx, e.db, e.ws, e.prefs, "/style.md")
+	m, err := memstore.FindMemory(ctx, memstore.NewCore(e.db), &memstore.Caller{WorkspaceID: e.ws}, e.prefs, "/style.md")
 	if err == nil {
 		m, err = e.db.Memory(ctx, e.ws, e.prefs, m.ID)
 	}
@@ -132,7 +133,7 @@ func exercise(t *testing.T, e *env, cs *mcp.ClientSession) {
 	if isErr || !strings.Contains(text, "/mnt/memory/notes/progress.md") {
 		t.Fatalf("write: %v %s", isErr, text)
 	}
-	w, err := memstore.FindMemory(ctx, e.db, e.ws, e.notes, "/progress.md")
+	w, err := memstore.FindMemory(ctx, memstore.NewCore(e.db), &memstore.Caller{WorkspaceID: e.ws}, e.notes, "/progress.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func connectHTTP(ctx context.Context, url, token string) (*mcp.ClientSession, er
 
 func TestStreamableHTTP(t *testing.T) {
 	e := newEnv(t)
-	srv := httptest.NewServer(mcpserver.Handler(mcpserver.HandlerConfig{Sessions: e.db, Services: e.services(), Version: "test"}))
+	srv := httptest.NewServer(mcpserver.Handler(mcpserver.HandlerConfig{Sessions: memstore.NewCore(e.db), Services: e.services(), Version: "test"}))
 	defer srv.Close()
 
 	cs, err := connectHTTP(t.Context(), srv.URL, e.secret)

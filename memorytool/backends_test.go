@@ -116,25 +116,30 @@ func (e *storeEnv) client(tb testing.TB) *httpapi.Client {
 	return c
 }
 
-// tool returns the Store handler over the store through svc: the
-// database itself when svc is nil. A client works in its key's workspace.
-func (e *storeEnv) tool(tb testing.TB, svc memstore.MemoryStorage, opts memorytool.Options) *memorytool.Store {
+// caller is the tool's caller over the database.
+func (e *storeEnv) caller() *memstore.Caller {
+	return &memstore.Caller{WorkspaceID: e.WS, Actor: toolActor}
+}
+
+// tool returns the Store handler over the store through svc: the core
+// over the database when svc is nil. A client calls as its key.
+func (e *storeEnv) tool(tb testing.TB, svc memstore.MemoryService, opts memorytool.Options) *memorytool.Store {
 	tb.Helper()
-	ws := e.WS
-	if c, ok := svc.(*httpapi.Client); ok {
-		ws = c.WorkspaceID
+	caller := e.caller()
+	if _, ok := svc.(*httpapi.Client); ok {
+		caller = nil
 	}
 	if svc == nil {
-		svc = e.DB
+		svc = memstore.NewCore(e.DB)
 	}
-	s, err := memorytool.NewStore(svc, ws, e.Store, toolActor, opts)
+	s, err := memorytool.NewStore(svc, caller, e.Store, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return s
 }
 
-func (e *storeEnv) root(tb testing.TB, svc memstore.MemoryStorage, opts memorytool.Options) *memRoot {
+func (e *storeEnv) root(tb testing.TB, svc memstore.MemoryService, opts memorytool.Options) *memRoot {
 	tb.Helper()
 	return &memRoot{
 		h:       e.tool(tb, svc, opts),

@@ -30,24 +30,24 @@ const storePageSize = 100
 // through the memory's content hash and reported to the model, and nothing
 // is overwritten.
 type Store struct {
-	svc     memstore.MemoryStorage
-	ws, id  string
-	by      memstore.Actor
+	svc     memstore.MemoryService
+	caller  *memstore.Caller
+	id      string
 	opts    Options
 	writeMu sync.Mutex
 }
 
 var _ Handler = (*Store)(nil)
 
-// NewStore returns the Handler over the memory store storeID of workspace
-// workspaceID, kept by svc, recording changes as made by by. An
-// httpapi.Client works as svc: its workspace may be "" (the key's own) and
-// it ignores by, as the server records the request's credential.
+// NewStore returns the Handler over the memory store storeID, kept by
+// svc, called as caller, whose actor the changes are recorded as. An
+// httpapi.Client works as svc with a nil caller: it calls as its own
+// credential, which the server records.
 //
 // Options apply as they do to Local, except ExpireAfter: a store keeps
 // every version of its memories and records no reads, so it is refused
 // rather than ignored.
-func NewStore(svc memstore.MemoryStorage, workspaceID, storeID string, by memstore.Actor, opts Options) (*Store, error) {
+func NewStore(svc memstore.MemoryService, caller *memstore.Caller, storeID string, opts Options) (*Store, error) {
 	switch {
 	case svc == nil:
 		return nil, errors.New("memory tool over a store: no memory service")
@@ -58,7 +58,7 @@ func NewStore(svc memstore.MemoryStorage, workspaceID, storeID string, by memsto
 	case opts.MaxFileBytes < 0 || opts.MaxViewChars < 0:
 		return nil, errors.New("memory tool over a store: MaxFileBytes and MaxViewChars must be 0 or more")
 	}
-	return &Store{svc: svc, ws: workspaceID, id: storeID, by: by, opts: opts}, nil
+	return &Store{svc: svc, caller: caller, id: storeID, opts: opts}, nil
 }
 
 // resolve checks a model path and returns the store path it names: "/"
@@ -97,9 +97,9 @@ func modelPath(sp string) string { return Root + sp }
 // call to report: the lookup's ENotFound does not tell it from a missing
 // memory.
 func (s *Store) file(ctx context.Context, sp string, full bool) (*memstore.Memory, error) {
-	m, err := memstore.FindMemory(ctx, s.svc, s.ws, s.id, sp)
+	m, err := memstore.FindMemory(ctx, s.svc, s.caller, s.id, sp)
 	if err == nil && full {
-		m, err = s.svc.Memory(ctx, s.ws, s.id, m.ID)
+		m, err = s.svc.Memory(ctx, s.caller, s.id, m.ID)
 	}
 	if memstore.ErrorCode(err) == memstore.ENotFound {
 		return nil, nil
@@ -112,7 +112,7 @@ func (s *Store) isDir(ctx context.Context, sp string) (bool, error) {
 	if sp == "/" {
 		return true, nil
 	}
-	page, err := s.svc.Memories(ctx, s.ws, s.id, memstore.MemoryFilter{PathPrefix: sp + "/", Limit: 1})
+	page, err := s.svc.Memories(ctx, s.caller, s.id, memstore.MemoryFilter{PathPrefix: sp + "/", Limit: 1})
 	return len(page.Items) > 0, err
 }
 
@@ -140,7 +140,7 @@ func (s *Store) below(ctx context.Context, sp string) ([]memstore.Memory, error)
 // each calls fn for every item of the list f selects, page by page.
 func (s *Store) each(ctx context.Context, f memstore.MemoryFilter, fn func(memstore.ListItem)) error {
 	for {
-		page, err := s.svc.Memories(ctx, s.ws, s.id, f)
+		page, err := s.svc.Memories(ctx, s.caller, s.id, f)
 		if err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (s *Store) Create(ctx context.Context, p, text string) (string, error) {
 	defer s.writeMu.Unlock()
 	// IfNotExists, so that a server that upserts on create still never
 	// overwrites.
-	_, err = s.svc.CreateMemory(ctx, s.ws, s.id, memstore.MemoryCreate{Path: sp, Content: text, IfNotExists: true}, s.by)
+	_, err = s.svc.CreateMemory(ctx, s.caller, s.id, memstore.MemoryCreate{Path: sp, Content: text, IfNotExists: true})
 	switch memstore.ErrorCode(err) {
 	case "":
 		return okCreated(p), nil
@@ -352,7 +352,7 @@ func (s *Store) edit(ctx context.Context, p, added string, change func(string) (
 	if err := s.guard(p, added, updated); err != nil {
 		return "", err
 	}
-	_, err = s.svc.UpdateMemory(ctx, s.ws, s.id, m.ID, memstore.MemoryUpdate{Content: &updated, IfSHA256: m.ContentSHA256}, s.by)
+	_, err = s.svc.UpdateMemory(ctx, s.caller, s.id, m.ID, memstore.MemoryUpdate{Content: &updated, IfSHA256: m.ContentSHA256})
 	if err != nil {
 		return "", s.fail(p, err, opChange)
 	}
@@ -377,7 +377,7 @@ func (s *Store) Delete(ctx context.Context, p string) (string, error) {
 		return "", s.fail(p, err, opRead)
 	}
 	if m != nil {
-		err := s.svc.DeleteMemory(ctx, s.ws, s.id, m.ID, m.ContentSHA256, s.by)
+		err := s.svc.DeleteMemory(ctx, s.caller, s.id, m.ID, m.ContentSHA256)
 		if err != nil && memstore.ErrorCode(err) != memstore.ENotFound { // gone already: done
 			return "", s.fail(p, err, opChange)
 		}
@@ -391,7 +391,7 @@ func (s *Store) Delete(ctx context.Context, p string) (string, error) {
 		return "", errNoSuchPath(p)
 	}
 	for i, m := range all {
-		err := s.svc.DeleteMemory(ctx, s.ws, s.id, m.ID, m.ContentSHA256, s.by)
+		err := s.svc.DeleteMemory(ctx, s.caller, s.id, m.ID, m.ContentSHA256)
 		if err == nil || memstore.ErrorCode(err) == memstore.ENotFound {
 			continue
 		}
@@ -522,7 +522,7 @@ func (s *Store) belowFile(ctx context.Context, sp string) (bool, error) {
 // newPath. A memory deleted meanwhile is the service's ENotFound, for the
 // caller to word.
 func (s *Store) move(ctx context.Context, m *memstore.Memory, to, oldPath, newPath string) error {
-	_, err := s.svc.UpdateMemory(ctx, s.ws, s.id, m.ID, memstore.MemoryUpdate{Path: &to}, s.by)
+	_, err := s.svc.UpdateMemory(ctx, s.caller, s.id, m.ID, memstore.MemoryUpdate{Path: &to})
 	switch memstore.ErrorCode(err) {
 	case "", memstore.ENotFound:
 		return err

@@ -25,7 +25,7 @@ import (
 // a hook's error is returned instead. n counts the calls of each kind,
 // from 1.
 type hooked struct {
-	memstore.MemoryStorage
+	memstore.MemoryService
 	mu                      sync.Mutex
 	creates, updates, dels  int
 	beforeCreate            func(n int, c memstore.MemoryCreate) error
@@ -34,7 +34,7 @@ type hooked struct {
 	beforeList, beforeFetch func() error
 }
 
-func (h *hooked) CreateMemory(ctx context.Context, ws, store string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
+func (h *hooked) CreateMemory(ctx context.Context, caller *memstore.Caller, store string, c memstore.MemoryCreate) (*memstore.Memory, error) {
 	h.mu.Lock()
 	h.creates++
 	n := h.creates
@@ -44,10 +44,10 @@ func (h *hooked) CreateMemory(ctx context.Context, ws, store string, c memstore.
 			return nil, err
 		}
 	}
-	return h.MemoryStorage.CreateMemory(ctx, ws, store, c, by)
+	return h.MemoryService.CreateMemory(ctx, caller, store, c)
 }
 
-func (h *hooked) UpdateMemory(ctx context.Context, ws, store, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+func (h *hooked) UpdateMemory(ctx context.Context, caller *memstore.Caller, store, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
 	h.mu.Lock()
 	h.updates++
 	n := h.updates
@@ -57,10 +57,10 @@ func (h *hooked) UpdateMemory(ctx context.Context, ws, store, id string, u memst
 			return nil, err
 		}
 	}
-	return h.MemoryStorage.UpdateMemory(ctx, ws, store, id, u, by)
+	return h.MemoryService.UpdateMemory(ctx, caller, store, id, u)
 }
 
-func (h *hooked) DeleteMemory(ctx context.Context, ws, store, id, ifSHA256 string, by memstore.Actor) error {
+func (h *hooked) DeleteMemory(ctx context.Context, caller *memstore.Caller, store, id, ifSHA256 string) error {
 	h.mu.Lock()
 	h.dels++
 	n := h.dels
@@ -70,25 +70,25 @@ func (h *hooked) DeleteMemory(ctx context.Context, ws, store, id, ifSHA256 strin
 			return err
 		}
 	}
-	return h.MemoryStorage.DeleteMemory(ctx, ws, store, id, ifSHA256, by)
+	return h.MemoryService.DeleteMemory(ctx, caller, store, id, ifSHA256)
 }
 
-func (h *hooked) Memories(ctx context.Context, ws, store string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+func (h *hooked) Memories(ctx context.Context, caller *memstore.Caller, store string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	if h.beforeList != nil {
 		if err := h.beforeList(); err != nil {
 			return memstore.Page[memstore.ListItem]{}, err
 		}
 	}
-	return h.MemoryStorage.Memories(ctx, ws, store, f)
+	return h.MemoryService.Memories(ctx, caller, store, f)
 }
 
-func (h *hooked) Memory(ctx context.Context, ws, store, id string) (*memstore.Memory, error) {
+func (h *hooked) Memory(ctx context.Context, caller *memstore.Caller, store, id string) (*memstore.Memory, error) {
 	if h.beforeFetch != nil {
 		if err := h.beforeFetch(); err != nil {
 			return nil, err
 		}
 	}
-	return h.MemoryStorage.Memory(ctx, ws, store, id)
+	return h.MemoryService.Memory(ctx, caller, store, id)
 }
 
 // mustMemory returns the memory at store path p.
@@ -302,7 +302,7 @@ func TestStoreConcurrentChange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newStoreEnv(t)
-			svc := &hooked{MemoryStorage: env.DB}
+			svc := &hooked{MemoryService: memstore.NewCore(env.DB)}
 			race := func() {
 				tc.race(t, env)
 			}
@@ -369,7 +369,7 @@ func TestStorePartialFailure(t *testing.T) {
 				}
 				return nil
 			}
-			svc := &hooked{MemoryStorage: env.DB,
+			svc := &hooked{MemoryService: memstore.NewCore(env.DB),
 				beforeUpdate: func(n int, _ string, _ memstore.MemoryUpdate) error { return fail(n) },
 				beforeDelete: func(n int, _ string) error { return fail(n) },
 			}
@@ -389,7 +389,7 @@ func TestStorePartialFailure(t *testing.T) {
 	// delete there.
 	env := newStoreEnv(t)
 	seed(t, env.tool(t, nil, memorytool.Options{}), files)
-	svc := &hooked{MemoryStorage: env.DB, beforeDelete: func(n int, _ string) error {
+	svc := &hooked{MemoryService: memstore.NewCore(env.DB), beforeDelete: func(n int, _ string) error {
 		if n == 2 {
 			env.set(t, "/d/b.md", "changed")
 		}
@@ -434,7 +434,7 @@ func TestStoreFailures(t *testing.T) {
 
 	t.Run("missing store", func(t *testing.T) {
 		env := newStoreEnv(t)
-		tool, err := memorytool.NewStore(env.DB, env.WS, "memstore_nope", toolActor, memorytool.Options{})
+		tool, err := memorytool.NewStore(memstore.NewCore(env.DB), env.caller(), "memstore_nope", memorytool.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +468,7 @@ func TestStoreFailures(t *testing.T) {
 			{"update", &hooked{beforeUpdate: func(int, string, memstore.MemoryUpdate) error { return down }}, insertAt("/memories/a.md", 0, "x"),
 				"Error: The memory store failed while changing /memories/a.md; view it to see whether the change was made."},
 		} {
-			tc.svc.MemoryStorage = env.DB
+			tc.svc.MemoryService = memstore.NewCore(env.DB)
 			if got := do(t, env.tool(t, tc.svc, memorytool.Options{}), tc.in); got.Content != tc.want {
 				t.Errorf("%s\n got %q\nwant %q", tc.name, got.Content, tc.want)
 			}
@@ -508,7 +508,7 @@ func TestStoreSession(t *testing.T) {
 	t.Cleanup(srv.Close)
 	client := httpapi.NewClient(srv.URL, token)
 
-	ro, err := memorytool.NewStore(client, "", env.Store, memstore.Actor{}, memorytool.Options{})
+	ro, err := memorytool.NewStore(client, nil, env.Store, memorytool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +529,7 @@ func TestStoreSession(t *testing.T) {
 	}
 
 	// The read-write store takes changes, recorded as the session's.
-	rw, err := memorytool.NewStore(client, "", other.ID, memstore.Actor{}, memorytool.Options{})
+	rw, err := memorytool.NewStore(client, nil, other.ID, memorytool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,18 +606,19 @@ func TestStoreCreateNeverOverwrites(t *testing.T) {
 
 func TestNewStore(t *testing.T) {
 	env := newStoreEnv(t)
+	core := memstore.NewCore(env.DB)
 	for _, tc := range []struct {
-		svc   memstore.MemoryStorage
+		svc   memstore.MemoryService
 		store string
 		opts  memorytool.Options
 		want  string
 	}{
 		{nil, env.Store, memorytool.Options{}, "no memory service"},
-		{env.DB, "", memorytool.Options{}, "no store ID"},
-		{env.DB, env.Store, memorytool.Options{ExpireAfter: 1}, "expiry (ExpireAfter) works only on a local directory"},
-		{env.DB, env.Store, memorytool.Options{MaxFileBytes: -1}, "must be 0 or more"},
+		{core, "", memorytool.Options{}, "no store ID"},
+		{core, env.Store, memorytool.Options{ExpireAfter: 1}, "expiry (ExpireAfter) works only on a local directory"},
+		{core, env.Store, memorytool.Options{MaxFileBytes: -1}, "must be 0 or more"},
 	} {
-		if _, err := memorytool.NewStore(tc.svc, env.WS, tc.store, toolActor, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := memorytool.NewStore(tc.svc, env.caller(), tc.store, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewStore(%v, %q, %+v) = %v, want an error with %q", tc.svc != nil, tc.store, tc.opts, err, tc.want)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 func TestSearchConformance(t *testing.T) {
-	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return MustOpen(t) })
+	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return memstore.NewCore(MustOpen(t)) })
 }
 
 // rawDB opens a second connection pool on a database file.

@@ -71,7 +71,7 @@ func TestSearchFindsWhatWasJustWritten(t *testing.T) {
 				if i < 3 {
 					last, err = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "note " + word}, alice)
 				} else {
-					m, e := memstore.FindMemory(ctx, db, ws, s.ID, path)
+					m, e := memstore.FindMemory(ctx, memstore.NewCore(db), &memstore.Caller{WorkspaceID: ws, Actor: alice}, s.ID, path)
 					if err = e; err == nil {
 						last, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("note " + word)}, alice)
 					}

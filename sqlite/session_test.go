@@ -16,8 +16,15 @@ import (
 
 func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
-		return mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{Now: now})
+		db := mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{Now: now})
+		return coreAndKeys{memstore.NewCore(db), db}
 	})
+}
+
+// coreAndKeys is the core over a database with the database's keys.
+type coreAndKeys struct {
+	*memstore.Core
+	memstore.KeyService
 }
 
 // TestSessionTokensStoredHashed proves that a session token's secret never

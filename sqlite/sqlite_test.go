@@ -601,11 +601,12 @@ func TestDeleteStoreCascades(t *testing.T) {
 	wantCode(t, err, memstore.ENotFound)
 }
 
-// TestConformance runs the behaviour every backend must have.
+// TestConformance runs the behaviour every backend must have, through
+// the core that every surface calls.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return MustOpen(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Backend { return memstore.NewCore(MustOpen(t)) })
 	storetest.RunLimits(t, func(t *testing.T, limit int) storetest.Backend {
-		return mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: limit})
+		return memstore.NewCore(mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: limit}))
 	})
 }
 

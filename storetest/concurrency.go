@@ -9,7 +9,7 @@ import (
 	"github.com/memstore/memstore"
 )
 
-func testConcurrency(t *testing.T, open func(*testing.T) Backend) {
+func testConcurrency(t *testing.T, open func(*testing.T) backend) {
 	t.Run("CreatesAndGuardedUpdates", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		shared := mustCreateMemory(t, b, wsA, sid, "/shared.md", "initial")
@@ -89,7 +89,7 @@ func testConcurrency(t *testing.T, open func(*testing.T) Backend) {
 	})
 }
 
-func testMemoryLimit(t *testing.T, openWithLimit func(*testing.T, int) Backend) {
+func testMemoryLimit(t *testing.T, openWithLimit func(*testing.T, int) backend) {
 	b := openWithLimit(t, 3)
 	s := mustCreateStore(t, b, wsA, "limited")
 	var ms []*memstore.Memory

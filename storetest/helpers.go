@@ -112,7 +112,7 @@ func wantTime(t *testing.T, got, want time.Time, what string) {
 	}
 }
 
-func mustCreateStore(t *testing.T, b Backend, ws, name string) *memstore.Store {
+func mustCreateStore(t *testing.T, b backend, ws, name string) *memstore.Store {
 	t.Helper()
 	s, err := b.CreateStore(t.Context(), ws, memstore.StoreCreate{Name: name})
 	if err != nil {
@@ -121,7 +121,7 @@ func mustCreateStore(t *testing.T, b Backend, ws, name string) *memstore.Store {
 	return s
 }
 
-func mustStore(t *testing.T, b Backend, ws, id string) *memstore.Store {
+func mustStore(t *testing.T, b backend, ws, id string) *memstore.Store {
 	t.Helper()
 	s, err := b.Store(t.Context(), ws, id)
 	if err != nil {
@@ -130,7 +130,7 @@ func mustStore(t *testing.T, b Backend, ws, id string) *memstore.Store {
 	return s
 }
 
-func mustArchiveStore(t *testing.T, b Backend, ws, id string) *memstore.Store {
+func mustArchiveStore(t *testing.T, b backend, ws, id string) *memstore.Store {
 	t.Helper()
 	s, err := b.ArchiveStore(t.Context(), ws, id)
 	if err != nil {
@@ -140,18 +140,18 @@ func mustArchiveStore(t *testing.T, b Backend, ws, id string) *memstore.Store {
 }
 
 // newStore opens a fresh backend with one store in workspace A.
-func newStore(t *testing.T, open func(*testing.T) Backend) (Backend, string) {
+func newStore(t *testing.T, open func(*testing.T) backend) (backend, string) {
 	t.Helper()
 	b := open(t)
 	return b, mustCreateStore(t, b, wsA, "test store").ID
 }
 
-func mustCreateMemory(t *testing.T, b Backend, ws, storeID, path, content string) *memstore.Memory {
+func mustCreateMemory(t *testing.T, b backend, ws, storeID, path, content string) *memstore.Memory {
 	t.Helper()
 	return mustCreateMemoryBy(t, b, ws, storeID, path, content, actorKey)
 }
 
-func mustCreateMemoryBy(t *testing.T, b Backend, ws, storeID, path, content string, by memstore.Actor) *memstore.Memory {
+func mustCreateMemoryBy(t *testing.T, b backend, ws, storeID, path, content string, by memstore.Actor) *memstore.Memory {
 	t.Helper()
 	m, err := b.CreateMemory(t.Context(), ws, storeID, memstore.MemoryCreate{Path: path, Content: content}, by)
 	if err != nil {
@@ -160,7 +160,7 @@ func mustCreateMemoryBy(t *testing.T, b Backend, ws, storeID, path, content stri
 	return m
 }
 
-func mustMemory(t *testing.T, b Backend, ws, storeID, id string) *memstore.Memory {
+func mustMemory(t *testing.T, b backend, ws, storeID, id string) *memstore.Memory {
 	t.Helper()
 	m, err := b.Memory(t.Context(), ws, storeID, id)
 	if err != nil {
@@ -169,7 +169,7 @@ func mustMemory(t *testing.T, b Backend, ws, storeID, id string) *memstore.Memor
 	return m
 }
 
-func mustUpdateMemory(t *testing.T, b Backend, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) *memstore.Memory {
+func mustUpdateMemory(t *testing.T, b backend, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) *memstore.Memory {
 	t.Helper()
 	m, err := b.UpdateMemory(t.Context(), ws, storeID, id, u, by)
 	if err != nil {
@@ -178,14 +178,14 @@ func mustUpdateMemory(t *testing.T, b Backend, ws, storeID, id string, u memstor
 	return m
 }
 
-func mustDeleteMemory(t *testing.T, b Backend, ws, storeID, id string, by memstore.Actor) {
+func mustDeleteMemory(t *testing.T, b backend, ws, storeID, id string, by memstore.Actor) {
 	t.Helper()
 	if err := b.DeleteMemory(t.Context(), ws, storeID, id, "", by); err != nil {
 		t.Fatalf("DeleteMemory(%s): %v", id, err)
 	}
 }
 
-func mustVersion(t *testing.T, b Backend, ws, storeID, id string) *memstore.Version {
+func mustVersion(t *testing.T, b backend, ws, storeID, id string) *memstore.Version {
 	t.Helper()
 	v, err := b.Version(t.Context(), ws, storeID, id)
 	if err != nil {
@@ -287,7 +287,7 @@ func allPages[T any](t *testing.T, what string, limit int, cursor string, list f
 }
 
 // allStores pages through a store list.
-func allStores(t *testing.T, b Backend, ws string, f memstore.StoreFilter) ([]memstore.Store, []int) {
+func allStores(t *testing.T, b backend, ws string, f memstore.StoreFilter) ([]memstore.Store, []int) {
 	t.Helper()
 	return allPages(t, "Stores", effectiveLimit(f.Limit, false), f.Page, func(page string) (memstore.Page[memstore.Store], error) {
 		f.Page = page
@@ -297,7 +297,7 @@ func allStores(t *testing.T, b Backend, ws string, f memstore.StoreFilter) ([]me
 
 // allItems pages through a memory list; every item is a memory or a
 // prefix, never both.
-func allItems(t *testing.T, b Backend, ws, storeID string, f memstore.MemoryFilter) ([]memstore.ListItem, []int) {
+func allItems(t *testing.T, b backend, ws, storeID string, f memstore.MemoryFilter) ([]memstore.ListItem, []int) {
 	t.Helper()
 	all, sizes := allPages(t, "Memories", effectiveLimit(f.Limit, f.Full), f.Page, func(page string) (memstore.Page[memstore.ListItem], error) {
 		f.Page = page
@@ -312,7 +312,7 @@ func allItems(t *testing.T, b Backend, ws, storeID string, f memstore.MemoryFilt
 }
 
 // allVersions pages through a version list.
-func allVersions(t *testing.T, b Backend, ws, storeID string, f memstore.VersionFilter) ([]memstore.Version, []int) {
+func allVersions(t *testing.T, b backend, ws, storeID string, f memstore.VersionFilter) ([]memstore.Version, []int) {
 	t.Helper()
 	return allPages(t, "Versions", effectiveLimit(f.Limit, f.Full), f.Page, func(page string) (memstore.Page[memstore.Version], error) {
 		f.Page = page
@@ -351,7 +351,7 @@ func versionIDs(vs []memstore.Version) []string {
 }
 
 // memoryVersions lists all versions of one memory, newest first.
-func memoryVersions(t *testing.T, b Backend, ws, storeID, memoryID string) []memstore.Version {
+func memoryVersions(t *testing.T, b backend, ws, storeID, memoryID string) []memstore.Version {
 	t.Helper()
 	vs, _ := allVersions(t, b, ws, storeID, memstore.VersionFilter{MemoryID: memoryID, Limit: 100})
 	return vs

@@ -9,7 +9,7 @@ import (
 	"github.com/memstore/memstore"
 )
 
-func testListMemories(t *testing.T, open func(*testing.T) Backend) {
+func testListMemories(t *testing.T, open func(*testing.T) backend) {
 	t.Run("PathByteOrder", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		// In byte order '-' < '.' < '/' < '0' < 'A' < '_' < 'a' < 0xC3 (é).
@@ -269,7 +269,7 @@ func memoryPaths(items []memstore.ListItem) []string {
 }
 
 // mustAllMemories lists every memory of a store in workspace A.
-func mustAllMemories(t *testing.T, b Backend, storeID string) []*memstore.Memory {
+func mustAllMemories(t *testing.T, b backend, storeID string) []*memstore.Memory {
 	t.Helper()
 	items, _ := allItems(t, b, wsA, storeID, memstore.MemoryFilter{Limit: 100})
 	var ms []*memstore.Memory

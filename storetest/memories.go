@@ -9,7 +9,7 @@ import (
 	"github.com/memstore/memstore"
 )
 
-func testCreateMemory(t *testing.T, open func(*testing.T) Backend) {
+func testCreateMemory(t *testing.T, open func(*testing.T) backend) {
 	t.Run("ExactBytes", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		for _, c := range []struct{ path, content string }{
@@ -217,7 +217,7 @@ func testCreateMemory(t *testing.T, open func(*testing.T) Backend) {
 	})
 }
 
-func testGetMemory(t *testing.T, open func(*testing.T) Backend) {
+func testGetMemory(t *testing.T, open func(*testing.T) backend) {
 	b, sid := newStore(t, open)
 	m := mustCreateMemory(t, b, wsA, sid, "/get.md", "content to get")
 	t.Run("Found", func(t *testing.T) {
@@ -239,9 +239,9 @@ func testGetMemory(t *testing.T, open func(*testing.T) Backend) {
 		wantCode(t, err, memstore.ENotFound, "memory via another store")
 	})
 	t.Run("Revalidate", func(t *testing.T) {
-		rv, ok := b.(memstore.MemoryRevalidatorStorage)
+		rv, ok := revalidator(b)
 		if !ok {
-			t.Skip("the backend is not a memstore.MemoryRevalidatorStorage")
+			t.Skip("the backend is not a memstore.MemoryRevalidator")
 		}
 		m := mustCreateMemory(t, b, wsA, sid, "/revalidate.md", "first")
 		if got, err := rv.MemoryUnlessAt(t.Context(), wsA, sid, m.ID, ""); err != nil || got == nil || got.Content != "first" || got.VersionID != m.VersionID {
@@ -278,23 +278,23 @@ func testGetMemory(t *testing.T, open func(*testing.T) Backend) {
 		for _, p := range []string{"/get.md.bak", "/get.mdx", "/get", "/gez.md", "/dir/get.md"} {
 			mustCreateMemory(t, b, wsA, sid, p, "neighbour "+p)
 		}
-		got, err := memstore.FindMemory(t.Context(), b, wsA, sid, "/get.md")
+		got, err := findMemory(t.Context(), b, wsA, sid, "/get.md")
 		if err != nil || got.ID != m.ID || got.Path != "/get.md" {
 			t.Fatalf("FindMemory(/get.md) = %+v, %v", got, err)
 		}
-		if got, err := memstore.FindMemory(t.Context(), b, wsA, sid, "/dir/get.md"); err != nil || got.Path != "/dir/get.md" {
+		if got, err := findMemory(t.Context(), b, wsA, sid, "/dir/get.md"); err != nil || got.Path != "/dir/get.md" {
 			t.Errorf("FindMemory(/dir/get.md) = %+v, %v", got, err)
 		}
 		for _, p := range []string{"/ge", "/get.m", "/dir", "/nothing.md"} {
-			_, err := memstore.FindMemory(t.Context(), b, wsA, sid, p)
+			_, err := findMemory(t.Context(), b, wsA, sid, p)
 			wantCode(t, err, memstore.ENotFound, "FindMemory("+p+")")
 		}
-		_, err = memstore.FindMemory(t.Context(), b, wsA, sid, "dir/../get.md")
+		_, err = findMemory(t.Context(), b, wsA, sid, "dir/../get.md")
 		wantCode(t, err, memstore.EInvalid, "FindMemory of a bad path")
 	})
 }
 
-func testUpdateMemory(t *testing.T, open func(*testing.T) Backend) {
+func testUpdateMemory(t *testing.T, open func(*testing.T) backend) {
 	t.Run("ContentRenameBoth", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		m := mustCreateMemory(t, b, wsA, sid, "/v1.md", "one")
@@ -508,7 +508,7 @@ func testUpdateMemory(t *testing.T, open func(*testing.T) Backend) {
 	})
 }
 
-func testDeleteMemory(t *testing.T, open func(*testing.T) Backend) {
+func testDeleteMemory(t *testing.T, open func(*testing.T) backend) {
 	t.Run("Precondition", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		m := mustCreateMemory(t, b, wsA, sid, "/keep.md", "keep")
@@ -587,7 +587,7 @@ func testDeleteMemory(t *testing.T, open func(*testing.T) Backend) {
 	})
 }
 
-func testArchivedStore(t *testing.T, open func(*testing.T) Backend) {
+func testArchivedStore(t *testing.T, open func(*testing.T) backend) {
 	b, sid := newStore(t, open)
 	m := mustCreateMemory(t, b, wsA, sid, "/a.md", "a")
 	gone := mustCreateMemory(t, b, wsA, sid, "/gone.md", "gone")

@@ -10,20 +10,26 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// SearchBackend is a backend that also searches its memories.
+// SearchBackend is a Backend that also searches its memories.
 type SearchBackend interface {
 	Backend
-	memstore.SearchStorage
+	memstore.SearchService
 }
 
-// RunSearch runs the conformance tests of memstore.SearchStorage. open
+// RunSearch runs the conformance tests of memstore.SearchService. open
 // returns a fresh, empty backend for each subtest.
 //
 // The tests rely on the contract of SearchQuery and SearchResult only:
 // which memories are found, the order where the contract fixes it (a
 // path match above a body match, more of the terms above fewer), never on
 // score values.
-func RunSearch(t *testing.T, open func(t *testing.T) SearchBackend) {
+func RunSearch(t *testing.T, openSearch func(t *testing.T) SearchBackend) {
+	open := func(t *testing.T) searchBackend {
+		b := openSearch(t)
+		v := viewOf(b)
+		v.search = b
+		return v
+	}
 	t.Run("Ranking", func(t *testing.T) { testSearchRanking(t, open) })
 	t.Run("Stemming", func(t *testing.T) { testSearchStemming(t, open) })
 	t.Run("Substrings", func(t *testing.T) { testSearchSubstrings(t, open) })
@@ -38,14 +44,14 @@ func RunSearch(t *testing.T, open func(t *testing.T) SearchBackend) {
 	t.Run("QuerySyntax", func(t *testing.T) { testSearchQuerySyntax(t, open) })
 }
 
-func newSearchStore(t *testing.T, open func(*testing.T) SearchBackend) (SearchBackend, string) {
+func newSearchStore(t *testing.T, open func(*testing.T) searchBackend) (searchBackend, string) {
 	t.Helper()
 	b := open(t)
 	return b, mustCreateStore(t, b, wsA, "search store").ID
 }
 
 // search returns the first page of a search in workspace A.
-func search(t *testing.T, b SearchBackend, storeIDs []string, q memstore.SearchQuery) memstore.Page[memstore.SearchResult] {
+func search(t *testing.T, b searchBackend, storeIDs []string, q memstore.SearchQuery) memstore.Page[memstore.SearchResult] {
 	t.Helper()
 	p, err := b.SearchMemories(t.Context(), wsA, storeIDs, q)
 	if err != nil {
@@ -66,7 +72,7 @@ func search(t *testing.T, b SearchBackend, storeIDs []string, q memstore.SearchQ
 }
 
 // found returns the paths of a search's first page, best first.
-func found(t *testing.T, b SearchBackend, storeID, text string) []string {
+func found(t *testing.T, b searchBackend, storeID, text string) []string {
 	t.Helper()
 	p := search(t, b, []string{storeID}, memstore.SearchQuery{Text: text, Limit: memstore.MaxSearchLimit})
 	return resultPaths(p.Items)
@@ -82,7 +88,7 @@ func resultPaths(rs []memstore.SearchResult) []string {
 
 // wantFound checks that text finds exactly the memories at paths, in any
 // order.
-func wantFound(t *testing.T, b SearchBackend, storeID, text string, paths ...string) {
+func wantFound(t *testing.T, b searchBackend, storeID, text string, paths ...string) {
 	t.Helper()
 	got := found(t, b, storeID, text)
 	if !sameSet(got, paths) {
@@ -97,7 +103,7 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-func testSearchRanking(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchRanking(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	mustCreateMemory(t, b, wsA, sid, "/misc/standup.md", "Notes: we talked about the deploy once, then lunch.")
 	mustCreateMemory(t, b, wsA, sid, "/runbooks/deploy.md", "Checklist for Fridays: freeze, tag, announce.")
@@ -128,7 +134,7 @@ func testSearchRanking(t *testing.T, open func(*testing.T) SearchBackend) {
 	wantFound(t, b, sid, "kubernetes")
 }
 
-func testSearchStemming(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchStemming(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	mustCreateMemory(t, b, wsA, sid, "/habits.md", "She was running every morning before the studies began.")
 	mustCreateMemory(t, b, wsA, sid, "/other.md", "A quiet evening.")
@@ -137,7 +143,7 @@ func testSearchStemming(t *testing.T, open func(*testing.T) SearchBackend) {
 	}
 }
 
-func testSearchSubstrings(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchSubstrings(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	mustCreateMemory(t, b, wsA, sid, "/code/startup.md",
 		"Call ParseConfig before Start. The legacy loader is parse_config. Release on 2026-11-21; questions to bob.smith@example.com.")
@@ -162,7 +168,7 @@ func testSearchSubstrings(t *testing.T, open func(*testing.T) SearchBackend) {
 	wantFound(t, b, sid, "rs")
 }
 
-func testSearchSnippet(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchSnippet(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", 20)
 	long := filler + "the quarterly budget review moved to Thursday\n\nbecause of the offsite " + filler
@@ -199,7 +205,7 @@ func testSearchSnippet(t *testing.T, open func(*testing.T) SearchBackend) {
 	}
 }
 
-func testSearchFreshness(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchFreshness(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	ctx := t.Context()
 	m := mustCreateMemory(t, b, wsA, sid, "/drafts/alpha.md", "pelican harbour")
@@ -248,7 +254,7 @@ func testSearchFreshness(t *testing.T, open func(*testing.T) SearchBackend) {
 	wantFound(t, b, other, "cormorant", "/o.md")
 }
 
-func testSearchRedaction(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchRedaction(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	ctx := t.Context()
 	m := mustCreateMemory(t, b, wsA, sid, "/creds.md", "database password zanzibar42")
@@ -281,7 +287,7 @@ func testSearchRedaction(t *testing.T, open func(*testing.T) SearchBackend) {
 	}
 }
 
-func testSearchPathPrefix(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchPathPrefix(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	for _, p := range []string{"/a/x.md", "/a/y.md", "/ab/z.md", "/b/w.md", "/a.md"} {
 		mustCreateMemory(t, b, wsA, sid, p, "kiwi")
@@ -304,7 +310,7 @@ func testSearchPathPrefix(t *testing.T, open func(*testing.T) SearchBackend) {
 	}
 }
 
-func testSearchStores(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchStores(t *testing.T, open func(*testing.T) searchBackend) {
 	b := open(t)
 	ctx := t.Context()
 	s1 := mustCreateStore(t, b, wsA, "one").ID
@@ -335,7 +341,7 @@ func testSearchStores(t *testing.T, open func(*testing.T) SearchBackend) {
 	wantCode(t, err, memstore.EInvalid, "search of no store with an empty query")
 }
 
-func testSearchPaging(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchPaging(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	ctx := t.Context()
 	const n = 25
@@ -391,7 +397,7 @@ func testSearchPaging(t *testing.T, open func(*testing.T) SearchBackend) {
 
 // listCursor returns a cursor of the memories list, which a search must
 // refuse.
-func listCursor(t *testing.T, b SearchBackend, storeID string) string {
+func listCursor(t *testing.T, b searchBackend, storeID string) string {
 	t.Helper()
 	p, err := b.Memories(t.Context(), wsA, storeID, memstore.MemoryFilter{Limit: 1})
 	if err != nil || p.Next == "" {
@@ -400,7 +406,7 @@ func listCursor(t *testing.T, b SearchBackend, storeID string) string {
 	return p.Next
 }
 
-func testSearchValidation(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchValidation(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	for name, q := range map[string]memstore.SearchQuery{
 		"empty":        {},
@@ -420,7 +426,7 @@ func testSearchValidation(t *testing.T, open func(*testing.T) SearchBackend) {
 	search(t, b, []string{sid}, memstore.SearchQuery{Text: strings.Repeat("a", memstore.MaxSearchQuery), Limit: memstore.MaxSearchLimit})
 }
 
-func testSearchUnicode(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchUnicode(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	mustCreateMemory(t, b, wsA, sid, "/voyages/zürich.md", "Café crème at the Hauptbahnhof; ΕΛΛΗΝΙΚΆ lessons; 東京タワー at night 🎉.")
 	mustCreateMemory(t, b, wsA, sid, "/other.md", "plain ascii")
@@ -429,7 +435,7 @@ func testSearchUnicode(t *testing.T, open func(*testing.T) SearchBackend) {
 	}
 }
 
-func testSearchQuerySyntax(t *testing.T, open func(*testing.T) SearchBackend) {
+func testSearchQuerySyntax(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	mustCreateMemory(t, b, wsA, sid, "/fruit.md", `apple pie: "grandma's" recipe (v2) near the top; col:value * ^`)
 	mustCreateMemory(t, b, wsA, sid, "/veg.md", "carrot soup")

@@ -18,12 +18,12 @@ import (
 // workspaces and API keys (a session token must never pass for an API key,
 // nor the reverse), and sessions.
 type SessionBackend interface {
-	memstore.StoreStorage
+	memstore.StoreService
 	memstore.KeyService
-	memstore.SessionStorage
+	memstore.SessionService
 }
 
-// RunSessions runs the tests of memstore.SessionStorage (API contract
+// RunSessions runs the tests of memstore.SessionService (API contract
 // §2.8, §3.6). open returns a fresh, empty backend for each subtest whose
 // clock is now: the suite moves that clock to order sessions and to
 // expire tokens, so the backend must take every timestamp from it.
@@ -46,8 +46,9 @@ func RunSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Ses
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			b := open(t, c.Now)
-			e := &sessionEnv{b: b, clock: c}
+			raw := open(t, c.Now)
+			b := &asKeys{stores: raw, sessions: raw, KeyService: raw}
+			e := &sessionEnv{b: b, raw: raw, clock: c}
 			e.ws = e.workspace(t, "one")
 			e.ws2 = e.workspace(t, "two")
 			tc.fn(t, e)
@@ -75,7 +76,8 @@ func (c *clock) Advance(d time.Duration) {
 
 // sessionEnv is one subtest's backend, clock and two workspaces.
 type sessionEnv struct {
-	b       SessionBackend
+	b       sessionBackend
+	raw     SessionBackend // b as given
 	clock   *clock
 	ws, ws2 string
 }
@@ -133,7 +135,7 @@ func (e *sessionEnv) tokens(t *testing.T, ws, sessionID string) []memstore.Sessi
 }
 
 // allTokens pages through a session's tokens.
-func allTokens(t *testing.T, b SessionBackend, ws, sessionID string, f memstore.SessionTokenFilter) ([]memstore.SessionToken, []int) {
+func allTokens(t *testing.T, b sessionBackend, ws, sessionID string, f memstore.SessionTokenFilter) ([]memstore.SessionToken, []int) {
 	t.Helper()
 	return allPages(t, "SessionTokens", effectiveLimit(f.Limit, false), f.Page, func(page string) (memstore.Page[memstore.SessionToken], error) {
 		f.Page = page
@@ -238,7 +240,7 @@ func sessionIDs(ss []memstore.Session) []string {
 }
 
 // allSessions pages through a sessions list.
-func allSessions(t *testing.T, b SessionBackend, ws string, f memstore.SessionFilter) ([]memstore.Session, []int) {
+func allSessions(t *testing.T, b sessionBackend, ws string, f memstore.SessionFilter) ([]memstore.Session, []int) {
 	t.Helper()
 	return allPages(t, "Sessions", effectiveLimit(f.Limit, false), f.Page, func(page string) (memstore.Page[memstore.Session], error) {
 		f.Page = page
@@ -800,7 +802,7 @@ func testSessionIsolation(t *testing.T, e *sessionEnv) {
 // committed, and that an authenticated caller names its credential and
 // its expiry, so that a listener can match it.
 func testRevocations(t *testing.T, e *sessionEnv) {
-	n, ok := e.b.(memstore.RevocationNotifier)
+	n, ok := e.raw.(memstore.RevocationNotifier)
 	if !ok {
 		t.Skip("the backend tells no listeners of revocations")
 	}

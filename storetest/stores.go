@@ -11,7 +11,7 @@ import (
 	"github.com/memstore/memstore"
 )
 
-func testStores(t *testing.T, open func(*testing.T) Backend) {
+func testStores(t *testing.T, open func(*testing.T) backend) {
 	t.Run("CreateDefaults", func(t *testing.T) {
 		b := open(t)
 		s, err := b.CreateStore(t.Context(), wsA, memstore.StoreCreate{Name: "User Preferences"})
@@ -409,7 +409,7 @@ func checkStoreEqual(t *testing.T, got, want *memstore.Store, what string) {
 
 // checkStoreGone checks that every method answers ENotFound for a store
 // (and its memory and version) as seen from workspace ws.
-func checkStoreGone(t *testing.T, b Backend, ws, storeID, memoryID, versionID, what string) {
+func checkStoreGone(t *testing.T, b backend, ws, storeID, memoryID, versionID, what string) {
 	t.Helper()
 	ctx := t.Context()
 	for _, c := range []struct {
@@ -447,7 +447,7 @@ func checkStoreGone(t *testing.T, b Backend, ws, storeID, memoryID, versionID, w
 	}
 }
 
-func testIsolation(t *testing.T, open func(*testing.T) Backend) {
+func testIsolation(t *testing.T, open func(*testing.T) backend) {
 	t.Run("Workspaces", func(t *testing.T) {
 		b := open(t)
 		s := mustCreateStore(t, b, wsA, "private")

@@ -18,14 +18,14 @@ import (
 //	v4 modified m1 /uno.md  "one v2"  by actorUser   (rename)
 //	v5 deleted  m2 /two.md            by actorKey2
 type history struct {
-	b          Backend
+	b          backend
 	sid        string
 	m1, m2     string
 	v          [6]string // v[1]..v[5]
 	m1v1, m1v2 string
 }
 
-func newHistory(t *testing.T, open func(*testing.T) Backend) *history {
+func newHistory(t *testing.T, open func(*testing.T) backend) *history {
 	t.Helper()
 	b, sid := newStore(t, open)
 	h := &history{b: b, sid: sid}
@@ -52,7 +52,7 @@ func (h *history) ids(ns ...int) []string {
 	return ids
 }
 
-func testVersions(t *testing.T, open func(*testing.T) Backend) {
+func testVersions(t *testing.T, open func(*testing.T) backend) {
 	t.Run("NewestFirst", func(t *testing.T) {
 		h := newHistory(t, open)
 		vs, _ := allVersions(t, h.b, wsA, h.sid, memstore.VersionFilter{})
@@ -258,7 +258,7 @@ func testVersions(t *testing.T, open func(*testing.T) Backend) {
 	})
 }
 
-func testRedact(t *testing.T, open func(*testing.T) Backend) {
+func testRedact(t *testing.T, open func(*testing.T) backend) {
 	t.Run("Version", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		secret := "password: hunter2"

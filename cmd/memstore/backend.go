@@ -15,16 +15,17 @@ import (
 
 // The store commands (stores, ls, cat, put, edit, mv, rm, log, show, diff,
 // redact, export, import, grep, sessions) work the same on a database file and on a
-// memstore server: they are written once against backend, which *sqlite.DB
-// and *httpapi.Client both are.
+// memstore server: they are written once against backend, which a
+// memstore.Core over the database and *httpapi.Client both are.
 
-// backend is what the store commands need of a backend.
+// backend is what the store commands need of a backend: the caller-facing
+// services.
 type backend interface {
-	memstore.StoreStorage
-	memstore.MemoryStorage
-	memstore.VersionStorage
-	memstore.SessionStorage
-	memstore.SearchStorage
+	memstore.StoreService
+	memstore.MemoryService
+	memstore.VersionService
+	memstore.SessionService
+	memstore.SearchService
 }
 
 // backendHelp describes the flags every store command shares, for the
@@ -93,12 +94,13 @@ func hoistCommand(args []string) []string {
 // conn is an open backend with what the commands need to call it.
 type conn struct {
 	backend
-	e         env
-	workspace string // the workspace ID with --db; with --url the header value, "" for the key's own
-	actor     memstore.Actor
-	store     string // --store or MEMSTORE_STORE, "" when not given
-	json      bool
-	close     func() error
+	e env
+	// caller is whom the commands call the backend as: with --db, the
+	// local user in the workspace; with --url nil, the key's own caller.
+	caller *memstore.Caller
+	store  string // --store or MEMSTORE_STORE, "" when not given
+	json   bool
+	close  func() error
 }
 
 // Close closes the backend.
@@ -115,12 +117,13 @@ func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
 	if path != "" && baseURL != "" {
 		return nil, usageError(e, "memstore %s: give either --db or --url, not both", f.cmd)
 	}
-	c := &conn{e: e, store: f.store, json: f.json, workspace: f.workspace}
+	c := &conn{e: e, store: f.store, json: f.json}
 	if c.store == "" {
 		c.store = e.getenv("MEMSTORE_STORE")
 	}
-	if c.workspace == "" {
-		c.workspace = e.getenv("MEMSTORE_WORKSPACE")
+	workspace := f.workspace
+	if workspace == "" {
+		workspace = e.getenv("MEMSTORE_WORKSPACE")
 	}
 
 	if baseURL != "" {
@@ -131,8 +134,9 @@ func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
 		if key == "" {
 			return nil, usageError(e, "memstore %s: --url needs an API key: give --api-key KEY or set MEMSTORE_API_KEY", f.cmd)
 		}
-		c.backend = httpapi.NewClient(baseURL, key)
-		c.close = func() error { return nil }
+		client := httpapi.NewClient(baseURL, key)
+		client.WorkspaceID = workspace // the server refuses a key of another
+		c.backend, c.close = client, func() error { return nil }
 		return c, nil
 	}
 
@@ -149,13 +153,13 @@ func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := localWorkspace(ctx, db, c.workspace)
+	ws, err := localWorkspace(ctx, db, workspace)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	c.backend, c.close = db, db.Close
-	c.workspace, c.actor = ws.ID, localActor(e)
+	c.backend, c.close = memstore.NewCore(db), db.Close
+	c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
 	return c, nil
 }
 
@@ -213,7 +217,7 @@ func (c *conn) storeID(ctx context.Context) (string, error) {
 	if c.store != "" {
 		return c.store, nil
 	}
-	page, err := c.Stores(ctx, c.workspace, memstore.StoreFilter{Limit: 10})
+	page, err := c.Stores(ctx, c.caller, memstore.StoreFilter{Limit: 10})
 	if err != nil {
 		return "", err
 	}
@@ -236,13 +240,13 @@ func (c *conn) storeID(ctx context.Context) (string, error) {
 
 // findMemory returns the live memory at path, without its content.
 func (c *conn) findMemory(ctx context.Context, storeID, path string) (*memstore.Memory, error) {
-	return memstore.FindMemory(ctx, c, c.workspace, storeID, path)
+	return memstore.FindMemory(ctx, c, c.caller, storeID, path)
 }
 
 // eachMemory calls fn for every memory the filter selects, page by page.
 func (c *conn) eachMemory(ctx context.Context, storeID string, f memstore.MemoryFilter, fn func(*memstore.ListItem) error) error {
 	for {
-		page, err := c.Memories(ctx, c.workspace, storeID, f)
+		page, err := c.Memories(ctx, c.caller, storeID, f)
 		if err != nil {
 			return err
 		}
@@ -262,7 +266,7 @@ func (c *conn) eachMemory(ctx context.Context, storeID string, f memstore.Memory
 // page by page; fn returns errStop to end early.
 func (c *conn) eachVersion(ctx context.Context, storeID string, f memstore.VersionFilter, fn func(*memstore.Version) error) error {
 	for {
-		page, err := c.Versions(ctx, c.workspace, storeID, f)
+		page, err := c.Versions(ctx, c.caller, storeID, f)
 		if err != nil {
 			return err
 		}

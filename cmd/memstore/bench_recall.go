@@ -74,10 +74,9 @@ func runBenchRecall(ctx context.Context, e env, args []string) error {
 	}
 	defer db.Close()
 	fmt.Fprintf(e.stderr, "loading %d documents, then running %d queries\n", len(docs), len(queries))
-	rep, err := recall.Run(ctx, db, docs, queries, recall.Options{
-		WorkspaceID: "recall",
-		Actor:       memstore.Actor{Type: memstore.ActorUser, ID: "user_recall"},
-		Ks:          cutoffs,
+	rep, err := recall.Run(ctx, memstore.NewCore(db), docs, queries, recall.Options{
+		Caller: &memstore.Caller{WorkspaceID: "recall", Actor: memstore.Actor{Type: memstore.ActorUser, ID: "user_recall"}},
+		Ks:     cutoffs,
 	})
 	if err != nil {
 		return err

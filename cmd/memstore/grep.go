@@ -43,7 +43,7 @@ func runGrep(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	page, err := c.SearchMemories(ctx, c.workspace, []string{storeID},
+	page, err := c.SearchMemories(ctx, c.caller, []string{storeID},
 		memstore.SearchQuery{Text: strings.Join(pos, " "), PathPrefix: *prefix, Limit: *limit})
 	if err != nil {
 		return err

@@ -81,7 +81,7 @@ func runMCP(ctx context.Context, e env, args []string) error {
 		if caller, err = client.AuthenticateSession(ctx, *token); err != nil {
 			return fmt.Errorf("the server did not accept the session token: %w", err)
 		}
-		client.SessionID = caller.Session.ID
+		client.Caller = caller
 		svc = agenttool.Services{Memories: client, Search: client}
 	default:
 		if *token != "" {
@@ -103,16 +103,18 @@ func runMCP(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		s, _, secret, err := d.CreateSession(ctx, ws.ID, memstore.SessionCreate{Title: "memstore mcp", Stores: att.list})
+		core := memstore.NewCore(d)
+		local := &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
+		s, _, secret, err := core.CreateSession(ctx, local, memstore.SessionCreate{Title: "memstore mcp", Stores: att.list})
 		if err != nil {
 			return err
 		}
 		// The session lasts as long as this process.
-		defer d.ArchiveSession(context.WithoutCancel(ctx), ws.ID, s.ID)
-		if caller, err = d.AuthenticateSession(ctx, secret); err != nil {
+		defer core.ArchiveSession(context.WithoutCancel(ctx), local, s.ID)
+		if caller, err = core.AuthenticateSession(ctx, secret); err != nil {
 			return err
 		}
-		svc = agenttool.Services{Memories: d, Search: d}
+		svc = agenttool.Services{Memories: core, Search: core}
 	}
 	ts, err := agenttool.New(svc, caller)
 	if err != nil {

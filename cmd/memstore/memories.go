@@ -173,7 +173,7 @@ func (c *conn) readMemory(ctx context.Context, storeID, path string) (*memstore.
 	if err != nil {
 		return nil, err
 	}
-	return c.Memory(ctx, c.workspace, storeID, m.ID)
+	return c.Memory(ctx, c.caller, storeID, m.ID)
 }
 
 func runPut(ctx context.Context, e env, args []string) error {
@@ -237,14 +237,14 @@ func (c *conn) put(ctx context.Context, storeID, path, content string) (*memstor
 	old, err := c.findMemory(ctx, storeID, path)
 	switch {
 	case memstore.ErrorCode(err) == memstore.ENotFound:
-		m, err := c.CreateMemory(ctx, c.workspace, storeID, memstore.MemoryCreate{Path: path, Content: content}, c.actor)
+		m, err := c.CreateMemory(ctx, c.caller, storeID, memstore.MemoryCreate{Path: path, Content: content})
 		return m, "created", err
 	case err != nil:
 		return nil, "", err
 	case old.ContentSHA256 == sha256Hex(content):
 		return old, "unchanged", nil
 	}
-	m, err := c.UpdateMemory(ctx, c.workspace, storeID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256}, c.actor)
+	m, err := c.UpdateMemory(ctx, c.caller, storeID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256})
 	if memstore.ErrorCode(err) == memstore.EPreconditionFailed {
 		return nil, "", memstore.Errorf(memstore.EPreconditionFailed, "%s changed while it was being written; nothing was overwritten (see 'memstore log %s')", path, path)
 	}
@@ -322,10 +322,10 @@ func runEdit(ctx context.Context, e env, args []string) error {
 	var m *memstore.Memory
 	verb := "created"
 	if old == nil {
-		m, err = c.CreateMemory(ctx, c.workspace, storeID, memstore.MemoryCreate{Path: path, Content: after}, c.actor)
+		m, err = c.CreateMemory(ctx, c.caller, storeID, memstore.MemoryCreate{Path: path, Content: after})
 	} else {
 		verb = "updated"
-		m, err = c.UpdateMemory(ctx, c.workspace, storeID, old.ID, memstore.MemoryUpdate{Content: &after, IfSHA256: old.ContentSHA256}, c.actor)
+		m, err = c.UpdateMemory(ctx, c.caller, storeID, old.ID, memstore.MemoryUpdate{Content: &after, IfSHA256: old.ContentSHA256})
 	}
 	if err != nil {
 		// Never lose what was typed: keep it and say where.
@@ -393,7 +393,7 @@ func runMv(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.UpdateMemory(ctx, c.workspace, storeID, old.ID, memstore.MemoryUpdate{Path: &to}, c.actor)
+	m, err := c.UpdateMemory(ctx, c.caller, storeID, old.ID, memstore.MemoryUpdate{Path: &to})
 	if err != nil {
 		return err
 	}
@@ -419,7 +419,7 @@ func runRm(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.DeleteMemory(ctx, c.workspace, storeID, m.ID, *ifSHA, c.actor); err != nil {
+	if err := c.DeleteMemory(ctx, c.caller, storeID, m.ID, *ifSHA); err != nil {
 		return err
 	}
 	if c.json {

@@ -220,7 +220,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	// /mcp serves the agent tools to MCP clients holding a session token,
 	// logged, counted and body-capped as the API's routes are.
 	mcpHandler := mcpserver.Handler(mcpserver.HandlerConfig{
-		Sessions: db, Services: agenttool.Services{Memories: db, Search: db}, Version: Version, Logger: log,
+		Sessions: core, Services: agenttool.Services{Memories: core, Search: core}, Version: Version, Logger: log,
 		IdleTimeout: time.Duration(c.mcpIdle), MaxSessions: int(c.mcpMax), MaxSessionsPerSession: int(c.mcpPerSession),
 		MaxBodyBytes:   int64(c.maxBodyBytes),
 		AllowedOrigins: c.origins, Registry: reg,

@@ -126,7 +126,7 @@ func runSessionsCreate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	s, tok, secret, err := c.CreateSession(ctx, c.workspace, memstore.SessionCreate{Title: *title, Stores: att.list, TokenTTL: *expires})
+	s, tok, secret, err := c.CreateSession(ctx, c.caller, memstore.SessionCreate{Title: *title, Stores: att.list, TokenTTL: *expires})
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func runSessionsLs(ctx context.Context, e env, args []string) error {
 	var all []memstore.Session
 	f := memstore.SessionFilter{StoreID: *store, IncludeArchived: *archived, Limit: 100}
 	for {
-		page, err := c.Sessions(ctx, c.workspace, f)
+		page, err := c.Sessions(ctx, c.caller, f)
 		if err != nil {
 			return err
 		}
@@ -234,13 +234,13 @@ func runSessionsShow(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	s, err := c.Session(ctx, c.workspace, id)
+	s, err := c.Session(ctx, c.caller, id)
 	if err != nil {
 		return err
 	}
 	var toks []memstore.SessionToken
 	for f := (memstore.SessionTokenFilter{Limit: memstore.MaxPageSize}); ; {
-		page, err := c.SessionTokens(ctx, c.workspace, id, f)
+		page, err := c.SessionTokens(ctx, c.caller, id, f)
 		if err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func runSessionsToken(ctx context.Context, e env, args []string) error {
 	if *expires < 0 {
 		return usageError(e, "memstore sessions token: --expires-in must be positive")
 	}
-	tok, secret, err := c.CreateSessionToken(ctx, c.workspace, id, *expires)
+	tok, secret, err := c.CreateSessionToken(ctx, c.caller, id, *expires)
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func runSessionsRevoke(ctx context.Context, e env, args []string) error {
 	}
 	defer c.Close()
 	if strings.HasPrefix(id, "sesntok_") {
-		tok, err := c.RevokeSessionToken(ctx, c.workspace, id)
+		tok, err := c.RevokeSessionToken(ctx, c.caller, id)
 		if err != nil {
 			return err
 		}
@@ -313,7 +313,7 @@ func runSessionsRevoke(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "Revoked token %s of session %s.\n", tok.ID, tok.SessionID)
 		return nil
 	}
-	s, err := c.ArchiveSession(ctx, c.workspace, id)
+	s, err := c.ArchiveSession(ctx, c.caller, id)
 	if err != nil {
 		return err
 	}

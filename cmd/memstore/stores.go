@@ -109,7 +109,7 @@ func runStoresLs(ctx context.Context, e env, args []string) error {
 	var stores []memstore.Store
 	f := memstore.StoreFilter{IncludeArchived: *archived, Limit: 100}
 	for {
-		page, err := c.Stores(ctx, c.workspace, f)
+		page, err := c.Stores(ctx, c.caller, f)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func runStoresCreate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	s, err := c.CreateStore(ctx, c.workspace, memstore.StoreCreate{Name: pos[0], Description: *description, Metadata: md})
+	s, err := c.CreateStore(ctx, c.caller, memstore.StoreCreate{Name: pos[0], Description: *description, Metadata: md})
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func runStoresShow(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	s, err := c.Store(ctx, c.workspace, id)
+	s, err := c.Store(ctx, c.caller, id)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func runStoresUpdate(ctx context.Context, e env, args []string) error {
 	if u.Name == nil && u.Description == nil && u.Metadata == nil {
 		return usageError(e, "memstore stores update: nothing to change; give --name, --description, --metadata or --unset-metadata")
 	}
-	s, err := c.UpdateStore(ctx, c.workspace, id, u)
+	s, err := c.UpdateStore(ctx, c.caller, id, u)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func runStoresArchive(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	s, err := c.ArchiveStore(ctx, c.workspace, id)
+	s, err := c.ArchiveStore(ctx, c.caller, id)
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func runStoresRm(ctx context.Context, e env, args []string) error {
 	if !*yes {
 		return usageError(e, "memstore stores rm: deleting %s removes all its memories and versions for good; add --yes to confirm", id)
 	}
-	if err := c.DeleteStore(ctx, c.workspace, id); err != nil {
+	if err := c.DeleteStore(ctx, c.caller, id); err != nil {
 		return err
 	}
 	if c.json {

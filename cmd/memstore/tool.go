@@ -157,13 +157,13 @@ func openToolStore(ctx context.Context, e env, bf *backendFlags, token string, o
 		err = usageError(e, "memstore tool: --store ID (or MEMSTORE_STORE) is required: the memory store that /memories maps to ('memstore stores ls' lists them)")
 	}
 	if err == nil {
-		if _, err = c.Memories(ctx, c.workspace, storeID, memstore.MemoryFilter{Limit: 1}); err != nil {
+		if _, err = c.Memories(ctx, c.caller, storeID, memstore.MemoryFilter{Limit: 1}); err != nil {
 			err = fmt.Errorf("cannot use memory store %s: %w", storeID, err)
 		}
 	}
 	var tool *memorytool.Store
 	if err == nil {
-		tool, err = memorytool.NewStore(c, c.workspace, storeID, c.actor, opts)
+		tool, err = memorytool.NewStore(c, c.caller, storeID, opts)
 	}
 	if err != nil {
 		c.Close()

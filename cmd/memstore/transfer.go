@@ -228,7 +228,7 @@ func runImport(ctx context.Context, e env, args []string) error {
 	defer c.Close()
 	source := pos[0]
 
-	s, err := c.Store(ctx, c.workspace, storeID)
+	s, err := c.Store(ctx, c.caller, storeID)
 	if err != nil {
 		return err
 	}
@@ -306,13 +306,13 @@ func (im *importer) apply(ctx context.Context, where, path, content string) erro
 	var err error
 	switch {
 	case old == nil:
-		m, err = c.CreateMemory(ctx, c.workspace, im.storeID, memstore.MemoryCreate{Path: path, Content: content}, c.actor)
+		m, err = c.CreateMemory(ctx, c.caller, im.storeID, memstore.MemoryCreate{Path: path, Content: content})
 	case old.ContentSHA256 == sha256Hex(content):
 		im.counts.Unchanged++
 		im.progress.step()
 		return nil
 	default:
-		m, err = c.UpdateMemory(ctx, c.workspace, im.storeID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256}, c.actor)
+		m, err = c.UpdateMemory(ctx, c.caller, im.storeID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256})
 	}
 	var me *memstore.Error
 	switch {

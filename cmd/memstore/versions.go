@@ -110,7 +110,7 @@ func runShow(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	v, err := c.Version(ctx, c.workspace, storeID, pos[0])
+	v, err := c.Version(ctx, c.caller, storeID, pos[0])
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func runRedact(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	v, err := c.RedactVersion(ctx, c.workspace, storeID, pos[0], c.actor)
+	v, err := c.RedactVersion(ctx, c.caller, storeID, pos[0])
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func runDiff(ctx context.Context, e env, args []string) error {
 	defer c.Close()
 
 	var from, to *memstore.Version
-	if to, err = c.Version(ctx, c.workspace, storeID, pos[len(pos)-1]); err != nil {
+	if to, err = c.Version(ctx, c.caller, storeID, pos[len(pos)-1]); err != nil {
 		return err
 	}
 	fromID := ""
@@ -193,7 +193,7 @@ func runDiff(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if fromID != "" {
-		if from, err = c.Version(ctx, c.workspace, storeID, fromID); err != nil {
+		if from, err = c.Version(ctx, c.caller, storeID, fromID); err != nil {
 			return err
 		}
 	}

@@ -40,17 +40,15 @@ type Query struct {
 // Backend is what the evaluation needs of memstore: a store to load the
 // documents into, and the search.
 type Backend interface {
-	memstore.StoreStorage
-	memstore.MemoryStorage
-	memstore.SearchStorage
+	memstore.StoreService
+	memstore.MemoryService
+	memstore.SearchService
 }
 
 // Options configure a run.
 type Options struct {
-	// WorkspaceID is the workspace of the store the documents go into.
-	WorkspaceID string
-	// Actor is who writes the documents.
-	Actor memstore.Actor
+	// Caller makes the store in its workspace and writes the documents.
+	Caller *memstore.Caller
 	// Ks are the cutoffs of recall@k, 1-memstore.MaxSearchLimit; nil
 	// means 5 and 10.
 	Ks []int
@@ -198,7 +196,7 @@ func Run(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Optio
 			}
 		}
 	}
-	s, err := b.CreateStore(ctx, opts.WorkspaceID, memstore.StoreCreate{Name: "recall benchmark"})
+	s, err := b.CreateStore(ctx, opts.Caller, memstore.StoreCreate{Name: "recall benchmark"})
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +207,7 @@ func Run(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Optio
 	sums := make([]float64, len(ks))
 	var rr float64
 	for _, q := range queries {
-		page, err := b.SearchMemories(ctx, opts.WorkspaceID, []string{s.ID}, memstore.SearchQuery{Text: q.Query, Limit: ks[len(ks)-1]})
+		page, err := b.SearchMemories(ctx, opts.Caller, []string{s.ID}, memstore.SearchQuery{Text: q.Query, Limit: ks[len(ks)-1]})
 		if err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Query, err)
 		}
@@ -257,7 +255,7 @@ func load(ctx context.Context, b Backend, opts Options, storeID string, docs []D
 	for range 8 {
 		wg.Go(func() {
 			for d := range work {
-				if _, err := b.CreateMemory(ctx, opts.WorkspaceID, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}, opts.Actor); err != nil {
+				if _, err := b.CreateMemory(ctx, opts.Caller, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}); err != nil {
 					cancel(fmt.Errorf("load document %q: %w", d.ID, err))
 				}
 			}

@@ -15,7 +15,7 @@ import (
 
 const ws = "wrkspc_recalltest"
 
-var loader = memstore.Actor{Type: memstore.ActorUser, ID: "user_recall"}
+var loader = &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorUser, ID: "user_recall"}}
 
 func readFile[T any](tb testing.TB, name string, read func(r *os.File) ([]T, error)) []T {
 	tb.Helper()
@@ -48,7 +48,7 @@ func TestRunMetrics(t *testing.T) {
 		{Query: "giraffid", Relevant: []string{"plain"}},            // found something else: rank 0, recall 0
 		{Query: "okapi zebra", Relevant: []string{"zebra", "lion"}}, // one of two, second or first
 	}
-	rep, err := recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, queries, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{1, 10}})
+	rep, err := recall.Run(context.Background(), memstore.NewCore(sqlitetest.Open(t, sqlite.Options{})), docs, queries, recall.Options{Caller: loader, Ks: []int{1, 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +80,11 @@ func TestRunMetrics(t *testing.T) {
 
 func TestRunRejectsUnknownRelevant(t *testing.T) {
 	docs := []recall.Doc{{ID: "a", Content: "x"}}
-	_, err := recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, []recall.Query{{Query: "x", Relevant: []string{"b"}}}, recall.Options{WorkspaceID: ws, Actor: loader})
+	_, err := recall.Run(context.Background(), memstore.NewCore(sqlitetest.Open(t, sqlite.Options{})), docs, []recall.Query{{Query: "x", Relevant: []string{"b"}}}, recall.Options{Caller: loader})
 	if err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("error %v", err)
 	}
-	_, err = recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, nil, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{0}})
+	_, err = recall.Run(context.Background(), memstore.NewCore(sqlitetest.Open(t, sqlite.Options{})), docs, nil, recall.Options{Caller: loader, Ks: []int{0}})
 	if err == nil {
 		t.Fatal("k 0 accepted")
 	}
@@ -150,7 +150,7 @@ func TestConversations(t *testing.T) {
 		t.Run(tt.set, func(t *testing.T) {
 			docs := readFile(t, "testdata/"+tt.set+"_docs.jsonl", func(f *os.File) ([]recall.Doc, error) { return recall.ReadDocs(f) })
 			queries := readFile(t, "testdata/"+tt.set+"_queries.jsonl", func(f *os.File) ([]recall.Query, error) { return recall.ReadQueries(f) })
-			rep, err := recall.Run(context.Background(), sqlitetest.Open(t, sqlite.Options{}), docs, queries, recall.Options{WorkspaceID: ws, Actor: loader, Ks: []int{1, 5, 10}})
+			rep, err := recall.Run(context.Background(), memstore.NewCore(sqlitetest.Open(t, sqlite.Options{})), docs, queries, recall.Options{Caller: loader, Ks: []int{1, 5, 10}})
 			if err != nil {
 				t.Fatal(err)
 			}
