@@ -122,9 +122,6 @@ func parseSearchCursor(page, hash string) (int, error) {
 // long as the stores do not change; with no store, nothing is found.
 func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	var page memstore.Page[memstore.SearchResult]
-	if err := memstore.ValidateSearchQuery(q); err != nil {
-		return page, err
-	}
 	n := q.Limit
 	if n == 0 {
 		n = memstore.DefaultSearchLimit

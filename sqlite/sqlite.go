@@ -1,7 +1,10 @@
 // Package sqlite keeps memory stores, their memories and the versions of
 // those memories in one SQLite database file (modernc.org/sqlite, no cgo).
-// It implements memstore.StoreStorage, memstore.MemoryStorage and
-// memstore.VersionStorage; each service call runs in one transaction.
+// A DB is a memstore.Backend, the storage of a memstore.Core: it trusts
+// its callers, which the core has checked, and leaves the checks of
+// access and of input to the core, but for the invariants of what it
+// keeps. It is also the memstore.KeyService. Each call runs in one
+// transaction.
 //
 // # Erasure
 //
@@ -52,6 +55,7 @@ var (
 	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
 	_ memstore.VersionStorage           = (*DB)(nil)
 	_ memstore.RevocationNotifier       = (*DB)(nil)
+	_ memstore.Backend                  = (*DB)(nil)
 )
 
 //go:embed migrations/*.sql
