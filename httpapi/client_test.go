@@ -102,15 +102,11 @@ func (k conformanceKeys) Authenticate(ctx context.Context, secret string) (*mems
 	return &memstore.Caller{WorkspaceID: f[1], Actor: memstore.Actor{Type: memstore.ActorType(f[2]), ID: f[3]}}, nil
 }
 
-// clientBackend is a storetest.Backend made of httpapi.Clients in front of
-// two servers on one database: one creating memories in the default
-// conflict mode, one in upsert mode. The wire has no way to ask for an
-// upsert (the Client refuses MemoryCreate.Upsert, see TestClientRefuses):
-// it is the server's choice, so the suite's upserts go to the server that
-// makes that choice, with Upsert cleared. Each call goes out with the
-// credential of its caller (conformanceClient).
-type clientBackend struct {
-	conflict, upsert *apiHarness
+// clients is the caller-facing services of Clients in front of a server:
+// each call goes to client(caller), a client whose credential stands for
+// its caller.
+type clients struct {
+	client func(c *memstore.Caller) *httpapi.Client
 }
 
 // conformanceClient is a client of h whose credential stands for c, an
@@ -124,64 +120,120 @@ func conformanceClient(h *apiHarness, c *memstore.Caller) *httpapi.Client {
 	return cl
 }
 
-func (b *clientBackend) CreateStore(ctx context.Context, c *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
-	return conformanceClient(b.conflict, c).CreateStore(ctx, c, sc)
+func (b clients) CreateStore(ctx context.Context, c *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
+	return b.client(c).CreateStore(ctx, c, sc)
 }
 
-func (b *clientBackend) Store(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
-	return conformanceClient(b.conflict, c).Store(ctx, c, id)
+func (b clients) Store(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
+	return b.client(c).Store(ctx, c, id)
 }
 
-func (b *clientBackend) Stores(ctx context.Context, c *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	return conformanceClient(b.conflict, c).Stores(ctx, c, f)
+func (b clients) Stores(ctx context.Context, c *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	return b.client(c).Stores(ctx, c, f)
 }
 
-func (b *clientBackend) UpdateStore(ctx context.Context, c *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	return conformanceClient(b.conflict, c).UpdateStore(ctx, c, id, u)
+func (b clients) UpdateStore(ctx context.Context, c *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return b.client(c).UpdateStore(ctx, c, id, u)
 }
 
-func (b *clientBackend) ArchiveStore(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
-	return conformanceClient(b.conflict, c).ArchiveStore(ctx, c, id)
+func (b clients) ArchiveStore(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
+	return b.client(c).ArchiveStore(ctx, c, id)
 }
 
-func (b *clientBackend) DeleteStore(ctx context.Context, c *memstore.Caller, id string) error {
-	return conformanceClient(b.conflict, c).DeleteStore(ctx, c, id)
+func (b clients) DeleteStore(ctx context.Context, c *memstore.Caller, id string) error {
+	return b.client(c).DeleteStore(ctx, c, id)
+}
+
+func (b clients) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
+	return b.client(c).CreateMemory(ctx, c, storeID, mc)
+}
+
+func (b clients) Memory(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Memory, error) {
+	return b.client(c).Memory(ctx, c, storeID, id)
+}
+
+func (b clients) Memories(ctx context.Context, c *memstore.Caller, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	return b.client(c).Memories(ctx, c, storeID, f)
+}
+
+func (b clients) UpdateMemory(ctx context.Context, c *memstore.Caller, storeID, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
+	return b.client(c).UpdateMemory(ctx, c, storeID, id, u)
+}
+
+func (b clients) DeleteMemory(ctx context.Context, c *memstore.Caller, storeID, id, ifSHA256 string) error {
+	return b.client(c).DeleteMemory(ctx, c, storeID, id, ifSHA256)
+}
+
+func (b clients) Versions(ctx context.Context, c *memstore.Caller, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	return b.client(c).Versions(ctx, c, storeID, f)
+}
+
+func (b clients) Version(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Version, error) {
+	return b.client(c).Version(ctx, c, storeID, id)
+}
+
+func (b clients) RedactVersion(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Version, error) {
+	return b.client(c).RedactVersion(ctx, c, storeID, id)
+}
+
+func (b clients) CreateSession(ctx context.Context, c *memstore.Caller, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+	return b.client(c).CreateSession(ctx, c, sc)
+}
+
+func (b clients) Session(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
+	return b.client(c).Session(ctx, c, id)
+}
+
+func (b clients) Sessions(ctx context.Context, c *memstore.Caller, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
+	return b.client(c).Sessions(ctx, c, f)
+}
+
+func (b clients) ArchiveSession(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
+	return b.client(c).ArchiveSession(ctx, c, id)
+}
+
+func (b clients) CreateSessionToken(ctx context.Context, c *memstore.Caller, id string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+	return b.client(c).CreateSessionToken(ctx, c, id, ttl)
+}
+
+func (b clients) SessionTokens(ctx context.Context, c *memstore.Caller, id string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
+	return b.client(c).SessionTokens(ctx, c, id, f)
+}
+
+func (b clients) SessionToken(ctx context.Context, c *memstore.Caller, id string) (*memstore.SessionToken, error) {
+	return b.client(c).SessionToken(ctx, c, id)
+}
+
+func (b clients) RevokeSessionToken(ctx context.Context, c *memstore.Caller, id string) (*memstore.SessionToken, error) {
+	return b.client(c).RevokeSessionToken(ctx, c, id)
+}
+
+// AuthenticateSession asks the server who a session token is.
+func (b clients) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	return b.client(nil).AuthenticateSession(ctx, secret)
+}
+
+func (b clients) SearchMemories(ctx context.Context, c *memstore.Caller, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	return b.client(c).SearchMemories(ctx, c, storeIDs, q)
+}
+
+// clientBackend is a storetest.Backend made of httpapi.Clients in front of
+// two servers on one database: one creating memories in the default
+// conflict mode, one in upsert mode. The wire has no way to ask for an
+// upsert (the Client refuses MemoryCreate.Upsert, see TestClientRefuses):
+// it is the server's choice, so the suite's upserts go to the server that
+// makes that choice, with Upsert cleared.
+type clientBackend struct {
+	clients
+	upsert clients
 }
 
 func (b *clientBackend) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
-	h := b.conflict
 	if mc.Upsert {
-		h, mc.Upsert = b.upsert, false
+		mc.Upsert = false
+		return b.upsert.CreateMemory(ctx, c, storeID, mc)
 	}
-	return conformanceClient(h, c).CreateMemory(ctx, c, storeID, mc)
-}
-
-func (b *clientBackend) Memory(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Memory, error) {
-	return conformanceClient(b.conflict, c).Memory(ctx, c, storeID, id)
-}
-
-func (b *clientBackend) Memories(ctx context.Context, c *memstore.Caller, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-	return conformanceClient(b.conflict, c).Memories(ctx, c, storeID, f)
-}
-
-func (b *clientBackend) UpdateMemory(ctx context.Context, c *memstore.Caller, storeID, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
-	return conformanceClient(b.conflict, c).UpdateMemory(ctx, c, storeID, id, u)
-}
-
-func (b *clientBackend) DeleteMemory(ctx context.Context, c *memstore.Caller, storeID, id, ifSHA256 string) error {
-	return conformanceClient(b.conflict, c).DeleteMemory(ctx, c, storeID, id, ifSHA256)
-}
-
-func (b *clientBackend) Versions(ctx context.Context, c *memstore.Caller, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
-	return conformanceClient(b.conflict, c).Versions(ctx, c, storeID, f)
-}
-
-func (b *clientBackend) Version(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Version, error) {
-	return conformanceClient(b.conflict, c).Version(ctx, c, storeID, id)
-}
-
-func (b *clientBackend) RedactVersion(ctx context.Context, c *memstore.Caller, storeID, id string) (*memstore.Version, error) {
-	return conformanceClient(b.conflict, c).RedactVersion(ctx, c, storeID, id)
+	return b.clients.CreateMemory(ctx, c, storeID, mc)
 }
 
 // openClientBackend opens a fresh database with two servers on it.
@@ -196,7 +248,11 @@ func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend 
 		t.Cleanup(srv.Close)
 		return &apiHarness{URL: srv.URL, DB: db, srv: srv}
 	}
-	return &clientBackend{conflict: serve(httpapi.CreateConflict), upsert: serve(httpapi.CreateUpsert)}
+	conflict, upsert := serve(httpapi.CreateConflict), serve(httpapi.CreateUpsert)
+	return &clientBackend{
+		clients: clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(conflict, c) }},
+		upsert:  clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(upsert, c) }},
+	}
 }
 
 // TestClientConformance runs the backend conformance suite through the
@@ -804,68 +860,56 @@ func TestClientBadServers(t *testing.T) {
 // of their caller, workspaces and keys to the database, and session
 // tokens are authenticated by asking the server who they are.
 type clientSessions struct {
+	clients
 	memstore.KeyService
-	h *apiHarness
 }
 
-func (b *clientSessions) CreateStore(ctx context.Context, c *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
-	return conformanceClient(b.h, c).CreateStore(ctx, c, sc)
+// clientIsolation is a storetest.IsolationBackend made of Clients in
+// front of a server: an API key's caller calls with its conformance
+// secret, a session's with the token the server authenticated it by.
+type clientIsolation struct {
+	clients
+	h      *apiHarness
+	mu     sync.Mutex
+	tokens map[string]string // session ID: the secret of a token of it
 }
 
-func (b *clientSessions) Store(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
-	return conformanceClient(b.h, c).Store(ctx, c, id)
+func newClientIsolation(h *apiHarness) *clientIsolation {
+	b := &clientIsolation{h: h, tokens: map[string]string{}}
+	b.clients = clients{func(c *memstore.Caller) *httpapi.Client {
+		if c == nil || c.Session == nil {
+			return conformanceClient(h, c)
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		cl := h.client(b.tokens[c.Session.ID])
+		cl.Caller = c
+		return cl
+	}}
+	return b
 }
 
-func (b *clientSessions) Stores(ctx context.Context, c *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	return conformanceClient(b.h, c).Stores(ctx, c, f)
+// AuthenticateSession asks the server who secret is, and keeps secret
+// for the calls as that session.
+func (b *clientIsolation) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	c, err := b.clients.AuthenticateSession(ctx, secret)
+	if err == nil {
+		b.mu.Lock()
+		b.tokens[c.Session.ID] = secret
+		b.mu.Unlock()
+	}
+	return c, err
 }
 
-func (b *clientSessions) UpdateStore(ctx context.Context, c *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	return conformanceClient(b.h, c).UpdateStore(ctx, c, id, u)
-}
-
-func (b *clientSessions) ArchiveStore(ctx context.Context, c *memstore.Caller, id string) (*memstore.Store, error) {
-	return conformanceClient(b.h, c).ArchiveStore(ctx, c, id)
-}
-
-func (b *clientSessions) DeleteStore(ctx context.Context, c *memstore.Caller, id string) error {
-	return conformanceClient(b.h, c).DeleteStore(ctx, c, id)
-}
-
-func (b *clientSessions) CreateSession(ctx context.Context, c *memstore.Caller, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
-	return conformanceClient(b.h, c).CreateSession(ctx, c, sc)
-}
-
-func (b *clientSessions) Session(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
-	return conformanceClient(b.h, c).Session(ctx, c, id)
-}
-
-func (b *clientSessions) Sessions(ctx context.Context, c *memstore.Caller, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
-	return conformanceClient(b.h, c).Sessions(ctx, c, f)
-}
-
-func (b *clientSessions) ArchiveSession(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
-	return conformanceClient(b.h, c).ArchiveSession(ctx, c, id)
-}
-
-func (b *clientSessions) CreateSessionToken(ctx context.Context, c *memstore.Caller, id string, ttl time.Duration) (*memstore.SessionToken, string, error) {
-	return conformanceClient(b.h, c).CreateSessionToken(ctx, c, id, ttl)
-}
-
-func (b *clientSessions) SessionTokens(ctx context.Context, c *memstore.Caller, id string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
-	return conformanceClient(b.h, c).SessionTokens(ctx, c, id, f)
-}
-
-func (b *clientSessions) SessionToken(ctx context.Context, c *memstore.Caller, id string) (*memstore.SessionToken, error) {
-	return conformanceClient(b.h, c).SessionToken(ctx, c, id)
-}
-
-func (b *clientSessions) RevokeSessionToken(ctx context.Context, c *memstore.Caller, id string) (*memstore.SessionToken, error) {
-	return conformanceClient(b.h, c).RevokeSessionToken(ctx, c, id)
-}
-
-func (b *clientSessions) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
-	return b.h.client("").AuthenticateSession(ctx, secret)
+// TestClientIsolationConformance: through the Client and the server, a
+// session token reaches nothing outside its session.
+func TestClientIsolationConformance(t *testing.T) {
+	storetest.RunIsolation(t, func(t *testing.T) storetest.IsolationBackend {
+		h := newAPIHarness(t, harnessOptions{configure: func(c *httpapi.Config) {
+			c.Keys = conformanceKeys{c.Keys}
+		}})
+		return newClientIsolation(h)
+	})
 }
 
 // TestClientSessionConformance runs the sessions suite through the Client
@@ -875,6 +919,6 @@ func TestClientSessionConformance(t *testing.T) {
 		h := newAPIHarness(t, harnessOptions{db: sqlite.Options{Now: now}, configure: func(c *httpapi.Config) {
 			c.Keys, c.AuthCacheTTL = conformanceKeys{c.Keys}, -1
 		}})
-		return &clientSessions{KeyService: h.DB, h: h}
+		return &clientSessions{clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(h, c) }}, h.DB}
 	})
 }

@@ -86,3 +86,9 @@ func TestSessionFieldsMustBeJSON(t *testing.T) {
 		t.Errorf("sessions after a refused create: %+v, %v", p.Items, err)
 	}
 }
+
+// TestIsolationConformance: a session's caller stays inside its session
+// through the core over the database.
+func TestIsolationConformance(t *testing.T) {
+	storetest.RunIsolation(t, func(t *testing.T) storetest.IsolationBackend { return memstore.NewCore(MustOpen(t)) })
+}
