@@ -18,9 +18,11 @@ func deps(t *testing.T, pkg string) []string {
 	return strings.Fields(string(out))
 }
 
-// TestImportRules keeps the layering of the design: the root package
-// depends on no sibling, and the official SDK (a test and adapter
-// dependency) stays out of the memstore binary and the core packages.
+// TestImportRules keeps the layering of the design: the root package,
+// with its one core, depends on no sibling, the surfaces depend on its
+// interfaces and never on a backend, and the official SDK (a test and
+// adapter dependency) stays out of the memstore binary and the core
+// packages.
 func TestImportRules(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
@@ -45,8 +47,9 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
-	// Servers receive interfaces, never a concrete backend; backends know
-	// nothing of servers or of each other. Only cmd/memstore wires them.
+	// Surfaces receive the root package's services, a Core's, never a
+	// concrete backend; backends know nothing of surfaces or of each
+	// other, nor of anything but the root package and internal helpers.
 	forbidden := map[string][]string{
 		"/httpapi":    {"/sqlite", "/postgres", "/mcpserver"},
 		"/mcpserver":  {"/sqlite", "/postgres", "/httpapi"},
@@ -54,7 +57,8 @@ func TestImportRules(t *testing.T) {
 		"/memorytool": {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/dirsync":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/memorytool"},
 		"/memdir":     {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/dirsync"},
-		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool"},
+		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
+		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest"},
 	}
 	for pkg, bad := range forbidden {
 		for _, d := range deps(t, module+pkg) {
@@ -62,6 +66,23 @@ func TestImportRules(t *testing.T) {
 				if d == module+b {
 					t.Errorf("%s depends on %s", module+pkg, d)
 				}
+			}
+		}
+	}
+	// Only the command's wiring names the SQLite backend: every other
+	// surface reaches storage through a Core it is given.
+	out, err := exec.Command("go", "list", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list %s/...: %v", module, err)
+	}
+	wiring := map[string]bool{module + "/cmd/memstore": true, module + "/sqlite": true, module + "/sqlite/sqlitetest": true}
+	for _, pkg := range strings.Fields(string(out)) {
+		if wiring[pkg] {
+			continue
+		}
+		for _, d := range deps(t, pkg) {
+			if d == module+"/sqlite" {
+				t.Errorf("%s depends on %s: only cmd/memstore wires the backend", pkg, d)
 			}
 		}
 	}

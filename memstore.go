@@ -20,4 +20,35 @@
 //     tool calls the root of one.
 //   - A version is an immutable snapshot of a memory after one change.
 //   - An actor is who made a change: an API key, a session, or a user.
+//   - A caller is who a call comes from once authenticated: a workspace,
+//     an actor and, for a session token, the session.
+//
+// # One core
+//
+// Every surface (the HTTP API, the MCP server and the agent tools, the
+// memory tool over a store, directory sync, the command line) calls the
+// same five services, StoreService, MemoryService, VersionService,
+// SessionService and SearchService, with the *Caller it authenticated.
+// Core implements them over a Backend, and is the one place where a call
+// is checked: it refuses a nil caller, then anything the caller may not do
+// (a session reaches only its attached stores, changes only those
+// attached read-write, reads only its own session and administers
+// nothing: Caller.CanRead, CanWrite, CanReadSession, CanAdminister), then
+// invalid input (the Validate functions), and only then calls the
+// backend, in the caller's workspace and as its actor. So a surface does
+// the wire's work and authentication alone, and one that forgets a check
+// cannot hand a session token the rest of its workspace: there is no
+// check for it to forget.
+//
+// The backend's interfaces, StoreStorage, MemoryStorage, VersionStorage,
+// SessionStorage and SearchStorage, take a workspace ID and an actor and
+// trust them: a backend keeps storage, transactions and queries, and
+// checks only what its data depends on. Only a Core calls them.
+// KeyService, the credential layer (workspaces, API keys and
+// authentication), stays apart: operators and authentication use it,
+// before there is a caller.
+//
+// httpapi.Client implements the same five services against a server: it
+// is a remote core, whose server's core decides, and it calls only as its
+// own credential.
 package memstore
