@@ -237,11 +237,14 @@ func (s *Server) revokeSessionToken(w *responseWriter, r *http.Request, c *memst
 		return err
 	}
 	sid, id := r.PathValue("session_id"), r.PathValue("token_id")
-	if _, err := s.sessions.Session(r.Context(), c, sid); err != nil {
-		return err
-	}
+	// The token first, which only an API key may see: a token of the
+	// session proves the session, and only without one is the session
+	// looked up, to say which of the two is missing.
 	t, err := s.sessions.SessionToken(r.Context(), c, id)
 	if memstore.ErrorCode(err) == memstore.ENotFound || err == nil && t.SessionID != sid {
+		if _, err := s.sessions.Session(r.Context(), c, sid); err != nil {
+			return err
+		}
 		return memstore.Errorf(memstore.ENotFound, "session %s has no token %s", sid, id)
 	}
 	if err != nil {

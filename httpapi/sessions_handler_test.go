@@ -430,3 +430,30 @@ func TestRevokeTokenOfAnotherSession(t *testing.T) {
 	}
 	e.call(t, "GET", "/v1/memory_stores/"+st+"/memories", "", as(tokA)).apiError(t, 401, "authentication_error")
 }
+
+// TestSessionTokenRefusalMessages: what a session token is refused is
+// named in the message, the same whichever session the request names.
+func TestSessionTokenRefusalMessages(t *testing.T) {
+	e := newServerEnv(t, func(c *httpapi.Config) { c.AuthCacheTTL = -1 })
+	st := e.createStore(t, "s")
+	a, tokA := e.createSession(t, attach(st, ""))
+	b, _ := e.createSession(t, attach(st, ""))
+	const manage = "a session token cannot manage sessions; use an API key"
+	for _, r := range []struct{ method, target, want string }{
+		{"POST", "/v1/sessions/" + a["id"].(string) + "/tokens/" + a["token_id"].(string) + "/revoke", manage},
+		{"POST", "/v1/sessions/" + b["id"].(string) + "/tokens/" + b["token_id"].(string) + "/revoke", manage},
+		{"POST", "/v1/sessions/sesn_nope/tokens/sesntok_nope/revoke", manage},
+		{"GET", "/v1/sessions/" + b["id"].(string), "a session token reaches only its own session (" + a["id"].(string) + ")"},
+		{"GET", "/v1/memory_stores", "a session token cannot manage memory stores; use an API key"},
+	} {
+		e.call(t, r.method, r.target, "", as(tokA)).apiError(t, 403, "permission_error")
+		got := e.call(t, r.method, r.target, "", as(tokA)).object(t)["error"].(map[string]any)["message"]
+		if got != r.want {
+			t.Errorf("%s %s: message %q, want %q", r.method, r.target, got, r.want)
+		}
+	}
+	// The tokens are live still.
+	if tok := e.ok(t, "GET", "/v1/sessions/"+b["id"].(string)+"/tokens", "")["data"].([]any)[0].(map[string]any); tok["revoked_at"] != nil {
+		t.Errorf("token revoked by a refused request: %v", tok)
+	}
+}
