@@ -135,7 +135,9 @@ func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
 			return nil, usageError(e, "memstore %s: --url needs an API key: give --api-key KEY or set MEMSTORE_API_KEY", f.cmd)
 		}
 		client := httpapi.NewClient(baseURL, key)
-		client.WorkspaceID = workspace // the server refuses a key of another
+		// Sent as anthropic-workspace-id: the server refuses a key of
+		// another workspace.
+		client.WorkspaceID = workspace
 		c.backend, c.close = client, func() error { return nil }
 		return c, nil
 	}
