@@ -23,7 +23,8 @@ func TestExportJSONLinesFailsWhole(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
 	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
-	api := httpapi.New(httpapi.Config{Stores: db, Memories: db, Versions: db, Keys: db})
+	core := memstore.NewCore(db)
+	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("view") == "full" {
 			http.Error(w, "unavailable", http.StatusBadRequest)
