@@ -6,6 +6,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// OnOpening makes h call f, before the SDK serves it, with the server h
+// made for each request that may open an MCP session. Call it before h
+// serves any request.
+func OnOpening(h *HTTPHandler, f func(*mcp.Server)) { h.made = f }
+
 // SDKSessions makes h note the MCP servers it makes, and returns a
 // function listing the IDs of the sessions the SDK holds open on them,
 // as the SDK itself counts them. Call it before h serves any request.
@@ -14,11 +19,11 @@ func SDKSessions(h *HTTPHandler) func() []string {
 		mu      sync.Mutex
 		servers []*mcp.Server
 	)
-	h.made = func(s *mcp.Server) {
+	OnOpening(h, func(s *mcp.Server) {
 		mu.Lock()
 		defer mu.Unlock()
 		servers = append(servers, s)
-	}
+	})
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()

@@ -130,7 +130,7 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 	return v
 }
 
-// OpenSessions is the number of MCP sessions open or being opened.
+// OpenSessions is the number of MCP sessions open (see sessions.count).
 func (h *HTTPHandler) OpenSessions() int { return h.open.count() }
 
 // Close readies the handler for the server's shutdown: it refuses new MCP
@@ -230,7 +230,7 @@ func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *m
 		refuse(w, http.StatusInternalServerError, memstore.ErrorMessage(err))
 		return
 	}
-	e, err := h.open.open(caller)
+	e, err := h.open.open(r.Context(), caller)
 	if err != nil {
 		h.refuseOpen(w, err)
 		return

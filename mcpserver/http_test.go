@@ -13,6 +13,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serveMCP serves the handler of c over e's database, closed at the end
@@ -421,6 +422,64 @@ func TestOpeningBodyLimit(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"pad":"` + big + `"}}}`
 	if a := post(t, srv.URL, e.secret, sid, ping); a.status != 200 || !strings.Contains(a.body, `"id":5`) {
 		t.Errorf("a %d-byte ping within a session: %d %.200s; want 200", len(ping), a.status, a.body)
+	}
+}
+
+// TestOpeningWaitsForOpening checks that a request opening an MCP session
+// at the server's cap waits for the requests opening others to end, as
+// most open nothing: clients such as the official one probe the server
+// before they initialize, and the probe's place is free once it ends. It
+// is refused as soon as the one awaited keeps its place.
+func TestOpeningWaitsForOpening(t *testing.T) {
+	e := newEnv(t)
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 1})
+	// The next request that may open a session is held in progress until
+	// the channel sent on hold is closed.
+	hold, entered := make(chan chan struct{}, 1), make(chan struct{})
+	mcpserver.OnOpening(h, func(*mcp.Server) {
+		select {
+		case release := <-hold:
+			entered <- struct{}{}
+			<-release
+		default:
+		}
+	})
+	for _, first := range []struct {
+		body string
+		want int // of the second request, an initialize
+	}{
+		{toolsList, 200}, // opens nothing
+		{initialize("first"), http.StatusServiceUnavailable}, // keeps the place
+	} {
+		release := make(chan struct{})
+		hold <- release
+		answered := make(chan answer, 1)
+		go func() { answered <- post(t, srv.URL, e.secret, "", first.body) }()
+		<-entered
+		second := make(chan answer, 1)
+		go func() { second <- post(t, srv.URL, e.secret, "", initialize("second")) }()
+		select {
+		case a := <-second:
+			close(release)
+			t.Fatalf("after %s: an initialize at the cap, while a request that may open a session is in progress: %d %s; want it to wait", first.body, a.status, a.body)
+		case <-time.After(200 * time.Millisecond):
+		}
+		began := time.Now()
+		close(release)
+		<-answered
+		if a := <-second; a.status != first.want {
+			t.Errorf("after %s: the initialize that waited: %d %s; want %d", first.body, a.status, a.body, first.want)
+		}
+		if d := time.Since(began); d > 2*time.Second {
+			t.Errorf("after %s: the initialize was answered %s after the request awaited ended", first.body, d)
+		}
+		if first.want == 200 {
+			// Make room for the next round.
+			if _, err := e.db.ArchiveSession(t.Context(), e.ws, e.caller.Session.ID); err != nil {
+				t.Fatal(err)
+			}
+			e.caller, e.secret = e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+		}
 	}
 }
 

@@ -29,6 +29,13 @@ const (
 	DefaultMaxSessions = 256
 )
 
+// openWait bounds how long a request that may open an MCP session waits,
+// at a cap, for the requests opening others to end. Most of those open
+// nothing (a client's probe, a body refused as too large), and their
+// places are free as soon as they end: a client that sends its next
+// request the moment it has an answer must not find them still taken.
+const openWait = 5 * time.Second
+
 // The reasons why no MCP session is opened or used.
 var (
 	errServerFull = errors.New("server full")
@@ -53,6 +60,9 @@ type sessions struct {
 	byOwner map[string][]*entry // by memstore session ID
 	tick    uint64              // orders uses, for least recently used
 	closing bool
+	// changed is closed, and replaced, when an entry being opened ends or
+	// gets its session: what open waits for at a cap.
+	changed chan struct{}
 }
 
 // An entry is one MCP session.
@@ -74,7 +84,7 @@ type entry struct {
 type getStream struct{ cancel context.CancelFunc }
 
 func newSessions(perSession, max int) *sessions {
-	return &sessions{perSession: perSession, max: max, byID: map[string]*entry{}, byOwner: map[string][]*entry{}}
+	return &sessions{perSession: perSession, max: max, byID: map[string]*entry{}, byOwner: map[string][]*entry{}, changed: make(chan struct{})}
 }
 
 // open enters a new MCP session of caller, with one request (the one
@@ -82,23 +92,39 @@ func newSessions(perSession, max int) *sessions {
 // request ends. At the memstore session's cap, its least recently used
 // MCP session is closed to make room: clients seldom end their sessions
 // (with DELETE), so the newest is the one in use; and as the cap is per
-// memstore session, no one can close another's sessions this way.
-func (s *sessions) open(caller *memstore.Caller) (*entry, error) {
+// memstore session, no one can close another's sessions this way. At a
+// cap that only sessions still being opened fill, open waits for those
+// (at most openWait, or until ctx ends) before it refuses.
+func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, error) {
+	owner := caller.Session.ID
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
-		return nil, errClosing
-	}
-	owner := caller.Session.ID
-	if len(s.byOwner[owner]) >= s.perSession {
-		victim := s.leastRecentlyUsed(owner)
-		if victim == nil {
-			return nil, errOpening
+	var timeout <-chan time.Time
+	for {
+		err := s.room(owner)
+		if err == nil {
+			break
 		}
-		s.closeLocked(victim)
-	}
-	if len(s.byID) >= s.max {
-		return nil, errServerFull
+		if err == errClosing || !s.opening(err) {
+			return nil, err
+		}
+		if timeout == nil {
+			t := time.NewTimer(openWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+			s.mu.Lock()
+		case <-timeout:
+			s.mu.Lock()
+			return nil, err
+		case <-ctx.Done():
+			s.mu.Lock()
+			return nil, err
+		}
 	}
 	s.tick++
 	e := &entry{id: rand.Text(), caller: caller, used: s.tick, requests: 1, streams: map[*getStream]struct{}{}}
@@ -108,6 +134,46 @@ func (s *sessions) open(caller *memstore.Caller) (*entry, error) {
 		e.expiry = time.AfterFunc(time.Until(*caller.ExpiresAt), func() { s.close(e) })
 	}
 	return e, nil
+}
+
+// room makes room for one more MCP session of owner, closing its least
+// recently used one at its cap; it says why there is none.
+func (s *sessions) room(owner string) error {
+	if s.closing {
+		return errClosing
+	}
+	if len(s.byOwner[owner]) >= s.perSession {
+		victim := s.leastRecentlyUsed(owner)
+		if victim == nil {
+			return errOpening
+		}
+		s.closeLocked(victim)
+	}
+	if len(s.byID) >= s.max {
+		return errServerFull
+	}
+	return nil
+}
+
+// opening reports whether an MCP session is being opened that, when it
+// ends or gets its session, may make the room that err says is missing:
+// one of the memstore session's for its cap, any for the server's.
+func (s *sessions) opening(err error) bool {
+	if err == errOpening {
+		return true // every one of the memstore session's is being opened
+	}
+	for _, e := range s.byID {
+		if e.ss == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// signal wakes the requests waiting in open.
+func (s *sessions) signal() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // leastRecentlyUsed is the MCP session of owner to close first: the least
@@ -140,6 +206,7 @@ func (s *sessions) attach(e *entry, ss *mcp.ServerSession) {
 		s.mu.Lock()
 		closed := e.closed
 		e.ss = ss
+		s.signal()
 		s.mu.Unlock()
 		if closed {
 			go ss.Close()
@@ -206,6 +273,9 @@ func (s *sessions) closeLocked(e *entry) {
 		return
 	}
 	e.closed = true
+	if e.ss == nil {
+		s.signal()
+	}
 	if e.expiry != nil {
 		e.expiry.Stop()
 	}
@@ -256,9 +326,16 @@ func (s *sessions) shutdown() {
 	}
 }
 
-// count is the number of MCP sessions open or being opened.
+// count is the number of MCP sessions open: those the SDK has made, not
+// the requests in progress that may yet open one.
 func (s *sessions) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.byID)
+	n := 0
+	for _, e := range s.byID {
+		if e.ss != nil {
+			n++
+		}
+	}
+	return n
 }
