@@ -235,7 +235,7 @@ func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *m
 		h.refuseOpen(w, err)
 		return
 	}
-	defer h.open.done(e, nil)
+	defer h.open.opened(e)
 	srv := newServer(ts, caller.Session, h.version, &mcp.ServerOptions{Logger: h.log, GetSessionID: func() string { return e.id }})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -60,8 +60,8 @@ type sessions struct {
 	byOwner map[string][]*entry // by memstore session ID
 	tick    uint64              // orders uses, for least recently used
 	closing bool
-	// changed is closed, and replaced, when an entry being opened ends or
-	// gets its session: what open waits for at a cap.
+	// changed is closed, and replaced, when an entry is closed, gets its
+	// session or ends its opening request: what open waits for at a cap.
 	changed chan struct{}
 }
 
@@ -75,6 +75,7 @@ type entry struct {
 	ss       *mcp.ServerSession // nil until the SDK hands it a request
 	used     uint64
 	requests int                     // requests in progress, but for GET streams
+	opening  bool                    // the request that opened it is in progress
 	streams  map[*getStream]struct{} // open GET streams, ended at shutdown
 	expiry   *time.Timer             // at the caller's ExpiresAt
 	closed   bool
@@ -93,19 +94,20 @@ func newSessions(perSession, max int) *sessions {
 // MCP session is closed to make room: clients seldom end their sessions
 // (with DELETE), so the newest is the one in use; and as the cap is per
 // memstore session, no one can close another's sessions this way. At a
-// cap that only sessions still being opened fill, open waits for those
-// (at most openWait, or until ctx ends) before it refuses.
+// cap where sessions are still being opened, open first waits for those
+// (at most openWait, or until ctx ends), then closes one in use or
+// refuses.
 func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, error) {
 	owner := caller.Session.ID
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var timeout <-chan time.Time
-	for {
-		err := s.room(owner)
+	for patient := true; ; {
+		err := s.room(owner, patient)
 		if err == nil {
 			break
 		}
-		if err == errClosing || !s.opening(err) {
+		if err == errClosing || !patient || !s.opening(owner, err) {
 			return nil, err
 		}
 		if timeout == nil {
@@ -117,17 +119,15 @@ func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, e
 		s.mu.Unlock()
 		select {
 		case <-changed:
-			s.mu.Lock()
 		case <-timeout:
-			s.mu.Lock()
-			return nil, err
+			patient = false // a last try, closing what may be closed
 		case <-ctx.Done():
-			s.mu.Lock()
-			return nil, err
+			patient = false
 		}
+		s.mu.Lock()
 	}
 	s.tick++
-	e := &entry{id: rand.Text(), caller: caller, used: s.tick, requests: 1, streams: map[*getStream]struct{}{}}
+	e := &entry{id: rand.Text(), caller: caller, used: s.tick, requests: 1, opening: true, streams: map[*getStream]struct{}{}}
 	s.byID[e.id] = e
 	s.byOwner[owner] = append(s.byOwner[owner], e)
 	if caller.ExpiresAt != nil {
@@ -137,12 +137,17 @@ func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, e
 }
 
 // room makes room for one more MCP session of owner, closing its least
-// recently used one at its cap; it says why there is none.
-func (s *sessions) room(owner string) error {
+// recently used one at its cap; it says why there is none. A patient
+// caller would rather wait for owner's sessions being opened, which most
+// often open nothing, than close one in use.
+func (s *sessions) room(owner string, patient bool) error {
 	if s.closing {
 		return errClosing
 	}
 	if len(s.byOwner[owner]) >= s.perSession {
+		if patient && s.opening(owner, errOpening) {
+			return errOpening
+		}
 		victim := s.leastRecentlyUsed(owner)
 		if victim == nil {
 			return errOpening
@@ -157,13 +162,18 @@ func (s *sessions) room(owner string) error {
 
 // opening reports whether an MCP session is being opened that, when it
 // ends or gets its session, may make the room that err says is missing:
-// one of the memstore session's for its cap, any for the server's.
-func (s *sessions) opening(err error) bool {
+// one of owner's for its cap, any for the server's.
+func (s *sessions) opening(owner string, err error) bool {
 	if err == errOpening {
-		return true // every one of the memstore session's is being opened
+		for _, e := range s.byOwner[owner] {
+			if e.opening {
+				return true
+			}
+		}
+		return false
 	}
 	for _, e := range s.byID {
-		if e.ss == nil {
+		if e.opening {
 			return true
 		}
 	}
@@ -244,10 +254,26 @@ func (s *sessions) use(id string, caller *memstore.Caller, stream *getStream) (*
 	return e, nil
 }
 
-// done ends a request counted by open or use. An entry the SDK made no
-// session for (its request was no initialize, or failed) is forgotten; a
-// session the SDK closes is forgotten when it ends (see attach). Once the
-// server is shutting down, a session is closed when its last request ends.
+// opened ends the request counted by open. The SDK makes a session for
+// every such request but keeps it only if the request initialized it:
+// any other entry is forgotten now rather than when the SDK's closing of
+// its session is noticed (see attach), and the requests waiting in open
+// are woken, as the client that made the request may already have sent
+// its next one.
+func (s *sessions) opened(e *entry) {
+	s.mu.Lock()
+	ss := e.ss
+	s.mu.Unlock()
+	kept := ss != nil && ss.InitializeParams() != nil // not under s.mu: it takes the SDK's lock
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.opening = false
+	s.signal()
+	s.end(e, kept)
+}
+
+// done ends a request counted by use. A session the SDK closes is
+// forgotten when it ends (see attach).
 func (s *sessions) done(e *entry, stream *getStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -255,8 +281,15 @@ func (s *sessions) done(e *entry, stream *getStream) {
 		delete(e.streams, stream)
 		return
 	}
+	s.end(e, e.ss != nil)
+}
+
+// end ends one request of e; an entry without a session to keep, once
+// its opening request has ended, is forgotten. Once the server is
+// shutting down, a session is closed when its last request ends.
+func (s *sessions) end(e *entry, kept bool) {
 	e.requests--
-	if e.requests == 0 && (e.ss == nil || s.closing) {
+	if (!kept && !e.opening) || (e.requests == 0 && s.closing) {
 		s.closeLocked(e)
 	}
 }
@@ -273,9 +306,7 @@ func (s *sessions) closeLocked(e *entry) {
 		return
 	}
 	e.closed = true
-	if e.ss == nil {
-		s.signal()
-	}
+	s.signal()
 	if e.expiry != nil {
 		e.expiry.Stop()
 	}
