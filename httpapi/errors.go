@@ -9,7 +9,8 @@ import (
 )
 
 // codeTooLarge is the error type of a request body above the server's cap
-// (§5.4). No memstore code stands for it: only the HTTP layer reads bodies.
+// (docs/api.md, Status codes). No memstore code stands for it: only the
+// HTTP layer reads bodies.
 const codeTooLarge = "request_too_large"
 
 // internalMessage is all a client learns of an internal error; the cause
@@ -17,8 +18,9 @@ const codeTooLarge = "request_too_large"
 const internalMessage = "internal server error"
 
 // statusOf is the one table from error codes, which are the API's error
-// types, to HTTP statuses (§5.4). The types that memstore's services never
-// return are listed too, so that a backend may use them and be mapped.
+// types, to HTTP statuses (docs/api.md, Status codes). The types that
+// memstore's services never return are listed too, so that a backend may
+// use them and be mapped.
 var statusOf = map[string]int{
 	memstore.EInvalid:            http.StatusBadRequest,
 	memstore.EUnauthenticated:    http.StatusUnauthorized,
@@ -58,9 +60,9 @@ func (s *Server) fail(w *responseWriter, r *http.Request, err error) {
 	s.writeError(w, status, e)
 }
 
-// writeError writes the error envelope (§2.10) with status, and the retry
-// hint of §4.4: the SDKs retry every 409 unless told not to, so each
-// deterministic 4xx says x-should-retry: false, while transient
+// writeError writes the error envelope with status, and the retry hint
+// (docs/api.md, Retries): the SDKs retry every 409 unless told not to, so
+// each deterministic 4xx says x-should-retry: false, while transient
 // contention, and a path conflict whose blocker could not be named, say
 // true.
 func (s *Server) writeError(w *responseWriter, status int, e *memstore.Error) {

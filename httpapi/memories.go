@@ -7,9 +7,9 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// precondition reads the precondition of a create or update body (§4.1,
-// §6 rows 3-4): a content hash to match (content_sha256, in lowercase)
-// or not_exists; nil is neither.
+// precondition reads the precondition of a create or update body
+// (docs/api.md, Preconditions): a content hash to match (content_sha256,
+// in lowercase) or not_exists; nil is neither.
 func precondition(p *Precondition) (sha string, notExists bool, err error) {
 	if p == nil {
 		return "", false, nil
@@ -154,7 +154,7 @@ func (s *Server) updateMemory(w *responseWriter, r *http.Request, c *memstore.Ca
 }
 
 // deleteMemory serves DELETE .../memories/{id} (#11). The hash to match
-// comes from the query, or from a JSON body (§6 row 16); both must agree.
+// comes from the query, or from a JSON body; both must agree.
 func (s *Server) deleteMemory(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
 	sha := p.sha256("expected_content_sha256")

@@ -69,7 +69,7 @@ func (p *params) view(def bool) bool {
 }
 
 // limit returns the page size: 1-100, default 20, silently capped at 20
-// when the page holds content (§3.4).
+// when the page holds content (docs/api.md, Pagination).
 func (p *params) limit(full bool) int {
 	n := p.count("limit", memstore.DefaultPageSize, memstore.MaxPageSize)
 	if full {
@@ -107,7 +107,7 @@ func (p *params) boolean(name string) bool {
 
 // createdAt returns the bound op ("gte" or "lte") of the created_at
 // range, spelled created_at[op] as the SDKs send it or created_at_op as
-// the seed does (§6 row 6); both given must agree.
+// the research preview does; both given must agree.
 func (p *params) createdAt(op string) *time.Time {
 	var t *time.Time
 	var from string

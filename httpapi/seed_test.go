@@ -1,8 +1,9 @@
 package httpapi_test
 
-// Compatibility with the seed document of memory stores (the research
-// preview guide, spec §6): every request its curl examples show, sent as
-// they show it over plain net/http, with the results the guide documents.
+// Compatibility with the research preview's guide to memory stores
+// (docs/api.md, Differences from the hosted API): every request its curl
+// examples show, sent as they show it over plain net/http, with the
+// results the guide documents.
 // The guide's examples of the sessions API (attaching a store to a
 // session) are not part of the memory stores endpoints and are left out.
 

@@ -19,7 +19,7 @@ import (
 	"github.com/memstore/memstore/internal/ids"
 )
 
-// Server serves the memory stores API (spec §1) over the services of its
+// Server serves the memory stores API (docs/api.md) over the services of its
 // Config. It is an http.Handler, safe for concurrent use.
 //
 // Every answer is JSON with a request-id header, errors included: unknown
@@ -82,8 +82,8 @@ func New(c Config) *Server {
 	}
 	s.metrics = newMetrics(c.Registry, c.Counts, s.log)
 
-	// Update is routed for POST, PATCH and PUT alike (§6 row 1): the SDKs
-	// send POST, the seed and older docs PATCH.
+	// Update is routed for POST, PATCH and PUT alike: the SDKs send POST,
+	// the research preview and older docs PATCH.
 	const (
 		stores   = "/v1/memory_stores"
 		store    = stores + "/{memory_store_id}"
@@ -238,7 +238,8 @@ func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
 	}{"ok"})
 }
 
-// The API version and betas of §5.1.
+// The API versions and betas that strict mode accepts (docs/api.md,
+// Request headers).
 const (
 	APIVersion        = "2023-06-01"                // the Go SDK's; the TS SDK sends 2026-10-21
 	BetaMemory        = "agent-memory-2026-07-22"   // what the SDKs send
@@ -246,7 +247,7 @@ const (
 )
 
 // checkHeaders enforces anthropic-version and anthropic-beta in strict
-// mode (§5.1): the version must be one the SDKs send, and a memory beta
+// mode: the version must be one the SDKs send, and a memory beta
 // must be among the comma-separated betas of every anthropic-beta header.
 func checkHeaders(r *http.Request) error {
 	switch v := r.Header.Get("Anthropic-Version"); v {
@@ -266,7 +267,7 @@ func checkHeaders(r *http.Request) error {
 	return invalid("anthropic-beta must include %s (or %s)", BetaMemory, betaManagedAgents)
 }
 
-// caller checks the headers and authenticates the request (§5.1): the
+// caller checks the headers and authenticates the request: the
 // secret is x-api-key if sent, else the Authorization bearer token. A
 // sent anthropic-workspace-id must be the credential's workspace, which
 // the response then echoes.

@@ -13,10 +13,10 @@ import (
 // agent run, yet small enough never to overflow a time.Duration.
 const maxTokenLifetime = 10 * 365 * 24 * time.Hour
 
-// routeSessions adds the session routes (§1.1, and memstore's tokens,
-// prompt and search). The sessions service decides who may do what: a
-// session token may read its own session and use its prompt and search;
-// everything else about sessions needs an API key.
+// routeSessions adds the session routes: the SDKs', and memstore's tokens,
+// prompt and search (docs/api.md, Sessions). The sessions service decides
+// who may do what: a session token may read its own session and use its
+// prompt and search; everything else about sessions needs an API key.
 func (s *Server) routeSessions() {
 	const (
 		sessions = "/v1/sessions"
@@ -45,7 +45,7 @@ type sessionResource struct {
 	MemoryStoreID *string `json:"memory_store_id"`
 	Access        *string `json:"access"`
 	Instructions  *string `json:"instructions"`
-	Prompt        *string `json:"prompt"` // the seed's name for instructions (§6)
+	Prompt        *string `json:"prompt"` // the research preview's name for instructions
 }
 
 // sessionCreate reads the body of POST /v1/sessions: resources, title and

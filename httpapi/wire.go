@@ -8,9 +8,10 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// The JSON objects of the API (spec §2), one type per object, used by the
-// server to write them and by the client to read them. Every nullable key
-// is a pointer so that it is written as null rather than left out.
+// The JSON objects of the API (docs/api.md, Objects), one type per object,
+// used by the server to write them and by the client to read them. Every
+// nullable key is a pointer so that it is written as null rather than left
+// out.
 
 // Object type discriminators.
 const (
@@ -69,7 +70,7 @@ func timePtr(t *Timestamp) *time.Time {
 	return &v
 }
 
-// StoreJSON is a memory_store object (§2.1).
+// StoreJSON is a memory_store object.
 type StoreJSON struct {
 	Type        string            `json:"type"`
 	ID          string            `json:"id"`
@@ -108,8 +109,8 @@ func (j *StoreJSON) Store() *memstore.Store {
 	}
 }
 
-// DeletedJSON is the answer to a deletion: memory_store_deleted (§2.2) or
-// memory_deleted (§2.5).
+// DeletedJSON is the answer to a deletion: memory_store_deleted or
+// memory_deleted.
 type DeletedJSON struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
@@ -121,8 +122,9 @@ func StoreDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeStoreDel
 // MemoryDeleted is the answer to the deletion of memory id.
 func MemoryDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeDeleted, ID: id} }
 
-// MemoryJSON is a memory object (§2.3). Content is null in the basic view.
-// SizeBytes repeats ContentSizeBytes under the seed's name (§6 row 8).
+// MemoryJSON is a memory object. Content is null in the basic view.
+// SizeBytes repeats ContentSizeBytes under the research preview's name
+// (docs/api.md, Differences from the hosted API).
 type MemoryJSON struct {
 	Type             string    `json:"type"`
 	ID               string    `json:"id"`
@@ -166,7 +168,7 @@ func (j *MemoryJSON) Memory() *memstore.Memory {
 	return m
 }
 
-// PrefixJSON is a memory_prefix list item (§2.4).
+// PrefixJSON is a memory_prefix list item.
 type PrefixJSON struct {
 	Type string `json:"type"`
 	Path string `json:"path"`
@@ -225,8 +227,7 @@ func (j *ListItemJSON) ListItem() memstore.ListItem {
 	return memstore.ListItem{}
 }
 
-// ActorJSON is an actor (§2.7): its type and the one ID field that type
-// has.
+// ActorJSON is an actor: its type and the one ID field that type has.
 type ActorJSON struct {
 	Type             string `json:"type"`
 	SessionID        string `json:"session_id,omitempty"`
@@ -257,8 +258,8 @@ func (j *ActorJSON) Actor() memstore.Actor {
 	return memstore.Actor{Type: memstore.ActorType(j.Type), ID: id}
 }
 
-// VersionJSON is a memory_version object (§2.6), with the nulls of its
-// state table.
+// VersionJSON is a memory_version object, with a null for every value it
+// lacks (docs/api.md, memory_version).
 type VersionJSON struct {
 	Type             string     `json:"type"`
 	ID               string     `json:"id"`
@@ -330,14 +331,15 @@ func (j *VersionJSON) Version() *memstore.Version {
 	return v
 }
 
-// PageJSON is the envelope of every list (§2.9). NextPage is null on the
-// last page, and a page with a NextPage is never empty.
+// PageJSON is the envelope of every list (docs/api.md, Pagination).
+// NextPage is null on the last page, and a page with a NextPage is never
+// empty.
 type PageJSON[T any] struct {
 	Data     []T     `json:"data"`
 	NextPage *string `json:"next_page"`
 }
 
-// ErrorJSON is the error envelope (§2.10).
+// ErrorJSON is the error envelope (docs/api.md, Errors).
 type ErrorJSON struct {
 	Type      string      `json:"type"`
 	Error     ErrorDetail `json:"error"`
@@ -354,7 +356,7 @@ type ErrorDetail struct {
 }
 
 // Precondition is the precondition object of a create or update body
-// (§4.1, §6 rows 3-4).
+// (docs/api.md, Preconditions).
 type Precondition struct {
 	Type          string  `json:"type"` // "content_sha256" or "not_exists"
 	ContentSHA256 *string `json:"content_sha256,omitempty"`
@@ -396,8 +398,9 @@ type MemoryUpdateRequest struct {
 	Precondition *Precondition `json:"precondition,omitempty"`
 }
 
-// SessionResourceJSON is a memory_store resource of a session (§2.8): the
-// attachment with its snapshots and mount path.
+// SessionResourceJSON is a memory_store resource of a session: the
+// attachment with its snapshots and mount path (docs/api.md, Session
+// objects).
 type SessionResourceJSON struct {
 	Type          string  `json:"type"`
 	MemoryStoreID string  `json:"memory_store_id"`
