@@ -21,7 +21,7 @@ const (
 	AccessReadOnly  Access = "read_only"  // read, list and search only
 )
 
-// Limits of sessions (API contract §2.8, §3.6).
+// Limits of sessions (docs/api.md, Limits).
 const (
 	MaxSessionStores = 8
 	MaxInstructions  = 4096 // characters
@@ -139,7 +139,8 @@ type SessionService interface {
 	// stores, snapshotting their names and descriptions, then makes the
 	// session's first token and returns it with its secret, which is not
 	// kept. A store that is not in the workspace, or is archived, is
-	// EInvalid naming it, as are the other rules of ValidateSessionCreate.
+	// EInvalid naming it, as are the other rules of docs/api.md (Creating a
+	// session).
 	CreateSession(ctx context.Context, c *Caller, sc SessionCreate) (*Session, *SessionToken, string, error)
 	// Session returns a session, archived or not (ENotFound).
 	Session(ctx context.Context, c *Caller, id string) (*Session, error)

@@ -250,7 +250,7 @@ func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID
 }
 
 // UpdateMemory implements memstore.MemoryStorage, deciding in the order
-// of the API contract (§4.2).
+// of docs/api.md (Order of checks).
 func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
 	if u.Path != nil {
 		if err := storablePath(*u.Path); err != nil {

@@ -236,7 +236,8 @@ func testListMemories(t *testing.T, open func(*testing.T) backend) {
 	})
 
 	t.Run("CursorFromAnotherList", func(t *testing.T) {
-		// Spec 2.9: a cursor of another list endpoint is refused.
+		// A cursor of another list endpoint is refused (docs/api.md,
+		// Pagination).
 		b, sid := newStore(t, open)
 		for i := range 3 {
 			mustCreateMemory(t, b, wsA, sid, fmt.Sprintf("/c%d.md", i), "x")

@@ -23,8 +23,8 @@ type SessionBackend interface {
 	memstore.SessionService
 }
 
-// RunSessions runs the tests of memstore.SessionService (API contract
-// §2.8, §3.6). open returns a fresh, empty backend for each subtest whose
+// RunSessions runs the tests of memstore.SessionService (docs/api.md,
+// Sessions). open returns a fresh, empty backend for each subtest whose
 // clock is now: the suite moves that clock to order sessions and to
 // expire tokens, so the backend must take every timestamp from it.
 func RunSessions(t *testing.T, open func(t *testing.T, now func() time.Time) SessionBackend) {

@@ -1,9 +1,9 @@
 // Package storetest is the behavioural conformance suite that every
 // memstore backend must pass: the contract of memstore.StoreService,
-// MemoryService, VersionService, SessionService and SearchService checked
-// through the caller-facing interfaces only, so that every backend (behind
-// a memstore.Core) and every remote core (httpapi.Client) is held to
-// exactly the same rules.
+// MemoryService, VersionService, SessionService and SearchService
+// (docs/api.md) checked through the caller-facing interfaces only, so that
+// every backend (behind a memstore.Core) and every remote core
+// (httpapi.Client) is held to exactly the same rules.
 //
 // The suite knows nothing about a backend's IDs or cursors beyond their
 // documented prefixes (memstore_, mem_, memver_): IDs and cursors are
