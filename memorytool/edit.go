@@ -117,8 +117,9 @@ func cutRunes(s string, n int) string {
 
 // replace is str_replace on decoded content: oldStr must occur exactly once
 // in the whole text (memstore matches the whole text where the reference
-// matches line by line, spec §8.1). It returns the new content and the
-// result text, a snippet of the new content around the change.
+// matches line by line; docs/memory-tool.md, Whole-text str_replace). It
+// returns the new content and the result text, a snippet of the new
+// content around the change.
 func replace(p, content, oldStr, newStr string) (string, string, error) {
 	var at, endLine int
 	if oldStr == "" {

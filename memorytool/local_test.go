@@ -131,7 +131,7 @@ func TestMessages(t *testing.T) {
 		in   map[string]any
 		want string
 	}{
-		// Paths (spec §2, §8.2).
+		// Paths (docs/memory-tool.md, Paths and No host paths).
 		{view("/memories/out-dir"), "Error: Path would escape /memories directory via symlink"},
 		{view("/memories/out-dir/secret.txt"), "Error: Path would escape /memories directory via symlink"},
 		{view("/memories/out-file"), "Error: Path would escape /memories directory via symlink"},

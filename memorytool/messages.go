@@ -103,7 +103,7 @@ func errVanished(p string) error {
 }
 
 // The messages below replace raw operating-system errors, which in the
-// reference carry absolute host paths (spec §8.2).
+// reference carry absolute host paths (docs/memory-tool.md, No host paths).
 
 func errTooLong(p string) error { return errorf("The path %s is too long", p) }
 
@@ -117,12 +117,14 @@ func errNUL(p string) error {
 	return errorf("The path %s contains a NUL byte", strings.ReplaceAll(p, "\x00", `\x00`))
 }
 
-// errPercent refuses percent-encoded traversal characters (spec §8.4); the
-// reference takes them as literal file names.
+// errPercent refuses percent-encoded traversal characters
+// (docs/memory-tool.md, Encoded traversal); the reference takes them as
+// literal file names.
 func errPercent(p string) error { return errEscape(p) }
 
-// errInvalidInput reports malformed tool input (spec §8.5); the reference
-// throws raw JavaScript TypeErrors or writes half a file.
+// errInvalidInput reports malformed tool input (docs/memory-tool.md,
+// Malformed input); the reference throws raw JavaScript TypeErrors or
+// writes half a file.
 func errInvalidInput(command, field, problem string) error {
 	return errorf("Invalid input for %s: %s %s", command, field, problem)
 }

@@ -14,8 +14,8 @@ const Root = "/memories"
 // cleanPath checks a path the model sent and returns it relative to
 // /memories, lexically cleaned: "." for /memories itself. The checks and
 // their order follow the reference (prefix, then lexical escape), with
-// memstore's stricter rules: the prefix is exact (spec §8.3), percent-encoded
-// traversal is refused (§8.4) and so is a NUL byte (§8.2).
+// memstore's stricter rules: the prefix is exact, percent-encoded
+// traversal is refused and so is a NUL byte (docs/memory-tool.md, Paths).
 func cleanPath(p string) (string, error) {
 	if p != Root && !strings.HasPrefix(p, Root+"/") {
 		return "", errBadPrefix(p)

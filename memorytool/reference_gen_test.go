@@ -33,8 +33,8 @@ type refGen struct {
 // refCmd is one generated command.
 type refCmd struct {
 	input map[string]any
-	// lineMatch: a str_replace that the §8.1 rule took out; input is then
-	// the replacement command.
+	// lineMatch: a str_replace that whole-text matching took out; input is
+	// then the replacement command.
 	lineMatch bool
 }
 
@@ -326,8 +326,8 @@ func (g *refGen) strReplace() refCmd {
 	old := g.oldStr(content)
 	in := map[string]any{"command": "str_replace", "path": p, "old_str": old, "new_str": refPick(g, refNewStrs)}
 	if isFile && refLineMatchDiffers(content, old) {
-		// §8.1: whole-text and per-line matching disagree here; that has
-		// its own test, so ask for something both sides agree on.
+		// Whole-text and per-line matching disagree here; that has its own
+		// test, so ask for something both sides agree on.
 		return refCmd{input: map[string]any{"command": "view", "path": p}, lineMatch: true}
 	}
 	return refCmd{input: in}

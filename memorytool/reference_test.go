@@ -4,8 +4,9 @@ package memorytool_test
 // (@anthropic-ai/sdk 1.11.0, BetaLocalFilesystemMemoryTool, run by node
 // through testdata/reference/run.cjs): random command sequences run on both,
 // and every result and every resulting tree must be equal, except for the
-// deliberate differences of the spec's §8, each of which has its own test
-// below that pins both the reference's text and memstore's.
+// deliberate differences of docs/memory-tool.md (Differences from the
+// reference), each of which has its own test below that pins both the
+// reference's text and memstore's.
 
 import (
 	"flag"
@@ -61,7 +62,7 @@ func (s *refStats) String() string {
 	for _, c := range []string{"view", "create", "str_replace", "insert", "delete", "rename"} {
 		fmt.Fprintf(&sb, "%s %d ok/%d error, ", c, s.ok[c], s.failed[c])
 	}
-	fmt.Fprintf(&sb, "%d raw OS errors of the reference (§8.2), %d str_replace swapped for a view (§8.1)", s.raw, s.lineMatch)
+	fmt.Fprintf(&sb, "%d raw OS errors of the reference (no host paths), %d str_replace swapped for a view (whole-text str_replace)", s.raw, s.lineMatch)
 	return sb.String()
 }
 
@@ -140,16 +141,17 @@ func refCompare(input map[string]any, ref, ms refAnswer, rootA string) string {
 	if !ref.OK {
 		if want, raw := refRawOSError(input, ref.Text, rootA); raw {
 			if want == "" {
-				return "the reference gave a raw OS error that §8.2 does not map"
+				return "the reference gave a raw OS error that memstore does not replace (docs/memory-tool.md, No host paths)"
 			}
 			if ms != (refAnswer{Text: want}) {
-				return fmt.Sprintf("the reference gave a raw OS error; memstore must answer the §8.2 text %q", want)
+				return fmt.Sprintf("the reference gave a raw OS error; memstore must answer with the model's path alone: %q", want)
 			}
 			return ""
 		}
 	}
-	// §8.1: memstore's snippet covers a multi-line new_str completely,
-	// where the reference's stops two lines after the first changed line.
+	// Whole-text str_replace: memstore's snippet covers a multi-line
+	// new_str completely, where the reference's stops two lines after the
+	// first changed line.
 	if input["command"] == "str_replace" && ref.OK && ms.OK {
 		if newStr, _ := input["new_str"].(string); strings.Contains(newStr, "\n") && refSnippetExtends(ref.Text, ms.Text, strings.Count(newStr, "\n")) {
 			return ""
@@ -205,9 +207,9 @@ func refSnippetExtends(ref, ms string, extra int) bool {
 	return true
 }
 
-// refRawOSError recognises the raw Node errors of spec §6 in the
-// reference's answer to input and returns memstore's §8.2 answer for it
-// ("" when the error is raw but unknown). raw is false for ordinary
+// refRawOSError recognises the raw Node errors in the reference's answer
+// to input and returns memstore's answer for it (docs/memory-tool.md, No
+// host paths; "" when the error is raw but unknown). raw is false for ordinary
 // messages.
 func refRawOSError(input map[string]any, text, rootA string) (want string, raw bool) {
 	msg, ok := strings.CutPrefix(text, "Error: ")
@@ -325,7 +327,8 @@ func refReadHost(t *testing.T, name string) string {
 	return string(b)
 }
 
-// §8.1: memstore matches old_str against the whole text.
+// memstore matches old_str against the whole text (docs/memory-tool.md,
+// Whole-text str_replace).
 func TestReferenceStrReplaceWholeText(t *testing.T) {
 	refNeed(t)
 	pair := refNewPair(t)
@@ -368,8 +371,9 @@ func TestReferenceStrReplaceWholeText(t *testing.T) {
 	}
 }
 
-// §8.2: where the reference passes a raw OS error with host paths to the
-// model, memstore names only the model's path.
+// Where the reference passes a raw OS error with host paths to the model,
+// memstore names only the model's path (docs/memory-tool.md, No host
+// paths).
 func TestReferenceRawOSErrors(t *testing.T) {
 	refNeed(t)
 	pair := refNewPair(t)
@@ -451,7 +455,7 @@ func TestReferenceRawOSErrors(t *testing.T) {
 	}
 }
 
-// §8.3: the prefix is exact.
+// The prefix is exact (docs/memory-tool.md, Exact prefix).
 func TestReferenceExactPrefix(t *testing.T) {
 	for _, c := range []struct{ path, hostRel string }{
 		{"/memoriesX/a.md", "X/a.md"},
@@ -462,7 +466,8 @@ func TestReferenceExactPrefix(t *testing.T) {
 	}
 }
 
-// §8.4: percent-encoded traversal is refused, never decoded.
+// Percent-encoded traversal is refused, never decoded (docs/memory-tool.md,
+// Encoded traversal).
 func TestReferencePercentEncoded(t *testing.T) {
 	for _, c := range []struct{ path, hostRel string }{
 		{"/memories/%2e%2e%2fsecret.md", "%2e%2e%2fsecret.md"},
@@ -501,8 +506,9 @@ func refCreateRefused(t *testing.T, path, hostRel, want string) {
 	})
 }
 
-// §8.5: malformed input changes nothing. The reference's create without
-// file_text fails only after it has made an empty file.
+// Malformed input changes nothing (docs/memory-tool.md, Malformed input).
+// The reference's create without file_text fails only after it has made
+// an empty file.
 func TestReferenceCreateWithoutFileText(t *testing.T) {
 	refNeed(t)
 	pair := refNewPair(t)
@@ -524,7 +530,7 @@ func TestReferenceCreateWithoutFileText(t *testing.T) {
 }
 
 // Lexical ".." and other spellings of the same path: both sides must agree
-// (up to §8.2's replacement of raw OS errors), whatever the random
+// (up to the replacement of raw OS errors), whatever the random
 // sequences happened to pick.
 func TestReferenceDotDotSpellings(t *testing.T) {
 	refNeed(t)

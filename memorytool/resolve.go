@@ -153,9 +153,9 @@ func (l *Local) walk(dir string, comps []string, hops *int) (string, int, error)
 }
 
 // pathError turns an operating-system error about model path p into a
-// message that names only p (spec §8.2); the reference passes the raw error,
-// with absolute host paths, to the model. short selects the missing-path
-// wording of delete and rename.
+// message that names only p (docs/memory-tool.md, No host paths); the
+// reference passes the raw error, with absolute host paths, to the model.
+// short selects the missing-path wording of delete and rename.
 func (l *Local) pathError(p string, err error, short bool) error {
 	var errno syscall.Errno
 	switch {

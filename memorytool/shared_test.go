@@ -63,7 +63,8 @@ func TestSharedMessages(t *testing.T) {
 		in   map[string]any
 		want string
 	}{
-		// Paths (spec §2, §8.2-8.4).
+		// Paths (docs/memory-tool.md, Paths, No host paths, Exact prefix,
+		// Encoded traversal).
 		{view("/etc/passwd"), "Error: Path must start with /memories, got: /etc/passwd"},
 		{view(""), "Error: Path must start with /memories, got: "},
 		{view("memories/a.txt"), "Error: Path must start with /memories, got: memories/a.txt"},
