@@ -16,7 +16,7 @@ import (
 	"github.com/memstore/memstore/internal/localfile"
 )
 
-// The four types of memory (spec §3).
+// The four types of memory (docs/memory-directory.md, Topic files).
 const (
 	TypeUser      = "user"      // who the user is: role, expertise, preferences
 	TypeFeedback  = "feedback"  // corrections and confirmed approaches, with the reason
@@ -31,8 +31,9 @@ var Types = []string{TypeUser, TypeFeedback, TypeProject, TypeReference}
 func ValidType(t string) bool { return slices.Contains(Types, t) }
 
 // Frontmatter is what memstore reads from a topic file's frontmatter. Both
-// shapes of spec §3 are read: type and modified at the top level (older
-// files) or under metadata: (newer ones, which win when both are there).
+// shapes are read (docs/memory-directory.md, Topic files): type and
+// modified at the top level (older files) or under metadata: (newer ones,
+// which win when both are there).
 type Frontmatter struct {
 	Name        string
 	Description string

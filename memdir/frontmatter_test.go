@@ -9,8 +9,8 @@ import (
 	"github.com/memstore/memstore/memdir"
 )
 
-// TestParseFrontmatterShapes reads both shapes of spec §3 and the YAML
-// forms memory files use.
+// TestParseFrontmatterShapes reads both shapes of frontmatter and the YAML
+// forms memory files use (docs/memory-directory.md, Topic files).
 func TestParseFrontmatterShapes(t *testing.T) {
 	modified := time.Date(2026, 9, 1, 12, 34, 56, 789e6, time.UTC)
 	tests := []struct {
@@ -106,7 +106,8 @@ func TestParseFrontmatterErrors(t *testing.T) {
 	}
 }
 
-// TestIndexLine checks the index-line format of spec §3 both ways.
+// TestIndexLine checks the index-line format both ways
+// (docs/memory-directory.md, Index lines).
 func TestIndexLine(t *testing.T) {
 	parse := []struct {
 		line string

@@ -11,7 +11,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// CanonicalGitRoot finds the git repository that holds dir (spec §1.2).
+// CanonicalGitRoot finds the git repository that holds dir
+// (docs/memory-directory.md, Project root).
 // gitRoot is the nearest directory at or above dir with a .git directory
 // or file; canonical is the directory that names the repository as a
 // whole, shared by all its worktrees: for a linked worktree, the main

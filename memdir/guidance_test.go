@@ -9,8 +9,9 @@ import (
 	"github.com/memstore/memstore/memdir"
 )
 
-// TestGuidanceCovers checks that the full guidance says everything spec §4
-// asks of it, and that every level names the directory.
+// TestGuidanceCovers checks that the full guidance says everything
+// docs/memory-directory.md (Prompt) says it does, and that every level
+// names the directory.
 func TestGuidanceCovers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory") + string(filepath.Separator)
 	full := memdir.Guidance(dir, false, memdir.DetailFull)

@@ -11,16 +11,17 @@ import (
 	"unicode/utf8"
 )
 
-// The limits on the part of MEMORY.md that is loaded (spec §2). The size
-// limit is counted in UTF-16 code units, the way Claude Code measures a
-// string's length, though Claude Code names it in bytes.
+// The limits on the part of MEMORY.md that is loaded
+// (docs/memory-directory.md, MEMORY.md limits). The size limit is counted
+// in UTF-16 code units, the way Claude Code measures a string's length,
+// though Claude Code names it in bytes.
 const (
 	MaxIndexLines = 200
 	MaxIndexUnits = 25_000
 )
 
 // The thresholds above which lint warns that the index is close to its
-// limits (spec §4).
+// limits (docs/memory-directory.md, Lint).
 const (
 	NearIndexLines = 140
 	NearIndexUnits = 20_000
@@ -49,11 +50,11 @@ type Index struct {
 func (x Index) Truncated() bool { return x.LinesCut || x.SizeCut }
 
 // LoadIndex cleans the raw text of MEMORY.md (see CleanIndex) and applies
-// the limits of spec §2: more than MaxIndexLines lines keeps the first
-// MaxIndexLines; if the cleaned text is over MaxIndexUnits and what is kept
-// still is, it is cut at the last line feed at or before MaxIndexUnits (or
-// hard at MaxIndexUnits when there is none); a cut adds a warning that
-// names the reason.
+// the limits (docs/memory-directory.md, MEMORY.md limits): more than
+// MaxIndexLines lines keeps the first MaxIndexLines; if the cleaned text
+// is over MaxIndexUnits and what is kept still is, it is cut at the last
+// line feed at or before MaxIndexUnits (or hard at MaxIndexUnits when
+// there is none); a cut adds a warning that names the reason.
 func LoadIndex(raw string) Index {
 	text := CleanIndex(raw)
 	x := Index{Lines: strings.Count(text, "\n") + 1, Units: Units(text)}

@@ -20,8 +20,9 @@ func lines(n, w int) string {
 	return strings.Join(out, "\n")
 }
 
-// TestLoadIndexVectors checks every vector of spec §2: the lines kept, the
-// reason in the warning, and that what is kept is a prefix of the input.
+// TestLoadIndexVectors checks every example of docs/memory-directory.md
+// (MEMORY.md limits) and the edges around them: the lines kept, the reason
+// in the warning, and that what is kept is a prefix of the input.
 func TestLoadIndexVectors(t *testing.T) {
 	const tail = ". Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files."
 	tests := []struct {

@@ -129,7 +129,7 @@ var Rules = map[string]string{
 }
 
 // Lint checks the memory directory dir, and its team directory when there
-// is one, against the rules of spec §4 (see Rules), and returns the
+// is one, against Rules (docs/memory-directory.md, Lint), and returns the
 // findings ordered by file and line. A directory that does not exist has
 // no findings.
 func Lint(dir string) ([]Finding, error) {

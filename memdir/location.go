@@ -13,7 +13,8 @@ import (
 )
 
 // The environment variables that decide where memory is and whether it is
-// on (spec §1). An empty variable counts as unset.
+// on (docs/memory-directory.md, Enablement and Where the directory is).
+// An empty variable counts as unset.
 const (
 	EnvDisable        = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
 	EnvSimple         = "CLAUDE_CODE_SIMPLE"
@@ -124,7 +125,7 @@ func (l *Location) LogPath(t time.Time) string {
 }
 
 // Resolve finds the memory directory and whether memory is on, following
-// Claude Code's rules (spec §1).
+// Claude Code's rules (docs/memory-directory.md, Where the directory is).
 //
 // Memory is on or off by the first rule that decides:
 // CLAUDE_CODE_DISABLE_AUTO_MEMORY true (1, true, yes or on, in any case)

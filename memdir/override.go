@@ -10,10 +10,10 @@ import (
 
 // ValidateOverride checks a memory directory chosen by an override and
 // returns it cleaned, NFC-normalised and ending with one separator, or an
-// error saying why it is rejected (spec §1.3). fromSettings is true for
-// autoMemoryDirectory in a settings file, where "~/" (and "~\") stand for
-// home; the environment override never expands "~", so "~/mem" there is a
-// relative path.
+// error saying why it is rejected (docs/memory-directory.md, Overrides).
+// fromSettings is true for autoMemoryDirectory in a settings file, where
+// "~/" (and "~\") stand for home; the environment override never expands
+// "~", so "~/mem" there is a relative path.
 //
 // A value is rejected when it is empty; from settings, when the part after
 // "~/" cleans to "." or ".." (the home directory or its parent); and when,

@@ -15,7 +15,7 @@ func TestValidateOverride(t *testing.T) {
 		want         string // "" when rejected
 		reason       string // part of the error when rejected
 	}{
-		// The vectors of spec §1.3.
+		// The examples of docs/memory-directory.md (Overrides).
 		{"/a", false, "", "near-root"},
 		{"/ab", false, "/ab/", ""},
 		{"/tmp/./a/../mem///", false, "/tmp/mem/", ""},

@@ -18,7 +18,8 @@ Every subcommand takes --cwd DIR (default: the working directory) and
 Run 'memstore memdir SUBCOMMAND --help' for a subcommand's flags.
 `
 
-// The exit statuses of the memdir subcommands (memdir spec §4).
+// The exit statuses of the memdir subcommands (docs/memory-directory.md,
+// Commands).
 const (
 	exitFindings = exitCode(1) // done, with findings or nothing found
 	exitDisabled = exitCode(3) // memory is disabled and the command cannot proceed
