@@ -24,8 +24,9 @@
 //     /mnt/memory/notes/proj never lists /mnt/memory/notes/projects/.
 //   - memory_list shows two levels by default, as the memory tool's view
 //     does, and at most MaxListEntries entries.
-//   - memory_write upserts by path (the contract's decision 1), creating
-//     only where nothing is, and updating only the content it just saw.
+//   - memory_write upserts by path, as the research preview's tool did,
+//     creating only where nothing is, and updating only the content it
+//     just saw.
 //   - memory_delete deletes one memory; a directory is refused, so that
 //     no single call erases many memories.
 //   - All six tools are offered even when every store is read-only; the

@@ -64,7 +64,8 @@ const (
 	shutdownTimeout = 10 * time.Second
 )
 
-// defaultMaxMemoriesPerStore is the hosted service's cap (spec decision 4).
+// defaultMaxMemoriesPerStore is the hosted service's cap (docs/api.md,
+// Limits).
 const defaultMaxMemoriesPerStore = 2000
 
 // defaultMaxConnections bounds the connections a server holds at once
