@@ -38,10 +38,11 @@ type SearchResult struct {
 	Snippet string
 }
 
-// SearchService finds memories by their text. The index it uses is updated
-// in the transaction of every write, so a search never returns stale
-// content: deleted memories, earlier content and redacted versions never
-// match.
+// SearchService finds memories by their text. A search sees every write
+// acknowledged before it began, and never stale content: deleted
+// memories, earlier content and redacted versions never match. (A backend
+// may index asynchronously, as SQLite does, if each search first waits
+// for the writes acknowledged before it.)
 type SearchService interface {
 	// SearchMemories searches the live memories of one or more stores of
 	// the caller's workspace, best first (EInvalid: see
