@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 
 	"github.com/memstore/memstore"
 )
@@ -16,12 +17,28 @@ var BusyTimeout = &busyTimeout
 // a write failing after its first change would.
 func (db *DB) FailHalfway(ctx context.Context, storeID string) error {
 	return db.write(ctx, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE stores SET name = 'half-written' WHERE id = ?`, storeID); err != nil {
+		if _, err := tx.exec(ctx, `UPDATE stores SET name = 'half-written' WHERE id = ?`, storeID); err != nil {
 			return err
 		}
 		return memstore.Errorf(memstore.EConflict, "failed halfway")
 	})
 }
+
+// FailUnwritten submits a write that reads the store and then fails with
+// an error that is not a refusal, as a driver error would, before any
+// change.
+func (db *DB) FailUnwritten(ctx context.Context, storeID string) error {
+	return db.write(ctx, func(tx *txn) error {
+		var name string
+		if err := tx.queryRow(ctx, `SELECT name FROM stores WHERE id = ?`, storeID).Scan(&name); err != nil {
+			return err
+		}
+		return ErrUnwritten
+	})
+}
+
+// ErrUnwritten is FailUnwritten's error.
+var ErrUnwritten = errors.New("failed before writing")
 
 // HoldWrites keeps the writer waiting until release is called, so that a
 // test can queue writes to run together in the next batch, in the order

@@ -222,7 +222,7 @@ func (ix *indexer) whenIndexed(ctx context.Context, cond string, fn func(tx *txn
 		c := ix.conns
 		err := inTx(ctx, &c.stmts, func(tx *txn) error {
 			var ok bool
-			if err := tx.QueryRowContext(ctx, `SELECT `+cond).Scan(&ok); err != nil {
+			if err := tx.queryRow(ctx, `SELECT `+cond).Scan(&ok); err != nil {
 				return err
 			}
 			if !ok {

@@ -27,13 +27,13 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 	w := &memstore.Workspace{ID: db.ids.New(ids.Workspace, now), Name: name, CreatedAt: fromNanos(nanos(now))}
 	err := db.write(ctx, func(tx *txn) error {
 		var taken int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE name = ?", name).Scan(&taken); err != nil {
+		if err := tx.queryRow(ctx, "SELECT count(*) FROM workspaces WHERE name = ?", name).Scan(&taken); err != nil {
 			return err
 		}
 		if taken > 0 {
 			return memstore.Errorf(memstore.EConflict, "a workspace named %q already exists", name)
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)", w.ID, w.Name, nanos(w.CreatedAt))
+		_, err := tx.exec(ctx, "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)", w.ID, w.Name, nanos(w.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -91,13 +91,13 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 	}
 	err := db.write(ctx, func(tx *txn) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE id = ?", workspaceID).Scan(&n); err != nil {
+		if err := tx.queryRow(ctx, "SELECT count(*) FROM workspaces WHERE id = ?", workspaceID).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
 			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
+		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, nanos(k.CreatedAt))
 		return err
 	})
@@ -142,11 +142,11 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKe
 func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	var k *memstore.APIKey
 	err := db.write(ctx, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", nanos(db.now()), id); err != nil {
+		if _, err := tx.exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", nanos(db.now()), id); err != nil {
 			return err
 		}
 		var err error
-		k, err = scanKey(tx.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
+		k, err = scanKey(tx.queryRow(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return memstore.Errorf(memstore.ENotFound, "no API key %q", id)
 		}
@@ -176,7 +176,7 @@ func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller
 	}
 	if now := db.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
 		err := db.write(ctx, func(tx *txn) error {
-			_, err := tx.ExecContext(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", nanos(now), k.ID)
+			_, err := tx.exec(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", nanos(now), k.ID)
 			return err
 		})
 		if err != nil {

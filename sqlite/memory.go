@@ -36,7 +36,7 @@ func scanMemory(row interface{ Scan(...any) error }) (*memstore.Memory, error) {
 }
 
 func getMemory(ctx context.Context, tx *txn, storeID, id string) (*memstore.Memory, error) {
-	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ? AND store_id = ?`, id, storeID))
+	m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
 	}
@@ -77,9 +77,9 @@ func conflict(ctx context.Context, tx *txn, storeID, path, self string) error {
 		}
 	}
 	args, marks = append(args, path), append(marks, "?")
-	err := tx.QueryRowContext(ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path IN (`+strings.Join(marks, ", ")+`) ORDER BY path LIMIT 1`, args...).Scan(&id, &at)
+	err := tx.queryRow(ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path IN (`+strings.Join(marks, ", ")+`) ORDER BY path LIMIT 1`, args...).Scan(&id, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.QueryRowContext(ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`,
+		err = tx.queryRow(ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`,
 			storeID, self, path+"/", upperBound(path+"/")).Scan(&id, &at)
 	}
 	switch {
@@ -100,7 +100,7 @@ func insertVersion(ctx context.Context, tx *txn, v *memstore.Version) error {
 	if v.HasContent {
 		content, sum, size = v.Content, v.ContentSHA256, v.ContentSize
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.exec(ctx, `INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID)
 	return err
 }
@@ -125,7 +125,7 @@ func (db *DB) modify(ctx context.Context, tx *txn, m *memstore.Memory, path, con
 		return err
 	}
 	m.VersionID, m.UpdatedAt = v.ID, v.CreatedAt
-	_, err := tx.ExecContext(ctx, `UPDATE memories SET path = ?, content = ?, sha256 = ?, size = ?, version_id = ?, updated_at = ? WHERE id = ?`,
+	_, err := tx.exec(ctx, `UPDATE memories SET path = ?, content = ?, sha256 = ?, size = ?, version_id = ?, updated_at = ? WHERE id = ?`,
 		m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.UpdatedAt), m.ID)
 	return err
 }
@@ -155,7 +155,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 			return memstore.ErrArchived(storeID)
 		}
 		if c.Upsert && !c.IfNotExists {
-			m, err = scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, storeID, c.Path))
+			m, err = scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, storeID, c.Path))
 			switch {
 			case err == nil && m.Content == c.Content:
 				return nil
@@ -174,7 +174,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 		}
 		if db.max > 0 {
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE store_id = ?`, storeID).Scan(&n); err != nil {
+			if err := tx.queryRow(ctx, `SELECT count(*) FROM memories WHERE store_id = ?`, storeID).Scan(&n); err != nil {
 				return err
 			}
 			if n >= db.max {
@@ -191,7 +191,7 @@ func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c m
 			return err
 		}
 		m.VersionID, m.CreatedAt, m.UpdatedAt = v.ID, v.CreatedAt, v.CreatedAt
-		_, err = tx.ExecContext(ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err = tx.exec(ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.ID, storeID, m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.CreatedAt), nanos(m.UpdatedAt))
 		return err
 	})
@@ -321,7 +321,7 @@ func (db *DB) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA2
 		if err := insertVersion(ctx, tx, db.newVersion(m, memstore.OpDeleted, by)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ?`, id)
+		_, err = tx.exec(ctx, `DELETE FROM memories WHERE id = ?`, id)
 		return err
 	})
 	if err != nil {
@@ -379,7 +379,7 @@ func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memst
 			if inclusive {
 				op = ">="
 			}
-			rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE store_id = ? AND path `+op+` ? AND path < ? ORDER BY path LIMIT ?`,
+			rows, err := tx.query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE store_id = ? AND path `+op+` ? AND path < ? ORDER BY path LIMIT ?`,
 				storeID, from, hi, want)
 			if err != nil {
 				return err

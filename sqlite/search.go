@@ -190,7 +190,7 @@ type searcher struct {
 
 func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) (*searcher, error) {
 	s := &searcher{ctx: ctx, tx: tx, hits: map[int64]*searchHit{}}
-	if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
+	if err := tx.queryRow(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
 		return nil, err
 	}
 	var filter string
@@ -250,7 +250,7 @@ func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) 
 		gaps[i] = "EXISTS (SELECT 1 FROM memories WHERE " + g + ")"
 	}
 	var others bool
-	err := tx.QueryRowContext(ctx, `SELECT `+strings.Join(gaps, " OR "), args...).Scan(&others)
+	err := tx.queryRow(ctx, `SELECT `+strings.Join(gaps, " OR "), args...).Scan(&others)
 	return !others, err
 }
 
@@ -258,7 +258,7 @@ func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) 
 // calls fn for each row, with bm25 negated; it reports whether the window
 // was full.
 func (s *searcher) lookup(query, expr string, fn func(rowid int64, score float64, path string)) (full bool, err error) {
-	rows, err := s.tx.QueryContext(s.ctx, query, append([]any{expr}, s.args...)...)
+	rows, err := s.tx.query(s.ctx, query, append([]any{expr}, s.args...)...)
 	if err != nil {
 		return false, err
 	}
@@ -493,7 +493,7 @@ func (s *searcher) common(t searchtext.Term) (bool, error) {
 		return false, nil
 	}
 	var r int64
-	err := s.tx.QueryRowContext(s.ctx, `SELECT rowid FROM memories_words WHERE memories_words MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
+	err := s.tx.queryRow(s.ctx, `SELECT rowid FROM memories_words WHERE memories_words MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
 		termExpr(t), searchProbe-1).Scan(&r)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -504,7 +504,7 @@ func (s *searcher) common(t searchtext.Term) (bool, error) {
 		return false, nil
 	}
 	var n int
-	err = s.tx.QueryRowContext(s.ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_words WHERE memories_words MATCH ? LIMIT ?)`,
+	err = s.tx.queryRow(s.ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_words WHERE memories_words MATCH ? LIMIT ?)`,
 		termExpr(t), searchCommon+1).Scan(&n)
 	return n > searchCommon, err
 }
@@ -560,7 +560,7 @@ func (s *searcher) ranked(tier int) []*searchHit {
 
 // searchResult reads a memory found and cuts its snippet.
 func searchResult(ctx context.Context, tx *txn, h *searchHit, terms []searchtext.Term) (memstore.SearchResult, error) {
-	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, h.rowid))
+	m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, h.rowid))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = fmt.Errorf("memory row %d is in the search index but not in memories", h.rowid)
 	}

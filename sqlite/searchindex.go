@@ -496,13 +496,13 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	// fails (the database is closing), the next round indexes them again.
 	done, _ := json.Marshal(queue)
 	ix.db.submit(ctx, ix.db.indexWrites, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM search_queue WHERE (memory_rowid, changes) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, string(done)); err != nil {
+		if _, err := tx.exec(ctx, `DELETE FROM search_queue WHERE (memory_rowid, changes) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, string(done)); err != nil {
 			return err
 		}
 		if !purged {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM search_purge WHERE requests = ?`, purge.Int64)
+		_, err := tx.exec(ctx, `DELETE FROM search_purge WHERE requests = ?`, purge.Int64)
 		return err
 	})
 	return more, nil

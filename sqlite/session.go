@@ -70,7 +70,7 @@ func attach(ctx context.Context, tx *txn, sessions []*memstore.Session) error {
 	if err != nil {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT session_id, store_id, access, instructions, name, description, mount_path
+	rows, err := tx.query(ctx, `SELECT session_id, store_id, access, instructions, name, description, mount_path
 		FROM session_stores WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY session_id, position`, string(b))
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func attach(ctx context.Context, tx *txn, sessions []*memstore.Session) error {
 }
 
 func getSession(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Session, error) {
-	s, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions s WHERE s.id = ? AND s.workspace_id = ?`, id, workspaceID))
+	s, err := scanSession(tx.queryRow(ctx, `SELECT `+sessionColumns+` FROM sessions s WHERE s.id = ? AND s.workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "session %s not found", id)
 	}
@@ -116,7 +116,7 @@ func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID stri
 		t := fromNanos(nanos(now.Add(ttl)))
 		tok.ExpiresAt, exp = &t, sql.NullInt64{Int64: nanos(t), Valid: true}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
+	_, err := tx.exec(ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, tok.ID, tok.SessionID, tok.WorkspaceID, memstore.HashSecret(secret), tok.Hint, nanos(now), exp)
 	if err != nil {
 		return nil, "", err
@@ -169,7 +169,7 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 		for i, a := range c.Stores {
 			var aat sql.NullInt64
 			at := &s.Attachments[i]
-			err := tx.QueryRowContext(ctx, `SELECT name, description, archived_at FROM stores WHERE id = ? AND workspace_id = ?`, a.StoreID, workspaceID).
+			err := tx.queryRow(ctx, `SELECT name, description, archived_at FROM stores WHERE id = ? AND workspace_id = ?`, a.StoreID, workspaceID).
 				Scan(&at.Name, &at.Description, &aat)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
@@ -185,12 +185,12 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 			}
 		}
 		memstore.AssignMountPaths(s.Attachments)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.exec(ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.ID, workspaceID, s.Title, string(meta), string(fields), nanos(now), nanos(now)); err != nil {
 			return err
 		}
 		for i, a := range s.Attachments {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
+			if _, err := tx.exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(now)); err != nil {
 				return err
 			}
@@ -252,7 +252,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		more  bool
 	)
 	err = db.read(ctx, func(tx *txn) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+sessionColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+		rows, err := tx.query(ctx, `SELECT `+sessionColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY `+at+` DESC, `+id+` DESC LIMIT ?`, args...)
 		if err != nil {
 			return err
@@ -315,7 +315,7 @@ func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID str
 	)
 	err := db.write(ctx, func(tx *txn) error {
 		var aat sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT archived_at FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&aat)
+		err := tx.queryRow(ctx, `SELECT archived_at FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&aat)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
@@ -369,13 +369,13 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 	args = append(args, n+1)
 	err = db.read(ctx, func(tx *txn) error {
 		var found int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&found); err != nil {
+		if err := tx.queryRow(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&found); err != nil {
 			return err
 		}
 		if found == 0 {
 			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE `+where+` ORDER BY created_at, id LIMIT ?`, args...)
+		rows, err := tx.query(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE `+where+` ORDER BY created_at, id LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}
@@ -411,7 +411,7 @@ func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memsto
 }
 
 func getToken(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.SessionToken, error) {
-	t, err := scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	t, err := scanToken(tx.queryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
 	}
@@ -422,7 +422,7 @@ func getToken(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
 	var t *memstore.SessionToken
 	err := db.write(ctx, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE session_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
+		if _, err := tx.exec(ctx, `UPDATE session_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
 			nanos(db.now()), id, workspaceID); err != nil {
 			return err
 		}
@@ -450,7 +450,7 @@ func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore
 		t *memstore.SessionToken
 	)
 	err := db.read(ctx, func(tx *txn) (err error) {
-		t, err = scanToken(tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, memstore.HashSecret(secret)))
+		t, err = scanToken(tx.queryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, memstore.HashSecret(secret)))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return invalid

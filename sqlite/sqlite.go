@@ -205,7 +205,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	sort.Strings(names)
 	return db.write(ctx, func(tx *txn) error {
 		var have int
-		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		if err := tx.queryRow(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 			return err
 		}
 		last := have
@@ -222,8 +222,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			// Several statements: run directly, never cached.
-			if _, err := tx.Tx.ExecContext(ctx, string(b)); err != nil {
+			if err := tx.execScript(ctx, string(b)); err != nil {
 				return fmt.Errorf("migration %s: %w", base, err)
 			}
 			last = n
@@ -231,227 +230,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		if last == have {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", last))
+		_, err := tx.exec(ctx, fmt.Sprintf("PRAGMA user_version = %d", last))
 		return err
 	})
-}
-
-// write runs fn in an immediate transaction on the write pool.
-func (db *DB) write(ctx context.Context, fn func(tx *txn) error) error {
-	if db.writes == nil { // while migrating
-		return inTx(ctx, &db.ws, fn)
-	}
-	return db.submit(ctx, db.writes, fn)
-}
-
-// submit hands fn to the batcher on queue and waits for its outcome.
-func (db *DB) submit(ctx context.Context, queue chan<- writeReq, fn func(tx *txn) error) error {
-	r := writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	select {
-	case queue <- r:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-db.closed:
-		return errors.New("the database is closed")
-	}
-	return <-r.done
-}
-
-// read runs fn in a transaction on the read pool, so that a list that
-// takes several queries sees one snapshot.
-func (db *DB) read(ctx context.Context, fn func(tx *txn) error) error {
-	return inTx(ctx, &db.rs, fn)
-}
-
-func inTx(ctx context.Context, stmts *stmtCache, fn func(tx *txn) error) error {
-	tx, err := stmts.pool.BeginTx(ctx, nil)
-	if err != nil {
-		return translate(err)
-	}
-	defer tx.Rollback()
-	if err := fn(&txn{Tx: tx, stmts: stmts}); err != nil {
-		return translate(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return translate(err)
-	}
-	stmts.prepareWanted(ctx)
-	return nil
-}
-
-// txn is a transaction whose statements are prepared once per connection
-// and then reused: parsing the SQL again on every call was a third of the
-// cost of retrieving a memory.
-type txn struct {
-	*sql.Tx
-	stmts *stmtCache
-	// ctx, when set, replaces the context given to each statement: in a
-	// batch, one request's cancellation must not interrupt a statement,
-	// which would roll back the whole transaction.
-	ctx context.Context
-	// changes counts the statements run that may change the database:
-	// every Exec, failed or not, and every query that is not a SELECT.
-	// The batcher tells by it whether a failed write left something to
-	// undo.
-	changes int
-	// live holds, by ID, the workspace of each store that storeState found
-	// live (there, and not archived) in this transaction: the writes of a
-	// batch mostly go to one store. Any statement that names a table of
-	// stores forgets them all.
-	live map[string]string
-}
-
-func (t *txn) context(ctx context.Context) context.Context {
-	if t.ctx != nil {
-		return t.ctx
-	}
-	return ctx
-}
-
-// changing notes a statement that may change the database.
-func (t *txn) changing(query string) {
-	t.changes++
-	if len(t.live) > 0 && strings.Contains(query, "stores") {
-		clear(t.live)
-	}
-}
-
-// query notes a query that may change the database: one that is not a
-// SELECT (an UPDATE ... RETURNING, say).
-func (t *txn) query(query string) {
-	if !strings.HasPrefix(query, "SELECT") {
-		t.changing(query)
-	}
-}
-
-// QueryContext runs a cached statement.
-func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	t.query(query)
-	ctx = t.context(ctx)
-	if s := t.stmts.get(ctx, query); s != nil {
-		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
-	}
-	return t.Tx.QueryContext(ctx, query, args...)
-}
-
-// QueryRowContext runs a cached statement.
-func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	t.query(query)
-	ctx = t.context(ctx)
-	if s := t.stmts.get(ctx, query); s != nil {
-		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
-	}
-	return t.Tx.QueryRowContext(ctx, query, args...)
-}
-
-// ExecContext runs a cached statement.
-func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	t.changing(query)
-	ctx = t.context(ctx)
-	if s := t.stmts.get(ctx, query); s != nil {
-		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
-	}
-	return t.Tx.ExecContext(ctx, query, args...)
-}
-
-// maxCachedStmts bounds the cache. The queries are the package's own, a
-// few dozen shapes (list filters combine into a few more), so the bound
-// only guards against a mistake.
-const maxCachedStmts = 512
-
-// stmtCache holds the prepared statements of one pool, by query text;
-// database/sql prepares each on a connection the first time it runs there.
-//
-// A query met for the first time runs unprepared and is prepared after
-// its transaction ends: preparing on the pool needs a free connection, and
-// the write pool's only one belongs to the transaction.
-type stmtCache struct {
-	pool   *sql.DB
-	mu     sync.Mutex
-	m      map[string]*sql.Stmt
-	wanted map[string]bool
-}
-
-// get returns the statement for query, or nil when it is not prepared
-// yet (it will be after this transaction) or the cache is full.
-func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.m[query]; ok {
-		return s
-	}
-	if len(c.m)+len(c.wanted) < maxCachedStmts {
-		if c.wanted == nil {
-			c.wanted = map[string]bool{}
-		}
-		c.wanted[query] = true
-	}
-	return nil
-}
-
-// prepareWanted prepares the queries that ran unprepared. It holds no
-// lock while preparing: on the write pool, preparing waits for the one
-// connection, which a transaction waiting in get may hold. A query that
-// fails to prepare is dropped; it keeps running unprepared, and its error,
-// if any, is reported where it runs.
-func (c *stmtCache) prepareWanted(ctx context.Context) {
-	c.mu.Lock()
-	var qs []string
-	for q := range c.wanted {
-		qs = append(qs, q)
-	}
-	clear(c.wanted)
-	c.mu.Unlock()
-	for _, q := range qs {
-		s, err := c.pool.PrepareContext(ctx, q)
-		if err != nil {
-			continue
-		}
-		c.mu.Lock()
-		if _, dup := c.m[q]; dup {
-			c.mu.Unlock()
-			s.Close()
-			continue
-		}
-		if c.m == nil {
-			c.m = map[string]*sql.Stmt{}
-		}
-		c.m[q] = s
-		c.mu.Unlock()
-	}
-}
-
-// queryRow runs a one-statement read outside any transaction, preparing
-// the statement on first use. Only for the read pool: preparing on the
-// write pool would wait for its one connection.
-//
-// Its reads are point lookups of microseconds, so they do not watch ctx
-// once started: with a cancellable context, database/sql and the driver
-// would each start a goroutine per statement to watch it.
-func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if err := ctx.Err(); err != nil {
-		return c.pool.QueryRowContext(ctx, query, args...) // fails at once with ctx's error
-	}
-	ctx = context.WithoutCancel(ctx)
-	if s := c.get(ctx, query); s != nil {
-		return s.QueryRowContext(ctx, args...)
-	}
-	c.prepareWanted(ctx)
-	if s := c.get(ctx, query); s != nil {
-		return s.QueryRowContext(ctx, args...)
-	}
-	return c.pool.QueryRowContext(ctx, query, args...)
-}
-
-func (c *stmtCache) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var errs []error
-	for _, s := range c.m {
-		errs = append(errs, s.Close())
-	}
-	c.m = nil
-	return errors.Join(errs...)
 }
 
 // translate turns driver errors into memstore errors by SQLite result
@@ -562,7 +343,7 @@ func storeState(ctx context.Context, tx *txn, workspaceID, storeID string) (arch
 		return false, nil
 	}
 	var a sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT archived_at FROM stores WHERE id = ? AND workspace_id = ?`, storeID, workspaceID).Scan(&a)
+	err = tx.queryRow(ctx, `SELECT archived_at FROM stores WHERE id = ? AND workspace_id = ?`, storeID, workspaceID).Scan(&a)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, memstore.Errorf(memstore.ENotFound, "memory store %s not found", storeID)

@@ -782,6 +782,19 @@ func TestWritesOfOneBatch(t *testing.T) {
 			t.Errorf("store %+v, %v; want its name unchanged", got, err)
 		}
 	})
+	t.Run("a write failing before any change, not by refusing, is left out alone", func(t *testing.T) {
+		s := mustStore(t, db)
+		errs := inOneBatch(t, db,
+			create(s, "/before"),
+			func() error { return db.FailUnwritten(ctx, s.ID) },
+			create(s, "/after"))
+		if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], sqlite.ErrUnwritten) {
+			t.Fatalf("errors %v, want nil, its own error, nil", errs)
+		}
+		if got := listAll(t, db, s.ID, memstore.MemoryFilter{}); !slices.Equal(got, []string{"/after", "/before"}) {
+			t.Errorf("memories %q", got)
+		}
+	})
 	t.Run("no write after an archive", func(t *testing.T) {
 		s := mustStore(t, db)
 		errs := inOneBatch(t, db,
@@ -795,6 +808,41 @@ func TestWritesOfOneBatch(t *testing.T) {
 			t.Errorf("memories %q", got)
 		}
 	})
+}
+
+// TestNoWriteAfterStoreDeleteInOneBatch checks that a write queued behind
+// the deletion of its store, in the same batch, is refused as a write to
+// a store that is not there, and that the writes before it stay undone
+// with the store.
+func TestNoWriteAfterStoreDeleteInOneBatch(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	s, other := mustStore(t, db), mustStore(t, db)
+	create := func(s *memstore.Store, path string) func() error {
+		return func() error {
+			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "x"}, alice)
+			return err
+		}
+	}
+	errs := inOneBatch(t, db,
+		create(s, "/before"),
+		create(other, "/kept"),
+		func() error { return db.DeleteStore(ctx, ws, s.ID) },
+		create(s, "/after"),
+		create(other, "/kept-too"))
+	if errs[0] != nil || errs[1] != nil || errs[2] != nil || memstore.ErrorCode(errs[3]) != memstore.ENotFound || errs[4] != nil {
+		t.Fatalf("errors %v, want nil, nil, nil, the deleted store's not-found, nil", errs)
+	}
+	if got := listAll(t, db, other.ID, memstore.MemoryFilter{}); !slices.Equal(got, []string{"/kept", "/kept-too"}) {
+		t.Errorf("memories of the other store %q", got)
+	}
+	c, err := db.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Memories != 2 {
+		t.Errorf("%d memories, want the other store's 2", c.Memories)
+	}
 }
 
 // inOneBatch queues writes while the writer is held, a little apart so

@@ -36,7 +36,7 @@ func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
 }
 
 func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Store, error) {
-	s, err := scanStore(tx.QueryRowContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	s, err := scanStore(tx.queryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
 	}
@@ -63,7 +63,7 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 		return nil, err
 	}
 	err = db.write(ctx, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.ID, workspaceID, s.Name, s.Description, string(meta), nanos(now), nanos(now))
 		return err
 	})
@@ -112,7 +112,7 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 	}
 	args = append(args, n+1)
 	err = db.read(ctx, func(tx *txn) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
+		rows, err := tx.query(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 		if err != nil {
 			return err
@@ -176,7 +176,7 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 			return err
 		}
 		now := db.now()
-		if _, err := tx.ExecContext(ctx, `UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+		if _, err := tx.exec(ctx, `UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?`,
 			name, desc, string(b), nanos(now), id); err != nil {
 			return err
 		}
@@ -198,6 +198,7 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memsto
 			return err
 		}
 		t, err := db.archive(ctx, tx, "stores", id)
+		tx.storeChanged(id)
 		s.ArchivedAt, s.UpdatedAt = &t, t
 		return err
 	})
@@ -211,7 +212,7 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memsto
 // sessions) to now, and returns now as stored.
 func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time, error) {
 	now := nanos(db.now())
-	_, err := tx.ExecContext(ctx, `UPDATE `+table+` SET archived_at = ?, updated_at = ? WHERE id = ?`, now, now, id)
+	_, err := tx.exec(ctx, `UPDATE `+table+` SET archived_at = ?, updated_at = ? WHERE id = ?`, now, now, id)
 	return fromNanos(now), err
 }
 
@@ -219,7 +220,8 @@ func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time
 // to the store's memories and versions, and secure_delete zeroes them.
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 	err := db.write(ctx, func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+		res, err := tx.exec(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+		tx.storeChanged(id)
 		if err != nil {
 			return err
 		}

@@ -42,7 +42,7 @@ func scanVersion(row interface{ Scan(...any) error }) (*memstore.Version, error)
 }
 
 func getVersion(ctx context.Context, tx *txn, storeID, id string) (*memstore.Version, error) {
-	v, err := scanVersion(tx.QueryRowContext(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
+	v, err := scanVersion(tx.queryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id)
 	}
@@ -98,7 +98,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+versionColumns(f.Full)+` FROM versions WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
+		rows, err := tx.query(ctx, `SELECT `+versionColumns(f.Full)+` FROM versions WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 			return err // redacting again keeps the first redaction
 		}
 		now := fromNanos(nanos(db.now()))
-		if _, err := tx.ExecContext(ctx, `UPDATE versions SET path = NULL, content = NULL, sha256 = NULL, size = NULL, redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE id = ?`,
+		if _, err := tx.exec(ctx, `UPDATE versions SET path = NULL, content = NULL, sha256 = NULL, size = NULL, redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE id = ?`,
 			nanos(now), string(by.Type), by.ID, id); err != nil {
 			return err
 		}

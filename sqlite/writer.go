@@ -8,20 +8,13 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// Group commit. Writes queue for SQLite's single writer anyway; the
-// batcher runs the writes that are waiting together in one transaction
-// and answers them after the one commit. A page that several of them
-// touch then goes into the log once instead of once per write, and there
-// is one commit instead of many.
-//
-// A write that fails must leave the others alone. Most fail before they
-// change anything (a missing memory, a precondition, a path conflict):
-// they just fail. One that fails after changing something cannot be undone
-// alone, so the transaction is rolled back and the batch runs again
-// without it; its error stands, since the writes before it are the same in
-// the new run. A savepoint around each write would undo it alone, but
-// costs two statements per write and a copy of every page the write
-// touches: a tenth of the writer's time.
+// The writer: one goroutine (the batcher) runs every write to the
+// database, with group commit. Writes queue for SQLite's single writer
+// anyway; the batcher runs the writes that are waiting together in one
+// transaction and answers them after the one commit. A page that several
+// of them touch then goes into the log once instead of once per write,
+// and there is one commit instead of many. The rule for the writes
+// themselves is stated once, at DB.write.
 
 // maxBatch bounds a batch, so that the first write of a long queue is not
 // kept waiting for all the others.
@@ -32,6 +25,46 @@ type writeReq struct {
 	ctx  context.Context
 	fn   func(tx *txn) error
 	done chan error
+}
+
+// write runs fn, a write closure, in a transaction of the writer and
+// returns fn's error, or the commit's.
+//
+// The rule for write closures. fn reads and writes through tx alone (its
+// exec for statements that may change the database, query and queryRow
+// for reads), and has no effect outside tx: fn may run more than once, in
+// a new transaction each time, and only its last run counts. To refuse, fn
+// returns a *memstore.Error before its first exec; the transaction is then
+// as it was, fn's error is its answer, and the other writes of the batch
+// go on. Any other failure (an error after an exec, or one that is not a
+// *memstore.Error, such as a driver error) cannot be undone alone: the
+// whole transaction is rolled back and the batch runs again without fn,
+// whose error stands. So a failing write never loses or partly applies
+// another, and never leaves part of itself. A write answered without error
+// was committed (and synced as far as synchronous=NORMAL does under WAL)
+// before write returns.
+//
+// A request cancelled before its turn is not run (ctx's error); once its
+// statements run, they run without ctx's cancellation, which would roll
+// back the whole batch.
+func (db *DB) write(ctx context.Context, fn func(tx *txn) error) error {
+	if db.writes == nil { // while migrating, before the batcher starts
+		return inTx(ctx, &db.ws, fn)
+	}
+	return db.submit(ctx, db.writes, fn)
+}
+
+// submit hands fn to the batcher on queue and waits for its outcome.
+func (db *DB) submit(ctx context.Context, queue chan<- writeReq, fn func(tx *txn) error) error {
+	r := writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case queue <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.closed:
+		return errors.New("the database is closed")
+	}
+	return <-r.done
 }
 
 // batcher runs until Close. Two queues feed it: the writes of the
@@ -101,9 +134,12 @@ func (db *DB) runBatch(batch []writeReq) {
 
 // tryBatch runs in one transaction the writes of batch that have not
 // failed yet, and reports whether it must run again: when a write failed
-// after changing the database, everything was rolled back, and that
-// write's error is in errs. Each run leaves out one more write, so the
-// runs end.
+// other than by a refusal before its first exec (DB.write), everything
+// was rolled back, and that write's error is in errs. Each run leaves out
+// one more write, so the runs end. No savepoint is taken around each
+// write: it would undo one alone, but costs two statements per write and
+// a copy of every page the write touches, a tenth of the writer's time,
+// while writes that fail after a change are rare.
 func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (again bool) {
 	if !slices.Contains(errs, nil) {
 		return false // every write has failed
@@ -113,7 +149,7 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 		fail(errs, translate(err))
 		return false
 	}
-	t := &txn{Tx: tx, stmts: &db.ws, ctx: ctx}
+	t := &txn{tx: tx, stmts: &db.ws, ctx: ctx}
 	ok := 0
 	for i, r := range batch {
 		if errs[i] != nil {
@@ -123,16 +159,16 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 			errs[i] = err
 			continue
 		}
-		before := t.changes
+		t.wrote = false
 		if err := r.fn(t); err != nil {
 			errs[i] = translate(err)
 			// Only a refusal by the service's own rules, made before any
-			// change, leaves the transaction as it was. A driver error
+			// exec, leaves the transaction as it was. A driver error
 			// may have rolled it back already (SQLite does so on I/O
 			// errors and a full disk), and the next statement would
 			// then commit on its own.
 			var refusal *memstore.Error
-			if t.changes != before || !errors.As(err, &refusal) {
+			if t.wrote || !errors.As(err, &refusal) {
 				tx.Rollback()
 				return true
 			}
