@@ -3,8 +3,32 @@
 // A DB is a memstore.Backend, the storage of a memstore.Core: it trusts
 // its callers, which the core has checked, and leaves the checks of
 // access and of input to the core, but for the invariants of what it
-// keeps. It is also the memstore.KeyService. Each call runs in one
-// transaction.
+// keeps. Each call runs in one transaction.
+//
+// # Services
+//
+// A DB implements, for the core, memstore.StoreStorage (store.go),
+// MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
+// (version.go), SessionStorage (session.go) and SearchStorage (search.go);
+// and, for the server itself, memstore.KeyService (key.go: workspaces and
+// API keys) and RevocationNotifier (revocations of keys, tokens and
+// sessions, heard by this process's listeners).
+//
+// # Parts
+//
+//   - sqlite.go: Open, Close, the migrations (migrations/), the
+//     translation of driver errors, and what the files share.
+//   - txn.go: transactions, and the cache of prepared statements of each
+//     pool; reads run on a pool of read-only connections (DB.read).
+//   - writer.go: the writer, the one goroutine that runs every write,
+//     with group commit; the rule every write follows is at DB.write.
+//   - checkpoint.go: copies the write-ahead log back into the database
+//     beside the writer.
+//   - indexer.go, searchindex.sql: the indexer, which keeps the search
+//     indexes in a file of their own (IndexPath) beside the writer;
+//     indexfile.go rebuilds that file when it is damaged or replaced.
+//   - files*.go: the database's files, their modes, and the refusal
+//     of a database this user may not write (ErrReadOnly).
 //
 // # Erasure
 //
@@ -92,9 +116,9 @@ type DB struct {
 	w, r   *sql.DB
 	ws, rs stmtCache // their prepared statements
 	ck     *checkpointer
-	ix     *indexer // keeps the search indexes (searchindex.go)
+	ix     *indexer // keeps the search indexes (indexer.go)
 	// writes and indexWrites (the indexer's) feed the batcher
-	// (batch.go), which runs every write.
+	// (writer.go), which runs every write.
 	writes, indexWrites chan writeReq
 	closed              chan struct{} // closed by Close: the batcher stops
 	batcherDone         chan struct{}

@@ -101,6 +101,18 @@ var searchIndexes = []struct{ table, cols string }{
 	{"memories_trigrams", "path, content"},
 }
 
+// An indexer keeps the search indexes of one DB, in one goroutine (run).
+// Its contract with the rest of the package:
+//   - the writer calls committed after each commit, and never waits for
+//     it; it waits (keepIndexUp) only while behind reports more than
+//     maxIndexLag writes not yet indexed, and never for a failing indexer;
+//   - the indexer reads the database's search_queue and memories, writes
+//     only the index file, and changes the database only through the
+//     writer (DB.submit on indexWrites, emptying the queue and the purge
+//     requests), so that the database keeps a single writer;
+//   - a search runs in whenIndexed, which waits until the indexes hold
+//     every write committed before it began, and finds the index file
+//     rebuilt if it was damaged (indexfile.go).
 type indexer struct {
 	file   string        // the index file
 	db     *DB           // whose writer empties the queue
