@@ -10,7 +10,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
-	"github.com/memstore/memstore/sqlite"
 )
 
 // The store commands (stores, ls, cat, put, edit, mv, rm, log, show, diff,
@@ -38,22 +37,40 @@ MEMSTORE_URL and MEMSTORE_API_KEY). On a database the workspace is
 recorded as made by the local user; on a server the key decides both.
 `
 
-// backendFlags are the flags every store command shares.
+// What a command may be given to reach its backend.
+type backendKinds uint8
+
+const (
+	withDB    backendKinds = 1 << iota // a database (--db)
+	withKey                            // a server (--url) with an API key (--api-key)
+	withToken                          // a server (--url) with a session token (--token)
+
+	withServer = withKey | withToken
+)
+
+// backendFlags are the flags and environment that select a command's
+// backend, and what the command accepts: every command selects its
+// backend through them.
 type backendFlags struct {
 	cmd       string // for messages: "ls", "stores create"
+	kinds     backendKinds
 	db        string
 	url       string
 	apiKey    string
+	token     string
 	workspace string
 	store     string
 	json      bool
-	create    bool // a missing database file may be made
+	// admin is for the commands that manage the database itself (keys,
+	// serve): they are given the database and no caller.
+	admin bool
+	opts  dbOptions
 }
 
 // addBackendFlags defines the shared flags on fs; withStore adds --store,
 // for the commands that work inside one store.
 func addBackendFlags(fs *flag.FlagSet, cmd string, withStore bool) *backendFlags {
-	f := &backendFlags{cmd: cmd}
+	f := &backendFlags{cmd: cmd, kinds: withDB | withKey}
 	fs.StringVar(&f.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
 	fs.StringVar(&f.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
@@ -96,72 +113,145 @@ type conn struct {
 	backend
 	e env
 	// caller is whom the commands call the backend as: with --db, the
-	// local user in the workspace; with --url nil, the key's own caller.
+	// local user in the workspace (nil for an admin command); with --url
+	// and a session token, the session; with an API key nil, the key's
+	// own caller.
 	caller *memstore.Caller
-	store  string // --store or MEMSTORE_STORE, "" when not given
-	json   bool
-	close  func() error
+	// db is the database with --db, nil with --url.
+	db    database
+	store string // --store or MEMSTORE_STORE, "" when not given
+	json  bool
+	close func() error
 }
 
 // Close closes the backend.
 func (c *conn) Close() error { return c.close() }
 
-// open opens the backend that the flags and environment name: defaults,
-// then MEMSTORE_* variables, then flags. Without --url or MEMSTORE_URL it
-// is the database that serve and keys use by default.
-func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
-	path, baseURL := f.db, f.url
-	if path == "" && baseURL == "" {
-		path, baseURL = e.getenv("MEMSTORE_DB"), e.getenv("MEMSTORE_URL")
-	}
-	if path != "" && baseURL != "" {
-		return nil, usageError(e, "memstore %s: give either --db or --url, not both", f.cmd)
-	}
-	c := &conn{e: e, store: f.store, json: f.json}
-	if c.store == "" {
-		c.store = e.getenv("MEMSTORE_STORE")
-	}
-	workspace := f.workspace
-	if workspace == "" {
-		workspace = e.getenv("MEMSTORE_WORKSPACE")
-	}
+// selection is the backend that the flags and environment name, checked
+// but not yet opened.
+type selection struct {
+	f         *backendFlags
+	db        string // the database's name, "" for a server
+	url       string
+	secret    string // the API key or session token for url
+	token     bool   // secret is a session token
+	workspace string
+	store     string
+}
 
-	if baseURL != "" {
-		key := f.apiKey
-		if key == "" {
+// selectBackend reads the backend that the flags and environment name:
+// defaults, then MEMSTORE_* variables, then flags. Only the variables of
+// what the command accepts count; without --url or MEMSTORE_URL it is the
+// database that serve and keys use by default. Mistakes are usage errors.
+func (f *backendFlags) selectBackend(e env) (*selection, error) {
+	s := &selection{f: f, db: f.db, url: f.url, workspace: f.workspace, store: f.store}
+	if s.db == "" && s.url == "" {
+		if f.kinds&withDB != 0 {
+			s.db = e.getenv("MEMSTORE_DB")
+		}
+		if f.kinds&withServer != 0 {
+			s.url = e.getenv("MEMSTORE_URL")
+		}
+	}
+	if s.workspace == "" {
+		s.workspace = e.getenv("MEMSTORE_WORKSPACE")
+	}
+	if s.store == "" {
+		s.store = e.getenv("MEMSTORE_STORE")
+	}
+	switch {
+	case s.db != "" && s.url != "":
+		return nil, usageError(e, "memstore %s: give either --db or --url, not both", f.cmd)
+	case s.url != "":
+		return s, f.credential(e, s)
+	case f.kinds&withDB == 0:
+		return nil, usageError(e, "memstore %s: say which server with --url URL (or MEMSTORE_URL)", f.cmd)
+	case f.apiKey != "":
+		return nil, usageError(e, "memstore %s: --api-key goes with --url, not --db", f.cmd)
+	case f.token != "":
+		return nil, usageError(e, "memstore %s: --token goes with --url (or MEMSTORE_URL), not --db", f.cmd)
+	}
+	var err error
+	s.db, err = dbPath(e, s.db)
+	return s, err
+}
+
+// credential sets the API key or session token that s's server is called
+// with: a flag, else a variable, of the kinds the command accepts.
+func (f *backendFlags) credential(e env, s *selection) error {
+	key, token := f.apiKey, f.token
+	if key != "" && token != "" {
+		return usageError(e, "memstore %s: give --api-key or --token, not both", f.cmd)
+	}
+	if key == "" && token == "" {
+		if f.kinds&withKey != 0 {
 			key = e.getenv("MEMSTORE_API_KEY")
 		}
-		if key == "" {
-			return nil, usageError(e, "memstore %s: --url needs an API key: give --api-key KEY or set MEMSTORE_API_KEY", f.cmd)
+		if f.kinds&withToken != 0 {
+			token = e.getenv("MEMSTORE_TOKEN")
 		}
-		client := httpapi.NewClient(baseURL, key)
-		// Sent as anthropic-workspace-id: the server refuses a key of
-		// another workspace.
-		client.WorkspaceID = workspace
+		if key != "" && token != "" {
+			return usageError(e, "memstore %s: both MEMSTORE_API_KEY and MEMSTORE_TOKEN are set; choose with --api-key or --token", f.cmd)
+		}
+	}
+	switch {
+	case token != "" && f.kinds&withKey != 0 && !strings.HasPrefix(token, memstore.SessionTokenPrefix):
+		return usageError(e, "memstore %s: --token takes a session token (%s...); give an API key with --api-key", f.cmd, memstore.SessionTokenPrefix)
+	case token != "":
+		s.secret, s.token = token, true
+	case key != "":
+		s.secret = key
+	case f.kinds&withServer == withServer:
+		return usageError(e, "memstore %s: --url needs a credential: give --api-key KEY or --token TOKEN (or set MEMSTORE_API_KEY or MEMSTORE_TOKEN)", f.cmd)
+	case f.kinds&withToken != 0:
+		return usageError(e, "memstore %s: --url needs a session token: give --token or set MEMSTORE_TOKEN (see 'memstore sessions create')", f.cmd)
+	default:
+		return usageError(e, "memstore %s: --url needs an API key: give --api-key KEY or set MEMSTORE_API_KEY", f.cmd)
+	}
+	return nil
+}
+
+// open opens the backend that the flags and environment name.
+func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
+	s, err := f.selectBackend(e)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(ctx, e)
+}
+
+// open opens the selected backend. A session token is authenticated at
+// once, so that a wrong one is reported before any work.
+func (s *selection) open(ctx context.Context, e env) (*conn, error) {
+	c := &conn{e: e, store: s.store, json: s.f.json}
+	if s.url != "" {
+		client := httpapi.NewClient(s.url, s.secret)
+		// Sent as anthropic-workspace-id: the server refuses a
+		// credential of another workspace.
+		client.WorkspaceID = s.workspace
+		if s.token {
+			caller, err := client.AuthenticateSession(ctx, s.secret)
+			if err != nil {
+				return nil, fmt.Errorf("the server did not accept the session token: %w", err)
+			}
+			client.Caller, c.caller = caller, caller
+		}
 		c.backend, c.close = client, func() error { return nil }
 		return c, nil
 	}
-
-	if f.apiKey != "" {
-		return nil, usageError(e, "memstore %s: --api-key goes with --url, not --db", f.cmd)
-	}
-	path, err := dbPath(e, path)
+	db, err := openDatabase(ctx, s.db, s.f.opts)
 	if err != nil {
 		return nil, err
 	}
-	// Only a command that makes a store makes a database: a mistyped
-	// path elsewhere is an error rather than an empty database.
-	db, err := openDB(ctx, path, f.create, sqlite.Options{})
-	if err != nil {
-		return nil, err
+	if !s.f.admin {
+		ws, err := localWorkspace(ctx, db, s.workspace)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
 	}
-	ws, err := localWorkspace(ctx, db, workspace)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	c.backend, c.close = memstore.NewCore(db), db.Close
-	c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
+	c.backend, c.db, c.close = memstore.NewCore(db), db, db.Close
 	return c, nil
 }
 

@@ -42,9 +42,10 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return runBenchRecall(ctx, e, args[1:])
 	}
 	fs := newFlags(e, "bench", benchHelp)
-	cfg := loadgen.Config{URL: e.getenv("MEMSTORE_URL"), APIKey: e.getenv("MEMSTORE_API_KEY")}
-	fs.StringVar(&cfg.URL, "url", cfg.URL, "base `URL` of the server (such as http://127.0.0.1:6366)")
-	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "API `KEY`")
+	var cfg loadgen.Config
+	bf := &backendFlags{cmd: "bench", kinds: withKey}
+	fs.StringVar(&bf.url, "url", "", "base `URL` of the server (such as http://127.0.0.1:6366)")
+	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY`")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 32, "concurrent clients")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to measure")
 	fs.StringVar(&cfg.Mix, "mix", loadgen.MixRead, "`MIX` of requests: "+strings.Join(loadgen.Mixes, ", "))
@@ -55,12 +56,15 @@ func runBench(ctx context.Context, e env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return usageError(e, "memstore bench: unexpected argument %q", fs.Arg(0))
-	case cfg.URL == "" || cfg.APIKey == "":
-		return usageError(e, "memstore bench: --url and --api-key (or MEMSTORE_URL and MEMSTORE_API_KEY) are required")
 	}
+	// The clients are loadgen's own, many of them, on the selected server.
+	sel, err := bf.selectBackend(e)
+	if err != nil {
+		return err
+	}
+	cfg.URL, cfg.APIKey = sel.url, sel.secret
 	start := time.Now()
 	cfg.Progress = func(done, total int) {
 		fmt.Fprintf(e.stderr, "seeded %d/%d memories (%.0f/s)\n", done, total, float64(done)/time.Since(start).Seconds())

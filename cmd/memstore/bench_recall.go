@@ -11,7 +11,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/recall"
-	"github.com/memstore/memstore/sqlite"
 )
 
 const benchRecallHelp = `Usage: memstore bench recall --docs DOCS.jsonl --queries QUERIES.jsonl [--k 5,10] [--misses] [--json]
@@ -68,7 +67,7 @@ func runBenchRecall(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "recall.db"), sqlite.Options{})
+	db, err := openDatabase(ctx, filepath.Join(dir, "recall.db"), dbOptions{create: true})
 	if err != nil {
 		return err
 	}

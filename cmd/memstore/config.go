@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,9 +13,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/mcpserver"
-	"github.com/memstore/memstore/sqlite"
 )
 
 // Configuration shared by serve and keys: where the database lives, and
@@ -45,35 +42,6 @@ func dbPath(e env, flagValue string) (string, error) {
 		return filepath.Join(home, ".local", "share", "memstore", "memstore.db"), nil
 	}
 	return "", errors.New("no database given and no home directory to keep one in: give --db FILE or set MEMSTORE_DB")
-}
-
-// openDB opens the database at path. With create, a missing file is made
-// with mode 0600, and its missing parent directories with mode 0700
-// (memories are private);
-// without, a missing file is an error, so that a mistyped path does not
-// leave an empty database behind.
-func openDB(ctx context.Context, path string, create bool, opts sqlite.Options) (*sqlite.DB, error) {
-	switch fi, err := os.Stat(path); {
-	case err == nil && fi.IsDir():
-		return nil, fmt.Errorf("database %s is a directory; give the path of a database file with --db", path)
-	case errors.Is(err, os.ErrNotExist) && !create:
-		return nil, fmt.Errorf("no database at %s; give the right one with --db or MEMSTORE_DB", path)
-	case errors.Is(err, os.ErrNotExist):
-		// sqlite.Open makes the file itself, with mode 0600.
-		if err := os.MkdirAll(filepath.Dir(path), private.DirMode); err != nil {
-			return nil, fmt.Errorf("cannot make the directory of database %s: %w", path, err)
-		}
-	case err != nil:
-		return nil, fmt.Errorf("cannot use database %s: %w", path, err)
-	}
-	db, err := sqlite.Open(ctx, path, opts)
-	if errors.Is(err, sqlite.ErrReadOnly) {
-		return nil, err // says what to do
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot use database %s (is it a memstore database, and may this user write to it and its directory?): %w", path, err)
-	}
-	return db, nil
 }
 
 // ensureWorkspace returns the workspace with an ID or name, creating one

@@ -9,7 +9,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
-	"github.com/memstore/memstore/sqlite"
 )
 
 const keysHelp = `Usage: memstore keys create [--db FILE] [--workspace NAME] [--name NAME] [--json]
@@ -79,32 +78,18 @@ func newKeyJSON(k *memstore.APIKey, workspaceName string) keyJSON {
 	}
 }
 
-// keysFlags are the flags the keys subcommands share.
-type keysFlags struct {
-	db   string
-	json bool
-}
-
-// add returns the flag set of a keys subcommand, with the shared flags.
-func (f *keysFlags) add(e env, name string) *flag.FlagSet {
+// keysFlags returns the flag set of a keys subcommand, with the shared
+// flags: the keys are in a database, which only create may make.
+func keysFlags(e env, name string, create bool) (*flag.FlagSet, *backendFlags) {
 	fs := newFlags(e, "keys "+name, keysHelp)
+	f := &backendFlags{cmd: "keys " + name, kinds: withDB, admin: true, opts: dbOptions{create: create}}
 	fs.StringVar(&f.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
-	return fs
-}
-
-// open opens the database the flags name; only create may make it.
-func (f *keysFlags) open(ctx context.Context, e env, create bool) (*sqlite.DB, error) {
-	path, err := dbPath(e, f.db)
-	if err != nil {
-		return nil, err
-	}
-	return openDB(ctx, path, create, sqlite.Options{})
+	return fs, f
 }
 
 func runKeysCreate(ctx context.Context, e env, args []string) error {
-	var f keysFlags
-	fs := f.add(e, "create")
+	fs, f := keysFlags(e, "create", true)
 	workspace := fs.String("workspace", "", "workspace `NAME` or ID, made if missing (or MEMSTORE_WORKSPACE; default \"default\")")
 	name := fs.String("name", "", "a `NAME` for the key, to tell keys apart")
 	pos, err := parseArgs(fs, args)
@@ -123,11 +108,12 @@ func runKeysCreate(ctx context.Context, e env, args []string) error {
 	if err := memstore.ValidateKeyName(*name); err != nil {
 		return usageError(e, "memstore keys create: --name: %v", err)
 	}
-	db, err := f.open(ctx, e, true)
+	c, err := f.open(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer c.Close()
+	db := c.db
 	ws, created, err := ensureWorkspace(ctx, db, *workspace)
 	if err != nil {
 		return err
@@ -154,8 +140,7 @@ func runKeysCreate(ctx context.Context, e env, args []string) error {
 }
 
 func runKeysList(ctx context.Context, e env, args []string) error {
-	var f keysFlags
-	fs := f.add(e, "ls")
+	fs, f := keysFlags(e, "ls", false)
 	workspace := fs.String("workspace", "", "list only the keys of workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default: all)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -167,11 +152,12 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 	if err := applyEnv(e, "keys ls", fs, map[string]string{"workspace": "MEMSTORE_WORKSPACE"}); err != nil {
 		return err
 	}
-	db, err := f.open(ctx, e, false)
+	c, err := f.open(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer c.Close()
+	db := c.db
 	wsID := ""
 	if *workspace != "" {
 		ws, err := db.Workspace(ctx, *workspace)
@@ -213,8 +199,7 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 }
 
 func runKeysRevoke(ctx context.Context, e env, args []string) error {
-	var f keysFlags
-	fs := f.add(e, "revoke")
+	fs, f := keysFlags(e, "revoke", false)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -227,11 +212,12 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 		// Someone pasted the secret: do not echo it, and point at the ID.
 		return usageError(e, "memstore keys revoke: give the key's ID (apikey_...), not its secret; 'memstore keys ls' lists the IDs")
 	}
-	db, err := f.open(ctx, e, false)
+	c, err := f.open(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer c.Close()
+	db := c.db
 	k, err := db.RevokeAPIKey(ctx, id)
 	if err != nil {
 		return err

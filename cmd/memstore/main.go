@@ -92,18 +92,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, e, args[1:])
+		err := reported(e, c.name, c.run(ctx, e, args[1:]))
 		var code exitCode
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.As(err, &code):
 			return int(code)
-		case errors.Is(err, errUsage):
-			return 2
 		}
-		fmt.Fprintf(stderr, "memstore %s: %v\n", c.name, err)
-		return 1
+		return 2 // errUsage
 	}
 	fmt.Fprintf(stderr, "memstore: unknown command %q; run 'memstore help' for the list\n", args[0])
 	return 2
@@ -145,6 +142,30 @@ func parse(fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// reported reports the error of command name on standard error, unless it
+// was already, and returns what decides the exit status: nil,
+// flag.ErrHelp, errUsage or an exitCode.
+func reported(e env, name string, err error) error {
+	var (
+		code exitCode
+		ue   usageErr
+	)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, errUsage), errors.As(err, &code):
+		return err
+	case errors.As(err, &ue):
+		return usageError(e, "memstore %s: %v", name, err)
+	}
+	fmt.Fprintf(e.stderr, "memstore %s: %v\n", name, err)
+	return exitCode(1)
+}
+
+// usageErr is a usage error found where the command's output is out of
+// reach: reported reports it, and the exit status is 2.
+type usageErr string
+
+func (u usageErr) Error() string { return string(u) }
 
 func usageError(e env, format string, args ...any) error {
 	fmt.Fprintf(e.stderr, format+"\n", args...)

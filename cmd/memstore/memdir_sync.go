@@ -11,7 +11,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/dirsync"
-	"github.com/memstore/memstore/httpapi"
 )
 
 var memdirSyncHelp = `Usage: memstore memdir sync --store ID (--url URL --api-key KEY | --url URL --token TOKEN)
@@ -61,9 +60,10 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 	scope := newChoice(string(dirsync.ScopePrivate), string(dirsync.ScopePrivate), string(dirsync.ScopeTeam))
 	fs.Var(scope, "scope", "`private` (the directory without team/) or team")
 	store := fs.String("store", "", "memory store `ID` (or MEMSTORE_STORE)")
-	url := fs.String("url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
-	apiKey := fs.String("api-key", "", "API `KEY` (or MEMSTORE_API_KEY)")
-	token := fs.String("token", "", "session `TOKEN`, instead of an API key (or MEMSTORE_TOKEN)")
+	bf := &backendFlags{cmd: "memdir sync", kinds: withServer}
+	fs.StringVar(&bf.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
+	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY` (or MEMSTORE_API_KEY)")
+	fs.StringVar(&bf.token, "token", "", "session `TOKEN`, instead of an API key (or MEMSTORE_TOKEN)")
 	watch := fs.Bool("watch", false, "keep syncing until interrupted")
 	poll := fs.Duration("poll", 30*time.Second, "with --watch, how often to check the store for changes")
 	dryRun := fs.Bool("dry-run", false, "report what would be done, change nothing")
@@ -77,20 +77,17 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 	if len(pos) > 0 {
 		return usageError(e, "memstore memdir sync: unexpected argument %q", pos[0])
 	}
-	if err := applyEnv(e, "memdir sync", fs, map[string]string{
-		"store": "MEMSTORE_STORE", "url": "MEMSTORE_URL", "api-key": "MEMSTORE_API_KEY", "token": "MEMSTORE_TOKEN",
-	}); err != nil {
+	if err := applyEnv(e, "memdir sync", fs, map[string]string{"store": "MEMSTORE_STORE"}); err != nil {
+		return err
+	}
+	if *store == "" {
+		return usageError(e, "memstore memdir sync: say which store with --store ID (or MEMSTORE_STORE)")
+	}
+	sel, err := bf.selectBackend(e)
+	if err != nil {
 		return err
 	}
 	switch {
-	case *store == "":
-		return usageError(e, "memstore memdir sync: say which store with --store ID (or MEMSTORE_STORE)")
-	case *url == "":
-		return usageError(e, "memstore memdir sync: say which server with --url URL (or MEMSTORE_URL)")
-	case *apiKey != "" && *token != "":
-		return usageError(e, "memstore memdir sync: give --api-key or --token, not both")
-	case *apiKey == "" && *token == "":
-		return usageError(e, "memstore memdir sync: --url needs a credential: --api-key KEY or --token TOKEN")
 	case *watch && *dryRun:
 		return usageError(e, "memstore memdir sync: --watch and --dry-run do not go together")
 	case *watch && *poll < time.Second:
@@ -110,13 +107,17 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 		syncDir = loc.TeamDir()
 	}
 
-	secret := *apiKey
-	if secret == "" {
-		secret = *token
+	c, err := sel.open(ctx, e)
+	if err != nil {
+		// The server's or the credential's fault, as a sync's would be.
+		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
+		return exitServer
 	}
+	defer c.Close()
 	device, _ := os.Hostname()
 	o := dirsync.Options{
-		Memories: httpapi.NewClient(*url, secret),
+		Memories: c,
+		Caller:   c.caller,
 		StoreID:  *store,
 		Dir:      syncDir,
 		Scope:    dirsync.Scope(scope.value),

@@ -20,7 +20,6 @@ import (
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/mcpserver"
-	"github.com/memstore/memstore/sqlite"
 )
 
 const serveHelp = `Usage: memstore serve [--db FILE] [--addr HOST:PORT] [flags]
@@ -75,7 +74,7 @@ const defaultMaxConnections = 1024
 
 // serveConfig is the configuration of serve.
 type serveConfig struct {
-	db             string
+	backend        *backendFlags // the database
 	addr           hostPort
 	createExisting *choice
 	strictHeaders  boolValue
@@ -91,7 +90,7 @@ type serveConfig struct {
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
-// MEMSTORE_DB through dbPath, like the keys commands).
+// MEMSTORE_DB through the backend selection, like the keys commands).
 var serveEnv = map[string]string{
 	"addr":                   "MEMSTORE_ADDR",
 	"create-existing":        "MEMSTORE_CREATE_EXISTING",
@@ -121,7 +120,8 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		mcpPerSession:  mcpserver.DefaultMaxSessionsPerSession,
 	}
 	fs := newFlags(e, "serve", serveHelp)
-	fs.StringVar(&c.db, "db", "", "memstore database `FILE` (MEMSTORE_DB)")
+	c.backend = &backendFlags{cmd: "serve", kinds: withDB, admin: true, opts: dbOptions{create: true}}
+	fs.StringVar(&c.backend.db, "db", "", "memstore database `FILE` (MEMSTORE_DB)")
 	fs.Var(&c.addr, "addr", "listen on `HOST:PORT`; port 0 picks a free one (MEMSTORE_ADDR)")
 	fs.Var(c.createExisting, "create-existing", "`MODE` of creating a memory at a taken path: conflict (409, as the SDKs expect) or upsert (MEMSTORE_CREATE_EXISTING)")
 	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
@@ -176,7 +176,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := dbPath(e, c.db)
+	sel, err := c.backend.selectBackend(e)
 	if err != nil {
 		return err
 	}
@@ -188,20 +188,21 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	defer ln.Close() // in case serving never starts; closing twice is harmless
 	log := c.logger(e.stderr)
-	db, err := openDB(ctx, path, true, sqlite.Options{MaxMemoriesPerStore: int(c.maxMemories), Logger: log})
+	c.backend.opts.maxMemoriesPerStore, c.backend.opts.logger = int(c.maxMemories), log
+	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err
 	}
-	err = serve(ctx, e, c, log, ln, path, db)
-	if cerr := db.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("close database %s: %w", path, cerr)
+	err = serve(ctx, e, c, log, ln, sel.db, conn.db)
+	if cerr := conn.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close database %s: %w", sel.db, cerr)
 	}
 	return err
 }
 
 // serve runs the server on a listener and an open database until ctx is
 // done, then waits for the requests in progress.
-func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.Listener, path string, db *sqlite.DB) error {
+func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.Listener, path string, db database) error {
 	if err := firstKey(ctx, e, db, path); err != nil {
 		return err
 	}

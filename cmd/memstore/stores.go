@@ -72,13 +72,7 @@ func dispatch(ctx context.Context, e env, command, help, def string, subs []comm
 		if c.name != sub {
 			continue
 		}
-		err := c.run(ctx, e, rest)
-		var code exitCode
-		if err == nil || errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) || errors.As(err, &code) {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "memstore %s %s: %v\n", command, sub, err)
-		return exitCode(1)
+		return reported(e, command+" "+sub, c.run(ctx, e, rest))
 	}
 	return usageError(e, "memstore %s: unknown subcommand %q; run 'memstore %s --help' for the list", command, sub, command)
 }
@@ -174,7 +168,7 @@ func runStoresCreate(ctx context.Context, e env, args []string) error {
 	if len(pos) != 1 {
 		return usageError(e, "memstore stores create: give one NAME (quote a name with spaces)")
 	}
-	bf.create = true
+	bf.opts.create = true
 	c, err := bf.open(ctx, e)
 	if err != nil {
 		return err

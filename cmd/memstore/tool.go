@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/lines"
 	"github.com/memstore/memstore/memorytool"
 )
@@ -66,10 +65,10 @@ func runTool(ctx context.Context, e env, args []string) error {
 	}
 	fs := newFlags(e, "tool", toolHelp)
 	root := fs.String("root", "", "host directory that /memories maps to")
-	bf := &backendFlags{cmd: "tool"}
+	bf := &backendFlags{cmd: "tool", kinds: withDB | withKey | withToken}
 	fs.StringVar(&bf.url, "url", "", "memstore server `URL`, without /v1, whose store /memories maps to (or MEMSTORE_URL)")
 	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
-	token := fs.String("token", "", "session `TOKEN` for --url, instead of an API key (or MEMSTORE_TOKEN)")
+	fs.StringVar(&bf.token, "token", "", "session `TOKEN` for --url, instead of an API key (or MEMSTORE_TOKEN)")
 	fs.StringVar(&bf.store, "store", "", "memory store `ID` that /memories maps to (or MEMSTORE_STORE)")
 	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` holding the store, instead of --url (or MEMSTORE_DB)")
 	fs.StringVar(&bf.workspace, "workspace", "", "workspace `NAME` or ID of the store with --db (or MEMSTORE_WORKSPACE; default \"default\")")
@@ -87,7 +86,7 @@ func runTool(ctx context.Context, e env, args []string) error {
 	if opts.MaxFileBytes < 0 || opts.MaxViewChars < 0 {
 		return usageError(e, "memstore tool: --max-file-bytes and --max-view-chars must be 0 or more")
 	}
-	storeFlags := bf.url != "" || bf.db != "" || bf.apiKey != "" || *token != "" || bf.store != "" || bf.workspace != ""
+	storeFlags := bf.url != "" || bf.db != "" || bf.apiKey != "" || bf.token != "" || bf.store != "" || bf.workspace != ""
 	switch {
 	case *root != "" && storeFlags:
 		return usageError(e, "memstore tool: give --root for a local directory or --url (or --db) for a memory store, not both")
@@ -113,7 +112,7 @@ func runTool(ctx context.Context, e env, args []string) error {
 		defer local.Close()
 		tool = local
 	} else {
-		store, closeStore, err := openToolStore(ctx, e, bf, *token, opts)
+		store, closeStore, err := openToolStore(ctx, e, bf, opts)
 		if err != nil {
 			return err
 		}
@@ -127,32 +126,14 @@ func runTool(ctx context.Context, e env, args []string) error {
 // name as a memory tool handler, and checks that it can be read, so that a
 // wrong URL, credential or store is reported at once rather than on every
 // command.
-func openToolStore(ctx context.Context, e env, bf *backendFlags, token string, opts memorytool.Options) (*memorytool.Store, func() error, error) {
-	onServer := bf.url != "" || (bf.db == "" && e.getenv("MEMSTORE_URL") != "")
-	if token == "" && bf.apiKey == "" && onServer {
-		token = e.getenv("MEMSTORE_TOKEN")
-		if token != "" && e.getenv("MEMSTORE_API_KEY") != "" {
-			return nil, nil, usageError(e, "memstore tool: both MEMSTORE_API_KEY and MEMSTORE_TOKEN are set; choose with --api-key or --token")
-		}
-	}
-	if token != "" {
-		switch {
-		case bf.apiKey != "":
-			return nil, nil, usageError(e, "memstore tool: give --api-key or --token, not both")
-		case !onServer:
-			return nil, nil, usageError(e, "memstore tool: --token goes with --url (or MEMSTORE_URL), not --db")
-		case !strings.HasPrefix(token, memstore.SessionTokenPrefix):
-			return nil, nil, usageError(e, "memstore tool: --token takes a session token (%s...); give an API key with --api-key", memstore.SessionTokenPrefix)
-		}
-		bf.apiKey = token // the session's credential, sent like a key
-	}
+func openToolStore(ctx context.Context, e env, bf *backendFlags, opts memorytool.Options) (*memorytool.Store, func() error, error) {
 	c, err := bf.open(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
 	storeID := c.store
-	if storeID == "" && token != "" {
-		storeID, err = sessionStore(ctx, c, token)
+	if storeID == "" && c.caller != nil && c.caller.Session != nil {
+		storeID, err = sessionStore(c.caller.Session)
 	} else if storeID == "" {
 		err = usageError(e, "memstore tool: --store ID (or MEMSTORE_STORE) is required: the memory store that /memories maps to ('memstore stores ls' lists them)")
 	}
@@ -172,26 +153,18 @@ func openToolStore(ctx context.Context, e env, bf *backendFlags, token string, o
 	return tool, c.Close, nil
 }
 
-// sessionStore is the store of the session that token stands for, when
-// the session has exactly one; otherwise an error listing them.
-func sessionStore(ctx context.Context, c *conn, token string) (string, error) {
-	client, ok := c.backend.(*httpapi.Client)
-	if !ok {
-		return "", errors.New("a session token needs --url")
-	}
-	caller, err := client.AuthenticateSession(ctx, token)
-	if err != nil {
-		return "", fmt.Errorf("the session token was not accepted: %w", err)
-	}
-	atts := caller.Session.Attachments
+// sessionStore is the store of session s when it has exactly one;
+// otherwise an error listing them.
+func sessionStore(s *memstore.Session) (string, error) {
+	atts := s.Attachments
 	switch len(atts) {
 	case 1:
 		return atts[0].StoreID, nil
 	case 0:
-		return "", fmt.Errorf("session %s has no memory store", caller.Session.ID)
+		return "", fmt.Errorf("session %s has no memory store", s.ID)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "session %s has %d memory stores; pick one with --store ID or MEMSTORE_STORE:", caller.Session.ID, len(atts))
+	fmt.Fprintf(&b, "session %s has %d memory stores; pick one with --store ID or MEMSTORE_STORE:", s.ID, len(atts))
 	for _, a := range atts {
 		fmt.Fprintf(&b, "\n  %s  %s  %s", a.StoreID, a.Access, cell(a.Name))
 	}

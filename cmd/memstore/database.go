@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// database is an open database, whatever keeps it: the storage of a
+// memstore.Core, the keys, and what serve reports in /metrics. A
+// revocation made through it reaches a server in the same process when it
+// is also a memstore.RevocationNotifier.
+type database interface {
+	memstore.Backend
+	memstore.KeyService
+	// Counts is how much the database holds, for monitoring.
+	Counts(context.Context) (memstore.Counts, error)
+	Close() error
+}
+
+// dbOptions is what a command asks of the database it opens.
+type dbOptions struct {
+	// create lets a missing database be made; without it a mistyped name
+	// is an error rather than an empty database.
+	create bool
+	// maxMemoriesPerStore caps the live memories of a store; 0 for none.
+	maxMemoriesPerStore int
+	// logger hears of the database's long or failing background work;
+	// nil discards it.
+	logger *slog.Logger
+}
+
+// postgresSchemes are the URL schemes that name a PostgreSQL database.
+var postgresSchemes = []string{"postgres", "postgresql"}
+
+// openDatabase opens the database that name (--db, MEMSTORE_DB or the
+// default path) names: the one place that decides which backend keeps the
+// data. A database URL with a scheme this build has no backend for is a
+// usage error that never repeats the URL, which may hold a password.
+func openDatabase(ctx context.Context, name string, o dbOptions) (database, error) {
+	if scheme, _, ok := strings.Cut(name, "://"); ok && isScheme(scheme) {
+		for _, p := range postgresSchemes {
+			if strings.EqualFold(scheme, p) {
+				return nil, usageErr("--db: PostgreSQL is not supported by this build yet; give the path of a database file")
+			}
+		}
+		return nil, usageErr(fmt.Sprintf("--db: %q databases are not supported; give the path of a database file", scheme))
+	}
+	return openSQLite(ctx, name, o)
+}
+
+// openSQLite opens the SQLite database file at path. With o.create, a
+// missing file is made with mode 0600, and its missing parent directories
+// with mode 0700 (memories are private).
+func openSQLite(ctx context.Context, path string, o dbOptions) (database, error) {
+	switch fi, err := os.Stat(path); {
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("database %s is a directory; give the path of a database file with --db", path)
+	case errors.Is(err, os.ErrNotExist) && !o.create:
+		return nil, fmt.Errorf("no database at %s; give the right one with --db or MEMSTORE_DB", path)
+	case errors.Is(err, os.ErrNotExist):
+		// sqlite.Open makes the file itself, with mode 0600.
+		if err := os.MkdirAll(filepath.Dir(path), private.DirMode); err != nil {
+			return nil, fmt.Errorf("cannot make the directory of database %s: %w", path, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("cannot use database %s: %w", path, err)
+	}
+	db, err := sqlite.Open(ctx, path, sqlite.Options{MaxMemoriesPerStore: o.maxMemoriesPerStore, Logger: o.logger})
+	if errors.Is(err, sqlite.ErrReadOnly) {
+		return nil, err // says what to do
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot use database %s (is it a memstore database, and may this user write to it and its directory?): %w", path, err)
+	}
+	return db, nil
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986) of more than one
+// letter, so that a Windows drive (C://) is still a path.
+func isScheme(s string) bool {
+	if len(s) < 2 || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s), "abcdefghijklmnopqrstuvwxyz0123456789+-.") == ""
+}
