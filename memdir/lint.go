@@ -107,14 +107,14 @@ type Finding struct {
 
 // The rules of lint, with what each checks.
 var Rules = map[string]string{
-	"index-over-lines":    "the index has more lines than are loaded (200)",
-	"index-over-size":     "the index is larger than is loaded (25,000 UTF-16 units)",
-	"index-near-lines":    "the index has more than 140 lines",
-	"index-near-size":     "the index is larger than 20,000 UTF-16 units",
+	"index-over-lines":    fmt.Sprintf("the index has more lines than are loaded (%d)", MaxIndexLines),
+	"index-over-size":     fmt.Sprintf("the index is larger than is loaded (%d UTF-16 units)", MaxIndexUnits),
+	"index-near-lines":    fmt.Sprintf("the index has more than %d lines", NearIndexLines),
+	"index-near-size":     fmt.Sprintf("the index is larger than %d UTF-16 units", NearIndexUnits),
 	"index-frontmatter":   "the index has frontmatter: it is an index, not a memory",
 	"index-line-format":   "an index line is not '- [Title](file.md) — one-line hook'",
-	"index-line-long":     "an index line is longer than 150 characters",
-	"index-line-too-long": "an index line is longer than 200 characters",
+	"index-line-long":     fmt.Sprintf("an index line is longer than %d characters", IndexLineTarget),
+	"index-line-too-long": fmt.Sprintf("an index line is longer than %d characters", IndexLineMax),
 	"index-dangling-link": "an index line links to a file that does not exist",
 	"index-missing-topic": "a topic file has no line in the index",
 	"frontmatter-missing": "a topic file does not start with frontmatter",
@@ -123,7 +123,7 @@ var Rules = map[string]string{
 	"type-unknown":        "the type is not user, feedback, project or reference",
 	"name-duplicate":      "two topic files have the same name",
 	"secret":              "a file holds what looks like a credential (an error in team/)",
-	"file-long":           "a topic file is longer than recall shows (200 lines or 4,096 bytes)",
+	"file-long":           fmt.Sprintf("a topic file is longer than recall shows (%d lines or %d bytes)", RecallMaxLines, RecallMaxBytes),
 	"file-too-large":      fmt.Sprintf("a topic file is larger than directory sync carries (%d bytes, a memory's limit)", memstore.MaxContentBytes),
 	"index-missing":       "the directory has topic files but no index",
 }

@@ -18,14 +18,14 @@ Checks the memory directory, and its team directory, for what would hide,
 lose or expose a memory. Each finding is printed as FILE:LINE: SEVERITY:
 MESSAGE [RULE], the rule a stable identifier:
 
-  index-over-lines      MEMORY.md has more than the 200 lines that are loaded
-  index-over-size       MEMORY.md is over the 25,000 characters that are loaded
-  index-near-lines      ... more than 140 lines
-  index-near-size       ... more than 20,000 characters
+  index-over-lines      MEMORY.md has more than the ` + strconv.Itoa(memdir.MaxIndexLines) + ` lines that are loaded
+  index-over-size       MEMORY.md is over the ` + strconv.Itoa(memdir.MaxIndexUnits) + ` characters that are loaded
+  index-near-lines      ... more than ` + strconv.Itoa(memdir.NearIndexLines) + ` lines
+  index-near-size       ... more than ` + strconv.Itoa(memdir.NearIndexUnits) + ` characters
   index-frontmatter     MEMORY.md has frontmatter: it is an index, not a memory
   index-line-format     a line is not "- [Title](file.md) — one-line hook"
-  index-line-long       a line is over 150 characters
-  index-line-too-long   a line is over 200 characters
+  index-line-long       a line is over ` + strconv.Itoa(memdir.IndexLineTarget) + ` characters
+  index-line-too-long   a line is over ` + strconv.Itoa(memdir.IndexLineMax) + ` characters
   index-dangling-link   a line links to a file that does not exist
   index-missing-topic   a topic file has no line in the index
   index-missing         topic files but no MEMORY.md
@@ -35,13 +35,13 @@ MESSAGE [RULE], the rule a stable identifier:
   type-unknown          its type is not user, feedback, project or reference
   name-duplicate        two topic files have the same name
   secret                a file looks like it holds a credential (an error in team/)
-  file-long             a topic file is longer than recall shows (200 lines, 4,096 bytes)
+  file-long             a topic file is longer than recall shows (` + strconv.Itoa(memdir.RecallMaxLines) + ` lines, ` + strconv.Itoa(memdir.RecallMaxBytes) + ` bytes)
   file-too-large        a topic file is over the ` + strconv.Itoa(memstore.MaxContentBytes) + ` bytes sync carries
 
 --fix rebuilds MEMORY.md (and team/MEMORY.md) from the topic files: one line
 per file, from its frontmatter's name and description, newest first (by
-the frontmatter's modified, else the file's time), as many as fit in 200
-lines and 25,000 characters, so that the memories the limits leave out are
+the frontmatter's modified, else the file's time), as many as fit in ` + strconv.Itoa(memdir.MaxIndexLines) + `
+lines and ` + strconv.Itoa(memdir.MaxIndexUnits) + ` characters, so that the memories the limits leave out are
 the oldest, never the newest. Each index is replaced atomically (keeping
 its mode, less any execute bit), and only when it changes. Then the
 directory is checked again.
