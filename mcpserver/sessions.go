@@ -89,8 +89,8 @@ func newSessions(perSession, max int) *sessions {
 }
 
 // open enters a new MCP session of caller, with one request (the one
-// without a session, which may open it) in progress: call done when that
-// request ends. At the memstore session's cap, its least recently used
+// without a session, which may open it) in progress: call opened when
+// that request ends. At the memstore session's cap, its least recently used
 // MCP session is closed to make room: clients seldom end their sessions
 // (with DELETE), so the newest is the one in use; and as the cap is per
 // memstore session, no one can close another's sessions this way. At a
