@@ -30,7 +30,7 @@
 //   - memory_delete deletes one memory; a directory is refused, so that
 //     no single call erases many memories.
 //   - All six tools are offered even when every store is read-only; the
-//     writing ones then refuse, before any request, saying why.
+//     services then refuse each change, and the writing tools say why.
 package agenttool
 
 import (

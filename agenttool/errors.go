@@ -13,7 +13,8 @@ const msgInternal = "Memory is unavailable because of an internal error; nothing
 // explain turns an error of a service call about the memory at full (a
 // full path, or a mount's directory) into a message for the model. The
 // callers handle first the codes whose meaning depends on the operation
-// (EPreconditionFailed, EPathConflict, and ENotFound of a memory).
+// (EPreconditionFailed, EPathConflict, ENotFound of a memory, and the
+// EPermission of a change: see explainChange).
 func explain(err error, m *mount, full string) error {
 	var e *memstore.Error
 	if !errors.As(err, &e) {
@@ -51,15 +52,15 @@ func accessText(m *mount) string {
 	return "the memory store mounted at " + m.show("") + " is attached read-only: this session can list, search and read its memories but not create, change or delete them."
 }
 
-// canWrite refuses at once a write to a mount attached read-only, with a
-// message that says why, so that the model learns it before any request.
-// It is no access check: the services refuse the write anyway, as they
-// refuse anything outside the caller's session.
-func (t *Toolset) canWrite(m *mount, full string) error {
-	if !m.att.Writable() {
+// explainChange is explain for a call that changes the memory at full: a
+// refusal there is the services' (they decide what the session may do), and
+// the message says why the memory cannot be changed, typically that its
+// store is attached read-only.
+func explainChange(err error, m *mount, full string) error {
+	if memstore.ErrorCode(err) == memstore.EPermission {
 		return failf("%s cannot be changed: %s", full, accessText(m))
 	}
-	return nil
+	return explain(err, m, full)
 }
 
 func trimDot(s string) string {

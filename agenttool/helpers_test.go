@@ -215,14 +215,6 @@ func (h *hooked) enter(method string) error {
 	return nil
 }
 
-func (h *hooked) total() int {
-	n := 0
-	for _, c := range h.calls {
-		n += c
-	}
-	return n
-}
-
 func (h *hooked) CreateMemory(ctx context.Context, workspaceID, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
 	if err := h.enter("CreateMemory"); err != nil {
 		return nil, err
@@ -256,6 +248,36 @@ func (h *hooked) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifS
 		return err
 	}
 	return h.DB.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
+}
+
+// recorded is a MemoryService that notes each change it is asked for,
+// with the code of its error ("UpdateMemory permission_error"), so that a
+// test tells a refusal of the services from one made before asking them.
+type recorded struct {
+	memstore.MemoryService
+	changes []string
+}
+
+func (r *recorded) note(method string, err error) {
+	r.changes = append(r.changes, strings.TrimSpace(method+" "+memstore.ErrorCode(err)))
+}
+
+func (r *recorded) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
+	m, err := r.MemoryService.CreateMemory(ctx, c, storeID, mc)
+	r.note("CreateMemory", err)
+	return m, err
+}
+
+func (r *recorded) UpdateMemory(ctx context.Context, c *memstore.Caller, storeID, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
+	m, err := r.MemoryService.UpdateMemory(ctx, c, storeID, id, u)
+	r.note("UpdateMemory", err)
+	return m, err
+}
+
+func (r *recorded) DeleteMemory(ctx context.Context, c *memstore.Caller, storeID, id, ifSHA256 string) error {
+	err := r.MemoryService.DeleteMemory(ctx, c, storeID, id, ifSHA256)
+	r.note("DeleteMemory", err)
+	return err
 }
 
 // failingSearch is a SearchService that fails with err.

@@ -2,8 +2,6 @@ package agenttool
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,6 +14,13 @@ import (
 // Every change is conditional on the memory as the tool just found it (its
 // content_sha256, or its absence), so that a write by someone else in
 // between is reported, never overwritten.
+//
+// Whether the session may change a memory is for the services to decide:
+// the tools read, check their input and then ask for the change, which the
+// services refuse on a store attached read-only before anything is
+// written. A change that would leave the memory as it is is asked for too
+// (the services make it a no-op, with no version), so that the model hears
+// of a read-only store then as well.
 
 // runWrite is memory_write: a create, or an update of the whole content.
 func runWrite(t *Toolset, ctx context.Context, a args) (string, error) {
@@ -26,9 +31,6 @@ func runWrite(t *Toolset, ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	full := m.show(storePath)
-	if err := t.canWrite(m, full); err != nil {
-		return "", err
-	}
 	if err := checkContent(full, content); err != nil {
 		return "", err
 	}
@@ -43,12 +45,12 @@ func runWrite(t *Toolset, ctx context.Context, a args) (string, error) {
 		}
 		return fmt.Sprintf("Created %s: %s, %s.\ncontent_sha256: %s", full, bytesText(mem.ContentSize), linesText(len(splitLines(content))), mem.ContentSHA256), nil
 	}
-	if sum := sha256.Sum256([]byte(content)); strings.EqualFold(hex.EncodeToString(sum[:]), old.ContentSHA256) {
-		return fmt.Sprintf("Unchanged: %s already has exactly this content (%s).\ncontent_sha256: %s", full, bytesText(old.ContentSize), old.ContentSHA256), nil
-	}
 	mem, err := t.svc.Memories.UpdateMemory(ctx, t.caller, m.att.StoreID, old.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: old.ContentSHA256})
 	if err != nil {
 		return "", updateError(err, m, full, "written")
+	}
+	if strings.EqualFold(mem.ContentSHA256, old.ContentSHA256) {
+		return fmt.Sprintf("Unchanged: %s already has exactly this content (%s).\ncontent_sha256: %s", full, bytesText(old.ContentSize), old.ContentSHA256), nil
 	}
 	return fmt.Sprintf("Updated %s: %s, %s (it was %s).\ncontent_sha256: %s", full, bytesText(mem.ContentSize), linesText(len(splitLines(content))), bytesText(old.ContentSize), mem.ContentSHA256), nil
 }
@@ -58,7 +60,7 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 	p, _ := a.str("path")
 	oldStr, _ := a.str("old_str")
 	newStr, _ := a.str("new_str")
-	m, full, mem, err := t.writable(ctx, p, ToolEdit, true)
+	m, full, mem, err := t.existing(ctx, p, ToolEdit, true)
 	if err != nil {
 		return "", err
 	}
@@ -84,9 +86,6 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 		return "", failf("old_str occurs %d times in %s (starting on %s %s), so nothing was changed. Include more of the surrounding text in old_str so that it occurs exactly once.",
 			len(found), full, word, strings.Join(lines, ", "))
 	}
-	if oldStr == newStr {
-		return fmt.Sprintf("Unchanged: old_str and new_str are the same, so %s was left as it is.\ncontent_sha256: %s", full, mem.ContentSHA256), nil
-	}
 	at := found[0]
 	content := mem.Content[:at] + newStr + mem.Content[at+len(oldStr):]
 	if len(content) > memstore.MaxContentBytes {
@@ -95,6 +94,9 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 	updated, err := t.svc.Memories.UpdateMemory(ctx, t.caller, m.att.StoreID, mem.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: mem.ContentSHA256})
 	if err != nil {
 		return "", updateError(err, m, full, "edited")
+	}
+	if oldStr == newStr {
+		return fmt.Sprintf("Unchanged: old_str and new_str are the same, so %s was left as it is.\ncontent_sha256: %s", full, updated.ContentSHA256), nil
 	}
 	lines := splitLines(content)
 	var sb strings.Builder
@@ -111,19 +113,15 @@ func runEdit(t *Toolset, ctx context.Context, a args) (string, error) {
 	return sb.String(), nil
 }
 
-// writable resolves the path of a tool that changes an existing memory:
+// existing resolves the path of a tool that changes an existing memory:
 // its mount, its full path for messages, and the memory (with its content
-// when withContent), or an error for the model when the mount is read-only
-// or no memory is there.
-func (t *Toolset) writable(ctx context.Context, p, tool string, withContent bool) (*mount, string, *memstore.Memory, error) {
+// when withContent), or an error for the model when no memory is there.
+func (t *Toolset) existing(ctx context.Context, p, tool string, withContent bool) (*mount, string, *memstore.Memory, error) {
 	m, storePath, err := t.memoryPath(p)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	full := m.show(storePath)
-	if err := t.canWrite(m, full); err != nil {
-		return nil, "", nil, err
-	}
 	mem, err := t.lookup(ctx, m, storePath, withContent)
 	if err != nil {
 		return nil, "", nil, explain(err, m, full)
@@ -137,7 +135,7 @@ func (t *Toolset) writable(ctx context.Context, p, tool string, withContent bool
 // runDelete is memory_delete: one memory, if unchanged since it was found.
 func runDelete(t *Toolset, ctx context.Context, a args) (string, error) {
 	p, _ := a.str("path")
-	m, full, mem, err := t.writable(ctx, p, ToolDelete, false)
+	m, full, mem, err := t.existing(ctx, p, ToolDelete, false)
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +148,7 @@ func runDelete(t *Toolset, ctx context.Context, a args) (string, error) {
 	case memstore.ENotFound:
 		return "", failf("%s no longer exists: another writer deleted it just now.", full)
 	}
-	return "", explain(err, m, full)
+	return "", explainChange(err, m, full)
 }
 
 // checkContent refuses content that no store would take.
@@ -169,7 +167,7 @@ func createError(err error, m *mount, storePath string) error {
 	full := m.show(storePath)
 	var e *memstore.Error
 	if !errors.As(err, &e) || e.Code != memstore.EPathConflict {
-		return explain(err, m, full)
+		return explainChange(err, m, full)
 	}
 	switch at := e.ConflictingPath; {
 	case at == "" || at == storePath:
@@ -190,5 +188,5 @@ func updateError(err error, m *mount, full, done string) error {
 	case memstore.ENotFound:
 		return failf("%s was deleted by another writer after it was read, so it was not %s. Check with memory_list; memory_write creates it again if it should exist.", full, done)
 	}
-	return explain(err, m, full)
+	return explainChange(err, m, full)
 }

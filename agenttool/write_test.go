@@ -3,10 +3,12 @@ package agenttool_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
@@ -200,43 +202,75 @@ func TestDelete(t *testing.T) {
 }
 
 // TestReadOnly: a read-only mount can be listed, searched and read; every
-// write is refused with a clear message before any service call.
+// change is asked of the services and refused there, by the core, before
+// the backend is touched, and the model is told that the store is attached
+// read-only.
 func TestReadOnly(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
 	prefs := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "User Preferences"})
 	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 	sqlitetest.Create(t, db, ws, prefs.ID, "/style.md", "tabs", admin)
 	ms := hook(db, nil)
-	ts := newToolset(t, agenttoolServices(ms, db), newSession(attach{store: prefs, readOnly: true}, attach{store: notes}))
+	rec := &recorded{MemoryService: memstore.NewCore(ms)}
+	ts := newToolset(t, agenttool.Services{Memories: rec, Search: memstore.NewCore(db)}, newSession(attach{store: prefs, readOnly: true}, attach{store: notes}))
 	refusal := "the memory store mounted at /mnt/memory/user-preferences/ is attached read-only: this session can list, search and read its memories but not create, change or delete them."
+	before := versionCount(t, db, prefs.ID)
+	const style = "/mnt/memory/user-preferences/style.md"
 	for _, c := range []struct {
-		tool string
-		args map[string]any
-		path string
+		name   string
+		tool   string
+		args   map[string]any
+		path   string
+		change string // the MemoryService method the tool asks for the change
 	}{
-		{"memory_write", map[string]any{"path": "/mnt/memory/user-preferences/style.md", "content": "spaces"}, "/mnt/memory/user-preferences/style.md"},
-		{"memory_write", map[string]any{"path": "/mnt/memory/user-preferences/new.md", "content": "x"}, "/mnt/memory/user-preferences/new.md"},
-		{"memory_edit", map[string]any{"path": "/mnt/memory/user-preferences/style.md", "old_str": "tabs", "new_str": "spaces"}, "/mnt/memory/user-preferences/style.md"},
-		{"memory_delete", map[string]any{"path": "/mnt/memory/user-preferences/style.md"}, "/mnt/memory/user-preferences/style.md"},
-		{"memory_delete", map[string]any{"path": "/mnt/memory/user-preferences/nope.md"}, "/mnt/memory/user-preferences/nope.md"},
+		{"write over", "memory_write", map[string]any{"path": style, "content": "spaces"}, style, "UpdateMemory"},
+		{"write the same", "memory_write", map[string]any{"path": style, "content": "tabs"}, style, "UpdateMemory"},
+		{"write new", "memory_write", map[string]any{"path": "/mnt/memory/user-preferences/new.md", "content": "x"}, "/mnt/memory/user-preferences/new.md", "CreateMemory"},
+		{"edit", "memory_edit", map[string]any{"path": style, "old_str": "tabs", "new_str": "spaces"}, style, "UpdateMemory"},
+		{"edit the same", "memory_edit", map[string]any{"path": style, "old_str": "tabs", "new_str": "tabs"}, style, "UpdateMemory"},
+		{"delete", "memory_delete", map[string]any{"path": style}, style, "DeleteMemory"},
 	} {
-		t.Run(c.tool+" "+c.path, func(t *testing.T) {
-			ms.calls = map[string]int{}
+		t.Run(c.name, func(t *testing.T) {
+			ms.calls, rec.changes = map[string]int{}, nil
 			if got, want := fails(t, ts, c.tool, c.args), "Error: "+c.path+" cannot be changed: "+refusal; got != want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, want)
 			}
-			if n := ms.total(); n != 0 {
-				t.Errorf("%d service calls before the refusal: %v", n, ms.calls)
+			if want := []string{c.change + " " + memstore.EPermission}; !slices.Equal(rec.changes, want) {
+				t.Errorf("changes asked of the services and their errors: %v, want %v", rec.changes, want)
+			}
+			for _, write := range []string{"CreateMemory", "UpdateMemory", "DeleteMemory"} {
+				if n := ms.calls[write]; n != 0 {
+					t.Errorf("the backend was asked to %s %d times", write, n)
+				}
 			}
 		})
 	}
+	if after := versionCount(t, db, prefs.ID); after != before {
+		t.Errorf("%d versions after the refusals, %d before", after, before)
+	}
 	wantContent(t, db, prefs.ID, "/style.md", "tabs")
 	wantAbsent(t, db, prefs.ID, "/new.md")
-	wantContains(t, ok(t, ts, "memory_read", map[string]any{"path": "/mnt/memory/user-preferences/style.md"}), "     1\ttabs")
+	// Where there is nothing to change, the tool says so, as on any store.
+	rec.changes = nil
+	wantContains(t, fails(t, ts, "memory_delete", map[string]any{"path": "/mnt/memory/user-preferences/nope.md"}), "Error: There is no memory at /mnt/memory/user-preferences/nope.md.")
+	if len(rec.changes) != 0 {
+		t.Errorf("changes asked for a memory that does not exist: %v", rec.changes)
+	}
+	wantContains(t, ok(t, ts, "memory_read", map[string]any{"path": style}), "     1\ttabs")
 	wantContains(t, ok(t, ts, "memory_list", map[string]any{"path_prefix": "/mnt/memory/user-preferences"}), "/mnt/memory/user-preferences/style.md  4 bytes")
 	// The read-write mount beside it takes writes.
 	ok(t, ts, "memory_write", map[string]any{"path": "/mnt/memory/notes/a.md", "content": "a"})
 	wantContent(t, db, notes.ID, "/a.md", "a")
+}
+
+// versionCount is the number of versions of a store's memories.
+func versionCount(tb testing.TB, db *sqlite.DB, storeID string) int {
+	tb.Helper()
+	page, err := db.Versions(context.Background(), ws, storeID, memstore.VersionFilter{Limit: 100})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return len(page.Items)
 }
 
 // TestActor: every version the tools write is the session's.
