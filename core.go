@@ -26,8 +26,9 @@ type Backend interface {
 //
 // A Core is safe for concurrent use when its backend is.
 type Core struct {
-	b  Backend
-	rv MemoryRevalidatorStorage // b's own, nil when it has none
+	b           Backend
+	rv          MemoryRevalidatorStorage // b's own, nil when it has none
+	maxMemories int                      // live memories per store; 0 for no limit
 }
 
 var (
@@ -40,10 +41,25 @@ var (
 	_ RevocationNotifier = (*Core)(nil)
 )
 
-// NewCore returns the core over b.
-func NewCore(b Backend) *Core {
+// NewCore returns the core over b, with no limit on the memories of a
+// store unless an option sets one.
+func NewCore(b Backend, opts ...CoreOption) *Core {
 	rv, _ := b.(MemoryRevalidatorStorage)
-	return &Core{b: b, rv: rv}
+	co := &Core{b: b, rv: rv}
+	for _, o := range opts {
+		o(co)
+	}
+	return co
+}
+
+// A CoreOption configures a Core.
+type CoreOption func(*Core)
+
+// MaxMemoriesPerStore caps the live memories of a store at n: a create
+// beyond it is refused (EInvalid) until some are deleted. 0 means no
+// limit.
+func MaxMemoriesPerStore(n int) CoreOption {
+	return func(co *Core) { co.maxMemories = max(n, 0) }
 }
 
 // What a session caller is refused, as CanAdminister's messages name it.
@@ -75,6 +91,9 @@ func (co *Core) Store(ctx context.Context, c *Caller, id string) (*Store, error)
 // Stores implements StoreService.
 func (co *Core) Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Store], error) {
 	if err := c.CanAdminister(manageStores); err != nil {
+		return Page[Store]{}, err
+	}
+	if _, err := PageSize(f.Limit, false); err != nil {
 		return Page[Store]{}, err
 	}
 	return co.b.Stores(ctx, c.WorkspaceID, f)
@@ -136,7 +155,7 @@ func validateStore(name, description *string, metadata map[string]string) error 
 	return ValidateMetadata(metadata)
 }
 
-// CreateMemory implements MemoryService.
+// CreateMemory implements MemoryService, by createMemory's rule.
 func (co *Core) CreateMemory(ctx context.Context, c *Caller, storeID string, mc MemoryCreate) (*Memory, error) {
 	if err := c.CanWrite(storeID); err != nil {
 		return nil, err
@@ -147,7 +166,18 @@ func (co *Core) CreateMemory(ctx context.Context, c *Caller, storeID string, mc 
 	if err := ValidateContent(mc.Content); err != nil {
 		return nil, err
 	}
-	return co.b.CreateMemory(ctx, c.WorkspaceID, storeID, mc, c.Actor)
+	// Hashed before the transaction: a backend's writer may be the one
+	// thread every write waits for.
+	sum := ContentSHA256(mc.Content)
+	var m *Memory
+	err := co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) (err error) {
+		m, err = createMemory(tx, storeID, mc, sum, c.Actor, co.maxMemories)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Memory implements MemoryService.
@@ -175,13 +205,13 @@ func (co *Core) Memories(ctx context.Context, c *Caller, storeID string, f Memor
 	if err := c.CanRead(storeID); err != nil {
 		return Page[ListItem]{}, err
 	}
-	if err := ValidatePathPrefix(f.PathPrefix); err != nil {
+	if err := ValidateMemoryFilter(f); err != nil {
 		return Page[ListItem]{}, err
 	}
 	return co.b.Memories(ctx, c.WorkspaceID, storeID, f)
 }
 
-// UpdateMemory implements MemoryService.
+// UpdateMemory implements MemoryService, by updateMemory's rule.
 func (co *Core) UpdateMemory(ctx context.Context, c *Caller, storeID, id string, u MemoryUpdate) (*Memory, error) {
 	if err := c.CanWrite(storeID); err != nil {
 		return nil, err
@@ -191,25 +221,40 @@ func (co *Core) UpdateMemory(ctx context.Context, c *Caller, storeID, id string,
 			return nil, err
 		}
 	}
+	var sum string
 	if u.Content != nil {
 		if err := ValidateContent(*u.Content); err != nil {
 			return nil, err
 		}
+		sum = ContentSHA256(*u.Content)
 	}
-	return co.b.UpdateMemory(ctx, c.WorkspaceID, storeID, id, u, c.Actor)
+	var m *Memory
+	err := co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) (err error) {
+		m, err = updateMemory(tx, storeID, id, u, sum, c.Actor)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// DeleteMemory implements MemoryService.
+// DeleteMemory implements MemoryService, by deleteMemory's rule.
 func (co *Core) DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA256 string) error {
 	if err := c.CanWrite(storeID); err != nil {
 		return err
 	}
-	return co.b.DeleteMemory(ctx, c.WorkspaceID, storeID, id, ifSHA256, c.Actor)
+	return co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) error {
+		return deleteMemory(tx, id, ifSHA256, c.Actor)
+	})
 }
 
 // Versions implements VersionService.
 func (co *Core) Versions(ctx context.Context, c *Caller, storeID string, f VersionFilter) (Page[Version], error) {
 	if err := c.CanRead(storeID); err != nil {
+		return Page[Version]{}, err
+	}
+	if err := ValidateVersionFilter(f); err != nil {
 		return Page[Version]{}, err
 	}
 	return co.b.Versions(ctx, c.WorkspaceID, storeID, f)
@@ -258,6 +303,9 @@ func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[
 		return Page[Session]{}, errNoCaller()
 	}
 	if c.Session == nil {
+		if _, err := PageSize(f.Limit, false); err != nil {
+			return Page[Session]{}, err
+		}
 		return co.b.Sessions(ctx, c.WorkspaceID, f)
 	}
 	s, err := co.b.Session(ctx, c.WorkspaceID, c.Session.ID)
@@ -290,6 +338,9 @@ func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID str
 // SessionTokens implements SessionService.
 func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, f SessionTokenFilter) (Page[SessionToken], error) {
 	if err := c.CanAdminister(manageSessions); err != nil {
+		return Page[SessionToken]{}, err
+	}
+	if _, err := PageSize(f.Limit, false); err != nil {
 		return Page[SessionToken]{}, err
 	}
 	return co.b.SessionTokens(ctx, c.WorkspaceID, sessionID, f)

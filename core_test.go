@@ -66,9 +66,9 @@ func (r *recording) DeleteStore(ctx context.Context, ws, id string) error {
 	return r.db.DeleteStore(ctx, ws, id)
 }
 
-func (r *recording) CreateMemory(ctx context.Context, ws, storeID string, mc memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
-	r.record("CreateMemory")
-	return r.db.CreateMemory(ctx, ws, storeID, mc, by)
+func (r *recording) WriteMemory(ctx context.Context, ws, storeID string, fn func(memstore.MemoryTx) error) error {
+	r.record("WriteMemory")
+	return r.db.WriteMemory(ctx, ws, storeID, fn)
 }
 
 func (r *recording) Memory(ctx context.Context, ws, storeID, id string) (*memstore.Memory, error) {
@@ -84,16 +84,6 @@ func (r *recording) MemoryUnlessAt(ctx context.Context, ws, storeID, id, version
 func (r *recording) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	r.record("Memories")
 	return r.db.Memories(ctx, ws, storeID, f)
-}
-
-func (r *recording) UpdateMemory(ctx context.Context, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
-	r.record("UpdateMemory")
-	return r.db.UpdateMemory(ctx, ws, storeID, id, u, by)
-}
-
-func (r *recording) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
-	r.record("DeleteMemory")
-	return r.db.DeleteMemory(ctx, ws, storeID, id, ifSHA256, by)
 }
 
 func (r *recording) Versions(ctx context.Context, ws, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
@@ -446,8 +436,8 @@ func TestCoreLetsThrough(t *testing.T) {
 	if err != nil || v.CreatedBy != f.session.Actor {
 		t.Errorf("version of a session's create: %+v, %v; want one by %+v", v, err, f.session.Actor)
 	}
-	if got := f.rec.take(); !slices.Contains(got, "CreateMemory") {
-		t.Errorf("backend calls %v, want a CreateMemory", got)
+	if got := f.rec.take(); !slices.Contains(got, "WriteMemory") {
+		t.Errorf("backend calls %v, want a WriteMemory", got)
 	}
 
 	page, err := f.core.Sessions(ctx, f.session, memstore.SessionFilter{})

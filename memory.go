@@ -100,17 +100,23 @@ type MemoryService interface {
 	DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA256 string) error
 }
 
-// MemoryStorage is MemoryService as a backend keeps it: each method does
-// what the MemoryService method of the same name does, inside the
-// workspace workspaceID, recording changes as made by by. It is trusted:
-// only a Core calls it, once the caller may and the input is valid (see
-// Core).
+// MemoryStorage is how a backend keeps memories. It is trusted: only a
+// Core calls it, once the caller may and the input is valid (see Core).
+// Memory and Memories do what the MemoryService methods of the same name
+// do, inside the workspace workspaceID. The writes are the Core's rules
+// (createMemory, updateMemory and deleteMemory) run over WriteMemory.
 type MemoryStorage interface {
-	CreateMemory(ctx context.Context, workspaceID, storeID string, mc MemoryCreate, by Actor) (*Memory, error)
 	Memory(ctx context.Context, workspaceID, storeID, id string) (*Memory, error)
 	Memories(ctx context.Context, workspaceID, storeID string, f MemoryFilter) (Page[ListItem], error)
-	UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u MemoryUpdate, by Actor) (*Memory, error)
-	DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by Actor) error
+	// WriteMemory runs fn in one write transaction over the memories of
+	// store storeID, first refusing a store the workspace does not have
+	// (ENotFound) without calling fn. fn may run more than once, each
+	// time in a new transaction, and only its last run counts. When fn
+	// returns a *Error before its first Put or Delete, the transaction
+	// changes nothing and WriteMemory returns that error; any other
+	// error from fn undoes all of fn's changes. When WriteMemory returns
+	// nil, fn's changes are durable.
+	WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(MemoryTx) error) error
 }
 
 // A MemoryRevalidator is a MemoryService that can tell cheaply whether a

@@ -44,6 +44,19 @@
 // SessionStorage and SearchStorage, take a workspace ID and an actor and
 // trust them: a backend keeps storage, transactions and queries, and
 // checks only what its data depends on. Only a Core calls them.
+//
+// The rules that decide what a change does given what is stored (path
+// overlaps, upserts, preconditions, updates that change nothing, the order
+// in which errors are decided, archived stores and sessions, the
+// snapshot of a session's stores, tokens that no longer work, page sizes)
+// are in rules.go, once. The writes of memories read several things in
+// turn, so the Core runs their rules inside the backend's transaction
+// over a MemoryTx, a handful of reads and two changes
+// (MemoryStorage.WriteMemory); the others read one record, and the
+// backend calls them on it in its transaction (StoreUpdate.Apply,
+// SnapshotAttachments, Session.TakesTokens, CheckToken, PageSize). A new
+// backend therefore implements storage and these calls, and no rule: the
+// suite in package storetest holds it to the rest.
 // KeyService, the credential layer (workspaces, API keys and
 // authentication), stays apart: operators and authentication use it,
 // before there is a caller.

@@ -91,6 +91,34 @@ func ValidatePathPrefix(p string) error {
 	return nil
 }
 
+// ValidateMemoryFilter checks a list of memories: its path prefix, its
+// page size (see PageSize) and a depth that is not negative.
+func ValidateMemoryFilter(f MemoryFilter) error {
+	if err := ValidatePathPrefix(f.PathPrefix); err != nil {
+		return err
+	}
+	if _, err := PageSize(f.Limit, f.Full); err != nil {
+		return err
+	}
+	if f.Depth < 0 {
+		return Errorf(EInvalid, "depth %d must not be negative", f.Depth)
+	}
+	return nil
+}
+
+// ValidateVersionFilter checks a list of versions: its page size and the
+// operation, when one is asked for.
+func ValidateVersionFilter(f VersionFilter) error {
+	if _, err := PageSize(f.Limit, f.Full); err != nil {
+		return err
+	}
+	switch f.Operation {
+	case "", OpCreated, OpModified, OpDeleted:
+		return nil
+	}
+	return Errorf(EInvalid, "operation %q must be created, modified or deleted", f.Operation)
+}
+
 // ValidateStoreName checks a store name: 1-255 characters, no control
 // characters.
 func ValidateStoreName(name string) error {

@@ -43,7 +43,7 @@ func FuzzCall(f *testing.F) {
 	} {
 		f.Add(seed.tool, []byte(seed.args))
 	}
-	db := sqlitetest.Open(f, sqlite.Options{MaxMemoriesPerStore: 50})
+	db := sqlitetest.Open(f, sqlite.Options{})
 	notes := sqlitetest.Store(f, db, ws, memstore.StoreCreate{Name: "Notes"})
 	ref := sqlitetest.Store(f, db, ws, memstore.StoreCreate{Name: "Reference"})
 	other := sqlitetest.Store(f, db, ws, memstore.StoreCreate{Name: "Other"})
@@ -51,7 +51,7 @@ func FuzzCall(f *testing.F) {
 	sqlitetest.Create(f, db, ws, ref.ID, "/r.md", "reference text\n", admin)
 	sqlitetest.Create(f, db, ws, other.ID, "/secret.md", "not for this session\n", admin)
 	frozen := map[string]string{ref.ID: snapshot(f, db, ref.ID), other.ID: snapshot(f, db, other.ID)}
-	ts := newToolset(f, services(db), newSession(attach{store: notes}, attach{store: ref, readOnly: true}))
+	ts := newToolset(f, services(db, memstore.MaxMemoriesPerStore(50)), newSession(attach{store: notes}, attach{store: ref, readOnly: true}))
 	names := make([]string, 0, 6)
 	for _, t := range ts.Tools() {
 		names = append(names, t.Name)

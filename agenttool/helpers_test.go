@@ -103,8 +103,8 @@ func caller(s *memstore.Session) *memstore.Caller {
 }
 
 // services returns the tools' services: the core over db.
-func services(db *sqlite.DB) agenttool.Services {
-	core := memstore.NewCore(db)
+func services(db *sqlite.DB, opts ...memstore.CoreOption) agenttool.Services {
+	core := memstore.NewCore(db, opts...)
 	return agenttool.Services{Memories: core, Search: core}
 }
 
@@ -215,11 +215,11 @@ func (h *hooked) enter(method string) error {
 	return nil
 }
 
-func (h *hooked) CreateMemory(ctx context.Context, workspaceID, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
-	if err := h.enter("CreateMemory"); err != nil {
-		return nil, err
+func (h *hooked) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
+	if err := h.enter("WriteMemory"); err != nil {
+		return err
 	}
-	return h.DB.CreateMemory(ctx, workspaceID, storeID, c, by)
+	return h.DB.WriteMemory(ctx, workspaceID, storeID, fn)
 }
 
 func (h *hooked) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
@@ -234,20 +234,6 @@ func (h *hooked) Memories(ctx context.Context, workspaceID, storeID string, f me
 		return memstore.Page[memstore.ListItem]{}, err
 	}
 	return h.DB.Memories(ctx, workspaceID, storeID, f)
-}
-
-func (h *hooked) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
-	if err := h.enter("UpdateMemory"); err != nil {
-		return nil, err
-	}
-	return h.DB.UpdateMemory(ctx, workspaceID, storeID, id, u, by)
-}
-
-func (h *hooked) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
-	if err := h.enter("DeleteMemory"); err != nil {
-		return err
-	}
-	return h.DB.DeleteMemory(ctx, workspaceID, storeID, id, ifSHA256, by)
 }
 
 // recorded is a MemoryService that notes each change it is asked for,

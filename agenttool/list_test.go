@@ -158,11 +158,11 @@ func TestListLimit(t *testing.T) {
 		"[Only the first 200 entries are shown; there are more.")
 
 	// Exactly 200 entries: all shown, no note.
-	if err := db.DeleteMemory(context.Background(), ws, big.ID, mustFind(t, db, big.ID, "/m204.md").ID, "", admin); err != nil {
+	if err := sqlitetest.Writer(db).DeleteMemory(context.Background(), ws, big.ID, mustFind(t, db, big.ID, "/m204.md").ID, "", admin); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/m203.md", "/m202.md", "/m201.md", "/m200.md"} {
-		if err := db.DeleteMemory(context.Background(), ws, big.ID, mustFind(t, db, big.ID, p).ID, "", admin); err != nil {
+		if err := sqlitetest.Writer(db).DeleteMemory(context.Background(), ws, big.ID, mustFind(t, db, big.ID, p).ID, "", admin); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -70,10 +70,10 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteLimitsAndArchive(t *testing.T) {
-	db := sqlitetest.Open(t, sqlite.Options{MaxMemoriesPerStore: 1})
+	db := sqlitetest.Open(t, sqlite.Options{})
 	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
 	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
-	ts := newToolset(t, services(db), newSession(attach{store: notes}))
+	ts := newToolset(t, services(db, memstore.MaxMemoriesPerStore(1)), newSession(attach{store: notes}))
 	got := fails(t, ts, "memory_write", map[string]any{"path": "/b.md", "content": "x"})
 	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" holds 1 memories, its limit; delete some before creating more.")
 	wantAbsent(t, db, notes.ID, "/b.md")
@@ -238,10 +238,8 @@ func TestReadOnly(t *testing.T) {
 			if want := []string{c.change + " " + memstore.EPermission}; !slices.Equal(rec.changes, want) {
 				t.Errorf("changes asked of the services and their errors: %v, want %v", rec.changes, want)
 			}
-			for _, write := range []string{"CreateMemory", "UpdateMemory", "DeleteMemory"} {
-				if n := ms.calls[write]; n != 0 {
-					t.Errorf("the backend was asked to %s %d times", write, n)
-				}
+			if n := ms.calls["WriteMemory"]; n != 0 {
+				t.Errorf("the backend was asked to write %d times", n)
 			}
 		})
 	}
@@ -322,21 +320,21 @@ func TestConcurrentChange(t *testing.T) {
 		content string // of /a.md at the end
 		gone    bool   // /a.md must not exist at the end
 	}{
-		{"write over a change", "UpdateMemory", true, modify(other, "theirs"), "memory_write", map[string]any{"path": "/a.md", "content": "new"},
+		{"write over a change", "WriteMemory", true, modify(other, "theirs"), "memory_write", map[string]any{"path": "/a.md", "content": "new"},
 			"Error: /mnt/memory/notes/a.md was changed by another writer after it was read, so it was not written and the other change was kept. Read it again with memory_read and redo your change on its current text.", "theirs", false},
-		{"write over a deletion", "UpdateMemory", true, remove(other), "memory_write", map[string]any{"path": "/a.md", "content": "new"},
+		{"write over a deletion", "WriteMemory", true, remove(other), "memory_write", map[string]any{"path": "/a.md", "content": "new"},
 			"Error: /mnt/memory/notes/a.md was deleted by another writer after it was read, so it was not written. Check with memory_list; memory_write creates it again if it should exist.", "", true},
-		{"create over a create", "CreateMemory", false, createAt(other, "/a.md", "theirs"), "memory_write", map[string]any{"path": "/a.md", "content": "new"},
+		{"create over a create", "WriteMemory", false, createAt(other, "/a.md", "theirs"), "memory_write", map[string]any{"path": "/a.md", "content": "new"},
 			"Error: /mnt/memory/notes/a.md was created by another writer just now, so nothing was written. Read it with memory_read; write again if your text should replace it.", "theirs", false},
-		{"create under a new memory", "CreateMemory", false, createAt(other, "/a.md", "theirs"), "memory_write", map[string]any{"path": "/a.md/b.md", "content": "new"},
+		{"create under a new memory", "WriteMemory", false, createAt(other, "/a.md", "theirs"), "memory_write", map[string]any{"path": "/a.md/b.md", "content": "new"},
 			"Error: /mnt/memory/notes/a.md/b.md cannot be created: /mnt/memory/notes/a.md is a memory", "theirs", false},
-		{"edit over a change", "UpdateMemory", true, modify(other, "mine, theirs"), "memory_edit", map[string]any{"path": "/a.md", "old_str": "mine", "new_str": "ours"},
+		{"edit over a change", "WriteMemory", true, modify(other, "mine, theirs"), "memory_edit", map[string]any{"path": "/a.md", "old_str": "mine", "new_str": "ours"},
 			"Error: /mnt/memory/notes/a.md was changed by another writer after it was read, so it was not edited and the other change was kept.", "mine, theirs", false},
-		{"edit over a deletion", "UpdateMemory", true, remove(other), "memory_edit", map[string]any{"path": "/a.md", "old_str": "mine", "new_str": "ours"},
+		{"edit over a deletion", "WriteMemory", true, remove(other), "memory_edit", map[string]any{"path": "/a.md", "old_str": "mine", "new_str": "ours"},
 			"Error: /mnt/memory/notes/a.md was deleted by another writer after it was read, so it was not edited.", "", true},
-		{"delete over a change", "DeleteMemory", true, modify(other, "theirs"), "memory_delete", map[string]any{"path": "/a.md"},
+		{"delete over a change", "WriteMemory", true, modify(other, "theirs"), "memory_delete", map[string]any{"path": "/a.md"},
 			"Error: /mnt/memory/notes/a.md was changed by another writer just now, so it was not deleted. Read it with memory_read; if it should still go, call memory_delete again.", "theirs", false},
-		{"delete over a deletion", "DeleteMemory", true, remove(other), "memory_delete", map[string]any{"path": "/a.md"},
+		{"delete over a deletion", "WriteMemory", true, remove(other), "memory_delete", map[string]any{"path": "/a.md"},
 			"Error: /mnt/memory/notes/a.md no longer exists: another writer deleted it just now.", "", true},
 	}
 	for _, tt := range tests {
@@ -378,7 +376,7 @@ func modify(by memstore.Actor, to string) func(context.Context, *sqlite.DB, stri
 		if err != nil {
 			return err
 		}
-		_, err = db.UpdateMemory(ctx, ws, storeID, m.ID, memstore.MemoryUpdate{Content: &to}, by)
+		_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, storeID, m.ID, memstore.MemoryUpdate{Content: &to}, by)
 		return err
 	}
 }
@@ -389,13 +387,13 @@ func remove(by memstore.Actor) func(context.Context, *sqlite.DB, string) error {
 		if err != nil {
 			return err
 		}
-		return db.DeleteMemory(ctx, ws, storeID, m.ID, "", by)
+		return sqlitetest.Writer(db).DeleteMemory(ctx, ws, storeID, m.ID, "", by)
 	}
 }
 
 func createAt(by memstore.Actor, path, text string) func(context.Context, *sqlite.DB, string) error {
 	return func(ctx context.Context, db *sqlite.DB, storeID string) error {
-		_, err := db.CreateMemory(ctx, ws, storeID, memstore.MemoryCreate{Path: path, Content: text}, by)
+		_, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, storeID, memstore.MemoryCreate{Path: path, Content: text}, by)
 		return err
 	}
 }

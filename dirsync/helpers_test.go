@@ -55,9 +55,9 @@ func newServer(tb testing.TB, o serverOptions) *server {
 	if o.maxMemories == 0 {
 		o.maxMemories = 2000
 	}
-	db := sqlitetest.Open(tb, sqlite.Options{MaxMemoriesPerStore: o.maxMemories})
+	db := sqlitetest.Open(tb, sqlite.Options{})
 	s := &server{DB: db, by: memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}}
-	core := memstore.NewCore(db)
+	core := memstore.NewCore(db, memstore.MaxMemoriesPerStore(o.maxMemories))
 	var h http.Handler = httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core})
 	if o.wrap != nil {
 		h = o.wrap(h)
@@ -110,9 +110,9 @@ func (s *server) put(tb testing.TB, path, content string) {
 	m, err := memstore.FindMemory(ctx, memstore.NewCore(s.DB), &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, s.store, path)
 	switch memstore.ErrorCode(err) {
 	case memstore.ENotFound:
-		_, err = s.DB.CreateMemory(ctx, s.ws.ID, s.store, memstore.MemoryCreate{Path: path, Content: content}, s.by)
+		_, err = sqlitetest.Writer(s.DB).CreateMemory(ctx, s.ws.ID, s.store, memstore.MemoryCreate{Path: path, Content: content}, s.by)
 	case "":
-		_, err = s.DB.UpdateMemory(ctx, s.ws.ID, s.store, m.ID, memstore.MemoryUpdate{Content: &content}, s.by)
+		_, err = sqlitetest.Writer(s.DB).UpdateMemory(ctx, s.ws.ID, s.store, m.ID, memstore.MemoryUpdate{Content: &content}, s.by)
 	}
 	if err != nil {
 		tb.Fatalf("put %s: %v", path, err)
@@ -125,7 +125,7 @@ func (s *server) rm(tb testing.TB, path string) {
 	ctx := context.Background()
 	m, err := memstore.FindMemory(ctx, memstore.NewCore(s.DB), &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, s.store, path)
 	if err == nil {
-		err = s.DB.DeleteMemory(ctx, s.ws.ID, s.store, m.ID, "", s.by)
+		err = sqlitetest.Writer(s.DB).DeleteMemory(ctx, s.ws.ID, s.store, m.ID, "", s.by)
 	}
 	if err != nil {
 		tb.Fatalf("rm %s: %v", path, err)

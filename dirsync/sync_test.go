@@ -16,6 +16,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/dirsync"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 const index = "- [A](a.md) — first\n"
@@ -213,7 +214,7 @@ func TestRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	newPath := "/renamed/y.md"
-	if _, err := s.DB.UpdateMemory(t.Context(), s.ws.ID, s.store, m.ID, memstore.MemoryUpdate{Path: &newPath}, s.by); err != nil {
+	if _, err := sqlitetest.Writer(s.DB).UpdateMemory(t.Context(), s.ws.ID, s.store, m.ID, memstore.MemoryUpdate{Path: &newPath}, s.by); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustSync(t, s.options(dir))

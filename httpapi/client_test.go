@@ -239,9 +239,9 @@ func (b *clientBackend) CreateMemory(ctx context.Context, c *memstore.Caller, st
 // openClientBackend opens a fresh database with two servers on it.
 func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend {
 	t.Helper()
-	db := sqlitetest.Open(t, sqlite.Options{MaxMemoriesPerStore: maxMemoriesPerStore})
+	db := sqlitetest.Open(t, sqlite.Options{})
 	serve := func(mode string) *apiHarness {
-		core := memstore.NewCore(db)
+		core := memstore.NewCore(db, memstore.MaxMemoriesPerStore(maxMemoriesPerStore))
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{
 			Stores: core, Memories: core, Versions: core, Keys: conformanceKeys{db}, CreateExisting: mode,
 		}))

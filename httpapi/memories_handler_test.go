@@ -12,6 +12,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 var memoryKeys = []string{"type", "id", "memory_store_id", "path", "content", "content_sha256",
@@ -437,7 +438,7 @@ func TestKeptRetrievals(t *testing.T) {
 	e.ok(t, "POST", path, jsonOf(t, map[string]any{"content": "second"}))
 	get("second")
 	ctx := t.Context()
-	if _, err := e.db.UpdateMemory(ctx, e.workspace, store, id, memstore.MemoryUpdate{Content: ptrTo("third"), Path: ptrTo("/b.md")}, memstore.Actor{Type: memstore.ActorUser, ID: "user_x"}); err != nil {
+	if _, err := sqlitetest.Writer(e.db).UpdateMemory(ctx, e.workspace, store, id, memstore.MemoryUpdate{Content: ptrTo("third"), Path: ptrTo("/b.md")}, memstore.Actor{Type: memstore.ActorUser, ID: "user_x"}); err != nil {
 		t.Fatal(err)
 	}
 	get("third")
@@ -453,7 +454,7 @@ func TestKeptRetrievals(t *testing.T) {
 	}
 
 	// Deleted behind the server's back, then through it.
-	if err := e.db.DeleteMemory(ctx, e.workspace, store, id, "", memstore.Actor{Type: memstore.ActorUser, ID: "user_x"}); err != nil {
+	if err := sqlitetest.Writer(e.db).DeleteMemory(ctx, e.workspace, store, id, "", memstore.Actor{Type: memstore.ActorUser, ID: "user_x"}); err != nil {
 		t.Fatal(err)
 	}
 	e.call(t, "GET", path, "").apiError(t, http.StatusNotFound, memstore.ENotFound)

@@ -125,7 +125,7 @@ func (e *storeEnv) set(tb testing.TB, p, content string) {
 	tb.Helper()
 	m := e.mustMemory(tb, p)
 	other := memstore.Actor{Type: memstore.ActorUser, ID: "user_other"}
-	if _, err := e.DB.UpdateMemory(context.Background(), e.WS, e.Store, m.ID, memstore.MemoryUpdate{Content: &content}, other); err != nil {
+	if _, err := sqlitetest.Writer(e.DB).UpdateMemory(context.Background(), e.WS, e.Store, m.ID, memstore.MemoryUpdate{Content: &content}, other); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -325,7 +325,7 @@ func TestStoreConcurrentChange(t *testing.T) {
 func (e *storeEnv) remove(tb testing.TB, p string) {
 	tb.Helper()
 	m := e.mustMemory(tb, p)
-	if err := e.DB.DeleteMemory(context.Background(), e.WS, e.Store, m.ID, "", toolActor); err != nil {
+	if err := sqlitetest.Writer(e.DB).DeleteMemory(context.Background(), e.WS, e.Store, m.ID, "", toolActor); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // secretToken is the text redacted in the erasure tests: lower case, so
@@ -89,7 +90,7 @@ func erasureScenario(tb testing.TB, path string, at func(stage string)) *sqlite.
 	if got := holding(tb, dir); len(mainFiles(got)) == 0 || len(mainFiles(got)) == len(got) {
 		tb.Fatalf("the token is in %v to begin with, want files of both the database and the index: the check proves nothing", got)
 	}
-	if _, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
+	if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin); err != nil {
@@ -157,9 +158,9 @@ func TestRedactionOfCurrentVersion(t *testing.T) {
 			}
 			var err error
 			if how == "changed" {
-				_, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice)
+				_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice)
 			} else {
-				err = db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice)
+				err = sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -188,7 +189,7 @@ func TestRedactionWhileLogBusy(t *testing.T) {
 	db := mustOpenAt(t, path, sqlite.Options{})
 	s := mustStore(t, db)
 	m := mustCreate(t, db, s.ID, "/notes/code.md", "the door code is "+secretToken+" for now")
-	if _, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
+	if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
 		t.Fatal(err)
 	}
 	reader, err := rawDB(t, path).BeginTx(ctx, nil)

@@ -2,12 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"strings"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -43,11 +41,6 @@ func getMemory(ctx context.Context, tx *txn, storeID, id string) (*memstore.Memo
 	return m, err
 }
 
-func hash(content string) string {
-	sum := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(sum[:])
-}
-
 // upperBound returns the smallest string above every string that starts
 // with prefix, its last byte incremented: the memories under "/a/" are
 // exactly those with "/a/" <= path < "/a0". This keeps prefix scans on the
@@ -63,38 +56,6 @@ func upperBound(prefix string) string {
 	return prefix + "\xff" // unreachable for UTF-8 text, which has no 0xff byte
 }
 
-// conflict finds a live memory other than self that keeps path from being
-// used: one at path or at an ancestor of it (equality lookups of at most
-// 20 paths), or one below it (a range scan limited to one row). Both use
-// the (store_id, path) index, whatever the store's size.
-func conflict(ctx context.Context, tx *txn, storeID, path, self string) error {
-	var id, at string
-	args := []any{storeID, self}
-	marks := make([]string, 0, memstore.MaxPathSegments)
-	for i := 1; i < len(path); i++ {
-		if path[i] == '/' {
-			args, marks = append(args, path[:i]), append(marks, "?")
-		}
-	}
-	args, marks = append(args, path), append(marks, "?")
-	err := tx.queryRow(ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path IN (`+strings.Join(marks, ", ")+`) ORDER BY path LIMIT 1`, args...).Scan(&id, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.queryRow(ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`,
-			storeID, self, path+"/", upperBound(path+"/")).Scan(&id, &at)
-	}
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return err
-	}
-	msg := fmt.Sprintf("path %q is taken by memory %s", path, id)
-	if at != path {
-		msg = fmt.Sprintf("path %q overlaps %q of memory %s", path, at, id)
-	}
-	return &memstore.Error{Code: memstore.EPathConflict, Message: msg, ConflictingMemoryID: id, ConflictingPath: at}
-}
-
 func insertVersion(ctx context.Context, tx *txn, v *memstore.Version) error {
 	var content, sum, size any
 	if v.HasContent {
@@ -106,8 +67,7 @@ func insertVersion(ctx context.Context, tx *txn, v *memstore.Version) error {
 }
 
 // newVersion makes the version of a memory's new state m, stamped now.
-func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor) *memstore.Version {
-	now := fromNanos(nanos(db.now()))
+func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor, now time.Time) *memstore.Version {
 	return &memstore.Version{
 		ID: db.ids.New(ids.Version, now), StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
 		Path: m.Path, Content: m.Content, ContentSHA256: m.ContentSHA256, ContentSize: m.ContentSize,
@@ -115,90 +75,114 @@ func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.
 	}
 }
 
-// modify gives m a new path and content, whose SHA-256 is sum, with a
-// "modified" version. Callers hash the content before their write is
-// queued: the writer is the one thread every write waits for.
-func (db *DB) modify(ctx context.Context, tx *txn, m *memstore.Memory, path, content, sum string, by memstore.Actor) error {
-	m.Path, m.Content, m.ContentSHA256, m.ContentSize = path, content, sum, int64(len(content))
-	v := db.newVersion(m, memstore.OpModified, by)
-	if err := insertVersion(ctx, tx, v); err != nil {
-		return err
-	}
-	m.VersionID, m.UpdatedAt = v.ID, v.CreatedAt
-	_, err := tx.exec(ctx, `UPDATE memories SET path = ?, content = ?, sha256 = ?, size = ?, version_id = ?, updated_at = ? WHERE id = ?`,
-		m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.UpdatedAt), m.ID)
-	return err
-}
-
-// storablePath refuses a malformed path whoever asks: the only check of
-// its input the backend keeps from the core's, because a stored path is
-// an invariant of the store. The checks of overlapping paths and the
-// roll-up of lists by depth read its segments, so one malformed path
-// would corrupt the tree of every later write.
-func storablePath(p string) error { return memstore.ValidatePath(p) }
-
-// CreateMemory implements memstore.MemoryStorage. With Upsert, an
-// identical memory at the path is returned unchanged, with no version,
-// like an update that changes nothing.
-func (db *DB) CreateMemory(ctx context.Context, workspaceID, storeID string, c memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
-	if err := storablePath(c.Path); err != nil {
-		return nil, err
-	}
-	sum := hash(c.Content)
-	var m *memstore.Memory
+// WriteMemory implements memstore.MemoryStorage: fn runs as a write
+// closure of the writer (see DB.write), over a memTx.
+func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
 	err := db.write(ctx, func(tx *txn) error {
 		archived, err := storeState(ctx, tx, workspaceID, storeID)
 		if err != nil {
 			return err
 		}
-		if archived {
-			return memstore.ErrArchived(storeID)
-		}
-		if c.Upsert && !c.IfNotExists {
-			m, err = scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, storeID, c.Path))
-			switch {
-			case err == nil && m.Content == c.Content:
-				return nil
-			case err == nil:
-				return db.modify(ctx, tx, m, c.Path, c.Content, sum, by)
-			case !errors.Is(err, sql.ErrNoRows):
-				return err
-			}
-		}
-		if err := conflict(ctx, tx, storeID, c.Path, ""); err != nil {
-			var e *memstore.Error
-			if c.IfNotExists && errors.As(err, &e) && e.Code == memstore.EPathConflict {
-				return memstore.Errorf(memstore.EPreconditionFailed, "%s", e.Message)
-			}
-			return err
-		}
-		if db.max > 0 {
-			var n int
-			if err := tx.queryRow(ctx, `SELECT count(*) FROM memories WHERE store_id = ?`, storeID).Scan(&n); err != nil {
-				return err
-			}
-			if n >= db.max {
-				return memstore.Errorf(memstore.EInvalid, "memory store %s holds %d memories, its limit; delete some before creating more", storeID, n)
-			}
-		}
-		now := fromNanos(nanos(db.now()))
-		m = &memstore.Memory{
-			ID: db.ids.New(ids.Memory, now), StoreID: storeID, Path: c.Path,
-			Content: c.Content, ContentSHA256: sum, ContentSize: int64(len(c.Content)),
-		}
-		v := db.newVersion(m, memstore.OpCreated, by)
-		if err := insertVersion(ctx, tx, v); err != nil {
-			return err
-		}
-		m.VersionID, m.CreatedAt, m.UpdatedAt = v.ID, v.CreatedAt, v.CreatedAt
-		_, err = tx.exec(ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ID, storeID, m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.CreatedAt), nanos(m.UpdatedAt))
-		return err
+		return fn(&memTx{ctx: ctx, db: db, tx: tx, storeID: storeID, archived: archived})
 	})
-	if err != nil {
-		return nil, wrap(err, "create memory %q", c.Path)
+	return wrap(err, "write memories of store %s", storeID)
+}
+
+// A memTx is a memstore.MemoryTx over one transaction of the writer: its
+// reads use the (store_id, path) index, and Put and Delete are a closure's
+// only execs.
+type memTx struct {
+	ctx      context.Context
+	db       *DB
+	tx       *txn
+	storeID  string
+	archived bool
+}
+
+func (t *memTx) Archived() bool { return t.archived }
+
+func (t *memTx) Memory(id string) (*memstore.Memory, error) {
+	return getMemory(t.ctx, t.tx, t.storeID, id)
+}
+
+func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
+	m, err := scanMemory(t.tx.queryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, t.storeID, path))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
 	}
-	return m, nil
+	return m, err
+}
+
+// Overlapping looks for the path and its ancestors (equality lookups of at
+// most MaxPathSegments paths), then for one memory below it (a range scan
+// limited to one row).
+func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
+	args := []any{t.storeID, self}
+	marks := make([]string, 0, memstore.MaxPathSegments)
+	for i := 1; i < len(path); i++ {
+		if path[i] == '/' {
+			args, marks = append(args, path[:i]), append(marks, "?")
+		}
+	}
+	args, marks = append(args, path), append(marks, "?")
+	var m memstore.Memory
+	err := t.tx.queryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path IN (`+strings.Join(marks, ", ")+`) ORDER BY path LIMIT 1`, args...).Scan(&m.ID, &m.Path)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = t.tx.queryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`,
+			t.storeID, self, path+"/", upperBound(path+"/")).Scan(&m.ID, &m.Path)
+	}
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	m.StoreID = t.storeID
+	return &m, nil
+}
+
+func (t *memTx) Count() (int, error) {
+	var n int
+	err := t.tx.queryRow(t.ctx, `SELECT count(*) FROM memories WHERE store_id = ?`, t.storeID).Scan(&n)
+	return n, err
+}
+
+// Put refuses a malformed path whoever asks, the one check of the core's
+// that this backend repeats: a stored path is an invariant of the store,
+// whose overlap checks and roll-up of lists by depth read its segments,
+// so one malformed path would corrupt every later write.
+func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor) error {
+	if err := memstore.ValidatePath(m.Path); err != nil {
+		return err
+	}
+	now := fromNanos(nanos(t.db.now()))
+	if op == memstore.OpCreated {
+		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
+	}
+	v := t.db.newVersion(m, op, by, now)
+	if err := insertVersion(t.ctx, t.tx, v); err != nil {
+		return err
+	}
+	m.VersionID, m.UpdatedAt = v.ID, now
+	var err error
+	if op == memstore.OpCreated {
+		_, err = t.tx.exec(t.ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, t.storeID, m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.CreatedAt), nanos(m.UpdatedAt))
+	} else {
+		_, err = t.tx.exec(t.ctx, `UPDATE memories SET path = ?, content = ?, sha256 = ?, size = ?, version_id = ?, updated_at = ? WHERE id = ?`,
+			m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.UpdatedAt), m.ID)
+	}
+	return err
+}
+
+// Delete keeps the path at deletion in the "deleted" version; the
+// memory's row, and with it the content, goes.
+func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
+	if err := insertVersion(t.ctx, t.tx, t.db.newVersion(m, memstore.OpDeleted, by, fromNanos(nanos(t.db.now())))); err != nil {
+		return err
+	}
+	_, err := t.tx.exec(t.ctx, `DELETE FROM memories WHERE id = ?`, m.ID)
+	return err
 }
 
 // Memory implements memstore.MemoryStorage.
@@ -249,87 +233,6 @@ func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID
 	return wrap(translate(err), "get memory %s", id)
 }
 
-// UpdateMemory implements memstore.MemoryStorage, deciding in the order
-// of docs/api.md (Order of checks).
-func (db *DB) UpdateMemory(ctx context.Context, workspaceID, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
-	if u.Path != nil {
-		if err := storablePath(*u.Path); err != nil {
-			return nil, err
-		}
-	}
-	var newSum string
-	if u.Content != nil {
-		newSum = hash(*u.Content)
-	}
-	var m *memstore.Memory
-	err := db.write(ctx, func(tx *txn) error {
-		archived, err := storeState(ctx, tx, workspaceID, storeID)
-		if err != nil {
-			return err
-		}
-		if m, err = getMemory(ctx, tx, storeID, id); err != nil {
-			return err
-		}
-		if archived {
-			return memstore.ErrArchived(storeID)
-		}
-		path, content, sum := m.Path, m.Content, m.ContentSHA256
-		if u.Path != nil {
-			path = *u.Path
-		}
-		if u.Content != nil {
-			content, sum = *u.Content, newSum
-		}
-		if path == m.Path && content == m.Content {
-			return nil // already so: a retried update succeeds, whatever its precondition
-		}
-		if u.IfSHA256 != "" && !strings.EqualFold(u.IfSHA256, m.ContentSHA256) {
-			return memstore.Errorf(memstore.EPreconditionFailed, "memory %s has content_sha256 %s, not %s", id, m.ContentSHA256, u.IfSHA256)
-		}
-		if path != m.Path {
-			if err := conflict(ctx, tx, storeID, path, id); err != nil {
-				var e *memstore.Error
-				if u.RenameIfFree && errors.As(err, &e) && e.Code == memstore.EPathConflict {
-					return nil // the target is taken: a successful no-op
-				}
-				return err
-			}
-		}
-		return db.modify(ctx, tx, m, path, content, sum, by)
-	})
-	if err != nil {
-		return nil, wrap(err, "update memory %s", id)
-	}
-	return m, nil
-}
-
-// DeleteMemory implements memstore.MemoryStorage. The "deleted" version
-// keeps the path at deletion; the memory's row, and with it the content,
-// goes.
-func (db *DB) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA256 string, by memstore.Actor) error {
-	err := db.write(ctx, func(tx *txn) error {
-		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
-			return err
-		}
-		m, err := getMemory(ctx, tx, storeID, id)
-		if err != nil {
-			return err
-		}
-		if ifSHA256 != "" && !strings.EqualFold(ifSHA256, m.ContentSHA256) {
-			return memstore.Errorf(memstore.EPreconditionFailed, "memory %s has content_sha256 %s, not %s", id, m.ContentSHA256, ifSHA256)
-		}
-		if err := insertVersion(ctx, tx, db.newVersion(m, memstore.OpDeleted, by)); err != nil {
-			return err
-		}
-		_, err = tx.exec(ctx, `DELETE FROM memories WHERE id = ?`, id)
-		return err
-	})
-	if err != nil {
-		return wrap(err, "delete memory %s", id)
-	}
-	return nil
-}
-
 // Memories implements memstore.MemoryStorage. It walks the (store_id,
 // path) index from the cursor and stops after limit+1 items, so a page
 // costs O(page) whatever the store's size: with a depth, each rolled-up
@@ -337,12 +240,9 @@ func (db *DB) DeleteMemory(ctx context.Context, workspaceID, storeID, id, ifSHA2
 // it.
 func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	var page memstore.Page[memstore.ListItem]
-	n, err := limit(f.Limit, f.Full)
+	n, err := memstore.PageSize(f.Limit, f.Full)
 	if err != nil {
 		return page, err
-	}
-	if f.Depth < 0 {
-		return page, memstore.Errorf(memstore.EInvalid, "depth %d must not be negative", f.Depth)
 	}
 	cur, err := parseCursor(f.Page, kindMemories)
 	if err != nil {

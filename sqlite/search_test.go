@@ -19,6 +19,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 	"github.com/memstore/memstore/storetest"
 )
 
@@ -131,19 +132,19 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 		do   func() error
 	}{
 		{"update", func() error {
-			_, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("flippers")}, alice)
+			_, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("flippers")}, alice)
 			return err
 		}},
 		{"rename", func() error {
-			_, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("/b/seal.md")}, alice)
+			_, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("/b/seal.md")}, alice)
 			return err
 		}},
 		{"rename and update", func() error {
-			_, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("/c/otter.md"), Content: ptr("kelp")}, alice)
+			_, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("/c/otter.md"), Content: ptr("kelp")}, alice)
 			return err
 		}},
 		{"upsert", func() error {
-			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/c/otter.md", Content: "urchins", Upsert: true}, alice)
+			_, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/c/otter.md", Content: "urchins", Upsert: true}, alice)
 			return err
 		}},
 		{"concurrent creates", func() error {
@@ -151,21 +152,21 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 			errs := make([]error, 20)
 			for i := range errs {
 				wg.Go(func() {
-					_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/many/%d.md", i), Content: fmt.Sprint("plankton ", i)}, alice)
+					_, errs[i] = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/many/%d.md", i), Content: fmt.Sprint("plankton ", i)}, alice)
 				})
 			}
 			wg.Wait()
 			return errors.Join(errs...)
 		}},
-		{"delete", func() error { return db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice) }},
+		{"delete", func() error { return sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice) }},
 		// SQLite gives a new row the rowid of the newest row if that row
 		// is gone: the index must not keep the old memory's words for it.
 		{"delete the newest, then create", func() error {
 			n := mustCreate(t, db, s.ID, "/d/narwhal.md", "tusk")
-			if err := db.DeleteMemory(ctx, ws, s.ID, n.ID, "", alice); err != nil {
+			if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, n.ID, "", alice); err != nil {
 				return err
 			}
-			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/d/beluga.md", Content: "melon"}, alice)
+			_, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/d/beluga.md", Content: "melon"}, alice)
 			return err
 		}},
 		// Writes that land in one batch, some on the same memories: each
@@ -179,14 +180,14 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 			errs := make([]error, 3*len(ms))
 			for i, m := range ms {
 				wg.Go(func() {
-					_, errs[3*i] = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr(fmt.Sprint("squid ", i))}, alice)
+					_, errs[3*i] = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr(fmt.Sprint("squid ", i))}, alice)
 				})
 				wg.Go(func() {
-					_, errs[3*i+1] = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr(fmt.Sprintf("/f/%d.md", i))}, alice)
+					_, errs[3*i+1] = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr(fmt.Sprintf("/f/%d.md", i))}, alice)
 				})
 				wg.Go(func() {
 					if i%2 == 0 {
-						errs[3*i+2] = db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice)
+						errs[3*i+2] = sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice)
 					}
 				})
 			}
@@ -325,11 +326,11 @@ func TestSearchErasesText(t *testing.T) {
 		}
 	}
 
-	u, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("before after")}, alice)
+	u, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("before after")}, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteMemory(ctx, ws, s.ID, d.ID, "", alice); err != nil {
+	if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, d.ID, "", alice); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{rewritten, deleted} {
@@ -376,7 +377,7 @@ func TestSearchAfterVacuum(t *testing.T) {
 	for i := range 30 {
 		m := mustCreate(t, db, s.ID, fmt.Sprintf("/m/%02d.md", i), fmt.Sprintf("word%02d common", i))
 		if i%3 == 0 { // gaps in the rowids
-			if err := db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
+			if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -673,7 +674,7 @@ func searchBench(b *testing.B) *searchFixture {
 	for w := range errs {
 		wg.Go(func() {
 			for i := w; i < benchMemories && errs[w] == nil; i += len(errs) {
-				_, errs[w] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: paths[i], Content: contents[i]}, alice)
+				_, errs[w] = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: paths[i], Content: contents[i]}, alice)
 				if errs[w] == nil {
 					dst := filepath.Join(f.files, filepath.FromSlash(paths[i]))
 					errs[w] = errors.Join(os.MkdirAll(filepath.Dir(dst), 0o700), os.WriteFile(dst, []byte(contents[i]), 0o600))

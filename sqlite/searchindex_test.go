@@ -14,6 +14,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // found says whether a search for text finds the memory at path. It may
@@ -69,11 +70,11 @@ func TestSearchFindsWhatWasJustWritten(t *testing.T) {
 				path := fmt.Sprintf("/w%d/%d.md", w, i%3)
 				var err error
 				if i < 3 {
-					last, err = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "note " + word}, alice)
+					last, err = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "note " + word}, alice)
 				} else {
 					m, e := memstore.FindMemory(ctx, memstore.NewCore(db), &memstore.Caller{WorkspaceID: ws, Actor: alice}, s.ID, path)
 					if err = e; err == nil {
-						last, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("note " + word)}, alice)
+						last, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("note " + word)}, alice)
 					}
 				}
 				if err != nil {
@@ -228,7 +229,7 @@ func TestSearchIndexSharedByProcesses(t *testing.T) {
 			handles[h] = db
 			for i := range 20 {
 				word := fmt.Sprintf("yak%dx%d", h, i)
-				m, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/h%d/%d.md", h, i), Content: word}, alice)
+				m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/h%d/%d.md", h, i), Content: word}, alice)
 				if err != nil {
 					t.Error(err)
 					return
@@ -277,7 +278,7 @@ func TestSearchFindsOtherProcessesWrites(t *testing.T) {
 		if !found(t, searcher, s.ID, word, m.Path) {
 			missed++
 		}
-		u, err := writer.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("seen again")}, alice)
+		u, err := sqlitetest.Writer(writer).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("seen again")}, alice)
 		if err != nil {
 			t.Fatal(err)
 		}

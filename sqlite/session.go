@@ -143,7 +143,6 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 		Title:       c.Title,
 		Metadata:    maps.Clone(c.Metadata),
 		Fields:      maps.Clone(c.Fields),
-		Attachments: make([]memstore.Attachment, len(c.Stores)),
 		CreatedAt:   fromNanos(nanos(now)),
 	}
 	s.UpdatedAt = s.CreatedAt
@@ -166,25 +165,17 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 		secret string
 	)
 	err = db.write(ctx, func(tx *txn) error {
-		for i, a := range c.Stores {
-			var aat sql.NullInt64
-			at := &s.Attachments[i]
-			err := tx.queryRow(ctx, `SELECT name, description, archived_at FROM stores WHERE id = ? AND workspace_id = ?`, a.StoreID, workspaceID).
-				Scan(&at.Name, &at.Description, &aat)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				return memstore.Errorf(memstore.EInvalid, "resources[%d]: memory store %s was not found in this workspace", i, a.StoreID)
-			case err != nil:
-				return err
-			case aat.Valid:
-				return memstore.Errorf(memstore.EInvalid, "resources[%d]: memory store %s is archived; an archived store cannot be attached to a session", i, a.StoreID)
+		var err error
+		s.Attachments, err = memstore.SnapshotAttachments(c.Stores, func(id string) (*memstore.Store, error) {
+			st, err := getStore(ctx, tx, workspaceID, id)
+			if memstore.ErrorCode(err) == memstore.ENotFound {
+				return nil, nil
 			}
-			at.StoreID, at.Access, at.Instructions = a.StoreID, a.Access, a.Instructions
-			if at.Access == "" {
-				at.Access = memstore.AccessReadWrite
-			}
+			return st, err
+		})
+		if err != nil {
+			return err
 		}
-		memstore.AssignMountPaths(s.Attachments)
 		if _, err := tx.exec(ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.ID, workspaceID, s.Title, string(meta), string(fields), nanos(now), nanos(now)); err != nil {
 			return err
@@ -195,7 +186,6 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 				return err
 			}
 		}
-		var err error
 		tok, secret, err = db.newToken(ctx, tx, workspaceID, s.ID, now, c.TokenTTL)
 		return err
 	})
@@ -221,7 +211,7 @@ func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Se
 // sessions of one store.
 func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
 	var page memstore.Page[memstore.Session]
-	n, err := limit(f.Limit, false)
+	n, err := memstore.PageSize(f.Limit, false)
 	if err != nil {
 		return page, err
 	}
@@ -314,15 +304,12 @@ func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID str
 		secret string
 	)
 	err := db.write(ctx, func(tx *txn) error {
-		var aat sql.NullInt64
-		err := tx.queryRow(ctx, `SELECT archived_at FROM sessions WHERE id = ? AND workspace_id = ?`, sessionID, workspaceID).Scan(&aat)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
-		case err != nil:
+		s, err := getSession(ctx, tx, workspaceID, sessionID)
+		if err != nil {
 			return err
-		case aat.Valid:
-			return memstore.Errorf(memstore.EConflict, "session %s is archived; it takes no new tokens", sessionID)
+		}
+		if err := s.TakesTokens(); err != nil {
+			return err
 		}
 		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, db.now(), ttl)
 		return err
@@ -353,7 +340,7 @@ func scanToken(row interface{ Scan(...any) error }) (*memstore.SessionToken, err
 // per page.
 func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
 	var page memstore.Page[memstore.SessionToken]
-	n, err := limit(f.Limit, false)
+	n, err := memstore.PageSize(f.Limit, false)
 	if err != nil {
 		return page, err
 	}
@@ -456,18 +443,11 @@ func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore
 			return invalid
 		case err != nil:
 			return err
-		case t.RevokedAt != nil:
-			return memstore.Errorf(memstore.EUnauthenticated, "session token %s has been revoked", t.ID)
-		case t.ExpiresAt != nil && !db.now().Before(*t.ExpiresAt):
-			return memstore.Errorf(memstore.EUnauthenticated, "session token %s expired at %s", t.ID, t.ExpiresAt.Format(time.RFC3339))
 		}
 		if s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID); err != nil {
 			return err
 		}
-		if s.ArchivedAt != nil {
-			return memstore.Errorf(memstore.EUnauthenticated, "session %s is archived; its tokens no longer work", s.ID)
-		}
-		return nil
+		return memstore.CheckToken(t, s, db.now())
 	})
 	if err != nil {
 		return nil, wrap(err, "authenticate session")

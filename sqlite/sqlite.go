@@ -3,7 +3,9 @@
 // A DB is a memstore.Backend, the storage of a memstore.Core: it trusts
 // its callers, which the core has checked, and leaves the checks of
 // access and of input to the core, but for the invariants of what it
-// keeps. Each call runs in one transaction.
+// keeps. Each call runs in one transaction; the domain's rules that need
+// stored data run in it too (memstore's rules.go), so none is written
+// here.
 //
 // # Services
 //
@@ -87,9 +89,6 @@ var migrations embed.FS
 
 // Options tune a DB; the zero value is usable.
 type Options struct {
-	// MaxMemoriesPerStore caps the live memories of a store (EInvalid
-	// beyond); 0 means unlimited. The server passes 2,000 by default.
-	MaxMemoriesPerStore int
 	// Now is the clock, time.Now when nil; tests inject a fixed one.
 	Now func() time.Time
 	// IDs makes identifiers, a fresh ids.NewGenerator() when nil.
@@ -123,7 +122,6 @@ type DB struct {
 	closed              chan struct{} // closed by Close: the batcher stops
 	batcherDone         chan struct{}
 	closeOnce           sync.Once
-	max                 int
 	now                 func() time.Time
 	ids                 *ids.Generator
 	log                 *slog.Logger
@@ -138,7 +136,7 @@ type DB struct {
 // files beside it (IndexPath) are kept at 0600 whatever their mode was.
 // A database that this user may not write is refused (ErrReadOnly).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	db := &DB{path: path, max: opts.MaxMemoriesPerStore, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -302,20 +300,6 @@ func fromNullNanos(n sql.NullInt64) *time.Time {
 	}
 	t := fromNanos(n.Int64)
 	return &t
-}
-
-// limit checks a page size (memstore.DefaultPageSize and the others).
-func limit(n int, full bool) (int, error) {
-	switch {
-	case n == 0:
-		n = memstore.DefaultPageSize
-	case n < 0 || n > memstore.MaxPageSize:
-		return 0, memstore.Errorf(memstore.EInvalid, "limit %d must be between 1 and %d", n, memstore.MaxPageSize)
-	}
-	if full {
-		n = min(n, memstore.MaxFullPageSize)
-	}
-	return n, nil
 }
 
 // A cursor is the last sort key of a page and a tag naming its list, so

@@ -235,35 +235,35 @@ func TestPathConflicts(t *testing.T) {
 		{"/notes/todo.md/x", "/notes/todo.md"},
 		{"/other/deep/er", "/other"}, // descendant of a memory
 	} {
-		_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: tc.path}, alice)
+		_, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: tc.path}, alice)
 		e := wantCode(t, err, memstore.EPathConflict)
 		if e.ConflictingPath != tc.blocker || e.ConflictingMemoryID == "" {
 			t.Errorf("%s: blocker %q %q", tc.path, e.ConflictingPath, e.ConflictingMemoryID)
 		}
-		_, err = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: tc.path, IfNotExists: true}, alice)
+		_, err = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: tc.path, IfNotExists: true}, alice)
 		wantCode(t, err, memstore.EPreconditionFailed)
 	}
 
 	// Renames: onto a descendant's ancestor, and onto itself moved deeper.
-	_, err := db.UpdateMemory(ctx, ws, s.ID, other.ID, memstore.MemoryUpdate{Path: ptr("/notes")}, alice)
+	_, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, other.ID, memstore.MemoryUpdate{Path: ptr("/notes")}, alice)
 	if e := wantCode(t, err, memstore.EPathConflict); e.ConflictingMemoryID != notes.ID {
 		t.Errorf("blocker %s", e.ConflictingMemoryID)
 	}
-	same, err := db.UpdateMemory(ctx, ws, s.ID, other.ID, memstore.MemoryUpdate{Path: ptr("/notes"), RenameIfFree: true}, alice)
+	same, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, other.ID, memstore.MemoryUpdate{Path: ptr("/notes"), RenameIfFree: true}, alice)
 	if err != nil || same.Path != "/other" || same.VersionID != other.VersionID {
 		t.Fatalf("rename if free: %v %+v", err, same)
 	}
-	moved, err := db.UpdateMemory(ctx, ws, s.ID, other.ID, memstore.MemoryUpdate{Path: ptr("/other/inside")}, alice)
+	moved, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, other.ID, memstore.MemoryUpdate{Path: ptr("/other/inside")}, alice)
 	if err != nil || moved.Path != "/other/inside" {
 		t.Fatalf("rename below its old path: %v", err)
 	}
 
 	// Upsert on an exact path modifies; on an overlap it still conflicts.
-	up, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/notes/todo.md", Content: "new", Upsert: true}, alice)
+	up, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/notes/todo.md", Content: "new", Upsert: true}, alice)
 	if err != nil || up.ID != notes.ID || up.Content != "new" || up.VersionID == notes.VersionID {
 		t.Fatalf("upsert: %v %+v", err, up)
 	}
-	_, err = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/notes", Upsert: true}, alice)
+	_, err = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/notes", Upsert: true}, alice)
 	wantCode(t, err, memstore.EPathConflict)
 }
 
@@ -277,35 +277,35 @@ func TestUpdateAndDelete(t *testing.T) {
 	}
 	stale := m.ContentSHA256
 
-	u, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("two"), IfSHA256: strings.ToUpper(stale)}, alice)
+	u, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("two"), IfSHA256: strings.ToUpper(stale)}, alice)
 	if err != nil || u.Content != "two" || u.VersionID == m.VersionID {
 		t.Fatalf("update: %v %+v", err, u)
 	}
 	// The same update again, with the now-stale hash: unchanged, no version.
-	again, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("two"), IfSHA256: stale}, alice)
+	again, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("two"), IfSHA256: stale}, alice)
 	if err != nil || again.VersionID != u.VersionID {
 		t.Fatalf("idempotent update: %v %+v", err, again)
 	}
-	_, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("three"), IfSHA256: stale}, alice)
+	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("three"), IfSHA256: stale}, alice)
 	wantCode(t, err, memstore.EPreconditionFailed)
-	_, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("bad")}, alice)
+	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("bad")}, alice)
 	wantCode(t, err, memstore.EInvalid)
-	_, err = db.UpdateMemory(ctx, ws, s.ID, "mem_nope", memstore.MemoryUpdate{Content: ptr("x")}, alice)
+	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, "mem_nope", memstore.MemoryUpdate{Content: ptr("x")}, alice)
 	wantCode(t, err, memstore.ENotFound)
 	_, err = db.Memory(ctx, ws, "memstore_other", m.ID)
 	wantCode(t, err, memstore.ENotFound)
 
-	wantCode(t, db.DeleteMemory(ctx, ws, s.ID, m.ID, stale, alice), memstore.EPreconditionFailed)
+	wantCode(t, sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, stale, alice), memstore.EPreconditionFailed)
 
 	// Archived: no create or update, but delete works.
 	if _, err := db.ArchiveStore(ctx, ws, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("x")}, alice)
+	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("x")}, alice)
 	wantCode(t, err, memstore.EConflict)
-	_, err = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/b"}, alice)
+	_, err = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/b"}, alice)
 	wantCode(t, err, memstore.EConflict)
-	if err := db.DeleteMemory(ctx, ws, s.ID, m.ID, u.ContentSHA256, agent); err != nil {
+	if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, u.ContentSHA256, agent); err != nil {
 		t.Fatal(err)
 	}
 	_, err = db.Memory(ctx, ws, s.ID, m.ID)
@@ -328,7 +328,7 @@ func TestDeleteThenRecreateStartsNewLineage(t *testing.T) {
 	db := MustOpen(t)
 	s := mustStore(t, db)
 	m := mustCreate(t, db, s.ID, "/a/b", "x")
-	if err := db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
+	if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
 		t.Fatal(err)
 	}
 	n := mustCreate(t, db, s.ID, "/a", "y") // the former ancestor is free
@@ -339,15 +339,6 @@ func TestDeleteThenRecreateStartsNewLineage(t *testing.T) {
 	if err != nil || len(p.Items) != 1 || p.Items[0].Operation != memstore.OpCreated {
 		t.Fatalf("new lineage: %v %+v", err, p.Items)
 	}
-}
-
-func TestMaxMemoriesPerStore(t *testing.T) {
-	db := mustOpenAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{MaxMemoriesPerStore: 2})
-	s := mustStore(t, db)
-	mustCreate(t, db, s.ID, "/a", "")
-	mustCreate(t, db, s.ID, "/b", "")
-	_, err := db.CreateMemory(context.Background(), ws, s.ID, memstore.MemoryCreate{Path: "/c"}, alice)
-	wantCode(t, err, memstore.EInvalid)
 }
 
 func TestMemoriesListPagingAndDepth(t *testing.T) {
@@ -391,11 +382,13 @@ func TestMemoriesListPagingAndDepth(t *testing.T) {
 	if p.Items[0].Memory.Content != "" || p.Items[0].Memory.ContentSHA256 == "" {
 		t.Fatal("basic list has content or lacks a hash")
 	}
+	// Bad filters, refused by the core's validation or by the cursor's.
+	core, c := memstore.NewCore(db), &memstore.Caller{WorkspaceID: ws, Actor: alice}
 	for _, f := range []memstore.MemoryFilter{
 		{Depth: -1}, {Limit: -1}, {Page: "page_x"},
 		{Page: mustVersionCursor(t, db, s.ID)},
 	} {
-		_, err := db.Memories(ctx, ws, s.ID, f)
+		_, err := core.Memories(ctx, c, s.ID, f)
 		wantCode(t, err, memstore.EInvalid)
 	}
 }
@@ -420,14 +413,14 @@ func TestVersionsFilters(t *testing.T) {
 		if i%2 == 1 {
 			by = agent
 		}
-		m, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprint("/m", i), Content: "x"}, by)
+		m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprint("/m", i), Content: "x"}, by)
 		if err != nil {
 			t.Fatal(err)
 		}
 		mems = append(mems, m)
 	}
 	now = now.Add(time.Second)
-	if _, err := db.UpdateMemory(ctx, ws, s.ID, mems[0].ID, memstore.MemoryUpdate{Content: ptr("y")}, agent); err != nil {
+	if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, mems[0].ID, memstore.MemoryUpdate{Content: ptr("y")}, agent); err != nil {
 		t.Fatal(err)
 	}
 	count := func(f memstore.VersionFilter) int {
@@ -472,7 +465,7 @@ func TestVersionsFilters(t *testing.T) {
 			t.Errorf("%s: %d versions, want %d", name, got, tc.want)
 		}
 	}
-	_, err := db.Versions(ctx, ws, s.ID, memstore.VersionFilter{Operation: "renamed"})
+	_, err := memstore.NewCore(db).Versions(ctx, &memstore.Caller{WorkspaceID: ws, Actor: alice}, s.ID, memstore.VersionFilter{Operation: "renamed"})
 	wantCode(t, err, memstore.EInvalid)
 }
 
@@ -484,7 +477,7 @@ func TestRedactionRemovesBytesFromFile(t *testing.T) {
 	marker := "SECRET-MARKER-" + strings.Repeat("q7", 20)
 	m := mustCreate(t, db, s.ID, "/secret", marker)
 	small := mustCreate(t, db, s.ID, "/big", strings.Repeat("B", 50_000)+marker) // overflow pages too
-	if _, err := db.UpdateMemory(ctx, ws, s.ID, small.ID, memstore.MemoryUpdate{Content: ptr("clean")}, alice); err != nil {
+	if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, small.ID, memstore.MemoryUpdate{Content: ptr("clean")}, alice); err != nil {
 		t.Fatal(err)
 	}
 
@@ -504,7 +497,7 @@ func TestRedactionRemovesBytesFromFile(t *testing.T) {
 	if err != nil || got.Content != "" || got.ContentSHA256 != "" || got.Path != "" || got.Operation != memstore.OpCreated {
 		t.Fatalf("redacted version: %v %+v", err, got)
 	}
-	if err := db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
+	if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
 		t.Fatal(err)
 	}
 	p, err := db.Versions(ctx, ws, s.ID, memstore.VersionFilter{MemoryID: small.ID})
@@ -565,11 +558,12 @@ func TestConcurrentWriters(t *testing.T) {
 			if g%2 == 1 {
 				d = other
 			}
+			w := sqlitetest.Writer(d)
 			for i := range 10 {
-				if _, err := d.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/g%d/%d", g, i), Content: "x"}, alice); err != nil {
+				if _, err := w.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/g%d/%d", g, i), Content: "x"}, alice); err != nil {
 					errs <- err
 				}
-				if _, err := d.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr(fmt.Sprint(g, i))}, alice); err != nil {
+				if _, err := w.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr(fmt.Sprint(g, i))}, alice); err != nil {
 					errs <- err
 				}
 				if _, err := d.Memories(ctx, ws, s.ID, memstore.MemoryFilter{Depth: 1}); err != nil {
@@ -607,7 +601,7 @@ func TestDeleteStoreCascades(t *testing.T) {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Backend { return memstore.NewCore(MustOpen(t)) })
 	storetest.RunLimits(t, func(t *testing.T, limit int) storetest.Backend {
-		return memstore.NewCore(mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{MaxMemoriesPerStore: limit}))
+		return memstore.NewCore(MustOpen(t), memstore.MaxMemoriesPerStore(limit))
 	})
 }
 
@@ -668,7 +662,7 @@ func TestCheckpointsInBackground(t *testing.T) {
 	}
 	for i := range 20 {
 		c := fmt.Sprintf("BACKGROUND-MARKER-%d ", i) + strings.Repeat("x", 4000)
-		if _, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d", i), Content: c}, alice); err != nil {
+		if _, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d", i), Content: c}, alice); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -696,7 +690,7 @@ func TestBatchedWritesFailAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/taken", Content: "x"}, alice); err != nil {
+	if _, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/taken", Content: "x"}, alice); err != nil {
 		t.Fatal(err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -710,11 +704,11 @@ func TestBatchedWritesFailAlone(t *testing.T) {
 			defer wg.Done()
 			switch i % 4 {
 			case 0: // succeeds
-				_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/ok/%d", i), Content: "ok"}, alice)
+				_, errs[i] = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/ok/%d", i), Content: "ok"}, alice)
 			case 1: // fails after the store check: below a memory
-				_, errs[i] = db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/taken/%d", i), Content: "no"}, alice)
+				_, errs[i] = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/taken/%d", i), Content: "no"}, alice)
 			case 2: // never runs
-				_, errs[i] = db.CreateMemory(cancelled, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/cancelled/%d", i), Content: "no"}, alice)
+				_, errs[i] = sqlitetest.Writer(db).CreateMemory(cancelled, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/cancelled/%d", i), Content: "no"}, alice)
 			case 3: // fails after a change, undone
 				errs[i] = db.FailHalfway(ctx, s.ID)
 			}
@@ -762,7 +756,7 @@ func TestWritesOfOneBatch(t *testing.T) {
 	db := MustOpen(t)
 	create := func(s *memstore.Store, path string) func() error {
 		return func() error {
-			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "x"}, alice)
+			_, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "x"}, alice)
 			return err
 		}
 	}
@@ -820,7 +814,7 @@ func TestNoWriteAfterStoreDeleteInOneBatch(t *testing.T) {
 	s, other := mustStore(t, db), mustStore(t, db)
 	create := func(s *memstore.Store, path string) func() error {
 		return func() error {
-			_, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "x"}, alice)
+			_, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: path, Content: "x"}, alice)
 			return err
 		}
 	}

@@ -87,7 +87,7 @@ func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Stor
 // (created_at DESC, id DESC), served by stores_by_workspace.
 func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
 	var page memstore.Page[memstore.Store]
-	n, err := limit(f.Limit, false)
+	n, err := memstore.PageSize(f.Limit, false)
 	if err != nil {
 		return page, err
 	}
@@ -146,41 +146,19 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 		if s, err = getStore(ctx, tx, workspaceID, id); err != nil {
 			return err
 		}
-		if s.ArchivedAt != nil {
-			return memstore.Errorf(memstore.EConflict, "memory store %s is archived and cannot be updated", id)
-		}
-		name, desc, meta := s.Name, s.Description, maps.Clone(s.Metadata)
-		if u.Name != nil {
-			name = *u.Name
-		}
-		if u.Description != nil {
-			desc = *u.Description
-		}
-		for k, v := range u.Metadata {
-			if v == nil {
-				delete(meta, k)
-			} else {
-				meta[k] = *v
-			}
-		}
-		// The core checked the patch; what it makes of the kept
-		// metadata is known only here.
-		if err := memstore.ValidateMetadata(meta); err != nil {
+		if changed, err := u.Apply(s); err != nil || !changed {
 			return err
 		}
-		if name == s.Name && desc == s.Description && maps.Equal(meta, s.Metadata) {
-			return nil // nothing changes, not even UpdatedAt
-		}
-		b, err := json.Marshal(meta)
+		b, err := json.Marshal(s.Metadata)
 		if err != nil {
 			return err
 		}
-		now := db.now()
+		now := fromNanos(nanos(db.now()))
 		if _, err := tx.exec(ctx, `UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-			name, desc, string(b), nanos(now), id); err != nil {
+			s.Name, s.Description, string(b), nanos(now), id); err != nil {
 			return err
 		}
-		s.Name, s.Description, s.Metadata, s.UpdatedAt = name, desc, meta, fromNanos(nanos(now))
+		s.UpdatedAt = now
 		return nil
 	})
 	if err != nil {

@@ -54,14 +54,9 @@ func getVersion(ctx context.Context, tx *txn, storeID, id string) (*memstore.Ver
 // indexes.
 func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
 	var page memstore.Page[memstore.Version]
-	n, err := limit(f.Limit, f.Full)
+	n, err := memstore.PageSize(f.Limit, f.Full)
 	if err != nil {
 		return page, err
-	}
-	switch f.Operation {
-	case "", memstore.OpCreated, memstore.OpModified, memstore.OpDeleted:
-	default:
-		return page, memstore.Errorf(memstore.EInvalid, "operation %q must be created, modified or deleted", f.Operation)
 	}
 	cur, err := parseCursor(f.Page, kindVersions)
 	if err != nil {

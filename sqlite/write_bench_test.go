@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // BenchmarkWriteCycle measures the writer alone, without HTTP: 32
@@ -25,17 +26,17 @@ func BenchmarkWriteCycle(b *testing.B) {
 		ctx := context.Background()
 		for pb.Next() {
 			i := n.Add(1)
-			m, err := db.CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/bench/%d/%d.md", i%32, i), Content: content}, alice)
+			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/bench/%d/%d.md", i%32, i), Content: content}, alice)
 			if err != nil {
 				b.Error(err)
 				return
 			}
 			c := content + fmt.Sprint(i)
-			if _, err := db.UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: &c}, alice); err != nil {
+			if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: &c}, alice); err != nil {
 				b.Error(err)
 				return
 			}
-			if err := db.DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
+			if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
 				b.Error(err)
 				return
 			}

@@ -25,8 +25,17 @@ func keyCaller(ws string, by memstore.Actor) *memstore.Caller {
 type (
 	backend interface {
 		memstore.StoreStorage
-		memstore.MemoryStorage
+		memoryView
 		memstore.VersionStorage
+	}
+	// memoryView is memstore.MemoryService spoken of in workspaces and
+	// actors, like the storage interfaces.
+	memoryView interface {
+		CreateMemory(ctx context.Context, ws, storeID string, mc memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error)
+		Memory(ctx context.Context, ws, storeID, id string) (*memstore.Memory, error)
+		Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error)
+		UpdateMemory(ctx context.Context, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error)
+		DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error
 	}
 	searchBackend interface {
 		backend

@@ -251,7 +251,7 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 		}
 		c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
 	}
-	c.backend, c.db, c.close = memstore.NewCore(db), db, db.Close
+	c.backend, c.db, c.close = newCore(db, s.f.opts), db, db.Close
 	return c, nil
 }
 

@@ -31,7 +31,8 @@ type dbOptions struct {
 	// create lets a missing database be made; without it a mistyped name
 	// is an error rather than an empty database.
 	create bool
-	// maxMemoriesPerStore caps the live memories of a store; 0 for none.
+	// maxMemoriesPerStore caps the live memories of a store in the core
+	// over the database (see newCore); 0 for none.
 	maxMemoriesPerStore int
 	// logger hears of the database's long or failing background work;
 	// nil discards it.
@@ -57,6 +58,11 @@ func openDatabase(ctx context.Context, name string, o dbOptions) (database, erro
 	return openSQLite(ctx, name, o)
 }
 
+// newCore is the core over db, with the options o asks for.
+func newCore(db database, o dbOptions) *memstore.Core {
+	return memstore.NewCore(db, memstore.MaxMemoriesPerStore(o.maxMemoriesPerStore))
+}
+
 // openSQLite opens the SQLite database file at path. With o.create, a
 // missing file is made with mode 0600, and its missing parent directories
 // with mode 0700 (memories are private).
@@ -74,7 +80,7 @@ func openSQLite(ctx context.Context, path string, o dbOptions) (database, error)
 	case err != nil:
 		return nil, fmt.Errorf("cannot use database %s: %w", path, err)
 	}
-	db, err := sqlite.Open(ctx, path, sqlite.Options{MaxMemoriesPerStore: o.maxMemoriesPerStore, Logger: o.logger})
+	db, err := sqlite.Open(ctx, path, sqlite.Options{Logger: o.logger})
 	if errors.Is(err, sqlite.ErrReadOnly) {
 		return nil, err // says what to do
 	}

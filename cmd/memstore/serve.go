@@ -208,7 +208,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	core := memstore.NewCore(db)
+	core := newCore(db, c.backend.opts)
 	api := httpapi.New(httpapi.Config{
 		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core,
 		Counts:         db.Counts,

@@ -71,9 +71,39 @@ func Store(tb testing.TB, db *sqlite.DB, workspaceID string, c memstore.StoreCre
 // Create creates a memory at path in a store, with by as its author.
 func Create(tb testing.TB, db *sqlite.DB, workspaceID, storeID, path, content string, by memstore.Actor) *memstore.Memory {
 	tb.Helper()
-	m, err := db.CreateMemory(context.Background(), workspaceID, storeID, memstore.MemoryCreate{Path: path, Content: content}, by)
+	m, err := Writer(db).CreateMemory(context.Background(), workspaceID, storeID, memstore.MemoryCreate{Path: path, Content: content}, by)
 	if err != nil {
 		tb.Fatalf("create %s: %v", path, err)
 	}
 	return m
+}
+
+// Writes makes the memory writes of a core over a database, spoken of in
+// workspaces and actors as the database's own methods are: each call is
+// made as an API key's caller of workspace ws, recorded as made by by. It
+// lets a test of the database write through the core's rules.
+type Writes struct{ core *memstore.Core }
+
+// Writer returns the writes of a core over db, made with opts.
+func Writer(db *sqlite.DB, opts ...memstore.CoreOption) Writes {
+	return Writes{memstore.NewCore(db, opts...)}
+}
+
+func caller(ws string, by memstore.Actor) *memstore.Caller {
+	return &memstore.Caller{WorkspaceID: ws, Actor: by}
+}
+
+// CreateMemory is memstore.Core's.
+func (w Writes) CreateMemory(ctx context.Context, ws, storeID string, mc memstore.MemoryCreate, by memstore.Actor) (*memstore.Memory, error) {
+	return w.core.CreateMemory(ctx, caller(ws, by), storeID, mc)
+}
+
+// UpdateMemory is memstore.Core's.
+func (w Writes) UpdateMemory(ctx context.Context, ws, storeID, id string, u memstore.MemoryUpdate, by memstore.Actor) (*memstore.Memory, error) {
+	return w.core.UpdateMemory(ctx, caller(ws, by), storeID, id, u)
+}
+
+// DeleteMemory is memstore.Core's.
+func (w Writes) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
+	return w.core.DeleteMemory(ctx, caller(ws, by), storeID, id, ifSHA256)
 }
