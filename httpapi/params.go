@@ -68,13 +68,11 @@ func (p *params) view(def bool) bool {
 	}
 }
 
-// limit returns the page size: 1-100, default 20, silently capped at 20
-// when the page holds content (docs/api.md, Pagination).
+// limit returns the page size: a limit parameter of 1-MaxPageSize made
+// into a page's size by memstore.PageSize, which silently caps a page
+// that holds content (docs/api.md, Pagination).
 func (p *params) limit(full bool) int {
-	n := p.count("limit", memstore.DefaultPageSize, memstore.MaxPageSize)
-	if full {
-		n = min(n, memstore.MaxFullPageSize)
-	}
+	n, _ := memstore.PageSize(p.count("limit", memstore.DefaultPageSize, memstore.MaxPageSize), full) // count checked the range
 	return n
 }
 
