@@ -858,3 +858,38 @@ func inOneBatch(t *testing.T, db *sqlite.DB, writes ...func() error) []error {
 	wg.Wait()
 	return errs
 }
+
+// TestWritePanic: a write that panics after a change fails alone, with
+// nothing of it kept, and the writer goes on serving the others.
+func TestWritePanic(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	s := mustStore(t, db)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/ok/%d", i), Content: "ok"}, alice)
+		})
+	}
+	err := db.WriteMemory(ctx, ws, s.ID, func(tx memstore.MemoryTx) error {
+		m := &memstore.Memory{StoreID: s.ID, Path: "/half", Content: "x", ContentSHA256: memstore.ContentSHA256("x"), ContentSize: 1}
+		if err := tx.Put(m, memstore.OpCreated, alice); err != nil {
+			return err
+		}
+		panic("a fault in a rule")
+	})
+	wg.Wait()
+	if err == nil || memstore.ErrorCode(err) != memstore.EInternal {
+		t.Errorf("a panicking write returned %v, want an internal error", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("write %d beside the panic: %v", i, err)
+		}
+	}
+	if _, err := memstore.FindMemory(ctx, memstore.NewCore(db), &memstore.Caller{WorkspaceID: ws, Actor: alice}, s.ID, "/half"); memstore.ErrorCode(err) != memstore.ENotFound {
+		t.Errorf("the panicking write's memory: %v, want none", err)
+	}
+	mustCreate(t, db, s.ID, "/after", "the writer still runs")
+}

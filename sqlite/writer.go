@@ -3,6 +3,9 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"slices"
 
 	"github.com/memstore/memstore"
@@ -160,7 +163,7 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 			continue
 		}
 		t.wrote = false
-		if err := r.fn(t); err != nil {
+		if err := db.run(r.fn, t); err != nil {
 			errs[i] = translate(err)
 			// Only a refusal by the service's own rules, made before any
 			// exec, leaves the transaction as it was. A driver error
@@ -183,6 +186,19 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 		db.ix.committed(ok)
 	}
 	return false
+}
+
+// run runs a write closure, turning a panic into an error that rolls back
+// the batch and fails that write alone: the writer serves every write of
+// the process, and a fault in one must not stop it.
+func (db *DB) run(fn func(*txn) error, t *txn) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			db.log.LogAttrs(t.ctx, slog.LevelError, "a write failed with a panic; it was rolled back", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("the write failed inside the server: %v", p)
+		}
+	}()
+	return fn(t)
 }
 
 // fail gives err to every write of a batch that has not failed already.
