@@ -15,11 +15,14 @@
 // authenticate.
 //
 // A backend's test calls Run with a function that opens a fresh, empty
-// backend (with no memory limit), and RunLimits with one that opens a
-// backend with a given limit of memories per store:
+// backend behind a core, and RunLimits with one whose core has a given
+// limit of memories per store:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) storetest.Backend { return memstore.NewCore(MustOpen(t)) })
+//		storetest.RunLimits(t, func(t *testing.T, n int) storetest.Backend {
+//			return memstore.NewCore(MustOpen(t), memstore.MaxMemoriesPerStore(n))
+//		})
 //	}
 package storetest
 
@@ -38,8 +41,8 @@ type Backend interface {
 }
 
 // Run runs the suite. open returns a fresh, empty backend for each
-// subtest, with no limit on the memories per store (MaxMemoriesPerStore =
-// 0); RunLimits covers the limit.
+// subtest, with no limit on the memories per store; RunLimits covers the
+// limit.
 func Run(t *testing.T, open func(t *testing.T) Backend) {
 	o := func(t *testing.T) backend { return viewOf(open(t)) }
 	t.Run("Stores", func(t *testing.T) { testStores(t, o) })
