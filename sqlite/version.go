@@ -151,8 +151,8 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 			return err // redacting again keeps the first redaction
 		}
 		now := fromNanos(nanos(db.now()))
-		if _, err := tx.exec(ctx, `UPDATE versions SET path = NULL, content = NULL, sha256 = NULL, size = NULL, redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE id = ?`,
-			nanos(now), string(by.Type), by.ID, id); err != nil {
+		if _, err := tx.exec(ctx, `UPDATE versions SET path = NULL, content = NULL, sha256 = NULL, size = NULL, redacted_at = ?, redactor_type = ?, redactor_id = ? WHERE store_id = ? AND id = ?`,
+			nanos(now), string(by.Type), by.ID, storeID, id); err != nil {
 			return err
 		}
 		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
