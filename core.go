@@ -101,7 +101,8 @@ func (co *Core) Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Stor
 
 // UpdateStore implements StoreService. Each pair of the metadata patch is
 // checked here; the metadata it makes, which depends on what is kept, is
-// the backend's to check.
+// checked by StoreUpdate.Apply, which the backend runs on the store it
+// read.
 func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUpdate) (*Store, error) {
 	if err := c.CanAdminister(manageStores); err != nil {
 		return nil, err

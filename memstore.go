@@ -54,9 +54,12 @@
 // over a MemoryTx, a handful of reads and two changes
 // (MemoryStorage.WriteMemory); the others read one record, and the
 // backend calls them on it in its transaction (StoreUpdate.Apply,
-// SnapshotAttachments, Session.TakesTokens, CheckToken, PageSize). A new
-// backend therefore implements storage and these calls, and no rule: the
-// suite in package storetest holds it to the rest.
+// SnapshotAttachments, Session.TakesTokens, CheckToken), or size a page
+// (PageSize). A new backend therefore implements storage and these calls.
+// What remains to it is what only its storage can state: that archiving
+// or redacting again changes nothing, and its cursors. The suite in
+// package storetest holds it to all of it.
+//
 // KeyService, the credential layer (workspaces, API keys and
 // authentication), stays apart: operators and authentication use it,
 // before there is a caller.

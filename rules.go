@@ -20,7 +20,8 @@ import (
 // that offers only those reads and the two changes. The other rules read
 // one record the backend has already fetched in its transaction, so they
 // are plain functions the backend calls there: StoreUpdate.Apply,
-// Session.TakesTokens, CheckToken, SnapshotAttachments and PageSize.
+// Session.TakesTokens, CheckToken and SnapshotAttachments. PageSize reads
+// nothing: it sizes every list's page.
 
 // A MemoryTx is one store's memories inside a backend's write
 // transaction: the reads and the two changes that the Core's rules for

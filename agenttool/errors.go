@@ -22,8 +22,8 @@ func explain(err error, m *mount, full string) error {
 	}
 	switch e.Code {
 	case memstore.EInvalid:
-		// Backends' EInvalid messages are written for clients and name
-		// only what the request carried, or a store's limit.
+		// The services' EInvalid messages are written for clients and
+		// name only what the request carried, or a store's limit.
 		return failf("%s: %s.", full, trimDot(e.Message))
 	case memstore.ENotFound:
 		return failf("The memory store mounted at %s no longer exists, so %s cannot be reached.", m.show(""), full)

@@ -4,8 +4,9 @@
 // its callers, which the core has checked, and leaves the checks of
 // access and of input to the core, but for the invariants of what it
 // keeps. Each call runs in one transaction; the domain's rules that need
-// stored data run in it too (memstore's rules.go), so none is written
-// here.
+// stored data run in it too, from memstore's rules.go, so that this
+// package states only storage: queries, cursors, and that archiving or
+// redacting again changes nothing.
 //
 // # Services
 //

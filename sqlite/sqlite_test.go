@@ -893,3 +893,20 @@ func TestWritePanic(t *testing.T) {
 	}
 	mustCreate(t, db, s.ID, "/after", "the writer still runs")
 }
+
+// TestPutRefusesMalformedPath: the backend keeps its own guard of a
+// stored path, whoever calls it, and refuses before writing anything.
+func TestPutRefusesMalformedPath(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpen(t)
+	s := mustStore(t, db)
+	for _, p := range []string{"no-slash", "/a//b", "/a/../b", "/"} {
+		err := db.WriteMemory(ctx, ws, s.ID, func(tx memstore.MemoryTx) error {
+			return tx.Put(&memstore.Memory{StoreID: s.ID, Path: p, Content: "x", ContentSHA256: memstore.ContentSHA256("x"), ContentSize: 1}, memstore.OpCreated, alice)
+		})
+		wantCode(t, err, memstore.EInvalid)
+	}
+	if p, err := db.Versions(ctx, ws, s.ID, memstore.VersionFilter{}); err != nil || len(p.Items) != 0 {
+		t.Errorf("versions after refused writes: %d, %v; want none", len(p.Items), err)
+	}
+}

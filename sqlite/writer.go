@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"slices"
 
@@ -194,8 +195,14 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 func (db *DB) run(fn func(*txn) error, t *txn) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			db.log.LogAttrs(t.ctx, slog.LevelError, "a write failed with a panic; it was rolled back", slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
-			err = fmt.Errorf("the write failed inside the server: %v", p)
+			// A runtime error names only code; any other value might
+			// carry what was written, which logs never hold.
+			what := fmt.Sprintf("a panic of type %T", p)
+			if re, ok := p.(runtime.Error); ok {
+				what = re.Error()
+			}
+			db.log.LogAttrs(t.ctx, slog.LevelError, "a write failed with a panic; it was rolled back", slog.String("panic", what), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("the write failed inside the server: %s", what)
 		}
 	}()
 	return fn(t)
