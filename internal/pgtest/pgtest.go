@@ -1,0 +1,307 @@
+// Package pgtest gives each test a fresh PostgreSQL database of its own.
+//
+// With MEMSTORE_TEST_POSTGRES set to a postgres:// URL of a server on
+// which its user may create databases, the databases are made there.
+// Otherwise the test binary starts a throwaway server of its own, once,
+// from Debian's PostgreSQL binaries (/usr/lib/postgresql/*/bin, the
+// newest), listening on 127.0.0.1 only, without durability (fsync off):
+// its data is a temporary directory, gone when the server stops. Without
+// either, the tests that need PostgreSQL are skipped, saying how to
+// provide it.
+//
+// Each database is a copy of a template that a prepare function (a
+// schema migration) set up once per test binary: a copy takes
+// milliseconds, a migration longer. A database is dropped when its test
+// ends. A test binary calls Stop from TestMain once its tests have run;
+// should it die first, a watchdog process stops the server anyway.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvURL names the variable that points the tests at a server of one's
+// own instead of a throwaway one.
+const EnvURL = "MEMSTORE_TEST_POSTGRES"
+
+// binGlob finds Debian's PostgreSQL binaries, one directory per major
+// version.
+const binGlob = "/usr/lib/postgresql/*/bin"
+
+// startTimeout bounds the start of the throwaway server.
+const startTimeout = time.Minute
+
+// notFound is why a test is skipped when there is no server to use.
+const notFound = "PostgreSQL not found: install Debian's postgresql package or set " + EnvURL
+
+var (
+	mu       sync.Mutex
+	srv      *server // the server in use, nil until the first DB
+	srvErr   error   // why it could not be had, for every later test
+	template string  // the migrated template's name, "" until made
+)
+
+// A server is where the databases are made: its admin URL and, for a
+// throwaway one, the watchdog that stops it.
+type server struct {
+	admin    *url.URL
+	watchdog *exec.Cmd
+	stop     io.WriteCloser // closing it tells the watchdog to stop the server
+}
+
+// DB returns the URL of a new database for tb, a copy of the template
+// that prepare, called once per test binary with the template's URL, has
+// set up; prepare must leave no connection to it open. The database is
+// dropped when tb ends. tb is skipped when there is no PostgreSQL to use
+// (see the package doc) and fails when the server or the copy fails.
+func DB(tb testing.TB, prepare func(ctx context.Context, url string) error) string {
+	tb.Helper()
+	ctx := context.Background()
+	mu.Lock()
+	defer mu.Unlock()
+	if srv == nil && srvErr == nil {
+		srv, srvErr = start(ctx)
+	}
+	if errors.Is(srvErr, errNotFound) {
+		tb.Skip(notFound)
+	}
+	if srvErr != nil {
+		tb.Fatalf("pgtest: %v", srvErr)
+	}
+	if template == "" {
+		name := newName("tmpl")
+		if err := srv.create(ctx, name, ""); err != nil {
+			tb.Fatalf("pgtest: %v", err)
+		}
+		if err := prepare(ctx, srv.url(name)); err != nil {
+			srv.drop(ctx, name)
+			tb.Fatalf("pgtest: preparing the template database: %v", err)
+		}
+		template = name
+	}
+	name := newName("t")
+	if err := srv.create(ctx, name, template); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := srv.drop(context.Background(), name); err != nil {
+			tb.Errorf("pgtest: %v", err)
+		}
+	})
+	return srv.url(name)
+}
+
+// Stop drops the template and stops the throwaway server, if one was
+// started; TestMain calls it after m.Run. The next DB starts afresh.
+func Stop() {
+	mu.Lock()
+	defer mu.Unlock()
+	if srv == nil {
+		srvErr = nil
+		return
+	}
+	if template != "" && srv.watchdog == nil {
+		srv.drop(context.Background(), template)
+	}
+	if srv.watchdog != nil {
+		srv.stop.Close()
+		srv.watchdog.Wait()
+	}
+	srv, srvErr, template = nil, nil, ""
+}
+
+var errNotFound = errors.New(notFound)
+
+// newName returns a database name that no other test binary sharing a
+// server picks.
+func newName(kind string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "memstore_" + kind + "_" + hex.EncodeToString(b[:])
+}
+
+// url is the URL of database name on the server.
+func (s *server) url(name string) string {
+	u := *s.admin
+	u.Path = "/" + name
+	return u.String()
+}
+
+// exec runs one statement on the server's admin database.
+func (s *server) exec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, s.admin.String())
+	if err != nil {
+		return fmt.Errorf("connect to the server: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// create makes database name, a copy of template unless that is "".
+func (s *server) create(ctx context.Context, name, template string) error {
+	q := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		q += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if err := s.exec(ctx, q); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// drop removes database name, closing any connection left to it.
+func (s *server) drop(ctx context.Context, name string) error {
+	if err := s.exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	return nil
+}
+
+// start returns the server of MEMSTORE_TEST_POSTGRES, or a throwaway one.
+func start(ctx context.Context) (*server, error) {
+	if env := os.Getenv(EnvURL); env != "" {
+		u, err := url.Parse(env)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			// The value may hold a password: it is not repeated.
+			return nil, fmt.Errorf("%s must be a postgres:// URL", EnvURL)
+		}
+		return &server{admin: u}, nil
+	}
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	return startLocal(ctx, bin)
+}
+
+// binDir returns the newest directory of PostgreSQL binaries.
+func binDir() (string, error) {
+	dirs, _ := filepath.Glob(binGlob)
+	var best string
+	bestV := -1
+	for _, d := range dirs {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err != nil || v <= bestV {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
+			best, bestV = d, v
+		}
+	}
+	if best == "" {
+		return "", errNotFound
+	}
+	return best, nil
+}
+
+// startLocal initialises a cluster in a new temporary directory and
+// starts it on a free port, as the postgres user when running as root
+// (PostgreSQL refuses to run as root), then leaves a watchdog to stop it
+// and remove the directory once this process has gone.
+func startLocal(ctx context.Context, bin string) (*server, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "memstore-pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	var as []string // the command prefix that runs a binary as the server's user
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("running as root, the server needs the postgres user: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		as = []string{"runuser", "-u", "postgres", "--"}
+	}
+	data, logFile := filepath.Join(dir, "data"), filepath.Join(dir, "server.log")
+	run := func(name string, args ...string) error {
+		argv := append(slices.Clone(as), append([]string{filepath.Join(bin, name)}, args...)...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		// Its own process group: an interrupt of the tests must not
+		// reach the server, which the watchdog stops.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", name, err, out)
+		}
+		return nil
+	}
+	fail := func(err error) (*server, error) {
+		b, _ := os.ReadFile(logFile)
+		os.RemoveAll(dir)
+		if len(b) > 0 {
+			return nil, fmt.Errorf("%w\nserver log:\n%s", err, b)
+		}
+		return nil, err
+	}
+	if err := run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
+		return fail(err)
+	}
+	var port int
+	for try := 0; ; try++ {
+		if port, err = freePort(); err != nil {
+			return fail(err)
+		}
+		opts := fmt.Sprintf("-F -p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300", port, dir)
+		err = run("pg_ctl", "-D", data, "-l", logFile, "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)), "-o", opts, "start")
+		if err == nil {
+			break
+		}
+		// Another process may have taken the port in between.
+		if try == 2 {
+			return fail(err)
+		}
+	}
+	// The watchdog waits for its standard input to close, which happens
+	// when Stop closes it or this process ends, however it ends.
+	stopArgs := append(slices.Clone(as), filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop")
+	w := exec.Command("sh", append([]string{"-c", `read -r _; "$@" >/dev/null 2>&1; rm -rf "$0"`, dir}, stopArgs...)...)
+	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stop, err := w.StdinPipe()
+	if err == nil {
+		err = w.Start()
+	}
+	if err != nil {
+		run("pg_ctl", "-D", data, "-m", "immediate", "stop")
+		return fail(fmt.Errorf("start the watchdog: %w", err))
+	}
+	admin := &url.URL{Scheme: "postgres", User: url.User("postgres"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Path: "/postgres", RawQuery: "sslmode=disable"}
+	return &server{admin: admin, watchdog: w, stop: stop}, nil
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
