@@ -1,0 +1,93 @@
+// Package keyset is what the backends share for keyset pagination and
+// timestamps: the opaque cursor of a list's page, and times as int64 unix
+// nanoseconds, which every backend stores so that a time round-trips
+// exactly.
+package keyset
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore"
+)
+
+// A Cursor is the last sort key of a page and a tag naming its list, so
+// that a cursor from another list is refused. It travels as "page_" and
+// base64url JSON: opaque to clients, readable when debugging.
+type Cursor struct {
+	Kind   string `json:"k"`
+	Time   int64  `json:"t,omitempty"` // lists by time: the created_at
+	Key    string `json:"a"`           // an ID, or a memory's path or prefix
+	Prefix bool   `json:"p,omitempty"` // memories: Key is a rolled-up prefix
+}
+
+// The kinds of list, one tag each.
+const (
+	Stores   = "s"
+	Memories = "m"
+	Versions = "v"
+	Sessions = "sn"
+	Tokens   = "st"
+)
+
+func (c Cursor) String() string {
+	b, _ := json.Marshal(c)
+	return "page_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Parse decodes page, which must be "" (nil: the first page) or a cursor
+// of kind (EInvalid otherwise). Its key is text without NUL (JSON
+// decoding makes it valid UTF-8), so that any database takes it.
+func Parse(page, kind string) (*Cursor, error) {
+	if page == "" {
+		return nil, nil
+	}
+	bad := memstore.Errorf(memstore.EInvalid, "page %q is not a cursor of this list", page)
+	raw, ok := strings.CutPrefix(page, "page_")
+	if !ok {
+		return nil, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil {
+		return nil, bad
+	}
+	var c Cursor
+	if err := json.Unmarshal(b, &c); err != nil || c.Kind != kind || c.Key == "" || strings.ContainsRune(c.Key, 0) {
+		return nil, bad
+	}
+	return &c, nil
+}
+
+// Nanos is t as unix nanoseconds. A time beyond what they hold (before
+// 1677-09-21 or after 2262-04-11, where UnixNano overflows) becomes the
+// nearest end, so that a filter bound of any year keeps its meaning:
+// everything is after the year 1, nothing after 9999.
+func Nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minNanos):
+		return math.MinInt64
+	case t.After(maxNanos):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
+// Time is unix nanoseconds n as a time in UTC.
+func Time(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// NullTime is Time of n, or nil when n is nil.
+func NullTime(n *int64) *time.Time {
+	if n == nil {
+		return nil
+	}
+	t := Time(*n)
+	return &t
+}
+
+// Round is t as stored: to the nanosecond, in UTC.
+func Round(t time.Time) time.Time { return Time(Nanos(t)) }
