@@ -32,12 +32,13 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("the root package depends on %s", d)
 		}
 	}
-	// The text side of search, which every backend and memdir share,
-	// depends on no package of the module.
-	searchtext := module + "/internal/searchtext"
-	for _, d := range deps(t, searchtext) {
-		if (d == module || strings.HasPrefix(d, module+"/")) && d != searchtext {
-			t.Errorf("%s depends on %s", searchtext, d)
+	// The text side of search, which every backend and memdir share, and
+	// the PostgreSQL test server depend on no package of the module.
+	for _, leaf := range []string{module + "/internal/searchtext", module + "/internal/pgtest"} {
+		for _, d := range deps(t, leaf) {
+			if (d == module || strings.HasPrefix(d, module+"/")) && d != leaf {
+				t.Errorf("%s depends on %s", leaf, d)
+			}
 		}
 	}
 	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir"} {
@@ -59,6 +60,7 @@ func TestImportRules(t *testing.T) {
 		"/memdir":     {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/dirsync"},
 		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
 		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest"},
+		"/postgres":   {"/httpapi", "/mcpserver", "/sqlite", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/internal/pgtest"},
 	}
 	for pkg, bad := range forbidden {
 		for _, d := range deps(t, module+pkg) {

@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+// lastUsedEvery is how stale a key's LastUsedAt may get: authentication is
+// a read, and turning every one into a write would make every request
+// write.
+const lastUsedEvery = time.Minute
+
+// CreateWorkspace implements memstore.KeyService.
+func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Workspace, error) {
+	if err := memstore.ValidateWorkspaceName(name); err != nil {
+		return nil, err
+	}
+	now := db.stamp()
+	w := &memstore.Workspace{ID: db.ids.New(ids.Workspace, now), Name: name, CreatedAt: now}
+	tag, err := db.pool.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
+		w.ID, w.Name, keyset.Nanos(now))
+	if err == nil && tag.RowsAffected() == 0 {
+		err = memstore.Errorf(memstore.EConflict, "a workspace named %q already exists", name)
+	}
+	if err != nil {
+		return nil, wrap(err, "create workspace %s", name)
+	}
+	return w, nil
+}
+
+func scanWorkspace(r row) (*memstore.Workspace, error) {
+	var (
+		w       memstore.Workspace
+		created int64
+	)
+	if err := r.Scan(&w.ID, &w.Name, &created); err != nil {
+		return nil, err
+	}
+	w.CreatedAt = keyset.Time(created)
+	return &w, nil
+}
+
+// Workspace implements memstore.KeyService: by ID first, then by name.
+func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspace, error) {
+	w, err := scanWorkspace(db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM workspaces WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1`, idOrName))
+	if err != nil {
+		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", idOrName)), "get workspace %s", idOrName)
+	}
+	return w, nil
+}
+
+// Workspaces implements memstore.KeyService.
+func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
+	if err != nil {
+		return nil, wrap(err, "list workspaces")
+	}
+	ws, err := collect(rows, scanWorkspace)
+	return ws, wrap(err, "list workspaces")
+}
+
+// CreateAPIKey implements memstore.KeyService; only the hash of the
+// secret is kept.
+func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*memstore.APIKey, string, error) {
+	if err := memstore.ValidateKeyName(name); err != nil {
+		return nil, "", err
+	}
+	now := db.stamp()
+	secret := memstore.NewSecret(memstore.APIKeyPrefix)
+	k := &memstore.APIKey{
+		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
+		Hint: memstore.SecretHint(secret), CreatedAt: now,
+	}
+	tag, err := db.pool.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
+		SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $2)`,
+		k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, keyset.Nanos(now))
+	if err == nil && tag.RowsAffected() == 0 {
+		err = memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+	}
+	if err != nil {
+		return nil, "", wrap(err, "create API key in %s", workspaceID)
+	}
+	return k, secret, nil
+}
+
+const keyColumns = "id, workspace_id, name, hint, created_at, last_used_at, revoked_at"
+
+func scanKey(r row) (*memstore.APIKey, error) {
+	var (
+		k             memstore.APIKey
+		created       int64
+		used, revoked *int64
+	)
+	if err := r.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.Hint, &created, &used, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt, k.LastUsedAt, k.RevokedAt = keyset.Time(created), keyset.NullTime(used), keyset.NullTime(revoked)
+	return &k, nil
+}
+
+// APIKeys implements memstore.KeyService.
+func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKey, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE $1 = '' OR workspace_id = $1 ORDER BY id`, workspaceID)
+	if err != nil {
+		return nil, wrap(err, "list API keys")
+	}
+	keys, err := collect(rows, scanKey)
+	return keys, wrap(err, "list API keys")
+}
+
+// RevokeAPIKey implements memstore.KeyService: one statement, which keeps
+// the first revocation's time.
+func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
+	k, err := scanKey(db.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING `+keyColumns,
+		keyset.Nanos(db.now()), id))
+	if err != nil {
+		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "revoke API key %s", id)
+	}
+	db.Revoked(memstore.Revocation{APIKeyID: id})
+	return k, nil
+}
+
+// Authenticate implements memstore.KeyService: one indexed lookup by the
+// secret's hash, and a write only when LastUsedAt is older than
+// lastUsedEvery.
+func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
+	if !strings.HasPrefix(secret, memstore.APIKeyPrefix) {
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
+	}
+	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE secret_sha256 = $1`, memstore.HashSecret(secret)))
+	switch {
+	case err != nil:
+		return nil, wrap(notFound(err, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")), "authenticate")
+	case k.RevokedAt != nil:
+		return nil, memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
+	}
+	if now := db.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
+		if _, err := db.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, keyset.Nanos(now), k.ID); err != nil {
+			return nil, wrap(err, "authenticate")
+		}
+	}
+	return &memstore.Caller{WorkspaceID: k.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}, nil
+}

@@ -1,0 +1,345 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+// memoryColumns selects a memory; with full false the content is left out
+// of the row, so lists without content never read it.
+func memoryColumns(full bool) string {
+	c := "''::bytea"
+	if full {
+		c = "content"
+	}
+	return `id, store_id, path, ` + c + `, sha256, size, version_id, created_at, updated_at`
+}
+
+func scanMemory(r row) (*memstore.Memory, error) {
+	var (
+		m        memstore.Memory
+		content  []byte
+		cat, uat int64
+	)
+	if err := r.Scan(&m.ID, &m.StoreID, &m.Path, &content, &m.ContentSHA256, &m.ContentSize, &m.VersionID, &cat, &uat); err != nil {
+		return nil, err
+	}
+	m.Content = string(content)
+	m.CreatedAt, m.UpdatedAt = keyset.Time(cat), keyset.Time(uat)
+	return &m, nil
+}
+
+func errMemoryNotFound(id string) *memstore.Error {
+	return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
+}
+
+// upperBound returns the smallest text above every text that starts with
+// prefix, or false when there is none: its last character that can be
+// incremented, incremented. The memories under "/a/" are exactly those
+// with "/a/" <= path < "/a0", a range of the (store_id, path) index.
+// Unlike a byte, a character incremented is still valid text, which is
+// all PostgreSQL takes; UTF-8 orders its bytes as the characters, so the
+// range is the same.
+func upperBound(prefix string) (string, bool) {
+	r := []rune(prefix)
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] < utf8.MaxRune {
+			next := r[i] + 1
+			if next == 0xd800 { // surrogates are not characters
+				next = 0xe000
+			}
+			return string(r[:i]) + string(next), true
+		}
+	}
+	return "", false
+}
+
+func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version) error {
+	var (
+		content []byte
+		sum     *string
+		size    *int64
+	)
+	if v.HasContent {
+		content, sum, size = []byte(v.Content), &v.ContentSHA256, &v.ContentSize
+		if content == nil {
+			content = []byte{} // empty content, not none
+		}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, keyset.Nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID)
+	return err
+}
+
+// newVersion makes the version of a memory's new state m, stamped now.
+func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor, now time.Time) *memstore.Version {
+	return &memstore.Version{
+		ID: db.ids.New(ids.Version, now), StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
+		Path: m.Path, Content: m.Content, ContentSHA256: m.ContentSHA256, ContentSize: m.ContentSize,
+		HasContent: op != memstore.OpDeleted, CreatedAt: now, CreatedBy: by,
+	}
+}
+
+// WriteMemory implements memstore.MemoryStorage: fn runs in one
+// transaction that first locks the store's row, so that the writes of a
+// store run one at a time across every process (see the package doc).
+func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		archived, err := storeState(ctx, tx, workspaceID, storeID, true)
+		if err != nil {
+			return err
+		}
+		return fn(&memTx{ctx: ctx, db: db, tx: tx, storeID: storeID, archived: archived})
+	})
+	return wrap(err, "write memories of store %s", storeID)
+}
+
+// A memTx is a memstore.MemoryTx over one transaction holding the store's
+// lock: its reads use the (store_id, path) index.
+type memTx struct {
+	ctx      context.Context
+	db       *DB
+	tx       pgx.Tx
+	storeID  string
+	archived bool
+}
+
+func (t *memTx) Archived() bool { return t.archived }
+
+func (t *memTx) Memory(id string) (*memstore.Memory, error) {
+	m, err := scanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1 AND store_id = $2`, id, t.storeID))
+	return m, notFound(err, errMemoryNotFound(id))
+}
+
+func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
+	m, err := scanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = $1 AND path = $2`, t.storeID, path))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return m, err
+}
+
+// Overlapping looks for the path and its ancestors (equality lookups of at
+// most MaxPathSegments paths), then for one memory below it (a range scan
+// limited to one row).
+func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
+	paths := make([]string, 0, memstore.MaxPathSegments)
+	for i := 1; i < len(path); i++ {
+		if path[i] == '/' {
+			paths = append(paths, path[:i])
+		}
+	}
+	paths = append(paths, path)
+	var m memstore.Memory
+	err := t.tx.QueryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path = ANY($3) ORDER BY path LIMIT 1`,
+		t.storeID, self, paths).Scan(&m.ID, &m.Path)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// "/" + 1 is "0": everything below path, and nothing else.
+		err = t.tx.QueryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path >= $3 AND path < $4 ORDER BY path LIMIT 1`,
+			t.storeID, self, path+"/", path+"0").Scan(&m.ID, &m.Path)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	m.StoreID = t.storeID
+	return &m, nil
+}
+
+func (t *memTx) Count() (int, error) {
+	var n int
+	err := t.tx.QueryRow(t.ctx, `SELECT count(*) FROM memories WHERE store_id = $1`, t.storeID).Scan(&n)
+	return n, err
+}
+
+// Put refuses a malformed path whoever asks, the one check of the core's
+// that this backend repeats: a stored path is an invariant of the store,
+// whose overlap checks and roll-up of lists by depth read its segments,
+// so one malformed path would corrupt every later write.
+func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor) error {
+	if err := memstore.ValidatePath(m.Path); err != nil {
+		return err
+	}
+	now := t.db.stamp()
+	if op == memstore.OpCreated {
+		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
+	}
+	v := t.db.newVersion(m, op, by, now)
+	if err := insertVersion(t.ctx, t.tx, v); err != nil {
+		return err
+	}
+	m.VersionID, m.UpdatedAt = v.ID, now
+	var err error
+	if op == memstore.OpCreated {
+		_, err = t.tx.Exec(t.ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+			m.ID, t.storeID, m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now))
+	} else {
+		_, err = t.tx.Exec(t.ctx, `UPDATE memories SET path = $1, content = $2, sha256 = $3, size = $4, version_id = $5, updated_at = $6 WHERE id = $7`,
+			m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), m.ID)
+	}
+	return err
+}
+
+// Delete keeps the path at deletion in the "deleted" version; the
+// memory's row, and with it the content, goes.
+func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
+	if err := insertVersion(t.ctx, t.tx, t.db.newVersion(m, memstore.OpDeleted, by, t.db.stamp())); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(t.ctx, `DELETE FROM memories WHERE id = $1`, m.ID)
+	return err
+}
+
+// Memory implements memstore.MemoryStorage: one statement, the store's
+// workspace checked by the join.
+func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
+	m, err := scanMemory(db.pool.QueryRow(ctx, `SELECT m.id, m.store_id, m.path, m.content, m.sha256, m.size, m.version_id, m.created_at, m.updated_at
+		FROM memories m JOIN stores s ON s.id = m.store_id
+		WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`, id, storeID, workspaceID))
+	if err != nil {
+		return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
+	}
+	return m, nil
+}
+
+// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup
+// of the memory's version alone, the memory itself only when that is not
+// version.
+func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*memstore.Memory, error) {
+	if version != "" {
+		var current string
+		err := db.pool.QueryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
+			WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`, id, storeID, workspaceID).Scan(&current)
+		switch {
+		case err != nil:
+			return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
+		case current == version:
+			return nil, nil
+		}
+	}
+	return db.Memory(ctx, workspaceID, storeID, id)
+}
+
+// memoryMissing turns the failure of a lookup of a memory into the error
+// to report, saying whether the store or the memory is missing.
+func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID, id string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		var one int
+		err = db.pool.QueryRow(ctx, `SELECT 1 FROM stores WHERE id = $1 AND workspace_id = $2`, storeID, workspaceID).Scan(&one)
+		if err == nil {
+			err = errMemoryNotFound(id)
+		} else {
+			err = notFound(err, errStoreNotFound(storeID))
+		}
+	}
+	return wrap(err, "get memory %s", id)
+}
+
+// Memories implements memstore.MemoryStorage. It walks the (store_id,
+// path) index from the cursor and stops after limit+1 items, so a page
+// costs O(page) whatever the store's size: with a depth, each rolled-up
+// prefix is emitted once and the walk then seeks past everything under
+// it.
+func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	var page memstore.Page[memstore.ListItem]
+	n, err := memstore.PageSize(f.Limit, f.Full)
+	if err != nil {
+		return page, err
+	}
+	cur, err := keyset.Parse(f.Page, keyset.Memories)
+	if err != nil {
+		return page, err
+	}
+	prefix := f.PathPrefix
+	if prefix == "" {
+		prefix = "/"
+	}
+	// The walk starts at start: strictly after a memory's path, or after
+	// everything below a prefix. end: nothing can follow.
+	start, startInclusive, end := prefix, true, false
+	if cur != nil {
+		start, startInclusive = cur.Key, false
+		if cur.Prefix {
+			var ok bool
+			start, ok = upperBound(cur.Key)
+			end, startInclusive = !ok, true
+		}
+		if start < prefix {
+			start, startInclusive = prefix, true
+		}
+	}
+	hi, bounded := upperBound(prefix)
+	// Depth counts segments below base, the prefix up to its last "/":
+	// the prefix itself for a segment-aligned one.
+	base := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	var keys []keyset.Cursor // the cursor after each item
+	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+		page.Items, keys = nil, nil
+		from, inclusive, done := start, startInclusive, end
+		if _, err := storeState(ctx, tx, workspaceID, storeID, false); err != nil {
+			return err
+		}
+		for !done && len(page.Items) <= n {
+			want := n + 1 - len(page.Items)
+			q := newQuery(storeID, from)
+			op := ">"
+			if inclusive {
+				op = ">="
+			}
+			where := "store_id = $1 AND path " + op + " $2"
+			if bounded {
+				where += " AND path < " + q.arg(hi)
+			}
+			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE `+where+` ORDER BY path LIMIT `+q.arg(want), q.args...)
+			if err != nil {
+				return err
+			}
+			ms, err := collect(rows, scanMemory)
+			if err != nil {
+				return err
+			}
+			seek := false
+			for i := range ms {
+				m := &ms[i]
+				rest := m.Path[len(base):]
+				if f.Depth > 0 && strings.Count(rest, "/") >= f.Depth {
+					// Deeper than the depth: roll up to the first Depth
+					// segments below the prefix, then seek past them.
+					segs := strings.SplitN(rest, "/", f.Depth+1)
+					p := base + strings.Join(segs[:f.Depth], "/") + "/"
+					page.Items = append(page.Items, memstore.ListItem{Prefix: p})
+					keys = append(keys, keyset.Cursor{Kind: keyset.Memories, Key: p, Prefix: true})
+					from, done = upperBound(p)
+					done, inclusive, seek = !done, true, true
+					break
+				}
+				page.Items = append(page.Items, memstore.ListItem{Memory: m})
+				keys = append(keys, keyset.Cursor{Kind: keyset.Memories, Key: m.Path})
+				from, inclusive = m.Path, false
+			}
+			if !seek && len(ms) < want {
+				return nil // the range is exhausted
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return memstore.Page[memstore.ListItem]{}, wrap(err, "list memories")
+	}
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		page.Next = keys[n-1].String()
+	}
+	return page, nil
+}

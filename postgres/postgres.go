@@ -1,0 +1,332 @@
+// Package postgres keeps memory stores, their memories and versions,
+// sessions, workspaces and API keys in a PostgreSQL database (pgx), which
+// several memstore processes may share. A DB is a memstore.Backend, the
+// storage of a memstore.Core: it trusts its callers, which the core has
+// checked, and adds no rule of the domain. Each call runs in one
+// transaction; the rules that need stored data run inside it (memstore's
+// rules.go).
+//
+// # Services
+//
+// A DB implements, for the core, memstore.StoreStorage (store.go),
+// MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
+// (version.go), SessionStorage (session.go) and SearchStorage (search.go);
+// and, for the server itself, memstore.KeyService (key.go) and
+// RevocationNotifier (revocations made through this DB, heard by this
+// process's listeners; other processes learn of them when they next
+// authenticate).
+//
+// # Concurrency across processes
+//
+// Writes run at READ COMMITTED, and every write of a store's memories
+// (WriteMemory) begins by locking the store's row (SELECT ... FOR NO KEY
+// UPDATE). The writes of one store therefore run one at a time, whichever
+// process makes them, while those of different stores run in parallel.
+// Each later statement of a write sees everything committed before it
+// took the lock, so what the core's rules read in it (whether a path or
+// its ancestors and descendants are free, how many memories the store
+// holds, the memory's current content) stays true until it commits: the
+// overlap checks, the per-store limit and renames are exact without
+// SERIALIZABLE. The lock also orders a write against archiving and
+// deleting the store, which update or delete the same row. The unique
+// index on (store_id, path) is a backstop: a violation becomes a
+// retryable EPathConflict. Writes that change one store or session row
+// (UpdateStore, archives, a new token) lock that row the same way, and a
+// new session locks the rows of the stores it snapshots (FOR SHARE), so
+// that a store archived or renamed meanwhile is seen wholly before or
+// wholly after. Reads of several statements run in one REPEATABLE READ
+// snapshot.
+//
+// A transaction that the server aborts for a serialization failure or a
+// deadlock runs again, up to maxAttempts times, and then fails with a
+// retryable EConflict; so does any call when the server cannot be
+// reached.
+//
+// # Not yet
+//
+// Search: SearchMemories refuses every query (EInvalid).
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+var (
+	_ memstore.Backend                  = (*DB)(nil)
+	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
+	_ memstore.KeyService               = (*DB)(nil)
+	_ memstore.RevocationNotifier       = (*DB)(nil)
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options tune a DB; the zero value is usable.
+type Options struct {
+	// Now is the clock, time.Now when nil; tests inject one.
+	Now func() time.Time
+	// IDs makes identifiers, a fresh ids.NewGenerator() when nil.
+	IDs *ids.Generator
+}
+
+// DB is a memstore database in PostgreSQL, over a pool of connections.
+type DB struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+	ids  *ids.Generator
+	// Revocations tells this process's listeners of every key revoked,
+	// token revoked and session archived through this DB.
+	memstore.Revocations
+}
+
+// Open connects to the database at url (a postgres:// URL or key=value
+// connection string, as libpq takes them) and brings its schema up to
+// date. Errors never repeat the URL's password.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx leaves the password out of its message.
+		return nil, memstore.Errorf(memstore.EInvalid, "the PostgreSQL connection string is not valid: %v", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	if db.ids == nil {
+		db.ids = ids.NewGenerator()
+	}
+	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("migrate the PostgreSQL database: %w", translate(err))
+	}
+	return db, nil
+}
+
+// Close closes the pool, waiting for the connections in use.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// migrationLock is the key of the advisory lock held while migrating, so
+// that processes starting at once migrate one after the other.
+const migrationLock = 0x6d656d73746f7265 // "memstore"
+
+// migrate applies, in one transaction under the advisory lock, the
+// embedded migrations numbered above the last one recorded, and records
+// each. A database migrated by a newer memstore is refused.
+func (db *DB) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	return db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
+			return err
+		}
+		var have int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+			return err
+		}
+		known := 0
+		for _, name := range names {
+			base := strings.TrimPrefix(name, "migrations/")
+			n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+			if err != nil {
+				return fmt.Errorf("migration %s: bad number", base)
+			}
+			known = n
+			if n <= have {
+				continue
+			}
+			b, err := migrations.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, string(b)); err != nil {
+				return fmt.Errorf("migration %s: %w", base, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, n, keyset.Nanos(db.now())); err != nil {
+				return err
+			}
+		}
+		if have > known {
+			return fmt.Errorf("the database's schema is at version %d, newer than this memstore knows (%d): upgrade memstore", have, known)
+		}
+		return nil
+	})
+}
+
+// The kinds of transaction: writes at READ COMMITTED, each taking the
+// row locks it needs (see the package doc); reads of several statements
+// in one snapshot.
+var (
+	writeTx = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	readTx  = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+)
+
+// maxAttempts bounds the runs of a transaction that the server aborts for
+// a serialization failure or a deadlock.
+const maxAttempts = 5
+
+// retryPause is the mean pause before running such a transaction again,
+// times the attempt, jittered so that the transactions that collided do
+// not collide again.
+const retryPause = 5 * time.Millisecond
+
+// inTx runs fn in a transaction of kind opts, and commits it when fn
+// returns nil; any error from fn, or a panic, rolls it back. A run that
+// the server aborted for a serialization failure or a deadlock is
+// repeated, so fn must have no effect outside tx.
+func (db *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := db.tryTx(ctx, opts, fn)
+		if attempt == maxAttempts || !aborted(err) {
+			return translate(err)
+		}
+		pause := time.Duration(float64(retryPause) * float64(attempt) * (0.5 + rand.Float64()))
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (db *DB) tryTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
+	tx, err := db.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	// After a commit this does nothing; otherwise it ends the
+	// transaction even when ctx is done, so that the connection goes
+	// back to the pool clean.
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// SQLSTATE codes that this package acts on.
+const (
+	sqlUniqueViolation     = "23505"
+	sqlSerializationFailed = "40001"
+	sqlDeadlock            = "40P01"
+	sqlTooManyConnections  = "53300"
+	sqlAdminShutdown       = "57P01"
+	sqlCrashShutdown       = "57P02"
+	sqlCannotConnectNow    = "57P03"
+)
+
+// aborted reports whether the server aborted a transaction that may
+// succeed when run again.
+func aborted(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == sqlSerializationFailed || pe.Code == sqlDeadlock)
+}
+
+// translate turns driver errors into memstore errors by SQLSTATE (never
+// by message text) and passes everything else through.
+func translate(err error) error {
+	var (
+		me *memstore.Error
+		pe *pgconn.PgError
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
+	switch {
+	case err == nil || errors.As(err, &me) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &pe):
+		switch {
+		case pe.Code == sqlUniqueViolation && pe.ConstraintName == "memories_path_key":
+			// The blocker is unknown here, so the client is told to
+			// retry (the store's lock makes this a backstop only).
+			return &memstore.Error{Code: memstore.EPathConflict, Message: "the path was taken by a concurrent write; retry", Retry: true}
+		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections:
+			return &memstore.Error{Code: memstore.EConflict, Message: "the database is busy; retry", Retry: true}
+		case strings.HasPrefix(pe.Code, "08"), pe.Code == sqlAdminShutdown, pe.Code == sqlCrashShutdown, pe.Code == sqlCannotConnectNow:
+			return errUnreachable()
+		}
+		return err
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), pgconn.SafeToRetry(err):
+		return errUnreachable()
+	}
+	return err
+}
+
+func errUnreachable() *memstore.Error {
+	return &memstore.Error{Code: memstore.EConflict, Message: "the database is unreachable; retry", Retry: true}
+}
+
+// wrap adds context to an internal error for the log. A *memstore.Error
+// goes back as it is: its message is already meant for the client.
+func wrap(err error, format string, args ...any) error {
+	err = translate(err)
+	var e *memstore.Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
+// A row is one result row to scan: a pgx.Row or the current row of
+// pgx.Rows.
+type row interface{ Scan(...any) error }
+
+// notFound turns pgx.ErrNoRows into err, and leaves any other error.
+func notFound(scanErr error, err *memstore.Error) error {
+	if errors.Is(scanErr, pgx.ErrNoRows) {
+		return err
+	}
+	return scanErr
+}
+
+// storeState is what a memory or version operation needs of its store:
+// whether it is archived, and that it belongs to the workspace
+// (ENotFound). With lock, the store's row stays locked until tx ends,
+// which serializes the writes of the store's memories.
+func storeState(ctx context.Context, tx pgx.Tx, workspaceID, storeID string, lock bool) (archived bool, err error) {
+	q := `SELECT archived_at FROM stores WHERE id = $1 AND workspace_id = $2`
+	if lock {
+		q += ` FOR NO KEY UPDATE`
+	}
+	var a *int64
+	err = tx.QueryRow(ctx, q, storeID, workspaceID).Scan(&a)
+	return a != nil, notFound(err, errStoreNotFound(storeID))
+}
+
+func errStoreNotFound(id string) *memstore.Error {
+	return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+}
+
+// now is the clock's time as stored.
+func (db *DB) stamp() time.Time { return keyset.Round(db.now()) }

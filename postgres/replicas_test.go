@@ -1,0 +1,205 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/postgres"
+)
+
+const ws = "wrkspc_test"
+
+var alice = &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_alice"}}
+
+// replicas opens n handles on one fresh database, as n processes sharing
+// it would, each behind its own core limited to max memories per store.
+func replicas(t *testing.T, n, max int) []*memstore.Core {
+	t.Helper()
+	url := pgtest.DB(t, migrate)
+	cores := make([]*memstore.Core, n)
+	for i := range cores {
+		cores[i] = memstore.NewCore(mustOpenAt(t, url, postgres.Options{}), memstore.MaxMemoriesPerStore(max))
+	}
+	return cores
+}
+
+// race runs f(i) for i in [0, n) at once, as near together as goroutines
+// start.
+func race(n int, f func(i int)) {
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := range n {
+		done.Go(func() {
+			start.Wait()
+			f(i)
+		})
+	}
+	start.Done()
+	done.Wait()
+}
+
+// TestReplicasKeepLimit proves that the per-store limit holds exactly when
+// two processes create memories in one store at once: each create counts
+// the memories with the store locked.
+func TestReplicasKeepLimit(t *testing.T) {
+	const max, writers = 5, 16
+	cores := replicas(t, 2, max)
+	ctx := t.Context()
+	for round := range 4 {
+		s, err := cores[0].CreateStore(ctx, alice, memstore.StoreCreate{Name: fmt.Sprintf("round %d", round)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		created := 0
+		race(writers, func(i int) {
+			_, err := cores[i%2].CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%d.md", i), Content: "x"})
+			switch memstore.ErrorCode(err) {
+			case "":
+				mu.Lock()
+				created++
+				mu.Unlock()
+			case memstore.EInvalid:
+			default:
+				t.Errorf("create %d: %v, want success or the limit", i, err)
+			}
+		})
+		page, err := cores[1].Memories(ctx, alice, s.ID, memstore.MemoryFilter{Limit: memstore.MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created != max || len(page.Items) != max {
+			t.Fatalf("round %d: %d creates succeeded and the store holds %d memories, want %d of each", round, created, len(page.Items), max)
+		}
+	}
+}
+
+// TestReplicasKeepPathsApart proves that no two memories overlap when two
+// processes create a path and its descendant, or rename onto overlapping
+// paths, at once: the unique index alone would let them both in.
+func TestReplicasKeepPathsApart(t *testing.T) {
+	cores := replicas(t, 2, 0)
+	ctx := t.Context()
+	s, err := cores[0].CreateStore(ctx, alice, memstore.StoreCreate{Name: "paths"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 20
+	for r := range rounds {
+		// Each round, writers create a path, its parent, its child, or
+		// rename a memory of their own onto one of them: one of them
+		// at most may end up holding one of the three.
+		paths := []string{fmt.Sprintf("/r%d", r), fmt.Sprintf("/r%d/a", r), fmt.Sprintf("/r%d/a/b", r)}
+		own := make([]*memstore.Memory, 6)
+		for i := range own {
+			if own[i], err = cores[0].CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/own/%d/%d", r, i), Content: "x"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		race(12, func(i int) {
+			p := paths[i%3]
+			var err error
+			if i < 6 {
+				_, err = cores[i%2].CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: p, Content: "x"})
+			} else {
+				_, err = cores[i%2].UpdateMemory(ctx, alice, s.ID, own[i-6].ID, memstore.MemoryUpdate{Path: &p})
+			}
+			if c := memstore.ErrorCode(err); c != "" && c != memstore.EPathConflict {
+				t.Errorf("write of %s: %v, want success or a path conflict", p, err)
+			}
+		})
+	}
+	var all []string
+	f := memstore.MemoryFilter{Limit: memstore.MaxPageSize}
+	for {
+		page, err := cores[1].Memories(ctx, alice, s.ID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			all = append(all, it.Memory.Path)
+		}
+		if f.Page = page.Next; f.Page == "" {
+			break
+		}
+	}
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if memstore.PathsOverlap(a, b) {
+				t.Errorf("the store holds both %s and %s", a, b)
+			}
+		}
+	}
+	for r := range rounds {
+		n := 0
+		for _, p := range all {
+			if strings.HasPrefix(p, fmt.Sprintf("/r%d", r)+"/") || p == fmt.Sprintf("/r%d", r) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("round %d: %d memories hold its paths, want exactly 1", r, n)
+		}
+	}
+}
+
+// TestOpenHidesPassword proves that a connection string's password is in
+// no error of Open, whether the string is malformed or the server cannot
+// be reached.
+func TestOpenHidesPassword(t *testing.T) {
+	const pw = "s3cretPassw0rd"
+	for _, url := range []string{
+		"postgres://memstore:" + pw + "@127.0.0.1:1/memstore?connect_timeout=2",
+		"postgres://memstore:" + pw + "@127.0.0.1:notaport/memstore",
+		"postgres://memstore:" + pw + "@127.0.0.1:1/memstore?sslmode=bogus",
+		"host=127.0.0.1 port=1 user=memstore password=" + pw + " connect_timeout=2",
+	} {
+		_, err := postgres.Open(t.Context(), url, postgres.Options{})
+		if err == nil {
+			t.Fatalf("Open(%s) succeeded", strings.ReplaceAll(url, pw, "***"))
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("Open's error repeats the password: %s", strings.ReplaceAll(err.Error(), pw, "***"))
+		}
+	}
+}
+
+// TestUnreachable proves that a call made while the server cannot be
+// reached fails with a retryable conflict, not an internal error.
+func TestUnreachable(t *testing.T) {
+	url := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, url, postgres.Options{})
+	core := memstore.NewCore(db)
+	s, err := core.CreateStore(t.Context(), alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every connection of the database is ended, and no new one is
+	// allowed, as when the server goes away.
+	admin, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(t.Context(), `UPDATE pg_database SET datallowconn = false WHERE datname = current_database()`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = core.CreateMemory(t.Context(), alice, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "x"})
+	var e *memstore.Error
+	if memstore.ErrorCode(err) != memstore.EConflict || !asError(err, &e) || !e.Retry {
+		t.Fatalf("CreateMemory with the server unreachable: %v (code %s), want a retryable %s", err, memstore.ErrorCode(err), memstore.EConflict)
+	}
+	if !strings.Contains(e.Message, "unreachable") {
+		t.Errorf("message %q does not say the database is unreachable", e.Message)
+	}
+}

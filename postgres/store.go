@@ -1,0 +1,208 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at`
+
+func scanStore(r row) (*memstore.Store, error) {
+	var (
+		s        memstore.Store
+		desc     []byte
+		meta     string
+		cat, uat int64
+		aat      *int64
+	)
+	if err := r.Scan(&s.ID, &s.WorkspaceID, &s.Name, &desc, &meta, &cat, &uat, &aat); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+		return nil, err
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	s.Description = string(desc)
+	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = keyset.Time(cat), keyset.Time(uat), keyset.NullTime(aat)
+	return &s, nil
+}
+
+// getStore reads a store of the workspace (ENotFound), locking its row
+// until tx ends when lock is set (FOR UPDATE, FOR SHARE, ...).
+func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*memstore.Store, error) {
+	s, err := scanStore(tx.QueryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = $1 AND workspace_id = $2 `+lock, id, workspaceID))
+	return s, notFound(err, errStoreNotFound(id))
+}
+
+// CreateStore implements memstore.StoreStorage.
+func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate) (*memstore.Store, error) {
+	now := db.stamp()
+	s := &memstore.Store{
+		ID:          db.ids.New(ids.Store, now),
+		WorkspaceID: workspaceID,
+		Name:        c.Name,
+		Description: c.Description,
+		Metadata:    maps.Clone(c.Metadata),
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	meta, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	_, err = db.pool.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+		s.ID, workspaceID, s.Name, []byte(s.Description), string(meta), keyset.Nanos(now))
+	if err != nil {
+		return nil, wrap(err, "create store")
+	}
+	return s, nil
+}
+
+// Store implements memstore.StoreStorage.
+func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+	s, err := scanStore(db.pool.QueryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	if err != nil {
+		return nil, wrap(notFound(err, errStoreNotFound(id)), "get store %s", id)
+	}
+	return s, nil
+}
+
+// Stores implements memstore.StoreStorage with keyset pagination on
+// (created_at DESC, id DESC), served by stores_by_workspace.
+func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
+	var page memstore.Page[memstore.Store]
+	n, err := memstore.PageSize(f.Limit, false)
+	if err != nil {
+		return page, err
+	}
+	cur, err := keyset.Parse(f.Page, keyset.Stores)
+	if err != nil {
+		return page, err
+	}
+	q := newQuery(workspaceID)
+	where := []string{"workspace_id = $1"}
+	if !f.IncludeArchived {
+		where = append(where, "archived_at IS NULL")
+	}
+	if f.CreatedAtGTE != nil {
+		where = append(where, "created_at >= "+q.arg(keyset.Nanos(*f.CreatedAtGTE)))
+	}
+	if f.CreatedAtLTE != nil {
+		where = append(where, "created_at <= "+q.arg(keyset.Nanos(*f.CreatedAtLTE)))
+	}
+	if cur != nil {
+		where = append(where, "(created_at, id) < ("+q.arg(cur.Time)+", "+q.arg(cur.Key)+")")
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created_at DESC, id DESC LIMIT `+q.arg(n+1), q.args...)
+	if err != nil {
+		return page, wrap(err, "list stores")
+	}
+	page.Items, err = collect(rows, scanStore)
+	if err != nil {
+		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
+	}
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		last := page.Items[n-1]
+		page.Next = keyset.Cursor{Kind: keyset.Stores, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
+	}
+	return page, nil
+}
+
+// UpdateStore implements memstore.StoreStorage: StoreUpdate.Apply's rule
+// on the store's row, locked.
+func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	var s *memstore.Store
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil {
+			return err
+		}
+		if changed, err := u.Apply(s); err != nil || !changed {
+			return err
+		}
+		b, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return err
+		}
+		now := db.stamp()
+		if _, err := tx.Exec(ctx, `UPDATE stores SET name = $1, description = $2, metadata = $3, updated_at = $4 WHERE id = $5`,
+			s.Name, []byte(s.Description), string(b), keyset.Nanos(now), id); err != nil {
+			return err
+		}
+		s.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "update store %s", id)
+	}
+	return s, nil
+}
+
+// ArchiveStore implements memstore.StoreStorage; the first archive sets
+// both archived_at and updated_at, later ones change nothing.
+func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+	var s *memstore.Store
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil || s.ArchivedAt != nil {
+			return err
+		}
+		now := db.stamp()
+		_, err = tx.Exec(ctx, `UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), id)
+		s.ArchivedAt, s.UpdatedAt = &now, now
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err, "archive store %s", id)
+	}
+	return s, nil
+}
+
+// DeleteStore implements memstore.StoreStorage; the foreign keys cascade
+// to the store's memories and versions.
+func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = errStoreNotFound(id)
+	}
+	return wrap(err, "delete store %s", id)
+}
+
+// A query collects the arguments of a statement built piece by piece.
+type query struct{ args []any }
+
+func newQuery(args ...any) *query { return &query{args: args} }
+
+// arg adds v and returns its placeholder.
+func (q *query) arg(v any) string {
+	q.args = append(q.args, v)
+	return "$" + strconv.Itoa(len(q.args))
+}
+
+// collect scans every row of rows with scan.
+func collect[T any](rows pgx.Rows, scan func(row) (*T, error)) ([]T, error) {
+	defer rows.Close()
+	var items []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, *v)
+	}
+	return items, rows.Err()
+}

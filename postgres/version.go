@@ -1,0 +1,157 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+func versionColumns(full bool) string {
+	c := "NULL::bytea"
+	if full {
+		c = "content"
+	}
+	return `id, store_id, memory_id, operation, path, ` + c + `, sha256, size, created_at, actor_type, actor_id, redacted_at, redactor_type, redactor_id`
+}
+
+func scanVersion(r row) (*memstore.Version, error) {
+	var (
+		v           memstore.Version
+		op, at      string
+		path, sum   *string
+		content     []byte
+		rtype, rid  *string
+		size, rat   *int64
+		cat         int64
+		scanTargets = []any{&v.ID, &v.StoreID, &v.MemoryID, &op, &path, &content, &sum, &size, &cat, &at, &v.CreatedBy.ID, &rat, &rtype, &rid}
+	)
+	if err := r.Scan(scanTargets...); err != nil {
+		return nil, err
+	}
+	v.Operation, v.CreatedBy.Type = memstore.Operation(op), memstore.ActorType(at)
+	if path != nil {
+		v.Path = *path
+	}
+	v.Content = string(content)
+	if sum != nil { // a deletion and a redacted version have no hash
+		v.ContentSHA256, v.ContentSize, v.HasContent = *sum, *size, true
+	}
+	v.CreatedAt, v.RedactedAt = keyset.Time(cat), keyset.NullTime(rat)
+	if rat != nil {
+		v.RedactedBy = &memstore.Actor{Type: memstore.ActorType(*rtype), ID: *rid}
+	}
+	return &v, nil
+}
+
+func getVersion(ctx context.Context, tx pgx.Tx, storeID, id, lock string) (*memstore.Version, error) {
+	v, err := scanVersion(tx.QueryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = $1 AND store_id = $2 `+lock, id, storeID))
+	return v, notFound(err, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id))
+}
+
+// Versions implements memstore.VersionStorage: newest first by ID (IDs
+// are time-ordered), keyset on the ID, served by the versions_by_*
+// indexes.
+func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
+	var page memstore.Page[memstore.Version]
+	n, err := memstore.PageSize(f.Limit, f.Full)
+	if err != nil {
+		return page, err
+	}
+	cur, err := keyset.Parse(f.Page, keyset.Versions)
+	if err != nil {
+		return page, err
+	}
+	q := newQuery(storeID)
+	where := []string{"store_id = $1"}
+	add := func(cond string, arg any) { where = append(where, cond+" "+q.arg(arg)) }
+	if f.MemoryID != "" {
+		add("memory_id =", f.MemoryID)
+	}
+	if f.Operation != "" {
+		add("operation =", string(f.Operation))
+	}
+	for _, a := range []struct {
+		t  memstore.ActorType
+		id string
+	}{{memstore.ActorSession, f.SessionID}, {memstore.ActorAPIKey, f.APIKeyID}, {memstore.ActorServiceAccount, f.ServiceAccountID}} {
+		if a.id != "" {
+			add("actor_type =", string(a.t))
+			add("actor_id =", a.id)
+		}
+	}
+	if f.CreatedAtGTE != nil {
+		add("created_at >=", keyset.Nanos(*f.CreatedAtGTE))
+	}
+	if f.CreatedAtLTE != nil {
+		add("created_at <=", keyset.Nanos(*f.CreatedAtLTE))
+	}
+	if cur != nil {
+		add("id <", cur.Key)
+	}
+	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+		if _, err := storeState(ctx, tx, workspaceID, storeID, false); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+versionColumns(f.Full)+` FROM versions WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY id DESC LIMIT `+q.arg(n+1), q.args...)
+		if err != nil {
+			return err
+		}
+		page.Items, err = collect(rows, scanVersion)
+		return err
+	})
+	if err != nil {
+		return memstore.Page[memstore.Version]{}, wrap(err, "list versions")
+	}
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		page.Next = keyset.Cursor{Kind: keyset.Versions, Key: page.Items[n-1].ID}.String()
+	}
+	return page, nil
+}
+
+// Version implements memstore.VersionStorage.
+func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*memstore.Version, error) {
+	var v *memstore.Version
+	err := db.inTx(ctx, readTx, func(tx pgx.Tx) (err error) {
+		if _, err = storeState(ctx, tx, workspaceID, storeID, false); err != nil {
+			return err
+		}
+		v, err = getVersion(ctx, tx, storeID, id, "")
+		return err
+	})
+	return v, wrap(err, "get version %s", id)
+}
+
+// RedactVersion implements memstore.VersionStorage: one UPDATE sets the
+// path, content, hash and size to NULL together, so that no reader ever
+// sees part of them. The live memory is left alone even when this is its
+// current version. PostgreSQL keeps the old row version until vacuum
+// reclaims it; nothing memstore serves reads it.
+func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
+	var v *memstore.Version
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+		if _, err = storeState(ctx, tx, workspaceID, storeID, false); err != nil {
+			return err
+		}
+		if v, err = getVersion(ctx, tx, storeID, id, "FOR UPDATE"); err != nil || v.Redacted() {
+			return err // redacting again keeps the first redaction
+		}
+		now := db.stamp()
+		if _, err := tx.Exec(ctx, `UPDATE versions SET path = NULL, content = NULL, sha256 = NULL, size = NULL, redacted_at = $1, redactor_type = $2, redactor_id = $3 WHERE id = $4`,
+			keyset.Nanos(now), string(by.Type), by.ID, id); err != nil {
+			return err
+		}
+		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
+		v.RedactedAt, v.RedactedBy = &now, &by
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "redact version %s", id)
+	}
+	return v, nil
+}
