@@ -180,13 +180,16 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 		return err
 	}
 	m.VersionID, m.UpdatedAt = v.ID, now
+	text, pathWords, contentWords := searchValues(m.Path, m.Content)
 	var err error
 	if op == memstore.OpCreated {
-		_, err = t.tx.Exec(t.ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-			m.ID, t.storeID, m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now))
+		_, err = t.tx.Exec(t.ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, `+searchWords("$10", "$11")+`)`,
+			m.ID, t.storeID, m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), text, pathWords, contentWords)
 	} else {
-		_, err = t.tx.Exec(t.ctx, `UPDATE memories SET path = $1, content = $2, sha256 = $3, size = $4, version_id = $5, updated_at = $6 WHERE id = $7`,
-			m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), m.ID)
+		_, err = t.tx.Exec(t.ctx, `UPDATE memories SET path = $1, content = $2, sha256 = $3, size = $4, version_id = $5, updated_at = $6,
+			search_text = $8, search_words = `+searchWords("$9", "$10")+` WHERE id = $7`,
+			m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), m.ID, text, pathWords, contentWords)
 	}
 	return err
 }

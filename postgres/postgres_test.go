@@ -72,3 +72,12 @@ func TestSessionConformance(t *testing.T) {
 }
 
 func asError(err error, e **memstore.Error) bool { return errors.As(err, e) }
+func TestIsolationConformance(t *testing.T) {
+	storetest.RunIsolation(t, func(t *testing.T) storetest.IsolationBackend {
+		return memstore.NewCore(mustOpen(t, postgres.Options{}))
+	})
+}
+
+func TestSearchConformance(t *testing.T) {
+	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
+}

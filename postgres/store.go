@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,7 +186,7 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 // A query collects the arguments of a statement built piece by piece.
 type query struct{ args []any }
 
-func newQuery(args ...any) *query { return &query{args: args} }
+func newQuery(args ...any) *query { return &query{args: slices.Clone(args)} }
 
 // arg adds v and returns its placeholder.
 func (q *query) arg(v any) string {

@@ -54,10 +54,27 @@ CREATE TABLE memories (
 	version_id text COLLATE "C" NOT NULL,
 	created_at bigint NOT NULL,
 	updated_at bigint NOT NULL,
+	-- What search reads, made with the path and content (search.go):
+	-- search_text is the two folded (lower-cased, without diacritics),
+	-- for substrings; search_words their words, stemmed, the path's
+	-- weighted A and the content's B.
+	search_text  text NOT NULL,
+	search_words tsvector NOT NULL,
 	-- Also the index of path lists, overlap checks and ancestor lookups;
 	-- a backstop should two writes of one store ever run at once.
 	CONSTRAINT memories_path_key UNIQUE (store_id, path)
 );
+
+-- Search: words stemmed by Snowball's English stemmer, with no stop
+-- words (a query leaves out its own: searchtext.ParseQuery), and
+-- trigrams for substrings. Only live memories are indexed, so versions,
+-- deleted memories and redacted content never match.
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE TEXT SEARCH DICTIONARY memstore_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION memstore (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION memstore ALTER MAPPING REPLACE english_stem WITH memstore_stem;
+CREATE INDEX memories_words ON memories USING gin (search_words);
+CREATE INDEX memories_trigrams ON memories USING gin (search_text gin_trgm_ops);
 
 CREATE TABLE versions (
 	id            text COLLATE "C" PRIMARY KEY,
