@@ -80,10 +80,10 @@ func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version) error {
 	return err
 }
 
-// newVersion makes the version of a memory's new state m, stamped now.
-func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor, now time.Time) *memstore.Version {
+// newVersion makes the version id of a memory's new state m, stamped now.
+func newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor, id string, now time.Time) *memstore.Version {
 	return &memstore.Version{
-		ID: db.ids.New(ids.Version, now), StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
+		ID: id, StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
 		Path: m.Path, Content: m.Content, ContentSHA256: m.ContentSHA256, ContentSize: m.ContentSize,
 		HasContent: op != memstore.OpDeleted, CreatedAt: now, CreatedBy: by,
 	}
@@ -111,6 +111,34 @@ type memTx struct {
 	tx       pgx.Tx
 	storeID  string
 	archived bool
+	// The store's last version, once read (see next).
+	lastRead bool
+	lastID   string
+	lastAt   int64
+}
+
+// next returns the ID and time of the transaction's next version: never
+// dated before the store's last version, and sorting after it. The
+// store's lock orders the writes of processes whose clocks may differ;
+// this keeps their versions in that order, newest first by ID.
+func (t *memTx) next() (string, time.Time, error) {
+	if !t.lastRead {
+		err := t.tx.QueryRow(t.ctx, `SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, t.storeID).Scan(&t.lastID, &t.lastAt)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return "", time.Time{}, err
+		}
+		t.lastRead = true
+	}
+	now := t.db.stamp()
+	if n := keyset.Nanos(now); n < t.lastAt {
+		now = keyset.Time(t.lastAt)
+	}
+	id := t.db.ids.New(ids.Version, now)
+	if id <= t.lastID {
+		id = ids.Next(t.lastID)
+	}
+	t.lastID, t.lastAt = id, keyset.Nanos(now)
+	return id, now, nil
 }
 
 func (t *memTx) Archived() bool { return t.archived }
@@ -171,17 +199,19 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 	if err := memstore.ValidatePath(m.Path); err != nil {
 		return err
 	}
-	now := t.db.stamp()
+	vid, now, err := t.next()
+	if err != nil {
+		return err
+	}
 	if op == memstore.OpCreated {
 		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
 	}
-	v := t.db.newVersion(m, op, by, now)
+	v := newVersion(m, op, by, vid, now)
 	if err := insertVersion(t.ctx, t.tx, v); err != nil {
 		return err
 	}
 	m.VersionID, m.UpdatedAt = v.ID, now
 	text, pathWords, contentWords := searchValues(m.Path, m.Content)
-	var err error
 	if op == memstore.OpCreated {
 		_, err = t.tx.Exec(t.ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, `+searchWords("$10", "$11")+`)`,
@@ -197,10 +227,14 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 // Delete keeps the path at deletion in the "deleted" version; the
 // memory's row, and with it the content, goes.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
-	if err := insertVersion(t.ctx, t.tx, t.db.newVersion(m, memstore.OpDeleted, by, t.db.stamp())); err != nil {
+	vid, now, err := t.next()
+	if err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(t.ctx, `DELETE FROM memories WHERE id = $1`, m.ID)
+	if err := insertVersion(t.ctx, t.tx, newVersion(m, memstore.OpDeleted, by, vid, now)); err != nil {
+		return err
+	}
+	_, err = t.tx.Exec(t.ctx, `DELETE FROM memories WHERE id = $1`, m.ID)
 	return err
 }
 

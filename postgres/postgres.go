@@ -30,7 +30,9 @@
 // SERIALIZABLE. The lock also orders a write against archiving and
 // deleting the store, which update or delete the same row. The unique
 // index on (store_id, path) is a backstop: a violation becomes a
-// retryable EPathConflict. Writes that change one store or session row
+// retryable EPathConflict. Versions keep the order of the lock too, even
+// between processes whose clocks differ: a store's next version is never
+// dated before its last, and its ID sorts after it (memTx.next). Writes that change one store or session row
 // (UpdateStore, archives, a new token) lock that row the same way, and a
 // new session locks the rows of the stores it snapshots (FOR SHARE), so
 // that a store archived or renamed meanwhile is seen wholly before or
@@ -42,9 +44,11 @@
 // retryable EConflict; so does any call when the server cannot be
 // reached.
 //
-// # Not yet
+// # Search
 //
-// Search: SearchMemories refuses every query (EInvalid).
+// Search reads columns of the memories written in the same transaction
+// as their path and content, under a GIN index of their words and a
+// trigram index (pg_trgm) of their text: see search.go.
 package postgres
 
 import (

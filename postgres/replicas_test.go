@@ -3,9 +3,11 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -201,5 +203,49 @@ func TestUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(e.Message, "unreachable") {
 		t.Errorf("message %q does not say the database is unreachable", e.Message)
+	}
+}
+
+// TestReplicasKeepVersionOrder proves that the versions of a store stay
+// in the order they were written when the processes writing them have
+// clocks apart: a version written later is listed first and is not
+// dated before the one it follows.
+func TestReplicasKeepVersionOrder(t *testing.T) {
+	url := pgtest.DB(t, migrate)
+	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	ahead := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base.Add(time.Hour) }}))
+	behind := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base }}))
+	ctx := t.Context()
+	s, err := ahead.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ahead.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string // newest first
+	want = append(want, m.VersionID)
+	for i, c := range []*memstore.Core{behind, behind, ahead, behind} {
+		content := fmt.Sprint("change ", i)
+		prev := m
+		if m, err = c.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: &content}); err != nil {
+			t.Fatal(err)
+		}
+		if m.UpdatedAt.Before(prev.UpdatedAt) {
+			t.Errorf("change %d is dated %v, before the change it follows (%v)", i, m.UpdatedAt, prev.UpdatedAt)
+		}
+		want = append([]string{m.VersionID}, want...)
+	}
+	page, err := behind.Versions(ctx, alice, s.ID, memstore.VersionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range page.Items {
+		got = append(got, v.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("versions listed %q, want newest first %q", got, want)
 	}
 }

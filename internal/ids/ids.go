@@ -49,3 +49,25 @@ func (g *Generator) New(prefix string, t time.Time) string {
 	}
 	return prefix + strings.ToLower(id.String())
 }
+
+// crockford is the alphabet of a lowercase ULID, in order.
+const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// Next returns the least identifier above id, one made by New: its ULID
+// plus one. A writer whose clock may lag another's uses it to keep
+// identifiers in the order of writing.
+func Next(id string) string {
+	b := []byte(id)
+	for i := len(b) - 1; i >= 0; i-- {
+		d := strings.IndexByte(crockford, b[i])
+		if d < 0 {
+			break // the prefix: the ULID was all "z"s, which no time makes
+		}
+		if d < len(crockford)-1 {
+			b[i] = crockford[d+1]
+			return string(b)
+		}
+		b[i] = crockford[0]
+	}
+	return id + "0"
+}

@@ -26,3 +26,21 @@ func TestNewIsOrderedAndPrefixed(t *testing.T) {
 		t.Errorf("a later time gave a smaller id: %q <= %q", later, prev)
 	}
 }
+
+func TestNext(t *testing.T) {
+	g := ids.NewGenerator()
+	id := g.New(ids.Version, time.Now())
+	for _, c := range []struct{ id, want string }{
+		{"memver_01kjma0fm0xq70frzkgz7q6zh0", "memver_01kjma0fm0xq70frzkgz7q6zh1"},
+		{"memver_01kjma0fm0xq70frzkgz7q6zh9", "memver_01kjma0fm0xq70frzkgz7q6zha"},
+		{"memver_01kjma0fm0xq70frzkgz7q6zhz", "memver_01kjma0fm0xq70frzkgz7q6zj0"},
+		{"memver_01kjma0fm0xq70frzkgz7q6zzz", "memver_01kjma0fm0xq70frzkgz7q7000"},
+	} {
+		if got := ids.Next(c.id); got != c.want {
+			t.Errorf("Next(%s) = %s, want %s", c.id, got, c.want)
+		}
+	}
+	if next := ids.Next(id); next <= id || len(next) != len(id) {
+		t.Errorf("Next(%s) = %s: want a greater ID of the same form", id, next)
+	}
+}
