@@ -2,10 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
 	"github.com/memstore/memstore/internal/searchtext"
 )
 
@@ -68,55 +66,6 @@ func ftsString(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// A searchCursor continues a ranked list: the offset of the next page,
-// and a hash of the search, so that it is refused with another one. It
-// travels like the lists' cursors, as "page_" and base64url JSON.
-type searchCursor struct {
-	Kind   string `json:"k"`
-	Offset int    `json:"o"`
-	Search string `json:"s"`
-}
-
-const kindSearch = "q"
-
-func (c searchCursor) String() string {
-	b, _ := json.Marshal(c)
-	return "page_" + base64.RawURLEncoding.EncodeToString(b)
-}
-
-// searchHash identifies a search's list of results: its terms, prefix and
-// stores. The page size may change from page to page.
-func searchHash(terms []searchtext.Term, prefix string, storeIDs []string) string {
-	h := sha256.New()
-	for _, t := range terms {
-		fmt.Fprintf(h, "%q ", t.Text)
-	}
-	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
-}
-
-// parseSearchCursor returns the offset that page continues at, checking
-// that it is a cursor of the search hash.
-func parseSearchCursor(page, hash string) (int, error) {
-	if page == "" {
-		return 0, nil
-	}
-	bad := memstore.Errorf(memstore.EInvalid, "page %q is not a cursor of this search; search again without it", page)
-	raw, ok := strings.CutPrefix(page, "page_")
-	if !ok {
-		return 0, bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil {
-		return 0, bad
-	}
-	var c searchCursor
-	if err := json.Unmarshal(b, &c); err != nil || c.Kind != kindSearch || c.Offset <= 0 || c.Search != hash {
-		return 0, bad
-	}
-	return c.Offset, nil
-}
-
 // SearchMemories implements memstore.SearchStorage. The cursor is an
 // offset into the ranked list, which is the same from page to page as
 // long as the stores do not change; with no store, nothing is found.
@@ -130,8 +79,8 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	slices.Sort(stores)
 	stores = slices.Compact(stores)
 	terms := searchtext.ParseQuery(q.Text)
-	hash := searchHash(terms, q.PathPrefix, stores)
-	offset, err := parseSearchCursor(q.Page, hash)
+	hash := keyset.SearchHash(terms, q.PathPrefix, stores)
+	offset, err := keyset.ParseSearch(q.Page, hash)
 	if err != nil || len(stores) == 0 {
 		return page, err
 	}
@@ -156,7 +105,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 			page.Items = append(page.Items, r)
 		}
 		if end < len(hits) {
-			page.Next = searchCursor{Kind: kindSearch, Offset: end, Search: hash}.String()
+			page.Next = keyset.SearchPage(end, hash)
 		}
 		return nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
 )
 
 var _ memstore.SessionStorage = (*DB)(nil)
@@ -21,8 +22,8 @@ var _ memstore.SessionStorage = (*DB)(nil)
 // kindSessions and kindTokens tag the cursors of the sessions list and of
 // a session's tokens.
 const (
-	kindSessions = "sn"
-	kindTokens   = "st"
+	kindSessions = keyset.Sessions
+	kindTokens   = keyset.Tokens
 )
 
 // sessionColumns are read with the sessions table named s.

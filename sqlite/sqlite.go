@@ -55,8 +55,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,6 +71,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
 	"github.com/memstore/memstore/internal/private"
 )
 
@@ -281,23 +280,13 @@ func translate(err error) error {
 	return err
 }
 
-// Time is stored as unix nanoseconds and returned in UTC. A time beyond
-// what they hold (before 1677-09-21 or after 2262-04-11, where UnixNano
-// overflows) becomes the nearest end, so that a filter bound of any year
-// keeps its meaning: everything is after the year 1, nothing after 9999.
-func nanos(t time.Time) int64 {
-	switch {
-	case t.Before(minNanos):
-		return math.MinInt64
-	case t.After(maxNanos):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
-}
-
-var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+// Times are stored as unix nanoseconds, returned in UTC, and lists page
+// by keyset with opaque cursors tagged by list, as in every backend
+// (internal/keyset).
+var (
+	nanos     = keyset.Nanos
+	fromNanos = keyset.Time
+)
 
 func fromNullNanos(n sql.NullInt64) *time.Time {
 	if !n.Valid {
@@ -307,47 +296,16 @@ func fromNullNanos(n sql.NullInt64) *time.Time {
 	return &t
 }
 
-// A cursor is the last sort key of a page and a tag naming its list, so
-// that a cursor from another list is refused. It travels as "page_" and
-// base64url JSON: opaque to clients, readable when debugging.
-type cursor struct {
-	Kind   string `json:"k"`
-	Time   int64  `json:"t,omitempty"` // stores: created_at
-	Key    string `json:"a"`           // stores, versions: id; memories: path or prefix
-	Prefix bool   `json:"p,omitempty"` // memories: Key is a rolled-up prefix
-}
+type cursor = keyset.Cursor
 
 const (
-	kindStores   = "s"
-	kindMemories = "m"
-	kindVersions = "v"
+	kindStores   = keyset.Stores
+	kindMemories = keyset.Memories
+	kindVersions = keyset.Versions
 )
 
-func (c cursor) String() string {
-	b, _ := json.Marshal(c)
-	return "page_" + base64.RawURLEncoding.EncodeToString(b)
-}
-
 // parseCursor decodes page, which must be "" or a cursor of kind.
-func parseCursor(page, kind string) (*cursor, error) {
-	if page == "" {
-		return nil, nil
-	}
-	bad := memstore.Errorf(memstore.EInvalid, "page %q is not a cursor of this list", page)
-	raw, ok := strings.CutPrefix(page, "page_")
-	if !ok {
-		return nil, bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil {
-		return nil, bad
-	}
-	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.Kind != kind || c.Key == "" {
-		return nil, bad
-	}
-	return &c, nil
-}
+func parseCursor(page, kind string) (*cursor, error) { return keyset.Parse(page, kind) }
 
 // storeState is what a memory or version operation needs of its store.
 // It also checks that the store belongs to the workspace (ENotFound).
