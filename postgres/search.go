@@ -26,10 +26,11 @@ import (
 // become a phrase (phraseto_tsquery) and its text a LIKE pattern with
 // every wildcard escaped.
 //
-// Each term is looked up on its own, reading at most searchCandidates
-// memories, the best ranked first, and the scores are added up here: a
-// term's ts_rank (a word of the path weighing searchPathWeight times one
-// of the content) times its inverse document frequency among the stores'
+// Each term is looked up on its own and keeps at most searchCandidates
+// memories (ranking them reads every memory of the stores with the term,
+// through the index), and the scores are added up here: a term's ts_rank
+// (a word of the path weighing searchPathWeight times one of the
+// content) times its inverse document frequency among the stores'
 // memories. A term not found as words (a fragment of a word or an
 // identifier: "arseConf", "2026-11") is looked up as a substring, scoring
 // as a word found once would; a plain word is also looked up inside
