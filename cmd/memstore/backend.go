@@ -71,7 +71,7 @@ type backendFlags struct {
 // for the commands that work inside one store.
 func addBackendFlags(fs *flag.FlagSet, cmd string, withStore bool) *backendFlags {
 	f := &backendFlags{cmd: cmd, kinds: withDB | withKey}
-	fs.StringVar(&f.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
+	fs.StringVar(&f.db, "db", "", "memstore database `FILE` or postgres:// URL (or MEMSTORE_DB)")
 	fs.StringVar(&f.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
 	fs.StringVar(&f.workspace, "workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\" with --db)")

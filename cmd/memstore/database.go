@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/private"
+	"github.com/memstore/memstore/postgres"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -47,15 +50,44 @@ var postgresSchemes = []string{"postgres", "postgresql"}
 // data. A database URL with a scheme this build has no backend for is a
 // usage error that never repeats the URL, which may hold a password.
 func openDatabase(ctx context.Context, name string, o dbOptions) (database, error) {
-	if scheme, _, ok := strings.Cut(name, "://"); ok && isScheme(scheme) {
-		for _, p := range postgresSchemes {
-			if strings.EqualFold(scheme, p) {
-				return nil, usageErr("--db: PostgreSQL is not supported by this build yet; give the path of a database file")
-			}
-		}
-		return nil, usageErr(fmt.Sprintf("--db: %q databases are not supported; give the path of a database file", scheme))
+	scheme, ok := databaseURL(name)
+	switch {
+	case !ok:
+		return openSQLite(ctx, name, o)
+	case slices.ContainsFunc(postgresSchemes, func(p string) bool { return strings.EqualFold(scheme, p) }):
+		return openPostgres(ctx, name)
 	}
-	return openSQLite(ctx, name, o)
+	return nil, usageErr(fmt.Sprintf("--db: %q databases are not supported; give a postgres:// URL or the path of a database file", scheme))
+}
+
+// databaseURL reports whether name is a database URL rather than a file's
+// path, and its scheme.
+func databaseURL(name string) (scheme string, ok bool) {
+	scheme, _, ok = strings.Cut(name, "://")
+	return scheme, ok && isScheme(scheme)
+}
+
+// databaseName is name as messages show it: a URL without its password.
+func databaseName(name string) string {
+	if _, ok := databaseURL(name); !ok {
+		return name
+	}
+	u, err := url.Parse(name)
+	if err != nil {
+		return "(a database URL that does not parse)" // it may hold a password anywhere
+	}
+	return u.Redacted()
+}
+
+// openPostgres opens the PostgreSQL database at a postgres:// URL (the
+// PG* environment variables fill in what it leaves out, as in libpq),
+// bringing its schema up to date.
+func openPostgres(ctx context.Context, dsn string) (database, error) {
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("cannot use the PostgreSQL database %s (is the server up, and may this user create tables in the database?): %w", databaseName(dsn), err)
+	}
+	return db, nil
 }
 
 // newCore is the core over db, with the options o asks for.

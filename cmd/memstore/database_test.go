@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestDatabaseURL: every command that takes --db refuses a PostgreSQL
-// URL, or another database URL, as a usage error (exit 2) that says so,
-// never repeats the URL's password, and leaves nothing behind (a path
-// such as postgres:/... made as a directory and a file).
+// TestDatabaseURL: every command that takes --db refuses a database URL
+// of a kind this build has no backend for as a usage error (exit 2), and
+// reports a PostgreSQL server it cannot reach as an error (exit 1) that
+// says which; neither repeats the URL's password or leaves anything
+// behind (a path such as postgres:/... made as a directory and a file).
 func TestDatabaseURL(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("MEMSTORE_TOKEN", "")
@@ -25,17 +26,21 @@ func TestDatabaseURL(t *testing.T) {
 		{"tool", "--store", "memstore_x"},
 		{"serve", "--addr", "127.0.0.1:0"},
 	}
-	for _, db := range []struct{ url, want string }{
-		{"postgres://memstore:" + password + "@db.example/memstore", "PostgreSQL is not supported by this build yet"},
-		{"PostgreSQL://memstore:" + password + "@db.example/memstore", "PostgreSQL is not supported by this build yet"},
-		{"mysql://memstore:" + password + "@db.example/memstore", `"mysql" databases are not supported`},
+	// Port 1 of the loopback refuses connections at once.
+	for _, db := range []struct {
+		url, want string
+		code      int
+	}{
+		{"postgres://memstore:" + password + "@127.0.0.1:1/memstore", "cannot use the PostgreSQL database postgres://memstore:xxxxx@127.0.0.1:1/memstore", 1},
+		{"PostgreSQL://memstore:" + password + "@127.0.0.1:1/memstore", "cannot use the PostgreSQL database postgresql://memstore:xxxxx@127.0.0.1:1/memstore", 1},
+		{"mysql://memstore:" + password + "@db.example/memstore", `"mysql" databases are not supported`, 2},
 	} {
 		for _, args := range commands {
 			name := strings.Join(args, " ")
 			t.Run(name+" "+db.url[:strings.Index(db.url, ":")], func(t *testing.T) {
 				code, stdout, stderr := run(t, "", append(args, "--db", db.url)...)
-				if code != 2 || !strings.Contains(stderr, db.want) || !strings.HasPrefix(stderr, "memstore ") {
-					t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, db.want)
+				if code != db.code || !strings.Contains(stderr, db.want) || !strings.HasPrefix(stderr, "memstore ") {
+					t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, db.code, db.want)
 				}
 				if strings.Contains(stdout+stderr, password) {
 					t.Errorf("the output repeats the URL's password: %q %q", stdout, stderr)
@@ -47,8 +52,8 @@ func TestDatabaseURL(t *testing.T) {
 		}
 	}
 	// MEMSTORE_DB is read through the same selection.
-	t.Setenv("MEMSTORE_DB", "postgres://memstore:"+password+"@db.example/memstore")
-	if code, _, stderr := run(t, "", "stores", "ls"); code != 2 || !strings.Contains(stderr, "PostgreSQL is not supported") {
+	t.Setenv("MEMSTORE_DB", "mysql://memstore:"+password+"@db.example/memstore")
+	if code, _, stderr := run(t, "", "stores", "ls"); code != 2 || !strings.Contains(stderr, `"mysql" databases are not supported`) {
 		t.Errorf("MEMSTORE_DB: exit %d, stderr %q", code, stderr)
 	}
 }

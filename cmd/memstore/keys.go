@@ -83,7 +83,7 @@ func newKeyJSON(k *memstore.APIKey, workspaceName string) keyJSON {
 func keysFlags(e env, name string, create bool) (*flag.FlagSet, *backendFlags) {
 	fs := newFlags(e, "keys "+name, keysHelp)
 	f := &backendFlags{cmd: "keys " + name, kinds: withDB, admin: true, opts: dbOptions{create: create}}
-	fs.StringVar(&f.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
+	fs.StringVar(&f.db, "db", "", "memstore database `FILE` or postgres:// URL (or MEMSTORE_DB)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	return fs, f
 }

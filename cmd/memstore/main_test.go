@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -17,7 +18,9 @@ import (
 // It runs main itself, so that signals stop the command as they stop the
 // real binary.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"memstore": main})
+	code := testscript.RunMain(m, map[string]func() int{"memstore": func() int { main(); return 0 }})
+	pgtest.Stop()
+	os.Exit(code)
 }
 
 // TestScripts runs the command-line behaviour described in

@@ -40,7 +40,7 @@ func runMCP(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "mcp", mcpHelp)
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	bf := &backendFlags{cmd: "mcp", kinds: withDB | withToken, opts: dbOptions{logger: log}}
-	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` (or MEMSTORE_DB)")
+	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` or postgres:// URL (or MEMSTORE_DB)")
 	fs.StringVar(&bf.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
 	fs.StringVar(&bf.token, "token", "", "session `TOKEN` for --url (or MEMSTORE_TOKEN)")
 	fs.StringVar(&bf.workspace, "workspace", "", "workspace `NAME` or ID with --db (or MEMSTORE_WORKSPACE)")

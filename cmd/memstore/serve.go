@@ -22,7 +22,7 @@ import (
 	"github.com/memstore/memstore/mcpserver"
 )
 
-const serveHelp = `Usage: memstore serve [--db FILE] [--addr HOST:PORT] [flags]
+const serveHelp = `Usage: memstore serve [--db FILE|URL] [--addr HOST:PORT] [flags]
 
 Serves the memory stores API, wire-compatible with Anthropic's
 /v1/memory_stores: point an official SDK at http://HOST:PORT as its base
@@ -32,10 +32,12 @@ MCP clients holding a session token (streamable HTTP).
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share; it and its directory are created if
-missing. On a database without API keys, serve makes the workspace
-"default" and a key for it, prints the key once on standard output, and
-writes it to FILE.key (mode 0600, never overwritten). Make more keys with
-'memstore keys create'.
+missing. --db postgres://USER:PASSWORD@HOST/DATABASE serves a PostgreSQL
+database instead (an existing one; its tables are made or upgraded), which
+several servers may share. On a database without API keys, serve makes
+the workspace "default" and a key for it, prints the key once on standard
+output, and, for a file, writes it to FILE.key (mode 0600, never
+overwritten). Make more keys with 'memstore keys create'.
 
 The server holds at most --max-connections connections at once: at the
 cap, a new connection closes the one idle the longest (one that has sent
@@ -121,7 +123,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	}
 	fs := newFlags(e, "serve", serveHelp)
 	c.backend = &backendFlags{cmd: "serve", kinds: withDB, admin: true, opts: dbOptions{create: true}}
-	fs.StringVar(&c.backend.db, "db", "", "memstore database `FILE` (MEMSTORE_DB)")
+	fs.StringVar(&c.backend.db, "db", "", "memstore database `FILE` or postgres:// URL (MEMSTORE_DB)")
 	fs.Var(&c.addr, "addr", "listen on `HOST:PORT`; port 0 picks a free one (MEMSTORE_ADDR)")
 	fs.Var(c.createExisting, "create-existing", "`MODE` of creating a memory at a taken path: conflict (409, as the SDKs expect) or upsert (MEMSTORE_CREATE_EXISTING)")
 	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
@@ -195,7 +197,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	err = serve(ctx, e, c, log, ln, sel.db, conn.db)
 	if cerr := conn.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("close database %s: %w", sel.db, cerr)
+		err = fmt.Errorf("close database %s: %w", databaseName(sel.db), cerr)
 	}
 	return err
 }
@@ -245,7 +247,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	srv.RegisterOnShutdown(mcpHandler.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limited) }()
-	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), path)
+	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), databaseName(path))
 
 	select {
 	case err := <-served:
@@ -270,9 +272,13 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 
 // firstKey gives a database without API keys its first one, so that a
 // fresh server can be used at once: it makes the default workspace if
-// missing and a key in it, prints the key once, and keeps a copy in
-// path.key (mode 0600), never overwriting a file already there. Keys
-// revoked since count: a database whose keys were all revoked gets none.
+// missing and a key in it, prints the key once, and, for a database file,
+// keeps a copy in path.key (mode 0600), never overwriting a file already
+// there; a database URL has no place beside it that all its servers
+// share. Keys revoked since count: a database whose keys were all revoked
+// gets none. Replicas that start together on an empty database may each
+// make one: make the first key with 'memstore keys create' before
+// starting them.
 func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) error {
 	keys, err := ks.APIKeys(ctx, "")
 	if err != nil || len(keys) > 0 {
@@ -286,11 +292,14 @@ func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) e
 	if err != nil {
 		return err
 	}
-	keyFile := path + ".key"
-	where := fmt.Sprintf("a copy is in %s, readable by you only", keyFile)
-	if err := writeKeyFile(keyFile, secret); err != nil {
-		fmt.Fprintf(e.stderr, "memstore: warning: the key was not saved to a file: %v\n", err)
-		where = "store it now"
+	where := "store it now: a database that is not a file keeps no copy beside it"
+	if _, isURL := databaseURL(path); !isURL {
+		keyFile := path + ".key"
+		where = fmt.Sprintf("a copy is in %s, readable by you only", keyFile)
+		if err := writeKeyFile(keyFile, secret); err != nil {
+			fmt.Fprintf(e.stderr, "memstore: warning: the key was not saved to a file: %v\n", err)
+			where = "store it now"
+		}
 	}
 	fmt.Fprintf(e.stdout, "Created API key %s in workspace %q. It will not be shown again (%s):\n", k.ID, ws.Name, where)
 	fmt.Fprintln(e.stdout, secret)

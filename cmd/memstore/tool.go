@@ -70,7 +70,7 @@ func runTool(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
 	fs.StringVar(&bf.token, "token", "", "session `TOKEN` for --url, instead of an API key (or MEMSTORE_TOKEN)")
 	fs.StringVar(&bf.store, "store", "", "memory store `ID` that /memories maps to (or MEMSTORE_STORE)")
-	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` holding the store, instead of --url (or MEMSTORE_DB)")
+	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` or postgres:// URL holding the store, instead of --url (or MEMSTORE_DB)")
 	fs.StringVar(&bf.workspace, "workspace", "", "workspace `NAME` or ID of the store with --db (or MEMSTORE_WORKSPACE; default \"default\")")
 	var opts memorytool.Options
 	fs.Int64Var(&opts.MaxFileBytes, "max-file-bytes", 0, "refuse writes that make a file larger than `N` bytes (0: no limit)")

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/postgres"
+)
+
+// postgresDB returns the URL of a fresh, migrated PostgreSQL database for
+// t, with a password the server does not ask for (it trusts local
+// connections), so that a test can look for it in what the command says.
+func postgresDB(t *testing.T, password string) string {
+	t.Helper()
+	raw := pgtest.DB(t, func(ctx context.Context, dsn string) error {
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), password)
+	return u.String()
+}
+
+// TestServePostgres: two servers on one PostgreSQL database are two
+// replicas of one memstore. The first makes the first key and prints it,
+// keeping no file; the second makes none, and each serves what the other
+// wrote. 'memstore keys create' works on the database too. Nothing shows
+// the URL's password.
+func TestServePostgres(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	const password = "pg-s3cret"
+	db := postgresDB(t, password)
+
+	one := startServer(t, "--db", db)
+	if one.key == "" {
+		t.Fatalf("a first run printed no key:\n%s", one.stdout)
+	}
+	if !strings.Contains(one.stdout.String(), "a database that is not a file keeps no copy") {
+		t.Errorf("the first key's message does not say that no copy is kept:\n%s", one.stdout)
+	}
+	if left, _ := os.ReadDir("."); len(left) > 0 {
+		t.Errorf("serve left a file behind: %s", left[0].Name())
+	}
+	two := startServer(t, "--db", db)
+	if out := two.stdout.String(); out != "" {
+		t.Errorf("the second replica printed %q; want nothing", out)
+	}
+	for _, s := range []*testServer{one, two} {
+		if log := s.stdout.String() + s.stderr.String(); strings.Contains(log, password) || !strings.Contains(log, "(database postgres://") {
+			t.Errorf("a replica's output names its database wrongly or shows the password:\n%s", log)
+		}
+	}
+
+	id := one.api(t).createStore(t, "shared")
+	var got struct{ Name string }
+	newAPI(two.url, one.key).must(t, "GET", "/v1/memory_stores/"+id, nil, &got)
+	if got.Name != "shared" {
+		t.Errorf("the second replica sees the store as %+v", got)
+	}
+
+	code, stdout, stderr := run(t, "", "keys", "create", "--db", db, "--name", "laptop")
+	if code != 0 || strings.Contains(stdout+stderr, password) {
+		t.Fatalf("keys create: exit %d, %q %q", code, stdout, stderr)
+	}
+	key := lastKey(stdout)
+	newAPI(two.url, key).must(t, "GET", "/v1/memory_stores", nil, nil)
+	code, stdout, _ = run(t, "", "stores", "ls", "--db", db)
+	if code != 0 || !strings.Contains(stdout, "shared") {
+		t.Errorf("stores ls --db URL: exit %d, %q", code, stdout)
+	}
+}

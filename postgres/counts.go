@@ -1,0 +1,19 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/memstore/memstore"
+)
+
+// Counts is how much the database holds, for monitoring. It counts every
+// row, as the SQLite backend does. Search has no backlog: the search
+// columns are written with the memory.
+func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
+	var c memstore.Counts
+	err := db.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM workspaces), (SELECT count(*) FROM stores),
+		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions)`).
+		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions)
+	return c, wrap(err, "count")
+}
