@@ -34,9 +34,11 @@ func (c *Caller) Expired(now time.Time) bool {
 	return c.ExpiresAt != nil && !now.Before(*c.ExpiresAt)
 }
 
-// RevocationNotifier is offered by backends that can tell, in the process
-// that made it, the moment a credential stops working. Other processes
-// sharing the backend learn of it only by authenticating again.
+// RevocationNotifier is offered by backends that can tell the moment a
+// credential stops working: all tell of the revocations made in their
+// process, and a backend that several processes share may tell of the
+// others' too (PostgreSQL does). Where it does not, another process
+// learns of a revocation only by authenticating again.
 type RevocationNotifier interface {
 	// NotifyRevocations calls f after each revocation made through this
 	// backend has been committed, until stop is called. f must not block.

@@ -74,7 +74,8 @@ func New(c Config) *Server {
 		s.auth.ttl = DefaultAuthCacheTTL
 	}
 	// A credential revoked through this process's services leaves the
-	// cache at once; other processes sharing the backend wait out the TTL.
+	// cache at once, as does one revoked by another process when the
+	// backend tells of it; otherwise this process waits out the TTL.
 	for _, svc := range []any{c.Keys, c.Sessions} {
 		if n, ok := svc.(memstore.RevocationNotifier); ok {
 			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke))

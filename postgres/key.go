@@ -121,7 +121,7 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, er
 	if err != nil {
 		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "revoke API key %s", id)
 	}
-	db.Revoked(memstore.Revocation{APIKeyID: id})
+	db.revoked(ctx, memstore.Revocation{APIKeyID: id})
 	return k, nil
 }
 

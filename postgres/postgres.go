@@ -12,9 +12,8 @@
 // MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
 // (version.go), SessionStorage (session.go) and SearchStorage (search.go);
 // and, for the server itself, memstore.KeyService (key.go) and
-// RevocationNotifier (revocations made through this DB, heard by this
-// process's listeners; other processes learn of them when they next
-// authenticate).
+// RevocationNotifier (the revocations of every process on the database,
+// told between processes by LISTEN/NOTIFY: notify.go).
 //
 // # Concurrency across processes
 //
@@ -58,6 +57,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"sort"
@@ -90,6 +90,9 @@ type Options struct {
 	Now func() time.Time
 	// IDs makes identifiers, a fresh ids.NewGenerator() when nil.
 	IDs *ids.Generator
+	// Logger hears of failures in the background (see notify.go); nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 // DB is a memstore database in PostgreSQL, over a pool of connections.
@@ -97,9 +100,12 @@ type DB struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
 	ids  *ids.Generator
+	log  *slog.Logger
 	// Revocations tells this process's listeners of every key revoked,
-	// token revoked and session archived through this DB.
+	// token revoked and session archived through this DB, and of those
+	// other processes tell of (notify.go).
 	memstore.Revocations
+	listen listening
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -115,10 +121,14 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs}
+	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	if db.now == nil {
 		db.now = time.Now
 	}
+	if db.log == nil {
+		db.log = slog.New(slog.DiscardHandler)
+	}
+	db.listen.origin = strconv.FormatUint(rand.Uint64(), 36) // unique enough among the processes of a database
 	if db.ids == nil {
 		db.ids = ids.NewGenerator()
 	}
@@ -129,8 +139,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Close closes the pool, waiting for the connections in use.
+// Close stops listening for revocations and closes the pool, waiting for
+// the connections in use.
 func (db *DB) Close() error {
+	db.stopListening()
 	db.pool.Close()
 	return nil
 }

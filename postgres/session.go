@@ -279,7 +279,7 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 	if err != nil {
 		return nil, wrap(err, "archive session %s", id)
 	}
-	db.Revoked(memstore.Revocation{SessionID: id})
+	db.revoked(ctx, memstore.Revocation{SessionID: id})
 	return s, nil
 }
 
@@ -386,7 +386,7 @@ func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*
 	if err != nil {
 		return nil, wrap(notFound(err, errTokenNotFound(id)), "revoke session token %s", id)
 	}
-	db.Revoked(memstore.Revocation{SessionID: t.SessionID, TokenID: id})
+	db.revoked(ctx, memstore.Revocation{SessionID: t.SessionID, TokenID: id})
 	return t, nil
 }
 

@@ -55,7 +55,7 @@ func openDatabase(ctx context.Context, name string, o dbOptions) (database, erro
 	case !ok:
 		return openSQLite(ctx, name, o)
 	case slices.ContainsFunc(postgresSchemes, func(p string) bool { return strings.EqualFold(scheme, p) }):
-		return openPostgres(ctx, name)
+		return openPostgres(ctx, name, o)
 	}
 	return nil, usageErr(fmt.Sprintf("--db: %q databases are not supported; give a postgres:// URL or the path of a database file", scheme))
 }
@@ -82,8 +82,8 @@ func databaseName(name string) string {
 // openPostgres opens the PostgreSQL database at a postgres:// URL (the
 // PG* environment variables fill in what it leaves out, as in libpq),
 // bringing its schema up to date.
-func openPostgres(ctx context.Context, dsn string) (database, error) {
-	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+func openPostgres(ctx context.Context, dsn string, o dbOptions) (database, error) {
+	db, err := postgres.Open(ctx, dsn, postgres.Options{Logger: o.logger})
 	if err != nil {
 		return nil, fmt.Errorf("cannot use the PostgreSQL database %s (is the server up, and may this user create tables in the database?): %w", databaseName(dsn), err)
 	}

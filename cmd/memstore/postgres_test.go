@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
@@ -69,14 +72,33 @@ func TestServePostgres(t *testing.T) {
 		t.Errorf("the second replica sees the store as %+v", got)
 	}
 
-	code, stdout, stderr := run(t, "", "keys", "create", "--db", db, "--name", "laptop")
-	if code != 0 || strings.Contains(stdout+stderr, password) {
+	code, stdout, stderr := run(t, "", "keys", "create", "--db", db, "--name", "laptop", "--json")
+	var key struct{ ID, Secret string }
+	if code != 0 || strings.Contains(stdout+stderr, password) || json.Unmarshal([]byte(stdout), &key) != nil {
 		t.Fatalf("keys create: exit %d, %q %q", code, stdout, stderr)
 	}
-	key := lastKey(stdout)
-	newAPI(two.url, key).must(t, "GET", "/v1/memory_stores", nil, nil)
+	laptop := newAPI(two.url, key.Secret)
+	laptop.must(t, "GET", "/v1/memory_stores", nil, nil)
 	code, stdout, _ = run(t, "", "stores", "ls", "--db", db)
 	if code != 0 || !strings.Contains(stdout, "shared") {
 		t.Errorf("stores ls --db URL: exit %d, %q", code, stdout)
+	}
+
+	// Revoked by another process, the key, which the second replica has
+	// just authenticated and remembers, stops working there within a
+	// second, not at the end of its cache's time to live.
+	if code, _, stderr := run(t, "", "keys", "revoke", "--db", db, key.ID); code != 0 {
+		t.Fatalf("keys revoke: exit %d, %s", code, stderr)
+	}
+	revoked := time.Now()
+	for {
+		status, _, err := laptop.call("GET", "/v1/memory_stores", nil, nil)
+		if status == http.StatusUnauthorized {
+			break
+		}
+		if err != nil || time.Since(revoked) > time.Second {
+			t.Fatalf("a key revoked by another process still works on a replica after %v: %d %v", time.Since(revoked), status, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,0 +1,136 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+)
+
+// Revocations between processes. A revocation made through a DB is told
+// at once to the listeners of this process (memstore.Revocations), then
+// to every other process on the database by a NOTIFY on
+// revocationChannel, after its commit. A DB listens on that channel from
+// its first NotifyRevocations on (a short-lived command never does), on a
+// connection of its own, and tells its listeners of what it hears: a
+// server drops a revoked credential from its authentication cache within
+// milliseconds, whichever replica revoked it. A notice can be lost while
+// the listening connection is down (it reconnects, logging why), and then
+// the cache's time to live bounds how long the credential keeps working
+// there.
+
+// revocationChannel is the channel of the notices.
+const revocationChannel = "memstore_revocations"
+
+// relistenDelay spaces the attempts to listen again after a failure.
+const relistenDelay = time.Second
+
+// listening is the state of a DB's listening connection.
+type listening struct {
+	// origin tells this DB's notices from others', which its listeners
+	// have heard already.
+	origin string
+	once   sync.Once
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the listening goroutine ends
+}
+
+// A notice is what goes on the channel.
+type notice struct {
+	Origin     string              `json:"origin"`
+	Revocation memstore.Revocation `json:"revocation"`
+}
+
+// NotifyRevocations implements memstore.RevocationNotifier: f hears of the
+// revocations made by every process on the database, through this DB at
+// once and through others within moments of their commit.
+func (db *DB) NotifyRevocations(f func(memstore.Revocation)) (stop func()) {
+	db.listen.once.Do(db.startListening)
+	return db.Revocations.NotifyRevocations(f)
+}
+
+// revoked tells of r, just committed: this process's listeners, then the
+// other processes. A failed notice is logged; the others' caches then
+// expire the credential in their own time.
+func (db *DB) revoked(ctx context.Context, r memstore.Revocation) {
+	db.Revoked(r)
+	payload, err := json.Marshal(notice{Origin: db.listen.origin, Revocation: r})
+	if err == nil {
+		_, err = db.pool.Exec(context.WithoutCancel(ctx), `SELECT pg_notify($1, $2)`, revocationChannel, string(payload))
+	}
+	if err != nil {
+		db.log.LogAttrs(ctx, slog.LevelWarn, "could not tell the other processes of a revocation; their caches will expire it", slog.String("error", err.Error()))
+	}
+}
+
+// startListening listens on the channel before it returns, when it can,
+// so that every revocation committed afterwards is heard, and then hears
+// notices in a goroutine until Close.
+func (db *DB) startListening() {
+	ctx, cancel := context.WithCancel(context.Background())
+	db.listen.cancel, db.listen.done = cancel, make(chan struct{})
+	conn, err := db.listenConn(ctx)
+	go func() {
+		defer close(db.listen.done)
+		for {
+			if err == nil {
+				err = db.hear(ctx, conn)
+				conn.Close(context.Background())
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			db.log.LogAttrs(ctx, slog.LevelWarn, "not hearing other processes' revocations; listening again", slog.String("error", err.Error()))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(relistenDelay):
+			}
+			conn, err = db.listenConn(ctx)
+		}
+	}()
+}
+
+// listenConn opens a connection of its own, outside the pool, and listens
+// on it.
+func (db *DB) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+revocationChannel); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+// hear tells this process's listeners of each notice until conn fails or
+// ctx ends. A notice of this DB's own, or that is not one, is ignored.
+func (db *DB) hear(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var nt notice
+		if json.Unmarshal([]byte(n.Payload), &nt) == nil && nt.Origin != db.listen.origin {
+			db.Revoked(nt.Revocation)
+		}
+	}
+}
+
+// stopListening ends the listening goroutine, if one was started, and
+// waits for it.
+func (db *DB) stopListening() {
+	db.listen.once.Do(func() {}) // none may start from now on
+	if db.listen.cancel != nil {
+		db.listen.cancel()
+		<-db.listen.done
+	}
+}
