@@ -97,6 +97,15 @@ type Page[T any] struct {
 	Next  string
 }
 
+// PoolStats is the state of a database's connections, for monitoring:
+// how many are open, in use and idle, the most that may be open, and how
+// often and how long callers have waited for one since the start.
+type PoolStats struct {
+	Open, InUse, Idle, Max int
+	Waits                  int64
+	WaitTime               time.Duration
+}
+
 // Counts is how much a database holds, for monitoring.
 type Counts struct {
 	Workspaces int64

@@ -38,6 +38,12 @@ type Config struct {
 
 	// Counts, when set, feeds the store and memory gauges of /metrics.
 	Counts func(context.Context) (memstore.Counts, error)
+	// PoolStats, when set, feeds the gauges of the database's connections
+	// in /metrics.
+	PoolStats func() memstore.PoolStats
+	// Ping, when set, tells GET /healthz whether the database answers:
+	// 503 when it does not, or not within HealthTimeout.
+	Ping func(context.Context) error
 
 	// Logger receives one line per request (never a secret or memory
 	// content); nil discards.
@@ -73,6 +79,10 @@ const (
 	CreateConflict = "conflict"
 	CreateUpsert   = "upsert"
 )
+
+// HealthTimeout bounds GET /healthz's ping of the database: a database
+// slower than this is as good as down to a load balancer.
+const HealthTimeout = 2 * time.Second
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20

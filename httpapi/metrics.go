@@ -32,7 +32,7 @@ type metrics struct {
 // the Go runtime and process collectors when reg is nil (never the global
 // one). Several servers may share one registry: they then share the
 // metrics too.
-func newMetrics(reg *prometheus.Registry, counts func(context.Context) (memstore.Counts, error), log *slog.Logger) *metrics {
+func newMetrics(reg *prometheus.Registry, counts func(context.Context) (memstore.Counts, error), pool func() memstore.PoolStats, log *slog.Logger) *metrics {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -51,6 +51,9 @@ func newMetrics(reg *prometheus.Registry, counts func(context.Context) (memstore
 	}
 	if counts != nil {
 		register(reg, prometheus.Collector(&countsCollector{counts: counts, log: log}))
+	}
+	if pool != nil {
+		register(reg, prometheus.Collector(poolCollector(pool)))
 	}
 	return m
 }
@@ -125,4 +128,32 @@ func (c *countsCollector) Collect(ch chan<- prometheus.Metric) {
 	}{{workspacesDesc, n.Workspaces}, {storesDesc, n.Stores}, {memoriesDesc, n.Memories}, {versionsDesc, n.Versions}, {backlogDesc, n.SearchBacklog}} {
 		ch <- prometheus.MustNewConstMetric(g.d, prometheus.GaugeValue, float64(g.v))
 	}
+}
+
+// poolCollector reports the database's connections, read at each scrape.
+type poolCollector func() memstore.PoolStats
+
+var (
+	connectionsDesc    = prometheus.NewDesc("memstore_db_connections", "Open connections to the database, by state.", []string{"state"}, nil)
+	maxConnectionsDesc = prometheus.NewDesc("memstore_db_connections_max", "The most connections to the database that may be open.", nil, nil)
+	waitsDesc          = prometheus.NewDesc("memstore_db_connection_waits_total", "Requests for a connection that waited for one.", nil, nil)
+	waitSecondsDesc    = prometheus.NewDesc("memstore_db_connection_wait_seconds_total", "Time spent waiting for a connection.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- connectionsDesc
+	ch <- maxConnectionsDesc
+	ch <- waitsDesc
+	ch <- waitSecondsDesc
+}
+
+// Collect implements prometheus.Collector.
+func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := p()
+	ch <- prometheus.MustNewConstMetric(connectionsDesc, prometheus.GaugeValue, float64(s.InUse), "in_use")
+	ch <- prometheus.MustNewConstMetric(connectionsDesc, prometheus.GaugeValue, float64(s.Idle), "idle")
+	ch <- prometheus.MustNewConstMetric(maxConnectionsDesc, prometheus.GaugeValue, float64(s.Max))
+	ch <- prometheus.MustNewConstMetric(waitsDesc, prometheus.CounterValue, float64(s.Waits))
+	ch <- prometheus.MustNewConstMetric(waitSecondsDesc, prometheus.CounterValue, s.WaitTime.Seconds())
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -45,6 +46,7 @@ type Server struct {
 	auth    authCache
 	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidator
 	metrics *metrics
+	ping    func(context.Context) error // of GET /healthz; nil when not asked
 	mux     *http.ServeMux
 
 	stopNotify []func() // ends the listening to revocations (Close)
@@ -81,7 +83,8 @@ func New(c Config) *Server {
 			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke))
 		}
 	}
-	s.metrics = newMetrics(c.Registry, c.Counts, s.log)
+	s.metrics = newMetrics(c.Registry, c.Counts, c.PoolStats, s.log)
+	s.ping = c.Ping
 
 	// Update is routed for POST, PATCH and PUT alike: the SDKs send POST,
 	// the research preview and older docs PATCH.
@@ -233,10 +236,29 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 	}))
 }
 
+// healthz says whether this server can serve: "ok", or 503 and
+// "unavailable" when its database does not answer, so that a load
+// balancer sends requests to another replica meanwhile.
 func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
-	s.writeJSON(hw.(*responseWriter), http.StatusOK, struct {
-		Status string `json:"status"`
-	}{"ok"})
+	type health struct {
+		Status   string `json:"status"`
+		Database string `json:"database,omitempty"`
+	}
+	w := hw.(*responseWriter)
+	if s.ping != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
+		defer cancel()
+		if err := s.ping(ctx); err != nil {
+			s.log.LogAttrs(ctx, slog.LevelWarn, "health check: the database does not answer",
+				slog.String("request_id", w.requestID), slog.String("error", err.Error()))
+			w.Header().Set("x-should-retry", "true")
+			s.writeJSON(w, http.StatusServiceUnavailable, health{"unavailable", "unreachable"})
+			return
+		}
+		s.writeJSON(w, http.StatusOK, health{"ok", "ok"})
+		return
+	}
+	s.writeJSON(w, http.StatusOK, health{Status: "ok"})
 }
 
 // The API versions and betas that strict mode accepts (docs/api.md,

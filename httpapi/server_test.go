@@ -231,6 +231,49 @@ func TestHealthzNeedsNoKey(t *testing.T) {
 	}
 }
 
+// TestHealthzPingsTheDatabase: with a ping, /healthz says whether the
+// database answers: 200 while it does, 503 with x-should-retry when it
+// fails (a real database, closed), and the failure is logged.
+func TestHealthzPingsTheDatabase(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	e := newServerEnvOn(t, db, func(c *httpapi.Config) { c.Ping = db.Ping })
+	res := e.call(t, "GET", "/healthz", "", withHeader("X-Api-Key", ""))
+	if res.status != 200 || string(bytes.TrimSpace(res.body)) != `{"status":"ok","database":"ok"}` {
+		t.Fatalf("a database that answers: %d %s", res.status, res.body)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res = e.call(t, "GET", "/healthz", "", withHeader("X-Api-Key", ""))
+	if res.status != 503 || string(bytes.TrimSpace(res.body)) != `{"status":"unavailable","database":"unreachable"}` || res.header.Get("X-Should-Retry") != "true" {
+		t.Fatalf("a closed database: %d %s %v", res.status, res.body, res.header)
+	}
+	if !strings.Contains(e.logs.String(), "the database does not answer") {
+		t.Errorf("the failed check is not logged:\n%s", e.logs)
+	}
+}
+
+// TestMetricsPool: with pool statistics, /metrics reports the database's
+// connections.
+func TestMetricsPool(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	e := newServerEnvOn(t, db, func(c *httpapi.Config) { c.PoolStats = db.PoolStats })
+	e.call(t, "GET", "/v1/memory_stores", "") // opens a connection
+	res := e.call(t, "GET", "/metrics", "", withHeader("X-Api-Key", ""))
+	max := db.PoolStats().Max
+	for _, want := range []string{
+		`memstore_db_connections{state="idle"} `, `memstore_db_connections{state="in_use"} `,
+		fmt.Sprintf("memstore_db_connections_max %d\n", max), "memstore_db_connection_waits_total ", "memstore_db_connection_wait_seconds_total ",
+	} {
+		if !strings.Contains(string(res.body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if max < 2 {
+		t.Errorf("the pools allow %d connections, want at least 2 (the writer and a reader)", max)
+	}
+}
+
 func TestUnroutedIsJSON(t *testing.T) {
 	e := newServerEnv(t)
 	for _, tc := range []struct {

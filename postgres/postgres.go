@@ -223,8 +223,18 @@ const retryPause = 5 * time.Millisecond
 // repeated, so fn must have no effect outside tx.
 func (db *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := db.tryTx(ctx, opts, fn)
-		if attempt == maxAttempts || !aborted(err) {
+		err, committing := db.tryTx(ctx, opts, fn)
+		lost := !committing && unreachable(err)
+		if lost {
+			// The server ended the connection (a restart, a failover)
+			// before the commit was sent, so nothing was committed:
+			// the pool's other connections are likely gone too, and
+			// the transaction runs again on a new one. A connection
+			// lost during the commit is not retried, since the commit
+			// may have happened.
+			db.pool.Reset()
+		}
+		if attempt == maxAttempts || !aborted(err) && !lost {
 			return translate(err)
 		}
 		pause := time.Duration(float64(retryPause) * float64(attempt) * (0.5 + rand.Float64()))
@@ -236,19 +246,21 @@ func (db *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) e
 	}
 }
 
-func (db *DB) tryTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
+// tryTx runs fn in one transaction and reports whether its error, if
+// any, came from the commit.
+func (db *DB) tryTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) (err error, committing bool) {
 	tx, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {
-		return err
+		return err, false
 	}
 	// After a commit this does nothing; otherwise it ends the
 	// transaction even when ctx is done, so that the connection goes
 	// back to the pool clean.
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(tx); err != nil {
-		return err
+		return err, false
 	}
-	return tx.Commit(ctx)
+	return tx.Commit(ctx), true
 }
 
 // SQLSTATE codes that this package acts on.
@@ -272,14 +284,9 @@ func aborted(err error) bool {
 // translate turns driver errors into memstore errors by SQLSTATE (never
 // by message text) and passes everything else through.
 func translate(err error) error {
-	var (
-		me *memstore.Error
-		pe *pgconn.PgError
-		ce *pgconn.ConnectError
-		ne net.Error
-	)
+	var pe *pgconn.PgError
 	switch {
-	case err == nil || errors.As(err, &me) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	case !fromDriver(err):
 		return err
 	case errors.As(err, &pe):
 		switch {
@@ -289,14 +296,38 @@ func translate(err error) error {
 			return &memstore.Error{Code: memstore.EPathConflict, Message: "the path was taken by a concurrent write; retry", Retry: true}
 		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections:
 			return &memstore.Error{Code: memstore.EConflict, Message: "the database is busy; retry", Retry: true}
-		case strings.HasPrefix(pe.Code, "08"), pe.Code == sqlAdminShutdown, pe.Code == sqlCrashShutdown, pe.Code == sqlCannotConnectNow:
-			return errUnreachable()
 		}
-		return err
-	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), pgconn.SafeToRetry(err):
+	}
+	if unreachable(err) {
 		return errUnreachable()
 	}
 	return err
+}
+
+// fromDriver reports whether err is the driver's: not nil, not a
+// *memstore.Error, not the end of the caller's context.
+func fromDriver(err error) bool {
+	var me *memstore.Error
+	return err != nil && !errors.As(err, &me) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// unreachable reports whether err says that the server could not be
+// reached or ended the connection.
+func unreachable(err error) bool {
+	var (
+		pe *pgconn.PgError
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
+	switch {
+	case !fromDriver(err):
+		return false
+	case errors.As(err, &ce):
+		return true // whatever the server said when refusing the connection
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == sqlAdminShutdown || pe.Code == sqlCrashShutdown || pe.Code == sqlCannotConnectNow
+	}
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
 }
 
 func errUnreachable() *memstore.Error {

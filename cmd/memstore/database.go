@@ -24,8 +24,11 @@ import (
 type database interface {
 	memstore.Backend
 	memstore.KeyService
-	// Counts is how much the database holds, for monitoring.
+	// Counts is how much the database holds, PoolStats its connections,
+	// and Ping whether it answers, for monitoring.
 	Counts(context.Context) (memstore.Counts, error)
+	PoolStats() memstore.PoolStats
+	Ping(context.Context) error
 	Close() error
 }
 

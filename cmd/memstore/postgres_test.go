@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -100,5 +101,36 @@ func TestServePostgres(t *testing.T) {
 			t.Fatalf("a key revoked by another process still works on a replica after %v: %d %v", time.Since(revoked), status, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Each replica's health follows the database's: while it takes no
+	// connections, /healthz is 503, so that a load balancer looks
+	// elsewhere, and 200 again once it does.
+	health := func(want int) {
+		t.Helper()
+		for _, s := range []*testServer{one, two} {
+			res, err := http.Get(s.url + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != want {
+				t.Fatalf("GET /healthz: %s, want %d", res.Status, want)
+			}
+		}
+	}
+	health(200)
+	end := pgtest.Outage(t, db)
+	health(503)
+	end()
+	health(200)
+	res, err := http.Get(two.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(metrics), `memstore_db_connections{state="idle"}`) {
+		t.Errorf("/metrics has no pool statistics:\n%s", metrics)
 	}
 }

@@ -26,8 +26,8 @@ const serveHelp = `Usage: memstore serve [--db FILE|URL] [--addr HOST:PORT] [fla
 
 Serves the memory stores API, wire-compatible with Anthropic's
 /v1/memory_stores: point an official SDK at http://HOST:PORT as its base
-URL. GET /healthz answers when the server is up; GET /metrics serves
-Prometheus metrics. Neither needs a key. /mcp serves the memory tools to
+URL. GET /healthz answers 200 when the server is up and its database
+answers, 503 when it does not; GET /metrics serves Prometheus metrics. Neither needs a key. /mcp serves the memory tools to
 MCP clients holding a session token (streamable HTTP).
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
@@ -214,6 +214,8 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	api := httpapi.New(httpapi.Config{
 		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core,
 		Counts:         db.Counts,
+		PoolStats:      db.PoolStats,
+		Ping:           db.Ping,
 		Logger:         log,
 		Registry:       reg,
 		CreateExisting: c.createExisting.value,

@@ -129,6 +129,41 @@ func Stop() {
 	srv, srvErr, template = nil, nil, ""
 }
 
+// Outage makes database dsn (a URL DB returned) refuse new connections
+// and ends every connection it has, as a restart or a failover of its
+// server would, until the returned function lets it take connections
+// again (also called when tb ends).
+func Outage(tb testing.TB, dsn string) (end func()) {
+	tb.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := pgx.Identifier{u.Path[1:]}.Sanitize()
+	mu.Lock()
+	s := srv
+	mu.Unlock()
+	ctx := context.Background()
+	for _, q := range []string{
+		"ALTER DATABASE " + name + " ALLOW_CONNECTIONS false",
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + u.Path[1:] + "' AND pid <> pg_backend_pid()",
+	} {
+		if err := s.exec(ctx, q); err != nil {
+			tb.Fatalf("pgtest: %v", err)
+		}
+	}
+	var once sync.Once
+	end = func() {
+		once.Do(func() {
+			if err := s.exec(ctx, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS true"); err != nil {
+				tb.Errorf("pgtest: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(end)
+	return end
+}
+
 var errNotFound = errors.New(notFound)
 
 // newName returns a database name that no other test binary sharing a
