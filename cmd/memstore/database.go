@@ -29,6 +29,9 @@ type database interface {
 	Counts(context.Context) (memstore.Counts, error)
 	PoolStats() memstore.PoolStats
 	Ping(context.Context) error
+	// Vacuum gives back the space of what was changed, deleted or
+	// redacted; full asks for the thorough kind where there are two.
+	Vacuum(ctx context.Context, full bool) error
 	Close() error
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/memstore/memstore/httpapi"
 )
 
-const keysHelp = `Usage: memstore keys create [--db FILE] [--workspace NAME] [--name NAME] [--json]
-       memstore keys ls [--db FILE] [--workspace NAME] [--json]
-       memstore keys revoke [--db FILE] [--json] ID
+const keysHelp = `Usage: memstore keys create [--db FILE|URL] [--workspace NAME] [--name NAME] [--json]
+       memstore keys ls [--db FILE|URL] [--workspace NAME] [--json]
+       memstore keys revoke [--db FILE|URL] [--json] ID
 
 Manages the API keys of a memstore database, working on the file itself
 (a server may be running on it meanwhile).
@@ -29,9 +29,10 @@ The key is shown only then: the database keeps a hash of it.
 'keys ls' lists keys, revoked ones included, and never their secrets: the
 hint is the key's last four characters.
 
-'keys revoke ID' stops a key from working, for good. A running server may
-still accept it for a few seconds, as long as it remembers having
-authenticated it.
+'keys revoke ID' stops a key from working, for good. A server on a
+database file may still accept it for a few seconds, as long as it
+remembers having authenticated it; servers on PostgreSQL hear of it
+within a second.
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share: the one 'memstore serve' uses.

@@ -1,0 +1,27 @@
+package postgres
+
+import (
+	"context"
+)
+
+// vacuumed are the tables that hold memory content or words of it (the
+// search columns): the ones whose dead row versions may keep a redacted
+// or deleted text.
+const vacuumed = `memories, versions`
+
+// Vacuum has PostgreSQL reclaim the dead row versions of the tables that
+// hold content, which every update, deletion and redaction leaves until
+// autovacuum gets to them. Without full, the space becomes reusable and
+// nothing is locked. With full, the tables are rewritten into new files
+// that hold only live rows, their old files deleted, and every other
+// process waits for each table while it is rewritten. Neither touches
+// the write-ahead log already written, or copies the server keeps
+// (archives, replicas, backups).
+func (db *DB) Vacuum(ctx context.Context, full bool) error {
+	q := `VACUUM (ANALYZE) ` + vacuumed
+	if full {
+		q = `VACUUM (FULL, ANALYZE) ` + vacuumed
+	}
+	_, err := db.pool.Exec(ctx, q)
+	return wrap(err, "vacuum the database")
+}
