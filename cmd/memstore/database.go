@@ -24,6 +24,9 @@ import (
 type database interface {
 	memstore.Backend
 	memstore.KeyService
+	// Dumper and Restorer copy a whole database (memstore migrate).
+	memstore.Dumper
+	memstore.Restorer
 	// Counts is how much the database holds, PoolStats its connections,
 	// and Ping whether it answers, for monitoring.
 	Counts(context.Context) (memstore.Counts, error)

@@ -60,6 +60,7 @@ func commands() []command {
 		{"sessions", "create, list, show and revoke sessions: agents' access to stores", runSessions},
 		{"export", "write a store's memories to a directory or a JSON-lines file", runExport},
 		{"import", "load memories into a store from a directory or a JSON-lines file", runImport},
+		{"migrate", "copy a whole database into an empty one: a file to PostgreSQL, or back", runMigrate},
 		{"memdir", "the Claude-Code-style memory directory: path, prompt, log, lint, recall, sync", runMemdir},
 		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},
 		{"version", "print the version", runVersion},

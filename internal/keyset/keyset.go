@@ -83,6 +83,15 @@ var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64
 // Time is unix nanoseconds n as a time in UTC.
 func Time(n int64) time.Time { return time.Unix(0, n).UTC() }
 
+// NullNanos is Nanos of t, or nil (NULL) when t is nil.
+func NullNanos(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	n := Nanos(*t)
+	return &n
+}
+
 // NullTime is Time of n, or nil when n is nil.
 func NullTime(n *int64) *time.Time {
 	if n == nil {
