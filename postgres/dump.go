@@ -74,17 +74,20 @@ func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, sc
 	if err := d.sink.Begin(kind, total); err != nil {
 		return err
 	}
-	// Every table's columns begin with its ID.
-	if _, err := d.tx.Exec(d.ctx, `DECLARE dump NO SCROLL CURSOR FOR SELECT `+cols+` FROM `+table+` ORDER BY 1`); err != nil {
+	// A cursor of each kind's own name: the statements that fetch from
+	// it are cached by their text, with the columns they return. Every
+	// table's columns begin with its ID.
+	cursor := "dump_" + string(kind)
+	if _, err := d.tx.Exec(d.ctx, `DECLARE `+cursor+` NO SCROLL CURSOR FOR SELECT `+cols+` FROM `+table+` ORDER BY 1`); err != nil {
 		return err
 	}
 	for {
-		page, err := fetchPage(d, scan)
+		page, err := fetchPage(d, cursor, scan)
 		if err != nil {
 			return err
 		}
 		if len(page) == 0 {
-			_, err := d.tx.Exec(d.ctx, `CLOSE dump`)
+			_, err := d.tx.Exec(d.ctx, `CLOSE `+cursor)
 			return err
 		}
 		if complete != nil {
@@ -100,9 +103,9 @@ func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, sc
 	}
 }
 
-// fetchPage reads the next page of the dump's cursor.
-func fetchPage[T any](d dumper, scan func(row) (*T, error)) ([]*T, error) {
-	rows, err := d.tx.Query(d.ctx, `FETCH `+strconv.Itoa(memstore.DumpPage)+` FROM dump`)
+// fetchPage reads the next page of a cursor.
+func fetchPage[T any](d dumper, cursor string, scan func(row) (*T, error)) ([]*T, error) {
+	rows, err := d.tx.Query(d.ctx, `FETCH `+strconv.Itoa(memstore.DumpPage)+` FROM `+cursor)
 	if err != nil {
 		return nil, err
 	}
