@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+)
+
+// migrationSource is what buildMigrationSource made, for the checks.
+type migrationSource struct {
+	keys         []string // a working API key of each workspace
+	revokedKey   string
+	tokens       []string // the working session tokens: one without expiry, one with
+	revokedToken string
+	sessionID    string
+	notesStore   string // a store with a memory whose content has "spaces"
+	spacesMemory string
+	counts       map[memstore.RecordKind]int64
+}
+
+// buildMigrationSource makes a SQLite database at path through the
+// services: two workspaces, keys (one revoked, one used), stores (one
+// archived, with metadata), memories with several versions, a deleted
+// memory and a redacted version, sessions (one archived) with two stores
+// attached (one read-only) and fields, and tokens (one revoked, one that
+// expires).
+func buildMigrationSource(t *testing.T, path string) migrationSource {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	co := memstore.NewCore(db)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var src migrationSource
+	var callers []*memstore.Caller
+	for _, name := range []string{"default", "team"} {
+		w, err := db.CreateWorkspace(ctx, name)
+		must(err)
+		_, secret, err := db.CreateAPIKey(ctx, w.ID, name+"-laptop")
+		must(err)
+		c, err := db.Authenticate(ctx, secret) // notes the key's last use
+		must(err)
+		src.keys, callers = append(src.keys, secret), append(callers, c)
+	}
+	old, secret, err := db.CreateAPIKey(ctx, callers[0].WorkspaceID, "old")
+	must(err)
+	_, err = db.RevokeAPIKey(ctx, old.ID)
+	must(err)
+	src.revokedKey = secret
+	c := callers[0]
+
+	notes, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: "Team notes", Description: "what we agreed", Metadata: map[string]string{"team": "core"}})
+	must(err)
+	ref, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: "Reference"})
+	must(err)
+	old2, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: "Old", Metadata: map[string]string{"era": "2025"}})
+	must(err)
+	other, err := co.CreateStore(ctx, callers[1], memstore.StoreCreate{Name: "Team two"})
+	must(err)
+	src.notesStore = notes.ID
+
+	style, err := co.CreateMemory(ctx, c, notes.ID, memstore.MemoryCreate{Path: "/prefs/style.md", Content: "use tabs"})
+	must(err)
+	spaces, newPath := "indent with spaces, never tabs", "/prefs/format.md"
+	_, err = co.UpdateMemory(ctx, c, notes.ID, style.ID, memstore.MemoryUpdate{Content: &spaces})
+	must(err)
+	_, err = co.UpdateMemory(ctx, c, notes.ID, style.ID, memstore.MemoryUpdate{Path: &newPath})
+	must(err)
+	src.spacesMemory = style.ID
+	todo, err := co.CreateMemory(ctx, c, notes.ID, memstore.MemoryCreate{Path: "/todo.md", Content: "buy milk"})
+	must(err)
+	must(co.DeleteMemory(ctx, c, notes.ID, todo.ID, ""))
+	_, err = co.CreateMemory(ctx, c, notes.ID, memstore.MemoryCreate{Path: "/empty.md", Content: ""})
+	must(err)
+	first, err := co.Versions(ctx, c, notes.ID, memstore.VersionFilter{MemoryID: style.ID, Operation: memstore.OpCreated})
+	must(err)
+	_, err = co.RedactVersion(ctx, c, notes.ID, first.Items[0].ID)
+	must(err)
+	_, err = co.CreateMemory(ctx, c, ref.ID, memstore.MemoryCreate{Path: "/api.md", Content: "GET /v1/memory_stores"})
+	must(err)
+	_, err = co.CreateMemory(ctx, c, old2.ID, memstore.MemoryCreate{Path: "/old.md", Content: "from before"})
+	must(err)
+	_, err = co.ArchiveStore(ctx, c, old2.ID)
+	must(err)
+	_, err = co.CreateMemory(ctx, callers[1], other.ID, memstore.MemoryCreate{Path: "/two.md", Content: "the other workspace"})
+	must(err)
+
+	s, _, tok, err := co.CreateSession(ctx, c, memstore.SessionCreate{
+		Title:    "nightly run",
+		Metadata: map[string]string{"run": "42"},
+		Stores: []memstore.AttachmentCreate{
+			{StoreID: notes.ID, Instructions: "keep the notes tidy"},
+			{StoreID: ref.ID, Access: memstore.AccessReadOnly},
+		},
+		Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{"name":"helper","version":2}`), "environment_id": json.RawMessage(`"env_1"`)},
+	})
+	must(err)
+	src.sessionID = s.ID
+	_, expiring, err := co.CreateSessionToken(ctx, c, s.ID, 24*time.Hour)
+	must(err)
+	src.tokens = []string{tok, expiring}
+	revoked, secret, err := co.CreateSessionToken(ctx, c, s.ID, 0)
+	must(err)
+	_, err = co.RevokeSessionToken(ctx, c, revoked.ID)
+	must(err)
+	src.revokedToken = secret
+	ended, _, _, err := co.CreateSession(ctx, c, memstore.SessionCreate{Title: "ended", Stores: []memstore.AttachmentCreate{{StoreID: ref.ID}}})
+	must(err)
+	_, err = co.ArchiveSession(ctx, c, ended.ID)
+	must(err)
+
+	src.counts = map[memstore.RecordKind]int64{
+		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindStores: 4,
+		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
+	}
+	return src
+}
+
+// dumpRecords is every record of the database at name as Dump hands it
+// over, one JSON line each, for an exact comparison of two databases.
+func dumpRecords(t *testing.T, name string) []string {
+	t.Helper()
+	ctx := context.Background()
+	db, err := openDatabase(ctx, name, dbOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var r recorder
+	if err := db.Dump(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.lines
+}
+
+// recorder is a memstore.RecordSink that keeps each record as JSON.
+type recorder struct{ lines []string }
+
+func (r *recorder) add(kind string, v any) error {
+	b, err := json.Marshal(v)
+	r.lines = append(r.lines, kind+" "+string(b))
+	return err
+}
+
+func (r *recorder) Begin(k memstore.RecordKind, n int64) error {
+	return r.add("begin", fmt.Sprintf("%s %d", k, n))
+}
+func (r *recorder) Workspace(v *memstore.Workspace) error             { return r.add("workspace", v) }
+func (r *recorder) APIKey(v *memstore.APIKeyRecord) error             { return r.add("key", v) }
+func (r *recorder) Store(v *memstore.Store) error                     { return r.add("store", v) }
+func (r *recorder) Memory(v *memstore.Memory) error                   { return r.add("memory", v) }
+func (r *recorder) Version(v *memstore.Version) error                 { return r.add("version", v) }
+func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
+func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
+
+// apiView is everything the API shows of a database to the keys given,
+// one workspace each: every list, followed page by page, as JSON.
+func apiView(t *testing.T, base string, keys []string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, key := range keys {
+		a := newAPI(base, key)
+		stores := pages(t, a, "/v1/memory_stores?include_archived=true&limit=100", &b)
+		for _, s := range stores {
+			pages(t, a, "/v1/memory_stores/"+s+"/memories?view=full&limit=20", &b)
+			pages(t, a, "/v1/memory_stores/"+s+"/memory_versions?view=full&limit=20", &b)
+		}
+		for _, s := range pages(t, a, "/v1/sessions?include_archived=true&limit=100", &b) {
+			pages(t, a, "/v1/sessions/"+s+"/tokens?limit=100", &b)
+		}
+	}
+	return b.String()
+}
+
+// pages writes every page of a list to b and returns the IDs listed.
+func pages(t *testing.T, a *api, path string, b *strings.Builder) []string {
+	t.Helper()
+	var ids []string
+	for page := ""; ; {
+		p := path
+		if page != "" {
+			p += "&page=" + url.QueryEscape(page)
+		}
+		var raw json.RawMessage
+		a.must(t, "GET", p, nil, &raw)
+		fmt.Fprintf(b, "%s\n%s\n", p, raw)
+		var list struct {
+			Data     []struct{ ID string }
+			NextPage *string `json:"next_page"`
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range list.Data {
+			ids = append(ids, d.ID)
+		}
+		if list.NextPage == nil {
+			return ids
+		}
+		page = *list.NextPage
+	}
+}
+
+// checkCredentials checks on a server that the keys and tokens that
+// worked on the source work, and that the revoked ones do not.
+func checkCredentials(t *testing.T, base string, src migrationSource) {
+	t.Helper()
+	for _, tok := range src.tokens {
+		newAPI(base, tok).must(t, "GET", "/v1/sessions/"+src.sessionID, nil, nil)
+	}
+	for _, secret := range []string{src.revokedKey, src.revokedToken} {
+		status, body, err := newAPI(base, secret).call("GET", "/v1/sessions/"+src.sessionID, nil, nil)
+		if err != nil || status != http.StatusUnauthorized {
+			t.Errorf("a revoked credential: %d %s %v; want 401", status, body, err)
+		}
+	}
+	var found struct {
+		Data []struct{ Memory struct{ ID string } }
+	}
+	newAPI(base, src.keys[0]).must(t, "GET", "/v1/memory_stores/"+src.notesStore+"/memories/search?q=spaces", nil, &found)
+	if len(found.Data) != 1 || found.Data[0].Memory.ID != src.spacesMemory {
+		t.Errorf("a search for a word of %s found %+v", src.spacesMemory, found.Data)
+	}
+}
+
+// migrate runs memstore migrate --json and returns its counts.
+func migrate(t *testing.T, from, to, password string) map[memstore.RecordKind]int64 {
+	t.Helper()
+	code, stdout, stderr := run(t, "", "migrate", "--from", from, "--to", to, "--json")
+	if code != 0 {
+		t.Fatalf("migrate %s to %s: exit %d\n%s%s", databaseName(from), databaseName(to), code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, password) {
+		t.Errorf("migrate shows the password:\n%s%s", stdout, stderr)
+	}
+	var counts map[memstore.RecordKind]int64
+	if err := json.Unmarshal([]byte(stdout), &counts); err != nil {
+		t.Fatalf("migrate --json printed %q: %v", stdout, err)
+	}
+	return counts
+}
+
+// TestMigrate copies a database from SQLite to PostgreSQL and back to
+// another file, and finds each copy the same as the source, record for
+// record and through the API, with the same credentials working; a
+// database that is not empty is refused and left as it was.
+func TestMigrate(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	const password = "pg-migr4te"
+	srcFile, backFile := filepath.Join(dir, "source.db"), filepath.Join(dir, "back.db")
+	pg := postgresDB(t, password)
+	src := buildMigrationSource(t, srcFile)
+
+	if got := migrate(t, srcFile, pg, password); fmt.Sprint(got) != fmt.Sprint(src.counts) {
+		t.Errorf("migrate to PostgreSQL copied %v; want %v", got, src.counts)
+	}
+	records := dumpRecords(t, srcFile)
+	if got := dumpRecords(t, pg); strings.Join(got, "\n") != strings.Join(records, "\n") {
+		t.Errorf("PostgreSQL holds other records than the source:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(records, "\n"))
+	}
+	keysOf := func(db string) string {
+		code, stdout, stderr := run(t, "", "keys", "ls", "--db", db, "--json")
+		if code != 0 {
+			t.Fatalf("keys ls: exit %d, %s", code, stderr)
+		}
+		return stdout
+	}
+	if got, want := keysOf(pg), keysOf(srcFile); got != want {
+		t.Errorf("keys on PostgreSQL:\n%s\nwant\n%s", got, want)
+	}
+
+	want := apiView(t, startServer(t, "--db", srcFile).url, src.keys)
+	pgServer := startServer(t, "--db", pg)
+	if got := apiView(t, pgServer.url, src.keys); got != want {
+		t.Errorf("the API on PostgreSQL shows\n%s\nwant\n%s", got, want)
+	}
+	checkCredentials(t, pgServer.url, src)
+
+	// Back from PostgreSQL into a new file: the same again.
+	if got := migrate(t, pg, backFile, password); fmt.Sprint(got) != fmt.Sprint(src.counts) {
+		t.Errorf("migrate to a file copied %v; want %v", got, src.counts)
+	}
+	pgRecords := dumpRecords(t, pg) // the keys' last use moved on the server
+	if got := dumpRecords(t, backFile); strings.Join(got, "\n") != strings.Join(pgRecords, "\n") {
+		t.Errorf("the file holds other records than PostgreSQL:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(pgRecords, "\n"))
+	}
+	backServer := startServer(t, "--db", backFile)
+	if got := apiView(t, backServer.url, src.keys); got != want {
+		t.Errorf("the API on the file copied back shows\n%s\nwant\n%s", got, want)
+	}
+	checkCredentials(t, backServer.url, src)
+
+	// A database that holds anything is refused, and left as it was.
+	for _, target := range []string{pg, backFile} {
+		before := dumpRecords(t, target)
+		code, stdout, stderr := run(t, "", "migrate", "--from", srcFile, "--to", target)
+		if code != 1 || !strings.Contains(stderr, "not empty") || !strings.Contains(stderr, "give an empty one") || strings.Contains(stdout+stderr, password) {
+			t.Errorf("migrate into %s, not empty: exit %d, %q %q", databaseName(target), code, stdout, stderr)
+		}
+		if after := dumpRecords(t, target); strings.Join(after, "\n") != strings.Join(before, "\n") {
+			t.Errorf("a refused migrate changed %s", databaseName(target))
+		}
+	}
+}
+
+// TestRestoreAllOrNothing: a restore that fails part way, because its
+// source fails or because the target refuses a record, leaves the target
+// empty, on either backend, and the target is usable afterwards.
+func TestRestoreAllOrNothing(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	for _, name := range []string{filepath.Join(t.TempDir(), "target.db"), postgresDB(t, "unused")} {
+		db, err := openDatabase(ctx, name, dbOptions{create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		w := &memstore.Workspace{ID: "wrkspc_01", Name: "default", CreatedAt: time.Unix(1, 2)}
+		broken := fmt.Errorf("the source broke")
+		for _, fill := range []func(memstore.RecordSink) error{
+			func(s memstore.RecordSink) error { // the source fails
+				if err := s.Begin(memstore.KindWorkspaces, 1); err != nil {
+					return err
+				}
+				if err := s.Workspace(w); err != nil {
+					return err
+				}
+				return broken
+			},
+			func(s memstore.RecordSink) error { // the target refuses the second
+				if err := s.Begin(memstore.KindWorkspaces, 2); err != nil {
+					return err
+				}
+				if err := s.Workspace(w); err != nil {
+					return err
+				}
+				if err := s.Workspace(w); err != nil {
+					return err
+				}
+				return s.Begin(memstore.KindAPIKeys, 0)
+			},
+		} {
+			if err := db.Restore(ctx, fill); err == nil {
+				t.Fatalf("%s: a failed restore returned no error", databaseName(name))
+			}
+			var r recorder
+			if err := db.Dump(ctx, &r); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range r.lines {
+				if !strings.HasSuffix(l, ` 0"`) {
+					t.Errorf("%s: a failed restore left %s", databaseName(name), l)
+				}
+			}
+		}
+		if _, err := db.CreateWorkspace(ctx, "after"); err != nil {
+			t.Errorf("%s: after a failed restore: %v", databaseName(name), err)
+		}
+	}
+}
