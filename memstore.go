@@ -62,7 +62,8 @@
 //
 // KeyService, the credential layer (workspaces, API keys and
 // authentication), stays apart: operators and authentication use it,
-// before there is a caller.
+// before there is a caller. So do Dumper and Restorer, with which an
+// operator copies a whole database to another backend (dump.go).
 //
 // httpapi.Client implements the same five services against a server: it
 // is a remote core, whose server's core decides, and it calls only as its

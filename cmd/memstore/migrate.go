@@ -101,9 +101,9 @@ func runMigrate(ctx context.Context, e env, args []string) error {
 	}
 	parts := make([]string, len(memstore.RecordKinds))
 	for i, k := range memstore.RecordKinds {
-		parts[i] = fmt.Sprintf("%d %s", t.counts[k], k)
+		parts[i] = fmt.Sprintf("%s %d", k, t.counts[k])
 	}
-	fmt.Fprintf(e.stdout, "copied %s from %s to %s\n", strings.Join(parts, ", "), srcName, dstName)
+	fmt.Fprintf(e.stdout, "copied from %s to %s: %s\n", srcName, dstName, strings.Join(parts, ", "))
 	return nil
 }
 
