@@ -3,9 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -40,27 +38,6 @@ func scanMemory(r row) (*memstore.Memory, error) {
 
 func errMemoryNotFound(id string) *memstore.Error {
 	return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
-}
-
-// upperBound returns the smallest text above every text that starts with
-// prefix, or false when there is none: its last character that can be
-// incremented, incremented. The memories under "/a/" are exactly those
-// with "/a/" <= path < "/a0", a range of the (store_id, path) index.
-// Unlike a byte, a character incremented is still valid text, which is
-// all PostgreSQL takes; UTF-8 orders its bytes as the characters, so the
-// range is the same.
-func upperBound(prefix string) (string, bool) {
-	r := []rune(prefix)
-	for i := len(r) - 1; i >= 0; i-- {
-		if r[i] < utf8.MaxRune {
-			next := r[i] + 1
-			if next == 0xd800 { // surrogates are not characters
-				next = 0xe000
-			}
-			return string(r[:i]) + string(next), true
-		}
-	}
-	return "", false
 }
 
 func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version) error {
@@ -283,100 +260,48 @@ func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID
 	return wrap(err, "get memory %s", id)
 }
 
-// Memories implements memstore.MemoryStorage. It walks the (store_id,
-// path) index from the cursor and stops after limit+1 items, so a page
-// costs O(page) whatever the store's size: with a depth, each rolled-up
-// prefix is emitted once and the walk then seeks past everything under
-// it.
+// Memories implements memstore.MemoryStorage: the walk of the list
+// (keyset.MemoryWalk) over the (store_id, path) index, in one read
+// transaction.
 func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	w, err := keyset.NewMemoryWalk(f)
+	if err != nil {
+		return memstore.Page[memstore.ListItem]{}, err
+	}
 	var page memstore.Page[memstore.ListItem]
-	n, err := memstore.PageSize(f.Limit, f.Full)
-	if err != nil {
-		return page, err
-	}
-	cur, err := keyset.Parse(f.Page, keyset.Memories)
-	if err != nil {
-		return page, err
-	}
-	prefix := f.PathPrefix
-	if prefix == "" {
-		prefix = "/"
-	}
-	// The walk starts at start: strictly after a memory's path, or after
-	// everything below a prefix. end: nothing can follow.
-	start, startInclusive, end := prefix, true, false
-	if cur != nil {
-		start, startInclusive = cur.Key, false
-		if cur.Prefix {
-			var ok bool
-			start, ok = upperBound(cur.Key)
-			end, startInclusive = !ok, true
-		}
-		if start < prefix {
-			start, startInclusive = prefix, true
-		}
-	}
-	hi, bounded := upperBound(prefix)
-	// Depth counts segments below base, the prefix up to its last "/":
-	// the prefix itself for a segment-aligned one.
-	base := prefix[:strings.LastIndexByte(prefix, '/')+1]
-	var keys []keyset.Cursor // the cursor after each item
 	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
-		page.Items, keys = nil, nil
-		from, inclusive, done := start, startInclusive, end
 		if _, err := storeState(ctx, tx, workspaceID, storeID, false); err != nil {
 			return err
 		}
-		for !done && len(page.Items) <= n {
-			want := n + 1 - len(page.Items)
-			q := newQuery(storeID, from)
-			op := ">"
-			if inclusive {
-				op = ">="
+		page, err = w.Walk(func(r keyset.MemoryRange, yield func(*memstore.Memory) bool) error {
+			q := newQuery(storeID, r.From)
+			where := "store_id = $1 AND path > $2"
+			if r.Inclusive {
+				where = "store_id = $1 AND path >= $2"
 			}
-			where := "store_id = $1 AND path " + op + " $2"
-			if bounded {
-				where += " AND path < " + q.arg(hi)
+			if r.To != "" {
+				where += " AND path < " + q.arg(r.To)
 			}
-			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE `+where+` ORDER BY path LIMIT `+q.arg(want), q.args...)
+			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE `+where+` ORDER BY path LIMIT `+q.arg(r.Want), q.args...)
 			if err != nil {
 				return err
 			}
-			ms, err := collect(rows, scanMemory)
-			if err != nil {
-				return err
-			}
-			seek := false
-			for i := range ms {
-				m := &ms[i]
-				rest := m.Path[len(base):]
-				if f.Depth > 0 && strings.Count(rest, "/") >= f.Depth {
-					// Deeper than the depth: roll up to the first Depth
-					// segments below the prefix, then seek past them.
-					segs := strings.SplitN(rest, "/", f.Depth+1)
-					p := base + strings.Join(segs[:f.Depth], "/") + "/"
-					page.Items = append(page.Items, memstore.ListItem{Prefix: p})
-					keys = append(keys, keyset.Cursor{Kind: keyset.Memories, Key: p, Prefix: true})
-					from, done = upperBound(p)
-					done, inclusive, seek = !done, true, true
-					break
+			defer rows.Close()
+			for rows.Next() {
+				m, err := scanMemory(rows)
+				if err != nil {
+					return err
 				}
-				page.Items = append(page.Items, memstore.ListItem{Memory: m})
-				keys = append(keys, keyset.Cursor{Kind: keyset.Memories, Key: m.Path})
-				from, inclusive = m.Path, false
+				if !yield(m) {
+					return nil
+				}
 			}
-			if !seek && len(ms) < want {
-				return nil // the range is exhausted
-			}
-		}
-		return nil
+			return rows.Err()
+		})
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.ListItem]{}, wrap(err, "list memories")
-	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		page.Next = keys[n-1].String()
 	}
 	return page, nil
 }

@@ -152,7 +152,7 @@ func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix strin
 		// As in Memories: a prefix ending with "/" takes whole
 		// segments, any other is a plain string prefix.
 		s.filter += " AND m.path >= " + q.arg(prefix)
-		if hi, ok := upperBound(prefix); ok {
+		if hi, ok := keyset.UpperBound(prefix); ok {
 			s.filter += " AND m.path < " + q.arg(hi)
 		}
 	}

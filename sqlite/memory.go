@@ -9,6 +9,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
 )
 
 // memoryColumns selects a memory; with full false the content is left out
@@ -39,21 +40,6 @@ func getMemory(ctx context.Context, tx *txn, storeID, id string) (*memstore.Memo
 		return nil, memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
 	}
 	return m, err
-}
-
-// upperBound returns the smallest string above every string that starts
-// with prefix, its last byte incremented: the memories under "/a/" are
-// exactly those with "/a/" <= path < "/a0". This keeps prefix scans on the
-// (store_id, path) index.
-func upperBound(prefix string) string {
-	b := []byte(prefix)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1])
-		}
-	}
-	return prefix + "\xff" // unreachable for UTF-8 text, which has no 0xff byte
 }
 
 func insertVersion(ctx context.Context, tx *txn, v *memstore.Version) error {
@@ -128,8 +114,9 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	var m memstore.Memory
 	err := t.tx.queryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path IN (`+strings.Join(marks, ", ")+`) ORDER BY path LIMIT 1`, args...).Scan(&m.ID, &m.Path)
 	if errors.Is(err, sql.ErrNoRows) {
+		// "/" + 1 is "0": everything below path, and nothing else.
 		err = t.tx.queryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = ? AND id <> ? AND path >= ? AND path < ? ORDER BY path LIMIT 1`,
-			t.storeID, self, path+"/", upperBound(path+"/")).Scan(&m.ID, &m.Path)
+			t.storeID, self, path+"/", path+"0").Scan(&m.ID, &m.Path)
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -233,96 +220,48 @@ func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID
 	return wrap(translate(err), "get memory %s", id)
 }
 
-// Memories implements memstore.MemoryStorage. It walks the (store_id,
-// path) index from the cursor and stops after limit+1 items, so a page
-// costs O(page) whatever the store's size: with a depth, each rolled-up
-// prefix is emitted once and the walk then seeks past everything under
-// it.
+// Memories implements memstore.MemoryStorage: the walk of the list
+// (keyset.MemoryWalk) over the (store_id, path) index, in one read
+// transaction.
 func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	w, err := keyset.NewMemoryWalk(f)
+	if err != nil {
+		return memstore.Page[memstore.ListItem]{}, err
+	}
 	var page memstore.Page[memstore.ListItem]
-	n, err := memstore.PageSize(f.Limit, f.Full)
-	if err != nil {
-		return page, err
-	}
-	cur, err := parseCursor(f.Page, kindMemories)
-	if err != nil {
-		return page, err
-	}
-	prefix := f.PathPrefix
-	if prefix == "" {
-		prefix = "/"
-	}
-	// The walk resumes at from: strictly after a memory's path, or after
-	// everything below a prefix.
-	from, inclusive := prefix, true
-	if cur != nil {
-		from, inclusive = cur.Key, false
-		if cur.Prefix {
-			from, inclusive = upperBound(cur.Key), true
-		}
-		if from < prefix {
-			from, inclusive = prefix, true
-		}
-	}
-	hi := upperBound(prefix)
-	// Depth counts segments below base, the prefix up to its last "/":
-	// the prefix itself for a segment-aligned one.
-	base := prefix[:strings.LastIndexByte(prefix, '/')+1]
-	var keys []cursor // the cursor after each item
 	err = db.read(ctx, func(tx *txn) error {
 		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
 			return err
 		}
-		for len(page.Items) <= n {
-			want := n + 1 - len(page.Items)
-			op := ">"
-			if inclusive {
-				op = ">="
+		page, err = w.Walk(func(r keyset.MemoryRange, yield func(*memstore.Memory) bool) error {
+			where, args := "store_id = ? AND path > ?", make([]any, 0, 4)
+			if r.Inclusive {
+				where = "store_id = ? AND path >= ?"
 			}
-			rows, err := tx.query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE store_id = ? AND path `+op+` ? AND path < ? ORDER BY path LIMIT ?`,
-				storeID, from, hi, want)
+			args = append(args, storeID, r.From)
+			if r.To != "" {
+				where, args = where+" AND path < ?", append(args, r.To)
+			}
+			rows, err := tx.query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE `+where+` ORDER BY path LIMIT ?`, append(args, r.Want)...)
 			if err != nil {
 				return err
 			}
-			got, seek := 0, false
+			defer rows.Close()
 			for rows.Next() {
 				m, err := scanMemory(rows)
 				if err != nil {
-					rows.Close()
 					return err
 				}
-				got++
-				rest := m.Path[len(base):]
-				if f.Depth > 0 && strings.Count(rest, "/") >= f.Depth {
-					// Deeper than the depth: roll up to the first Depth
-					// segments below the prefix, then seek past them.
-					segs := strings.SplitN(rest, "/", f.Depth+1)
-					p := base + strings.Join(segs[:f.Depth], "/") + "/"
-					page.Items = append(page.Items, memstore.ListItem{Prefix: p})
-					keys = append(keys, cursor{Kind: kindMemories, Key: p, Prefix: true})
-					from, inclusive, seek = upperBound(p), true, true
-					break
+				if !yield(m) {
+					return nil
 				}
-				page.Items = append(page.Items, memstore.ListItem{Memory: m})
-				keys = append(keys, cursor{Kind: kindMemories, Key: m.Path})
-				from, inclusive = m.Path, false
 			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			if !seek && got < want {
-				return nil // the range is exhausted
-			}
-		}
-		return nil
+			return rows.Err()
+		})
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.ListItem]{}, wrap(err, "list memories")
-	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		page.Next = keys[n-1].String()
 	}
 	return page, nil
 }

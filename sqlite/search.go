@@ -161,8 +161,12 @@ func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string)
 		if prefix != "" && prefix != "/" {
 			// As in Memories: a prefix ending with "/" takes whole
 			// segments, any other is a plain string prefix.
-			filter += " AND m.path >= ? AND m.path < ?"
-			s.args = append(s.args, prefix, upperBound(prefix))
+			filter += " AND m.path >= ?"
+			s.args = append(s.args, prefix)
+			if hi, ok := keyset.UpperBound(prefix); ok {
+				filter += " AND m.path < ?"
+				s.args = append(s.args, hi)
+			}
 		}
 	}
 	// Each lookup joins memories for the filter (unless the stores hold

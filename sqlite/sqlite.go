@@ -300,7 +300,6 @@ type cursor = keyset.Cursor
 
 const (
 	kindStores   = keyset.Stores
-	kindMemories = keyset.Memories
 	kindVersions = keyset.Versions
 )
 

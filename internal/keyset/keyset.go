@@ -1,7 +1,8 @@
 // Package keyset is what the backends share for pagination and
 // timestamps: the opaque cursor of a list's page (a keyset) or of a
-// search's (an offset), and times as int64 unix nanoseconds, which every
-// backend stores so that a time round-trips exactly.
+// search's (an offset), the walk of a list of memories by path
+// (MemoryWalk), and times as int64 unix nanoseconds, which every backend
+// stores so that a time round-trips exactly.
 package keyset
 
 import (
