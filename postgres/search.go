@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -29,7 +27,7 @@ import (
 // Each term is looked up on its own and keeps at most searchCandidates
 // memories (ranking them reads every memory of the stores with the term,
 // through the index), and the scores are added up here: a term's ts_rank
-// (a word of the path weighing searchPathWeight times one of the
+// (a word of the path weighing searchtext.PathWeight times one of the
 // content) times its inverse document frequency among the stores'
 // memories. A term not found as words (a fragment of a word or an
 // identifier: "arseConf", "2026-11") is looked up as a substring, scoring
@@ -38,7 +36,6 @@ import (
 // so rank after every other (searchtext.TierInside).
 const (
 	searchCandidates = 200
-	searchPathWeight = 2.0
 	// searchCountCap bounds the count of the stores' memories that the
 	// inverse document frequencies use: beyond it, a term's frequency
 	// among the candidates tells enough.
@@ -47,7 +44,7 @@ const (
 
 // searchRankWeights are ts_rank's weights of D, C, B (content) and A
 // (path).
-var searchRankWeights = []float32{0, 0, 1 / searchPathWeight, 1}
+var searchRankWeights = []float32{0, 0, 1 / searchtext.PathWeight, 1}
 
 // searchWords is the SQL expression of search_words for the words of a
 // path and of a content, given as the parameters path and content.
@@ -81,44 +78,25 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // offset into the ranked list, which is the same from page to page as
 // long as the stores do not change.
 func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	sq, err := keyset.NewSearch(storeIDs, q)
+	if err != nil || len(sq.Stores) == 0 {
+		return memstore.Page[memstore.SearchResult]{}, err
+	}
 	var page memstore.Page[memstore.SearchResult]
-	n := q.Limit
-	if n == 0 {
-		n = memstore.DefaultSearchLimit
-	}
-	stores := slices.Clone(storeIDs)
-	slices.Sort(stores)
-	stores = slices.Compact(stores)
-	terms := searchtext.ParseQuery(q.Text)
-	hash := keyset.SearchHash(terms, q.PathPrefix, stores)
-	offset, err := keyset.ParseSearch(q.Page, hash)
-	if err != nil || len(stores) == 0 {
-		return page, err
-	}
 	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
-		page = memstore.Page[memstore.SearchResult]{}
-		for _, id := range stores {
+		for _, id := range sq.Stores {
 			if _, err := storeState(ctx, tx, workspaceID, id, false); err != nil {
 				return err
 			}
 		}
-		s := newSearcher(ctx, tx, stores, q.PathPrefix)
-		hits, err := s.search(terms)
-		if err != nil || offset >= len(hits) {
+		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix).search(sq.Terms)
+		if err != nil {
 			return err
 		}
-		end := min(offset+n, len(hits))
-		for _, h := range hits[offset:end] {
-			r, err := s.result(h, terms)
-			if err != nil {
-				return err
-			}
-			page.Items = append(page.Items, r)
-		}
-		if end < len(hits) {
-			page.Next = keyset.SearchPage(end, hash)
-		}
-		return nil
+		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
+			return scanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
+		})
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
@@ -126,13 +104,8 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	return page, nil
 }
 
-// A searchHit is a memory found by some terms.
-type searchHit struct {
-	id    string
-	bm25  float64 // the terms' scores added up
-	tier  int     // searchtext.TierWords or TierInside
-	score float64
-}
+// A searchHit is a memory found by some terms, by its ID.
+type searchHit = searchtext.Hit[string]
 
 // A searcher runs the lookups of one search, in one read transaction.
 type searcher struct {
@@ -140,12 +113,12 @@ type searcher struct {
 	tx     pgx.Tx
 	filter string // the stores and prefix, on memories m
 	args   []any  // the filter's, from $1 on
-	hits   map[string]*searchHit
+	hits   searchtext.Hits[string]
 	count  int64 // the stores' memories, -1 until counted
 }
 
 func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix string) *searcher {
-	s := &searcher{ctx: ctx, tx: tx, hits: map[string]*searchHit{}, count: -1}
+	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[string]{}, count: -1}
 	q := newQuery()
 	s.filter = "m.store_id = ANY(" + q.arg(storeIDs) + ")"
 	if prefix != "" && prefix != "/" {
@@ -168,15 +141,6 @@ func (s *searcher) with(vs ...any) (args []any, marks []string) {
 		marks = append(marks, q.arg(v))
 	}
 	return q.args, marks
-}
-
-func (s *searcher) hit(id string, tier int) *searchHit {
-	h := s.hits[id]
-	if h == nil {
-		h = &searchHit{id: id, tier: tier}
-		s.hits[id] = h
-	}
-	return h
 }
 
 // idf is the inverse document frequency of a term found in df memories.
@@ -218,7 +182,7 @@ func (s *searcher) search(terms []searchtext.Term) ([]*searchHit, error) {
 			return nil, err
 		}
 	}
-	return append(s.ranked(searchtext.TierWords), s.ranked(searchtext.TierInside)...), nil
+	return append(s.hits.Ranked(searchtext.TierWords), s.hits.Ranked(searchtext.TierInside)...), nil
 }
 
 // words looks a term up as words, a phrase of its words, and reports
@@ -253,7 +217,7 @@ func (s *searcher) words(t searchtext.Term) (bool, error) {
 		return false, err
 	}
 	for _, f := range got {
-		s.hit(f.id, searchtext.TierWords).bm25 += idf * f.rank
+		s.hits.Hit(f.id, searchtext.TierWords).BM25 += idf * f.rank
 	}
 	return true, nil
 }
@@ -285,53 +249,12 @@ func (s *searcher) substrings(t searchtext.Term, tier int) error {
 	if err := rows.Err(); err != nil || len(got) == 0 {
 		return err
 	}
-	// A substring scores as a word found once would, weighted in the
-	// path.
 	idf, err := s.idf(len(got))
 	if err != nil {
 		return err
 	}
 	for _, f := range got {
-		h := s.hit(f.id, tier)
-		if h.tier != tier {
-			continue
-		}
-		if f.inPath {
-			h.bm25 += idf * searchPathWeight
-		} else {
-			h.bm25 += idf
-		}
+		s.hits.Substring(f.id, tier, idf, f.inPath)
 	}
 	return nil
-}
-
-// ranked scores the hits of a tier (searchtext.Score) and returns them
-// best first, the newer first among equals.
-func (s *searcher) ranked(tier int) []*searchHit {
-	var hits []*searchHit
-	for _, h := range s.hits {
-		if h.tier == tier {
-			h.score = searchtext.Score(h.bm25, tier)
-			hits = append(hits, h)
-		}
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].id > hits[j].id
-	})
-	return hits
-}
-
-// result reads a memory found and cuts its snippet.
-func (s *searcher) result(h *searchHit, terms []searchtext.Term) (memstore.SearchResult, error) {
-	m, err := scanMemory(s.tx.QueryRow(s.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, h.id))
-	if err != nil {
-		return memstore.SearchResult{}, err
-	}
-	r := memstore.SearchResult{Score: h.score, Snippet: searchtext.Snippet(m.Content, terms)}
-	m.Content = ""
-	r.Memory = *m
-	return r, nil
 }

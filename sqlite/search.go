@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -43,9 +42,6 @@ var _ memstore.SearchStorage = (*DB)(nil)
 // The tuning below was measured with the recall evaluator (internal/recall)
 // and the benchmarks of search_test.go: see BENCHMARKS.md.
 var (
-	// searchPathWeight is bm25's weight of a word of the path, against 1
-	// for a word of the content.
-	searchPathWeight = 2.0
 	// searchCandidates bounds the memories each lookup reads.
 	searchCandidates = 100
 	// searchProbe is how far a term's memories are read to tell whether
@@ -70,44 +66,31 @@ func ftsString(s string) string {
 // offset into the ranked list, which is the same from page to page as
 // long as the stores do not change; with no store, nothing is found.
 func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	sq, err := keyset.NewSearch(storeIDs, q)
+	if err != nil || len(sq.Stores) == 0 {
+		return memstore.Page[memstore.SearchResult]{}, err
+	}
 	var page memstore.Page[memstore.SearchResult]
-	n := q.Limit
-	if n == 0 {
-		n = memstore.DefaultSearchLimit
-	}
-	stores := slices.Clone(storeIDs)
-	slices.Sort(stores)
-	stores = slices.Compact(stores)
-	terms := searchtext.ParseQuery(q.Text)
-	hash := keyset.SearchHash(terms, q.PathPrefix, stores)
-	offset, err := keyset.ParseSearch(q.Page, hash)
-	if err != nil || len(stores) == 0 {
-		return page, err
-	}
 	// The indexes lag the writer by a round of the indexer: the search
 	// waits for the writes committed before it began.
 	err = db.ix.whenIndexed(ctx, searchCovered, func(tx *txn) error {
-		for _, id := range stores {
+		for _, id := range sq.Stores {
 			if _, err := storeState(ctx, tx, workspaceID, id); err != nil {
 				return err
 			}
 		}
-		hits, err := searchHits(ctx, tx, terms, stores, q.PathPrefix, offset+n+1)
-		if err != nil || offset >= len(hits) {
+		hits, err := searchHits(ctx, tx, sq.Terms, sq.Stores, sq.Prefix, sq.Need())
+		if err != nil {
 			return err
 		}
-		end := min(offset+n, len(hits))
-		for _, h := range hits[offset:end] {
-			r, err := searchResult(ctx, tx, h, terms)
-			if err != nil {
-				return err
+		page, err = keyset.SearchResults(sq, hits, func(rowid int64) (*memstore.Memory, error) {
+			m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, rowid))
+			if errors.Is(err, sql.ErrNoRows) {
+				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
 			}
-			page.Items = append(page.Items, r)
-		}
-		if end < len(hits) {
-			page.Next = keyset.SearchPage(end, hash)
-		}
-		return nil
+			return m, err
+		})
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
@@ -115,15 +98,8 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	return page, nil
 }
 
-// A searchHit is a memory found by some terms.
-type searchHit struct {
-	rowid int64
-	// bm25 adds up the terms' bm25 scores, negated (higher is better),
-	// with a stand-in for each term found as a substring.
-	bm25  float64
-	tier  int // searchtext.TierWords or TierInside
-	score float64
-}
+// A searchHit is a memory found by some terms, by its row.
+type searchHit = searchtext.Hit[int64]
 
 // A searcher runs the lookups of one search, in one read transaction.
 type searcher struct {
@@ -133,12 +109,12 @@ type searcher struct {
 	// The lookups: words ranked by bm25, words unranked, words of paths
 	// and substrings.
 	words, ids, paths, subs string
-	hits                    map[int64]*searchHit
+	hits                    searchtext.Hits[int64]
 	rows                    int64 // about how many memories the database holds
 }
 
 func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) (*searcher, error) {
-	s := &searcher{ctx: ctx, tx: tx, hits: map[int64]*searchHit{}}
+	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[int64]{}}
 	if err := tx.queryRow(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
 		return nil, err
 	}
@@ -180,7 +156,7 @@ func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string)
 		}
 		return fmt.Sprintf(` FROM %[1]s f%[2]s WHERE %[1]s MATCH ?%[3]s ORDER BY f.rowid DESC LIMIT %[4]d`, table, j, filter, searchCandidates)
 	}
-	s.words = fmt.Sprintf(`SELECT f.rowid, bm25(memories_words, %g, 1.0), ''`, searchPathWeight) + from("memories_words", false)
+	s.words = fmt.Sprintf(`SELECT f.rowid, bm25(memories_words, %g, 1.0), ''`, searchtext.PathWeight) + from("memories_words", false)
 	s.ids = `SELECT f.rowid, 0, ''` + from("memories_words", false)
 	s.paths = `SELECT f.rowid, 0, ''` + from("memories_paths", false)
 	s.subs = `SELECT f.rowid, 0, m.path` + from("memories_trigrams", true)
@@ -228,15 +204,6 @@ func (s *searcher) lookup(query, expr string, fn func(rowid int64, score float64
 		n++
 	}
 	return n == searchCandidates, rows.Err()
-}
-
-func (s *searcher) hit(rowid int64, tier int) *searchHit {
-	h := s.hits[rowid]
-	if h == nil {
-		h = &searchHit{rowid: rowid, tier: tier}
-		s.hits[rowid] = h
-	}
-	return h
 }
 
 // How a term is looked up.
@@ -319,10 +286,10 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 			exprs[i] = w.expr
 		}
 		if _, err := s.lookup(s.ids, strings.Join(exprs, " AND "), func(rowid int64, _ float64, _ string) {
-			h := s.hit(rowid, searchtext.TierWords)
+			h := s.hits.Hit(rowid, searchtext.TierWords)
 			for _, w := range found {
 				if !w.credited[rowid] {
-					h.bm25 += w.typical
+					h.BM25 += w.typical
 					w.credited[rowid] = true
 				}
 			}
@@ -342,7 +309,7 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 			plain = append(plain, t)
 		}
 	}
-	hits := s.ranked(searchtext.TierWords)
+	hits := s.hits.Ranked(searchtext.TierWords)
 	if len(hits) >= need || len(plain) == 0 {
 		return hits, nil
 	}
@@ -351,7 +318,7 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 			return nil, err
 		}
 	}
-	return append(hits, s.ranked(searchtext.TierInside)...), nil
+	return append(hits, s.hits.Ranked(searchtext.TierInside)...), nil
 }
 
 // A wordTerm is a term found as words, with the memories credited with
@@ -370,7 +337,7 @@ type wordTerm struct {
 func (s *searcher) rankedWords(w *wordTerm) (bool, error) {
 	var scores []float64
 	full, err := s.lookup(s.words, w.expr, func(rowid int64, score float64, _ string) {
-		s.hit(rowid, searchtext.TierWords).bm25 += score
+		s.hits.Hit(rowid, searchtext.TierWords).BM25 += score
 		w.credited[rowid] = true
 		scores = append(scores, score)
 	})
@@ -378,10 +345,10 @@ func (s *searcher) rankedWords(w *wordTerm) (bool, error) {
 	if err != nil || !full {
 		return full, err
 	}
-	best := slices.Max(scores) * searchPathWeight
+	best := slices.Max(scores) * searchtext.PathWeight
 	_, err = s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) {
 		if !w.credited[rowid] {
-			s.hit(rowid, searchtext.TierWords).bm25 += best
+			s.hits.Hit(rowid, searchtext.TierWords).BM25 += best
 			w.credited[rowid] = true
 		}
 	})
@@ -407,14 +374,14 @@ func (s *searcher) flatWords(w *wordTerm) (bool, error) {
 	w.typical = s.idf(len(rows))
 	for _, r := range rows {
 		w.credited[r] = true
-		s.hit(r, searchtext.TierWords).bm25 += w.typical
+		s.hits.Hit(r, searchtext.TierWords).BM25 += w.typical
 	}
 	for r := range inPath {
 		if !w.credited[r] {
 			w.credited[r] = true
-			s.hit(r, searchtext.TierWords).bm25 += w.typical
+			s.hits.Hit(r, searchtext.TierWords).BM25 += w.typical
 		}
-		s.hits[r].bm25 += w.typical * (searchPathWeight - 1)
+		s.hits[r].BM25 += w.typical * (searchtext.PathWeight - 1)
 	}
 	return full, nil
 }
@@ -475,53 +442,9 @@ func (s *searcher) substrings(t searchtext.Term, tier int) error {
 	}); err != nil {
 		return err
 	}
-	// A substring scores as a word found once would, weighted in the
-	// path.
 	idf := s.idf(len(rows))
 	for _, r := range rows {
-		h := s.hit(r.rowid, tier)
-		if h.tier != tier {
-			continue
-		}
-		if r.path {
-			h.bm25 += idf * searchPathWeight
-		} else {
-			h.bm25 += idf
-		}
+		s.hits.Substring(r.rowid, tier, idf, r.path)
 	}
 	return nil
-}
-
-// ranked scores the hits of a tier (searchtext.Score) and returns them
-// best first, the newer first among equals.
-func (s *searcher) ranked(tier int) []*searchHit {
-	var hits []*searchHit
-	for _, h := range s.hits {
-		if h.tier == tier {
-			h.score = searchtext.Score(h.bm25, tier)
-			hits = append(hits, h)
-		}
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].rowid > hits[j].rowid
-	})
-	return hits
-}
-
-// searchResult reads a memory found and cuts its snippet.
-func searchResult(ctx context.Context, tx *txn, h *searchHit, terms []searchtext.Term) (memstore.SearchResult, error) {
-	m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, h.rowid))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = fmt.Errorf("memory row %d is in the search index but not in memories", h.rowid)
-	}
-	if err != nil {
-		return memstore.SearchResult{}, err
-	}
-	r := memstore.SearchResult{Score: h.score, Snippet: searchtext.Snippet(m.Content, terms)}
-	m.Content = ""
-	r.Memory = *m
-	return r, nil
 }

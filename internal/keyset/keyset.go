@@ -6,16 +6,13 @@
 package keyset
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/searchtext"
 )
 
 // A Cursor is the last sort key of a page and a tag naming its list, so
@@ -104,54 +101,3 @@ func NullTime(n *int64) *time.Time {
 
 // Round is t as stored: to the nanosecond, in UTC.
 func Round(t time.Time) time.Time { return Time(Nanos(t)) }
-
-// Search is the kind of a search's cursor, which continues a ranked list
-// rather than a keyset: the offset of the next page, and a hash of the
-// search (SearchHash), so that it is refused with another one.
-const Search = "q"
-
-type searchCursor struct {
-	Kind   string `json:"k"`
-	Offset int    `json:"o"`
-	Search string `json:"s"`
-}
-
-// SearchPage is the cursor of the page at offset of the search hash.
-func SearchPage(offset int, hash string) string {
-	b, _ := json.Marshal(searchCursor{Kind: Search, Offset: offset, Search: hash})
-	return "page_" + base64.RawURLEncoding.EncodeToString(b)
-}
-
-// SearchHash identifies a search's list of results: its terms, prefix
-// and stores (sorted, each once). The page size may change from page to
-// page.
-func SearchHash(terms []searchtext.Term, prefix string, storeIDs []string) string {
-	h := sha256.New()
-	for _, t := range terms {
-		fmt.Fprintf(h, "%q ", t.Text)
-	}
-	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
-}
-
-// ParseSearch returns the offset that page continues at: 0 for "", or
-// that of a cursor of the search hash (EInvalid otherwise).
-func ParseSearch(page, hash string) (int, error) {
-	if page == "" {
-		return 0, nil
-	}
-	bad := memstore.Errorf(memstore.EInvalid, "page %q is not a cursor of this search; search again without it", page)
-	raw, ok := strings.CutPrefix(page, "page_")
-	if !ok {
-		return 0, bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil {
-		return 0, bad
-	}
-	var c searchCursor
-	if err := json.Unmarshal(b, &c); err != nil || c.Kind != Search || c.Offset <= 0 || c.Search != hash {
-		return 0, bad
-	}
-	return c.Offset, nil
-}

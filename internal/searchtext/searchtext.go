@@ -2,8 +2,8 @@
 // backend so that a query means the same wherever it runs: it tells the
 // words of a text, folds case and diacritics, cuts a query into terms
 // without its stop words, cuts the snippet shown with a result, and
-// shapes scores. It needs no database. The SQLite backend (sqlite) builds
-// its FTS5 queries from the terms and scores its hits here; the memory
+// shapes scores and ranks hits (Hits). It needs no database. The backends
+// build their queries from the terms and rank their hits here; the memory
 // directory's recall (memdir) ranks topic files with the same words, stop
 // words and scores.
 package searchtext

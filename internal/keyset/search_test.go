@@ -1,0 +1,105 @@
+package keyset_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/searchtext"
+)
+
+// rankedHits are n hits of keys n-1 down to 0, best first.
+func rankedHits(n int) []*searchtext.Hit[int] {
+	var hits []*searchtext.Hit[int]
+	for k := n - 1; k >= 0; k-- {
+		hits = append(hits, &searchtext.Hit[int]{Key: k, Score: float64(k)})
+	}
+	return hits
+}
+
+func readHit(k int) (*memstore.Memory, error) {
+	return &memstore.Memory{Path: fmt.Sprintf("/%d.md", k), Content: "a pear here"}, nil
+}
+
+func TestSearchPages(t *testing.T) {
+	stores := []string{"b", "a", "b"}
+	q := memstore.SearchQuery{Text: "pear", Limit: 2}
+	hits := rankedHits(5)
+	var got []string
+	for page := 0; ; page++ {
+		s, err := keyset.NewSearch(stores, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(s.Stores, []string{"a", "b"}) {
+			t.Fatalf("stores %v; want a, b", s.Stores)
+		}
+		if want := 2*page + 3; s.Need() != want {
+			t.Errorf("page %d needs %d hits; want %d", page, s.Need(), want)
+		}
+		p, err := keyset.SearchResults(s, hits, readHit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Items {
+			if r.Memory.Content != "" || r.Snippet != "a pear here" {
+				t.Errorf("%s: content %q, snippet %q; want no content, the snippet", r.Memory.Path, r.Memory.Content, r.Snippet)
+			}
+			got = append(got, fmt.Sprintf("%s=%v", r.Memory.Path, r.Score))
+		}
+		if p.Next == "" {
+			break
+		}
+		q.Page = p.Next
+	}
+	if want := []string{"/4.md=4", "/3.md=3", "/2.md=2", "/1.md=1", "/0.md=0"}; !slices.Equal(got, want) {
+		t.Errorf("results %v; want %v", got, want)
+	}
+	// The cursor is of this search only: another query, prefix or set of
+	// stores refuses it.
+	q.Page = keyset.Cursor{Kind: keyset.Memories, Key: "/a"}.String()
+	if _, err := keyset.NewSearch(stores, q); memstore.ErrorCode(err) != memstore.EInvalid {
+		t.Errorf("a list's cursor: %v; want EInvalid", err)
+	}
+	first, err := keyset.NewSearch(stores, memstore.SearchQuery{Text: "pear", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := keyset.SearchResults(first, hits, readHit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, other := range map[string]struct {
+		stores []string
+		q      memstore.SearchQuery
+	}{
+		"query":  {stores, memstore.SearchQuery{Text: "apple", Page: p.Next}},
+		"prefix": {stores, memstore.SearchQuery{Text: "pear", PathPrefix: "/a/", Page: p.Next}},
+		"stores": {[]string{"a"}, memstore.SearchQuery{Text: "pear", Page: p.Next}},
+	} {
+		if _, err := keyset.NewSearch(other.stores, other.q); memstore.ErrorCode(err) != memstore.EInvalid {
+			t.Errorf("another %s: %v; want EInvalid", name, err)
+		}
+	}
+	if s, _ := keyset.NewSearch(stores, memstore.SearchQuery{Text: "pear", Page: p.Next}); s.Need() != 2+memstore.DefaultSearchLimit+1 {
+		t.Errorf("another page size: needs %d hits; want the default page after 2", s.Need())
+	}
+}
+
+func TestSearchResultsPastTheEnd(t *testing.T) {
+	s, err := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := keyset.SearchResults(s, rankedHits(0), readHit); err != nil || len(p.Items) != 0 || p.Next != "" {
+		t.Errorf("no hits: %v, %v; want an empty last page", p, err)
+	}
+	bad := errors.New("disk on fire")
+	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad })
+	if !errors.Is(err, bad) {
+		t.Errorf("a failed read: %v; want its error", err)
+	}
+}
