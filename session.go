@@ -191,8 +191,9 @@ type SessionStorage interface {
 
 // ValidateSessionCreate checks what can be checked without a database:
 // the number of stores, each store named once, the access values and the
-// length of the instructions, the title and the metadata. Each message
-// names the offending resources[] entry.
+// length of the instructions, the title, the metadata and the other
+// fields (validateSessionFields). Each message names the offending
+// resources[] entry or field.
 func ValidateSessionCreate(c SessionCreate) error {
 	if len(c.Stores) > MaxSessionStores {
 		return Errorf(EInvalid, "a session takes at most %d memory stores; %d were given", MaxSessionStores, len(c.Stores))
@@ -227,13 +228,18 @@ func ValidateSessionCreate(c SessionCreate) error {
 	return ValidateMetadata(c.Metadata)
 }
 
-// validateSessionFields checks the kept fields: each nested at most
-// MaxJSONDepth levels, all of them together at most MaxSessionFieldsBytes.
-// The messages name the field at fault, the first in name order.
+// validateSessionFields checks the kept fields: each valid JSON (kept as
+// sent, the one form every backend can give back as it came) nested at
+// most MaxJSONDepth levels, all of them together at most
+// MaxSessionFieldsBytes. The messages name the field at fault, the first
+// in name order.
 func validateSessionFields(fields map[string]json.RawMessage) error {
 	names := slices.Sorted(maps.Keys(fields))
 	total, largest := 0, ""
 	for _, k := range names {
+		if !json.Valid(fields[k]) {
+			return Errorf(EInvalid, "%q is not valid JSON", shortName(k))
+		}
 		if err := ValidateJSONDepth(k, fields[k]); err != nil {
 			return err
 		}

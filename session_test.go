@@ -150,6 +150,7 @@ func TestValidateSessionCreate(t *testing.T) {
 		{"title not UTF-8", memstore.SessionCreate{Title: "\xff"}, "title"},
 		{"seventeen metadata pairs", memstore.SessionCreate{Metadata: meta}, "metadata"},
 		{"empty metadata key", memstore.SessionCreate{Metadata: map[string]string{"": "v"}}, "metadata"},
+		{"field not JSON", memstore.SessionCreate{Fields: fields("env", str(1), "agent", json.RawMessage(`{"id":`))}, `"agent" is not valid JSON`},
 		{"field nested a level too deep", memstore.SessionCreate{Fields: fields("env", str(1), "agent", nested(memstore.MaxJSONDepth+1))}, "agent is nested 33 levels deep; the limit is 32"},
 		{"field nested 9000 deep", memstore.SessionCreate{Fields: fields("agent", nested(9000))}, "agent is nested 9000 levels deep"},
 		{"fields a byte too large", memstore.SessionCreate{Fields: fields("agent", str(atLimit+1), "env", json.RawMessage(`"e"`))}, "agent alone"},

@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,21 +68,6 @@ func TestSessionTokensStoredHashed(t *testing.T) {
 		if len(found) > 0 || !hashed {
 			t.Errorf("token %d: the secret is in %v; its hash found: %v", i+1, found, hashed)
 		}
-	}
-}
-
-// TestSessionFieldsMustBeJSON: the request's other fields are kept as
-// JSON, so a value that is not JSON is refused, and nothing is made.
-func TestSessionFieldsMustBeJSON(t *testing.T) {
-	ctx := context.Background()
-	db := MustOpen(t)
-	_, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{"id":`)}})
-	if e := wantCode(t, err, memstore.EInvalid); !bytes.Contains([]byte(e.Message), []byte("agent")) {
-		t.Errorf("message %q does not name the field", e.Message)
-	}
-	p, err := db.Sessions(ctx, ws, memstore.SessionFilter{})
-	if err != nil || len(p.Items) != 0 {
-		t.Errorf("sessions after a refused create: %+v, %v", p.Items, err)
 	}
 }
 

@@ -350,6 +350,7 @@ func testSessionRules(t *testing.T, e *sessionEnv) {
 		{"instructions not UTF-8", memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: s[0].ID, Instructions: "bad \xff"}}}, []string{"resources[0]"}},
 		{"overlong title", memstore.SessionCreate{Title: strings.Repeat("t", memstore.MaxStoreName+1)}, []string{"title"}},
 		{"too much metadata", memstore.SessionCreate{Metadata: metadata}, []string{"metadata"}},
+		{"field not JSON", memstore.SessionCreate{Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{"id":`)}}, []string{`"agent" is not valid JSON`}},
 		{"field nested too deep", memstore.SessionCreate{Fields: map[string]json.RawMessage{
 			"agent": json.RawMessage(strings.Repeat("[", memstore.MaxJSONDepth+1) + strings.Repeat("]", memstore.MaxJSONDepth+1))}}, []string{"agent"}},
 		{"fields too large", memstore.SessionCreate{Fields: map[string]json.RawMessage{
