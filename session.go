@@ -75,6 +75,24 @@ type Session struct {
 	ArchivedAt *time.Time // nil while the session's tokens may work
 }
 
+// NewSession is the session that c makes in a workspace, with the ID and
+// creation time (as stored) a backend gives it: its metadata and fields
+// copied, empty rather than nil, its attachments still to snapshot.
+func NewSession(id, workspaceID string, c SessionCreate, now time.Time) *Session {
+	s := &Session{
+		ID: id, WorkspaceID: workspaceID, Title: c.Title,
+		Metadata: maps.Clone(c.Metadata), Fields: maps.Clone(c.Fields),
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	if s.Fields == nil {
+		s.Fields = map[string]json.RawMessage{}
+	}
+	return s
+}
+
 // Attachment returns the attachment of a store, or nil when the store is
 // not attached.
 func (s *Session) Attachment(storeID string) *Attachment {

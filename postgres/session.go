@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"strings"
 	"time"
 
@@ -121,21 +120,7 @@ func (db *DB) newToken(ctx context.Context, tx pgx.Tx, workspaceID, sessionID st
 // before or wholly after.
 func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
 	now := db.stamp()
-	s := &memstore.Session{
-		ID:          db.ids.New(ids.Session, now),
-		WorkspaceID: workspaceID,
-		Title:       c.Title,
-		Metadata:    maps.Clone(c.Metadata),
-		Fields:      maps.Clone(c.Fields),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	if s.Fields == nil {
-		s.Fields = map[string]json.RawMessage{}
-	}
+	s := memstore.NewSession(db.ids.New(ids.Session, now), workspaceID, c, now)
 	meta, err := json.Marshal(s.Metadata)
 	if err != nil {
 		return nil, nil, "", err

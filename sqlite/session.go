@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"maps"
 	"strings"
 	"time"
 
@@ -130,22 +129,8 @@ func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID stri
 // session, so that a store archived or renamed concurrently is seen either
 // wholly before or wholly after.
 func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
-	now := db.now()
-	s := &memstore.Session{
-		ID:          db.ids.New(ids.Session, now),
-		WorkspaceID: workspaceID,
-		Title:       c.Title,
-		Metadata:    maps.Clone(c.Metadata),
-		Fields:      maps.Clone(c.Fields),
-		CreatedAt:   fromNanos(nanos(now)),
-	}
-	s.UpdatedAt = s.CreatedAt
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	if s.Fields == nil {
-		s.Fields = map[string]json.RawMessage{}
-	}
+	now := fromNanos(nanos(db.now()))
+	s := memstore.NewSession(db.ids.New(ids.Session, now), workspaceID, c, now)
 	meta, err := json.Marshal(s.Metadata)
 	if err != nil {
 		return nil, nil, "", err
