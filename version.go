@@ -37,6 +37,17 @@ type Version struct {
 	RedactedBy    *Actor
 }
 
+// NewVersion is the version, with the ID and time (as stored) a backend
+// gives it, that records operation op by an actor on memory m, in its
+// new state: a deletion keeps the path, not the content.
+func NewVersion(id string, m *Memory, op Operation, by Actor, now time.Time) *Version {
+	return &Version{
+		ID: id, StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
+		Path: m.Path, Content: m.Content, ContentSHA256: m.ContentSHA256, ContentSize: m.ContentSize,
+		HasContent: op != OpDeleted, CreatedAt: now, CreatedBy: by,
+	}
+}
+
 // Redacted reports whether the version was redacted.
 func (v *Version) Redacted() bool { return v.RedactedAt != nil }
 

@@ -57,15 +57,6 @@ func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version) error {
 	return err
 }
 
-// newVersion makes the version id of a memory's new state m, stamped now.
-func newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor, id string, now time.Time) *memstore.Version {
-	return &memstore.Version{
-		ID: id, StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
-		Path: m.Path, Content: m.Content, ContentSHA256: m.ContentSHA256, ContentSize: m.ContentSize,
-		HasContent: op != memstore.OpDeleted, CreatedAt: now, CreatedBy: by,
-	}
-}
-
 // WriteMemory implements memstore.MemoryStorage: fn runs in one
 // transaction that first locks the store's row, so that the writes of a
 // store run one at a time across every process (see the package doc).
@@ -183,7 +174,7 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 	if op == memstore.OpCreated {
 		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
 	}
-	v := newVersion(m, op, by, vid, now)
+	v := memstore.NewVersion(vid, m, op, by, now)
 	if err := insertVersion(t.ctx, t.tx, v); err != nil {
 		return err
 	}
@@ -208,7 +199,7 @@ func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	if err != nil {
 		return err
 	}
-	if err := insertVersion(t.ctx, t.tx, newVersion(m, memstore.OpDeleted, by, vid, now)); err != nil {
+	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(vid, m, memstore.OpDeleted, by, now)); err != nil {
 		return err
 	}
 	_, err = t.tx.Exec(t.ctx, `DELETE FROM memories WHERE id = $1`, m.ID)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -50,15 +49,6 @@ func insertVersion(ctx context.Context, tx *txn, v *memstore.Version) error {
 	_, err := tx.exec(ctx, `INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID)
 	return err
-}
-
-// newVersion makes the version of a memory's new state m, stamped now.
-func (db *DB) newVersion(m *memstore.Memory, op memstore.Operation, by memstore.Actor, now time.Time) *memstore.Version {
-	return &memstore.Version{
-		ID: db.ids.New(ids.Version, now), StoreID: m.StoreID, MemoryID: m.ID, Operation: op,
-		Path: m.Path, Content: m.Content, ContentSHA256: m.ContentSHA256, ContentSize: m.ContentSize,
-		HasContent: op != memstore.OpDeleted, CreatedAt: now, CreatedBy: by,
-	}
 }
 
 // WriteMemory implements memstore.MemoryStorage: fn runs as a write
@@ -146,7 +136,7 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 	if op == memstore.OpCreated {
 		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
 	}
-	v := t.db.newVersion(m, op, by, now)
+	v := memstore.NewVersion(t.db.ids.New(ids.Version, now), m, op, by, now)
 	if err := insertVersion(t.ctx, t.tx, v); err != nil {
 		return err
 	}
@@ -165,7 +155,8 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 // Delete keeps the path at deletion in the "deleted" version; the
 // memory's row, and with it the content, goes.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
-	if err := insertVersion(t.ctx, t.tx, t.db.newVersion(m, memstore.OpDeleted, by, fromNanos(nanos(t.db.now())))); err != nil {
+	now := fromNanos(nanos(t.db.now()))
+	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(t.db.ids.New(ids.Version, now), m, memstore.OpDeleted, by, now)); err != nil {
 		return err
 	}
 	_, err := t.tx.exec(t.ctx, `DELETE FROM memories WHERE id = ?`, m.ID)
