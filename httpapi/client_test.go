@@ -18,23 +18,51 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/postgres"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 	"github.com/memstore/memstore/storetest"
 )
 
-// apiHarness is a memstore server over a fresh SQLite file, behind a real
+// apiHarness is a memstore server over a fresh database, behind a real
 // HTTP listener: what the client and the SDK contract tests talk to.
 type apiHarness struct {
 	URL string
-	DB  *sqlite.DB
+	DB  harnessDB
 	srv *httptest.Server
 }
 
+// harnessDB is what a harness needs of its database, whichever backend
+// keeps it.
+type harnessDB interface {
+	memstore.Backend
+	memstore.KeyService
+	Counts(context.Context) (memstore.Counts, error)
+}
+
+// A harnessBackend is the kind of database a harness serves.
+type harnessBackend string
+
+const (
+	onSQLite   harnessBackend = "sqlite"
+	onPostgres harnessBackend = "postgres" // skipped where pgtest finds no PostgreSQL
+)
+
+// harnessBackends are every backend a contract test runs against.
+var harnessBackends = []harnessBackend{onSQLite, onPostgres}
+
+// onEachBackend runs test once per backend, as a subtest named after it.
+func onEachBackend(t *testing.T, test func(t *testing.T, backend harnessBackend)) {
+	for _, b := range harnessBackends {
+		t.Run(string(b), func(t *testing.T) { test(t, b) })
+	}
+}
+
 // harnessOptions adjust an apiHarness; the zero value is the default
-// server.
+// server over SQLite.
 type harnessOptions struct {
-	db        sqlite.Options
+	backend   harnessBackend                  // "" for SQLite
+	now       func() time.Time                // the database's clock; nil for the real one
 	configure func(*httpapi.Config)           // adjusts the server's config
 	wrap      func(http.Handler) http.Handler // wraps the server's handler
 }
@@ -42,7 +70,15 @@ type harnessOptions struct {
 // newAPIHarness starts a server, stopped at the end of the test.
 func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	tb.Helper()
-	db := sqlitetest.Open(tb, o.db)
+	var db harnessDB
+	switch o.backend {
+	case "", onSQLite:
+		db = sqlitetest.Open(tb, sqlite.Options{Now: o.now})
+	case onPostgres:
+		db = openPostgres(tb, postgres.Options{Now: o.now})
+	default:
+		tb.Fatalf("no backend %q", o.backend)
+	}
 	core := memstore.NewCore(db)
 	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Counts: db.Counts}
 	if o.configure != nil {
@@ -65,9 +101,23 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 // key's secret.
 func (h *apiHarness) newKey(tb testing.TB, workspace string) (*memstore.Workspace, *memstore.APIKey, string) {
 	tb.Helper()
-	ws := sqlitetest.Workspace(tb, h.DB, workspace)
-	key, secret := sqlitetest.APIKey(tb, h.DB, ws.ID, "test key")
+	ws, err := h.DB.CreateWorkspace(tb.Context(), workspace)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key, secret := h.newAPIKey(tb, ws.ID, "test key")
 	return ws, key, secret
+}
+
+// newAPIKey makes a key called name in a workspace and returns it with
+// its secret.
+func (h *apiHarness) newAPIKey(tb testing.TB, workspaceID, name string) (*memstore.APIKey, string) {
+	tb.Helper()
+	key, secret, err := h.DB.CreateAPIKey(tb.Context(), workspaceID, name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return key, secret
 }
 
 // client returns a Client of the harness's server with secret.
@@ -916,7 +966,7 @@ func TestClientIsolationConformance(t *testing.T) {
 // and the server.
 func TestClientSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
-		h := newAPIHarness(t, harnessOptions{db: sqlite.Options{Now: now}, configure: func(c *httpapi.Config) {
+		h := newAPIHarness(t, harnessOptions{now: now, configure: func(c *httpapi.Config) {
 			c.Keys, c.AuthCacheTTL = conformanceKeys{c.Keys}, -1
 		}})
 		return &clientSessions{clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(h, c) }}, h.DB}

@@ -13,8 +13,10 @@ import (
 // session's token, sent as the SDK's environment worker sends it
 // (Authorization: Bearer), reads its session, reads both stores, writes the
 // read-write one as the session, and is refused everything else.
-func TestSDKSessions(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKSessions(t *testing.T) { onEachBackend(t, testSDKSessions) }
+
+func testSDKSessions(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	prefs := e.newStore(t, "User Preferences")
 	notes := e.newStore(t, "Notes")

@@ -1,9 +1,10 @@
 package httpapi_test
 
 // The contract with the official Go SDK (github.com/anthropics/anthropic-sdk-go
-// v1.84.0): the real server, over a SQLite file and real HTTP, driven
-// through every method of client.Beta.MemoryStores, .Memories and
-// .MemoryVersions with nothing but a base URL and an API key.
+// v1.84.0): the real server over real HTTP, driven through every method
+// of client.Beta.MemoryStores, .Memories and .MemoryVersions with nothing
+// but a base URL and an API key, once over a SQLite file and once over a
+// PostgreSQL database (onEachBackend).
 
 import (
 	"encoding/json"
@@ -20,8 +21,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // sdkEnv is a server with a workspace, a key, and an SDK client using that
@@ -53,10 +52,11 @@ func steppingClock() func() time.Time {
 	}
 }
 
-func newSDKEnv(t *testing.T) *sdkEnv {
+// newSDKEnv starts a server over backend.
+func newSDKEnv(t *testing.T, backend harnessBackend) *sdkEnv {
 	t.Helper()
 	e := &sdkEnv{}
-	e.h = newAPIHarness(t, harnessOptions{db: sqlite.Options{Now: steppingClock()}, wrap: func(next http.Handler) http.Handler {
+	e.h = newAPIHarness(t, harnessOptions{backend: backend, now: steppingClock(), wrap: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			e.mu.Lock()
 			e.requests++
@@ -145,8 +145,10 @@ func rawFields(t *testing.T, raw string) map[string]any {
 	return m
 }
 
-func TestSDKStores(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKStores(t *testing.T) { onEachBackend(t, testSDKStores) }
+
+func testSDKStores(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	s, err := e.svc.New(ctx, anthropic.BetaMemoryStoreNewParams{
 		Name: "User Preferences", Description: anthropic.String("Per-user preferences."),
@@ -278,8 +280,10 @@ func TestSDKStores(t *testing.T) {
 	sdkError(t, err, 404, memstore.ENotFound, "second Delete")
 }
 
-func TestSDKMemories(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKMemories(t *testing.T) { onEachBackend(t, testSDKMemories) }
+
+func testSDKMemories(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	mems := &e.svc.Memories
 	sid := e.newStore(t, "memories").ID
@@ -413,8 +417,10 @@ func TestSDKMemories(t *testing.T) {
 // TestSDKErrors checks every error type the API uses, as the SDK reports
 // it, and that a 409 is not retried: the server says x-should-retry:
 // false, and the SDK, which retries 409s by default, makes one request.
-func TestSDKErrors(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKErrors(t *testing.T) { onEachBackend(t, testSDKErrors) }
+
+func testSDKErrors(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	mems := &e.svc.Memories
 	s := e.newStore(t, "errors")
@@ -501,8 +507,10 @@ func TestSDKErrors(t *testing.T) {
 	}
 }
 
-func TestSDKPreconditions(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKPreconditions(t *testing.T) { onEachBackend(t, testSDKPreconditions) }
+
+func testSDKPreconditions(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	mems := &e.svc.Memories
 	sid := e.newStore(t, "cas").ID
@@ -555,8 +563,10 @@ func TestSDKPreconditions(t *testing.T) {
 	sdkError(t, err, 404, memstore.ENotFound, "update of a deleted memory")
 }
 
-func TestSDKPaths(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKPaths(t *testing.T) { onEachBackend(t, testSDKPaths) }
+
+func testSDKPaths(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	mems := &e.svc.Memories
 	sid := e.newStore(t, "paths").ID
@@ -633,13 +643,15 @@ func TestSDKPaths(t *testing.T) {
 	}
 }
 
-func TestSDKVersions(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKVersions(t *testing.T) { onEachBackend(t, testSDKVersions) }
+
+func testSDKVersions(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	vers := &e.svc.MemoryVersions
 	sid := e.newStore(t, "versions").ID
 	// A second key of the same workspace, to filter by api_key_id.
-	key2, secret2 := sqlitetest.APIKey(t, e.h.DB, e.ws.ID, "second")
+	key2, secret2 := e.h.newAPIKey(t, e.ws.ID, "second")
 	other := e.client(secret2)
 
 	m := e.newMemory(t, sid, "/secret.md", "password: hunter2")
@@ -743,8 +755,10 @@ func TestSDKVersions(t *testing.T) {
 	}
 }
 
-func TestSDKArchivedStore(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKArchivedStore(t *testing.T) { onEachBackend(t, testSDKArchivedStore) }
+
+func testSDKArchivedStore(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	mems := &e.svc.Memories
 	sid := e.newStore(t, "to archive").ID
@@ -788,8 +802,10 @@ func TestSDKArchivedStore(t *testing.T) {
 	}
 }
 
-func TestSDKWorkspaceIsolation(t *testing.T) {
-	e := newSDKEnv(t)
+func TestSDKWorkspaceIsolation(t *testing.T) { onEachBackend(t, testSDKWorkspaceIsolation) }
+
+func testSDKWorkspaceIsolation(t *testing.T, backend harnessBackend) {
+	e := newSDKEnv(t, backend)
 	ctx := t.Context()
 	s := e.newStore(t, "A's")
 	m := e.newMemory(t, s.ID, "/private.md", "private")

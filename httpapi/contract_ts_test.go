@@ -4,7 +4,7 @@ package httpapi_test
 // pinned in testdata/tssdk): testdata/tssdk/script.mjs drives the real
 // server through client.beta.memoryStores, .memories and .memoryVersions,
 // as the SDK sends them (Bearer auth, anthropic-version 2026-10-21, no
-// ?beta=true).
+// ?beta=true), once over each backend (onEachBackend).
 
 import (
 	"context"
@@ -20,9 +20,11 @@ import (
 // tsSDKDir holds package.json, package-lock.json and script.mjs.
 const tsSDKDir = "testdata/tssdk"
 
-func TestTypeScriptSDK(t *testing.T) {
+func TestTypeScriptSDK(t *testing.T) { onEachBackend(t, testTypeScriptSDK) }
+
+func testTypeScriptSDK(t *testing.T, backend harnessBackend) {
 	npmtest.Need(t, tsSDKDir, "@anthropic-ai/sdk")
-	h := newAPIHarness(t, harnessOptions{})
+	h := newAPIHarness(t, harnessOptions{backend: backend})
 	_, _, secret := h.newKey(t, "typescript")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore/httpapi"
-	"github.com/memstore/memstore/sqlite"
 )
 
 // seedAPI sends requests with the seed's headers: x-api-key,
@@ -103,7 +102,7 @@ func (s *seedAPI) list(path string) []map[string]any {
 // must pass it), with createExisting, and a database clock giving each
 // write its own second.
 func newSeedAPI(t *testing.T, createExisting string) *seedAPI {
-	h := newAPIHarness(t, harnessOptions{db: sqlite.Options{Now: steppingClock()}, configure: func(c *httpapi.Config) {
+	h := newAPIHarness(t, harnessOptions{now: steppingClock(), configure: func(c *httpapi.Config) {
 		c.StrictHeaders = true
 		c.CreateExisting = createExisting
 	}})
