@@ -23,7 +23,18 @@ func TestConcurrentUpdates(t *testing.T) {
 		updates = 20
 	}
 	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"))
-	a := s.api(t)
+	contendedUpdates(t, []*api{s.api(t)}, clients, updates)
+}
+
+// contendedUpdates has clients each make updates successful
+// read-modify-write updates of one memory, each request going to the next
+// of apis (round robin, each client starting at its own), and checks that
+// every successful update is in the memory once, in its client's order,
+// with one version each, and that every other answer was a precondition
+// failure.
+func contendedUpdates(t *testing.T, apis []*api, clients, updates int) {
+	t.Helper()
+	a := apis[0]
 	store := a.createStore(t, "contended")
 	path, empty := "/shared.md", ""
 	var created httpapi.MemoryJSON
@@ -43,15 +54,17 @@ func TestConcurrentUpdates(t *testing.T) {
 	}
 	for c := range clients {
 		wg.Go(func() {
+			turn := c
+			next := func() *api { turn++; return apis[turn%len(apis)] }
 			for i := 0; i < updates; {
 				var m httpapi.MemoryJSON
-				status, data, err := a.call("GET", memory+"?view=full", nil, &m)
+				status, data, err := next().call("GET", memory+"?view=full", nil, &m)
 				if err != nil || status != http.StatusOK {
 					fail("client %d: read: %d %s %v", c, status, data, err)
 					return
 				}
 				content := *m.Content + fmt.Sprintf("c%02d %03d\n", c, i)
-				status, data, err = a.call("POST", memory, httpapi.MemoryUpdateRequest{
+				status, data, err = next().call("POST", memory, httpapi.MemoryUpdateRequest{
 					Content:      &content,
 					Precondition: &httpapi.Precondition{Type: httpapi.PreconditionSHA256, ContentSHA256: &m.ContentSHA256},
 				}, nil)

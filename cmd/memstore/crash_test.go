@@ -94,98 +94,131 @@ type memoryLog struct {
 	pending string
 }
 
-// TestCrashKeepsAcknowledgedWrites kills the server (SIGKILL) in the middle
-// of a write load and restarts it on the same database: every write that
-// was answered 200 must be there, each memory must hold its last
-// acknowledged content (or that of the write in flight when the server
-// died), and the file must pass SQLite's integrity check.
-func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
-	const writers, memoriesPerWriter = 4, 5
-	db := filepath.Join(t.TempDir(), "m.db")
-	srv := startChild(t, db)
-	if srv.key == "" {
-		t.Fatalf("a first run printed no key:\n%s", srv.stdout)
-	}
-	a := newAPI(srv.url, srv.key)
-	store := a.createStore(t, "crash")
-	memories := "/v1/memory_stores/" + store + "/memories"
+// writeLoad is writers that each write memories of their own in turn,
+// creating each then updating it, until stopped, and remember which
+// writes were acknowledged. A writer stops at its first transport error
+// (its server is gone); a 409 with x-should-retry: true is retried with
+// the same content (and counted); any other answer but 200, or a 200 with
+// another content hash than the one written, is a failure.
+type writeLoad struct {
+	memories string // the store's memories URL path
+	mu       sync.Mutex
+	logs     map[string]*memoryLog // by path
+	acks     int
+	retries  int
+	gone     map[int]error // the writers stopped by a transport error
+	failures []string
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
 
-	var (
-		mu       sync.Mutex
-		logs     = map[string]*memoryLog{} // by path
-		acks     int
-		failures []string
-		wg       sync.WaitGroup
-	)
+// startWriteLoad starts writers on a store, writer w writing through
+// apis[w%len(apis)], each to memoriesPerWriter memories of its own.
+func startWriteLoad(store string, apis []*api, writers, memoriesPerWriter int) *writeLoad {
+	l := &writeLoad{memories: "/v1/memory_stores/" + store + "/memories", logs: map[string]*memoryLog{}, gone: map[int]error{}, stop: make(chan struct{})}
 	for w := range writers {
-		wg.Go(func() {
+		a := apis[w%len(apis)]
+		l.wg.Go(func() {
 			for k := 0; ; k++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
 				path := fmt.Sprintf("/w%d/m%d.md", w, k%memoriesPerWriter)
 				content := fmt.Sprintf("writer %d, write %d, to %s\n%s", w, k, path, strings.Repeat("x", k%500))
-				mu.Lock()
-				ml := logs[path]
-				if ml == nil {
-					ml = &memoryLog{}
-					logs[path] = ml
-				}
-				ml.pending = sha(content)
-				id := ml.id
-				mu.Unlock()
-
-				var m httpapi.MemoryJSON
-				var status int
-				var data []byte
-				var err error
-				if id == "" {
-					status, data, err = a.call("POST", memories, httpapi.MemoryCreateRequest{Path: &path, Content: &content}, &m)
-				} else {
-					status, data, err = a.call("POST", memories+"/"+id, httpapi.MemoryUpdateRequest{Content: &content}, &m)
-				}
-				if err != nil {
-					return // the server is gone
-				}
-				mu.Lock()
-				if status != http.StatusOK {
-					failures = append(failures, fmt.Sprintf("writer %d: %s: %d %s", w, path, status, data))
-					mu.Unlock()
+				if !l.write(a, w, path, content) {
 					return
 				}
-				if m.ContentSHA256 != ml.pending {
-					failures = append(failures, fmt.Sprintf("writer %d: %s: answered hash %s; want %s", w, path, m.ContentSHA256, ml.pending))
-				}
-				ml.id, ml.acked, ml.pending = m.ID, append(ml.acked, ml.pending), ""
-				acks++
-				mu.Unlock()
 			}
 		})
 	}
+	return l
+}
 
-	// Kill the server once the load is well under way.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := acks
-		mu.Unlock()
-		if n >= 400 {
-			break
+// write writes content to path, retrying while the answer invites it, and
+// reports whether the writer goes on.
+func (l *writeLoad) write(a *api, w int, path, content string) bool {
+	l.mu.Lock()
+	ml := l.logs[path]
+	if ml == nil {
+		ml = &memoryLog{}
+		l.logs[path] = ml
+	}
+	ml.pending = sha(content)
+	l.mu.Unlock()
+	for {
+		l.mu.Lock()
+		id := ml.id
+		l.mu.Unlock()
+		var m httpapi.MemoryJSON
+		var status int
+		var header http.Header
+		var data []byte
+		var err error
+		if id == "" {
+			status, header, data, err = a.send("POST", l.memories, httpapi.MemoryCreateRequest{Path: &path, Content: &content}, &m)
+		} else {
+			status, header, data, err = a.send("POST", l.memories+"/"+id, httpapi.MemoryUpdateRequest{Content: &content}, &m)
 		}
+		l.mu.Lock()
+		switch {
+		case err != nil:
+			l.gone[w] = err
+			l.mu.Unlock()
+			return false
+		case status == http.StatusConflict && header.Get("x-should-retry") == "true":
+			l.retries++
+			l.mu.Unlock()
+			time.Sleep(loadRetryPause)
+			continue
+		case status != http.StatusOK:
+			l.failures = append(l.failures, fmt.Sprintf("writer %d: %s: %d %s", w, path, status, data))
+			l.mu.Unlock()
+			return false
+		}
+		if m.ContentSHA256 != ml.pending {
+			l.failures = append(l.failures, fmt.Sprintf("writer %d: %s: answered hash %s; want %s", w, path, m.ContentSHA256, ml.pending))
+		}
+		ml.id, ml.acked, ml.pending = m.ID, append(ml.acked, ml.pending), ""
+		l.acks++
+		l.mu.Unlock()
+		return true
 	}
-	srv.stop(t, syscall.SIGKILL)
-	wg.Wait()
-	if len(failures) > 0 {
-		t.Fatalf("%d writes failed before the crash; the first: %s", len(failures), failures[0])
-	}
-	if acks < 50 {
-		t.Fatalf("the server answered only %d writes in 5s before the crash: stuck or far too slow", acks)
-	}
+}
 
-	// Restart on the same database: no new key, the old one works.
-	srv = startChild(t, db)
-	if srv.key != "" {
-		t.Errorf("the restarted server made a new key")
+// loadRetryPause is how long a writer waits before retrying a write that
+// the server asked it to retry.
+const loadRetryPause = 20 * time.Millisecond
+
+// acked returns the number of writes acknowledged so far.
+func (l *writeLoad) acked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.acks
+}
+
+// waitAcked waits up to timeout for n writes to be acknowledged in all.
+func (l *writeLoad) waitAcked(n int, timeout time.Duration) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && l.acked() < n; time.Sleep(10 * time.Millisecond) {
 	}
-	a = newAPI(srv.url, a.key)
+}
+
+// end stops the writers and waits for them.
+func (l *writeLoad) end() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// check verifies through a that every acknowledged write is there: each
+// memory holds its last acknowledged content (or that of the write in
+// flight when its writer's server died), every acknowledged write is one
+// of its versions, no other memory exists, and search finds each memory
+// by what it holds now. It returns the number of writes checked.
+func (l *writeLoad) check(t *testing.T, a *api) int {
+	t.Helper()
 	var page httpapi.PageJSON[httpapi.ListItemJSON]
-	a.must(t, "GET", memories+"?limit=100", nil, &page)
+	a.must(t, "GET", l.memories+"?limit=100", nil, &page)
 	found := map[string]*httpapi.MemoryJSON{}
 	for _, it := range page.Data {
 		if it.Memory == nil {
@@ -194,12 +227,13 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		found[it.Memory.Path] = it.Memory
 	}
 	for path := range found {
-		if logs[path] == nil {
+		if l.logs[path] == nil {
 			t.Errorf("memory %s exists, but no writer wrote it", path)
 		}
 	}
+	store := strings.TrimSuffix(l.memories, "/memories")
 	checked := 0
-	for path, ml := range logs {
+	for path, ml := range l.logs {
 		m := found[path]
 		if len(ml.acked) == 0 {
 			// Only a create in flight: it may have been committed.
@@ -224,7 +258,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			if next != "" {
 				q += "&page=" + next
 			}
-			a.must(t, "GET", "/v1/memory_stores/"+store+"/memory_versions"+q, nil, &vp)
+			a.must(t, "GET", store+"/memory_versions"+q, nil, &vp)
 			for _, v := range vp.Data {
 				if v.ContentSHA256 != nil {
 					versions[*v.ContentSHA256] = true
@@ -243,17 +277,53 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		checked += len(ml.acked)
 
 		// Search finds the memory by what it holds now: the writes that
-		// the crash kept from the search index are indexed after it.
+		// a crash kept from the search index are indexed after it.
 		var full httpapi.MemoryJSON
-		a.must(t, "GET", memories+"/"+m.ID, nil, &full)
+		a.must(t, "GET", l.memories+"/"+m.ID, nil, &full)
 		words := strings.SplitN(*full.Content, ",", 3) // "writer W", " write K", ...
 		var hits httpapi.PageJSON[httpapi.SearchResultJSON]
-		a.must(t, "GET", memories+"/search?q="+url.QueryEscape(words[1])+"&path_prefix="+url.QueryEscape(path), nil, &hits)
+		a.must(t, "GET", l.memories+"/search?q="+url.QueryEscape(words[1])+"&path_prefix="+url.QueryEscape(path), nil, &hits)
 		if len(hits.Data) != 1 || hits.Data[0].Memory.ID != m.ID {
-			t.Errorf("search %q under %s after the crash: %+v; want %s", words[1], path, hits.Data, m.ID)
+			t.Errorf("search %q under %s: %+v; want %s", words[1], path, hits.Data, m.ID)
 		}
 	}
-	t.Logf("%d acknowledged writes to %d memories checked after the crash", checked, len(logs))
+	return checked
+}
+
+// TestCrashKeepsAcknowledgedWrites kills the server (SIGKILL) in the middle
+// of a write load and restarts it on the same database: every write that
+// was answered 200 must be there, each memory must hold its last
+// acknowledged content (or that of the write in flight when the server
+// died), and the file must pass SQLite's integrity check.
+func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	const writers, memoriesPerWriter = 4, 5
+	db := filepath.Join(t.TempDir(), "m.db")
+	srv := startChild(t, db)
+	if srv.key == "" {
+		t.Fatalf("a first run printed no key:\n%s", srv.stdout)
+	}
+	a := newAPI(srv.url, srv.key)
+	store := a.createStore(t, "crash")
+	load := startWriteLoad(store, []*api{a}, writers, memoriesPerWriter)
+
+	// Kill the server once the load is well under way.
+	load.waitAcked(400, 5*time.Second)
+	srv.stop(t, syscall.SIGKILL)
+	load.end()
+	if len(load.failures) > 0 || load.retries > 0 {
+		t.Fatalf("%d writes failed and %d were retried before the crash; the first failure: %v", len(load.failures), load.retries, load.failures)
+	}
+	if load.acks < 50 {
+		t.Fatalf("the server answered only %d writes in 5s before the crash: stuck or far too slow", load.acks)
+	}
+
+	// Restart on the same database: no new key, the old one works.
+	srv = startChild(t, db)
+	if srv.key != "" {
+		t.Errorf("the restarted server made a new key")
+	}
+	checked := load.check(t, newAPI(srv.url, a.key))
+	t.Logf("%d acknowledged writes to %d memories checked after the crash", checked, len(load.logs))
 
 	// A clean stop on SIGTERM, then the file itself.
 	srv.stop(t, syscall.SIGTERM)

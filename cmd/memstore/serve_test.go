@@ -109,17 +109,23 @@ func newAPI(base, key string) *api {
 // error (the server is gone) is returned; any answer is returned as its
 // status and body.
 func (a *api) call(method, path string, body, out any) (int, []byte, error) {
+	status, _, data, err := a.send(method, path, body, out)
+	return status, data, err
+}
+
+// send is call that also returns the answer's headers.
+func (a *api) send(method, path string, body, out any) (int, http.Header, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, nil, err
 		}
 		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequest(method, a.base+path, r)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	httpapi.SetHeaders(req.Header, a.key)
 	if body != nil {
@@ -127,19 +133,19 @@ func (a *api) call(method, path string, body, out any) (int, []byte, error) {
 	}
 	res, err := a.hc.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if res.StatusCode == http.StatusOK && out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return res.StatusCode, data, fmt.Errorf("decode %s %s: %w", method, path, err)
+			return res.StatusCode, res.Header, data, fmt.Errorf("decode %s %s: %w", method, path, err)
 		}
 	}
-	return res.StatusCode, data, nil
+	return res.StatusCode, res.Header, data, nil
 }
 
 // must is call for requests that must answer 200.
