@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/pgtest"
+)
+
+// The replicas of one memstore: several servers on one PostgreSQL
+// database, each request of a client free to go to any of them. Skipped
+// where pgtest finds no PostgreSQL.
+
+// startReplicas starts n servers (in this process) on a fresh PostgreSQL
+// database, one after another, and returns the database's URL and a
+// client of each with the key the first one made.
+func startReplicas(t *testing.T, n int) (string, []*api) {
+	t.Helper()
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	db := postgresDB(t, "replicas")
+	apis := make([]*api, n)
+	var key string
+	for i := range apis {
+		s := startServer(t, "--db", db)
+		if i == 0 {
+			key = s.api(t).key
+		}
+		apis[i] = newAPI(s.url, key)
+	}
+	return db, apis
+}
+
+// TestReplicasContendedUpdates is TestConcurrentUpdates on three
+// replicas: 16 clients each make read-modify-write updates of one memory
+// with a content_sha256 precondition, each request going to the next
+// replica, so that a client reads on one replica what another wrote and
+// updates it on a third. The lock on the store's row must keep every
+// precondition exact across the processes: no update lost or repeated, one
+// version each, and nothing but 200 or a precondition failure. Under
+// -race on a shared two-core machine, 16 × 200 updates took 170 seconds
+// and 16 × 100 took 51 (each success costs about ten precondition
+// failures, and each read and version carries the whole, growing,
+// memory), so each client makes 50: 11 to 19 seconds there.
+func TestReplicasContendedUpdates(t *testing.T) {
+	clients, updates := 16, 50
+	if testing.Short() {
+		updates = 10
+	}
+	_, apis := startReplicas(t, 3)
+	contendedUpdates(t, apis, clients, updates)
+}
+
+// TestReplicasReadTheirWrites: a write answered by one replica is read
+// at once on another, and found at once by search on a third, which no
+// longer finds the words it replaced.
+func TestReplicasReadTheirWrites(t *testing.T) {
+	_, apis := startReplicas(t, 3)
+	store := apis[0].createStore(t, "shared")
+	memories := "/v1/memory_stores/" + store + "/memories"
+	// word is a word of its own for each write, so that a search for it
+	// can only find that write: they differ at the start, since search
+	// takes a word's inflections ("quokkaas" finds "quokkaae").
+	word := func(i int) string { return fmt.Sprintf("%c%cquokka", 'a'+i/26, 'a'+i%26) }
+	search := func(a *api, q string) []httpapi.SearchResultJSON {
+		t.Helper()
+		var hits httpapi.PageJSON[httpapi.SearchResultJSON]
+		a.must(t, "GET", memories+"/search?q="+url.QueryEscape(q), nil, &hits)
+		return hits.Data
+	}
+
+	// The even writes create memories; the odd ones update the first.
+	var shared, sharedWord string
+	for i := range 30 {
+		writer, reader, searcher := apis[i%3], apis[(i+1)%3], apis[(i+2)%3]
+		content := "a note about " + word(i)
+		var m httpapi.MemoryJSON
+		if i%2 == 0 {
+			path := fmt.Sprintf("/notes/%02d.md", i)
+			writer.must(t, "POST", memories, httpapi.MemoryCreateRequest{Path: &path, Content: &content}, &m)
+		} else {
+			writer.must(t, "POST", memories+"/"+shared, httpapi.MemoryUpdateRequest{Content: &content}, &m)
+		}
+		var got httpapi.MemoryJSON
+		reader.must(t, "GET", memories+"/"+m.ID, nil, &got)
+		if got.ContentSHA256 != m.ContentSHA256 || got.Content == nil || *got.Content != content {
+			t.Fatalf("write %d: another replica reads %s %v; want %s %q", i, got.ContentSHA256, got.Content, m.ContentSHA256, content)
+		}
+		if hits := search(searcher, word(i)); len(hits) != 1 || hits[0].Memory.ID != m.ID {
+			t.Fatalf("write %d: a search for %q on a third replica finds %+v; want %s alone", i, word(i), hits, m.ID)
+		}
+		if i%2 == 1 {
+			if hits := search(searcher, sharedWord); len(hits) != 0 {
+				t.Fatalf("write %d: a search for %q, replaced by the update, still finds %+v", i, sharedWord, hits)
+			}
+		}
+		if i == 0 {
+			shared = m.ID
+		}
+		if m.ID == shared {
+			sharedWord = word(i)
+		}
+	}
+}
+
+// TestReplicaCrash kills one of three replica processes (SIGKILL) in the
+// middle of a write load spread over all three: every write acknowledged
+// before the kill is there, read through a surviving replica, and the
+// clients of the survivors, which go on writing through the kill, see
+// nothing but correct 200 answers.
+func TestReplicaCrash(t *testing.T) {
+	const writers, memoriesPerWriter = 6, 4
+	clearEnv(t)
+	db := postgresDB(t, "crash")
+	children := []*child{startChild(t, db)}
+	key := children[0].key
+	if key == "" {
+		t.Fatalf("a first run printed no key:\n%s", children[0].stdout)
+	}
+	children = append(children, startChild(t, db), startChild(t, db))
+	apis := make([]*api, len(children))
+	for i, c := range children {
+		apis[i] = newAPI(c.url, key)
+	}
+	store := apis[0].createStore(t, "crash")
+	// Writer w writes through replica w%3: the writers 0 and 3 through the
+	// one killed.
+	load := startWriteLoad(store, apis, writers, memoriesPerWriter)
+
+	load.waitAcked(300, 10*time.Second)
+	before := load.acked()
+	children[0].stop(t, syscall.SIGKILL)
+	// The survivors' writers go on for a while after the kill.
+	load.waitAcked(before+300, 10*time.Second)
+	load.end()
+	if len(load.failures) > 0 || load.retries > 0 {
+		t.Fatalf("%d writes failed and %d were retried; the failures: %v", len(load.failures), load.retries, load.failures)
+	}
+	for w, err := range load.gone {
+		if w%len(children) != 0 {
+			t.Errorf("writer %d, on a surviving replica, lost its server: %v", w, err)
+		}
+	}
+	if load.acks < before+50 {
+		t.Fatalf("%d writes acknowledged before the kill and only %d after: the survivors are stuck or far too slow", before, load.acks-before)
+	}
+	checked := load.check(t, apis[1])
+	t.Logf("%d acknowledged writes, %d of them before the kill, checked through a survivor", checked, before)
+}
+
+// TestReplicasDatabaseOutage makes the database refuse and end every
+// connection in the middle of a write load on two replicas: meanwhile
+// every request is answered 409 with x-should-retry: true (never a 5xx),
+// and once the database is back, the writers, retrying, go on; at the
+// end every write acknowledged before, during or after the outage is
+// there.
+func TestReplicasDatabaseOutage(t *testing.T) {
+	const writers, memoriesPerWriter = 4, 4
+	db, apis := startReplicas(t, 2)
+	store := apis[0].createStore(t, "outage")
+	// A key no replica has authenticated yet, so that its requests
+	// during the outage must reach the database.
+	code, stdout, stderr := run(t, "", "keys", "create", "--db", db, "--name", "unused", "--json")
+	var fresh struct{ Secret string }
+	if code != 0 || json.Unmarshal([]byte(stdout), &fresh) != nil {
+		t.Fatalf("keys create: exit %d, %q %q", code, stdout, stderr)
+	}
+	load := startWriteLoad(store, apis, writers, memoriesPerWriter)
+	// Every memory made before the outage: a create retried after an
+	// answer lost in the outage would find its own memory in the way.
+	made := func() int {
+		load.mu.Lock()
+		defer load.mu.Unlock()
+		n := 0
+		for _, ml := range load.logs {
+			if ml.id != "" {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); made() < writers*memoriesPerWriter && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	}
+	if n := made(); n != writers*memoriesPerWriter {
+		load.end()
+		t.Fatalf("only %d memories of %d made in 10s before the outage; failures: %v", n, writers*memoriesPerWriter, load.failures)
+	}
+
+	end := pgtest.Outage(t, db)
+	// A write committed just before the connections ended may still be
+	// on its way to its client.
+	time.Sleep(outageSettle)
+	during := load.acked()
+	for _, a := range apis {
+		name := "new"
+		for _, probe := range []struct {
+			a            *api
+			method, path string
+			body         any
+		}{
+			{a, "GET", "/v1/memory_stores/" + store + "/memories", nil},
+			{a, "GET", "/v1/memory_stores/" + store + "/memories/search?q=writer", nil},
+			{a, "POST", "/v1/memory_stores", httpapi.StoreCreateRequest{Name: &name}},
+			{newAPI(a.base, fresh.Secret), "GET", "/v1/memory_stores", nil},
+		} {
+			status, header, data, err := probe.a.send(probe.method, probe.path, probe.body, nil)
+			if err != nil || status != http.StatusConflict || header.Get("x-should-retry") != "true" {
+				t.Errorf("%s %s during the outage: %d %q %s %v; want 409 with x-should-retry: true", probe.method, probe.path, status, header.Get("x-should-retry"), data, err)
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	if n := load.acked() - during; n > 0 {
+		t.Errorf("%d writes acknowledged while the database took no connections", n)
+	}
+	end()
+	after := load.acked()
+	load.waitAcked(after+200, 10*time.Second)
+	load.end()
+	if len(load.failures) > 0 || len(load.gone) > 0 {
+		t.Fatalf("%d writes failed and %d writers lost their server; the failures: %v %v", len(load.failures), len(load.gone), load.failures, load.gone)
+	}
+	if load.retries == 0 {
+		t.Errorf("no write was asked to retry during the outage")
+	}
+	if load.acks < after+50 {
+		t.Fatalf("only %d writes acknowledged in 10s after the outage: the replicas did not recover", load.acks-after)
+	}
+	checked := load.check(t, apis[1])
+	t.Logf("%d acknowledged writes checked, %d retries asked for during the outage", checked, load.retries)
+}
+
+// outageSettle is how long the answers of writes committed before an
+// outage may take to reach their clients.
+const outageSettle = 200 * time.Millisecond
