@@ -44,10 +44,11 @@ func startReplicas(t *testing.T, n int) (string, []*api) {
 // updates it on a third. The lock on the store's row must keep every
 // precondition exact across the processes: no update lost or repeated, one
 // version each, and nothing but 200 or a precondition failure. Under
-// -race on a shared two-core machine, 16 × 200 updates took 170 seconds
-// and 16 × 100 took 51 (each success costs about ten precondition
-// failures, and each read and version carries the whole, growing,
-// memory), so each client makes 50: 11 to 19 seconds there.
+// -race on a two-core machine shared with other work (load 5), 16 × 200
+// updates took 170 seconds and 16 × 100 took 51 (each success costs about
+// ten precondition failures, and each read and version carries the whole,
+// growing, memory), so each client makes 50: 11 to 19 seconds there, 43
+// at a load of 13.
 func TestReplicasContendedUpdates(t *testing.T) {
 	clients, updates := 16, 50
 	if testing.Short() {
