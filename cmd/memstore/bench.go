@@ -26,6 +26,8 @@ Mixes:
           memory written (needs --max-memories-per-store 0 on the server)
   list    walk the store 100 memories per page, from the start again at the end
   mixed   80% read, 10% list, 10% write
+  search  search the store for one to three words of the varied text it
+          seeds; with --store, the words of memories seeded so before
 
 Unless --store is given, the run uses a throwaway store, deleted at the end.
 Seeding many memories needs a server with a large enough

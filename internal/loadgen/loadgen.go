@@ -30,10 +30,13 @@ const (
 	MixIngest = "ingest"
 	MixList   = "list"  // walk the store's memories 100 at a time, from the start again at the end
 	MixMixed  = "mixed" // 80% read, 10% list, 10% write
+	// MixSearch: search the store for one to three words of prose, the
+	// text it seeds, drawn as prose draws them: common words more often.
+	MixSearch = "search"
 )
 
 // Mixes lists the mixes, for help texts and validation.
-var Mixes = []string{MixRead, MixWrite, MixIngest, MixList, MixMixed}
+var Mixes = []string{MixRead, MixWrite, MixIngest, MixList, MixMixed, MixSearch}
 
 // Config is one run.
 type Config struct {
@@ -66,6 +69,7 @@ const (
 	OpUpdate   Op = "update"
 	OpDelete   Op = "delete"
 	OpList     Op = "list"
+	OpSearch   Op = "search"
 )
 
 // Stats is what one kind of request did during the run.
@@ -108,6 +112,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Memories == 0 && (cfg.Mix == MixRead || cfg.Mix == MixMixed) {
 		return nil, fmt.Errorf("the %s mix reads memories: seed at least one", cfg.Mix)
+	}
+	if cfg.Memories == 0 && cfg.StoreID == "" && cfg.Mix == MixSearch {
+		return nil, fmt.Errorf("the search mix searches memories: seed at least one, or give a store that has some")
 	}
 	c, err := newClient(cfg)
 	if err != nil {
@@ -156,7 +163,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // IDs.
 func seed(ctx context.Context, c *client, base, run string, cfg Config) ([]string, error) {
 	ids := make([]string, cfg.Memories)
-	body := content(cfg.ContentBytes)
 	var (
 		mu   sync.Mutex
 		done int
@@ -164,13 +170,19 @@ func seed(ctx context.Context, c *client, base, run string, cfg Config) ([]strin
 		errs = make(chan error, cfg.Concurrency)
 		wg   sync.WaitGroup
 	)
-	for range cfg.Concurrency {
+	for g := range cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cn := c.conn()
 			defer cn.Close()
+			// The search mix seeds prose, for its queries to find.
+			rng := rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))
+			body := content(cfg.ContentBytes)
 			for i := range next {
+				if cfg.Mix == MixSearch {
+					body = prose(rng, cfg.ContentBytes)
+				}
 				var m struct{ ID string }
 				path := fmt.Sprintf("/bench/%s/%03d/%06d.md", run, i%1000, i)
 				if err := cn.do(ctx, "POST", base, map[string]any{"path": path, "content": body}, &m); err != nil {
@@ -259,6 +271,8 @@ func (w *worker) run(ctx context.Context) []sample {
 			out = w.writeCycle(ctx, out)
 		case MixIngest:
 			out = w.ingestCycle(ctx, out, rng)
+		case MixSearch:
+			out = w.time(ctx, out, OpSearch, "GET", w.base+"/search?q="+url.QueryEscape(query(rng)), nil, nil)
 		}
 	}
 	return out
@@ -314,9 +328,7 @@ func prose(rng *rand.Rand, n int) string {
 	b.Grow(n + 16)
 	line := 0
 	for b.Len() < n {
-		// The square of a uniform number favours the first words.
-		f := rng.Float64()
-		w := vocabulary[int(f*f*float64(len(vocabulary)))]
+		w := word(rng)
 		switch {
 		case line == 0:
 		case line+len(w) > 60:
@@ -330,6 +342,22 @@ func prose(rng *rand.Rand, n int) string {
 		line += len(w)
 	}
 	return b.String()[:n]
+}
+
+// word draws a word of the vocabulary: the square of a uniform number
+// favours the first words.
+func word(rng *rand.Rand) string {
+	f := rng.Float64()
+	return vocabulary[int(f*f*float64(len(vocabulary)))]
+}
+
+// query makes a search query of one to three words of prose.
+func query(rng *rand.Rand) string {
+	q := word(rng)
+	for range rng.IntN(3) {
+		q += " " + word(rng)
+	}
+	return q
 }
 
 func (w *worker) time(ctx context.Context, out []sample, op Op, method, path string, body, into any) []sample {
@@ -353,7 +381,7 @@ func report(cfg Config, memories int, elapsed time.Duration, results [][]sample)
 		}
 	}
 	r.Total = stats("all", all, elapsed)
-	for _, op := range []Op{OpRetrieve, OpCreate, OpUpdate, OpDelete, OpList} {
+	for _, op := range []Op{OpRetrieve, OpCreate, OpUpdate, OpDelete, OpList, OpSearch} {
 		if len(byOp[op]) > 0 {
 			r.Ops = append(r.Ops, stats(op, byOp[op], elapsed))
 		}

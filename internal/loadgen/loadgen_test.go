@@ -1,10 +1,13 @@
 package loadgen_test
 
 import (
+	"encoding/json"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,13 +22,25 @@ import (
 // and the database.
 func server(t testing.TB) (string, string, *sqlite.DB) {
 	t.Helper()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	w := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
-	_, key := sqlitetest.APIKey(t, db, w.ID, "bench")
-	core := memstore.NewCore(db)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db}))
+	db, _, key := backend(t)
+	srv := httptest.NewServer(handler(db))
 	t.Cleanup(srv.Close)
 	return srv.URL, key, db
+}
+
+// backend makes a fresh database with a workspace and a key in it.
+func backend(t testing.TB) (db *sqlite.DB, workspaceID, key string) {
+	t.Helper()
+	db = sqlitetest.Open(t, sqlite.Options{})
+	w := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
+	_, key = sqlitetest.APIKey(t, db, w.ID, "bench")
+	return db, w.ID, key
+}
+
+// handler is the HTTP API over db.
+func handler(db *sqlite.DB) http.Handler {
+	core := memstore.NewCore(db)
+	return httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Search: core})
 }
 
 func TestRunEveryMix(t *testing.T) {
@@ -67,9 +82,10 @@ func TestRunEveryMix(t *testing.T) {
 func TestRunRefusesBadConfig(t *testing.T) {
 	url, key, _ := server(t)
 	for name, cfg := range map[string]loadgen.Config{
-		"mix":         {Mix: "chaos", Concurrency: 1, Duration: time.Second, Memories: 1},
-		"concurrency": {Mix: loadgen.MixRead, Duration: time.Second, Memories: 1},
-		"no memories": {Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second},
+		"mix":                   {Mix: "chaos", Concurrency: 1, Duration: time.Second, Memories: 1},
+		"concurrency":           {Mix: loadgen.MixRead, Duration: time.Second, Memories: 1},
+		"no memories":           {Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second},
+		"no memories to search": {Mix: loadgen.MixSearch, Concurrency: 1, Duration: time.Second},
 	} {
 		cfg.URL, cfg.APIKey = url, key
 		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
@@ -115,8 +131,7 @@ func BenchmarkIngest(b *testing.B) {
 // request dials anew, and over one that sends its answers in chunks.
 func TestRunOverEveryKindOfConnection(t *testing.T) {
 	_, key, db := server(t)
-	core := memstore.NewCore(db)
-	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db})
+	api := handler(db)
 	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		api.ServeHTTP(w, r)
@@ -172,4 +187,57 @@ func (c chunkedWriter) Write(p []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(p)
 	c.ResponseWriter.(http.Flusher).Flush()
 	return n, err
+}
+
+// TestSearchFindsSeededText runs the search mix and checks, from the
+// server's answers, that its queries find the memories it seeded, and
+// that a store seeded before (by --store) is searched without seeding.
+func TestSearchFindsSeededText(t *testing.T) {
+	db, ws, key := backend(t)
+	api := handler(db)
+	var mu sync.Mutex
+	var searches, found int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/search") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, r)
+		var p struct{ Data []json.RawMessage }
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != http.StatusOK {
+			t.Errorf("search %q: %d %s", r.URL.Query().Get("q"), rec.Code, rec.Body)
+		}
+		mu.Lock()
+		searches++
+		if len(p.Data) > 0 {
+			found++
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	s, err := db.CreateStore(t.Context(), ws, memstore.StoreCreate{Name: "search"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, memories := range []int{40, 0} {
+		searches, found = 0, 0
+		r, err := loadgen.Run(t.Context(), loadgen.Config{
+			URL: srv.URL, APIKey: key, Concurrency: 2, Duration: 300 * time.Millisecond,
+			Mix: loadgen.MixSearch, StoreID: s.ID, Memories: memories, ContentBytes: 300,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Ops) != 1 || r.Ops[0].Op != loadgen.OpSearch || len(r.Total.Errors) > 0 {
+			t.Fatalf("seeding %d: ops %+v, errors %v", memories, r.Ops, r.Total.Errors)
+		}
+		// Every query's first word is in some of the 40 memories, unless
+		// it is one of the rarest.
+		if searches == 0 || found < searches*3/4 {
+			t.Errorf("seeding %d: %d of %d searches found memories", memories, found, searches)
+		}
+	}
 }
