@@ -41,7 +41,8 @@ import (
 // identifier: "arseConf", "2026-11") is looked up as a substring, scoring
 // as a word found once would; a plain word is also looked up inside
 // longer words ("config" in "ParseConfig"), and the memories found only
-// so rank after every other (searchtext.TierInside).
+// so rank after every other (searchtext.TierInside): that lookup runs
+// only when the memories found as words do not fill the page.
 const (
 	searchCandidates = 200
 	// searchCountCap bounds the count of the stores' memories that the
@@ -97,7 +98,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 				return err
 			}
 		}
-		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix).search(sq.Terms)
+		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix).search(sq.Terms, sq.Need())
 		if err != nil {
 			return err
 		}
@@ -164,8 +165,8 @@ func (s *searcher) idf(df int) (float64, error) {
 }
 
 // search looks the terms up and returns the memories found, best first,
-// the newer first among equals.
-func (s *searcher) search(terms []searchtext.Term) ([]*searchHit, error) {
+// the newer first among equals: at least need of them when there are.
+func (s *searcher) search(terms []searchtext.Term, need int) ([]*searchHit, error) {
 	var plain []searchtext.Term // found as words, and may be inside others
 	for _, t := range terms {
 		found := false
@@ -185,12 +186,18 @@ func (s *searcher) search(terms []searchtext.Term) ([]*searchHit, error) {
 			plain = append(plain, t)
 		}
 	}
+	hits := s.hits.Ranked(searchtext.TierWords)
+	if len(hits) >= need || len(plain) == 0 {
+		// The memories found only inside longer words rank after these:
+		// the page does not reach them.
+		return hits, nil
+	}
 	for _, t := range plain {
 		if err := s.substrings(t, searchtext.TierInside); err != nil {
 			return nil, err
 		}
 	}
-	return append(s.hits.Ranked(searchtext.TierWords), s.hits.Ranked(searchtext.TierInside)...), nil
+	return append(hits, s.hits.Ranked(searchtext.TierInside)...), nil
 }
 
 // words looks a term up as words, a phrase of its words, and reports
