@@ -31,7 +31,9 @@ import (
 // are ranked, as on SQLite. The planner serves a window by the GIN index
 // and a sort for a rare term, and by a backward scan of the primary key
 // that stops at the window's last memory for a common one, so a lookup's
-// cost does not grow with how many memories share a word. What this
+// cost does not grow with how many memories share a word (migration
+// 0002 keeps the vectors in the rows, so that such a scan reads a page a
+// memory, not three or four of the TOAST table). What this
 // gives up: an older memory is not found by a term that more than
 // searchCandidates newer memories have, however well it would rank. The
 // scores are added up here: a term's ts_rank

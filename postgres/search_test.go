@@ -2,10 +2,15 @@ package postgres_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
 )
 
@@ -45,5 +50,45 @@ func TestSearchWindow(t *testing.T) {
 	}
 	if slices.Contains(paths, "/heron/old.md") || len(paths) != postgres.SearchCandidates {
 		t.Fatalf("found %d memories (the oldest: %v), want the %d newest", len(paths), slices.Contains(paths, "/heron/old.md"), postgres.SearchCandidates)
+	}
+}
+
+// TestSearchVectorsInline proves that the search vector of a memory of a
+// few hundred bytes stays in its row, where a search's scan of the newest
+// memories reads it, and is not moved to the TOAST table.
+func TestSearchVectorsInline(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.DB(t, migrate)
+	core := memstore.NewCore(mustOpenAt(t, url, postgres.Options{}))
+	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "inline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Words of random letters, which compress poorly, as varied prose's
+	// many distinct words do.
+	r := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for b.Len() < 600 {
+		for range 4 + r.IntN(5) {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+		b.WriteByte(' ')
+	}
+	if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/prose.md", Content: b.String()}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var row, toast int64
+	err = conn.QueryRow(ctx, `SELECT (SELECT pg_column_size(m.*) FROM memories m),
+		pg_relation_size(reltoastrelid) FROM pg_class WHERE oid = 'memories'::regclass`).Scan(&row, &toast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toast != 0 {
+		t.Fatalf("a memory's row of %d bytes put %d bytes in the TOAST table", row, toast)
 	}
 }
