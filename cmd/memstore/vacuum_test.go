@@ -120,9 +120,13 @@ func TestVacuumPostgresFull(t *testing.T) {
 	}
 	holding := func() []string {
 		var in []string
-		rows, err := pages.Query(ctx, `SELECT c.relname FROM pg_class c
-			WHERE c.oid IN ('memories'::regclass, 'versions'::regclass)
-			OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN ('memories'::regclass, 'versions'::regclass))`)
+		// The tables, their out-of-line storage (TOAST), and the indexes
+		// of both.
+		rows, err := pages.Query(ctx, `WITH t AS (
+				SELECT oid FROM pg_class WHERE oid IN ('memories'::regclass, 'versions'::regclass)
+				UNION SELECT reltoastrelid FROM pg_class WHERE oid IN ('memories'::regclass, 'versions'::regclass) AND reltoastrelid <> 0)
+			SELECT c.oid::regclass::text FROM pg_class c
+			WHERE c.oid IN (SELECT oid FROM t) OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM t))`)
 		if err != nil {
 			t.Fatal(err)
 		}
