@@ -188,18 +188,9 @@ func (s *searcher) search(terms []searchtext.Term, need int) ([]*searchHit, erro
 			plain = append(plain, t)
 		}
 	}
-	hits := s.hits.Ranked(searchtext.TierWords)
-	if len(hits) >= need || len(plain) == 0 {
-		// The memories found only inside longer words rank after these:
-		// the page does not reach them.
-		return hits, nil
-	}
-	for _, t := range plain {
-		if err := s.substrings(t, searchtext.TierInside); err != nil {
-			return nil, err
-		}
-	}
-	return append(hits, s.hits.Ranked(searchtext.TierInside)...), nil
+	return s.hits.RankedWithInside(need, plain, func(t searchtext.Term) error {
+		return s.substrings(t, searchtext.TierInside)
+	})
 }
 
 // words looks a term up as words, a phrase of its words, and reports

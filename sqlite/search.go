@@ -309,16 +309,9 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 			plain = append(plain, t)
 		}
 	}
-	hits := s.hits.Ranked(searchtext.TierWords)
-	if len(hits) >= need || len(plain) == 0 {
-		return hits, nil
-	}
-	for _, t := range plain {
-		if err := s.substrings(t, searchtext.TierInside); err != nil {
-			return nil, err
-		}
-	}
-	return append(hits, s.hits.Ranked(searchtext.TierInside)...), nil
+	return s.hits.RankedWithInside(need, plain, func(t searchtext.Term) error {
+		return s.substrings(t, searchtext.TierInside)
+	})
 }
 
 // A wordTerm is a term found as words, with the memories credited with

@@ -66,3 +66,21 @@ func (hs Hits[K]) Ranked(tier int) []*Hit[K] {
 	})
 	return hits
 }
+
+// RankedWithInside returns the hits of TierWords, best first, followed,
+// only when they are fewer than need, by those that lookInside adds to
+// TierInside for each of plain, the plain terms found as words: a memory
+// found only inside longer words ranks after every other, so a page that
+// the words fill never pays for those lookups.
+func (hs Hits[K]) RankedWithInside(need int, plain []Term, lookInside func(Term) error) ([]*Hit[K], error) {
+	hits := hs.Ranked(TierWords)
+	if len(hits) >= need || len(plain) == 0 {
+		return hits, nil
+	}
+	for _, t := range plain {
+		if err := lookInside(t); err != nil {
+			return nil, err
+		}
+	}
+	return append(hits, hs.Ranked(TierInside)...), nil
+}

@@ -1,6 +1,8 @@
 package searchtext_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 
 	"github.com/memstore/memstore/internal/searchtext"
@@ -61,5 +63,43 @@ func TestHitsSubstring(t *testing.T) {
 		if h := hs["a"]; h.BM25 != c.want || h.Tier != c.wantTier {
 			t.Errorf("%s: BM25 %v in tier %d; want %v in tier %d", c.name, h.BM25, h.Tier, c.want, c.wantTier)
 		}
+	}
+}
+
+// TestRankedWithInside: the lookups inside longer words run only when the
+// words do not fill the page, and what they find ranks after the words.
+func TestRankedWithInside(t *testing.T) {
+	plain := []searchtext.Term{{Text: "config"}, {Text: "parse"}}
+	for _, tc := range []struct {
+		need    int
+		plain   []searchtext.Term
+		lookups int
+		keys    []int
+	}{
+		{need: 2, plain: plain, lookups: 0, keys: []int{2, 1}},
+		{need: 3, plain: plain, lookups: 2, keys: []int{2, 1, 3}},
+		{need: 3, plain: nil, lookups: 0, keys: []int{2, 1}},
+	} {
+		hs := searchtext.Hits[int]{}
+		hs.Hit(1, searchtext.TierWords).BM25 = 1
+		hs.Hit(2, searchtext.TierWords).BM25 = 2
+		lookups := 0
+		got, err := hs.RankedWithInside(tc.need, tc.plain, func(searchtext.Term) error {
+			lookups++
+			hs.Substring(3, searchtext.TierInside, 9, true) // scores high, ranks last
+			return nil
+		})
+		var keys []int
+		for _, h := range got {
+			keys = append(keys, h.Key)
+		}
+		if err != nil || lookups != tc.lookups || !slices.Equal(keys, tc.keys) {
+			t.Errorf("need %d, %d plain: %d lookups, keys %v, %v; want %d, %v", tc.need, len(tc.plain), lookups, keys, err, tc.lookups, tc.keys)
+		}
+	}
+	hs := searchtext.Hits[int]{}
+	boom := errors.New("boom")
+	if _, err := hs.RankedWithInside(1, plain, func(searchtext.Term) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("a failed lookup: %v, want its error", err)
 	}
 }
