@@ -81,8 +81,12 @@ const (
 )
 
 // HealthTimeout bounds GET /healthz's ping of the database: a database
-// slower than this is as good as down to a load balancer.
-const HealthTimeout = 2 * time.Second
+// slower than this is as good as down to a load balancer. HealthInterval
+// is how long its outcome answers every /healthz before the next ping.
+const (
+	HealthTimeout  = 2 * time.Second
+	HealthInterval = time.Second
+)
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20

@@ -46,7 +46,7 @@ type Server struct {
 	auth    authCache
 	kept    memoryCache // answers of retrievals, when memories is a memstore.MemoryRevalidator
 	metrics *metrics
-	ping    func(context.Context) error // of GET /healthz; nil when not asked
+	health  healthCheck // of GET /healthz; its ping is nil when not asked
 	mux     *http.ServeMux
 
 	stopNotify []func() // ends the listening to revocations (Close)
@@ -84,7 +84,7 @@ func New(c Config) *Server {
 		}
 	}
 	s.metrics = newMetrics(c.Registry, c.Counts, c.PoolStats, s.log)
-	s.ping = c.Ping
+	s.health.ping = c.Ping
 
 	// Update is routed for POST, PATCH and PUT alike: the SDKs send POST,
 	// the research preview and older docs PATCH.
@@ -245,12 +245,8 @@ func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
 		Database string `json:"database,omitempty"`
 	}
 	w := hw.(*responseWriter)
-	if s.ping != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
-		defer cancel()
-		if err := s.ping(ctx); err != nil {
-			s.log.LogAttrs(ctx, slog.LevelWarn, "health check: the database does not answer",
-				slog.String("request_id", w.requestID), slog.String("error", err.Error()))
+	if s.health.ping != nil {
+		if err := s.health.check(r.Context(), s.now, s.log); err != nil {
 			w.Header().Set("x-should-retry", "true")
 			s.writeJSON(w, http.StatusServiceUnavailable, health{"unavailable", "unreachable"})
 			return
@@ -259,6 +255,35 @@ func (s *Server) healthz(hw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, health{Status: "ok"})
+}
+
+// healthCheck pings the database for /healthz at most once per
+// HealthInterval, however many ask, one ping at a time: /healthz needs no
+// key, and asking it often must not let anyone take the database's
+// connections from the requests. A failed ping is logged once.
+type healthCheck struct {
+	ping func(context.Context) error
+	mu   sync.Mutex
+	at   time.Time // of the last ping; zero before the first
+	err  error     // its outcome
+}
+
+// check returns the outcome of the last ping, pinging again when it is
+// older than HealthInterval. The ping does not end with the request that
+// set it off, whose outcome the others share.
+func (h *healthCheck) check(ctx context.Context, now func() time.Time, log *slog.Logger) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.at.IsZero() && now().Sub(h.at) < HealthInterval {
+		return h.err
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HealthTimeout)
+	defer cancel()
+	h.err, h.at = h.ping(pctx), now()
+	if h.err != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "health check: the database does not answer", slog.String("error", h.err.Error()))
+	}
+	return h.err
 }
 
 // The API versions and betas that strict mode accepts (docs/api.md,

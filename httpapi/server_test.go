@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,10 +234,16 @@ func TestHealthzNeedsNoKey(t *testing.T) {
 
 // TestHealthzPingsTheDatabase: with a ping, /healthz says whether the
 // database answers: 200 while it does, 503 with x-should-retry when it
-// fails (a real database, closed), and the failure is logged.
+// fails (a real database, closed), and the failure is logged. An outcome
+// answers for HealthInterval, then the database is pinged again.
 func TestHealthzPingsTheDatabase(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
-	e := newServerEnvOn(t, db, func(c *httpapi.Config) { c.Ping = db.Ping })
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	e := newServerEnvOn(t, db, func(c *httpapi.Config) {
+		c.Ping = db.Ping
+		c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	})
 	res := e.call(t, "GET", "/healthz", "", withHeader("X-Api-Key", ""))
 	if res.status != 200 || string(bytes.TrimSpace(res.body)) != `{"status":"ok","database":"ok"}` {
 		t.Fatalf("a database that answers: %d %s", res.status, res.body)
@@ -244,12 +251,43 @@ func TestHealthzPingsTheDatabase(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if res = e.call(t, "GET", "/healthz", "", withHeader("X-Api-Key", "")); res.status != 200 {
+		t.Fatalf("within HealthInterval of the last ping: %d %s, want its outcome, 200", res.status, res.body)
+	}
+	clock.Add(int64(httpapi.HealthInterval))
 	res = e.call(t, "GET", "/healthz", "", withHeader("X-Api-Key", ""))
 	if res.status != 503 || string(bytes.TrimSpace(res.body)) != `{"status":"unavailable","database":"unreachable"}` || res.header.Get("X-Should-Retry") != "true" {
 		t.Fatalf("a closed database: %d %s %v", res.status, res.body, res.header)
 	}
 	if !strings.Contains(e.logs.String(), "the database does not answer") {
 		t.Errorf("the failed check is not logged:\n%s", e.logs)
+	}
+}
+
+// TestHealthzPingsOnce: however many ask /healthz at once, without a key,
+// the database is pinged once, so that asking cannot take its
+// connections from the requests.
+func TestHealthzPingsOnce(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	var pings atomic.Int32
+	e := newServerEnvOn(t, db, func(c *httpapi.Config) {
+		c.Ping = func(ctx context.Context) error {
+			pings.Add(1)
+			time.Sleep(50 * time.Millisecond) // a slow database: the others wait for this ping
+			return db.Ping(ctx)
+		}
+	})
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if res := e.call(t, "GET", "/healthz", "", withHeader("X-Api-Key", "")); res.status != 200 {
+				t.Errorf("GET /healthz: %d %s", res.status, res.body)
+			}
+		})
+	}
+	wg.Wait()
+	if n := pings.Load(); n != 1 {
+		t.Errorf("50 health checks at once pinged the database %d times, want 1", n)
 	}
 }
 

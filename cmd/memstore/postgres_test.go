@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
 )
@@ -105,17 +106,25 @@ func TestServePostgres(t *testing.T) {
 
 	// Each replica's health follows the database's: while it takes no
 	// connections, /healthz is 503, so that a load balancer looks
-	// elsewhere, and 200 again once it does.
+	// elsewhere, and 200 again once it does, each within the interval
+	// for which a replica keeps the outcome of a ping.
 	health := func(want int) {
 		t.Helper()
 		for _, s := range []*testServer{one, two} {
-			res, err := http.Get(s.url + "/healthz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			if res.StatusCode != want {
-				t.Fatalf("GET /healthz: %s, want %d", res.Status, want)
+			deadline := time.Now().Add(httpapi.HealthInterval + httpapi.HealthTimeout + time.Second)
+			for {
+				res, err := http.Get(s.url + "/healthz")
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode == want {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("GET /healthz: %s, want %d", res.Status, want)
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 		}
 	}
