@@ -234,9 +234,12 @@ func TestSearchFindsSeededText(t *testing.T) {
 		if len(r.Ops) != 1 || r.Ops[0].Op != loadgen.OpSearch || len(r.Total.Errors) > 0 {
 			t.Fatalf("seeding %d: ops %+v, errors %v", memories, r.Ops, r.Total.Errors)
 		}
-		// Every query's first word is in some of the 40 memories, unless
-		// it is one of the rarest.
-		if searches == 0 || found < searches*3/4 {
+		// A query finds a memory when one memory holds all its words:
+		// about four queries in five do over 40 memories of prose (rare
+		// words miss). Half leaves room for the few dozen searches a
+		// slow, loaded machine makes in the time, and fails a search
+		// that finds nothing.
+		if searches == 0 || found < searches/2 {
 			t.Errorf("seeding %d: %d of %d searches found memories", memories, found, searches)
 		}
 	}
