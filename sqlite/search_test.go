@@ -241,22 +241,19 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 // before search existed: the migration indexes its memories.
 func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 	ctx := context.Background()
+	// A database at migration 0003, before search, with one memory.
+	all := *sqlite.LastMigration
+	*sqlite.LastMigration = 3
 	db, path := mustOpenToClose(t)
-	s := mustStore(t, db)
-	mustCreate(t, db, s.ID, "/zoo/lemur.md", "ring-tailed and curious")
+	*sqlite.LastMigration = all
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Back to the schema before migrations 0004 to 0007, with no index
-	// file.
 	raw := rawDB(t, path)
 	for _, q := range []string{
-		`DROP TRIGGER memories_search_insert`, `DROP TRIGGER memories_search_delete`,
-		`DROP TRIGGER memories_search_update`, `DROP TRIGGER versions_search_redact`,
-		`DROP TRIGGER memories_redacted_text_changed`, `DROP TRIGGER memories_redacted_text_deleted`,
-		`DROP TABLE search_seq`,
-		`DROP TABLE search_queue`, `DROP TABLE search_purge`,
-		`PRAGMA user_version = 3`,
+		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at) VALUES ('memstore_old', '` + ws + `', 'old', 1, 1)`,
+		`INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at)
+			VALUES ('mem_old', 'memstore_old', '/zoo/lemur.md', 'ring-tailed and curious', '', 23, 'memver_old', 1, 1)`,
 	} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -266,6 +263,7 @@ func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
 	if err := removeIndex(path); err != nil {
 		t.Fatal(err)
 	}
+	s := &memstore.Store{ID: "memstore_old"}
 	db = mustOpenAt(t, path, sqlite.Options{})
 	for _, q := range []string{"lemur", "curious", "tailed", "ring-tailed", "urio"} {
 		p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: q})
