@@ -62,16 +62,19 @@ func MaxMemoriesPerStore(n int) CoreOption {
 	return func(co *Core) { co.maxMemories = max(n, 0) }
 }
 
-// What a session caller is refused, as CanAdminister's messages name it.
+// What a caller is refused, as the Can methods' messages name it.
 const (
 	manageStores   = "manage memory stores"
+	listStores     = "list memory stores"
 	manageSessions = "manage sessions"
 	redactVersions = "redact versions"
+	manageUsers    = "manage users"
+	readUsers      = "list users"
 )
 
 // CreateStore implements StoreService.
 func (co *Core) CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*Store, error) {
-	if err := c.CanAdminister(manageStores); err != nil {
+	if err := c.CanManageStores(true); err != nil {
 		return nil, err
 	}
 	if err := validateStore(&sc.Name, &sc.Description, sc.Metadata); err != nil {
@@ -82,7 +85,7 @@ func (co *Core) CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*St
 
 // Store implements StoreService.
 func (co *Core) Store(ctx context.Context, c *Caller, id string) (*Store, error) {
-	if err := c.CanAdminister(manageStores); err != nil {
+	if err := c.CanManageStores(false); err != nil {
 		return nil, err
 	}
 	return co.b.Store(ctx, c.WorkspaceID, id)
@@ -90,7 +93,7 @@ func (co *Core) Store(ctx context.Context, c *Caller, id string) (*Store, error)
 
 // Stores implements StoreService.
 func (co *Core) Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Store], error) {
-	if err := c.CanAdminister(manageStores); err != nil {
+	if err := c.CanManageStores(false); err != nil {
 		return Page[Store]{}, err
 	}
 	if _, err := PageSize(f.Limit, false); err != nil {
@@ -104,7 +107,7 @@ func (co *Core) Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Stor
 // checked by StoreUpdate.Apply, which the backend runs on the store it
 // read.
 func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUpdate) (*Store, error) {
-	if err := c.CanAdminister(manageStores); err != nil {
+	if err := c.CanManageStores(true); err != nil {
 		return nil, err
 	}
 	if err := validateStore(u.Name, u.Description, nil); err != nil {
@@ -126,7 +129,7 @@ func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUp
 
 // ArchiveStore implements StoreService.
 func (co *Core) ArchiveStore(ctx context.Context, c *Caller, id string) (*Store, error) {
-	if err := c.CanAdminister(manageStores); err != nil {
+	if err := c.CanManageStores(true); err != nil {
 		return nil, err
 	}
 	return co.b.ArchiveStore(ctx, c.WorkspaceID, id)
@@ -134,7 +137,7 @@ func (co *Core) ArchiveStore(ctx context.Context, c *Caller, id string) (*Store,
 
 // DeleteStore implements StoreService.
 func (co *Core) DeleteStore(ctx context.Context, c *Caller, id string) error {
-	if err := c.CanAdminister(manageStores); err != nil {
+	if err := c.CanManageStores(true); err != nil {
 		return err
 	}
 	return co.b.DeleteStore(ctx, c.WorkspaceID, id)
@@ -304,6 +307,9 @@ func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[
 		return Page[Session]{}, errNoCaller()
 	}
 	if c.Session == nil {
+		if err := c.CanReadAdmin(manageSessions); err != nil {
+			return Page[Session]{}, err
+		}
 		if _, err := PageSize(f.Limit, false); err != nil {
 			return Page[Session]{}, err
 		}
@@ -338,7 +344,7 @@ func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID str
 
 // SessionTokens implements SessionService.
 func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, f SessionTokenFilter) (Page[SessionToken], error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanReadAdmin(manageSessions); err != nil {
 		return Page[SessionToken]{}, err
 	}
 	if _, err := PageSize(f.Limit, false); err != nil {
@@ -349,7 +355,7 @@ func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, 
 
 // SessionToken implements SessionService.
 func (co *Core) SessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanReadAdmin(manageSessions); err != nil {
 		return nil, err
 	}
 	return co.b.SessionToken(ctx, c.WorkspaceID, id)

@@ -46,6 +46,9 @@ type Caller struct {
 	// ExpiresAt is when the credential stops working by itself; nil when
 	// it does not expire. Nothing may keep a caller past it.
 	ExpiresAt *time.Time
+	// Role is a console user's role, which narrows what the caller may do
+	// (see Role); "" for every other credential.
+	Role Role
 }
 
 // KeyService keeps workspaces and API keys, and authenticates secrets.

@@ -60,6 +60,13 @@
 // or redacting again changes nothing, and its cursors. The suite in
 // package storetest holds it to all of it.
 //
+// Console users have a Role (admin, member or auditor), which narrows
+// what their caller may do: the same Can methods check it, from one
+// table (role.go). Users (user.go) manages users, their passwords
+// (argon2id) and their console sign-ins for callers that may, and turns
+// a signed-in user into the Caller the console calls the core as, over a
+// backend's UserStorage.
+//
 // KeyService, the credential layer (workspaces, API keys and
 // authentication), stays apart: operators and authentication use it,
 // before there is a caller. So do Dumper and Restorer, with which an

@@ -361,25 +361,28 @@ func errNoCaller() error {
 }
 
 // CanRead returns nil when the caller may read, list and search the
-// memories and versions of a store: always for an API key, and for a
-// session when the store is attached. Otherwise EPermission, whether or not
-// the store exists, so that a session learns nothing of other stores. A
-// nil caller may do nothing (EUnauthenticated).
+// memories and versions of a store: always for an API key or a user of
+// any role, and for a session when the store is attached. Otherwise
+// EPermission, whether or not the store exists, so that a session learns
+// nothing of other stores. A nil caller may do nothing (EUnauthenticated).
 func (c *Caller) CanRead(storeID string) error {
 	switch {
 	case c == nil:
 		return errNoCaller()
 	case c.Session == nil || c.Session.Attachment(storeID) != nil:
-		return nil
+		return c.Role.allows(readData, "read memories")
 	}
 	return Errorf(EPermission, "memory store %s is not attached to session %s; a session token reaches only its own stores", storeID, c.Session.ID)
 }
 
 // CanWrite is CanRead for changes to memories: EPermission also when the
-// store is attached read-only.
+// store is attached read-only, or for a user whose role only reads.
 func (c *Caller) CanWrite(storeID string) error {
-	if err := c.CanRead(storeID); err != nil || c.Session == nil {
+	if err := c.CanRead(storeID); err != nil {
 		return err
+	}
+	if c.Session == nil {
+		return c.Role.allows(writeData, "change memories")
 	}
 	if a := c.Session.Attachment(storeID); !a.Writable() {
 		return Errorf(EPermission, "memory store %s is attached to session %s read-only; it cannot be changed", storeID, c.Session.ID)
@@ -388,26 +391,57 @@ func (c *Caller) CanWrite(storeID string) error {
 }
 
 // CanReadSession returns nil when the caller may read a session: an API
-// key any of its workspace's, a session token its own alone (EPermission).
+// key any of its workspace's, a user whose role reads the workspace's
+// administration likewise, a session token its own alone (EPermission).
 func (c *Caller) CanReadSession(sessionID string) error {
 	switch {
 	case c == nil:
 		return errNoCaller()
-	case c.Session == nil || c.Session.ID == sessionID:
+	case c.Session == nil:
+		return c.Role.allows(readAdmin, "read sessions")
+	case c.Session.ID == sessionID:
 		return nil
 	}
 	return Errorf(EPermission, "a session token reaches only its own session (%s)", c.Session.ID)
 }
 
-// CanAdminister returns nil when the caller may manage stores, keys,
-// sessions and redactions: only an API key can (EPermission for a
-// session).
+// CanAdminister returns nil when the caller may manage keys, users,
+// sessions and redactions: an API key, or a user whose role administers
+// (EPermission for a session or any other role).
 func (c *Caller) CanAdminister(what string) error {
+	return c.canManage(what, administer)
+}
+
+// CanManageStores returns nil when the caller may list and read the
+// workspace's stores (write false) or create, change, archive and delete
+// them (write true): an API key, or a user whose role reads, or writes,
+// memories (EPermission for a session or any other role).
+func (c *Caller) CanManageStores(write bool) error {
+	act, what := readData, listStores
+	if write {
+		act, what = writeData, manageStores
+	}
+	if c != nil && c.Session != nil {
+		what = manageStores // a session may do neither
+	}
+	return c.canManage(what, act)
+}
+
+// CanReadAdmin returns nil when the caller may read what administrators
+// manage (sessions, their tokens, users): an API key, or a user whose
+// role reads it (EPermission for a session or any other role).
+func (c *Caller) CanReadAdmin(what string) error {
+	return c.canManage(what, readAdmin)
+}
+
+// canManage refuses a nil caller, a session (which manages nothing) and a
+// role that does not allow act.
+func (c *Caller) canManage(what string, act action) error {
 	switch {
 	case c == nil:
 		return errNoCaller()
-	case c.Session == nil:
-		return nil
+	case c.Session != nil:
+		return Errorf(EPermission, "a session token cannot %s; use an API key", what)
 	}
-	return Errorf(EPermission, "a session token cannot %s; use an API key", what)
+	return c.Role.allows(act, what)
 }

@@ -64,6 +64,10 @@ func TestKeyConformance(t *testing.T) {
 	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return mustOpen(t, postgres.Options{}) })
 }
 
+func TestUserConformance(t *testing.T) {
+	storetest.RunUsers(t, func(t *testing.T) storetest.UsersBackend { return mustOpen(t, postgres.Options{}) })
+}
+
 func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
 		db := mustOpen(t, postgres.Options{Now: now})

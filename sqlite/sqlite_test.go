@@ -910,3 +910,7 @@ func TestPutRefusesMalformedPath(t *testing.T) {
 		t.Errorf("versions after refused writes: %d, %v; want none", len(p.Items), err)
 	}
 }
+
+func TestUserConformance(t *testing.T) {
+	storetest.RunUsers(t, func(t *testing.T) storetest.UsersBackend { return MustOpen(t) })
+}

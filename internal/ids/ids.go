@@ -21,6 +21,7 @@ const (
 	APIKey       = "apikey_"
 	Session      = "sesn_"
 	SessionToken = "sesntok_"
+	User         = "user_"
 	Request      = "req_"
 )
 

@@ -32,6 +32,7 @@ const (
 	Versions = "v"
 	Sessions = "sn"
 	Tokens   = "st"
+	Users    = "u"
 )
 
 func (c Cursor) String() string {

@@ -1,0 +1,111 @@
+package memstore
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// The limits of a user's password. The upper bound keeps one hash's work
+// bounded whatever a client sends.
+const (
+	MinPasswordLength = 12  // characters
+	MaxPasswordBytes  = 512 // bytes
+)
+
+// The argon2id parameters of new password hashes (RFC 9106's second
+// recommended option, scaled to a small server: 19 MiB, 2 passes, one
+// lane). Each hash stores its own parameters, so these may be raised
+// later without locking anyone out.
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonSaltBytes = 16
+	argonKeyBytes  = 32
+	// argonMaxMemoryKiB bounds what a stored hash may ask for, so that a
+	// damaged or hostile hash cannot exhaust the server's memory.
+	argonMaxMemoryKiB = 256 * 1024
+	argonMaxTime      = 16
+)
+
+// maxHashing is how many password hashes may be computed at once: each
+// holds argonMemoryKiB, and a burst of sign-ins must not hold more.
+const maxHashing = 2
+
+// hashing is the semaphore of maxHashing.
+var hashing = make(chan struct{}, maxHashing)
+
+// ValidatePassword checks a new password: MinPasswordLength characters at
+// least, MaxPasswordBytes at most, valid UTF-8 (EInvalid). It never
+// repeats the password.
+func ValidatePassword(pw string) error {
+	switch n := utf8.RuneCountInString(pw); {
+	case !utf8.ValidString(pw):
+		return Errorf(EInvalid, "the password is not valid UTF-8")
+	case n < MinPasswordLength:
+		return Errorf(EInvalid, "the password is %d characters; it must have at least %d", n, MinPasswordLength)
+	case len(pw) > MaxPasswordBytes:
+		return Errorf(EInvalid, "the password is %d bytes; the limit is %d", len(pw), MaxPasswordBytes)
+	}
+	return nil
+}
+
+// HashPassword returns pw's argon2id hash with a fresh random salt, in
+// the PHC string format ("$argon2id$v=19$m=...,t=...,p=...$salt$key"),
+// which keeps the parameters with the hash.
+func HashPassword(pw string) string {
+	salt := make([]byte, argonSaltBytes)
+	rand.Read(salt) // never fails (crypto/rand)
+	key := argonKey(pw, salt, argonTime, argonMemoryKiB, argonThreads, argonKeyBytes)
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads, enc.EncodeToString(salt), enc.EncodeToString(key))
+}
+
+// CheckPassword reports whether pw matches hash, a HashPassword result,
+// comparing in constant time. A malformed hash, or one whose parameters
+// exceed the bounds, matches nothing.
+func CheckPassword(hash, pw string) bool {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" || len(pw) > MaxPasswordBytes {
+		return false
+	}
+	var v int
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
+		return false
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil ||
+		m == 0 || m > argonMaxMemoryKiB || t == 0 || t > argonMaxTime || p == 0 {
+		return false
+	}
+	enc := base64.RawStdEncoding
+	salt, err1 := enc.DecodeString(parts[4])
+	want, err2 := enc.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 || len(want) > 64 {
+		return false
+	}
+	got := argonKey(pw, salt, t, m, p, len(want))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// dummyPasswordHash is checked against when there is no user, so that a
+// sign-in takes as long whether or not the name exists.
+// It is made on first use: every process that imports this package need
+// not pay for it.
+var dummyPasswordHash = sync.OnceValue(func() string { return HashPassword("no user has this password, ever") })
+
+// argonKey computes one argon2id key of n bytes, at most maxHashing at
+// once.
+func argonKey(pw string, salt []byte, t, m uint32, p uint8, n int) []byte {
+	hashing <- struct{}{}
+	defer func() { <-hashing }()
+	return argon2.IDKey([]byte(pw), salt, t, m, p, uint32(n))
+}

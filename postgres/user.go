@@ -1,0 +1,163 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+var _ memstore.UserStorage = (*DB)(nil)
+
+const userColumns = "id, workspace_id, name, role, password_hash, created_at, updated_at"
+
+func scanUser(r row) (*memstore.User, error) {
+	var u memstore.User
+	var created, updated int64
+	if err := r.Scan(&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &created, &updated); err != nil {
+		return nil, err
+	}
+	u.CreatedAt, u.UpdatedAt = keyset.Time(created), keyset.Time(updated)
+	return &u, nil
+}
+
+func noUser(idOrName string) *memstore.Error {
+	return memstore.Errorf(memstore.ENotFound, "no user %q in this workspace", idOrName)
+}
+
+// CreateUser implements memstore.UserStorage: one statement, which the
+// name's unique constraint decides.
+func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
+	u.ID, u.WorkspaceID = db.ids.New(ids.User, u.CreatedAt), workspaceID
+	u.CreatedAt, u.UpdatedAt = keyset.Time(keyset.Nanos(u.CreatedAt)), keyset.Time(keyset.Nanos(u.UpdatedAt))
+	tag, err := db.pool.Exec(ctx, `INSERT INTO users (`+userColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $2)`,
+		u.ID, u.WorkspaceID, u.Name, string(u.Role), u.PasswordHash, keyset.Nanos(u.CreatedAt), keyset.Nanos(u.UpdatedAt))
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == sqlUniqueViolation && pe.ConstraintName == "users_name_key":
+		err = memstore.Errorf(memstore.EConflict, "a user named %q already exists in this workspace", u.Name)
+	case err == nil && tag.RowsAffected() == 0:
+		err = memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+	}
+	if err != nil {
+		return nil, wrap(err, "create user %s", u.Name)
+	}
+	return &u, nil
+}
+
+// User implements memstore.UserStorage: by ID first, then by name.
+func (db *DB) User(ctx context.Context, workspaceID, idOrName string) (*memstore.User, error) {
+	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE workspace_id = $1 AND (id = $2 OR name = $2) ORDER BY id = $2 DESC LIMIT 1`,
+		workspaceID, idOrName))
+	if err != nil {
+		return nil, wrap(notFound(err, noUser(idOrName)), "get user %s", idOrName)
+	}
+	return u, nil
+}
+
+// Users implements memstore.UserStorage with keyset pagination on name,
+// served by users_name_key.
+func (db *DB) Users(ctx context.Context, workspaceID string, f memstore.UserFilter) (memstore.Page[memstore.User], error) {
+	var page memstore.Page[memstore.User]
+	cur, err := keyset.Parse(f.Page, keyset.Users)
+	if err != nil {
+		return page, err
+	}
+	after := ""
+	if cur != nil {
+		after = cur.Key
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE workspace_id = $1 AND name > $2 ORDER BY name LIMIT $3`,
+		workspaceID, after, f.Limit+1)
+	if err != nil {
+		return page, wrap(err, "list users")
+	}
+	if page.Items, err = collect(rows, scanUser); err != nil {
+		return memstore.Page[memstore.User]{}, wrap(err, "list users")
+	}
+	if len(page.Items) > f.Limit {
+		page.Items = page.Items[:f.Limit]
+		page.Next = keyset.Cursor{Kind: keyset.Users, Key: page.Items[f.Limit-1].Name}.String()
+	}
+	return page, nil
+}
+
+// SetUserPassword implements memstore.UserStorage.
+func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string, at time.Time) (*memstore.User, error) {
+	var u *memstore.User
+	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING `+userColumns,
+			hash, keyset.Nanos(at), workspaceID, id))
+		if err != nil {
+			return notFound(err, noUser(id))
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM user_sign_ins WHERE user_id = $1`, id)
+		return err
+	})
+	return u, wrap(err, "set the password of user %s", id)
+}
+
+// DeleteUser implements memstore.UserStorage; its sign-ins go with it
+// (ON DELETE CASCADE).
+func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM users WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = noUser(id)
+	}
+	return wrap(err, "delete user %s", id)
+}
+
+// CreateSignIn implements memstore.UserStorage.
+func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO user_sign_ins (secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.SecretHash, s.UserID, s.WorkspaceID, s.Link,
+		keyset.Nanos(s.CreatedAt), keyset.Nanos(s.LastSeenAt), keyset.Nanos(s.ExpiresAt))
+	return wrap(err, "sign in")
+}
+
+// SignIn implements memstore.UserStorage: one lookup by the primary key.
+func (db *DB) SignIn(ctx context.Context, secretHash string) (*memstore.SignIn, *memstore.User, error) {
+	var s memstore.SignIn
+	var u memstore.User
+	var created, seen, expires, uCreated, uUpdated int64
+	err := db.pool.QueryRow(ctx, `SELECT s.secret_sha256, s.user_id, s.workspace_id, s.link, s.created_at, s.last_seen_at, s.expires_at,
+			u.id, u.workspace_id, u.name, u.role, u.password_hash, u.created_at, u.updated_at
+		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = $1`, secretHash).
+		Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires,
+			&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &uCreated, &uUpdated)
+	if err != nil {
+		return nil, nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no such sign-in")), "authenticate")
+	}
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = keyset.Time(created), keyset.Time(seen), keyset.Time(expires)
+	u.CreatedAt, u.UpdatedAt = keyset.Time(uCreated), keyset.Time(uUpdated)
+	return &s, &u, nil
+}
+
+// TouchSignIn implements memstore.UserStorage.
+func (db *DB) TouchSignIn(ctx context.Context, secretHash string, at time.Time) error {
+	_, err := db.pool.Exec(ctx, `UPDATE user_sign_ins SET last_seen_at = $1 WHERE secret_sha256 = $2`, keyset.Nanos(at), secretHash)
+	return wrap(err, "authenticate")
+}
+
+// DeleteSignIn implements memstore.UserStorage.
+func (db *DB) DeleteSignIn(ctx context.Context, secretHash string) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM user_sign_ins WHERE secret_sha256 = $1`, secretHash)
+	if err != nil {
+		return false, wrap(err, "sign out")
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// DeleteExpiredSignIns implements memstore.UserStorage.
+func (db *DB) DeleteExpiredSignIns(ctx context.Context, now time.Time) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM user_sign_ins WHERE expires_at <= $1`, keyset.Nanos(now))
+	return wrap(err, "remove expired sign-ins")
+}

@@ -1,0 +1,199 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+var _ memstore.UserStorage = (*DB)(nil)
+
+const userColumns = "id, workspace_id, name, role, password_hash, created_at, updated_at"
+
+func scanUser(row interface{ Scan(...any) error }) (*memstore.User, error) {
+	var u memstore.User
+	var created, updated int64
+	if err := row.Scan(&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &created, &updated); err != nil {
+		return nil, err
+	}
+	u.CreatedAt, u.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &u, nil
+}
+
+func noUser(idOrName string) error {
+	return memstore.Errorf(memstore.ENotFound, "no user %q in this workspace", idOrName)
+}
+
+// CreateUser implements memstore.UserStorage.
+func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
+	u.ID, u.WorkspaceID = db.ids.New(ids.User, u.CreatedAt), workspaceID
+	u.CreatedAt, u.UpdatedAt = fromNanos(nanos(u.CreatedAt)), fromNanos(nanos(u.UpdatedAt))
+	err := db.write(ctx, func(tx *txn) error {
+		var ws, taken int
+		if err := tx.queryRow(ctx, "SELECT (SELECT count(*) FROM workspaces WHERE id = ?1), (SELECT count(*) FROM users WHERE workspace_id = ?1 AND name = ?2)",
+			workspaceID, u.Name).Scan(&ws, &taken); err != nil {
+			return err
+		}
+		switch {
+		case ws == 0:
+			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+		case taken > 0:
+			return memstore.Errorf(memstore.EConflict, "a user named %q already exists in this workspace", u.Name)
+		}
+		_, err := tx.exec(ctx, "INSERT INTO users ("+userColumns+") VALUES (?, ?, ?, ?, ?, ?, ?)",
+			u.ID, u.WorkspaceID, u.Name, string(u.Role), u.PasswordHash, nanos(u.CreatedAt), nanos(u.UpdatedAt))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err, "create user %s", u.Name)
+	}
+	return &u, nil
+}
+
+// User implements memstore.UserStorage: by ID first, then by name.
+func (db *DB) User(ctx context.Context, workspaceID, idOrName string) (*memstore.User, error) {
+	u, err := scanUser(db.rs.queryRow(ctx, "SELECT "+userColumns+" FROM users WHERE workspace_id = ?1 AND (id = ?2 OR name = ?2) ORDER BY id = ?2 DESC LIMIT 1",
+		workspaceID, idOrName))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, noUser(idOrName)
+	}
+	return u, wrap(translate(err), "get user %s", idOrName)
+}
+
+// Users implements memstore.UserStorage with keyset pagination on name,
+// served by the UNIQUE (workspace_id, name) index.
+func (db *DB) Users(ctx context.Context, workspaceID string, f memstore.UserFilter) (memstore.Page[memstore.User], error) {
+	var page memstore.Page[memstore.User]
+	cur, err := parseCursor(f.Page, keyset.Users)
+	if err != nil {
+		return page, err
+	}
+	after := ""
+	if cur != nil {
+		after = cur.Key
+	}
+	rows, err := db.r.QueryContext(ctx, "SELECT "+userColumns+" FROM users WHERE workspace_id = ? AND name > ? ORDER BY name LIMIT ?",
+		workspaceID, after, f.Limit+1)
+	if err != nil {
+		return page, wrap(translate(err), "list users")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return memstore.Page[memstore.User]{}, wrap(err, "list users")
+		}
+		page.Items = append(page.Items, *u)
+	}
+	if err := rows.Err(); err != nil {
+		return memstore.Page[memstore.User]{}, wrap(translate(err), "list users")
+	}
+	if len(page.Items) > f.Limit {
+		page.Items = page.Items[:f.Limit]
+		page.Next = cursor{Kind: keyset.Users, Key: page.Items[f.Limit-1].Name}.String()
+	}
+	return page, nil
+}
+
+// SetUserPassword implements memstore.UserStorage.
+func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string, at time.Time) (*memstore.User, error) {
+	var u *memstore.User
+	err := db.write(ctx, func(tx *txn) error {
+		res, err := tx.exec(ctx, "UPDATE users SET password_hash = ?, updated_at = ? WHERE workspace_id = ? AND id = ?", hash, nanos(at), workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return noUser(id)
+		}
+		if _, err := tx.exec(ctx, "DELETE FROM user_sign_ins WHERE user_id = ?", id); err != nil {
+			return err
+		}
+		u, err = scanUser(tx.queryRow(ctx, "SELECT "+userColumns+" FROM users WHERE id = ?", id))
+		return err
+	})
+	return u, wrap(err, "set the password of user %s", id)
+}
+
+// DeleteUser implements memstore.UserStorage; its sign-ins go with it
+// (ON DELETE CASCADE).
+func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
+	err := db.write(ctx, func(tx *txn) error {
+		res, err := tx.exec(ctx, "DELETE FROM users WHERE workspace_id = ? AND id = ?", workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return noUser(id)
+		}
+		return nil
+	})
+	return wrap(err, "delete user %s", id)
+}
+
+// CreateSignIn implements memstore.UserStorage.
+func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
+	err := db.write(ctx, func(tx *txn) error {
+		_, err := tx.exec(ctx, `INSERT INTO user_sign_ins (secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, s.SecretHash, s.UserID, s.WorkspaceID, s.Link, nanos(s.CreatedAt), nanos(s.LastSeenAt), nanos(s.ExpiresAt))
+		return err
+	})
+	return wrap(err, "sign in")
+}
+
+// SignIn implements memstore.UserStorage: one lookup by the primary key.
+func (db *DB) SignIn(ctx context.Context, secretHash string) (*memstore.SignIn, *memstore.User, error) {
+	var s memstore.SignIn
+	var u memstore.User
+	var created, seen, expires, uCreated, uUpdated int64
+	err := db.rs.queryRow(ctx, `SELECT s.secret_sha256, s.user_id, s.workspace_id, s.link, s.created_at, s.last_seen_at, s.expires_at,
+			u.id, u.workspace_id, u.name, u.role, u.password_hash, u.created_at, u.updated_at
+		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = ?`, secretHash).
+		Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires,
+			&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &uCreated, &uUpdated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, memstore.Errorf(memstore.ENotFound, "no such sign-in")
+	}
+	if err != nil {
+		return nil, nil, wrap(translate(err), "authenticate")
+	}
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = fromNanos(created), fromNanos(seen), fromNanos(expires)
+	u.CreatedAt, u.UpdatedAt = fromNanos(uCreated), fromNanos(uUpdated)
+	return &s, &u, nil
+}
+
+// TouchSignIn implements memstore.UserStorage.
+func (db *DB) TouchSignIn(ctx context.Context, secretHash string, at time.Time) error {
+	err := db.write(ctx, func(tx *txn) error {
+		_, err := tx.exec(ctx, "UPDATE user_sign_ins SET last_seen_at = ? WHERE secret_sha256 = ?", nanos(at), secretHash)
+		return err
+	})
+	return wrap(err, "authenticate")
+}
+
+// DeleteSignIn implements memstore.UserStorage.
+func (db *DB) DeleteSignIn(ctx context.Context, secretHash string) (bool, error) {
+	var n int64
+	err := db.write(ctx, func(tx *txn) error {
+		res, err := tx.exec(ctx, "DELETE FROM user_sign_ins WHERE secret_sha256 = ?", secretHash)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n > 0, wrap(err, "sign out")
+}
+
+// DeleteExpiredSignIns implements memstore.UserStorage.
+func (db *DB) DeleteExpiredSignIns(ctx context.Context, now time.Time) error {
+	err := db.write(ctx, func(tx *txn) error {
+		_, err := tx.exec(ctx, "DELETE FROM user_sign_ins WHERE expires_at <= ?", nanos(now))
+		return err
+	})
+	return wrap(err, "remove expired sign-ins")
+}

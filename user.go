@@ -1,0 +1,415 @@
+package memstore
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A User is a person who signs in to the console. Users belong to one
+// workspace, where their name is unique; their role decides what they may
+// do there (see Role), and their changes are recorded as
+// Actor{ActorUser, ID}.
+type User struct {
+	ID          string // user_...
+	WorkspaceID string
+	Name        string
+	Role        Role
+	// PasswordHash is the password's HashPassword, "" while the user has
+	// none (one who signs in with a link). Users never returns it.
+	PasswordHash string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// UserCreate is a new user. Password may be "", for a user who will sign
+// in with a link (Users.CreateSignInLink) and set one later.
+type UserCreate struct {
+	Name     string
+	Role     Role
+	Password string
+}
+
+// UserFilter selects users for a list, by name.
+type UserFilter struct {
+	Limit int    // page size, 1-100
+	Page  string // cursor from a previous page's Next
+}
+
+// A SignIn is a user's console session, or a one-time sign-in link. Only
+// the hash of its secret is kept.
+type SignIn struct {
+	SecretHash  string // HashSecret of the secret
+	UserID      string
+	WorkspaceID string
+	Link        bool // a sign-in link, good for one sign-in, not a session
+	CreatedAt   time.Time
+	LastSeenAt  time.Time // the last request, to within signInTouchEvery
+	ExpiresAt   time.Time // when it stops working, however active
+}
+
+// UserStorage keeps users and their sign-ins. Like the other storage
+// interfaces it trusts its caller: only Users calls it.
+type UserStorage interface {
+	// Workspace returns a workspace by ID or name (ENotFound).
+	Workspace(ctx context.Context, idOrName string) (*Workspace, error)
+	// CreateUser stores u, giving it an ID (ENotFound for an unknown
+	// workspace, EConflict when the name is taken there).
+	CreateUser(ctx context.Context, workspaceID string, u User) (*User, error)
+	// User returns a user of the workspace by ID or name (ENotFound).
+	User(ctx context.Context, workspaceID, idOrName string) (*User, error)
+	// Users lists a workspace's users by name, f.Limit (already sized) at
+	// a time; Next is the cursor of the following page.
+	Users(ctx context.Context, workspaceID string, f UserFilter) (Page[User], error)
+	// SetUserPassword sets a user's password hash and UpdatedAt, and
+	// removes all the user's sign-ins, in one transaction (ENotFound).
+	SetUserPassword(ctx context.Context, workspaceID, id, hash string, at time.Time) (*User, error)
+	// DeleteUser removes a user with its sign-ins (ENotFound).
+	DeleteUser(ctx context.Context, workspaceID, id string) error
+	// CreateSignIn stores s.
+	CreateSignIn(ctx context.Context, s SignIn) error
+	// SignIn returns the sign-in with a secret's hash and its user
+	// (ENotFound).
+	SignIn(ctx context.Context, secretHash string) (*SignIn, *User, error)
+	// TouchSignIn sets a sign-in's LastSeenAt.
+	TouchSignIn(ctx context.Context, secretHash string, at time.Time) error
+	// DeleteSignIn removes a sign-in, reporting whether there was one.
+	DeleteSignIn(ctx context.Context, secretHash string) (bool, error)
+	// DeleteExpiredSignIns removes every sign-in that expires at or
+	// before now.
+	DeleteExpiredSignIns(ctx context.Context, now time.Time) error
+}
+
+// The limits of users and their sign-ins.
+const (
+	MaxUserName = 64 // characters
+	// DefaultSignInIdle is how long a console session lasts without a
+	// request; DefaultSignInLifetime how long it lasts at most.
+	DefaultSignInIdle     = 30 * time.Minute
+	DefaultSignInLifetime = 12 * time.Hour
+	// SignInLinkTTL is how long a sign-in link works, once.
+	SignInLinkTTL = 15 * time.Minute
+	// signInTouchEvery is how stale a session's LastSeenAt may get, so
+	// that not every request of the console writes.
+	signInTouchEvery = time.Minute
+)
+
+// The prefixes of the console's secrets, so that people and secret
+// scanners recognise them, and neither stands for the other.
+const (
+	SignInSecretPrefix = "memstore-console-"
+	SignInLinkPrefix   = "memstore-link-"
+)
+
+// ErrSignIn is the one answer to a failed sign-in, whatever failed, so
+// that it tells nobody which user names exist.
+func ErrSignIn() *Error {
+	return Errorf(EUnauthenticated, "wrong workspace, user name or password")
+}
+
+// ValidateUserName checks a user name: 1-64 characters, letters, digits
+// and . _ - @ only, not looking like a user ID (EInvalid).
+func ValidateUserName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case n == 0 || n > MaxUserName:
+		return Errorf(EInvalid, "user name must be 1-%d characters", MaxUserName)
+	case strings.HasPrefix(name, "user_"):
+		return Errorf(EInvalid, "user name %q must not look like a user ID", name)
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(".-_@", r) {
+			return Errorf(EInvalid, "user name %q may hold only letters, digits, '.', '-', '_' and '@'", name)
+		}
+	}
+	return nil
+}
+
+// Users is the core of console users: it manages users for callers,
+// checking what each may do (Caller.CanAdminister, CanReadAdmin) before
+// the storage is called, and signs users in, turning a user into the
+// Caller (Actor{ActorUser, user_...}, with the user's Role) that the
+// console calls every other service as. It is safe for concurrent use
+// when its storage is.
+type Users struct {
+	s        UserStorage
+	now      func() time.Time
+	idle     time.Duration
+	lifetime time.Duration
+}
+
+// A UsersOption configures Users.
+type UsersOption func(*Users)
+
+// SignInExpiry sets how long a console session lasts without a request
+// (idle) and at most (lifetime); 0 keeps the default.
+func SignInExpiry(idle, lifetime time.Duration) UsersOption {
+	return func(us *Users) {
+		if idle > 0 {
+			us.idle = idle
+		}
+		if lifetime > 0 {
+			us.lifetime = lifetime
+		}
+	}
+}
+
+// UsersClock sets the clock of Users, for tests.
+func UsersClock(now func() time.Time) UsersOption {
+	return func(us *Users) { us.now = now }
+}
+
+// NewUsers returns the users kept in s.
+func NewUsers(s UserStorage, opts ...UsersOption) *Users {
+	us := &Users{s: s, now: time.Now, idle: DefaultSignInIdle, lifetime: DefaultSignInLifetime}
+	for _, o := range opts {
+		o(us)
+	}
+	return us
+}
+
+// withoutHash is u as Users returns it: without its password's hash.
+func withoutHash(u *User) *User {
+	if u != nil {
+		u.PasswordHash = ""
+	}
+	return u
+}
+
+// CreateUser makes a user in the caller's workspace (EPermission unless
+// the caller administers; EInvalid for a bad name, role or password;
+// EConflict for a taken name).
+func (us *Users) CreateUser(ctx context.Context, c *Caller, uc UserCreate) (*User, error) {
+	if err := c.CanAdminister(manageUsers); err != nil {
+		return nil, err
+	}
+	if err := ValidateUserName(uc.Name); err != nil {
+		return nil, err
+	}
+	if err := ValidateRole(uc.Role); err != nil {
+		return nil, err
+	}
+	u := User{Name: uc.Name, Role: uc.Role}
+	if uc.Password != "" {
+		if err := ValidatePassword(uc.Password); err != nil {
+			return nil, err
+		}
+		u.PasswordHash = HashPassword(uc.Password)
+	}
+	now := us.now()
+	u.CreatedAt, u.UpdatedAt = now, now
+	nu, err := us.s.CreateUser(ctx, c.WorkspaceID, u)
+	return withoutHash(nu), err
+}
+
+// User returns a user of the caller's workspace by ID or name (ENotFound;
+// EPermission unless the caller may read users).
+func (us *Users) User(ctx context.Context, c *Caller, idOrName string) (*User, error) {
+	if err := c.CanReadAdmin(readUsers); err != nil {
+		return nil, err
+	}
+	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
+	return withoutHash(u), err
+}
+
+// Users lists the users of the caller's workspace by name.
+func (us *Users) Users(ctx context.Context, c *Caller, f UserFilter) (Page[User], error) {
+	if err := c.CanReadAdmin(readUsers); err != nil {
+		return Page[User]{}, err
+	}
+	n, err := PageSize(f.Limit, false)
+	if err != nil {
+		return Page[User]{}, err
+	}
+	f.Limit = n
+	p, err := us.s.Users(ctx, c.WorkspaceID, f)
+	for i := range p.Items {
+		p.Items[i].PasswordHash = ""
+	}
+	return p, err
+}
+
+// DeleteUser removes a user by ID or name, ending its sign-ins; the
+// versions it made still name it.
+func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) error {
+	if err := c.CanAdminister(manageUsers); err != nil {
+		return err
+	}
+	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
+	if err != nil {
+		return err
+	}
+	return us.s.DeleteUser(ctx, c.WorkspaceID, u.ID)
+}
+
+// SetPassword sets a user's password, ending all the user's sign-ins: a
+// user may set their own, an administrator anyone's (EPermission
+// otherwise; EInvalid for a bad password).
+func (us *Users) SetPassword(ctx context.Context, c *Caller, idOrName, password string) (*User, error) {
+	if c == nil {
+		return nil, errNoCaller()
+	}
+	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
+	if err != nil && ErrorCode(err) != ENotFound {
+		return nil, err
+	}
+	self := u != nil && c.Session == nil && c.Actor == Actor{Type: ActorUser, ID: u.ID}
+	if !self {
+		if err := c.CanAdminister(manageUsers); err != nil {
+			return nil, err
+		}
+	}
+	if u == nil {
+		return nil, err
+	}
+	if err := ValidatePassword(password); err != nil {
+		return nil, err
+	}
+	nu, err := us.s.SetUserPassword(ctx, c.WorkspaceID, u.ID, HashPassword(password), us.now())
+	return withoutHash(nu), err
+}
+
+// CreateSignInLink returns the secret of a link that signs a user in
+// once, within SignInLinkTTL, and when it stops working.
+func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName string) (string, time.Time, error) {
+	if err := c.CanAdminister(manageUsers); err != nil {
+		return "", time.Time{}, err
+	}
+	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	now := us.now()
+	secret := NewSecret(SignInLinkPrefix)
+	s := SignIn{SecretHash: HashSecret(secret), UserID: u.ID, WorkspaceID: u.WorkspaceID, Link: true,
+		CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SignInLinkTTL)}
+	if err := us.s.CreateSignIn(ctx, s); err != nil {
+		return "", time.Time{}, err
+	}
+	return secret, s.ExpiresAt, nil
+}
+
+// SignIn checks a user's password and starts a console session: it
+// returns the session's secret and the user's caller. Every failure is
+// ErrSignIn, and takes as long whether or not the user exists.
+func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (string, *Caller, error) {
+	var u *User
+	if w, err := us.s.Workspace(ctx, workspace); err == nil {
+		u, err = us.s.User(ctx, w.ID, name)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return "", nil, err
+		}
+	} else if ErrorCode(err) != ENotFound {
+		return "", nil, err
+	}
+	hash := dummyPasswordHash()
+	if u != nil && u.PasswordHash != "" {
+		hash = u.PasswordHash
+	}
+	if !CheckPassword(hash, password) || u == nil || u.PasswordHash == "" {
+		return "", nil, ErrSignIn()
+	}
+	return us.start(ctx, u)
+}
+
+// RedeemLink signs a user in with a sign-in link's secret, which then
+// stops working: it returns a new session's secret and the caller.
+func (us *Users) RedeemLink(ctx context.Context, secret string) (string, *Caller, error) {
+	bad := Errorf(EUnauthenticated, "this sign-in link is not valid: it has been used, has expired or was never made; ask an administrator for a new one")
+	if !strings.HasPrefix(secret, SignInLinkPrefix) {
+		return "", nil, bad
+	}
+	h := HashSecret(secret)
+	s, u, err := us.s.SignIn(ctx, h)
+	switch {
+	case ErrorCode(err) == ENotFound:
+		return "", nil, bad
+	case err != nil:
+		return "", nil, err
+	case !s.Link:
+		return "", nil, bad
+	}
+	// Deleting first makes the link good for one sign-in, however many
+	// try it at once.
+	if taken, err := us.s.DeleteSignIn(ctx, h); err != nil || !taken {
+		if err != nil {
+			return "", nil, err
+		}
+		return "", nil, bad
+	}
+	if !us.now().Before(s.ExpiresAt) {
+		return "", nil, bad
+	}
+	return us.start(ctx, u)
+}
+
+// start makes a console session for u, first clearing out expired ones.
+func (us *Users) start(ctx context.Context, u *User) (string, *Caller, error) {
+	now := us.now()
+	if err := us.s.DeleteExpiredSignIns(ctx, now); err != nil {
+		return "", nil, err
+	}
+	secret := NewSecret(SignInSecretPrefix)
+	s := SignIn{SecretHash: HashSecret(secret), UserID: u.ID, WorkspaceID: u.WorkspaceID,
+		CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(us.lifetime)}
+	if err := us.s.CreateSignIn(ctx, s); err != nil {
+		return "", nil, err
+	}
+	return secret, userCaller(u, s.ExpiresAt), nil
+}
+
+// userCaller is the caller a signed-in user acts as.
+func userCaller(u *User, expires time.Time) *Caller {
+	return &Caller{WorkspaceID: u.WorkspaceID, Actor: Actor{Type: ActorUser, ID: u.ID}, Role: u.Role, ExpiresAt: &expires}
+}
+
+// Authenticate returns the caller and user of a console session's
+// secret: EUnauthenticated, saying why, for an unknown, idle or expired
+// session (an expired one is removed).
+func (us *Users) Authenticate(ctx context.Context, secret string) (*Caller, *User, error) {
+	if !strings.HasPrefix(secret, SignInSecretPrefix) {
+		return nil, nil, Errorf(EUnauthenticated, "you are not signed in")
+	}
+	h := HashSecret(secret)
+	s, u, err := us.s.SignIn(ctx, h)
+	switch {
+	case ErrorCode(err) == ENotFound || err == nil && s.Link:
+		return nil, nil, Errorf(EUnauthenticated, "your session has ended; sign in again")
+	case err != nil:
+		return nil, nil, err
+	}
+	now := us.now()
+	var ended string
+	switch {
+	case !now.Before(s.ExpiresAt):
+		ended = "your session has expired; sign in again"
+	case now.Sub(s.LastSeenAt) >= us.idle:
+		ended = "your session ended after " + us.idle.String() + " without activity; sign in again"
+	}
+	if ended != "" {
+		if _, err := us.s.DeleteSignIn(ctx, h); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, Errorf(EUnauthenticated, "%s", ended)
+	}
+	// Noted at most every signInTouchEvery, and often enough for a short
+	// idle time to measure activity.
+	if now.Sub(s.LastSeenAt) >= min(signInTouchEvery, us.idle/4) {
+		if err := us.s.TouchSignIn(ctx, h, now); err != nil {
+			return nil, nil, err
+		}
+	}
+	return userCaller(u, s.ExpiresAt), withoutHash(u), nil
+}
+
+// SignOut ends the console session of a secret; ending one that has
+// already ended changes nothing.
+func (us *Users) SignOut(ctx context.Context, secret string) error {
+	if !strings.HasPrefix(secret, SignInSecretPrefix) {
+		return nil
+	}
+	_, err := us.s.DeleteSignIn(ctx, HashSecret(secret))
+	return err
+}
