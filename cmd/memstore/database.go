@@ -24,6 +24,7 @@ import (
 type database interface {
 	memstore.Backend
 	memstore.KeyService
+	memstore.UserStorage
 	// Dumper and Restorer copy a whole database (memstore migrate).
 	memstore.Dumper
 	memstore.Restorer
