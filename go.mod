@@ -11,6 +11,7 @@ require (
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rogpeppe/go-internal v1.14.1
+	github.com/yuin/goldmark v1.8.7
 	golang.org/x/crypto v0.40.0
 	golang.org/x/term v0.34.0
 	golang.org/x/text v0.43.0

@@ -59,6 +59,7 @@ func TestImportRules(t *testing.T) {
 		"/dirsync":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/memorytool"},
 		"/memdir":     {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/dirsync"},
 		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
+		"/console":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest"},
 		"/postgres":   {"/httpapi", "/mcpserver", "/sqlite", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/internal/pgtest"},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/console"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/private"
@@ -89,6 +90,10 @@ type serveConfig struct {
 	mcpMax         count
 	mcpPerSession  count
 	origins        originList
+	console        boolValue // serve the web console
+	consoleAddr    hostPort  // on its own address, "" for the API's
+	consoleIdle    duration  // a console session's idle and absolute expiry
+	consoleLife    duration
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -106,6 +111,10 @@ var serveEnv = map[string]string{
 	"mcp-max-sessions":       "MEMSTORE_MCP_MAX_SESSIONS",
 	"mcp-max-per-session":    "MEMSTORE_MCP_MAX_PER_SESSION",
 	"allowed-origins":        "MEMSTORE_ALLOWED_ORIGINS",
+	"console":                "MEMSTORE_CONSOLE",
+	"console-addr":           "MEMSTORE_CONSOLE_ADDR",
+	"console-idle-timeout":   "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
+	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
 }
 
 // parseServeConfig reads serve's configuration from its defaults, the
@@ -120,6 +129,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		mcpIdle:        duration(mcpserver.DefaultIdleTimeout),
 		mcpMax:         mcpserver.DefaultMaxSessions,
 		mcpPerSession:  mcpserver.DefaultMaxSessionsPerSession,
+		console:        true,
+		consoleIdle:    duration(memstore.DefaultSignInIdle),
+		consoleLife:    duration(memstore.DefaultSignInLifetime),
 	}
 	fs := newFlags(e, "serve", serveHelp)
 	c.backend = &backendFlags{cmd: "serve", kinds: withDB, admin: true, opts: dbOptions{create: true}}
@@ -136,6 +148,10 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.mcpMax, "mcp-max-sessions", fmt.Sprintf("cap on the MCP sessions open at once, `N`, at most half of --max-connections; 0 for the default of %d (MEMSTORE_MCP_MAX_SESSIONS)", mcpserver.DefaultMaxSessions))
 	fs.Var(&c.mcpPerSession, "mcp-max-per-session", "cap on the MCP sessions open at once for one memstore session, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_SESSION)")
 	fs.Var(&c.origins, "allowed-origins", "comma-separated `ORIGINS`, such as https://app.example.com, of web pages allowed to use /mcp besides the server's own (MEMSTORE_ALLOWED_ORIGINS)")
+	fs.Var(&c.console, "console", "serve the web console at /console/ (MEMSTORE_CONSOLE; default true)")
+	fs.Var(&c.consoleAddr, "console-addr", "serve the web console on `HOST:PORT` instead of --addr (MEMSTORE_CONSOLE_ADDR)")
+	fs.Var(&c.consoleIdle, "console-idle-timeout", "end a console session after `DURATION` without a request (MEMSTORE_CONSOLE_IDLE_TIMEOUT)")
+	fs.Var(&c.consoleLife, "console-session-max", "end a console session `DURATION` after sign-in, however active (MEMSTORE_CONSOLE_SESSION_MAX)")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -189,13 +205,20 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("cannot listen on %s (is another server using it? pick another address with --addr): %w", c.addr, err)
 	}
 	defer ln.Close() // in case serving never starts; closing twice is harmless
+	var cln net.Listener
+	if c.console && c.consoleAddr != "" {
+		if cln, err = net.Listen("tcp", string(c.consoleAddr)); err != nil {
+			return fmt.Errorf("cannot listen on %s for the console (pick another address with --console-addr): %w", c.consoleAddr, err)
+		}
+		defer cln.Close()
+	}
 	log := c.logger(e.stderr)
 	c.backend.opts.maxMemoriesPerStore, c.backend.opts.logger = int(c.maxMemories), log
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err
 	}
-	err = serve(ctx, e, c, log, ln, sel.db, conn.db)
+	err = serve(ctx, e, c, log, ln, cln, sel.db, conn.db)
 	if cerr := conn.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close database %s: %w", databaseName(sel.db), cerr)
 	}
@@ -203,8 +226,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 }
 
 // serve runs the server on a listener and an open database until ctx is
-// done, then waits for the requests in progress.
-func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.Listener, path string, db database) error {
+// done, then waits for the requests in progress. The console is served on
+// cln when it is not nil, else mounted beside the API.
+func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln net.Listener, path string, db database) error {
 	if err := firstKey(ctx, e, db, path); err != nil {
 		return err
 	}
@@ -233,6 +257,23 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	})
 	defer mcpHandler.Close()
 	api.Mount("/mcp", mcpHandler)
+	var consoleSrv *http.Server
+	if c.console {
+		users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
+		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Users: users, Logger: log})
+		if cln == nil {
+			api.Mount(console.Prefix, ch)
+		} else {
+			// Its own server, with the API's limits and a log.
+			consoleSrv = &http.Server{
+				Handler: http.MaxBytesHandler(ch, int64(c.maxBodyBytes)), ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+				WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10,
+				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+			}
+			go consoleSrv.Serve(netlimit.New(cln, int(c.maxConns)))
+			defer consoleSrv.Close()
+		}
+	}
 	limited := netlimit.New(ln, int(c.maxConns))
 	srv := &http.Server{
 		Handler:           api,
@@ -250,6 +291,13 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln net.
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), databaseName(path))
+	if c.console {
+		at := ln.Addr()
+		if cln != nil {
+			at = cln.Addr()
+		}
+		fmt.Fprintf(e.stderr, "memstore: console at http://%s%s (add users with 'memstore users create')\n", at, console.Prefix)
+	}
 
 	select {
 	case err := <-served:

@@ -1,0 +1,499 @@
+// Package console is memstore's web console: server-rendered HTML pages,
+// served by 'memstore serve', where people sign in as users of a
+// workspace and browse its stores and memories.
+//
+// The console is a surface like the API: it authenticates (a user's
+// sign-in session, kept by memstore.Users in the database, so that
+// several servers on one database share sessions) and calls the core as
+// the user's Caller. Every decision of what a user may see or do is the
+// core's; the console adds no rule of its own.
+//
+// Security: every response forbids framing and carries a strict
+// Content-Security-Policy (no script at all, styles from the console's
+// own stylesheet only); every POST must come from a page of the same
+// host (Origin, else Referer) and, once signed in, carry the session's
+// CSRF token; the session cookie is HttpOnly and SameSite=Lax, Secure
+// with the __Host- prefix over TLS; sign-in is rate limited per user
+// name and per client address; memory content is shown as escaped text
+// or as Markdown rendered without raw HTML and with unsafe links
+// removed.
+package console
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore"
+)
+
+// Prefix is the path under which the console is served.
+const Prefix = "/console/"
+
+// pageSize is how many items a page of the console lists.
+const pageSize = 50
+
+// The cookie of a console session: __Host- when served over TLS, which
+// the browser then keeps to this host, path / and Secure.
+const (
+	cookieName       = "memstore_console"
+	secureCookieName = "__Host-memstore_console"
+)
+
+// securityHeaders are set on every response of the console.
+var securityHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"X-Frame-Options":         "DENY",
+	"X-Content-Type-Options":  "nosniff",
+	"Referrer-Policy":         "same-origin",
+	"Cache-Control":           "no-store",
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Config is what the console serves from.
+type Config struct {
+	Stores   memstore.StoreService
+	Memories memstore.MemoryService
+	Versions memstore.VersionService
+	Users    *memstore.Users
+	Logger   *slog.Logger
+}
+
+// Handler is the console: an http.Handler of the paths under Prefix.
+type Handler struct {
+	cfg     Config
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	byName  *limiter
+	byAddr  *limiter
+	now     func() time.Time
+	handler http.Handler
+}
+
+// New returns the console over cfg's services.
+func New(cfg Config) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: parsePages(),
+		byName: newLimiter(nameBurst, nameInterval), byAddr: newLimiter(clientBurst, clientInterval), now: time.Now}
+	static, _ := fs.Sub(staticFS, "static")
+	h.mux.Handle("GET "+Prefix+"static/", http.StripPrefix(Prefix+"static/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET "+Prefix+"{$}", h.home)
+	h.mux.HandleFunc("GET "+Prefix+"signin", h.signInPage)
+	h.mux.HandleFunc("POST "+Prefix+"signin", h.signIn)
+	h.mux.HandleFunc("GET "+Prefix+"link", h.linkPage)
+	h.mux.HandleFunc("POST "+Prefix+"link", h.redeemLink)
+	h.mux.HandleFunc("POST "+Prefix+"signout", h.auth(h.signOut))
+	h.mux.HandleFunc("GET "+Prefix+"stores", h.auth(h.stores))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}", h.auth(h.tree))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}", h.auth(h.memory))
+	h.mux.HandleFunc("GET "+Prefix+"users", h.auth(h.users))
+	h.mux.HandleFunc("GET "+Prefix+"users/new", h.auth(h.newUserPage))
+	h.mux.HandleFunc("POST "+Prefix+"users", h.auth(h.createUser))
+	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, nil, http.StatusNotFound, "There is no such page in the console.")
+	})
+	h.handler = http.HandlerFunc(h.serve)
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.handler.ServeHTTP(w, r) }
+
+// serve sets the security headers on every response, and refuses a POST
+// from another site before anything else sees it.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	for k, v := range securityHeaders {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8") // a static file sets its own
+	if r.Method == http.MethodPost && !sameOrigin(r) {
+		h.fail(w, r, nil, http.StatusForbidden, "This form was sent from another site, or without saying where from; the console accepts forms from its own pages only.")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// sameOrigin reports whether a request comes from a page of this host:
+// its Origin header, else its Referer, names the host the request was
+// sent to. A request with neither is refused: every current browser
+// sends Origin with a POST. The scheme is not compared, since a proxy in
+// front may end TLS.
+func sameOrigin(r *http.Request) bool {
+	from := r.Header.Get("Origin")
+	if from == "" || from == "null" {
+		from = r.Header.Get("Referer")
+	}
+	u, err := url.Parse(from)
+	return from != "" && err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// signedIn is a request's signed-in user.
+type signedIn struct {
+	caller *memstore.Caller
+	user   *memstore.User
+	secret string
+}
+
+// csrf is the session's CSRF token: derived from the session's secret,
+// which only the cookie holds, so that it needs no storage and a page of
+// another site can neither read nor make it.
+func (s *signedIn) csrf() string {
+	sum := sha256.Sum256([]byte("memstore console csrf\x00" + s.secret))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+type authedFunc func(w http.ResponseWriter, r *http.Request, s *signedIn)
+
+// auth runs f for a signed-in user: without a working session, a GET goes
+// to the sign-in page and anything else is refused; a POST must carry
+// the session's CSRF token.
+func (h *Handler) auth(f authedFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ck, err := r.Cookie(cookieNameFor(r))
+		var s *signedIn
+		if err == nil {
+			c, u, aerr := h.cfg.Users.Authenticate(r.Context(), ck.Value)
+			switch {
+			case aerr == nil:
+				s = &signedIn{caller: c, user: u, secret: ck.Value}
+			case memstore.ErrorCode(aerr) != memstore.EUnauthenticated:
+				h.fail(w, r, nil, http.StatusInternalServerError, h.internal(r, aerr))
+				return
+			}
+		}
+		if s == nil {
+			if err == nil {
+				h.clearCookie(w, r)
+			}
+			if r.Method == http.MethodGet {
+				q := url.Values{}
+				if err == nil {
+					q.Set("ended", "1")
+				}
+				http.Redirect(w, r, Prefix+"signin?"+q.Encode(), http.StatusSeeOther)
+				return
+			}
+			h.fail(w, r, nil, http.StatusForbidden, "You are not signed in, or your session has ended; sign in again.")
+			return
+		}
+		if r.Method == http.MethodPost {
+			got := r.PostFormValue("csrf")
+			if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf())) != 1 {
+				h.fail(w, r, s, http.StatusForbidden, "This form is missing its security token, or it is out of date; go back, reload the page and try again.")
+				return
+			}
+		}
+		f(w, r, s)
+	}
+}
+
+func cookieNameFor(r *http.Request) string {
+	if r.TLS != nil {
+		return secureCookieName
+	}
+	return cookieName
+}
+
+// setCookie gives the browser a session's secret. SameSite=Lax rather
+// than Strict: a link into the console from elsewhere (a chat, a sign-in
+// link) then opens signed in, and Lax still withholds the cookie from
+// every cross-site POST, which the Origin check and the CSRF token refuse
+// besides. The cookie lasts as long as the browser runs; the session's
+// expiry is the database's.
+func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, secret string) {
+	http.SetCookie(w, &http.Cookie{Name: cookieNameFor(r), Value: secret, Path: "/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+}
+
+func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: cookieNameFor(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+}
+
+// view is what every page's template gets.
+type view struct {
+	Title  string
+	User   *memstore.User
+	CSRF   string
+	Error  string
+	Notice string
+	Data   any
+}
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, page string, s *signedIn, v view) {
+	if s != nil {
+		v.User, v.CSRF = s.user, s.csrf()
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := h.pages[page].ExecuteTemplate(w, "layout", v); err != nil {
+		h.cfg.Logger.Warn("console: rendering a page failed", "page", page, "err", err)
+	}
+}
+
+// fail answers with an error page.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *signedIn, status int, msg string) {
+	h.render(w, r, status, "error", s, view{Title: http.StatusText(status), Error: msg})
+}
+
+// internal logs an unexpected error and returns what the user is told.
+func (h *Handler) internal(r *http.Request, err error) string {
+	h.cfg.Logger.Error("console: request failed", "path", r.URL.Path, "err", err)
+	return "Something went wrong on the server; try again in a moment."
+}
+
+// failErr answers with the error page of a core error: its status and
+// its message, which is written for people.
+func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, err error) {
+	status := map[string]int{
+		memstore.EInvalid: http.StatusBadRequest, memstore.EPermission: http.StatusForbidden,
+		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
+		memstore.EUnauthenticated: http.StatusUnauthorized,
+	}[memstore.ErrorCode(err)]
+	if status == 0 {
+		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
+		return
+	}
+	h.fail(w, r, s, status, memstore.ErrorMessage(err))
+}
+
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+}
+
+func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
+	v := view{Title: "Sign in", Data: map[string]string{"Workspace": memstore.DefaultWorkspace}}
+	if r.URL.Query().Get("ended") != "" {
+		v.Notice = "Your session has ended (it expired, was idle too long or was signed out). Sign in again."
+	}
+	h.render(w, r, http.StatusOK, "signin", nil, v)
+}
+
+// clientAddr is the address a request came from, without its port.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
+	ws, name, pw := r.PostFormValue("workspace"), r.PostFormValue("name"), r.PostFormValue("password")
+	data := map[string]string{"Workspace": ws, "Name": name}
+	now := h.now()
+	okAddr, waitAddr := h.byAddr.allow(clientAddr(r), now)
+	okName, waitName := h.byName.allow(ws+"\x00"+name, now)
+	if !okAddr || !okName {
+		wait := max(waitAddr, waitName).Round(time.Second) + time.Second
+		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
+		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data,
+			Error: "Too many sign-in attempts for this user, or from your address. Wait " + wait.String() + " and try again."})
+		return
+	}
+	secret, _, err := h.cfg.Users.SignIn(r.Context(), ws, name, pw)
+	if err != nil {
+		if memstore.ErrorCode(err) != memstore.EUnauthenticated {
+			h.fail(w, r, nil, http.StatusInternalServerError, h.internal(r, err))
+			return
+		}
+		h.render(w, r, http.StatusUnauthorized, "signin", nil, view{Title: "Sign in", Data: data, Error: memstore.ErrorMessage(err) + "."})
+		return
+	}
+	h.setCookie(w, r, secret)
+	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+}
+
+// linkPage asks before redeeming a sign-in link, so that a program that
+// merely fetches the link (a chat's preview) does not use it up.
+func (h *Handler) linkPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, http.StatusOK, "link", nil, view{Title: "Sign in with a link", Data: r.URL.Query().Get("t")})
+}
+
+func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := h.byAddr.allow(clientAddr(r), h.now()); !ok {
+		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many sign-in attempts from your address. Wait "+wait.Round(time.Second).String()+" and try again.")
+		return
+	}
+	secret, _, err := h.cfg.Users.RedeemLink(r.Context(), r.PostFormValue("t"))
+	if err != nil {
+		h.failErr(w, r, nil, err)
+		return
+	}
+	h.setCookie(w, r, secret)
+	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+}
+
+func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	if err := h.cfg.Users.SignOut(r.Context(), s.secret); err != nil {
+		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
+		return
+	}
+	h.clearCookie(w, r)
+	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
+}
+
+// storeRow is a store in the list, with its last change.
+type storeRow struct {
+	Store memstore.Store
+	Last  *memstore.Version
+}
+
+func (h *Handler) stores(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	ctx := r.Context()
+	p, err := h.cfg.Stores.Stores(ctx, s.caller, memstore.StoreFilter{Limit: pageSize, Page: r.URL.Query().Get("page"), IncludeArchived: true})
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	rows := make([]storeRow, len(p.Items))
+	for i, st := range p.Items {
+		rows[i].Store = st
+		// One indexed read per store: the newest version.
+		vs, err := h.cfg.Versions.Versions(ctx, s.caller, st.ID, memstore.VersionFilter{Limit: 1})
+		if err != nil {
+			h.failErr(w, r, s, err)
+			return
+		}
+		if len(vs.Items) > 0 {
+			rows[i].Last = &vs.Items[0]
+		}
+	}
+	h.render(w, r, http.StatusOK, "stores", s, view{Title: "Stores", Data: map[string]any{"Rows": rows, "Next": p.Next}})
+}
+
+// crumb is one step of a path's breadcrumb.
+type crumb struct{ Name, Prefix string }
+
+func crumbs(prefix string) []crumb {
+	out := []crumb{{"/", "/"}}
+	acc := "/"
+	for _, seg := range strings.Split(strings.Trim(prefix, "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		acc += seg + "/"
+		out = append(out, crumb{seg, acc})
+	}
+	return out
+}
+
+func (h *Handler) tree(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	ctx := r.Context()
+	id := r.PathValue("store")
+	st, err := h.cfg.Stores.Store(ctx, s.caller, id)
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	prefix := r.URL.Query().Get("path")
+	if prefix == "" {
+		prefix = "/"
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	p, err := h.cfg.Memories.Memories(ctx, s.caller, id, memstore.MemoryFilter{PathPrefix: prefix, Depth: 1, Limit: pageSize, Page: r.URL.Query().Get("page")})
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "tree", s, view{Title: st.Name, Data: map[string]any{
+		"Store": st, "Prefix": prefix, "Crumbs": crumbs(prefix), "Items": p.Items, "Next": p.Next,
+	}})
+}
+
+func (h *Handler) memory(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	ctx := r.Context()
+	storeID, id := r.PathValue("store"), r.PathValue("memory")
+	m, err := h.cfg.Memories.Memory(ctx, s.caller, storeID, id)
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	v, err := h.cfg.Versions.Version(ctx, s.caller, storeID, m.VersionID)
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	dir := m.Path[:strings.LastIndex(m.Path, "/")+1]
+	h.render(w, r, http.StatusOK, "memory", s, view{Title: m.Path, Data: map[string]any{
+		"Memory": m, "Version": v, "HTML": renderMarkdown(m.Content), "StoreID": storeID, "Crumbs": crumbs(dir),
+	}})
+}
+
+func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	p, err := h.cfg.Users.Users(r.Context(), s.caller, memstore.UserFilter{Limit: pageSize, Page: r.URL.Query().Get("page")})
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "users", s, view{Title: "Users", Data: map[string]any{"Users": p.Items, "Next": p.Next}})
+}
+
+// newUserPage is the form of a new user, for those the core lets manage
+// users.
+func (h *Handler) newUserPage(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	if err := s.caller.CanAdminister("manage users"); err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "usernew", s, view{Title: "New user", Data: map[string]any{"Roles": memstore.Roles}})
+}
+
+func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	uc := memstore.UserCreate{Name: r.PostFormValue("name"), Role: memstore.Role(r.PostFormValue("role")), Password: r.PostFormValue("password")}
+	if _, err := h.cfg.Users.CreateUser(r.Context(), s.caller, uc); err != nil {
+		if memstore.ErrorCode(err) == memstore.EInvalid || memstore.ErrorCode(err) == memstore.EConflict {
+			h.render(w, r, http.StatusBadRequest, "usernew", s, view{Title: "New user", Error: memstore.ErrorMessage(err),
+				Data: map[string]any{"Roles": memstore.Roles, "Name": uc.Name}})
+			return
+		}
+		h.failErr(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"users", http.StatusSeeOther)
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	"prefix": func() string { return Prefix },
+	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"actor": func(a memstore.Actor) string {
+		return string(a.Type) + " " + a.ID
+	},
+	// base is the last segment of a path or prefix ("/a/b/" → "b").
+	"base": func(p string) string {
+		p = strings.TrimSuffix(p, "/")
+		return p[strings.LastIndex(p, "/")+1:]
+	},
+}
+
+// parsePages parses each page with the layout it fills.
+func parsePages() map[string]*template.Template {
+	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+	pages := map[string]*template.Template{}
+	names, _ := fs.Glob(templateFS, "templates/*.html")
+	for _, n := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, n))
+	}
+	return pages
+}

@@ -1,0 +1,296 @@
+package console_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/console"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
+)
+
+const password = "correct horse battery"
+
+// fixture is a console over a real SQLite database, with a store, a
+// memory and one user of each role.
+type fixture struct {
+	srv     *httptest.Server
+	storeID string
+	memID   string
+}
+
+func newFixture(t *testing.T, content string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, "default")
+	core := memstore.NewCore(db)
+	users := memstore.NewUsers(db)
+	op := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
+	for _, r := range memstore.Roles {
+		if _, err := users.CreateUser(ctx, op, memstore.UserCreate{Name: string(r), Role: r, Password: password}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := core.CreateStore(ctx, op, memstore.StoreCreate{Name: "Notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := core.CreateMemory(ctx, op, s.ID, memstore.MemoryCreate{Path: "/prefs/style.md", Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Users: users})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &fixture{srv: srv, storeID: s.ID, memID: m.ID}
+}
+
+// client is a browser-like client: a cookie jar, no redirects followed,
+// and the Origin of the console on every POST unless told otherwise.
+func (f *fixture) client(t *testing.T) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (f *fixture) post(t *testing.T, c *http.Client, path, origin string, form url.Values) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	return do(t, c, req)
+}
+
+func (f *fixture) get(t *testing.T, c *http.Client, path string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+	return do(t, c, req)
+}
+
+func do(t *testing.T, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func (f *fixture) signIn(t *testing.T, name string) *http.Client {
+	t.Helper()
+	c := f.client(t)
+	resp, body := f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {name}, "password": {password}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in as %s: %d %s", name, resp.StatusCode, body)
+	}
+	return c
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, body string) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token in %s", body)
+	}
+	return m[1]
+}
+
+// TestHeaders: every response, a refusal or a static file too, carries
+// the security headers.
+func TestHeaders(t *testing.T) {
+	f := newFixture(t, "x")
+	c := f.client(t)
+	for _, path := range []string{"/console/signin", "/console/stores", "/console/static/console.css", "/console/nope"} {
+		resp, _ := f.get(t, c, path)
+		for k, want := range map[string]string{
+			"Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+			"X-Frame-Options":         "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+		} {
+			if got := resp.Header.Get(k); got != want {
+				t.Errorf("GET %s: %s = %q, want %q", path, k, got, want)
+			}
+		}
+	}
+	resp, body := f.get(t, c, "/console/signin")
+	if resp.StatusCode != 200 || strings.Contains(body, "<script") || strings.Contains(body, "style=") {
+		t.Errorf("sign-in page: %d, inline script or style:\n%s", resp.StatusCode, body)
+	}
+}
+
+func TestSignIn(t *testing.T) {
+	f := newFixture(t, "x")
+	c := f.client(t)
+	resp, _ := f.get(t, c, "/console/stores")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/console/signin") {
+		t.Errorf("stores signed out: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body := f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {"wrong password"}})
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "wrong workspace, user name or password") || len(resp.Cookies()) != 0 {
+		t.Errorf("wrong password: %d %v\n%s", resp.StatusCode, resp.Cookies(), body)
+	}
+	resp, _ = f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {password}})
+	var ck *http.Cookie
+	for _, k := range resp.Cookies() {
+		ck = k
+	}
+	if resp.StatusCode != http.StatusSeeOther || ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" ||
+		!strings.HasPrefix(ck.Value, memstore.SignInSecretPrefix) {
+		t.Fatalf("sign in: %d, cookie %+v", resp.StatusCode, ck)
+	}
+	resp, body = f.get(t, c, "/console/stores")
+	if resp.StatusCode != 200 || !strings.Contains(body, "Notes") {
+		t.Fatalf("stores: %d\n%s", resp.StatusCode, body)
+	}
+	// Sign out needs the token; then the session is gone for good.
+	resp, _ = f.post(t, c, "/console/signout", f.srv.URL, url.Values{})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("sign out without the CSRF token: %d", resp.StatusCode)
+	}
+	resp, _ = f.post(t, c, "/console/signout", f.srv.URL, url.Values{"csrf": {csrfOf(t, body)}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("sign out: %d", resp.StatusCode)
+	}
+	// The old cookie, replayed, no longer works.
+	c2 := f.client(t)
+	u, _ := url.Parse(f.srv.URL)
+	c2.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+	if resp, _ := f.get(t, c2, "/console/stores"); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a signed-out session replayed: %d", resp.StatusCode)
+	}
+}
+
+// TestCrossSite: a POST from another origin, or with no origin at all,
+// is refused before it is acted on, and so is one without the token.
+func TestCrossSite(t *testing.T) {
+	f := newFixture(t, "x")
+	c := f.signIn(t, "admin")
+	_, body := f.get(t, c, "/console/users/new")
+	token := csrfOf(t, body)
+	form := url.Values{"csrf": {token}, "name": {"mallory"}, "role": {"admin"}, "password": {password}}
+	for _, origin := range []string{"https://evil.example", "null", ""} {
+		resp, body := f.post(t, c, "/console/users", origin, form)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "another site") {
+			t.Errorf("POST with Origin %q: %d\n%s", origin, resp.StatusCode, body)
+		}
+	}
+	bad := url.Values{"csrf": {"forged"}, "name": {"mallory"}, "role": {"admin"}, "password": {password}}
+	if resp, body := f.post(t, c, "/console/users", f.srv.URL, bad); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "security token") {
+		t.Errorf("POST with a forged token: %d\n%s", resp.StatusCode, body)
+	}
+	_, body = f.get(t, c, "/console/users")
+	if strings.Contains(body, "mallory") {
+		t.Fatal("a refused POST created a user")
+	}
+	if resp, _ := f.post(t, c, "/console/users", f.srv.URL, form); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the same POST from the console: %d", resp.StatusCode)
+	}
+	// A sign-in from another site is refused too (login CSRF).
+	resp, _ := f.post(t, f.client(t), "/console/signin", "https://evil.example", url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {password}})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site sign-in: %d", resp.StatusCode)
+	}
+}
+
+// TestRoles: the console shows what the core allows each role, and
+// refuses the rest with the core's message.
+func TestRoles(t *testing.T) {
+	f := newFixture(t, "x")
+	for _, tc := range []struct {
+		role memstore.Role
+		path string
+		code int
+	}{
+		{memstore.RoleAuditor, "/console/stores", 200},
+		{memstore.RoleAuditor, "/console/users", 200},
+		{memstore.RoleAuditor, "/console/users/new", 403},
+		{memstore.RoleMember, "/console/stores/" + f.storeID + "/memories/" + f.memID, 200},
+		{memstore.RoleMember, "/console/users", 403},
+		{memstore.RoleAdmin, "/console/users/new", 200},
+	} {
+		c := f.signIn(t, string(tc.role))
+		resp, body := f.get(t, c, tc.path)
+		if resp.StatusCode != tc.code {
+			t.Errorf("%s GET %s: %d, want %d\n%s", tc.role, tc.path, resp.StatusCode, tc.code, body)
+		}
+		if tc.code == 403 && !strings.Contains(body, "role cannot") {
+			t.Errorf("%s GET %s: the refusal does not say why:\n%s", tc.role, tc.path, body)
+		}
+	}
+	// A member's POST of an admin action, with a valid token, is refused
+	// by the core.
+	c := f.signIn(t, "member")
+	_, body := f.get(t, c, "/console/stores")
+	resp, body := f.post(t, c, "/console/users", f.srv.URL, url.Values{"csrf": {csrfOf(t, body)}, "name": {"x"}, "role": {"admin"}, "password": {password}})
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "member role cannot manage users") {
+		t.Errorf("member creating a user: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestMemoryPage: a memory's content is never active HTML: raw HTML is
+// dropped from the rendering and escaped in the raw view, and unsafe
+// links lose their URL.
+func TestMemoryPage(t *testing.T) {
+	content := "# Title\n\n<script>window.pwned=1</script>\n<img src=x onerror=alert(1)>\n\n" +
+		"[x](javascript:alert(1)) [y](JavaScript:alert(1)) [z](vbscript:msgbox) [d](data:text/html,<b>x</b>) <javascript:alert(2)>\n" +
+		"![i](javascript:alert(3)) [ok](https://example.com/a)\n"
+	f := newFixture(t, content)
+	c := f.signIn(t, "auditor")
+	resp, body := f.get(t, c, "/console/stores/"+f.storeID+"/memories/"+f.memID)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d\n%s", resp.StatusCode, body)
+	}
+	rendered := body[strings.Index(body, `id="rendered"`):strings.Index(body, `id="raw"`)]
+	for _, bad := range []string{"<script", "<img", "onerror", `href="javascript`, `href="vbscript`, `href="data:`, `src="javascript`} {
+		if strings.Contains(strings.ToLower(rendered), bad) {
+			t.Errorf("the rendering holds %q:\n%s", bad, rendered)
+		}
+	}
+	if !strings.Contains(rendered, `<h1>Title</h1>`) || !strings.Contains(rendered, `<a href="https://example.com/a" rel="noopener noreferrer">ok</a>`) {
+		t.Errorf("the Markdown is not rendered as it should be:\n%s", rendered)
+	}
+	if !strings.Contains(body, "&lt;script&gt;window.pwned=1&lt;/script&gt;") {
+		t.Errorf("the raw view does not show the content escaped:\n%s", body)
+	}
+	for _, want := range []string{memstore.ContentSHA256(content), "api_actor apikey_test"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+}
+
+// TestSignInRateLimit: past the burst, more attempts at one name are
+// refused with 429 and a clear message, even with the right password.
+func TestSignInRateLimit(t *testing.T) {
+	f := newFixture(t, "x")
+	c := f.client(t)
+	var resp *http.Response
+	var body string
+	for i := 0; i < 6; i++ {
+		resp, body = f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {"guess number " + string(rune('a'+i))}})
+	}
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many sign-in attempts") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the 6th attempt: %d %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	resp, _ = f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {password}})
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the right password past the limit: %d", resp.StatusCode)
+	}
+	// Another name is not held up by it.
+	if resp, _ := f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {"member"}, "password": {password}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("another user: %d", resp.StatusCode)
+	}
+}
