@@ -31,9 +31,10 @@ type child struct {
 	err            error         // cmd.Wait's, once exited is closed
 }
 
-// startChild starts memstore serve on db at a free port and waits until it
-// serves. The process is killed at the end of the test if still running.
-func startChild(tb testing.TB, db string) *child {
+// startChild starts memstore serve on db at a free port, with any extra
+// flags, and waits until it serves. The process is killed at the end of
+// the test if still running.
+func startChild(tb testing.TB, db string, extra ...string) *child {
 	tb.Helper()
 	// testscript.Main (see TestMain) puts the test binary on PATH under the
 	// name memstore, running main.
@@ -42,7 +43,7 @@ func startChild(tb testing.TB, db string) *child {
 		tb.Fatalf("memstore is not on PATH: %v", err)
 	}
 	c := &child{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	c.cmd = exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "warn")
+	c.cmd = exec.Command(bin, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr
 	if err := c.cmd.Start(); err != nil {
 		tb.Fatal(err)
