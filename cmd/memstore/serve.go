@@ -29,7 +29,9 @@ Serves the memory stores API, wire-compatible with Anthropic's
 /v1/memory_stores: point an official SDK at http://HOST:PORT as its base
 URL. GET /healthz answers 200 when the server is up and its database
 answers, 503 when it does not; GET /metrics serves Prometheus metrics. Neither needs a key. /mcp serves the memory tools to
-MCP clients holding a session token (streamable HTTP).
+MCP clients holding a session token (streamable HTTP). /console/ is the
+web console, where users made with 'memstore users create' sign in
+(--console=false turns it off, --console-addr serves it elsewhere).
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share; it and its directory are created if
