@@ -113,16 +113,8 @@ func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUp
 	if err := validateStore(u.Name, u.Description, nil); err != nil {
 		return nil, err
 	}
-	for k, v := range u.Metadata {
-		val := ""
-		if v != nil {
-			val = *v
-		}
-		// One pair at a time: a patch may name more than
-		// MaxMetadataPairs keys when it also removes some.
-		if err := ValidateMetadata(map[string]string{k: val}); err != nil {
-			return nil, err
-		}
+	if err := validateMetadataPatch(u.Metadata); err != nil {
+		return nil, err
 	}
 	return co.b.UpdateStore(ctx, c.WorkspaceID, id, u)
 }
@@ -310,20 +302,89 @@ func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[
 		if err := c.CanReadAdmin(manageSessions); err != nil {
 			return Page[Session]{}, err
 		}
-		if _, err := PageSize(f.Limit, false); err != nil {
-			return Page[Session]{}, err
-		}
+	}
+	if _, err := PageSize(f.Limit, false); err != nil {
+		return Page[Session]{}, err
+	}
+	none, err := f.resolveStatuses()
+	if err != nil {
+		return Page[Session]{}, err
+	}
+	page := Page[Session]{Items: []Session{}}
+	if none {
+		return page, nil
+	}
+	if c.Session == nil {
 		return co.b.Sessions(ctx, c.WorkspaceID, f)
 	}
 	s, err := co.b.Session(ctx, c.WorkspaceID, c.Session.ID)
 	if err != nil {
 		return Page[Session]{}, err
 	}
-	page := Page[Session]{Items: []Session{}}
-	if f.StoreID == "" || s.Attachment(f.StoreID) != nil {
+	if f.matches(s) {
 		page.Items = append(page.Items, *s)
 	}
 	return page, nil
+}
+
+// UpdateSession implements SessionService, by SessionUpdate.Apply's rule.
+func (co *Core) UpdateSession(ctx context.Context, c *Caller, id string, u SessionUpdate) (*Session, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	if err := ValidateSessionUpdate(u); err != nil {
+		return nil, err
+	}
+	return co.b.ChangeSession(ctx, c.WorkspaceID, id, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
+		return u.Apply(s)
+	})
+}
+
+// DeleteSession implements SessionService.
+func (co *Core) DeleteSession(ctx context.Context, c *Caller, id string) error {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return err
+	}
+	return co.b.DeleteSession(ctx, c.WorkspaceID, id)
+}
+
+// AttachStore implements SessionService, by attachStore's rule.
+func (co *Core) AttachStore(ctx context.Context, c *Caller, sessionID string, a AttachmentCreate) (*Session, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	if a.StoreID == "" {
+		return nil, Errorf(EInvalid, "memory_store_id is required")
+	}
+	if err := validateAttachment("resource", &a.Access, &a.Instructions); err != nil {
+		return nil, err
+	}
+	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, store func(string) (*Store, error)) (bool, error) {
+		return true, attachStore(s, a, store)
+	})
+}
+
+// UpdateAttachment implements SessionService, by updateAttachment's rule.
+func (co *Core) UpdateAttachment(ctx context.Context, c *Caller, sessionID, storeID string, u AttachmentUpdate) (*Session, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	if err := validateAttachment("resource", u.Access, u.Instructions); err != nil {
+		return nil, err
+	}
+	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
+		return updateAttachment(s, storeID, u)
+	})
+}
+
+// DetachStore implements SessionService, by detachStore's rule.
+func (co *Core) DetachStore(ctx context.Context, c *Caller, sessionID, storeID string) (*Session, error) {
+	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
+		return true, detachStore(s, storeID)
+	})
 }
 
 // ArchiveSession implements SessionService.

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -119,6 +120,16 @@ func (r *recording) Sessions(ctx context.Context, ws string, f memstore.SessionF
 func (r *recording) ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error) {
 	r.record("ArchiveSession")
 	return r.db.ArchiveSession(ctx, ws, id)
+}
+
+func (r *recording) ChangeSession(ctx context.Context, ws, id string, change memstore.SessionChange) (*memstore.Session, error) {
+	r.record("ChangeSession")
+	return r.db.ChangeSession(ctx, ws, id, change)
+}
+
+func (r *recording) DeleteSession(ctx context.Context, ws, id string) error {
+	r.record("DeleteSession")
+	return r.db.DeleteSession(ctx, ws, id)
 }
 
 func (r *recording) CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
@@ -291,6 +302,22 @@ func (f *coreFixture) adminCalls(storeID, sessionID string) []coreCall {
 		{"ArchiveSession", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.ArchiveSession(ctx, c, sessionID))
 		}},
+		{"UpdateSession", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateSession(ctx, c, sessionID, memstore.SessionUpdate{Title: &name}))
+		}},
+		{"DeleteSession", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return co.DeleteSession(ctx, c, sessionID)
+		}},
+		{"AttachStore", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.AttachStore(ctx, c, sessionID, memstore.AttachmentCreate{StoreID: f.other}))
+		}},
+		{"UpdateAttachment", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			ro := memstore.AccessReadOnly
+			return errOf(co.UpdateAttachment(ctx, c, sessionID, storeID, memstore.AttachmentUpdate{Access: &ro}))
+		}},
+		{"DetachStore", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.DetachStore(ctx, c, sessionID, storeID))
+		}},
 		{"CreateSessionToken", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			_, _, err := co.CreateSessionToken(ctx, c, sessionID, 0)
 			return err
@@ -396,6 +423,26 @@ func TestCoreRefusesBeforeTheBackend(t *testing.T) {
 			}
 			_, _, _, err := co.CreateSession(ctx, c, sc)
 			return err
+		}},
+		coreCall{"UpdateSession with an overlong title", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			long := strings.Repeat("t", memstore.MaxStoreName+1)
+			return errOf(co.UpdateSession(ctx, c, f.sessionID, memstore.SessionUpdate{Title: &long}))
+		}},
+		coreCall{"UpdateSession with a field not JSON", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.UpdateSession(ctx, c, f.sessionID, memstore.SessionUpdate{Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{`)}}))
+		}},
+		coreCall{"AttachStore without a store", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.AttachStore(ctx, c, f.sessionID, memstore.AttachmentCreate{}))
+		}},
+		coreCall{"AttachStore with a bad access", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.AttachStore(ctx, c, f.sessionID, memstore.AttachmentCreate{StoreID: f.other, Access: "write_only"}))
+		}},
+		coreCall{"UpdateAttachment with overlong instructions", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			long := strings.Repeat("i", memstore.MaxInstructions+1)
+			return errOf(co.UpdateAttachment(ctx, c, f.sessionID, f.rw, memstore.AttachmentUpdate{Instructions: &long}))
+		}},
+		coreCall{"Sessions of an unknown status", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Sessions(ctx, c, memstore.SessionFilter{Statuses: []memstore.SessionStatus{"archived"}}))
 		}},
 		coreCall{"SearchMemories for nothing", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.SearchMemories(ctx, c, []string{f.rw}, memstore.SearchQuery{Text: "  "}))

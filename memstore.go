@@ -54,7 +54,8 @@
 // over a MemoryTx, a handful of reads and two changes
 // (MemoryStorage.WriteMemory); the others read one record, and the
 // backend calls them on it in its transaction (StoreUpdate.Apply,
-// SnapshotAttachments, Session.TakesTokens, CheckToken), or size a page
+// SnapshotAttachments, Session.TakesTokens, CheckToken, and the changes
+// to a live session that SessionStorage.ChangeSession runs), or size a page
 // (PageSize). A new backend therefore implements storage and these calls.
 // What remains to it is what only its storage can state: that archiving
 // or redacting again changes nothing, and its cursors. The suite in

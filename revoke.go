@@ -8,16 +8,24 @@ import (
 // A Revocation says which credential has just stopped working, so that
 // whatever holds on to an authenticated caller (a cache of
 // authentications, an open MCP session) can let go of it at once.
+//
+// A notice with Refresh set stops nothing: a session's attachments
+// changed, and whatever holds its callers must read them again. It goes
+// the revocations' way so that every process sharing the database hears
+// of it as soon as of a revocation, with no version to compare on each
+// request; a process that misses it (a lost notice) refreshes when its
+// cached authentication expires, as for a revocation.
 type Revocation struct {
 	APIKeyID  string // an API key was revoked
-	SessionID string // a session was archived: every one of its tokens stops
+	SessionID string // a session was archived or deleted: every one of its tokens stops
 	TokenID   string // one session token was revoked
+	Refresh   bool   `json:",omitempty"` // SessionID's attachments changed; its tokens still work
 }
 
 // Stops reports whether r ends what c, an authenticated caller, may do.
 func (r Revocation) Stops(c *Caller) bool {
 	switch {
-	case c == nil:
+	case c == nil, r.Refresh:
 		return false
 	case r.APIKeyID != "":
 		return c.Session == nil && c.Actor.ID == r.APIKeyID
@@ -27,6 +35,12 @@ func (r Revocation) Stops(c *Caller) bool {
 		return c.Session != nil && c.Session.ID == r.SessionID
 	}
 	return false
+}
+
+// Stale reports whether c, an authenticated caller, must be read again
+// after r: it is stopped, or its session's attachments changed.
+func (r Revocation) Stale(c *Caller) bool {
+	return r.Stops(c) || r.Refresh && c != nil && c.Session != nil && c.Session.ID == r.SessionID
 }
 
 // Expired reports whether c's credential has expired at now.

@@ -1,10 +1,13 @@
 package memstore
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,7 +23,9 @@ import (
 // that offers only those reads and the two changes. The other rules read
 // one record the backend has already fetched in its transaction, so they
 // are plain functions the backend calls there: StoreUpdate.Apply,
-// Session.TakesTokens, CheckToken and SnapshotAttachments. PageSize reads
+// Session.TakesTokens, CheckToken and SnapshotAttachments, and the
+// changes to a live session that the Core hands SessionStorage.ChangeSession
+// (SessionUpdate.Apply, attachStore, updateAttachment, detachStore). PageSize reads
 // nothing: it sizes every list's page.
 
 // A MemoryTx is one store's memories inside a backend's write
@@ -194,22 +199,12 @@ func (u StoreUpdate) Apply(s *Store) (changed bool, err error) {
 	if s.ArchivedAt != nil {
 		return false, Errorf(EConflict, "memory store %s is archived and cannot be updated", s.ID)
 	}
-	name, desc, meta := s.Name, s.Description, maps.Clone(s.Metadata)
-	if meta == nil {
-		meta = map[string]string{}
-	}
+	name, desc, meta := s.Name, s.Description, patchMetadata(s.Metadata, u.Metadata)
 	if u.Name != nil {
 		name = *u.Name
 	}
 	if u.Description != nil {
 		desc = *u.Description
-	}
-	for k, v := range u.Metadata {
-		if v == nil {
-			delete(meta, k)
-		} else {
-			meta[k] = *v
-		}
 	}
 	if err := ValidateMetadata(meta); err != nil {
 		return false, err
@@ -219,6 +214,132 @@ func (u StoreUpdate) Apply(s *Store) (changed bool, err error) {
 	}
 	s.Name, s.Description, s.Metadata = name, desc, meta
 	return true, nil
+}
+
+// patchMetadata is meta, never nil, after a merge patch: a key mapped to
+// nil is removed, any other set. meta itself is left as it was.
+func patchMetadata(meta map[string]string, patch map[string]*string) map[string]string {
+	out := maps.Clone(meta)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+// Apply is UpdateSession's rule, for ChangeSession: an archived session
+// is not changed (EConflict); the metadata and fields the patches make
+// must be valid (EInvalid); an update that changes nothing reports
+// changed false and leaves s as it was.
+func (u SessionUpdate) Apply(s *Session) (changed bool, err error) {
+	if err := s.changeable(); err != nil {
+		return false, err
+	}
+	title, meta, fields := s.Title, patchMetadata(s.Metadata, u.Metadata), maps.Clone(s.Fields)
+	if u.Title != nil {
+		title = *u.Title
+	}
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	for k, v := range u.Fields {
+		if v == nil {
+			delete(fields, k)
+		} else {
+			fields[k] = v
+		}
+	}
+	if err := ValidateMetadata(meta); err != nil {
+		return false, err
+	}
+	if err := validateSessionFields(fields); err != nil {
+		return false, err
+	}
+	if title == s.Title && maps.Equal(meta, s.Metadata) && maps.EqualFunc(fields, s.Fields, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+		return false, nil
+	}
+	s.Title, s.Metadata, s.Fields = title, meta, fields
+	return true, nil
+}
+
+// changeable refuses every change to an archived session (EConflict):
+// archiving ends it.
+func (s *Session) changeable() error {
+	if s.ArchivedAt != nil {
+		return Errorf(EConflict, "session %s is archived and cannot be changed", s.ID)
+	}
+	return nil
+}
+
+// attachStore is AttachStore's rule: the session live, the store not yet
+// attached (EConflict), room under MaxSessionStores (EInvalid), then the
+// store snapshotted by the rules of a new session's stores, at the end of
+// the session's attachments with a mount path of its own.
+func attachStore(s *Session, a AttachmentCreate, store func(id string) (*Store, error)) error {
+	if err := s.changeable(); err != nil {
+		return err
+	}
+	if s.Attachment(a.StoreID) != nil {
+		return Errorf(EConflict, "memory store %s is already attached to session %s; update its resource to change its access or instructions", a.StoreID, s.ID)
+	}
+	if len(s.Attachments) >= MaxSessionStores {
+		return Errorf(EInvalid, "session %s already has %d memory stores attached, the limit; detach one first", s.ID, MaxSessionStores)
+	}
+	att, err := snapshot("resource", a, store)
+	if err != nil {
+		return err
+	}
+	s.Attachments = append(s.Attachments, att)
+	AssignMountPaths(s.Attachments)
+	return nil
+}
+
+// updateAttachment is UpdateAttachment's rule: the session live
+// (EConflict), the store attached (ENotFound); no change reports changed
+// false.
+func updateAttachment(s *Session, storeID string, u AttachmentUpdate) (changed bool, err error) {
+	if err := s.changeable(); err != nil {
+		return false, err
+	}
+	a := s.Attachment(storeID)
+	if a == nil {
+		return false, errNotAttached(s, storeID)
+	}
+	was := *a
+	if u.Access != nil {
+		a.Access = *u.Access
+		if a.Access == "" {
+			a.Access = AccessReadWrite
+		}
+	}
+	if u.Instructions != nil {
+		a.Instructions = *u.Instructions
+	}
+	return *a != was, nil
+}
+
+// detachStore is DetachStore's rule: the session live (EConflict), the
+// store attached (ENotFound). The other attachments keep their order and
+// mount paths.
+func detachStore(s *Session, storeID string) error {
+	if err := s.changeable(); err != nil {
+		return err
+	}
+	if s.Attachment(storeID) == nil {
+		return errNotAttached(s, storeID)
+	}
+	s.Attachments = slices.DeleteFunc(s.Attachments, func(a Attachment) bool { return a.StoreID == storeID })
+	return nil
+}
+
+func errNotAttached(s *Session, storeID string) error {
+	return Errorf(ENotFound, "session %s has no memory_store resource %s: that store is not attached to it", s.ID, storeID)
 }
 
 // TakesTokens refuses a new token for an archived session (EConflict).
@@ -255,22 +376,32 @@ func CheckToken(t *SessionToken, s *Session, now time.Time) error {
 func SnapshotAttachments(want []AttachmentCreate, store func(id string) (*Store, error)) ([]Attachment, error) {
 	atts := make([]Attachment, len(want))
 	for i, a := range want {
-		s, err := store(a.StoreID)
-		switch {
-		case err != nil:
+		var err error
+		if atts[i], err = snapshot(fmt.Sprintf("resources[%d]", i), a, store); err != nil {
 			return nil, err
-		case s == nil:
-			return nil, Errorf(EInvalid, "resources[%d]: memory store %s was not found in this workspace", i, a.StoreID)
-		case s.ArchivedAt != nil:
-			return nil, Errorf(EInvalid, "resources[%d]: memory store %s is archived; an archived store cannot be attached to a session", i, a.StoreID)
-		}
-		atts[i] = Attachment{StoreID: a.StoreID, Access: a.Access, Instructions: a.Instructions, Name: s.Name, Description: s.Description}
-		if atts[i].Access == "" {
-			atts[i].Access = AccessReadWrite
 		}
 	}
 	AssignMountPaths(atts)
 	return atts, nil
+}
+
+// snapshot is the attachment a makes, by SnapshotAttachments's rule, its
+// mount path still to assign; what names a in messages.
+func snapshot(what string, a AttachmentCreate, store func(id string) (*Store, error)) (Attachment, error) {
+	s, err := store(a.StoreID)
+	switch {
+	case err != nil:
+		return Attachment{}, err
+	case s == nil:
+		return Attachment{}, Errorf(EInvalid, "%s: memory store %s was not found in this workspace", what, a.StoreID)
+	case s.ArchivedAt != nil:
+		return Attachment{}, Errorf(EInvalid, "%s: memory store %s is archived; an archived store cannot be attached to a session", what, a.StoreID)
+	}
+	att := Attachment{StoreID: a.StoreID, Access: a.Access, Instructions: a.Instructions, Name: s.Name, Description: s.Description}
+	if att.Access == "" {
+		att.Access = AccessReadWrite
+	}
+	return att, nil
 }
 
 // PageSize is the number of items a list's page holds for a requested

@@ -134,12 +134,131 @@ type SessionToken struct {
 	RevokedAt   *time.Time
 }
 
-// SessionFilter selects sessions for a list, newest first.
+// SessionFilter selects sessions for a list, newest first unless
+// Ascending. Every field set narrows the list.
 type SessionFilter struct {
-	StoreID         string // only sessions with this store attached
-	IncludeArchived bool   // archived sessions are left out otherwise
-	Limit           int    // page size, 1-100
-	Page            string // cursor from a previous page's Next
+	StoreID string // only sessions with this store attached
+	// AgentID keeps only sessions whose kept agent field is this agent
+	// (SessionAgentID).
+	AgentID         string
+	IncludeArchived bool // archived sessions are left out otherwise
+	// Statuses keeps only sessions in one of these statuses; a status
+	// names archived sessions (StatusTerminated) lists them whatever
+	// IncludeArchived. The Core resolves it into IncludeArchived and
+	// ArchivedOnly, which are all that backends read.
+	Statuses     []SessionStatus
+	ArchivedOnly bool
+	// Bounds on CreatedAt: after (GT), from (GTE), before (LT), up to (LTE).
+	CreatedAtGT, CreatedAtGTE, CreatedAtLT, CreatedAtLTE *time.Time
+	Ascending                                            bool   // oldest first
+	Limit                                                int    // page size, 1-100
+	Page                                                 string // cursor from a previous page's Next
+}
+
+// SessionStatus is a session's status as the SDKs name it. memstore runs
+// no agent, so a session is never running nor rescheduling: it is idle
+// until archived, then terminated.
+type SessionStatus string
+
+// The statuses.
+const (
+	StatusIdle         SessionStatus = "idle"
+	StatusTerminated   SessionStatus = "terminated"   // archived
+	StatusRunning      SessionStatus = "running"      // never, in memstore
+	StatusRescheduling SessionStatus = "rescheduling" // never, in memstore
+)
+
+// Status is the session's status: StatusTerminated once archived,
+// StatusIdle before.
+func (s *Session) Status() SessionStatus {
+	if s.ArchivedAt != nil {
+		return StatusTerminated
+	}
+	return StatusIdle
+}
+
+// SessionAgentID is the ID of the agent a session's kept fields name: the
+// agent field itself when it is a string (the SDKs' short form), its id
+// when it is an object, "" otherwise. The backends' agent filters (their
+// queries over the kept fields) follow the same rule.
+func SessionAgentID(fields map[string]json.RawMessage) string {
+	raw, ok := fields[AgentField]
+	if !ok {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(raw, &id) == nil {
+		return id
+	}
+	var obj struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &obj) == nil {
+		return obj.ID
+	}
+	return ""
+}
+
+// AgentField is the kept field that names a session's agent.
+const AgentField = "agent"
+
+// resolveStatuses checks f.Statuses and turns them into IncludeArchived and
+// ArchivedOnly; none reports that no session can be in them (running or
+// rescheduling alone).
+func (f *SessionFilter) resolveStatuses() (none bool, err error) {
+	if len(f.Statuses) == 0 {
+		return false, nil
+	}
+	idle, terminated := false, false
+	for _, st := range f.Statuses {
+		switch st {
+		case StatusIdle:
+			idle = true
+		case StatusTerminated:
+			terminated = true
+		case StatusRunning, StatusRescheduling:
+		default:
+			return false, Errorf(EInvalid, "statuses[] must be among %s, %s, %s and %s, not %q",
+				StatusIdle, StatusRunning, StatusRescheduling, StatusTerminated, st)
+		}
+	}
+	f.IncludeArchived, f.ArchivedOnly = terminated, terminated && !idle
+	return !idle && !terminated, nil
+}
+
+// matches reports whether s, read afresh, passes f: the filter of a
+// session caller's list, its own session alone.
+func (f *SessionFilter) matches(s *Session) bool {
+	at := s.CreatedAt
+	switch {
+	case f.StoreID != "" && s.Attachment(f.StoreID) == nil,
+		f.AgentID != "" && SessionAgentID(s.Fields) != f.AgentID,
+		s.ArchivedAt != nil && !f.IncludeArchived,
+		s.ArchivedAt == nil && f.ArchivedOnly,
+		f.CreatedAtGT != nil && !at.After(*f.CreatedAtGT),
+		f.CreatedAtGTE != nil && at.Before(*f.CreatedAtGTE),
+		f.CreatedAtLT != nil && !at.Before(*f.CreatedAtLT),
+		f.CreatedAtLTE != nil && at.After(*f.CreatedAtLTE):
+		return false
+	}
+	return true
+}
+
+// SessionUpdate changes a session; nil fields are left as they are.
+// Metadata is a merge patch (a key mapped to nil is removed), and so is
+// Fields, over the kept fields: a field mapped to nil is removed, any
+// other replaces the field.
+type SessionUpdate struct {
+	Title    *string
+	Metadata map[string]*string
+	Fields   map[string]json.RawMessage
+}
+
+// AttachmentUpdate changes a store's attachment to a live session; nil
+// fields are left as they are.
+type AttachmentUpdate struct {
+	Access       *Access
+	Instructions *string
 }
 
 // SessionTokenFilter selects a page of a session's tokens, oldest first.
@@ -182,6 +301,26 @@ type SessionService interface {
 	// RevokeSessionToken stops a token from working, for good. Revoking
 	// again changes nothing (ENotFound).
 	RevokeSessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error)
+	// UpdateSession applies u (EInvalid, ENotFound; EConflict when the
+	// session is archived). An update that changes nothing leaves
+	// UpdatedAt alone.
+	UpdateSession(ctx context.Context, c *Caller, id string, u SessionUpdate) (*Session, error)
+	// DeleteSession removes a session with its tokens, which stop working
+	// at once (ENotFound). The versions its tokens wrote keep their actor,
+	// the session's ID.
+	DeleteSession(ctx context.Context, c *Caller, id string) error
+	// AttachStore attaches another store to a live session by the rules of
+	// session creation (SnapshotAttachments), within MaxSessionStores
+	// (EInvalid; EConflict when archived or already attached). The
+	// session's tokens reach it from their next request.
+	AttachStore(ctx context.Context, c *Caller, sessionID string, a AttachmentCreate) (*Session, error)
+	// UpdateAttachment changes the access or instructions of a store's
+	// attachment (ENotFound when not attached; EConflict when archived).
+	UpdateAttachment(ctx context.Context, c *Caller, sessionID, storeID string, u AttachmentUpdate) (*Session, error)
+	// DetachStore removes a store's attachment: the session's tokens no
+	// longer reach the store from their next request (ENotFound when not
+	// attached; EConflict when archived).
+	DetachStore(ctx context.Context, c *Caller, sessionID, storeID string) (*Session, error)
 	// AuthenticateSession returns the caller a session token stands for:
 	// the session's workspace, a session actor and the session itself
 	// (EUnauthenticated for an unknown, revoked or expired token or an
@@ -205,7 +344,23 @@ type SessionStorage interface {
 	SessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
 	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
 	AuthenticateSession(ctx context.Context, secret string) (*Caller, error)
+	// ChangeSession reads a session in a write transaction (ENotFound) and
+	// runs change on it, a Core rule that may look stores up by ID (nil
+	// when the workspace has none). When change reports a change, the
+	// backend stores the session's title, metadata, fields and
+	// attachments, in their order, with UpdatedAt set to now, and when
+	// the attachments differ from those it read, tells the listeners of
+	// revocations Revocation{SessionID: id, Refresh: true} once committed.
+	ChangeSession(ctx context.Context, workspaceID, id string, change SessionChange) (*Session, error)
+	// DeleteSession removes a session, its attachments and its tokens
+	// (ENotFound), then tells of Revocation{SessionID: id}.
+	DeleteSession(ctx context.Context, workspaceID, id string) error
 }
+
+// A SessionChange is a Core rule run by SessionStorage.ChangeSession on
+// the session it read; store looks a store of the workspace up by ID, nil
+// when there is none.
+type SessionChange func(s *Session, store func(id string) (*Store, error)) (changed bool, err error)
 
 // ValidateSessionCreate checks what can be checked without a database:
 // the number of stores, each store named once, the access values and the
@@ -218,32 +373,76 @@ func ValidateSessionCreate(c SessionCreate) error {
 	}
 	seen := make(map[string]int, len(c.Stores))
 	for i, a := range c.Stores {
+		what := fmt.Sprintf("resources[%d]", i)
 		if a.StoreID == "" {
-			return Errorf(EInvalid, "resources[%d].memory_store_id is required", i)
+			return Errorf(EInvalid, "%s.memory_store_id is required", what)
 		}
 		if j, ok := seen[a.StoreID]; ok {
-			return Errorf(EInvalid, "resources[%d]: memory store %s is already attached by resources[%d]", i, a.StoreID, j)
+			return Errorf(EInvalid, "%s: memory store %s is already attached by resources[%d]", what, a.StoreID, j)
 		}
 		seen[a.StoreID] = i
-		switch a.Access {
-		case "", AccessReadWrite, AccessReadOnly:
-		default:
-			return Errorf(EInvalid, "resources[%d].access must be %s or %s, not %q", i, AccessReadWrite, AccessReadOnly, a.Access)
-		}
-		if !utf8.ValidString(a.Instructions) {
-			return Errorf(EInvalid, "resources[%d].instructions is not valid UTF-8", i)
-		}
-		if n := utf8.RuneCountInString(a.Instructions); n > MaxInstructions {
-			return Errorf(EInvalid, "resources[%d].instructions is %d characters; the limit is %d", i, n, MaxInstructions)
+		if err := validateAttachment(what, &a.Access, &a.Instructions); err != nil {
+			return err
 		}
 	}
-	if n := utf8.RuneCountInString(c.Title); n > MaxStoreName || !utf8.ValidString(c.Title) {
-		return Errorf(EInvalid, "title must be valid text of at most %d characters", MaxStoreName)
+	if err := validateTitle(c.Title); err != nil {
+		return err
 	}
 	if err := validateSessionFields(c.Fields); err != nil {
 		return err
 	}
 	return ValidateMetadata(c.Metadata)
+}
+
+// validateAttachment checks an attachment's access and instructions,
+// those that are given, naming what (a resources[] entry, or a field's
+// prefix) in its messages.
+func validateAttachment(what string, access *Access, instructions *string) error {
+	if access != nil {
+		switch *access {
+		case "", AccessReadWrite, AccessReadOnly:
+		default:
+			return Errorf(EInvalid, "%s.access must be %s or %s, not %q", what, AccessReadWrite, AccessReadOnly, *access)
+		}
+	}
+	if instructions != nil {
+		if !utf8.ValidString(*instructions) {
+			return Errorf(EInvalid, "%s.instructions is not valid UTF-8", what)
+		}
+		if n := utf8.RuneCountInString(*instructions); n > MaxInstructions {
+			return Errorf(EInvalid, "%s.instructions is %d characters; the limit is %d", what, n, MaxInstructions)
+		}
+	}
+	return nil
+}
+
+// validateTitle checks a session's title.
+func validateTitle(title string) error {
+	if n := utf8.RuneCountInString(title); n > MaxStoreName || !utf8.ValidString(title) {
+		return Errorf(EInvalid, "title must be valid text of at most %d characters", MaxStoreName)
+	}
+	return nil
+}
+
+// ValidateSessionUpdate checks what can be checked of u without the
+// session: its title, each pair of its metadata patch and each of its
+// fields. What the patches make is checked by SessionUpdate.Apply.
+func ValidateSessionUpdate(u SessionUpdate) error {
+	if u.Title != nil {
+		if err := validateTitle(*u.Title); err != nil {
+			return err
+		}
+	}
+	if err := validateMetadataPatch(u.Metadata); err != nil {
+		return err
+	}
+	set := make(map[string]json.RawMessage, len(u.Fields))
+	for k, v := range u.Fields {
+		if v != nil {
+			set[k] = v
+		}
+	}
+	return validateSessionFields(set)
 }
 
 // validateSessionFields checks the kept fields: each valid JSON (kept as
@@ -302,14 +501,22 @@ func shortName(n string) string {
 	return n[:cut] + "..."
 }
 
-// AssignMountPaths sets the MountPath of each attachment: MountRoot and
-// the slug of its name (Slug), or of its store ID when the name has no
-// letter or digit; a slug already taken in the session gets "-2", "-3",
-// ... Backends call it once, at session creation, so that a mount path
-// never changes.
+// AssignMountPaths sets the MountPath of each attachment that has none:
+// MountRoot and the slug of its name (Slug), or of its store ID when the
+// name has no letter or digit; a slug already taken in the session gets
+// "-2", "-3", ... An attachment that has a mount path keeps it, so that a
+// mount path never changes while its store stays attached.
 func AssignMountPaths(atts []Attachment) {
 	taken := make(map[string]bool, len(atts))
+	for _, a := range atts {
+		if a.MountPath != "" {
+			taken[strings.TrimPrefix(a.MountPath, MountRoot)] = true
+		}
+	}
 	for i := range atts {
+		if atts[i].MountPath != "" {
+			continue
+		}
 		base := Slug(atts[i].Name)
 		if base == "" {
 			base = Slug(atts[i].StoreID)

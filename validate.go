@@ -147,6 +147,23 @@ func ValidateStoreDescription(d string) error {
 	return nil
 }
 
+// validateMetadataPatch checks each pair of a metadata merge patch (a
+// removal as a pair with an empty value): one pair at a time, since a
+// patch may name more than MaxMetadataPairs keys when it also removes
+// some. What the patch makes is checked where it is applied.
+func validateMetadataPatch(patch map[string]*string) error {
+	for k, v := range patch {
+		val := ""
+		if v != nil {
+			val = *v
+		}
+		if err := ValidateMetadata(map[string]string{k: val}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ValidateMetadata checks store metadata: at most 16 pairs, keys of 1-64
 // characters, values of at most 512.
 func ValidateMetadata(m map[string]string) error {

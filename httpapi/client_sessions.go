@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -116,12 +117,141 @@ func (c *Client) Sessions(ctx context.Context, caller *memstore.Caller, f memsto
 	if f.IncludeArchived {
 		q.Set("include_archived", "true")
 	}
+	if f.AgentID != "" {
+		q.Set("agent_id", f.AgentID)
+	}
+	for _, st := range f.Statuses {
+		q.Add("statuses[]", string(st))
+	}
+	if f.Ascending {
+		q.Set("order", "asc")
+	}
+	for op, t := range map[string]*time.Time{"gt": f.CreatedAtGT, "gte": f.CreatedAtGTE, "lt": f.CreatedAtLT, "lte": f.CreatedAtLTE} {
+		if t != nil {
+			q.Set("created_at["+op+"]", t.Format(time.RFC3339Nano))
+		}
+	}
 	var j PageJSON[SessionJSON]
 	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: "/v1/sessions", query: q, workspaceID: workspaceID}, &j)
 	if err != nil {
 		return memstore.Page[memstore.Session]{}, err
 	}
 	return clientPage(&j, func(s *SessionJSON) memstore.Session { return *c.session(s, h, workspaceID) }), nil
+}
+
+// UpdateSession implements memstore.SessionService (POST
+// /v1/sessions/{id}); a nil metadata value or field is sent as null, which
+// removes it.
+func (c *Client) UpdateSession(ctx context.Context, caller *memstore.Caller, id string, u memstore.SessionUpdate) (*memstore.Session, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
+	p, err := clientSessionPath(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := memstore.ValidateSessionUpdate(u); err != nil {
+		return nil, err
+	}
+	body := map[string]any{}
+	for k, v := range u.Fields {
+		if v == nil {
+			body[k] = nil
+		} else {
+			body[k] = v
+		}
+	}
+	if u.Title != nil {
+		body["title"] = *u.Title
+	}
+	if u.Metadata != nil {
+		body["metadata"] = u.Metadata
+	}
+	var j SessionJSON
+	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p, body: body, workspaceID: workspaceID}, &j)
+	if err != nil {
+		return nil, err
+	}
+	return c.session(&j, h, workspaceID), nil
+}
+
+// DeleteSession implements memstore.SessionService (DELETE
+// /v1/sessions/{id}).
+func (c *Client) DeleteSession(ctx context.Context, caller *memstore.Caller, id string) error {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return err
+	}
+	p, err := clientSessionPath(id)
+	if err != nil {
+		return err
+	}
+	var j DeletedJSON
+	_, err = c.do(ctx, clientRequest{method: http.MethodDelete, path: p, workspaceID: workspaceID}, &j)
+	return err
+}
+
+// AttachStore implements memstore.SessionService (POST
+// /v1/sessions/{id}/resources), then reads the session as it is now.
+func (c *Client) AttachStore(ctx context.Context, caller *memstore.Caller, sessionID string, a memstore.AttachmentCreate) (*memstore.Session, error) {
+	body := map[string]any{"type": typeStore, "memory_store_id": a.StoreID}
+	if a.Access != "" {
+		body["access"] = a.Access
+	}
+	if a.Instructions != "" {
+		body["instructions"] = a.Instructions
+	}
+	return c.changeResource(ctx, caller, sessionID, http.MethodPost, "", body)
+}
+
+// UpdateAttachment implements memstore.SessionService (POST
+// /v1/sessions/{id}/resources/{store}), then reads the session.
+func (c *Client) UpdateAttachment(ctx context.Context, caller *memstore.Caller, sessionID, storeID string, u memstore.AttachmentUpdate) (*memstore.Session, error) {
+	if storeID == "" {
+		return nil, errNoResource
+	}
+	body := map[string]any{}
+	if u.Access != nil {
+		body["access"] = *u.Access
+	}
+	if u.Instructions != nil {
+		body["instructions"] = *u.Instructions
+	}
+	return c.changeResource(ctx, caller, sessionID, http.MethodPost, storeID, body)
+}
+
+// DetachStore implements memstore.SessionService (DELETE
+// /v1/sessions/{id}/resources/{store}), then reads the session.
+func (c *Client) DetachStore(ctx context.Context, caller *memstore.Caller, sessionID, storeID string) (*memstore.Session, error) {
+	if storeID == "" {
+		return nil, errNoResource
+	}
+	return c.changeResource(ctx, caller, sessionID, http.MethodDelete, storeID, nil)
+}
+
+var errNoResource = memstore.Errorf(memstore.ENotFound, "no resource with an empty ID")
+
+// changeResource sends a change to a session's resources (to the
+// resource storeID when not "") and returns the session as it is after.
+func (c *Client) changeResource(ctx context.Context, caller *memstore.Caller, sessionID, method, storeID string, body any) (*memstore.Session, error) {
+	workspaceID, err := c.workspace(caller)
+	if err != nil {
+		return nil, err
+	}
+	p, err := clientSessionPath(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	p += "/resources"
+	if storeID != "" {
+		p += "/" + url.PathEscape(storeID)
+	}
+	var out json.RawMessage
+	if _, err := c.do(ctx, clientRequest{method: method, path: p, body: body, workspaceID: workspaceID}, &out); err != nil {
+		return nil, err
+	}
+	return c.Session(ctx, caller, sessionID)
 }
 
 // ArchiveSession implements memstore.SessionService (POST

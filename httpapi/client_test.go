@@ -62,6 +62,7 @@ func onEachBackend(t *testing.T, test func(t *testing.T, backend harnessBackend)
 // server over SQLite.
 type harnessOptions struct {
 	backend   harnessBackend                  // "" for SQLite
+	db        harnessDB                       // the database to serve, instead of a new one of backend
 	now       func() time.Time                // the database's clock; nil for the real one
 	configure func(*httpapi.Config)           // adjusts the server's config
 	wrap      func(http.Handler) http.Handler // wraps the server's handler
@@ -70,11 +71,12 @@ type harnessOptions struct {
 // newAPIHarness starts a server, stopped at the end of the test.
 func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	tb.Helper()
-	var db harnessDB
-	switch o.backend {
-	case "", onSQLite:
+	db := o.db
+	switch {
+	case db != nil:
+	case o.backend == "" || o.backend == onSQLite:
 		db = sqlitetest.Open(tb, sqlite.Options{Now: o.now})
-	case onPostgres:
+	case o.backend == onPostgres:
 		db = openPostgres(tb, postgres.Options{Now: o.now})
 	default:
 		tb.Fatalf("no backend %q", o.backend)
@@ -240,6 +242,26 @@ func (b clients) Sessions(ctx context.Context, c *memstore.Caller, f memstore.Se
 
 func (b clients) ArchiveSession(ctx context.Context, c *memstore.Caller, id string) (*memstore.Session, error) {
 	return b.client(c).ArchiveSession(ctx, c, id)
+}
+
+func (b clients) UpdateSession(ctx context.Context, c *memstore.Caller, id string, u memstore.SessionUpdate) (*memstore.Session, error) {
+	return b.client(c).UpdateSession(ctx, c, id, u)
+}
+
+func (b clients) DeleteSession(ctx context.Context, c *memstore.Caller, id string) error {
+	return b.client(c).DeleteSession(ctx, c, id)
+}
+
+func (b clients) AttachStore(ctx context.Context, c *memstore.Caller, id string, a memstore.AttachmentCreate) (*memstore.Session, error) {
+	return b.client(c).AttachStore(ctx, c, id, a)
+}
+
+func (b clients) UpdateAttachment(ctx context.Context, c *memstore.Caller, id, storeID string, u memstore.AttachmentUpdate) (*memstore.Session, error) {
+	return b.client(c).UpdateAttachment(ctx, c, id, storeID, u)
+}
+
+func (b clients) DetachStore(ctx context.Context, c *memstore.Caller, id, storeID string) (*memstore.Session, error) {
+	return b.client(c).DetachStore(ctx, c, id, storeID)
 }
 
 func (b clients) CreateSessionToken(ctx context.Context, c *memstore.Caller, id string, ttl time.Duration) (*memstore.SessionToken, string, error) {

@@ -3,6 +3,7 @@ package httpapi_test
 // The contract with the official TypeScript SDK (@anthropic-ai/sdk 1.11.0,
 // pinned in testdata/tssdk): testdata/tssdk/script.mjs drives the real
 // server through client.beta.memoryStores, .memories and .memoryVersions,
+// and client.beta.sessions with its resources, events and threads,
 // as the SDK sends them (Bearer auth, anthropic-version 2026-10-21, no
 // ?beta=true), once over each backend (onEachBackend).
 

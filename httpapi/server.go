@@ -453,14 +453,16 @@ func (a *authCache) put(key [sha256.Size]byte, c *memstore.Caller, now time.Time
 	a.m[key] = cachedCaller{caller: c, expires: expires}
 }
 
-// revoke forgets every caller that r stops. It is the cache's
+// revoke forgets every caller that r stops or makes stale (a session
+// whose attachments changed is authenticated afresh, with its new
+// attachments, on its next request). It is the cache's
 // memstore.RevocationNotifier listener: it only takes the lock.
 func (a *authCache) revoke(r memstore.Revocation) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.gen++
 	for k, e := range a.m {
-		if r.Stops(e.caller) {
+		if r.Stale(e.caller) {
 			delete(a.m, k)
 		}
 	}

@@ -2,7 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -23,10 +27,26 @@ func (s *Server) routeSessions() {
 		session  = sessions + "/{session_id}"
 		tokens   = session + "/tokens"
 	)
+	const (
+		resources = session + "/resources"
+		resource  = resources + "/{resource_id}"
+	)
 	s.handle("POST "+sessions, s.createSession)
 	s.handle("GET "+sessions, s.listSessions)
 	s.handle("GET "+session, s.getSession)
+	s.handle("POST "+session, s.updateSession)
+	s.handle("DELETE "+session, s.deleteSession)
 	s.handle("POST "+session+"/archive", s.archiveSession)
+	s.handle("GET "+resources, s.listResources)
+	s.handle("POST "+resources, s.addResource)
+	s.handle("GET "+resource, s.getResource)
+	s.handle("POST "+resource, s.updateResource)
+	s.handle("DELETE "+resource, s.deleteResource)
+	// The SDKs' events and threads belong to an agent's runs, and
+	// memstore runs no agent: each of their routes is a 404 saying so.
+	for _, p := range []string{session + "/events", session + "/events/", session + "/threads", session + "/threads/"} {
+		s.handle(p, noAgent)
+	}
 	s.handle("POST "+tokens, s.createSessionToken)
 	s.handle("GET "+tokens, s.listSessionTokens)
 	s.handle("POST "+tokens+"/{token_id}/revoke", s.revokeSessionToken)
@@ -76,34 +96,53 @@ func sessionCreate(body map[string]json.RawMessage) (memstore.SessionCreate, err
 		}
 	}
 	for i, raw := range resources {
-		var r sessionResource
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return c, invalid("resources[%d] must be an object with type memory_store: %v", i, err)
-		}
-		switch {
-		case r.Type == nil && r.MemoryStoreID == nil:
-			return c, invalid("resources[%d].type is required (memory_store)", i)
-		case r.Type != nil && *r.Type != typeStore:
-			return c, invalid("resources[%d] is a %q resource; memstore attaches only memory_store resources", i, *r.Type)
-		case r.MemoryStoreID == nil:
-			return c, invalid("resources[%d].memory_store_id is required", i)
-		case r.Instructions != nil && r.Prompt != nil && *r.Instructions != *r.Prompt:
-			return c, invalid("resources[%d] has both instructions and prompt, which differ; send instructions only", i)
-		}
-		a := memstore.AttachmentCreate{StoreID: *r.MemoryStoreID}
-		if r.Access != nil {
-			a.Access = memstore.Access(*r.Access)
-		}
-		if r.Instructions != nil {
-			a.Instructions = *r.Instructions
-		} else if r.Prompt != nil {
-			a.Instructions = *r.Prompt
+		a, err := parseResource(fmt.Sprintf("resources[%d]", i), raw)
+		if err != nil {
+			return c, err
 		}
 		c.Stores = append(c.Stores, a)
 	}
 	d, err := lifetime("token_expires_in_seconds", ttl)
 	c.TokenTTL = d
 	return c, err
+}
+
+// parseResource reads a memory_store resource, the entry what of a
+// create's resources or the body of an add.
+func parseResource(what string, raw json.RawMessage) (memstore.AttachmentCreate, error) {
+	var r sessionResource
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return memstore.AttachmentCreate{}, invalid("%s must be an object with type memory_store: %v", what, err)
+	}
+	switch {
+	case r.Type == nil && r.MemoryStoreID == nil:
+		return memstore.AttachmentCreate{}, invalid("%s.type is required (memory_store)", what)
+	case r.Type != nil && *r.Type != typeStore:
+		return memstore.AttachmentCreate{}, invalid("%s is a %q resource; memstore attaches only memory_store resources", what, *r.Type)
+	case r.MemoryStoreID == nil:
+		return memstore.AttachmentCreate{}, invalid("%s.memory_store_id is required", what)
+	}
+	a := memstore.AttachmentCreate{StoreID: *r.MemoryStoreID}
+	if r.Access != nil {
+		a.Access = memstore.Access(*r.Access)
+	}
+	in, err := r.instructions(what)
+	if in != nil {
+		a.Instructions = *in
+	}
+	return a, err
+}
+
+// instructions is the entry's instructions, under either name (nil when
+// neither is given): both given must agree.
+func (r *sessionResource) instructions(what string) (*string, error) {
+	if r.Instructions != nil && r.Prompt != nil && *r.Instructions != *r.Prompt {
+		return nil, invalid("%s has both instructions and prompt, which differ; send instructions only", what)
+	}
+	if r.Instructions != nil {
+		return r.Instructions, nil
+	}
+	return r.Prompt, nil
 }
 
 // unmarshalNullable decodes v into dst unless it is null, which leaves
@@ -156,18 +195,46 @@ func (s *Server) getSession(w *responseWriter, r *http.Request, c *memstore.Call
 	return nil
 }
 
-// listSessions serves GET /v1/sessions, newest first, optionally only
-// those with memory_store_id attached, archived ones only with
-// include_archived=true. A session token sees its own
-// session alone: that is how a holder of a token learns its session.
+// sessionListParams are the query parameters of the session list: the
+// SDKs' filters that memstore can honour, and beta=true, which the SDKs
+// add. Any other is refused by name, never ignored (docs/api.md, Listing
+// sessions).
+var sessionListParams = map[string]bool{
+	"beta": true, "limit": true, "page": true, "memory_store_id": true, "include_archived": true,
+	"order": true, "statuses[]": true, "statuses": true, "agent_id": true,
+	"created_at[gt]": true, "created_at[gte]": true, "created_at[lt]": true, "created_at[lte]": true,
+	"created_at_gte": true, "created_at_lte": true,
+}
+
+// listSessions serves GET /v1/sessions, newest first unless order=asc,
+// filtered as docs/api.md (Listing sessions) says. A session token sees
+// its own session alone: that is how a holder of a token learns its
+// session.
 func (s *Server) listSessions(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
+	for _, k := range slices.Sorted(maps.Keys(p.q)) {
+		if !sessionListParams[k] {
+			return invalid("the session list cannot filter by %s: memstore keeps nothing it could honour it by; "+
+				"it takes memory_store_id, agent_id, include_archived, statuses[], order and created_at[gt|gte|lt|lte]", shortParam(k))
+		}
+	}
 	f := memstore.SessionFilter{
-		StoreID: p.get("memory_store_id"), IncludeArchived: p.boolean("include_archived"),
+		StoreID: p.get("memory_store_id"), AgentID: p.get("agent_id"), IncludeArchived: p.boolean("include_archived"),
+		CreatedAtGT: p.createdAt("gt"), CreatedAtGTE: p.createdAt("gte"), CreatedAtLT: p.createdAt("lt"), CreatedAtLTE: p.createdAt("lte"),
 		Limit: p.limit(false), Page: p.get("page"),
+	}
+	switch o := p.get("order"); o {
+	case "", "desc":
+	case "asc":
+		f.Ascending = true
+	default:
+		p.fail("order must be asc or desc, not %q", o)
 	}
 	if p.err != nil {
 		return p.err
+	}
+	for _, st := range slices.Concat(p.q["statuses[]"], p.q["statuses"]) {
+		f.Statuses = append(f.Statuses, memstore.SessionStatus(st))
 	}
 	page, err := s.sessions.Sessions(r.Context(), c, f)
 	if err != nil {
@@ -175,6 +242,208 @@ func (s *Server) listSessions(w *responseWriter, r *http.Request, c *memstore.Ca
 	}
 	s.writeJSON(w, http.StatusOK, pageOf(page, NewSessionJSON))
 	return nil
+}
+
+// shortParam is a query parameter's name as a message shows it.
+func shortParam(k string) string {
+	const most = 64
+	if len(k) > most {
+		return strconv.Quote(k[:most] + "...")
+	}
+	return strconv.Quote(k)
+}
+
+// sessionUpdate reads the body of POST /v1/sessions/{id}: title and
+// metadata (a patch: null removes a key) are memstore's to interpret; the
+// session's stores change through its resources and its tokens through
+// theirs; every other field replaces the kept field of that name, or
+// with null removes it.
+func sessionUpdate(body map[string]json.RawMessage) (memstore.SessionUpdate, error) {
+	var u memstore.SessionUpdate
+	for k, v := range body {
+		var err error
+		switch k {
+		case "title":
+			err = unmarshalNullable(v, &u.Title)
+		case "metadata":
+			err = unmarshalNullable(v, &u.Metadata)
+		case "resources":
+			return u, invalid("resources cannot be changed by a session update; use POST and DELETE /v1/sessions/{session_id}/resources")
+		case "token_expires_in_seconds":
+			return u, invalid("token_expires_in_seconds applies to a session's first token only; make another with POST /v1/sessions/{session_id}/tokens")
+		default:
+			if sessionKeys[k] {
+				continue // the session's own keys, which no update sets
+			}
+			if u.Fields == nil {
+				u.Fields = map[string]json.RawMessage{}
+			}
+			if string(v) == "null" {
+				v = nil
+			}
+			u.Fields[k] = v
+		}
+		if err != nil {
+			return u, invalid("%s has the wrong type: %v", k, err)
+		}
+	}
+	return u, nil
+}
+
+// updateSession serves POST /v1/sessions/{id}.
+func (s *Server) updateSession(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	var body map[string]json.RawMessage
+	if err := s.decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	u, err := sessionUpdate(body)
+	if err != nil {
+		return err
+	}
+	sess, err := s.sessions.UpdateSession(r.Context(), c, r.PathValue("session_id"), u)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, NewSessionJSON(sess))
+	return nil
+}
+
+// deleteSession serves DELETE /v1/sessions/{id}: its tokens stop at once.
+func (s *Server) deleteSession(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	if err := s.readNoBody(w, r); err != nil {
+		return err
+	}
+	id := r.PathValue("session_id")
+	if err := s.sessions.DeleteSession(r.Context(), c, id); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, SessionDeleted(id))
+	return nil
+}
+
+// maxResourcePage bounds a page of a session's resources, as the SDKs
+// have it; a session has at most memstore.MaxSessionStores anyway.
+const maxResourcePage = 1000
+
+// listResources serves GET /v1/sessions/{id}/resources: the session's
+// stores in the order attached, all of them unless limit is given; a
+// page's cursor is the ID of the resource it follows.
+func (s *Server) listResources(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	p := newParams(r)
+	limit, after := p.count("limit", maxResourcePage, maxResourcePage), p.get("page")
+	if p.err != nil {
+		return p.err
+	}
+	sess, err := s.sessions.Session(r.Context(), c, r.PathValue("session_id"))
+	if err != nil {
+		return err
+	}
+	atts := sess.Attachments
+	if after != "" {
+		i := slices.IndexFunc(atts, func(a memstore.Attachment) bool { return a.StoreID == after })
+		if i < 0 {
+			return invalid("page %q is not a cursor of this list", after)
+		}
+		atts = atts[i+1:]
+	}
+	page := memstore.Page[memstore.Attachment]{Items: atts[:min(limit, len(atts))]}
+	if len(atts) > limit {
+		page.Next = page.Items[limit-1].StoreID
+	}
+	s.writeJSON(w, http.StatusOK, pageOf(page, NewSessionResourceJSON))
+	return nil
+}
+
+// getResource serves GET /v1/sessions/{id}/resources/{resource_id}.
+func (s *Server) getResource(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	sess, err := s.sessions.Session(r.Context(), c, r.PathValue("session_id"))
+	if err != nil {
+		return err
+	}
+	return s.writeResource(w, sess, r.PathValue("resource_id"))
+}
+
+// writeResource answers with the resource id of sess (ENotFound when the
+// store is not attached).
+func (s *Server) writeResource(w *responseWriter, sess *memstore.Session, id string) error {
+	a := sess.Attachment(id)
+	if a == nil {
+		return memstore.Errorf(memstore.ENotFound, "session %s has no resource %s; a memory_store resource's ID is its memory_store_id", sess.ID, id)
+	}
+	s.writeJSON(w, http.StatusOK, NewSessionResourceJSON(a))
+	return nil
+}
+
+// addResource serves POST /v1/sessions/{id}/resources: a store attached to
+// a live session, by the rules of session creation.
+func (s *Server) addResource(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	b, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	a, err := parseResource("the resource", b)
+	if err != nil {
+		return err
+	}
+	sess, err := s.sessions.AttachStore(r.Context(), c, r.PathValue("session_id"), a)
+	if err != nil {
+		return err
+	}
+	return s.writeResource(w, sess, a.StoreID)
+}
+
+// resourceUpdate is the body of POST .../resources/{resource_id}: a
+// memory store's access and instructions. authorization_token, which the
+// SDKs send for repositories, has nothing to rotate in memstore.
+type resourceUpdate struct {
+	sessionResource
+	AuthorizationToken *string `json:"authorization_token"`
+}
+
+// updateResource serves POST /v1/sessions/{id}/resources/{resource_id}.
+func (s *Server) updateResource(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	var body resourceUpdate
+	if err := s.decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	if body.AuthorizationToken != nil && *body.AuthorizationToken != "" {
+		return invalid("authorization_token applies to github_repository resources, which memstore does not attach; a memory_store resource takes access and instructions")
+	}
+	var u memstore.AttachmentUpdate
+	if body.Access != nil {
+		u.Access = (*memstore.Access)(body.Access)
+	}
+	in, err := body.instructions("the resource")
+	if err != nil {
+		return err
+	}
+	u.Instructions = in
+	id := r.PathValue("resource_id")
+	sess, err := s.sessions.UpdateAttachment(r.Context(), c, r.PathValue("session_id"), id, u)
+	if err != nil {
+		return err
+	}
+	return s.writeResource(w, sess, id)
+}
+
+// deleteResource serves DELETE /v1/sessions/{id}/resources/{resource_id}:
+// the store is detached, and the session's tokens stop reaching it.
+func (s *Server) deleteResource(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	if err := s.readNoBody(w, r); err != nil {
+		return err
+	}
+	id := r.PathValue("resource_id")
+	if _, err := s.sessions.DetachStore(r.Context(), c, r.PathValue("session_id"), id); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, ResourceDeleted(id))
+	return nil
+}
+
+// noAgent answers the SDKs' session events and threads.
+func noAgent(*responseWriter, *http.Request, *memstore.Caller) error {
+	return memstore.Errorf(memstore.ENotFound, "memstore runs no agent, so its sessions have no events or threads; "+
+		"a session here attaches memory stores to the tokens of an agent that runs elsewhere")
 }
 
 // archiveSession serves POST /v1/sessions/{id}/archive: its tokens stop

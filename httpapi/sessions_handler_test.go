@@ -69,10 +69,10 @@ func TestCreateSession(t *testing.T) {
 	}
 	res := s["resources"].([]any)
 	want := []string{
-		fmt.Sprint(map[string]any{"type": "memory_store", "memory_store_id": prefs, "access": "read_only",
+		fmt.Sprint(map[string]any{"id": prefs, "type": "memory_store", "memory_store_id": prefs, "access": "read_only",
 			"instructions": "Check before starting.", "name": "User Preferences", "description": "Per-user preferences.",
 			"mount_path": "/mnt/memory/user-preferences"}),
-		fmt.Sprint(map[string]any{"type": "memory_store", "memory_store_id": notes, "access": "read_write",
+		fmt.Sprint(map[string]any{"id": notes, "type": "memory_store", "memory_store_id": notes, "access": "read_write",
 			"instructions": "Project notes.", "name": "notes", "description": "", "mount_path": "/mnt/memory/notes"}),
 	}
 	if len(res) != 2 || fmt.Sprint(res[0]) != want[0] || fmt.Sprint(res[1]) != want[1] {

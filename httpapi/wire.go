@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -24,8 +25,11 @@ const (
 	typeError        = "error"
 	typeSession      = "session"
 	typeSessionToken = "session_token"
-	typeSearchResult = "memory_search_result"
-	typeMemoryPrompt = "memory_prompt"
+	// The answers to deleting a session and one of its resources.
+	typeSessionDeleted  = "session_deleted"
+	typeResourceDeleted = "session_resource_deleted"
+	typeSearchResult    = "memory_search_result"
+	typeMemoryPrompt    = "memory_prompt"
 )
 
 // Timestamp is a time on the wire: RFC 3339 in UTC with a Z, fractional
@@ -115,6 +119,12 @@ type DeletedJSON struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
 }
+
+// SessionDeleted is the answer to the deletion of session id.
+func SessionDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeSessionDeleted, ID: id} }
+
+// ResourceDeleted is the answer to the detachment of resource id.
+func ResourceDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeResourceDeleted, ID: id} }
 
 // StoreDeleted is the answer to the deletion of store id.
 func StoreDeleted(id string) DeletedJSON { return DeletedJSON{Type: typeStoreDeleted, ID: id} }
@@ -400,8 +410,10 @@ type MemoryUpdateRequest struct {
 
 // SessionResourceJSON is a memory_store resource of a session: the
 // attachment with its snapshots and mount path (docs/api.md, Session
-// objects).
+// objects). Its ID, the resource_id of the resources endpoints, is the
+// store's: a store is attached to a session at most once.
 type SessionResourceJSON struct {
+	ID            string  `json:"id"`
 	Type          string  `json:"type"`
 	MemoryStoreID string  `json:"memory_store_id"`
 	Access        string  `json:"access"`
@@ -414,7 +426,9 @@ type SessionResourceJSON struct {
 // SessionJSON is a session object, as far as memstore keeps one: its
 // memory_store resources, title, metadata and times, plus every other
 // field of the create request as it was sent (agent, environment_id, ...).
-// Status is always "idle": memstore runs no agent. Token, the secret of the
+// The fields the SDKs require that memstore has no value of, as it runs
+// no agent, carry honest empty values (sessionDefaults and the zeros of
+// Stats, Usage and OutcomeEvaluations). Token, the secret of the
 // session's first token, is present only in the answer to the create.
 type SessionJSON struct {
 	Type       string                `json:"type"`
@@ -426,6 +440,11 @@ type SessionJSON struct {
 	CreatedAt  Timestamp             `json:"created_at"`
 	UpdatedAt  Timestamp             `json:"updated_at"`
 	ArchivedAt *Timestamp            `json:"archived_at"`
+	// Stats, Usage and OutcomeEvaluations are the SDKs' accounts of an
+	// agent's runs: zeros and empty, since memstore runs none.
+	Stats              SessionStatsJSON `json:"stats"`
+	Usage              SessionUsageJSON `json:"usage"`
+	OutcomeEvaluations []struct{}       `json:"outcome_evaluations"`
 	// Token and TokenID are memstore's own: the first token of a new
 	// session, shown once.
 	Token          string     `json:"token,omitempty"`
@@ -436,29 +455,88 @@ type SessionJSON struct {
 	Fields map[string]json.RawMessage `json:"-"`
 }
 
+// SessionStatsJSON is a session's timing: never active, as memstore runs
+// no agent.
+type SessionStatsJSON struct {
+	ActiveSeconds   float64 `json:"active_seconds"`
+	DurationSeconds float64 `json:"duration_seconds"`
+}
+
+// SessionUsageJSON is a session's token usage: none, as memstore runs no
+// agent.
+type SessionUsageJSON struct {
+	ActiveSeconds        float64 `json:"active_seconds"`
+	InputTokens          int64   `json:"input_tokens"`
+	OutputTokens         int64   `json:"output_tokens"`
+	CacheReadInputTokens int64   `json:"cache_read_input_tokens"`
+	CacheCreation        struct {
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+	} `json:"cache_creation"`
+}
+
 // sessionKeys are the keys that SessionJSON writes itself; a kept field of
 // the same name never overrides them.
 var sessionKeys = map[string]bool{
 	"type": true, "id": true, "title": true, "metadata": true, "resources": true, "status": true,
 	"created_at": true, "updated_at": true, "archived_at": true,
+	"stats": true, "usage": true, "outcome_evaluations": true,
 	"token": true, "token_id": true, "token_expires_at": true,
+}
+
+// emptyAgent is the agent of a session whose create named none: every
+// field the SDKs require, empty. A session whose agent was sent as an ID
+// (the SDKs' short form) gets it with that id.
+const emptyAgent = `{"type":"agent","id":"","version":0,"name":"","description":"","system":"","model":{"id":""},` +
+	`"tools":[],"mcp_servers":[],"skills":[],"multiagent":null,"execution_identity":{"type":"service_account"}}`
+
+// sessionDefaults are the fields the SDKs require of a session that are
+// kept as sent when the create sent them, and otherwise take these
+// values. A client reading a session drops a field equal to its default,
+// as the server made it up.
+var sessionDefaults = map[string]json.RawMessage{
+	memstore.AgentField: json.RawMessage(emptyAgent),
+	"environment_id":    json.RawMessage(`""`),
+	"budget":            json.RawMessage(`null`),
+	"vault_ids":         json.RawMessage(`[]`),
+}
+
+// wireAgent is the agent field as a session object shows it: an agent
+// sent as an ID becomes the agent object the SDKs expect, with that id;
+// any other is shown as sent.
+func wireAgent(kept json.RawMessage) json.RawMessage {
+	var id string
+	if json.Unmarshal(kept, &id) != nil {
+		return kept
+	}
+	var agent map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(emptyAgent), &agent)
+	agent["id"], _ = json.Marshal(id)
+	b, _ := json.Marshal(agent)
+	return b
 }
 
 // MarshalJSON writes the session's own keys and its kept fields.
 func (j SessionJSON) MarshalJSON() ([]byte, error) {
 	type plain SessionJSON
 	b, err := json.Marshal(plain(j))
-	if err != nil || len(j.Fields) == 0 {
+	if err != nil {
 		return b, err
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
 		return nil, err
 	}
+	for k, v := range sessionDefaults {
+		all[k] = v
+	}
 	for k, v := range j.Fields {
 		if !sessionKeys[k] {
 			all[k] = v
 		}
+	}
+	if a, ok := j.Fields[memstore.AgentField]; ok {
+		all[memstore.AgentField] = wireAgent(a)
 	}
 	return json.Marshal(all)
 }
@@ -475,11 +553,26 @@ func (j *SessionJSON) UnmarshalJSON(b []byte) error {
 	}
 	j.Fields = map[string]json.RawMessage{}
 	for k, v := range all {
-		if !sessionKeys[k] {
+		if d, ok := sessionDefaults[k]; !sessionKeys[k] && (!ok || !jsonSame(v, d)) {
 			j.Fields[k] = v
 		}
 	}
+	// An agent object that wireAgent made of an ID was sent as that ID.
+	var agent struct {
+		ID string `json:"id"`
+	}
+	if a, ok := j.Fields[memstore.AgentField]; ok && json.Unmarshal(a, &agent) == nil {
+		if id, _ := json.Marshal(agent.ID); jsonSame(a, wireAgent(id)) {
+			j.Fields[memstore.AgentField] = id
+		}
+	}
 	return nil
+}
+
+// jsonSame reports whether a and b are the same JSON value.
+func jsonSame(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // NewSessionJSON is the wire form of s.
@@ -491,20 +584,25 @@ func NewSessionJSON(s *memstore.Session) SessionJSON {
 	j := SessionJSON{
 		Type: typeSession, ID: s.ID, Title: s.Title, Metadata: md,
 		Resources: make([]SessionResourceJSON, len(s.Attachments)),
-		Status:    "idle", CreatedAt: Timestamp(s.CreatedAt), UpdatedAt: Timestamp(s.UpdatedAt),
-		ArchivedAt: timestampPtr(s.ArchivedAt), Fields: s.Fields,
+		Status:    string(s.Status()), CreatedAt: Timestamp(s.CreatedAt), UpdatedAt: Timestamp(s.UpdatedAt),
+		ArchivedAt: timestampPtr(s.ArchivedAt), OutcomeEvaluations: []struct{}{}, Fields: s.Fields,
 	}
-	for i, a := range s.Attachments {
-		r := SessionResourceJSON{
-			Type: typeStore, MemoryStoreID: a.StoreID, Access: string(a.Access),
-			Name: a.Name, Description: a.Description, MountPath: a.MountPath,
-		}
-		if a.Instructions != "" {
-			r.Instructions = &a.Instructions
-		}
-		j.Resources[i] = r
+	for i := range s.Attachments {
+		j.Resources[i] = NewSessionResourceJSON(&s.Attachments[i])
 	}
 	return j
+}
+
+// NewSessionResourceJSON is the wire form of an attachment.
+func NewSessionResourceJSON(a *memstore.Attachment) SessionResourceJSON {
+	r := SessionResourceJSON{
+		ID: a.StoreID, Type: typeStore, MemoryStoreID: a.StoreID, Access: string(a.Access),
+		Name: a.Name, Description: a.Description, MountPath: a.MountPath,
+	}
+	if a.Instructions != "" {
+		r.Instructions = &a.Instructions
+	}
+	return r
 }
 
 // NewCreatedSessionJSON is the answer to a session create: the session with

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +14,9 @@ import (
 	"github.com/memstore/memstore/internal/keyset"
 )
 
-// Sessions are history: nothing deletes them, and deleting a store leaves
-// the sessions that attach it as they were (see migrations/0001).
+// Sessions are deleted only when asked to (DeleteSession); deleting a
+// store leaves the sessions that attach it as they were (see
+// migrations/0001).
 
 // sessionColumns are read with the sessions table named s.
 const sessionColumns = `s.id, s.workspace_id, s.title, s.metadata, s.fields, s.created_at, s.updated_at, s.archived_at`
@@ -175,16 +177,20 @@ func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Se
 }
 
 // Sessions implements memstore.SessionStorage (archived sessions only
-// with f.IncludeArchived), with keyset pagination on (created_at DESC, id
-// DESC): served by sessions_by_workspace, or by session_stores_by_store
-// for the sessions of one store.
+// with f.IncludeArchived), with keyset pagination on (created_at, id),
+// newest first unless f.Ascending: served by sessions_by_workspace, or by
+// session_stores_by_store for the sessions of one store.
 func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
 	var page memstore.Page[memstore.Session]
 	n, err := memstore.PageSize(f.Limit, false)
 	if err != nil {
 		return page, err
 	}
-	cur, err := keyset.Parse(f.Page, keyset.Sessions)
+	kind, dir, after := keyset.Sessions, "DESC", "<"
+	if f.Ascending {
+		kind, dir, after = keyset.SessionsAsc, "ASC", ">"
+	}
+	cur, err := keyset.Parse(f.Page, kind)
 	if err != nil {
 		return page, err
 	}
@@ -197,11 +203,28 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		from, at, id = `session_stores a JOIN sessions s ON s.id = a.session_id`, `a.created_at`, `a.session_id`
 		where = append(where, "a.store_id = "+q.arg(f.StoreID))
 	}
-	if !f.IncludeArchived {
+	switch {
+	case f.ArchivedOnly:
+		where = append(where, "s.archived_at IS NOT NULL")
+	case !f.IncludeArchived:
 		where = append(where, "s.archived_at IS NULL")
 	}
+	if f.AgentID != "" {
+		// memstore.SessionAgentID's rule: the agent field when a
+		// string, else its id.
+		agent := `s.fields::jsonb -> '` + memstore.AgentField + `'`
+		where = append(where, `CASE jsonb_typeof(`+agent+`) WHEN 'string' THEN `+agent+` #>> '{}' WHEN 'object' THEN `+agent+` ->> 'id' END = `+q.arg(f.AgentID))
+	}
+	for _, b := range []struct {
+		op string
+		t  *time.Time
+	}{{">", f.CreatedAtGT}, {">=", f.CreatedAtGTE}, {"<", f.CreatedAtLT}, {"<=", f.CreatedAtLTE}} {
+		if b.t != nil {
+			where = append(where, at+" "+b.op+" "+q.arg(keyset.Nanos(*b.t)))
+		}
+	}
 	if cur != nil {
-		where = append(where, "("+at+", "+id+") < ("+q.arg(cur.Time)+", "+q.arg(cur.Key)+")")
+		where = append(where, "("+at+", "+id+") "+after+" ("+q.arg(cur.Time)+", "+q.arg(cur.Key)+")")
 	}
 	var (
 		items []*memstore.Session
@@ -209,7 +232,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	)
 	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+at+` DESC, `+id+` DESC LIMIT `+q.arg(n+1), q.args...)
+			` ORDER BY `+at+` `+dir+`, `+id+` `+dir+` LIMIT `+q.arg(n+1), q.args...)
 		if err != nil {
 			return err
 		}
@@ -234,7 +257,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	}
 	if more {
 		last := items[n-1]
-		page.Next = keyset.Cursor{Kind: keyset.Sessions, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
+		page.Next = keyset.Cursor{Kind: kind, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
 	}
 	return page, nil
 }
@@ -259,6 +282,83 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 	}
 	db.revoked(ctx, memstore.Revocation{SessionID: id})
 	return s, nil
+}
+
+// ChangeSession implements memstore.SessionStorage: the session's row is
+// locked while change runs on it, the stores it looks up against change
+// (FOR SHARE), and the row and its attachments are rewritten in that
+// transaction; a change of attachments is told to every process once
+// committed.
+func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change memstore.SessionChange) (*memstore.Session, error) {
+	var (
+		s        *memstore.Session
+		attached bool // the attachments changed
+	)
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+		if s, err = getSession(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil {
+			return err
+		}
+		before := slices.Clone(s.Attachments)
+		changed, err := change(s, func(id string) (*memstore.Store, error) {
+			st, err := getStore(ctx, tx, workspaceID, id, "FOR SHARE")
+			if memstore.ErrorCode(err) == memstore.ENotFound {
+				return nil, nil
+			}
+			return st, err
+		})
+		if err != nil || !changed {
+			return err
+		}
+		meta, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return err
+		}
+		fields, err := json.Marshal(s.Fields)
+		if err != nil {
+			return err
+		}
+		s.UpdatedAt = db.stamp()
+		if _, err := tx.Exec(ctx, `UPDATE sessions SET title = $1, metadata = $2, fields = $3, updated_at = $4 WHERE id = $5`,
+			[]byte(s.Title), string(meta), string(fields), keyset.Nanos(s.UpdatedAt), id); err != nil {
+			return err
+		}
+		if attached = !slices.Equal(before, s.Attachments); !attached {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM session_stores WHERE session_id = $1`, id); err != nil {
+			return err
+		}
+		for i, a := range s.Attachments {
+			if _, err := tx.Exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, i, a.StoreID, string(a.Access), []byte(a.Instructions), a.Name, []byte(a.Description), a.MountPath, keyset.Nanos(s.CreatedAt)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "change session %s", id)
+	}
+	if attached {
+		db.revoked(ctx, memstore.Revocation{SessionID: id, Refresh: true})
+	}
+	return s, nil
+}
+
+// DeleteSession implements memstore.SessionStorage; the foreign keys
+// cascade to the session's attachments and tokens, and every process
+// hears that its tokens stopped. Versions keep the session's ID as their
+// actor.
+func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+	}
+	if err != nil {
+		return wrap(err, "delete session %s", id)
+	}
+	db.revoked(ctx, memstore.Revocation{SessionID: id})
+	return nil
 }
 
 // CreateSessionToken implements memstore.SessionStorage. The session's

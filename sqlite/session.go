@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,14 +16,16 @@ import (
 
 var _ memstore.SessionStorage = (*DB)(nil)
 
-// Sessions are history: nothing deletes them, and deleting a store leaves
-// the sessions that attach it as they were (see migrations/0003).
+// Sessions are deleted only when asked to (DeleteSession); deleting a
+// store leaves the sessions that attach it as they were (see
+// migrations/0003).
 
 // kindSessions and kindTokens tag the cursors of the sessions list and of
 // a session's tokens.
 const (
-	kindSessions = keyset.Sessions
-	kindTokens   = keyset.Tokens
+	kindSessions    = keyset.Sessions
+	kindSessionsAsc = keyset.SessionsAsc
+	kindTokens      = keyset.Tokens
 )
 
 // sessionColumns are read with the sessions table named s.
@@ -185,16 +188,20 @@ func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Se
 }
 
 // Sessions implements memstore.SessionStorage (archived sessions only
-// with f.IncludeArchived), with keyset pagination on (created_at DESC, id DESC): served
-// by sessions_by_workspace, or by session_stores_by_store for the
-// sessions of one store.
+// with f.IncludeArchived), with keyset pagination on (created_at, id),
+// newest first unless f.Ascending: served by sessions_by_workspace, or by
+// session_stores_by_store for the sessions of one store.
 func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
 	var page memstore.Page[memstore.Session]
 	n, err := memstore.PageSize(f.Limit, false)
 	if err != nil {
 		return page, err
 	}
-	cur, err := parseCursor(f.Page, kindSessions)
+	kind, dir, after := kindSessions, "DESC", "<"
+	if f.Ascending {
+		kind, dir, after = kindSessionsAsc, "ASC", ">"
+	}
+	cur, err := parseCursor(f.Page, kind)
 	if err != nil {
 		return page, err
 	}
@@ -208,11 +215,30 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		where = append([]string{"a.store_id = ?"}, where...)
 		args = append([]any{f.StoreID}, args...)
 	}
-	if !f.IncludeArchived {
+	switch {
+	case f.ArchivedOnly:
+		where = append(where, "s.archived_at IS NOT NULL")
+	case !f.IncludeArchived:
 		where = append(where, "s.archived_at IS NULL")
 	}
+	if f.AgentID != "" {
+		// memstore.SessionAgentID's rule: the agent field when a
+		// string, else its id.
+		where = append(where, `CASE json_type(s.fields, '$.`+memstore.AgentField+`') WHEN 'text' THEN json_extract(s.fields, '$.`+memstore.AgentField+`')
+			WHEN 'object' THEN json_extract(s.fields, '$.`+memstore.AgentField+`.id') END = ?`)
+		args = append(args, f.AgentID)
+	}
+	for _, b := range []struct {
+		op string
+		t  *time.Time
+	}{{">", f.CreatedAtGT}, {">=", f.CreatedAtGTE}, {"<", f.CreatedAtLT}, {"<=", f.CreatedAtLTE}} {
+		if b.t != nil {
+			where = append(where, at+" "+b.op+" ?")
+			args = append(args, nanos(*b.t))
+		}
+	}
 	if cur != nil {
-		where = append(where, "("+at+", "+id+") < (?, ?)")
+		where = append(where, "("+at+", "+id+") "+after+" (?, ?)")
 		args = append(args, cur.Time, cur.Key)
 	}
 	args = append(args, n+1)
@@ -222,7 +248,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	)
 	err = db.read(ctx, func(tx *txn) error {
 		rows, err := tx.query(ctx, `SELECT `+sessionColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+at+` DESC, `+id+` DESC LIMIT ?`, args...)
+			` ORDER BY `+at+` `+dir+`, `+id+` `+dir+` LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}
@@ -250,7 +276,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	}
 	if more {
 		last := items[n-1]
-		page.Next = cursor{Kind: kindSessions, Time: nanos(last.CreatedAt), Key: last.ID}.String()
+		page.Next = cursor{Kind: kind, Time: nanos(last.CreatedAt), Key: last.ID}.String()
 	}
 	return page, nil
 }
@@ -274,6 +300,87 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 	}
 	db.Revoked(memstore.Revocation{SessionID: id})
 	return s, nil
+}
+
+// ChangeSession implements memstore.SessionStorage: the session row and
+// its attachments are rewritten in the transaction that read them, and a
+// change of attachments is told once committed.
+func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change memstore.SessionChange) (*memstore.Session, error) {
+	var (
+		s        *memstore.Session
+		attached bool // the attachments changed
+	)
+	err := db.write(ctx, func(tx *txn) (err error) {
+		if s, err = getSession(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		before := slices.Clone(s.Attachments)
+		changed, err := change(s, func(id string) (*memstore.Store, error) {
+			st, err := getStore(ctx, tx, workspaceID, id)
+			if memstore.ErrorCode(err) == memstore.ENotFound {
+				return nil, nil
+			}
+			return st, err
+		})
+		if err != nil || !changed {
+			return err
+		}
+		meta, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return err
+		}
+		fields, err := json.Marshal(s.Fields)
+		if err != nil {
+			return err
+		}
+		s.UpdatedAt = fromNanos(nanos(db.now()))
+		if _, err := tx.exec(ctx, `UPDATE sessions SET title = ?, metadata = ?, fields = ?, updated_at = ? WHERE id = ?`,
+			s.Title, string(meta), string(fields), nanos(s.UpdatedAt), id); err != nil {
+			return err
+		}
+		if attached = !slices.Equal(before, s.Attachments); !attached {
+			return nil
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM session_stores WHERE session_id = ?`, id); err != nil {
+			return err
+		}
+		for i, a := range s.Attachments {
+			if _, err := tx.exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(s.CreatedAt)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "change session %s", id)
+	}
+	if attached {
+		db.Revoked(memstore.Revocation{SessionID: id, Refresh: true})
+	}
+	return s, nil
+}
+
+// DeleteSession implements memstore.SessionStorage; the foreign keys
+// cascade to the session's attachments and tokens. Versions keep the
+// session's ID as their actor.
+func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
+	err := db.write(ctx, func(tx *txn) error {
+		res, err := tx.exec(ctx, `DELETE FROM sessions WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err == nil && n == 0 {
+			err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+		}
+		return err
+	})
+	if err != nil {
+		return wrap(err, "delete session %s", id)
+	}
+	db.Revoked(memstore.Revocation{SessionID: id})
+	return nil
 }
 
 // CreateSessionToken implements memstore.SessionStorage.

@@ -44,7 +44,25 @@ type (
 	sessionBackend interface {
 		memstore.StoreStorage
 		memstore.KeyService
-		memstore.SessionStorage
+		sessionView
+	}
+	// sessionView is memstore.SessionService spoken of in workspaces,
+	// like the storage interfaces.
+	sessionView interface {
+		CreateSession(ctx context.Context, ws string, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error)
+		Session(ctx context.Context, ws, id string) (*memstore.Session, error)
+		Sessions(ctx context.Context, ws string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error)
+		ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error)
+		UpdateSession(ctx context.Context, ws, id string, u memstore.SessionUpdate) (*memstore.Session, error)
+		DeleteSession(ctx context.Context, ws, id string) error
+		AttachStore(ctx context.Context, ws, sessionID string, a memstore.AttachmentCreate) (*memstore.Session, error)
+		UpdateAttachment(ctx context.Context, ws, sessionID, storeID string, u memstore.AttachmentUpdate) (*memstore.Session, error)
+		DetachStore(ctx context.Context, ws, sessionID, storeID string) (*memstore.Session, error)
+		CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error)
+		SessionTokens(ctx context.Context, ws, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error)
+		SessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error)
+		RevokeSessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error)
+		AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error)
 	}
 )
 
@@ -136,6 +154,26 @@ func (a *asKeys) Sessions(ctx context.Context, ws string, f memstore.SessionFilt
 
 func (a *asKeys) ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error) {
 	return a.sessions.ArchiveSession(ctx, keyCaller(ws, reader), id)
+}
+
+func (a *asKeys) UpdateSession(ctx context.Context, ws, id string, u memstore.SessionUpdate) (*memstore.Session, error) {
+	return a.sessions.UpdateSession(ctx, keyCaller(ws, reader), id, u)
+}
+
+func (a *asKeys) DeleteSession(ctx context.Context, ws, id string) error {
+	return a.sessions.DeleteSession(ctx, keyCaller(ws, reader), id)
+}
+
+func (a *asKeys) AttachStore(ctx context.Context, ws, sessionID string, at memstore.AttachmentCreate) (*memstore.Session, error) {
+	return a.sessions.AttachStore(ctx, keyCaller(ws, reader), sessionID, at)
+}
+
+func (a *asKeys) UpdateAttachment(ctx context.Context, ws, sessionID, storeID string, u memstore.AttachmentUpdate) (*memstore.Session, error) {
+	return a.sessions.UpdateAttachment(ctx, keyCaller(ws, reader), sessionID, storeID, u)
+}
+
+func (a *asKeys) DetachStore(ctx context.Context, ws, sessionID, storeID string) (*memstore.Session, error) {
+	return a.sessions.DetachStore(ctx, keyCaller(ws, reader), sessionID, storeID)
 }
 
 func (a *asKeys) CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {

@@ -263,6 +263,23 @@ func testNoAdministration(t *testing.T, e *isolationEnv) {
 		{"ArchiveSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
 			return errorOf(b.ArchiveSession(ctx, c, e.sessionID))
 		}},
+		{"UpdateSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+			title := "mine now"
+			return errorOf(b.UpdateSession(ctx, c, e.sessionID, memstore.SessionUpdate{Title: &title}))
+		}},
+		{"DeleteSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+			return b.DeleteSession(ctx, c, e.sessionID)
+		}},
+		{"AttachStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+			return errorOf(b.AttachStore(ctx, c, e.sessionID, memstore.AttachmentCreate{StoreID: e.other}))
+		}},
+		{"UpdateAttachment", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+			rw := memstore.AccessReadWrite
+			return errorOf(b.UpdateAttachment(ctx, c, e.sessionID, e.ro, memstore.AttachmentUpdate{Access: &rw}))
+		}},
+		{"DetachStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+			return errorOf(b.DetachStore(ctx, c, e.sessionID, e.rw))
+		}},
 		{"CreateSessionToken", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
 			_, _, err := b.CreateSessionToken(ctx, c, e.sessionID, 0)
 			return err

@@ -43,6 +43,11 @@ func RunSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Ses
 		{"Archive", testArchiveSession},
 		{"Isolation", testSessionIsolation},
 		{"Revocations", testRevocations},
+		{"Update", testUpdateSession},
+		{"Delete", testDeleteSession},
+		{"Resources", testSessionResources},
+		{"ListFilters", testSessionListFilters},
+		{"RefreshNotices", testRefreshNotices},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}

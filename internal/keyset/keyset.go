@@ -31,8 +31,11 @@ const (
 	Memories = "m"
 	Versions = "v"
 	Sessions = "sn"
-	Tokens   = "st"
-	Users    = "u"
+	// SessionsAsc is the sessions list oldest first, whose cursors go the
+	// other way.
+	SessionsAsc = "sa"
+	Tokens      = "st"
+	Users       = "u"
 )
 
 func (c Cursor) String() string {

@@ -264,6 +264,68 @@ const gone = await client.beta.memoryStores.delete(sid);
 assert.deepEqual(gone, { type: 'memory_store_deleted', id: sid });
 await expectError('deleted store', NotFoundError, 404, 'not_found_error', () => client.beta.memoryStores.retrieve(sid));
 
+// --- Sessions: every method of client.beta.sessions and its resources;
+// events and threads are a 404, as memstore runs no agent.
+{
+  const st = await client.beta.memoryStores.create({ name: 'TS notes' });
+  const st2 = await client.beta.memoryStores.create({ name: 'TS prefs' });
+  const sess = await client.beta.sessions.create({
+    agent: 'agent_ts',
+    environment_id: 'env_ts',
+    title: 'ts',
+    metadata: { keep: '1', drop: '2' },
+    resources: [{ type: 'memory_store', memory_store_id: st.id }],
+  });
+  assert.equal(sess.status, 'idle');
+  assert.equal(sess.agent.id, 'agent_ts');
+  for (const k of ['budget', 'vault_ids', 'stats', 'usage', 'outcome_evaluations', 'environment_id']) {
+    assert.ok(k in sess, `the session lacks ${k}`);
+  }
+  assert.equal((await client.beta.sessions.retrieve(sess.id)).id, sess.id);
+  const up = await client.beta.sessions.update(sess.id, { title: 'ts 2', metadata: { drop: null, new: '3' } });
+  assert.equal(up.title, 'ts 2');
+  assert.deepEqual(up.metadata, { keep: '1', new: '3' });
+
+  const listed = (await collect(client.beta.sessions.list({ statuses: ['idle'], order: 'asc', agent_id: 'agent_ts' }))).map((s) => s.id);
+  assert.deepEqual(listed, [sess.id]);
+  await expectError('a filter memstore cannot honour', BadRequestError, 400, 'invalid_request_error', () =>
+    client.beta.sessions.list({ deployment_id: 'dep_1' }),
+  );
+
+  const res = await collect(client.beta.sessions.resources.list(sess.id));
+  assert.deepEqual(res.map((r) => r.memory_store_id), [st.id]);
+  const added = await client.beta.sessions.resources.add(sess.id, { type: 'memory_store', memory_store_id: st2.id });
+  assert.equal(added.id, st2.id);
+  assert.equal(added.mount_path, '/mnt/memory/ts-prefs');
+  const got = await client.beta.sessions.resources.retrieve(st2.id, { session_id: sess.id });
+  assert.equal(got.access, 'read_write');
+  const ro = await client.beta.sessions.resources.update(st2.id, { session_id: sess.id, access: 'read_only' });
+  assert.equal(ro.access, 'read_only');
+  const detached = await client.beta.sessions.resources.delete(st.id, { session_id: sess.id });
+  assert.deepEqual(detached, { type: 'session_resource_deleted', id: st.id });
+  await expectError('a file resource', BadRequestError, 400, 'invalid_request_error', () =>
+    client.beta.sessions.resources.add(sess.id, { type: 'file', file_id: 'file_1' }),
+  );
+
+  await expectError('events.list', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.events.list(sess.id));
+  await expectError('events.send', NotFoundError, 404, 'not_found_error', () =>
+    client.beta.sessions.events.send(sess.id, { events: [] }),
+  );
+  await expectError('threads.list', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.threads.list(sess.id));
+  await expectError('threads.retrieve', NotFoundError, 404, 'not_found_error', () =>
+    client.beta.sessions.threads.retrieve('thr_1', { session_id: sess.id }),
+  );
+  await expectError('threads.archive', NotFoundError, 404, 'not_found_error', () =>
+    client.beta.sessions.threads.archive('thr_1', { session_id: sess.id }),
+  );
+
+  const archivedSession = await client.beta.sessions.archive(sess.id);
+  assert.equal(archivedSession.status, 'terminated');
+  const deleted = await client.beta.sessions.delete(sess.id);
+  assert.deepEqual(deleted, { type: 'session_deleted', id: sess.id });
+  await expectError('a deleted session', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.retrieve(sess.id));
+}
+
 // --- A wrong key.
 const stranger = new Anthropic({ apiKey: 'sk-memstore-not-a-key', baseURL, fetch: recordingFetch });
 await expectError('unknown key', AuthenticationError, 401, 'authentication_error', () => stranger.beta.memoryStores.list());
