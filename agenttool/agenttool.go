@@ -127,6 +127,16 @@ func New(svc Services, caller *memstore.Caller) (*Toolset, error) {
 	return &Toolset{svc: svc, caller: caller, mounts: mountsOf(caller.Session)}, nil
 }
 
+// As returns the tools of c, a caller of the same session read afresh:
+// its attachments, as they are now, are the mounts. A caller of another
+// session, or none, leaves t as it is.
+func (t *Toolset) As(c *memstore.Caller) *Toolset {
+	if c == nil || c.Session == nil || c.Session.ID != t.caller.Session.ID {
+		return t
+	}
+	return &Toolset{svc: t.svc, caller: c, mounts: mountsOf(c.Session)}
+}
+
 // Tools returns the descriptions of the six tools, always in the same
 // order: list, search, read, write, edit, delete. All six are listed even
 // when every attached store is read-only; the writing tools then refuse

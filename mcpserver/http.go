@@ -321,13 +321,30 @@ type (
 	serverKey struct{}
 )
 
-// tokenInfo gives the SDK the caller authenticated by ServeHTTP.
+// tokenInfo gives the SDK the caller authenticated by ServeHTTP, which
+// it hands each tool call of the request (requestCaller).
 func tokenInfo(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
 	c, _ := ctx.Value(callerKey{}).(*memstore.Caller)
 	if c == nil {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: c.Session.ID}, nil
+	return &auth.TokenInfo{UserID: c.Session.ID, Extra: map[string]any{callerExtra: c}}, nil
+}
+
+// callerExtra names the caller in a request's auth.TokenInfo.
+const callerExtra = "memstore.caller"
+
+// requestCaller is the caller that authenticated a tool call's HTTP
+// request, read afresh from the session token on every request: with it
+// an open MCP session follows the stores attached to, changed in or
+// detached from its memstore session since it was opened. nil over stdio,
+// whose caller is the one the tools were made for.
+func requestCaller(req *mcp.CallToolRequest) *memstore.Caller {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return nil
+	}
+	c, _ := req.Extra.TokenInfo.Extra[callerExtra].(*memstore.Caller)
+	return c
 }
 
 // serverOf is the server that serveNew made for a request; nil for

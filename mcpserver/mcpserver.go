@@ -47,7 +47,7 @@ func newServer(ts *agenttool.Toolset, s *memstore.Session, version string, opts 
 				OpenWorldHint:   new(bool), // memory is a closed world: the session's stores
 			},
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r := ts.Call(ctx, name, req.Params.Arguments)
+			r := ts.As(requestCaller(req)).Call(ctx, name, req.Params.Arguments)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}, nil
 		})
 	}

@@ -249,3 +249,49 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Error("a revoked token still calls tools")
 	}
 }
+
+// TestAttachmentChangesReachOpenSessions checks that an open MCP session
+// follows its memstore session's attachments: a store attached after it
+// opened is reachable on the next tool call, one made read-only refuses
+// writes, and one detached is out of reach.
+func TestAttachmentChangesReachOpenSessions(t *testing.T) {
+	e := newEnv(t)
+	core := memstore.NewCore(e.db)
+	srv := httptest.NewServer(mcpserver.Handler(mcpserver.HandlerConfig{Sessions: core, Services: e.services(), Version: "test"}))
+	defer srv.Close()
+	cs, err := connectHTTP(t.Context(), srv.URL, e.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	admin := &memstore.Caller{WorkspaceID: e.ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
+	sid := e.caller.Session.ID
+	later := sqlitetest.Store(t, e.db, e.ws, memstore.StoreCreate{Name: "Later"}).ID
+	const path = "/mnt/memory/later/a.md"
+
+	if text, isErr := call(t, cs, "memory_write", map[string]any{"path": path, "content": "x"}); !isErr {
+		t.Fatalf("write to a store not yet attached: %s", text)
+	}
+	if _, err := core.AttachStore(t.Context(), admin, sid, memstore.AttachmentCreate{StoreID: later}); err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := call(t, cs, "memory_write", map[string]any{"path": path, "content": "x"}); isErr {
+		t.Errorf("write to a store attached since: %s", text)
+	}
+	ro := memstore.AccessReadOnly
+	if _, err := core.UpdateAttachment(t.Context(), admin, sid, later, memstore.AttachmentUpdate{Access: &ro}); err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := call(t, cs, "memory_write", map[string]any{"path": path, "content": "y"}); !isErr || !strings.Contains(text, "read-only") {
+		t.Errorf("write to a store made read-only since: %v %s", isErr, text)
+	}
+	if text, isErr := call(t, cs, "memory_read", map[string]any{"path": path}); isErr || !strings.Contains(text, "x") {
+		t.Errorf("read of a store made read-only: %v %s", isErr, text)
+	}
+	if _, err := core.DetachStore(t.Context(), admin, sid, later); err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := call(t, cs, "memory_read", map[string]any{"path": path}); !isErr {
+		t.Errorf("read of a store detached since: %s", text)
+	}
+}
