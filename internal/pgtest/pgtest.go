@@ -14,6 +14,10 @@
 // milliseconds, a migration longer. A database is dropped when its test
 // ends. A test binary calls Stop from TestMain once its tests have run;
 // should it die first, a watchdog process stops the server anyway.
+//
+// A test that restarts PostgreSQL starts a throwaway server of its own
+// (NewServer), the same way, and shuts it down and starts it again (Down,
+// Up) as an operator would.
 package pgtest
 
 import (
@@ -66,6 +70,15 @@ type server struct {
 	admin    *url.URL
 	watchdog *exec.Cmd
 	stop     io.WriteCloser // closing it tells the watchdog to stop the server
+	cluster  *cluster       // nil for the server of MEMSTORE_TEST_POSTGRES
+}
+
+// A cluster is a throwaway server's files and how to run its binaries.
+type cluster struct {
+	bin, dir     string   // the binaries; the directory of all its files
+	data, log    string   // its data directory and its log file
+	as           []string // the command prefix that runs a binary as the server's user
+	startOptions string   // the server's options, its port among them
 }
 
 // DB returns the URL of a new database for tb, a copy of the template
@@ -122,10 +135,7 @@ func Stop() {
 	if template != "" && srv.watchdog == nil {
 		srv.drop(context.Background(), template)
 	}
-	if srv.watchdog != nil {
-		srv.stop.Close()
-		srv.watchdog.Wait()
-	}
+	srv.close()
 	srv, srvErr, template = nil, nil, ""
 }
 
@@ -164,6 +174,74 @@ func Outage(tb testing.TB, dsn string) (end func()) {
 	return end
 }
 
+// Server is a throwaway PostgreSQL server of one test's own, which the
+// test may shut down and start again as an operator restarts theirs.
+type Server struct {
+	srv *server
+}
+
+// ownNotFound is why a test that needs a server of its own is skipped.
+const ownNotFound = "PostgreSQL not found: install Debian's postgresql package (this test starts and restarts a PostgreSQL server of its own)"
+
+// NewServer starts a throwaway server for tb alone, as DB starts the
+// shared one (whatever MEMSTORE_TEST_POSTGRES says: that server is not
+// this test's to restart); it is stopped and its files removed when tb
+// ends. tb is skipped where there are no PostgreSQL binaries.
+func NewServer(tb testing.TB) *Server {
+	tb.Helper()
+	bin, err := binDir()
+	if errors.Is(err, errNotFound) {
+		tb.Skip(ownNotFound)
+	}
+	s, err := startLocal(context.Background(), bin)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(s.close)
+	return &Server{srv: s}
+}
+
+// DB returns the URL of a new database on s, which prepare, called with
+// that URL, has set up.
+func (s *Server) DB(tb testing.TB, prepare func(ctx context.Context, url string) error) string {
+	tb.Helper()
+	ctx := context.Background()
+	name := newName("t")
+	if err := s.srv.create(ctx, name, ""); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	url := s.srv.url(name)
+	if err := prepare(ctx, url); err != nil {
+		tb.Fatalf("pgtest: preparing the database: %v", err)
+	}
+	return url
+}
+
+// Down shuts s down in fast mode (pg_ctl stop -m fast): the server ends
+// every session, rolling back the transactions under way, writes a
+// checkpoint and exits; connections are refused until Up.
+func (s *Server) Down(tb testing.TB) {
+	tb.Helper()
+	c := s.srv.cluster
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := c.run(ctx, "pg_ctl", "-D", c.data, "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)), "-m", "fast", "stop"); err != nil {
+		tb.Fatalf("pgtest: %v", c.withLog(err))
+	}
+}
+
+// Up starts s again, on the same port, after Down, and waits until it
+// takes connections.
+func (s *Server) Up(tb testing.TB) {
+	tb.Helper()
+	c := s.srv.cluster
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := c.start(ctx); err != nil {
+		tb.Fatalf("pgtest: %v", c.withLog(err))
+	}
+}
+
 var errNotFound = errors.New(notFound)
 
 // newName returns a database name that no other test binary sharing a
@@ -179,6 +257,14 @@ func (s *server) url(name string) string {
 	u := *s.admin
 	u.Path = "/" + name
 	return u.String()
+}
+
+// close stops a throwaway server and removes its files.
+func (s *server) close() {
+	if s.watchdog != nil {
+		s.stop.Close()
+		s.watchdog.Wait()
+	}
 }
 
 // exec runs one statement on the server's admin database.
@@ -260,7 +346,7 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var as []string // the command prefix that runs a binary as the server's user
+	c := &cluster{bin: bin, dir: dir, data: filepath.Join(dir, "data"), log: filepath.Join(dir, "server.log")}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -273,29 +359,14 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		as = []string{"runuser", "-u", "postgres", "--"}
-	}
-	data, logFile := filepath.Join(dir, "data"), filepath.Join(dir, "server.log")
-	run := func(name string, args ...string) error {
-		argv := append(slices.Clone(as), append([]string{filepath.Join(bin, name)}, args...)...)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		// Its own process group: an interrupt of the tests must not
-		// reach the server, which the watchdog stops.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %v\n%s", name, err, out)
-		}
-		return nil
+		c.as = []string{"runuser", "-u", "postgres", "--"}
 	}
 	fail := func(err error) (*server, error) {
-		b, _ := os.ReadFile(logFile)
+		err = c.withLog(err)
 		os.RemoveAll(dir)
-		if len(b) > 0 {
-			return nil, fmt.Errorf("%w\nserver log:\n%s", err, b)
-		}
 		return nil, err
 	}
-	if err := run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
+	if err := c.run(ctx, "initdb", "-D", c.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
 		return fail(err)
 	}
 	var port int
@@ -303,8 +374,8 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 		if port, err = freePort(); err != nil {
 			return fail(err)
 		}
-		opts := fmt.Sprintf("-F -p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300", port, dir)
-		err = run("pg_ctl", "-D", data, "-l", logFile, "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)), "-o", opts, "start")
+		c.startOptions = fmt.Sprintf("-F -p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300", port, dir)
+		err = c.start(ctx)
 		if err == nil {
 			break
 		}
@@ -315,7 +386,7 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 	}
 	// The watchdog waits for its standard input to close, which happens
 	// when Stop closes it or this process ends, however it ends.
-	stopArgs := append(slices.Clone(as), filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop")
+	stopArgs := append(slices.Clone(c.as), filepath.Join(bin, "pg_ctl"), "-D", c.data, "-m", "immediate", "stop")
 	w := exec.Command("sh", append([]string{"-c", `read -r _; "$@" >/dev/null 2>&1; rm -rf "$0"`, dir}, stopArgs...)...)
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stop, err := w.StdinPipe()
@@ -323,12 +394,38 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 		err = w.Start()
 	}
 	if err != nil {
-		run("pg_ctl", "-D", data, "-m", "immediate", "stop")
+		c.run(ctx, "pg_ctl", "-D", c.data, "-m", "immediate", "stop")
 		return fail(fmt.Errorf("start the watchdog: %w", err))
 	}
 	admin := &url.URL{Scheme: "postgres", User: url.User("postgres"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Path: "/postgres", RawQuery: "sslmode=disable"}
-	return &server{admin: admin, watchdog: w, stop: stop}, nil
+	return &server{admin: admin, watchdog: w, stop: stop, cluster: c}, nil
+}
+
+// run runs one of the cluster's binaries as the server's user.
+func (c *cluster) run(ctx context.Context, name string, args ...string) error {
+	argv := append(slices.Clone(c.as), append([]string{filepath.Join(c.bin, name)}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// Its own process group: an interrupt of the tests must not reach
+	// the server, which the watchdog stops.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", name, err, out)
+	}
+	return nil
+}
+
+// start starts the cluster's server and waits until it takes connections.
+func (c *cluster) start(ctx context.Context) error {
+	return c.run(ctx, "pg_ctl", "-D", c.data, "-l", c.log, "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)), "-o", c.startOptions, "start")
+}
+
+// withLog adds the server's log, if any, to err.
+func (c *cluster) withLog(err error) error {
+	if b, _ := os.ReadFile(c.log); len(b) > 0 {
+		return fmt.Errorf("%w\nserver log:\n%s", err, b)
+	}
+	return err
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.

@@ -68,3 +68,28 @@ func TestDropped(t *testing.T) {
 		t.Fatal("the database of an ended test still accepts connections")
 	}
 }
+
+// TestServerRestart proves that a server of a test's own goes down, with
+// its connections, and comes back on the same URL with what was
+// committed before.
+func TestServerRestart(t *testing.T) {
+	s := pgtest.NewServer(t)
+	url := s.DB(t, prepare)
+	conn := connect(t, url)
+	if _, err := conn.Exec(t.Context(), `INSERT INTO marks VALUES (2)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Down(t)
+	if err := conn.Ping(t.Context()); err == nil {
+		t.Fatal("a connection made before the shutdown still answers")
+	}
+	if c, err := pgx.Connect(t.Context(), url); err == nil {
+		c.Close(t.Context())
+		t.Fatal("the server takes connections while down")
+	}
+	s.Up(t)
+	var n int
+	if err := connect(t, url).QueryRow(t.Context(), `SELECT count(*) FROM marks`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("after the restart: %d rows (%v); want 2", n, err)
+	}
+}
