@@ -37,25 +37,49 @@ func startReplicas(t *testing.T, n int) (string, []*api) {
 	return db, apis
 }
 
-// TestReplicasContendedUpdates is TestConcurrentUpdates on three
-// replicas: 16 clients each make read-modify-write updates of one memory
-// with a content_sha256 precondition, each request going to the next
-// replica, so that a client reads on one replica what another wrote and
-// updates it on a third. The lock on the store's row must keep every
-// precondition exact across the processes: no update lost or repeated, one
-// version each, and nothing but 200 or a precondition failure. Under
-// -race on a two-core machine shared with other work (load 5), 16 × 200
-// updates took 170 seconds and 16 × 100 took 51 (each success costs about
-// ten precondition failures, and each read and version carries the whole,
-// growing, memory), so each client makes 50: 11 to 19 seconds there, 43
-// at a load of 13.
+// TestReplicasContendedUpdates is TestConcurrentUpdates on three replica
+// processes: 16 clients each make 200 read-modify-write updates of one
+// memory with a content_sha256 precondition, each request going to the
+// next replica, so that a client reads on one replica what another wrote
+// and updates it on a third. The lock on the store's row must keep every
+// precondition exact across the processes: no update lost or repeated,
+// one version each, and nothing but 200 or a precondition failure. It
+// takes 25 to 32 seconds under -race on a two-core machine shared with
+// other work (load 12).
 func TestReplicasContendedUpdates(t *testing.T) {
-	clients, updates := 16, 50
+	clients, updates := 16, 200
 	if testing.Short() {
 		updates = 10
 	}
-	_, apis := startReplicas(t, 3)
+	clearEnv(t)
+	_, apis := startChildReplicas(t, postgresDB(t, "contended"), 3)
 	contendedUpdates(t, apis, clients, updates)
+}
+
+// startChildReplicas starts n replica processes (startChild) on db, one
+// after another, and returns them and a client of each with the key the
+// first one made.
+func startChildReplicas(t *testing.T, db string, n int) (children []*child, apis []*api) {
+	t.Helper()
+	var key string
+	for i := range n {
+		c := startChild(t, db)
+		if i == 0 {
+			if key = c.key; key == "" {
+				t.Fatalf("a first run printed no key:\n%s", c.stdout)
+			}
+		}
+		children = append(children, c)
+		apis = append(apis, newAPI(c.url, key))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, c := range children {
+				t.Logf("replica %d (%s) said:\n%s", i, c.url, c.stderr)
+			}
+		}
+	})
+	return children, apis
 }
 
 // TestReplicasReadTheirWrites: a write answered by one replica is read
@@ -118,17 +142,7 @@ func TestReplicasReadTheirWrites(t *testing.T) {
 func TestReplicaCrash(t *testing.T) {
 	const writers, memoriesPerWriter = 6, 4
 	clearEnv(t)
-	db := postgresDB(t, "crash")
-	children := []*child{startChild(t, db)}
-	key := children[0].key
-	if key == "" {
-		t.Fatalf("a first run printed no key:\n%s", children[0].stdout)
-	}
-	children = append(children, startChild(t, db), startChild(t, db))
-	apis := make([]*api, len(children))
-	for i, c := range children {
-		apis[i] = newAPI(c.url, key)
-	}
+	children, apis := startChildReplicas(t, postgresDB(t, "crash"), 3)
 	store := apis[0].createStore(t, "crash")
 	// Writer w writes through replica w%3: the writers 0 and 3 through the
 	// one killed.
