@@ -98,8 +98,8 @@ type memoryLog struct {
 // writeLoad is writers that each write memories of their own in turn,
 // creating each then updating it, until stopped, and remember which
 // writes were acknowledged. A writer stops at its first transport error
-// (its server is gone); a 409 with x-should-retry: true is retried with
-// the same content (and counted); any other answer but 200, or a 200 with
+// (its server is gone); a retryable answer (see retryable) is retried
+// with the same content (and counted); any other answer but 200, or a 200 with
 // another content hash than the one written, is a failure.
 type writeLoad struct {
 	memories string // the store's memories URL path
@@ -168,7 +168,7 @@ func (l *writeLoad) write(a *api, w int, path, content string) bool {
 			l.gone[w] = err
 			l.mu.Unlock()
 			return false
-		case status == http.StatusConflict && header.Get("x-should-retry") == "true":
+		case retryable(status, header):
 			l.retries++
 			l.mu.Unlock()
 			time.Sleep(loadRetryPause)
@@ -188,6 +188,12 @@ func (l *writeLoad) write(a *api, w int, path, content string) bool {
 	}
 }
 
+// retryable reports whether an answer other than 200 invites the client to
+// try again: a conflict, or a server error, that says x-should-retry: true.
+func retryable(status int, header http.Header) bool {
+	return (status == http.StatusConflict || status >= 500) && header.Get("x-should-retry") == "true"
+}
+
 // loadRetryPause is how long a writer waits before retrying a write that
 // the server asked it to retry.
 const loadRetryPause = 20 * time.Millisecond
@@ -202,6 +208,31 @@ func (l *writeLoad) acked() int {
 // waitAcked waits up to timeout for n writes to be acknowledged in all.
 func (l *writeLoad) waitAcked(n int, timeout time.Duration) {
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && l.acked() < n; time.Sleep(10 * time.Millisecond) {
+	}
+}
+
+// waitMade waits up to 10 seconds until the writers have made all n of
+// their memories, and fails tb (ending the load) if they have not. A test
+// that takes the database away waits for this first: a create retried
+// after its answer was lost would find its own memory in the way.
+func (l *writeLoad) waitMade(tb testing.TB, n int) {
+	tb.Helper()
+	made := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		made := 0
+		for _, ml := range l.logs {
+			if ml.id != "" {
+				made++
+			}
+		}
+		return made
+	}
+	for deadline := time.Now().Add(10 * time.Second); made() < n && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	}
+	if got := made(); got != n {
+		l.end()
+		tb.Fatalf("only %d memories of %d made in 10s; failures: %v", got, n, l.failures)
 	}
 }
 

@@ -21,19 +21,44 @@ import (
 // connections), so that a test can look for it in what the command says.
 func postgresDB(t *testing.T, password string) string {
 	t.Helper()
-	raw := pgtest.DB(t, func(ctx context.Context, dsn string) error {
-		db, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	})
+	raw := pgtest.DB(t, migratePostgres)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(u.User.Username(), password)
 	return u.String()
+}
+
+// migratePostgres brings the schema of the database at dsn up to date.
+func migratePostgres(ctx context.Context, dsn string) error {
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// revokedRefusedWithin is how soon after its revocation by another
+// process a key must stop working on a replica that is listening.
+const revokedRefusedWithin = time.Second
+
+// waitRefused waits until a, whose key another process revoked at
+// revoked, is refused, and fails t if a request sent more than within
+// after the revocation is still served.
+func waitRefused(t *testing.T, a *api, revoked time.Time, within time.Duration) {
+	t.Helper()
+	for {
+		sent := time.Now()
+		status, _, err := a.call("GET", "/v1/memory_stores", nil, nil)
+		if status == http.StatusUnauthorized {
+			return
+		}
+		if err != nil || sent.Sub(revoked) > within {
+			t.Fatalf("a key revoked by another process still works on a replica %v after: %d %v", sent.Sub(revoked), status, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestServePostgres: two servers on one PostgreSQL database are two
@@ -92,17 +117,7 @@ func TestServePostgres(t *testing.T) {
 	if code, _, stderr := run(t, "", "keys", "revoke", "--db", db, key.ID); code != 0 {
 		t.Fatalf("keys revoke: exit %d, %s", code, stderr)
 	}
-	revoked := time.Now()
-	for {
-		status, _, err := laptop.call("GET", "/v1/memory_stores", nil, nil)
-		if status == http.StatusUnauthorized {
-			break
-		}
-		if err != nil || time.Since(revoked) > time.Second {
-			t.Fatalf("a key revoked by another process still works on a replica after %v: %d %v", time.Since(revoked), status, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitRefused(t, laptop, time.Now(), revokedRefusedWithin)
 
 	// Each replica's health follows the database's: while it takes no
 	// connections, /healthz is 503, so that a load balancer looks

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -187,25 +189,7 @@ func TestReplicasDatabaseOutage(t *testing.T) {
 		t.Fatalf("keys create: exit %d, %q %q", code, stdout, stderr)
 	}
 	load := startWriteLoad(store, apis, writers, memoriesPerWriter)
-	// Every memory made before the outage: a create retried after an
-	// answer lost in the outage would find its own memory in the way.
-	made := func() int {
-		load.mu.Lock()
-		defer load.mu.Unlock()
-		n := 0
-		for _, ml := range load.logs {
-			if ml.id != "" {
-				n++
-			}
-		}
-		return n
-	}
-	for deadline := time.Now().Add(10 * time.Second); made() < writers*memoriesPerWriter && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-	}
-	if n := made(); n != writers*memoriesPerWriter {
-		load.end()
-		t.Fatalf("only %d memories of %d made in 10s before the outage; failures: %v", n, writers*memoriesPerWriter, load.failures)
-	}
+	load.waitMade(t, writers*memoriesPerWriter)
 
 	end := pgtest.Outage(t, db)
 	// A write committed just before the connections ended may still be
@@ -254,3 +238,182 @@ func TestReplicasDatabaseOutage(t *testing.T) {
 // outageSettle is how long the answers of writes committed before an
 // outage may take to reach their clients.
 const outageSettle = 200 * time.Millisecond
+
+// TestReplicasDatabaseRestart restarts PostgreSQL itself, a fast
+// shutdown and then a start on the same port, in the middle of a write
+// load on three replica processes, while readers on each replica read a
+// memory, list, search and authenticate a key no replica has seen yet.
+// While the database is away, every answer is 200 and right, or says
+// x-should-retry: true (a 409 or a 5xx): never a 404 for a memory that
+// exists, a 401 for a valid key, or a 200 for a write. Once it is back,
+// the same replica processes, not restarted, serve again and refuse a
+// key revoked elsewhere, and every acknowledged write is there.
+func TestReplicasDatabaseRestart(t *testing.T) {
+	const writers, memoriesPerWriter = 6, 4
+	clearEnv(t)
+	pg := pgtest.NewServer(t)
+	db := pg.DB(t, migratePostgres)
+	_, apis := startChildReplicas(t, db, 3)
+	store := apis[0].createStore(t, "restart")
+	code, stdout, stderr := run(t, "", "keys", "create", "--db", db, "--name", "unseen", "--json")
+	var unseen struct{ ID, Secret string }
+	if code != 0 || json.Unmarshal([]byte(stdout), &unseen) != nil {
+		t.Fatalf("keys create: exit %d, %q %q", code, stdout, stderr)
+	}
+	load := startWriteLoad(store, apis, writers, memoriesPerWriter)
+	load.waitMade(t, writers*memoriesPerWriter)
+	var someID string
+	load.mu.Lock()
+	for _, ml := range load.logs {
+		someID = ml.id
+		break
+	}
+	load.mu.Unlock()
+
+	readers := startReaders(apis, unseen.Secret, store, someID)
+	pg.Down(t)
+	time.Sleep(outageSettle)
+	down := load.acked()
+	readers.mark()
+	time.Sleep(restartDowntime)
+	if n := load.acked() - down; n > 0 {
+		t.Errorf("%d writes acknowledged while PostgreSQL was down", n)
+	}
+	retriedDown := readers.retried()
+	pg.Up(t)
+	up := load.acked()
+	readers.mark()
+	load.waitAcked(up+200, 20*time.Second)
+	load.end()
+	readers.end()
+
+	if len(load.failures) > 0 || len(load.gone) > 0 {
+		t.Fatalf("%d writes failed and %d writers lost their server; the failures: %v %v", len(load.failures), len(load.gone), load.failures, load.gone)
+	}
+	if len(readers.wrong) > 0 {
+		t.Fatalf("%d wrong answers to the readers; the first ones: %v", len(readers.wrong), readers.wrong[:min(5, len(readers.wrong))])
+	}
+	if load.retries == 0 || retriedDown == 0 {
+		t.Errorf("%d writes and %d reads were asked to retry: the restart went unseen", load.retries, retriedDown)
+	}
+	if load.acks < up+50 {
+		t.Fatalf("only %d writes acknowledged in 20s after the restart: the replicas did not recover", load.acks-up)
+	}
+	for i, n := range readers.servedSinceMark() {
+		if n == 0 {
+			t.Errorf("replica %d answered no reader 200 after the restart", i)
+		}
+	}
+	checked := load.check(t, apis[1])
+
+	// The key the readers used, revoked by another process, is refused by
+	// each replica. A replica listens for revocations again up to a second
+	// after the database is back, and one made before is not heard: the
+	// authentication cache's time to live bounds it then.
+	if code, _, stderr := run(t, "", "keys", "revoke", "--db", db, unseen.ID); code != 0 {
+		t.Fatalf("keys revoke: exit %d, %s", code, stderr)
+	}
+	revoked := time.Now()
+	for _, a := range apis {
+		waitRefused(t, newAPI(a.base, unseen.Secret), revoked, httpapi.DefaultAuthCacheTTL)
+	}
+	t.Logf("%d acknowledged writes checked; %d writes and %d reads asked to retry while PostgreSQL was down", checked, load.retries, retriedDown)
+}
+
+// restartDowntime is how long TestReplicasDatabaseRestart leaves
+// PostgreSQL down.
+const restartDowntime = time.Second
+
+// readerPause spaces the requests of each reader.
+const readerPause = 20 * time.Millisecond
+
+// readers read through each of a set of replicas, until ended, and sort
+// the answers: right, retryable, or wrong.
+type readers struct {
+	mu      sync.Mutex
+	wrong   []string
+	retries int
+	served  []int // 200s per replica since the last mark
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// startReaders starts one reader per replica of apis, each reading in
+// turn memory id of store, the store's list and a search, and the list
+// of stores with key unseen.
+func startReaders(apis []*api, unseen, store, id string) *readers {
+	r := &readers{served: make([]int, len(apis)), stop: make(chan struct{})}
+	memories := "/v1/memory_stores/" + store + "/memories"
+	for i, a := range apis {
+		fresh := newAPI(a.base, unseen)
+		r.wg.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-r.stop:
+					return
+				default:
+				}
+				var status int
+				var header http.Header
+				var data []byte
+				var err error
+				var m httpapi.MemoryJSON
+				switch k % 4 {
+				case 0:
+					status, header, data, err = a.send("GET", memories+"/"+id, nil, &m)
+					if status == http.StatusOK && m.ID != id {
+						err = fmt.Errorf("read memory %s, got %s", id, m.ID)
+					}
+				case 1:
+					status, header, data, err = a.send("GET", memories, nil, nil)
+				case 2:
+					status, header, data, err = a.send("GET", memories+"/search?q=writer", nil, nil)
+				case 3:
+					status, header, data, err = fresh.send("GET", "/v1/memory_stores", nil, nil)
+				}
+				r.mu.Lock()
+				switch {
+				case err != nil:
+					r.wrong = append(r.wrong, fmt.Sprintf("replica %d, read %d: %v", i, k%4, err))
+				case status == http.StatusOK:
+					r.served[i]++
+				case retryable(status, header):
+					r.retries++
+				default:
+					r.wrong = append(r.wrong, fmt.Sprintf("replica %d, read %d: %d %q %s", i, k%4, status, header.Get("x-should-retry"), data))
+				}
+				r.mu.Unlock()
+				time.Sleep(readerPause)
+			}
+		})
+	}
+	return r
+}
+
+// mark starts counting the 200s and the retryable answers afresh.
+func (r *readers) mark() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retries = 0
+	clear(r.served)
+}
+
+// retried returns the number of retryable answers since the last mark.
+func (r *readers) retried() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.retries
+}
+
+// servedSinceMark returns the 200s per replica since the last mark.
+func (r *readers) servedSinceMark() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.served)
+}
+
+// end stops the readers and waits for them.
+func (r *readers) end() {
+	close(r.stop)
+	r.wg.Wait()
+}
