@@ -15,17 +15,22 @@ import (
 // of it as soon as of a revocation, with no version to compare on each
 // request; a process that misses it (a lost notice) refreshes when its
 // cached authentication expires, as for a revocation.
+//
+// A notice with Unheard set stops nothing either: this process may have
+// missed others' notices (its line to them was down), so every caller it
+// holds must be read again, whatever it is.
 type Revocation struct {
 	APIKeyID  string // an API key was revoked
 	SessionID string // a session was archived or deleted: every one of its tokens stops
 	TokenID   string // one session token was revoked
 	Refresh   bool   `json:",omitempty"` // SessionID's attachments changed; its tokens still work
+	Unheard   bool   `json:",omitempty"` // notices may have been missed: read every caller again
 }
 
 // Stops reports whether r ends what c, an authenticated caller, may do.
 func (r Revocation) Stops(c *Caller) bool {
 	switch {
-	case c == nil, r.Refresh:
+	case c == nil, r.Refresh, r.Unheard:
 		return false
 	case r.APIKeyID != "":
 		return c.Session == nil && c.Actor.ID == r.APIKeyID
@@ -38,9 +43,11 @@ func (r Revocation) Stops(c *Caller) bool {
 }
 
 // Stale reports whether c, an authenticated caller, must be read again
-// after r: it is stopped, or its session's attachments changed.
+// after r: it is stopped, its session's attachments changed, or notices
+// may have been missed.
 func (r Revocation) Stale(c *Caller) bool {
-	return r.Stops(c) || r.Refresh && c != nil && c.Session != nil && c.Session.ID == r.SessionID
+	return r.Stops(c) || r.Unheard && c != nil ||
+		r.Refresh && c != nil && c.Session != nil && c.Session.ID == r.SessionID
 }
 
 // Expired reports whether c's credential has expired at now.

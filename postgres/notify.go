@@ -20,15 +20,20 @@ import (
 // connection of its own, and tells its listeners of what it hears: a
 // server drops a revoked credential from its authentication cache within
 // milliseconds, whichever replica revoked it. A notice can be lost while
-// the listening connection is down (it reconnects, logging why), and then
-// the cache's time to live bounds how long the credential keeps working
-// there.
+// the listening connection is down (after a restart of PostgreSQL, say):
+// it tries again every relistenDelay, and once it listens again it tells
+// its listeners that notices went unheard, so that they read every
+// caller afresh. A revocation committed while it was down thus takes
+// effect here at most relistenDelay after the database is back.
 
 // revocationChannel is the channel of the notices.
 const revocationChannel = "memstore_revocations"
 
-// relistenDelay spaces the attempts to listen again after a failure.
-const relistenDelay = time.Second
+// relistenDelay spaces the attempts to listen again after a failure:
+// short, as it bounds how long a revocation made meanwhile goes unheard.
+// A failed attempt is cheap (a refused connection) and logged only when
+// listening stops and when it starts again.
+const relistenDelay = 250 * time.Millisecond
 
 // listening is the state of a DB's listening connection.
 type listening struct {
@@ -86,12 +91,16 @@ func (db *DB) startListening() {
 				return
 			}
 			db.log.LogAttrs(ctx, slog.LevelWarn, "not hearing other processes' revocations; listening again", slog.String("error", err.Error()))
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(relistenDelay):
+			for err != nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(relistenDelay):
+				}
+				conn, err = db.listenConn(ctx)
 			}
-			conn, err = db.listenConn(ctx)
+			db.log.LogAttrs(ctx, slog.LevelInfo, "hearing other processes' revocations again")
+			db.Revoked(memstore.Revocation{Unheard: true})
 		}
 	}()
 }

@@ -63,3 +63,39 @@ func TestRevocationsReachOtherProcesses(t *testing.T) {
 	}
 	expect("an archived session", memstore.Revocation{SessionID: s.ID})
 }
+
+// TestRevocationsUnheardDuringOutage: a notice sent while another
+// process's listening connection is down never reaches it, so once that
+// process listens again it tells its listeners that notices went
+// unheard, within moments of the database taking connections again, and
+// an authentication cache then reads every caller afresh.
+func TestRevocationsUnheardDuringOutage(t *testing.T) {
+	url := pgtest.DB(t, migrate)
+	there := mustOpenAt(t, url, postgres.Options{})
+	heard := make(chan memstore.Revocation, 16)
+	stop := there.NotifyRevocations(func(r memstore.Revocation) { heard <- r })
+	defer stop()
+
+	end := pgtest.Outage(t, url)
+	time.Sleep(300 * time.Millisecond) // the listener finds its connection gone
+	end()
+	back := time.Now()
+	for {
+		select {
+		case r := <-heard:
+			if !r.Unheard {
+				continue
+			}
+			if d := time.Since(back); d > time.Second {
+				t.Errorf("unheard notices told %v after the database was back; want within a second", d)
+			}
+			c := &memstore.Caller{WorkspaceID: "wrkspc_x", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_x"}}
+			if r.Stops(c) || !r.Stale(c) {
+				t.Errorf("an unheard notice: Stops %v, Stale %v; want a caller read again, not stopped", r.Stops(c), r.Stale(c))
+			}
+			return
+		case <-time.After(5 * time.Second):
+			t.Fatal("the other process never said that notices went unheard after the outage")
+		}
+	}
+}
