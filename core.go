@@ -13,6 +13,7 @@ type Backend interface {
 	VersionStorage
 	SessionStorage
 	SearchStorage
+	EventStorage
 }
 
 // Core is memstore's one domain core: the StoreService, MemoryService,
@@ -39,6 +40,8 @@ var (
 	_ SessionService     = (*Core)(nil)
 	_ SearchService      = (*Core)(nil)
 	_ RevocationNotifier = (*Core)(nil)
+	_ FeedService        = (*Core)(nil)
+	_ EventNotifier      = (*Core)(nil)
 )
 
 // NewCore returns the core over b, with no limit on the memories of a
@@ -124,7 +127,7 @@ func (co *Core) ArchiveStore(ctx context.Context, c *Caller, id string) (*Store,
 	if err := c.CanManageStores(true); err != nil {
 		return nil, err
 	}
-	return co.b.ArchiveStore(ctx, c.WorkspaceID, id)
+	return co.b.ArchiveStore(ctx, c.WorkspaceID, id, c.Actor)
 }
 
 // DeleteStore implements StoreService.

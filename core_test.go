@@ -57,9 +57,14 @@ func (r *recording) UpdateStore(ctx context.Context, ws, id string, u memstore.S
 	return r.db.UpdateStore(ctx, ws, id, u)
 }
 
-func (r *recording) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
+func (r *recording) ArchiveStore(ctx context.Context, ws, id string, by memstore.Actor) (*memstore.Store, error) {
 	r.record("ArchiveStore")
-	return r.db.ArchiveStore(ctx, ws, id)
+	return r.db.ArchiveStore(ctx, ws, id, by)
+}
+
+func (r *recording) Events(ctx context.Context, ws, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
+	r.record("Events")
+	return r.db.Events(ctx, ws, storeID, f)
 }
 
 func (r *recording) DeleteStore(ctx context.Context, ws, id string) error {
@@ -246,6 +251,9 @@ func (f *coreFixture) memoryCalls(storeID string) (reads, writes, admin []coreCa
 		{"Version", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.Version(ctx, c, storeID, m.VersionID))
 		}},
+		{"Events", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Events(ctx, c, storeID, memstore.EventFilter{}))
+		}},
 		{"SearchMemories", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: "alpha"}))
 		}},
@@ -412,6 +420,9 @@ func TestCoreRefusesBeforeTheBackend(t *testing.T) {
 		}},
 		coreCall{"UpdateMemory to too much content", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.UpdateMemory(ctx, c, f.rw, m.ID, memstore.MemoryUpdate{Content: &long}))
+		}},
+		coreCall{"Events of too large a page", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return errOf(co.Events(ctx, c, f.rw, memstore.EventFilter{Limit: memstore.MaxPageSize + 1}))
 		}},
 		coreCall{"Memories under a bad prefix", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.Memories(ctx, c, f.rw, memstore.MemoryFilter{PathPrefix: "notes/"}))

@@ -68,38 +68,49 @@ type RevocationNotifier interface {
 
 // Revocations is a RevocationNotifier for backends to embed: Revoked
 // tells every listener.
-type Revocations struct {
-	mu   sync.Mutex
-	next int
-	fs   map[int]func(Revocation)
-}
+type Revocations struct{ l listeners[Revocation] }
 
 // NotifyRevocations implements RevocationNotifier.
-func (rs *Revocations) NotifyRevocations(f func(Revocation)) (stop func()) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.fs == nil {
-		rs.fs = make(map[int]func(Revocation))
+func (rs *Revocations) NotifyRevocations(f func(Revocation)) (stop func()) { return rs.l.add(f) }
+
+// Revoked tells every listener of r.
+func (rs *Revocations) Revoked(r Revocation) { rs.l.tell(r) }
+
+// listeners are the functions that hear of something, each until it
+// stops: the one registry of RevocationNotifier and EventNotifier.
+type listeners[T any] struct {
+	mu   sync.Mutex
+	next int
+	fs   map[int]func(T)
+}
+
+// add registers f until stop is called.
+func (ls *listeners[T]) add(f func(T)) (stop func()) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.fs == nil {
+		ls.fs = make(map[int]func(T))
 	}
-	id := rs.next
-	rs.next++
-	rs.fs[id] = f
+	id := ls.next
+	ls.next++
+	ls.fs[id] = f
 	return func() {
-		rs.mu.Lock()
-		defer rs.mu.Unlock()
-		delete(rs.fs, id)
+		ls.mu.Lock()
+		defer ls.mu.Unlock()
+		delete(ls.fs, id)
 	}
 }
 
-// Revoked tells every listener of r.
-func (rs *Revocations) Revoked(r Revocation) {
-	rs.mu.Lock()
-	fs := make([]func(Revocation), 0, len(rs.fs))
-	for _, f := range rs.fs {
+// tell calls every listener with v, outside the lock, so that a listener
+// may stop.
+func (ls *listeners[T]) tell(v T) {
+	ls.mu.Lock()
+	fs := make([]func(T), 0, len(ls.fs))
+	for _, f := range ls.fs {
 		fs = append(fs, f)
 	}
-	rs.mu.Unlock()
+	ls.mu.Unlock()
 	for _, f := range fs {
-		f(r)
+		f(v)
 	}
 }

@@ -50,13 +50,15 @@ type MemoryTx interface {
 	Overlapping(path, self string) (*Memory, error)
 	// Count returns how many live memories the store holds.
 	Count() (int, error)
-	// Put records m's new state: a version of operation op (OpCreated or
-	// OpModified) made by by, then the memory itself. A created memory
-	// gets its ID and CreatedAt from Put; every one gets its VersionID
-	// and UpdatedAt, the version's CreatedAt.
-	Put(m *Memory, op Operation, by Actor) error
+	// Put records m's new state: a version of e's operation (e is
+	// EventMemoryCreated, EventMemoryModified or EventMemoryRenamed)
+	// made by by, its event e in the store's feed, then the memory
+	// itself. A created memory gets its ID and CreatedAt from Put; every
+	// one gets its VersionID and UpdatedAt, the version's CreatedAt.
+	Put(m *Memory, e EventType, by Actor) error
 	// Delete records m's "deleted" version, made by by, keeping its path,
-	// and removes the memory with its content.
+	// with its memory.deleted event, and removes the memory with its
+	// content.
 	Delete(m *Memory, by Actor) error
 }
 
@@ -107,7 +109,7 @@ func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by A
 		}
 	}
 	m := &Memory{StoreID: storeID, Path: mc.Path, Content: mc.Content, ContentSHA256: sum, ContentSize: int64(len(mc.Content))}
-	return m, tx.Put(m, OpCreated, by)
+	return m, tx.Put(m, EventMemoryCreated, by)
 }
 
 // updateMemory is UpdateMemory's rule, deciding in the order of the API's
@@ -167,8 +169,9 @@ func deleteMemory(tx MemoryTx, id, ifSHA256 string, by Actor) error {
 
 // modify gives m a new path and content, whose hash is sum.
 func modify(tx MemoryTx, m *Memory, path, content, sum string, by Actor) error {
+	e := changeEvent(m, path)
 	m.Path, m.Content, m.ContentSHA256, m.ContentSize = path, content, sum, int64(len(content))
-	return tx.Put(m, OpModified, by)
+	return tx.Put(m, e, by)
 }
 
 // precondition refuses a change to m unless its content has hash want

@@ -56,12 +56,17 @@ func (tx *memTx) Overlapping(path, self string) (*Memory, error) {
 
 func (tx *memTx) Count() (int, error) { return len(tx.byID), nil }
 
-func (tx *memTx) Put(m *Memory, op Operation, by Actor) error {
+func (tx *memTx) Put(m *Memory, e EventType, by Actor) error {
+	op := e.Operation()
 	if op == OpCreated {
 		tx.n++
 		m.ID = "mem_" + strings.Repeat("n", tx.n)
 	}
-	tx.changes = append(tx.changes, string(op)+" "+m.Path)
+	what := string(op)
+	if e == EventMemoryRenamed {
+		what = "renamed" // a "modified" version whose event is a rename
+	}
+	tx.changes = append(tx.changes, what+" "+m.Path)
 	c := *m
 	tx.byID[m.ID] = &c
 	return nil
@@ -156,7 +161,10 @@ func TestMemoryRules(t *testing.T) {
 	}
 	tx = newMemTx(false, a())
 	_, err = update(tx, MemoryUpdate{Path: ptr("/notes")})
-	wantRule(t, "rename onto its own ancestor", err, "", tx, "modified /notes")
+	wantRule(t, "rename onto its own ancestor", err, "", tx, "renamed /notes")
+	tx = newMemTx(false, a())
+	_, err = update(tx, MemoryUpdate{Path: ptr("/c.md"), Content: ptr("gamma")})
+	wantRule(t, "rename with new content", err, "", tx, "renamed /c.md")
 
 	tx = newMemTx(false, a())
 	wantRule(t, "delete with a stale precondition", deleteMemory(tx, "mem_a", "stale", by), EPreconditionFailed, tx)

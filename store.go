@@ -77,7 +77,8 @@ type StoreStorage interface {
 	Store(ctx context.Context, workspaceID, id string) (*Store, error)
 	Stores(ctx context.Context, workspaceID string, f StoreFilter) (Page[Store], error)
 	UpdateStore(ctx context.Context, workspaceID, id string, u StoreUpdate) (*Store, error)
-	ArchiveStore(ctx context.Context, workspaceID, id string) (*Store, error)
+	// ArchiveStore records by as the actor of the store.archived event.
+	ArchiveStore(ctx context.Context, workspaceID, id string, by Actor) (*Store, error)
 	DeleteStore(ctx context.Context, workspaceID, id string) error
 }
 

@@ -101,11 +101,12 @@ type clientRequest struct {
 	workspaceID string // the anthropic-workspace-id header, "" for none
 }
 
-// do sends r and decodes a successful answer into out. It returns the
-// answer's headers.
-func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header, error) {
+// send sends r, asking for an answer of type accept, and returns the
+// response, whose body the caller closes, and the request as messages
+// name it (no query, no key).
+func (c *Client) send(ctx context.Context, r clientRequest, accept string) (res *http.Response, where string, err error) {
 	base := strings.TrimRight(c.BaseURL, "/")
-	where := r.method + " " + base + r.path // for messages: no query, no key
+	where = r.method + " " + base + r.path
 	u := base + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -114,16 +115,16 @@ func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header,
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {
-			return nil, fmt.Errorf("%s: encode request: %w", where, err)
+			return nil, where, fmt.Errorf("%s: encode request: %w", where, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, where, fmt.Errorf("%s: %w", where, err)
 	}
 	SetHeaders(req.Header, c.APIKey)
-	req.Header.Set("accept", "application/json")
+	req.Header.Set("accept", accept)
 	req.Header.Set("user-agent", clientUserAgent)
 	if r.body != nil {
 		req.Header.Set("content-type", "application/json")
@@ -136,11 +137,21 @@ func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header,
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	res, err := hc.Do(req)
+	res, err = hc.Do(req)
 	if err != nil {
 		// err is a *url.Error naming the URL; the key travels in a header
 		// and so never appears in it.
-		return nil, fmt.Errorf("memory stores API at %s: %w", base, err)
+		return nil, where, fmt.Errorf("memory stores API at %s: %w", base, err)
+	}
+	return res, where, nil
+}
+
+// do sends r and decodes a successful answer into out. It returns the
+// answer's headers.
+func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header, error) {
+	res, where, err := c.send(ctx, r, "application/json")
+	if err != nil {
+		return nil, err
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, clientMaxResponseBytes+1))

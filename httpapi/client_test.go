@@ -82,7 +82,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 		tb.Fatalf("no backend %q", o.backend)
 	}
 	core := memstore.NewCore(db)
-	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Counts: db.Counts}
+	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Counts: db.Counts}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
@@ -285,6 +285,10 @@ func (b clients) AuthenticateSession(ctx context.Context, secret string) (*memst
 	return b.client(nil).AuthenticateSession(ctx, secret)
 }
 
+func (b clients) Events(ctx context.Context, c *memstore.Caller, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
+	return b.client(c).Events(ctx, c, storeID, f)
+}
+
 func (b clients) SearchMemories(ctx context.Context, c *memstore.Caller, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	return b.client(c).SearchMemories(ctx, c, storeIDs, q)
 }
@@ -315,7 +319,7 @@ func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend 
 	serve := func(mode string) *apiHarness {
 		core := memstore.NewCore(db, memstore.MaxMemoriesPerStore(maxMemoriesPerStore))
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{
-			Stores: core, Memories: core, Versions: core, Keys: conformanceKeys{db}, CreateExisting: mode,
+			Stores: core, Memories: core, Versions: core, Feed: core, Keys: conformanceKeys{db}, CreateExisting: mode,
 		}))
 		t.Cleanup(srv.Close)
 		return &apiHarness{URL: srv.URL, DB: db, srv: srv}
@@ -333,6 +337,7 @@ func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend 
 func TestClientConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Backend { return openClientBackend(t, 0) })
 	storetest.RunLimits(t, openClientBackend)
+	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return openClientBackend(t, 0).(*clientBackend) })
 }
 
 // --- What the client sends.

@@ -13,6 +13,13 @@ import (
 // HTTP layer reads bodies.
 const codeTooLarge = "request_too_large"
 
+// The error types of a server that has too many open streams: the
+// credential's own (429) or its own in all (529).
+const (
+	codeRateLimited = "rate_limit_error"
+	codeOverloaded  = "overloaded_error"
+)
+
 // internalMessage is all a client learns of an internal error; the cause
 // goes to the log.
 const internalMessage = "internal server error"
@@ -31,10 +38,10 @@ var statusOf = map[string]int{
 	memstore.EPathConflict:       http.StatusConflict,
 	memstore.EPreconditionFailed: http.StatusConflict,
 	codeTooLarge:                 http.StatusRequestEntityTooLarge,
-	"rate_limit_error":           http.StatusTooManyRequests,
+	codeRateLimited:              http.StatusTooManyRequests,
 	memstore.EInternal:           http.StatusInternalServerError,
 	"timeout_error":              http.StatusGatewayTimeout,
-	"overloaded_error":           529,
+	codeOverloaded:               529,
 }
 
 // fail answers a request with err: a *memstore.Error with its code's

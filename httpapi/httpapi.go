@@ -35,6 +35,20 @@ type Config struct {
 	Sessions memstore.SessionService
 	// Search, when set, serves the search endpoints.
 	Search memstore.SearchService
+	// Feed, when set, serves the stores' change feeds
+	// (/v1/memory_stores/{id}/events). When it is also a
+	// memstore.EventNotifier (a Core is), its streams wake on its
+	// notices; otherwise they read again every StreamRecheck.
+	Feed memstore.FeedService
+	// StreamHeartbeat spaces the comments an idle event stream sends, so
+	// that proxies keep it open and clients see it alive; 0 means
+	// DefaultStreamHeartbeat.
+	StreamHeartbeat time.Duration
+	// MaxStreams bounds the event streams open at once, and
+	// MaxStreamsPerCredential those of one API key or session token;
+	// 0 means DefaultMaxStreams and DefaultMaxStreamsPerCredential.
+	MaxStreams              int
+	MaxStreamsPerCredential int
 
 	// Counts, when set, feeds the store and memory gauges of /metrics.
 	Counts func(context.Context) (memstore.Counts, error)
@@ -86,6 +100,20 @@ const (
 const (
 	HealthTimeout  = 2 * time.Second
 	HealthInterval = time.Second
+)
+
+// The defaults and fixed bounds of event streams (docs/api.md, Change
+// feed). StreamRecheck is how often a stream reads its feed without a
+// notice, which bounds how late it sees a change that no notice told of
+// (one made by another process when the backend tells of none).
+// StreamWriteTimeout bounds each write of a stream, in place of the
+// server's write timeout, which would cut every stream after it.
+const (
+	DefaultStreamHeartbeat         = 15 * time.Second
+	DefaultMaxStreams              = 1000
+	DefaultMaxStreamsPerCredential = 16
+	StreamRecheck                  = time.Second
+	StreamWriteTimeout             = 10 * time.Second
 )
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -36,6 +37,7 @@ type Server struct {
 	keys     memstore.KeyService
 	sessions memstore.SessionService // nil: no sessions, no session tokens
 	search   memstore.SearchService  // nil: no search
+	feed     memstore.FeedService    // nil: no change feed
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -49,6 +51,10 @@ type Server struct {
 	health  healthCheck // of GET /healthz; its ping is nil when not asked
 	mux     *http.ServeMux
 
+	heartbeatEvery time.Duration
+	streams        streamSet // the open event streams
+	wakes          wakeSet   // the feed's notices, by store
+
 	stopNotify []func() // ends the listening to revocations (Close)
 }
 
@@ -57,7 +63,7 @@ type Server struct {
 func New(c Config) *Server {
 	s := &Server{
 		stores: c.Stores, memories: c.Memories, versions: c.Versions, keys: c.Keys,
-		sessions: c.Sessions, search: c.Search,
+		sessions: c.Sessions, search: c.Search, feed: c.Feed,
 		log: c.Logger, now: c.Now, ids: ids.NewGenerator(),
 		maxBody: c.MaxBodyBytes, upsert: c.CreateExisting == CreateUpsert, strict: c.StrictHeaders,
 		mux: http.NewServeMux(),
@@ -80,8 +86,14 @@ func New(c Config) *Server {
 	// backend tells of it; otherwise this process waits out the TTL.
 	for _, svc := range []any{c.Keys, c.Sessions} {
 		if n, ok := svc.(memstore.RevocationNotifier); ok {
-			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke))
+			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke), n.NotifyRevocations(s.streams.revoke))
 		}
+	}
+	s.heartbeatEvery = cmp.Or(c.StreamHeartbeat, DefaultStreamHeartbeat)
+	s.streams.max = cmp.Or(c.MaxStreams, DefaultMaxStreams)
+	s.streams.perCredential = cmp.Or(c.MaxStreamsPerCredential, DefaultMaxStreamsPerCredential)
+	if n, ok := c.Feed.(memstore.EventNotifier); ok {
+		s.stopNotify = append(s.stopNotify, n.NotifyEvents(s.wakes.notify))
 	}
 	s.metrics = newMetrics(c.Registry, c.Counts, c.PoolStats, s.log)
 	s.health.ping = c.Ping
@@ -118,14 +130,23 @@ func New(c Config) *Server {
 	if s.sessions != nil {
 		s.routeSessions()
 	}
+	if s.feed != nil {
+		s.handle("GET "+store+"/events", s.storeEvents)
+	}
 	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handleOpen("GET /metrics", s.metrics.handler)
 	return s
 }
 
-// Close stops the server listening for revocations in its services, so
-// that a server no longer in use can be collected while they live on. It
-// does not stop the requests in progress (that is http.Server's Shutdown).
+// EndStreams ends the event streams in progress, which would otherwise
+// hold an http.Server's Shutdown up until its deadline: register it with
+// RegisterOnShutdown. Their clients resume from their last event.
+func (s *Server) EndStreams() { s.streams.closeAll() }
+
+// Close stops the server listening for revocations and events in its
+// services, so that a server no longer in use can be collected while
+// they live on. It does not stop the requests in progress (that is
+// http.Server's Shutdown).
 func (s *Server) Close() error {
 	for _, stop := range s.stopNotify {
 		stop()

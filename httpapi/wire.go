@@ -30,6 +30,8 @@ const (
 	typeResourceDeleted = "session_resource_deleted"
 	typeSearchResult    = "memory_search_result"
 	typeMemoryPrompt    = "memory_prompt"
+	typeEvent           = "memory_store_event"
+	typeEventPage       = "memory_store_event_page"
 )
 
 // Timestamp is a time on the wire: RFC 3339 in UTC with a Z, fractional

@@ -40,7 +40,9 @@ func errMemoryNotFound(id string) *memstore.Error {
 	return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
 }
 
-func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version) error {
+// insertVersion adds version v and its event e in one statement: a
+// round trip fewer on every write.
+func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version, e memstore.EventType) error {
 	var (
 		content []byte
 		sum     *string
@@ -52,8 +54,9 @@ func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version) error {
 			content = []byte{} // empty content, not none
 		}
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, keyset.Nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID)
+	_, err := tx.Exec(ctx, `WITH v AS (INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11))
+		`+insertEvent("$2", "$12", "$1", "$10", "$11", "$9"),
+		v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, keyset.Nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID, string(e))
 	return err
 }
 
@@ -68,6 +71,11 @@ func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn f
 		}
 		return fn(&memTx{ctx: ctx, db: db, tx: tx, storeID: storeID, archived: archived})
 	})
+	if err == nil {
+		// Told even when fn changed nothing: a notice costs a
+		// listener a read, and fn does not say whether it wrote.
+		db.evented(storeID)
+	}
 	return wrap(err, "write memories of store %s", storeID)
 }
 
@@ -163,10 +171,11 @@ func (t *memTx) Count() (int, error) {
 // that this backend repeats: a stored path is an invariant of the store,
 // whose overlap checks and roll-up of lists by depth read its segments,
 // so one malformed path would corrupt every later write.
-func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor) error {
+func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) error {
 	if err := memstore.ValidatePath(m.Path); err != nil {
 		return err
 	}
+	op := e.Operation()
 	vid, now, err := t.next()
 	if err != nil {
 		return err
@@ -175,7 +184,7 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
-	if err := insertVersion(t.ctx, t.tx, v); err != nil {
+	if err := insertVersion(t.ctx, t.tx, v, e); err != nil {
 		return err
 	}
 	m.VersionID, m.UpdatedAt = v.ID, now
@@ -199,7 +208,7 @@ func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	if err != nil {
 		return err
 	}
-	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(vid, m, memstore.OpDeleted, by, now)); err != nil {
+	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted); err != nil {
 		return err
 	}
 	_, err = t.tx.Exec(t.ctx, `DELETE FROM memories WHERE id = $1`, m.ID)

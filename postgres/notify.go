@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +27,20 @@ import (
 // caller afresh. A revocation committed while it was down thus takes
 // effect here at most relistenDelay after the database is back.
 
-// revocationChannel is the channel of the notices.
-const revocationChannel = "memstore_revocations"
+//
+// New events travel the same way, on eventChannel: a write tells this
+// process's listeners of its store at once, and a goroutine tells the
+// other processes of the stores written since it last did, in one
+// statement, so that notices cost one statement per burst of writes
+// rather than one per write. A notice only wakes a reader, which reads
+// the feed from its own cursor; one lost while a connection is down
+// costs a reader the wait for its next periodic read.
+
+// The channels of the notices.
+const (
+	revocationChannel = "memstore_revocations"
+	eventChannel      = "memstore_events" // payload: origin, space, store ID
+)
 
 // relistenDelay spaces the attempts to listen again after a failure:
 // short, as it bounds how long a revocation made meanwhile goes unheard.
@@ -49,6 +62,81 @@ type listening struct {
 type notice struct {
 	Origin     string              `json:"origin"`
 	Revocation memstore.Revocation `json:"revocation"`
+}
+
+// sending is the state of the goroutine that tells the other processes
+// of new events.
+type sending struct {
+	once    sync.Once
+	mu      sync.Mutex
+	pending map[string]bool // the stores to tell of
+	wake    chan struct{}   // one buffered signal: pending is not empty
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the goroutine ends
+}
+
+// NotifyEvents implements memstore.EventNotifier: f hears of the stores
+// with new events through this DB at once, and through other processes
+// within moments of their commit.
+func (db *DB) NotifyEvents(f func(storeID string)) (stop func()) {
+	db.listen.once.Do(db.startListening)
+	return db.Notices.NotifyEvents(f)
+}
+
+// evented tells of new events of store storeID, just committed: this
+// process's listeners, then, soon, the other processes.
+func (db *DB) evented(storeID string) {
+	db.Notify(storeID)
+	db.send.once.Do(db.startSending)
+	db.send.mu.Lock()
+	if db.send.pending != nil {
+		db.send.pending[storeID] = true
+	}
+	db.send.mu.Unlock()
+	select {
+	case db.send.wake <- struct{}{}:
+	default:
+	}
+}
+
+// startSending starts the goroutine that sends the pending notices,
+// until Close.
+func (db *DB) startSending() {
+	ctx, cancel := context.WithCancel(context.Background())
+	db.send.cancel, db.send.done = cancel, make(chan struct{})
+	db.send.mu.Lock()
+	db.send.pending, db.send.wake = map[string]bool{}, make(chan struct{}, 1)
+	db.send.mu.Unlock()
+	go func() {
+		defer close(db.send.done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-db.send.wake:
+			}
+			db.send.mu.Lock()
+			payloads := make([]string, 0, len(db.send.pending))
+			for id := range db.send.pending {
+				payloads = append(payloads, db.listen.origin+" "+id)
+			}
+			clear(db.send.pending)
+			db.send.mu.Unlock()
+			if _, err := db.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) p`, eventChannel, payloads); err != nil && ctx.Err() == nil {
+				db.log.LogAttrs(ctx, slog.LevelWarn, "could not tell the other processes of new events; their streams will read them in their own time", slog.String("error", err.Error()))
+			}
+		}
+	}()
+}
+
+// stopSending ends the sending goroutine, if one was started, and waits
+// for it.
+func (db *DB) stopSending() {
+	db.send.once.Do(func() {}) // none may start from now on
+	if db.send.cancel != nil {
+		db.send.cancel()
+		<-db.send.done
+	}
 }
 
 // NotifyRevocations implements memstore.RevocationNotifier: f hears of the
@@ -112,7 +200,7 @@ func (db *DB) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, `LISTEN `+revocationChannel); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+revocationChannel+`; LISTEN `+eventChannel); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}
@@ -126,6 +214,13 @@ func (db *DB) hear(ctx context.Context, conn *pgx.Conn) error {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if n.Channel == eventChannel {
+			origin, store, ok := strings.Cut(n.Payload, " ")
+			if ok && origin != db.listen.origin {
+				db.Notify(store)
+			}
+			continue
 		}
 		var nt notice
 		if json.Unmarshal([]byte(n.Payload), &nt) == nil && nt.Origin != db.listen.origin {

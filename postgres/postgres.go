@@ -79,6 +79,7 @@ var (
 	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
 	_ memstore.KeyService               = (*DB)(nil)
 	_ memstore.RevocationNotifier       = (*DB)(nil)
+	_ memstore.EventNotifier            = (*DB)(nil)
 )
 
 //go:embed migrations/*.sql
@@ -106,6 +107,10 @@ type DB struct {
 	// other processes tell of (notify.go).
 	memstore.Revocations
 	listen listening
+	// Notices tells this process's listeners of the stores with new
+	// events, made through this DB or told of by others (notify.go).
+	memstore.Notices
+	send sending
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -143,6 +148,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 // the connections in use.
 func (db *DB) Close() error {
 	db.stopListening()
+	db.stopSending()
 	db.pool.Close()
 	return nil
 }

@@ -85,3 +85,7 @@ func TestIsolationConformance(t *testing.T) {
 func TestSearchConformance(t *testing.T) {
 	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
 }
+
+func TestFeedConformance(t *testing.T) {
+	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
+}

@@ -156,20 +156,25 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 
 // ArchiveStore implements memstore.StoreStorage; the first archive sets
 // both archived_at and updated_at, later ones change nothing.
-func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memstore.Actor) (*memstore.Store, error) {
 	var s *memstore.Store
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
 		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil || s.ArchivedAt != nil {
 			return err
 		}
 		now := db.stamp()
-		_, err = tx.Exec(ctx, `UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), id)
+		if _, err = tx.Exec(ctx, `UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), id); err != nil {
+			return err
+		}
 		s.ArchivedAt, s.UpdatedAt = &now, now
+		_, err = tx.Exec(ctx, insertEvent("$1", "$2", "NULL", "$3", "$4", "$5"),
+			id, string(memstore.EventStoreArchived), string(by.Type), by.ID, keyset.Nanos(now))
 		return err
 	})
 	if err != nil {
 		return nil, wrap(err, "archive store %s", id)
 	}
+	db.evented(id)
 	return s, nil
 }
 

@@ -135,7 +135,8 @@ func (db *DB) Version(ctx context.Context, workspaceID, storeID, id string) (*me
 func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
 	var v *memstore.Version
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if _, err = storeState(ctx, tx, workspaceID, storeID, false); err != nil {
+		// The store's lock, as every write that adds an event takes it.
+		if _, err = storeState(ctx, tx, workspaceID, storeID, true); err != nil {
 			return err
 		}
 		if v, err = getVersion(ctx, tx, storeID, id, "FOR UPDATE"); err != nil || v.Redacted() {
@@ -146,6 +147,10 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 			keyset.Nanos(now), string(by.Type), by.ID, id); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, insertEvent("$1", "$2", "$3", "$4", "$5", "$6"),
+			storeID, string(memstore.EventVersionRedacted), id, string(by.Type), by.ID, keyset.Nanos(now)); err != nil {
+			return err
+		}
 		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
 		v.RedactedAt, v.RedactedBy = &now, &by
 		return nil
@@ -153,5 +158,6 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 	if err != nil {
 		return nil, wrap(err, "redact version %s", id)
 	}
+	db.evented(storeID)
 	return v, nil
 }

@@ -128,16 +128,20 @@ func (t *memTx) Count() (int, error) {
 // that this backend repeats: a stored path is an invariant of the store,
 // whose overlap checks and roll-up of lists by depth read its segments,
 // so one malformed path would corrupt every later write.
-func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor) error {
+func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) error {
 	if err := memstore.ValidatePath(m.Path); err != nil {
 		return err
 	}
+	op := e.Operation()
 	now := fromNanos(nanos(t.db.now()))
 	if op == memstore.OpCreated {
 		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
 	}
 	v := memstore.NewVersion(t.db.ids.New(ids.Version, now), m, op, by, now)
 	if err := insertVersion(t.ctx, t.tx, v); err != nil {
+		return err
+	}
+	if err := insertEvent(t.ctx, t.tx, t.storeID, e, v.ID, by, now); err != nil {
 		return err
 	}
 	m.VersionID, m.UpdatedAt = v.ID, now
@@ -156,7 +160,11 @@ func (t *memTx) Put(m *memstore.Memory, op memstore.Operation, by memstore.Actor
 // memory's row, and with it the content, goes.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	now := fromNanos(nanos(t.db.now()))
-	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(t.db.ids.New(ids.Version, now), m, memstore.OpDeleted, by, now)); err != nil {
+	v := memstore.NewVersion(t.db.ids.New(ids.Version, now), m, memstore.OpDeleted, by, now)
+	if err := insertVersion(t.ctx, t.tx, v); err != nil {
+		return err
+	}
+	if err := insertEvent(t.ctx, t.tx, t.storeID, memstore.EventMemoryDeleted, v.ID, by, now); err != nil {
 		return err
 	}
 	_, err := t.tx.exec(t.ctx, `DELETE FROM memories WHERE id = ?`, m.ID)

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -22,6 +23,7 @@ func TestVersionsMigration(t *testing.T) {
 	*sqlite.LastMigration = 7
 	db, path := mustOpenToClose(t)
 	*sqlite.LastMigration = all
+	dropEvents := withEvents(t, path)
 	var stores []string
 	for s := range 2 {
 		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
@@ -60,6 +62,7 @@ func TestVersionsMigration(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	dropEvents()
 	if n := userVersion(t, path); n != 7 {
 		t.Fatalf("user_version %d before the upgrade, want 7", n)
 	}
@@ -98,6 +101,103 @@ func TestVersionsMigration(t *testing.T) {
 	}
 	if q, err := db.Versions(ctx, ws, st, memstore.VersionFilter{Limit: 100}); err != nil || len(q.Items) != len(p.Items)+1 || q.Items[0].Content != "" {
 		t.Errorf("after one more write: %v, %d versions, want %d", err, len(q.Items), len(p.Items)+1)
+	}
+}
+
+// withEvents gives the database at path, of a schema before the feed's,
+// the events table that this code writes to, as the feed's migration
+// makes it, and returns what drops it again, leaving the schema as it
+// was.
+func withEvents(t *testing.T, path string) (drop func()) {
+	t.Helper()
+	names, err := filepath.Glob("migrations/*_events.sql")
+	if err != nil || len(names) != 1 {
+		t.Fatalf("the feed's migration: %v %v", names, err)
+	}
+	b, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	if _, err := raw.Exec(string(b)); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if _, err := raw.Exec(`DROP TABLE events`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEventsMigration upgrades a database written before the feed: its
+// stores' feeds are made from what they kept, as they would have been
+// written (bar the actor of an archive, which was not kept).
+func TestEventsMigration(t *testing.T) {
+	ctx := context.Background()
+	db, path := mustOpenToClose(t)
+	co := memstore.NewCore(db)
+	key := &memstore.Caller{WorkspaceID: ws, Actor: alice}
+	var stores []string
+	for s := range 2 {
+		st, err := co.CreateStore(ctx, key, memstore.StoreCreate{Name: fmt.Sprint("store ", s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, st.ID)
+		a, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: "/a.md", Content: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := sqlitetest.Create(t, db, ws, st.ID, "/b.md", "b", agent)
+		for _, u := range []memstore.MemoryUpdate{
+			{Content: ptr("a2")}, {Path: ptr("/c.md")}, {Path: ptr("/d.md"), Content: ptr("a3")},
+		} {
+			if _, err := co.UpdateMemory(ctx, key, st.ID, a.ID, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := co.RedactVersion(ctx, key, st.ID, a.VersionID); err != nil {
+			t.Fatal(err)
+		}
+		if err := co.DeleteMemory(ctx, key, st.ID, b.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		if s == 1 {
+			if _, err := co.ArchiveStore(ctx, key, st.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	feeds := func() [][]memstore.Event {
+		var out [][]memstore.Event
+		for _, id := range stores {
+			p, err := co.Events(ctx, key, id, memstore.EventFilter{Limit: memstore.MaxPageSize})
+			if err != nil || p.More {
+				t.Fatal(p, err)
+			}
+			out = append(out, p.Events)
+		}
+		return out
+	}
+	want := feeds()
+	if len(want[1]) != 8 || want[1][7].Type != memstore.EventStoreArchived {
+		t.Fatalf("the feed as written: %+v", want[1])
+	}
+	want[1][7].Actor = memstore.Actor{} // not kept before the feed
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	for _, q := range []string{`DROP TABLE events`, `PRAGMA user_version = 11`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	raw.Close()
+	db = mustOpenAt(t, path, sqlite.Options{})
+	co = memstore.NewCore(db)
+	if got := feeds(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the feeds made by the migration:\n%+v\nwant as written:\n%+v", got, want)
 	}
 }
 

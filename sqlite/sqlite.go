@@ -81,6 +81,7 @@ var (
 	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
 	_ memstore.VersionStorage           = (*DB)(nil)
 	_ memstore.RevocationNotifier       = (*DB)(nil)
+	_ memstore.EventNotifier            = (*DB)(nil)
 	_ memstore.Backend                  = (*DB)(nil)
 )
 
@@ -132,6 +133,9 @@ type DB struct {
 	// Revocations tells this process's listeners of every key revoked,
 	// token revoked and session archived through this DB.
 	memstore.Revocations
+	// Notices tells this process's listeners of the stores with new
+	// events, after each commit (events.go).
+	memstore.Notices
 }
 
 // Open opens (creating if needed) the database at path and brings its

@@ -167,12 +167,12 @@ func TestStores(t *testing.T) {
 	_, err = db.UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Metadata: big})
 	wantCode(t, err, memstore.EInvalid) // 2 + 15 > 16
 
-	a, err := db.ArchiveStore(ctx, ws, s.ID)
+	a, err := db.ArchiveStore(ctx, ws, s.ID, alice)
 	if err != nil || a.ArchivedAt == nil || !a.UpdatedAt.Equal(now) {
 		t.Fatalf("archive: %v %+v", err, a)
 	}
 	now = now.Add(time.Minute)
-	a2, err := db.ArchiveStore(ctx, ws, s.ID)
+	a2, err := db.ArchiveStore(ctx, ws, s.ID, alice)
 	if err != nil || !a2.ArchivedAt.Equal(*a.ArchivedAt) || !a2.UpdatedAt.Equal(a.UpdatedAt) {
 		t.Fatalf("archive again: %v %+v", err, a2)
 	}
@@ -298,7 +298,7 @@ func TestUpdateAndDelete(t *testing.T) {
 	wantCode(t, sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, stale, alice), memstore.EPreconditionFailed)
 
 	// Archived: no create or update, but delete works.
-	if _, err := db.ArchiveStore(ctx, ws, s.ID); err != nil {
+	if _, err := db.ArchiveStore(ctx, ws, s.ID, alice); err != nil {
 		t.Fatal(err)
 	}
 	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("x")}, alice)
@@ -793,7 +793,7 @@ func TestWritesOfOneBatch(t *testing.T) {
 		s := mustStore(t, db)
 		errs := inOneBatch(t, db,
 			create(s, "/before"),
-			func() error { _, err := db.ArchiveStore(ctx, ws, s.ID); return err },
+			func() error { _, err := db.ArchiveStore(ctx, ws, s.ID, alice); return err },
 			create(s, "/after"))
 		if errs[0] != nil || errs[1] != nil || memstore.ErrorCode(errs[2]) != memstore.EConflict {
 			t.Fatalf("errors %v, want nil, nil, the archived store's conflict", errs)
@@ -874,7 +874,7 @@ func TestWritePanic(t *testing.T) {
 	}
 	err := db.WriteMemory(ctx, ws, s.ID, func(tx memstore.MemoryTx) error {
 		m := &memstore.Memory{StoreID: s.ID, Path: "/half", Content: "x", ContentSHA256: memstore.ContentSHA256("x"), ContentSize: 1}
-		if err := tx.Put(m, memstore.OpCreated, alice); err != nil {
+		if err := tx.Put(m, memstore.EventMemoryCreated, alice); err != nil {
 			return err
 		}
 		panic("a fault in a rule")
@@ -902,7 +902,7 @@ func TestPutRefusesMalformedPath(t *testing.T) {
 	s := mustStore(t, db)
 	for _, p := range []string{"no-slash", "/a//b", "/a/../b", "/"} {
 		err := db.WriteMemory(ctx, ws, s.ID, func(tx memstore.MemoryTx) error {
-			return tx.Put(&memstore.Memory{StoreID: s.ID, Path: p, Content: "x", ContentSHA256: memstore.ContentSHA256("x"), ContentSize: 1}, memstore.OpCreated, alice)
+			return tx.Put(&memstore.Memory{StoreID: s.ID, Path: p, Content: "x", ContentSHA256: memstore.ContentSHA256("x"), ContentSize: 1}, memstore.EventMemoryCreated, alice)
 		})
 		wantCode(t, err, memstore.EInvalid)
 	}
@@ -913,4 +913,8 @@ func TestPutRefusesMalformedPath(t *testing.T) {
 
 func TestUserConformance(t *testing.T) {
 	storetest.RunUsers(t, func(t *testing.T) storetest.UsersBackend { return MustOpen(t) })
+}
+
+func TestFeedConformance(t *testing.T) {
+	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return memstore.NewCore(MustOpen(t)) })
 }

@@ -168,8 +168,9 @@ func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstor
 }
 
 // ArchiveStore implements memstore.StoreStorage; the first archive sets
-// both archived_at and updated_at, later ones change nothing.
-func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
+// both archived_at and updated_at and adds the store.archived event,
+// later ones change nothing.
+func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memstore.Actor) (*memstore.Store, error) {
 	var s *memstore.Store
 	err := db.write(ctx, func(tx *txn) (err error) {
 		if s, err = getStore(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
@@ -177,8 +178,11 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string) (*memsto
 		}
 		t, err := db.archive(ctx, tx, "stores", id)
 		tx.storeChanged(id)
+		if err != nil {
+			return err
+		}
 		s.ArchivedAt, s.UpdatedAt = &t, t
-		return err
+		return insertEvent(ctx, tx, id, memstore.EventStoreArchived, "", by, t)
 	})
 	if err != nil {
 		return nil, wrap(err, "archive store %s", id)

@@ -58,6 +58,9 @@ type txn struct {
 	// store calls storeChanged, so that the writes after it in the same
 	// batch see the change.
 	live map[string]string
+	// evented lists the stores that this transaction gave new events
+	// (insertEvent), to notify once it commits.
+	evented []string
 }
 
 func (t *txn) context(ctx context.Context) context.Context {

@@ -155,6 +155,9 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 			nanos(now), string(by.Type), by.ID, storeID, id); err != nil {
 			return err
 		}
+		if err := insertEvent(ctx, tx, storeID, memstore.EventVersionRedacted, id, by, now); err != nil {
+			return err
+		}
 		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
 		v.RedactedAt, v.RedactedBy = &now, &by
 		return nil

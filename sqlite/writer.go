@@ -185,6 +185,7 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 	} else if ok > 0 {
 		db.ck.committed()
 		db.ix.committed(ok)
+		db.notifyEvents(t.evented)
 	}
 	return false
 }

@@ -75,6 +75,7 @@ type asKeys struct {
 	versions memstore.VersionService
 	sessions memstore.SessionService
 	search   memstore.SearchService
+	feed     memstore.FeedService
 	memstore.KeyService
 }
 
@@ -96,8 +97,8 @@ func (a *asKeys) UpdateStore(ctx context.Context, ws, id string, u memstore.Stor
 	return a.stores.UpdateStore(ctx, keyCaller(ws, reader), id, u)
 }
 
-func (a *asKeys) ArchiveStore(ctx context.Context, ws, id string) (*memstore.Store, error) {
-	return a.stores.ArchiveStore(ctx, keyCaller(ws, reader), id)
+func (a *asKeys) ArchiveStore(ctx context.Context, ws, id string, by memstore.Actor) (*memstore.Store, error) {
+	return a.stores.ArchiveStore(ctx, keyCaller(ws, by), id)
 }
 
 func (a *asKeys) DeleteStore(ctx context.Context, ws, id string) error {
@@ -134,6 +135,10 @@ func (a *asKeys) Version(ctx context.Context, ws, storeID, id string) (*memstore
 
 func (a *asKeys) RedactVersion(ctx context.Context, ws, storeID, id string, by memstore.Actor) (*memstore.Version, error) {
 	return a.versions.RedactVersion(ctx, keyCaller(ws, by), storeID, id)
+}
+
+func (a *asKeys) Events(ctx context.Context, ws, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
+	return a.feed.Events(ctx, keyCaller(ws, reader), storeID, f)
 }
 
 func (a *asKeys) SearchMemories(ctx context.Context, ws string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {

@@ -132,7 +132,7 @@ func mustStore(t *testing.T, b backend, ws, id string) *memstore.Store {
 
 func mustArchiveStore(t *testing.T, b backend, ws, id string) *memstore.Store {
 	t.Helper()
-	s, err := b.ArchiveStore(t.Context(), ws, id)
+	s, err := b.ArchiveStore(t.Context(), ws, id, reader)
 	if err != nil {
 		t.Fatalf("ArchiveStore(%s): %v", id, err)
 	}

@@ -16,6 +16,7 @@ type IsolationBackend interface {
 	memstore.VersionService
 	memstore.SessionService
 	memstore.SearchService
+	memstore.FeedService
 }
 
 // RunIsolation checks that a session's caller stays inside its session,
@@ -112,6 +113,9 @@ func reads(storeID, memoryID, versionID string) []isolationCall {
 		}},
 		{"Version", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
 			return errorOf(b.Version(ctx, c, storeID, versionID))
+		}},
+		{"Events", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+			return errorOf(b.Events(ctx, c, storeID, memstore.EventFilter{}))
 		}},
 		{"SearchMemories", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
 			return errorOf(b.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: "isolation"}))

@@ -138,7 +138,7 @@ func testSessionResources(t *testing.T, e *sessionEnv) {
 
 	// The rules of creation, and the limit.
 	archived := e.store(t, e.ws, "old", "")
-	if _, err := e.b.ArchiveStore(ctx, e.ws, archived.ID); err != nil {
+	if _, err := e.b.ArchiveStore(ctx, e.ws, archived.ID, reader); err != nil {
 		t.Fatal(err)
 	}
 	elsewhere := e.store(t, e.ws2, "theirs", "")

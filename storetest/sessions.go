@@ -324,7 +324,7 @@ func testSessionRules(t *testing.T, e *sessionEnv) {
 	}
 	other := e.store(t, e.ws2, "another workspace's", "")
 	archived := e.store(t, e.ws, "archived", "")
-	if _, err := e.b.ArchiveStore(ctx, e.ws, archived.ID); err != nil {
+	if _, err := e.b.ArchiveStore(ctx, e.ws, archived.ID, reader); err != nil {
 		t.Fatal(err)
 	}
 	attach := func(ss ...*memstore.Store) []memstore.AttachmentCreate {
@@ -416,7 +416,7 @@ func testSessionSnapshots(t *testing.T, e *sessionEnv) {
 
 	// Archiving the store leaves existing sessions as they were: their
 	// writes are refused by the store, not by the session.
-	if _, err := e.b.ArchiveStore(ctx, e.ws, st.ID); err != nil {
+	if _, err := e.b.ArchiveStore(ctx, e.ws, st.ID, reader); err != nil {
 		t.Fatal(err)
 	}
 	checkSession(t, e.session(t, e.ws, a.ID), a, "after the store's archive")

@@ -353,7 +353,7 @@ func testStores(t *testing.T, open func(*testing.T) backend) {
 		again := mustArchiveStore(t, b, wsA, s.ID)
 		checkStoreEqual(t, again, a, "second archive")
 		checkStoreEqual(t, mustStore(t, b, wsA, s.ID), a, "Store() after archive")
-		_, err := b.ArchiveStore(t.Context(), wsA, "memstore_01jzzzzzzzzzzzzzzzzzzzzzzz")
+		_, err := b.ArchiveStore(t.Context(), wsA, "memstore_01jzzzzzzzzzzzzzzzzzzzzzzz", reader)
 		wantCode(t, err, memstore.ENotFound, "archive of an unknown store")
 	})
 
@@ -421,7 +421,7 @@ func checkStoreGone(t *testing.T, b backend, ws, storeID, memoryID, versionID, w
 			_, err := b.UpdateStore(ctx, ws, storeID, memstore.StoreUpdate{Name: ptr("x")})
 			return err
 		}},
-		{"ArchiveStore", func() error { _, err := b.ArchiveStore(ctx, ws, storeID); return err }},
+		{"ArchiveStore", func() error { _, err := b.ArchiveStore(ctx, ws, storeID, reader); return err }},
 		{"CreateMemory", func() error {
 			_, err := b.CreateMemory(ctx, ws, storeID, memstore.MemoryCreate{Path: "/new.md", Content: "x"}, actorKey)
 			return err

@@ -23,6 +23,7 @@ type Cursor struct {
 	Time   int64  `json:"t,omitempty"` // lists by time: the created_at
 	Key    string `json:"a"`           // an ID, or a memory's path or prefix
 	Prefix bool   `json:"p,omitempty"` // memories: Key is a rolled-up prefix
+	Seq    int64  `json:"n,omitempty"` // events: the last event's number
 }
 
 // The kinds of list, one tag each.
@@ -36,6 +37,7 @@ const (
 	SessionsAsc = "sa"
 	Tokens      = "st"
 	Users       = "u"
+	Events      = "e" // Key: the store's ID
 )
 
 func (c Cursor) String() string {

@@ -1,0 +1,354 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memstore/memstore"
+)
+
+// The change feed, GET /v1/memory_stores/{id}/events (docs/api.md,
+// Change feed): a page of a store's events after a cursor, or, for a
+// client that accepts text/event-stream, a stream of Server-Sent Events
+// that replays the events after the cursor (Last-Event-ID, else ?after=)
+// and then sends each new one as it is committed. An event's SSE id is
+// its cursor, so that a client that reconnects with the last id it
+// received misses none and receives none twice. The feed decides who may
+// read it; the server only reads it on the caller's behalf, as the caller
+// reads it, and never holds content.
+
+// EventJSON is a memory_store_event object: never content. Path and
+// content_sha256 are null where the event has none (a redacted version,
+// a deletion's hash, an archive).
+type EventJSON struct {
+	Type          string     `json:"type"`
+	ID            string     `json:"id"` // the cursor after this event
+	Sequence      int64      `json:"sequence"`
+	Event         string     `json:"event"`
+	MemoryStoreID string     `json:"memory_store_id"`
+	MemoryID      *string    `json:"memory_id"`
+	VersionID     *string    `json:"memory_version_id"`
+	Path          *string    `json:"path"`
+	ContentSHA256 *string    `json:"content_sha256"`
+	Actor         *ActorJSON `json:"actor"`
+	CreatedAt     Timestamp  `json:"created_at"`
+}
+
+// EventPageJSON is a page of a store's feed. Cursor is never null: it
+// resumes after the page's last event, or where the page began.
+type EventPageJSON struct {
+	Type    string      `json:"type"`
+	Data    []EventJSON `json:"data"`
+	Cursor  string      `json:"cursor"`
+	HasMore bool        `json:"has_more"`
+}
+
+// nonEmpty is s, or nil for "".
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// NewEventJSON is the wire form of e.
+func NewEventJSON(e *memstore.Event) EventJSON {
+	j := EventJSON{
+		Type: typeEvent, ID: e.Cursor, Sequence: e.Seq, Event: string(e.Type), MemoryStoreID: e.StoreID,
+		MemoryID: nonEmpty(e.MemoryID), VersionID: nonEmpty(e.VersionID),
+		Path: nonEmpty(e.Path), ContentSHA256: nonEmpty(e.ContentSHA256), CreatedAt: Timestamp(e.CreatedAt),
+	}
+	if e.Actor.Type != "" {
+		j.Actor = NewActorJSON(e.Actor)
+	}
+	return j
+}
+
+// memstoreEvent is the event j stands for.
+func (j *EventJSON) memstoreEvent() memstore.Event {
+	e := memstore.Event{
+		Cursor: j.ID, Seq: j.Sequence, StoreID: j.MemoryStoreID, Type: memstore.EventType(j.Event),
+		CreatedAt: time.Time(j.CreatedAt),
+	}
+	for dst, src := range map[*string]*string{&e.MemoryID: j.MemoryID, &e.VersionID: j.VersionID, &e.Path: j.Path, &e.ContentSHA256: j.ContentSHA256} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	if j.Actor != nil {
+		e.Actor = j.Actor.Actor()
+	}
+	return e
+}
+
+func newEventPageJSON(p memstore.EventPage) EventPageJSON {
+	j := EventPageJSON{Type: typeEventPage, Data: make([]EventJSON, len(p.Events)), Cursor: p.Cursor, HasMore: p.More}
+	for i := range p.Events {
+		j.Data[i] = NewEventJSON(&p.Events[i])
+	}
+	return j
+}
+
+// wantsStream reports whether the request asks for Server-Sent Events.
+func wantsStream(r *http.Request) bool {
+	for _, a := range r.Header.Values("Accept") {
+		if strings.Contains(strings.ToLower(a), "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+// storeEvents serves GET .../events: a page, or a stream.
+func (s *Server) storeEvents(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	p := newParams(r)
+	after := p.get("after")
+	storeID := r.PathValue("memory_store_id")
+	if wantsStream(r) {
+		if id := r.Header.Get("Last-Event-ID"); id != "" {
+			after = id
+		}
+		if p.err != nil {
+			return p.err
+		}
+		return s.streamEvents(w, r, c, storeID, after)
+	}
+	limit := p.limit(false)
+	if p.err != nil {
+		return p.err
+	}
+	page, err := s.feed.Events(r.Context(), c, storeID, memstore.EventFilter{After: after, Limit: limit})
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, newEventPageJSON(page))
+	return nil
+}
+
+// streamEvents streams a store's feed from cursor after. Everything that
+// can be refused (the caller, the store, the cursor, the bounds on
+// streams) is decided before the first byte, as an ordinary error; a
+// failure after it ends the stream with an "error" event.
+func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Caller, storeID, after string) error {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if c.ExpiresAt != nil {
+		var cancelAt context.CancelFunc
+		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
+		defer cancelAt()
+	}
+	release, err := s.streams.add(c, cancel)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// Listening before the first read: a change committed meanwhile
+	// wakes the stream.
+	wake, stop := s.wakes.listen(storeID)
+	defer stop()
+	first, err := s.feed.Events(ctx, c, storeID, memstore.EventFilter{After: after, Limit: memstore.MaxPageSize})
+	if err != nil {
+		return err
+	}
+
+	rc := http.NewResponseController(w)
+	// The server's read and write timeouts are for requests that end:
+	// this one's reads have ended, and each of its writes gets its own
+	// deadline.
+	rc.SetReadDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold events back
+	h.Del("Content-Length")
+	var mu sync.Mutex // one writer at a time: the feed's and the heartbeat's
+	send := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := send([]byte(": memstore events of " + storeID + "\n\n")); err != nil {
+		return nil // the client is gone
+	}
+	go s.heartbeat(ctx, cancel, send)
+
+	var buf bytes.Buffer
+	sendPage := func(p memstore.EventPage) error {
+		buf.Reset()
+		for i := range p.Events {
+			e := &p.Events[i]
+			fmt.Fprintf(&buf, "id: %s\nevent: %s\ndata: ", e.Cursor, e.Type)
+			if err := encodeJSON(&buf, NewEventJSON(e)); err != nil {
+				return err
+			}
+			buf.WriteByte('\n') // encodeJSON ended the data line
+		}
+		return send(buf.Bytes())
+	}
+	if len(first.Events) > 0 {
+		if err := sendPage(first); err != nil {
+			return nil
+		}
+	}
+	err = memstore.FollowEvents(ctx, s.feed, c, storeID, first.Cursor, wake, StreamRecheck, sendPage)
+	if err != nil && ctx.Err() == nil {
+		var e *memstore.Error
+		if !errors.As(err, &e) {
+			s.log.LogAttrs(ctx, slog.LevelError, "an event stream failed",
+				slog.String("request_id", w.requestID), slog.String("error", err.Error()))
+			e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
+		}
+		buf.Reset()
+		buf.WriteString("event: error\ndata: ")
+		encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message}, RequestID: w.requestID})
+		buf.WriteByte('\n')
+		send(buf.Bytes())
+	}
+	return nil
+}
+
+// heartbeat sends a comment every heartbeat interval until ctx ends, and
+// ends the stream when one cannot be sent.
+func (s *Server) heartbeat(ctx context.Context, cancel context.CancelFunc, send func([]byte) error) {
+	t := time.NewTicker(s.heartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := send([]byte(": heartbeat\n\n")); err != nil {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// streamSet bounds the open streams, in all and per credential, and ends
+// those of a credential that is revoked.
+type streamSet struct {
+	max, perCredential int
+	mu                 sync.Mutex
+	open               map[*openStream]struct{}
+	byCredential       map[string]int
+}
+
+type openStream struct {
+	caller *memstore.Caller
+	cancel context.CancelFunc
+}
+
+// credential names c's credential: its session token, or its API key.
+func credential(c *memstore.Caller) string {
+	if c.TokenID != "" {
+		return c.TokenID
+	}
+	return c.Actor.ID
+}
+
+// add counts a new stream of c, which cancel ends, or refuses it when
+// c's credential or the server has as many as it may (a retryable 429 or
+// 529). release forgets it.
+func (ss *streamSet) add(c *memstore.Caller, cancel context.CancelFunc) (release func(), err error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	cred := credential(c)
+	switch {
+	case ss.byCredential[cred] >= ss.perCredential:
+		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
+			Message: fmt.Sprintf("this credential has %d event streams open, its limit; close one before opening another", ss.perCredential)}
+	case len(ss.open) >= ss.max:
+		return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
+			Message: fmt.Sprintf("the server has %d event streams open, its limit; retry later", ss.max)}
+	}
+	if ss.open == nil {
+		ss.open, ss.byCredential = map[*openStream]struct{}{}, map[string]int{}
+	}
+	o := &openStream{caller: c, cancel: cancel}
+	ss.open[o] = struct{}{}
+	ss.byCredential[cred]++
+	return func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		delete(ss.open, o)
+		if ss.byCredential[cred]--; ss.byCredential[cred] == 0 {
+			delete(ss.byCredential, cred)
+		}
+	}, nil
+}
+
+// revoke ends the streams whose credential r stops: a memstore.Revocation
+// listener.
+func (ss *streamSet) revoke(r memstore.Revocation) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for o := range ss.open {
+		if r.Stops(o.caller) {
+			o.cancel()
+		}
+	}
+}
+
+// closeAll ends every stream, for a server that shuts down.
+func (ss *streamSet) closeAll() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for o := range ss.open {
+		o.cancel()
+	}
+}
+
+// wakeSet hands out the feed's notices to the streams of each store.
+type wakeSet struct {
+	mu sync.Mutex
+	m  map[string]map[chan struct{}]struct{}
+}
+
+// listen returns a channel that receives (at most one pending) signal
+// when store storeID has new events, until stop.
+func (ws *wakeSet) listen(storeID string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.m == nil {
+		ws.m = map[string]map[chan struct{}]struct{}{}
+	}
+	if ws.m[storeID] == nil {
+		ws.m[storeID] = map[chan struct{}]struct{}{}
+	}
+	ws.m[storeID][ch] = struct{}{}
+	return ch, func() {
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		delete(ws.m[storeID], ch)
+		if len(ws.m[storeID]) == 0 {
+			delete(ws.m, storeID)
+		}
+	}
+}
+
+// notify wakes the streams of store storeID without blocking: an
+// memstore.EventNotifier listener.
+func (ws *wakeSet) notify(storeID string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for ch := range ws.m[storeID] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
