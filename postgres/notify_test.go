@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,6 +97,60 @@ func TestRevocationsUnheardDuringOutage(t *testing.T) {
 			return
 		case <-time.After(5 * time.Second):
 			t.Fatal("the other process never said that notices went unheard after the outage")
+		}
+	}
+}
+
+// TestEventsReachOtherProcesses: a change made through one process wakes
+// a stream that follows the store's feed through another within a
+// second, far sooner than its periodic re-read, and the stream reads the
+// change from the database.
+func TestEventsReachOtherProcesses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url := pgtest.DB(t, migrate)
+	here, there := mustOpenAt(t, url, postgres.Options{}), mustOpenAt(t, url, postgres.Options{})
+	key := &memstore.Caller{WorkspaceID: "wrkspc_events", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_events"}}
+	writer, reader := memstore.NewCore(here), memstore.NewCore(there)
+	st, err := writer.CreateStore(ctx, key, memstore.StoreCreate{Name: "shared"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wake := make(chan struct{}, 1)
+	stop := reader.NotifyEvents(func(id string) {
+		if id == st.ID {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer stop()
+	got := make(chan memstore.Event, 16)
+	const recheck = time.Hour // only a notice can wake the stream in time
+	go memstore.FollowEvents(ctx, reader, key, st.ID, memstore.EventsNow, wake, recheck, func(p memstore.EventPage) error {
+		for _, e := range p.Events {
+			got <- e
+		}
+		return nil
+	})
+	time.Sleep(200 * time.Millisecond) // the stream has read the end
+	for i := range 3 {
+		start := time.Now()
+		m, err := writer.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-got:
+			if e.VersionID != m.VersionID || e.Seq != int64(i+1) {
+				t.Errorf("the other process read %+v, want version %s as event %d", e, m.VersionID, i+1)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("change %d reached the other process after %v", i, d)
+			}
+		case <-time.After(time.Second):
+			t.Fatalf("change %d did not reach the other process within a second", i)
 		}
 	}
 }

@@ -238,7 +238,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	core := newCore(db, c.backend.opts)
 	api := httpapi.New(httpapi.Config{
-		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core,
+		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core,
 		Counts:         db.Counts,
 		PoolStats:      db.PoolStats,
 		Ping:           db.Ping,
@@ -290,6 +290,9 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	// MCP clients hold a GET stream open for as long as they run: the
 	// handler ends those at once, so that they do not hold the shutdown up.
 	srv.RegisterOnShutdown(mcpHandler.Close)
+	// So do the change feed's streams; their clients resume from their
+	// last event.
+	srv.RegisterOnShutdown(api.EndStreams)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), databaseName(path))

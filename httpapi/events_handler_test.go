@@ -1,0 +1,414 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
+)
+
+// feedFixture is a server with a store, and a client of its key.
+type feedFixture struct {
+	h     *apiHarness
+	c     *httpapi.Client
+	store *memstore.Store
+}
+
+func newFeedFixture(t *testing.T, o harnessOptions) *feedFixture {
+	t.Helper()
+	h := newAPIHarness(t, o)
+	_, _, secret := h.newKey(t, "feed")
+	c := h.client(secret)
+	st, err := c.CreateStore(t.Context(), nil, memstore.StoreCreate{Name: "feed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &feedFixture{h: h, c: c, store: st}
+}
+
+// write makes n memories through the API, one request each.
+func (f *feedFixture) write(t *testing.T, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := f.c.CreateMemory(context.Background(), nil, f.store.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%s/%d.md", prefix, i), Content: "x"}); err != nil {
+			t.Error(err)
+			return
+		}
+	}
+}
+
+// get sends a GET of the store's events with headers, and returns the
+// response.
+func (f *feedFixture) get(t *testing.T, ctx context.Context, secret, query string, headers ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.h.URL+"/v1/memory_stores/"+f.store.ID+"/events"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", secret)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := f.h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestEventsPage: the JSON page of a store's feed, its cursor, and who
+// may read it.
+func TestEventsPage(t *testing.T) {
+	ctx := t.Context()
+	f := newFeedFixture(t, harnessOptions{})
+	m, err := f.c.CreateMemory(ctx, nil, f.store.ID, memstore.MemoryCreate{Path: "/a.md", Content: "secret words"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.DeleteMemory(ctx, nil, f.store.ID, m.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	res := f.get(t, ctx, f.c.APIKey, "?limit=1")
+	defer res.Body.Close()
+	var raw map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&raw); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET events: %d %v", res.StatusCode, err)
+	}
+	data := raw["data"].([]any)
+	first := data[0].(map[string]any)
+	if len(data) != 1 || raw["has_more"] != true || raw["cursor"] != first["id"] || first["event"] != "memory.created" ||
+		first["sequence"] != 1.0 || first["path"] != "/a.md" || first["content_sha256"] != memstore.ContentSHA256("secret words") ||
+		first["memory_version_id"] != m.VersionID || first["actor"].(map[string]any)["type"] != "api_actor" {
+		t.Errorf("the first page: %v", raw)
+	}
+	if _, ok := first["content"]; ok {
+		t.Errorf("an event holds content: %v", first)
+	}
+	page, err := f.c.Events(ctx, nil, f.store.ID, memstore.EventFilter{After: first["id"].(string)})
+	if err != nil || len(page.Events) != 1 || page.Events[0].Type != memstore.EventMemoryDeleted || page.Events[0].ContentSHA256 != "" || page.More {
+		t.Errorf("the rest: %+v %v", page, err)
+	}
+	for _, q := range []string{"?limit=0", "?limit=101", "?after=nonsense"} {
+		res := f.get(t, ctx, f.c.APIKey, q)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("GET events%s: %d, want 400", q, res.StatusCode)
+		}
+	}
+
+	// A session token reads the feeds of its stores, and no other.
+	other, err := f.c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, token, err := f.c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.store.ID, Access: memstore.AccessReadOnly}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := f.h.client(token)
+	if page, err := agent.Events(ctx, nil, f.store.ID, memstore.EventFilter{}); err != nil || len(page.Events) != 2 {
+		t.Errorf("a session reads its store's feed: %+v %v", page, err)
+	}
+	if _, err := agent.Events(ctx, nil, other.ID, memstore.EventFilter{}); memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("a session reads another store's feed: %v", err)
+	}
+	err = agent.StreamEvents(ctx, nil, other.ID, "", func(memstore.Event) error { return nil })
+	if memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("a session streams another store's feed: %v", err)
+	}
+}
+
+// TestEventsStreamRacingWrites: writes race a stream that is cut in the
+// middle and resumed from the last event it delivered; every change
+// arrives exactly once, in order.
+func TestEventsStreamRacingWrites(t *testing.T) {
+	f := newFeedFixture(t, harnessOptions{})
+	const writers, each = 4, 25
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() { f.write(t, fmt.Sprint("w", w), each) })
+	}
+	var (
+		seen   []memstore.Event
+		cursor string
+	)
+	// The first stream is cut after a third of the changes.
+	ctx, cancel := context.WithCancel(t.Context())
+	err := f.c.StreamEvents(ctx, nil, f.store.ID, "", func(e memstore.Event) error {
+		seen, cursor = append(seen, e), e.Cursor
+		if len(seen) == writers*each/3 {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the first stream: %v", err)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err = f.c.StreamEvents(ctx, nil, f.store.ID, cursor, func(e memstore.Event) error {
+		seen = append(seen, e)
+		if len(seen) == writers*each {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the resumed stream: %v", err)
+	}
+	wg.Wait()
+	if len(seen) != writers*each {
+		t.Fatalf("%d events, want %d", len(seen), writers*each)
+	}
+	paths := map[string]bool{}
+	for i, e := range seen {
+		if e.Seq != int64(i+1) || e.Type != memstore.EventMemoryCreated || paths[e.Path] {
+			t.Fatalf("event %d: %+v (a gap, a repeat or out of order)", i, e)
+		}
+		paths[e.Path] = true
+	}
+	// Nothing more after the last.
+	page, err := f.c.Events(t.Context(), nil, f.store.ID, memstore.EventFilter{After: seen[len(seen)-1].Cursor})
+	if err != nil || len(page.Events) != 0 {
+		t.Errorf("after the last event: %+v %v", page, err)
+	}
+}
+
+// TestEventsStreamLive: a stream opened at the end hears a change well
+// within the re-read interval (a notice wakes it), sends heartbeats while
+// idle, outlives the server's write timeout, and resumes by
+// Last-Event-ID.
+func TestEventsStreamLive(t *testing.T) {
+	f := newFeedFixture(t, harnessOptions{configure: func(c *httpapi.Config) { c.StreamHeartbeat = 50 * time.Millisecond }})
+	f.h.srv.Config.WriteTimeout = 300 * time.Millisecond
+	f.h.srv.Config.ReadTimeout = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	res := f.get(t, ctx, f.c.APIKey, "?after=now", "Accept", "text/event-stream")
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("the stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	next := func() string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			return l
+		case <-ctx.Done():
+			t.Fatal("no line in time")
+		}
+		return ""
+	}
+	// Idle past the write timeout, then heartbeats only.
+	time.Sleep(500 * time.Millisecond)
+	heartbeats := 0
+	for heartbeats < 3 {
+		if l := next(); l == ": heartbeat" {
+			heartbeats++
+		}
+	}
+	var id string
+	for range 2 {
+		m, err := f.c.CreateMemory(ctx, nil, f.store.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/late%d.md", len(id)), Content: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var typ, data string
+		for data == "" {
+			l := next()
+			switch {
+			case strings.HasPrefix(l, "id: "):
+				id = strings.TrimPrefix(l, "id: ")
+			case strings.HasPrefix(l, "event: "):
+				typ = strings.TrimPrefix(l, "event: ")
+			case strings.HasPrefix(l, "data: "):
+				data = strings.TrimPrefix(l, "data: ")
+			}
+		}
+		if d := time.Since(start); d > httpapi.StreamRecheck/2 {
+			t.Errorf("a change reached the stream after %v: no notice woke it", d)
+		}
+		var e httpapi.EventJSON
+		if err := json.Unmarshal([]byte(data), &e); err != nil || typ != "memory.created" || e.VersionID == nil || *e.VersionID != m.VersionID || e.ID != id {
+			t.Errorf("the event: %s %s %v (id %s)", typ, data, err, id)
+		}
+	}
+	cancel()
+
+	// Resuming by Last-Event-ID from the first of the two.
+	page, err := f.c.Events(t.Context(), nil, f.store.ID, memstore.EventFilter{})
+	if err != nil || len(page.Events) != 2 {
+		t.Fatal(page, err)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res = f.get(t, ctx, f.c.APIKey, "?after=nonsense-overridden", "Accept", "text/event-stream", "Last-Event-ID", page.Events[0].Cursor)
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, "id: ") {
+			if got := strings.TrimPrefix(l, "id: "); got != page.Events[1].Cursor {
+				t.Errorf("resumed at %s, want the second event, %s", got, page.Events[1].Cursor)
+			}
+			break
+		}
+	}
+}
+
+// TestEventsStreamLimits: streams are bounded per credential (429) and
+// in all (529), before any byte of a stream; a refused or ended stream
+// frees its place.
+func TestEventsStreamLimits(t *testing.T) {
+	f := newFeedFixture(t, harnessOptions{configure: func(c *httpapi.Config) {
+		c.MaxStreamsPerCredential, c.MaxStreams = 1, 2
+	}})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, _, other := f.h.newKey(t, "feed-2")
+	_, _, third := f.h.newKey(t, "feed-3")
+	open := func(secret string) *http.Response {
+		return f.get(t, ctx, secret, "", "Accept", "text/event-stream")
+	}
+	first := open(f.c.APIKey)
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first stream: %d", first.StatusCode)
+	}
+	again := open(f.c.APIKey)
+	again.Body.Close()
+	if again.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a second stream of one key: %d, want 429", again.StatusCode)
+	}
+	// Another workspace's store is not found, whatever the limits.
+	second := f.get(t, ctx, other, "", "Accept", "text/event-stream")
+	second.Body.Close()
+	if second.StatusCode != http.StatusNotFound {
+		t.Errorf("another workspace's stream: %d, want 404", second.StatusCode)
+	}
+	// Two streams in all: the third credential finds the server full
+	// while the first two are open.
+	st2, err := f.h.client(other).CreateStore(ctx, nil, memstore.StoreCreate{Name: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2 := &feedFixture{h: f.h, store: st2}
+	s2 := f2.get(t, ctx, other, "", "Accept", "text/event-stream")
+	defer s2.Body.Close()
+	st3, err := f.h.client(third).CreateStore(ctx, nil, memstore.StoreCreate{Name: "three"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f3 := &feedFixture{h: f.h, store: st3}
+	s3 := f3.get(t, ctx, third, "", "Accept", "text/event-stream")
+	s3.Body.Close()
+	if s2.StatusCode != http.StatusOK || s3.StatusCode != 529 || s3.Header.Get("X-Should-Retry") != "false" && s3.Header.Get("X-Should-Retry") != "true" {
+		t.Errorf("streams in all: %d then %d (%s), want 200 then 529", s2.StatusCode, s3.StatusCode, s3.Header.Get("X-Should-Retry"))
+	}
+	first.Body.Close()
+	// The first stream's place frees once the server sees it gone.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := open(f.c.APIKey)
+		r.Body.Close()
+		if r.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream's place never freed: %d", r.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEventsResumeAfterRestart: a consumer resumes from its cursor after
+// the server stops and starts again on the same SQLite file, and sees
+// exactly the changes it had not.
+func TestEventsResumeAfterRestart(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	start := func() (*httptest.Server, *sqlite.DB) {
+		db, err := sqlite.Open(ctx, path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		core := memstore.NewCore(db)
+		srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Feed: core, Keys: db}))
+		return srv, db
+	}
+	srv, db := start()
+	ws, err := db.CreateWorkspace(ctx, "restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := db.CreateAPIKey(ctx, ws.ID, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := httpapi.NewClient(srv.URL, secret)
+	st, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		sqlitetest.Create(t, db, ws.ID, st.ID, fmt.Sprintf("/before/%d.md", i), "x", memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_x"})
+	}
+	var cursor string
+	stop := errors.New("two handled")
+	err = c.StreamEvents(ctx, nil, st.ID, "", func(e memstore.Event) error {
+		if cursor = e.Cursor; e.Seq == 2 {
+			return stop // the consumer has handled two when the server goes
+		}
+		return nil
+	})
+	if err != stop {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	srv, db = start()
+	defer func() { srv.Close(); db.Close() }()
+	c.BaseURL = srv.URL
+	sqlitetest.Create(t, db, ws.ID, st.ID, "/after.md", "x", memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_x"})
+	var got []string
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = c.WatchEvents(sctx, nil, st.ID, cursor, func(e memstore.Event) error {
+		if got = append(got, fmt.Sprint(e.Seq, " ", e.Path)); len(got) == 2 {
+			cancel()
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"3 /before/2.md", "4 /after.md"}; strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("after the restart: %v, want %v", got, want)
+	}
+}
