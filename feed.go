@@ -198,3 +198,18 @@ func FollowEvents(ctx context.Context, feed FeedService, c *Caller, storeID, aft
 		}
 	}
 }
+
+// WakeOn returns a channel that holds a signal (at most one, pending)
+// whenever n tells of new events of store storeID, for FollowEvents,
+// until stop is called.
+func WakeOn(n EventNotifier, storeID string) (wake <-chan struct{}, stop func()) {
+	ch := make(chan struct{}, 1)
+	return ch, n.NotifyEvents(func(id string) {
+		if id == storeID {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	})
+}

@@ -146,6 +146,15 @@ const (
 // such as a store deleted or a credential revoked). retrying, when not
 // nil, hears of each failure it retries.
 func (c *Client) WatchEvents(ctx context.Context, caller *memstore.Caller, storeID, after string, fn func(memstore.Event) error, retrying func(error)) error {
+	if after == memstore.EventsNow {
+		// The end as it is now: a stream that broke before its first
+		// event must not begin again at a later end.
+		page, err := c.Events(ctx, caller, storeID, memstore.EventFilter{After: after, Limit: 1})
+		if err != nil {
+			return err
+		}
+		after = page.Cursor
+	}
 	pause := watchFirstPause
 	for {
 		got := false

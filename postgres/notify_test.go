@@ -116,15 +116,7 @@ func TestEventsReachOtherProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wake := make(chan struct{}, 1)
-	stop := reader.NotifyEvents(func(id string) {
-		if id == st.ID {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		}
-	})
+	wake, stop := memstore.WakeOn(reader, st.ID)
 	defer stop()
 	got := make(chan memstore.Event, 16)
 	const recheck = time.Hour // only a notice can wake the stream in time

@@ -25,6 +25,7 @@ type backend interface {
 	memstore.VersionService
 	memstore.SessionService
 	memstore.SearchService
+	memstore.FeedService
 }
 
 // backendHelp describes the flags every store command shares, for the

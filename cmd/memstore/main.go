@@ -58,6 +58,7 @@ func commands() []command {
 		{"diff", "compare a version with the one before it, or two versions", runDiff},
 		{"redact", "erase a version's path and content for good", runRedact},
 		{"grep", "search the memories of a store", runGrep},
+		{"watch", "print the changes of a store as they happen", runWatch},
 		{"sessions", "create, list, show and revoke sessions: agents' access to stores", runSessions},
 		{"export", "write a store's memories to a directory or a JSON-lines file", runExport},
 		{"import", "load memories into a store from a directory or a JSON-lines file", runImport},
