@@ -23,6 +23,11 @@ type WatchOptions struct {
 	// RemotePoll is how often the store is checked when nothing changed
 	// here; 30 seconds when 0.
 	RemotePoll time.Duration
+	// RemoteChanged, when not nil, says that the store has changed (its
+	// change feed does): each signal syncs at once, so that a change made
+	// elsewhere arrives without waiting for the poll, which remains the
+	// safety net for a signal lost.
+	RemoteChanged <-chan struct{}
 	// FinalTimeout bounds the last sync, made after ctx is done; 30
 	// seconds when 0.
 	FinalTimeout time.Duration
@@ -31,7 +36,8 @@ type WatchOptions struct {
 }
 
 // Watch syncs o.Dir with its store once, then again whenever the
-// directory changes and every RemotePoll, until ctx is done; then it syncs
+// directory changes, the store signals a change, and every RemotePoll,
+// until ctx is done; then it syncs
 // one last time and returns that sync's error. A failing sync (a server
 // that is down, a busy directory) is handed to OnPass and tried again at
 // the next change or poll; only a directory synced with another store, or
@@ -72,6 +78,7 @@ func Watch(ctx context.Context, o Options, w WatchOptions) error {
 	tick := time.NewTicker(w.LocalPoll)
 	defer tick.Stop()
 	for {
+		remote := false
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.FinalTimeout)
@@ -82,11 +89,13 @@ func Watch(ctx context.Context, o Options, w WatchOptions) error {
 			}
 			return err
 		case <-tick.C:
+		case <-w.RemoteChanged:
+			remote = true
 		}
 		fp := fingerprint(&o)
 		settled := fp != synced && fp == prev
 		prev = fp
-		if !settled && time.Since(last) < w.RemotePoll {
+		if !remote && !settled && time.Since(last) < w.RemotePoll {
 			continue
 		}
 		// Taken before the sync: an edit made during it differs from this

@@ -76,3 +76,34 @@ func TestWatch(t *testing.T) {
 		t.Errorf("c.md, written just before the stop, is %q in the store", got)
 	}
 }
+
+// TestWatchRemoteChanged: a signal that the store changed pulls at once,
+// long before the store's poll.
+func TestWatchRemoteChanged(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- dirsync.Watch(ctx, s.options(dir), dirsync.WatchOptions{
+			LocalPoll: 20 * time.Millisecond, RemotePoll: time.Hour, RemoteChanged: changed,
+		})
+	}()
+	time.Sleep(200 * time.Millisecond) // the first pass is done
+	s.put(t, "/a.md", "a\n")
+	changed <- struct{}{}
+	start := time.Now()
+	waitFor(t, "a.md pulled", func() bool {
+		data, _ := os.ReadFile(filepath.Join(dir, "a.md"))
+		return string(data) == "a\n"
+	})
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("pulled %v after the signal", d)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

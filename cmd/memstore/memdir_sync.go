@@ -42,8 +42,10 @@ a JSON object on standard output).
 
 The directory remembers the store and what both sides last agreed on in
 .memstore-sync.json. --watch keeps syncing: after local changes, once they
-settle, and every --poll for changes in the store, until interrupted,
-when it syncs one last time.
+settle, and after each change in the store, which the server's change
+feed tells of as it happens (with a check every --poll besides, and
+only that against a server without the feed), until interrupted, when it
+syncs one last time.
 
 The server is --url (MEMSTORE_URL) with an API key (--api-key,
 MEMSTORE_API_KEY) or a session's token (--token, MEMSTORE_TOKEN); the
@@ -127,12 +129,48 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 	}
 	out := &syncOutput{e: e, json: target.json}
 	if *watch {
-		err := dirsync.Watch(ctx, o, dirsync.WatchOptions{RemotePoll: *poll, OnPass: out.pass})
+		changed, stop := followStore(ctx, e, c, *store, *poll)
+		defer stop()
+		err := dirsync.Watch(ctx, o, dirsync.WatchOptions{RemotePoll: *poll, RemoteChanged: changed, OnPass: out.pass})
 		return out.exit(err, out.last != nil && out.last.Findings())
 	}
 	rep, err := dirsync.Sync(ctx, o)
 	out.pass(rep, err)
 	return out.exit(err, rep.Findings())
+}
+
+// followStore follows the store's change feed for a watch: changed
+// receives a signal after each change of the store, until stop. The
+// feed's end is read before the watch's first sync, so that no change
+// after that sync goes unsignalled. A server without a feed, or a feed
+// that fails for good, leaves the watch to its poll, which is said once.
+func followStore(ctx context.Context, e env, c *conn, storeID string, poll time.Duration) (changed <-chan struct{}, stop func()) {
+	ch := make(chan struct{}, 1)
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	fallback := func(err error) {
+		fmt.Fprintf(e.stderr, "memstore memdir sync: not following the store's changes (%v); checking it every %s\n", err, poll)
+	}
+	page, err := c.Events(ctx, c.caller, storeID, memstore.EventFilter{After: memstore.EventsNow, Limit: 1})
+	if err != nil {
+		fallback(err)
+		close(done)
+	} else {
+		go func() {
+			defer close(done)
+			err := c.follow(fctx, storeID, page.Cursor, func(memstore.Event) error {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+				return nil
+			})
+			if err != nil && fctx.Err() == nil {
+				fallback(err)
+			}
+		}()
+	}
+	return ch, func() { cancel(); <-done }
 }
 
 // syncOutput reports the passes of a sync: a summary on stderr, or one
