@@ -110,7 +110,7 @@ const (
 // server's write timeout, which would cut every stream after it.
 const (
 	DefaultStreamHeartbeat         = 15 * time.Second
-	DefaultMaxStreams              = 1000
+	DefaultMaxStreams              = 256
 	DefaultMaxStreamsPerCredential = 16
 	StreamRecheck                  = time.Second
 	StreamWriteTimeout             = 10 * time.Second
