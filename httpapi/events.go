@@ -182,7 +182,13 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 	if err := send([]byte(": memstore events of " + storeID + "\n\n")); err != nil {
 		return nil // the client is gone
 	}
-	go s.heartbeat(ctx, cancel, send)
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		s.heartbeat(ctx, cancel, send)
+	}()
+	// Nothing may write once the handler has returned.
+	defer func() { cancel(); <-beating }()
 
 	var buf bytes.Buffer
 	sendPage := func(p memstore.EventPage) error {
