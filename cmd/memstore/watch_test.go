@@ -115,3 +115,35 @@ func TestWatchDatabase(t *testing.T) {
 		t.Errorf("a bad cursor: %d %s", code, stderr)
 	}
 }
+
+// TestServeShutdownEndsStreams: a server stops at once with an event
+// stream open, instead of waiting its shutdown timeout for the stream,
+// and the watch says it lost the stream and keeps trying.
+func TestServeShutdownEndsStreams(t *testing.T) {
+	clearEnv(t)
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"))
+	remote := []string{"--url", s.url, "--api-key", s.key}
+	if code, _, stderr := run(t, "", append([]string{"stores", "create", "notes"}, remote...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errOut := &syncbuf.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, append([]string{"watch"}, remote...), strings.NewReader(""), &syncbuf.Buffer{}, errOut)
+	}()
+	time.Sleep(500 * time.Millisecond) // the stream is open
+	start := time.Now()
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("serve exited with %d: %s", code, s.stderr)
+	}
+	if d := time.Since(start); d > shutdownTimeout/2 {
+		t.Errorf("the server took %v to stop with a stream open", d)
+	}
+	waitUntil(t, "the watch to notice", func() bool { return strings.Contains(errOut.String(), "the event stream broke") })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch exited with %d: %s", code, errOut)
+	}
+}
