@@ -412,3 +412,36 @@ func TestEventsResumeAfterRestart(t *testing.T) {
 		t.Errorf("after the restart: %v, want %v", got, want)
 	}
 }
+
+// TestEventsStreamEndsOnRevocation: revoking the session token that
+// opened a stream ends the stream at once.
+func TestEventsStreamEndsOnRevocation(t *testing.T) {
+	f := newFeedFixture(t, harnessOptions{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, tok, token, err := f.c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.store.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		ended <- f.h.client(token).StreamEvents(ctx, nil, f.store.ID, "", func(memstore.Event) error { return nil })
+	}()
+	time.Sleep(300 * time.Millisecond) // the stream is open
+	select {
+	case err := <-ended:
+		t.Fatalf("the stream ended before the revocation: %v", err)
+	default:
+	}
+	if _, err := f.c.RevokeSessionToken(ctx, nil, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("the stream ended without saying so")
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("the stream of a revoked token goes on")
+	}
+}
