@@ -66,6 +66,7 @@ type harnessOptions struct {
 	now       func() time.Time                // the database's clock; nil for the real one
 	configure func(*httpapi.Config)           // adjusts the server's config
 	wrap      func(http.Handler) http.Handler // wraps the server's handler
+	server    func(*http.Server)              // adjusts the HTTP server before it starts
 }
 
 // newAPIHarness starts a server, stopped at the end of the test.
@@ -91,7 +92,11 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	if o.server != nil {
+		o.server(srv.Config)
+	}
+	srv.Start()
 	tb.Cleanup(func() { // before the database closes
 		srv.Close()
 		api.Close()

@@ -192,9 +192,12 @@ func TestEventsStreamRacingWrites(t *testing.T) {
 // idle, outlives the server's write timeout, and resumes by
 // Last-Event-ID.
 func TestEventsStreamLive(t *testing.T) {
-	f := newFeedFixture(t, harnessOptions{configure: func(c *httpapi.Config) { c.StreamHeartbeat = 50 * time.Millisecond }})
-	f.h.srv.Config.WriteTimeout = 300 * time.Millisecond
-	f.h.srv.Config.ReadTimeout = 300 * time.Millisecond
+	f := newFeedFixture(t, harnessOptions{
+		configure: func(c *httpapi.Config) { c.StreamHeartbeat = 50 * time.Millisecond },
+		server: func(s *http.Server) {
+			s.WriteTimeout, s.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
+		},
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	res := f.get(t, ctx, f.c.APIKey, "?after=now", "Accept", "text/event-stream")
