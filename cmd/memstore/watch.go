@@ -9,7 +9,7 @@ import (
 	"github.com/memstore/memstore/httpapi"
 )
 
-const watchHelp = `Usage: memstore watch [--store ID] [--from-start | --after CURSOR] [--json]
+const watchHelp = `Usage: memstore watch [--store ID] [--from-start | --after CURSOR] [--json] [--token TOKEN]
 
 Prints the changes of a store as they happen, one line each, until
 interrupted: a memory created, modified, renamed or deleted, a version
@@ -28,6 +28,9 @@ at least every quarter of a second.
 
 --json prints each event as the API's memory_store_event object, one
 per line.
+
+A session's token (--token, MEMSTORE_TOKEN) watches one of the session's
+stores, named with --store, instead of an API key.
 ` + backendHelp
 
 // localRecheck is how often a feed is read from a database when no notice
@@ -37,6 +40,8 @@ const localRecheck = 250 * time.Millisecond
 
 func runWatch(ctx context.Context, e env, args []string) error {
 	fs, bf := memoryFlags(e, "watch", watchHelp)
+	bf.kinds |= withToken
+	fs.StringVar(&bf.token, "token", "", "session `TOKEN` for --url, instead of an API key (or MEMSTORE_TOKEN)")
 	fromStart := fs.Bool("from-start", false, "replay the store's whole feed first")
 	after := fs.String("after", "", "begin after the event with this `CURSOR`")
 	pos, err := parseArgs(fs, args)
@@ -56,11 +61,22 @@ func runWatch(ctx context.Context, e env, args []string) error {
 	case *after != "":
 		from = *after
 	}
-	c, storeID, err := bf.openStore(ctx, e)
+	sel, err := bf.selectBackend(e)
+	if err != nil {
+		return err
+	}
+	if sel.token && sel.store == "" {
+		return usageError(e, "memstore watch: with a session token, name one of the session's stores with --store ID (or MEMSTORE_STORE)")
+	}
+	c, err := sel.open(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	storeID, err := c.storeID(ctx)
+	if err != nil {
+		return err
+	}
 	return c.follow(ctx, storeID, from, func(ev memstore.Event) error {
 		if c.json {
 			return printJSON(e.stdout, httpapi.NewEventJSON(&ev))

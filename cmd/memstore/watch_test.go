@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/syncbuf"
 )
@@ -146,4 +147,41 @@ func TestServeShutdownEndsStreams(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("watch exited with %d: %s", code, errOut)
 	}
+}
+
+// TestWatchSessionToken: a session token watches its own store, and no
+// other.
+func TestWatchSessionToken(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("MEMSTORE_TOKEN", "")
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"))
+	admin := httpapi.NewClient(s.url, s.key)
+	ctx := t.Context()
+	mine, err := admin.CreateStore(ctx, nil, memstore.StoreCreate{Name: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := admin.CreateStore(ctx, nil, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, token, err := admin.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: mine.ID, Access: memstore.AccessReadOnly}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "", "watch", "--url", s.url, "--token", token); code != 2 || !strings.Contains(stderr, "name one of the session's stores with --store") {
+		t.Errorf("a token without --store: %d %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "", "watch", "--url", s.url, "--token", token, "--store", other.ID); code != 1 || !strings.Contains(stderr, "is not attached to session") {
+		t.Errorf("a token watching another store: %d %s", code, stderr)
+	}
+	lines, stop := watchLines(t, "--url", s.url, "--token", token, "--store", mine.ID, "--json")
+	time.Sleep(300 * time.Millisecond)
+	if _, err := admin.CreateMemory(ctx, nil, mine.ID, memstore.MemoryCreate{Path: "/seen.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(1); !strings.Contains(got[0], `"path":"/seen.md"`) {
+		t.Errorf("the session's store: %q", got)
+	}
+	stop()
 }
