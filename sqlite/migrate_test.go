@@ -188,7 +188,7 @@ func TestEventsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := rawDB(t, path)
-	for _, q := range []string{`DROP TABLE events`, `PRAGMA user_version = 11`} {
+	for _, q := range []string{`DROP TABLE events`, `PRAGMA user_version = 9`} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}
