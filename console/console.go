@@ -69,7 +69,11 @@ type Config struct {
 	Stores   memstore.StoreService
 	Memories memstore.MemoryService
 	Versions memstore.VersionService
+	Search   memstore.SearchService
 	Users    *memstore.Users
+	// Sessions, when set, gives the sessions' titles shown as who made a
+	// change.
+	Sessions memstore.SessionService
 	Logger   *slog.Logger
 }
 
@@ -101,7 +105,26 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("POST "+Prefix+"signout", h.auth(h.signOut))
 	h.mux.HandleFunc("GET "+Prefix+"stores", h.auth(h.stores))
 	h.mux.HandleFunc("GET "+Prefix+"stores/{store}", h.auth(h.tree))
+	h.mux.HandleFunc("GET "+Prefix+"stores/new", h.auth(h.newStorePage))
+	h.mux.HandleFunc("POST "+Prefix+"stores", h.auth(h.createStore))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/settings", h.auth(h.storeSettings))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/settings", h.auth(h.updateStore))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/archive", h.auth(h.archiveStore))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/delete", h.auth(h.deleteStore))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/search", h.auth(h.search))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/new", h.auth(h.newMemoryPage))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/memories", h.auth(h.createMemory))
 	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}", h.auth(h.memory))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/memories/{memory}", h.auth(h.saveMemory))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/edit", h.auth(h.editPage))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/delete", h.auth(h.deletePage))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/memories/{memory}/delete", h.auth(h.deleteMemory))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/history", h.auth(h.history))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/diff", h.auth(h.diff))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/versions/{version}", h.auth(h.versionPage))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/versions/{version}/restore", h.auth(h.restore))
+	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/versions/{version}/redact", h.auth(h.redactPage))
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/versions/{version}/redact", h.auth(h.redact))
 	h.mux.HandleFunc("GET "+Prefix+"users", h.auth(h.users))
 	h.mux.HandleFunc("GET "+Prefix+"users/new", h.auth(h.newUserPage))
 	h.mux.HandleFunc("POST "+Prefix+"users", h.auth(h.createUser))
@@ -262,6 +285,7 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, e
 	status := map[string]int{
 		memstore.EInvalid: http.StatusBadRequest, memstore.EPermission: http.StatusForbidden,
 		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
+		memstore.EPathConflict: http.StatusConflict, memstore.EPreconditionFailed: http.StatusConflict,
 		memstore.EUnauthenticated: http.StatusUnauthorized,
 	}[memstore.ErrorCode(err)]
 	if status == 0 {
@@ -361,6 +385,7 @@ func (h *Handler) stores(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		return
 	}
 	rows := make([]storeRow, len(p.Items))
+	var actors []memstore.Actor
 	for i, st := range p.Items {
 		rows[i].Store = st
 		// One indexed read per store: the newest version.
@@ -371,9 +396,12 @@ func (h *Handler) stores(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		}
 		if len(vs.Items) > 0 {
 			rows[i].Last = &vs.Items[0]
+			actors = append(actors, vs.Items[0].CreatedBy)
 		}
 	}
-	h.render(w, r, http.StatusOK, "stores", s, view{Title: "Stores", Data: map[string]any{"Rows": rows, "Next": p.Next}})
+	h.render(w, r, http.StatusOK, "stores", s, view{Title: "Stores", Notice: notice(r), Data: map[string]any{
+		"Rows": rows, "Next": p.Next, "Names": h.actorNames(ctx, s, actors...),
+	}})
 }
 
 // crumb is one step of a path's breadcrumb.
@@ -412,7 +440,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		h.failErr(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "tree", s, view{Title: st.Name, Data: map[string]any{
+	h.render(w, r, http.StatusOK, "tree", s, view{Title: st.Name, Notice: notice(r), Data: map[string]any{
 		"Store": st, "Prefix": prefix, "Crumbs": crumbs(prefix), "Items": p.Items, "Next": p.Next,
 	}})
 }
@@ -430,9 +458,9 @@ func (h *Handler) memory(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		h.failErr(w, r, s, err)
 		return
 	}
-	dir := m.Path[:strings.LastIndex(m.Path, "/")+1]
-	h.render(w, r, http.StatusOK, "memory", s, view{Title: m.Path, Data: map[string]any{
-		"Memory": m, "Version": v, "HTML": renderMarkdown(m.Content), "StoreID": storeID, "Crumbs": crumbs(dir),
+	h.render(w, r, http.StatusOK, "memory", s, view{Title: m.Path, Notice: notice(r), Data: map[string]any{
+		"Memory": m, "Version": v, "HTML": renderMarkdown(m.Content), "StoreID": storeID, "Crumbs": crumbs(dirOf(m.Path)),
+		"By": h.actorNames(ctx, s, v.CreatedBy)[v.CreatedBy],
 	}})
 }
 
@@ -472,10 +500,7 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, s *signedIn
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
 	"prefix": func() string { return Prefix },
-	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"actor": func(a memstore.Actor) string {
-		return string(a.Type) + " " + a.ID
-	},
+	"time":   formatTime,
 	// base is the last segment of a path or prefix ("/a/b/" → "b").
 	"base": func(p string) string {
 		p = strings.TrimSuffix(p, "/")
@@ -483,14 +508,17 @@ var funcs = template.FuncMap{
 	},
 }
 
+// formatTime is how the console shows a time.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
 // parsePages parses each page with the layout it fills.
 func parsePages() map[string]*template.Template {
-	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
 	pages := map[string]*template.Template{}
 	names, _ := fs.Glob(templateFS, "templates/*.html")
 	for _, n := range names {
 		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if name == "layout" {
+		if name == "layout" || name == "partials" {
 			continue
 		}
 		pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, n))

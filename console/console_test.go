@@ -25,6 +25,8 @@ type fixture struct {
 	srv     *httptest.Server
 	storeID string
 	memID   string
+	core    *memstore.Core
+	op      *memstore.Caller // an API key's caller, as an agent writes
 }
 
 func newFixture(t *testing.T, content string) *fixture {
@@ -48,10 +50,10 @@ func newFixture(t *testing.T, content string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Users: users})
+	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Users: users})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, storeID: s.ID, memID: m.ID}
+	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op}
 }
 
 // client is a browser-like client: a cookie jar, no redirects followed,

@@ -306,3 +306,18 @@ func TestBM25(t *testing.T) {
 		t.Error("a common term scores no less than a rare one")
 	}
 }
+
+func TestHighlights(t *testing.T) {
+	text := "Running the Config loader; see parseConfig and New York weather."
+	got := []string{}
+	for _, h := range searchtext.Highlights(text, searchtext.ParseQuery("run config new-york")) {
+		got = append(got, text[h[0]:h[1]])
+	}
+	want := []string{"Running", "Config", "parseConfig", "New York"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Highlights = %q, want %q", got, want)
+	}
+	if h := searchtext.Highlights("nothing here", searchtext.ParseQuery("absent")); len(h) != 0 {
+		t.Errorf("no match: %v", h)
+	}
+}
