@@ -35,7 +35,8 @@ func browserPath() string {
 // a real 'memstore serve': sign-in refused and accepted, browsing a tree,
 // a memory whose content tries to run script (none runs, its links are
 // neutralised), a cross-site form refused, sign-out, an expired session,
-// and an auditor refused an admin page.
+// and an auditor refused an admin page; then the editing flows
+// (consoleEditFlows).
 func TestConsoleInBrowser(t *testing.T) {
 	bin := browserPath()
 	if bin == "" && os.Getenv("CI") != "" {
@@ -47,7 +48,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	clearEnv(t)
 	db := filepath.Join(t.TempDir(), "m.db")
 	const pw = "correct horse battery"
-	for _, u := range [][2]string{{"ann", "admin"}, {"audra", "auditor"}} {
+	for _, u := range [][2]string{{"ann", "admin"}, {"audra", "auditor"}, {"meg", "member"}} {
 		if code, out, errOut := run(t, pw+"\n", "users", "create", "--db", db, "--name", u[0], "--role", u[1]); code != 0 {
 			t.Fatalf("users create %s: %d %s %s", u[0], code, out, errOut)
 		}
@@ -223,6 +224,8 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("an auditor at users/new: %q (%v)", msg, err)
 		}
 	})
+
+	consoleEditFlows(t, consoleEnv{srv: srv, base: base, password: pw, newBrowser: newBrowser, signIn: signIn, text: text})
 }
 
 // apiPost posts body to the server's API with its key and returns the
