@@ -187,8 +187,14 @@ func TestEventsMigration(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Back to migration 0009: without the feed's table, nor what the
+	// migrations after it made (0011, the stores' counts).
 	raw := rawDB(t, path)
-	for _, q := range []string{`DROP TABLE events`, `PRAGMA user_version = 9`} {
+	for _, q := range []string{
+		`DROP TABLE events`,
+		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `ALTER TABLE stores DROP COLUMN memory_count`,
+		`PRAGMA user_version = 9`,
+	} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}
@@ -269,4 +275,57 @@ func schema(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestMemoryCountMigration upgrades a database written at migration 0010,
+// before stores kept the count of their memories, to 0011: each store's
+// count is that of its live memories, as the limit of memories per store
+// shows, and stays so through later writes.
+func TestMemoryCountMigration(t *testing.T) {
+	ctx := context.Background()
+	all := *sqlite.LastMigration
+	*sqlite.LastMigration = 10
+	db, path := mustOpenToClose(t)
+	*sqlite.LastMigration = all
+	live := map[string]int{}
+	for s, n := range []int{0, 1, 5} {
+		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n + 1 {
+			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: "x"}, alice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 { // one created and deleted in each
+				if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, st.ID, m.ID, "", alice); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		live[st.ID] = n
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = mustOpenAt(t, path, sqlite.Options{})
+	const limit = 6
+	w := sqlitetest.Writer(db, memstore.MaxMemoriesPerStore(limit))
+	for id, n := range live {
+		made := 0
+		for i := 0; made <= limit; i++ {
+			if _, err := w.CreateMemory(ctx, ws, id, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "y"}, alice); err != nil {
+				if memstore.ErrorCode(err) != memstore.EInvalid {
+					t.Fatal(err)
+				}
+				break
+			}
+			made++
+		}
+		if made != limit-n {
+			t.Errorf("store %s with %d memories took %d more under a limit of %d, want %d", id, n, made, limit, limit-n)
+		}
+	}
 }

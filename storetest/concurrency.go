@@ -121,3 +121,120 @@ func testMemoryLimit(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 		t.Errorf("%d memories in the limited store, want 3", len(items))
 	}
 }
+
+// testMemoryCount holds the count of a store's memories that the limit
+// reads to exact through every kind of write, failed ones and concurrent
+// ones included: at each step, the store takes exactly as many new
+// memories as the limit leaves room for.
+func testMemoryCount(t *testing.T, openWithLimit func(*testing.T, int) backend) {
+	const limit = 6
+	b := openWithLimit(t, limit)
+	ctx := t.Context()
+	s := mustCreateStore(t, b, wsA, "counted")
+	wantRoom(t, b, s.ID, limit, 0, "empty store")
+
+	a := mustCreateMemory(t, b, wsA, s.ID, "/a.md", "a")
+	bc := mustCreateMemory(t, b, wsA, s.ID, "/b/c.md", "c")
+	d := mustCreateMemory(t, b, wsA, s.ID, "/d.md", "d")
+	if _, err := b.CreateMemory(ctx, wsA, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "a2", Upsert: true}, actorKey); err != nil {
+		t.Fatalf("upsert of a taken path: %v", err)
+	}
+	e, err := b.CreateMemory(ctx, wsA, s.ID, memstore.MemoryCreate{Path: "/e.md", Content: "e", Upsert: true}, actorKey)
+	if err != nil {
+		t.Fatalf("upsert of a free path: %v", err)
+	}
+	wantRoom(t, b, s.ID, limit, 4, "after 3 creates and 2 upserts, one of a free path")
+
+	// Creates that fail add nothing.
+	for _, mc := range []memstore.MemoryCreate{
+		{Path: "/a.md", Content: "x"},
+		{Path: "/b", Content: "x"},
+		{Path: "/b/c.md/x.md", Content: "x"},
+		{Path: "/e.md", Content: "x", IfNotExists: true},
+		{Path: "/e.md", Content: "x", IfNotExists: true, Upsert: true},
+		{Path: "no-slash.md", Content: "x"},
+	} {
+		if _, err := b.CreateMemory(ctx, wsA, s.ID, mc, actorKey); err == nil {
+			t.Fatalf("create %+v succeeded, want an error", mc)
+		}
+	}
+	// Renames and edits neither add nor remove one, failed or not.
+	mustUpdateMemory(t, b, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/f.md")}, actorKey)
+	mustUpdateMemory(t, b, wsA, s.ID, a.ID, memstore.MemoryUpdate{Content: ptr("a3")}, actorKey)
+	_, err = b.UpdateMemory(ctx, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/e.md")}, actorKey)
+	wantCode(t, err, memstore.EPathConflict, "rename onto a taken path")
+	mustUpdateMemory(t, b, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/e.md"), RenameIfFree: true}, actorKey)
+	wantRoom(t, b, s.ID, limit, 4, "after failed creates, renames and edits")
+
+	// A deletion frees one place; deletes that fail free none.
+	mustDeleteMemory(t, b, wsA, s.ID, bc.ID, actorKey)
+	wantCode(t, b.DeleteMemory(ctx, wsA, s.ID, bc.ID, "", actorKey), memstore.ENotFound, "second delete")
+	wantCode(t, b.DeleteMemory(ctx, wsA, s.ID, e.ID, sha("not e"), actorKey), memstore.EPreconditionFailed, "delete with a stale hash")
+	wantRoom(t, b, s.ID, limit, 3, "after a delete and two failed ones")
+
+	// Writers at once: the live memories are deleted while twice the limit
+	// of creates race for the places; whatever wins, the count is the
+	// number of memories that the store lists.
+	live := []string{a.ID, d.ID, e.ID}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		problems []string
+	)
+	report := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	for _, id := range live {
+		wg.Go(func() {
+			if err := b.DeleteMemory(ctx, wsA, s.ID, id, "", actorKey); err != nil {
+				report("delete %s: %v", id, err)
+			}
+		})
+	}
+	for i := range 2 * limit {
+		wg.Go(func() {
+			p := fmt.Sprintf("/race/%d.md", i)
+			_, err := b.CreateMemory(ctx, wsA, s.ID, memstore.MemoryCreate{Path: p, Content: p}, actorKey)
+			if c := memstore.ErrorCode(err); err != nil && c != memstore.EInvalid {
+				report("create %s: %v (code %s), want success or %s", p, err, c, memstore.EInvalid)
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	items, _ := allItems(t, b, wsA, s.ID, memstore.MemoryFilter{PathPrefix: "/race/"})
+	if len(items) < limit-len(live) {
+		t.Errorf("%d of the racing creates succeeded, want at least %d", len(items), limit-len(live))
+	}
+	wantRoom(t, b, s.ID, limit, len(items), "after concurrent deletes and creates")
+}
+
+// wantRoom checks that store id lists live memories and takes exactly
+// limit - live more before its limit refuses one, then deletes those it
+// created.
+func wantRoom(t *testing.T, b backend, id string, limit, live int, what string) {
+	t.Helper()
+	if items, _ := allItems(t, b, wsA, id, memstore.MemoryFilter{}); len(items) != live {
+		t.Errorf("%s: the store lists %d memories, want %d", what, len(items), live)
+	}
+	var made []string
+	for i := 0; len(made) <= limit-live; i++ {
+		p := fmt.Sprintf("/room/%d.md", i)
+		m, err := b.CreateMemory(t.Context(), wsA, id, memstore.MemoryCreate{Path: p, Content: p}, actorKey)
+		if err != nil {
+			wantCode(t, err, memstore.EInvalid, what+": the create beyond the limit")
+			break
+		}
+		made = append(made, m.ID)
+	}
+	if len(made) != limit-live {
+		t.Errorf("%s: the store took %d more memories, want %d", what, len(made), limit-live)
+	}
+	for _, m := range made {
+		mustDeleteMemory(t, b, wsA, id, m, actorKey)
+	}
+}

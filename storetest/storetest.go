@@ -64,4 +64,5 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 func RunLimits(t *testing.T, openWithLimit func(t *testing.T, maxMemoriesPerStore int) Backend) {
 	o := func(t *testing.T, n int) backend { return viewOf(openWithLimit(t, n)) }
 	t.Run("MemoryLimit", func(t *testing.T) { testMemoryLimit(t, o) })
+	t.Run("MemoryCount", func(t *testing.T) { testMemoryCount(t, o) })
 }
