@@ -180,10 +180,22 @@ func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error)
 		if err := fill(r); err != nil {
 			return err
 		}
-		return r.flush()
+		if err := r.flush(); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, recountMemories)
+		return err
 	})
 	return wrap(err, "restore the database")
 }
+
+// recountMemories sets each store's count of its live memories from the
+// memories themselves, as migration 0005 did: a restore inserts memories
+// apart from the writes that keep the count (memTx.Put and Delete), and
+// then counts them all at once.
+const recountMemories = `UPDATE stores s SET memory_count = c.n
+	FROM (SELECT store_id, count(*) AS n FROM memories GROUP BY store_id) c
+	WHERE c.store_id = s.id`
 
 // restorer writes records in the transaction of a Restore, queueing their
 // statements in batches.

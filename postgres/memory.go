@@ -65,11 +65,11 @@ func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version, e memsto
 // store run one at a time across every process (see the package doc).
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		archived, err := storeState(ctx, tx, workspaceID, storeID, true)
+		st, err := storeState(ctx, tx, workspaceID, storeID, true)
 		if err != nil {
 			return err
 		}
-		return fn(&memTx{ctx: ctx, db: db, tx: tx, storeID: storeID, archived: archived})
+		return fn(&memTx{ctx: ctx, db: db, tx: tx, storeID: storeID, archived: st.archived, count: st.memories})
 	})
 	if err == nil {
 		// Told even when fn changed nothing: a notice costs a
@@ -87,6 +87,7 @@ type memTx struct {
 	tx       pgx.Tx
 	storeID  string
 	archived bool
+	count    int64 // the store's live memories, as its row has them
 	// The store's last version, once read (see next).
 	lastRead bool
 	lastID   string
@@ -161,11 +162,9 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	return &m, nil
 }
 
-func (t *memTx) Count() (int, error) {
-	var n int
-	err := t.tx.QueryRow(t.ctx, `SELECT count(*) FROM memories WHERE store_id = $1`, t.storeID).Scan(&n)
-	return n, err
-}
+// Count is the count in the store's row, read with its lock and kept by
+// Put and Delete since: no statement, whatever the store's size.
+func (t *memTx) Count() (int, error) { return int(t.count), nil }
 
 // Put refuses a malformed path whoever asks, the one check of the core's
 // that this backend repeats: a stored path is an invariant of the store,
@@ -190,9 +189,10 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	m.VersionID, m.UpdatedAt = v.ID, now
 	text, pathWords, contentWords := searchValues(m.Path, m.Content)
 	if op == memstore.OpCreated {
-		_, err = t.tx.Exec(t.ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, `+searchWords("$10", "$11")+`)`,
-			m.ID, t.storeID, m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), text, pathWords, contentWords)
+		err = t.tx.QueryRow(t.ctx, `WITH m AS (INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, `+searchWords("$10", "$11")+`) RETURNING 1)
+			`+countChange("+", "$2"),
+			m.ID, t.storeID, m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), text, pathWords, contentWords).Scan(&t.count)
 	} else {
 		_, err = t.tx.Exec(t.ctx, `UPDATE memories SET path = $1, content = $2, sha256 = $3, size = $4, version_id = $5, updated_at = $6,
 			search_text = $8, search_words = `+searchWords("$9", "$10")+` WHERE id = $7`,
@@ -211,8 +211,16 @@ func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted); err != nil {
 		return err
 	}
-	_, err = t.tx.Exec(t.ctx, `DELETE FROM memories WHERE id = $1`, m.ID)
-	return err
+	return t.tx.QueryRow(t.ctx, `WITH m AS (DELETE FROM memories WHERE id = $1 RETURNING 1) `+countChange("-", "$2"), m.ID, t.storeID).Scan(&t.count)
+}
+
+// countChange is the statement that follows a change of memories m (a
+// data-modifying WITH query) in the same statement: the count of the
+// store whose ID is the parameter store moves by op (+ or -) the rows of
+// m, and is returned. One statement, so one round trip, for both; the
+// store's row is already locked (WriteMemory).
+func countChange(op, store string) string {
+	return `UPDATE stores SET memory_count = memory_count ` + op + ` (SELECT count(*) FROM m) WHERE id = ` + store + ` RETURNING memory_count`
 }
 
 // Memory implements memstore.MemoryStorage: one statement, the store's

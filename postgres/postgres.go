@@ -363,18 +363,23 @@ func notFound(scanErr error, err *memstore.Error) error {
 	return scanErr
 }
 
-// storeState is what a memory or version operation needs of its store:
-// whether it is archived, and that it belongs to the workspace
-// (ENotFound). With lock, the store's row stays locked until tx ends,
-// which serializes the writes of the store's memories.
-func storeState(ctx context.Context, tx pgx.Tx, workspaceID, storeID string, lock bool) (archived bool, err error) {
-	q := `SELECT archived_at FROM stores WHERE id = $1 AND workspace_id = $2`
+// A storeRow is what a memory or version operation needs of its store.
+type storeRow struct {
+	archived bool
+	memories int64 // its live memories (stores.memory_count, see memTx.Put)
+}
+
+// storeState reads the store's row, which must belong to the workspace
+// (ENotFound). With lock, the row stays locked until tx ends, which
+// serializes the writes of the store's memories.
+func storeState(ctx context.Context, tx pgx.Tx, workspaceID, storeID string, lock bool) (storeRow, error) {
+	q := `SELECT archived_at IS NOT NULL, memory_count FROM stores WHERE id = $1 AND workspace_id = $2`
 	if lock {
 		q += ` FOR NO KEY UPDATE`
 	}
-	var a *int64
-	err = tx.QueryRow(ctx, q, storeID, workspaceID).Scan(&a)
-	return a != nil, notFound(err, errStoreNotFound(storeID))
+	var r storeRow
+	err := tx.QueryRow(ctx, q, storeID, workspaceID).Scan(&r.archived, &r.memories)
+	return r, notFound(err, errStoreNotFound(storeID))
 }
 
 func errStoreNotFound(id string) *memstore.Error {

@@ -95,12 +95,15 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	}
 	var page memstore.Page[memstore.SearchResult]
 	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+		var memories int64
 		for _, id := range sq.Stores {
-			if _, err := storeState(ctx, tx, workspaceID, id, false); err != nil {
+			st, err := storeState(ctx, tx, workspaceID, id, false)
+			if err != nil {
 				return err
 			}
+			memories += st.memories
 		}
-		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix).search(sq.Terms, sq.Need())
+		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix, memories).search(sq.Terms, sq.Need())
 		if err != nil {
 			return err
 		}
@@ -125,14 +128,18 @@ type searcher struct {
 	filter string // the stores and prefix, on memories m
 	args   []any  // the filter's, from $1 on
 	hits   searchtext.Hits[string]
-	count  int64 // the stores' memories, -1 until counted
+	count  int64 // the memories searched, at most searchCountCap; -1 until counted
 }
 
-func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix string) *searcher {
-	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[string]{}, count: -1}
+// newSearcher searches the stores, which hold memories in all, within
+// the prefix. A search of whole stores takes its count of memories from
+// their rows; one within a prefix counts them when a term is found.
+func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix string, memories int64) *searcher {
+	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[string]{}, count: min(memories, searchCountCap)}
 	q := newQuery()
 	s.filter = "m.store_id = ANY(" + q.arg(storeIDs) + ")"
 	if prefix != "" && prefix != "/" {
+		s.count = -1
 		// As in Memories: a prefix ending with "/" takes whole
 		// segments, any other is a plain string prefix.
 		s.filter += " AND m.path >= " + q.arg(prefix)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,14 @@ type migrationSource struct {
 	notesStore   string // a store with a memory whose content has "spaces"
 	spacesMemory string
 	counts       map[memstore.RecordKind]int64
+	live         []liveMemories // of each store not archived
+}
+
+// liveMemories is how many live memories a store holds, and a key of its
+// workspace.
+type liveMemories struct {
+	store, key string
+	n          int
 }
 
 // buildMigrationSource makes a SQLite database at path through the
@@ -126,6 +135,7 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	_, err = co.ArchiveSession(ctx, c, ended.ID)
 	must(err)
 
+	src.live = []liveMemories{{notes.ID, src.keys[0], 2}, {ref.ID, src.keys[0], 1}, {other.ID, src.keys[1], 1}}
 	src.counts = map[memstore.RecordKind]int64{
 		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindStores: 4,
 		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
@@ -240,6 +250,35 @@ func checkCredentials(t *testing.T, base string, src migrationSource) {
 	}
 }
 
+// checkRoom checks on a copy of the source that each store takes exactly
+// as many new memories as a limit of memories per store of limit leaves
+// room for: the copy's count of each store's memories is exact. The
+// memories it creates stay.
+func checkRoom(t *testing.T, db string, src migrationSource, limit int) {
+	t.Helper()
+	base := startServer(t, "--db", db, "--max-memories-per-store", strconv.Itoa(limit)).url
+	for _, l := range src.live {
+		made := 0
+		for i := 0; made <= limit; i++ {
+			status, body, err := newAPI(base, l.key).call("POST", "/v1/memory_stores/"+l.store+"/memories",
+				map[string]string{"path": fmt.Sprintf("/room/%d.md", i), "content": "x"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status != http.StatusOK {
+				if status != http.StatusBadRequest || !strings.Contains(string(body), "its limit") {
+					t.Errorf("%s: a create in store %s: %d %s, want 200 or 400 at the limit", databaseName(db), l.store, status, body)
+				}
+				break
+			}
+			made++
+		}
+		if made != limit-l.n {
+			t.Errorf("%s: store %s with %d memories took %d more under a limit of %d, want %d", databaseName(db), l.store, l.n, made, limit, limit-l.n)
+		}
+	}
+}
+
 // migrate runs memstore migrate --json and returns its counts.
 func migrate(t *testing.T, from, to, password string) map[memstore.RecordKind]int64 {
 	t.Helper()
@@ -318,6 +357,11 @@ func TestMigrate(t *testing.T) {
 		if after := dumpRecords(t, target); strings.Join(after, "\n") != strings.Join(before, "\n") {
 			t.Errorf("a refused migrate changed %s", databaseName(target))
 		}
+	}
+
+	// Each copy knows how many memories each store holds.
+	for _, target := range []string{pg, backFile} {
+		checkRoom(t, target, src, 4)
 	}
 }
 
