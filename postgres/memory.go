@@ -40,9 +40,12 @@ func errMemoryNotFound(id string) *memstore.Error {
 	return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
 }
 
-// insertVersion adds version v and its event e in one statement: a
-// round trip fewer on every write.
-func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version, e memstore.EventType) error {
+// versionArgs are the parameters $1 to $12 of a statement that begins
+// with versionInsert: v's columns, and the type of its event e. Put's
+// statements use $5 to $9 for the memory too (its path, content, hash,
+// size and time are the version's), so that the content crosses the
+// network once.
+func versionArgs(v *memstore.Version, e memstore.EventType) []any {
 	var (
 		content []byte
 		sum     *string
@@ -54,22 +57,44 @@ func insertVersion(ctx context.Context, tx pgx.Tx, v *memstore.Version, e memsto
 			content = []byte{} // empty content, not none
 		}
 	}
-	_, err := tx.Exec(ctx, `WITH v AS (INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11))
-		`+insertEvent("$2", "$12", "$1", "$10", "$11", "$9"),
-		v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, keyset.Nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID, string(e))
-	return err
+	return []any{v.ID, v.StoreID, v.MemoryID, string(v.Operation), v.Path, content, sum, size, keyset.Nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID, string(e)}
 }
+
+// versionInsert is the WITH query that inserts a version and its event,
+// of the parameters versionArgs gives: every change of a memory is one
+// statement, its version and event included, so one round trip.
+var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)),
+	ev AS (` + insertEvent("$2", "$12", "$1", "$10", "$11", "$9") + `)`
 
 // WriteMemory implements memstore.MemoryStorage: fn runs in one
 // transaction that first locks the store's row, so that the writes of a
 // store run one at a time across every process (see the package doc).
+// The lock and the read of the store's last version (see memTx.next) go
+// in one round trip: the read, a statement of its own, starts once the
+// lock is held, so it sees the versions of the write that held it before.
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		st, err := storeState(ctx, tx, workspaceID, storeID, true)
+		t := &memTx{ctx: ctx, db: db, tx: tx, storeID: storeID}
+		var b pgx.Batch
+		b.Queue(storeStateQuery(true), storeID, workspaceID)
+		b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID)
+		br := tx.SendBatch(ctx, &b)
+		st, err := scanStoreState(br.QueryRow(), storeID)
+		if err == nil {
+			err = br.QueryRow().Scan(&t.lastID, &t.lastAt)
+			if errors.Is(err, pgx.ErrNoRows) {
+				err = nil
+			}
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
-		return fn(&memTx{ctx: ctx, db: db, tx: tx, storeID: storeID, archived: st.archived, count: st.memories})
+		t.archived, t.count = st.archived, st.memories
+		return fn(t)
 	})
 	if err == nil {
 		// Told even when fn changed nothing: a notice costs a
@@ -88,24 +113,17 @@ type memTx struct {
 	storeID  string
 	archived bool
 	count    int64 // the store's live memories, as its row has them
-	// The store's last version, once read (see next).
-	lastRead bool
-	lastID   string
-	lastAt   int64
+	// The store's last version ("" and 0 for none), as of the lock, then
+	// the last one this transaction made (see next).
+	lastID string
+	lastAt int64
 }
 
 // next returns the ID and time of the transaction's next version: never
 // dated before the store's last version, and sorting after it. The
 // store's lock orders the writes of processes whose clocks may differ;
 // this keeps their versions in that order, newest first by ID.
-func (t *memTx) next() (string, time.Time, error) {
-	if !t.lastRead {
-		err := t.tx.QueryRow(t.ctx, `SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, t.storeID).Scan(&t.lastID, &t.lastAt)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return "", time.Time{}, err
-		}
-		t.lastRead = true
-	}
+func (t *memTx) next() (string, time.Time) {
 	now := t.db.stamp()
 	if n := keyset.Nanos(now); n < t.lastAt {
 		now = keyset.Time(t.lastAt)
@@ -115,7 +133,7 @@ func (t *memTx) next() (string, time.Time, error) {
 		id = ids.Next(t.lastID)
 	}
 	t.lastID, t.lastAt = id, keyset.Nanos(now)
-	return id, now, nil
+	return id, now
 }
 
 func (t *memTx) Archived() bool { return t.archived }
@@ -134,8 +152,11 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 }
 
 // Overlapping looks for the path and its ancestors (equality lookups of at
-// most MaxPathSegments paths), then for one memory below it (a range scan
-// limited to one row).
+// most MaxPathSegments paths) and for one memory below it (a range scan
+// limited to one row), in one statement. The ancestors and the path are
+// prefixes of every path below it, so they sort first: the first of the
+// two in path order is the first of the ancestors and the path, when
+// there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	paths := make([]string, 0, memstore.MaxPathSegments)
 	for i := 1; i < len(path); i++ {
@@ -145,13 +166,11 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	}
 	paths = append(paths, path)
 	var m memstore.Memory
-	err := t.tx.QueryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path = ANY($3) ORDER BY path LIMIT 1`,
-		t.storeID, self, paths).Scan(&m.ID, &m.Path)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// "/" + 1 is "0": everything below path, and nothing else.
-		err = t.tx.QueryRow(t.ctx, `SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path >= $3 AND path < $4 ORDER BY path LIMIT 1`,
-			t.storeID, self, path+"/", path+"0").Scan(&m.ID, &m.Path)
-	}
+	// "/" + 1 is "0": everything below path, and nothing else.
+	err := t.tx.QueryRow(t.ctx, `(SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path = ANY($3) ORDER BY path LIMIT 1)
+		UNION ALL (SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path >= $4 AND path < $5 ORDER BY path LIMIT 1)
+		ORDER BY path LIMIT 1`,
+		t.storeID, self, paths, path+"/", path+"0").Scan(&m.ID, &m.Path)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
@@ -170,55 +189,45 @@ func (t *memTx) Count() (int, error) { return int(t.count), nil }
 // that this backend repeats: a stored path is an invariant of the store,
 // whose overlap checks and roll-up of lists by depth read its segments,
 // so one malformed path would corrupt every later write.
+//
+// The version, its event, the memory and, for a new one, the store's
+// count are written by one statement.
 func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) error {
 	if err := memstore.ValidatePath(m.Path); err != nil {
 		return err
 	}
 	op := e.Operation()
-	vid, now, err := t.next()
-	if err != nil {
-		return err
-	}
+	vid, now := t.next()
 	if op == memstore.OpCreated {
 		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
-	if err := insertVersion(t.ctx, t.tx, v, e); err != nil {
-		return err
-	}
 	m.VersionID, m.UpdatedAt = v.ID, now
 	text, pathWords, contentWords := searchValues(m.Path, m.Content)
+	args := append(versionArgs(v, e), text, pathWords, contentWords)
 	if op == memstore.OpCreated {
-		err = t.tx.QueryRow(t.ctx, `WITH m AS (INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, `+searchWords("$10", "$11")+`) RETURNING 1)
-			`+countChange("+", "$2"),
-			m.ID, t.storeID, m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), text, pathWords, contentWords).Scan(&t.count)
-	} else {
-		_, err = t.tx.Exec(t.ctx, `UPDATE memories SET path = $1, content = $2, sha256 = $3, size = $4, version_id = $5, updated_at = $6,
-			search_text = $8, search_words = `+searchWords("$9", "$10")+` WHERE id = $7`,
-			m.Path, []byte(m.Content), m.ContentSHA256, m.ContentSize, m.VersionID, keyset.Nanos(now), m.ID, text, pathWords, contentWords)
+		return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
+			VALUES ($3, $2, $5, $6, $7, $8, $1, $9, $9, $13, `+searchWords("$14", "$15")+`) RETURNING 1)
+			`+countChange("+", "$2"), args...).Scan(&t.count)
 	}
+	_, err := t.tx.Exec(t.ctx, versionInsert+` UPDATE memories SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
+		search_text = $13, search_words = `+searchWords("$14", "$15")+` WHERE id = $3`, args...)
 	return err
 }
 
 // Delete keeps the path at deletion in the "deleted" version; the
-// memory's row, and with it the content, goes.
+// memory's row, and with it the content, goes, and the store's count
+// with it, in one statement.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
-	vid, now, err := t.next()
-	if err != nil {
-		return err
-	}
-	if err := insertVersion(t.ctx, t.tx, memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted); err != nil {
-		return err
-	}
-	return t.tx.QueryRow(t.ctx, `WITH m AS (DELETE FROM memories WHERE id = $1 RETURNING 1) `+countChange("-", "$2"), m.ID, t.storeID).Scan(&t.count)
+	vid, now := t.next()
+	return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING 1) `+countChange("-", "$2"),
+		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...).Scan(&t.count)
 }
 
-// countChange is the statement that follows a change of memories m (a
-// data-modifying WITH query) in the same statement: the count of the
-// store whose ID is the parameter store moves by op (+ or -) the rows of
-// m, and is returned. One statement, so one round trip, for both; the
-// store's row is already locked (WriteMemory).
+// countChange is the statement that ends a change of memories m (a
+// data-modifying WITH query): the count of the store whose ID is the
+// parameter store moves by op (+ or -) the rows of m, and is returned.
+// The store's row is already locked (WriteMemory).
 func countChange(op, store string) string {
 	return `UPDATE stores SET memory_count = memory_count ` + op + ` (SELECT count(*) FROM m) WHERE id = ` + store + ` RETURNING memory_count`
 }

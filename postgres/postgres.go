@@ -373,13 +373,23 @@ type storeRow struct {
 // (ENotFound). With lock, the row stays locked until tx ends, which
 // serializes the writes of the store's memories.
 func storeState(ctx context.Context, tx pgx.Tx, workspaceID, storeID string, lock bool) (storeRow, error) {
+	return scanStoreState(tx.QueryRow(ctx, storeStateQuery(lock), storeID, workspaceID), storeID)
+}
+
+// storeStateQuery is storeState's statement, of the store's ID and
+// workspace.
+func storeStateQuery(lock bool) string {
 	q := `SELECT archived_at IS NOT NULL, memory_count FROM stores WHERE id = $1 AND workspace_id = $2`
 	if lock {
 		q += ` FOR NO KEY UPDATE`
 	}
-	var r storeRow
-	err := tx.QueryRow(ctx, q, storeID, workspaceID).Scan(&r.archived, &r.memories)
-	return r, notFound(err, errStoreNotFound(storeID))
+	return q
+}
+
+func scanStoreState(r row, storeID string) (storeRow, error) {
+	var st storeRow
+	err := r.Scan(&st.archived, &st.memories)
+	return st, notFound(err, errStoreNotFound(storeID))
 }
 
 func errStoreNotFound(id string) *memstore.Error {

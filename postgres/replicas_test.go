@@ -249,3 +249,43 @@ func TestReplicasKeepVersionOrder(t *testing.T) {
 		t.Errorf("versions listed %q, want newest first %q", got, want)
 	}
 }
+
+// TestReplicasKeepVersionOrderConcurrently: writes of one memory from
+// two processes with clocks an hour apart, racing round after round,
+// still leave the memory at its newest version: a write that waited for
+// the store's lock dates its version after the one the write before it
+// made, whichever process's clock is behind.
+func TestReplicasKeepVersionOrderConcurrently(t *testing.T) {
+	url := pgtest.DB(t, migrate)
+	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	ahead := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base.Add(time.Hour) }}))
+	behind := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base }}))
+	ctx := t.Context()
+	s, err := ahead.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ahead.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 30 {
+		race(2, func(i int) {
+			content := fmt.Sprint("round ", round, " by ", i)
+			if _, err := []*memstore.Core{ahead, behind}[i].UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: &content}); err != nil {
+				t.Error(err)
+			}
+		})
+		cur, err := behind.Memory(ctx, alice, s.ID, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := behind.Versions(ctx, alice, s.ID, memstore.VersionFilter{MemoryID: m.ID, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if newest := page.Items[0]; newest.ID != cur.VersionID {
+			t.Fatalf("round %d: the memory is at version %s (%v), but the newest version is %s (%v)", round, cur.VersionID, cur.UpdatedAt, newest.ID, newest.CreatedAt)
+		}
+	}
+}
