@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -26,24 +25,22 @@ var _ memstore.SearchStorage = (*DB)(nil)
 // FTS5 ranks by computing bm25 for every row that matches, a few
 // microseconds each, after a pass over every row with the term: ranking a
 // term found in tens of thousands of memories costs tens of milliseconds.
-// So each term is looked up on its own, reading at most searchCandidates
+// So each term is looked up on its own, reading at most searchtext.Window
 // memories, the most recently created first, and the scores are added up
 // here (bm25 is a sum over the terms). When a term fills that window, the
 // memories with the term in their path are looked up too (they rank high
 // whatever their age), and so are the memories with every term (AND,
 // unranked: a term's score for a memory older than its window is taken
-// from the window), so that the best matches are found whatever their
-// age; only older memories that have some terms but not all, and not in
-// their path, are missed. A search therefore lists at most a few hundred
-// memories. Terms in more than searchCommon memories are left out of a
+// from the window, as searchtext.WordTerm tells), so that the best
+// matches are found whatever their age; only older memories that have
+// some terms but not all, and not in their path, are missed. A search
+// therefore lists at most a few hundred memories. Terms in more than searchCommon memories are left out of a
 // query that has others, like stop words: they rank little and cost the
 // most.
 //
 // The tuning below was measured with the recall evaluator (internal/recall)
 // and the benchmarks of search_test.go: see BENCHMARKS.md.
 var (
-	// searchCandidates bounds the memories each lookup reads.
-	searchCandidates = 100
 	// searchProbe is how far a term's memories are read to tell whether
 	// the term may be common.
 	searchProbe = 200
@@ -154,7 +151,7 @@ func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string)
 		if join || filter != "" {
 			j = " CROSS JOIN memories m ON m.rowid = f.rowid"
 		}
-		return fmt.Sprintf(` FROM %[1]s f%[2]s WHERE %[1]s MATCH ?%[3]s ORDER BY f.rowid DESC LIMIT %[4]d`, table, j, filter, searchCandidates)
+		return fmt.Sprintf(` FROM %[1]s f%[2]s WHERE %[1]s MATCH ?%[3]s ORDER BY f.rowid DESC LIMIT %[4]d`, table, j, filter, searchtext.Window)
 	}
 	s.words = fmt.Sprintf(`SELECT f.rowid, bm25(memories_words, %g, 1.0), ''`, searchtext.PathWeight) + from("memories_words", false)
 	s.ids = `SELECT f.rowid, 0, ''` + from("memories_words", false)
@@ -203,7 +200,7 @@ func (s *searcher) lookup(query, expr string, fn func(rowid int64, score float64
 		fn(rowid, -score, path)
 		n++
 	}
-	return n == searchCandidates, rows.Err()
+	return n == searchtext.Window, rows.Err()
 }
 
 // How a term is looked up.
@@ -254,7 +251,7 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 		if kind[i] != termWords {
 			continue
 		}
-		w := &wordTerm{expr: termExpr(t), credited: map[int64]bool{}}
+		w := &wordTerm{expr: termExpr(t), WordTerm: searchtext.NewWordTerm[int64]()}
 		var full bool
 		var err error
 		if flat[i] || len(t.Words) > 1 {
@@ -269,7 +266,7 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 		if err != nil {
 			return nil, err
 		}
-		if len(w.credited) == 0 {
+		if !w.Found() {
 			kind[i] = termSubstring // in none of these memories
 			continue
 		}
@@ -282,17 +279,12 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 		// term): for a term they are older than the window of, they get
 		// its typical score.
 		exprs := make([]string, len(found))
+		terms := make([]*searchtext.WordTerm[int64], len(found))
 		for i, w := range found {
-			exprs[i] = w.expr
+			exprs[i], terms[i] = w.expr, w.WordTerm
 		}
 		if _, err := s.lookup(s.ids, strings.Join(exprs, " AND "), func(rowid int64, _ float64, _ string) {
-			h := s.hits.Hit(rowid, searchtext.TierWords)
-			for _, w := range found {
-				if !w.credited[rowid] {
-					h.BM25 += w.typical
-					w.credited[rowid] = true
-				}
-			}
+			searchtext.WithAll(s.hits, terms, rowid)
 		}); err != nil {
 			return nil, err
 		}
@@ -314,12 +306,10 @@ func searchHits(ctx context.Context, tx *txn, terms []searchtext.Term, storeIDs 
 	})
 }
 
-// A wordTerm is a term found as words, with the memories credited with
-// it.
+// A wordTerm is a term found as words, with its FTS5 expression.
 type wordTerm struct {
-	expr     string
-	credited map[int64]bool
-	typical  float64 // the score a memory with the term gets when unknown
+	expr string
+	*searchtext.WordTerm[int64]
 }
 
 // rankedWords looks a term up with bm25 and reports whether its window
@@ -328,22 +318,14 @@ type wordTerm struct {
 // bm25 of every memory with the term): they get the best of the window's,
 // weighted as a match in the path.
 func (s *searcher) rankedWords(w *wordTerm) (bool, error) {
-	var scores []float64
 	full, err := s.lookup(s.words, w.expr, func(rowid int64, score float64, _ string) {
-		s.hits.Hit(rowid, searchtext.TierWords).BM25 += score
-		w.credited[rowid] = true
-		scores = append(scores, score)
+		w.Rank(s.hits, rowid, score)
 	})
-	w.typical = median(scores)
 	if err != nil || !full {
 		return full, err
 	}
-	best := slices.Max(scores) * searchtext.PathWeight
 	_, err = s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) {
-		if !w.credited[rowid] {
-			s.hits.Hit(rowid, searchtext.TierWords).BM25 += best
-			w.credited[rowid] = true
-		}
+		w.InPath(s.hits, rowid)
 	})
 	return true, err
 }
@@ -364,17 +346,14 @@ func (s *searcher) flatWords(w *wordTerm) (bool, error) {
 	if _, err := s.lookup(s.paths, w.expr, func(rowid int64, _ float64, _ string) { inPath[rowid] = true }); err != nil {
 		return false, err
 	}
-	w.typical = s.idf(len(rows))
+	idf := s.idf(len(rows))
+	w.SetTypical(idf)
 	for _, r := range rows {
-		w.credited[r] = true
-		s.hits.Hit(r, searchtext.TierWords).BM25 += w.typical
+		w.Credit(s.hits, r, idf)
 	}
 	for r := range inPath {
-		if !w.credited[r] {
-			w.credited[r] = true
-			s.hits.Hit(r, searchtext.TierWords).BM25 += w.typical
-		}
-		s.hits[r].BM25 += w.typical * (searchtext.PathWeight - 1)
+		w.Credit(s.hits, r, idf)
+		s.hits[r].BM25 += idf * (searchtext.PathWeight - 1)
 	}
 	return full, nil
 }
@@ -384,15 +363,6 @@ func (s *searcher) flatWords(w *wordTerm) (bool, error) {
 // but never 0.
 func (s *searcher) idf(n int) float64 {
 	return searchtext.IDF(float64(n), float64(max(s.rows, int64(n))))
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	xs = slices.Clone(xs)
-	slices.Sort(xs)
-	return xs[len(xs)/2]
 }
 
 // common says whether a one-word term is in more than searchCommon
