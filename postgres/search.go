@@ -26,17 +26,20 @@ import (
 //
 // Ranking every memory with a term reads each one's heap page and search
 // vector: a word in 15,000 of 100,000 memories cost 127 ms. So each term
-// is looked up on its own, in a window of the searchCandidates newest
+// is looked up on its own, in a window of the searchtext.Window newest
 // memories that have it (by ID, which grows with time), and only those
 // are ranked, as on SQLite. The planner serves a window by the GIN index
 // and a sort for a rare term, and by a backward scan of the primary key
 // that stops at the window's last memory for a common one, so a lookup's
 // cost does not grow with how many memories share a word (migration
 // 0002 keeps the vectors in the rows, so that such a scan reads a page a
-// memory, not three or four of the TOAST table). What this
-// gives up: an older memory is not found by a term that more than
-// searchCandidates newer memories have, however well it would rank. The
-// scores are added up here: a term's ts_rank
+// memory, not three or four of the TOAST table). When a term fills its
+// window, the memories with the term in their path (the vector's words
+// of weight A, under migration 0006's index) and those with every term
+// of the query are looked up too, each in a window, whatever their age,
+// and scored from the windows' scores as on SQLite (searchtext.WordTerm):
+// only older memories with some terms but not all, and not in their
+// path, are missed. The scores are added up here: a term's ts_rank
 // (a word of the path weighing searchtext.PathWeight times one of the
 // content) times its inverse document frequency among the stores'
 // memories. A term not found as words (a fragment of a word or an
@@ -46,7 +49,6 @@ import (
 // so rank after every other (searchtext.TierInside): that lookup runs
 // only when the memories found as words do not fill the page.
 const (
-	searchCandidates = 200
 	// searchCountCap bounds the count of the stores' memories that the
 	// inverse document frequencies use: beyond it, a term's frequency
 	// among the candidates tells enough.
@@ -173,21 +175,63 @@ func (s *searcher) idf(df int) (float64, error) {
 	return searchtext.IDF(float64(df), float64(max(s.count, int64(df)))), nil
 }
 
+// window is the query of a lookup: the columns of the newest memories
+// searched that meet cond, at most searchtext.Window of them.
+func (s *searcher) window(cols, cond string) string {
+	return `SELECT ` + cols + ` FROM memories m WHERE ` + cond + ` AND ` + s.filter +
+		` ORDER BY m.id DESC LIMIT ` + strconv.Itoa(searchtext.Window)
+}
+
+// phrase is the tsquery of a term's folded words, given as the parameter
+// mark, as a phrase.
+func phrase(mark string) string { return `phraseto_tsquery('memstore', ` + mark + `)` }
+
+// query runs a lookup. The tsqueries are written out in its condition
+// so that the planner estimates the terms' frequencies, and
+// QueryExecModeExec plans each lookup with its own terms (a cached
+// generic plan would treat every term alike).
+func (s *searcher) query(sql string, args []any) (pgx.Rows, error) {
+	return s.tx.Query(s.ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+}
+
+// ids runs a lookup of the memories meeting cond, calling fn with each
+// one's ID.
+func (s *searcher) ids(cond string, args []any, fn func(id string)) error {
+	rows, err := s.query(s.window("m.id", cond), args)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	for _, id := range ids {
+		fn(id)
+	}
+	return err
+}
+
 // search looks the terms up and returns the memories found, best first,
 // the newer first among equals: at least need of them when there are.
 func (s *searcher) search(terms []searchtext.Term, need int) ([]*searchHit, error) {
 	var plain []searchtext.Term // found as words, and may be inside others
+	var found []*searchtext.WordTerm[string]
+	var phrases []any // of found, their folded words
+	cut := false      // some window was full
 	for _, t := range terms {
-		found := false
+		var w *searchtext.WordTerm[string]
 		if len(t.Words) > 0 {
+			var full bool
 			var err error
-			if found, err = s.words(t); err != nil {
+			if w, full, err = s.words(t); err != nil {
 				return nil, err
+			}
+			if w != nil {
+				found = append(found, w)
+				phrases = append(phrases, strings.Join(t.Folds, " "))
+				cut = cut || full
 			}
 		}
 		switch {
 		case !t.Substring:
-		case !found:
+		case w == nil:
 			if err := s.substrings(t, searchtext.TierWords); err != nil {
 				return nil, err
 			}
@@ -195,61 +239,77 @@ func (s *searcher) search(terms []searchtext.Term, need int) ([]*searchHit, erro
 			plain = append(plain, t)
 		}
 	}
+	if cut && len(found) > 1 {
+		// The memories with every term, whatever their age, unranked: a
+		// term they are older than the window of scores as typical.
+		args, marks := s.with(phrases...)
+		for i, m := range marks {
+			marks[i] = phrase(m)
+		}
+		err := s.ids(`m.search_words @@ (`+strings.Join(marks, " && ")+`)`, args, func(id string) {
+			searchtext.WithAll(s.hits, found, id)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return s.hits.RankedWithInside(need, plain, func(t searchtext.Term) error {
 		return s.substrings(t, searchtext.TierInside)
 	})
 }
 
-// words looks a term up as words, a phrase of its words, and reports
-// whether any memory has it.
-func (s *searcher) words(t searchtext.Term) (bool, error) {
-	args, marks := s.with(strings.Join(t.Folds, " "), searchRankWeights)
-	q := `phraseto_tsquery('memstore', ` + marks[0] + `)`
+// words looks a term up as words, a phrase of its words, and returns it
+// if some memory has it, reporting whether its window was full; if so,
+// the memories with the term in their path are looked up too, whatever
+// their age.
+func (s *searcher) words(t searchtext.Term) (*searchtext.WordTerm[string], bool, error) {
+	text := strings.Join(t.Folds, " ")
+	args, marks := s.with(text, searchRankWeights)
+	q := phrase(marks[0])
 	// The window is taken before ts_rank, which then reads only its
-	// memories; the tsquery is written out in the window's condition so
-	// that the planner estimates the term's frequency, and QueryExecModeExec
-	// plans each lookup with its own term (a cached generic plan would
-	// treat every term alike).
-	rows, err := s.tx.Query(s.ctx, `SELECT c.id, ts_rank(`+marks[1]+`, c.search_words, `+q+`)
-		FROM (SELECT m.id, m.search_words FROM memories m WHERE m.search_words @@ `+q+` AND `+s.filter+`
-			ORDER BY m.id DESC LIMIT `+strconv.Itoa(searchCandidates)+`) c`, append([]any{pgx.QueryExecModeExec}, args...)...)
+	// memories.
+	rows, err := s.query(`SELECT c.id, ts_rank(`+marks[1]+`, c.search_words, `+q+`)
+		FROM (`+s.window("m.id, m.search_words", "m.search_words @@ "+q)+`) c`, args)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	type found struct {
+	type ranked struct {
 		id   string
 		rank float64
 	}
-	var got []found
-	for rows.Next() {
-		var f found
-		if err := rows.Scan(&f.id, &f.rank); err != nil {
-			rows.Close()
-			return false, err
-		}
-		got = append(got, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(got) == 0 {
-		return false, err
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ranked, error) {
+		var f ranked
+		return f, r.Scan(&f.id, &f.rank)
+	})
+	if err != nil || len(got) == 0 {
+		return nil, false, err
 	}
 	idf, err := s.idf(len(got))
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
+	w := searchtext.NewWordTerm[string]()
 	for _, f := range got {
-		s.hits.Hit(f.id, searchtext.TierWords).BM25 += idf * f.rank
+		w.Rank(s.hits, f.id, idf*f.rank)
 	}
-	return true, nil
+	if len(got) < searchtext.Window {
+		return w, false, nil
+	}
+	args, marks = s.with(text)
+	err = s.ids(searchPathWords+` @@ `+phrase(marks[0]), args, func(id string) { w.InPath(s.hits, id) })
+	return w, true, err
 }
+
+// searchPathWords is the expression of migration 0006's index: the words
+// of a memory's path, those of weight A in its search vector.
+const searchPathWords = `ts_filter(m.search_words, '{a}')`
 
 // substrings looks term t up as a substring of the folded path or
 // content, adding to the hits of the tier (a TierInside lookup leaves the
 // memories of TierWords alone).
 func (s *searcher) substrings(t searchtext.Term, tier int) error {
 	args, marks := s.with("%" + likeEscaper.Replace(t.Fold) + "%")
-	rows, err := s.tx.Query(s.ctx, `SELECT m.id, m.path FROM memories m
-		WHERE m.search_text LIKE `+marks[0]+` AND `+s.filter+` ORDER BY m.id DESC LIMIT `+strconv.Itoa(searchCandidates), args...)
+	rows, err := s.tx.Query(s.ctx, s.window("m.id, m.path", "m.search_text LIKE "+marks[0]), args...)
 	if err != nil {
 		return err
 	}
@@ -257,17 +317,12 @@ func (s *searcher) substrings(t searchtext.Term, tier int) error {
 		id     string
 		inPath bool
 	}
-	var got []found
-	for rows.Next() {
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
 		var id, path string
-		if err := rows.Scan(&id, &path); err != nil {
-			rows.Close()
-			return err
-		}
-		got = append(got, found{id, strings.Contains(searchtext.Fold(path), t.Fold)})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(got) == 0 {
+		err := r.Scan(&id, &path)
+		return found{id, strings.Contains(searchtext.Fold(path), t.Fold)}, err
+	})
+	if err != nil || len(got) == 0 {
 		return err
 	}
 	idf, err := s.idf(len(got))

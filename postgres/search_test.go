@@ -11,13 +11,14 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/searchtext"
 	"github.com/memstore/memstore/postgres"
 )
 
 // TestSearchWindow proves that a term's lookup reads only the newest
 // memories that have it, however many share it: an older memory that
-// would rank first is not ranked at all once SearchCandidates newer ones
-// have the term.
+// would rank first, with the term in its content only, is not ranked at
+// all once a window of newer ones have the term.
 func TestSearchWindow(t *testing.T) {
 	ctx := t.Context()
 	core := memstore.NewCore(mustOpen(t, postgres.Options{}))
@@ -31,8 +32,8 @@ func TestSearchWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	create("/heron/old.md", "heron heron heron")
-	for i := range postgres.SearchCandidates {
+	create("/old.md", "heron heron heron")
+	for i := range searchtext.Window {
 		create(fmt.Sprintf("/n/%03d.md", i), "a heron flew by")
 	}
 	var paths []string
@@ -48,8 +49,8 @@ func TestSearchWindow(t *testing.T) {
 			break
 		}
 	}
-	if slices.Contains(paths, "/heron/old.md") || len(paths) != postgres.SearchCandidates {
-		t.Fatalf("found %d memories (the oldest: %v), want the %d newest", len(paths), slices.Contains(paths, "/heron/old.md"), postgres.SearchCandidates)
+	if slices.Contains(paths, "/old.md") || len(paths) != searchtext.Window {
+		t.Fatalf("found %d memories (the oldest: %v), want the %d newest", len(paths), slices.Contains(paths, "/old.md"), searchtext.Window)
 	}
 }
 

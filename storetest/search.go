@@ -35,6 +35,7 @@ func RunSearch(t *testing.T, openSearch func(t *testing.T) SearchBackend) {
 	t.Run("Substrings", func(t *testing.T) { testSearchSubstrings(t, open) })
 	t.Run("Snippet", func(t *testing.T) { testSearchSnippet(t, open) })
 	t.Run("Freshness", func(t *testing.T) { testSearchFreshness(t, open) })
+	t.Run("OldMatches", func(t *testing.T) { testSearchOldMatches(t, open) })
 	t.Run("Redaction", func(t *testing.T) { testSearchRedaction(t, open) })
 	t.Run("PathPrefix", func(t *testing.T) { testSearchPathPrefix(t, open) })
 	t.Run("Stores", func(t *testing.T) { testSearchStores(t, open) })
@@ -252,6 +253,30 @@ func testSearchFreshness(t *testing.T, open func(*testing.T) searchBackend) {
 	_, err := b.SearchMemories(ctx, wsA, []string{sid}, memstore.SearchQuery{Text: "cormorant"})
 	wantCode(t, err, memstore.ENotFound, "search of a deleted store")
 	wantFound(t, b, other, "cormorant", "/o.md")
+}
+
+// testSearchOldMatches: the best matches are found whatever their age.
+// An old memory with a term in its path, or with every term of the
+// query, ranks first although hundreds of newer memories have each term
+// (more than a backend may read of a term's newest memories).
+func testSearchOldMatches(t *testing.T, open func(*testing.T) searchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/birds/egret.md", "Seen by the river at dawn.")
+	mustCreateMemory(t, b, wsA, sid, "/old.md", "A heron and a kingfisher fished together.")
+	const newer = 450
+	for i := range newer {
+		bird := "heron"
+		if i%2 == 1 {
+			bird = "kingfisher"
+		}
+		mustCreateMemory(t, b, wsA, sid, fmt.Sprintf("/new/%03d.md", i), "A "+bird+" and an egret flew by the lake.")
+	}
+	if got := found(t, b, sid, "egret"); len(got) == 0 || got[0] != "/birds/egret.md" {
+		t.Errorf("egret: %d found, beginning %q; want the old path match first", len(got), got[:min(len(got), 1)])
+	}
+	if got := found(t, b, sid, "heron kingfisher"); len(got) == 0 || got[0] != "/old.md" {
+		t.Errorf("heron kingfisher: %d found, beginning %q; want the old memory with both first", len(got), got[:min(len(got), 1)])
+	}
 }
 
 func testSearchRedaction(t *testing.T, open func(*testing.T) searchBackend) {
