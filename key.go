@@ -109,3 +109,55 @@ func SecretHint(secret string) string {
 	}
 	return "..." + secret[len(secret)-4:]
 }
+
+// Keys manages a workspace's API keys for a caller that may: an API key
+// or an admin changes them, an auditor lists them (CanAdminister,
+// CanReadAdmin), a session token does neither. It is the KeyService's
+// checked face for surfaces, as Users is for users; operators and
+// authentication use the KeyService itself.
+type Keys struct{ ks KeyService }
+
+// NewKeys returns the API keys of ks, checked per caller.
+func NewKeys(ks KeyService) *Keys { return &Keys{ks: ks} }
+
+// What a caller is refused about keys, as the Can methods' messages name it.
+const (
+	manageKeys = "manage API keys"
+	readKeys   = "list API keys"
+)
+
+// APIKeys lists the caller's workspace's keys, revoked ones included,
+// oldest first. A workspace has few keys, so the list is not paged.
+func (k *Keys) APIKeys(ctx context.Context, c *Caller) ([]APIKey, error) {
+	if err := c.CanReadAdmin(readKeys); err != nil {
+		return nil, err
+	}
+	return k.ks.APIKeys(ctx, c.WorkspaceID)
+}
+
+// CreateAPIKey makes a key in the caller's workspace and returns it with
+// its secret, shown this once (EInvalid for an overlong name).
+func (k *Keys) CreateAPIKey(ctx context.Context, c *Caller, name string) (*APIKey, string, error) {
+	if err := c.CanAdminister(manageKeys); err != nil {
+		return nil, "", err
+	}
+	return k.ks.CreateAPIKey(ctx, c.WorkspaceID, name)
+}
+
+// RevokeAPIKey stops a key of the caller's workspace from working, for
+// good (ENotFound for a key of another workspace, as for none).
+func (k *Keys) RevokeAPIKey(ctx context.Context, c *Caller, id string) (*APIKey, error) {
+	if err := c.CanAdminister(manageKeys); err != nil {
+		return nil, err
+	}
+	keys, err := k.ks.APIKeys(ctx, c.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range keys {
+		if key.ID == id {
+			return k.ks.RevokeAPIKey(ctx, id)
+		}
+	}
+	return nil, Errorf(ENotFound, "no API key %q in this workspace", id)
+}

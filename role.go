@@ -29,7 +29,7 @@ type action int
 const (
 	readData   action = iota // read stores, memories, versions; search
 	writeData                // change them
-	readAdmin                // read sessions, tokens and users
+	readAdmin                // read sessions, tokens, users and keys
 	administer               // change keys, users, sessions; redact
 )
 
