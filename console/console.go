@@ -71,10 +71,12 @@ type Config struct {
 	Versions memstore.VersionService
 	Search   memstore.SearchService
 	Users    *memstore.Users
-	// Sessions, when set, gives the sessions' titles shown as who made a
-	// change.
+	// Sessions, when set, serves the sessions pages and gives the
+	// sessions' titles shown as who made a change.
 	Sessions memstore.SessionService
-	Logger   *slog.Logger
+	// Keys, when set, serves the API keys page.
+	Keys   *memstore.Keys
+	Logger *slog.Logger
 }
 
 // Handler is the console: an http.Handler of the paths under Prefix.
@@ -125,6 +127,20 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/versions/{version}/restore", h.auth(h.restore))
 	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/versions/{version}/redact", h.auth(h.redactPage))
 	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/versions/{version}/redact", h.auth(h.redact))
+	if cfg.Sessions != nil {
+		h.mux.HandleFunc("GET "+Prefix+"sessions", h.auth(h.sessions))
+		h.mux.HandleFunc("GET "+Prefix+"sessions/new", h.auth(h.newSessionPage))
+		h.mux.HandleFunc("POST "+Prefix+"sessions", h.auth(h.createSession))
+		h.mux.HandleFunc("GET "+Prefix+"sessions/{session}", h.auth(h.session))
+		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/tokens", h.auth(h.mintToken))
+		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/tokens/{token}/revoke", h.auth(h.revokeToken))
+		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/archive", h.auth(h.archiveSession))
+	}
+	if cfg.Keys != nil {
+		h.mux.HandleFunc("GET "+Prefix+"keys", h.auth(h.keys))
+		h.mux.HandleFunc("POST "+Prefix+"keys", h.auth(h.createKey))
+		h.mux.HandleFunc("POST "+Prefix+"keys/{key}/revoke", h.auth(h.revokeKey))
+	}
 	h.mux.HandleFunc("GET "+Prefix+"users", h.auth(h.users))
 	h.mux.HandleFunc("GET "+Prefix+"users/new", h.auth(h.newUserPage))
 	h.mux.HandleFunc("POST "+Prefix+"users", h.auth(h.createUser))

@@ -27,6 +27,7 @@ type fixture struct {
 	memID   string
 	core    *memstore.Core
 	op      *memstore.Caller // an API key's caller, as an agent writes
+	db      *sqlite.DB
 }
 
 func newFixture(t *testing.T, content string) *fixture {
@@ -50,10 +51,10 @@ func newFixture(t *testing.T, content string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Users: users})
+	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Keys: memstore.NewKeys(db), Users: users})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op}
+	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op, db: db}
 }
 
 // client is a browser-like client: a cookie jar, no redirects followed,

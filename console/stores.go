@@ -19,6 +19,8 @@ var notices = map[string]string{
 	"restored": "Restored: the memory has the version's content again, as a new version.",
 	"redacted": "Redacted: this version's content and path are erased.",
 	"archived": "Archived: its memories are read-only now.",
+	"revoked":  "Revoked: it no longer works.",
+	"ended":    "Archived: none of the session's tokens works any more.",
 }
 
 // notice is the notice a request's ?done= names, "" for none.
