@@ -26,6 +26,13 @@ import (
 // says Partial), so that a page stays O(page × stores).
 const MaxActivityStores = 50
 
+// ActivityService reads the activity of the caller's stores.
+type ActivityService interface {
+	Activity(ctx context.Context, c *Caller, f ActivityFilter) (ActivityPage, error)
+}
+
+var _ ActivityService = (*Core)(nil)
+
 // ActivityFilter selects a page of the activity of the caller's stores.
 type ActivityFilter struct {
 	StoreID   string    // only this store's changes; "" for every store
@@ -95,8 +102,11 @@ func (co *Core) Activity(ctx context.Context, c *Caller, f ActivityFilter) (Acti
 	if err != nil {
 		return page, err
 	}
-	if f.Operation != "" && !slices.Contains([]Operation{OpCreated, OpModified, OpDeleted}, f.Operation) {
-		return page, Errorf(EInvalid, "operation %q is not one of created, modified, deleted", f.Operation)
+	if f.Operation != "" && !slices.Contains(Operations, f.Operation) {
+		return page, Errorf(EInvalid, "operation %q is not one of %v", f.Operation, Operations)
+	}
+	if f.Actor.Type != "" && !slices.Contains(ActorTypes, f.Actor.Type) {
+		return page, Errorf(EInvalid, "actor type %q is not one of %v", f.Actor.Type, ActorTypes)
 	}
 	cur := &activityCursor{Stores: map[string]activityPos{}}
 	switch {
@@ -137,9 +147,6 @@ func (co *Core) Activity(ctx context.Context, c *Caller, f ActivityFilter) (Acti
 		vf.APIKeyID = f.Actor.ID
 	case ActorServiceAccount:
 		vf.ServiceAccountID = f.Actor.ID
-	case ActorUser, "":
-	default:
-		return page, Errorf(EInvalid, "actor type %q is not one of %s, %s, %s, %s", f.Actor.Type, ActorAPIKey, ActorSession, ActorUser, ActorServiceAccount)
 	}
 	var srcs []*activitySource
 	for _, id := range slices.Sorted(maps.Keys(cur.Stores)) {

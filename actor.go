@@ -11,6 +11,9 @@ const (
 	ActorServiceAccount ActorType = "service_account_actor" // a workload identity (ID: svac_...)
 )
 
+// ActorTypes lists the kinds of actor.
+var ActorTypes = []ActorType{ActorAPIKey, ActorSession, ActorUser, ActorServiceAccount}
+
 // An Actor is who made a change, as recorded at the time; it is never
 // rewritten, even when the principal is gone.
 type Actor struct {

@@ -15,6 +15,9 @@ const (
 	OpDeleted  Operation = "deleted"
 )
 
+// Operations lists the operations.
+var Operations = []Operation{OpCreated, OpModified, OpDeleted}
+
 // A Version is an immutable record of one change to a memory. Redaction is
 // the only change a version ever undergoes: it erases the path and content
 // for good.

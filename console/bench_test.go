@@ -92,7 +92,15 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Users: users})
+	ses, _, _, err := core.CreateSession(ctx, op, memstore.SessionCreate{Title: "agent", Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, _, err := db.CreateAPIKey(ctx, ws.ID, "ci"); err != nil {
+		b.Fatal(err)
+	}
+	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core,
+		Keys: memstore.NewKeys(db), Users: users})
 	sid := "/console/stores/" + st.ID
 	for _, p := range []struct{ name, path string }{
 		{"stores", "/console/stores"},
@@ -106,6 +114,12 @@ func BenchmarkPages(b *testing.B) {
 		{"search", sid + "/search?q=" + url.QueryEscape("billing ledger")},
 		{"search rare", sid + "/search?q=" + url.QueryEscape("note 4242")},
 		{"settings", sid + "/settings"},
+		{"activity", "/console/activity"},
+		{"activity deleted", "/console/activity?op=deleted"},
+		{"activity by key", "/console/activity?actor_type=api_actor&actor=apikey_bench&store=" + st.ID},
+		{"sessions", "/console/sessions"},
+		{"session", "/console/sessions/" + ses.ID},
+		{"keys", "/console/keys"},
 	} {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {

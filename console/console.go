@@ -74,6 +74,8 @@ type Config struct {
 	// Sessions, when set, serves the sessions pages and gives the
 	// sessions' titles shown as who made a change.
 	Sessions memstore.SessionService
+	// Activity, when set, serves the workspace's activity page.
+	Activity memstore.ActivityService
 	// Keys, when set, serves the API keys page.
 	Keys   *memstore.Keys
 	Logger *slog.Logger
@@ -135,6 +137,9 @@ func New(cfg Config) *Handler {
 		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/tokens", h.auth(h.mintToken))
 		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/tokens/{token}/revoke", h.auth(h.revokeToken))
 		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/archive", h.auth(h.archiveSession))
+	}
+	if cfg.Activity != nil {
+		h.mux.HandleFunc("GET "+Prefix+"activity", h.auth(h.activity))
 	}
 	if cfg.Keys != nil {
 		h.mux.HandleFunc("GET "+Prefix+"keys", h.auth(h.keys))

@@ -51,7 +51,7 @@ func newFixture(t *testing.T, content string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Keys: memstore.NewKeys(db), Users: users})
+	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op, db: db}
