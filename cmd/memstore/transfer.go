@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
 	"github.com/memstore/memstore/internal/private"
+	"github.com/memstore/memstore/internal/transfer"
 )
 
 const exportHelp = `Usage: memstore export [--store ID] DIR|FILE.jsonl|-
@@ -46,13 +46,6 @@ Hidden files and folders and files that are not text (not UTF-8, or
 with a NUL byte) are skipped with a warning. Progress goes to stderr,
 then a summary of the counts.
 ` + backendHelp
-
-// exportLine is one memory in a JSON-lines export.
-type exportLine struct {
-	Path          string  `json:"path"`
-	Content       *string `json:"content"`
-	ContentSHA256 string  `json:"content_sha256,omitempty"`
-}
 
 // isJSONLines says whether an export or import target is JSON lines
 // rather than a directory.
@@ -98,10 +91,9 @@ func runExport(ctx context.Context, e env, args []string) error {
 			finish = p.Commit
 		}
 		w := bufio.NewWriter(out)
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
+		lw := transfer.NewLineWriter(w)
 		write = func(m *memstore.Memory) error {
-			if err := enc.Encode(exportLine{Path: m.Path, Content: &m.Content, ContentSHA256: m.ContentSHA256}); err != nil {
+			if err := lw.Write(m); err != nil {
 				fatal = err
 			}
 			return fatal
@@ -354,14 +346,9 @@ func (im *importer) fromJSONLines(ctx context.Context, source string) error {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			where := fmt.Sprintf("%s:%d", name, n)
-			var l exportLine
-			if jerr := json.Unmarshal(line, &l); jerr != nil {
-				im.fail(where, "not a JSON object with path and content")
-			} else if l.Path == "" || l.Content == nil {
-				im.fail(where, "path and content are required")
-			} else if l.ContentSHA256 != "" && !strings.EqualFold(l.ContentSHA256, sha256Hex(*l.Content)) {
-				im.fail(where, "content_sha256 does not match the content")
-			} else if err := im.apply(ctx, where+" "+l.Path, l.Path, *l.Content); err != nil {
+			if path, content, perr := transfer.ParseLine(line); perr != nil {
+				im.fail(where, perr.Error())
+			} else if err := im.apply(ctx, where+" "+path, path, content); err != nil {
 				return err
 			}
 		}
@@ -465,7 +452,7 @@ func readFileLimited(file string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > memstore.MaxContentBytes {
-		return nil, fmt.Errorf("over %d bytes, the limit for a memory", memstore.MaxContentBytes)
+		return nil, transfer.ErrTooLarge
 	}
 	return b, nil
 }
