@@ -120,6 +120,7 @@ func BenchmarkPages(b *testing.B) {
 		{"sessions", "/console/sessions"},
 		{"session", "/console/sessions/" + ses.ID},
 		{"keys", "/console/keys"},
+		{"transfer", sid + "/transfer"},
 	} {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {
