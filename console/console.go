@@ -100,7 +100,14 @@ func New(cfg Config) *Handler {
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: parsePages(),
 		byName: newLimiter(nameBurst, nameInterval), byAddr: newLimiter(clientBurst, clientInterval), now: time.Now}
 	static, _ := fs.Sub(staticFS, "static")
-	h.mux.Handle("GET "+Prefix+"static/", http.StripPrefix(Prefix+"static/", http.FileServerFS(static)))
+	files := http.StripPrefix(Prefix+"static/", http.FileServerFS(static))
+	h.mux.HandleFunc("GET "+Prefix+"static/", func(w http.ResponseWriter, r *http.Request) {
+		// The file server keeps a Content-Type already set: let it say
+		// text/css, without which nosniff makes the browser drop the
+		// stylesheet.
+		w.Header().Del("Content-Type")
+		files.ServeHTTP(w, r)
+	})
 	h.mux.HandleFunc("GET "+Prefix+"{$}", h.home)
 	h.mux.HandleFunc("GET "+Prefix+"signin", h.signInPage)
 	h.mux.HandleFunc("POST "+Prefix+"signin", h.signIn)
@@ -168,7 +175,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	for k, v := range securityHeaders {
 		w.Header().Set(k, v)
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8") // a static file sets its own
+	w.Header().Set("Content-Type", "text/html; charset=utf-8") // the static files' handler unsets it
 	if r.Method == http.MethodPost && !sameOrigin(r) {
 		h.fail(w, r, nil, http.StatusForbidden, "This form was sent from another site, or without saying where from; the console accepts forms from its own pages only.")
 		return

@@ -297,3 +297,13 @@ func TestSignInRateLimit(t *testing.T) {
 		t.Errorf("another user: %d", resp.StatusCode)
 	}
 }
+
+// TestStylesheetType: the stylesheet is served as text/css, which a
+// browser needs to apply it under X-Content-Type-Options: nosniff.
+func TestStylesheetType(t *testing.T) {
+	f := newFixture(t, "x")
+	resp, body := f.get(t, f.client(t), "/console/static/console.css")
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/css") || !strings.Contains(body, "--accent") {
+		t.Errorf("GET the stylesheet: %d, Content-Type %q", resp.StatusCode, ct)
+	}
+}
