@@ -36,7 +36,7 @@ func browserPath() string {
 // a memory whose content tries to run script (none runs, its links are
 // neutralised), a cross-site form refused, sign-out, an expired session,
 // and an auditor refused an admin page; then the editing flows
-// (consoleEditFlows).
+// (consoleEditFlows) and the administration's (consoleAgentFlows).
 func TestConsoleInBrowser(t *testing.T) {
 	bin := browserPath()
 	if bin == "" && os.Getenv("CI") != "" {
@@ -225,7 +225,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
-	consoleEditFlows(t, consoleEnv{srv: srv, base: base, password: pw, newBrowser: newBrowser, signIn: signIn, text: text})
+	env := consoleEnv{srv: srv, base: base, password: pw, newBrowser: newBrowser, signIn: signIn, text: text}
+	consoleEditFlows(t, env)
+	consoleAgentFlows(t, env)
 }
 
 // apiPost posts body to the server's API with its key and returns the
