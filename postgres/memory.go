@@ -246,12 +246,14 @@ func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*mem
 
 // MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup
 // of the memory's version alone, the memory itself only when that is not
-// version.
+// version. The lookups of concurrent calls go together in one statement
+// (revalidate.go), each taken after its call began.
 func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*memstore.Memory, error) {
 	if version != "" {
-		var current string
-		err := db.pool.QueryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
-			WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`, id, storeID, workspaceID).Scan(&current)
+		current, err := db.revalidate.Do(ctx, versionQuery{id: id, storeID: storeID, workspaceID: workspaceID})
+		if err == nil && current == "" {
+			err = pgx.ErrNoRows
+		}
 		switch {
 		case err != nil:
 			return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)

@@ -70,6 +70,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/batch"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
@@ -111,6 +112,8 @@ type DB struct {
 	// events, made through this DB or told of by others (notify.go).
 	memstore.Notices
 	send sending
+	// revalidate batches MemoryUnlessAt's lookups (revalidate.go).
+	revalidate *batch.Batcher[versionQuery, string]
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -127,6 +130,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db.revalidate = db.newRevalidator(int(cfg.MaxConns))
 	if db.now == nil {
 		db.now = time.Now
 	}
