@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore/internal/batch"
 )
@@ -24,30 +27,49 @@ func (db *DB) newRevalidator(flight int) *batch.Batcher[versionQuery, string] {
 
 // versions looks up the versions of qs in one statement. Its batch is
 // taken after every one of its requests came (batch.Batcher.Do), so it
-// sees every write acknowledged before any of them was asked.
+// sees every write acknowledged before any of them was asked. Memory IDs
+// are unique, so the statement looks up the IDs alone, by the primary
+// key, and each request takes its memory's row only if the store and
+// workspace are its own. A lone lookup keeps the single-row statement,
+// which answers it about twice as fast as the statement of many.
 func (db *DB) versions(ctx context.Context, qs []versionQuery) ([]string, error) {
-	idv, stores, wss := make([]string, len(qs)), make([]string, len(qs)), make([]string, len(qs))
-	for i, q := range qs {
-		idv[i], stores[i], wss[i] = q.id, q.storeID, q.workspaceID
+	if len(qs) == 1 {
+		q := qs[0]
+		var v string
+		err := db.pool.QueryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
+			WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`, q.id, q.storeID, q.workspaceID).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+		return []string{v}, err
 	}
-	rows, err := db.pool.Query(ctx, `SELECT r.i, m.version_id
-		FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(id, store_id, ws, i)
-		JOIN memories m ON m.id = r.id AND m.store_id = r.store_id
-		JOIN stores s ON s.id = m.store_id AND s.workspace_id = r.ws`, idv, stores, wss)
+	idv := make([]string, len(qs))
+	for i, q := range qs {
+		idv[i] = q.id
+	}
+	rows, err := db.pool.Query(ctx, `SELECT m.id, m.store_id, s.workspace_id, m.version_id
+		FROM memories m JOIN stores s ON s.id = m.store_id WHERE m.id = ANY($1)`, idv)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]string, len(qs))
+	found := make(map[versionQuery]string, len(qs))
 	for rows.Next() {
 		var (
-			i int64
+			q versionQuery
 			v string
 		)
-		if err := rows.Scan(&i, &v); err != nil {
+		if err := rows.Scan(&q.id, &q.storeID, &q.workspaceID, &v); err != nil {
 			return nil, err
 		}
-		out[i-1] = v
+		found[q] = v
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = found[q]
+	}
+	return out, nil
 }
