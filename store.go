@@ -19,6 +19,12 @@ type Store struct {
 	// archive, never on a change to the store's memories.
 	UpdatedAt  time.Time
 	ArchivedAt *time.Time // nil until archived
+	// MemoryCount is the count of the store's live memories and
+	// ContentSize the sum of their content sizes in bytes. The backend
+	// keeps both with every write, so reading them costs the same
+	// whatever the store's size.
+	MemoryCount int64
+	ContentSize int64
 }
 
 // StoreCreate is what a new store is made of.

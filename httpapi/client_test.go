@@ -309,6 +309,10 @@ type clientBackend struct {
 	upsert clients
 }
 
+// StoreTotalsOmitted: the API's store object carries no count or size of
+// its memories.
+func (*clientBackend) StoreTotalsOmitted() {}
+
 func (b *clientBackend) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
 	if mc.Upsert {
 		mc.Upsert = false

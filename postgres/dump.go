@@ -189,12 +189,12 @@ func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error)
 	return wrap(err, "restore the database")
 }
 
-// recountMemories sets each store's count of its live memories from the
-// memories themselves, as migration 0005 did: a restore inserts memories
-// apart from the writes that keep the count (memTx.Put and Delete), and
-// then counts them all at once.
-const recountMemories = `UPDATE stores s SET memory_count = c.n
-	FROM (SELECT store_id, count(*) AS n FROM memories GROUP BY store_id) c
+// recountMemories sets each store's count of its live memories and
+// their content size from the memories themselves, as migrations 0005
+// and 0007 did: a restore inserts memories apart from the writes that
+// keep them (memTx.Put and Delete), and then counts them all at once.
+const recountMemories = `UPDATE stores s SET memory_count = c.n, content_size = c.size
+	FROM (SELECT store_id, count(*) AS n, sum(size) AS size FROM memories GROUP BY store_id) c
 	WHERE c.store_id = s.id`
 
 // restorer writes records in the transaction of a Restore, queueing their

@@ -94,7 +94,7 @@ func TestEventsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the migrations after it made goes too (the stores' counts).
-	for _, q := range []string{`DROP TABLE events`, `ALTER TABLE stores DROP COLUMN memory_count`, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version >= %d`, n)} {
+	for _, q := range []string{`DROP TABLE events`, `ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version >= %d`, n)} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatal(q, err)
 		}

@@ -207,11 +207,14 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	args := append(versionArgs(v, e), text, pathWords, contentWords)
 	if op == memstore.OpCreated {
 		return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
-			VALUES ($3, $2, $5, $6, $7, $8, $1, $9, $9, $13, `+searchWords("$14", "$15")+`) RETURNING 1)
+			VALUES ($3, $2, $5, $6, $7, $8, $1, $9, $9, $13, `+searchWords("$14", "$15")+`) RETURNING size)
 			`+countChange("+", "$2"), args...).Scan(&t.count)
 	}
-	_, err := t.tx.Exec(t.ctx, versionInsert+` UPDATE memories SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
-		search_text = $13, search_words = `+searchWords("$14", "$15")+` WHERE id = $3`, args...)
+	// The join reads the row as it was, so the store's size moves by
+	// the change of the memory's.
+	_, err := t.tx.Exec(t.ctx, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
+		search_text = $13, search_words = `+searchWords("$14", "$15")+` FROM memories o WHERE n.id = $3 AND o.id = n.id RETURNING n.size - o.size AS d)
+		UPDATE stores SET content_size = content_size + coalesce((SELECT sum(d) FROM m), 0) WHERE id = $2`, args...)
 	return err
 }
 
@@ -220,16 +223,18 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 // with it, in one statement.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	vid, now := t.next()
-	return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING 1) `+countChange("-", "$2"),
+	return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
 		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...).Scan(&t.count)
 }
 
-// countChange is the statement that ends a change of memories m (a
-// data-modifying WITH query): the count of the store whose ID is the
-// parameter store moves by op (+ or -) the rows of m, and is returned.
-// The store's row is already locked (WriteMemory).
+// countChange is the statement that ends an insert or delete of
+// memories m (a data-modifying WITH query returning their sizes): the
+// count and content size of the store whose ID is the parameter store
+// move by op (+ or -) the rows of m and their sizes, and the count is
+// returned. The store's row is already locked (WriteMemory).
 func countChange(op, store string) string {
-	return `UPDATE stores SET memory_count = memory_count ` + op + ` (SELECT count(*) FROM m) WHERE id = ` + store + ` RETURNING memory_count`
+	return `UPDATE stores SET memory_count = memory_count ` + op + ` (SELECT count(*) FROM m),
+		content_size = content_size ` + op + ` (SELECT coalesce(sum(size), 0) FROM m) WHERE id = ` + store + ` RETURNING memory_count`
 }
 
 // Memory implements memstore.MemoryStorage: one statement, the store's

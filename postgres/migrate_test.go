@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -13,9 +14,10 @@ import (
 )
 
 // TestMemoryCountMigration takes a database back to the schema before
-// stores kept the count of their memories (migration 0005), with stores
-// of 0, 1 and 5 live memories, and opens it: each store's count is that
-// of its live memories, as the limit of memories per store shows.
+// stores kept the count and size of their memories (migrations 0005 and
+// 0007), with stores of 0, 1 and 5 live memories, and opens it: each
+// store's count and content size are those of its live memories, as the
+// store and the limit of memories per store show.
 func TestMemoryCountMigration(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t, migrate)
@@ -26,14 +28,14 @@ func TestMemoryCountMigration(t *testing.T) {
 	}
 	c := &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_migration"}}
 	co := memstore.NewCore(db)
-	live := map[string]int{}
+	live, size := map[string]int{}, map[string]int64{}
 	for s, n := range []int{0, 1, 5} {
 		st, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range n + 1 {
-			m, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: "x"})
+			m, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: strings.Repeat("x", i)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,13 +46,14 @@ func TestMemoryCountMigration(t *testing.T) {
 			}
 		}
 		live[st.ID] = n
+		size[st.ID] = int64(n * (n + 1) / 2) // the deleted one was empty
 	}
 	db.Close()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE stores DROP COLUMN memory_count`, `DELETE FROM schema_migrations WHERE version >= 5`} {
+	for _, q := range []string{`ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, `DELETE FROM schema_migrations WHERE version >= 5`} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -60,6 +63,13 @@ func TestMemoryCountMigration(t *testing.T) {
 	const limit = 6
 	co = memstore.NewCore(mustOpenAt(t, url, postgres.Options{}), memstore.MaxMemoriesPerStore(limit))
 	for id, n := range live {
+		st, err := co.Store(ctx, c, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.MemoryCount != int64(n) || st.ContentSize != size[id] {
+			t.Errorf("store %s reports %d memories of %d bytes, want %d of %d", id, st.MemoryCount, st.ContentSize, n, size[id])
+		}
 		made := 0
 		for i := 0; made <= limit; i++ {
 			if _, err := co.CreateMemory(ctx, c, id, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "y"}); err != nil {

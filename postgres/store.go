@@ -15,7 +15,7 @@ import (
 	"github.com/memstore/memstore/internal/keyset"
 )
 
-const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at`
+const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, memory_count, content_size`
 
 func scanStore(r row) (*memstore.Store, error) {
 	var (
@@ -25,7 +25,7 @@ func scanStore(r row) (*memstore.Store, error) {
 		cat, uat int64
 		aat      *int64
 	)
-	if err := r.Scan(&s.ID, &s.WorkspaceID, &s.Name, &desc, &meta, &cat, &uat, &aat); err != nil {
+	if err := r.Scan(&s.ID, &s.WorkspaceID, &s.Name, &desc, &meta, &cat, &uat, &aat, &s.MemoryCount, &s.ContentSize); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {

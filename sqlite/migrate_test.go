@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -188,11 +189,13 @@ func TestEventsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to migration 0009: without the feed's table, nor what the
-	// migrations after it made (0011, the stores' counts).
+	// migrations after it made (0011 and 0012, the stores' counts and
+	// sizes).
 	raw := rawDB(t, path)
 	for _, q := range []string{
 		`DROP TABLE events`,
-		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `ALTER TABLE stores DROP COLUMN memory_count`,
+		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `DROP TRIGGER memories_size_update`,
+		`ALTER TABLE stores DROP COLUMN memory_count`, `ALTER TABLE stores DROP COLUMN content_size`,
 		`PRAGMA user_version = 9`,
 	} {
 		if _, err := raw.Exec(q); err != nil {
@@ -278,23 +281,24 @@ func schema(t *testing.T, path string) []string {
 }
 
 // TestMemoryCountMigration upgrades a database written at migration 0010,
-// before stores kept the count of their memories, to 0011: each store's
-// count is that of its live memories, as the limit of memories per store
-// shows, and stays so through later writes.
+// before stores kept the count and size of their memories, to 0011 and
+// 0012: each store's count and content size are those of its live
+// memories, as the store and the limit of memories per store show, and
+// the count stays so through later writes.
 func TestMemoryCountMigration(t *testing.T) {
 	ctx := context.Background()
 	all := *sqlite.LastMigration
 	*sqlite.LastMigration = 10
 	db, path := mustOpenToClose(t)
 	*sqlite.LastMigration = all
-	live := map[string]int{}
+	live, size := map[string]int{}, map[string]int64{}
 	for s, n := range []int{0, 1, 5} {
 		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range n + 1 {
-			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: "x"}, alice)
+			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: strings.Repeat("x", i)}, alice)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,12 +309,14 @@ func TestMemoryCountMigration(t *testing.T) {
 			}
 		}
 		live[st.ID] = n
+		size[st.ID] = int64(n * (n + 1) / 2) // the deleted one was empty
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
 	db = mustOpenAt(t, path, sqlite.Options{})
+	wantTotals(t, db, live, size)
 	const limit = 6
 	w := sqlitetest.Writer(db, memstore.MaxMemoriesPerStore(limit))
 	for id, n := range live {
@@ -326,6 +332,21 @@ func TestMemoryCountMigration(t *testing.T) {
 		}
 		if made != limit-n {
 			t.Errorf("store %s with %d memories took %d more under a limit of %d, want %d", id, n, made, limit, limit-n)
+		}
+	}
+}
+
+// wantTotals checks that each store of live and size reports that count
+// and content size.
+func wantTotals(t *testing.T, db memstore.StoreStorage, live map[string]int, size map[string]int64) {
+	t.Helper()
+	for id, n := range live {
+		st, err := db.Store(context.Background(), ws, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.MemoryCount != int64(n) || st.ContentSize != size[id] {
+			t.Errorf("store %s reports %d memories of %d bytes, want %d of %d", id, st.MemoryCount, st.ContentSize, n, size[id])
 		}
 	}
 }

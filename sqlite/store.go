@@ -13,7 +13,7 @@ import (
 	"github.com/memstore/memstore/internal/ids"
 )
 
-const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at`
+const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, memory_count, content_size`
 
 func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
 	var (
@@ -22,7 +22,7 @@ func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
 		cat, uat int64
 		aat      sql.NullInt64
 	)
-	if err := row.Scan(&s.ID, &s.WorkspaceID, &s.Name, &s.Description, &meta, &cat, &uat, &aat); err != nil {
+	if err := row.Scan(&s.ID, &s.WorkspaceID, &s.Name, &s.Description, &meta, &cat, &uat, &aat, &s.MemoryCount, &s.ContentSize); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {

@@ -123,15 +123,20 @@ func testMemoryLimit(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 }
 
 // testMemoryCount holds the count of a store's memories that the limit
-// reads to exact through every kind of write, failed ones and concurrent
-// ones included: at each step, the store takes exactly as many new
-// memories as the limit leaves room for.
+// reads, and the store's count and content size that it reports, to
+// exact through every kind of write, failed ones and concurrent ones
+// included: at each step, the store takes exactly as many new memories
+// as the limit leaves room for.
 func testMemoryCount(t *testing.T, openWithLimit func(*testing.T, int) backend) {
 	const limit = 6
 	b := openWithLimit(t, limit)
 	ctx := t.Context()
 	s := mustCreateStore(t, b, wsA, "counted")
+	if s.MemoryCount != 0 || s.ContentSize != 0 {
+		t.Errorf("a new store reports %d memories of %d bytes, want none", s.MemoryCount, s.ContentSize)
+	}
 	wantRoom(t, b, s.ID, limit, 0, "empty store")
+	wantTotals(t, b, s.ID, 0, 0, "empty store")
 
 	a := mustCreateMemory(t, b, wsA, s.ID, "/a.md", "a")
 	bc := mustCreateMemory(t, b, wsA, s.ID, "/b/c.md", "c")
@@ -144,6 +149,7 @@ func testMemoryCount(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 		t.Fatalf("upsert of a free path: %v", err)
 	}
 	wantRoom(t, b, s.ID, limit, 4, "after 3 creates and 2 upserts, one of a free path")
+	wantTotals(t, b, s.ID, 4, len("a2c")+len("d")+len("e"), "after 3 creates and 2 upserts, one of a free path")
 
 	// Creates that fail add nothing.
 	for _, mc := range []memstore.MemoryCreate{
@@ -158,19 +164,26 @@ func testMemoryCount(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 			t.Fatalf("create %+v succeeded, want an error", mc)
 		}
 	}
-	// Renames and edits neither add nor remove one, failed or not.
+	// Renames and edits neither add nor remove one, failed or not; an
+	// edit moves the size by the change of the memory's, a rename not at
+	// all.
 	mustUpdateMemory(t, b, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/f.md")}, actorKey)
 	mustUpdateMemory(t, b, wsA, s.ID, a.ID, memstore.MemoryUpdate{Content: ptr("a3")}, actorKey)
-	_, err = b.UpdateMemory(ctx, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/e.md")}, actorKey)
+	mustUpdateMemory(t, b, wsA, s.ID, bc.ID, memstore.MemoryUpdate{Content: ptr("a longer c")}, actorKey)
+	mustUpdateMemory(t, b, wsA, s.ID, e.ID, memstore.MemoryUpdate{Path: ptr("/g.md"), Content: ptr("")}, actorKey)
+	mustUpdateMemory(t, b, wsA, s.ID, e.ID, memstore.MemoryUpdate{Path: ptr("/e.md"), Content: ptr("eee")}, actorKey)
+	_, err = b.UpdateMemory(ctx, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/e.md"), Content: ptr("a much longer d")}, actorKey)
 	wantCode(t, err, memstore.EPathConflict, "rename onto a taken path")
 	mustUpdateMemory(t, b, wsA, s.ID, d.ID, memstore.MemoryUpdate{Path: ptr("/e.md"), RenameIfFree: true}, actorKey)
 	wantRoom(t, b, s.ID, limit, 4, "after failed creates, renames and edits")
+	wantTotals(t, b, s.ID, 4, len("a3")+len("a longer c")+len("d")+len("eee"), "after failed creates, renames and edits")
 
 	// A deletion frees one place; deletes that fail free none.
 	mustDeleteMemory(t, b, wsA, s.ID, bc.ID, actorKey)
 	wantCode(t, b.DeleteMemory(ctx, wsA, s.ID, bc.ID, "", actorKey), memstore.ENotFound, "second delete")
 	wantCode(t, b.DeleteMemory(ctx, wsA, s.ID, e.ID, sha("not e"), actorKey), memstore.EPreconditionFailed, "delete with a stale hash")
 	wantRoom(t, b, s.ID, limit, 3, "after a delete and two failed ones")
+	wantTotals(t, b, s.ID, 3, len("a3")+len("d")+len("eee"), "after a delete and two failed ones")
 
 	// Writers at once: the live memories are deleted while twice the limit
 	// of creates race for the places; whatever wins, the count is the
@@ -211,6 +224,35 @@ func testMemoryCount(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 		t.Errorf("%d of the racing creates succeeded, want at least %d", len(items), limit-len(live))
 	}
 	wantRoom(t, b, s.ID, limit, len(items), "after concurrent deletes and creates")
+	size := 0
+	for _, it := range items {
+		size += int(it.Memory.ContentSize)
+	}
+	wantTotals(t, b, s.ID, len(items), size, "after concurrent deletes and creates")
+}
+
+// wantTotals checks the count and content size that store id reports,
+// alone and in the list of stores.
+func wantTotals(t *testing.T, b backend, id string, count, size int, what string) {
+	t.Helper()
+	if _, omitted := b.(*asKeys).stores.(StoreTotalsOmitted); omitted {
+		return
+	}
+	got := []memstore.Store{*mustStore(t, b, wsA, id)}
+	listed, _ := allStores(t, b, wsA, memstore.StoreFilter{IncludeArchived: true})
+	for _, s := range listed {
+		if s.ID == id {
+			got = append(got, s)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("%s: the list of stores holds %d entries of store %s, want 1", what, len(got)-1, id)
+	}
+	for i, s := range got {
+		if s.MemoryCount != int64(count) || s.ContentSize != int64(size) {
+			t.Errorf("%s: store (%s) reports %d memories of %d bytes, want %d of %d", what, []string{"alone", "listed"}[i], s.MemoryCount, s.ContentSize, count, size)
+		}
+	}
 }
 
 // wantRoom checks that store id lists live memories and takes exactly
