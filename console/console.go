@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/memdir"
 )
 
 // Prefix is the path under which the console is served.
@@ -402,7 +403,8 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 }
 
-// storeRow is a store in the list, with its last change.
+// storeRow is a store in the list, with its last change; its count and
+// size come with the store, kept by the backend.
 type storeRow struct {
 	Store memstore.Store
 	Last  *memstore.Version
@@ -532,6 +534,8 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, s *signedIn
 var funcs = template.FuncMap{
 	"prefix": func() string { return Prefix },
 	"time":   formatTime,
+	// size is a count of bytes as a person reads it ("24.4KB").
+	"size": func(n int64) string { return memdir.FormatSize(int(n)) },
 	// base is the last segment of a path or prefix ("/a/b/" → "b").
 	"base": func(p string) string {
 		p = strings.TrimSuffix(p, "/")

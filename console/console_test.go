@@ -307,3 +307,26 @@ func TestStylesheetType(t *testing.T) {
 		t.Errorf("GET the stylesheet: %d, Content-Type %q", resp.StatusCode, ct)
 	}
 }
+
+// TestStoreTotals: the list of stores and a store's page show how many
+// memories the store holds and their size, as the store reports them.
+func TestStoreTotals(t *testing.T) {
+	f := newFixture(t, strings.Repeat("x", 2048))
+	c := f.signIn(t, "member")
+	_, list := f.get(t, c, "/console/stores")
+	if !strings.Contains(list, `<td class="num">1</td>`) || !strings.Contains(list, `<td class="num">2KB</td>`) {
+		t.Errorf("the list of stores does not show 1 memory of 2KB:\n%s", list)
+	}
+	_, page := f.get(t, c, "/console/stores/"+f.storeID)
+	if !strings.Contains(page, "1 memory · 2KB") {
+		t.Errorf("the store's page does not show 1 memory of 2KB:\n%s", page)
+	}
+	if _, err := f.core.CreateMemory(context.Background(), f.op, f.storeID, memstore.MemoryCreate{Path: "/more.md", Content: strings.Repeat("y", 100*1024)}); err != nil {
+		t.Fatal(err)
+	}
+	_, list = f.get(t, c, "/console/stores")
+	_, page = f.get(t, c, "/console/stores/"+f.storeID)
+	if !strings.Contains(list, `<td class="num">2</td>`) || !strings.Contains(list, `<td class="num">102KB</td>`) || !strings.Contains(page, "2 memories · 102KB") {
+		t.Errorf("after a second memory of 100KB, want 2 memories of 102KB:\n%s\n%s", list, page)
+	}
+}
