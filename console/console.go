@@ -91,6 +91,7 @@ type Handler struct {
 	byAddr  *limiter
 	now     func() time.Time
 	handler http.Handler
+	nav     []navLink
 }
 
 // New returns the console over cfg's services.
@@ -99,7 +100,7 @@ func New(cfg Config) *Handler {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: parsePages(),
-		byName: newLimiter(nameBurst, nameInterval), byAddr: newLimiter(clientBurst, clientInterval), now: time.Now}
+		byName: newLimiter(nameBurst, nameInterval), byAddr: newLimiter(clientBurst, clientInterval), now: time.Now, nav: mainNav(cfg)}
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix(Prefix+"static/", http.FileServerFS(static))
 	h.mux.HandleFunc("GET "+Prefix+"static/", func(w http.ResponseWriter, r *http.Request) {
@@ -279,10 +280,50 @@ func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieNameFor(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 }
 
+// navLink is a link of the main navigation, to the page at Prefix+Path.
+// may is the core's check of the call that page makes first.
+type navLink struct {
+	Path, Label string
+	may         func(*memstore.Caller) error
+}
+
+// mainNav is the main navigation over cfg's services: a link to each page
+// the console serves.
+func mainNav(cfg Config) []navLink {
+	readStores := func(c *memstore.Caller) error { return c.CanManageStores(false) }
+	readAdmin := func(what string) func(*memstore.Caller) error {
+		return func(c *memstore.Caller) error { return c.CanReadAdmin(what) }
+	}
+	nav := []navLink{{"stores", "Stores", readStores}}
+	if cfg.Activity != nil {
+		nav = append(nav, navLink{"activity", "Activity", readStores})
+	}
+	if cfg.Sessions != nil {
+		nav = append(nav, navLink{"sessions", "Sessions", readAdmin("read sessions")})
+	}
+	if cfg.Keys != nil {
+		nav = append(nav, navLink{"keys", "API keys", readAdmin("read API keys")})
+	}
+	return append(nav, navLink{"users", "Users", readAdmin("read users")})
+}
+
+// navFor is the main navigation that c sees: the links to the pages the
+// core lets it read, so that none leads to a refusal.
+func (h *Handler) navFor(c *memstore.Caller) []navLink {
+	var out []navLink
+	for _, l := range h.nav {
+		if l.may(c) == nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // view is what every page's template gets.
 type view struct {
 	Title  string
 	User   *memstore.User
+	Nav    []navLink
 	CSRF   string
 	Error  string
 	Notice string
@@ -291,7 +332,7 @@ type view struct {
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, page string, s *signedIn, v view) {
 	if s != nil {
-		v.User, v.CSRF = s.user, s.csrf()
+		v.User, v.Nav, v.CSRF = s.user, h.navFor(s.caller), s.csrf()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -328,5 +329,39 @@ func TestStoreTotals(t *testing.T) {
 	_, page = f.get(t, c, "/console/stores/"+f.storeID)
 	if !strings.Contains(list, `<td class="num">2</td>`) || !strings.Contains(list, `<td class="num">102KB</td>`) || !strings.Contains(page, "2 memories · 102KB") {
 		t.Errorf("after a second memory of 100KB, want 2 memories of 102KB:\n%s\n%s", list, page)
+	}
+}
+
+// TestNavByRole: the main navigation shows each role the pages the core
+// lets it read, and no other: every link shown opens, every page not
+// linked refuses the role.
+func TestNavByRole(t *testing.T) {
+	f := newFixture(t, "x")
+	pages := []string{"stores", "activity", "sessions", "keys", "users"}
+	for _, tc := range []struct {
+		role  memstore.Role
+		shown []string
+	}{
+		{memstore.RoleAdmin, pages},
+		{memstore.RoleAuditor, pages},
+		{memstore.RoleMember, []string{"stores", "activity"}},
+	} {
+		c := f.signIn(t, string(tc.role))
+		_, body := f.get(t, c, "/console/stores")
+		nav := body[strings.Index(body, `<nav aria-label="Main">`):]
+		nav = nav[:strings.Index(nav, "</nav>")]
+		for _, p := range pages {
+			linked := strings.Contains(nav, `href="/console/`+p+`"`)
+			if want := slices.Contains(tc.shown, p); linked != want {
+				t.Errorf("%s: link to %s shown %v, want %v\n%s", tc.role, p, linked, want, nav)
+			}
+			want := http.StatusForbidden
+			if linked {
+				want = http.StatusOK
+			}
+			if resp, _ := f.get(t, c, "/console/"+p); resp.StatusCode != want {
+				t.Errorf("%s: GET %s (linked %v): %d, want %d", tc.role, p, linked, resp.StatusCode, want)
+			}
+		}
 	}
 }
