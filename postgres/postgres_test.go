@@ -89,3 +89,7 @@ func TestSearchConformance(t *testing.T) {
 func TestFeedConformance(t *testing.T) {
 	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
 }
+
+func TestWebhookConformance(t *testing.T) {
+	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhooksBackend { return mustOpen(t, postgres.Options{}) })
+}

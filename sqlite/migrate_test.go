@@ -189,10 +189,12 @@ func TestEventsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to migration 0009: without the feed's table, nor what the
-	// migrations after it made (0011 and 0012, the stores' counts and
-	// sizes).
+	// migrations after it made (0011 to 0013: the stores' counts and
+	// sizes, webhooks), to be made again.
 	raw := rawDB(t, path)
 	for _, q := range []string{
+		`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_outbox`, `DROP TABLE webhook_endpoints`,
+		`DROP TRIGGER webhook_outbox_store_created`, `DROP TRIGGER webhook_outbox_store_deleted`,
 		`DROP TABLE events`,
 		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `DROP TRIGGER memories_size_update`,
 		`ALTER TABLE stores DROP COLUMN memory_count`, `ALTER TABLE stores DROP COLUMN content_size`,

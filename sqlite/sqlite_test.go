@@ -918,3 +918,7 @@ func TestUserConformance(t *testing.T) {
 func TestFeedConformance(t *testing.T) {
 	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return memstore.NewCore(MustOpen(t)) })
 }
+
+func TestWebhookConformance(t *testing.T) {
+	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhooksBackend { return MustOpen(t) })
+}

@@ -23,6 +23,7 @@ const (
 	SessionToken = "sesntok_"
 	User         = "user_"
 	Request      = "req_"
+	Webhook      = "webhook_"
 )
 
 // Generator makes identifiers. Within one Generator, identifiers made in

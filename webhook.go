@@ -1,0 +1,434 @@
+package memstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Webhooks: endpoints of a workspace to which memstore posts its events,
+// as the hosted API's /v1/organizations/webhooks keeps them. An endpoint
+// is managed by API keys and admin users of its workspace (never by a
+// session token), and its signing secret is shown twice only: when it is
+// made and when it is regenerated.
+
+// A WebhookEndpoint is where a workspace's events are posted.
+type WebhookEndpoint struct {
+	ID            string // webhook_...
+	WorkspaceID   string
+	Name          string // "" when none was given
+	Description   string // "" when none was given
+	URL           string
+	EnabledEvents []string // the event types delivered, of WebhookEventTypes
+	State         WebhookState
+	// DisabledReason says why memstore disabled the endpoint itself: ""
+	// while it is enabled, or when a caller disabled it.
+	DisabledReason string
+	// Secret signs the deliveries ("whsec_" and base64). It is kept so
+	// that memstore can sign, and a service returns it only from
+	// CreateWebhook and RegenerateWebhookSecret.
+	Secret    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// WebhookState says whether deliveries are sent to an endpoint.
+type WebhookState string
+
+// The states of an endpoint.
+const (
+	WebhookEnabled  WebhookState = "enabled"
+	WebhookDisabled WebhookState = "disabled"
+)
+
+// The event types an endpoint may ask for: the hosted API's, of memory
+// stores, and memstore's own, of memories, named under "memstore." so
+// that they never collide with a hosted type.
+const (
+	WebhookStoreCreated    = "memory_store.created"
+	WebhookStoreArchived   = "memory_store.archived"
+	WebhookStoreDeleted    = "memory_store.deleted"
+	WebhookMemoryCreated   = "memstore.memory.created"
+	WebhookMemoryModified  = "memstore.memory.modified"
+	WebhookMemoryRenamed   = "memstore.memory.renamed"
+	WebhookMemoryDeleted   = "memstore.memory.deleted"
+	WebhookVersionRedacted = "memstore.version.redacted"
+)
+
+// WebhookEventTypes lists every event type an endpoint may ask for.
+var WebhookEventTypes = []string{
+	WebhookStoreCreated, WebhookStoreArchived, WebhookStoreDeleted,
+	WebhookMemoryCreated, WebhookMemoryModified, WebhookMemoryRenamed, WebhookMemoryDeleted, WebhookVersionRedacted,
+}
+
+// The limits of webhook endpoints.
+const (
+	MaxWebhookEndpoints      = 20   // per workspace
+	MaxWebhookURLLength      = 2048 // bytes
+	MaxWebhookNameLength     = 256  // characters
+	MaxWebhookDescriptionLen = 1024 // characters
+)
+
+// WebhookSecretPrefix begins every signing secret, as the Standard
+// Webhooks scheme that the SDKs' unwrap verifies expects.
+const WebhookSecretPrefix = "whsec_"
+
+// NewWebhookSecret returns a new signing secret: WebhookSecretPrefix and
+// 256 random bits in standard base64.
+func NewWebhookSecret() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return WebhookSecretPrefix + base64.StdEncoding.EncodeToString(b[:])
+}
+
+// WebhookCreate is a new endpoint.
+type WebhookCreate struct {
+	URL           string
+	EnabledEvents []string
+	Name          string
+	Description   string
+}
+
+// WebhookUpdate changes the fields that are set (non-nil).
+type WebhookUpdate struct {
+	URL           *string
+	EnabledEvents []string // nil: unchanged
+	Name          *string
+	Description   *string
+	State         *WebhookState
+}
+
+// WebhookFilter selects a page of a workspace's endpoints, by ID.
+type WebhookFilter struct {
+	AfterID  string // the page after this ID
+	BeforeID string // the page before this ID (when AfterID is "")
+	Limit    int    // 1-100
+	Desc     bool   // newest first
+}
+
+// WebhookStorage keeps webhook endpoints, with their secrets. Like the
+// other storage it trusts its caller: only Webhooks calls it.
+type WebhookStorage interface {
+	// CreateWebhook stores w, giving it an ID, unless the workspace
+	// already has max endpoints (EInvalid).
+	CreateWebhook(ctx context.Context, workspaceID string, w WebhookEndpoint, max int) (*WebhookEndpoint, error)
+	// Webhook returns an endpoint of the workspace (ENotFound).
+	Webhook(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error)
+	// Webhooks returns all the workspace's endpoints (at most
+	// MaxWebhookEndpoints), by ID.
+	Webhooks(ctx context.Context, workspaceID string) ([]WebhookEndpoint, error)
+	// ChangeWebhook reads an endpoint, calls apply on it and stores what
+	// apply made of it, in one transaction (ENotFound, or apply's error,
+	// which changes nothing).
+	ChangeWebhook(ctx context.Context, workspaceID, id string, apply func(*WebhookEndpoint) error) (*WebhookEndpoint, error)
+	// DeleteWebhook removes an endpoint (ENotFound).
+	DeleteWebhook(ctx context.Context, workspaceID, id string) error
+}
+
+// Webhooks manages the webhook endpoints of callers' workspaces over a
+// WebhookStorage.
+type Webhooks struct {
+	s            WebhookStorage
+	now          func() time.Time
+	allowPrivate bool
+	resolve      func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// A WebhooksOption configures Webhooks.
+type WebhooksOption func(*Webhooks)
+
+// WebhooksAllowPrivate lets endpoints' URLs reach loopback, link-local
+// and private addresses, and use plain http: for tests and closed
+// networks only.
+func WebhooksAllowPrivate(allow bool) WebhooksOption {
+	return func(w *Webhooks) { w.allowPrivate = allow }
+}
+
+// WebhooksClock sets the clock of UpdatedAt and CreatedAt.
+func WebhooksClock(now func() time.Time) WebhooksOption {
+	return func(w *Webhooks) { w.now = now }
+}
+
+// NewWebhooks returns the webhook endpoints over s.
+func NewWebhooks(s WebhookStorage, opts ...WebhooksOption) *Webhooks {
+	w := &Webhooks{s: s, now: time.Now, resolve: lookupIP}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
+}
+
+// manageWebhooks is what a refused caller is told it cannot do.
+const manageWebhooks = "manage webhooks"
+
+// withoutSecret is w as a service returns it, but from create and
+// regenerate.
+func withoutSecret(w *WebhookEndpoint) *WebhookEndpoint {
+	if w != nil {
+		w.Secret = ""
+	}
+	return w
+}
+
+// CreateWebhook makes an endpoint and returns it with its secret, which
+// is shown this once.
+func (ws *Webhooks) CreateWebhook(ctx context.Context, c *Caller, wc WebhookCreate) (*WebhookEndpoint, error) {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return nil, err
+	}
+	events, err := validateWebhookEvents(wc.EnabledEvents)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateWebhookText(wc.Name, wc.Description); err != nil {
+		return nil, err
+	}
+	if err := ws.CheckURL(ctx, wc.URL); err != nil {
+		return nil, err
+	}
+	now := ws.now()
+	return ws.s.CreateWebhook(ctx, c.WorkspaceID, WebhookEndpoint{
+		Name: wc.Name, Description: wc.Description, URL: wc.URL, EnabledEvents: events,
+		State: WebhookEnabled, Secret: NewWebhookSecret(), CreatedAt: now, UpdatedAt: now,
+	}, MaxWebhookEndpoints)
+}
+
+// Webhook returns an endpoint of the caller's workspace, without its
+// secret (ENotFound).
+func (ws *Webhooks) Webhook(ctx context.Context, c *Caller, id string) (*WebhookEndpoint, error) {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return nil, err
+	}
+	w, err := ws.s.Webhook(ctx, c.WorkspaceID, id)
+	return withoutSecret(w), err
+}
+
+// Webhooks returns a page of the caller's workspace's endpoints, without
+// their secrets, and whether more follow.
+func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (items []WebhookEndpoint, more bool, err error) {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return nil, false, err
+	}
+	n, err := PageSize(f.Limit, false)
+	if err != nil {
+		return nil, false, err
+	}
+	all, err := ws.s.Webhooks(ctx, c.WorkspaceID)
+	if err != nil {
+		return nil, false, err
+	}
+	if f.Desc {
+		slices.Reverse(all)
+	}
+	// before is whether ID a comes before ID b in the page's order.
+	before := func(a, b string) bool {
+		if f.Desc {
+			return a > b
+		}
+		return a < b
+	}
+	var out []WebhookEndpoint
+	switch {
+	case f.AfterID != "":
+		for _, w := range all {
+			if before(f.AfterID, w.ID) {
+				out = append(out, w)
+			}
+		}
+	case f.BeforeID != "":
+		for _, w := range all {
+			if before(w.ID, f.BeforeID) {
+				out = append(out, w)
+			}
+		}
+		if len(out) > n { // the n just before BeforeID
+			out, more = out[len(out)-n:], true
+		}
+	default:
+		out = all
+	}
+	if len(out) > n {
+		out, more = out[:n], true
+	}
+	for i := range out {
+		out[i].Secret = ""
+	}
+	if out == nil {
+		out = []WebhookEndpoint{}
+	}
+	return out, more, nil
+}
+
+// UpdateWebhook changes the fields of u that are set. Enabling an
+// endpoint clears the reason memstore disabled it for.
+func (ws *Webhooks) UpdateWebhook(ctx context.Context, c *Caller, id string, u WebhookUpdate) (*WebhookEndpoint, error) {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return nil, err
+	}
+	var events []string
+	if u.EnabledEvents != nil {
+		var err error
+		if events, err = validateWebhookEvents(u.EnabledEvents); err != nil {
+			return nil, err
+		}
+	}
+	if err := validateWebhookText(deref(u.Name), deref(u.Description)); err != nil {
+		return nil, err
+	}
+	if u.State != nil && *u.State != WebhookEnabled && *u.State != WebhookDisabled {
+		return nil, Errorf(EInvalid, "state %q is not one of enabled, disabled", *u.State)
+	}
+	if u.URL != nil {
+		if err := ws.CheckURL(ctx, *u.URL); err != nil {
+			return nil, err
+		}
+	}
+	now := ws.now()
+	w, err := ws.s.ChangeWebhook(ctx, c.WorkspaceID, id, func(w *WebhookEndpoint) error {
+		if u.URL != nil {
+			w.URL = *u.URL
+		}
+		if events != nil {
+			w.EnabledEvents = events
+		}
+		if u.Name != nil {
+			w.Name = *u.Name
+		}
+		if u.Description != nil {
+			w.Description = *u.Description
+		}
+		if u.State != nil {
+			w.State, w.DisabledReason = *u.State, ""
+		}
+		w.UpdatedAt = now
+		return nil
+	})
+	return withoutSecret(w), err
+}
+
+// RegenerateWebhookSecret gives an endpoint a new signing secret, which
+// it returns (shown this once); the old one stops signing at once.
+func (ws *Webhooks) RegenerateWebhookSecret(ctx context.Context, c *Caller, id string) (string, error) {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return "", err
+	}
+	secret, now := NewWebhookSecret(), ws.now()
+	_, err := ws.s.ChangeWebhook(ctx, c.WorkspaceID, id, func(w *WebhookEndpoint) error {
+		w.Secret, w.UpdatedAt = secret, now
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
+}
+
+// DeleteWebhook removes an endpoint with its deliveries (ENotFound).
+func (ws *Webhooks) DeleteWebhook(ctx context.Context, c *Caller, id string) error {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return err
+	}
+	return ws.s.DeleteWebhook(ctx, c.WorkspaceID, id)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// validateWebhookEvents checks that events names at least one type, all
+// of WebhookEventTypes, and returns them without repeats, in order.
+func validateWebhookEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, Errorf(EInvalid, "enabled_events must list at least one event type, of %s", strings.Join(WebhookEventTypes, ", "))
+	}
+	var out []string
+	for _, e := range events {
+		if !slices.Contains(WebhookEventTypes, e) {
+			return nil, Errorf(EInvalid, "enabled_events: %q is not an event type; the types are %s", e, strings.Join(WebhookEventTypes, ", "))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// validateWebhookText checks an endpoint's name and description.
+func validateWebhookText(name, description string) error {
+	switch {
+	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxWebhookNameLength:
+		return Errorf(EInvalid, "name must be valid UTF-8 of at most %d characters", MaxWebhookNameLength)
+	case !utf8.ValidString(description) || utf8.RuneCountInString(description) > MaxWebhookDescriptionLen:
+		return Errorf(EInvalid, "description must be valid UTF-8 of at most %d characters", MaxWebhookDescriptionLen)
+	}
+	return nil
+}
+
+// CheckURL checks that raw may receive deliveries: an absolute https URL
+// (http too when private addresses are allowed) without credentials,
+// whose host resolves to public addresses only, unless private ones are
+// allowed (EInvalid). Delivery checks the address it dials again, since
+// a name may resolve otherwise later.
+func (ws *Webhooks) CheckURL(ctx context.Context, raw string) error {
+	if len(raw) > MaxWebhookURLLength {
+		return Errorf(EInvalid, "url is longer than %d bytes", MaxWebhookURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return Errorf(EInvalid, "url %q is not an absolute URL such as https://example.com/hooks", raw)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && ws.allowPrivate:
+	default:
+		return Errorf(EInvalid, "url must use https, not %q", u.Scheme)
+	}
+	if u.User != nil {
+		return Errorf(EInvalid, "url must not hold a user name or password")
+	}
+	if ws.allowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	addrs, err := ws.resolve(ctx, host)
+	if err != nil {
+		return Errorf(EInvalid, "url's host %q does not resolve: %v", host, err)
+	}
+	for _, a := range addrs {
+		if err := CheckWebhookAddr(a); err != nil {
+			return Errorf(EInvalid, "url's host %q %s", host, err.Error())
+		}
+	}
+	return nil
+}
+
+// CheckWebhookAddr refuses an address that a delivery must not reach
+// without WebhooksAllowPrivate: loopback, link-local, private,
+// unspecified or multicast (EInvalid).
+func CheckWebhookAddr(a netip.Addr) error {
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsPrivate() ||
+		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || sharedSpace.Contains(a) {
+		return Errorf(EInvalid, "resolves to %s, a loopback, link-local or private address, which webhooks may not reach", a)
+	}
+	return nil
+}
+
+// lookupIP resolves host to its addresses, an IP literal to itself.
+func lookupIP(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// sharedSpace is the carrier-grade NAT range (RFC 6598), private in all
+// but name.
+var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
