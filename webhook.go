@@ -105,12 +105,13 @@ type WebhookUpdate struct {
 	State         *WebhookState
 }
 
-// WebhookFilter selects a page of a workspace's endpoints, by ID.
+// WebhookFilter selects a page of a workspace's endpoints, newest first
+// unless Asc, as the hosted API lists them.
 type WebhookFilter struct {
 	AfterID  string // the page after this ID
-	BeforeID string // the page before this ID (when AfterID is "")
-	Limit    int    // 1-100
-	Desc     bool   // newest first
+	BeforeID string // the first Limit endpoints before this ID (when AfterID is "")
+	Limit    int    // 1-100; 0 for DefaultPageSize
+	Asc      bool   // oldest first
 }
 
 // WebhookStorage keeps webhook endpoints, with their secrets. Like the
@@ -131,6 +132,19 @@ type WebhookStorage interface {
 	// DeleteWebhook removes an endpoint (ENotFound).
 	DeleteWebhook(ctx context.Context, workspaceID, id string) error
 }
+
+// WebhookService manages the webhook endpoints of the caller's
+// workspace: Webhooks implements it, and the HTTP API serves it.
+type WebhookService interface {
+	CreateWebhook(ctx context.Context, c *Caller, wc WebhookCreate) (*WebhookEndpoint, error)
+	Webhook(ctx context.Context, c *Caller, id string) (*WebhookEndpoint, error)
+	Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (items []WebhookEndpoint, more bool, err error)
+	UpdateWebhook(ctx context.Context, c *Caller, id string, u WebhookUpdate) (*WebhookEndpoint, error)
+	RegenerateWebhookSecret(ctx context.Context, c *Caller, id string) (string, error)
+	DeleteWebhook(ctx context.Context, c *Caller, id string) error
+}
+
+var _ WebhookService = (*Webhooks)(nil)
 
 // Webhooks manages the webhook endpoints of callers' workspaces over a
 // WebhookStorage.
@@ -224,15 +238,15 @@ func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (i
 	if err != nil {
 		return nil, false, err
 	}
-	if f.Desc {
+	if !f.Asc {
 		slices.Reverse(all)
 	}
 	// before is whether ID a comes before ID b in the page's order.
 	before := func(a, b string) bool {
-		if f.Desc {
-			return a > b
+		if f.Asc {
+			return a < b
 		}
-		return a < b
+		return a > b
 	}
 	var out []WebhookEndpoint
 	switch {
@@ -247,9 +261,6 @@ func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (i
 			if before(w.ID, f.BeforeID) {
 				out = append(out, w)
 			}
-		}
-		if len(out) > n { // the n just before BeforeID
-			out, more = out[len(out)-n:], true
 		}
 	default:
 		out = all

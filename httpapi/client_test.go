@@ -37,6 +37,7 @@ type apiHarness struct {
 type harnessDB interface {
 	memstore.Backend
 	memstore.KeyService
+	memstore.WebhookStorage
 	Counts(context.Context) (memstore.Counts, error)
 }
 
@@ -83,7 +84,8 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 		tb.Fatalf("no backend %q", o.backend)
 	}
 	core := memstore.NewCore(db)
-	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Counts: db.Counts}
+	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Counts: db.Counts,
+		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}

@@ -40,6 +40,8 @@ type Config struct {
 	// memstore.EventNotifier (a Core is), its streams wake on its
 	// notices; otherwise they read again every StreamRecheck.
 	Feed memstore.FeedService
+	// Webhooks, when set, serves /v1/organizations/webhooks.
+	Webhooks memstore.WebhookService
 	// StreamHeartbeat spaces the comments an idle event stream sends, so
 	// that proxies keep it open and clients see it alive; 0 means
 	// DefaultStreamHeartbeat.

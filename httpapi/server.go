@@ -38,6 +38,7 @@ type Server struct {
 	sessions memstore.SessionService // nil: no sessions, no session tokens
 	search   memstore.SearchService  // nil: no search
 	feed     memstore.FeedService    // nil: no change feed
+	webhooks memstore.WebhookService // nil: no webhooks
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -63,7 +64,7 @@ type Server struct {
 func New(c Config) *Server {
 	s := &Server{
 		stores: c.Stores, memories: c.Memories, versions: c.Versions, keys: c.Keys,
-		sessions: c.Sessions, search: c.Search, feed: c.Feed,
+		sessions: c.Sessions, search: c.Search, feed: c.Feed, webhooks: c.Webhooks,
 		log: c.Logger, now: c.Now, ids: ids.NewGenerator(),
 		maxBody: c.MaxBodyBytes, upsert: c.CreateExisting == CreateUpsert, strict: c.StrictHeaders,
 		mux: http.NewServeMux(),
@@ -132,6 +133,9 @@ func New(c Config) *Server {
 	}
 	if s.feed != nil {
 		s.handle("GET "+store+"/events", s.storeEvents)
+	}
+	if s.webhooks != nil {
+		s.routeWebhooks()
 	}
 	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handleOpen("GET /metrics", s.metrics.handler)
@@ -328,12 +332,12 @@ func checkHeaders(r *http.Request) error {
 	}
 	for _, h := range r.Header.Values("Anthropic-Beta") {
 		for b := range strings.SplitSeq(h, ",") {
-			if b = strings.TrimSpace(b); b == BetaMemory || b == betaManagedAgents {
+			if b = strings.TrimSpace(b); b == BetaMemory || b == betaManagedAgents || b == BetaWebhooks {
 				return nil
 			}
 		}
 	}
-	return invalid("anthropic-beta must include %s (or %s)", BetaMemory, betaManagedAgents)
+	return invalid("anthropic-beta must include %s (or %s, or %s for webhooks)", BetaMemory, betaManagedAgents, BetaWebhooks)
 }
 
 // caller checks the headers and authenticates the request: the

@@ -119,7 +119,7 @@ func testWebhookEndpoints(t *testing.T, b WebhooksBackend) {
 	_, err = ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: []string{memstore.WebhookStoreDeleted}})
 	wantCode(t, err, memstore.EInvalid, "an endpoint beyond the limit")
 	var seen []string
-	f := memstore.WebhookFilter{Limit: 7}
+	f := memstore.WebhookFilter{Limit: 7, Asc: true}
 	for {
 		items, more, err := ws.Webhooks(ctx, c, f)
 		if err != nil {
@@ -144,13 +144,17 @@ func testWebhookEndpoints(t *testing.T, b WebhooksBackend) {
 			t.Fatalf("endpoints out of order: %v", seen)
 		}
 	}
-	desc, more, err := ws.Webhooks(ctx, c, memstore.WebhookFilter{Limit: 3, Desc: true})
+	desc, more, err := ws.Webhooks(ctx, c, memstore.WebhookFilter{Limit: 3})
 	if err != nil || !more || len(desc) != 3 || desc[0].ID != seen[len(seen)-1] {
 		t.Errorf("newest first: %d, more %v, %v", len(desc), more, err)
 	}
-	before, more, err := ws.Webhooks(ctx, c, memstore.WebhookFilter{Limit: 2, BeforeID: seen[5]})
-	if err != nil || !more || len(before) != 2 || before[0].ID != seen[3] || before[1].ID != seen[4] {
+	// The first of those before it in list order, as the hosted API pages.
+	before, more, err := ws.Webhooks(ctx, c, memstore.WebhookFilter{Limit: 2, BeforeID: seen[5], Asc: true})
+	if err != nil || !more || len(before) != 2 || before[0].ID != seen[0] || before[1].ID != seen[1] {
 		t.Errorf("before %s: %v, more %v, %v", seen[5], before, more, err)
+	}
+	if items, _, _ := ws.Webhooks(ctx, c, memstore.WebhookFilter{}); len(items) != memstore.DefaultPageSize || items[0].ID != seen[len(seen)-1] {
+		t.Errorf("the default page: %d endpoints, newest first", len(items))
 	}
 	if items, _, _ := ws.Webhooks(ctx, other, memstore.WebhookFilter{Limit: 100}); len(items) != 0 {
 		t.Errorf("another workspace lists %d endpoints", len(items))
