@@ -55,11 +55,11 @@ const (
 	WebhookStoreCreated    = "memory_store.created"
 	WebhookStoreArchived   = "memory_store.archived"
 	WebhookStoreDeleted    = "memory_store.deleted"
-	WebhookMemoryCreated   = "memstore.memory.created"
-	WebhookMemoryModified  = "memstore.memory.modified"
-	WebhookMemoryRenamed   = "memstore.memory.renamed"
-	WebhookMemoryDeleted   = "memstore.memory.deleted"
-	WebhookVersionRedacted = "memstore.version.redacted"
+	WebhookMemoryCreated   = "memstore." + string(EventMemoryCreated)
+	WebhookMemoryModified  = "memstore." + string(EventMemoryModified)
+	WebhookMemoryRenamed   = "memstore." + string(EventMemoryRenamed)
+	WebhookMemoryDeleted   = "memstore." + string(EventMemoryDeleted)
+	WebhookVersionRedacted = "memstore." + string(EventVersionRedacted)
 )
 
 // WebhookEventTypes lists every event type an endpoint may ask for.
@@ -142,6 +142,7 @@ type WebhookService interface {
 	UpdateWebhook(ctx context.Context, c *Caller, id string, u WebhookUpdate) (*WebhookEndpoint, error)
 	RegenerateWebhookSecret(ctx context.Context, c *Caller, id string) (string, error)
 	DeleteWebhook(ctx context.Context, c *Caller, id string) error
+	WebhookDeliveries(ctx context.Context, c *Caller, endpointID string, limit int) ([]WebhookDelivery, error)
 }
 
 var _ WebhookService = (*Webhooks)(nil)

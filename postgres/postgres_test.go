@@ -93,3 +93,7 @@ func TestFeedConformance(t *testing.T) {
 func TestWebhookConformance(t *testing.T) {
 	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhooksBackend { return mustOpen(t, postgres.Options{}) })
 }
+
+func TestWebhookDeliveryConformance(t *testing.T) {
+	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return mustOpen(t, postgres.Options{}) })
+}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -121,4 +122,158 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 		err = noWebhook(id)
 	}
 	return wrap(err, "delete webhook endpoint %s", id)
+}
+
+var _ memstore.WebhookDeliveryStorage = (*DB)(nil)
+
+const deliveryColumns = "d.endpoint_id, d.event_id, d.workspace_id, d.type, d.store_id, d.memory_id, d.version_id, d.event_at, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error"
+
+func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
+	var d memstore.WebhookDelivery
+	var at, next, last int64
+	e := &d.Event
+	if err := r.Scan(append([]any{&d.EndpointID, &e.ID, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at,
+		&d.State, &d.Attempts, &next, &last, &d.LastStatus, &d.LastError}, more...)...); err != nil {
+		return nil, err
+	}
+	e.CreatedAt, d.NextAttemptAt = keyset.Time(at), keyset.Time(next)
+	if last != 0 {
+		t := keyset.Time(last)
+		d.LastAttemptAt = &t
+	}
+	return &d, nil
+}
+
+// FanOutWebhookEvents implements memstore.WebhookDeliveryStorage. The
+// outbox's rows are claimed with SKIP LOCKED, so that the deliverers of
+// several replicas fan out different events, each once.
+func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (int, error) {
+	var took int
+	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT seq, workspace_id, type, store_id, memory_id, version_id, created_at FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`, n)
+		if err != nil {
+			return err
+		}
+		var (
+			events []memstore.WebhookEvent
+			seqs   []int64
+		)
+		for rows.Next() {
+			var e memstore.WebhookEvent
+			var seq, at int64
+			if err := rows.Scan(&seq, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at); err != nil {
+				rows.Close()
+				return err
+			}
+			e.CreatedAt = keyset.Time(at)
+			events, seqs = append(events, e), append(seqs, seq)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(events) == 0 {
+			took = 0
+			return err
+		}
+		endpoints := map[string][]memstore.WebhookEndpoint{} // by workspace
+		for _, e := range events {
+			eps, ok := endpoints[e.WorkspaceID]
+			if !ok {
+				rows, err := tx.Query(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1`, e.WorkspaceID)
+				if err != nil {
+					return err
+				}
+				if eps, err = collect(rows, scanWebhook); err != nil {
+					return err
+				}
+				endpoints[e.WorkspaceID] = eps
+			}
+			e.ID = db.ids.New(ids.WebhookEvent, now) // in the outbox's order
+			for _, w := range eps {
+				if !w.Wants(e.Type) {
+					continue
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at,
+					state, attempts, next_attempt_at, last_attempt_at, last_status, last_error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, $9, 0, 0, '')`,
+					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt), keyset.Nanos(now)); err != nil {
+					return err
+				}
+			}
+		}
+		took = len(events)
+		_, err = tx.Exec(ctx, `DELETE FROM webhook_outbox WHERE seq = ANY ($1)`, seqs)
+		return err
+	})
+	return took, wrap(err, "fan out webhook events")
+}
+
+// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage: the
+// due rows are locked with SKIP LOCKED and leased until until in one
+// statement, so that the deliverers of several replicas claim different
+// deliveries.
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]memstore.WebhookDelivery, error) {
+	rows, err := db.pool.Query(ctx, `WITH c AS (
+			SELECT d.endpoint_id, d.event_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled'
+			ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
+		UPDATE webhook_deliveries d SET next_attempt_at = $2 FROM c, webhook_endpoints e
+		WHERE d.endpoint_id = c.endpoint_id AND d.event_id = c.event_id AND e.id = d.endpoint_id
+		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(now), keyset.Nanos(until), n)
+	if err != nil {
+		return nil, wrap(err, "claim webhook deliveries")
+	}
+	out, err := collect(rows, func(r row) (*memstore.WebhookDelivery, error) {
+		var url, secret string
+		d, err := scanDelivery(r, &url, &secret)
+		if err == nil {
+			d.URL, d.Secret = url, secret
+		}
+		return d, err
+	})
+	return out, wrap(err, "claim webhook deliveries")
+}
+
+// RecordWebhookAttempt implements memstore.WebhookDeliveryStorage.
+func (db *DB) RecordWebhookAttempt(ctx context.Context, d *memstore.WebhookDelivery, disable string, now time.Time) error {
+	var last int64
+	if d.LastAttemptAt != nil {
+		last = keyset.Nanos(*d.LastAttemptAt)
+	}
+	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_status = $5, last_error = $6
+			WHERE endpoint_id = $7 AND event_id = $8`,
+			string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
+			return err
+		}
+		if disable == "" {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = $1, updated_at = $2 WHERE id = $3 AND state = 'enabled'`,
+			disable, keyset.Nanos(now), d.EndpointID)
+		return err
+	})
+	return wrap(err, "record the delivery of %s", d.Event.ID)
+}
+
+// WebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID string, n int) ([]memstore.WebhookDelivery, error) {
+	var out []memstore.WebhookDelivery
+	err := db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+		var found string
+		err := tx.QueryRow(ctx, `SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2`, workspaceID, endpointID).Scan(&found)
+		if err != nil {
+			return notFound(err, noWebhook(endpointID))
+		}
+		rows, err := tx.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE d.endpoint_id = $1 ORDER BY d.event_id DESC LIMIT $2`, endpointID, n)
+		if err != nil {
+			return err
+		}
+		out, err = collect(rows, func(r row) (*memstore.WebhookDelivery, error) { return scanDelivery(r) })
+		return err
+	})
+	return out, wrap(err, "list the deliveries of %s", endpointID)
+}
+
+// PruneWebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE event_at < $1 AND state <> 'pending'`, keyset.Nanos(before))
+	return tag.RowsAffected(), wrap(err, "prune webhook deliveries")
 }

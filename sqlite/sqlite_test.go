@@ -922,3 +922,7 @@ func TestFeedConformance(t *testing.T) {
 func TestWebhookConformance(t *testing.T) {
 	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhooksBackend { return MustOpen(t) })
 }
+
+func TestWebhookDeliveryConformance(t *testing.T) {
+	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return MustOpen(t) })
+}

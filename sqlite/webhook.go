@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -128,4 +129,195 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 		return nil
 	})
 	return wrap(err, "delete webhook endpoint %s", id)
+}
+
+var _ memstore.WebhookDeliveryStorage = (*DB)(nil)
+
+const deliveryColumns = "d.endpoint_id, d.event_id, d.workspace_id, d.type, d.store_id, d.memory_id, d.version_id, d.event_at, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error"
+
+func scanDelivery(row interface{ Scan(...any) error }, more ...any) (*memstore.WebhookDelivery, error) {
+	var d memstore.WebhookDelivery
+	var at, next, last int64
+	e := &d.Event
+	if err := row.Scan(append([]any{&d.EndpointID, &e.ID, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at,
+		&d.State, &d.Attempts, &next, &last, &d.LastStatus, &d.LastError}, more...)...); err != nil {
+		return nil, err
+	}
+	e.CreatedAt, d.NextAttemptAt = fromNanos(at), fromNanos(next)
+	if last != 0 {
+		t := fromNanos(last)
+		d.LastAttemptAt = &t
+	}
+	return &d, nil
+}
+
+// FanOutWebhookEvents implements memstore.WebhookDeliveryStorage. The
+// single writer takes the outbox's oldest events, so the rows it removes
+// are exactly those it read.
+func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (int, error) {
+	var took int
+	err := db.write(ctx, func(tx *txn) error {
+		rows, err := tx.query(ctx, "SELECT seq, workspace_id, type, store_id, memory_id, version_id, created_at FROM webhook_outbox ORDER BY seq LIMIT ?", n)
+		if err != nil {
+			return err
+		}
+		var events []memstore.WebhookEvent
+		var last int64
+		for rows.Next() {
+			var e memstore.WebhookEvent
+			var at int64
+			if err := rows.Scan(&last, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at); err != nil {
+				rows.Close()
+				return err
+			}
+			e.CreatedAt = fromNanos(at)
+			events = append(events, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(events) == 0 {
+			return err
+		}
+		endpoints := map[string][]memstore.WebhookEndpoint{} // by workspace
+		for _, e := range events {
+			eps, ok := endpoints[e.WorkspaceID]
+			if !ok {
+				if eps, err = txWebhooks(ctx, tx, e.WorkspaceID); err != nil {
+					return err
+				}
+				endpoints[e.WorkspaceID] = eps
+			}
+			e.ID = db.ids.New(ids.WebhookEvent, now) // in the outbox's order
+			for _, w := range eps {
+				if !w.Wants(e.Type) {
+					continue
+				}
+				if _, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at,
+					state, attempts, next_attempt_at, last_attempt_at, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, 0, '')`,
+					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt), nanos(now)); err != nil {
+					return err
+				}
+			}
+		}
+		took = len(events)
+		_, err = tx.exec(ctx, "DELETE FROM webhook_outbox WHERE seq <= ?", last)
+		return err
+	})
+	return took, wrap(err, "fan out webhook events")
+}
+
+// txWebhooks is the endpoints of a workspace, read in tx.
+func txWebhooks(ctx context.Context, tx *txn, workspaceID string) ([]memstore.WebhookEndpoint, error) {
+	rows, err := tx.query(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE workspace_id = ?", workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memstore.WebhookEndpoint
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *w)
+	}
+	return out, rows.Err()
+}
+
+// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]memstore.WebhookDelivery, error) {
+	var out []memstore.WebhookDelivery
+	err := db.write(ctx, func(tx *txn) error {
+		out = nil // a retried transaction starts again
+		rows, err := tx.query(ctx, "SELECT "+deliveryColumns+", e.url, e.secret FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id"+
+			" WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.state = 'enabled' ORDER BY d.next_attempt_at LIMIT ?", nanos(now), n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var url, secret string
+			d, err := scanDelivery(rows, &url, &secret)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			d.URL, d.Secret = url, secret
+			out = append(out, *d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range out {
+			if _, err := tx.exec(ctx, "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE endpoint_id = ? AND event_id = ?",
+				nanos(until), out[i].EndpointID, out[i].Event.ID); err != nil {
+				return err
+			}
+			out[i].NextAttemptAt = fromNanos(nanos(until))
+		}
+		return nil
+	})
+	return out, wrap(err, "claim webhook deliveries")
+}
+
+// RecordWebhookAttempt implements memstore.WebhookDeliveryStorage.
+func (db *DB) RecordWebhookAttempt(ctx context.Context, d *memstore.WebhookDelivery, disable string, now time.Time) error {
+	var last int64
+	if d.LastAttemptAt != nil {
+		last = nanos(*d.LastAttemptAt)
+	}
+	err := db.write(ctx, func(tx *txn) error {
+		if _, err := tx.exec(ctx, "UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ? WHERE endpoint_id = ? AND event_id = ?",
+			string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
+			return err
+		}
+		if disable == "" {
+			return nil
+		}
+		_, err := tx.exec(ctx, "UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND state = 'enabled'",
+			disable, nanos(now), d.EndpointID)
+		return err
+	})
+	return wrap(err, "record the delivery of %s", d.Event.ID)
+}
+
+// WebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID string, n int) ([]memstore.WebhookDelivery, error) {
+	var out []memstore.WebhookDelivery
+	err := db.read(ctx, func(tx *txn) error {
+		var found int
+		if err := tx.queryRow(ctx, "SELECT count(*) FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, endpointID).Scan(&found); err != nil {
+			return err
+		}
+		if found == 0 {
+			return noWebhook(endpointID)
+		}
+		rows, err := tx.query(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries d WHERE d.endpoint_id = ? ORDER BY d.event_id DESC LIMIT ?", endpointID, n)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *d)
+		}
+		return rows.Err()
+	})
+	return out, wrap(err, "list the deliveries of %s", endpointID)
+}
+
+// PruneWebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := db.write(ctx, func(tx *txn) error {
+		res, err := tx.exec(ctx, "DELETE FROM webhook_deliveries WHERE event_at < ? AND state <> 'pending'", nanos(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, wrap(err, "prune webhook deliveries")
 }

@@ -24,6 +24,7 @@ const (
 	User         = "user_"
 	Request      = "req_"
 	Webhook      = "webhook_"
+	WebhookEvent = "wevt_"
 )
 
 // Generator makes identifiers. Within one Generator, identifiers made in

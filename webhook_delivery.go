@@ -1,0 +1,186 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Delivery of webhooks: every change that an enabled endpoint asks for is
+// written to an outbox in the transaction of the change (a committed
+// change is never lost to its webhooks, an uncommitted one never sent).
+// A deliverer turns each outbox event into one delivery per endpoint that
+// asks for its type, then posts each delivery, retrying with exponential
+// backoff by a RetryPolicy until it is delivered or has failed every
+// attempt. Each attempt's outcome and the next attempt's time are stored,
+// so retries survive restarts; a claimed delivery is leased, so that
+// deliverers of several replicas do not routinely send it twice. The
+// contract is at least once: a receiver deduplicates by the event's ID.
+
+// WebhookTypeOf is the webhook event type of a change of the feed:
+// "memstore." and the feed's type, but for an archive, which is the
+// hosted API's memory_store.archived. The backends' outbox triggers apply
+// the same rule.
+func WebhookTypeOf(e EventType) string {
+	if e == EventStoreArchived {
+		return WebhookStoreArchived
+	}
+	return "memstore." + string(e)
+}
+
+// Wants reports whether deliveries of events of type typ go to w: it is
+// enabled and asks for them.
+func (w *WebhookEndpoint) Wants(typ string) bool {
+	return w.State == WebhookEnabled && slices.Contains(w.EnabledEvents, typ)
+}
+
+// A WebhookEvent is what a delivery tells of.
+type WebhookEvent struct {
+	ID          string // wevt_..., the same for every attempt and endpoint
+	Type        string // of WebhookEventTypes
+	WorkspaceID string
+	StoreID     string
+	MemoryID    string // "" for the events of stores
+	VersionID   string // "" for the events of stores
+	CreatedAt   time.Time
+}
+
+// DeliveryState is where a delivery stands.
+type DeliveryState string
+
+// The states of a delivery.
+const (
+	DeliveryPending   DeliveryState = "pending"   // to be attempted at NextAttemptAt
+	DeliveryDelivered DeliveryState = "delivered" // a 2xx answer came
+	DeliveryFailed    DeliveryState = "failed"    // every attempt failed
+)
+
+// A WebhookDelivery is one event to one endpoint, and its log.
+type WebhookDelivery struct {
+	EndpointID    string
+	Event         WebhookEvent
+	State         DeliveryState
+	Attempts      int
+	NextAttemptAt time.Time
+	LastAttemptAt *time.Time // nil before the first attempt
+	// LastStatus is the HTTP status of the last attempt's answer, 0 when
+	// none came; LastError says why it failed ("" when it did not).
+	LastStatus int
+	LastError  string
+	// URL and Secret are the endpoint's, set by ClaimWebhookDeliveries
+	// only, for the attempt.
+	URL    string
+	Secret string
+}
+
+// A RetryPolicy spaces the attempts of a delivery: the nth retry waits
+// MinBackoff·2ⁿ⁻¹, at most MaxBackoff, and a delivery whose MaxAttempts
+// attempts all failed disables its endpoint.
+type RetryPolicy struct {
+	MinBackoff  time.Duration
+	MaxBackoff  time.Duration
+	MaxAttempts int
+}
+
+// DefaultRetryPolicy retries for about four hours (30s, 1m, 2m, ... 1h,
+// 1h) before it gives up on a delivery and disables its endpoint.
+var DefaultRetryPolicy = RetryPolicy{MinBackoff: 30 * time.Second, MaxBackoff: time.Hour, MaxAttempts: 10}
+
+// The limits of delivery.
+const (
+	// MaxDeliveryError bounds the LastError kept, in bytes.
+	MaxDeliveryError = 512
+	// DeliveryLogRetention is how long delivered and failed deliveries
+	// stay in their endpoint's log.
+	DeliveryLogRetention = 7 * 24 * time.Hour
+)
+
+// Backoff is how long the retry after attempt n (from 1) waits.
+func (p RetryPolicy) Backoff(n int) time.Duration {
+	d := p.MinBackoff
+	for i := 1; i < n && d < p.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxBackoff)
+}
+
+// Attempted records the outcome of an attempt made at at: the HTTP
+// status of its answer (0 for none) and, when it failed, why. A 2xx
+// answer delivers; otherwise the delivery waits for its next attempt or,
+// when it has had them all, fails, and Attempted returns why its endpoint
+// is to be disabled ("" otherwise).
+func (d *WebhookDelivery) Attempted(at time.Time, status int, why string, p RetryPolicy) (disable string) {
+	d.Attempts++
+	d.LastAttemptAt, d.LastStatus = &at, status
+	if status >= 200 && status < 300 {
+		d.State, d.LastError = DeliveryDelivered, ""
+		return ""
+	}
+	d.LastError = truncateUTF8(why, MaxDeliveryError)
+	if d.Attempts < p.MaxAttempts {
+		d.NextAttemptAt = at.Add(p.Backoff(d.Attempts))
+		return ""
+	}
+	d.State = DeliveryFailed
+	return fmt.Sprintf("event %s failed all %d delivery attempts, the last at %s: %s",
+		d.Event.ID, d.Attempts, at.UTC().Format(time.RFC3339), d.LastError)
+}
+
+// truncateUTF8 is s cut to at most n bytes, on a rune boundary, with any
+// invalid UTF-8 replaced.
+func truncateUTF8(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
+
+// WebhookDeliveryStorage keeps the outbox and the deliveries. Like the
+// other storage it trusts its caller.
+type WebhookDeliveryStorage interface {
+	// FanOutWebhookEvents takes up to n events from the outbox and, in
+	// one transaction, adds a pending delivery due at now for each
+	// endpoint of the event's workspace that Wants it, giving each event
+	// its ID, and removes them from the outbox. It returns how many it
+	// took: 0 when the outbox is empty.
+	FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (int, error)
+	// ClaimWebhookDeliveries returns up to n pending deliveries of
+	// enabled endpoints that are due at now, with their endpoints' URL
+	// and secret, and moves their next attempt to until, so that no other
+	// deliverer claims them before.
+	ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]WebhookDelivery, error)
+	// RecordWebhookAttempt stores d's state after an attempt and, when
+	// disable is not "", disables its endpoint, if still enabled, with
+	// that reason, at now.
+	RecordWebhookAttempt(ctx context.Context, d *WebhookDelivery, disable string, now time.Time) error
+	// WebhookDeliveries returns up to n of an endpoint's deliveries,
+	// newest event first (ENotFound for an endpoint not of the
+	// workspace).
+	WebhookDeliveries(ctx context.Context, workspaceID, endpointID string, n int) ([]WebhookDelivery, error)
+	// PruneWebhookDeliveries removes the delivered and failed deliveries
+	// of events made before before, and returns how many.
+	PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error)
+}
+
+// WebhookDeliveries returns the log of one of the caller's workspace's
+// endpoints, newest event first, a page of limit (1-100, 0 for the
+// default) at most. The deliveries never hold the secret.
+func (ws *Webhooks) WebhookDeliveries(ctx context.Context, c *Caller, endpointID string, limit int) ([]WebhookDelivery, error) {
+	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return nil, err
+	}
+	n, err := PageSize(limit, false)
+	if err != nil {
+		return nil, err
+	}
+	ds, ok := ws.s.(WebhookDeliveryStorage)
+	if !ok {
+		return nil, Errorf(EInvalid, "this server keeps no webhook deliveries")
+	}
+	return ds.WebhookDeliveries(ctx, c.WorkspaceID, endpointID, n)
+}

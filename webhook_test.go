@@ -1,0 +1,68 @@
+package memstore
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRetryPolicyBackoff(t *testing.T) {
+	p := RetryPolicy{MinBackoff: time.Second, MaxBackoff: 5 * time.Second, MaxAttempts: 4}
+	var got []time.Duration
+	for n := 1; n <= 5; n++ {
+		got = append(got, p.Backoff(n))
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("backoffs %v, want %v", got, want)
+	}
+	if d := DefaultRetryPolicy.Backoff(1000); d != DefaultRetryPolicy.MaxBackoff {
+		t.Errorf("a late retry waits %v", d)
+	}
+}
+
+func TestDeliveryAttempted(t *testing.T) {
+	p := RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Minute, MaxAttempts: 3}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := WebhookDelivery{State: DeliveryPending, Event: WebhookEvent{ID: "wevt_1"}}
+	if r := d.Attempted(at, 0, "connection refused", p); r != "" || d.State != DeliveryPending || !d.NextAttemptAt.Equal(at.Add(time.Second)) {
+		t.Errorf("after a first failure: %+v, %q", d, r)
+	}
+	if r := d.Attempted(at, 503, strings.Repeat("é", MaxDeliveryError), p); r != "" || !d.NextAttemptAt.Equal(at.Add(2*time.Second)) ||
+		len(d.LastError) > MaxDeliveryError || !strings.HasPrefix(d.LastError, "é") {
+		t.Errorf("after a second failure: next %v, error of %d bytes, %q", d.NextAttemptAt, len(d.LastError), r)
+	}
+	r := d.Attempted(at, 500, "down", p)
+	if d.State != DeliveryFailed || !strings.Contains(r, "wevt_1") || !strings.Contains(r, "3") {
+		t.Errorf("after the last failure: %+v, %q", d, r)
+	}
+	ok := WebhookDelivery{State: DeliveryPending}
+	if r := ok.Attempted(at, 200, "", p); r != "" || ok.State != DeliveryDelivered || ok.Attempts != 1 || ok.LastStatus != 200 {
+		t.Errorf("a success: %+v", ok)
+	}
+}
+
+func TestWebhookTypeOf(t *testing.T) {
+	for _, e := range []EventType{EventMemoryCreated, EventMemoryModified, EventMemoryRenamed, EventMemoryDeleted, EventVersionRedacted, EventStoreArchived} {
+		if !slices.Contains(WebhookEventTypes, WebhookTypeOf(e)) {
+			t.Errorf("%s gives %q, not an event type", e, WebhookTypeOf(e))
+		}
+	}
+	if WebhookTypeOf(EventStoreArchived) != "memory_store.archived" || WebhookTypeOf(EventMemoryCreated) != "memstore.memory.created" {
+		t.Errorf("the names differ from the documented ones")
+	}
+}
+
+func TestCheckWebhookAddr(t *testing.T) {
+	for _, a := range []string{"127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "::1", "fe80::1", "fc00::1", "0.0.0.0", "100.64.0.1", "::ffff:127.0.0.1", "224.0.0.1"} {
+		if CheckWebhookAddr(netip.MustParseAddr(a)) == nil {
+			t.Errorf("%s is allowed", a)
+		}
+	}
+	for _, a := range []string{"93.184.215.14", "2606:4700::1111", "8.8.8.8"} {
+		if err := CheckWebhookAddr(netip.MustParseAddr(a)); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+}
