@@ -41,7 +41,7 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir"} {
+	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir", module + "/webhook"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, "github.com/anthropics/") {
 				t.Errorf("%s depends on %s", pkg, d)
@@ -60,6 +60,7 @@ func TestImportRules(t *testing.T) {
 		"/memdir":     {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/dirsync"},
 		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
 		"/console":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
+		"/webhook":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest"},
 		"/postgres":   {"/httpapi", "/mcpserver", "/sqlite", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/internal/pgtest"},
 	}

@@ -55,12 +55,15 @@ const (
 	WebhookStoreCreated    = "memory_store.created"
 	WebhookStoreArchived   = "memory_store.archived"
 	WebhookStoreDeleted    = "memory_store.deleted"
-	WebhookMemoryCreated   = "memstore." + string(EventMemoryCreated)
-	WebhookMemoryModified  = "memstore." + string(EventMemoryModified)
-	WebhookMemoryRenamed   = "memstore." + string(EventMemoryRenamed)
-	WebhookMemoryDeleted   = "memstore." + string(EventMemoryDeleted)
-	WebhookVersionRedacted = "memstore." + string(EventVersionRedacted)
+	WebhookMemoryCreated   = WebhookOwnPrefix + string(EventMemoryCreated)
+	WebhookMemoryModified  = WebhookOwnPrefix + string(EventMemoryModified)
+	WebhookMemoryRenamed   = WebhookOwnPrefix + string(EventMemoryRenamed)
+	WebhookMemoryDeleted   = WebhookOwnPrefix + string(EventMemoryDeleted)
+	WebhookVersionRedacted = WebhookOwnPrefix + string(EventVersionRedacted)
 )
+
+// WebhookOwnPrefix begins the names of memstore's own event types.
+const WebhookOwnPrefix = "memstore."
 
 // WebhookEventTypes lists every event type an endpoint may ask for.
 var WebhookEventTypes = []string{

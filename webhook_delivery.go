@@ -28,7 +28,7 @@ func WebhookTypeOf(e EventType) string {
 	if e == EventStoreArchived {
 		return WebhookStoreArchived
 	}
-	return "memstore." + string(e)
+	return WebhookOwnPrefix + string(e)
 }
 
 // Wants reports whether deliveries of events of type typ go to w: it is
