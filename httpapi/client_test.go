@@ -38,6 +38,7 @@ type harnessDB interface {
 	memstore.Backend
 	memstore.KeyService
 	memstore.WebhookStorage
+	memstore.WebhookDeliveryStorage
 	Counts(context.Context) (memstore.Counts, error)
 }
 

@@ -3,11 +3,13 @@ package httpapi_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
 )
 
 // TestSDKWebhooks calls every method of the Go SDK's
@@ -100,4 +102,51 @@ func testSDKWebhooks(t *testing.T, backend harnessBackend) {
 	}
 	_, err = hooks.Delete(ctx, created.ID, anthropic.BetaOrganizationWebhookDeleteParams{})
 	sdkError(t, err, 404, "not_found_error", "Delete again")
+}
+
+// TestWebhookDeliveriesRoute checks memstore's own delivery log of an
+// endpoint, GET /v1/organizations/webhooks/{id}/deliveries: a store
+// created after the endpoint is pending there, and another workspace
+// cannot read it.
+func TestWebhookDeliveriesRoute(t *testing.T) {
+	e := newSDKEnv(t, onSQLite)
+	ctx := t.Context()
+	w, err := e.sdk.Beta.Organization.Webhooks.New(ctx, anthropic.BetaOrganizationWebhookNewParams{
+		URL: "http://127.0.0.1:9/hooks", EnabledEvents: []string{memstore.WebhookStoreCreated}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.newStore(t, "Notes")
+	if _, err := e.h.DB.FanOutWebhookEvents(ctx, time.Now(), 10); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Data []httpapi.WebhookDeliveryJSON `json:"data"`
+	}
+	if err := e.sdk.Get(ctx, "v1/organizations/webhooks/"+w.ID+"/deliveries", nil, &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Data) != 1 {
+		t.Fatalf("deliveries %+v", log.Data)
+	}
+	d := log.Data[0]
+	if d.EventType != memstore.WebhookStoreCreated || d.MemoryStoreID != s.ID || d.State != "pending" || d.Attempts != 0 ||
+		d.NextAttemptAt == nil || d.LastAttemptAt != nil || !strings.HasPrefix(d.EventID, "wevt_") {
+		t.Errorf("delivery %+v", d)
+	}
+	_, otherKey := e.h.newAPIKey(t, mustWorkspaceID(t, e.h, "other"), "other")
+	other := e.client(otherKey)
+	err = other.Get(ctx, "v1/organizations/webhooks/"+w.ID+"/deliveries", nil, &log)
+	sdkError(t, err, 404, "not_found_error", "another workspace's log")
+	err = e.sdk.Get(ctx, "v1/organizations/webhooks/"+w.ID+"/deliveries?limit=0", nil, &log)
+	sdkError(t, err, 400, "invalid_request_error", "limit 0")
+}
+
+func mustWorkspaceID(t *testing.T, h *apiHarness, name string) string {
+	t.Helper()
+	ws, err := h.DB.CreateWorkspace(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws.ID
 }

@@ -22,6 +22,7 @@ func (s *Server) routeWebhooks() {
 	s.handle("POST "+hook, s.updateWebhook)
 	s.handle("DELETE "+hook, s.deleteWebhook)
 	s.handle("POST "+hook+"/regenerate_signing_secret", s.regenerateWebhookSecret)
+	s.handle("GET "+hook+"/deliveries", s.listWebhookDeliveries) // memstore's own
 }
 
 // WebhookEndpointJSON is a webhook endpoint; SigningSecret is set only
@@ -180,6 +181,60 @@ func (s *Server) regenerateWebhookSecret(w *responseWriter, r *http.Request, c *
 	s.writeJSON(w, http.StatusOK, struct {
 		SigningSecret string `json:"signing_secret"`
 	}{secret})
+	return nil
+}
+
+// WebhookDeliveryJSON is one delivery of an endpoint's log (memstore's
+// own object). NextAttemptAt is set while it is pending.
+type WebhookDeliveryJSON struct {
+	Type            string     `json:"type"`
+	EventID         string     `json:"event_id"`
+	EventType       string     `json:"event_type"`
+	EventCreatedAt  Timestamp  `json:"event_created_at"`
+	MemoryStoreID   string     `json:"memory_store_id"`
+	MemoryID        string     `json:"memory_id,omitempty"`
+	MemoryVersionID string     `json:"memory_version_id,omitempty"`
+	State           string     `json:"state"`
+	Attempts        int        `json:"attempts"`
+	LastAttemptAt   *Timestamp `json:"last_attempt_at"`
+	LastStatusCode  int        `json:"last_status_code"`
+	LastError       string     `json:"last_error"`
+	NextAttemptAt   *Timestamp `json:"next_attempt_at"`
+}
+
+// NewWebhookDeliveryJSON is d on the wire.
+func NewWebhookDeliveryJSON(d *memstore.WebhookDelivery) WebhookDeliveryJSON {
+	j := WebhookDeliveryJSON{
+		Type: "webhook_delivery", EventID: d.Event.ID, EventType: d.Event.Type, EventCreatedAt: Timestamp(d.Event.CreatedAt),
+		MemoryStoreID: d.Event.StoreID, MemoryID: d.Event.MemoryID, MemoryVersionID: d.Event.VersionID,
+		State: string(d.State), Attempts: d.Attempts, LastAttemptAt: timestampPtr(d.LastAttemptAt),
+		LastStatusCode: d.LastStatus, LastError: d.LastError,
+	}
+	if d.State == memstore.DeliveryPending {
+		j.NextAttemptAt = timestampPtr(&d.NextAttemptAt)
+	}
+	return j
+}
+
+// listWebhookDeliveries serves an endpoint's delivery log, newest event
+// first: the latest limit deliveries.
+func (s *Server) listWebhookDeliveries(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	p := newParams(r)
+	limit := p.count("limit", memstore.DefaultPageSize, memstore.MaxPageSize)
+	if p.err != nil {
+		return p.err
+	}
+	ds, err := s.webhooks.WebhookDeliveries(r.Context(), c, r.PathValue("webhook_endpoint_id"), limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Data []WebhookDeliveryJSON `json:"data"`
+	}{Data: make([]WebhookDeliveryJSON, len(ds))}
+	for i := range ds {
+		out.Data[i] = NewWebhookDeliveryJSON(&ds[i])
+	}
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -209,8 +209,8 @@ func (d *Deliverer) step(ctx context.Context) (busy bool, err error) {
 // attempt posts one delivery and records its outcome.
 func (d *Deliverer) attempt(ctx context.Context, del *memstore.WebhookDelivery) error {
 	status, why := d.post(ctx, del)
-	if ctx.Err() != nil {
-		return nil // stopped: the lease runs out and the attempt is made again
+	if status == 0 && ctx.Err() != nil {
+		return nil // stopped before an answer: the lease runs out and the attempt is made again
 	}
 	at := d.o.Now()
 	disable := del.Attempted(at, status, why, d.o.Policy)

@@ -25,6 +25,8 @@ type database interface {
 	memstore.Backend
 	memstore.KeyService
 	memstore.UserStorage
+	memstore.WebhookStorage
+	memstore.WebhookDeliveryStorage
 	// Dumper and Restorer copy a whole database (memstore migrate).
 	memstore.Dumper
 	memstore.Restorer

@@ -44,6 +44,7 @@ func commands() []command {
 		{"mcp", "serve the agent memory tools to an MCP client over stdio", runMCP},
 		{"keys", "create, list and revoke the API keys of a database", runKeys},
 		{"users", "create, list and remove the console's users, and set their passwords", runUsers},
+		{"webhooks", "create, list and remove webhook endpoints, and see their deliveries", runWebhooks},
 		{"vacuum", "give back the space of what was changed, deleted or redacted", runVacuum},
 		{"tool", "serve the memory tool (memory_20250818) over JSON lines on a directory or a store", runTool},
 		{"stores", "list, create, show, update, archive and delete memory stores", runStores},

@@ -21,6 +21,7 @@ import (
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/mcpserver"
+	"github.com/memstore/memstore/webhook"
 )
 
 const serveHelp = `Usage: memstore serve [--db FILE|URL] [--addr HOST:PORT] [flags]
@@ -48,6 +49,10 @@ no whole request yet, or waits between requests); when every one has a
 request in progress, new connections wait for one to end. A connection is
 also dropped when its request's headers are slow to come, or when it stays
 idle between requests for long.
+
+Webhooks (/v1/organizations/webhooks) are delivered by the server, with
+retries that survive restarts; their URLs may not reach loopback,
+link-local or private addresses unless --webhook-allow-private is set.
 
 Every flag may also be set by the environment variable named beside it;
 flags win over variables. SIGINT or SIGTERM stops the server after the
@@ -96,6 +101,7 @@ type serveConfig struct {
 	consoleAddr    hostPort  // on its own address, "" for the API's
 	consoleIdle    duration  // a console session's idle and absolute expiry
 	consoleLife    duration
+	webhookPrivate boolValue // webhooks may reach private addresses
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -117,6 +123,7 @@ var serveEnv = map[string]string{
 	"console-addr":           "MEMSTORE_CONSOLE_ADDR",
 	"console-idle-timeout":   "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
 	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
+	"webhook-allow-private":  "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
 }
 
 // parseServeConfig reads serve's configuration from its defaults, the
@@ -154,6 +161,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.consoleAddr, "console-addr", "serve the web console on `HOST:PORT` instead of --addr (MEMSTORE_CONSOLE_ADDR)")
 	fs.Var(&c.consoleIdle, "console-idle-timeout", "end a console session after `DURATION` without a request (MEMSTORE_CONSOLE_IDLE_TIMEOUT)")
 	fs.Var(&c.consoleLife, "console-session-max", "end a console session `DURATION` after sign-in, however active (MEMSTORE_CONSOLE_SESSION_MAX)")
+	fs.Var(&c.webhookPrivate, "webhook-allow-private", "let webhooks reach loopback, link-local and private addresses, and plain http: for tests and closed networks (MEMSTORE_WEBHOOK_ALLOW_PRIVATE)")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -237,8 +245,9 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	core := newCore(db, c.backend.opts)
+	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(bool(c.webhookPrivate)))
 	api := httpapi.New(httpapi.Config{
-		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core,
+		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
 		Counts:         db.Counts,
 		PoolStats:      db.PoolStats,
 		Ping:           db.Ping,
@@ -293,6 +302,15 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	// So do the change feed's streams; their clients resume from their
 	// last event.
 	srv.RegisterOnShutdown(api.EndStreams)
+	// The webhooks' deliverer runs until the server stops; what it was
+	// sending when stopped is sent again after its lease.
+	dctx, stopDelivery := context.WithCancel(context.WithoutCancel(ctx))
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		webhook.New(db, webhook.Options{AllowPrivate: bool(c.webhookPrivate), Logger: log}).Run(dctx)
+	}()
+	defer func() { stopDelivery(); <-delivered }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), databaseName(path))
