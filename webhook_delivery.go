@@ -140,24 +140,33 @@ func truncateUTF8(s string, n int) string {
 	return s
 }
 
+// A WebhookAttempt is a delivery after an attempt (Attempted), and the
+// reason to disable its endpoint, "" for none.
+type WebhookAttempt struct {
+	Delivery *WebhookDelivery
+	Disable  string
+}
+
 // WebhookDeliveryStorage keeps the outbox and the deliveries. Like the
 // other storage it trusts its caller.
 type WebhookDeliveryStorage interface {
 	// FanOutWebhookEvents takes up to n events from the outbox and, in
-	// one transaction, adds a pending delivery due at now for each
-	// endpoint of the event's workspace that Wants it, giving each event
-	// its ID, and removes them from the outbox. It returns how many it
-	// took: 0 when the outbox is empty.
-	FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (int, error)
+	// one transaction, adds a pending delivery for each endpoint of the
+	// event's workspace that Wants it, giving each event its ID, and
+	// removes them from the outbox. The new deliveries are claimed at
+	// once, until until (as ClaimWebhookDeliveries claims), and returned
+	// with their endpoints' URL and secret, for their first attempt. It
+	// also returns how many events it took: 0 when the outbox is empty.
+	FanOutWebhookEvents(ctx context.Context, until time.Time, n int) ([]WebhookDelivery, int, error)
 	// ClaimWebhookDeliveries returns up to n pending deliveries of
 	// enabled endpoints that are due at now, with their endpoints' URL
 	// and secret, and moves their next attempt to until, so that no other
 	// deliverer claims them before.
 	ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]WebhookDelivery, error)
-	// RecordWebhookAttempt stores d's state after an attempt and, when
-	// disable is not "", disables its endpoint, if still enabled, with
-	// that reason, at now.
-	RecordWebhookAttempt(ctx context.Context, d *WebhookDelivery, disable string, now time.Time) error
+	// RecordWebhookAttempts stores, in one transaction, the state of
+	// each attempt's delivery and, for an attempt with Disable set,
+	// disables its endpoint, if still enabled, with that reason, at now.
+	RecordWebhookAttempts(ctx context.Context, attempts []WebhookAttempt, now time.Time) error
 	// WebhookDeliveries returns up to n of an endpoint's deliveries,
 	// newest event first (ENotFound for an endpoint not of the
 	// workspace).

@@ -117,7 +117,7 @@ func TestWebhookDeliveriesRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := e.newStore(t, "Notes")
-	if _, err := e.h.DB.FanOutWebhookEvents(ctx, time.Now(), 10); err != nil {
+	if _, _, err := e.h.DB.FanOutWebhookEvents(ctx, time.Now(), 10); err != nil {
 		t.Fatal(err)
 	}
 	var log struct {

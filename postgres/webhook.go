@@ -147,9 +147,13 @@ func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
 // FanOutWebhookEvents implements memstore.WebhookDeliveryStorage. The
 // outbox's rows are claimed with SKIP LOCKED, so that the deliverers of
 // several replicas fan out different events, each once.
-func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (int, error) {
-	var took int
+func (db *DB) FanOutWebhookEvents(ctx context.Context, until time.Time, n int) ([]memstore.WebhookDelivery, int, error) {
+	var (
+		took int
+		out  []memstore.WebhookDelivery
+	)
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		took, out = 0, nil // a retried transaction starts again
 		rows, err := tx.Query(ctx, `SELECT seq, workspace_id, type, store_id, memory_id, version_id, created_at FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`, n)
 		if err != nil {
 			return err
@@ -170,7 +174,6 @@ func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (in
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil || len(events) == 0 {
-			took = 0
 			return err
 		}
 		endpoints := map[string][]memstore.WebhookEndpoint{} // by workspace
@@ -186,23 +189,28 @@ func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (in
 				}
 				endpoints[e.WorkspaceID] = eps
 			}
-			e.ID = db.ids.New(ids.WebhookEvent, now) // in the outbox's order
+			e.ID = db.ids.New(ids.WebhookEvent, until) // in the outbox's order
 			for _, w := range eps {
 				if !w.Wants(e.Type) {
 					continue
 				}
 				if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at,
 					state, attempts, next_attempt_at, last_attempt_at, last_status, last_error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, $9, 0, 0, '')`,
-					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt), keyset.Nanos(now)); err != nil {
+					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt), keyset.Nanos(until)); err != nil {
 					return err
 				}
+				out = append(out, memstore.WebhookDelivery{EndpointID: w.ID, Event: e, State: memstore.DeliveryPending,
+					NextAttemptAt: keyset.Time(keyset.Nanos(until)), URL: w.URL, Secret: w.Secret})
 			}
 		}
 		took = len(events)
 		_, err = tx.Exec(ctx, `DELETE FROM webhook_outbox WHERE seq = ANY ($1)`, seqs)
 		return err
 	})
-	return took, wrap(err, "fan out webhook events")
+	if err != nil {
+		return nil, 0, wrap(err, "fan out webhook events")
+	}
+	return out, took, nil
 }
 
 // ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage: the
@@ -231,26 +239,31 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, 
 	return out, wrap(err, "claim webhook deliveries")
 }
 
-// RecordWebhookAttempt implements memstore.WebhookDeliveryStorage.
-func (db *DB) RecordWebhookAttempt(ctx context.Context, d *memstore.WebhookDelivery, disable string, now time.Time) error {
-	var last int64
-	if d.LastAttemptAt != nil {
-		last = keyset.Nanos(*d.LastAttemptAt)
-	}
+// RecordWebhookAttempts implements memstore.WebhookDeliveryStorage.
+func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time) error {
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_status = $5, last_error = $6
-			WHERE endpoint_id = $7 AND event_id = $8`,
-			string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
-			return err
+		for _, a := range attempts {
+			d := a.Delivery
+			var last int64
+			if d.LastAttemptAt != nil {
+				last = keyset.Nanos(*d.LastAttemptAt)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_status = $5, last_error = $6
+				WHERE endpoint_id = $7 AND event_id = $8`,
+				string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
+				return err
+			}
+			if a.Disable == "" {
+				continue
+			}
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = $1, updated_at = $2 WHERE id = $3 AND state = 'enabled'`,
+				a.Disable, keyset.Nanos(now), d.EndpointID); err != nil {
+				return err
+			}
 		}
-		if disable == "" {
-			return nil
-		}
-		_, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = $1, updated_at = $2 WHERE id = $3 AND state = 'enabled'`,
-			disable, keyset.Nanos(now), d.EndpointID)
-		return err
+		return nil
 	})
-	return wrap(err, "record the delivery of %s", d.Event.ID)
+	return wrap(err, "record webhook deliveries")
 }
 
 // WebhookDeliveries implements memstore.WebhookDeliveryStorage.

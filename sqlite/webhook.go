@@ -154,9 +154,13 @@ func scanDelivery(row interface{ Scan(...any) error }, more ...any) (*memstore.W
 // FanOutWebhookEvents implements memstore.WebhookDeliveryStorage. The
 // single writer takes the outbox's oldest events, so the rows it removes
 // are exactly those it read.
-func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (int, error) {
-	var took int
+func (db *DB) FanOutWebhookEvents(ctx context.Context, until time.Time, n int) ([]memstore.WebhookDelivery, int, error) {
+	var (
+		took int
+		out  []memstore.WebhookDelivery
+	)
 	err := db.write(ctx, func(tx *txn) error {
+		took, out = 0, nil // a retried transaction starts again
 		rows, err := tx.query(ctx, "SELECT seq, workspace_id, type, store_id, memory_id, version_id, created_at FROM webhook_outbox ORDER BY seq LIMIT ?", n)
 		if err != nil {
 			return err
@@ -186,23 +190,28 @@ func (db *DB) FanOutWebhookEvents(ctx context.Context, now time.Time, n int) (in
 				}
 				endpoints[e.WorkspaceID] = eps
 			}
-			e.ID = db.ids.New(ids.WebhookEvent, now) // in the outbox's order
+			e.ID = db.ids.New(ids.WebhookEvent, until) // in the outbox's order
 			for _, w := range eps {
 				if !w.Wants(e.Type) {
 					continue
 				}
 				if _, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at,
 					state, attempts, next_attempt_at, last_attempt_at, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, 0, 0, '')`,
-					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt), nanos(now)); err != nil {
+					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt), nanos(until)); err != nil {
 					return err
 				}
+				out = append(out, memstore.WebhookDelivery{EndpointID: w.ID, Event: e, State: memstore.DeliveryPending,
+					NextAttemptAt: fromNanos(nanos(until)), URL: w.URL, Secret: w.Secret})
 			}
 		}
 		took = len(events)
 		_, err = tx.exec(ctx, "DELETE FROM webhook_outbox WHERE seq <= ?", last)
 		return err
 	})
-	return took, wrap(err, "fan out webhook events")
+	if err != nil {
+		return nil, 0, wrap(err, "fan out webhook events")
+	}
+	return out, took, nil
 }
 
 // txWebhooks is the endpoints of a workspace, read in tx.
@@ -259,25 +268,30 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, 
 	return out, wrap(err, "claim webhook deliveries")
 }
 
-// RecordWebhookAttempt implements memstore.WebhookDeliveryStorage.
-func (db *DB) RecordWebhookAttempt(ctx context.Context, d *memstore.WebhookDelivery, disable string, now time.Time) error {
-	var last int64
-	if d.LastAttemptAt != nil {
-		last = nanos(*d.LastAttemptAt)
-	}
+// RecordWebhookAttempts implements memstore.WebhookDeliveryStorage.
+func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time) error {
 	err := db.write(ctx, func(tx *txn) error {
-		if _, err := tx.exec(ctx, "UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ? WHERE endpoint_id = ? AND event_id = ?",
-			string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
-			return err
+		for _, a := range attempts {
+			d := a.Delivery
+			var last int64
+			if d.LastAttemptAt != nil {
+				last = nanos(*d.LastAttemptAt)
+			}
+			if _, err := tx.exec(ctx, "UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ? WHERE endpoint_id = ? AND event_id = ?",
+				string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
+				return err
+			}
+			if a.Disable == "" {
+				continue
+			}
+			if _, err := tx.exec(ctx, "UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND state = 'enabled'",
+				a.Disable, nanos(now), d.EndpointID); err != nil {
+				return err
+			}
 		}
-		if disable == "" {
-			return nil
-		}
-		_, err := tx.exec(ctx, "UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND state = 'enabled'",
-			disable, nanos(now), d.EndpointID)
-		return err
+		return nil
 	})
-	return wrap(err, "record the delivery of %s", d.Event.ID)
+	return wrap(err, "record webhook deliveries")
 }
 
 // WebhookDeliveries implements memstore.WebhookDeliveryStorage.

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
@@ -17,7 +19,70 @@ import (
 // writes; writes/s is the writer's throughput.
 func BenchmarkWriteCycle(b *testing.B) {
 	db := MustOpen(b)
-	s := mustStore(b, db)
+	writeCycles(b, db, mustStore(b, db))
+}
+
+// BenchmarkWriteCycleWebhooks is BenchmarkWriteCycle with an endpoint
+// that wants every event, and a deliverer's work on the database
+// (fanning out, claiming and recording each delivery, without the HTTP)
+// running beside it: what webhooks cost the writer.
+func BenchmarkWriteCycleWebhooks(b *testing.B) {
+	db := MustOpen(b)
+	ctx := context.Background()
+	w, err := db.CreateWorkspace(ctx, "hooks")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &memstore.Caller{WorkspaceID: w.ID, Actor: alice}
+	if _, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).CreateWebhook(ctx, c,
+		memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: memstore.WebhookEventTypes}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := memstore.NewCore(db).CreateStore(ctx, c, memstore.StoreCreate{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		delivered := 0
+		for {
+			select {
+			case <-stop:
+				done <- delivered
+				return
+			default:
+			}
+			now := time.Now()
+			ds, _, err := db.FanOutWebhookEvents(ctx, now.Add(time.Minute), webhookBatch)
+			if err != nil {
+				b.Error(err)
+			}
+			attempts := make([]memstore.WebhookAttempt, len(ds))
+			for i := range ds {
+				ds[i].Attempted(now, 204, "", memstore.DefaultRetryPolicy)
+				attempts[i].Delivery = &ds[i]
+			}
+			if err := db.RecordWebhookAttempts(ctx, attempts, now); err != nil {
+				b.Error(err)
+			}
+			delivered += len(ds)
+			if len(ds) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	writeCycles(b, db, s)
+	close(stop)
+	b.ReportMetric(float64(<-done)/b.Elapsed().Seconds(), "deliveries/s")
+}
+
+// webhookBatch is how many deliveries the deliverer takes at a time.
+const webhookBatch = 64
+
+// writeCycles creates, updates and deletes memories of store s from 32
+// goroutines, b.N cycles in all.
+func writeCycles(b *testing.B, db *sqlite.DB, s *memstore.Store) {
 	content := strings.Repeat("memstore bench line\n", 52)[:1024]
 	var n atomic.Int64
 	b.SetParallelism(16) // 32 goroutines on 2 cores
@@ -26,17 +91,17 @@ func BenchmarkWriteCycle(b *testing.B) {
 		ctx := context.Background()
 		for pb.Next() {
 			i := n.Add(1)
-			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/bench/%d/%d.md", i%32, i), Content: content}, alice)
+			m, err := sqlitetest.Writer(db).CreateMemory(ctx, s.WorkspaceID, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/bench/%d/%d.md", i%32, i), Content: content}, alice)
 			if err != nil {
 				b.Error(err)
 				return
 			}
 			c := content + fmt.Sprint(i)
-			if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: &c}, alice); err != nil {
+			if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, s.WorkspaceID, s.ID, m.ID, memstore.MemoryUpdate{Content: &c}, alice); err != nil {
 				b.Error(err)
 				return
 			}
-			if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
+			if err := sqlitetest.Writer(db).DeleteMemory(ctx, s.WorkspaceID, s.ID, m.ID, "", alice); err != nil {
 				b.Error(err)
 				return
 			}

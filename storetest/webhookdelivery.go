@@ -27,20 +27,21 @@ func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryB
 	t.Run("Outbox", func(t *testing.T) { testWebhookOutbox(t, open(t)) })
 }
 
-// fanOutAll empties the outbox into deliveries and returns how many
-// events it held.
-func fanOutAll(t *testing.T, b WebhookDeliveryBackend, now time.Time) int {
+// fanOutAll empties the outbox into deliveries, claimed until until,
+// and returns them and how many events the outbox held.
+func fanOutAll(t *testing.T, b WebhookDeliveryBackend, until time.Time) ([]memstore.WebhookDelivery, int) {
 	t.Helper()
+	var all []memstore.WebhookDelivery
 	total := 0
 	for {
-		n, err := b.FanOutWebhookEvents(context.Background(), now, 3) // small batches, to page
+		ds, n, err := b.FanOutWebhookEvents(context.Background(), until, 3) // small batches, to page
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
-			return total
+			return all, total
 		}
-		total += n
+		all, total = append(all, ds...), total+n
 	}
 }
 
@@ -67,7 +68,7 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	}
 	// Changes before any endpoint are not kept for webhooks.
 	mustStore(c, "before")
-	if n := fanOutAll(t, b, time.Now()); n != 0 {
+	if _, n := fanOutAll(t, b, time.Now()); n != 0 {
 		t.Errorf("%d events with no endpoint", n)
 	}
 	all := mustHook(c, memstore.WebhookEventTypes...)
@@ -108,12 +109,9 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	mustStore(other, "theirs")
 
 	now := time.Now()
-	if n := fanOutAll(t, b, now); n != 9 {
+	claimed, n := fanOutAll(t, b, now.Add(time.Minute))
+	if n != 9 {
 		t.Errorf("the outbox held %d events, want 8 of one workspace and 1 of the other", n)
-	}
-	claimed, err := b.ClaimWebhookDeliveries(ctx, now, now.Add(time.Minute), 100)
-	if err != nil {
-		t.Fatal(err)
 	}
 	by := map[string][]memstore.WebhookDelivery{}
 	for _, d := range claimed {
@@ -160,7 +158,8 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 			len(by[created.ID]), len(by[off.ID]), len(by[theirs.ID]))
 	}
 
-	// Claimed deliveries are leased: no one claims them again before it ends.
+	// Deliveries are claimed as they are made: no one claims them again
+	// before the lease ends.
 	again, err := b.ClaimWebhookDeliveries(ctx, now.Add(30*time.Second), now.Add(2*time.Minute), 100)
 	if err != nil || len(again) != 0 {
 		t.Errorf("claimed %d leased deliveries (%v)", len(again), err)
@@ -175,15 +174,12 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	policy := memstore.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second, MaxAttempts: 1}
 	ok := mine[0]
 	ok.Attempted(later, 204, "", policy)
-	if err := b.RecordWebhookAttempt(ctx, &ok, "", later); err != nil {
-		t.Fatal(err)
-	}
 	bad := by[created.ID][0]
 	reason := bad.Attempted(later, 500, "HTTP 500: down", policy)
 	if reason == "" || bad.State != memstore.DeliveryFailed {
 		t.Fatalf("a last failed attempt: %+v, reason %q", bad, reason)
 	}
-	if err := b.RecordWebhookAttempt(ctx, &bad, reason, later); err != nil {
+	if err := b.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &ok}, {Delivery: &bad, Disable: reason}}, later); err != nil {
 		t.Fatal(err)
 	}
 	hook, err := ws.Webhook(ctx, c, created.ID)
@@ -206,9 +202,9 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	wantCode(t, err, memstore.ENotFound, "another workspace's log")
 
 	// Pruning removes what is done, never what is pending.
-	n, err := b.PruneWebhookDeliveries(ctx, now.Add(time.Hour))
-	if err != nil || n != 2 {
-		t.Errorf("pruned %d, want the delivered and the failed (%v)", n, err)
+	pruned, err := b.PruneWebhookDeliveries(ctx, now.Add(time.Hour))
+	if err != nil || pruned != 2 {
+		t.Errorf("pruned %d, want the delivered and the failed (%v)", pruned, err)
 	}
 	if log, _ := ws.WebhookDeliveries(ctx, c, all.ID, 100); len(log) != 7 {
 		t.Errorf("%d deliveries left, want the 7 pending", len(log))

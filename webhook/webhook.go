@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ const (
 	maxRedirects = 3
 	// batch is how many deliveries a deliverer attempts at once, and how
 	// many outbox events it fans out per transaction.
-	batch = 16
+	batch = 64
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
 )
@@ -104,7 +105,7 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 		Proxy:               nil, // a proxy would dial for us, past the check
 		DialContext:         dialer.DialContext,
 		TLSHandshakeTimeout: o.Timeout,
-		MaxIdleConnsPerHost: 2,
+		MaxIdleConnsPerHost: batch, // a batch to one receiver reuses its connections
 		IdleConnTimeout:     time.Minute,
 	}
 	return &Deliverer{
@@ -170,57 +171,72 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 }
 
-// step fans out the outbox, prunes the logs when due, and attempts a
-// batch of due deliveries. busy says that more may be due at once.
+// step prunes the logs when due, fans out a batch of the outbox's events,
+// and attempts their deliveries and a batch of due retries, then records
+// every attempt in one transaction. busy says that more may be due at
+// once.
 func (d *Deliverer) step(ctx context.Context) (busy bool, err error) {
 	now := d.o.Now()
-	for {
-		n, err := d.s.FanOutWebhookEvents(ctx, now, batch)
-		if err != nil {
-			return false, err
-		}
-		if n < batch {
-			break
-		}
-	}
 	if now.Sub(d.pruned) >= pruneEvery {
 		if _, err := d.s.PruneWebhookDeliveries(ctx, now.Add(-memstore.DeliveryLogRetention)); err != nil {
 			return false, err
 		}
 		d.pruned = now
 	}
-	claimed, err := d.s.ClaimWebhookDeliveries(ctx, now, now.Add(d.lease), batch)
+	// New events first, claimed as they are fanned out, then retries
+	// that are due.
+	claimed, took, err := d.s.FanOutWebhookEvents(ctx, now.Add(d.lease), batch)
 	if err != nil {
 		return false, err
 	}
+	more := took == batch
+	if len(claimed) < batch {
+		retries, err := d.s.ClaimWebhookDeliveries(ctx, now, now.Add(d.lease), batch-len(claimed))
+		if err != nil {
+			return false, err
+		}
+		more = more || len(retries) == batch-len(claimed)
+		claimed = append(claimed, retries...)
+	}
+	// At most batch attempts at once: an event may go to many endpoints.
+	attempts := make([]memstore.WebhookAttempt, len(claimed))
 	var wg sync.WaitGroup
-	errs := make([]error, len(claimed))
+	sem := make(chan struct{}, batch)
 	for i := range claimed {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
-			errs[i] = d.attempt(ctx, &claimed[i])
+			defer func() { <-sem; wg.Done() }()
+			attempts[i] = d.attempt(ctx, &claimed[i])
 		}()
 	}
 	wg.Wait()
-	return len(claimed) == batch, errors.Join(errs...)
+	// Attempts stopped before an answer are left to their lease, to be
+	// made again; every other is recorded, even when stopping.
+	attempts = slices.DeleteFunc(attempts, func(a memstore.WebhookAttempt) bool { return a.Delivery == nil })
+	if len(attempts) > 0 {
+		if err := d.s.RecordWebhookAttempts(context.WithoutCancel(ctx), attempts, d.o.Now()); err != nil {
+			return false, err
+		}
+	}
+	return more, nil
 }
 
-// attempt posts one delivery and records its outcome.
-func (d *Deliverer) attempt(ctx context.Context, del *memstore.WebhookDelivery) error {
+// attempt posts one delivery and returns its outcome; a zero
+// WebhookAttempt when it was stopped before an answer.
+func (d *Deliverer) attempt(ctx context.Context, del *memstore.WebhookDelivery) memstore.WebhookAttempt {
 	status, why := d.post(ctx, del)
 	if status == 0 && ctx.Err() != nil {
-		return nil // stopped before an answer: the lease runs out and the attempt is made again
+		return memstore.WebhookAttempt{}
 	}
-	at := d.o.Now()
-	disable := del.Attempted(at, status, why, d.o.Policy)
+	disable := del.Attempted(d.o.Now(), status, why, d.o.Policy)
 	d.o.Logger.LogAttrs(ctx, slog.LevelInfo, "webhook delivery",
 		slog.String("endpoint", del.EndpointID), slog.String("event", del.Event.ID), slog.String("type", del.Event.Type),
 		slog.Int("status", status), slog.Int("attempts", del.Attempts), slog.String("state", string(del.State)))
 	if disable != "" {
 		d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook endpoint disabled after failing deliveries", slog.String("endpoint", del.EndpointID))
 	}
-	return d.s.RecordWebhookAttempt(context.WithoutCancel(ctx), del, disable, at)
+	return memstore.WebhookAttempt{Delivery: del, Disable: disable}
 }
 
 // post makes one attempt: the HTTP status of the answer (0 for none) and

@@ -334,7 +334,7 @@ func TestDeliveryLimits(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(2 * time.Second):
+		case <-time.After(4 * time.Second):
 		}
 	}))
 	t.Cleanup(slow.Close)
@@ -349,7 +349,7 @@ func TestDeliveryLimits(t *testing.T) {
 
 	e.store(t, "notes")
 	policy := memstore.RetryPolicy{MinBackoff: time.Hour, MaxBackoff: time.Hour, MaxAttempts: 5}
-	e.run(t, webhook.Options{AllowPrivate: true, Policy: policy, Timeout: 300 * time.Millisecond})
+	e.run(t, webhook.Options{AllowPrivate: true, Policy: policy, Timeout: 2 * time.Second})
 	if d := attempted(t, e, moved.ID); !strings.Contains(d.LastError, "another host") || len(other.deliveries()) != 0 {
 		t.Errorf("the redirect to another host: %+v, %d received there", d, len(other.deliveries()))
 	}
