@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/npmtest"
+	"github.com/memstore/memstore/webhook"
 )
 
 // tsSDKDir holds package.json, package-lock.json and script.mjs.
@@ -48,4 +50,33 @@ func testTypeScriptSDK(t *testing.T, backend harnessBackend) {
 		t.Errorf("node script.mjs printed %q, want a line starting with \"ok: \"", out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
+}
+
+// TestTypeScriptSDKWebhooks runs testdata/tssdk/webhooks.mjs against a
+// server whose webhooks a deliverer delivers: the SDK makes an endpoint
+// and verifies what it receives with client.beta.webhooks.unwrap.
+func TestTypeScriptSDKWebhooks(t *testing.T) {
+	npmtest.Need(t, tsSDKDir, "@anthropic-ai/sdk")
+	h := newAPIHarness(t, harnessOptions{})
+	_, _, secret := h.newKey(t, "typescript")
+	dctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		webhook.New(h.DB, webhook.Options{AllowPrivate: true, Poll: 10 * time.Millisecond}).Run(dctx)
+	}()
+	defer func() { stop(); <-done }()
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "webhooks.mjs")
+	cmd.Dir = tsSDKDir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSTORE_URL=" + h.URL, "MEMSTORE_API_KEY=" + secret}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node webhooks.mjs: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(string(out), "ok: unwrap verified the delivery of "+memstore.WebhookStoreCreated) {
+		t.Errorf("node webhooks.mjs printed %q", out)
+	}
 }
