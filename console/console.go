@@ -393,10 +393,14 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	ws, name, pw := r.PostFormValue("workspace"), r.PostFormValue("name"), r.PostFormValue("password")
 	data := map[string]string{"Workspace": ws, "Name": name}
 	now := h.now()
-	okAddr, waitAddr := h.byAddr.allow(clientAddr(r), now)
-	okName, waitName := h.byName.allow(ws+"\x00"+name, now)
-	if !okAddr || !okName {
-		wait := max(waitAddr, waitName).Round(time.Second) + time.Second
+	// The address first: a request refused for it must not take a place
+	// in the table of names.
+	ok, wait := h.byAddr.allow(clientAddr(r), now)
+	if ok {
+		ok, wait = h.byName.allow(ws+"\x00"+name, now)
+	}
+	if !ok {
+		wait = wait.Round(time.Second) + time.Second
 		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
 		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data,
 			Error: "Too many sign-in attempts for this user, or from your address. Wait " + wait.String() + " and try again."})

@@ -9,7 +9,11 @@ import (
 // The sign-in rate limits: a burst of attempts, then one per interval,
 // per user name (against guessing one user's password) and per client
 // address (against trying many users from one place). The tables hold
-// at most maxTracked keys, so that a flood of names cannot grow them.
+// at most maxTracked keys, so that a flood of names cannot grow them; a
+// full table forgets its fullest bucket rather than refuse a new key, so
+// that a flood of made-up names cannot shut everyone else out. (A flood
+// of guesses at one name does slow that user's own sign-in: the price of
+// limiting guesses per name.)
 const (
 	nameBurst      = 5
 	nameInterval   = 12 * time.Second
@@ -46,7 +50,7 @@ func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
 			l.sweep(now)
 		}
 		if len(l.buckets) >= maxTracked {
-			return false, l.interval // every key is busy: refuse until some refill
+			l.evictFullest(now)
 		}
 		b = &bucket{tokens: l.burst, at: now}
 		l.buckets[key] = b
@@ -67,4 +71,17 @@ func (l *limiter) sweep(now time.Time) {
 			delete(l.buckets, k)
 		}
 	}
+}
+
+// evictFullest forgets the bucket with the most tokens at now: the key
+// least in need of being held back.
+func (l *limiter) evictFullest(now time.Time) {
+	var key string
+	most := math.Inf(-1)
+	for k, b := range l.buckets {
+		if t := b.tokens + float64(now.Sub(b.at))/float64(l.interval); t > most {
+			key, most = k, t
+		}
+	}
+	delete(l.buckets, key)
 }
