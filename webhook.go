@@ -429,21 +429,62 @@ func (ws *Webhooks) CheckURL(ctx context.Context, raw string) error {
 
 // CheckWebhookAddr refuses an address that a delivery must not reach
 // without WebhooksAllowPrivate: loopback, link-local, private,
-// unspecified or multicast (EInvalid).
+// unspecified, multicast or reserved, and an IPv6 address that carries
+// such an IPv4 address to a translator or tunnel (NAT64, 6to4,
+// IPv4-compatible) (EInvalid).
 func CheckWebhookAddr(a netip.Addr) error {
 	a = a.Unmap()
-	if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsPrivate() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || sharedSpace.Contains(a) {
-		return Errorf(EInvalid, "resolves to %s, a loopback, link-local or private address, which webhooks may not reach", a)
+	inner := a
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a), ipv4Compatible.Contains(a):
+			inner = netip.AddrFrom4([4]byte(b[12:16]))
+		case sixToFour.Contains(a):
+			inner = netip.AddrFrom4([4]byte(b[2:6]))
+		}
+	}
+	for _, x := range []netip.Addr{a, inner} {
+		if x.IsLoopback() || x.IsLinkLocalUnicast() || x.IsLinkLocalMulticast() || x.IsPrivate() ||
+			x.IsUnspecified() || x.IsMulticast() || x.IsInterfaceLocalMulticast() || inReserved(x) {
+			return Errorf(EInvalid, "resolves to %s, a loopback, link-local, private or reserved address, which webhooks may not reach", a)
+		}
 	}
 	return nil
+}
+
+// The IPv6 prefixes whose addresses carry an IPv4 address, checked as
+// that address.
+var (
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+)
+
+// reserved are ranges neither private nor public by the standard
+// library's tests that a delivery must not reach: shared address space
+// (carrier-grade NAT), "this network", IETF protocol assignments,
+// benchmarking, the former class E, local-use NAT64, Teredo tunnels and
+// the deprecated site-local IPv6 range.
+var reserved = func() []netip.Prefix {
+	var ps []netip.Prefix
+	for _, p := range []string{"100.64.0.0/10", "0.0.0.0/8", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4",
+		"64:ff9b:1::/48", "2001::/32", "fec0::/10"} {
+		ps = append(ps, netip.MustParsePrefix(p))
+	}
+	return ps
+}()
+
+func inReserved(a netip.Addr) bool {
+	for _, p := range reserved {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookupIP resolves host to its addresses, an IP literal to itself.
 func lookupIP(ctx context.Context, host string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
-
-// sharedSpace is the carrier-grade NAT range (RFC 6598), private in all
-// but name.
-var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
