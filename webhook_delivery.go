@@ -171,8 +171,10 @@ type WebhookDeliveryStorage interface {
 	// newest event first (ENotFound for an endpoint not of the
 	// workspace).
 	WebhookDeliveries(ctx context.Context, workspaceID, endpointID string, n int) ([]WebhookDelivery, error)
-	// PruneWebhookDeliveries removes the delivered and failed deliveries
-	// of events made before before, and returns how many.
+	// PruneWebhookDeliveries removes the deliveries of events made before
+	// before that are delivered, failed, or pending for an endpoint that
+	// is disabled (which would otherwise wait for ever, and all go at
+	// once if it were enabled again), and returns how many.
 	PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error)
 }
 

@@ -287,6 +287,6 @@ func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID str
 
 // PruneWebhookDeliveries implements memstore.WebhookDeliveryStorage.
 func (db *DB) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE event_at < $1 AND state <> 'pending'`, keyset.Nanos(before))
+	tag, err := db.pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE event_at < $1 AND (state <> 'pending' OR endpoint_id IN (SELECT id FROM webhook_endpoints WHERE state <> 'enabled'))`, keyset.Nanos(before))
 	return tag.RowsAffected(), wrap(err, "prune webhook deliveries")
 }

@@ -326,7 +326,7 @@ func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID str
 func (db *DB) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *txn) error {
-		res, err := tx.exec(ctx, "DELETE FROM webhook_deliveries WHERE event_at < ? AND state <> 'pending'", nanos(before))
+		res, err := tx.exec(ctx, "DELETE FROM webhook_deliveries WHERE event_at < ? AND (state <> 'pending' OR endpoint_id IN (SELECT id FROM webhook_endpoints WHERE state <> 'enabled'))", nanos(before))
 		if err != nil {
 			return err
 		}

@@ -209,6 +209,16 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	if log, _ := ws.WebhookDeliveries(ctx, c, all.ID, 100); len(log) != 7 {
 		t.Errorf("%d deliveries left, want the 7 pending", len(log))
 	}
+	// ... unless its endpoint is disabled: they would wait for ever, and
+	// all go at once were it enabled again.
+	stopped := memstore.WebhookDisabled
+	if _, err := ws.UpdateWebhook(ctx, c, all.ID, memstore.WebhookUpdate{State: &stopped}); err != nil {
+		t.Fatal(err)
+	}
+	pruned, err = b.PruneWebhookDeliveries(ctx, now.Add(time.Hour))
+	if err != nil || pruned != 7 {
+		t.Errorf("pruned %d of a disabled endpoint's 7 pending deliveries (%v)", pruned, err)
+	}
 	// Deleting an endpoint deletes its deliveries.
 	if err := ws.DeleteWebhook(ctx, c, all.ID); err != nil {
 		t.Fatal(err)
