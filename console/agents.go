@@ -108,7 +108,7 @@ func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, s *signe
 // renderToken shows a session token's secret, this once, with what to
 // paste to connect an agent to it.
 func (h *Handler) renderToken(w http.ResponseWriter, r *http.Request, s *signedIn, status int, ses *memstore.Session, tok *memstore.SessionToken, secret string) {
-	base := serverURL(r)
+	base := h.serverURL(r)
 	h.render(w, r, status, "token", s, view{Title: "Session token", Data: map[string]any{
 		"Session": ses, "Token": tok, "Secret": secret, "Snippets": connectSnippets(base, secret),
 	}})
@@ -116,9 +116,9 @@ func (h *Handler) renderToken(w http.ResponseWriter, r *http.Request, s *signedI
 
 // serverURL is the address the person reached the console at, which is
 // the server's for agents too unless a proxy in front rewrites it.
-func serverURL(r *http.Request) string {
+func (h *Handler) serverURL(r *http.Request) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if h.https(r) {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host

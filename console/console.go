@@ -13,7 +13,7 @@
 // own stylesheet only); every POST must come from a page of the same
 // host (Origin, else Referer) and, once signed in, carry the session's
 // CSRF token; the session cookie is HttpOnly and SameSite=Lax, Secure
-// with the __Host- prefix over TLS; sign-in is rate limited per user
+// with the __Host- prefix over HTTPS (see Config.SecureCookies); sign-in is rate limited per user
 // name and per client address; memory content is shown as escaped text
 // or as Markdown rendered without raw HTML and with unsafe links
 // removed.
@@ -43,7 +43,7 @@ const Prefix = "/console/"
 // pageSize is how many items a page of the console lists.
 const pageSize = 50
 
-// The cookie of a console session: __Host- when served over TLS, which
+// The cookie of a console session: __Host- when served over HTTPS, which
 // the browser then keeps to this host, path / and Secure.
 const (
 	cookieName       = "memstore_console"
@@ -78,8 +78,15 @@ type Config struct {
 	// Activity, when set, serves the workspace's activity page.
 	Activity memstore.ActivityService
 	// Keys, when set, serves the API keys page.
-	Keys   *memstore.Keys
-	Logger *slog.Logger
+	Keys *memstore.Keys
+	// SecureCookies says that browsers reach the console over HTTPS even
+	// when requests arrive over plain HTTP, from a proxy in front that
+	// ends TLS: the session cookie is then always Secure with the __Host-
+	// prefix, and the addresses shown say https. Without it only a request
+	// that came over TLS counts as HTTPS; a forwarded scheme header
+	// (X-Forwarded-Proto) is never trusted, since any client may send one.
+	SecureCookies bool
+	Logger        *slog.Logger
 }
 
 // Handler is the console: an http.Handler of the paths under Prefix.
@@ -221,7 +228,7 @@ type authedFunc func(w http.ResponseWriter, r *http.Request, s *signedIn)
 // the session's CSRF token.
 func (h *Handler) auth(f authedFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ck, err := r.Cookie(cookieNameFor(r))
+		ck, err := r.Cookie(h.cookieName(r))
 		var s *signedIn
 		if err == nil {
 			c, u, aerr := h.cfg.Users.Authenticate(r.Context(), ck.Value)
@@ -259,8 +266,15 @@ func (h *Handler) auth(f authedFunc) http.HandlerFunc {
 	}
 }
 
-func cookieNameFor(r *http.Request) string {
-	if r.TLS != nil {
+// https reports whether the browser reached the console over HTTPS: the
+// one place that decides the cookie's name, its Secure attribute and the
+// scheme of the addresses shown.
+func (h *Handler) https(r *http.Request) bool {
+	return r.TLS != nil || h.cfg.SecureCookies
+}
+
+func (h *Handler) cookieName(r *http.Request) string {
+	if h.https(r) {
 		return secureCookieName
 	}
 	return cookieName
@@ -273,11 +287,11 @@ func cookieNameFor(r *http.Request) string {
 // besides. The cookie lasts as long as the browser runs; the session's
 // expiry is the database's.
 func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, secret string) {
-	http.SetCookie(w, &http.Cookie{Name: cookieNameFor(r), Value: secret, Path: "/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: h.cookieName(r), Value: secret, Path: "/", HttpOnly: true, Secure: h.https(r), SameSite: http.SameSiteLaxMode})
 }
 
 func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieNameFor(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: h.cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.https(r), SameSite: http.SameSiteLaxMode})
 }
 
 // navLink is a link of the main navigation, to the page at Prefix+Path.

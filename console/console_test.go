@@ -31,7 +31,8 @@ type fixture struct {
 	db      *sqlite.DB
 }
 
-func newFixture(t *testing.T, content string) *fixture {
+// newFixture's opts change the console's configuration.
+func newFixture(t *testing.T, content string, opts ...func(*console.Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := sqlitetest.Open(t, sqlite.Options{})
@@ -52,7 +53,11 @@ func newFixture(t *testing.T, content string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users})
+	cfg := console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h := console.New(cfg)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op, db: db}
@@ -175,6 +180,62 @@ func TestSignIn(t *testing.T) {
 	if resp, _ := f.get(t, c2, "/console/stores"); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("a signed-out session replayed: %d", resp.StatusCode)
 	}
+}
+
+// TestSecureCookies: behind a proxy that ends TLS, Config.SecureCookies
+// makes the session cookie Secure and __Host- prefixed over plain HTTP,
+// the console reads it back under that name, and the agent snippets say
+// https. Without it, a client's X-Forwarded-Proto changes nothing.
+func TestSecureCookies(t *testing.T) {
+	signIn := func(t *testing.T, f *fixture, header http.Header) *http.Cookie {
+		t.Helper()
+		form := url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {password}}
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/console/signin", strings.NewReader(form.Encode()))
+		req.Header = header
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", f.srv.URL)
+		resp, body := do(t, f.client(t), req)
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+			t.Fatalf("sign in: %d %v %s", resp.StatusCode, resp.Cookies(), body)
+		}
+		return resp.Cookies()[0]
+	}
+
+	t.Run("plain HTTP, X-Forwarded-Proto not trusted", func(t *testing.T) {
+		f := newFixture(t, "x")
+		ck := signIn(t, f, http.Header{"X-Forwarded-Proto": {"https"}})
+		if ck.Secure || ck.Name != "memstore_console" {
+			t.Errorf("cookie %q Secure=%v over plain HTTP without SecureCookies; want memstore_console, not Secure", ck.Name, ck.Secure)
+		}
+	})
+
+	t.Run("SecureCookies", func(t *testing.T) {
+		f := newFixture(t, "x", func(c *console.Config) { c.SecureCookies = true })
+		ck := signIn(t, f, http.Header{})
+		if ck.Name != "__Host-memstore_console" || !ck.Secure || !ck.HttpOnly || ck.Path != "/" || ck.Domain != "" {
+			t.Fatalf("cookie %s Secure=%v HttpOnly=%v Path=%q Domain=%q; want __Host-memstore_console, Secure, HttpOnly, Path=/, no Domain",
+				ck.Name, ck.Secure, ck.HttpOnly, ck.Path, ck.Domain)
+		}
+		// The jar would not send a Secure cookie over HTTP, as a browser
+		// behind the proxy does: send it by hand.
+		send := func(method, path string, form url.Values) (*http.Response, string) {
+			req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", f.srv.URL)
+			req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
+			return do(t, f.client(t), req)
+		}
+		resp, page := send(http.MethodGet, "/console/sessions/new", nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a page with the __Host- cookie: %d", resp.StatusCode)
+		}
+		resp, body := send(http.MethodPost, "/console/sessions", url.Values{"csrf": {csrfOf(t, page)}, "title": {"t"},
+			"store": {f.storeID}, "access." + f.storeID: {"read_only"}})
+		want := "memstore mcp --url https://" + strings.TrimPrefix(f.srv.URL, "http://")
+		if resp.StatusCode != http.StatusCreated || !strings.Contains(body, want) {
+			t.Errorf("token page: %d; want it to contain %q:\n%s", resp.StatusCode, want, body)
+		}
+	})
 }
 
 // TestCrossSite: a POST from another origin, or with no origin at all,
