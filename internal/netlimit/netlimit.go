@@ -2,6 +2,7 @@
 package netlimit
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -98,8 +99,12 @@ func (l *Listener) longestIdle() *conn {
 
 // ConnState records the state of a connection, for http.Server.ConnState:
 // a connection is busy from the moment the server has read a request
-// until it waits for the next one.
+// until it waits for the next one. An HTTPS server reports the TLS
+// connection over the Listener's.
 func (l *Listener) ConnState(c net.Conn, s http.ConnState) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
 	lc, ok := c.(*conn)
 	if !ok {
 		return

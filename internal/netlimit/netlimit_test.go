@@ -1,6 +1,7 @@
 package netlimit_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -195,4 +196,44 @@ func TestCloseEndsAWaitingAccept(t *testing.T) {
 	if n := ln.Held(); n != 0 {
 		t.Errorf("%d held after closing the only connection", n)
 	}
+}
+
+// TestTLSConnectionBusy: an HTTPS server reports the state of its TLS
+// connections, which wrap the Listener's: a busy one is kept too.
+func TestTLSConnectionBusy(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := netlimit.New(inner, 1)
+	defer ln.Close()
+	for range 2 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	held, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	// As http.Server.ServeTLS does, which then reports the *tls.Conn.
+	ln.ConnState(tls.Server(held, &tls.Config{}), http.StateActive)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	select {
+	case c := <-accepted:
+		if c != nil {
+			c.Close()
+		}
+		t.Fatal("Accept made room by closing a busy TLS connection")
+	case <-time.After(200 * time.Millisecond):
+	}
+	ln.Close()
+	<-accepted
 }
