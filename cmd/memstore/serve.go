@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +56,11 @@ Webhooks (/v1/organizations/webhooks) are delivered by the server, with
 retries that survive restarts; their URLs may not reach loopback,
 link-local or private addresses unless --webhook-allow-private is set.
 
+--tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
+private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
+Behind a proxy that ends TLS, --console-secure-cookies makes the console's
+session cookie Secure although the proxy forwards plain HTTP.
+
 Every flag may also be set by the environment variable named beside it;
 flags win over variables. SIGINT or SIGTERM stops the server after the
 requests in progress end (at most 10 seconds).
@@ -72,6 +79,10 @@ const (
 	// requests in progress.
 	shutdownTimeout = 10 * time.Second
 )
+
+// minTLSVersion is the oldest TLS that serve accepts: older versions have
+// known weaknesses, and every current client speaks 1.2.
+const minTLSVersion = tls.VersionTLS12
 
 // defaultMaxMemoriesPerStore is the hosted service's cap (docs/api.md,
 // Limits).
@@ -102,6 +113,10 @@ type serveConfig struct {
 	consoleIdle    duration  // a console session's idle and absolute expiry
 	consoleLife    duration
 	webhookPrivate boolValue // webhooks may reach private addresses
+	consoleSecure  boolValue // the console is reached over HTTPS through a proxy
+	tlsCert        string    // PEM files; both or neither
+	tlsKey         string
+	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -124,6 +139,9 @@ var serveEnv = map[string]string{
 	"console-idle-timeout":   "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
 	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
 	"webhook-allow-private":  "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
+	"console-secure-cookies": "MEMSTORE_CONSOLE_SECURE_COOKIES",
+	"tls-cert":               "MEMSTORE_TLS_CERT",
+	"tls-key":                "MEMSTORE_TLS_KEY",
 }
 
 // parseServeConfig reads serve's configuration from its defaults, the
@@ -162,6 +180,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.consoleIdle, "console-idle-timeout", "end a console session after `DURATION` without a request (MEMSTORE_CONSOLE_IDLE_TIMEOUT)")
 	fs.Var(&c.consoleLife, "console-session-max", "end a console session `DURATION` after sign-in, however active (MEMSTORE_CONSOLE_SESSION_MAX)")
 	fs.Var(&c.webhookPrivate, "webhook-allow-private", "let webhooks reach loopback, link-local and private addresses, and plain http: for tests and closed networks (MEMSTORE_WEBHOOK_ALLOW_PRIVATE)")
+	fs.Var(&c.consoleSecure, "console-secure-cookies", "the console is reached over HTTPS through a proxy that ends TLS: its session cookie is Secure, with the __Host- prefix, although requests come over plain HTTP (MEMSTORE_CONSOLE_SECURE_COOKIES)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -185,7 +206,49 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	if c.mcpMax > c.maxConns/2 {
 		return nil, usageError(e, "memstore serve: --mcp-max-sessions %d is more than half of --max-connections %d: each MCP session may hold a connection open for its GET stream; keep --mcp-max-sessions at most half of --max-connections", c.mcpMax, c.maxConns)
 	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return nil, usageError(e, "memstore serve: --tls-cert and --tls-key go together (MEMSTORE_TLS_CERT and MEMSTORE_TLS_KEY): give both the certificate and its private key, or neither for plain HTTP")
+	}
 	return c, nil
+}
+
+// loadTLS reads the certificate and key of --tls-cert and --tls-key into
+// c.tls, when given. Neither file's content is ever reported.
+func (c *serveConfig) loadTLS() error {
+	if c.tlsCert == "" {
+		return nil
+	}
+	certPEM, err := os.ReadFile(c.tlsCert)
+	if err != nil {
+		return fmt.Errorf("cannot read the TLS certificate (--tls-cert): %w", err)
+	}
+	keyPEM, err := os.ReadFile(c.tlsKey)
+	if err != nil {
+		return fmt.Errorf("cannot read the TLS private key (--tls-key): %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return fmt.Errorf("the TLS certificate %s and private key %s are not a PEM certificate and its key: %w", c.tlsCert, c.tlsKey, err)
+	}
+	c.tls = &tls.Config{MinVersion: minTLSVersion, Certificates: []tls.Certificate{cert}}
+	return nil
+}
+
+// scheme is the scheme of the server's addresses.
+func (c *serveConfig) scheme() string {
+	if c.tls != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// serveOn serves srv on l, over TLS when the configuration has it.
+func (c *serveConfig) serveOn(srv *http.Server, l net.Listener) error {
+	if c.tls == nil {
+		return srv.Serve(l)
+	}
+	srv.TLSConfig = c.tls.Clone() // the server adds its protocols to it
+	return srv.ServeTLS(l, "", "")
 }
 
 // logger is the server's log on w, in the configured format and level.
@@ -206,6 +269,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	sel, err := c.backend.selectBackend(e)
 	if err != nil {
+		return err
+	}
+	if err := c.loadTLS(); err != nil {
 		return err
 	}
 	// Listen first, so that a taken port is an error at once, and before
@@ -271,7 +337,8 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	var consoleSrv *http.Server
 	if c.console {
 		users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
-		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users, Logger: log})
+		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users,
+			SecureCookies: bool(c.consoleSecure), Logger: log})
 		if cln == nil {
 			api.Mount(console.Prefix, ch)
 		} else {
@@ -281,7 +348,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 				WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 			}
-			go consoleSrv.Serve(netlimit.New(cln, int(c.maxConns)))
+			go c.serveOn(consoleSrv, netlimit.New(cln, int(c.maxConns)))
 			defer consoleSrv.Close()
 		}
 	}
@@ -312,14 +379,14 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	}()
 	defer func() { stopDelivery(); <-delivered }()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(limited) }()
-	fmt.Fprintf(e.stderr, "memstore: serving http://%s (database %s)\n", ln.Addr(), databaseName(path))
+	go func() { served <- c.serveOn(srv, limited) }()
+	fmt.Fprintf(e.stderr, "memstore: serving %s://%s (database %s)\n", c.scheme(), ln.Addr(), databaseName(path))
 	if c.console {
 		at := ln.Addr()
 		if cln != nil {
 			at = cln.Addr()
 		}
-		fmt.Fprintf(e.stderr, "memstore: console at http://%s%s (add users with 'memstore users create')\n", at, console.Prefix)
+		fmt.Fprintf(e.stderr, "memstore: console at %s://%s%s (add users with 'memstore users create')\n", c.scheme(), at, console.Prefix)
 	}
 
 	select {

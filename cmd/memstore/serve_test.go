@@ -24,14 +24,14 @@ import (
 
 // testServer is memstore serve running in this process, as Main runs it.
 type testServer struct {
-	url            string // http://127.0.0.1:PORT
+	url            string // http://127.0.0.1:PORT, https:// with --tls-cert
 	key            string // the first key, when this run made it
 	stdout, stderr *syncbuf.Buffer
 	stop           context.CancelFunc
 	done           chan int // receives Main's exit status
 }
 
-var servingLine = regexp.MustCompile(`(?m)^memstore: serving (http://\S+) \(database `)
+var servingLine = regexp.MustCompile(`(?m)^memstore: serving (https?://\S+) \(database `)
 
 // startServer runs Main("serve", args...) in a goroutine on 127.0.0.1:0
 // and waits until it serves. The server is stopped at the end of the test.
@@ -350,6 +350,9 @@ func TestServeConfigErrors(t *testing.T) {
 		{"mcp sessions over half the connections", []string{"--max-connections", "100", "--mcp-max-sessions", "51"}, nil, `memstore serve: --mcp-max-sessions 51 is more than half of --max-connections 100: each MCP session may hold a connection open for its GET stream; keep --mcp-max-sessions at most half of --max-connections`},
 		{"default mcp sessions over half the connections", []string{"--max-connections", "300"}, nil, `memstore serve: --mcp-max-sessions 256 is more than half of --max-connections 300`},
 		{"env mcp sessions over half the default connections", nil, map[string]string{"MEMSTORE_MCP_MAX_SESSIONS": "513"}, `memstore serve: --mcp-max-sessions 513 is more than half of --max-connections 1024`},
+		{"tls-cert without tls-key", []string{"--tls-cert", "cert.pem"}, nil, `memstore serve: --tls-cert and --tls-key go together (MEMSTORE_TLS_CERT and MEMSTORE_TLS_KEY): give both the certificate and its private key, or neither for plain HTTP`},
+		{"env tls-key without tls-cert", nil, map[string]string{"MEMSTORE_TLS_KEY": "key.pem"}, `memstore serve: --tls-cert and --tls-key go together`},
+		{"env console-secure-cookies", nil, map[string]string{"MEMSTORE_CONSOLE_SECURE_COOKIES": "on"}, `memstore serve: MEMSTORE_CONSOLE_SECURE_COOKIES="on": must be true or false`},
 		{"env allowed-origins", nil, map[string]string{"MEMSTORE_ALLOWED_ORIGINS": "https://a.example.com,b.example.com"}, `memstore serve: MEMSTORE_ALLOWED_ORIGINS="https://a.example.com,b.example.com": origin "b.example.com" is not SCHEME://HOST[:PORT]`},
 	}
 	for _, tt := range tests {
