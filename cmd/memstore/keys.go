@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -233,4 +234,48 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stdout, "API key %s (%s) of workspace %q is revoked since %s.\n", k.ID, k.Hint, wsName, fmtTime(*k.RevokedAt))
 	fmt.Fprintf(e.stdout, "A running server may accept it for up to %s more.\n", httpapi.DefaultAuthCacheTTL)
 	return nil
+}
+
+// adminCmd is an administrative command over one workspace of a
+// database (--db): users and webhooks.
+type adminCmd struct {
+	db     database
+	caller *memstore.Caller // the local user, in the workspace
+	ws     *memstore.Workspace
+	json   bool
+	close  func() error
+}
+
+// openAdmin parses the flags of command cmd's subcommand name (--db,
+// --json, --workspace, and the extra ones more defines), applies the
+// environment variables vars names (MEMSTORE_WORKSPACE besides), and opens
+// the database, which only a subcommand that may create it (create)
+// makes; it returns the positional arguments.
+func openAdmin(ctx context.Context, e env, cmd, name string, args []string, create bool, usage string, vars map[string]string, more func(fs *flag.FlagSet)) (*adminCmd, []string, error) {
+	fs, f := keysFlags(e, name, create)
+	fs.Usage = func() { fmt.Fprint(e.stderr, usage) }
+	workspace := fs.String("workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\")")
+	if more != nil {
+		more(fs)
+	}
+	f.cmd = cmd + " " + name
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	all := map[string]string{"workspace": "MEMSTORE_WORKSPACE"}
+	maps.Copy(all, vars)
+	if err := applyEnv(e, f.cmd, fs, all); err != nil {
+		return nil, nil, err
+	}
+	c, err := f.open(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := localWorkspace(ctx, c.db, *workspace)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return &adminCmd{db: c.db, caller: &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}, ws: ws, json: f.json, close: c.Close}, pos, nil
 }

@@ -94,45 +94,19 @@ func newUserJSON(u *memstore.User, workspaceName string) userJSON {
 // usersCmd is an open users subcommand: its database's users, and the
 // operator's caller in the workspace.
 type usersCmd struct {
-	users  *memstore.Users
-	caller *memstore.Caller
-	ws     *memstore.Workspace
-	json   bool
-	close  func() error
+	*adminCmd
+	users *memstore.Users
 }
 
 // openUsers parses a users subcommand's flags (with extra ones defined by
 // more) and opens its database; it returns the positional arguments.
+// Only create may make the database, as keys create may.
 func openUsers(ctx context.Context, e env, name string, args []string, more func(fs *flag.FlagSet)) (*usersCmd, []string, error) {
-	// Only create may make the database, as keys create may.
-	fs, f := keysFlags(e, name, name == "create")
-	fs.Usage = func() { fmt.Fprint(e.stderr, usersHelp) }
-	workspace := fs.String("workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\")")
-	if more != nil {
-		more(fs)
-	}
-	f.cmd = "users " + name
-	pos, err := parseArgs(fs, args)
+	a, pos, err := openAdmin(ctx, e, "users", name, args, name == "create", usersHelp, map[string]string{"console-url": "MEMSTORE_CONSOLE_URL"}, more)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := applyEnv(e, "users "+name, fs, map[string]string{"workspace": "MEMSTORE_WORKSPACE", "console-url": "MEMSTORE_CONSOLE_URL"}); err != nil {
-		return nil, nil, err
-	}
-	c, err := f.open(ctx, e)
-	if err != nil {
-		return nil, nil, err
-	}
-	ws, err := localWorkspace(ctx, c.db, *workspace)
-	if err != nil {
-		c.Close()
-		return nil, nil, err
-	}
-	return &usersCmd{
-		users:  memstore.NewUsers(c.db),
-		caller: &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)},
-		ws:     ws, json: f.json, close: c.Close,
-	}, pos, nil
+	return &usersCmd{adminCmd: a, users: memstore.NewUsers(a.db)}, pos, nil
 }
 
 func runUsersCreate(ctx context.Context, e env, args []string) error {

@@ -62,46 +62,25 @@ func runWebhooks(ctx context.Context, e env, args []string) error {
 // webhooksCmd is an open webhooks subcommand: its database's endpoints,
 // and the operator's caller in the workspace.
 type webhooksCmd struct {
-	hooks  *memstore.Webhooks
-	caller *memstore.Caller
-	ws     *memstore.Workspace
-	json   bool
-	close  func() error
+	*adminCmd
+	hooks *memstore.Webhooks
 }
 
 // openWebhooks parses a webhooks subcommand's flags (with extra ones
 // defined by more) and opens its database; it returns the positional
 // arguments.
 func openWebhooks(ctx context.Context, e env, name string, args []string, more func(fs *flag.FlagSet)) (*webhooksCmd, []string, error) {
-	fs, f := keysFlags(e, name, false)
-	fs.Usage = func() { fmt.Fprint(e.stderr, webhooksUsage()) }
-	workspace := fs.String("workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\")")
-	private := fs.Bool("webhook-allow-private", false, "allow URLs of loopback, link-local and private addresses, and http")
-	if more != nil {
-		more(fs)
-	}
-	f.cmd = "webhooks " + name
-	pos, err := parseArgs(fs, args)
+	var private *bool
+	a, pos, err := openAdmin(ctx, e, "webhooks", name, args, false, webhooksUsage(), map[string]string{"webhook-allow-private": "MEMSTORE_WEBHOOK_ALLOW_PRIVATE"}, func(fs *flag.FlagSet) {
+		private = fs.Bool("webhook-allow-private", false, "allow URLs of loopback, link-local and private addresses, and http")
+		if more != nil {
+			more(fs)
+		}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := applyEnv(e, "webhooks "+name, fs, map[string]string{"workspace": "MEMSTORE_WORKSPACE", "webhook-allow-private": "MEMSTORE_WEBHOOK_ALLOW_PRIVATE"}); err != nil {
-		return nil, nil, err
-	}
-	c, err := f.open(ctx, e)
-	if err != nil {
-		return nil, nil, err
-	}
-	ws, err := localWorkspace(ctx, c.db, *workspace)
-	if err != nil {
-		c.Close()
-		return nil, nil, err
-	}
-	return &webhooksCmd{
-		hooks:  memstore.NewWebhooks(c.db, memstore.WebhooksAllowPrivate(*private)),
-		caller: &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)},
-		ws:     ws, json: f.json, close: c.Close,
-	}, pos, nil
+	return &webhooksCmd{adminCmd: a, hooks: memstore.NewWebhooks(a.db, memstore.WebhooksAllowPrivate(*private))}, pos, nil
 }
 
 func runWebhooksList(ctx context.Context, e env, args []string) error {
