@@ -1,12 +1,12 @@
 package memstore
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -59,53 +59,73 @@ func ValidatePassword(pw string) error {
 
 // HashPassword returns pw's argon2id hash with a fresh random salt, in
 // the PHC string format ("$argon2id$v=19$m=...,t=...,p=...$salt$key"),
-// which keeps the parameters with the hash.
-func HashPassword(pw string) string {
+// which keeps the parameters with the hash. It fails only when ctx ends
+// while it waits for a hashing slot (see argonKey).
+func HashPassword(ctx context.Context, pw string) (string, error) {
 	salt := make([]byte, argonSaltBytes)
 	rand.Read(salt) // never fails (crypto/rand)
-	key := argonKey(pw, salt, argonTime, argonMemoryKiB, argonThreads, argonKeyBytes)
+	key, err := argonKey(ctx, pw, salt, argonTime, argonMemoryKiB, argonThreads, argonKeyBytes)
+	if err != nil {
+		return "", err
+	}
+	return phcHash(salt, key), nil
+}
+
+// phcHash is the PHC string of an argon2id key made with the current
+// parameters.
+func phcHash(salt, key []byte) string {
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads, enc.EncodeToString(salt), enc.EncodeToString(key))
 }
 
 // CheckPassword reports whether pw matches hash, a HashPassword result,
 // comparing in constant time. A malformed hash, or one whose parameters
-// exceed the bounds, matches nothing.
-func CheckPassword(hash, pw string) bool {
+// exceed the bounds, matches nothing. It fails only when ctx ends while
+// it waits for a hashing slot (see argonKey).
+func CheckPassword(ctx context.Context, hash, pw string) (bool, error) {
 	parts := strings.Split(hash, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" || len(pw) > MaxPasswordBytes {
-		return false
+		return false, nil
 	}
 	var v int
 	var m, t uint32
 	var p uint8
 	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
-		return false
+		return false, nil
 	}
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil ||
 		m == 0 || m > argonMaxMemoryKiB || t == 0 || t > argonMaxTime || p == 0 {
-		return false
+		return false, nil
 	}
 	enc := base64.RawStdEncoding
 	salt, err1 := enc.DecodeString(parts[4])
 	want, err2 := enc.DecodeString(parts[5])
 	if err1 != nil || err2 != nil || len(want) == 0 || len(want) > 64 {
-		return false
+		return false, nil
 	}
-	got := argonKey(pw, salt, t, m, p, len(want))
-	return subtle.ConstantTimeCompare(got, want) == 1
+	got, err := argonKey(ctx, pw, salt, t, m, p, len(want))
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
 // dummyPasswordHash is checked against when there is no user, so that a
-// sign-in takes as long whether or not the name exists.
-// It is made on first use: every process that imports this package need
-// not pay for it.
-var dummyPasswordHash = sync.OnceValue(func() string { return HashPassword("no user has this password, ever") })
+// sign-in takes as long whether or not the name exists: it has the
+// current parameters, and its all-zero key is no password's (finding
+// one would be a preimage of argon2id).
+var dummyPasswordHash = phcHash(make([]byte, argonSaltBytes), make([]byte, argonKeyBytes))
 
 // argonKey computes one argon2id key of n bytes, at most maxHashing at
-// once.
-func argonKey(pw string, salt []byte, t, m uint32, p uint8, n int) []byte {
-	hashing <- struct{}{}
+// once. The wait for a slot ends with ctx, so that requests whose clients
+// have gone do not queue up behind a flood; a hash once started runs to
+// its end (argon2 cannot be interrupted, and it is bounded).
+func argonKey(ctx context.Context, pw string, salt []byte, t, m uint32, p uint8, n int) ([]byte, error) {
+	select {
+	case hashing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("gave up waiting to hash a password (at most %d are hashed at once; the server is busy with others): %w", maxHashing, context.Cause(ctx))
+	}
 	defer func() { <-hashing }()
-	return argon2.IDKey([]byte(pw), salt, t, m, p, uint32(n))
+	return argon2.IDKey([]byte(pw), salt, t, m, p, uint32(n)), nil
 }

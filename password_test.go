@@ -1,24 +1,47 @@
 package memstore
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
+
+// hash is HashPassword without a deadline.
+func hash(t *testing.T, pw string) string {
+	t.Helper()
+	h, err := HashPassword(context.Background(), pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// check is CheckPassword without a deadline.
+func check(t *testing.T, h, pw string) bool {
+	t.Helper()
+	ok, err := CheckPassword(context.Background(), h, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
 
 func TestPasswordHash(t *testing.T) {
 	pw := "correct horse battery"
-	h1, h2 := HashPassword(pw), HashPassword(pw)
+	h1, h2 := hash(t, pw), hash(t, pw)
 	if h1 == h2 {
 		t.Error("two hashes of one password are equal: the salt is not per hash")
 	}
 	if !strings.HasPrefix(h1, "$argon2id$v=19$m=19456,t=2,p=1$") || strings.Contains(h1, pw) {
 		t.Errorf("hash %q does not keep its parameters, or shows the password", h1)
 	}
-	if !CheckPassword(h1, pw) || !CheckPassword(h2, pw) {
+	if !check(t, h1, pw) || !check(t, h2, pw) {
 		t.Error("the password does not match its hashes")
 	}
-	if CheckPassword(h1, pw+"!") || CheckPassword(h1, "") {
+	if check(t, h1, pw+"!") || check(t, h1, "") {
 		t.Error("another password matches")
 	}
 	parts := strings.Split(h1, "$")
@@ -29,7 +52,7 @@ func TestPasswordHash(t *testing.T) {
 		strings.Replace(h1, "v=19", "v=16", 1),
 		h1[:len(h1)-4] + "!!!!",
 	} {
-		if CheckPassword(bad, pw) {
+		if check(t, bad, pw) {
 			t.Errorf("malformed hash %q matches", bad)
 		}
 	}
@@ -49,9 +72,51 @@ func TestPasswordHash(t *testing.T) {
 func TestPasswordParametersFromHash(t *testing.T) {
 	pw := "correct horse battery"
 	salt := []byte("0123456789abcdef")
-	key := argonKey(pw, salt, 1, 8*1024, 2, 16)
+	key, err := argonKey(context.Background(), pw, salt, 1, 8*1024, 2, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := "$argon2id$v=19$m=8192,t=1,p=2$" + base64.RawStdEncoding.EncodeToString(salt) + "$" + base64.RawStdEncoding.EncodeToString(key)
-	if !CheckPassword(h, pw) {
+	if !check(t, h, pw) {
 		t.Errorf("hash %s with its own parameters does not match", h)
+	}
+}
+
+// TestPasswordWaitEndsWithContext: with every hashing slot taken, a hash
+// or check whose request has ended (its client gone, its deadline past)
+// stops waiting at once and says why, rather than queue behind the others.
+func TestPasswordWaitEndsWithContext(t *testing.T) {
+	pw := "correct horse battery"
+	h := hash(t, pw)
+	for range maxHashing {
+		hashing <- struct{}{}
+	}
+	defer func() {
+		for range maxHashing {
+			<-hashing
+		}
+	}()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expiring, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer stop()
+	for _, c := range []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"check, cancelled", func() error { _, err := CheckPassword(cancelled, h, pw); return err }, context.Canceled},
+		{"hash, deadline", func() error { _, err := HashPassword(expiring, pw); return err }, context.DeadlineExceeded},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- c.call() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "gave up waiting to hash a password") {
+				t.Errorf("%s: %v, want %v with a message that says why", c.name, err, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still waiting for a hashing slot after 5s", c.name)
+		}
 	}
 }

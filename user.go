@@ -196,7 +196,11 @@ func (us *Users) CreateUser(ctx context.Context, c *Caller, uc UserCreate) (*Use
 		if err := ValidatePassword(uc.Password); err != nil {
 			return nil, err
 		}
-		u.PasswordHash = HashPassword(uc.Password)
+		h, err := HashPassword(ctx, uc.Password)
+		if err != nil {
+			return nil, err
+		}
+		u.PasswordHash = h
 	}
 	now := us.now()
 	u.CreatedAt, u.UpdatedAt = now, now
@@ -267,7 +271,11 @@ func (us *Users) SetPassword(ctx context.Context, c *Caller, idOrName, password 
 	if err := ValidatePassword(password); err != nil {
 		return nil, err
 	}
-	nu, err := us.s.SetUserPassword(ctx, c.WorkspaceID, u.ID, HashPassword(password), us.now())
+	h, err := HashPassword(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	nu, err := us.s.SetUserPassword(ctx, c.WorkspaceID, u.ID, h, us.now())
 	return withoutHash(nu), err
 }
 
@@ -292,8 +300,10 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 }
 
 // SignIn checks a user's password and starts a console session: it
-// returns the session's secret and the user's caller. Every failure is
-// ErrSignIn, and takes as long whether or not the user exists.
+// returns the session's secret and the user's caller. Every refusal is
+// ErrSignIn, and takes as long whether or not the user exists; a request
+// that ends while waiting to check the password fails with its context's
+// error.
 func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (string, *Caller, error) {
 	var u *User
 	if w, err := us.s.Workspace(ctx, workspace); err == nil {
@@ -304,11 +314,15 @@ func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (
 	} else if ErrorCode(err) != ENotFound {
 		return "", nil, err
 	}
-	hash := dummyPasswordHash()
+	hash := dummyPasswordHash
 	if u != nil && u.PasswordHash != "" {
 		hash = u.PasswordHash
 	}
-	if !CheckPassword(hash, password) || u == nil || u.PasswordHash == "" {
+	ok, err := CheckPassword(ctx, hash, password)
+	if err != nil {
+		return "", nil, err
+	}
+	if !ok || u == nil || u.PasswordHash == "" {
 		return "", nil, ErrSignIn()
 	}
 	return us.start(ctx, u)
