@@ -78,6 +78,9 @@ const (
 	// shutdownTimeout bounds how long a stopping server waits for the
 	// requests in progress.
 	shutdownTimeout = 10 * time.Second
+	// maxHeaderBytes bounds a request's headers: ample for any client's,
+	// small enough that each connection's buffer stays small.
+	maxHeaderBytes = 64 << 10
 )
 
 // minTLSVersion is the oldest TLS that serve accepts: older versions have
@@ -343,26 +346,14 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 			api.Mount(console.Prefix, ch)
 		} else {
 			// Its own server, with the API's limits and a log.
-			consoleSrv = &http.Server{
-				Handler: http.MaxBytesHandler(ch, int64(c.maxBodyBytes)), ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
-				WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10,
-				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-			}
-			go c.serveOn(consoleSrv, netlimit.New(cln, int(c.maxConns)))
+			climited := netlimit.New(cln, int(c.maxConns))
+			consoleSrv = httpServer(http.MaxBytesHandler(ch, int64(c.maxBodyBytes)), climited, log)
+			go c.serveOn(consoleSrv, climited)
 			defer consoleSrv.Close()
 		}
 	}
 	limited := netlimit.New(ln, int(c.maxConns))
-	srv := &http.Server{
-		Handler:           api,
-		ConnState:         limited.ConnState,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpServer(api, limited, log)
 	// MCP clients hold a GET stream open for as long as they run: the
 	// handler ends those at once, so that they do not hold the shutdown up.
 	srv.RegisterOnShutdown(mcpHandler.Close)
@@ -408,6 +399,23 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	}
 	fmt.Fprintln(e.stderr, "memstore: stopped")
 	return nil
+}
+
+// httpServer is a server of h on the connections of l, with serve's
+// timeouts and limits. It tells l which connections have a request in
+// progress, without which the connection cap would take them for idle
+// and close one mid-request to make room.
+func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ConnState:         l.ConnState,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // firstKey gives a database without API keys its first one, so that a

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConsoleConnectionBusy: on --console-addr, the connection cap knows
+// which console connections have a request in progress: new connections
+// close idle ones to make room, never one whose request is being read.
+func TestConsoleConnectionBusy(t *testing.T) {
+	const max = 2
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--console-addr", "127.0.0.1:0",
+		"--max-connections", strconv.Itoa(max), "--mcp-max-sessions", "1")
+	m := consoleLine.FindStringSubmatch(s.stderr.String())
+	if m == nil {
+		t.Fatalf("no console address in:\n%s", s.stderr)
+	}
+	base := m[1]
+	addr := strings.TrimPrefix(base, "http://")
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		return c
+	}
+
+	// A sign-in whose form is still on its way: a request in progress.
+	body := "workspace=default&name=nobody&password=not-the-password"
+	busy := dial()
+	fmt.Fprintf(busy, "POST /console/signin HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s",
+		addr, base, len(body), body[:10])
+	time.Sleep(300 * time.Millisecond) // for the server to read the headers
+
+	// More connections than the cap: each makes room by closing an idle
+	// one, and the request after them is served.
+	for range max {
+		dial()
+	}
+	hc := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get(base + "/console/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	// The request in progress was left alone: it ends with its answer.
+	if _, err := busy.Write([]byte(body[10:])); err != nil {
+		t.Fatalf("the connection of a request in progress was closed: %v", err)
+	}
+	resp, err = http.ReadResponse(bufio.NewReader(busy), nil)
+	if err != nil {
+		t.Fatalf("the connection of a request in progress was closed: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the sign-in answered %s, want 401", resp.Status)
+	}
+}
