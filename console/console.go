@@ -27,13 +27,13 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/clientaddr"
 	"github.com/memstore/memstore/memdir"
 )
 
@@ -86,7 +86,11 @@ type Config struct {
 	// that came over TLS counts as HTTPS; a forwarded scheme header
 	// (X-Forwarded-Proto) is never trusted, since any client may send one.
 	SecureCookies bool
-	Logger        *slog.Logger
+	// TrustedProxies are the proxies in front whose X-Forwarded-For names
+	// the client, for the sign-in limits per client address; from any
+	// other peer the header is ignored (see clientaddr).
+	TrustedProxies clientaddr.Proxies
+	Logger         *slog.Logger
 }
 
 // Handler is the console: an http.Handler of the paths under Prefix.
@@ -394,22 +398,13 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "signin", nil, v)
 }
 
-// clientAddr is the address a request came from, without its port.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	ws, name, pw := r.PostFormValue("workspace"), r.PostFormValue("name"), r.PostFormValue("password")
 	data := map[string]string{"Workspace": ws, "Name": name}
 	now := h.now()
 	// The address first: a request refused for it must not take a place
 	// in the table of names.
-	ok, wait := h.byAddr.allow(clientAddr(r), now)
+	ok, wait := h.byAddr.allow(h.cfg.TrustedProxies.Key(r), now)
 	if ok {
 		ok, wait = h.byName.allow(ws+"\x00"+name, now)
 	}
@@ -440,7 +435,7 @@ func (h *Handler) linkPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := h.byAddr.allow(clientAddr(r), h.now()); !ok {
+	if ok, wait := h.byAddr.allow(h.cfg.TrustedProxies.Key(r), h.now()); !ok {
 		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many sign-in attempts from your address. Wait "+wait.Round(time.Second).String()+" and try again.")
 		return
 	}

@@ -8,7 +8,8 @@ import (
 
 // The sign-in rate limits: a burst of attempts, then one per interval,
 // per user name (against guessing one user's password) and per client
-// address (against trying many users from one place). The tables hold
+// address (against trying many users from one place; an IPv6 client
+// counts by its /64, see clientaddr.Proxies.Key). The tables hold
 // at most maxTracked keys, so that a flood of names cannot grow them; a
 // full table forgets its fullest bucket rather than refuse a new key, so
 // that a flood of made-up names cannot shut everyone else out. (A flood

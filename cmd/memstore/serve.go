@@ -20,6 +20,7 @@ import (
 	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/console"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/clientaddr"
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/mcpserver"
@@ -59,7 +60,9 @@ link-local or private addresses unless --webhook-allow-private is set.
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
 Behind a proxy that ends TLS, --console-secure-cookies makes the console's
-session cookie Secure although the proxy forwards plain HTTP.
+session cookie Secure although the proxy forwards plain HTTP, and
+--trusted-proxies names the proxies whose X-Forwarded-For the console's
+sign-in limits believe (from any other peer the header is ignored).
 
 Every flag may also be set by the environment variable named beside it;
 flags win over variables. SIGINT or SIGTERM stops the server after the
@@ -115,9 +118,10 @@ type serveConfig struct {
 	consoleAddr    hostPort  // on its own address, "" for the API's
 	consoleIdle    duration  // a console session's idle and absolute expiry
 	consoleLife    duration
-	webhookPrivate boolValue // webhooks may reach private addresses
-	consoleSecure  boolValue // the console is reached over HTTPS through a proxy
-	tlsCert        string    // PEM files; both or neither
+	webhookPrivate boolValue          // webhooks may reach private addresses
+	consoleSecure  boolValue          // the console is reached over HTTPS through a proxy
+	trustedProxies clientaddr.Proxies // whose X-Forwarded-For names the client
+	tlsCert        string             // PEM files; both or neither
 	tlsKey         string
 	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
 }
@@ -143,6 +147,7 @@ var serveEnv = map[string]string{
 	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
 	"webhook-allow-private":  "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
 	"console-secure-cookies": "MEMSTORE_CONSOLE_SECURE_COOKIES",
+	"trusted-proxies":        "MEMSTORE_TRUSTED_PROXIES",
 	"tls-cert":               "MEMSTORE_TLS_CERT",
 	"tls-key":                "MEMSTORE_TLS_KEY",
 }
@@ -184,6 +189,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.consoleLife, "console-session-max", "end a console session `DURATION` after sign-in, however active (MEMSTORE_CONSOLE_SESSION_MAX)")
 	fs.Var(&c.webhookPrivate, "webhook-allow-private", "let webhooks reach loopback, link-local and private addresses, and plain http: for tests and closed networks (MEMSTORE_WEBHOOK_ALLOW_PRIVATE)")
 	fs.Var(&c.consoleSecure, "console-secure-cookies", "the console is reached over HTTPS through a proxy that ends TLS: its session cookie is Secure, with the __Host- prefix, although requests come over plain HTTP (MEMSTORE_CONSOLE_SECURE_COOKIES)")
+	fs.Var(&c.trustedProxies, "trusted-proxies", "comma-separated `CIDRS` (or addresses) of proxies in front, from which alone X-Forwarded-For is believed to name the client, for the console's sign-in limits; default none (MEMSTORE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
 	if err := parse(fs, args); err != nil {
@@ -341,7 +347,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	if c.console {
 		users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
 		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users,
-			SecureCookies: bool(c.consoleSecure), Logger: log})
+			SecureCookies: bool(c.consoleSecure), TrustedProxies: c.trustedProxies, Logger: log})
 		if cln == nil {
 			api.Mount(console.Prefix, ch)
 		} else {

@@ -353,6 +353,8 @@ func TestServeConfigErrors(t *testing.T) {
 		{"tls-cert without tls-key", []string{"--tls-cert", "cert.pem"}, nil, `memstore serve: --tls-cert and --tls-key go together (MEMSTORE_TLS_CERT and MEMSTORE_TLS_KEY): give both the certificate and its private key, or neither for plain HTTP`},
 		{"env tls-key without tls-cert", nil, map[string]string{"MEMSTORE_TLS_KEY": "key.pem"}, `memstore serve: --tls-cert and --tls-key go together`},
 		{"env console-secure-cookies", nil, map[string]string{"MEMSTORE_CONSOLE_SECURE_COOKIES": "on"}, `memstore serve: MEMSTORE_CONSOLE_SECURE_COOKIES="on": must be true or false`},
+		{"trusted-proxies", []string{"--trusted-proxies", "10.0.0.0/8,proxy.example.com"}, nil, `invalid value "10.0.0.0/8,proxy.example.com" for flag -trusted-proxies: "proxy.example.com" is neither a CIDR range`},
+		{"env trusted-proxies", nil, map[string]string{"MEMSTORE_TRUSTED_PROXIES": "10.0.0.0/33"}, `memstore serve: MEMSTORE_TRUSTED_PROXIES="10.0.0.0/33": "10.0.0.0/33" is neither a CIDR range`},
 		{"env allowed-origins", nil, map[string]string{"MEMSTORE_ALLOWED_ORIGINS": "https://a.example.com,b.example.com"}, `memstore serve: MEMSTORE_ALLOWED_ORIGINS="https://a.example.com,b.example.com": origin "b.example.com" is not SCHEME://HOST[:PORT]`},
 	}
 	for _, tt := range tests {
