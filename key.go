@@ -68,6 +68,9 @@ type KeyService interface {
 	// APIKeys lists the keys of a workspace, or of all workspaces when
 	// workspaceID is "", revoked ones included, oldest first.
 	APIKeys(ctx context.Context, workspaceID string) ([]APIKey, error)
+	// APIKey returns a key by ID, revoked or not (ENotFound): one indexed
+	// read.
+	APIKey(ctx context.Context, id string) (*APIKey, error)
 	// RevokeAPIKey stops a key from working, for good. Revoking again
 	// changes nothing (ENotFound).
 	RevokeAPIKey(ctx context.Context, id string) (*APIKey, error)
@@ -135,6 +138,25 @@ func (k *Keys) APIKeys(ctx context.Context, c *Caller) ([]APIKey, error) {
 	return k.ks.APIKeys(ctx, c.WorkspaceID)
 }
 
+// APIKey returns a key of the caller's workspace by ID, revoked or not
+// (ENotFound for a key of another workspace, as for none).
+func (k *Keys) APIKey(ctx context.Context, c *Caller, id string) (*APIKey, error) {
+	if err := c.CanReadAdmin(readKeys); err != nil {
+		return nil, err
+	}
+	return k.ownKey(ctx, c, id)
+}
+
+// ownKey is a key of the caller's workspace by ID, without a check of
+// what the caller may do.
+func (k *Keys) ownKey(ctx context.Context, c *Caller, id string) (*APIKey, error) {
+	key, err := k.ks.APIKey(ctx, id)
+	if ErrorCode(err) == ENotFound || err == nil && key.WorkspaceID != c.WorkspaceID {
+		return nil, Errorf(ENotFound, "no API key %q in this workspace", id)
+	}
+	return key, err
+}
+
 // CreateAPIKey makes a key in the caller's workspace and returns it with
 // its secret, shown this once (EInvalid for an overlong name).
 func (k *Keys) CreateAPIKey(ctx context.Context, c *Caller, name string) (*APIKey, string, error) {
@@ -150,14 +172,8 @@ func (k *Keys) RevokeAPIKey(ctx context.Context, c *Caller, id string) (*APIKey,
 	if err := c.CanAdminister(manageKeys); err != nil {
 		return nil, err
 	}
-	keys, err := k.ks.APIKeys(ctx, c.WorkspaceID)
-	if err != nil {
+	if _, err := k.ownKey(ctx, c, id); err != nil {
 		return nil, err
 	}
-	for _, key := range keys {
-		if key.ID == id {
-			return k.ks.RevokeAPIKey(ctx, id)
-		}
-	}
-	return nil, Errorf(ENotFound, "no API key %q in this workspace", id)
+	return k.ks.RevokeAPIKey(ctx, id)
 }

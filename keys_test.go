@@ -52,6 +52,17 @@ func TestKeysChecked(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != k.ID {
 		t.Fatalf("auditor's list = %+v, %v; want only %s", list, err, k.ID)
 	}
+	for _, c := range []*memstore.Caller{member, sess} {
+		if _, err := keys.APIKey(ctx, c, k.ID); memstore.ErrorCode(err) != memstore.EPermission {
+			t.Errorf("%+v got a key: %v", c, err)
+		}
+	}
+	if got, err := keys.APIKey(ctx, auditor, k.ID); err != nil || got.ID != k.ID || got.Name != "ci" {
+		t.Errorf("auditor's APIKey = %+v, %v; want %s", got, err, k.ID)
+	}
+	if _, err := keys.APIKey(ctx, admin, foreign.ID); memstore.ErrorCode(err) != memstore.ENotFound {
+		t.Errorf("getting another workspace's key: %v, want ENotFound", err)
+	}
 	if _, err := keys.RevokeAPIKey(ctx, admin, foreign.ID); memstore.ErrorCode(err) != memstore.ENotFound {
 		t.Errorf("revoking another workspace's key: %v, want ENotFound", err)
 	}

@@ -45,3 +45,33 @@ func TestActivityPage(t *testing.T) {
 		t.Errorf("a bad operation: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestActorAPIKeyName: a change made with an API key shows the key's
+// name beside its ID, escaped, to those who may read keys; a member sees
+// the ID only.
+func TestActorAPIKeyName(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "content")
+	k, secret, err := f.db.CreateAPIKey(ctx, f.op.WorkspaceID, `<b>deploy</b> bot`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := f.db.Authenticate(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.core.CreateMemory(ctx, agent, f.storeID, memstore.MemoryCreate{Path: "/by-key.md", Content: "from a script"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "/console/stores/" + f.storeID + "/memories/" + m.ID
+	escaped := "api_actor " + k.ID + " (&lt;b&gt;deploy&lt;/b&gt; bot)"
+	for _, path := range []string{page, "/console/activity", page + "/history"} {
+		if body := mustGet(t, f, f.signIn(t, "auditor"), path); !strings.Contains(body, escaped) || strings.Contains(body, "<b>deploy") {
+			t.Errorf("%s, as an auditor: the key is not shown as %q:\n%s", path, escaped, body)
+		}
+	}
+	if body := mustGet(t, f, f.signIn(t, "member"), page); !strings.Contains(body, "api_actor "+k.ID) || strings.Contains(body, "deploy") {
+		t.Errorf("as a member: the key's name is shown, or not its ID:\n%s", body)
+	}
+}

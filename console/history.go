@@ -46,9 +46,9 @@ func unified(fromLabel, toLabel, from, to string) ([]diffLine, error) {
 }
 
 // actorNames gives each actor the words the console shows for it: its
-// type and ID, with the user's name or the session's title where the
-// person may read them (one read per distinct user or session; a member,
-// who may not, sees type and ID).
+// type and ID, with the user's name, the session's title or the API
+// key's name where the person may read them (one indexed read per
+// distinct actor of the page; a member, who may not, sees type and ID).
 func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstore.Actor) map[memstore.Actor]string {
 	names := make(map[memstore.Actor]string, len(actors))
 	for _, a := range actors {
@@ -65,6 +65,12 @@ func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstor
 			if h.cfg.Sessions != nil {
 				if ses, err := h.cfg.Sessions.Session(ctx, s.caller, a.ID); err == nil {
 					name = ses.Title
+				}
+			}
+		case memstore.ActorAPIKey:
+			if h.cfg.Keys != nil {
+				if k, err := h.cfg.Keys.APIKey(ctx, s.caller, a.ID); err == nil {
+					name = k.Name
 				}
 			}
 		}

@@ -113,6 +113,15 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKe
 	return keys, wrap(err, "list API keys")
 }
 
+// APIKey implements memstore.KeyService.
+func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
+	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
+	if err != nil {
+		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "get API key %s", id)
+	}
+	return k, nil
+}
+
 // RevokeAPIKey implements memstore.KeyService: one statement, which keeps
 // the first revocation's time.
 func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {

@@ -138,6 +138,18 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKe
 	return keys, wrap(rows.Err(), "list API keys")
 }
 
+// APIKey implements memstore.KeyService.
+func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
+	k, err := scanKey(db.r.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "no API key %q", id)
+	}
+	if err != nil {
+		return nil, wrap(translate(err), "get API key %s", id)
+	}
+	return k, nil
+}
+
 // RevokeAPIKey implements memstore.KeyService.
 func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	var k *memstore.APIKey

@@ -97,6 +97,13 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 		t.Errorf("keys of two: %s, want %s", got, k2.ID)
 	}
 
+	got, err := ks.APIKey(ctx, k1.ID)
+	if err != nil || got.ID != k1.ID || got.WorkspaceID != w1.ID || got.Name != "laptop" || got.Hint != k1.Hint || got.RevokedAt != nil {
+		t.Errorf("APIKey(%s) = %+v, %v; want %+v", k1.ID, got, err, k1)
+	}
+	_, err = ks.APIKey(ctx, "apikey_nope")
+	wantCode(t, err, memstore.ENotFound, "get unknown key")
+
 	r, err := ks.RevokeAPIKey(ctx, k1.ID)
 	if err != nil || r.RevokedAt == nil || r.ID != k1.ID {
 		t.Fatalf("revoke = %+v, %v", r, err)
@@ -111,6 +118,9 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 	keys, _ := ks.APIKeys(ctx, w1.ID)
 	if len(keys) != 1 || keys[0].RevokedAt == nil {
 		t.Errorf("revoked key listed as %+v", keys)
+	}
+	if got, err := ks.APIKey(ctx, k1.ID); err != nil || got.RevokedAt == nil {
+		t.Errorf("revoked key got as %+v, %v", got, err)
 	}
 }
 
