@@ -68,3 +68,54 @@ func TestConsoleConnectionBusy(t *testing.T) {
 		t.Errorf("the sign-in answered %s, want 401", resp.Status)
 	}
 }
+
+// TestConsoleShutdownWaitsForRequest stops a server whose console has its
+// own address while a console request is in progress: as on the API's
+// address, the request is answered in full before Main returns.
+func TestConsoleShutdownWaitsForRequest(t *testing.T) {
+	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--console-addr", "127.0.0.1:0")
+	m := consoleLine.FindStringSubmatch(s.stderr.String())
+	if m == nil {
+		t.Fatalf("no console address in:\n%s", s.stderr)
+	}
+	base := m[1]
+	addr := strings.TrimPrefix(base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	body := "workspace=default&name=nobody&password=not-the-password"
+	fmt.Fprintf(conn, "POST /console/signin HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s",
+		addr, base, len(body), body[:10])
+	time.Sleep(300 * time.Millisecond) // for the server to read the headers
+
+	s.stop()
+	select {
+	case code := <-s.done:
+		s.done <- code
+		t.Fatalf("Main returned %d while a console request was in progress", code)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := conn.Write([]byte(body[10:])); err != nil {
+		t.Fatalf("the console request in progress was cut off: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the console request in progress got no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the sign-in answered %s, want 401", resp.Status)
+	}
+	select {
+	case code := <-s.done:
+		s.done <- code
+		if code != 0 {
+			t.Fatalf("exit status %d:\n%s", code, s.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Main did not return after the last console request ended")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -394,17 +395,29 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	fmt.Fprintln(e.stderr, "memstore: stopping; waiting for the requests in progress")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		// The wait is over: cut the remaining connections. Their
-		// transactions roll back when the database closes.
-		log.Warn("requests still in progress at shutdown were cut off", "wait", shutdownTimeout.String(), "err", err)
-		srv.Close()
+	// The console's own server, if any, stops alongside, within the same
+	// wait.
+	var consoleStopped sync.WaitGroup
+	if consoleSrv != nil {
+		consoleStopped.Go(func() { shutdown(sctx, consoleSrv, log) })
 	}
+	shutdown(sctx, srv, log)
+	consoleStopped.Wait()
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	}
 	fmt.Fprintln(e.stderr, "memstore: stopped")
 	return nil
+}
+
+// shutdown stops srv, waiting for its requests in progress until ctx
+// ends, then cutting the rest: their transactions roll back when the
+// database closes.
+func shutdown(ctx context.Context, srv *http.Server, log *slog.Logger) {
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("requests still in progress at shutdown were cut off", "wait", shutdownTimeout.String(), "err", err)
+		srv.Close()
+	}
 }
 
 // httpServer is a server of h on the connections of l, with serve's
