@@ -80,8 +80,12 @@ func ValidateContent(c string) error {
 
 // ValidatePathPrefix checks a list's path prefix: "" or a string that
 // starts with "/" (see MemoryFilter.PathPrefix for the meaning of one that
-// does not end with "/").
+// does not end with "/"), at most MaxPathBytes long, since no path is
+// longer: so that the work a prefix costs is bounded.
 func ValidatePathPrefix(p string) error {
+	if len(p) > MaxPathBytes {
+		return Errorf(EInvalid, "path_prefix is %d bytes long; the limit is %d", len(p), MaxPathBytes)
+	}
 	if p != "" && !strings.HasPrefix(p, "/") {
 		return Errorf(EInvalid, "path_prefix %q must start with /", p)
 	}

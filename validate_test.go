@@ -83,6 +83,8 @@ func TestValidateStoreFields(t *testing.T) {
 		{"prefix no slash", memstore.ValidatePathPrefix("notes/"), false},
 		{"prefix raw", memstore.ValidatePathPrefix("/no"), true},
 		{"prefix NUL", memstore.ValidatePathPrefix("/a\x00/"), false},
+		{"prefix 1024", memstore.ValidatePathPrefix("/" + strings.Repeat("p", memstore.MaxPathBytes-1)), true},
+		{"prefix 1025", memstore.ValidatePathPrefix("/" + strings.Repeat("p", memstore.MaxPathBytes)), false},
 	} {
 		if (tc.err == nil) != tc.ok {
 			t.Errorf("%s: %v, want ok=%v", tc.name, tc.err, tc.ok)
