@@ -24,6 +24,8 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -260,6 +262,9 @@ func (h *Handler) auth(f authedFunc) http.HandlerFunc {
 			return
 		}
 		if r.Method == http.MethodPost {
+			if !h.readForm(w, r, s) {
+				return
+			}
 			got := r.PostFormValue("csrf")
 			if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf())) != 1 {
 				h.fail(w, r, s, http.StatusForbidden, "This form is missing its security token, or it is out of date; go back, reload the page and try again.")
@@ -268,6 +273,26 @@ func (h *Handler) auth(f authedFunc) http.HandlerFunc {
 		}
 		f(w, r, s)
 	}
+}
+
+// readForm reads a POST's form, the import's file held in memory up to
+// maxImportBytes, or answers why it cannot: a form over the server's limit
+// on a request's body would otherwise read as one without its CSRF token.
+func (h *Handler) readForm(w http.ResponseWriter, r *http.Request, s *signedIn) bool {
+	err := r.ParseForm() // a multipart body is left to ParseMultipartForm
+	if err == nil {
+		err = r.ParseMultipartForm(maxImportBytes)
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == nil || errors.Is(err, http.ErrNotMultipart):
+		return true
+	case errors.As(err, &tooLarge):
+		h.fail(w, r, s, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than this server accepts (%d bytes), so nothing was changed. Send less, or ask the server's operator to raise its limit (--max-body-bytes).", tooLarge.Limit))
+	default:
+		h.fail(w, r, s, http.StatusBadRequest, "The form could not be read, so nothing was changed; go back, reload the page and try again.")
+	}
+	return false
 }
 
 // https reports whether the browser reached the console over HTTPS: the

@@ -29,6 +29,7 @@ type fixture struct {
 	core    *memstore.Core
 	op      *memstore.Caller // an API key's caller, as an agent writes
 	db      *sqlite.DB
+	h       *console.Handler
 }
 
 // newFixture's opts change the console's configuration.
@@ -60,7 +61,7 @@ func newFixture(t *testing.T, content string, opts ...func(*console.Config)) *fi
 	h := console.New(cfg)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op, db: db}
+	return &fixture{srv: srv, storeID: s.ID, memID: m.ID, core: core, op: op, db: db, h: h}
 }
 
 // client is a browser-like client: a cookie jar, no redirects followed,

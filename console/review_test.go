@@ -1,10 +1,15 @@
 package console_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/memstore/memstore"
 )
 
 // TestTreeLongPrefix: a folder path no memory could be under is refused
@@ -17,5 +22,36 @@ func TestTreeLongPrefix(t *testing.T) {
 	resp, body := f.get(t, c, "/console/stores/"+f.storeID+"?path="+url.QueryEscape(long))
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "the limit is 1024") || len(body) > 64<<10 {
 		t.Errorf("a tree at a %d-byte prefix: %d, %d bytes", len(long), resp.StatusCode, len(body))
+	}
+}
+
+// TestFormOverServerLimit: a form over the server's limit on a request's
+// body (as 'memstore serve' sets it) is refused as too large, saying so,
+// rather than as a form without its security token; nothing is imported.
+func TestFormOverServerLimit(t *testing.T) {
+	f := newFixture(t, "x")
+	const limit = 64 << 10
+	capped := httptest.NewServer(http.MaxBytesHandler(f.h, limit))
+	t.Cleanup(capped.Close)
+	f.srv = capped
+	c := f.signIn(t, "member")
+	line := `{"path":"/big/%d.md","content":"` + strings.Repeat("z", 1000) + `"}` + "\n"
+	var file strings.Builder
+	for i := 0; file.Len() <= limit; i++ {
+		fmt.Fprintf(&file, line, i)
+	}
+	resp, body := f.upload(t, c, f.storeID, "big.jsonl", []byte(file.String()))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than this server accepts") || strings.Contains(body, "security token") {
+		t.Errorf("an import over the server's limit: %d\n%s", resp.StatusCode, body)
+	}
+	p, err := f.core.Memories(context.Background(), f.op, f.storeID, memstore.MemoryFilter{PathPrefix: "/big/", Limit: 1})
+	if err != nil || len(p.Items) != 0 {
+		t.Errorf("after a refused import: %v, %d memories", err, len(p.Items))
+	}
+	_, page := f.get(t, c, "/console/stores/"+f.storeID+"/new")
+	resp, body = f.post(t, c, "/console/stores/"+f.storeID+"/memories", f.srv.URL, url.Values{
+		"csrf": {csrfOf(t, page)}, "path": {"/big.md"}, "content": {strings.Repeat("z", limit)}})
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than this server accepts") {
+		t.Errorf("a memory over the server's limit: %d\n%s", resp.StatusCode, body)
 	}
 }
