@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/transfer"
 )
 
 // TestTreeLongPrefix: a folder path no memory could be under is refused
@@ -53,5 +54,22 @@ func TestFormOverServerLimit(t *testing.T) {
 		"csrf": {csrfOf(t, page)}, "path": {"/big.md"}, "content": {strings.Repeat("z", limit)}})
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than this server accepts") {
 		t.Errorf("a memory over the server's limit: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestImportTooManyLines: a JSON-lines file of more entries than an
+// import reads is refused whole, as a zip of too many files is, rather
+// than creating memories and reporting on each line without bound.
+func TestImportTooManyLines(t *testing.T) {
+	f := newFixture(t, "x")
+	c := f.signIn(t, "member")
+	file := `{"path":"/first.md","content":"x"}` + "\n" + strings.Repeat("x\n", transfer.MaxEntries)
+	resp, body := f.upload(t, c, f.storeID, "many.jsonl", []byte(file))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "nothing was imported") || len(body) > 64<<10 {
+		t.Errorf("an import of %d lines: %d, %d bytes", transfer.MaxEntries+1, resp.StatusCode, len(body))
+	}
+	p, err := f.core.Memories(context.Background(), f.op, f.storeID, memstore.MemoryFilter{PathPrefix: "/first.md", Limit: 1})
+	if err != nil || len(p.Items) != 0 {
+		t.Errorf("after a refused import: %v, %d memories at /first.md", err, len(p.Items))
 	}
 }

@@ -35,7 +35,13 @@ func (h *Handler) transferPage(w http.ResponseWriter, r *http.Request, s *signed
 		h.failErr(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "transfer", s, view{Title: "Export and import " + st.Name, Data: map[string]any{"Store": st, "Max": maxImportBytes >> 20}})
+	h.render(w, r, http.StatusOK, "transfer", s, view{Title: "Export and import " + st.Name, Data: transferData(st)})
+}
+
+// transferData is what the export and import page shows of a store and
+// of the import's limits.
+func transferData(st *memstore.Store) map[string]any {
+	return map[string]any{"Store": st, "Max": maxImportBytes >> 20, "MaxEntries": transfer.MaxEntries}
 }
 
 // memoryWriter is how an export writes a memory.
@@ -123,7 +129,7 @@ func (h *Handler) importMemories(w http.ResponseWriter, r *http.Request, s *sign
 		h.failErr(w, r, s, err)
 		return
 	}
-	data := map[string]any{"Store": st, "Max": maxImportBytes >> 20}
+	data := transferData(st)
 	refuse := func(msg string) {
 		h.render(w, r, http.StatusBadRequest, "transfer", s, view{Title: "Export and import " + st.Name, Error: msg, Data: data})
 	}
@@ -175,6 +181,14 @@ func (h *Handler) importMemories(w http.ResponseWriter, r *http.Request, s *sign
 			return
 		}
 	} else {
+		lines := bytes.Count(b, []byte("\n"))
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			lines++ // the last line, without its newline
+		}
+		if lines > transfer.MaxEntries {
+			refuse(fmt.Sprintf("The file has more than %d lines, the most an import reads; nothing was imported.", transfer.MaxEntries))
+			return
+		}
 		br := bufio.NewReader(bytes.NewReader(b))
 		for n := 1; fatal == nil; n++ {
 			line, err := br.ReadBytes('\n')

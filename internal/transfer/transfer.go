@@ -74,9 +74,10 @@ func (z *ZipWriter) Write(m *memstore.Memory) error {
 // Close writes the zip's directory.
 func (z *ZipWriter) Close() error { return z.zw.Close() }
 
-// MaxZipFiles bounds the files of a zip that ReadZip reads, so that a zip
-// of many empty entries costs no more than a bounded amount of work.
-const MaxZipFiles = 10_000
+// MaxEntries bounds the entries of a file an import reads (a zip's files,
+// JSON lines), so that a file of many empty or malformed entries costs no
+// more than a bounded amount of work.
+const MaxEntries = 10_000
 
 // ErrTooLarge is why a file is not imported: it could not be a memory.
 var ErrTooLarge = fmt.Errorf("over %d bytes, the limit for a memory", memstore.MaxContentBytes)
@@ -93,15 +94,15 @@ type ZipFile struct {
 // NAME becomes the memory at /NAME. Folders are passed over; files below
 // a hidden name and files that are not text are skipped, as a directory
 // import skips them; a file over memstore.MaxContentBytes fails. It stops
-// at the first error of fn, and refuses a zip of more than MaxZipFiles
+// at the first error of fn, and refuses a zip of more than MaxEntries
 // entries before reading any.
 func ReadZip(r io.ReaderAt, size int64, fn func(ZipFile) error) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return fmt.Errorf("not a zip file: %w", err)
 	}
-	if len(zr.File) > MaxZipFiles {
-		return fmt.Errorf("the zip has %d entries, over the %d an import reads", len(zr.File), MaxZipFiles)
+	if len(zr.File) > MaxEntries {
+		return fmt.Errorf("the zip has %d entries, over the %d an import reads", len(zr.File), MaxEntries)
 	}
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() {

@@ -59,12 +59,12 @@ func TestZipRoundTrip(t *testing.T) {
 	}
 	var many bytes.Buffer
 	mz := zip.NewWriter(&many)
-	for range MaxZipFiles + 1 {
+	for range MaxEntries + 1 {
 		mz.Create("x/")
 	}
 	mz.Close()
 	if err := ReadZip(bytes.NewReader(many.Bytes()), int64(many.Len()), func(ZipFile) error { t.Fatal("read an entry"); return nil }); err == nil {
-		t.Error("a zip over MaxZipFiles entries was read")
+		t.Error("a zip over MaxEntries entries was read")
 	}
 }
 
