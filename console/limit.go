@@ -1,6 +1,7 @@
 package console
 
 import (
+	"crypto/sha256"
 	"math"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ const (
 	clientBurst    = 20
 	clientInterval = 3 * time.Second
 	maxTracked     = 10_000
+	// maxKeyBytes bounds what the tables hold of a key (a user name may be
+	// as long as a request's body): a longer key is kept as its hash.
+	maxKeyBytes = 256
 )
 
 // limiter is a set of token buckets by key.
@@ -43,6 +47,10 @@ func newLimiter(burst int, interval time.Duration) *limiter {
 // allow takes one token of key's bucket at now, or reports how long to
 // wait for one.
 func (l *limiter) allow(key string, now time.Time) (bool, time.Duration) {
+	if len(key) > maxKeyBytes {
+		sum := sha256.Sum256([]byte(key))
+		key = string(sum[:])
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[key]

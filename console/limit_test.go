@@ -123,3 +123,28 @@ func TestSignInLimitByClient(t *testing.T) {
 		}
 	}
 }
+
+// TestLimiterLongKeys: a table full of long keys (a user name as long as
+// a request's body allows) holds a bounded amount, and a long key is
+// still held back like any other.
+func TestLimiterLongKeys(t *testing.T) {
+	l := newLimiter(1, time.Minute)
+	now := time.Unix(1_000_000, 0)
+	long := strings.Repeat("n", 1<<20)
+	for i := range 50 {
+		l.allow(fmt.Sprint(i)+long, now)
+	}
+	held := 0
+	for k := range l.buckets {
+		held += len(k)
+	}
+	if held > 50*maxKeyBytes {
+		t.Errorf("50 keys of 1 MiB hold %d bytes", held)
+	}
+	if ok, _ := l.allow("0"+long, now); ok {
+		t.Error("a long key was let through past its burst")
+	}
+	if ok, _ := l.allow("50"+long, now); !ok {
+		t.Error("a new long key was held back as another's")
+	}
+}
