@@ -51,6 +51,9 @@ func safeURL(dest string) bool {
 // rel="noopener noreferrer" and opens without access to this page.
 type neutralise struct{}
 
+// linkRel is every rendered link's rel.
+var linkRel = []byte("noopener noreferrer")
+
 func (neutralise) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
 	src := reader.Source()
 	var replace [][2]ast.Node
@@ -63,7 +66,7 @@ func (neutralise) Transform(doc *ast.Document, reader text.Reader, _ parser.Cont
 			if !safeURL(string(n.Destination)) {
 				n.Destination = nil
 			}
-			n.SetAttributeString("rel", []byte("noopener noreferrer"))
+			n.SetAttributeString("rel", linkRel)
 		case *ast.Image:
 			if !safeURL(string(n.Destination)) {
 				replace = append(replace, [2]ast.Node{n, ast.NewString(plainText(n, src))})
@@ -72,6 +75,7 @@ func (neutralise) Transform(doc *ast.Document, reader text.Reader, _ parser.Cont
 			if !safeURL(string(n.URL(src))) {
 				replace = append(replace, [2]ast.Node{n, ast.NewString(n.Label(src))})
 			}
+			n.SetAttributeString("rel", linkRel)
 		}
 		return ast.WalkContinue, nil
 	})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,5 +72,24 @@ func TestImportTooManyLines(t *testing.T) {
 	p, err := f.core.Memories(context.Background(), f.op, f.storeID, memstore.MemoryFilter{PathPrefix: "/first.md", Limit: 1})
 	if err != nil || len(p.Items) != 0 {
 		t.Errorf("after a refused import: %v, %d memories at /first.md", err, len(p.Items))
+	}
+}
+
+// TestAutolinksNoopener: every link of a memory's rendering, autolinks
+// (<https://...>, bare www. and https:// addresses) too, has
+// rel="noopener noreferrer".
+func TestAutolinksNoopener(t *testing.T) {
+	f := newFixture(t, "<https://example.com/a> www.example.org https://x.example/b [r](https://y.example/)\n")
+	c := f.signIn(t, "auditor")
+	_, body := f.get(t, c, "/console/stores/"+f.storeID+"/memories/"+f.memID)
+	rendered := body[strings.Index(body, `id="rendered"`):strings.Index(body, `id="raw"`)]
+	links := regexp.MustCompile(`<a [^>]*>`).FindAllString(rendered, -1)
+	if len(links) != 4 {
+		t.Fatalf("%d links rendered, want 4:\n%s", len(links), rendered)
+	}
+	for _, a := range links {
+		if !strings.Contains(a, `rel="noopener noreferrer"`) {
+			t.Errorf("a link without rel=noopener: %s", a)
+		}
 	}
 }
