@@ -2,7 +2,9 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/console"
 	"github.com/memstore/memstore/internal/transfer"
 )
 
@@ -90,6 +93,41 @@ func TestAutolinksNoopener(t *testing.T) {
 	for _, a := range links {
 		if !strings.Contains(a, `rel="noopener noreferrer"`) {
 			t.Errorf("a link without rel=noopener: %s", a)
+		}
+	}
+}
+
+// failingPages is the core's memories, with every list after the first
+// page failing, as a database that fails part way through an export.
+type failingPages struct{ memstore.MemoryService }
+
+func (fp failingPages) Memories(ctx context.Context, c *memstore.Caller, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	if f.Page != "" {
+		return memstore.Page[memstore.ListItem]{}, errors.New("disk I/O error")
+	}
+	return fp.MemoryService.Memories(ctx, c, storeID, f)
+}
+
+// TestExportCutShort: an export that fails part way ends in an error the
+// browser sees (the download fails), not in a file that looks complete
+// but lacks memories.
+func TestExportCutShort(t *testing.T) {
+	f := newFixture(t, "x", func(cfg *console.Config) { cfg.Memories = failingPages{cfg.Memories} })
+	for i := range 30 {
+		if _, err := f.core.CreateMemory(context.Background(), f.op, f.storeID, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.signIn(t, "member")
+	for _, format := range []string{"jsonl", "zip"} {
+		resp, err := c.Get(f.srv.URL + "/console/stores/" + f.storeID + "/export?format=" + format)
+		if err != nil {
+			continue // failed before the headers: nothing was sent
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			t.Errorf("an export of %s cut short read as complete: %d, %d bytes", format, resp.StatusCode, len(b))
 		}
 	}
 }

@@ -51,7 +51,9 @@ type memoryWriter interface {
 
 // export sends every memory of a store as a download: JSON lines or a
 // zip of files. It reads the store a page at a time, so its memory stays
-// bounded; a failure part way ends the download short, and is logged.
+// bounded; a failure part way is logged and aborts the response, so that
+// the browser reports a failed download rather than keep a file that
+// looks complete.
 func (h *Handler) export(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	ctx := r.Context()
 	format, ok := exportFormats[r.URL.Query().Get("format")]
@@ -100,11 +102,12 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		f.Page = p.Next
 		if p, err = h.cfg.Memories.Memories(ctx, s.caller, st.ID, f); err != nil {
 			h.internal(r, err)
-			return
+			panic(http.ErrAbortHandler)
 		}
 	}
 	if err := finish(); err != nil {
 		h.internal(r, err)
+		panic(http.ErrAbortHandler)
 	}
 }
 
