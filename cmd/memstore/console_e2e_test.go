@@ -148,6 +148,28 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("phone", func(t *testing.T) {
+		// A path with long segments, as file names often have, fits a
+		// phone's width: the page never scrolls sideways.
+		long := "/architecture_decision_records/2024_q3_storage_engine_evaluation_and_migration_plan.md"
+		memID := apiPost(t, srv, "/v1/memory_stores/"+storeID+"/memories", fmt.Sprintf(`{"path":%q,"content":"x"}`, long))
+		defer chromedp.Do(ctx, chromedp.EmulateReset())
+		for _, page := range []string{"stores/" + storeID + "/memories/" + memID, "stores/" + storeID + "?path=/architecture_decision_records/"} {
+			err := chromedp.Do(ctx,
+				chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile),
+				chromedp.Navigate(base+page),
+				chromedp.WaitVisible(chromedp.CSS("h1")),
+			)
+			over, err2 := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+			if err := errors.Join(err, err2); err != nil {
+				t.Fatal(err)
+			}
+			if over > 0 {
+				t.Errorf("%s is %dpx wider than a 360px phone", page, over)
+			}
+		}
+	})
+
 	t.Run("cross-site post", func(t *testing.T) {
 		// A page of another origin whose form posts to the console, as a
 		// signed-in user's browser would send it, cookie and all, without
