@@ -131,3 +131,43 @@ func TestExportCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInLink: opening a sign-in link uses nothing (a chat's preview
+// may fetch it); confirming signs in, with a session of its own, once;
+// signing out ends that session on the server, not only in the browser.
+func TestSignInLink(t *testing.T) {
+	f := newFixture(t, "x")
+	users := memstore.NewUsers(f.db)
+	admin := &memstore.Caller{WorkspaceID: f.op.WorkspaceID, Actor: f.op.Actor}
+	secret, _, err := users.CreateSignInLink(context.Background(), admin, "member")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.client(t)
+	for range 2 {
+		if resp, body := f.get(t, c, "/console/link?t="+url.QueryEscape(secret)); resp.StatusCode != http.StatusOK || !strings.Contains(body, `value="`+secret+`"`) {
+			t.Fatalf("the link's page: %d\n%s", resp.StatusCode, body)
+		}
+	}
+	resp, _ := f.post(t, c, "/console/link", f.srv.URL, url.Values{"t": {secret}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("redeeming the link: %d", resp.StatusCode)
+	}
+	var session string
+	for _, ck := range resp.Cookies() {
+		session = ck.Value
+	}
+	if !strings.HasPrefix(session, memstore.SignInSecretPrefix) || strings.Contains(session, secret) {
+		t.Errorf("the link signed in with cookie %q", session)
+	}
+	if resp, _ := f.post(t, f.client(t), "/console/link", f.srv.URL, url.Values{"t": {secret}}); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the link used twice: %d", resp.StatusCode)
+	}
+	_, page := f.get(t, c, "/console/stores")
+	if resp, _ := f.post(t, c, "/console/signout", f.srv.URL, url.Values{"csrf": {csrfOf(t, page)}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", resp.StatusCode)
+	}
+	if _, _, err := users.Authenticate(context.Background(), session); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+		t.Errorf("the session works after signing out: %v", err)
+	}
+}
