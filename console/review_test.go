@@ -171,3 +171,74 @@ func TestSignInLink(t *testing.T) {
 		t.Errorf("the session works after signing out: %v", err)
 	}
 }
+
+// TestAuditorChangesNothing: every form of the console, sent by an
+// auditor with a good token, is refused by the core, and the workspace
+// is as it was.
+func TestAuditorChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "x")
+	ses, tok, _, err := f.core.CreateSession(ctx, f.op, memstore.SessionCreate{Title: "agent", Stores: []memstore.AttachmentCreate{{StoreID: f.storeID, Access: memstore.AccessReadWrite}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := memstore.NewKeys(f.db)
+	key, _, err := keys.CreateAPIKey(ctx, f.op, "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.core.Memory(ctx, f.op, f.storeID, f.memID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	activity := func() int {
+		p, err := f.core.Versions(ctx, f.op, f.storeID, memstore.VersionFilter{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Items)
+	}
+	before := activity()
+	c := f.signIn(t, "auditor")
+	_, page := f.get(t, c, "/console/stores")
+	csrf := csrfOf(t, page)
+	st, mem := "/console/stores/"+f.storeID, "/console/stores/"+f.storeID+"/memories/"+f.memID
+	for path, form := range map[string]url.Values{
+		"/console/stores": {"name": {"New"}},
+		st + "/settings":  {"name": {"Renamed"}, "description": {"d"}},
+		st + "/archive":   {},
+		st + "/delete":    {"confirm": {"Notes"}},
+		st + "/memories":  {"path": {"/new.md"}, "content": {"x"}},
+		mem:               {"path": {m.Path}, "orig_path": {m.Path}, "sha": {m.ContentSHA256}, "content": {"changed"}},
+		mem + "/delete":   {"sha": {m.ContentSHA256}, "path": {m.Path}},
+		st + "/versions/" + m.VersionID + "/restore":                    {"sha": {m.ContentSHA256}},
+		st + "/versions/" + m.VersionID + "/redact":                     {},
+		"/console/sessions":                                             {"title": {"t"}, "store": {f.storeID}, "access." + f.storeID: {"read_only"}},
+		"/console/sessions/" + ses.ID + "/tokens":                       {},
+		"/console/sessions/" + ses.ID + "/tokens/" + tok.ID + "/revoke": {},
+		"/console/sessions/" + ses.ID + "/archive":                      {},
+		"/console/keys":                       {"name": {"other"}},
+		"/console/keys/" + key.ID + "/revoke": {},
+		"/console/users":                      {"name": {"eve"}, "role": {"admin"}, "password": {password}},
+	} {
+		form.Set("csrf", csrf)
+		if resp, body := f.post(t, c, path, f.srv.URL, form); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "auditor role cannot") {
+			t.Errorf("auditor POST %s: %d\n%s", path, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := f.upload(t, c, f.storeID, "a.jsonl", []byte(`{"path":"/imported.md","content":"x"}`)); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("auditor import: %d", resp.StatusCode)
+	}
+	if n := activity(); n != before {
+		t.Errorf("the store has %d versions after the auditor's forms, %d before", n, before)
+	}
+	if s, err := f.core.Store(ctx, f.op, f.storeID); err != nil || s.Name != "Notes" || s.ArchivedAt != nil {
+		t.Errorf("the store after the auditor's forms: %+v %v", s, err)
+	}
+	if ks, err := keys.APIKeys(ctx, f.op); err != nil || len(ks) != 1 || ks[0].RevokedAt != nil {
+		t.Errorf("the keys after the auditor's forms: %+v %v", ks, err)
+	}
+	if s, err := f.core.Session(ctx, f.op, ses.ID); err != nil || s.ArchivedAt != nil {
+		t.Errorf("the session after the auditor's forms: %+v %v", s, err)
+	}
+}
