@@ -250,7 +250,9 @@ func (h *Handler) auth(f authedFunc) http.HandlerFunc {
 			if err == nil {
 				h.clearCookie(w, r)
 			}
-			if r.Method == http.MethodGet {
+			// A sign-out whose session has already ended has nothing
+			// left to do, and goes where a sign-out would.
+			if r.Method == http.MethodGet || r.URL.Path == Prefix+"signout" {
 				q := url.Values{}
 				if err == nil {
 					q.Set("ended", "1")

@@ -181,6 +181,13 @@ func TestSignIn(t *testing.T) {
 	if resp, _ := f.get(t, c2, "/console/stores"); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("a signed-out session replayed: %d", resp.StatusCode)
 	}
+	// Signing out of a session that has already ended (in another tab,
+	// or by expiry) leads to the sign-in page, not to an error.
+	c2.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+	resp, _ = f.post(t, c2, "/console/signout", f.srv.URL, url.Values{"csrf": {csrfOf(t, body)}})
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/console/signin") {
+		t.Errorf("sign out of an ended session: %d to %q", resp.StatusCode, loc)
+	}
 }
 
 // TestSecureCookies: behind a proxy that ends TLS, Config.SecureCookies
