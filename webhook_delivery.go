@@ -159,10 +159,11 @@ type WebhookDeliveryStorage interface {
 	// also returns how many events it took: 0 when the outbox is empty.
 	FanOutWebhookEvents(ctx context.Context, until time.Time, n int) ([]WebhookDelivery, int, error)
 	// ClaimWebhookDeliveries returns up to n pending deliveries of
-	// enabled endpoints that are due at now, with their endpoints' URL
-	// and secret, and moves their next attempt to until, so that no other
-	// deliverer claims them before.
-	ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]WebhookDelivery, error)
+	// enabled endpoints that are due at now, but none of the endpoints in
+	// skip (those the caller has enough attempts in flight to), with
+	// their endpoints' URL and secret, and moves their next attempt to
+	// until, so that no other deliverer claims them before.
+	ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int, skip []string) ([]WebhookDelivery, error)
 	// RecordWebhookAttempts stores, in one transaction, the state of
 	// each attempt's delivery and, for an attempt with Disable set,
 	// disables its endpoint, if still enabled, with that reason, at now.

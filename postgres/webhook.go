@@ -217,14 +217,17 @@ func (db *DB) FanOutWebhookEvents(ctx context.Context, until time.Time, n int) (
 // due rows are locked with SKIP LOCKED and leased until until in one
 // statement, so that the deliverers of several replicas claim different
 // deliveries.
-func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]memstore.WebhookDelivery, error) {
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int, skip []string) ([]memstore.WebhookDelivery, error) {
+	if skip == nil {
+		skip = []string{} // an empty array, not NULL, which <> ALL would not pass
+	}
 	rows, err := db.pool.Query(ctx, `WITH c AS (
 			SELECT d.endpoint_id, d.event_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled'
+			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled' AND d.endpoint_id <> ALL ($4)
 			ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
 		UPDATE webhook_deliveries d SET next_attempt_at = $2 FROM c, webhook_endpoints e
 		WHERE d.endpoint_id = c.endpoint_id AND d.event_id = c.event_id AND e.id = d.endpoint_id
-		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(now), keyset.Nanos(until), n)
+		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(now), keyset.Nanos(until), n, skip)
 	if err != nil {
 		return nil, wrap(err, "claim webhook deliveries")
 	}

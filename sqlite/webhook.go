@@ -233,12 +233,21 @@ func txWebhooks(ctx context.Context, tx *txn, workspaceID string) ([]memstore.We
 }
 
 // ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage.
-func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int) ([]memstore.WebhookDelivery, error) {
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int, skip []string) ([]memstore.WebhookDelivery, error) {
 	var out []memstore.WebhookDelivery
+	args := []any{nanos(now)}
+	skipped := ""
+	if len(skip) > 0 {
+		skipped = " AND d.endpoint_id NOT IN (?" + strings.Repeat(", ?", len(skip)-1) + ")"
+		for _, id := range skip {
+			args = append(args, id)
+		}
+	}
+	args = append(args, n)
 	err := db.write(ctx, func(tx *txn) error {
 		out = nil // a retried transaction starts again
 		rows, err := tx.query(ctx, "SELECT "+deliveryColumns+", e.url, e.secret FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id"+
-			" WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.state = 'enabled' ORDER BY d.next_attempt_at LIMIT ?", nanos(now), n)
+			" WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.state = 'enabled'"+skipped+" ORDER BY d.next_attempt_at LIMIT ?", args...)
 		if err != nil {
 			return err
 		}

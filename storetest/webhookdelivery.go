@@ -160,12 +160,17 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 
 	// Deliveries are claimed as they are made: no one claims them again
 	// before the lease ends.
-	again, err := b.ClaimWebhookDeliveries(ctx, now.Add(30*time.Second), now.Add(2*time.Minute), 100)
+	again, err := b.ClaimWebhookDeliveries(ctx, now.Add(30*time.Second), now.Add(2*time.Minute), 100, nil)
 	if err != nil || len(again) != 0 {
 		t.Errorf("claimed %d leased deliveries (%v)", len(again), err)
 	}
 	later := now.Add(time.Minute)
-	again, err = b.ClaimWebhookDeliveries(ctx, later, later.Add(time.Minute), 2)
+	// A claim passes over the endpoints it is told to skip.
+	skipping, err := b.ClaimWebhookDeliveries(ctx, later, later.Add(time.Minute), 100, []string{all.ID, theirs.ID})
+	if err != nil || len(skipping) != 1 || skipping[0].EndpointID != created.ID {
+		t.Errorf("claimed %+v, skipping all endpoints but one (%v)", skipping, err)
+	}
+	again, err = b.ClaimWebhookDeliveries(ctx, later, later.Add(time.Minute), 2, nil)
 	if err != nil || len(again) != 2 {
 		t.Fatalf("claimed %d of 2 after the lease (%v)", len(again), err)
 	}
@@ -223,7 +228,7 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	if err := ws.DeleteWebhook(ctx, c, all.ID); err != nil {
 		t.Fatal(err)
 	}
-	rest, err := b.ClaimWebhookDeliveries(ctx, later.Add(time.Hour), later.Add(2*time.Hour), 100)
+	rest, err := b.ClaimWebhookDeliveries(ctx, later.Add(time.Hour), later.Add(2*time.Hour), 100, nil)
 	if err != nil || len(rest) != 1 || rest[0].EndpointID != theirs.ID {
 		t.Errorf("after the deletion, claimed %+v (%v)", rest, err)
 	}

@@ -27,10 +27,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -47,10 +45,17 @@ const (
 	DefaultTimeout = 10 * time.Second
 	// MaxResponseBytes is how much of an answer is read.
 	MaxResponseBytes = 64 << 10
+	// MaxInFlightPerEndpoint bounds the attempts a deliverer makes to one
+	// endpoint at once: a slow or hanging endpoint holds that many of
+	// its attempts, never the others'.
+	MaxInFlightPerEndpoint = 4
 	// maxRedirects bounds the redirects followed, on the same host.
 	maxRedirects = 3
-	// batch is how many deliveries a deliverer attempts at once, and how
-	// many outbox events it fans out per transaction.
+	// pool bounds the deliveries a deliverer holds at once: attempts in
+	// flight, and claimed ones waiting for their endpoint.
+	pool = 64
+	// batch is how many outbox events a deliverer fans out per
+	// transaction.
 	batch = 64
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
@@ -105,13 +110,16 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 		Proxy:               nil, // a proxy would dial for us, past the check
 		DialContext:         dialer.DialContext,
 		TLSHandshakeTimeout: o.Timeout,
-		MaxIdleConnsPerHost: batch, // a batch to one receiver reuses its connections
+		MaxIdleConnsPerHost: MaxInFlightPerEndpoint, // an endpoint's attempts reuse its connections
 		IdleConnTimeout:     time.Minute,
 	}
 	return &Deliverer{
 		s: s, o: o,
 		client: &http.Client{Transport: transport, Timeout: o.Timeout, CheckRedirect: sameHost},
-		// A claim outlives every attempt of its batch, which run at once.
+		// A claimed delivery waits at most for the attempts in flight to
+		// its endpoint when it was claimed (fewer than
+		// MaxInFlightPerEndpoint, each within Timeout), then is attempted
+		// within Timeout and recorded: its claim outlives all that.
 		lease: 3 * o.Timeout,
 	}
 }
@@ -149,21 +157,39 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// Run delivers until ctx ends, looking for work every Poll when it has
-// none. Failures of the storage are logged and tried again.
+// Run delivers until ctx ends. It keeps up to pool deliveries at once,
+// at most MaxInFlightPerEndpoint of them in flight to any one endpoint,
+// claiming more as attempts finish, and records the attempts that
+// finish together in one transaction. When it has no work it looks for
+// some every Poll. Failures of the storage are logged and tried again.
+//
+// When ctx ends it claims nothing more and waits for the attempts in
+// flight, which it stops: an attempt that got its answer is recorded,
+// one stopped before is not (neither failed nor counted), and it and the
+// claimed deliveries not yet attempted are attempted again once their
+// lease ends.
 func (d *Deliverer) Run(ctx context.Context) {
+	r := &run{d: d, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{}, done: make(chan result, pool)}
+	defer r.stop(ctx)
 	for {
-		busy, err := d.step(ctx)
+		more, err := r.fill(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
 			d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook delivery", slog.String("error", err.Error()))
 		}
-		if busy && err == nil {
+		if more && err == nil {
+			select {
+			case res := <-r.done:
+				r.finish(ctx, res)
+			default:
+			}
 			continue
 		}
 		select {
+		case res := <-r.done:
+			r.finish(ctx, res)
 		case <-ctx.Done():
 			return
 		case <-time.After(d.o.Poll):
@@ -171,11 +197,27 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 }
 
-// step prunes the logs when due, fans out a batch of the outbox's events,
-// and attempts their deliveries and a batch of due retries, then records
-// every attempt in one transaction. busy says that more may be due at
-// once.
-func (d *Deliverer) step(ctx context.Context) (busy bool, err error) {
+// A run is the state of Run, kept by its goroutine alone.
+type run struct {
+	d        *Deliverer
+	held     int                                    // deliveries claimed and not yet finished
+	inFlight map[string]int                         // attempts in flight, by endpoint
+	waiting  map[string][]*memstore.WebhookDelivery // claimed, by endpoint, until it has room
+	running  int                                    // attempts in flight in all
+	done     chan result                            // the attempts' outcomes, never full
+}
+
+// A result is the outcome of an attempt to an endpoint.
+type result struct {
+	endpoint string
+	attempt  memstore.WebhookAttempt // zero when stopped before an answer
+}
+
+// fill prunes the logs when due, fans out the outbox's events, and claims
+// due deliveries until the pool is full or none is due. more says that
+// more may be due at once.
+func (r *run) fill(ctx context.Context) (more bool, err error) {
+	d := r.d
 	now := d.o.Now()
 	if now.Sub(d.pruned) >= pruneEvery {
 		if _, err := d.s.PruneWebhookDeliveries(ctx, now.Add(-memstore.DeliveryLogRetention)); err != nil {
@@ -183,43 +225,114 @@ func (d *Deliverer) step(ctx context.Context) (busy bool, err error) {
 		}
 		d.pruned = now
 	}
-	// New events first, claimed as they are fanned out, then retries
-	// that are due.
-	claimed, took, err := d.s.FanOutWebhookEvents(ctx, now.Add(d.lease), batch)
+	// New events become deliveries due at once, claimed below with the
+	// others, so that they keep to the same limits.
+	_, took, err := d.s.FanOutWebhookEvents(ctx, now, batch)
 	if err != nil {
 		return false, err
 	}
-	more := took == batch
-	if len(claimed) < batch {
-		retries, err := d.s.ClaimWebhookDeliveries(ctx, now, now.Add(d.lease), batch-len(claimed))
+	more = took == batch
+	for r.held < pool {
+		// At most MaxInFlightPerEndpoint at a time, so that no endpoint
+		// has more than that waiting, however many it has due.
+		n := min(pool-r.held, MaxInFlightPerEndpoint)
+		claimed, err := d.s.ClaimWebhookDeliveries(ctx, now, now.Add(d.lease), n, r.busy())
 		if err != nil {
 			return false, err
 		}
-		more = more || len(retries) == batch-len(claimed)
-		claimed = append(claimed, retries...)
+		for i := range claimed {
+			r.add(ctx, &claimed[i])
+		}
+		if len(claimed) < n {
+			return more, nil
+		}
+		more = true
 	}
-	// At most batch attempts at once: an event may go to many endpoints.
-	attempts := make([]memstore.WebhookAttempt, len(claimed))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, batch)
-	for i := range claimed {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			attempts[i] = d.attempt(ctx, &claimed[i])
-		}()
-	}
-	wg.Wait()
-	// Attempts stopped before an answer are left to their lease, to be
-	// made again; every other is recorded, even when stopping.
-	attempts = slices.DeleteFunc(attempts, func(a memstore.WebhookAttempt) bool { return a.Delivery == nil })
-	if len(attempts) > 0 {
-		if err := d.s.RecordWebhookAttempts(context.WithoutCancel(ctx), attempts, d.o.Now()); err != nil {
-			return false, err
+	// A full pool waits for an attempt to finish.
+	return false, nil
+}
+
+// busy lists the endpoints that have all the attempts in flight they may.
+func (r *run) busy() []string {
+	var out []string
+	for id, n := range r.inFlight {
+		if n >= MaxInFlightPerEndpoint {
+			out = append(out, id)
 		}
 	}
-	return more, nil
+	return out
+}
+
+// add attempts a claimed delivery now if its endpoint has room, else
+// once it has.
+func (r *run) add(ctx context.Context, del *memstore.WebhookDelivery) {
+	r.held++
+	if r.inFlight[del.EndpointID] < MaxInFlightPerEndpoint {
+		r.start(ctx, del)
+		return
+	}
+	r.waiting[del.EndpointID] = append(r.waiting[del.EndpointID], del)
+}
+
+func (r *run) start(ctx context.Context, del *memstore.WebhookDelivery) {
+	r.inFlight[del.EndpointID]++
+	r.running++
+	go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
+}
+
+// finish takes the outcome res and every other already in, starts the
+// deliveries that waited for their endpoints, and records the attempts
+// in one transaction.
+func (r *run) finish(ctx context.Context, res result) {
+	var attempts []memstore.WebhookAttempt
+	for {
+		r.held--
+		r.running--
+		if r.inFlight[res.endpoint]--; r.inFlight[res.endpoint] == 0 {
+			delete(r.inFlight, res.endpoint)
+		}
+		if res.attempt.Delivery != nil {
+			attempts = append(attempts, res.attempt)
+		}
+		// The endpoint has room again for one that waited.
+		if next := r.waiting[res.endpoint]; len(next) > 0 && ctx.Err() == nil {
+			r.start(ctx, next[0])
+			if r.waiting[res.endpoint] = next[1:]; len(next) == 1 {
+				delete(r.waiting, res.endpoint)
+			}
+		}
+		select {
+		case res = <-r.done:
+			continue
+		default:
+		}
+		break
+	}
+	r.record(ctx, attempts)
+}
+
+// record stores attempts, even when stopping. Should it fail, their
+// deliveries are attempted again once their lease ends.
+func (r *run) record(ctx context.Context, attempts []memstore.WebhookAttempt) {
+	if len(attempts) == 0 {
+		return
+	}
+	if err := r.d.s.RecordWebhookAttempts(context.WithoutCancel(ctx), attempts, r.d.o.Now()); err != nil {
+		r.d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook delivery", slog.String("error", err.Error()))
+	}
+}
+
+// stop waits for the attempts in flight, stopped with ctx, and records
+// those that got an answer; the deliveries still waiting are left to
+// their lease.
+func (r *run) stop(ctx context.Context) {
+	var attempts []memstore.WebhookAttempt
+	for ; r.running > 0; r.running-- {
+		if res := <-r.done; res.attempt.Delivery != nil {
+			attempts = append(attempts, res.attempt)
+		}
+	}
+	r.record(ctx, attempts)
 }
 
 // attempt posts one delivery and returns its outcome; a zero

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,6 +205,11 @@ func TestDeliveriesUnwrap(t *testing.T) {
 	if _, err := wrong.Beta.Webhooks.Unwrap(r.deliveries()[0].body, r.deliveries()[0].header); err == nil {
 		t.Errorf("Unwrap accepted another secret's signature")
 	}
+	// The answers are recorded just after they come.
+	waitFor(t, "the log of three deliveries", func() bool {
+		l := e.log(t, w.ID)
+		return len(l) == 3 && !slices.ContainsFunc(l, func(d memstore.WebhookDelivery) bool { return d.State == memstore.DeliveryPending })
+	})
 	for _, d := range e.log(t, w.ID) {
 		if d.State != memstore.DeliveryDelivered || d.Attempts != 1 || d.LastStatus != 200 {
 			t.Errorf("log: %+v", d)
@@ -358,5 +365,44 @@ func TestDeliveryLimits(t *testing.T) {
 	}
 	if d := attempted(t, e, chatty.ID); d.LastStatus != 400 || len(d.LastError) > memstore.MaxDeliveryError || !strings.HasPrefix(d.LastError, "HTTP 400: xxx") {
 		t.Errorf("the long answer: status %d, error of %d bytes", d.LastStatus, len(d.LastError))
+	}
+}
+
+// TestSlowEndpointHoldsOnlyItsOwn checks that an endpoint that hangs
+// until the timeout delays its own deliveries only: the many deliveries
+// of a fast endpoint, due after the hanging one's, all arrive long before
+// the hanging attempts time out, and the hanging endpoint is sent no more
+// than MaxInFlightPerEndpoint at once.
+func TestSlowEndpointHoldsOnlyItsOwn(t *testing.T) {
+	e := newEnv(t)
+	var hanging atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hanging.Add(1)
+		io.Copy(io.Discard, r.Body) // so that the server sees the client go
+		<-r.Context().Done()        // until the deliverer gives up
+	}))
+	t.Cleanup(slow.Close)
+	e.hook(t, slow.URL, memstore.WebhookStoreCreated)
+	fast := newReceiver(t, always(200))
+	e.hook(t, fast.URL, memstore.WebhookMemoryCreated)
+	for i := range 20 {
+		e.store(t, fmt.Sprint("s", i))
+	}
+	s := e.store(t, "notes")
+	const memories = 100
+	for i := range memories {
+		if _, err := e.co.CreateMemory(t.Context(), e.c, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const timeout = 4 * time.Second
+	start := time.Now()
+	e.run(t, webhook.Options{AllowPrivate: true, Timeout: timeout, Policy: memstore.RetryPolicy{MinBackoff: time.Hour, MaxBackoff: time.Hour, MaxAttempts: 5}})
+	waitFor(t, "the fast endpoint's deliveries", func() bool { return len(fast.deliveries()) >= memories })
+	if took := time.Since(start); took > timeout/2 {
+		t.Errorf("the fast endpoint's %d deliveries took %v, held up by the hanging endpoint (timeout %v)", memories, took, timeout)
+	}
+	if n := hanging.Load(); n == 0 || n > webhook.MaxInFlightPerEndpoint {
+		t.Errorf("the hanging endpoint got %d attempts at once, want 1 to %d", n, webhook.MaxInFlightPerEndpoint)
 	}
 }
