@@ -3,7 +3,11 @@ package webhook_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,8 +25,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestReplicasSendOnce runs two deliverers on one PostgreSQL database,
-// as two servers would, starting together on a full outbox, and checks
-// that each event is sent once and only once.
+// as two servers would, starting together on many due events, to a
+// receiver slow enough that both have attempts in flight at once, and
+// checks that each event is sent once and only once: a claim that two
+// deliverers could both take, or that let a delivery in flight be taken
+// again, would send some twice.
 func TestReplicasSendOnce(t *testing.T) {
 	url := pgtest.DB(t, func(ctx context.Context, url string) error {
 		db, err := postgres.Open(ctx, url, postgres.Options{})
@@ -46,13 +53,30 @@ func TestReplicasSendOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
-	r := newReceiver(t, always(200))
+	var (
+		mu             sync.Mutex
+		seen           = map[string]int{} // by webhook-id
+		inFlight, most int
+	)
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		mu.Lock()
+		seen[req.Header.Get("webhook-id")]++
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond) // slow: attempts overlap
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	t.Cleanup(r.Close)
 	if _, err := memstore.NewWebhooks(a, memstore.WebhooksAllowPrivate(true)).CreateWebhook(ctx, c,
 		memstore.WebhookCreate{URL: r.URL, EnabledEvents: []string{memstore.WebhookStoreCreated}}); err != nil {
 		t.Fatal(err)
 	}
-	// The events wait in the outbox, for both replicas to start at once.
-	const stores = 60
+	// The events wait, for both replicas to start at once.
+	const stores = 120
 	co := memstore.NewCore(a)
 	for i := range stores {
 		if _, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: fmt.Sprint("s", i)}); err != nil {
@@ -68,13 +92,23 @@ func TestReplicasSendOnce(t *testing.T) {
 		}()
 		t.Cleanup(func() { stop(); <-done })
 	}
-	waitFor(t, "every store's delivery", func() bool { return len(r.deliveries()) >= stores })
-	time.Sleep(200 * time.Millisecond) // a second sending would arrive by now
-	seen := map[string]int{}
-	for _, d := range r.deliveries() {
-		seen[d.header.Get("webhook-id")]++
+	sent := func() (events, requests, overlap int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range seen {
+			requests += n
+		}
+		return len(seen), requests, most
 	}
-	if len(seen) != stores || len(r.deliveries()) != stores {
-		t.Errorf("%d deliveries of %d events, want each of %d once", len(r.deliveries()), len(seen), stores)
+	waitFor(t, "every store's delivery", func() bool { n, _, _ := sent(); return n >= stores })
+	time.Sleep(200 * time.Millisecond) // a second sending would arrive by now
+	events, requests, overlap := sent()
+	if events != stores || requests != stores {
+		t.Errorf("%d deliveries of %d events, want each of %d once", requests, events, stores)
+	}
+	// Each deliverer has at most MaxInFlightPerEndpoint attempts to the
+	// endpoint at once: more means both were sending together.
+	if overlap <= webhook.MaxInFlightPerEndpoint {
+		t.Errorf("at most %d attempts at once: the deliverers never overlapped, so the test proves nothing", overlap)
 	}
 }
