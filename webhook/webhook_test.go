@@ -406,3 +406,36 @@ func TestSlowEndpointHoldsOnlyItsOwn(t *testing.T) {
 		t.Errorf("the hanging endpoint got %d attempts at once, want 1 to %d", n, webhook.MaxInFlightPerEndpoint)
 	}
 }
+
+// TestStopDuringAttempt checks that an attempt in flight when the
+// deliverer stops is not recorded as failed, nor counted: it is left to
+// its lease and made again by the next deliverer, which delivers it.
+func TestStopDuringAttempt(t *testing.T) {
+	e := newEnv(t)
+	var hang atomic.Bool
+	hang.Store(true)
+	arrived := make(chan struct{}, 10)
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		arrived <- struct{}{}
+		if hang.Load() {
+			<-req.Context().Done()
+		}
+	}))
+	t.Cleanup(r.Close)
+	w := e.hook(t, r.URL, memstore.WebhookStoreCreated)
+	e.store(t, "notes")
+	o := webhook.Options{AllowPrivate: true, Timeout: time.Second}
+	stop := e.run(t, o)
+	<-arrived
+	stop()
+	if l := e.log(t, w.ID); len(l) != 1 || l[0].State != memstore.DeliveryPending || l[0].Attempts != 0 || l[0].LastError != "" || l[0].LastAttemptAt != nil {
+		t.Fatalf("after stopping during the attempt: %+v", l)
+	}
+	hang.Store(false)
+	e.run(t, o)
+	waitFor(t, "the delivery after its lease", func() bool { return e.log(t, w.ID)[0].State == memstore.DeliveryDelivered })
+	if d := e.log(t, w.ID)[0]; d.Attempts != 1 || d.LastStatus != 200 {
+		t.Errorf("the log: %+v", d)
+	}
+}
