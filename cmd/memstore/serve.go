@@ -55,7 +55,12 @@ also dropped when its request's headers are slow to come, or when it stays
 idle between requests for long.
 
 Webhooks (/v1/organizations/webhooks) are delivered by the server, with
-retries that survive restarts; their URLs may not reach loopback,
+retries that survive restarts: the retry after the first failed attempt
+waits --webhook-retry-min, each next one twice as long, at most
+--webhook-retry-max, and an endpoint whose delivery fails all
+--webhook-attempts attempts is disabled. An attempt in progress when the
+server stops is neither counted nor logged as failed: it is made again
+once its claim lapses, by this server restarted or another. Their URLs may not reach loopback,
 link-local or private addresses unless --webhook-allow-private is set.
 
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
@@ -119,7 +124,10 @@ type serveConfig struct {
 	consoleAddr    hostPort  // on its own address, "" for the API's
 	consoleIdle    duration  // a console session's idle and absolute expiry
 	consoleLife    duration
-	webhookPrivate boolValue          // webhooks may reach private addresses
+	webhookPrivate boolValue // webhooks may reach private addresses
+	webhookRetry   duration  // the webhooks' memstore.RetryPolicy
+	webhookMaxWait duration
+	webhookTries   count
 	consoleSecure  boolValue          // the console is reached over HTTPS through a proxy
 	trustedProxies clientaddr.Proxies // whose X-Forwarded-For names the client
 	tlsCert        string             // PEM files; both or neither
@@ -147,6 +155,9 @@ var serveEnv = map[string]string{
 	"console-idle-timeout":   "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
 	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
 	"webhook-allow-private":  "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
+	"webhook-retry-min":      "MEMSTORE_WEBHOOK_RETRY_MIN",
+	"webhook-retry-max":      "MEMSTORE_WEBHOOK_RETRY_MAX",
+	"webhook-attempts":       "MEMSTORE_WEBHOOK_ATTEMPTS",
 	"console-secure-cookies": "MEMSTORE_CONSOLE_SECURE_COOKIES",
 	"trusted-proxies":        "MEMSTORE_TRUSTED_PROXIES",
 	"tls-cert":               "MEMSTORE_TLS_CERT",
@@ -168,6 +179,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		console:        true,
 		consoleIdle:    duration(memstore.DefaultSignInIdle),
 		consoleLife:    duration(memstore.DefaultSignInLifetime),
+		webhookRetry:   duration(memstore.DefaultRetryPolicy.MinBackoff),
+		webhookMaxWait: duration(memstore.DefaultRetryPolicy.MaxBackoff),
+		webhookTries:   count(memstore.DefaultRetryPolicy.MaxAttempts),
 	}
 	fs := newFlags(e, "serve", serveHelp)
 	c.backend = &backendFlags{cmd: "serve", kinds: withDB, admin: true, opts: dbOptions{create: true}}
@@ -189,6 +203,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.consoleIdle, "console-idle-timeout", "end a console session after `DURATION` without a request (MEMSTORE_CONSOLE_IDLE_TIMEOUT)")
 	fs.Var(&c.consoleLife, "console-session-max", "end a console session `DURATION` after sign-in, however active (MEMSTORE_CONSOLE_SESSION_MAX)")
 	fs.Var(&c.webhookPrivate, "webhook-allow-private", "let webhooks reach loopback, link-local and private addresses, and plain http: for tests and closed networks (MEMSTORE_WEBHOOK_ALLOW_PRIVATE)")
+	fs.Var(&c.webhookRetry, "webhook-retry-min", "wait `DURATION` before the first retry of a failed webhook delivery, doubling for each next one (MEMSTORE_WEBHOOK_RETRY_MIN)")
+	fs.Var(&c.webhookMaxWait, "webhook-retry-max", "wait at most `DURATION` between retries of a webhook delivery (MEMSTORE_WEBHOOK_RETRY_MAX)")
+	fs.Var(&c.webhookTries, "webhook-attempts", "give up on a webhook delivery after `N` failed attempts, and disable its endpoint (MEMSTORE_WEBHOOK_ATTEMPTS)")
 	fs.Var(&c.consoleSecure, "console-secure-cookies", "the console is reached over HTTPS through a proxy that ends TLS: its session cookie is Secure, with the __Host- prefix, although requests come over plain HTTP (MEMSTORE_CONSOLE_SECURE_COOKIES)")
 	fs.Var(&c.trustedProxies, "trusted-proxies", "comma-separated `CIDRS` (or addresses) of proxies in front, from which alone X-Forwarded-For is believed to name the client, for the console's sign-in limits; default none (MEMSTORE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
@@ -215,6 +232,12 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	// closes: MCP sessions alone must not be able to take every one.
 	if c.mcpMax > c.maxConns/2 {
 		return nil, usageError(e, "memstore serve: --mcp-max-sessions %d is more than half of --max-connections %d: each MCP session may hold a connection open for its GET stream; keep --mcp-max-sessions at most half of --max-connections", c.mcpMax, c.maxConns)
+	}
+	if c.webhookTries < 1 {
+		return nil, usageError(e, "memstore serve: --webhook-attempts must be 1 or more (1: no retries), not %d", c.webhookTries)
+	}
+	if c.webhookMaxWait < c.webhookRetry {
+		return nil, usageError(e, "memstore serve: --webhook-retry-max %v is shorter than --webhook-retry-min %v; the longest wait between retries must be at least the first", time.Duration(c.webhookMaxWait), time.Duration(c.webhookRetry))
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, usageError(e, "memstore serve: --tls-cert and --tls-key go together (MEMSTORE_TLS_CERT and MEMSTORE_TLS_KEY): give both the certificate and its private key, or neither for plain HTTP")
@@ -368,12 +391,14 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	// last event.
 	srv.RegisterOnShutdown(api.EndStreams)
 	// The webhooks' deliverer runs until the server stops; what it was
-	// sending when stopped is sent again after its lease.
+	// sending when stopped is not counted, and sent again after its
+	// lease.
 	dctx, stopDelivery := context.WithCancel(context.WithoutCancel(ctx))
 	delivered := make(chan struct{})
 	go func() {
 		defer close(delivered)
-		webhook.New(db, webhook.Options{AllowPrivate: bool(c.webhookPrivate), Logger: log}).Run(dctx)
+		policy := memstore.RetryPolicy{MinBackoff: time.Duration(c.webhookRetry), MaxBackoff: time.Duration(c.webhookMaxWait), MaxAttempts: int(c.webhookTries)}
+		webhook.New(db, webhook.Options{AllowPrivate: bool(c.webhookPrivate), Policy: policy, Logger: log}).Run(dctx)
 	}()
 	defer func() { stopDelivery(); <-delivered }()
 	served := make(chan error, 1)

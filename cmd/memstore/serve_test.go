@@ -355,6 +355,11 @@ func TestServeConfigErrors(t *testing.T) {
 		{"env console-secure-cookies", nil, map[string]string{"MEMSTORE_CONSOLE_SECURE_COOKIES": "on"}, `memstore serve: MEMSTORE_CONSOLE_SECURE_COOKIES="on": must be true or false`},
 		{"trusted-proxies", []string{"--trusted-proxies", "10.0.0.0/8,proxy.example.com"}, nil, `invalid value "10.0.0.0/8,proxy.example.com" for flag -trusted-proxies: "proxy.example.com" is neither a CIDR range`},
 		{"env trusted-proxies", nil, map[string]string{"MEMSTORE_TRUSTED_PROXIES": "10.0.0.0/33"}, `memstore serve: MEMSTORE_TRUSTED_PROXIES="10.0.0.0/33": "10.0.0.0/33" is neither a CIDR range`},
+		{"webhook-retry-min", []string{"--webhook-retry-min", "0s"}, nil, `invalid value "0s" for flag -webhook-retry-min: must be a duration above 0`},
+		{"webhook-retry-max below min", []string{"--webhook-retry-min", "2m", "--webhook-retry-max", "1m"}, nil, `memstore serve: --webhook-retry-max 1m0s is shorter than --webhook-retry-min 2m0s`},
+		{"env webhook-retry-max below the default min", nil, map[string]string{"MEMSTORE_WEBHOOK_RETRY_MAX": "10s"}, `memstore serve: --webhook-retry-max 10s is shorter than --webhook-retry-min 30s`},
+		{"webhook-attempts", []string{"--webhook-attempts", "0"}, nil, `memstore serve: --webhook-attempts must be 1 or more (1: no retries), not 0`},
+		{"env webhook-attempts", nil, map[string]string{"MEMSTORE_WEBHOOK_ATTEMPTS": "ten"}, `memstore serve: MEMSTORE_WEBHOOK_ATTEMPTS="ten": must be a whole number, 0 or more`},
 		{"env allowed-origins", nil, map[string]string{"MEMSTORE_ALLOWED_ORIGINS": "https://a.example.com,b.example.com"}, `memstore serve: MEMSTORE_ALLOWED_ORIGINS="https://a.example.com,b.example.com": origin "b.example.com" is not SCHEME://HOST[:PORT]`},
 	}
 	for _, tt := range tests {

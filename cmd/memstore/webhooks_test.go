@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,5 +95,144 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	}
 	if n := len(waitFor(2)); n != 2 {
 		t.Errorf("%d deliveries, want one of each store", n)
+	}
+}
+
+// hookReceiver is a real HTTP endpoint that answers its nth request (from
+// 1) with status(n) and keeps the webhook-id of each.
+type hookReceiver struct {
+	*httptest.Server
+	mu  sync.Mutex
+	ids []string
+}
+
+func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
+	r := &hookReceiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		r.mu.Lock()
+		r.ids = append(r.ids, req.Header.Get("webhook-id"))
+		n := len(r.ids)
+		r.mu.Unlock()
+		w.WriteHeader(status(n))
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *hookReceiver) received() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.ids...)
+}
+
+// deliveryLog is an endpoint's log, read through the API.
+func deliveryLog(t *testing.T, a *api, hook string) []httpapi.WebhookDeliveryJSON {
+	t.Helper()
+	var log struct {
+		Data []httpapi.WebhookDeliveryJSON `json:"data"`
+	}
+	a.must(t, "GET", "/v1/organizations/webhooks/"+hook+"/deliveries", nil, &log)
+	return log.Data
+}
+
+// cli runs memstore with args and returns its standard output.
+func cli(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut := &syncbuf.Buffer{}, &syncbuf.Buffer{}
+	if code := Main(t.Context(), args, strings.NewReader(""), out, errOut); code != 0 {
+		t.Fatalf("memstore %q: exit status %d\n%s", args, code, errOut)
+	}
+	return out.String()
+}
+
+// TestServeWebhookRetriesAcrossRestart checks, on real serve processes,
+// that a delivery whose retry is pending when serve stops on SIGTERM is
+// retried by the next serve, under the same webhook-id, with its attempts
+// counted across the restart, as the API's log and 'memstore webhooks
+// deliveries' show, and that the retry flags space the attempts.
+func TestServeWebhookRetriesAcrossRestart(t *testing.T) {
+	rcv := newHookReceiver(t, func(n int) int {
+		if n <= 2 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	db := filepath.Join(t.TempDir(), "m.db")
+	flags := []string{"--webhook-allow-private", "--webhook-retry-min", "1500ms", "--webhook-retry-max", "1500ms", "--webhook-attempts", "5"}
+	s1 := startChild(t, db, flags...)
+	a := newAPI(s1.url, s1.key)
+	var hook httpapi.WebhookEndpointJSON
+	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": rcv.URL, "enabled_events": []string{"memory_store.created"}}, &hook)
+	a.createStore(t, "notes")
+	waitUntil(t, "the first failed attempt in the log", func() bool {
+		l := deliveryLog(t, a, hook.ID)
+		return len(l) == 1 && l[0].Attempts == 1
+	})
+	s1.stop(t, syscall.SIGTERM)
+	if s1.err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", s1.err, s1.stderr)
+	}
+	if got := len(rcv.received()); got != 1 {
+		t.Fatalf("%d attempts before the restart, want 1: the retry waits --webhook-retry-min", got)
+	}
+
+	s2 := startChild(t, db, flags...)
+	a = newAPI(s2.url, s1.key)
+	waitUntil(t, "the delivery after the restart", func() bool {
+		l := deliveryLog(t, a, hook.ID)
+		return len(l) == 1 && l[0].State == "delivered"
+	})
+	ids := rcv.received()
+	if len(ids) != 3 || ids[0] != ids[1] || ids[1] != ids[2] || !strings.HasPrefix(ids[0], "wevt_") {
+		t.Errorf("attempts with webhook-ids %q, want three of one event", ids)
+	}
+	if l := deliveryLog(t, a, hook.ID)[0]; l.Attempts != 3 || l.LastStatusCode != 204 || l.LastError != "" || l.EventID != ids[0] {
+		t.Errorf("the API's log: %+v", l)
+	}
+	s2.stop(t, syscall.SIGTERM)
+	var cliLog []httpapi.WebhookDeliveryJSON
+	if err := json.Unmarshal([]byte(cli(t, "webhooks", "deliveries", "--db", db, "--json", hook.ID)), &cliLog); err != nil {
+		t.Fatal(err)
+	}
+	if len(cliLog) != 1 || cliLog[0].State != "delivered" || cliLog[0].Attempts != 3 || cliLog[0].EventID != ids[0] {
+		t.Errorf("memstore webhooks deliveries: %+v", cliLog)
+	}
+	if table := cli(t, "webhooks", "deliveries", "--db", db, hook.ID); !strings.Contains(table, ids[0]) || !strings.Contains(table, "delivered") {
+		t.Errorf("memstore webhooks deliveries:\n%s", table)
+	}
+}
+
+// TestServeWebhookDisables checks that with --webhook-attempts 2 an
+// endpoint whose delivery fails twice is disabled, saying why, as
+// 'memstore webhooks ls' and 'deliveries' show.
+func TestServeWebhookDisables(t *testing.T) {
+	rcv := newHookReceiver(t, func(int) int { return http.StatusInternalServerError })
+	db := filepath.Join(t.TempDir(), "m.db")
+	s := startServer(t, "--db", db, "--webhook-allow-private", "--webhook-retry-min", "50ms", "--webhook-retry-max", "50ms", "--webhook-attempts", "2")
+	a := s.api(t)
+	var hook httpapi.WebhookEndpointJSON
+	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": rcv.URL, "enabled_events": []string{"memory_store.created"}}, &hook)
+	a.createStore(t, "notes")
+	waitUntil(t, "the endpoint disabled", func() bool {
+		var got httpapi.WebhookEndpointJSON
+		a.must(t, "GET", "/v1/organizations/webhooks/"+hook.ID, nil, &got)
+		return got.State == "disabled"
+	})
+	s.wait(t)
+	var hooks []httpapi.WebhookEndpointJSON
+	if err := json.Unmarshal([]byte(cli(t, "webhooks", "ls", "--db", db, "--json")), &hooks); err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) != 1 || hooks[0].State != "disabled" || !strings.Contains(hooks[0].DisabledReason, "failed all 2 delivery attempts") ||
+		!strings.Contains(hooks[0].DisabledReason, "HTTP 500") {
+		t.Errorf("memstore webhooks ls: %+v", hooks)
+	}
+	var log []httpapi.WebhookDeliveryJSON
+	if err := json.Unmarshal([]byte(cli(t, "webhooks", "deliveries", "--db", db, "--json", hook.ID)), &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 || log[0].State != "failed" || log[0].Attempts != 2 || log[0].LastStatusCode != 500 || len(rcv.received()) != 2 {
+		t.Errorf("memstore webhooks deliveries: %+v, %d requests received", log, len(rcv.received()))
 	}
 }
