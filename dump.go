@@ -22,11 +22,15 @@ const (
 	KindVersions      RecordKind = "versions"
 	KindSessions      RecordKind = "sessions"
 	KindSessionTokens RecordKind = "tokens"
+	KindWebhooks      RecordKind = "webhooks"
+	KindDeliveries    RecordKind = "deliveries"
 )
 
 // RecordKinds is the order in which a Dumper hands the kinds over and a
-// Restorer takes them: each kind refers only to kinds before it.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindSessions, KindSessionTokens}
+// Restorer takes them: each kind refers only to kinds before it. Webhook
+// endpoints come after the stores and memories, so that restoring those
+// makes no webhook events.
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindSessions, KindSessionTokens, KindWebhooks, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -65,6 +69,12 @@ type RecordSink interface {
 	// Session takes a session with its attachments, in their order.
 	Session(*Session) error
 	SessionToken(*SessionTokenRecord) error
+	// Webhook takes a webhook endpoint with its signing secret and
+	// state.
+	Webhook(*WebhookEndpoint) error
+	// WebhookDelivery takes a delivery of the endpoints' logs, pending
+	// ones included, as it stands (without URL and secret).
+	WebhookDelivery(*WebhookDelivery) error
 }
 
 // A Dumper reads a whole database.

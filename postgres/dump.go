@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,6 +44,12 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 			},
 			func() error {
 				return dumpTable(d, memstore.KindSessionTokens, "session_tokens", tokenColumns+", secret_sha256", scanTokenRecord, nil, sink.SessionToken)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", webhookColumns, scanWebhook, nil, sink.Webhook)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
 			},
 		} {
 			if err := dump(); err != nil {
@@ -309,4 +316,22 @@ func (r *restorer) Session(s *memstore.Session) error {
 func (r *restorer) SessionToken(t *memstore.SessionTokenRecord) error {
 	return r.queue(0, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		t.ID, t.SessionID, t.WorkspaceID, t.SecretSHA256, t.Hint, keyset.Nanos(t.CreatedAt), keyset.NullNanos(t.ExpiresAt), keyset.NullNanos(t.RevokedAt))
+}
+
+// scanDeliveryOnly scans a delivery alone, for dumpTable.
+func scanDeliveryOnly(r row) (*memstore.WebhookDelivery, error) { return scanDelivery(r) }
+
+func (r *restorer) Webhook(w *memstore.WebhookEndpoint) error {
+	return r.queue(0, `INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, append([]any{w.ID, w.WorkspaceID}, webhookArgs(w)...)...)
+}
+
+func (r *restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
+	var last int64
+	if d.LastAttemptAt != nil {
+		last = keyset.Nanos(*d.LastAttemptAt)
+	}
+	e := &d.Event
+	return r.queue(0, `INSERT INTO webhook_deliveries (`+strings.ReplaceAll(deliveryColumns, "d.", "")+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt),
+		string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
@@ -40,6 +41,12 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 			},
 			func() error {
 				return dumpTable(d, memstore.KindSessionTokens, "session_tokens", tokenColumns+", secret_sha256", scanTokenRecord, nil, sink.SessionToken)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", webhookColumns, scanWebhook, nil, sink.Webhook)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
 			},
 		} {
 			if err := dump(); err != nil {
@@ -268,4 +275,24 @@ func (r *restorer) Session(s *memstore.Session) error {
 func (r *restorer) SessionToken(t *memstore.SessionTokenRecord) error {
 	return r.exec(`INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.SessionID, t.WorkspaceID, t.SecretSHA256, t.Hint, nanos(t.CreatedAt), keyset.NullNanos(t.ExpiresAt), keyset.NullNanos(t.RevokedAt))
+}
+
+// scanDeliveryOnly scans a delivery alone, for dumpTable.
+func scanDeliveryOnly(row interface{ Scan(...any) error }) (*memstore.WebhookDelivery, error) {
+	return scanDelivery(row)
+}
+
+func (r *restorer) Webhook(w *memstore.WebhookEndpoint) error {
+	return r.exec(`INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append([]any{w.ID, w.WorkspaceID}, webhookArgs(w)...)...)
+}
+
+func (r *restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
+	var last int64
+	if d.LastAttemptAt != nil {
+		last = nanos(*d.LastAttemptAt)
+	}
+	e := &d.Event
+	return r.exec(`INSERT INTO webhook_deliveries (`+strings.ReplaceAll(deliveryColumns, "d.", "")+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt),
+		string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError)
 }

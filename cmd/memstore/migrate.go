@@ -18,9 +18,13 @@ TARGET are each the path of a database file or a postgres:// URL.
 
 Everything is copied as it is: workspaces, API keys, stores (archived
 ones too), memories, every version (redacted ones stay redacted),
-sessions and their tokens, with their IDs and times. The API keys and
-session tokens that worked on SOURCE work on TARGET, and every ID a
-client holds still names the same thing.
+sessions and their tokens, webhook endpoints (with their signing
+secrets, so that their receivers verify deliveries as before, and their
+states) and their delivery logs, with their IDs and times. The API keys
+and session tokens that worked on SOURCE work on TARGET, and every ID a
+client holds still names the same thing. Deliveries still pending are
+copied with their attempts and next attempt: a server on TARGET makes
+them, under the same webhook-id.
 
 All or nothing: TARGET is written in one transaction, so it gets
 everything or, should anything fail or the command be interrupted,
@@ -34,7 +38,7 @@ On a file, the memories are indexed for search before the command ends.
 
 Progress goes to stderr, and a summary of what was copied to stdout
 (with --json: {"workspaces", "keys", "stores", "memories", "versions",
-"sessions", "tokens"}, each a count).
+"sessions", "tokens", "webhooks", "deliveries"}, each a count).
 `
 
 // migrateProgressEvery bounds the progress lines: one a second at most.
@@ -162,4 +166,12 @@ func (t *tally) Session(r *memstore.Session) error {
 
 func (t *tally) SessionToken(r *memstore.SessionTokenRecord) error {
 	return t.wrote(t.RecordSink.SessionToken(r), true)
+}
+
+func (t *tally) Webhook(r *memstore.WebhookEndpoint) error {
+	return t.wrote(t.RecordSink.Webhook(r), true)
+}
+
+func (t *tally) WebhookDelivery(r *memstore.WebhookDelivery) error {
+	return t.wrote(t.RecordSink.WebhookDelivery(r), true)
 }

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -139,6 +141,7 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	src.counts = map[memstore.RecordKind]int64{
 		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindStores: 4,
 		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
+		memstore.KindWebhooks: 0, memstore.KindDeliveries: 0,
 	}
 	return src
 }
@@ -179,6 +182,8 @@ func (r *recorder) Memory(v *memstore.Memory) error                   { return r
 func (r *recorder) Version(v *memstore.Version) error                 { return r.add("version", v) }
 func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
 func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
+func (r *recorder) Webhook(v *memstore.WebhookEndpoint) error         { return r.add("webhook", v) }
+func (r *recorder) WebhookDelivery(v *memstore.WebhookDelivery) error { return r.add("delivery", v) }
 
 // apiView is everything the API shows of a database to the keys given,
 // one workspace each: every list, followed page by page, as JSON.
@@ -418,5 +423,70 @@ func TestRestoreAllOrNothing(t *testing.T) {
 		if _, err := db.CreateWorkspace(ctx, "after"); err != nil {
 			t.Errorf("%s: after a failed restore: %v", databaseName(name), err)
 		}
+	}
+}
+
+// TestMigrateWebhooks checks that migrate copies webhook endpoints, with
+// their signing secrets and states, and their logs, pending deliveries
+// included: on PostgreSQL, a server makes the retry that was pending in
+// the file under the same webhook-id, signed with the same secret, as it
+// signs new events, and the disabled endpoint stays disabled.
+func TestMigrateWebhooks(t *testing.T) {
+	clearEnv(t)
+	const password = "pg-h00ks"
+	srcFile := filepath.Join(t.TempDir(), "source.db")
+	pg := postgresDB(t, password)
+	var mu sync.Mutex
+	status := http.StatusServiceUnavailable
+	rcv := newHookReceiver(t, func(int) int { mu.Lock(); defer mu.Unlock(); return status })
+
+	s1 := startServer(t, "--db", srcFile, "--webhook-allow-private", "--webhook-retry-min", "1s")
+	a := s1.api(t)
+	var live, off httpapi.WebhookEndpointJSON
+	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": rcv.URL, "enabled_events": []string{"memory_store.created"}}, &live)
+	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": rcv.URL + "/off", "enabled_events": []string{"memory_store.created"}}, &off)
+	a.must(t, "POST", "/v1/organizations/webhooks/"+off.ID, map[string]any{"state": "disabled"}, &off)
+	a.createStore(t, "before")
+	waitUntil(t, "a failed attempt, its retry pending", func() bool {
+		l := deliveryLog(t, a, live.ID)
+		return len(l) == 1 && l[0].Attempts == 1 && l[0].State == "pending"
+	})
+	s1.wait(t)
+
+	got := migrate(t, srcFile, pg, password)
+	if got[memstore.KindWebhooks] != 2 || got[memstore.KindDeliveries] != 1 {
+		t.Errorf("migrate copied %v; want 2 webhooks and 1 delivery", got)
+	}
+	if src, dst := dumpRecords(t, srcFile), dumpRecords(t, pg); strings.Join(dst, "\n") != strings.Join(src, "\n") {
+		t.Errorf("PostgreSQL holds other records than the source:\n%s\nwant\n%s", strings.Join(dst, "\n"), strings.Join(src, "\n"))
+	}
+
+	mu.Lock()
+	status = http.StatusNoContent
+	mu.Unlock()
+	s2 := startServer(t, "--db", pg, "--webhook-allow-private")
+	a = newAPI(s2.url, s1.key)
+	waitUntil(t, "the pending delivery made on PostgreSQL", func() bool {
+		l := deliveryLog(t, a, live.ID)
+		return len(l) == 1 && l[0].State == "delivered"
+	})
+	a.createStore(t, "after")
+	waitUntil(t, "a new event delivered", func() bool { return len(rcv.requests()) == 3 })
+	reqs := rcv.requests()
+	if id := reqs[0].header.Get("webhook-id"); reqs[1].header.Get("webhook-id") != id || reqs[2].header.Get("webhook-id") == id {
+		t.Errorf("webhook-ids %q: want the retry under the first attempt's, the new event under its own", rcv.received())
+	}
+	for i, q := range reqs {
+		if !q.signedBy(live.SigningSecret) || q.header.Get("webhook-signature") == "" {
+			t.Errorf("request %d is not signed with the endpoint's secret: %s", i, q.header.Get("webhook-signature"))
+		}
+	}
+	if l := deliveryLog(t, a, live.ID); l[len(l)-1].Attempts != 2 {
+		t.Errorf("the log on PostgreSQL: %+v; want the first delivery's two attempts", l)
+	}
+	var got2 httpapi.WebhookEndpointJSON
+	a.must(t, "GET", "/v1/organizations/webhooks/"+off.ID, nil, &got2)
+	if got2.State != "disabled" {
+		t.Errorf("the disabled endpoint on PostgreSQL: %+v", got2)
 	}
 }

@@ -99,20 +99,25 @@ func TestServeDeliversWebhooks(t *testing.T) {
 }
 
 // hookReceiver is a real HTTP endpoint that answers its nth request (from
-// 1) with status(n) and keeps the webhook-id of each.
+// 1) with status(n) and keeps each request's body and headers.
 type hookReceiver struct {
 	*httptest.Server
 	mu  sync.Mutex
-	ids []string
+	got []hookRequest
+}
+
+type hookRequest struct {
+	body   []byte
+	header http.Header
 }
 
 func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
 	r := &hookReceiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		io.Copy(io.Discard, req.Body)
+		b, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
-		r.ids = append(r.ids, req.Header.Get("webhook-id"))
-		n := len(r.ids)
+		r.got = append(r.got, hookRequest{b, req.Header.Clone()})
+		n := len(r.got)
 		r.mu.Unlock()
 		w.WriteHeader(status(n))
 	}))
@@ -120,10 +125,29 @@ func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
 	return r
 }
 
-func (r *hookReceiver) received() []string {
+func (r *hookReceiver) requests() []hookRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]string(nil), r.ids...)
+	return append([]hookRequest(nil), r.got...)
+}
+
+// received is the webhook-id of each request.
+func (r *hookReceiver) received() []string {
+	var ids []string
+	for _, q := range r.requests() {
+		ids = append(ids, q.header.Get("webhook-id"))
+	}
+	return ids
+}
+
+// signedBy reports whether q's webhook-signature is secret's.
+func (q hookRequest) signedBy(secret string) bool {
+	ts, err := strconv.ParseInt(q.header.Get("webhook-timestamp"), 10, 64)
+	if err != nil {
+		return false
+	}
+	want, err := webhook.Sign(secret, q.header.Get("webhook-id"), time.Unix(ts, 0), q.body)
+	return err == nil && q.header.Get("webhook-signature") == want
 }
 
 // deliveryLog is an endpoint's log, read through the API.
