@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -16,6 +18,10 @@ const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instruc
        memstore sessions show ID
        memstore sessions token ID [--expires-in DURATION]
        memstore sessions revoke ID
+       memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
+       memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]
+       memstore sessions detach ID --store STORE
+       memstore sessions rm ID
 
 Manages sessions: the way an agent reaches memory. A session attaches up
 to 8 stores, each read-write or read-only (ID:ro), with instructions for
@@ -32,9 +38,20 @@ read-write ones. Its changes are recorded as the session's.
   show    print a session, its stores and its tokens
   token   make another token for a session
   revoke  with a token ID (sesntok_...), stop that token; with a session ID
-          (sesn_...), end the session: all its tokens stop. With --db,
-          a running server may accept the token for a few seconds more;
-          with --url, it stops at once.
+          (sesn_...), end the session: all its tokens stop
+  update  change a session's title or metadata; metadata is merged:
+          --metadata sets a key, --unset-metadata removes one
+  attach  attach another store to a live session, or change the access
+          (:ro or :rw) and instructions of one already attached; its
+          tokens reach the store from their next request
+  detach  remove a store from a live session: its tokens no longer
+          reach it from their next request
+  rm      delete a session with its tokens, which stop working; the
+          memories it wrote keep its ID as their author
+
+With --url, revoke, attach, detach and rm take effect on the session's
+next request; with --db, a running server may go on with what its tokens
+could do for a few seconds more.
 
 Run 'memstore sessions SUBCOMMAND --help' for a subcommand's flags.
 ` + backendHelp
@@ -46,12 +63,16 @@ func sessionsCommands() []command {
 		{"show", "print a session", runSessionsShow},
 		{"token", "make another token", runSessionsToken},
 		{"revoke", "stop a token, or end a session", runSessionsRevoke},
+		{"update", "change a session's title or metadata", runSessionsUpdate},
+		{"attach", "attach a store, or change its access", runSessionsAttach},
+		{"detach", "remove a store from a session", runSessionsDetach},
+		{"rm", "delete a session and its tokens", runSessionsRm},
 	}
 }
 
 func runSessions(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return usageError(e, "memstore sessions: say what to do: create, ls, show, token or revoke; run 'memstore sessions --help' for more")
+		return usageError(e, "memstore sessions: say what to do: create, ls, show, token, revoke, update, attach, detach or rm; run 'memstore sessions --help' for more")
 	}
 	return dispatch(ctx, e, "sessions", sessionsHelp, "", sessionsCommands(), args)
 }
@@ -250,19 +271,9 @@ func runSessionsShow(ctx context.Context, e env, args []string) error {
 		}
 		f.Page = page.Next
 	}
-	if c.json {
-		return printJSON(e.stdout, httpapi.NewSessionJSON(s))
-	}
-	if err := block(e.stdout,
-		[2]string{"id", s.ID},
-		[2]string{"title", s.Title},
-		[2]string{"created_at", fmtTime(s.CreatedAt)},
-		[2]string{"archived_at", fmtTimePtr(s.ArchivedAt)},
-	); err != nil {
+	if err := c.printSession(s); err != nil || c.json {
 		return err
 	}
-	fmt.Fprintln(e.stdout)
-	writeAttachments(c, s)
 	fmt.Fprintln(e.stdout)
 	tw := newTable(e.stdout)
 	row(tw, "TOKEN", "HINT", "CREATED", "EXPIRES", "REVOKED")
@@ -321,5 +332,144 @@ func runSessionsRevoke(ctx context.Context, e env, args []string) error {
 		return printJSON(e.stdout, httpapi.NewSessionJSON(s))
 	}
 	fmt.Fprintf(e.stdout, "Ended session %s: its tokens no longer work.\n", s.ID)
+	return nil
+}
+
+// printSession prints a session as the API's object, or as a block of
+// fields and a table of its stores.
+func (c *conn) printSession(s *memstore.Session) error {
+	if c.json {
+		return printJSON(c.e.stdout, httpapi.NewSessionJSON(s))
+	}
+	var md []string
+	for _, k := range slices.Sorted(maps.Keys(s.Metadata)) {
+		md = append(md, k+"="+s.Metadata[k])
+	}
+	if err := block(c.e.stdout,
+		[2]string{"id", s.ID},
+		[2]string{"title", s.Title},
+		[2]string{"metadata", strings.Join(md, ", ")},
+		[2]string{"created_at", fmtTime(s.CreatedAt)},
+		[2]string{"archived_at", fmtTimePtr(s.ArchivedAt)},
+	); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.e.stdout)
+	writeAttachments(c, s)
+	return nil
+}
+
+func runSessionsUpdate(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "update", "Usage: memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...\n\nChanges a session's title or metadata and prints it. Flags not given\nleave their field as it is; metadata keys not mentioned keep their values.\n")
+	title := fs.String("title", "", "new `TITLE` (\"\" clears it)")
+	md := metadataFlag{}
+	fs.Var(md, "metadata", "set a metadata `KEY=VALUE` (repeatable)")
+	var unset listFlag
+	fs.Var(&unset, "unset-metadata", "remove a metadata `KEY` (repeatable)")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var u memstore.SessionUpdate
+	if flagGiven(fs, "title") {
+		u.Title = title
+	}
+	if u.Metadata, err = metadataPatch(e, "sessions update", md, unset); err != nil {
+		return err
+	}
+	if u.Title == nil && u.Metadata == nil {
+		return usageError(e, "memstore sessions update: nothing to change; give --title, --metadata or --unset-metadata")
+	}
+	s, err := c.UpdateSession(ctx, c.caller, id, u)
+	if err != nil {
+		return err
+	}
+	return c.printSession(s)
+}
+
+func runSessionsAttach(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "attach", "Usage: memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]\n\nAttaches a store to a live session, read-write unless STORE:ro, and\nprints the session. For a store already attached, changes its access\n(only when :ro or :rw is given) and its instructions (only when\n--instructions is given).\n")
+	var att attachFlags
+	fs.Var(att.store(), "store", "the store `ID`, read-only with ID:ro, read-write with ID:rw")
+	fs.Var(att.instructions(), "instructions", "`TEXT` telling the agent how to use the store")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if len(att.list) != 1 {
+		return usageError(e, "memstore sessions attach: give one --store ID (see 'memstore stores ls'); attach several with one command each")
+	}
+	a := att.list[0]
+	s, err := c.Session(ctx, c.caller, id)
+	if err != nil {
+		return err
+	}
+	verb := "Attached"
+	if s.Attachment(a.StoreID) == nil {
+		s, err = c.AttachStore(ctx, c.caller, id, a)
+	} else {
+		var u memstore.AttachmentUpdate
+		if a.Access != "" {
+			u.Access = &a.Access
+		}
+		if flagGiven(fs, "instructions") {
+			u.Instructions = &a.Instructions
+		}
+		if u.Access == nil && u.Instructions == nil {
+			return usageError(e, "memstore sessions attach: store %s is already attached to session %s; give :ro, :rw or --instructions to change it, or detach it with 'memstore sessions detach'", a.StoreID, id)
+		}
+		verb = "Changed"
+		s, err = c.UpdateAttachment(ctx, c.caller, id, a.StoreID, u)
+	}
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printSession(s)
+	}
+	fmt.Fprintf(e.stdout, "%s store %s on session %s; its tokens see it from their next request.\n", verb, a.StoreID, s.ID)
+	writeAttachments(c, s)
+	return nil
+}
+
+func runSessionsDetach(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "detach", "Usage: memstore sessions detach ID --store STORE\n\nRemoves a store from a live session and prints the session's stores.\n")
+	store := fs.String("store", "", "the store `ID` to remove")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if *store == "" {
+		return usageError(e, "memstore sessions detach: give the --store ID to remove (see 'memstore sessions show %s')", id)
+	}
+	s, err := c.DetachStore(ctx, c.caller, id, *store)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printSession(s)
+	}
+	fmt.Fprintf(e.stdout, "Detached store %s from session %s; its tokens no longer reach it from their next request.\n", *store, s.ID)
+	writeAttachments(c, s)
+	return nil
+}
+
+func runSessionsRm(ctx context.Context, e env, args []string) error {
+	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID\n\nDeletes a session with its tokens, which stop working. The memories and\nversions it wrote stay, with its ID as their author. To end a session\nbut keep its record, use 'memstore sessions revoke ID'.\n")
+	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.DeleteSession(ctx, c.caller, id); err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(e.stdout, httpapi.SessionDeleted(id))
+	}
+	fmt.Fprintf(e.stdout, "Deleted session %s: its tokens no longer work.\n", id)
 	return nil
 }

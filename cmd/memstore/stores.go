@@ -146,6 +146,25 @@ func (m metadataFlag) Set(s string) error {
 	return nil
 }
 
+// metadataPatch is the merge patch of --metadata and --unset-metadata:
+// nil when neither was given.
+func metadataPatch(e env, cmd string, set metadataFlag, unset listFlag) (map[string]*string, error) {
+	if len(set)+len(unset) == 0 {
+		return nil, nil
+	}
+	p := map[string]*string{}
+	for k, v := range set {
+		p[k] = &v
+	}
+	for _, k := range unset {
+		if _, ok := set[k]; ok {
+			return nil, usageError(e, "memstore %s: metadata key %q is both set and unset", cmd, k)
+		}
+		p[k] = nil
+	}
+	return p, nil
+}
+
 // listFlag collects a repeated flag's values.
 type listFlag []string
 
@@ -235,17 +254,8 @@ func runStoresUpdate(ctx context.Context, e env, args []string) error {
 			u.Description = description
 		}
 	})
-	if len(md)+len(unset) > 0 {
-		u.Metadata = map[string]*string{}
-		for k, v := range md {
-			u.Metadata[k] = &v
-		}
-		for _, k := range unset {
-			if _, ok := md[k]; ok {
-				return usageError(e, "memstore stores update: metadata key %q is both set and unset", k)
-			}
-			u.Metadata[k] = nil
-		}
+	if u.Metadata, err = metadataPatch(e, "stores update", md, unset); err != nil {
+		return err
 	}
 	if u.Name == nil && u.Description == nil && u.Metadata == nil {
 		return usageError(e, "memstore stores update: nothing to change; give --name, --description, --metadata or --unset-metadata")
