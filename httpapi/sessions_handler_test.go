@@ -457,3 +457,49 @@ func TestSessionTokenRefusalMessages(t *testing.T) {
 		t.Errorf("token revoked by a refused request: %v", tok)
 	}
 }
+
+// TestSessionDuration: stats.duration_seconds is the time since the
+// session's creation while it is live, and stays at the time from its
+// creation to its archiving once archived.
+func TestSessionDuration(t *testing.T) {
+	e := newServerEnv(t)
+	s, _ := e.createSession(t, attach(e.createStore(t, "notes"), ""))
+	id := s["id"].(string)
+	stats := func(s map[string]any) (duration, active float64) {
+		t.Helper()
+		st, _ := s["stats"].(map[string]any)
+		d, ok1 := st["duration_seconds"].(float64)
+		a, ok2 := st["active_seconds"].(float64)
+		if !ok1 || !ok2 {
+			t.Fatalf("stats %v", s["stats"])
+		}
+		return d, a
+	}
+	at := func(s map[string]any, field string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.RFC3339Nano, s[field].(string))
+		if err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		return v
+	}
+	created := at(s, "created_at")
+	const pause = 300 * time.Millisecond
+	time.Sleep(pause)
+	before := time.Now()
+	got := e.ok(t, "GET", "/v1/sessions/"+id, "")
+	d, a := stats(got)
+	if a != 0 || d < pause.Seconds() || d > time.Since(created).Seconds() || d < before.Sub(created).Seconds()-0.001 {
+		t.Errorf("a live session %v after its creation: duration %v, active %v", before.Sub(created), d, a)
+	}
+
+	archived := e.ok(t, "POST", "/v1/sessions/"+id+"/archive", "")
+	want := at(archived, "archived_at").Sub(created).Truncate(time.Millisecond).Seconds()
+	if d, _ := stats(archived); d != want {
+		t.Errorf("the archived session: duration %v, want %v (from creation to archiving)", d, want)
+	}
+	time.Sleep(pause)
+	if d, _ := stats(e.ok(t, "GET", "/v1/sessions/"+id, "")); d != want {
+		t.Errorf("the archived session later: duration %v, want it frozen at %v", d, want)
+	}
+}

@@ -457,8 +457,10 @@ type SessionJSON struct {
 	Fields map[string]json.RawMessage `json:"-"`
 }
 
-// SessionStatsJSON is a session's timing: never active, as memstore runs
-// no agent.
+// SessionStatsJSON is a session's timing. DurationSeconds is the time
+// since the session was created, as the SDKs define it: until now while it
+// is live, frozen at its archiving once archived. ActiveSeconds, the time
+// an agent ran, is 0: memstore runs none.
 type SessionStatsJSON struct {
 	ActiveSeconds   float64 `json:"active_seconds"`
 	DurationSeconds float64 `json:"duration_seconds"`
@@ -588,11 +590,23 @@ func NewSessionJSON(s *memstore.Session) SessionJSON {
 		Resources: make([]SessionResourceJSON, len(s.Attachments)),
 		Status:    string(s.Status()), CreatedAt: Timestamp(s.CreatedAt), UpdatedAt: Timestamp(s.UpdatedAt),
 		ArchivedAt: timestampPtr(s.ArchivedAt), OutcomeEvaluations: []struct{}{}, Fields: s.Fields,
+		Stats: SessionStatsJSON{DurationSeconds: sessionDuration(s, time.Now())},
 	}
 	for i := range s.Attachments {
 		j.Resources[i] = NewSessionResourceJSON(&s.Attachments[i])
 	}
 	return j
+}
+
+// sessionDuration is s's stats.duration_seconds at now: the seconds from
+// its creation to now, or to its archiving once archived; never negative
+// (a clock set back), to the millisecond.
+func sessionDuration(s *memstore.Session, now time.Time) float64 {
+	end := now
+	if s.ArchivedAt != nil {
+		end = *s.ArchivedAt
+	}
+	return max(end.Sub(s.CreatedAt).Truncate(time.Millisecond).Seconds(), 0)
 }
 
 // NewSessionResourceJSON is the wire form of an attachment.
