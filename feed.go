@@ -129,7 +129,9 @@ type EventStorage interface {
 // an event.
 type EventNotifier interface {
 	// NotifyEvents calls f with a store's ID after events of that store
-	// have been committed, until stop is called. f must not block.
+	// have been committed, or the store deleted (its feed is then gone,
+	// which a reader learns by reading it: ENotFound), until stop is
+	// called. f must not block.
 	NotifyEvents(f func(storeID string)) (stop func())
 }
 

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/respjson"
 
 	"github.com/memstore/memstore/httpapi"
-	"github.com/memstore/memstore/internal/pgtest"
-	"github.com/memstore/memstore/postgres"
 )
 
 // TestSDKSessionAdmin calls every method of the Go SDK's Beta.Sessions and
@@ -228,22 +225,8 @@ func fieldPresent(s *anthropic.BetaManagedAgentsSession, f string) bool {
 // its next request there, and on the other within moments (the notice of
 // the change, heard over LISTEN/NOTIFY), whatever either cached.
 func TestAttachmentChangesReachEveryReplica(t *testing.T) {
-	url := pgtest.DB(t, func(ctx context.Context, url string) error {
-		db, err := postgres.Open(ctx, url, postgres.Options{})
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	})
-	replica := func() *sdkEnv {
-		db, err := postgres.Open(t.Context(), url, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return &sdkEnv{h: newAPIHarness(t, harnessOptions{db: db, configure: withAuthCacheTTL(time.Hour)})}
-	}
-	here, there := replica(), replica()
+	hs := postgresReplicas(t, 2, harnessOptions{configure: withAuthCacheTTL(time.Hour)})
+	here, there := &sdkEnv{h: hs[0]}, &sdkEnv{h: hs[1]}
 	_, _, secret := here.h.newKey(t, "replicas")
 	here.sdk = here.client(secret)
 	ctx := t.Context()

@@ -448,3 +448,69 @@ func TestEventsStreamEndsOnRevocation(t *testing.T) {
 		t.Error("the stream of a revoked token goes on")
 	}
 }
+
+// feedReplicas are the server a stream is open on (there) and the one
+// changes are made through (here): one server over SQLite, two replicas
+// over PostgreSQL.
+func feedReplicas(t *testing.T, backend harnessBackend, o harnessOptions) (here, there *apiHarness) {
+	t.Helper()
+	if backend == onPostgres {
+		hs := postgresReplicas(t, 2, o)
+		return hs[0], hs[1]
+	}
+	o.backend = backend
+	h := newAPIHarness(t, o)
+	return h, h
+}
+
+// TestEventsStreamEndsOnStoreDeletion: deleting a store ends its streams
+// at once, on the replica that deleted it and on the others, with an
+// "error" event saying the store is not found, rather than at their next
+// re-read of the feed.
+func TestEventsStreamEndsOnStoreDeletion(t *testing.T) {
+	onEachBackend(t, func(t *testing.T, backend harnessBackend) {
+		here, there := feedReplicas(t, backend, harnessOptions{})
+		_, _, secret := here.newKey(t, "feed")
+		c := here.client(secret)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		st, err := c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "doomed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, ended := make(chan memstore.Event, 1), make(chan error, 1)
+		go func() {
+			ended <- there.client(secret).StreamEvents(ctx, nil, st.ID, "", func(e memstore.Event) error {
+				seen <- e
+				return nil
+			})
+		}()
+		// An event through the stream: it is open and has just read its
+		// feed, so that its next re-read is a whole StreamRecheck away.
+		if _, err := c.CreateMemory(ctx, nil, st.ID, memstore.MemoryCreate{Path: "/a.md", Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-seen:
+		case err := <-ended:
+			t.Fatalf("the stream ended: %v", err)
+		case <-ctx.Done():
+			t.Fatal("no event through the stream")
+		}
+		start := time.Now()
+		if err := c.DeleteStore(ctx, nil, st.ID); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-ended:
+			if took := time.Since(start); took > httpapi.StreamRecheck/2 {
+				t.Errorf("the stream ended %v after the deletion: at a re-read, not on a notice", took)
+			}
+			if memstore.ErrorCode(err) != memstore.ENotFound || !strings.Contains(err.Error(), st.ID) {
+				t.Errorf("the stream ended with %v, want not_found naming the store", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("the stream of a deleted store goes on")
+		}
+	})
+}

@@ -28,8 +28,9 @@ import (
 // effect here at most relistenDelay after the database is back.
 
 //
-// New events travel the same way, on eventChannel: a write tells this
-// process's listeners of its store at once, and a goroutine tells the
+// New events travel the same way, on eventChannel, and so does a store's
+// deletion, which its streams learn by reading its feed (gone): a write
+// tells this process's listeners of its store at once, and a goroutine tells the
 // other processes of the stores written since it last did, in one
 // statement, so that notices cost one statement per burst of writes
 // rather than one per write. A notice only wakes a reader, which reads
@@ -39,7 +40,7 @@ import (
 // The channels of the notices.
 const (
 	revocationChannel = "memstore_revocations"
-	eventChannel      = "memstore_events" // payload: origin, space, store ID
+	eventChannel      = "memstore_events" // payload: origin, a space, store ID
 )
 
 // relistenDelay spaces the attempts to listen again after a failure:

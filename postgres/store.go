@@ -185,6 +185,11 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 	if err == nil && tag.RowsAffected() == 0 {
 		err = errStoreNotFound(id)
 	}
+	if err == nil {
+		// Its feed is gone: the notice tells its streams on every
+		// process, which read it and end.
+		db.evented(id)
+	}
 	return wrap(err, "delete store %s", id)
 }
 

@@ -212,6 +212,9 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 		} else if n == 0 {
 			return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
 		}
+		// Its feed is gone: the notice after the commit tells its
+		// streams, which read it and end.
+		tx.evented = append(tx.evented, id)
 		return nil
 	})
 	if err != nil {

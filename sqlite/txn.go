@@ -59,7 +59,7 @@ type txn struct {
 	// batch see the change.
 	live map[string]string
 	// evented lists the stores that this transaction gave new events
-	// (insertEvent), to notify once it commits.
+	// (insertEvent) or deleted, to notify once it commits.
 	evented []string
 }
 
