@@ -438,6 +438,27 @@ func (co *Core) AuthenticateSession(ctx context.Context, secret string) (*Caller
 	return co.b.AuthenticateSession(ctx, secret)
 }
 
+// CheckCaller implements CallerChecker: a session caller's token and
+// session are read again, and must still authenticate by CheckToken's
+// rule (EUnauthenticated, as when the token or the session is gone).
+func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
+	if c == nil || c.Session == nil {
+		return nil
+	}
+	t, err := co.b.SessionToken(ctx, c.WorkspaceID, c.TokenID)
+	var s *Session
+	if err == nil {
+		s, err = co.b.Session(ctx, c.WorkspaceID, t.SessionID)
+	}
+	if ErrorCode(err) == ENotFound {
+		return Errorf(EUnauthenticated, "session token %s no longer works: it or its session was deleted", c.TokenID)
+	}
+	if err != nil {
+		return err
+	}
+	return CheckToken(t, s, time.Now())
+}
+
 // SearchMemories implements SearchService. With no store the query is
 // still checked, and nothing is found without asking the backend.
 func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) (Page[SearchResult], error) {

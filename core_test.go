@@ -549,3 +549,48 @@ func TestCoreAtTheEdge(t *testing.T) {
 		t.Errorf("an API key through the edge: %q, %v", got, err)
 	}
 }
+
+// TestCheckCaller: a session caller's credential is read again, and
+// refused once its token is revoked, its session archived or deleted;
+// an API key's caller is not the Core's to check.
+func TestCheckCaller(t *testing.T) {
+	f := newCoreFixture(t)
+	ctx := t.Context()
+	if err := f.core.CheckCaller(ctx, f.session); err != nil {
+		t.Errorf("a valid token: %v", err)
+	}
+	if err := f.core.CheckCaller(ctx, f.admin); err != nil {
+		t.Errorf("an API key: %v", err)
+	}
+	caller := func(t *testing.T) *memstore.Caller {
+		t.Helper()
+		_, _, secret, err := f.core.CreateSession(ctx, f.admin, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.rw}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.core.AuthenticateSession(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for what, stop := range map[string]func(c *memstore.Caller) error{
+		"revoked": func(c *memstore.Caller) error {
+			_, err := f.core.RevokeSessionToken(ctx, f.admin, c.TokenID)
+			return err
+		},
+		"archived": func(c *memstore.Caller) error {
+			_, err := f.core.ArchiveSession(ctx, f.admin, c.Session.ID)
+			return err
+		},
+		"deleted": func(c *memstore.Caller) error { return f.core.DeleteSession(ctx, f.admin, c.Session.ID) },
+	} {
+		c := caller(t)
+		if err := stop(c); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.core.CheckCaller(ctx, c); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+			t.Errorf("%s: %v, want unauthenticated", what, err)
+		}
+	}
+}

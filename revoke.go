@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -53,6 +54,18 @@ func (r Revocation) Stale(c *Caller) bool {
 // Expired reports whether c's credential has expired at now.
 func (c *Caller) Expired(now time.Time) bool {
 	return c.ExpiresAt != nil && !now.Before(*c.ExpiresAt)
+}
+
+// A CallerChecker reads an authenticated caller's credential again, for
+// what holds a caller for long (a stream) when revocations may have gone
+// unheard (Revocation.Unheard): one lookup per caller, rather than a wait
+// for the caller to go.
+type CallerChecker interface {
+	// CheckCaller returns EUnauthenticated when c's session token no
+	// longer authenticates (revoked, expired, deleted, or its session
+	// archived or deleted), another error when it cannot tell, and nil
+	// otherwise, and for callers of other credentials.
+	CheckCaller(ctx context.Context, c *Caller) error
 }
 
 // RevocationNotifier is offered by backends that can tell the moment a

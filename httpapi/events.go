@@ -144,7 +144,7 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
 		defer cancelAt()
 	}
-	release, err := s.streams.add(c, cancel)
+	release, err := s.streams.add(ctx, c, cancel)
 	if err != nil {
 		return err
 	}
@@ -247,12 +247,16 @@ func (s *Server) heartbeat(ctx context.Context, cancel context.CancelFunc, send 
 // those of a credential that is revoked.
 type streamSet struct {
 	max, perCredential int
-	mu                 sync.Mutex
-	open               map[*openStream]struct{}
-	byCredential       map[string]int
+	// check, when set, reads a stream's credential again after notices
+	// went unheard.
+	check        memstore.CallerChecker
+	mu           sync.Mutex
+	open         map[*openStream]struct{}
+	byCredential map[string]int
 }
 
 type openStream struct {
+	ctx    context.Context
 	caller *memstore.Caller
 	cancel context.CancelFunc
 }
@@ -268,7 +272,7 @@ func credential(c *memstore.Caller) string {
 // add counts a new stream of c, which cancel ends, or refuses it when
 // c's credential or the server has as many as it may (a retryable 429 or
 // 529). release forgets it.
-func (ss *streamSet) add(c *memstore.Caller, cancel context.CancelFunc) (release func(), err error) {
+func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, cancel context.CancelFunc) (release func(), err error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	cred := credential(c)
@@ -283,7 +287,7 @@ func (ss *streamSet) add(c *memstore.Caller, cancel context.CancelFunc) (release
 	if ss.open == nil {
 		ss.open, ss.byCredential = map[*openStream]struct{}{}, map[string]int{}
 	}
-	o := &openStream{caller: c, cancel: cancel}
+	o := &openStream{ctx: ctx, caller: c, cancel: cancel}
 	ss.open[o] = struct{}{}
 	ss.byCredential[cred]++
 	return func() {
@@ -297,12 +301,32 @@ func (ss *streamSet) add(c *memstore.Caller, cancel context.CancelFunc) (release
 }
 
 // revoke ends the streams whose credential r stops: a memstore.Revocation
-// listener.
+// listener. After notices went unheard, it reads each stream's
+// credential again, in the background, and ends those that no longer
+// work.
 func (ss *streamSet) revoke(r memstore.Revocation) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	var recheck []*openStream
 	for o := range ss.open {
-		if r.Stops(o.caller) {
+		switch {
+		case r.Stops(o.caller):
+			o.cancel()
+		case r.Unheard && ss.check != nil:
+			recheck = append(recheck, o)
+		}
+	}
+	if len(recheck) > 0 {
+		go recheckStreams(ss.check, recheck)
+	}
+}
+
+// recheckStreams ends each stream whose credential check finds no longer
+// working, one lookup at a time. A stream whose credential cannot be
+// read goes on: the next notice or its expiry ends it.
+func recheckStreams(check memstore.CallerChecker, streams []*openStream) {
+	for _, o := range streams {
+		if o.ctx.Err() == nil && memstore.ErrorCode(check.CheckCaller(o.ctx, o.caller)) == memstore.EUnauthenticated {
 			o.cancel()
 		}
 	}

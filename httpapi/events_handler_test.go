@@ -18,6 +18,7 @@ import (
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
+	"github.com/memstore/memstore/storetest"
 )
 
 // feedFixture is a server with a store, and a client of its key.
@@ -513,4 +514,62 @@ func TestEventsStreamEndsOnStoreDeletion(t *testing.T) {
 			t.Error("the stream of a deleted store goes on")
 		}
 	})
+}
+
+// deafToRevocations makes a server hear no revocation but those told
+// through deaf.
+func deafToRevocations(deaf **storetest.DeafSessions) func(*httpapi.Config) {
+	return func(c *httpapi.Config) {
+		*deaf = &storetest.DeafSessions{SessionService: c.Sessions}
+		c.Sessions = *deaf
+		c.Keys = struct{ memstore.KeyService }{c.Keys} // not a RevocationNotifier
+	}
+}
+
+// TestEventsStreamRechecksWhenUnheard: a stream whose session token was
+// revoked unheard (the notice lost) goes on, but ends as soon as the
+// server learns that notices went unheard, which it does once it listens
+// again: it reads the stream's credential again. The stream of a token
+// still valid goes on.
+func TestEventsStreamRechecksWhenUnheard(t *testing.T) {
+	var deaf *storetest.DeafSessions
+	f := newFeedFixture(t, harnessOptions{configure: deafToRevocations(&deaf)})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	stream := func() (tokenID string, ended chan error) {
+		_, tok, token, err := f.c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.store.ID}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended = make(chan error, 1)
+		go func() {
+			ended <- f.h.client(token).StreamEvents(ctx, nil, f.store.ID, "", func(memstore.Event) error { return nil })
+		}()
+		return tok.ID, ended
+	}
+	revoked, endedRevoked := stream()
+	_, endedKept := stream()
+	time.Sleep(300 * time.Millisecond) // the streams are open
+	if _, err := f.c.RevokeSessionToken(ctx, nil, revoked); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-endedRevoked:
+		t.Fatalf("the stream ended on a notice the server should not have heard: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	deaf.Notices.Revoked(memstore.Revocation{Unheard: true})
+	select {
+	case err := <-endedRevoked:
+		if err == nil {
+			t.Error("the stream ended without saying so")
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("the stream of a token revoked unheard goes on after notices were said to be unheard")
+	}
+	select {
+	case err := <-endedKept:
+		t.Errorf("the stream of a valid token ended: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 }

@@ -109,6 +109,7 @@ func Handler(c HandlerConfig) *HTTPHandler {
 	// The SDK binds each MCP session to the memstore session that opened
 	// it too, from the token info.
 	h.sdk = auth.RequireBearerToken(tokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
+	h.open.check, _ = c.Sessions.(memstore.CallerChecker)
 	if n, ok := c.Sessions.(memstore.RevocationNotifier); ok {
 		h.stopNotices = n.NotifyRevocations(h.open.revoked)
 	}

@@ -13,14 +13,18 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/mcpserver"
+	"github.com/memstore/memstore/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serveMCP serves the handler of c over e's database, closed at the end
-// of the test.
+// of the test; c.Sessions, when not set, is a Core over it.
 func serveMCP(t testing.TB, e *env, c mcpserver.HandlerConfig) (*mcpserver.HTTPHandler, *httptest.Server) {
 	t.Helper()
-	c.Sessions, c.Services, c.Version = memstore.NewCore(e.db), e.services(), "test"
+	if c.Sessions == nil {
+		c.Sessions = memstore.NewCore(e.db)
+	}
+	c.Services, c.Version = e.services(), "test"
 	h := mcpserver.Handler(c)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -260,6 +264,56 @@ func TestRevocationClosesSessions(t *testing.T) {
 		t.Fatalf("%d sessions open", n)
 	}
 	eventually(t, "closed at the token's expiry", func() bool { return h.OpenSessions() == 0 })
+}
+
+// TestUnheardRevocationsAreRechecked: a token revoked while the handler
+// heard nothing of it (a lost notice) keeps its MCP session and GET stream
+// open, until the handler learns that notices went unheard: it then reads
+// each session's token again and closes those that no longer work, with
+// their GET streams. A session whose token still works stays open.
+func TestUnheardRevocationsAreRechecked(t *testing.T) {
+	e := newEnv(t)
+	deaf := &storetest.DeafSessions{SessionService: memstore.NewCore(e.db)}
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{Sessions: deaf})
+	revoked, token := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	sid := open(t, srv.URL, token)
+	open(t, srv.URL, e.secret)
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", sid)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the GET stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		io.Copy(io.Discard, res.Body)
+	}()
+
+	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, revoked.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := h.OpenSessions(); n != 2 {
+		t.Fatalf("%d MCP sessions open after a revocation the handler should not have heard, want 2", n)
+	}
+	deaf.Notices.Revoked(memstore.Revocation{Unheard: true})
+	eventually(t, "the revoked token's session closed", func() bool { return h.OpenSessions() == 1 })
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second):
+		t.Error("the GET stream of the revoked token goes on")
+	}
+	if a := post(t, srv.URL, e.secret, "", initialize("still")); a.status != http.StatusOK {
+		t.Errorf("the valid token after the re-check: %d %s", a.status, a.body)
+	}
 }
 
 // TestBodyLimit sends an initialize with a client name over the body

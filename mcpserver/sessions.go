@@ -54,6 +54,9 @@ var (
 // *mcp.ServerSession is attached when the SDK hands it its first request.
 type sessions struct {
 	perSession, max int
+	// check, when set, reads an MCP session's caller again after
+	// notices went unheard.
+	check memstore.CallerChecker
 
 	mu      sync.Mutex
 	byID    map[string]*entry
@@ -329,13 +332,42 @@ func (s *sessions) closeLocked(e *entry) {
 	}
 }
 
-// revoked closes the MCP sessions whose caller r stops.
+// revoked closes the MCP sessions whose caller r stops. After notices
+// went unheard, it reads the caller of each MCP session again, in the
+// background, and closes those whose token no longer works.
 func (s *sessions) revoked(r memstore.Revocation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var recheck []*entry
 	for _, e := range s.byID {
-		if r.Stops(e.caller) {
+		switch {
+		case r.Stops(e.caller):
 			s.closeLocked(e)
+		case r.Unheard && s.check != nil:
+			recheck = append(recheck, e)
+		}
+	}
+	if len(recheck) > 0 {
+		go s.recheck(recheck)
+	}
+}
+
+// recheckTimeout bounds the lookup of one MCP session's credential after
+// notices went unheard.
+const recheckTimeout = 10 * time.Second
+
+// recheck closes each of entries whose caller's token no longer works,
+// one lookup at a time. One whose token cannot be read stays open: the
+// token is checked again on its next request.
+func (s *sessions) recheck(entries []*entry) {
+	for _, e := range entries {
+		ctx, cancel := context.WithTimeout(context.Background(), recheckTimeout)
+		err := s.check.CheckCaller(ctx, e.caller)
+		cancel()
+		if memstore.ErrorCode(err) == memstore.EUnauthenticated {
+			s.mu.Lock()
+			s.closeLocked(e)
+			s.mu.Unlock()
 		}
 	}
 }
