@@ -68,6 +68,7 @@ type harnessOptions struct {
 	now       func() time.Time                // the database's clock; nil for the real one
 	configure func(*httpapi.Config)           // adjusts the server's config
 	wrap      func(http.Handler) http.Handler // wraps the server's handler
+	http2     bool                            // serve HTTP/2 over TLS, to srv.Client()
 	server    func(*http.Server)              // adjusts the HTTP server before it starts
 }
 
@@ -99,7 +100,12 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	if o.server != nil {
 		o.server(srv.Config)
 	}
-	srv.Start()
+	if o.http2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	tb.Cleanup(func() { // before the database closes
 		srv.Close()
 		api.Close()

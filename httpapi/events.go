@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sse"
 )
 
 // The change feed, GET /v1/memory_stores/{id}/events (docs/api.md,
@@ -158,34 +159,27 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		return err
 	}
 
-	rc := http.NewResponseController(w)
-	// The server's read and write timeouts are for requests that end:
-	// this one's reads have ended, and each of its writes gets its own
-	// deadline.
-	rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold events back
 	h.Del("Content-Length")
-	var mu sync.Mutex // one writer at a time: the feed's and the heartbeat's
+	// The server's read and write timeouts are for requests that end:
+	// this one's reads have ended, and each of its writes gets its own
+	// deadline.
+	sw := sse.NewWriter(w)
 	send := func(b []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return rc.Flush()
+		_, err := sw.Write(b)
+		return err
 	}
-	w.WriteHeader(http.StatusOK)
+	sw.WriteHeader(http.StatusOK)
 	if err := send([]byte(": memstore events of " + storeID + "\n\n")); err != nil {
 		return nil // the client is gone
 	}
 	beating := make(chan struct{})
 	go func() {
 		defer close(beating)
-		s.heartbeat(ctx, cancel, send)
+		sw.Heartbeat(ctx, s.heartbeatEvery, cancel)
 	}()
 	// Nothing may write once the handler has returned.
 	defer func() { cancel(); <-beating }()
@@ -223,24 +217,6 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		send(buf.Bytes())
 	}
 	return nil
-}
-
-// heartbeat sends a comment every heartbeat interval until ctx ends, and
-// ends the stream when one cannot be sent.
-func (s *Server) heartbeat(ctx context.Context, cancel context.CancelFunc, send func([]byte) error) {
-	t := time.NewTicker(s.heartbeatEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := send([]byte(": heartbeat\n\n")); err != nil {
-				cancel()
-				return
-			}
-		}
-	}
 }
 
 // streamSet bounds the open streams, in all and per credential, and ends

@@ -192,12 +192,21 @@ func TestEventsStreamRacingWrites(t *testing.T) {
 // within the re-read interval (a notice wakes it), sends heartbeats while
 // idle, outlives the server's write timeout, and resumes by
 // Last-Event-ID.
+// Over HTTP/2 too, where the server's write timeout is a timer of each
+// stream rather than a deadline of the connection's writes.
 func TestEventsStreamLive(t *testing.T) {
+	for _, proto := range []string{"HTTP/1.1", "HTTP/2"} {
+		t.Run(proto, func(t *testing.T) { testEventsStreamLive(t, proto == "HTTP/2") })
+	}
+}
+
+func testEventsStreamLive(t *testing.T, http2 bool) {
 	f := newFeedFixture(t, harnessOptions{
 		configure: func(c *httpapi.Config) { c.StreamHeartbeat = 50 * time.Millisecond },
 		server: func(s *http.Server) {
 			s.WriteTimeout, s.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
 		},
+		http2: http2,
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -205,6 +214,9 @@ func TestEventsStreamLive(t *testing.T) {
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("the stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	if http2 != (res.ProtoMajor == 2) {
+		t.Fatalf("the stream is %s", res.Proto)
 	}
 	lines := make(chan string)
 	go func() {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sse"
 )
 
 // Config is what a Server is made of. Stores, Memories, Versions and Keys
@@ -111,11 +112,11 @@ const (
 // StreamWriteTimeout bounds each write of a stream, in place of the
 // server's write timeout, which would cut every stream after it.
 const (
-	DefaultStreamHeartbeat         = 15 * time.Second
+	DefaultStreamHeartbeat         = sse.DefaultHeartbeat
 	DefaultMaxStreams              = 256
 	DefaultMaxStreamsPerCredential = 16
 	StreamRecheck                  = time.Second
-	StreamWriteTimeout             = 10 * time.Second
+	StreamWriteTimeout             = sse.WriteTimeout
 )
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/internal/sse"
 )
 
 // HandlerConfig is what the streamable HTTP handler is made of. Limits
@@ -54,6 +55,9 @@ type HandlerConfig struct {
 	AllowedOrigins []string
 	// Registry, when set, receives the gauge memstore_mcp_sessions.
 	Registry prometheus.Registerer
+	// StreamHeartbeat is how often an idle GET stream sends a comment;
+	// 0 means sse.DefaultHeartbeat.
+	StreamHeartbeat time.Duration
 }
 
 // MaxOpeningBodyBytes caps the body of a request without an MCP session
@@ -78,6 +82,7 @@ type HTTPHandler struct {
 	version     string
 	log         *slog.Logger
 	idle        time.Duration
+	heartbeat   time.Duration
 	maxBody     int64
 	origins     map[string]bool
 	sdk         http.Handler
@@ -91,7 +96,7 @@ type HTTPHandler struct {
 func Handler(c HandlerConfig) *HTTPHandler {
 	h := &HTTPHandler{
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
-		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
+		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), heartbeat: orDefault(c.StreamHeartbeat, sse.DefaultHeartbeat), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
 		origins: map[string]bool{}, stopNotices: func() {},
 		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession), orDefault(c.MaxSessions, DefaultMaxSessions)),
 	}
@@ -214,6 +219,19 @@ func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 	defer h.open.done(e, stream)
 	if r.Method == http.MethodPost && !h.readBody(w, r, false) {
 		return
+	}
+	if stream != nil {
+		// A GET stream lasts as long as its client listens: past the
+		// server's write timeout, with heartbeats, each write bounded.
+		sw := sse.NewWriter(w)
+		beating := make(chan struct{})
+		go func() {
+			defer close(beating)
+			sw.Heartbeat(r.Context(), h.heartbeat, stream.cancel)
+		}()
+		// Nothing may write once the handler has returned.
+		defer func() { stream.cancel(); <-beating }()
+		w = sw
 	}
 	h.sdk.ServeHTTP(w, r)
 }

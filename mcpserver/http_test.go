@@ -1,6 +1,8 @@
 package mcpserver_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,12 +23,20 @@ import (
 // of the test; c.Sessions, when not set, is a Core over it.
 func serveMCP(t testing.TB, e *env, c mcpserver.HandlerConfig) (*mcpserver.HTTPHandler, *httptest.Server) {
 	t.Helper()
+	return serveMCPOn(t, e, c, (*httptest.Server).Start)
+}
+
+// serveMCPOn is serveMCP with the server started by start, which may set
+// its config first.
+func serveMCPOn(t testing.TB, e *env, c mcpserver.HandlerConfig, start func(*httptest.Server)) (*mcpserver.HTTPHandler, *httptest.Server) {
+	t.Helper()
 	if c.Sessions == nil {
 		c.Sessions = memstore.NewCore(e.db)
 	}
 	c.Services, c.Version = e.services(), "test"
 	h := mcpserver.Handler(c)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	start(srv)
 	t.Cleanup(func() {
 		h.Close()
 		srv.Close()
@@ -46,6 +56,12 @@ type answer struct {
 // sid if not empty; edit changes the request before it goes.
 func post(t testing.TB, url, token, sid, body string, edit ...func(*http.Request)) answer {
 	t.Helper()
+	return postWith(t, http.DefaultClient, url, token, sid, body, edit...)
+}
+
+// postWith is post through client hc.
+func postWith(t testing.TB, hc *http.Client, url, token, sid, body string, edit ...func(*http.Request)) answer {
+	t.Helper()
 	req, err := http.NewRequest("POST", url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +75,7 @@ func post(t testing.TB, url, token, sid, body string, edit ...func(*http.Request
 	for _, f := range edit {
 		f(req)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +95,17 @@ const toolsList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 // opens a GET stream, and returns its ID.
 func open(t testing.TB, url, token string) string {
 	t.Helper()
-	a := post(t, url, token, "", initialize("raw"))
+	return openWith(t, http.DefaultClient, url, token)
+}
+
+// openWith is open through client hc.
+func openWith(t testing.TB, hc *http.Client, url, token string) string {
+	t.Helper()
+	a := postWith(t, hc, url, token, "", initialize("raw"))
 	if a.status != 200 || a.sessionID == "" {
 		t.Fatalf("initialize: %d %s", a.status, a.body)
 	}
-	if a := post(t, url, token, a.sessionID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); a.status != http.StatusAccepted {
+	if a := postWith(t, hc, url, token, a.sessionID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); a.status != http.StatusAccepted {
 		t.Fatalf("initialized: %d %s", a.status, a.body)
 	}
 	return a.sessionID
@@ -264,6 +286,66 @@ func TestRevocationClosesSessions(t *testing.T) {
 		t.Fatalf("%d sessions open", n)
 	}
 	eventually(t, "closed at the token's expiry", func() bool { return h.OpenSessions() == 0 })
+}
+
+// TestGETStreamOutlivesWriteTimeout: a GET stream stays open past the
+// server's read and write timeouts, sending heartbeats, over HTTP/1.1 and
+// over HTTP/2 (where the write timeout is a timer of each stream).
+func TestGETStreamOutlivesWriteTimeout(t *testing.T) {
+	for _, http2 := range []bool{false, true} {
+		t.Run(fmt.Sprint("http2=", http2), func(t *testing.T) {
+			e := newEnv(t)
+			_, srv := serveMCPOn(t, e, mcpserver.HandlerConfig{StreamHeartbeat: 50 * time.Millisecond}, func(s *httptest.Server) {
+				s.Config.WriteTimeout, s.Config.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
+				if http2 {
+					s.EnableHTTP2 = true
+					s.StartTLS()
+				} else {
+					s.Start()
+				}
+			})
+			sid := openWith(t, srv.Client(), srv.URL, e.secret)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+e.secret)
+			req.Header.Set("Mcp-Session-Id", sid)
+			res, err := srv.Client().Do(req)
+			if err != nil || res.StatusCode != http.StatusOK {
+				t.Fatalf("the GET stream: %v %v", res, err)
+			}
+			defer res.Body.Close()
+			if http2 != (res.ProtoMajor == 2) {
+				t.Fatalf("the stream is %s", res.Proto)
+			}
+			lines := make(chan string)
+			go func() {
+				defer close(lines)
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+			}()
+			time.Sleep(500 * time.Millisecond) // past both timeouts
+			for heartbeats := 0; heartbeats < 3; {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						t.Fatalf("the stream ended after %d heartbeats past the write timeout", heartbeats)
+					}
+					if l == ": heartbeat" {
+						heartbeats++
+					}
+				case <-ctx.Done():
+					t.Fatal("no heartbeat in time")
+				}
+			}
+		})
+	}
 }
 
 // TestUnheardRevocationsAreRechecked: a token revoked while the handler
