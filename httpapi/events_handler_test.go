@@ -585,3 +585,32 @@ func TestEventsStreamRechecksWhenUnheard(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestEventsStreamIdleOverHTTP2: over HTTP/2, where a write deadline is
+// a timer of the stream, a stream idle for longer than a write may take
+// (StreamWriteTimeout) between two heartbeats is not reset: no deadline
+// runs between writes.
+func TestEventsStreamIdleOverHTTP2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out StreamWriteTimeout")
+	}
+	t.Parallel()
+	f := newFeedFixture(t, harnessOptions{
+		configure: func(c *httpapi.Config) { c.StreamHeartbeat = httpapi.StreamWriteTimeout + time.Second },
+		http2:     true,
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), httpapi.StreamWriteTimeout+10*time.Second)
+	defer cancel()
+	res := f.get(t, ctx, f.c.APIKey, "?after=now", "Accept", "text/event-stream")
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 {
+		t.Fatalf("the stream: %d %s", res.StatusCode, res.Proto)
+	}
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if sc.Text() == ": heartbeat" {
+			return
+		}
+	}
+	t.Errorf("the stream ended before its first heartbeat: %v", sc.Err())
+}
