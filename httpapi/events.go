@@ -223,9 +223,9 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 // those of a credential that is revoked.
 type streamSet struct {
 	max, perCredential int
-	// check, when set, reads a stream's credential again after notices
-	// went unheard.
-	check        memstore.CallerChecker
+	// check reads a stream's credential again after notices went
+	// unheard (Server.checkCaller).
+	check        func(context.Context, *memstore.Caller) error
 	mu           sync.Mutex
 	open         map[*openStream]struct{}
 	byCredential map[string]int
@@ -288,7 +288,7 @@ func (ss *streamSet) revoke(r memstore.Revocation) {
 		switch {
 		case r.Stops(o.caller):
 			o.cancel()
-		case r.Unheard && ss.check != nil:
+		case r.Unheard:
 			recheck = append(recheck, o)
 		}
 	}
@@ -300,12 +300,41 @@ func (ss *streamSet) revoke(r memstore.Revocation) {
 // recheckStreams ends each stream whose credential check finds no longer
 // working, one lookup at a time. A stream whose credential cannot be
 // read goes on: the next notice or its expiry ends it.
-func recheckStreams(check memstore.CallerChecker, streams []*openStream) {
+func recheckStreams(check func(context.Context, *memstore.Caller) error, streams []*openStream) {
 	for _, o := range streams {
-		if o.ctx.Err() == nil && memstore.ErrorCode(check.CheckCaller(o.ctx, o.caller)) == memstore.EUnauthenticated {
+		if o.ctx.Err() == nil && memstore.ErrorCode(check(o.ctx, o.caller)) == memstore.EUnauthenticated {
 			o.cancel()
 		}
 	}
+}
+
+// checkCaller reads c's credential again: a session token by the session
+// service (memstore.CallerChecker), an API key in its workspace's list of
+// keys. EUnauthenticated when it no longer works; nil when it does, or
+// when there is nothing to read it by.
+func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller) error {
+	if c.Session != nil {
+		if cc, ok := s.sessions.(memstore.CallerChecker); ok {
+			return cc.CheckCaller(ctx, c)
+		}
+		return nil
+	}
+	if c.Actor.Type != memstore.ActorAPIKey || s.keys == nil {
+		return nil
+	}
+	keys, err := s.keys.APIKeys(ctx, c.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.ID == c.Actor.ID {
+			if k.RevokedAt != nil {
+				return memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
+			}
+			return nil
+		}
+	}
+	return memstore.Errorf(memstore.EUnauthenticated, "API key %s no longer exists", c.Actor.ID)
 }
 
 // closeAll ends every stream, for a server that shuts down.

@@ -538,51 +538,69 @@ func deafToRevocations(deaf **storetest.DeafSessions) func(*httpapi.Config) {
 	}
 }
 
-// TestEventsStreamRechecksWhenUnheard: a stream whose session token was
-// revoked unheard (the notice lost) goes on, but ends as soon as the
-// server learns that notices went unheard, which it does once it listens
-// again: it reads the stream's credential again. The stream of a token
-// still valid goes on.
+// TestEventsStreamRechecksWhenUnheard: a stream whose session token or
+// API key was revoked unheard (the notice lost) goes on, but ends as soon
+// as the server learns that notices went unheard, which it does once it
+// listens again: it reads the stream's credential again. The streams of
+// credentials still valid go on.
 func TestEventsStreamRechecksWhenUnheard(t *testing.T) {
 	var deaf *storetest.DeafSessions
 	f := newFeedFixture(t, harnessOptions{configure: deafToRevocations(&deaf)})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	stream := func() (tokenID string, ended chan error) {
-		_, tok, token, err := f.c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.store.ID}}})
+	stream := func(secret string) chan error {
+		ended := make(chan error, 1)
+		go func() {
+			ended <- f.h.client(secret).StreamEvents(ctx, nil, f.store.ID, "", func(memstore.Event) error { return nil })
+		}()
+		return ended
+	}
+	token := func() (tokenID, secret string) {
+		_, tok, secret, err := f.c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.store.ID}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ended = make(chan error, 1)
-		go func() {
-			ended <- f.h.client(token).StreamEvents(ctx, nil, f.store.ID, "", func(memstore.Event) error { return nil })
-		}()
-		return tok.ID, ended
+		return tok.ID, secret
 	}
-	revoked, endedRevoked := stream()
-	_, endedKept := stream()
+	revokedToken, secret := token()
+	endedToken := stream(secret)
+	_, secret = token()
+	endedKeptToken := stream(secret)
+	key, keySecret := f.h.newAPIKey(t, f.store.WorkspaceID, "revoked unheard")
+	endedKey := stream(keySecret)
+	endedKeptKey := stream(f.c.APIKey)
 	time.Sleep(300 * time.Millisecond) // the streams are open
-	if _, err := f.c.RevokeSessionToken(ctx, nil, revoked); err != nil {
+
+	if _, err := f.c.RevokeSessionToken(ctx, nil, revokedToken); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-endedRevoked:
-		t.Fatalf("the stream ended on a notice the server should not have heard: %v", err)
-	case <-time.After(300 * time.Millisecond):
+	if _, err := f.h.DB.RevokeAPIKey(ctx, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	for what, ended := range map[string]chan error{"token": endedToken, "key": endedKey} {
+		select {
+		case err := <-ended:
+			t.Fatalf("the stream of the %s ended on a notice the server should not have heard: %v", what, err)
+		case <-time.After(300 * time.Millisecond):
+		}
 	}
 	deaf.Notices.Revoked(memstore.Revocation{Unheard: true})
-	select {
-	case err := <-endedRevoked:
-		if err == nil {
-			t.Error("the stream ended without saying so")
+	for what, ended := range map[string]chan error{"token": endedToken, "key": endedKey} {
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Errorf("the stream of the %s ended without saying so", what)
+			}
+		case <-time.After(2 * time.Second):
+			t.Errorf("the stream of a %s revoked unheard goes on after notices were said to be unheard", what)
 		}
-	case <-time.After(2 * time.Second):
-		t.Error("the stream of a token revoked unheard goes on after notices were said to be unheard")
 	}
-	select {
-	case err := <-endedKept:
-		t.Errorf("the stream of a valid token ended: %v", err)
-	case <-time.After(300 * time.Millisecond):
+	for what, ended := range map[string]chan error{"token": endedKeptToken, "key": endedKeptKey} {
+		select {
+		case err := <-ended:
+			t.Errorf("the stream of a valid %s ended: %v", what, err)
+		case <-time.After(300 * time.Millisecond):
+		}
 	}
 }
 

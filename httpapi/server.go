@@ -85,7 +85,7 @@ func New(c Config) *Server {
 	// A credential revoked through this process's services leaves the
 	// cache at once, as does one revoked by another process when the
 	// backend tells of it; otherwise this process waits out the TTL.
-	s.streams.check, _ = c.Sessions.(memstore.CallerChecker)
+	s.streams.check = s.checkCaller
 	for _, svc := range []any{c.Keys, c.Sessions} {
 		if n, ok := svc.(memstore.RevocationNotifier); ok {
 			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke), n.NotifyRevocations(s.streams.revoke))
