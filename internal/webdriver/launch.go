@@ -18,11 +18,6 @@ import (
 type Options struct {
 	// Dark makes the browser prefer a dark colour scheme.
 	Dark bool
-	// PixelRatio, when above 1, is the device pixel ratio of a browser
-	// that supports setting it (Firefox): a phone's, so that a window no
-	// narrower than the browser allows still shows a phone's width in
-	// CSS pixels.
-	PixelRatio float64
 }
 
 // FirefoxPath is Firefox on PATH, "" when there is none.
@@ -95,9 +90,6 @@ func Firefox(dir string, o Options) (*Session, error) {
 	}
 	if o.Dark {
 		prefs["layout.css.prefers-color-scheme.content-override"] = 0
-	}
-	if o.PixelRatio > 1 {
-		prefs["layout.css.devPixelsPerPx"] = strconv.FormatFloat(o.PixelRatio, 'f', -1, 64)
 	}
 	var js strings.Builder
 	for k, v := range prefs {

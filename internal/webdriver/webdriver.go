@@ -57,6 +57,14 @@ func IsNoSuchElement(err error) bool {
 	return errors.As(err, &e) && e.Code == "no such element"
 }
 
+// isUnloading reports whether err says the page went away under the
+// command: WebKit's answer to a command sent while a click's navigation
+// is under way, which a wait outlasts.
+func isUnloading(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Code == "no such frame" || e.Code == "stale element reference")
+}
+
 // Session is one browser session.
 type Session struct {
 	t       transport
@@ -149,7 +157,7 @@ func (s *Session) wait(find func() (Element, error)) (Element, error) {
 	deadline := time.Now().Add(Timeout)
 	for {
 		el, err := find()
-		if !IsNoSuchElement(err) || time.Now().After(deadline) {
+		if !(IsNoSuchElement(err) || isUnloading(err)) || time.Now().After(deadline) {
 			return el, err
 		}
 		time.Sleep(pollInterval)
@@ -174,7 +182,8 @@ func (s *Session) ClickLink(text string) error {
 	return el.Click()
 }
 
-// Type waits for the element sel matches, clears it and types text.
+// Type waits for the element sel matches, clears it and types text, each
+// newline as the Enter key (WebKit types no "\n").
 func (s *Session) Type(sel, text string) error {
 	el, err := s.Wait(sel)
 	if err != nil {
@@ -183,7 +192,7 @@ func (s *Session) Type(sel, text string) error {
 	if err := s.call("WebDriver:ElementClear", map[string]any{"id": el.id}, nil); err != nil {
 		return err
 	}
-	return el.SendKeys(text)
+	return el.SendKeys(strings.ReplaceAll(text, "\n", Enter))
 }
 
 // Text is the rendered text of the first element sel matches, "" when

@@ -10,12 +10,13 @@ import (
 
 // TestClient drives a form through each browser that is installed: it
 // types, submits with Enter, reads text, follows a link by its text,
-// moves the focus with Tab, runs a script and sees a missing element
+// moves the focus with Tab, runs a script that sees the page's own
+// script's variables (the console's tests rely on it) and sees a missing element
 // reported as such.
 func TestClient(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `<!doctype html><form action="/got"><input id="q" name="q"><button id="go">go</button></form>
-<a id="first" href="/got?q=first">first link</a><p id="said">%s</p>`, html.EscapeString(r.FormValue("q")))
+<a id="first" href="/got?q=first">first link</a><p id="said">%s</p><script>window.ran = 1</script>`, html.EscapeString(r.FormValue("q")))
 	}))
 	defer srv.Close()
 	browsers := map[string]func(t *testing.T) (*Session, error){
@@ -68,6 +69,10 @@ func TestClient(t *testing.T) {
 			var id string
 			if err := s.Eval(`return document.activeElement.id`, &id); err != nil || id != "first" {
 				t.Errorf("three tabs reach %q, not the link (%v)", id, err)
+			}
+			var ran int
+			if err := s.Eval(`return window.ran`, &ran); err != nil || ran != 1 {
+				t.Errorf("the page's script's variable, seen from a script: %d (%v)", ran, err)
 			}
 			if _, err := s.Find("#nothing"); !IsNoSuchElement(err) {
 				t.Errorf("a missing element: %v", err)
