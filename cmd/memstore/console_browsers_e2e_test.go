@@ -220,11 +220,16 @@ func consoleFlowsIn(t *testing.T, open func(*testing.T, webdriver.Options) (*web
 	})
 
 	t.Run("phone and dark", func(t *testing.T) {
+		// A memory with a long path and long unbroken words, as notes
+		// often have (a URL, an identifier), on the pages of its own.
+		longID := apiPost(t, srv, "/v1/memory_stores/"+storeID+"/memories", `{"path":"/customer-onboarding/architecture-decisions-and-conventions.md","content":"See https://example.com/a/very/long/address/that/does/not/break/anywhere/at/all/ever and SOME_VERY_LONG_CONFIGURATION_VARIABLE_NAME_WITHOUT_BREAKS.\n\n    indented_code_line_that_is_long_enough_to_overflow_a_phone_screen_entirely()\n"}`)
+		longURL := base + "stores/" + storeID + "/memories/" + longID
 		p := start(t, webdriver.Options{Dark: true})
 		if err := errors.Join(p.ResizeWindow(phoneWidth, 740), signIn(p)); err != nil {
 			t.Fatal(err)
 		}
-		for _, page := range []string{"stores", "stores/" + storeID, "stores/" + storeID + "/search?q=step", memURL, memURL + "/edit", memURL + "/history", "activity", "sessions", "keys", "users"} {
+		for _, page := range []string{"stores", "stores/" + storeID, "stores/" + storeID + "/search?q=step", memURL, memURL + "/edit", memURL + "/history", "stores/" + storeID + "?path=/customer-onboarding/", longURL, longURL + "/edit", longURL + "/history", "stores/" + storeID + "/search?q=architecture",
+			"activity", "sessions", "keys", "users"} {
 			if !strings.HasPrefix(page, "http") {
 				page = base + page
 			}
