@@ -141,16 +141,10 @@ func (s *Session) find(using, value string) (Element, error) {
 	return Element{s: s, id: ref[elementKey]}, nil
 }
 
-// Wait returns the first element sel matches, waiting up to Timeout for
-// one to appear.
-func (s *Session) Wait(sel string) (Element, error) {
-	return s.wait(func() (Element, error) { return s.Find(sel) })
-}
-
-// WaitLink returns the first link whose text is text, waiting up to
-// Timeout for one to appear.
-func (s *Session) WaitLink(text string) (Element, error) {
-	return s.wait(func() (Element, error) { return s.FindLink(text) })
+// Wait waits up to Timeout for an element sel matches to appear.
+func (s *Session) Wait(sel string) error {
+	_, err := s.wait(func() (Element, error) { return s.Find(sel) })
+	return err
 }
 
 func (s *Session) wait(find func() (Element, error)) (Element, error) {
@@ -166,7 +160,7 @@ func (s *Session) wait(find func() (Element, error)) (Element, error) {
 
 // Click waits for the element sel matches and clicks it.
 func (s *Session) Click(sel string) error {
-	el, err := s.Wait(sel)
+	el, err := s.wait(func() (Element, error) { return s.Find(sel) })
 	if err != nil {
 		return err
 	}
@@ -175,7 +169,7 @@ func (s *Session) Click(sel string) error {
 
 // ClickLink waits for the link whose text is text and clicks it.
 func (s *Session) ClickLink(text string) error {
-	el, err := s.WaitLink(text)
+	el, err := s.wait(func() (Element, error) { return s.FindLink(text) })
 	if err != nil {
 		return err
 	}
@@ -185,7 +179,7 @@ func (s *Session) ClickLink(text string) error {
 // Type waits for the element sel matches, clears it and types text, each
 // newline as the Enter key (WebKit types no "\n").
 func (s *Session) Type(sel, text string) error {
-	el, err := s.Wait(sel)
+	el, err := s.wait(func() (Element, error) { return s.Find(sel) })
 	if err != nil {
 		return err
 	}
@@ -233,24 +227,10 @@ func (s *Session) Keys(keys string) error {
 	return s.call("WebDriver:PerformActions", map[string]any{"actions": []any{map[string]any{"type": "key", "id": "keyboard", "actions": acts}}}, nil)
 }
 
-// Focused is the element that has the focus.
-func (s *Session) Focused() (Element, error) {
-	var ref map[string]string
-	err := s.call("WebDriver:GetActiveElement", nil, &ref)
-	return Element{s: s, id: ref[elementKey]}, err
-}
-
 // ResizeWindow asks for a window of width by height; the browser may
 // keep a larger one, so the page's own measure is what counts.
 func (s *Session) ResizeWindow(width, height int) error {
 	return s.call("WebDriver:SetWindowRect", map[string]any{"width": width, "height": height}, nil)
-}
-
-// Screenshot is a PNG of the page's viewport, base64 encoded.
-func (s *Session) Screenshot() (string, error) {
-	var png string
-	err := s.call("WebDriver:TakeScreenshot", nil, &png)
-	return png, err
 }
 
 // unwrap returns the value of an answer {"value": ...}, or the answer

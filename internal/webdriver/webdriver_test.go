@@ -46,7 +46,7 @@ func TestClient(t *testing.T) {
 			if err := s.Type("#q", "a <b> & c"+Enter); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Wait("#said:not(:empty)"); err != nil {
+			if err := s.Wait("#said:not(:empty)"); err != nil {
 				t.Fatal(err)
 			}
 			u, _ := s.URL()
@@ -56,7 +56,7 @@ func TestClient(t *testing.T) {
 			if err := s.ClickLink("first link"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Wait("#said:not(:empty)"); err != nil || s.Text("#said") != "first" {
+			if err := s.Wait("#said:not(:empty)"); err != nil || s.Text("#said") != "first" {
 				t.Errorf("after the link: %q (%v)", s.Text("#said"), err)
 			}
 			// Tab from the page's start: the field, the button, the link.
