@@ -125,10 +125,11 @@ func consoleFlowsIn(t *testing.T, srv *child, open openPage) {
 	})
 
 	t.Run("tab to the main links", func(t *testing.T) {
-		// From the page's start, Tab goes through the header's links in
-		// order, each showing where the focus is.
+		// From the page's start, Tab goes to the link that skips the
+		// header, then through the header's links in order, each showing
+		// where the focus is.
 		var reached []string
-		for range 6 {
+		for range 7 {
 			if err := s.Keys(webdriver.Tab); err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +144,7 @@ func consoleFlowsIn(t *testing.T, srv *child, open openPage) {
 			}
 			reached = append(reached, f.Text)
 		}
-		if got := strings.Join(reached, "|"); !strings.HasPrefix(got, "memstore|Stores|") || !strings.Contains(got, "|Activity|") {
+		if got := strings.Join(reached, "|"); !strings.HasPrefix(got, "Skip to content|memstore|Stores|") || !strings.Contains(got, "|Activity|") {
 			t.Errorf("Tab reaches %s", got)
 		}
 	})
