@@ -9,21 +9,22 @@ import (
 	"unicode/utf8"
 )
 
-// Delivery of webhooks: every change that an enabled endpoint asks for is
-// written to an outbox in the transaction of the change (a committed
+// Delivery of webhooks: every change writes, in its own transaction, one
+// pending delivery for each enabled endpoint of its workspace that asks
+// for its type, all with the same event ID and due at once (a committed
 // change is never lost to its webhooks, an uncommitted one never sent).
-// A deliverer turns each outbox event into one delivery per endpoint that
-// asks for its type, then posts each delivery, retrying with exponential
-// backoff by a RetryPolicy until it is delivered or has failed every
-// attempt. Each attempt's outcome and the next attempt's time are stored,
-// so retries survive restarts; a claimed delivery is leased, so that
-// deliverers of several replicas do not routinely send it twice. The
-// contract is at least once: a receiver deduplicates by the event's ID.
+// A deliverer claims due deliveries and posts each, retrying with
+// exponential backoff by a RetryPolicy until it is delivered or has
+// failed every attempt. Each attempt's outcome and the next attempt's
+// time are stored, so retries survive restarts; a claimed delivery is
+// leased, so that deliverers of several replicas do not routinely send it
+// twice. The contract is at least once: a receiver deduplicates by the
+// event's ID.
 
 // WebhookTypeOf is the webhook event type of a change of the feed:
 // "memstore." and the feed's type, but for an archive, which is the
-// hosted API's memory_store.archived. The backends' outbox triggers apply
-// the same rule.
+// hosted API's memory_store.archived. The backends' triggers apply the
+// same rule.
 func WebhookTypeOf(e EventType) string {
 	if e == EventStoreArchived {
 		return WebhookStoreArchived
@@ -147,17 +148,9 @@ type WebhookAttempt struct {
 	Disable  string
 }
 
-// WebhookDeliveryStorage keeps the outbox and the deliveries. Like the
-// other storage it trusts its caller.
+// WebhookDeliveryStorage keeps the deliveries, which the backend's
+// changes add. Like the other storage it trusts its caller.
 type WebhookDeliveryStorage interface {
-	// FanOutWebhookEvents takes up to n events from the outbox and, in
-	// one transaction, adds a pending delivery for each endpoint of the
-	// event's workspace that Wants it, giving each event its ID, and
-	// removes them from the outbox. The new deliveries are claimed at
-	// once, until until (as ClaimWebhookDeliveries claims), and returned
-	// with their endpoints' URL and secret, for their first attempt. It
-	// also returns how many events it took: 0 when the outbox is empty.
-	FanOutWebhookEvents(ctx context.Context, until time.Time, n int) ([]WebhookDelivery, int, error)
 	// ClaimWebhookDeliveries returns up to n pending deliveries of
 	// enabled endpoints that are due at now, but none of the endpoints in
 	// skip (those the caller has enough attempts in flight to), with

@@ -95,9 +95,8 @@ func TestEventsMigration(t *testing.T) {
 	}
 	// The migrations after the feed's go too, to be made again (the
 	// stores' counts and sizes, webhooks).
-	for _, q := range []string{`DROP TABLE webhook_deliveries, webhook_outbox, webhook_endpoints`, `DROP FUNCTION webhook_outbox_stores CASCADE`,
-		`DROP TABLE events`, `DROP FUNCTION webhook_outbox_events, webhook_outbox_add`,
-		`ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version >= %d`, n)} {
+	for _, q := range append(dropWebhooks, `DROP TABLE events`,
+		`ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version >= %d`, n)) {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatal(q, err)
 		}

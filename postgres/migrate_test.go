@@ -3,8 +3,11 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -54,8 +57,8 @@ func TestMemoryCountMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The migrations after 0005 go too, to be made again (webhooks).
-	for _, q := range []string{`DROP TABLE webhook_deliveries, webhook_outbox, webhook_endpoints`, `DROP FUNCTION webhook_outbox_stores, webhook_outbox_events, webhook_outbox_add CASCADE`,
-		`ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, `DELETE FROM schema_migrations WHERE version >= 5`} {
+	for _, q := range append(dropWebhooks,
+		`ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, `DELETE FROM schema_migrations WHERE version >= 5`) {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -85,5 +88,83 @@ func TestMemoryCountMigration(t *testing.T) {
 		if made != limit-n {
 			t.Errorf("store %s with %d memories took %d more under a limit of %d, want %d", id, n, made, limit, limit-n)
 		}
+	}
+}
+
+// dropWebhooks undoes the webhooks' migrations (0008 and 0009), for a
+// test that takes a database back to before them.
+var dropWebhooks = []string{
+	`DROP TABLE webhook_deliveries, webhook_endpoints`,
+	`DROP FUNCTION webhook_events_of_feed, webhook_events_of_stores CASCADE`,
+	`DROP FUNCTION webhook_event_add, webhook_event_id`,
+}
+
+// TestWebhookDeliveriesMigration takes a database back to migration
+// 0008, with events waiting in the outbox, and opens it: each becomes a
+// pending delivery to every endpoint that wants it, with one ID per
+// event, and the outbox is gone.
+func TestWebhookDeliveriesMigration(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, url, postgres.Options{})
+	w, err := db.CreateWorkspace(ctx, "hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	at0008, err := os.ReadFile("migrations/0008_webhooks.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two endpoints, and two events in the outbox: a store's creation,
+	// which both want, and a memory's, which one wants.
+	for _, q := range append(dropWebhooks, `DELETE FROM schema_migrations WHERE version >= 8`, string(at0008),
+		`INSERT INTO schema_migrations (version, applied_at) VALUES (8, 0)`,
+		`INSERT INTO webhook_endpoints VALUES ('webhook_every', '`+w.ID+`', '', '', 'http://127.0.0.1:9/', '{memory_store.created,memstore.memory.created}', 'enabled', '', 'whsec_', 1, 1)`,
+		`INSERT INTO webhook_endpoints VALUES ('webhook_created', '`+w.ID+`', '', '', 'http://127.0.0.1:9/', '{memory_store.created}', 'enabled', '', 'whsec_', 1, 1)`,
+		`INSERT INTO webhook_outbox (workspace_id, type, store_id, memory_id, version_id, created_at) VALUES
+			('`+w.ID+`', 'memory_store.created', 'memstore_a', '', '', 1000000000),
+			('`+w.ID+`', 'memstore.memory.created', 'memstore_a', 'mem_a', 'memver_a', 2000000000)`) {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+
+	db = mustOpenAt(t, url, postgres.Options{})
+	now := time.Now()
+	ds, err := db.ClaimWebhookDeliveries(ctx, now, now.Add(time.Minute), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := map[string][]string{} // the endpoints of each event's deliveries
+	for _, d := range ds {
+		key := d.Event.Type + " " + d.Event.ID
+		events[key] = append(events[key], d.EndpointID)
+		if d.Event.StoreID != "memstore_a" || d.Event.WorkspaceID != w.ID || !strings.HasPrefix(d.Event.ID, "wevt_") ||
+			(d.Event.Type == memstore.WebhookMemoryCreated && (d.Event.MemoryID != "mem_a" || d.Event.VersionID != "memver_a" || d.Event.CreatedAt.Unix() != 2)) {
+			t.Errorf("delivery %+v", d)
+		}
+	}
+	if len(ds) != 3 || len(events) != 2 {
+		t.Fatalf("the outbox became %d deliveries of %d events, want 3 of 2: %v", len(ds), len(events), events)
+	}
+	for key, eps := range events {
+		slices.Sort(eps)
+		want := []string{"webhook_every"}
+		if strings.HasPrefix(key, memstore.WebhookStoreCreated+" ") {
+			want = []string{"webhook_created", "webhook_every"}
+		}
+		if !slices.Equal(eps, want) {
+			t.Errorf("%s went to %v, want %v", key, eps, want)
+		}
+	}
+	var outbox bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('webhook_outbox') IS NOT NULL`).Scan(&outbox); err != nil || outbox {
+		t.Errorf("the outbox is still there (%v)", err)
 	}
 }

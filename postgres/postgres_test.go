@@ -95,5 +95,8 @@ func TestWebhookConformance(t *testing.T) {
 }
 
 func TestWebhookDeliveryConformance(t *testing.T) {
-	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return mustOpen(t, postgres.Options{}) })
+	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return mustOpen(t, postgres.Options{}) },
+		func(ctx context.Context, b storetest.WebhookDeliveryBackend, workspaceID, storeID string) error {
+			return b.(*postgres.DB).FailAfterWebhookEvents(ctx, workspaceID, storeID)
+		})
 }

@@ -144,75 +144,6 @@ func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
 	return &d, nil
 }
 
-// FanOutWebhookEvents implements memstore.WebhookDeliveryStorage. The
-// outbox's rows are claimed with SKIP LOCKED, so that the deliverers of
-// several replicas fan out different events, each once.
-func (db *DB) FanOutWebhookEvents(ctx context.Context, until time.Time, n int) ([]memstore.WebhookDelivery, int, error) {
-	var (
-		took int
-		out  []memstore.WebhookDelivery
-	)
-	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		took, out = 0, nil // a retried transaction starts again
-		rows, err := tx.Query(ctx, `SELECT seq, workspace_id, type, store_id, memory_id, version_id, created_at FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`, n)
-		if err != nil {
-			return err
-		}
-		var (
-			events []memstore.WebhookEvent
-			seqs   []int64
-		)
-		for rows.Next() {
-			var e memstore.WebhookEvent
-			var seq, at int64
-			if err := rows.Scan(&seq, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at); err != nil {
-				rows.Close()
-				return err
-			}
-			e.CreatedAt = keyset.Time(at)
-			events, seqs = append(events, e), append(seqs, seq)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(events) == 0 {
-			return err
-		}
-		endpoints := map[string][]memstore.WebhookEndpoint{} // by workspace
-		for _, e := range events {
-			eps, ok := endpoints[e.WorkspaceID]
-			if !ok {
-				rows, err := tx.Query(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1`, e.WorkspaceID)
-				if err != nil {
-					return err
-				}
-				if eps, err = collect(rows, scanWebhook); err != nil {
-					return err
-				}
-				endpoints[e.WorkspaceID] = eps
-			}
-			e.ID = db.ids.New(ids.WebhookEvent, until) // in the outbox's order
-			for _, w := range eps {
-				if !w.Wants(e.Type) {
-					continue
-				}
-				if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at,
-					state, attempts, next_attempt_at, last_attempt_at, last_status, last_error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', 0, $9, 0, 0, '')`,
-					w.ID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt), keyset.Nanos(until)); err != nil {
-					return err
-				}
-				out = append(out, memstore.WebhookDelivery{EndpointID: w.ID, Event: e, State: memstore.DeliveryPending,
-					NextAttemptAt: keyset.Time(keyset.Nanos(until)), URL: w.URL, Secret: w.Secret})
-			}
-		}
-		took = len(events)
-		_, err = tx.Exec(ctx, `DELETE FROM webhook_outbox WHERE seq = ANY ($1)`, seqs)
-		return err
-	})
-	if err != nil {
-		return nil, 0, wrap(err, "fan out webhook events")
-	}
-	return out, took, nil
-}
-
 // ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage: the
 // due rows are locked with SKIP LOCKED and leased until until in one
 // statement, so that the deliverers of several replicas claim different
@@ -242,25 +173,38 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, 
 	return out, wrap(err, "claim webhook deliveries")
 }
 
-// RecordWebhookAttempts implements memstore.WebhookDeliveryStorage.
+// RecordWebhookAttempts implements memstore.WebhookDeliveryStorage: one
+// statement records every attempt, given as arrays of columns.
 func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time) error {
+	n := len(attempts)
+	var (
+		states, errs, endpoints, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		tries, statuses                 = make([]int32, n), make([]int32, n)
+		next, last                      = make([]int64, n), make([]int64, n)
+	)
+	for i, a := range attempts {
+		d := a.Delivery
+		if d.LastAttemptAt != nil {
+			last[i] = keyset.Nanos(*d.LastAttemptAt)
+		}
+		states[i], tries[i], next[i], statuses[i], errs[i] = string(d.State), int32(d.Attempts), keyset.Nanos(d.NextAttemptAt), int32(d.LastStatus), d.LastError
+		endpoints[i], events[i] = d.EndpointID, d.Event.ID
+	}
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries d SET state = u.state, attempts = u.attempts, next_attempt_at = u.next,
+				last_attempt_at = u.last, last_status = u.status, last_error = u.error
+			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[], $6::text[], $7::text[], $8::text[])
+				AS u (state, attempts, next, last, status, error, endpoint, event)
+			WHERE d.endpoint_id = u.endpoint AND d.event_id = u.event`,
+			states, tries, next, last, statuses, errs, endpoints, events); err != nil {
+			return err
+		}
 		for _, a := range attempts {
-			d := a.Delivery
-			var last int64
-			if d.LastAttemptAt != nil {
-				last = keyset.Nanos(*d.LastAttemptAt)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_attempt_at = $3, last_attempt_at = $4, last_status = $5, last_error = $6
-				WHERE endpoint_id = $7 AND event_id = $8`,
-				string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
-				return err
-			}
 			if a.Disable == "" {
 				continue
 			}
 			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = $1, updated_at = $2 WHERE id = $3 AND state = 'enabled'`,
-				a.Disable, keyset.Nanos(now), d.EndpointID); err != nil {
+				a.Disable, keyset.Nanos(now), a.Delivery.EndpointID); err != nil {
 				return err
 			}
 		}

@@ -22,31 +22,31 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 		d := dumper{ctx: ctx, tx: tx, sink: sink}
 		for _, dump := range []func() error{
 			func() error {
-				return dumpTable(d, memstore.KindWorkspaces, "workspaces", "id, name, created_at", scanWorkspace, nil, sink.Workspace)
+				return dumpTable(d, memstore.KindWorkspaces, "workspaces", "rowid", "id, name, created_at", scanWorkspace, nil, sink.Workspace)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindAPIKeys, "api_keys", keyColumns+", secret_sha256", scanKeyRecord, nil, sink.APIKey)
+				return dumpTable(d, memstore.KindAPIKeys, "api_keys", "rowid", keyColumns+", secret_sha256", scanKeyRecord, nil, sink.APIKey)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindStores, "stores", storeColumns, scanStore, nil, sink.Store)
+				return dumpTable(d, memstore.KindStores, "stores", "rowid", storeColumns, scanStore, nil, sink.Store)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindMemories, "memories", memoryColumns(true), scanMemory, nil, sink.Memory)
+				return dumpTable(d, memstore.KindMemories, "memories", "rowid", memoryColumns(true), scanMemory, nil, sink.Memory)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindVersions, "versions", versionColumns(true), scanVersion, nil, sink.Version)
+				return dumpTable(d, memstore.KindVersions, "versions", "rowid", versionColumns(true), scanVersion, nil, sink.Version)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindSessions, "sessions s", sessionColumns, scanSession, attach, sink.Session)
+				return dumpTable(d, memstore.KindSessions, "sessions s", "rowid", sessionColumns, scanSession, attach, sink.Session)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindSessionTokens, "session_tokens", tokenColumns+", secret_sha256", scanTokenRecord, nil, sink.SessionToken)
+				return dumpTable(d, memstore.KindSessionTokens, "session_tokens", "rowid", tokenColumns+", secret_sha256", scanTokenRecord, nil, sink.SessionToken)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", webhookColumns, scanWebhook, nil, sink.Webhook)
+				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", "rowid", webhookColumns, scanWebhook, nil, sink.Webhook)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
+				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", "d.endpoint_id, d.event_id", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
 			},
 		} {
 			if err := dump(); err != nil {
@@ -66,11 +66,12 @@ type dumper struct {
 }
 
 // dumpTable hands every row of table to put, memstore.DumpPage rows at a
-// time in rowid order, after announcing them. complete, when not nil,
+// time in the order of key (columns unique to a row: "rowid" but for a
+// table without one), after announcing them. complete, when not nil,
 // completes each page before put sees it. A page is read whole before put
 // sees any of it, so that put may take its time without holding a
 // statement open.
-func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, scan func(interface{ Scan(...any) error }) (*T, error), complete func(context.Context, *txn, []*T) error, put func(*T) error) error {
+func dumpTable[T any](d dumper, kind memstore.RecordKind, table, key, cols string, scan func(interface{ Scan(...any) error }) (*T, error), complete func(context.Context, *txn, []*T) error, put func(*T) error) error {
 	if err := d.ctx.Err(); err != nil {
 		return err
 	}
@@ -81,9 +82,9 @@ func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, sc
 	if err := d.sink.Begin(kind, total); err != nil {
 		return err
 	}
-	var after int64
+	var after []any // the last row's key, nil before the first page
 	for {
-		page, last, err := dumpPage(d, table, cols, scan, after)
+		page, last, err := dumpPage(d, table, key, cols, scan, after)
 		if err != nil || len(page) == 0 {
 			return err
 		}
@@ -104,20 +105,29 @@ func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, sc
 	}
 }
 
-// dumpPage reads the page of table after rowid after, and the rowid of
-// its last row.
-func dumpPage[T any](d dumper, table, cols string, scan func(interface{ Scan(...any) error }) (*T, error), after int64) ([]*T, int64, error) {
-	rows, err := d.tx.query(d.ctx, `SELECT `+cols+`, rowid FROM `+table+` WHERE rowid > ? ORDER BY rowid LIMIT ?`, after, memstore.DumpPage)
+// dumpPage reads the page of table after the key after (from the start
+// when nil), and the key of its last row.
+func dumpPage[T any](d dumper, table, key, cols string, scan func(interface{ Scan(...any) error }) (*T, error), after []any) ([]*T, []any, error) {
+	n := strings.Count(key, ",") + 1
+	where := ""
+	if after != nil {
+		where = ` WHERE (` + key + `) > (?` + strings.Repeat(", ?", n-1) + `)`
+	}
+	rows, err := d.tx.query(d.ctx, `SELECT `+cols+`, `+key+` FROM `+table+where+` ORDER BY `+key+` LIMIT ?`, append(after, memstore.DumpPage)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var page []*T
-	last := after
+	last := make([]any, n)
+	dest := make([]any, n)
+	for i := range last {
+		dest[i] = &last[i]
+	}
 	for rows.Next() {
-		r, err := scan(extraColumns{rows, []any{&last}})
+		r, err := scan(extraColumns{rows, dest})
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		page = append(page, r)
 	}

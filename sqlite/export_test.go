@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
 )
 
 // PurgePages lets the tests purge the search indexes in small steps.
@@ -55,4 +56,21 @@ func (db *DB) HoldWrites(ctx context.Context) (release func()) {
 	})
 	<-held
 	return func() { close(released) }
+}
+
+// FailAfterWebhookEvents submits a write that creates a store of
+// workspace workspaceID and archives store storeID, events that webhooks
+// may want, and then fails, so that it is rolled back.
+func (db *DB) FailAfterWebhookEvents(ctx context.Context, workspaceID, storeID string) error {
+	return db.write(ctx, func(tx *txn) error {
+		now := db.now()
+		if _, err := tx.exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, 'rolled back', '', '{}', ?, ?)`,
+			db.ids.New(ids.Store, now), workspaceID, nanos(now), nanos(now)); err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, storeID, memstore.EventStoreArchived, "", memstore.Actor{}, now); err != nil {
+			return err
+		}
+		return memstore.Errorf(memstore.EConflict, "failed after its changes")
+	})
 }

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
@@ -189,12 +191,12 @@ func TestEventsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to migration 0009: without the feed's table, nor what the
-	// migrations after it made (0011 to 0013: the stores' counts and
-	// sizes, webhooks), to be made again.
+	// migrations after it made (0011 to 0014: the stores' counts and
+	// sizes, webhooks and their deliveries), to be made again.
 	raw := rawDB(t, path)
 	for _, q := range []string{
-		`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_outbox`, `DROP TABLE webhook_endpoints`,
-		`DROP TRIGGER webhook_outbox_store_created`, `DROP TRIGGER webhook_outbox_store_deleted`,
+		`DROP VIEW webhook_events`, `DROP TRIGGER webhook_events_store_created`, `DROP TRIGGER webhook_events_store_deleted`,
+		`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_endpoints`,
 		`DROP TABLE events`,
 		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `DROP TRIGGER memories_size_update`,
 		`ALTER TABLE stores DROP COLUMN memory_count`, `ALTER TABLE stores DROP COLUMN content_size`,
@@ -350,5 +352,79 @@ func wantTotals(t *testing.T, db memstore.StoreStorage, live map[string]int, siz
 		if st.MemoryCount != int64(n) || st.ContentSize != size[id] {
 			t.Errorf("store %s reports %d memories of %d bytes, want %d of %d", id, st.MemoryCount, st.ContentSize, n, size[id])
 		}
+	}
+}
+
+// TestWebhookDeliveriesMigration upgrades a database written at
+// migration 0013, with events waiting in the outbox, to 0014: each
+// becomes a pending delivery to every endpoint that wants it, with one ID
+// per event, and the outbox is gone.
+func TestWebhookDeliveriesMigration(t *testing.T) {
+	ctx := context.Background()
+	all := *sqlite.LastMigration
+	*sqlite.LastMigration = 13
+	db, path := mustOpenToClose(t)
+	*sqlite.LastMigration = all
+	w, err := db.CreateWorkspace(ctx, "hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &memstore.Caller{WorkspaceID: w.ID, Actor: alice}
+	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))
+	every, err := hooks.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: memstore.WebhookEventTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := hooks.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: []string{memstore.WebhookStoreCreated}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := memstore.NewCore(db).CreateStore(ctx, c, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sqlitetest.Create(t, db, w.ID, s.ID, "/a.md", "one", alice)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	var waiting int
+	if err := raw.QueryRow(`SELECT count(*) FROM webhook_outbox`).Scan(&waiting); err != nil || waiting != 2 {
+		t.Fatalf("the outbox at 0013 holds %d events (%v), want the store's and the memory's", waiting, err)
+	}
+	raw.Close()
+
+	db = mustOpenAt(t, path, sqlite.Options{})
+	now := time.Now()
+	ds, err := db.ClaimWebhookDeliveries(ctx, now, now.Add(time.Minute), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := map[string][]string{} // the endpoints of each event's deliveries
+	for _, d := range ds {
+		key := d.Event.Type + " " + d.Event.ID
+		events[key] = append(events[key], d.EndpointID)
+		if d.Event.StoreID != s.ID || d.Event.WorkspaceID != w.ID || d.Event.CreatedAt.After(now) || !strings.HasPrefix(d.Event.ID, "wevt_") ||
+			(d.Event.Type == memstore.WebhookMemoryCreated && (d.Event.MemoryID != m.ID || d.Event.VersionID != m.VersionID)) {
+			t.Errorf("delivery %+v", d)
+		}
+	}
+	if len(ds) != 3 || len(events) != 2 {
+		t.Fatalf("the outbox became %d deliveries of %d events, want 3 of 2: %v", len(ds), len(events), events)
+	}
+	for key, eps := range events {
+		slices.Sort(eps)
+		want := []string{every.ID}
+		if strings.HasPrefix(key, memstore.WebhookStoreCreated+" ") {
+			want = []string{created.ID, every.ID}
+			slices.Sort(want)
+		}
+		if !slices.Equal(eps, want) {
+			t.Errorf("%s went to %v, want %v", key, eps, want)
+		}
+	}
+	var outbox int
+	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'webhook_outbox'`).Scan(&outbox); err != nil || outbox != 0 {
+		t.Errorf("the outbox is still there (%v)", err)
 	}
 }

@@ -924,5 +924,8 @@ func TestWebhookConformance(t *testing.T) {
 }
 
 func TestWebhookDeliveryConformance(t *testing.T) {
-	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return MustOpen(t) })
+	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return MustOpen(t) },
+		func(ctx context.Context, b storetest.WebhookDeliveryBackend, workspaceID, storeID string) error {
+			return b.(*sqlite.DB).FailAfterWebhookEvents(ctx, workspaceID, storeID)
+		})
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 // WebhookDeliveryBackend is what RunWebhookDeliveries needs: a backend
-// with its keys, endpoints, outbox and deliveries.
+// with its keys, endpoints and deliveries.
 type WebhookDeliveryBackend interface {
 	memstore.Backend
 	memstore.KeyService
@@ -19,33 +20,42 @@ type WebhookDeliveryBackend interface {
 	memstore.WebhookDeliveryStorage
 }
 
-// RunWebhookDeliveries runs the tests of the outbox and the deliveries:
-// every change an enabled endpoint asks for reaches it, once, with its
-// type and IDs; claims lease; attempts are recorded; a final failure
-// disables the endpoint. open returns a fresh, empty backend.
-func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryBackend) {
-	t.Run("Outbox", func(t *testing.T) { testWebhookOutbox(t, open(t)) })
+// A RolledBack makes, in one transaction of b, a new store of workspace
+// workspaceID and an archive event of store storeID, as a change would,
+// and then fails, so that the transaction is rolled back; it returns the
+// failure.
+type RolledBack func(ctx context.Context, b WebhookDeliveryBackend, workspaceID, storeID string) error
+
+// RunWebhookDeliveries runs the tests of the deliveries: every change an
+// enabled endpoint asks for reaches it, once, with its type and IDs, and
+// one event ID shared by its endpoints; a rolled-back change reaches
+// none; claims lease; attempts are recorded; a final failure disables
+// the endpoint. open returns a fresh, empty backend.
+func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryBackend, rolledBack RolledBack) {
+	t.Run("Deliveries", func(t *testing.T) { testWebhookDeliveries(t, open(t), rolledBack) })
 }
 
-// fanOutAll empties the outbox into deliveries, claimed until until,
-// and returns them and how many events the outbox held.
-func fanOutAll(t *testing.T, b WebhookDeliveryBackend, until time.Time) ([]memstore.WebhookDelivery, int) {
+// claimAll claims every delivery due at now, until until.
+func claimAll(t *testing.T, b WebhookDeliveryBackend, now, until time.Time) []memstore.WebhookDelivery {
 	t.Helper()
 	var all []memstore.WebhookDelivery
-	total := 0
 	for {
-		ds, n, err := b.FanOutWebhookEvents(context.Background(), until, 3) // small batches, to page
+		ds, err := b.ClaimWebhookDeliveries(context.Background(), now, until, 3, nil) // small batches, to page
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			return all, total
+		if len(ds) == 0 {
+			return all
 		}
-		all, total = append(all, ds...), total+n
+		all = append(all, ds...)
 	}
 }
 
-func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
+// eventID is the form of a webhook event's ID: memstore's prefix and a
+// lowercase ULID.
+var eventID = regexp.MustCompile(`^wevt_[0-7][0-9a-hjkmnp-tv-z]{25}$`)
+
+func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack RolledBack) {
 	ctx := context.Background()
 	co := memstore.NewCore(b)
 	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
@@ -67,9 +77,9 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 		return w
 	}
 	// Changes before any endpoint are not kept for webhooks.
-	mustStore(c, "before")
-	if _, n := fanOutAll(t, b, time.Now()); n != 0 {
-		t.Errorf("%d events with no endpoint", n)
+	before := mustStore(c, "before")
+	if ds := claimAll(t, b, time.Now(), time.Now().Add(time.Minute)); len(ds) != 0 {
+		t.Errorf("%d deliveries with no endpoint", len(ds))
 	}
 	all := mustHook(c, memstore.WebhookEventTypes...)
 	created := mustHook(c, memstore.WebhookStoreCreated)
@@ -109,18 +119,46 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 	mustStore(other, "theirs")
 
 	now := time.Now()
-	claimed, n := fanOutAll(t, b, now.Add(time.Minute))
-	if n != 9 {
-		t.Errorf("the outbox held %d events, want 8 of one workspace and 1 of the other", n)
-	}
-	by := map[string][]memstore.WebhookDelivery{}
+	claimed := claimAll(t, b, now, now.Add(time.Minute))
+	by := map[string][]memstore.WebhookDelivery{} // by endpoint
+	events := map[string][]string{}               // the endpoints of each event ID
 	for _, d := range claimed {
 		by[d.EndpointID] = append(by[d.EndpointID], d)
+		events[d.Event.ID] = append(events[d.Event.ID], d.EndpointID)
 		if d.State != memstore.DeliveryPending || d.Attempts != 0 || d.URL != hookURL || !strings.HasPrefix(d.Secret, memstore.WebhookSecretPrefix) ||
-			!strings.HasPrefix(d.Event.ID, "wevt_") || d.LastAttemptAt != nil {
+			!eventID.MatchString(d.Event.ID) || d.LastAttemptAt != nil || !d.NextAttemptAt.Equal(now.Add(time.Minute)) {
 			t.Errorf("claimed %+v", d)
 		}
 	}
+	if len(events) != 9 {
+		t.Errorf("%d events, want 8 of one workspace and 1 of the other", len(events))
+	}
+	// One delivery per endpoint that wants the event, all with the
+	// event's one ID: the store's creation went to both endpoints that
+	// want it, every other event of the workspace to one.
+	for id, eps := range events {
+		slices.Sort(eps)
+		want := []string{all.ID}
+		switch {
+		case slices.Contains(eps, theirs.ID):
+			want = []string{theirs.ID}
+		case slices.Contains(eps, created.ID):
+			want = []string{all.ID, created.ID}
+			slices.Sort(want)
+		}
+		if !slices.Equal(eps, want) {
+			t.Errorf("event %s went to %v, want %v", id, eps, want)
+		}
+	}
+
+	// A change rolled back reaches no endpoint.
+	if err := rolledBack(ctx, b, c.WorkspaceID, before.ID); err == nil {
+		t.Fatal("the rolled-back change did not fail")
+	}
+	if ds := claimAll(t, b, time.Now().Add(time.Second), now.Add(time.Minute)); len(ds) != 0 {
+		t.Errorf("a rolled-back change made %d deliveries: %+v", len(ds), ds)
+	}
+
 	type seen struct{ typ, memory, version string }
 	var got []seen
 	mine := by[all.ID]
@@ -158,8 +196,7 @@ func testWebhookOutbox(t *testing.T, b WebhookDeliveryBackend) {
 			len(by[created.ID]), len(by[off.ID]), len(by[theirs.ID]))
 	}
 
-	// Deliveries are claimed as they are made: no one claims them again
-	// before the lease ends.
+	// No one claims a delivery again before its lease ends.
 	again, err := b.ClaimWebhookDeliveries(ctx, now.Add(30*time.Second), now.Add(2*time.Minute), 100, nil)
 	if err != nil || len(again) != 0 {
 		t.Errorf("claimed %d leased deliveries (%v)", len(again), err)

@@ -1,5 +1,5 @@
-// Package webhook delivers memstore's webhooks: it turns the outbox's
-// events into deliveries, posts each to its endpoint signed by the
+// Package webhook delivers memstore's webhooks: it claims the due
+// deliveries, which changes write, posts each to its endpoint signed by the
 // Standard Webhooks scheme (webhook-id, webhook-timestamp,
 // webhook-signature), which the official SDKs' webhooks.unwrap verifies,
 // and records every attempt, retrying by a memstore.RetryPolicy (see
@@ -54,9 +54,6 @@ const (
 	// pool bounds the deliveries a deliverer holds at once: attempts in
 	// flight, and claimed ones waiting for their endpoint.
 	pool = 64
-	// batch is how many outbox events a deliverer fans out per
-	// transaction.
-	batch = 64
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
 )
@@ -213,8 +210,7 @@ type result struct {
 	attempt  memstore.WebhookAttempt // zero when stopped before an answer
 }
 
-// fill prunes the logs when due, fans out the outbox's events, and claims
-// due deliveries until the pool is full or none is due. more says that
+// fill prunes the logs when due and claims due deliveries until the pool is full or none is due. more says that
 // more may be due at once.
 func (r *run) fill(ctx context.Context) (more bool, err error) {
 	d := r.d
@@ -225,13 +221,6 @@ func (r *run) fill(ctx context.Context) (more bool, err error) {
 		}
 		d.pruned = now
 	}
-	// New events become deliveries due at once, claimed below with the
-	// others, so that they keep to the same limits.
-	_, took, err := d.s.FanOutWebhookEvents(ctx, now, batch)
-	if err != nil {
-		return false, err
-	}
-	more = took == batch
 	for r.held < pool {
 		// At most MaxInFlightPerEndpoint at a time, so that no endpoint
 		// has more than that waiting, however many it has due.

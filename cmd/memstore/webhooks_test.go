@@ -21,7 +21,7 @@ import (
 // TestServeDeliversWebhooks checks that serve delivers the webhooks of
 // its changes, signed with the endpoint's secret, and that a change made
 // while no server runs (here by the command line on the database file)
-// is delivered by the next server: the outbox is in the database.
+// is delivered by the next server: the deliveries are in the database.
 func TestServeDeliversWebhooks(t *testing.T) {
 	var mu sync.Mutex
 	type got struct {

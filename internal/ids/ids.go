@@ -53,6 +53,17 @@ func (g *Generator) New(prefix string, t time.Time) string {
 	return prefix + strings.ToLower(id.String())
 }
 
+// Floor returns the least identifier that New makes with prefix for a
+// time at or after t: every identifier made before t's millisecond is
+// less. A lookup of what was made before t reads the identifiers below it.
+func Floor(prefix string, t time.Time) string {
+	var id ulid.ULID
+	if err := id.SetTime(ulid.Timestamp(t)); err != nil {
+		id = ulid.ULID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff} // after 10889 AD: the greatest time
+	}
+	return prefix + strings.ToLower(id.String())
+}
+
 // crockford is the alphabet of a lowercase ULID, in order.
 const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
 

@@ -44,3 +44,20 @@ func TestNext(t *testing.T) {
 		t.Errorf("Next(%s) = %s: want a greater ID of the same form", id, next)
 	}
 }
+
+func TestFloor(t *testing.T) {
+	g := ids.NewGenerator()
+	now := time.Now()
+	floor := ids.Floor(ids.WebhookEvent, now)
+	if len(floor) != len(ids.WebhookEvent)+26 || !strings.HasPrefix(floor, ids.WebhookEvent) {
+		t.Fatalf("Floor = %q", floor)
+	}
+	for _, c := range []struct {
+		at    time.Time
+		below bool
+	}{{now.Add(-time.Millisecond), true}, {now.Add(-time.Hour), true}, {now.Truncate(time.Millisecond), false}, {now.Add(time.Millisecond), false}} {
+		if id := g.New(ids.WebhookEvent, c.at); (id < floor) != c.below {
+			t.Errorf("an ID made %v from the floor's time, %s, is below %s: %v", c.at.Sub(now), id, floor, id < floor)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/keyset"
+)
+
+// FailAfterWebhookEvents creates, in one transaction, a store of
+// workspace workspaceID and an archive event of store storeID, events
+// that webhooks may want, and then fails, so that it is rolled back.
+func (db *DB) FailAfterWebhookEvents(ctx context.Context, workspaceID, storeID string) error {
+	return db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		now := db.stamp()
+		if _, err := tx.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, 'rolled back', '', '{}', $3, $3)`,
+			db.ids.New(ids.Store, now), workspaceID, keyset.Nanos(now)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, insertEvent("$1", "$2", "NULL", "''", "''", "$3"), storeID, string(memstore.EventStoreArchived), keyset.Nanos(now)); err != nil {
+			return err
+		}
+		return memstore.Errorf(memstore.EConflict, "failed after its changes")
+	})
+}
