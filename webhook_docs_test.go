@@ -1,0 +1,43 @@
+package memstore_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/memstore/memstore/webhook"
+)
+
+// flatText returns the text of the file at path with every run of white
+// space made one space, so that a phrase may wrap over lines.
+func flatText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
+}
+
+// TestWebhookDocs keeps the documentation telling operators what bounds
+// webhook delivery and how they may change it: the cap of attempts in
+// flight to one endpoint (as the deliverer enforces it), in README.md and
+// docs/api.md's Webhooks section, and there every flag of `memstore
+// serve` that governs delivery.
+func TestWebhookDocs(t *testing.T) {
+	inFlight := fmt.Sprintf("at most %d attempts at once to one endpoint", webhook.MaxInFlightPerEndpoint)
+	if !strings.Contains(flatText(t, "README.md"), inFlight) {
+		t.Errorf("README.md does not say %q", inFlight)
+	}
+	_, api, ok := strings.Cut(flatText(t, "docs/api.md"), " ## Webhooks ")
+	if !ok {
+		t.Fatal("docs/api.md has no section Webhooks")
+	}
+	api, _, _ = strings.Cut(api, " ## ")
+	for _, want := range []string{inFlight, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
+		if !strings.Contains(api, want) {
+			t.Errorf("docs/api.md, Webhooks, does not say %q", want)
+		}
+	}
+}
