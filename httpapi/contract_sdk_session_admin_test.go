@@ -183,6 +183,11 @@ func testSDKSessionAdmin(t *testing.T, backend harnessBackend) {
 	sdkError(t, err, 404, "not_found_error", "Threads.Archive")
 	_, err = sessions.Threads.Events.List(ctx, "thr_1", anthropic.BetaSessionThreadEventListParams{SessionID: sess.ID})
 	sdkError(t, err, 404, "not_found_error", "Threads.Events.List")
+	ts := sessions.Threads.Events.StreamEvents(ctx, "thr_1", anthropic.BetaSessionThreadEventStreamParams{SessionID: sess.ID})
+	if ts.Next() {
+		t.Error("Threads.Events.StreamEvents gave an event")
+	}
+	sdkError(t, ts.Err(), 404, "not_found_error", "Threads.Events.StreamEvents")
 
 	// Archive sets the status; Delete stops the token at once.
 	a, err := sessions.Archive(ctx, older.ID, anthropic.BetaSessionArchiveParams{})

@@ -1,5 +1,5 @@
 // Drives a memstore server with the official TypeScript SDK
-// (@anthropic-ai/sdk 1.11.0, as package.json pins it), pointed at the server
+// (@anthropic-ai/sdk 1.13.0, as package.json pins it), pointed at the server
 // only by its base URL. Run by httpapi's contract_ts_test.go:
 //
 //	MEMSTORE_URL=http://127.0.0.1:PORT MEMSTORE_API_KEY=sk-memstore-... node script.mjs
@@ -311,12 +311,19 @@ await expectError('deleted store', NotFoundError, 404, 'not_found_error', () => 
   await expectError('events.send', NotFoundError, 404, 'not_found_error', () =>
     client.beta.sessions.events.send(sess.id, { events: [] }),
   );
+  await expectError('events.stream', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.events.stream(sess.id));
   await expectError('threads.list', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.threads.list(sess.id));
   await expectError('threads.retrieve', NotFoundError, 404, 'not_found_error', () =>
     client.beta.sessions.threads.retrieve('thr_1', { session_id: sess.id }),
   );
   await expectError('threads.archive', NotFoundError, 404, 'not_found_error', () =>
     client.beta.sessions.threads.archive('thr_1', { session_id: sess.id }),
+  );
+  await expectError('threads.events.list', NotFoundError, 404, 'not_found_error', () =>
+    client.beta.sessions.threads.events.list('thr_1', { session_id: sess.id }),
+  );
+  await expectError('threads.events.stream', NotFoundError, 404, 'not_found_error', () =>
+    client.beta.sessions.threads.events.stream('thr_1', { session_id: sess.id }),
   );
 
   const archivedSession = await client.beta.sessions.archive(sess.id);
