@@ -84,7 +84,8 @@ func testSDKWebhooks(t *testing.T, backend harnessBackend) {
 		t.Errorf("List asc after the first: %v %v", asc, err)
 	}
 
-	// A session token manages no webhooks.
+	// A session token manages no webhooks, by any method, and changes
+	// nothing.
 	sess, err := e.sdk.Beta.Sessions.New(ctx, anthropic.BetaSessionNewParams{
 		Agent: anthropic.BetaSessionNewParamsAgentUnion{OfString: anthropic.String("agent_01")}, EnvironmentID: "env_01"})
 	if err != nil {
@@ -92,8 +93,28 @@ func testSDKWebhooks(t *testing.T, backend harnessBackend) {
 	}
 	token := sessionToken(t, sess)
 	agent := e.client("", option.WithAuthToken(token), option.WithAPIKey(""))
-	_, err = agent.Beta.Organization.Webhooks.List(ctx, anthropic.BetaOrganizationWebhookListParams{})
+	theirs := &agent.Beta.Organization.Webhooks
+	_, err = theirs.List(ctx, anthropic.BetaOrganizationWebhookListParams{})
 	sdkError(t, err, 403, "permission_error", "List with a session token")
+	_, err = theirs.New(ctx, anthropic.BetaOrganizationWebhookNewParams{URL: "http://127.0.0.1:9/agent", EnabledEvents: []string{memstore.WebhookStoreCreated}})
+	sdkError(t, err, 403, "permission_error", "New with a session token")
+	_, err = theirs.Get(ctx, created.ID, anthropic.BetaOrganizationWebhookGetParams{})
+	sdkError(t, err, 403, "permission_error", "Get with a session token")
+	_, err = theirs.Update(ctx, created.ID, anthropic.BetaOrganizationWebhookUpdateParams{URL: anthropic.String("http://127.0.0.1:9/agent")})
+	sdkError(t, err, 403, "permission_error", "Update with a session token")
+	_, err = theirs.RegenerateSigningSecret(ctx, created.ID, anthropic.BetaOrganizationWebhookRegenerateSigningSecretParams{})
+	sdkError(t, err, 403, "permission_error", "RegenerateSigningSecret with a session token")
+	_, err = theirs.Delete(ctx, created.ID, anthropic.BetaOrganizationWebhookDeleteParams{})
+	sdkError(t, err, 403, "permission_error", "Delete with a session token")
+	var log struct{ Data []httpapi.WebhookDeliveryJSON }
+	err = agent.Get(ctx, "v1/organizations/webhooks/"+created.ID+"/deliveries", nil, &log)
+	sdkError(t, err, 403, "permission_error", "the delivery log with a session token")
+	if all, err := hooks.List(ctx, anthropic.BetaOrganizationWebhookListParams{}); err != nil || len(all.Data) != len(ids) {
+		t.Errorf("after the session token's attempts: %v %v", all, err)
+	}
+	if w, err := hooks.Get(ctx, created.ID, anthropic.BetaOrganizationWebhookGetParams{}); err != nil || w.URL != up.URL {
+		t.Errorf("after the session token's attempts: %v %v", w, err)
+	}
 
 	del, err := hooks.Delete(ctx, created.ID, anthropic.BetaOrganizationWebhookDeleteParams{})
 	if err != nil || del.ID != created.ID || del.Type != "webhook_endpoint_deleted" {
