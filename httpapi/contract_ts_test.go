@@ -54,7 +54,8 @@ func testTypeScriptSDK(t *testing.T, backend harnessBackend) {
 
 // TestTypeScriptSDKWebhooks runs testdata/tssdk/webhooks.mjs against a
 // server whose webhooks a deliverer delivers: the SDK makes an endpoint
-// and verifies what it receives with client.beta.webhooks.unwrap.
+// and verifies what it receives, a hosted event and one of memstore's
+// own, with client.beta.webhooks.unwrap.
 func TestTypeScriptSDKWebhooks(t *testing.T) {
 	npmtest.Need(t, tsSDKDir, "@anthropic-ai/sdk")
 	h := newAPIHarness(t, harnessOptions{})
@@ -76,7 +77,7 @@ func TestTypeScriptSDKWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node webhooks.mjs: %v\n%s", err, out)
 	}
-	if !strings.HasPrefix(string(out), "ok: unwrap verified the delivery of "+memstore.WebhookStoreCreated) {
+	if want := "ok: unwrap verified the deliveries of " + memstore.WebhookStoreCreated + " and " + memstore.WebhookMemoryCreated; !strings.HasPrefix(string(out), want) {
 		t.Errorf("node webhooks.mjs printed %q", out)
 	}
 }

@@ -1,8 +1,9 @@
 // Checks memstore's webhooks with the official TypeScript SDK
 // (@anthropic-ai/sdk, as package.json pins it): it makes an endpoint with
-// client.beta.organization.webhooks, receives the delivery of a store it
-// creates on a receiver of its own, and verifies it with
-// client.beta.webhooks.unwrap. Run by httpapi's contract_ts_test.go:
+// client.beta.organization.webhooks, receives the deliveries of a store
+// and a memory it creates (the hosted API's memory_store.created and
+// memstore's own memstore.memory.created) on a receiver of its own, and
+// verifies them with client.beta.webhooks.unwrap. Run by httpapi's contract_ts_test.go:
 //
 //	MEMSTORE_URL=http://127.0.0.1:PORT MEMSTORE_API_KEY=sk-memstore-... node webhooks.mjs
 //
@@ -21,7 +22,9 @@ if (!baseURL || !apiKey) {
 }
 const client = new Anthropic({ apiKey, baseURL });
 
-// The receiver keeps each delivery's body and headers.
+// The receiver keeps each delivery's body and headers, by event type.
+const want = ['memory_store.created', 'memstore.memory.created'];
+const got = {};
 let deliver;
 const delivered = new Promise((resolve) => (deliver = resolve));
 const server = createServer((req, res) => {
@@ -30,32 +33,43 @@ const server = createServer((req, res) => {
   req.on('data', (c) => (body += c));
   req.on('end', () => {
     res.writeHead(204).end();
-    deliver({ body, headers: req.headers });
+    got[JSON.parse(body).data.type] = { body, headers: req.headers };
+    if (want.every((t) => t in got)) deliver();
   });
 });
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${server.address().port}/hooks`;
 
-const hook = await client.beta.organization.webhooks.create({ url, enabled_events: ['memory_store.created'] });
+const hook = await client.beta.organization.webhooks.create({ url, enabled_events: want });
 assert.match(hook.signing_secret, /^whsec_/);
 assert.equal(hook.state, 'enabled');
-const got = await client.beta.organization.webhooks.retrieve(hook.id);
-assert.equal(got.signing_secret, undefined, 'retrieve shows no secret');
+const retrieved = await client.beta.organization.webhooks.retrieve(hook.id);
+assert.equal(retrieved.signing_secret, undefined, 'retrieve shows no secret');
 
 const store = await client.beta.memoryStores.create({ name: 'TS webhooks' });
+const memory = await client.beta.memoryStores.memories.create(store.id, { path: '/a.md', content: 'secret content' });
 let timer;
-const d = await Promise.race([
+await Promise.race([
   delivered,
-  new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no delivery within 10s')), 10000))),
+  new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`deliveries within 10s: ${Object.keys(got)}`)), 10000))),
 ]);
 clearTimeout(timer);
 server.close();
 
-const event = client.beta.webhooks.unwrap(d.body, { headers: d.headers, key: hook.signing_secret });
-assert.equal(event.type, 'event');
-assert.equal(event.id, d.headers['webhook-id']);
-assert.equal(event.data.type, 'memory_store.created');
-assert.equal(event.data.id, store.id);
+const events = want.map((t) => {
+  const { body, headers } = got[t];
+  assert.ok(!body.includes('secret content'), `${t} holds the memory's content`);
+  const event = client.beta.webhooks.unwrap(body, { headers, key: hook.signing_secret });
+  assert.equal(event.type, 'event');
+  assert.equal(event.id, headers['webhook-id']);
+  assert.equal(event.data.type, t);
+  return event;
+});
+assert.equal(events[0].data.id, store.id);
+assert.equal(events[1].data.id, memory.id);
+assert.equal(events[1].data.memory_store_id, store.id);
+assert.equal(events[1].data.memory_version_id, memory.memory_version_id);
+const d = got['memory_store.created'];
 
 // A changed body, or another key, is refused.
 assert.throws(() => client.beta.webhooks.unwrap(d.body.replace(store.id, 'memstore_other'), { headers: d.headers, key: hook.signing_secret }));
@@ -63,4 +77,4 @@ const other = await client.beta.organization.webhooks.regenerateSigningSecret(ho
 assert.throws(() => client.beta.webhooks.unwrap(d.body, { headers: d.headers, key: other.signing_secret }));
 
 await client.beta.organization.webhooks.delete(hook.id);
-console.log('ok: unwrap verified the delivery of', event.data.type);
+console.log('ok: unwrap verified the deliveries of', want.join(' and '));
