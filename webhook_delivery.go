@@ -148,19 +148,37 @@ type WebhookAttempt struct {
 	Disable  string
 }
 
+// A WebhookClaim asks for up to N deliveries due at Now, leased until
+// Until, oldest due first, but no more of one endpoint than
+// PerEndpoint less the deliveries of it the caller already Holds: a slow
+// endpoint holds only its own share of a deliverer, never the others'.
+type WebhookClaim struct {
+	Now, Until  time.Time
+	N           int
+	PerEndpoint int
+	Holds       map[string]int // by endpoint ID
+}
+
+// Scan bounds the due deliveries a claim looks at, the oldest: enough
+// for N when few of them are of endpoints without room, and a cost that
+// does not grow with a backlog.
+func (c WebhookClaim) Scan() int { return c.N * c.PerEndpoint }
+
 // WebhookDeliveryStorage keeps the deliveries, which the backend's
 // changes add. Like the other storage it trusts its caller.
 type WebhookDeliveryStorage interface {
-	// ClaimWebhookDeliveries returns up to n pending deliveries of
-	// enabled endpoints that are due at now, but none of the endpoints in
-	// skip (those the caller has enough attempts in flight to), with
-	// their endpoints' URL and secret, and moves their next attempt to
-	// until, so that no other deliverer claims them before.
-	ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int, skip []string) ([]WebhookDelivery, error)
+	// ClaimWebhookDeliveries returns the pending deliveries of enabled
+	// endpoints that c asks for, with their endpoints' URL and secret,
+	// and moves their next attempt to c.Until, so that no other
+	// deliverer claims them before.
+	ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]WebhookDelivery, error)
 	// RecordWebhookAttempts stores, in one transaction, the state of
 	// each attempt's delivery and, for an attempt with Disable set,
 	// disables its endpoint, if still enabled, with that reason, at now.
-	RecordWebhookAttempts(ctx context.Context, attempts []WebhookAttempt, now time.Time) error
+	// When next is not nil, the same transaction then claims as
+	// ClaimWebhookDeliveries does, and returns what it claimed: a
+	// deliverer pays one transaction for both.
+	RecordWebhookAttempts(ctx context.Context, attempts []WebhookAttempt, now time.Time, next *WebhookClaim) ([]WebhookDelivery, error)
 	// WebhookDeliveries returns up to n of an endpoint's deliveries,
 	// newest event first (ENotFound for an endpoint not of the
 	// workspace).

@@ -144,25 +144,41 @@ func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
 	return &d, nil
 }
 
-// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage: the
-// due rows are locked with SKIP LOCKED and leased until until in one
-// statement, so that the deliverers of several replicas claim different
-// deliveries.
-func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int, skip []string) ([]memstore.WebhookDelivery, error) {
-	if skip == nil {
-		skip = []string{} // an empty array, not NULL, which <> ALL would not pass
+// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+	out, err := claimDeliveries(ctx, db.pool, c)
+	return out, wrap(err, "claim webhook deliveries")
+}
+
+// claimDeliveries is one statement that leases the deliveries c asks for
+// and returns them. The oldest due rows are locked with SKIP LOCKED, so
+// that the deliverers of several replicas claim different deliveries;
+// of those, a window over each endpoint's keeps what fits its room (a
+// window cannot share a query level with FOR UPDATE).
+func claimDeliveries(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+	held, counts := make([]string, 0, len(c.Holds)), make([]int32, 0, len(c.Holds))
+	for id, n := range c.Holds {
+		held, counts = append(held, id), append(counts, int32(n))
 	}
-	rows, err := db.pool.Query(ctx, `WITH c AS (
-			SELECT d.endpoint_id, d.event_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled' AND d.endpoint_id <> ALL ($4)
-			ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
+	rows, err := q.Query(ctx, `WITH due AS (
+			SELECT d.endpoint_id, d.event_id, d.next_attempt_at, coalesce(h.n, 0) AS held
+			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+				LEFT JOIN unnest($5::text[], $6::integer[]) AS h (endpoint, n) ON h.endpoint = d.endpoint_id
+			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled' AND coalesce(h.n, 0) < $4
+			ORDER BY d.next_attempt_at LIMIT $7 FOR UPDATE OF d SKIP LOCKED),
+		c AS (
+			SELECT endpoint_id, event_id FROM (
+				SELECT endpoint_id, event_id, next_attempt_at, held + row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_id) AS nth FROM due) w
+			WHERE nth <= $4 ORDER BY next_attempt_at LIMIT $3)
 		UPDATE webhook_deliveries d SET next_attempt_at = $2 FROM c, webhook_endpoints e
 		WHERE d.endpoint_id = c.endpoint_id AND d.event_id = c.event_id AND e.id = d.endpoint_id
-		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(now), keyset.Nanos(until), n, skip)
+		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(c.Now), keyset.Nanos(c.Until), c.N, c.PerEndpoint, held, counts, c.Scan())
 	if err != nil {
-		return nil, wrap(err, "claim webhook deliveries")
+		return nil, err
 	}
-	out, err := collect(rows, func(r row) (*memstore.WebhookDelivery, error) {
+	return collect(rows, func(r row) (*memstore.WebhookDelivery, error) {
 		var url, secret string
 		d, err := scanDelivery(r, &url, &secret)
 		if err == nil {
@@ -170,33 +186,34 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, 
 		}
 		return d, err
 	})
-	return out, wrap(err, "claim webhook deliveries")
 }
 
 // RecordWebhookAttempts implements memstore.WebhookDeliveryStorage: one
 // statement records every attempt, given as arrays of columns.
-func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time) error {
+func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time, next *memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
 	n := len(attempts)
 	var (
 		states, errs, endpoints, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		tries, statuses                 = make([]int32, n), make([]int32, n)
-		next, last                      = make([]int64, n), make([]int64, n)
+		nextAt, last                    = make([]int64, n), make([]int64, n)
 	)
 	for i, a := range attempts {
 		d := a.Delivery
 		if d.LastAttemptAt != nil {
 			last[i] = keyset.Nanos(*d.LastAttemptAt)
 		}
-		states[i], tries[i], next[i], statuses[i], errs[i] = string(d.State), int32(d.Attempts), keyset.Nanos(d.NextAttemptAt), int32(d.LastStatus), d.LastError
+		states[i], tries[i], nextAt[i], statuses[i], errs[i] = string(d.State), int32(d.Attempts), keyset.Nanos(d.NextAttemptAt), int32(d.LastStatus), d.LastError
 		endpoints[i], events[i] = d.EndpointID, d.Event.ID
 	}
+	var claimed []memstore.WebhookDelivery
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		claimed = nil // a retried transaction starts again
 		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries d SET state = u.state, attempts = u.attempts, next_attempt_at = u.next,
 				last_attempt_at = u.last, last_status = u.status, last_error = u.error
 			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[], $6::text[], $7::text[], $8::text[])
 				AS u (state, attempts, next, last, status, error, endpoint, event)
 			WHERE d.endpoint_id = u.endpoint AND d.event_id = u.event`,
-			states, tries, next, last, statuses, errs, endpoints, events); err != nil {
+			states, tries, nextAt, last, statuses, errs, endpoints, events); err != nil {
 			return err
 		}
 		for _, a := range attempts {
@@ -208,9 +225,14 @@ func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.Web
 				return err
 			}
 		}
-		return nil
+		if next == nil {
+			return nil
+		}
+		var err error
+		claimed, err = claimDeliveries(ctx, tx, *next)
+		return err
 	})
-	return wrap(err, "record webhook deliveries")
+	return claimed, wrap(err, "record webhook deliveries")
 }
 
 // WebhookDeliveries implements memstore.WebhookDeliveryStorage.

@@ -396,7 +396,7 @@ func TestWebhookDeliveriesMigration(t *testing.T) {
 
 	db = mustOpenAt(t, path, sqlite.Options{})
 	now := time.Now()
-	ds, err := db.ClaimWebhookDeliveries(ctx, now, now.Add(time.Minute), 10, nil)
+	ds, err := db.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 10, PerEndpoint: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

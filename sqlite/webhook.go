@@ -3,8 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -152,52 +152,61 @@ func scanDelivery(row interface{ Scan(...any) error }, more ...any) (*memstore.W
 	return &d, nil
 }
 
-// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage: one
-// statement leases the due deliveries and returns them.
-func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now, until time.Time, n int, skip []string) ([]memstore.WebhookDelivery, error) {
+// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage.
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
 	var out []memstore.WebhookDelivery
-	args := []any{nanos(now), nanos(until), n}
-	skipped := ""
-	if len(skip) > 0 {
-		// Numbered after the three above.
-		marks := make([]string, len(skip))
-		for i, id := range skip {
-			marks[i] = "?" + strconv.Itoa(len(args)+1)
-			args = append(args, id)
-		}
-		skipped = " AND d.endpoint_id NOT IN (" + strings.Join(marks, ", ") + ")"
-	}
 	err := db.write(ctx, func(tx *txn) error {
-		out = nil       // a retried transaction starts again
-		tx.wrote = true // the query updates
-		rows, err := tx.query(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE (endpoint_id, event_id) IN (
-				SELECT d.endpoint_id, d.event_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-				WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND e.state = 'enabled'`+skipped+` ORDER BY d.next_attempt_at LIMIT ?3)
-			RETURNING `+deliveryColumns+`, (SELECT url FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id),
-				(SELECT secret FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id)`, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var url, secret string
-			d, err := scanDelivery(rows, &url, &secret)
-			if err != nil {
-				return err
-			}
-			d.URL, d.Secret = url, secret
-			out = append(out, *d)
-		}
-		return rows.Err()
+		var err error
+		out, err = claimDeliveries(ctx, tx, c)
+		return err
 	})
 	return out, wrap(err, "claim webhook deliveries")
+}
+
+// claimDeliveries is one statement that leases the deliveries c asks for
+// and returns them: of the oldest due, those within their endpoint's
+// room, numbered by a window over each endpoint's.
+func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+	holds, err := json.Marshal(c.Holds)
+	if err != nil {
+		return nil, err
+	}
+	tx.wrote = true // the query updates
+	rows, err := tx.query(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE (endpoint_id, event_id) IN (
+			SELECT endpoint_id, event_id FROM (
+				SELECT endpoint_id, event_id, next_attempt_at, held + row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_id) AS nth
+				FROM (SELECT d.endpoint_id, d.event_id, d.next_attempt_at, coalesce(h.value, 0) AS held
+					FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id LEFT JOIN json_each(?5) h ON h.key = d.endpoint_id
+					WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND e.state = 'enabled' AND coalesce(h.value, 0) < ?4
+					ORDER BY d.next_attempt_at LIMIT ?6))
+			WHERE nth <= ?4 ORDER BY next_attempt_at LIMIT ?3)
+		RETURNING `+deliveryColumns+`, (SELECT url FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id),
+			(SELECT secret FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id)`,
+		nanos(c.Now), nanos(c.Until), c.N, c.PerEndpoint, string(holds), c.Scan())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memstore.WebhookDelivery
+	for rows.Next() {
+		var url, secret string
+		d, err := scanDelivery(rows, &url, &secret)
+		if err != nil {
+			return nil, err
+		}
+		d.URL, d.Secret = url, secret
+		out = append(out, *d)
+	}
+	return out, rows.Err()
 }
 
 // RecordWebhookAttempts implements memstore.WebhookDeliveryStorage: a
 // prepared statement per attempt, which measured no dearer than one
 // statement for the batch.
-func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time) error {
+func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.WebhookAttempt, now time.Time, next *memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+	var claimed []memstore.WebhookDelivery
 	err := db.write(ctx, func(tx *txn) error {
+		claimed = nil // a retried transaction starts again
 		for _, a := range attempts {
 			d := a.Delivery
 			var last int64
@@ -216,9 +225,14 @@ func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.Web
 				return err
 			}
 		}
-		return nil
+		if next == nil {
+			return nil
+		}
+		var err error
+		claimed, err = claimDeliveries(ctx, tx, *next)
+		return err
 	})
-	return wrap(err, "record webhook deliveries")
+	return claimed, wrap(err, "record webhook deliveries")
 }
 
 // WebhookDeliveries implements memstore.WebhookDeliveryStorage.

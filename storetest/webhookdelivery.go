@@ -40,7 +40,7 @@ func claimAll(t *testing.T, b WebhookDeliveryBackend, now, until time.Time) []me
 	t.Helper()
 	var all []memstore.WebhookDelivery
 	for {
-		ds, err := b.ClaimWebhookDeliveries(context.Background(), now, until, 3, nil) // small batches, to page
+		ds, err := b.ClaimWebhookDeliveries(context.Background(), memstore.WebhookClaim{Now: now, Until: until, N: 3, PerEndpoint: 3}) // small batches, to page
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,22 +197,36 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 	}
 
 	// No one claims a delivery again before its lease ends.
-	again, err := b.ClaimWebhookDeliveries(ctx, now.Add(30*time.Second), now.Add(2*time.Minute), 100, nil)
+	again, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now.Add(30 * time.Second), Until: now.Add(2 * time.Minute), N: 100, PerEndpoint: 100})
 	if err != nil || len(again) != 0 {
 		t.Errorf("claimed %d leased deliveries (%v)", len(again), err)
 	}
 	later := now.Add(time.Minute)
-	// A claim passes over the endpoints it is told to skip.
-	skipping, err := b.ClaimWebhookDeliveries(ctx, later, later.Add(time.Minute), 100, []string{all.ID, theirs.ID})
+	// A claim passes over the endpoints that have no room left...
+	skipping, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 100, PerEndpoint: 4,
+		Holds: map[string]int{all.ID: 4, theirs.ID: 5}})
 	if err != nil || len(skipping) != 1 || skipping[0].EndpointID != created.ID {
-		t.Errorf("claimed %+v, skipping all endpoints but one (%v)", skipping, err)
+		t.Errorf("claimed %+v, all endpoints but one full (%v)", skipping, err)
 	}
-	again, err = b.ClaimWebhookDeliveries(ctx, later, later.Add(time.Minute), 2, nil)
+	// ... and takes no more of an endpoint than its room, oldest first.
+	capped, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 100, PerEndpoint: 4,
+		Holds: map[string]int{all.ID: 1}})
+	count := map[string]int{}
+	for _, d := range capped {
+		if count[d.EndpointID]++; d.EndpointID == all.ID && d.Event.ID > mine[2].Event.ID {
+			t.Errorf("claimed %s of %s before its older ones", d.Event.ID, all.ID)
+		}
+	}
+	if err != nil || len(capped) != 4 || count[all.ID] != 3 || count[theirs.ID] != 1 {
+		t.Errorf("claimed %v with room for 3 of %s and 4 of %s (%v)", count, all.ID, theirs.ID, err)
+	}
+	again, err = b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 2, PerEndpoint: 4})
 	if err != nil || len(again) != 2 {
 		t.Fatalf("claimed %d of 2 after the lease (%v)", len(again), err)
 	}
 
-	// Attempts: one delivered; one failing its last attempt disables its endpoint.
+	// Attempts: one delivered; one failing its last attempt disables its
+	// endpoint; the same transaction claims the next.
 	policy := memstore.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second, MaxAttempts: 1}
 	ok := mine[0]
 	ok.Attempted(later, 204, "", policy)
@@ -221,8 +235,13 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 	if reason == "" || bad.State != memstore.DeliveryFailed {
 		t.Fatalf("a last failed attempt: %+v, reason %q", bad, reason)
 	}
-	if err := b.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &ok}, {Delivery: &bad, Disable: reason}}, later); err != nil {
+	next, err := b.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &ok}, {Delivery: &bad, Disable: reason}}, later,
+		&memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 100, PerEndpoint: 100})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(next) != 3 || next[0].EndpointID != all.ID || next[0].URL != hookURL {
+		t.Errorf("the claim with the record: %+v, want the 3 of %s still due", next, all.ID)
 	}
 	hook, err := ws.Webhook(ctx, c, created.ID)
 	if err != nil || hook.State != memstore.WebhookDisabled || hook.DisabledReason != reason {
@@ -265,7 +284,7 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 	if err := ws.DeleteWebhook(ctx, c, all.ID); err != nil {
 		t.Fatal(err)
 	}
-	rest, err := b.ClaimWebhookDeliveries(ctx, later.Add(time.Hour), later.Add(2*time.Hour), 100, nil)
+	rest, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later.Add(time.Hour), Until: later.Add(2 * time.Hour), N: 100, PerEndpoint: 100})
 	if err != nil || len(rest) != 1 || rest[0].EndpointID != theirs.ID {
 		t.Errorf("after the deletion, claimed %+v (%v)", rest, err)
 	}

@@ -51,8 +51,8 @@ const (
 	MaxInFlightPerEndpoint = 4
 	// maxRedirects bounds the redirects followed, on the same host.
 	maxRedirects = 3
-	// pool bounds the deliveries a deliverer holds at once: attempts in
-	// flight, and claimed ones waiting for their endpoint.
+	// pool bounds the deliveries a deliverer holds at once: each claimed
+	// one is in flight.
 	pool = 64
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
@@ -113,10 +113,8 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 	return &Deliverer{
 		s: s, o: o,
 		client: &http.Client{Transport: transport, Timeout: o.Timeout, CheckRedirect: sameHost},
-		// A claimed delivery waits at most for the attempts in flight to
-		// its endpoint when it was claimed (fewer than
-		// MaxInFlightPerEndpoint, each within Timeout), then is attempted
-		// within Timeout and recorded: its claim outlives all that.
+		// A claimed delivery is attempted at once, within Timeout, and
+		// then recorded: its claim outlives that with room to spare.
 		lease: 3 * o.Timeout,
 	}
 }
@@ -154,42 +152,39 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// Run delivers until ctx ends. It keeps up to pool deliveries at once,
-// at most MaxInFlightPerEndpoint of them in flight to any one endpoint,
-// claiming more as attempts finish, and records the attempts that
-// finish together in one transaction. When it has no work it looks for
-// some every Poll. Failures of the storage are logged and tried again.
+// Run delivers until ctx ends. It keeps up to pool attempts in flight
+// at once, at most MaxInFlightPerEndpoint of them to any one endpoint,
+// and records the attempts that finish together and claims the next
+// deliveries in one transaction. When it has no work it looks for some
+// every Poll. Failures of the storage are logged and tried again.
 //
 // When ctx ends it claims nothing more and waits for the attempts in
 // flight, which it stops: an attempt that got its answer is recorded,
-// one stopped before is not (neither failed nor counted), and it and the
-// claimed deliveries not yet attempted are attempted again once their
-// lease ends.
+// one stopped before is not (neither failed nor counted), and it is
+// attempted again once its lease ends.
 func (d *Deliverer) Run(ctx context.Context) {
-	r := &run{d: d, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{}, done: make(chan result, pool)}
+	r := &run{d: d, inFlight: map[string]int{}, done: make(chan result, pool)}
 	defer r.stop(ctx)
+	look := true // for due deliveries; else an attempt's end is awaited
 	for {
-		more, err := r.fill(ctx)
+		err := r.prune(ctx)
+		if err == nil && look {
+			err = r.claim(ctx)
+		}
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook delivery", slog.String("error", err.Error()))
-		}
-		if more && err == nil {
-			select {
-			case res := <-r.done:
-				r.finish(ctx, res)
-			default:
-			}
-			continue
+			r.warn(ctx, err)
 		}
 		select {
 		case res := <-r.done:
 			r.finish(ctx, res)
+			look = false
 		case <-ctx.Done():
 			return
 		case <-time.After(d.o.Poll):
+			look = true
 		}
 	}
 }
@@ -197,11 +192,9 @@ func (d *Deliverer) Run(ctx context.Context) {
 // A run is the state of Run, kept by its goroutine alone.
 type run struct {
 	d        *Deliverer
-	held     int                                    // deliveries claimed and not yet finished
-	inFlight map[string]int                         // attempts in flight, by endpoint
-	waiting  map[string][]*memstore.WebhookDelivery // claimed, by endpoint, until it has room
-	running  int                                    // attempts in flight in all
-	done     chan result                            // the attempts' outcomes, never full
+	inFlight map[string]int // attempts in flight, by endpoint
+	running  int            // attempts in flight in all
+	done     chan result    // the attempts' outcomes, never full
 }
 
 // A result is the outcome of an attempt to an endpoint.
@@ -210,85 +203,65 @@ type result struct {
 	attempt  memstore.WebhookAttempt // zero when stopped before an answer
 }
 
-// fill prunes the logs when due and claims due deliveries until the pool is full or none is due. more says that
-// more may be due at once.
-func (r *run) fill(ctx context.Context) (more bool, err error) {
+// prune removes the old deliveries from the logs when due.
+func (r *run) prune(ctx context.Context) error {
 	d := r.d
 	now := d.o.Now()
-	if now.Sub(d.pruned) >= pruneEvery {
-		if _, err := d.s.PruneWebhookDeliveries(ctx, now.Add(-memstore.DeliveryLogRetention)); err != nil {
-			return false, err
-		}
-		d.pruned = now
+	if now.Sub(d.pruned) < pruneEvery {
+		return nil
 	}
-	for r.held < pool {
-		// At most MaxInFlightPerEndpoint at a time, so that no endpoint
-		// has more than that waiting, however many it has due.
-		n := min(pool-r.held, MaxInFlightPerEndpoint)
-		claimed, err := d.s.ClaimWebhookDeliveries(ctx, now, now.Add(d.lease), n, r.busy())
-		if err != nil {
-			return false, err
-		}
-		for i := range claimed {
-			r.add(ctx, &claimed[i])
-		}
-		if len(claimed) < n {
-			return more, nil
-		}
-		more = true
+	if _, err := d.s.PruneWebhookDeliveries(ctx, now.Add(-memstore.DeliveryLogRetention)); err != nil {
+		return err
 	}
-	// A full pool waits for an attempt to finish.
-	return false, nil
+	d.pruned = now
+	return nil
 }
 
-// busy lists the endpoints that have all the attempts in flight they may.
-func (r *run) busy() []string {
-	var out []string
-	for id, n := range r.inFlight {
-		if n >= MaxInFlightPerEndpoint {
-			out = append(out, id)
-		}
+// next is the claim that fills the pool: as many as it has room for, of
+// each endpoint as many as it has room for. nil when the pool is full.
+func (r *run) next() *memstore.WebhookClaim {
+	if r.running >= pool {
+		return nil
 	}
-	return out
+	now := r.d.o.Now()
+	return &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: pool - r.running,
+		PerEndpoint: MaxInFlightPerEndpoint, Holds: r.inFlight}
 }
 
-// add attempts a claimed delivery now if its endpoint has room, else
-// once it has.
-func (r *run) add(ctx context.Context, del *memstore.WebhookDelivery) {
-	r.held++
-	if r.inFlight[del.EndpointID] < MaxInFlightPerEndpoint {
-		r.start(ctx, del)
-		return
+// claim claims due deliveries into the pool's room and starts them.
+func (r *run) claim(ctx context.Context) error {
+	c := r.next()
+	if c == nil {
+		return nil
 	}
-	r.waiting[del.EndpointID] = append(r.waiting[del.EndpointID], del)
+	claimed, err := r.d.s.ClaimWebhookDeliveries(ctx, *c)
+	r.start(ctx, claimed)
+	return err
 }
 
-func (r *run) start(ctx context.Context, del *memstore.WebhookDelivery) {
-	r.inFlight[del.EndpointID]++
-	r.running++
-	go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
+// start attempts claimed deliveries, which the claim kept within their
+// endpoints' room.
+func (r *run) start(ctx context.Context, claimed []memstore.WebhookDelivery) {
+	for i := range claimed {
+		del := &claimed[i]
+		r.inFlight[del.EndpointID]++
+		r.running++
+		go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
+	}
 }
 
-// finish takes the outcome res and every other already in, starts the
-// deliveries that waited for their endpoints, and records the attempts
-// in one transaction.
+// finish takes the outcome res and every other already in, and in one
+// transaction records the attempts and, unless stopping, claims what the
+// room they left takes, which it starts.
 func (r *run) finish(ctx context.Context, res result) {
 	var attempts []memstore.WebhookAttempt
 	for {
-		r.held--
 		r.running--
 		if r.inFlight[res.endpoint]--; r.inFlight[res.endpoint] == 0 {
 			delete(r.inFlight, res.endpoint)
 		}
 		if res.attempt.Delivery != nil {
 			attempts = append(attempts, res.attempt)
-		}
-		// The endpoint has room again for one that waited.
-		if next := r.waiting[res.endpoint]; len(next) > 0 && ctx.Err() == nil {
-			r.start(ctx, next[0])
-			if r.waiting[res.endpoint] = next[1:]; len(next) == 1 {
-				delete(r.waiting, res.endpoint)
-			}
 		}
 		select {
 		case res = <-r.done:
@@ -297,23 +270,34 @@ func (r *run) finish(ctx context.Context, res result) {
 		}
 		break
 	}
-	r.record(ctx, attempts)
+	var next *memstore.WebhookClaim
+	if ctx.Err() == nil {
+		next = r.next()
+	}
+	claimed, err := r.record(ctx, attempts, next)
+	r.start(ctx, claimed)
+	if err != nil {
+		r.warn(ctx, err)
+	}
 }
 
-// record stores attempts, even when stopping. Should it fail, their
+// record stores attempts, even when stopping, and claims by next. None
+// means that ctx ended, and nothing is claimed. Should it fail, their
 // deliveries are attempted again once their lease ends.
-func (r *run) record(ctx context.Context, attempts []memstore.WebhookAttempt) {
+func (r *run) record(ctx context.Context, attempts []memstore.WebhookAttempt, next *memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
 	if len(attempts) == 0 {
-		return
+		return nil, nil
 	}
-	if err := r.d.s.RecordWebhookAttempts(context.WithoutCancel(ctx), attempts, r.d.o.Now()); err != nil {
-		r.d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook delivery", slog.String("error", err.Error()))
-	}
+	return r.d.s.RecordWebhookAttempts(context.WithoutCancel(ctx), attempts, r.d.o.Now(), next)
+}
+
+// warn logs a failure of the storage.
+func (r *run) warn(ctx context.Context, err error) {
+	r.d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook delivery", slog.String("error", err.Error()))
 }
 
 // stop waits for the attempts in flight, stopped with ctx, and records
-// those that got an answer; the deliveries still waiting are left to
-// their lease.
+// those that got an answer.
 func (r *run) stop(ctx context.Context) {
 	var attempts []memstore.WebhookAttempt
 	for ; r.running > 0; r.running-- {
@@ -321,7 +305,9 @@ func (r *run) stop(ctx context.Context) {
 			attempts = append(attempts, res.attempt)
 		}
 	}
-	r.record(ctx, attempts)
+	if _, err := r.record(ctx, attempts, nil); err != nil {
+		r.warn(ctx, err)
+	}
 }
 
 // attempt posts one delivery and returns its outcome; a zero
