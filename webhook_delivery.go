@@ -159,10 +159,11 @@ type WebhookClaim struct {
 	Holds       map[string]int // by endpoint ID
 }
 
-// Scan bounds the due deliveries a claim looks at, the oldest: enough
-// for N when few of them are of endpoints without room, and a cost that
-// does not grow with a backlog.
-func (c WebhookClaim) Scan() int { return c.N * c.PerEndpoint }
+// Scan bounds the due deliveries a claim looks at, the oldest N, so that
+// its cost does not grow with a backlog: an endpoint with no room is
+// passed over, one with some takes no more than that of them, and the
+// rest wait for the next claim.
+func (c WebhookClaim) Scan() int { return c.N }
 
 // WebhookDeliveryStorage keeps the deliveries, which the backend's
 // changes add. Like the other storage it trusts its caller.

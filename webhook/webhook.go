@@ -49,11 +49,15 @@ const (
 	// endpoint at once: a slow or hanging endpoint holds that many of
 	// its attempts, never the others'.
 	MaxInFlightPerEndpoint = 4
+	// MaxHeldPerEndpoint bounds the deliveries of one endpoint a
+	// deliverer holds: those in flight, and as many claimed to follow
+	// them at once, each within one attempt's Timeout.
+	MaxHeldPerEndpoint = 2 * MaxInFlightPerEndpoint
 	// maxRedirects bounds the redirects followed, on the same host.
 	maxRedirects = 3
-	// pool bounds the deliveries a deliverer holds at once: each claimed
-	// one is in flight.
-	pool = 64
+	// Pool bounds the deliveries a deliverer holds at once: attempts in
+	// flight, and claimed ones waiting for their endpoint.
+	Pool = 64
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
 )
@@ -113,8 +117,10 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 	return &Deliverer{
 		s: s, o: o,
 		client: &http.Client{Transport: transport, Timeout: o.Timeout, CheckRedirect: sameHost},
-		// A claimed delivery is attempted at once, within Timeout, and
-		// then recorded: its claim outlives that with room to spare.
+		// A claimed delivery waits at most for the attempts in flight to
+		// its endpoint when it was claimed (within Timeout: no more wait
+		// than are in flight, by MaxHeldPerEndpoint), then is attempted
+		// within Timeout and recorded: its claim outlives all that.
 		lease: 3 * o.Timeout,
 	}
 }
@@ -152,18 +158,22 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// Run delivers until ctx ends. It keeps up to pool attempts in flight
-// at once, at most MaxInFlightPerEndpoint of them to any one endpoint,
-// and records the attempts that finish together and claims the next
-// deliveries in one transaction. When it has no work it looks for some
-// every Poll. Failures of the storage are logged and tried again.
+// Run delivers until ctx ends. It holds up to Pool deliveries at once,
+// at most MaxHeldPerEndpoint of any one endpoint, of which at most
+// MaxInFlightPerEndpoint are in flight while the others wait for their
+// endpoint (so that a finished attempt's successor starts without
+// waiting for the database). It records the attempts that finish
+// together and claims the next deliveries in one transaction. When it
+// has no work it looks for some every Poll. Failures of the storage are
+// logged and tried again.
 //
 // When ctx ends it claims nothing more and waits for the attempts in
 // flight, which it stops: an attempt that got its answer is recorded,
-// one stopped before is not (neither failed nor counted), and it is
-// attempted again once its lease ends.
+// one stopped before is not (neither failed nor counted), and it and the
+// claimed deliveries not yet attempted are attempted again once their
+// lease ends.
 func (d *Deliverer) Run(ctx context.Context) {
-	r := &run{d: d, inFlight: map[string]int{}, done: make(chan result, pool)}
+	r := &run{d: d, held: map[string]int{}, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{}, done: make(chan result, Pool)}
 	defer r.stop(ctx)
 	look := true // for due deliveries; else an attempt's end is awaited
 	for {
@@ -192,9 +202,12 @@ func (d *Deliverer) Run(ctx context.Context) {
 // A run is the state of Run, kept by its goroutine alone.
 type run struct {
 	d        *Deliverer
-	inFlight map[string]int // attempts in flight, by endpoint
-	running  int            // attempts in flight in all
-	done     chan result    // the attempts' outcomes, never full
+	held     map[string]int                         // claimed and not yet finished, by endpoint
+	total    int                                    // claimed and not yet finished, in all
+	inFlight map[string]int                         // attempts in flight, by endpoint
+	waiting  map[string][]*memstore.WebhookDelivery // claimed, by endpoint, until it has room
+	running  int                                    // attempts in flight in all
+	done     chan result                            // the attempts' outcomes, never full
 }
 
 // A result is the outcome of an attempt to an endpoint.
@@ -218,50 +231,72 @@ func (r *run) prune(ctx context.Context) error {
 }
 
 // next is the claim that fills the pool: as many as it has room for, of
-// each endpoint as many as it has room for. nil when the pool is full.
+// each endpoint as many as it may hold. nil when the pool is full.
 func (r *run) next() *memstore.WebhookClaim {
-	if r.running >= pool {
+	if r.total >= Pool {
 		return nil
 	}
 	now := r.d.o.Now()
-	return &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: pool - r.running,
-		PerEndpoint: MaxInFlightPerEndpoint, Holds: r.inFlight}
+	return &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: Pool - r.total,
+		PerEndpoint: MaxHeldPerEndpoint, Holds: r.held}
 }
 
-// claim claims due deliveries into the pool's room and starts them.
+// claim claims due deliveries into the pool's room.
 func (r *run) claim(ctx context.Context) error {
 	c := r.next()
 	if c == nil {
 		return nil
 	}
 	claimed, err := r.d.s.ClaimWebhookDeliveries(ctx, *c)
-	r.start(ctx, claimed)
+	r.add(ctx, claimed)
 	return err
 }
 
-// start attempts claimed deliveries, which the claim kept within their
-// endpoints' room.
-func (r *run) start(ctx context.Context, claimed []memstore.WebhookDelivery) {
+// add attempts claimed deliveries now if their endpoints have room, the
+// others once they have.
+func (r *run) add(ctx context.Context, claimed []memstore.WebhookDelivery) {
 	for i := range claimed {
 		del := &claimed[i]
-		r.inFlight[del.EndpointID]++
-		r.running++
-		go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
+		r.held[del.EndpointID]++
+		r.total++
+		if r.inFlight[del.EndpointID] < MaxInFlightPerEndpoint {
+			r.start(ctx, del)
+		} else {
+			r.waiting[del.EndpointID] = append(r.waiting[del.EndpointID], del)
+		}
 	}
 }
 
-// finish takes the outcome res and every other already in, and in one
-// transaction records the attempts and, unless stopping, claims what the
-// room they left takes, which it starts.
+func (r *run) start(ctx context.Context, del *memstore.WebhookDelivery) {
+	r.inFlight[del.EndpointID]++
+	r.running++
+	go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
+}
+
+// finish takes the outcome res and every other already in, starts the
+// deliveries that waited for their endpoints, and in one transaction
+// records the attempts and, unless stopping, claims what the room they
+// left takes.
 func (r *run) finish(ctx context.Context, res result) {
 	var attempts []memstore.WebhookAttempt
 	for {
+		r.total--
 		r.running--
+		if r.held[res.endpoint]--; r.held[res.endpoint] == 0 {
+			delete(r.held, res.endpoint)
+		}
 		if r.inFlight[res.endpoint]--; r.inFlight[res.endpoint] == 0 {
 			delete(r.inFlight, res.endpoint)
 		}
 		if res.attempt.Delivery != nil {
 			attempts = append(attempts, res.attempt)
+		}
+		// The endpoint has room again for one that waited.
+		if next := r.waiting[res.endpoint]; len(next) > 0 && ctx.Err() == nil {
+			r.start(ctx, next[0])
+			if r.waiting[res.endpoint] = next[1:]; len(next) == 1 {
+				delete(r.waiting, res.endpoint)
+			}
 		}
 		select {
 		case res = <-r.done:
@@ -275,7 +310,7 @@ func (r *run) finish(ctx context.Context, res result) {
 		next = r.next()
 	}
 	claimed, err := r.record(ctx, attempts, next)
-	r.start(ctx, claimed)
+	r.add(ctx, claimed)
 	if err != nil {
 		r.warn(ctx, err)
 	}
@@ -297,7 +332,8 @@ func (r *run) warn(ctx context.Context, err error) {
 }
 
 // stop waits for the attempts in flight, stopped with ctx, and records
-// those that got an answer.
+// those that got an answer; the deliveries still waiting are left to
+// their lease.
 func (r *run) stop(ctx context.Context) {
 	var attempts []memstore.WebhookAttempt
 	for ; r.running > 0; r.running-- {

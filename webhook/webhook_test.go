@@ -68,7 +68,7 @@ type env struct {
 	c    *memstore.Caller
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	e := &env{path: filepath.Join(t.TempDir(), "m.db")}
 	e.open(t)
 	w, err := e.db.CreateWorkspace(t.Context(), "hooks")
@@ -80,7 +80,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // open opens the database file, as a restarted server does.
-func (e *env) open(t *testing.T) {
+func (e *env) open(t testing.TB) {
 	db, err := sqlite.Open(context.Background(), e.path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func (e *env) open(t *testing.T) {
 	e.ws = memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))
 }
 
-func (e *env) hook(t *testing.T, url string, events ...string) *memstore.WebhookEndpoint {
+func (e *env) hook(t testing.TB, url string, events ...string) *memstore.WebhookEndpoint {
 	t.Helper()
 	w, err := e.ws.CreateWebhook(t.Context(), e.c, memstore.WebhookCreate{URL: url, EnabledEvents: events})
 	if err != nil {
@@ -99,7 +99,7 @@ func (e *env) hook(t *testing.T, url string, events ...string) *memstore.Webhook
 	return w
 }
 
-func (e *env) store(t *testing.T, name string) *memstore.Store {
+func (e *env) store(t testing.TB, name string) *memstore.Store {
 	t.Helper()
 	s, err := e.co.CreateStore(t.Context(), e.c, memstore.StoreCreate{Name: name})
 	if err != nil {
@@ -110,7 +110,7 @@ func (e *env) store(t *testing.T, name string) *memstore.Store {
 
 // run runs a deliverer of the database until the test ends or stop is
 // called.
-func (e *env) run(t *testing.T, o webhook.Options) (stop func()) {
+func (e *env) run(t testing.TB, o webhook.Options) (stop func()) {
 	if o.Poll == 0 {
 		o.Poll = 10 * time.Millisecond
 	}

@@ -1,0 +1,73 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/webhook"
+)
+
+// BenchmarkDeliver measures a deliverer draining a backlog of b.N due
+// deliveries, made by writes before the timer starts, to endpoints on a
+// local server that answers 204: the process's CPU per delivery (the
+// deliverer's database work and its HTTP, both ends) and the deliveries
+// per second. One endpoint is held to MaxInFlightPerEndpoint attempts at
+// once; sixteen let the deliverer fill its pool.
+func BenchmarkDeliver(b *testing.B) {
+	for _, endpoints := range []int{1, 16} {
+		b.Run(fmt.Sprintf("endpoints=%d", endpoints), func(b *testing.B) {
+			var got atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				got.Add(1)
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			defer srv.Close()
+			e := newEnv(b)
+			for range endpoints {
+				e.hook(b, srv.URL, memstore.WebhookMemoryCreated)
+			}
+			s := e.store(b, "bench")
+			want := int64((b.N + endpoints - 1) / endpoints * endpoints)
+			for i := range want / int64(endpoints) {
+				if _, err := e.co.CreateMemory(b.Context(), e.c, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d.md", i), Content: "x"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			cpu := cpuTime(b)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				webhook.New(e.db, webhook.Options{AllowPrivate: true, Poll: 10 * time.Millisecond}).Run(ctx)
+			}()
+			for got.Load() < want {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			<-done
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(want), "cpu-µs/delivery")
+			b.ReportMetric(float64(want)/b.Elapsed().Seconds(), "deliveries/s")
+		})
+	}
+}
+
+// cpuTime is the CPU time the process has used, in user and system mode:
+// on a shared machine, what the work costs whatever else runs beside it.
+func cpuTime(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
