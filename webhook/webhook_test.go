@@ -382,7 +382,7 @@ func TestSlowEndpointHoldsOnlyItsOwn(t *testing.T) {
 		<-r.Context().Done()        // until the deliverer gives up
 	}))
 	t.Cleanup(slow.Close)
-	e.hook(t, slow.URL, memstore.WebhookStoreCreated)
+	hung := e.hook(t, slow.URL, memstore.WebhookStoreCreated)
 	fast := newReceiver(t, always(200))
 	e.hook(t, fast.URL, memstore.WebhookMemoryCreated)
 	for i := range 20 {
@@ -404,6 +404,16 @@ func TestSlowEndpointHoldsOnlyItsOwn(t *testing.T) {
 	}
 	if n := hanging.Load(); n == 0 || n > webhook.MaxInFlightPerEndpoint {
 		t.Errorf("the hanging endpoint got %d attempts at once, want 1 to %d", n, webhook.MaxInFlightPerEndpoint)
+	}
+	// Its other deliveries wait unclaimed, but for those held to follow.
+	leased := 0
+	for _, d := range e.log(t, hung.ID) {
+		if d.NextAttemptAt.After(start.Add(timeout)) {
+			leased++
+		}
+	}
+	if leased < int(hanging.Load()) || leased > webhook.MaxHeldPerEndpoint {
+		t.Errorf("the hanging endpoint has %d deliveries claimed, want %d to %d", leased, hanging.Load(), webhook.MaxHeldPerEndpoint)
 	}
 }
 
