@@ -16,8 +16,8 @@ import (
 )
 
 // BenchmarkDeliver measures a deliverer draining a backlog of b.N due
-// deliveries, made by writes before the timer starts, to endpoints on a
-// local server that answers 204: the process's CPU per delivery (the
+// deliveries, made by writes before the timer starts, to endpoints each
+// on a local server of its own that answers 204: the process's CPU per delivery (the
 // deliverer's database work and its HTTP, both ends) and the deliveries
 // per second. One endpoint is held to MaxInFlightPerEndpoint attempts at
 // once; sixteen let the deliverer fill its pool.
@@ -25,14 +25,14 @@ func BenchmarkDeliver(b *testing.B) {
 	for _, endpoints := range []int{1, 16} {
 		b.Run(fmt.Sprintf("endpoints=%d", endpoints), func(b *testing.B) {
 			var got atomic.Int64
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				io.Copy(io.Discard, r.Body)
-				got.Add(1)
-				w.WriteHeader(http.StatusNoContent)
-			}))
-			defer srv.Close()
 			e := newEnv(b)
 			for range endpoints {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+					got.Add(1)
+					w.WriteHeader(http.StatusNoContent)
+				}))
+				defer srv.Close()
 				e.hook(b, srv.URL, memstore.WebhookMemoryCreated)
 			}
 			s := e.store(b, "bench")
