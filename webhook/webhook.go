@@ -118,9 +118,10 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 		s: s, o: o,
 		client: &http.Client{Transport: transport, Timeout: o.Timeout, CheckRedirect: sameHost},
 		// A claimed delivery waits at most for the attempts in flight to
-		// its endpoint when it was claimed (within Timeout: no more wait
-		// than are in flight, by MaxHeldPerEndpoint), then is attempted
-		// within Timeout and recorded: its claim outlives all that.
+		// its endpoint when it was claimed (MaxHeldPerEndpoint leaves no
+		// more waiting than are in flight, each done within Timeout),
+		// then is attempted within Timeout and recorded: its claim
+		// outlives all that.
 		lease: 3 * o.Timeout,
 	}
 }
