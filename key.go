@@ -66,8 +66,9 @@ type KeyService interface {
 	// an unknown workspace, EInvalid for an overlong name).
 	CreateAPIKey(ctx context.Context, workspaceID, name string) (key *APIKey, secret string, err error)
 	// APIKeys lists the keys of a workspace, or of all workspaces when
-	// workspaceID is "", revoked ones included, oldest first.
-	APIKeys(ctx context.Context, workspaceID string) ([]APIKey, error)
+	// workspaceID is "", revoked ones included, oldest first: those whose
+	// ID sorts after after ("" from the first), n at most (0 for all).
+	APIKeys(ctx context.Context, workspaceID, after string, n int) ([]APIKey, error)
 	// APIKey returns a key by ID, revoked or not (ENotFound): one indexed
 	// read.
 	APIKey(ctx context.Context, id string) (*APIKey, error)
@@ -129,13 +130,28 @@ const (
 	readKeys   = "list API keys"
 )
 
-// APIKeys lists the caller's workspace's keys, revoked ones included,
-// oldest first. A workspace has few keys, so the list is not paged.
-func (k *Keys) APIKeys(ctx context.Context, c *Caller) ([]APIKey, error) {
+// APIKeys returns a page of the caller's workspace's keys, revoked ones
+// included, oldest first: limit (0 for the default) from the page's
+// cursor (the Next of the page before, "" for the first). Revoked keys
+// stay listed, so a workspace's list only grows: it is paged.
+func (k *Keys) APIKeys(ctx context.Context, c *Caller, page string, limit int) (Page[APIKey], error) {
 	if err := c.CanReadAdmin(readKeys); err != nil {
-		return nil, err
+		return Page[APIKey]{}, err
 	}
-	return k.ks.APIKeys(ctx, c.WorkspaceID)
+	n, err := PageSize(limit, false)
+	if err != nil {
+		return Page[APIKey]{}, err
+	}
+	keys, err := k.ks.APIKeys(ctx, c.WorkspaceID, page, n+1)
+	if err != nil {
+		return Page[APIKey]{}, err
+	}
+	p := Page[APIKey]{Items: keys}
+	if len(keys) > n {
+		p.Items = keys[:n]
+		p.Next = keys[n-1].ID // keys are ordered by ID: the last one shown is where the next page starts
+	}
+	return p, nil
 }
 
 // APIKey returns a key of the caller's workspace by ID, revoked or not

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -44,13 +45,42 @@ func TestKeysChecked(t *testing.T) {
 		}
 	}
 	for _, c := range []*memstore.Caller{member, sess} {
-		if _, err := keys.APIKeys(ctx, c); memstore.ErrorCode(err) != memstore.EPermission {
+		if _, err := keys.APIKeys(ctx, c, "", 0); memstore.ErrorCode(err) != memstore.EPermission {
 			t.Errorf("%+v listed keys: %v", c, err)
 		}
 	}
-	list, err := keys.APIKeys(ctx, auditor)
-	if err != nil || len(list) != 1 || list[0].ID != k.ID {
+	list, err := keys.APIKeys(ctx, auditor, "", 0)
+	if err != nil || len(list.Items) != 1 || list.Items[0].ID != k.ID || list.Next != "" {
 		t.Fatalf("auditor's list = %+v, %v; want only %s", list, err, k.ID)
+	}
+	// Pages: the workspace's keys oldest first, limit at a time, each
+	// page's Next where the following one starts.
+	var more []string
+	for range 4 {
+		m, _, err := keys.CreateAPIKey(ctx, admin, "more")
+		if err != nil {
+			t.Fatal(err)
+		}
+		more = append(more, m.ID)
+	}
+	var paged []string
+	for page, n := "", 0; ; n++ {
+		p, err := keys.APIKeys(ctx, auditor, page, 2)
+		if err != nil || n > 3 {
+			t.Fatalf("page %d: %+v, %v", n, p, err)
+		}
+		for _, it := range p.Items {
+			paged = append(paged, it.ID)
+		}
+		if page = p.Next; page == "" {
+			break
+		}
+	}
+	if got, want := strings.Join(paged, ","), strings.Join(append([]string{k.ID}, more...), ","); got != want {
+		t.Errorf("keys page by page: %s, want %s", got, want)
+	}
+	if _, err := keys.APIKeys(ctx, auditor, "", memstore.MaxPageSize+1); memstore.ErrorCode(err) != memstore.EInvalid {
+		t.Errorf("a limit over the most: %v", err)
 	}
 	for _, c := range []*memstore.Caller{member, sess} {
 		if _, err := keys.APIKey(ctx, c, k.ID); memstore.ErrorCode(err) != memstore.EPermission {

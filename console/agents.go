@@ -193,16 +193,16 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	h.renderKeys(w, r, s, http.StatusOK, "", nil, "")
 }
 
-// renderKeys shows the workspace's API keys, and a new key's secret
-// when one was just made.
+// renderKeys shows a page of the workspace's API keys, and a new key's
+// secret when one was just made.
 func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s *signedIn, status int, msg string, made *memstore.APIKey, secret string) {
-	keys, err := h.cfg.Keys.APIKeys(r.Context(), s.caller)
+	p, err := h.cfg.Keys.APIKeys(r.Context(), s.caller, r.URL.Query().Get("page"), pageSize)
 	if err != nil {
 		h.failErr(w, r, s, err)
 		return
 	}
 	h.render(w, r, status, "keys", s, view{Title: "API keys", Error: msg, Notice: notice(r), Data: map[string]any{
-		"Keys": keys, "Made": made, "Secret": secret, "CanManage": s.caller.CanAdminister("manage API keys") == nil,
+		"Keys": p.Items, "Next": p.Next, "Made": made, "Secret": secret, "CanManage": s.caller.CanAdminister("manage API keys") == nil,
 	}})
 }
 

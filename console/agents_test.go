@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -189,7 +190,29 @@ func TestKeysPage(t *testing.T) {
 	if resp, _ := f.get(t, member, "/console/keys"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("member's keys page: %d, want 403", resp.StatusCode)
 	}
+
+	// Revoked keys stay listed, so the list is paged: the page after a
+	// full one holds the rest.
+	var last string
+	for i := range 50 {
+		k, _, err := f.db.CreateAPIKey(ctx, f.op.WorkspaceID, fmt.Sprint("key ", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = k.ID
+	}
+	first := mustGet(t, f, admin, "/console/keys")
+	next := nextPageRE.FindStringSubmatch(first)
+	if next == nil || strings.Contains(first, last) || !strings.Contains(first, c.Actor.ID) {
+		t.Fatalf("the first of two pages of keys: next %v, holds the 51st %v", next, strings.Contains(first, last))
+	}
+	if second := mustGet(t, f, admin, "/console/keys?page="+next[1]); !strings.Contains(second, last) || nextPageRE.MatchString(second) || strings.Contains(second, c.Actor.ID) {
+		t.Errorf("the second page of keys: %s", second)
+	}
 }
+
+// nextPageRE finds a page's link to the next and its cursor.
+var nextPageRE = regexp.MustCompile(`rel="next" href="/console/keys\?page=([^"&]+)"`)
 
 func mustGet(t *testing.T, f *fixture, c *http.Client, path string) string {
 	t.Helper()

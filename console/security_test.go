@@ -235,7 +235,7 @@ func TestAuditorChangesNothing(t *testing.T) {
 	if s, err := f.core.Store(ctx, f.op, f.storeID); err != nil || s.Name != "Notes" || s.ArchivedAt != nil {
 		t.Errorf("the store after the auditor's forms: %+v %v", s, err)
 	}
-	if ks, err := keys.APIKeys(ctx, f.op); err != nil || len(ks) != 1 || ks[0].RevokedAt != nil {
+	if ks, err := keys.APIKeys(ctx, f.op, "", 0); err != nil || len(ks.Items) != 1 || ks.Items[0].RevokedAt != nil {
 		t.Errorf("the keys after the auditor's forms: %+v %v", ks, err)
 	}
 	if s, err := f.core.Session(ctx, f.op, ses.ID); err != nil || s.ArchivedAt != nil {

@@ -310,8 +310,8 @@ func recheckStreams(check func(context.Context, *memstore.Caller) error, streams
 
 // checkCaller reads c's credential again: a session token by the session
 // service (memstore.CallerChecker), an API key in its workspace's list of
-// keys. EUnauthenticated when it no longer works; nil when it does, or
-// when there is nothing to read it by.
+// key by its ID. EUnauthenticated when it no longer works; nil when it
+// does, or when there is nothing to read it by.
 func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller) error {
 	if c.Session != nil {
 		if cc, ok := s.sessions.(memstore.CallerChecker); ok {
@@ -322,19 +322,16 @@ func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller) error {
 	if c.Actor.Type != memstore.ActorAPIKey || s.keys == nil {
 		return nil
 	}
-	keys, err := s.keys.APIKeys(ctx, c.WorkspaceID)
-	if err != nil {
+	k, err := s.keys.APIKey(ctx, c.Actor.ID)
+	switch {
+	case memstore.ErrorCode(err) == memstore.ENotFound || err == nil && k.WorkspaceID != c.WorkspaceID:
+		return memstore.Errorf(memstore.EUnauthenticated, "API key %s no longer exists", c.Actor.ID)
+	case err != nil:
 		return err
+	case k.RevokedAt != nil:
+		return memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
 	}
-	for _, k := range keys {
-		if k.ID == c.Actor.ID {
-			if k.RevokedAt != nil {
-				return memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
-			}
-			return nil
-		}
-	}
-	return memstore.Errorf(memstore.EUnauthenticated, "API key %s no longer exists", c.Actor.ID)
+	return nil
 }
 
 // closeAll ends every stream, for a server that shuts down.

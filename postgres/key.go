@@ -104,8 +104,17 @@ func scanKey(r row) (*memstore.APIKey, error) {
 }
 
 // APIKeys implements memstore.KeyService.
-func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKey, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE $1 = '' OR workspace_id = $1 ORDER BY id`, workspaceID)
+func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]memstore.APIKey, error) {
+	var limit *int // NULL: no limit
+	if n > 0 {
+		limit = &n
+	}
+	// One query each way, so that a workspace's page reads its index.
+	where := `workspace_id = $1 AND id > $2`
+	if workspaceID == "" {
+		where = `$1 = '' AND id > $2`
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE `+where+` ORDER BY id LIMIT $3`, workspaceID, after, limit)
 	if err != nil {
 		return nil, wrap(err, "list API keys")
 	}

@@ -121,8 +121,16 @@ func scanKey(row interface{ Scan(...any) error }) (*memstore.APIKey, error) {
 }
 
 // APIKeys implements memstore.KeyService.
-func (db *DB) APIKeys(ctx context.Context, workspaceID string) ([]memstore.APIKey, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE ?1 = '' OR workspace_id = ?1 ORDER BY id", workspaceID)
+func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]memstore.APIKey, error) {
+	if n <= 0 {
+		n = -1 // no limit
+	}
+	// One query each way, so that a workspace's page reads its index.
+	where := "workspace_id = ?1 AND id > ?2"
+	if workspaceID == "" {
+		where = "?1 = '' AND id > ?2"
+	}
+	rows, err := db.r.QueryContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE "+where+" ORDER BY id LIMIT ?3", workspaceID, after, n)
 	if err != nil {
 		return nil, wrap(translate(err), "list API keys")
 	}

@@ -90,11 +90,29 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 		}
 		return strings.Join(s, ",")
 	}
-	if got, want := ids(ks.APIKeys(ctx, "")), k1.ID+","+k2.ID; got != want {
+	if got, want := ids(ks.APIKeys(ctx, "", "", 0)), k1.ID+","+k2.ID; got != want {
 		t.Errorf("all keys %s, want %s", got, want)
 	}
-	if got := ids(ks.APIKeys(ctx, w2.ID)); got != k2.ID {
+	if got := ids(ks.APIKeys(ctx, w2.ID, "", 0)); got != k2.ID {
 		t.Errorf("keys of two: %s, want %s", got, k2.ID)
+	}
+	// Pages: after a key, at most n.
+	tick()
+	k3, _, err := ks.CreateAPIKey(ctx, w1.ID, "third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(ks.APIKeys(ctx, w1.ID, "", 1)); got != k1.ID {
+		t.Errorf("first page of one: %s, want %s", got, k1.ID)
+	}
+	if got := ids(ks.APIKeys(ctx, w1.ID, k1.ID, 1)); got != k3.ID {
+		t.Errorf("the page after %s: %s, want %s", k1.ID, got, k3.ID)
+	}
+	if got := ids(ks.APIKeys(ctx, w1.ID, k3.ID, 1)); got != "" {
+		t.Errorf("the page after the last: %s, want none", got)
+	}
+	if got, want := ids(ks.APIKeys(ctx, "", k1.ID, 0)), k2.ID+","+k3.ID; got != want {
+		t.Errorf("every workspace's keys after %s: %s, want %s", k1.ID, got, want)
 	}
 
 	got, err := ks.APIKey(ctx, k1.ID)
@@ -115,8 +133,8 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 	}
 	_, err = ks.RevokeAPIKey(ctx, "apikey_nope")
 	wantCode(t, err, memstore.ENotFound, "revoke unknown key")
-	keys, _ := ks.APIKeys(ctx, w1.ID)
-	if len(keys) != 1 || keys[0].RevokedAt == nil {
+	keys, _ := ks.APIKeys(ctx, w1.ID, "", 0)
+	if len(keys) != 2 || keys[0].RevokedAt == nil || keys[1].RevokedAt != nil {
 		t.Errorf("revoked key listed as %+v", keys)
 	}
 	if got, err := ks.APIKey(ctx, k1.ID); err != nil || got.RevokedAt == nil {
@@ -139,7 +157,7 @@ func testAuthenticate(t *testing.T, ks memstore.KeyService) {
 	if *c != want {
 		t.Errorf("caller %+v, want %+v", *c, want)
 	}
-	keys, _ := ks.APIKeys(ctx, w.ID)
+	keys, _ := ks.APIKeys(ctx, w.ID, "", 0)
 	if len(keys) != 1 || keys[0].LastUsedAt == nil {
 		t.Errorf("LastUsedAt not recorded: %+v", keys)
 	}

@@ -176,7 +176,7 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 	for _, w := range workspaces {
 		names[w.ID] = w.Name
 	}
-	keys, err := db.APIKeys(ctx, wsID)
+	keys, err := db.APIKeys(ctx, wsID, "", 0)
 	if err != nil {
 		return err
 	}

@@ -472,7 +472,7 @@ func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Se
 // make one: make the first key with 'memstore keys create' before
 // starting them.
 func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) error {
-	keys, err := ks.APIKeys(ctx, "")
+	keys, err := ks.APIKeys(ctx, "", "", 1)
 	if err != nil || len(keys) > 0 {
 		return err
 	}
