@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memstore/memstore/internal/freeport"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -43,10 +43,8 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: freeport VAR")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Port()
 	ts.Check(err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ts.Check(ln.Close())
 	ts.Setenv(args[0], strconv.Itoa(port))
 }
 

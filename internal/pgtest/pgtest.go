@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/memstore/memstore/internal/freeport"
 )
 
 // EnvURL names the variable that points the tests at a server of one's
@@ -371,7 +372,7 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 	}
 	var port int
 	for try := 0; ; try++ {
-		if port, err = freePort(); err != nil {
+		if port, err = freeport.Port(); err != nil {
 			return fail(err)
 		}
 		c.startOptions = fmt.Sprintf("-F -p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300", port, dir)
@@ -426,14 +427,4 @@ func (c *cluster) withLog(err error) error {
 		return fmt.Errorf("%w\nserver log:\n%s", err, b)
 	}
 	return err
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

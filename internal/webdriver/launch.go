@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/memstore/memstore/internal/freeport"
 )
 
 // Options are what a test may ask of a browser it starts.
@@ -138,7 +140,7 @@ func WebKit(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		stopX()
 		return nil, err
@@ -193,14 +195,4 @@ func startXvfb(bin string) (string, func(), error) {
 		return "", nil, fmt.Errorf("%s gave no display: %q (%v)", bin, line, err)
 	}
 	return ":" + strings.TrimSpace(line), p.kill, nil
-}
-
-// freePort is a TCP port free on loopback a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
