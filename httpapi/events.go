@@ -145,7 +145,7 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
 		defer cancelAt()
 	}
-	release, err := s.streams.add(ctx, c, cancel)
+	release, err := s.streams.add(ctx, c, storeID, cancel)
 	if err != nil {
 		return err
 	}
@@ -223,18 +223,19 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 // those of a credential that is revoked.
 type streamSet struct {
 	max, perCredential int
-	// check reads a stream's credential again after notices went
-	// unheard (Server.checkCaller).
-	check        func(context.Context, *memstore.Caller) error
+	// check reads again whether a stream's caller may still read its
+	// store (Server.checkCaller).
+	check        func(ctx context.Context, c *memstore.Caller, storeID string) error
 	mu           sync.Mutex
 	open         map[*openStream]struct{}
 	byCredential map[string]int
 }
 
 type openStream struct {
-	ctx    context.Context
-	caller *memstore.Caller
-	cancel context.CancelFunc
+	ctx     context.Context
+	caller  *memstore.Caller
+	storeID string
+	cancel  context.CancelFunc
 }
 
 // credential names c's credential: its session token, or its API key.
@@ -248,7 +249,7 @@ func credential(c *memstore.Caller) string {
 // add counts a new stream of c, which cancel ends, or refuses it when
 // c's credential or the server has as many as it may (a retryable 429 or
 // 529). release forgets it.
-func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, cancel context.CancelFunc) (release func(), err error) {
+func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string, cancel context.CancelFunc) (release func(), err error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	cred := credential(c)
@@ -263,7 +264,7 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, cancel context
 	if ss.open == nil {
 		ss.open, ss.byCredential = map[*openStream]struct{}{}, map[string]int{}
 	}
-	o := &openStream{ctx: ctx, caller: c, cancel: cancel}
+	o := &openStream{ctx: ctx, caller: c, storeID: storeID, cancel: cancel}
 	ss.open[o] = struct{}{}
 	ss.byCredential[cred]++
 	return func() {
@@ -277,9 +278,10 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, cancel context
 }
 
 // revoke ends the streams whose credential r stops: a memstore.Revocation
-// listener. After notices went unheard, it reads each stream's
-// credential again, in the background, and ends those that no longer
-// work.
+// listener. The streams of a session whose stores changed, and every
+// stream after notices went unheard, are read again in the background
+// (Revocation.Stale), and those whose caller may no longer read their
+// store end.
 func (ss *streamSet) revoke(r memstore.Revocation) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -288,7 +290,7 @@ func (ss *streamSet) revoke(r memstore.Revocation) {
 		switch {
 		case r.Stops(o.caller):
 			o.cancel()
-		case r.Unheard:
+		case r.Stale(o.caller):
 			recheck = append(recheck, o)
 		}
 	}
@@ -297,27 +299,36 @@ func (ss *streamSet) revoke(r memstore.Revocation) {
 	}
 }
 
-// recheckStreams ends each stream whose credential check finds no longer
-// working, one lookup at a time. A stream whose credential cannot be
-// read goes on: the next notice or its expiry ends it.
-func recheckStreams(check func(context.Context, *memstore.Caller) error, streams []*openStream) {
+// recheckStreams ends each stream whose check finds its credential no
+// longer working or its store no longer readable, one lookup at a time. A
+// stream whose credential cannot be read goes on: the next notice or its
+// expiry ends it.
+func recheckStreams(check func(context.Context, *memstore.Caller, string) error, streams []*openStream) {
 	for _, o := range streams {
-		if o.ctx.Err() == nil && memstore.ErrorCode(check(o.ctx, o.caller)) == memstore.EUnauthenticated {
+		if o.ctx.Err() != nil {
+			continue
+		}
+		switch memstore.ErrorCode(check(o.ctx, o.caller, o.storeID)) {
+		case memstore.EUnauthenticated, memstore.EPermission:
 			o.cancel()
 		}
 	}
 }
 
-// checkCaller reads c's credential again: a session token by the session
-// service (memstore.CallerChecker), an API key in its workspace's list of
-// key by its ID. EUnauthenticated when it no longer works; nil when it
-// does, or when there is nothing to read it by.
-func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller) error {
+// checkCaller reads again what a stream of storeID by c stands on: a
+// session token by the session service (memstore.CallerChecker), and
+// that storeID is still attached to its session; an API key by its ID.
+// EUnauthenticated when the credential no longer works, EPermission when
+// the store is no longer the session's; nil when all still holds, or
+// when there is nothing to read it by.
+func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller, storeID string) error {
 	if c.Session != nil {
 		if cc, ok := s.sessions.(memstore.CallerChecker); ok {
-			return cc.CheckCaller(ctx, c)
+			if err := cc.CheckCaller(ctx, c); err != nil {
+				return err
+			}
 		}
-		return nil
+		return s.stillAttached(ctx, c, storeID)
 	}
 	if c.Actor.Type != memstore.ActorAPIKey || s.keys == nil {
 		return nil
@@ -332,6 +343,22 @@ func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller) error {
 		return memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
 	}
 	return nil
+}
+
+// stillAttached is nil when storeID is still attached to c's session,
+// as the session is now (its stores may have changed since c was
+// authenticated), and EPermission when it is not.
+func (s *Server) stillAttached(ctx context.Context, c *memstore.Caller, storeID string) error {
+	ses, err := s.sessions.Session(ctx, c, c.Session.ID)
+	if err != nil {
+		return err
+	}
+	for _, a := range ses.Attachments {
+		if a.StoreID == storeID {
+			return nil
+		}
+	}
+	return memstore.Errorf(memstore.EPermission, "memory store %s is no longer attached to session %s", storeID, ses.ID)
 }
 
 // closeAll ends every stream, for a server that shuts down.

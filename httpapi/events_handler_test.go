@@ -632,3 +632,47 @@ func TestEventsStreamIdleOverHTTP2(t *testing.T) {
 	}
 	t.Errorf("the stream ended before its first heartbeat: %v", sc.Err())
 }
+
+// TestEventsStreamEndsWhenStoreDetached: a session token's stream of a
+// store ends soon after the store is detached from the session, as a new
+// request would be refused; a stream of a store still attached goes on.
+func TestEventsStreamEndsWhenStoreDetached(t *testing.T) {
+	f := newFeedFixture(t, harnessOptions{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	other, err := f.c.CreateStore(ctx, nil, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, _, secret, err := f.c.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.store.ID}, {StoreID: other.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := func(storeID string) chan error {
+		ended := make(chan error, 1)
+		go func() {
+			ended <- f.h.client(secret).StreamEvents(ctx, nil, storeID, "", func(memstore.Event) error { return nil })
+		}()
+		return ended
+	}
+	detached, kept := stream(f.store.ID), stream(other.ID)
+	time.Sleep(300 * time.Millisecond) // the streams are open
+
+	if _, err := f.c.DetachStore(ctx, nil, ses.ID, f.store.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-detached:
+		if err == nil {
+			t.Error("the stream of the detached store ended without saying so")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the stream of a store detached from its session goes on")
+	}
+	f.write(t, "after", 1)
+	select {
+	case err := <-kept:
+		t.Errorf("the stream of a store still attached ended: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
