@@ -75,6 +75,11 @@ type WebhookDelivery struct {
 	// only, for the attempt.
 	URL    string
 	Secret string
+	// Lease is the end of the claim, set by ClaimWebhookDeliveries: an
+	// attempt is recorded only while the delivery is still pending under
+	// this claim, so that one recorded late (its deliverer stalled past
+	// the lease, and another claimed it since) changes nothing.
+	Lease time.Time
 }
 
 // A RetryPolicy spaces the attempts of a delivery: the nth retry waits
@@ -179,6 +184,8 @@ type WebhookDeliveryStorage interface {
 	// When next is not nil, the same transaction then claims as
 	// ClaimWebhookDeliveries does, and returns what it claimed: a
 	// deliverer pays one transaction for both.
+	// An attempt whose delivery no longer holds its Lease is not
+	// recorded, nor does it disable its endpoint.
 	RecordWebhookAttempts(ctx context.Context, attempts []WebhookAttempt, now time.Time, next *WebhookClaim) ([]WebhookDelivery, error)
 	// WebhookDeliveries returns up to n of an endpoint's deliveries,
 	// newest event first (ENotFound for an endpoint not of the

@@ -182,7 +182,7 @@ func claimDeliveries(ctx context.Context, q interface {
 		var url, secret string
 		d, err := scanDelivery(r, &url, &secret)
 		if err == nil {
-			d.URL, d.Secret = url, secret
+			d.URL, d.Secret, d.Lease = url, secret, d.NextAttemptAt
 		}
 		return d, err
 	})
@@ -195,7 +195,7 @@ func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.Web
 	var (
 		states, errs, endpoints, events = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		tries, statuses                 = make([]int32, n), make([]int32, n)
-		nextAt, last                    = make([]int64, n), make([]int64, n)
+		nextAt, last, leases            = make([]int64, n), make([]int64, n), make([]int64, n)
 	)
 	for i, a := range attempts {
 		d := a.Delivery
@@ -203,21 +203,38 @@ func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.Web
 			last[i] = keyset.Nanos(*d.LastAttemptAt)
 		}
 		states[i], tries[i], nextAt[i], statuses[i], errs[i] = string(d.State), int32(d.Attempts), keyset.Nanos(d.NextAttemptAt), int32(d.LastStatus), d.LastError
-		endpoints[i], events[i] = d.EndpointID, d.Event.ID
+		endpoints[i], events[i], leases[i] = d.EndpointID, d.Event.ID, keyset.Nanos(d.Lease)
 	}
 	var claimed []memstore.WebhookDelivery
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		claimed = nil // a retried transaction starts again
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries d SET state = u.state, attempts = u.attempts, next_attempt_at = u.next,
+		// Only deliveries still pending under their claim are recorded
+		// (memstore.WebhookDelivery.Lease); those are returned.
+		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries d SET state = u.state, attempts = u.attempts, next_attempt_at = u.next,
 				last_attempt_at = u.last, last_status = u.status, last_error = u.error
-			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[], $6::text[], $7::text[], $8::text[])
-				AS u (state, attempts, next, last, status, error, endpoint, event)
-			WHERE d.endpoint_id = u.endpoint AND d.event_id = u.event`,
-			states, tries, nextAt, last, statuses, errs, endpoints, events); err != nil {
+			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+				AS u (state, attempts, next, last, status, error, endpoint, event, lease)
+			WHERE d.endpoint_id = u.endpoint AND d.event_id = u.event AND d.state = 'pending' AND d.next_attempt_at = u.lease
+			RETURNING d.endpoint_id, d.event_id`,
+			states, tries, nextAt, last, statuses, errs, endpoints, events, leases)
+		if err != nil {
+			return err
+		}
+		recorded := map[[2]string]bool{}
+		for rows.Next() {
+			var k [2]string
+			if err := rows.Scan(&k[0], &k[1]); err != nil {
+				rows.Close()
+				return err
+			}
+			recorded[k] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, a := range attempts {
-			if a.Disable == "" {
+			if a.Disable == "" || !recorded[[2]string{a.Delivery.EndpointID, a.Delivery.Event.ID}] {
 				continue
 			}
 			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = $1, updated_at = $2 WHERE id = $3 AND state = 'enabled'`,
@@ -228,7 +245,6 @@ func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.Web
 		if next == nil {
 			return nil
 		}
-		var err error
 		claimed, err = claimDeliveries(ctx, tx, *next)
 		return err
 	})

@@ -194,7 +194,7 @@ func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]m
 		if err != nil {
 			return nil, err
 		}
-		d.URL, d.Secret = url, secret
+		d.URL, d.Secret, d.Lease = url, secret, d.NextAttemptAt
 		out = append(out, *d)
 	}
 	return out, rows.Err()
@@ -213,12 +213,13 @@ func (db *DB) RecordWebhookAttempts(ctx context.Context, attempts []memstore.Web
 			if d.LastAttemptAt != nil {
 				last = nanos(*d.LastAttemptAt)
 			}
-			if _, err := tx.exec(ctx, "UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ? WHERE endpoint_id = ? AND event_id = ?",
-				string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID); err != nil {
+			res, err := tx.exec(ctx, "UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ? WHERE endpoint_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?",
+				string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, d.EndpointID, d.Event.ID, nanos(d.Lease))
+			if err != nil {
 				return err
 			}
-			if a.Disable == "" {
-				continue
+			if n, err := res.RowsAffected(); err != nil || n == 0 || a.Disable == "" {
+				continue // a lease lost is no attempt of this claim's
 			}
 			if _, err := tx.exec(ctx, "UPDATE webhook_endpoints SET state = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND state = 'enabled'",
 				a.Disable, nanos(now), d.EndpointID); err != nil {

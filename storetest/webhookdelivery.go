@@ -225,12 +225,33 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 		t.Fatalf("claimed %d of 2 after the lease (%v)", len(again), err)
 	}
 
-	// Attempts: one delivered; one failing its last attempt disables its
-	// endpoint; the same transaction claims the next.
+	// An attempt recorded under a claim since lost (its lease ended and
+	// another claim took the delivery) changes nothing, nor disables.
 	policy := memstore.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second, MaxAttempts: 1}
-	ok := mine[0]
+	lateOK, lateBad := mine[0], by[created.ID][0]
+	lateOK.Attempted(later, 204, "", policy)
+	lateReason := lateBad.Attempted(later, 500, "HTTP 500: late", policy)
+	if _, err := b.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &lateOK}, {Delivery: &lateBad, Disable: lateReason}}, later, nil); err != nil {
+		t.Fatal(err)
+	}
+	if hook, err := ws.Webhook(ctx, c, created.ID); err != nil || hook.State != memstore.WebhookEnabled {
+		t.Errorf("an attempt recorded after its lease was lost disabled its endpoint: %+v, %v", hook, err)
+	}
+	if log, err := ws.WebhookDeliveries(ctx, c, all.ID, 100); err != nil || log[len(log)-1].State != memstore.DeliveryPending || log[len(log)-1].Attempts != 0 {
+		t.Errorf("an attempt recorded after its lease was lost: %+v, %v", log[len(log)-1], err)
+	}
+
+	// Attempts under the claims that hold them: one delivered; one failing
+	// its last attempt disables its endpoint; the same transaction claims
+	// the next.
+	var ok memstore.WebhookDelivery
+	for _, d := range capped {
+		if d.Event.ID == mine[0].Event.ID {
+			ok = d
+		}
+	}
 	ok.Attempted(later, 204, "", policy)
-	bad := by[created.ID][0]
+	bad := skipping[0]
 	reason := bad.Attempted(later, 500, "HTTP 500: down", policy)
 	if reason == "" || bad.State != memstore.DeliveryFailed {
 		t.Fatalf("a last failed attempt: %+v, reason %q", bad, reason)
