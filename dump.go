@@ -20,6 +20,7 @@ const (
 	KindStores        RecordKind = "stores"
 	KindMemories      RecordKind = "memories"
 	KindVersions      RecordKind = "versions"
+	KindEvents        RecordKind = "events"
 	KindSessions      RecordKind = "sessions"
 	KindSessionTokens RecordKind = "tokens"
 	KindWebhooks      RecordKind = "webhooks"
@@ -28,9 +29,10 @@ const (
 
 // RecordKinds is the order in which a Dumper hands the kinds over and a
 // Restorer takes them: each kind refers only to kinds before it. Webhook
-// endpoints come after the stores and memories, so that restoring those
-// makes no webhook events.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindSessions, KindSessionTokens, KindWebhooks, KindDeliveries}
+// endpoints come after the stores, memories and events, so that restoring
+// those makes no webhook events. The events are copied as they are, so
+// that a feed's consumer resumes on the copy from the cursor it holds.
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindWebhooks, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -66,6 +68,10 @@ type RecordSink interface {
 	// Version takes a version with its content, unless it has none (a
 	// deletion, or a redacted version, which has no path either).
 	Version(*Version) error
+	// Event takes an event of a store's feed as it is kept: its store,
+	// number, type, version, actor and time (its path and hash are its
+	// version's).
+	Event(*Event) error
 	// Session takes a session with its attachments, in their order.
 	Session(*Session) error
 	SessionToken(*SessionTokenRecord) error

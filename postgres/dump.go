@@ -40,6 +40,9 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindVersions, "versions", versionColumns(true), scanVersion, nil, sink.Version)
 			},
 			func() error {
+				return dumpTable(d, memstore.KindEvents, "events", eventRecordColumns, scanEventRecord, nil, sink.Event)
+			},
+			func() error {
 				return dumpTable(d, memstore.KindSessions, "sessions s", sessionColumns, scanSession, attach, sink.Session)
 			},
 			func() error {
@@ -288,6 +291,15 @@ func (r *restorer) Version(v *memstore.Version) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		v.ID, v.StoreID, v.MemoryID, string(v.Operation), path, content, sum, size, keyset.Nanos(v.CreatedAt), string(v.CreatedBy.Type), v.CreatedBy.ID,
 		keyset.NullNanos(v.RedactedAt), rtype, rid)
+}
+
+func (r *restorer) Event(e *memstore.Event) error {
+	var vid *string
+	if e.VersionID != "" {
+		vid = &e.VersionID
+	}
+	return r.queue(0, `INSERT INTO events (store_id, seq, type, version_id, actor_type, actor_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.StoreID, e.Seq, string(e.Type), vid, string(e.Actor.Type), e.Actor.ID, keyset.Nanos(e.CreatedAt))
 }
 
 func (r *restorer) Session(s *memstore.Session) error {

@@ -37,6 +37,9 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindVersions, "versions", "rowid", versionColumns(true), scanVersion, nil, sink.Version)
 			},
 			func() error {
+				return dumpTable(d, memstore.KindEvents, "events", "store_id, seq", eventRecordColumns, scanEventRecord, nil, sink.Event)
+			},
+			func() error {
 				return dumpTable(d, memstore.KindSessions, "sessions s", "rowid", sessionColumns, scanSession, attach, sink.Session)
 			},
 			func() error {
@@ -241,6 +244,15 @@ func (r *restorer) Store(s *memstore.Store) error {
 func (r *restorer) Memory(m *memstore.Memory) error {
 	return r.exec(`INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.StoreID, m.Path, m.Content, m.ContentSHA256, m.ContentSize, m.VersionID, nanos(m.CreatedAt), nanos(m.UpdatedAt))
+}
+
+func (r *restorer) Event(e *memstore.Event) error {
+	var vid any
+	if e.VersionID != "" {
+		vid = e.VersionID
+	}
+	return r.exec(`INSERT INTO events (store_id, seq, type, version_id, actor_type, actor_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		e.StoreID, e.Seq, string(e.Type), vid, string(e.Actor.Type), e.Actor.ID, nanos(e.CreatedAt))
 }
 
 func (r *restorer) Version(v *memstore.Version) error {

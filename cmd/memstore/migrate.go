@@ -160,6 +160,10 @@ func (t *tally) Version(r *memstore.Version) error {
 	return t.wrote(t.RecordSink.Version(r), true)
 }
 
+func (t *tally) Event(r *memstore.Event) error {
+	return t.wrote(t.RecordSink.Event(r), true)
+}
+
 func (t *tally) Session(r *memstore.Session) error {
 	return t.wrote(t.RecordSink.Session(r), true)
 }

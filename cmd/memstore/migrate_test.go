@@ -141,7 +141,7 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	src.live = []liveMemories{{notes.ID, src.keys[0], 2}, {ref.ID, src.keys[0], 1}, {other.ID, src.keys[1], 1}}
 	src.counts = map[memstore.RecordKind]int64{
 		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindStores: 4,
-		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
+		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindEvents: 11, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
 		memstore.KindWebhooks: 0, memstore.KindDeliveries: 0,
 	}
 	return src
@@ -181,6 +181,7 @@ func (r *recorder) APIKey(v *memstore.APIKeyRecord) error             { return r
 func (r *recorder) Store(v *memstore.Store) error                     { return r.add("store", v) }
 func (r *recorder) Memory(v *memstore.Memory) error                   { return r.add("memory", v) }
 func (r *recorder) Version(v *memstore.Version) error                 { return r.add("version", v) }
+func (r *recorder) Event(v *memstore.Event) error                     { return r.add("event", v) }
 func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
 func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
 func (r *recorder) Webhook(v *memstore.WebhookEndpoint) error         { return r.add("webhook", v) }
@@ -197,6 +198,11 @@ func apiView(t *testing.T, base string, keys []string) string {
 		for _, s := range stores {
 			pages(t, a, "/v1/memory_stores/"+s+"/memories?view=full&limit=20", &b)
 			pages(t, a, "/v1/memory_stores/"+s+"/memory_versions?view=full&limit=20", &b)
+			// The feed, whose cursors a consumer holds: one page holds
+			// the few events of each store here.
+			var feed json.RawMessage
+			a.must(t, "GET", "/v1/memory_stores/"+s+"/events?limit=100", nil, &feed)
+			fmt.Fprintf(&b, "events of %s\n%s\n", s, feed)
 		}
 		for _, s := range pages(t, a, "/v1/sessions?include_archived=true&limit=100", &b) {
 			pages(t, a, "/v1/sessions/"+s+"/tokens?limit=100", &b)
