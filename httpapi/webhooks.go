@@ -137,9 +137,6 @@ func (s *Server) listWebhooks(w *responseWriter, r *http.Request, c *memstore.Ca
 	if p.err != nil {
 		return p.err
 	}
-	if f.AfterID != "" && f.BeforeID != "" {
-		return invalid("give after_id or before_id, not both")
-	}
 	items, more, err := s.webhooks.Webhooks(r.Context(), c, f)
 	if err != nil {
 		return err
