@@ -56,6 +56,11 @@ func (c *Caller) Expired(now time.Time) bool {
 	return c.ExpiresAt != nil && !now.Before(*c.ExpiresAt)
 }
 
+// RecheckTimeout bounds one lookup of a held caller's credential when it
+// is read again (CallerChecker), so that one slow lookup does not hold up
+// the others' for long.
+const RecheckTimeout = 10 * time.Second
+
 // A CallerChecker reads an authenticated caller's credential again, for
 // what holds a caller for long (a stream) when revocations may have gone
 // unheard (Revocation.Unheard): one lookup per caller, rather than a wait

@@ -76,12 +76,8 @@ func NewEventJSON(e *memstore.Event) EventJSON {
 func (j *EventJSON) memstoreEvent() memstore.Event {
 	e := memstore.Event{
 		Cursor: j.ID, Seq: j.Sequence, StoreID: j.MemoryStoreID, Type: memstore.EventType(j.Event),
+		MemoryID: deref(j.MemoryID), VersionID: deref(j.VersionID), Path: deref(j.Path), ContentSHA256: deref(j.ContentSHA256),
 		CreatedAt: time.Time(j.CreatedAt),
-	}
-	for dst, src := range map[*string]*string{&e.MemoryID: j.MemoryID, &e.VersionID: j.VersionID, &e.Path: j.Path, &e.ContentSHA256: j.ContentSHA256} {
-		if src != nil {
-			*dst = *src
-		}
 	}
 	if j.Actor != nil {
 		e.Actor = j.Actor.Actor()
@@ -308,7 +304,10 @@ func recheckStreams(check func(context.Context, *memstore.Caller, string) error,
 		if o.ctx.Err() != nil {
 			continue
 		}
-		switch memstore.ErrorCode(check(o.ctx, o.caller, o.storeID)) {
+		ctx, cancel := context.WithTimeout(o.ctx, memstore.RecheckTimeout)
+		err := check(ctx, o.caller, o.storeID)
+		cancel()
+		switch memstore.ErrorCode(err) {
 		case memstore.EUnauthenticated, memstore.EPermission:
 			o.cancel()
 		}

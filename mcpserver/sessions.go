@@ -352,16 +352,12 @@ func (s *sessions) revoked(r memstore.Revocation) {
 	}
 }
 
-// recheckTimeout bounds the lookup of one MCP session's credential after
-// notices went unheard.
-const recheckTimeout = 10 * time.Second
-
 // recheck closes each of entries whose caller's token no longer works,
 // one lookup at a time. One whose token cannot be read stays open: the
 // token is checked again on its next request.
 func (s *sessions) recheck(entries []*entry) {
 	for _, e := range entries {
-		ctx, cancel := context.WithTimeout(context.Background(), recheckTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), memstore.RecheckTimeout)
 		err := s.check.CheckCaller(ctx, e.caller)
 		cancel()
 		if memstore.ErrorCode(err) == memstore.EUnauthenticated {
