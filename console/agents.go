@@ -80,10 +80,6 @@ func (h *Handler) renderNewSession(w http.ResponseWriter, r *http.Request, s *si
 // createSession makes a session of the stores whose access was chosen,
 // in the form's order, and shows its first token once.
 func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, s *signedIn) {
-	if err := r.ParseForm(); err != nil {
-		h.fail(w, r, s, http.StatusBadRequest, "The form could not be read: "+err.Error())
-		return
-	}
 	sc := memstore.SessionCreate{Title: r.PostFormValue("title")}
 	for _, id := range r.PostForm["store"] {
 		access := r.PostFormValue("access." + id)

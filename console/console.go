@@ -392,8 +392,15 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *signedIn, stat
 }
 
 // internal logs an unexpected error and returns what the user is told.
+// A request whose client has gone (a sign-in given up while it waited
+// for hashing, under a flood) is no server failure: it is logged at
+// debug level only.
 func (h *Handler) internal(r *http.Request, err error) string {
-	h.cfg.Logger.Error("console: request failed", "path", r.URL.Path, "err", err)
+	level := slog.LevelError
+	if r.Context().Err() != nil {
+		level = slog.LevelDebug
+	}
+	h.cfg.Logger.Log(r.Context(), level, "console: request failed", "path", r.URL.Path, "err", err)
 	return "Something went wrong on the server; try again in a moment."
 }
 
