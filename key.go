@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // A Workspace is the unit of isolation: its stores, and everything in
@@ -130,6 +132,9 @@ const (
 	readKeys   = "list API keys"
 )
 
+// maxKeyCursor bounds the cursor of the list of API keys, a key's ID.
+const maxKeyCursor = 64
+
 // APIKeys returns a page of the caller's workspace's keys, revoked ones
 // included, oldest first: limit (0 for the default) from the page's
 // cursor (the Next of the page before, "" for the first). Revoked keys
@@ -141,6 +146,10 @@ func (k *Keys) APIKeys(ctx context.Context, c *Caller, page string, limit int) (
 	n, err := PageSize(limit, false)
 	if err != nil {
 		return Page[APIKey]{}, err
+	}
+	// The cursor is a key's ID, as every database takes it.
+	if len(page) > maxKeyCursor || !utf8.ValidString(page) || strings.ContainsRune(page, 0) {
+		return Page[APIKey]{}, Errorf(EInvalid, "page %.40q is not a cursor of the list of API keys; start from the first page", page)
 	}
 	keys, err := k.ks.APIKeys(ctx, c.WorkspaceID, page, n+1)
 	if err != nil {

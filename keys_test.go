@@ -82,6 +82,11 @@ func TestKeysChecked(t *testing.T) {
 	if _, err := keys.APIKeys(ctx, auditor, "", memstore.MaxPageSize+1); memstore.ErrorCode(err) != memstore.EInvalid {
 		t.Errorf("a limit over the most: %v", err)
 	}
+	for _, bad := range []string{"apikey_\x00", "\xff\xfe", strings.Repeat("k", 10_000)} {
+		if _, err := keys.APIKeys(ctx, auditor, bad, 0); memstore.ErrorCode(err) != memstore.EInvalid {
+			t.Errorf("cursor %.20q: %v, want EInvalid", bad, err)
+		}
+	}
 	for _, c := range []*memstore.Caller{member, sess} {
 		if _, err := keys.APIKey(ctx, c, k.ID); memstore.ErrorCode(err) != memstore.EPermission {
 			t.Errorf("%+v got a key: %v", c, err)
