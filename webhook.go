@@ -112,7 +112,7 @@ type WebhookUpdate struct {
 // unless Asc, as the hosted API lists them.
 type WebhookFilter struct {
 	AfterID  string // the page after this ID
-	BeforeID string // the page just before this ID (not with AfterID)
+	BeforeID string // the first Limit endpoints before this ID in list order, as the hosted API pages (not with AfterID)
 	Limit    int    // 1-100; 0 for DefaultPageSize
 	Asc      bool   // oldest first
 }
@@ -268,10 +268,6 @@ func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (i
 			if before(w.ID, f.BeforeID) {
 				out = append(out, w)
 			}
-		}
-		// The page just before the cursor: the last n of those.
-		if len(out) > n {
-			out, more = out[len(out)-n:], true
 		}
 	default:
 		out = all

@@ -11,9 +11,10 @@ import (
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
-// TestWebhooksPages: a page before an endpoint is the one immediately
-// before it, as the hosted API's before_id pages, and a filter that gives
-// both cursors is refused by the core.
+// TestWebhooksPages: a page before an endpoint holds the first endpoints
+// before it in list order, as the hosted API defines before_id (not those
+// just before it), and a filter that gives both cursors is refused by the
+// core, not only by the HTTP API.
 func TestWebhooksPages(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t, sqlite.Options{})
@@ -40,13 +41,13 @@ func TestWebhooksPages(t *testing.T) {
 		}
 		return got, more
 	}
-	// Newest first: before the oldest come the two just newer than it.
-	if got, more := page(memstore.WebhookFilter{BeforeID: ids[0], Limit: 2}); !slices.Equal(got, []string{ids[2], ids[1]}) || !more {
-		t.Errorf("the page before the oldest: %v (more %v), want %v", got, more, []string{ids[2], ids[1]})
+	// Newest first: before the oldest, the first two in list order.
+	if got, more := page(memstore.WebhookFilter{BeforeID: ids[0], Limit: 2}); !slices.Equal(got, []string{ids[4], ids[3]}) || !more {
+		t.Errorf("the page before the oldest: %v (more %v), want %v", got, more, []string{ids[4], ids[3]})
 	}
-	// Oldest first: before the newest come the two just older than it.
-	if got, more := page(memstore.WebhookFilter{BeforeID: ids[4], Limit: 2, Asc: true}); !slices.Equal(got, []string{ids[2], ids[3]}) || !more {
-		t.Errorf("the page before the newest, oldest first: %v (more %v), want %v", got, more, []string{ids[2], ids[3]})
+	// Oldest first: before the newest, the first two in list order.
+	if got, more := page(memstore.WebhookFilter{BeforeID: ids[4], Limit: 2, Asc: true}); !slices.Equal(got, []string{ids[0], ids[1]}) || !more {
+		t.Errorf("the page before the newest, oldest first: %v (more %v), want %v", got, more, []string{ids[0], ids[1]})
 	}
 	if got, more := page(memstore.WebhookFilter{AfterID: ids[4], Limit: 2}); !slices.Equal(got, []string{ids[3], ids[2]}) || !more {
 		t.Errorf("the page after the newest: %v (more %v)", got, more)
