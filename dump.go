@@ -24,6 +24,7 @@ const (
 	KindSessions      RecordKind = "sessions"
 	KindSessionTokens RecordKind = "tokens"
 	KindWebhooks      RecordKind = "webhooks"
+	KindCursors       RecordKind = "webhook_cursors"
 	KindDeliveries    RecordKind = "deliveries"
 )
 
@@ -32,7 +33,7 @@ const (
 // endpoints come after the stores, memories and events, so that restoring
 // those makes no webhook events. The events are copied as they are, so
 // that a feed's consumer resumes on the copy from the cursor it holds.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindWebhooks, KindDeliveries}
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindWebhooks, KindCursors, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -78,6 +79,8 @@ type RecordSink interface {
 	// Webhook takes a webhook endpoint with its signing secret and
 	// state.
 	Webhook(*WebhookEndpoint) error
+	// WebhookCursor takes where an endpoint stands in a store's feed.
+	WebhookCursor(*WebhookCursor) error
 	// WebhookDelivery takes a delivery of the endpoints' logs, pending
 	// ones included, as it stands (without URL and secret).
 	WebhookDelivery(*WebhookDelivery) error

@@ -9,10 +9,22 @@ import (
 	"unicode/utf8"
 )
 
-// Delivery of webhooks: every change writes, in its own transaction, one
-// pending delivery for each enabled endpoint of its workspace that asks
-// for its type, all with the same event ID and due at once (a committed
-// change is never lost to its webhooks, an uncommitted one never sent).
+// Delivery of webhooks. A change of a store itself (created, archived,
+// deleted) writes, in its own transaction, one pending delivery for each
+// enabled endpoint of its workspace that asks for its type, all with the
+// same event ID and due at once. A change of a memory writes nothing
+// more than its event in the store's feed (feed.go), which is the outbox
+// of memstore's own events: each enabled endpoint keeps a cursor in the
+// feed of every store of its workspace, and a deliverer's claim turns
+// the events past a cursor that the endpoint asks for into deliveries,
+// and moves the cursor past them, in one transaction. Either way a
+// committed change is never lost to its webhooks and an uncommitted one
+// never sent, and a change of a memory costs its writer nothing for
+// webhooks. An endpoint hears of the changes made while it is enabled:
+// its cursors start at the end of the feeds when it is made or enabled
+// again, and when it starts asking for memstore's own events; the types
+// it asks for are matched as its cursor passes an event.
+//
 // A deliverer claims due deliveries and posts each, retrying with
 // exponential backoff by a RetryPolicy until it is delivered or has
 // failed every attempt. Each attempt's outcome and the next attempt's
@@ -21,22 +33,48 @@ import (
 // twice. The contract is at least once: a receiver deduplicates by the
 // event's ID.
 
-// WebhookTypeOf is the webhook event type of a change of the feed:
-// "memstore." and the feed's type, but for an archive, which is the
-// hosted API's memory_store.archived. The backends' triggers apply the
-// same rule.
-func WebhookTypeOf(e EventType) string {
+// FeedWebhookType is the webhook event type of a change of the feed that
+// a claim delivers from the feed: "memstore." and the feed's type. An
+// archive is not (false): it is the hosted API's memory_store.archived,
+// which the backends' triggers deliver with the store's other events.
+func FeedWebhookType(e EventType) (string, bool) {
 	if e == EventStoreArchived {
-		return WebhookStoreArchived
+		return "", false
 	}
-	return WebhookOwnPrefix + string(e)
+	return WebhookOwnPrefix + string(e), true
 }
 
-// Wants reports whether deliveries of events of type typ go to w: it is
-// enabled and asks for them.
-func (w *WebhookEndpoint) Wants(typ string) bool {
-	return w.State == WebhookEnabled && slices.Contains(w.EnabledEvents, typ)
+// A WebhookCursor is where an endpoint stands in the feed of one store of
+// its workspace: the events up to Seq are delivered or no concern of it.
+type WebhookCursor struct {
+	EndpointID string
+	StoreID    string
+	Seq        int64
 }
+
+// FeedDelivery is the delivery to endpoint w of event e of a store of
+// workspace workspaceID (e's Path and hash are not needed), with event
+// ID id, claimed until until; false when w does not ask for e's type.
+// The backends derive the ID from the store and the event's number
+// (ids.FeedEvent), so that every endpoint, replica and attempt gives the
+// same.
+func FeedDelivery(w *WebhookEndpoint, workspaceID string, e *Event, id string, until time.Time) (WebhookDelivery, bool) {
+	typ, ok := FeedWebhookType(e.Type)
+	if !ok || !slices.Contains(w.EnabledEvents, typ) {
+		return WebhookDelivery{}, false
+	}
+	return WebhookDelivery{
+		EndpointID: w.ID,
+		Event: WebhookEvent{ID: id,
+			Type: typ, WorkspaceID: workspaceID, StoreID: e.StoreID, MemoryID: e.MemoryID, VersionID: e.VersionID, CreatedAt: e.CreatedAt},
+		State: DeliveryPending, NextAttemptAt: until, URL: w.URL, Secret: w.Secret, Lease: until,
+	}, true
+}
+
+// FeedScan bounds the events of one store's feed that a claim reads for
+// one endpoint: a feed of changes the endpoint does not ask for is
+// passed over a page at a time.
+const FeedScan = 256
 
 // A WebhookEvent is what a delivery tells of.
 type WebhookEvent struct {
@@ -162,6 +200,12 @@ type WebhookClaim struct {
 	N           int
 	PerEndpoint int
 	Holds       map[string]int // by endpoint ID
+	// The feeds a claim reads once the due deliveries leave it room:
+	// those of the Changed stores, or of every store when AllFeeds, so
+	// that a claim pays for the stores that changed since the last, and
+	// a sweep now and then finds the rest.
+	Changed  []string
+	AllFeeds bool
 }
 
 // Scan bounds the due deliveries a claim looks at, the oldest N, so that
@@ -170,13 +214,22 @@ type WebhookClaim struct {
 // rest wait for the next claim.
 func (c WebhookClaim) Scan() int { return c.N }
 
+// Room is how many more deliveries of endpoint a claim may take, having
+// taken took of it already.
+func (c WebhookClaim) Room(endpoint string, took int) int {
+	return c.PerEndpoint - c.Holds[endpoint] - took
+}
+
 // WebhookDeliveryStorage keeps the deliveries, which the backend's
 // changes add. Like the other storage it trusts its caller.
 type WebhookDeliveryStorage interface {
 	// ClaimWebhookDeliveries returns the pending deliveries of enabled
 	// endpoints that c asks for, with their endpoints' URL and secret,
 	// and moves their next attempt to c.Until, so that no other
-	// deliverer claims them before.
+	// deliverer claims them before. In the room that leaves, it turns
+	// the events of the feeds c names past the cursors of enabled
+	// endpoints into deliveries (FeedDelivery), kept as claimed, and
+	// moves the cursors past them; no two claims take the same events.
 	ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]WebhookDelivery, error)
 	// RecordWebhookAttempts stores, in one transaction, the state of
 	// each attempt's delivery and, for an attempt with Disable set,

@@ -23,7 +23,8 @@ func flatText(t *testing.T, path string) string {
 // TestWebhookDocs keeps the documentation telling operators what bounds
 // webhook delivery and how they may change it: the cap of attempts in
 // flight to one endpoint (as the deliverer enforces it), in README.md and
-// docs/api.md's Webhooks section, and there every flag of `memstore
+// docs/api.md's Webhooks section, and there the deliveries of one
+// endpoint a server holds and every flag of `memstore
 // serve` that governs delivery.
 func TestWebhookDocs(t *testing.T) {
 	inFlight := fmt.Sprintf("at most %d attempts at once to one endpoint", webhook.MaxInFlightPerEndpoint)
@@ -35,7 +36,8 @@ func TestWebhookDocs(t *testing.T) {
 		t.Fatal("docs/api.md has no section Webhooks")
 	}
 	api, _, _ = strings.Cut(api, " ## ")
-	for _, want := range []string{inFlight, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
+	held := fmt.Sprintf("holds at most %d of its deliveries", webhook.MaxHeldPerEndpoint)
+	for _, want := range []string{inFlight, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
 		if !strings.Contains(api, want) {
 			t.Errorf("docs/api.md, Webhooks, does not say %q", want)
 		}

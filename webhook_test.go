@@ -26,7 +26,7 @@ func TestDeliveryAttempted(t *testing.T) {
 	p := RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Minute, MaxAttempts: 3}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	d := WebhookDelivery{State: DeliveryPending, Event: WebhookEvent{ID: "wevt_1"}}
-	if r := d.Attempted(at, 0, "connection refused", p); r != "" || d.State != DeliveryPending || !d.NextAttemptAt.Equal(at.Add(time.Second)) {
+	if r := d.Attempted(at, 0, "connection refused", p); r != "" || d.Event.ID != "wevt_1" || d.State != DeliveryPending || !d.NextAttemptAt.Equal(at.Add(time.Second)) {
 		t.Errorf("after a first failure: %+v, %q", d, r)
 	}
 	if r := d.Attempted(at, 503, strings.Repeat("é", MaxDeliveryError), p); r != "" || !d.NextAttemptAt.Equal(at.Add(2*time.Second)) ||
@@ -43,14 +43,33 @@ func TestDeliveryAttempted(t *testing.T) {
 	}
 }
 
-func TestWebhookTypeOf(t *testing.T) {
-	for _, e := range []EventType{EventMemoryCreated, EventMemoryModified, EventMemoryRenamed, EventMemoryDeleted, EventVersionRedacted, EventStoreArchived} {
-		if !slices.Contains(WebhookEventTypes, WebhookTypeOf(e)) {
-			t.Errorf("%s gives %q, not an event type", e, WebhookTypeOf(e))
+func TestFeedWebhookType(t *testing.T) {
+	for _, e := range []EventType{EventMemoryCreated, EventMemoryModified, EventMemoryRenamed, EventMemoryDeleted, EventVersionRedacted} {
+		if typ, ok := FeedWebhookType(e); !ok || !slices.Contains(WebhookEventTypes, typ) {
+			t.Errorf("%s gives %q, not an event type", e, typ)
 		}
 	}
-	if WebhookTypeOf(EventStoreArchived) != "memory_store.archived" || WebhookTypeOf(EventMemoryCreated) != "memstore.memory.created" {
+	if typ, _ := FeedWebhookType(EventMemoryCreated); typ != "memstore.memory.created" {
 		t.Errorf("the names differ from the documented ones")
+	}
+	if _, ok := FeedWebhookType(EventStoreArchived); ok {
+		t.Errorf("an archive is delivered from the feed; the triggers deliver it")
+	}
+}
+
+func TestFeedDelivery(t *testing.T) {
+	at := time.Date(2026, 11, 25, 1, 2, 3, 456789, time.UTC)
+	until := at.Add(time.Minute)
+	w := &WebhookEndpoint{ID: "webhook_1", URL: "https://example.com/h", Secret: "whsec_x", EnabledEvents: []string{WebhookMemoryCreated}}
+	e := &Event{Seq: 7, StoreID: "memstore_a", Type: EventMemoryCreated, MemoryID: "mem_1", VersionID: "memver_1", CreatedAt: at}
+	d, ok := FeedDelivery(w, "wrkspc_1", e, "wevt_1", until)
+	if !ok || d.EndpointID != w.ID || d.Event.Type != WebhookMemoryCreated || d.Event.MemoryID != "mem_1" || d.Event.WorkspaceID != "wrkspc_1" ||
+		d.Event.ID != "wevt_1" || d.State != DeliveryPending || !d.Lease.Equal(until) || !d.NextAttemptAt.Equal(until) || d.URL != w.URL {
+		t.Fatalf("FeedDelivery = %+v, %v", d, ok)
+	}
+	e.Type = EventMemoryDeleted
+	if _, ok := FeedDelivery(w, "wrkspc_1", e, "wevt_1", until); ok {
+		t.Errorf("an endpoint got a type it did not ask for")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,34 +24,37 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 		d := dumper{ctx: ctx, tx: tx, sink: sink}
 		for _, dump := range []func() error{
 			func() error {
-				return dumpTable(d, memstore.KindWorkspaces, "workspaces", "id, name, created_at", scanWorkspace, nil, sink.Workspace)
+				return dumpTable(d, memstore.KindWorkspaces, "workspaces", "id", "id, name, created_at", scanWorkspace, nil, sink.Workspace)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindAPIKeys, "api_keys", keyColumns+", secret_sha256", scanKeyRecord, nil, sink.APIKey)
+				return dumpTable(d, memstore.KindAPIKeys, "api_keys", "id", keyColumns+", secret_sha256", scanKeyRecord, nil, sink.APIKey)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindStores, "stores", storeColumns, scanStore, nil, sink.Store)
+				return dumpTable(d, memstore.KindStores, "stores", "id", storeColumns, scanStore, nil, sink.Store)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindMemories, "memories", memoryColumns(true), scanMemory, nil, sink.Memory)
+				return dumpTable(d, memstore.KindMemories, "memories", "id", memoryColumns(true), scanMemory, nil, sink.Memory)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindVersions, "versions", versionColumns(true), scanVersion, nil, sink.Version)
+				return dumpTable(d, memstore.KindVersions, "versions", "id", versionColumns(true), scanVersion, nil, sink.Version)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindEvents, "events", eventRecordColumns, scanEventRecord, nil, sink.Event)
+				return dumpTable(d, memstore.KindEvents, "events", "store_id, seq", eventRecordColumns, scanEventRecord, nil, sink.Event)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindSessions, "sessions s", sessionColumns, scanSession, attach, sink.Session)
+				return dumpTable(d, memstore.KindSessions, "sessions s", "s.id", sessionColumns, scanSession, attach, sink.Session)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindSessionTokens, "session_tokens", tokenColumns+", secret_sha256", scanTokenRecord, nil, sink.SessionToken)
+				return dumpTable(d, memstore.KindSessionTokens, "session_tokens", "id", tokenColumns+", secret_sha256", scanTokenRecord, nil, sink.SessionToken)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", webhookColumns, scanWebhook, nil, sink.Webhook)
+				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", "id", webhookColumns, scanWebhook, nil, sink.Webhook)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
+				return dumpTable(d, memstore.KindCursors, "webhook_cursors", "endpoint_id, store_id", "endpoint_id, store_id, seq", scanCursor, nil, sink.WebhookCursor)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", "d.endpoint_id, d.event_id", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
 			},
 		} {
 			if err := dump(); err != nil {
@@ -71,12 +73,12 @@ type dumper struct {
 	sink memstore.RecordSink
 }
 
-// dumpTable hands every row of table to put, in ID order, after
-// announcing them. A cursor reads memstore.DumpPage rows at a time, each
+// dumpTable hands every row of table to put, in the order of its unique
+// key, after announcing them. A cursor reads memstore.DumpPage rows at a time, each
 // page whole before put sees any of it, since a connection runs one
 // statement at a time. complete, when not nil, completes each page before
 // put sees it.
-func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, scan func(row) (*T, error), complete func(context.Context, pgx.Tx, []*T) error, put func(*T) error) error {
+func dumpTable[T any](d dumper, kind memstore.RecordKind, table, key, cols string, scan func(row) (*T, error), complete func(context.Context, pgx.Tx, []*T) error, put func(*T) error) error {
 	var total int64
 	if err := d.tx.QueryRow(d.ctx, `SELECT count(*) FROM `+table).Scan(&total); err != nil {
 		return err
@@ -85,10 +87,9 @@ func dumpTable[T any](d dumper, kind memstore.RecordKind, table, cols string, sc
 		return err
 	}
 	// A cursor of each kind's own name: the statements that fetch from
-	// it are cached by their text, with the columns they return. Every
-	// table's columns begin with its ID.
+	// it are cached by their text, with the columns they return.
 	cursor := "dump_" + string(kind)
-	if _, err := d.tx.Exec(d.ctx, `DECLARE `+cursor+` NO SCROLL CURSOR FOR SELECT `+cols+` FROM `+table+` ORDER BY 1`); err != nil {
+	if _, err := d.tx.Exec(d.ctx, `DECLARE `+cursor+` NO SCROLL CURSOR FOR SELECT `+cols+` FROM `+table+` ORDER BY `+key); err != nil {
 		return err
 	}
 	for {
@@ -337,13 +338,19 @@ func (r *restorer) Webhook(w *memstore.WebhookEndpoint) error {
 	return r.queue(0, `INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, append([]any{w.ID, w.WorkspaceID}, webhookArgs(w)...)...)
 }
 
+// WebhookCursor replaces the cursor that the endpoint's restore started
+// at the end of the store's feed.
+func (r *restorer) WebhookCursor(c *memstore.WebhookCursor) error {
+	return r.queue(0, `INSERT INTO webhook_cursors (endpoint_id, store_id, seq) VALUES ($1, $2, $3)
+		ON CONFLICT (endpoint_id, store_id) DO UPDATE SET seq = excluded.seq`, c.EndpointID, c.StoreID, c.Seq)
+}
+
+// scanCursor scans a cursor, for dumpTable.
+func scanCursor(r row) (*memstore.WebhookCursor, error) {
+	var c memstore.WebhookCursor
+	return &c, r.Scan(&c.EndpointID, &c.StoreID, &c.Seq)
+}
+
 func (r *restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
-	var last int64
-	if d.LastAttemptAt != nil {
-		last = keyset.Nanos(*d.LastAttemptAt)
-	}
-	e := &d.Event
-	return r.queue(0, `INSERT INTO webhook_deliveries (`+strings.ReplaceAll(deliveryColumns, "d.", "")+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt),
-		string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError)
+	return r.queue(0, deliveryInsert, deliveryArgs(d)...)
 }

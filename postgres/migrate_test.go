@@ -91,12 +91,12 @@ func TestMemoryCountMigration(t *testing.T) {
 	}
 }
 
-// dropWebhooks undoes the webhooks' migrations (0008 and 0009), for a
+// dropWebhooks undoes the webhooks' migrations (0008 to 0010), for a
 // test that takes a database back to before them.
 var dropWebhooks = []string{
-	`DROP TABLE webhook_deliveries, webhook_endpoints`,
-	`DROP FUNCTION webhook_events_of_feed, webhook_events_of_stores CASCADE`,
-	`DROP FUNCTION webhook_event_add, webhook_event_id`,
+	`DROP TABLE webhook_cursors, webhook_deliveries, webhook_endpoints`,
+	`DROP FUNCTION webhook_events_of_archive, webhook_events_of_stores, webhook_cursors_of_store CASCADE`,
+	`DROP FUNCTION webhook_cursors_of_endpoint, webhook_feed_end, webhook_asks_feed, webhook_event_add, webhook_event_id`,
 }
 
 // TestWebhookDeliveriesMigration takes a database back to migration

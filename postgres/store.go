@@ -179,12 +179,20 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memst
 }
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade
-// to the store's memories and versions.
+// to the store's memories and versions. The webhook deliveries its feed
+// still owes are made first, in the same transaction, with the store's
+// row locked so that no change adds to the feed meanwhile.
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = errStoreNotFound(id)
-	}
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		if _, err := getStore(ctx, tx, workspaceID, id, "FOR UPDATE"); err != nil {
+			return err
+		}
+		if err := flushFeed(ctx, tx, workspaceID, id, db.now()); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM stores WHERE id = $1`, id)
+		return err
+	})
 	if err == nil {
 		// Its feed is gone: the notice tells its streams on every
 		// process, which read it and end.

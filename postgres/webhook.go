@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -146,23 +147,27 @@ func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
 
 // ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage.
 func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
-	out, err := claimDeliveries(ctx, db.pool, c)
+	var out []memstore.WebhookDelivery
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		var err error
+		out, err = claimDeliveries(ctx, tx, c)
+		return err
+	})
 	return out, wrap(err, "claim webhook deliveries")
 }
 
-// claimDeliveries is one statement that leases the deliveries c asks for
-// and returns them. The oldest due rows are locked with SKIP LOCKED, so
-// that the deliverers of several replicas claim different deliveries;
-// of those, a window over each endpoint's keeps what fits its room (a
-// window cannot share a query level with FOR UPDATE).
-func claimDeliveries(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+// claimDeliveries leases the due deliveries c asks for, in one
+// statement, and then pulls from the feeds into the room left. The
+// oldest due rows are locked with SKIP LOCKED, so that the deliverers of
+// several replicas claim different deliveries; of those, a window over
+// each endpoint's keeps what fits its room (a window cannot share a query
+// level with FOR UPDATE).
+func claimDeliveries(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
 	held, counts := make([]string, 0, len(c.Holds)), make([]int32, 0, len(c.Holds))
 	for id, n := range c.Holds {
 		held, counts = append(held, id), append(counts, int32(n))
 	}
-	rows, err := q.Query(ctx, `WITH due AS (
+	rows, err := tx.Query(ctx, `WITH due AS (
 			SELECT d.endpoint_id, d.event_id, d.next_attempt_at, coalesce(h.n, 0) AS held
 			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 				LEFT JOIN unnest($5::text[], $6::integer[]) AS h (endpoint, n) ON h.endpoint = d.endpoint_id
@@ -178,7 +183,7 @@ func claimDeliveries(ctx context.Context, q interface {
 	if err != nil {
 		return nil, err
 	}
-	return collect(rows, func(r row) (*memstore.WebhookDelivery, error) {
+	out, err := collect(rows, func(r row) (*memstore.WebhookDelivery, error) {
 		var url, secret string
 		d, err := scanDelivery(r, &url, &secret)
 		if err == nil {
@@ -186,6 +191,184 @@ func claimDeliveries(ctx context.Context, q interface {
 		}
 		return d, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return pullFeeds(ctx, tx, c, out)
+}
+
+// pullFeeds adds to claimed, in the claim's room, deliveries of the
+// events past the cursors of the feeds c names, and moves the cursors
+// past what it read. The cursors are locked with SKIP LOCKED, so that
+// another replica's claim passes over those this one moves, and their
+// endpoints' rows too (KEY SHARE, which the deliveries' foreign key takes
+// anyway): a claim that locked a cursor and then waited for its endpoint
+// would deadlock with the endpoint's deletion, which deletes the cursor.
+// The endpoints without room are left out, so that their cursors stay
+// free for the replicas that have some.
+func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
+	if len(claimed) >= c.N || (!c.AllFeeds && len(c.Changed) == 0) {
+		return claimed, nil
+	}
+	took := make(map[string]int, len(c.Holds))
+	for id := range c.Holds {
+		took[id] = 0
+	}
+	for _, d := range claimed {
+		took[d.EndpointID]++
+	}
+	full := []string{} // not nil, which would be NULL and match nothing
+	for id, n := range took {
+		if c.Room(id, n) <= 0 {
+			full = append(full, id)
+		}
+	}
+	q := newQuery(full)
+	where := "w.id <> ALL ($1)"
+	if !c.AllFeeds {
+		where += " AND c.store_id = ANY (" + q.arg(c.Changed) + ")"
+	}
+	cursors, err := feedCursors(ctx, tx, where, "FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED", q.args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, cur := range cursors {
+		room := min(c.N-len(claimed), c.Room(cur.w.ID, took[cur.w.ID]))
+		if room <= 0 {
+			continue
+		}
+		pulled, err := cur.pull(ctx, tx, room, c.Until)
+		if err != nil {
+			return nil, err
+		}
+		took[cur.w.ID] += len(pulled)
+		claimed = append(claimed, pulled...)
+	}
+	return claimed, nil
+}
+
+// flushFeed makes every delivery, due at now, that the cursors in store
+// storeID's feed have still to pass: before the store's deletion takes
+// its feed with it. The caller holds the store's row locked, so that no
+// event is added meanwhile. The endpoints of the workspace are locked
+// first (KEY SHARE, which the deliveries' foreign key takes anyway), then
+// the cursors, waiting for the claims that hold them: in that order, the
+// deletion or change of an endpoint, which locks its row and then its
+// cursors, waits for the flush or the flush for it, and neither
+// deadlocks.
+func flushFeed(ctx context.Context, tx pgx.Tx, workspaceID, storeID string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id FOR KEY SHARE`, workspaceID); err != nil {
+		return err
+	}
+	cursors, err := feedCursors(ctx, tx, "c.store_id = $1", "FOR UPDATE OF c", storeID)
+	if err != nil {
+		return err
+	}
+	for _, cur := range cursors {
+		for from := int64(-1); from != cur.seq; {
+			from = cur.seq
+			if _, err := cur.pull(ctx, tx, memstore.FeedScan, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// A feedCursor is an enabled endpoint's cursor in a store's feed.
+type feedCursor struct {
+	w     *memstore.WebhookEndpoint
+	store string
+	seq   int64
+}
+
+// feedCursors returns the cursors, matching where and locked by lock, of
+// enabled endpoints that ask for memstore's own events and that have
+// events to pass.
+func feedCursors(ctx context.Context, tx pgx.Tx, where, lock string, args ...any) ([]*feedCursor, error) {
+	rows, err := tx.Query(ctx, `SELECT `+prefixed("w.", webhookColumns)+`, c.store_id, c.seq FROM webhook_cursors c
+		JOIN webhook_endpoints w ON w.id = c.endpoint_id
+		WHERE w.state = 'enabled' AND webhook_asks_feed(w.enabled_events)
+		AND EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq) AND `+where+` `+lock, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*feedCursor
+	for rows.Next() {
+		cur := &feedCursor{}
+		w, err := scanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq}})
+		if err != nil {
+			return nil, err
+		}
+		cur.w = w
+		out = append(out, cur)
+	}
+	return out, rows.Err()
+}
+
+// prefixed is the comma-separated columns cols, each with prefix.
+func prefixed(prefix, cols string) string {
+	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+}
+
+// pull makes the deliveries, claimed until until, of up to n events past
+// the cursor that its endpoint asks for, reading at most
+// memstore.FeedScan events, and moves the cursor past what it read: the
+// deliveries and the cursor's move go in one round trip.
+func (cur *feedCursor) pull(ctx context.Context, tx pgx.Tx, n int, until time.Time) ([]memstore.WebhookDelivery, error) {
+	rows, err := tx.Query(ctx, `SELECT e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), e.created_at
+		FROM events e LEFT JOIN versions v ON v.id = e.version_id
+		WHERE e.store_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, cur.store, cur.seq, memstore.FeedScan)
+	if err != nil {
+		return nil, err
+	}
+	var out []memstore.WebhookDelivery
+	seq := cur.seq
+	for len(out) < n && rows.Next() {
+		e := memstore.Event{StoreID: cur.store}
+		var typ string
+		var at int64
+		if err := rows.Scan(&e.Seq, &typ, &e.MemoryID, &e.VersionID, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		e.Type, e.CreatedAt = memstore.EventType(typ), keyset.Time(at)
+		if d, ok := memstore.FeedDelivery(cur.w, cur.w.WorkspaceID, &e, ids.FeedEvent(e.StoreID, e.Seq, e.CreatedAt), until); ok {
+			out = append(out, d)
+		}
+		seq = e.Seq
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var b pgx.Batch
+	for i := range out {
+		b.Queue(deliveryInsert, deliveryArgs(&out[i])...)
+	}
+	b.Queue(`UPDATE webhook_cursors SET seq = $1 WHERE endpoint_id = $2 AND store_id = $3`, seq, cur.w.ID, cur.store)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
+	}
+	cur.seq = seq
+	return out, nil
+}
+
+// deliveryInsert is the statement that adds a delivery as it stands, of
+// deliveryArgs.
+var deliveryInsert = `INSERT INTO webhook_deliveries (` + strings.ReplaceAll(deliveryColumns, "d.", "") + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+
+// deliveryArgs are d's columns, in deliveryColumns' order.
+func deliveryArgs(d *memstore.WebhookDelivery) []any {
+	var last int64
+	if d.LastAttemptAt != nil {
+		last = keyset.Nanos(*d.LastAttemptAt)
+	}
+	e := &d.Event
+	return []any{d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt),
+		string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError}
 }
 
 // RecordWebhookAttempts implements memstore.WebhookDeliveryStorage: one

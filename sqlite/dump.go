@@ -49,6 +49,9 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", "rowid", webhookColumns, scanWebhook, nil, sink.Webhook)
 			},
 			func() error {
+				return dumpTable(d, memstore.KindCursors, "webhook_cursors", "endpoint_id, store_id", "endpoint_id, store_id, seq", scanCursor, nil, sink.WebhookCursor)
+			},
+			func() error {
 				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", "d.endpoint_id, d.event_id", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
 			},
 		} {
@@ -309,12 +312,21 @@ func (r *restorer) Webhook(w *memstore.WebhookEndpoint) error {
 }
 
 func (r *restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
-	var last int64
-	if d.LastAttemptAt != nil {
-		last = nanos(*d.LastAttemptAt)
+	if err := r.ctx.Err(); err != nil {
+		return err
 	}
-	e := &d.Event
-	return r.exec(`INSERT INTO webhook_deliveries (`+strings.ReplaceAll(deliveryColumns, "d.", "")+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt),
-		string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError)
+	return insertDelivery(r.ctx, r.tx, d)
+}
+
+// WebhookCursor replaces the cursor that the endpoint's restore started
+// at the end of the store's feed.
+func (r *restorer) WebhookCursor(c *memstore.WebhookCursor) error {
+	return r.exec(`INSERT INTO webhook_cursors (endpoint_id, store_id, seq) VALUES (?, ?, ?)
+		ON CONFLICT (endpoint_id, store_id) DO UPDATE SET seq = excluded.seq`, c.EndpointID, c.StoreID, c.Seq)
+}
+
+// scanCursor scans a cursor, for dumpTable.
+func scanCursor(row interface{ Scan(...any) error }) (*memstore.WebhookCursor, error) {
+	var c memstore.WebhookCursor
+	return &c, row.Scan(&c.EndpointID, &c.StoreID, &c.Seq)
 }

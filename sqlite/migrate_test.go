@@ -195,7 +195,7 @@ func TestEventsMigration(t *testing.T) {
 	// sizes, webhooks and their deliveries), to be made again.
 	raw := rawDB(t, path)
 	for _, q := range []string{
-		`DROP VIEW webhook_events`, `DROP TRIGGER webhook_events_store_created`, `DROP TRIGGER webhook_events_store_deleted`,
+		`DROP TRIGGER webhook_cursors_of_store`, `DROP TABLE webhook_cursors`, `DROP VIEW webhook_events`, `DROP TRIGGER webhook_events_store_created`, `DROP TRIGGER webhook_events_store_deleted`,
 		`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_endpoints`,
 		`DROP TABLE events`,
 		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `DROP TRIGGER memories_size_update`,

@@ -200,8 +200,12 @@ func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade
 // to the store's memories and versions, and secure_delete zeroes them.
+// The webhook deliveries its feed still owes are made first.
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 	err := db.write(ctx, func(tx *txn) error {
+		if err := flushFeed(ctx, tx, workspaceID, id, db.now()); err != nil {
+			return err
+		}
 		res, err := tx.exec(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
 		tx.storeChanged(id)
 		if err != nil {

@@ -167,6 +167,16 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClai
 // and returns them: of the oldest due, those within their endpoint's
 // room, numbered by a window over each endpoint's.
 func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+	// Most claims find nothing due (a memory's events are claimed as the
+	// feed is read): one probe of the index by due time spares them the
+	// statement below, which SQLite prepares again on every run.
+	var due bool
+	if err := tx.queryRow(ctx, "SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?)", nanos(c.Now)).Scan(&due); err != nil {
+		return nil, err
+	}
+	if !due {
+		return pullFeeds(ctx, tx, c, nil)
+	}
 	holds, err := json.Marshal(c.Holds)
 	if err != nil {
 		return nil, err
@@ -197,7 +207,173 @@ func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]m
 		d.URL, d.Secret, d.Lease = url, secret, d.NextAttemptAt
 		out = append(out, *d)
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return pullFeeds(ctx, tx, c, out)
+}
+
+// pullFeeds adds to claimed, in the claim's room, deliveries of the
+// events past the cursors of the feeds c names, and moves the cursors
+// past what it read: one index probe per cursor to find those with
+// events, one range read of the feed for each of those.
+func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
+	if len(claimed) >= c.N || (!c.AllFeeds && len(c.Changed) == 0) {
+		return claimed, nil
+	}
+	took := map[string]int{}
+	for _, d := range claimed {
+		took[d.EndpointID]++
+	}
+	where, args := "", []any(nil)
+	if !c.AllFeeds {
+		b, err := json.Marshal(c.Changed)
+		if err != nil {
+			return nil, err
+		}
+		where, args = "c.store_id IN (SELECT value FROM json_each(?))", []any{string(b)}
+	}
+	cursors, err := feedCursors(ctx, tx, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, cur := range cursors {
+		room := min(c.N-len(claimed), c.Room(cur.w.ID, took[cur.w.ID]))
+		if room <= 0 {
+			continue
+		}
+		pulled, err := cur.pull(ctx, tx, room, c.Until)
+		if err != nil {
+			return nil, err
+		}
+		took[cur.w.ID] += len(pulled)
+		claimed = append(claimed, pulled...)
+	}
+	return claimed, nil
+}
+
+// flushFeed makes every delivery, due at now, that the cursors in store
+// id's feed have still to pass: before the store's deletion takes its
+// feed with it.
+func flushFeed(ctx context.Context, tx *txn, workspaceID, id string, now time.Time) error {
+	cursors, err := feedCursors(ctx, tx, "c.store_id = ? AND s.workspace_id = ?", id, workspaceID)
+	if err != nil {
+		return err
+	}
+	for _, cur := range cursors {
+		for from := int64(-1); from != cur.Seq; {
+			from = cur.Seq
+			if _, err := cur.pull(ctx, tx, memstore.FeedScan, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// A feedCursor is an enabled endpoint's cursor in a store's feed.
+type feedCursor struct {
+	w         *memstore.WebhookEndpoint
+	workspace string
+	store     string
+	Seq       int64
+}
+
+// feedCursors returns the cursors, matching where, of enabled endpoints
+// that ask for memstore's own events and that have events to pass.
+func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*feedCursor, error) {
+	if where != "" {
+		where = " AND " + where
+	}
+	rows, err := tx.query(ctx, `SELECT c.store_id, c.seq, s.workspace_id, `+prefixed("w.", webhookColumns)+` FROM webhook_cursors c
+		JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN stores s ON s.id = c.store_id
+		WHERE w.state = 'enabled' AND instr(w.enabled_events, 'memstore.') > 0
+		AND EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq)`+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*feedCursor
+	for rows.Next() {
+		cur := &feedCursor{}
+		w, err := scanWebhook(prepended{rows, []any{&cur.store, &cur.Seq, &cur.workspace}})
+		if err != nil {
+			return nil, err
+		}
+		cur.w = w
+		out = append(out, cur)
+	}
 	return out, rows.Err()
+}
+
+// prepended scans its leading columns into first, the rest by the
+// caller's scan.
+type prepended struct {
+	row   interface{ Scan(...any) error }
+	first []any
+}
+
+func (p prepended) Scan(dest ...any) error { return p.row.Scan(append(p.first, dest...)...) }
+
+// prefixed is the comma-separated columns cols, each with prefix.
+func prefixed(prefix, cols string) string {
+	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+}
+
+// pull makes the deliveries, claimed until until, of up to n events past
+// the cursor that its endpoint asks for, reading at most
+// memstore.FeedScan events, and moves the cursor past what it read.
+func (cur *feedCursor) pull(ctx context.Context, tx *txn, n int, until time.Time) ([]memstore.WebhookDelivery, error) {
+	rows, err := tx.query(ctx, `SELECT e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), e.created_at
+		FROM events e LEFT JOIN versions v ON v.store_id = e.store_id AND v.id = e.version_id
+		WHERE e.store_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, cur.store, cur.Seq, memstore.FeedScan)
+	if err != nil {
+		return nil, err
+	}
+	var out []memstore.WebhookDelivery
+	seq := cur.Seq
+	for len(out) < n && rows.Next() {
+		e := memstore.Event{StoreID: cur.store}
+		var typ string
+		var at int64
+		if err := rows.Scan(&e.Seq, &typ, &e.MemoryID, &e.VersionID, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		e.Type, e.CreatedAt = memstore.EventType(typ), fromNanos(at)
+		if d, ok := memstore.FeedDelivery(cur.w, cur.workspace, &e, ids.FeedEvent(e.StoreID, e.Seq, e.CreatedAt), until); ok {
+			out = append(out, d)
+		}
+		seq = e.Seq
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := insertDelivery(ctx, tx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.exec(ctx, "UPDATE webhook_cursors SET seq = ? WHERE endpoint_id = ? AND store_id = ?", seq, cur.w.ID, cur.store); err != nil {
+		return nil, err
+	}
+	cur.Seq = seq
+	return out, nil
+}
+
+// insertDelivery adds delivery d as it stands.
+func insertDelivery(ctx context.Context, tx *txn, d *memstore.WebhookDelivery) error {
+	var last int64
+	if d.LastAttemptAt != nil {
+		last = nanos(*d.LastAttemptAt)
+	}
+	e := &d.Event
+	_, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt),
+		string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError)
+	return err
 }
 
 // RecordWebhookAttempts implements memstore.WebhookDeliveryStorage: a

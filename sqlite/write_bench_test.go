@@ -49,7 +49,7 @@ func BenchmarkWriteCycleWebhooks(b *testing.B) {
 			}
 			now := time.Now()
 			var err error
-			ds, err = db.RecordWebhookAttempts(ctx, attempts, now, &memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: webhook.Pool, PerEndpoint: webhook.MaxHeldPerEndpoint})
+			ds, err = db.RecordWebhookAttempts(ctx, attempts, now, &memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: webhook.Pool, PerEndpoint: webhook.MaxHeldPerEndpoint, AllFeeds: true})
 			if err != nil {
 				b.Error(err)
 			}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,9 +31,11 @@ type RolledBack func(ctx context.Context, b WebhookDeliveryBackend, workspaceID,
 // enabled endpoint asks for reaches it, once, with its type and IDs, and
 // one event ID shared by its endpoints; a rolled-back change reaches
 // none; claims lease; attempts are recorded; a final failure disables
-// the endpoint. open returns a fresh, empty backend.
+// the endpoint; the feeds' cursors move past exactly what claims took.
+// open returns a fresh, empty backend.
 func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryBackend, rolledBack RolledBack) {
 	t.Run("Deliveries", func(t *testing.T) { testWebhookDeliveries(t, open(t), rolledBack) })
+	t.Run("Feeds", func(t *testing.T) { testWebhookFeeds(t, open(t)) })
 }
 
 // claimAll claims every delivery due at now, until until.
@@ -40,7 +43,7 @@ func claimAll(t *testing.T, b WebhookDeliveryBackend, now, until time.Time) []me
 	t.Helper()
 	var all []memstore.WebhookDelivery
 	for {
-		ds, err := b.ClaimWebhookDeliveries(context.Background(), memstore.WebhookClaim{Now: now, Until: until, N: 3, PerEndpoint: 3}) // small batches, to page
+		ds, err := b.ClaimWebhookDeliveries(context.Background(), memstore.WebhookClaim{Now: now, Until: until, N: 3, PerEndpoint: 3, AllFeeds: true}) // small batches, to page
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +200,7 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 	}
 
 	// No one claims a delivery again before its lease ends.
-	again, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now.Add(30 * time.Second), Until: now.Add(2 * time.Minute), N: 100, PerEndpoint: 100})
+	again, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now.Add(30 * time.Second), Until: now.Add(2 * time.Minute), N: 100, PerEndpoint: 100, AllFeeds: true})
 	if err != nil || len(again) != 0 {
 		t.Errorf("claimed %d leased deliveries (%v)", len(again), err)
 	}
@@ -220,7 +223,7 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 	if err != nil || len(capped) != 4 || count[all.ID] != 3 || count[theirs.ID] != 1 {
 		t.Errorf("claimed %v with room for 3 of %s and 4 of %s (%v)", count, all.ID, theirs.ID, err)
 	}
-	again, err = b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 2, PerEndpoint: 4})
+	again, err = b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 2, PerEndpoint: 4, AllFeeds: true})
 	if err != nil || len(again) != 2 {
 		t.Fatalf("claimed %d of 2 after the lease (%v)", len(again), err)
 	}
@@ -257,7 +260,7 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 		t.Fatalf("a last failed attempt: %+v, reason %q", bad, reason)
 	}
 	next, err := b.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &ok}, {Delivery: &bad, Disable: reason}}, later,
-		&memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 100, PerEndpoint: 100})
+		&memstore.WebhookClaim{Now: later, Until: later.Add(time.Minute), N: 100, PerEndpoint: 100, AllFeeds: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,8 +308,140 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 	if err := ws.DeleteWebhook(ctx, c, all.ID); err != nil {
 		t.Fatal(err)
 	}
-	rest, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later.Add(time.Hour), Until: later.Add(2 * time.Hour), N: 100, PerEndpoint: 100})
+	rest, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: later.Add(time.Hour), Until: later.Add(2 * time.Hour), N: 100, PerEndpoint: 100, AllFeeds: true})
 	if err != nil || len(rest) != 1 || rest[0].EndpointID != theirs.ID {
 		t.Errorf("after the deletion, claimed %+v (%v)", rest, err)
+	}
+}
+
+// testWebhookFeeds checks the claims that read the stores' feeds: which
+// feeds a claim reads, the room it fills, and where an endpoint's
+// cursors start.
+func testWebhookFeeds(t *testing.T, b WebhookDeliveryBackend) {
+	ctx := context.Background()
+	co := memstore.NewCore(b)
+	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
+	c := webhookWorkspace(t, b, "feeds")
+	mustStore := func(name string) *memstore.Store {
+		t.Helper()
+		s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	write := func(s *memstore.Store, paths ...string) {
+		t.Helper()
+		for _, p := range paths {
+			if _, err := co.CreateMemory(ctx, c, s.ID, memstore.MemoryCreate{Path: p, Content: p}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	claim := func(perEndpoint int, all bool, changed ...string) []string {
+		t.Helper()
+		now := time.Now()
+		ds, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 100, PerEndpoint: perEndpoint,
+			AllFeeds: all, Changed: changed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range ds {
+			got = append(got, d.Event.StoreID+" "+d.Event.Type)
+		}
+		slices.Sort(got)
+		return got
+	}
+	memoryEvents := []string{memstore.WebhookMemoryCreated, memstore.WebhookMemoryDeleted}
+	a, z := mustStore("a"), mustStore("z")
+	write(a, "/before.md") // before the endpoint: never delivered
+	w, err := ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: memoryEvents})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(100, true); len(got) != 0 {
+		t.Errorf("changes made before the endpoint were delivered: %v", got)
+	}
+
+	// A claim reads the feeds it is told of, or all of them.
+	write(a, "/a1.md", "/a2.md", "/a3.md")
+	write(z, "/z1.md")
+	if got := claim(100, false, z.ID); !slices.Equal(got, []string{z.ID + " " + memstore.WebhookMemoryCreated}) {
+		t.Errorf("a claim of store z's feed took %v", got)
+	}
+	// The endpoint's room: two now, the third at the next claim, none
+	// twice.
+	if got := claim(2, false, a.ID, z.ID); len(got) != 2 {
+		t.Errorf("a claim with room for 2 took %v", got)
+	}
+	if got := claim(2, true); !slices.Equal(got, []string{a.ID + " " + memstore.WebhookMemoryCreated}) {
+		t.Errorf("the next claim took %v, want the third of store a", got)
+	}
+	if got := claim(100, true); len(got) != 0 {
+		t.Errorf("a claim with nothing new took %v", got)
+	}
+
+	// Types the endpoint does not ask for are passed over, even more
+	// than one claim reads of a feed.
+	for i := range memstore.FeedScan + 5 {
+		m, err := co.CreateMemory(ctx, c, z.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d.md", i), Content: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < memstore.FeedScan {
+			continue
+		}
+		if err := co.DeleteMemory(ctx, c, z.ID, m.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	only := []string{memstore.WebhookMemoryDeleted}
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{EnabledEvents: only}); err != nil {
+		t.Fatal(err)
+	}
+	var deleted int
+	for range 3 {
+		deleted += len(claim(100, true))
+	}
+	if deleted != 5 {
+		t.Errorf("%d deletions delivered, want 5", deleted)
+	}
+
+	// Disabled, an endpoint hears nothing, and nothing of that time once
+	// enabled again; it hears what follows.
+	off, on := memstore.WebhookDisabled, memstore.WebhookEnabled
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{State: &off, EnabledEvents: memoryEvents}); err != nil {
+		t.Fatal(err)
+	}
+	write(a, "/while-off.md")
+	if got := claim(100, true); len(got) != 0 {
+		t.Errorf("a disabled endpoint got %v", got)
+	}
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{State: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(100, true); len(got) != 0 {
+		t.Errorf("an endpoint enabled again got what changed while it was disabled: %v", got)
+	}
+	write(a, "/after.md")
+	if got := claim(100, true); !slices.Equal(got, []string{a.ID + " " + memstore.WebhookMemoryCreated}) {
+		t.Errorf("an endpoint enabled again got %v", got)
+	}
+
+	// An endpoint that starts asking for memstore's own events hears of
+	// the changes from then on; a new store's from its first.
+	stores := []string{memstore.WebhookStoreCreated}
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{EnabledEvents: stores}); err != nil {
+		t.Fatal(err)
+	}
+	write(a, "/unasked.md")
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{EnabledEvents: memoryEvents}); err != nil {
+		t.Fatal(err)
+	}
+	n := mustStore("new")
+	write(n, "/first.md")
+	if got := claim(100, true); !slices.Equal(got, []string{n.ID + " " + memstore.WebhookMemoryCreated}) {
+		t.Errorf("after asking for memory events again, got %v, want only the new store's", got)
 	}
 }

@@ -25,11 +25,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestReplicasSendOnce runs two deliverers on one PostgreSQL database,
-// as two servers would, starting together on many due events, to a
-// receiver slow enough that both have attempts in flight at once, and
-// checks that each event is sent once and only once: a claim that two
-// deliverers could both take, or that let a delivery in flight be taken
-// again, would send some twice.
+// as two servers would, starting together on many due events and many
+// events in the stores' feeds, to a receiver slow enough that both have
+// attempts in flight at once, and checks that each event is sent once
+// and only once: a claim that two deliverers could both take, or that
+// let a delivery in flight be taken again, would send some twice.
 func TestReplicasSendOnce(t *testing.T) {
 	url := pgtest.DB(t, func(ctx context.Context, url string) error {
 		db, err := postgres.Open(ctx, url, postgres.Options{})
@@ -72,14 +72,18 @@ func TestReplicasSendOnce(t *testing.T) {
 	}))
 	t.Cleanup(r.Close)
 	if _, err := memstore.NewWebhooks(a, memstore.WebhooksAllowPrivate(true)).CreateWebhook(ctx, c,
-		memstore.WebhookCreate{URL: r.URL, EnabledEvents: []string{memstore.WebhookStoreCreated}}); err != nil {
+		memstore.WebhookCreate{URL: r.URL, EnabledEvents: []string{memstore.WebhookStoreCreated, memstore.WebhookMemoryCreated}}); err != nil {
 		t.Fatal(err)
 	}
 	// The events wait, for both replicas to start at once.
 	const stores = 120
 	co := memstore.NewCore(a)
 	for i := range stores {
-		if _, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: fmt.Sprint("s", i)}); err != nil {
+		s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: fmt.Sprint("s", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := co.CreateMemory(ctx, c, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "a"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,11 +104,12 @@ func TestReplicasSendOnce(t *testing.T) {
 		}
 		return len(seen), requests, most
 	}
-	waitFor(t, "every store's delivery", func() bool { n, _, _ := sent(); return n >= stores })
+	const events = 2 * stores // each store's creation and its memory's
+	waitFor(t, "every event's delivery", func() bool { n, _, _ := sent(); return n >= events })
 	time.Sleep(200 * time.Millisecond) // a second sending would arrive by now
-	events, requests, overlap := sent()
-	if events != stores || requests != stores {
-		t.Errorf("%d deliveries of %d events, want each of %d once", requests, events, stores)
+	got, requests, overlap := sent()
+	if got != events || requests != events {
+		t.Errorf("%d deliveries of %d events, want each of %d once", requests, got, events)
 	}
 	// Each deliverer has at most MaxInFlightPerEndpoint attempts to the
 	// endpoint at once: more means both were sending together.

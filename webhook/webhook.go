@@ -1,5 +1,6 @@
 // Package webhook delivers memstore's webhooks: it claims the due
-// deliveries, which changes write, posts each to its endpoint signed by the
+// deliveries, which changes of stores write and its claims make from the
+// stores' change feeds, posts each to its endpoint signed by the
 // Standard Webhooks scheme (webhook-id, webhook-timestamp,
 // webhook-signature), which the official SDKs' webhooks.unwrap verifies,
 // and records every attempt, retrying by a memstore.RetryPolicy (see
@@ -29,6 +30,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,7 +40,8 @@ import (
 // The defaults and limits of delivery.
 const (
 	// DefaultPoll is how often a deliverer looks for work when it has
-	// none.
+	// none. It is also how often a deliverer reads the feeds of every
+	// store, beside those it hears have changed.
 	DefaultPoll = time.Second
 	// DefaultTimeout bounds one attempt, from dialling to the end of the
 	// answer.
@@ -50,9 +53,9 @@ const (
 	// its attempts, never the others'.
 	MaxInFlightPerEndpoint = 4
 	// MaxHeldPerEndpoint bounds the deliveries of one endpoint a
-	// deliverer holds: those in flight, and as many claimed to follow
-	// them at once, each within one attempt's Timeout.
-	MaxHeldPerEndpoint = 2 * MaxInFlightPerEndpoint
+	// deliverer holds: those in flight, and more claimed to follow them
+	// at once, so that a claim, a transaction, serves many attempts.
+	MaxHeldPerEndpoint = 8 * MaxInFlightPerEndpoint
 	// maxRedirects bounds the redirects followed, on the same host.
 	maxRedirects = 3
 	// Pool bounds the deliveries a deliverer holds at once: attempts in
@@ -60,6 +63,14 @@ const (
 	Pool = 64
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
+	// claimGap spaces the claims that news of changes asks for: a burst
+	// of changes is read by one claim, not one claim each.
+	claimGap = 10 * time.Millisecond
+	// recordDelay and recordBatch bound how long and how many finished
+	// attempts wait to be recorded together: the transaction that
+	// records them and claims the next competes with the writes.
+	recordDelay = 10 * time.Millisecond
+	recordBatch = Pool / 2
 )
 
 // Options configure a Deliverer; the zero value is the defaults.
@@ -117,11 +128,10 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 	return &Deliverer{
 		s: s, o: o,
 		client: &http.Client{Transport: transport, Timeout: o.Timeout, CheckRedirect: sameHost},
-		// A claimed delivery waits at most for the attempts in flight to
-		// its endpoint when it was claimed (MaxHeldPerEndpoint leaves no
-		// more waiting than are in flight, each done within Timeout),
-		// then is attempted within Timeout and recorded: its claim
-		// outlives all that.
+		// A claimed delivery that waits for its endpoint starts only
+		// while its claim outlasts an attempt (startWaiting): the lease
+		// bounds how long a delivery held by a deliverer that stopped
+		// waits for another's.
 		lease: 3 * o.Timeout,
 	}
 }
@@ -174,13 +184,34 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 // claimed deliveries not yet attempted are attempted again once their
 // lease ends.
 func (d *Deliverer) Run(ctx context.Context) {
-	r := &run{d: d, held: map[string]int{}, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{}, done: make(chan result, Pool)}
+	r := &run{d: d, held: map[string]int{}, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{}, done: make(chan result, Pool),
+		changed: map[string]bool{}, wake: make(chan struct{}, 1)}
 	defer r.stop(ctx)
-	look := true // for due deliveries; else an attempt's end is awaited
+	if n, ok := d.s.(memstore.EventNotifier); ok {
+		kick := make(chan struct{}, 1)
+		stop := n.NotifyEvents(func(storeID string) {
+			r.mu.Lock()
+			r.changed[storeID] = true
+			r.mu.Unlock()
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		})
+		defer stop()
+		go r.spaceWakes(ctx, kick)
+	}
+	look := true               // for due deliveries; else an attempt's end is awaited
+	var flush <-chan time.Time // armed while finished attempts wait to be recorded
 	for {
 		err := r.prune(ctx)
 		if err == nil && look {
-			err = r.claim(ctx)
+			if len(r.finished) > 0 {
+				r.flush(ctx) // records and claims in one transaction
+				flush = nil
+			} else {
+				err = r.claim(ctx)
+			}
 		}
 		if ctx.Err() != nil {
 			return
@@ -188,14 +219,48 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if err != nil {
 			r.warn(ctx, err)
 		}
+		look = false
 		select {
 		case res := <-r.done:
 			r.finish(ctx, res)
-			look = false
+			// Idle, or enough to record: at once. Else a little later,
+			// with those that finish meanwhile, in one transaction.
+			if r.running == 0 || len(r.finished) >= recordBatch {
+				r.flush(ctx)
+				flush = nil
+			} else if flush == nil {
+				flush = time.After(recordDelay)
+			}
+		case <-flush:
+			r.flush(ctx)
+			flush = nil
+		case <-r.wake:
+			look = true
 		case <-ctx.Done():
 			return
 		case <-time.After(d.o.Poll):
 			look = true
+		}
+	}
+}
+
+// spaceWakes passes each kick, news of changes, on to Run as a wake, at
+// most one each claimGap.
+func (r *run) spaceWakes(ctx context.Context, kick <-chan struct{}) {
+	for {
+		select {
+		case <-kick:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-time.After(claimGap):
+		case <-ctx.Done():
+			return
 		}
 	}
 }
@@ -209,6 +274,12 @@ type run struct {
 	waiting  map[string][]*memstore.WebhookDelivery // claimed, by endpoint, until it has room
 	running  int                                    // attempts in flight in all
 	done     chan result                            // the attempts' outcomes, never full
+	finished []memstore.WebhookAttempt              // the attempts to record
+	swept    time.Time                              // when a claim last read every store's feed
+	wake     chan struct{}                          // news of changes, spaced by spaceWakes
+
+	mu      sync.Mutex
+	changed map[string]bool // the stores whose feeds the next claim reads
 }
 
 // A result is the outcome of an attempt to an endpoint.
@@ -238,8 +309,18 @@ func (r *run) next() *memstore.WebhookClaim {
 		return nil
 	}
 	now := r.d.o.Now()
-	return &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: Pool - r.total,
+	c := &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: Pool - r.total,
 		PerEndpoint: MaxHeldPerEndpoint, Holds: r.held}
+	if now.Sub(r.swept) >= r.d.o.Poll {
+		c.AllFeeds, r.swept = true, now
+	}
+	r.mu.Lock()
+	for id := range r.changed {
+		c.Changed = append(c.Changed, id)
+	}
+	clear(r.changed)
+	r.mu.Unlock()
+	return c
 }
 
 // claim claims due deliveries into the pool's room.
@@ -254,8 +335,16 @@ func (r *run) claim(ctx context.Context) error {
 }
 
 // add attempts claimed deliveries now if their endpoints have room, the
-// others once they have.
+// others once they have. The store of a delivery of memstore's own
+// events is read again by the next claim: its feed may hold more.
 func (r *run) add(ctx context.Context, claimed []memstore.WebhookDelivery) {
+	r.mu.Lock()
+	for _, del := range claimed {
+		if strings.HasPrefix(del.Event.Type, memstore.WebhookOwnPrefix) {
+			r.changed[del.Event.StoreID] = true
+		}
+	}
+	r.mu.Unlock()
 	for i := range claimed {
 		del := &claimed[i]
 		r.held[del.EndpointID]++
@@ -274,12 +363,30 @@ func (r *run) start(ctx context.Context, del *memstore.WebhookDelivery) {
 	go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
 }
 
-// finish takes the outcome res and every other already in, starts the
-// deliveries that waited for their endpoints, and in one transaction
-// records the attempts and, unless stopping, claims what the room they
-// left takes.
+// startWaiting starts the next delivery that waited for endpoint. One
+// whose claim would end before its attempt could be recorded is let go:
+// a claim after its lease attempts it, so that no two deliverers send it
+// at once.
+func (r *run) startWaiting(ctx context.Context, endpoint string) {
+	for next := r.waiting[endpoint]; len(next) > 0; next = r.waiting[endpoint] {
+		del := next[0]
+		if r.waiting[endpoint] = next[1:]; len(next) == 1 {
+			delete(r.waiting, endpoint)
+		}
+		if r.d.o.Now().Add(r.d.o.Timeout + recordDelay).Before(del.Lease) {
+			r.start(ctx, del)
+			return
+		}
+		r.total--
+		if r.held[endpoint]--; r.held[endpoint] == 0 {
+			delete(r.held, endpoint)
+		}
+	}
+}
+
+// finish takes the outcome res and every other already in, to be
+// recorded, and starts the deliveries that waited for their endpoints.
 func (r *run) finish(ctx context.Context, res result) {
-	var attempts []memstore.WebhookAttempt
 	for {
 		r.total--
 		r.running--
@@ -290,27 +397,29 @@ func (r *run) finish(ctx context.Context, res result) {
 			delete(r.inFlight, res.endpoint)
 		}
 		if res.attempt.Delivery != nil {
-			attempts = append(attempts, res.attempt)
+			r.finished = append(r.finished, res.attempt)
 		}
-		// The endpoint has room again for one that waited.
-		if next := r.waiting[res.endpoint]; len(next) > 0 && ctx.Err() == nil {
-			r.start(ctx, next[0])
-			if r.waiting[res.endpoint] = next[1:]; len(next) == 1 {
-				delete(r.waiting, res.endpoint)
-			}
+		if ctx.Err() == nil {
+			r.startWaiting(ctx, res.endpoint) // the endpoint has room again
 		}
 		select {
 		case res = <-r.done:
 			continue
 		default:
 		}
-		break
+		return
 	}
+}
+
+// flush records the finished attempts and, unless stopping, claims what
+// the room they left takes, in one transaction.
+func (r *run) flush(ctx context.Context) {
 	var next *memstore.WebhookClaim
 	if ctx.Err() == nil {
 		next = r.next()
 	}
-	claimed, err := r.record(ctx, attempts, next)
+	claimed, err := r.record(ctx, r.finished, next)
+	r.finished = nil
 	r.add(ctx, claimed)
 	if err != nil {
 		r.warn(ctx, err)
@@ -336,7 +445,7 @@ func (r *run) warn(ctx context.Context, err error) {
 // those that got an answer; the deliveries still waiting are left to
 // their lease.
 func (r *run) stop(ctx context.Context) {
-	var attempts []memstore.WebhookAttempt
+	attempts := r.finished
 	for ; r.running > 0; r.running-- {
 		if res := <-r.done; res.attempt.Delivery != nil {
 			attempts = append(attempts, res.attempt)

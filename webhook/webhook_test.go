@@ -449,3 +449,64 @@ func TestStopDuringAttempt(t *testing.T) {
 		t.Errorf("the log: %+v", d)
 	}
 }
+
+// TestWaitingPastLeaseLetGo: a deliverer holds more of an endpoint than
+// it attempts at once; those that would start too late to finish within
+// their claim are let go and claimed again, never sent while another
+// claim may hold them, so each event goes once.
+func TestWaitingPastLeaseLetGo(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		time.Sleep(150 * time.Millisecond)
+		mu.Lock()
+		seen[req.Header.Get("webhook-id")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(r.Close)
+	e.hook(t, r.URL, memstore.WebhookMemoryCreated)
+	s := e.store(t, "notes")
+	const memories = 24 // a claim's worth: more than fit in one lease
+	for i := range memories {
+		if _, err := e.co.CreateMemory(t.Context(), e.c, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A lease of 600 ms: four at a time, each 150 ms, the last of the 24
+	// would start 900 ms after its claim.
+	e.run(t, webhook.Options{AllowPrivate: true, Timeout: 200 * time.Millisecond, Poll: 50 * time.Millisecond})
+	waitFor(t, "every event", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == memories
+	})
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("event %s sent %d times", id, n)
+		}
+	}
+}
+
+// TestChangeWakesDeliverer: a change of a memory is delivered at once,
+// the deliverer hearing of it, not at its next look (an hour away here).
+func TestChangeWakesDeliverer(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t, always(204))
+	e.hook(t, r.URL, memstore.WebhookMemoryCreated)
+	s := e.store(t, "notes")
+	e.run(t, webhook.Options{AllowPrivate: true, Poll: time.Hour})
+	time.Sleep(100 * time.Millisecond) // past its first look
+	start := time.Now()
+	if _, err := e.co.CreateMemory(t.Context(), e.c, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delivery", func() bool { return len(r.deliveries()) == 1 })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("delivered after %v", took)
+	}
+}

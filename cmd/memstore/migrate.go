@@ -176,6 +176,10 @@ func (t *tally) Webhook(r *memstore.WebhookEndpoint) error {
 	return t.wrote(t.RecordSink.Webhook(r), true)
 }
 
+func (t *tally) WebhookCursor(r *memstore.WebhookCursor) error {
+	return t.wrote(t.RecordSink.WebhookCursor(r), true)
+}
+
 func (t *tally) WebhookDelivery(r *memstore.WebhookDelivery) error {
 	return t.wrote(t.RecordSink.WebhookDelivery(r), true)
 }

@@ -142,7 +142,7 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	src.counts = map[memstore.RecordKind]int64{
 		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindStores: 4,
 		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindEvents: 11, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
-		memstore.KindWebhooks: 0, memstore.KindDeliveries: 0,
+		memstore.KindWebhooks: 0, memstore.KindCursors: 0, memstore.KindDeliveries: 0,
 	}
 	return src
 }
@@ -185,6 +185,7 @@ func (r *recorder) Event(v *memstore.Event) error                     { return r
 func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
 func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
 func (r *recorder) Webhook(v *memstore.WebhookEndpoint) error         { return r.add("webhook", v) }
+func (r *recorder) WebhookCursor(v *memstore.WebhookCursor) error     { return r.add("cursor", v) }
 func (r *recorder) WebhookDelivery(v *memstore.WebhookDelivery) error { return r.add("delivery", v) }
 
 // apiView is everything the API shows of a database to the keys given,

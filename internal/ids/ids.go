@@ -5,6 +5,8 @@ package ids
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -84,4 +86,29 @@ func Next(id string) string {
 		b[i] = crockford[0]
 	}
 	return id + "0"
+}
+
+// Derived returns prefix followed by a lowercase ULID for time t whose
+// random part is fixed by key: its first 20 bits are t's nanoseconds
+// within the millisecond, so that derived IDs sort by time, and the rest
+// is of key's SHA-256. The same time and key give the same ID wherever
+// it is made; different keys, distinct ones.
+func Derived(prefix string, t time.Time, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	ns := uint32(t.Nanosecond() % int(time.Millisecond)) // < 2^20
+	var entropy [10]byte
+	entropy[0], entropy[1], entropy[2] = byte(ns>>12), byte(ns>>4), byte(ns<<4)|sum[0]&0x0f
+	copy(entropy[3:], sum[1:])
+	var id ulid.ULID
+	if err := id.SetTime(ulid.Timestamp(t)); err != nil {
+		id = ulid.ULID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	copy(id[6:], entropy[:])
+	return prefix + strings.ToLower(id.String())
+}
+
+// FeedEvent is the ID of the webhook event of a store's change number
+// seq, made at t: derived from them, the same wherever it is made.
+func FeedEvent(storeID string, seq int64, t time.Time) string {
+	return Derived(WebhookEvent, t, storeID+"/"+strconv.FormatInt(seq, 10))
 }

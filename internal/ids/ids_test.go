@@ -61,3 +61,22 @@ func TestFloor(t *testing.T) {
 		}
 	}
 }
+
+func TestDerived(t *testing.T) {
+	at := time.Date(2026, 11, 25, 1, 2, 3, 456789, time.UTC)
+	a := ids.Derived(ids.WebhookEvent, at, "memstore_a/7")
+	if a != ids.Derived(ids.WebhookEvent, at, "memstore_a/7") {
+		t.Fatal("the same time and key gave two IDs")
+	}
+	if len(a) != len(ids.WebhookEvent)+26 || !strings.HasPrefix(a, ids.WebhookEvent) || a < ids.Floor(ids.WebhookEvent, at) {
+		t.Fatalf("Derived = %s", a)
+	}
+	if b := ids.Derived(ids.WebhookEvent, at, "memstore_a/8"); b == a {
+		t.Fatal("two keys gave one ID")
+	}
+	for _, d := range []time.Duration{time.Nanosecond, time.Microsecond, time.Millisecond, time.Hour} {
+		if later := ids.Derived(ids.WebhookEvent, at.Add(d), "memstore_a/1"); later <= a {
+			t.Errorf("an ID %v later, %s, does not sort after %s", d, later, a)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+-- The change feed is the outbox of memstore's own webhook events: a
+-- change of a memory writes its event and nothing more, and each endpoint
+-- keeps a cursor in the feed of every store of its workspace, which the
+-- deliverer's claims move past the events they turn into deliveries
+-- (memstore's webhook_delivery.go). The events of stores themselves
+-- (created, archived, deleted) still write their deliveries in their
+-- transaction: they are rare, and created and deleted are in no feed.
+
+CREATE TABLE webhook_cursors (
+	endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+	store_id    TEXT NOT NULL REFERENCES stores (id) ON DELETE CASCADE,
+	seq         INTEGER NOT NULL, -- the last event passed
+	PRIMARY KEY (endpoint_id, store_id)
+) STRICT, WITHOUT ROWID;
+
+-- A claim reads the cursors of the stores that changed; a store's
+-- deletion removes its cursors.
+CREATE INDEX webhook_cursors_by_store ON webhook_cursors (store_id);
+
+-- An endpoint hears of the changes made while it is enabled: its cursors
+-- start at the end of the feeds when it is made, when it is enabled
+-- again, and when it starts asking for memstore's own events.
+INSERT INTO webhook_cursors
+SELECT w.id, s.id, coalesce((SELECT max(seq) FROM events e WHERE e.store_id = s.id), 0)
+FROM webhook_endpoints w JOIN stores s ON s.workspace_id = w.workspace_id;
+
+CREATE TRIGGER webhook_cursors_of_endpoint AFTER INSERT ON webhook_endpoints
+BEGIN
+	INSERT INTO webhook_cursors
+	SELECT NEW.id, s.id, coalesce((SELECT max(seq) FROM events e WHERE e.store_id = s.id), 0)
+	FROM stores s WHERE s.workspace_id = NEW.workspace_id;
+END;
+
+CREATE TRIGGER webhook_cursors_at_end AFTER UPDATE OF state, enabled_events ON webhook_endpoints
+WHEN NEW.state = 'enabled' AND (OLD.state <> 'enabled'
+	OR (instr(OLD.enabled_events, 'memstore.') = 0 AND instr(NEW.enabled_events, 'memstore.') > 0))
+BEGIN
+	UPDATE webhook_cursors SET seq = coalesce((SELECT max(seq) FROM events e WHERE e.store_id = webhook_cursors.store_id), 0)
+	WHERE endpoint_id = NEW.id;
+END;
+
+CREATE TRIGGER webhook_cursors_of_store AFTER INSERT ON stores
+BEGIN
+	INSERT INTO webhook_cursors SELECT w.id, NEW.id, 0 FROM webhook_endpoints w WHERE w.workspace_id = NEW.workspace_id;
+END;
+
+-- Of the feed, only an archive still writes deliveries: the hosted API's
+-- memory_store.archived.
+DROP TRIGGER webhook_events_of_feed;
+
+CREATE TRIGGER webhook_events_of_archive AFTER INSERT ON events
+WHEN NEW.type = 'store.archived'
+BEGIN
+	INSERT INTO webhook_events
+	SELECT s.workspace_id, 'memory_store.archived', NEW.store_id, '', '', NEW.created_at FROM stores s WHERE s.id = NEW.store_id;
+END;
