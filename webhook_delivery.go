@@ -20,10 +20,14 @@ import (
 // and moves the cursor past them, in one transaction. Either way a
 // committed change is never lost to its webhooks and an uncommitted one
 // never sent, and a change of a memory costs its writer nothing for
-// webhooks. An endpoint hears of the changes made while it is enabled:
-// its cursors start at the end of the feeds when it is made or enabled
-// again, and when it starts asking for memstore's own events; the types
-// it asks for are matched as its cursor passes an event.
+// webhooks. An endpoint is owed the changes made while it is enabled: its
+// cursors start at the end of the feeds when it is made, and when it
+// starts asking for memstore's own events; disabled, it keeps where each
+// feed then ended (WebhookCursor.OwedTo), and is given the deliveries of
+// the changes up to there before it is enabled again, its cursors then
+// passing those made meanwhile. A store's deletion first makes the
+// deliveries its feed still owes. The types an endpoint asks for are
+// matched as its cursor passes an event.
 //
 // A deliverer claims due deliveries and posts each, retrying with
 // exponential backoff by a RetryPolicy until it is delivered or has
@@ -46,10 +50,13 @@ func FeedWebhookType(e EventType) (string, bool) {
 
 // A WebhookCursor is where an endpoint stands in the feed of one store of
 // its workspace: the events up to Seq are delivered or no concern of it.
+// OwedTo, of a disabled endpoint, is where the feed ended when it was
+// disabled: the events up to there are still owed to it (0 for none).
 type WebhookCursor struct {
 	EndpointID string
 	StoreID    string
 	Seq        int64
+	OwedTo     int64
 }
 
 // FeedDelivery is the delivery to endpoint w of event e of a store of

@@ -51,7 +51,7 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", "id", webhookColumns, scanWebhook, nil, sink.Webhook)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindCursors, "webhook_cursors", "endpoint_id, store_id", "endpoint_id, store_id, seq", scanCursor, nil, sink.WebhookCursor)
+				return dumpTable(d, memstore.KindCursors, "webhook_cursors", "endpoint_id, store_id", "endpoint_id, store_id, seq, coalesce(owed_to, 0)", scanCursor, nil, sink.WebhookCursor)
 			},
 			func() error {
 				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", "d.endpoint_id, d.event_id", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
@@ -341,14 +341,14 @@ func (r *restorer) Webhook(w *memstore.WebhookEndpoint) error {
 // WebhookCursor replaces the cursor that the endpoint's restore started
 // at the end of the store's feed.
 func (r *restorer) WebhookCursor(c *memstore.WebhookCursor) error {
-	return r.queue(0, `INSERT INTO webhook_cursors (endpoint_id, store_id, seq) VALUES ($1, $2, $3)
-		ON CONFLICT (endpoint_id, store_id) DO UPDATE SET seq = excluded.seq`, c.EndpointID, c.StoreID, c.Seq)
+	return r.queue(0, `INSERT INTO webhook_cursors (endpoint_id, store_id, seq, owed_to) VALUES ($1, $2, $3, nullif($4, 0))
+		ON CONFLICT (endpoint_id, store_id) DO UPDATE SET seq = excluded.seq, owed_to = excluded.owed_to`, c.EndpointID, c.StoreID, c.Seq, c.OwedTo)
 }
 
 // scanCursor scans a cursor, for dumpTable.
 func scanCursor(r row) (*memstore.WebhookCursor, error) {
 	var c memstore.WebhookCursor
-	return &c, r.Scan(&c.EndpointID, &c.StoreID, &c.Seq)
+	return &c, r.Scan(&c.EndpointID, &c.StoreID, &c.Seq, &c.OwedTo)
 }
 
 func (r *restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {

@@ -96,7 +96,7 @@ func TestMemoryCountMigration(t *testing.T) {
 var dropWebhooks = []string{
 	`DROP TABLE webhook_cursors, webhook_deliveries, webhook_endpoints`,
 	`DROP FUNCTION webhook_events_of_archive, webhook_events_of_stores, webhook_cursors_of_store CASCADE`,
-	`DROP FUNCTION webhook_cursors_of_endpoint, webhook_feed_end, webhook_asks_feed, webhook_event_add, webhook_event_id`,
+	`DROP FUNCTION webhook_cursors_of_endpoint, webhook_cursors_owed, webhook_feed_end, webhook_asks_feed, webhook_event_add, webhook_event_id`,
 }
 
 // TestWebhookDeliveriesMigration takes a database back to migration

@@ -180,9 +180,14 @@ func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memst
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade
 // to the store's memories and versions. The webhook deliveries its feed
-// still owes are made first, in the same transaction, with the store's
-// row locked so that no change adds to the feed meanwhile.
+// still owes are made first: those of the feed as it stands a page per
+// transaction, then those of the events added since in the deleting
+// transaction, with the store's row locked so that no change adds to the
+// feed meanwhile.
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
+	if err := db.drainFeed(ctx, workspaceID, id); err != nil {
+		return wrap(err, "delete store %s", id)
+	}
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		if _, err := getStore(ctx, tx, workspaceID, id, "FOR UPDATE"); err != nil {
 			return err

@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,8 +96,15 @@ func (db *DB) Webhooks(ctx context.Context, workspaceID string) ([]memstore.Webh
 }
 
 // ChangeWebhook implements memstore.WebhookStorage, with the endpoint's
-// row locked from its read to its write.
+// row locked from its read to its write. A change that enables a
+// disabled endpoint first makes the deliveries of the events owed to it
+// (payOwed), and then, in its own transaction, those owed since, before
+// the trigger moves its cursors past the changes made while it was
+// disabled.
 func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply func(*memstore.WebhookEndpoint) error) (*memstore.WebhookEndpoint, error) {
+	if err := db.payOwed(ctx, workspaceID, id, apply); err != nil {
+		return nil, wrap(err, "change webhook endpoint %s", id)
+	}
 	var w *memstore.WebhookEndpoint
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var err error
@@ -102,8 +112,14 @@ func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply f
 		if err != nil {
 			return notFound(err, noWebhook(id))
 		}
+		was := w.State
 		if err := apply(w); err != nil {
 			return err
+		}
+		if enables(was, w.State) {
+			if _, err := drainCursors(ctx, tx, cursorsOwed+" AND c.endpoint_id = $1", false, db.now(), id); err != nil {
+				return err
+			}
 		}
 		w.UpdatedAt = keyset.Time(keyset.Nanos(w.UpdatedAt))
 		_, err = tx.Exec(ctx, `UPDATE webhook_endpoints SET (name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at) = ($1, $2, $3, $4, $5, $6, $7, $8, $9) WHERE id = $10`,
@@ -114,6 +130,50 @@ func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply f
 		return nil, wrap(err, "change webhook endpoint %s", id)
 	}
 	return w, nil
+}
+
+// enables reports whether a change of an endpoint's state from was to
+// now enables it.
+func enables(was, now memstore.WebhookState) bool {
+	return was != memstore.WebhookEnabled && now == memstore.WebhookEnabled
+}
+
+// payOwed makes, when apply would enable the disabled endpoint id, the
+// deliveries of the events owed to it, due at once, a page per
+// transaction: so that the transaction of the change itself has only
+// what was owed since to make, and no transaction grows with the
+// backlog. The deliveries of a disabled endpoint wait, pending, for it
+// to be enabled. The endpoint's row is locked (KEY SHARE) before its
+// cursors, in the order of its change and deletion. Apply is called on
+// a copy, as the change's transaction may call it again anyway; an
+// endpoint not found, or a change apply refuses, is left for that
+// transaction to report.
+func (db *DB) payOwed(ctx context.Context, workspaceID, id string, apply func(*memstore.WebhookEndpoint) error) error {
+	w, err := db.Webhook(ctx, workspaceID, id)
+	if memstore.ErrorCode(err) == memstore.ENotFound {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	was := w.State
+	w.EnabledEvents = slices.Clone(w.EnabledEvents)
+	if apply(w) != nil || !enables(was, w.State) {
+		return nil
+	}
+	now := db.now()
+	for more := true; more; {
+		err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+			if _, err := tx.Exec(ctx, `SELECT FROM webhook_endpoints WHERE id = $1 FOR KEY SHARE`, id); err != nil {
+				return err
+			}
+			more, err = drainCursors(ctx, tx, cursorsOwed+" AND c.endpoint_id = $1", true, now, id)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteWebhook implements memstore.WebhookStorage.
@@ -205,7 +265,9 @@ func claimDeliveries(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim) ([
 // anyway): a claim that locked a cursor and then waited for its endpoint
 // would deadlock with the endpoint's deletion, which deletes the cursor.
 // The endpoints without room are left out, so that their cursors stay
-// free for the replicas that have some.
+// free for the replicas that have some. The cursor whose next event is
+// the oldest is served first, so that a feed that grows faster than the
+// claims take does not hold back the events of the others.
 func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
 	if len(claimed) >= c.N || (!c.AllFeeds && len(c.Changed) == 0) {
 		return claimed, nil
@@ -224,11 +286,12 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 		}
 	}
 	q := newQuery(full)
-	where := "w.id <> ALL ($1)"
+	where := cursorsClaimed + " AND w.id <> ALL ($1)"
 	if !c.AllFeeds {
 		where += " AND c.store_id = ANY (" + q.arg(c.Changed) + ")"
 	}
-	cursors, err := feedCursors(ctx, tx, where, "FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED", q.args...)
+	cursors, err := feedCursors(ctx, tx, where, `ORDER BY (SELECT e.created_at FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq ORDER BY e.seq LIMIT 1)
+		FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED`, q.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +300,7 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 		if room <= 0 {
 			continue
 		}
-		pulled, err := cur.pull(ctx, tx, room, c.Until)
+		pulled, _, err := cur.pull(ctx, tx, room, c.Until)
 		if err != nil {
 			return nil, err
 		}
@@ -248,48 +311,112 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 }
 
 // flushFeed makes every delivery, due at now, that the cursors in store
-// storeID's feed have still to pass: before the store's deletion takes
-// its feed with it. The caller holds the store's row locked, so that no
-// event is added meanwhile. The endpoints of the workspace are locked
-// first (KEY SHARE, which the deliveries' foreign key takes anyway), then
-// the cursors, waiting for the claims that hold them: in that order, the
-// deletion or change of an endpoint, which locks its row and then its
-// cursors, waits for the flush or the flush for it, and neither
-// deadlocks.
+// storeID's feed have still to make (drainCursors): before the store's
+// deletion takes its feed with it. The caller holds the store's row
+// locked, so that no event is added meanwhile, and has made those of
+// the feed as it stood before (drainFeed), so that only the events added
+// since are left. The endpoints of the workspace are locked first
+// (lockEndpoints).
 func flushFeed(ctx context.Context, tx pgx.Tx, workspaceID, storeID string, now time.Time) error {
-	if _, err := tx.Exec(ctx, `SELECT FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id FOR KEY SHARE`, workspaceID); err != nil {
+	if err := lockEndpoints(ctx, tx, workspaceID); err != nil {
 		return err
 	}
-	cursors, err := feedCursors(ctx, tx, "c.store_id = $1", "FOR UPDATE OF c", storeID)
-	if err != nil {
+	_, err := drainCursors(ctx, tx, cursorsToPass+" AND c.store_id = $1", false, now, storeID)
+	return err
+}
+
+// drainFeed makes the deliveries, due at once, that the cursors in store
+// storeID's feed have to make up to the feed's end as it stands, a page
+// per transaction: before the store's deletion, whose transaction then
+// has only the events added since to make (flushFeed), so that no
+// transaction grows with the backlog. The store's row is not locked, so
+// that its writers go on meanwhile.
+func (db *DB) drainFeed(ctx context.Context, workspaceID, storeID string) error {
+	var end int64
+	if err := db.pool.QueryRow(ctx, `SELECT webhook_feed_end($1)`, storeID).Scan(&end); err != nil {
 		return err
 	}
-	for _, cur := range cursors {
-		for from := int64(-1); from != cur.seq; {
-			from = cur.seq
-			if _, err := cur.pull(ctx, tx, memstore.FeedScan, now); err != nil {
+	now := db.now()
+	for more := true; more; {
+		err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+			if err := lockEndpoints(ctx, tx, workspaceID); err != nil {
 				return err
 			}
+			more, err = drainCursors(ctx, tx, cursorsToPass+" AND c.store_id = $1 AND c.seq < $2 AND w.workspace_id = $3", true, now, storeID, end, workspaceID)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// A feedCursor is an enabled endpoint's cursor in a store's feed.
-type feedCursor struct {
-	w     *memstore.WebhookEndpoint
-	store string
-	seq   int64
+// lockEndpoints locks the endpoints of a workspace (KEY SHARE, which the
+// deliveries' foreign key takes anyway) before a drain of a store's
+// cursors locks them, waiting for the claims that hold them: in that
+// order, the deletion or change of an endpoint, which locks its row and
+// then its cursors, waits for the drain or the drain for it, and neither
+// deadlocks.
+func lockEndpoints(ctx context.Context, tx pgx.Tx, workspaceID string) error {
+	_, err := tx.Exec(ctx, `SELECT FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id FOR KEY SHARE`, workspaceID)
+	return err
 }
 
-// feedCursors returns the cursors, matching where and locked by lock, of
-// enabled endpoints that ask for memstore's own events and that have
-// events to pass.
-func feedCursors(ctx context.Context, tx pgx.Tx, where, lock string, args ...any) ([]*feedCursor, error) {
-	rows, err := tx.Query(ctx, `SELECT `+prefixed("w.", webhookColumns)+`, c.store_id, c.seq FROM webhook_cursors c
+// The cursors with events to pass: those that the claims move, of
+// enabled endpoints that ask for memstore's own events, and those owed
+// events, which are passed up to where they are owed.
+const (
+	cursorsClaimed = `(w.state = 'enabled' AND webhook_asks_feed(w.enabled_events)
+		AND EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq))`
+	cursorsOwed   = `c.owed_to IS NOT NULL`
+	cursorsToPass = "(" + cursorsClaimed + " OR " + cursorsOwed + ")"
+)
+
+// drainPageCursors bounds the cursors of a page of a drain, each moved
+// past at most memstore.FeedScan events, so that the page's transaction
+// stays small whatever the backlog.
+const drainPageCursors = 16
+
+// drainCursors makes the deliveries, due at now, of the events that the
+// cursors matching where have to pass, and moves the cursors past them:
+// all of them, or when paged, a page (drainPageCursors). It reports
+// whether it found a cursor to move. The caller has locked the cursors'
+// endpoints (KEY SHARE) first; the cursors are locked in one order,
+// waiting for the claims that hold them.
+func drainCursors(ctx context.Context, tx pgx.Tx, where string, paged bool, now time.Time, args ...any) (bool, error) {
+	tail, pulls := "ORDER BY c.endpoint_id, c.store_id", -1
+	if paged {
+		tail, pulls = tail+" LIMIT "+strconv.Itoa(drainPageCursors), 1
+	}
+	cursors, err := feedCursors(ctx, tx, where, tail+" FOR UPDATE OF c", args...)
+	if err != nil {
+		return false, err
+	}
+	for _, cur := range cursors {
+		for i, done := 0, false; !done && i != pulls; i++ {
+			if _, done, err = cur.pull(ctx, tx, memstore.FeedScan, now); err != nil {
+				return false, err
+			}
+		}
+	}
+	return len(cursors) > 0, nil
+}
+
+// A feedCursor is an endpoint's cursor in a store's feed.
+type feedCursor struct {
+	w      *memstore.WebhookEndpoint
+	store  string
+	seq    int64
+	owedTo *int64 // nil when nothing is owed
+}
+
+// feedCursors returns the cursors matching where, with their endpoints
+// (w); tail orders, limits and locks them.
+func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any) ([]*feedCursor, error) {
+	rows, err := tx.Query(ctx, `SELECT `+prefixed("w.", webhookColumns)+`, c.store_id, c.seq, c.owed_to FROM webhook_cursors c
 		JOIN webhook_endpoints w ON w.id = c.endpoint_id
-		WHERE w.state = 'enabled' AND webhook_asks_feed(w.enabled_events)
-		AND EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq) AND `+where+` `+lock, args...)
+		WHERE `+where+` `+tail, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +424,7 @@ func feedCursors(ctx context.Context, tx pgx.Tx, where, lock string, args ...any
 	var out []*feedCursor
 	for rows.Next() {
 		cur := &feedCursor{}
-		w, err := scanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq}})
+		w, err := scanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq, &cur.owedTo}})
 		if err != nil {
 			return nil, err
 		}
@@ -313,25 +440,36 @@ func prefixed(prefix, cols string) string {
 }
 
 // pull makes the deliveries, claimed until until, of up to n events past
-// the cursor that its endpoint asks for, reading at most
-// memstore.FeedScan events, and moves the cursor past what it read: the
-// deliveries and the cursor's move go in one round trip.
-func (cur *feedCursor) pull(ctx context.Context, tx pgx.Tx, n int, until time.Time) ([]memstore.WebhookDelivery, error) {
+// the cursor that its endpoint asks for, by the types it asks for now,
+// reading at most memstore.FeedScan events, and moves the cursor past
+// what it read: the deliveries and the cursor's move go in one round
+// trip. A cursor owed events reads no further than where they are owed.
+// Pull reports whether the cursor passed all it had to; an owed cursor
+// then owes nothing more.
+func (cur *feedCursor) pull(ctx context.Context, tx pgx.Tx, n int, until time.Time) ([]memstore.WebhookDelivery, bool, error) {
+	last := int64(math.MaxInt64)
+	if cur.owedTo != nil {
+		last = *cur.owedTo
+	}
 	rows, err := tx.Query(ctx, `SELECT e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), e.created_at
 		FROM events e LEFT JOIN versions v ON v.id = e.version_id
-		WHERE e.store_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, cur.store, cur.seq, memstore.FeedScan)
+		WHERE e.store_id = $1 AND e.seq > $2 AND e.seq <= $3 ORDER BY e.seq LIMIT $4`, cur.store, cur.seq, last, memstore.FeedScan)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var out []memstore.WebhookDelivery
-	seq := cur.seq
-	for len(out) < n && rows.Next() {
+	seq, read, full := cur.seq, 0, false
+	for rows.Next() {
+		if full = len(out) >= n; full {
+			break
+		}
+		read++
 		e := memstore.Event{StoreID: cur.store}
 		var typ string
 		var at int64
 		if err := rows.Scan(&e.Seq, &typ, &e.MemoryID, &e.VersionID, &at); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, false, err
 		}
 		e.Type, e.CreatedAt = memstore.EventType(typ), keyset.Time(at)
 		if d, ok := memstore.FeedDelivery(cur.w, cur.w.WorkspaceID, &e, ids.FeedEvent(e.StoreID, e.Seq, e.CreatedAt), until); ok {
@@ -341,18 +479,23 @@ func (cur *feedCursor) pull(ctx context.Context, tx pgx.Tx, n int, until time.Ti
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	done := seq == last || !full && read < memstore.FeedScan
+	owed := cur.owedTo
+	if done && owed != nil {
+		seq, owed = max(seq, *owed), nil
 	}
 	var b pgx.Batch
 	for i := range out {
 		b.Queue(deliveryInsert, deliveryArgs(&out[i])...)
 	}
-	b.Queue(`UPDATE webhook_cursors SET seq = $1 WHERE endpoint_id = $2 AND store_id = $3`, seq, cur.w.ID, cur.store)
+	b.Queue(`UPDATE webhook_cursors SET seq = $1, owed_to = $2 WHERE endpoint_id = $3 AND store_id = $4`, seq, owed, cur.w.ID, cur.store)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	cur.seq = seq
-	return out, nil
+	cur.seq, cur.owedTo = seq, owed
+	return out, done, nil
 }
 
 // deliveryInsert is the statement that adds a delivery as it stands, of

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
@@ -160,4 +162,257 @@ func TestFeedClaimsApart(t *testing.T) {
 	if len(seen) != stores*memories || twice != 0 {
 		t.Errorf("%d events claimed, %d of them more than once; want each of %d once", len(seen), twice, stores*memories)
 	}
+}
+
+// feedFixture is a workspace with an endpoint that asks for the
+// creation of memories, and its stores.
+type feedFixture struct {
+	db     *postgres.DB
+	caller *memstore.Caller
+	core   *memstore.Core
+	hooks  *memstore.Webhooks
+	hook   *memstore.WebhookEndpoint
+}
+
+func newFeedFixture(t *testing.T, db *postgres.DB) *feedFixture {
+	t.Helper()
+	ctx := context.Background()
+	w, err := db.CreateWorkspace(ctx, "feed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &feedFixture{db: db, core: memstore.NewCore(db), hooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)),
+		caller: &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_feed"}}}
+	f.hook, err = f.hooks.CreateWebhook(ctx, f.caller, memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: []string{memstore.WebhookMemoryCreated}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *feedFixture) store(t *testing.T, name string) string {
+	t.Helper()
+	s, err := f.core.CreateStore(context.Background(), f.caller, memstore.StoreCreate{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
+
+// write creates a memory in store and returns its ID.
+func (f *feedFixture) write(t *testing.T, store, path string) string {
+	t.Helper()
+	m, err := f.core.CreateMemory(context.Background(), f.caller, store, memstore.MemoryCreate{Path: path, Content: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.ID
+}
+
+func (f *feedFixture) setState(t *testing.T, state memstore.WebhookState) {
+	t.Helper()
+	if _, err := f.hooks.UpdateWebhook(context.Background(), f.caller, f.hook.ID, memstore.WebhookUpdate{State: &state}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memories are the memory IDs of deliveries, sorted.
+func memories(ds []memstore.WebhookDelivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Event.MemoryID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestFeedOwedAcrossDisable checks that an endpoint disabled and enabled
+// again is still sent the changes made before it was disabled, and not
+// those made while it was.
+func TestFeedOwedAcrossDisable(t *testing.T) {
+	ctx := context.Background()
+	f := newFeedFixture(t, mustOpen(t, postgres.Options{}))
+	store := f.store(t, "s")
+	var want []string
+	for i := range 3 {
+		want = append(want, f.write(t, store, fmt.Sprintf("/before%d.md", i)))
+	}
+	f.setState(t, memstore.WebhookDisabled)
+	f.write(t, store, "/disabled.md")
+	f.setState(t, memstore.WebhookEnabled)
+	want = append(want, f.write(t, store, "/after.md"))
+	slices.Sort(want)
+
+	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
+	if err != nil || !slices.Equal(memories(got), want) {
+		t.Errorf("claimed the creations of %v (%v), want %v: the three made before the endpoint was disabled and the one after it was enabled", memories(got), err, want)
+	}
+
+	// The same when the deliverer disables the endpoint, a delivery
+	// having failed every attempt.
+	owed := f.write(t, store, "/owed.md")
+	d := got[0]
+	d.State = memstore.DeliveryFailed
+	if _, err := f.db.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &d, Disable: "failed"}}, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := f.db.Webhook(ctx, f.caller.WorkspaceID, f.hook.ID); err != nil || w.State != memstore.WebhookDisabled {
+		t.Fatalf("the endpoint after its delivery failed: %v (%v), want disabled", w, err)
+	}
+	f.write(t, store, "/disabled again.md")
+	f.setState(t, memstore.WebhookEnabled)
+	got, err = f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
+	if err != nil || !slices.Equal(memories(got), []string{owed}) {
+		t.Errorf("after the deliverer disabled the endpoint and it was enabled again: claimed %v (%v), want %v", memories(got), err, owed)
+	}
+}
+
+// longFeed writes more memories to store than two pages of a feed hold,
+// and returns their IDs, sorted.
+func (f *feedFixture) longFeed(t *testing.T, store string) []string {
+	t.Helper()
+	var ids []string
+	for i := range 2*memstore.FeedScan + 10 {
+		ids = append(ids, f.write(t, store, fmt.Sprintf("/long/%d.md", i)))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// whileHeld runs do while another connection holds the row that lock
+// (a statement taking a row lock, of the argument arg) locks, and
+// checks that want deliveries of the fixture's endpoint are committed
+// meanwhile: do's transactions that make them wait for no such lock.
+// It then releases the row and returns do's error.
+func (f *feedFixture) whileHeld(t *testing.T, url, lock, arg string, want int, do func() error) error {
+	t.Helper()
+	ctx := context.Background()
+	holder, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, lock, arg); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- do() }()
+	watch, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	n := 0
+	for deadline := time.Now().Add(20 * time.Second); n < want && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, f.hook.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != want {
+		t.Errorf("%d deliveries committed while the row was held, want %d", n, want)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return <-done
+}
+
+// TestEnablePaysOwedInPages checks that enabling an endpoint owed a long
+// feed makes its deliveries in transactions of their own before the one
+// that enables it: they are committed while that one waits for the
+// endpoint's row, which another change holds.
+func TestEnablePaysOwedInPages(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t, migrate)
+	f := newFeedFixture(t, mustOpenAt(t, url, postgres.Options{}))
+	store := f.store(t, "long")
+	want := f.longFeed(t, store)
+	f.setState(t, memstore.WebhookDisabled)
+	f.write(t, store, "/disabled.md")
+	if err := f.whileHeld(t, url, `SELECT FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`, f.hook.ID, len(want), func() error {
+		state := memstore.WebhookEnabled
+		_, err := f.hooks.UpdateWebhook(ctx, f.caller, f.hook.ID, memstore.WebhookUpdate{State: &state})
+		return err
+	}); err != nil {
+		t.Fatalf("enable the endpoint: %v", err)
+	}
+	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 3*memstore.FeedScan))
+	if err != nil || !slices.Equal(memories(got), want) {
+		t.Errorf("claimed %d deliveries (%v), want the %d creations made before the endpoint was disabled, each once", len(got), err, len(want))
+	}
+}
+
+// TestDeleteStoreDrainsInPages checks that a store's deletion makes the
+// deliveries of a long feed in transactions of their own before the one
+// that deletes it: they are committed while that one still waits for the
+// store's row, which a writer holds.
+func TestDeleteStoreDrainsInPages(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t, migrate)
+	f := newFeedFixture(t, mustOpenAt(t, url, postgres.Options{}))
+	store := f.store(t, "long")
+	want := f.longFeed(t, store)
+	if err := f.whileHeld(t, url, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, store, len(want), func() error {
+		return f.core.DeleteStore(ctx, f.caller, store)
+	}); err != nil {
+		t.Fatalf("delete the store: %v", err)
+	}
+	if _, err := f.core.Store(ctx, f.caller, store); memstore.ErrorCode(err) != memstore.ENotFound {
+		t.Errorf("the store after its deletion: %v, want not found", err)
+	}
+	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 3*memstore.FeedScan))
+	if err != nil || !slices.Equal(memories(got), want) {
+		t.Errorf("claimed %d deliveries (%v), want the %d creations of the deleted store's memories, each once", len(got), err, len(want))
+	}
+}
+
+// TestDeleteStorePaysOwed checks that a store's deletion makes the
+// deliveries its feed owes a disabled endpoint, which are sent once the
+// endpoint is enabled again.
+func TestDeleteStorePaysOwed(t *testing.T) {
+	ctx := context.Background()
+	f := newFeedFixture(t, mustOpen(t, postgres.Options{}))
+	store := f.store(t, "s")
+	want := []string{f.write(t, store, "/a.md"), f.write(t, store, "/b.md")}
+	slices.Sort(want)
+	f.setState(t, memstore.WebhookDisabled)
+	f.write(t, store, "/disabled.md")
+	if err := f.core.DeleteStore(ctx, f.caller, store); err != nil {
+		t.Fatal(err)
+	}
+	f.setState(t, memstore.WebhookEnabled)
+	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
+	if err != nil || !slices.Equal(memories(got), want) {
+		t.Errorf("claimed %v (%v), want %v: the changes made before the endpoint was disabled", memories(got), err, want)
+	}
+}
+
+// TestFeedClaimsFair checks that a store whose feed grows faster than
+// its endpoint's claims take does not hold back another store's event:
+// the claims serve first the cursor whose next event is the oldest.
+func TestFeedClaimsFair(t *testing.T) {
+	ctx := context.Background()
+	f := newFeedFixture(t, mustOpen(t, postgres.Options{}))
+	busy, quiet := f.store(t, "busy"), f.store(t, "quiet")
+	f.write(t, busy, "/0.md")
+	f.write(t, busy, "/1.md")
+	lone := f.write(t, quiet, "/lone.md")
+	for i := range 2 {
+		for j := range 3 {
+			f.write(t, busy, fmt.Sprintf("/%d-%d.md", i, j))
+		}
+		got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(memories(got), lone) {
+			return
+		}
+	}
+	t.Errorf("the quiet store's event was not claimed within two claims of room 2 while the busy store's feed grew")
 }

@@ -49,7 +49,7 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindWebhooks, "webhook_endpoints", "rowid", webhookColumns, scanWebhook, nil, sink.Webhook)
 			},
 			func() error {
-				return dumpTable(d, memstore.KindCursors, "webhook_cursors", "endpoint_id, store_id", "endpoint_id, store_id, seq", scanCursor, nil, sink.WebhookCursor)
+				return dumpTable(d, memstore.KindCursors, "webhook_cursors", "endpoint_id, store_id", "endpoint_id, store_id, seq, coalesce(owed_to, 0)", scanCursor, nil, sink.WebhookCursor)
 			},
 			func() error {
 				return dumpTable(d, memstore.KindDeliveries, "webhook_deliveries d", "d.endpoint_id, d.event_id", deliveryColumns, scanDeliveryOnly, nil, sink.WebhookDelivery)
@@ -321,12 +321,12 @@ func (r *restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
 // WebhookCursor replaces the cursor that the endpoint's restore started
 // at the end of the store's feed.
 func (r *restorer) WebhookCursor(c *memstore.WebhookCursor) error {
-	return r.exec(`INSERT INTO webhook_cursors (endpoint_id, store_id, seq) VALUES (?, ?, ?)
-		ON CONFLICT (endpoint_id, store_id) DO UPDATE SET seq = excluded.seq`, c.EndpointID, c.StoreID, c.Seq)
+	return r.exec(`INSERT INTO webhook_cursors (endpoint_id, store_id, seq, owed_to) VALUES (?, ?, ?, nullif(?, 0))
+		ON CONFLICT (endpoint_id, store_id) DO UPDATE SET seq = excluded.seq, owed_to = excluded.owed_to`, c.EndpointID, c.StoreID, c.Seq, c.OwedTo)
 }
 
 // scanCursor scans a cursor, for dumpTable.
 func scanCursor(row interface{ Scan(...any) error }) (*memstore.WebhookCursor, error) {
 	var c memstore.WebhookCursor
-	return &c, row.Scan(&c.EndpointID, &c.StoreID, &c.Seq)
+	return &c, row.Scan(&c.EndpointID, &c.StoreID, &c.Seq, &c.OwedTo)
 }

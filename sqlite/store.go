@@ -200,29 +200,33 @@ func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade
 // to the store's memories and versions, and secure_delete zeroes them.
-// The webhook deliveries its feed still owes are made first.
+// The webhook deliveries its feed still owes are made first (drainPage).
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
-	err := db.write(ctx, func(tx *txn) error {
-		if err := flushFeed(ctx, tx, workspaceID, id, db.now()); err != nil {
-			return err
-		}
-		res, err := tx.exec(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
-		tx.storeChanged(id)
+	for deleted := false; !deleted; {
+		err := db.write(ctx, func(tx *txn) error {
+			more, err := drainPage(ctx, tx, db.now(), drainStore, id, workspaceID)
+			if err != nil || more {
+				return err // the page alone, then again
+			}
+			deleted = true
+			res, err := tx.exec(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+			tx.storeChanged(id)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+			}
+			// Its feed is gone: the notice after the commit tells its
+			// streams, which read it and end.
+			tx.evented = append(tx.evented, id)
+			return nil
+		})
 		if err != nil {
-			return err
+			return wrap(err, "delete store %s", id)
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
-		}
-		// Its feed is gone: the notice after the commit tells its
-		// streams, which read it and end.
-		tx.evented = append(tx.evented, id)
-		return nil
-	})
-	if err != nil {
-		return wrap(err, "delete store %s", id)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -91,28 +93,39 @@ func (db *DB) Webhooks(ctx context.Context, workspaceID string) ([]memstore.Webh
 	return out, wrap(translate(rows.Err()), "list webhook endpoints")
 }
 
-// ChangeWebhook implements memstore.WebhookStorage.
+// ChangeWebhook implements memstore.WebhookStorage. An endpoint enabled
+// again is first given the deliveries it is owed (drainPage).
 func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply func(*memstore.WebhookEndpoint) error) (*memstore.WebhookEndpoint, error) {
 	var w *memstore.WebhookEndpoint
-	err := db.write(ctx, func(tx *txn) error {
-		var err error
-		w, err = scanWebhook(tx.queryRow(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return noWebhook(id)
-		}
+	for drained := false; !drained; {
+		err := db.write(ctx, func(tx *txn) error {
+			var err error
+			w, err = scanWebhook(tx.queryRow(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, id))
+			if errors.Is(err, sql.ErrNoRows) {
+				return noWebhook(id)
+			}
+			if err != nil {
+				return err
+			}
+			was := w.State
+			if err := apply(w); err != nil {
+				return err
+			}
+			if was != memstore.WebhookEnabled && w.State == memstore.WebhookEnabled {
+				more, err := drainPage(ctx, tx, db.now(), drainEndpoint, id, workspaceID)
+				if err != nil || more {
+					return err // the page alone, then again
+				}
+			}
+			drained = true
+			w.UpdatedAt = fromNanos(nanos(w.UpdatedAt))
+			_, err = tx.exec(ctx, "UPDATE webhook_endpoints SET (name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
+				append(webhookArgs(w), id)...)
+			return err
+		})
 		if err != nil {
-			return err
+			return nil, wrap(err, "change webhook endpoint %s", id)
 		}
-		if err := apply(w); err != nil {
-			return err
-		}
-		w.UpdatedAt = fromNanos(nanos(w.UpdatedAt))
-		_, err = tx.exec(ctx, "UPDATE webhook_endpoints SET (name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
-			append(webhookArgs(w), id)...)
-		return err
-	})
-	if err != nil {
-		return nil, wrap(err, "change webhook endpoint %s", id)
 	}
 	return w, nil
 }
@@ -217,7 +230,9 @@ func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]m
 // pullFeeds adds to claimed, in the claim's room, deliveries of the
 // events past the cursors of the feeds c names, and moves the cursors
 // past what it read: one index probe per cursor to find those with
-// events, one range read of the feed for each of those.
+// events, one range read of the feed for each of those. The cursor whose
+// next event is the oldest goes first, so that a busy store's feed
+// cannot keep another's waiting.
 func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
 	if len(claimed) >= c.N || (!c.AllFeeds && len(c.Changed) == 0) {
 		return claimed, nil
@@ -226,15 +241,15 @@ func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []
 	for _, d := range claimed {
 		took[d.EndpointID]++
 	}
-	where, args := "", []any(nil)
+	where, args := "w.state = 'enabled' AND instr(w.enabled_events, ?) > 0", []any{memstore.WebhookOwnPrefix}
 	if !c.AllFeeds {
 		b, err := json.Marshal(c.Changed)
 		if err != nil {
 			return nil, err
 		}
-		where, args = "c.store_id IN (SELECT value FROM json_each(?))", []any{string(b)}
+		where, args = where+" AND c.store_id IN (SELECT value FROM json_each(?))", append(args, string(b))
 	}
-	cursors, err := feedCursors(ctx, tx, where, args...)
+	cursors, err := feedCursors(ctx, tx, where+` ORDER BY (SELECT e.created_at FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq ORDER BY e.seq LIMIT 1)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +258,7 @@ func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []
 		if room <= 0 {
 			continue
 		}
-		pulled, err := cur.pull(ctx, tx, room, c.Until)
+		pulled, _, err := cur.pull(ctx, tx, room, c.Until)
 		if err != nil {
 			return nil, err
 		}
@@ -253,43 +268,60 @@ func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []
 	return claimed, nil
 }
 
-// flushFeed makes every delivery, due at now, that the cursors in store
-// id's feed have still to pass: before the store's deletion takes its
-// feed with it.
-func flushFeed(ctx context.Context, tx *txn, workspaceID, id string, now time.Time) error {
-	cursors, err := feedCursors(ctx, tx, "c.store_id = ? AND s.workspace_id = ?", id, workspaceID)
+// Which cursors a drain makes the deliveries of, due at once: those of a
+// store about to be deleted, whose feed goes with it (of an enabled
+// endpoint, or of a disabled one that is owed some), and those of an
+// endpoint about to be enabled again, which is owed the changes up to
+// where the feeds ended when it was disabled.
+const (
+	drainStore    = "c.store_id = ? AND s.workspace_id = ? AND (w.state = 'enabled' OR c.owed_to IS NOT NULL)"
+	drainEndpoint = "c.endpoint_id = ? AND w.workspace_id = ? AND c.owed_to IS NOT NULL"
+)
+
+// drainCursors is the most cursors a drain's transaction reads.
+const drainCursors = 16
+
+// drainPage makes the deliveries, due at now, of events that the cursors
+// matching where (drainStore or drainEndpoint, with args) have still to
+// pass: at most drainCursors cursors and memstore.FeedScan events of
+// each. more tells that some may be left. A deletion or change that
+// needs its cursors drained calls it in its own transaction and, while
+// more are left, commits the page alone and starts again: each
+// transaction is bounded, and most need a single one.
+func drainPage(ctx context.Context, tx *txn, now time.Time, where string, args ...any) (more bool, err error) {
+	cursors, err := feedCursors(ctx, tx, where+fmt.Sprintf(" LIMIT %d", drainCursors), args...)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, cur := range cursors {
-		for from := int64(-1); from != cur.Seq; {
-			from = cur.Seq
-			if _, err := cur.pull(ctx, tx, memstore.FeedScan, now); err != nil {
-				return err
-			}
+		_, read, err := cur.pull(ctx, tx, memstore.FeedScan, now)
+		if err != nil {
+			return false, err
 		}
+		more = more || read == memstore.FeedScan
 	}
-	return nil
+	return more || len(cursors) == drainCursors, nil
 }
 
-// A feedCursor is an enabled endpoint's cursor in a store's feed.
+// A feedCursor is an endpoint's cursor in a store's feed.
 type feedCursor struct {
 	w         *memstore.WebhookEndpoint
 	workspace string
 	store     string
-	Seq       int64
+	seq       int64
+	upto      int64 // the last event it may pass: its owed_to, if any
 }
 
-// feedCursors returns the cursors, matching where, of enabled endpoints
-// that ask for memstore's own events and that have events to pass.
+// noEnd is the upto of a cursor that owes nothing: the feed's end.
+const noEnd = math.MaxInt64
+
+// feedCursors returns the cursors, matching where, that have events to
+// pass (up to owed_to, when set).
 func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*feedCursor, error) {
-	if where != "" {
-		where = " AND " + where
-	}
-	rows, err := tx.query(ctx, `SELECT c.store_id, c.seq, s.workspace_id, `+prefixed("w.", webhookColumns)+` FROM webhook_cursors c
+	rows, err := tx.query(ctx, `SELECT c.store_id, c.seq, coalesce(c.owed_to, ?), s.workspace_id, `+prefixed("w.", webhookColumns)+` FROM webhook_cursors c
 		JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN stores s ON s.id = c.store_id
-		WHERE w.state = 'enabled' AND instr(w.enabled_events, 'memstore.') > 0
-		AND EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq)`+where, args...)
+		WHERE EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq AND e.seq <= coalesce(c.owed_to, ?))
+		AND `+where, append([]any{int64(noEnd), int64(noEnd)}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +329,7 @@ func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*fe
 	var out []*feedCursor
 	for rows.Next() {
 		cur := &feedCursor{}
-		w, err := scanWebhook(prepended{rows, []any{&cur.store, &cur.Seq, &cur.workspace}})
+		w, err := scanWebhook(prepended{rows, []any{&cur.store, &cur.seq, &cur.upto, &cur.workspace}})
 		if err != nil {
 			return nil, err
 		}
@@ -323,44 +355,47 @@ func prefixed(prefix, cols string) string {
 
 // pull makes the deliveries, claimed until until, of up to n events past
 // the cursor that its endpoint asks for, reading at most
-// memstore.FeedScan events, and moves the cursor past what it read.
-func (cur *feedCursor) pull(ctx context.Context, tx *txn, n int, until time.Time) ([]memstore.WebhookDelivery, error) {
+// memstore.FeedScan events (no further than upto), and moves the cursor
+// past what it read, ending what it owed once it has passed it. It
+// returns the deliveries and how many events it read.
+func (cur *feedCursor) pull(ctx context.Context, tx *txn, n int, until time.Time) ([]memstore.WebhookDelivery, int, error) {
 	rows, err := tx.query(ctx, `SELECT e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), e.created_at
 		FROM events e LEFT JOIN versions v ON v.store_id = e.store_id AND v.id = e.version_id
-		WHERE e.store_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, cur.store, cur.Seq, memstore.FeedScan)
+		WHERE e.store_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq LIMIT ?`, cur.store, cur.seq, cur.upto, memstore.FeedScan)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []memstore.WebhookDelivery
-	seq := cur.Seq
+	seq, read := cur.seq, 0
 	for len(out) < n && rows.Next() {
 		e := memstore.Event{StoreID: cur.store}
 		var typ string
 		var at int64
 		if err := rows.Scan(&e.Seq, &typ, &e.MemoryID, &e.VersionID, &at); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, 0, err
 		}
 		e.Type, e.CreatedAt = memstore.EventType(typ), fromNanos(at)
 		if d, ok := memstore.FeedDelivery(cur.w, cur.workspace, &e, ids.FeedEvent(e.StoreID, e.Seq, e.CreatedAt), until); ok {
 			out = append(out, d)
 		}
-		seq = e.Seq
+		seq, read = e.Seq, read+1
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for i := range out {
 		if err := insertDelivery(ctx, tx, &out[i]); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	if _, err := tx.exec(ctx, "UPDATE webhook_cursors SET seq = ? WHERE endpoint_id = ? AND store_id = ?", seq, cur.w.ID, cur.store); err != nil {
-		return nil, err
+	if _, err := tx.exec(ctx, "UPDATE webhook_cursors SET seq = ?, owed_to = CASE WHEN owed_to <= ? THEN NULL ELSE owed_to END WHERE endpoint_id = ? AND store_id = ?",
+		seq, seq, cur.w.ID, cur.store); err != nil {
+		return nil, 0, err
 	}
-	cur.Seq = seq
-	return out, nil
+	cur.seq = seq
+	return out, read, nil
 }
 
 // insertDelivery adds delivery d as it stands.

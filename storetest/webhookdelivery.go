@@ -36,6 +36,7 @@ type RolledBack func(ctx context.Context, b WebhookDeliveryBackend, workspaceID,
 func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryBackend, rolledBack RolledBack) {
 	t.Run("Deliveries", func(t *testing.T) { testWebhookDeliveries(t, open(t), rolledBack) })
 	t.Run("Feeds", func(t *testing.T) { testWebhookFeeds(t, open(t)) })
+	t.Run("FeedsOwed", func(t *testing.T) { testWebhookFeedsOwed(t, open(t)) })
 }
 
 // claimAll claims every delivery due at now, until until.
@@ -443,5 +444,107 @@ func testWebhookFeeds(t *testing.T, b WebhookDeliveryBackend) {
 	write(n, "/first.md")
 	if got := claim(100, true); !slices.Equal(got, []string{n.ID + " " + memstore.WebhookMemoryCreated}) {
 		t.Errorf("after asking for memory events again, got %v, want only the new store's", got)
+	}
+}
+
+// testWebhookFeedsOwed checks what a feed owes: an endpoint disabled and
+// enabled again gets the changes made before, not those made while it
+// was disabled; a store's deletion leaves every change it owed delivered,
+// however many; a store written faster than its endpoint is served does
+// not keep another store's change waiting.
+func testWebhookFeedsOwed(t *testing.T, b WebhookDeliveryBackend) {
+	ctx := context.Background()
+	co := memstore.NewCore(b)
+	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
+	c := webhookWorkspace(t, b, "owed")
+	mustStore := func(name string) *memstore.Store {
+		t.Helper()
+		s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	write := func(s *memstore.Store, prefix string, n int) {
+		t.Helper()
+		for i := range n {
+			if _, err := co.CreateMemory(ctx, c, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%s%d.md", prefix, i), Content: "x"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	claim := func(perEndpoint int, changed ...string) []memstore.WebhookDelivery {
+		t.Helper()
+		now := time.Now()
+		ds, err := b.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 1000, PerEndpoint: perEndpoint,
+			AllFeeds: changed == nil, Changed: changed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	claimAllDue := func() int {
+		t.Helper()
+		n := 0
+		for {
+			ds := claim(1000)
+			if len(ds) == 0 {
+				return n
+			}
+			n += len(ds)
+		}
+	}
+	w, err := ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: []string{memstore.WebhookMemoryCreated}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustStore("a")
+	write(a, "before", 3)
+	off, on := memstore.WebhookDisabled, memstore.WebhookEnabled
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{State: &off}); err != nil {
+		t.Fatal(err)
+	}
+	write(a, "while-off", 2)
+	if got := claimAllDue(); got != 0 {
+		t.Errorf("a disabled endpoint got %d deliveries", got)
+	}
+	if _, err := ws.UpdateWebhook(ctx, c, w.ID, memstore.WebhookUpdate{State: &on}); err != nil {
+		t.Fatal(err)
+	}
+	write(a, "after", 1)
+	var paths []string
+	for _, d := range claim(1000) {
+		paths = append(paths, d.Event.MemoryID)
+	}
+	if len(paths) != 4 {
+		t.Errorf("enabled again, the endpoint got %d deliveries, want the 3 before and the 1 after", len(paths))
+	}
+
+	// A store's deletion makes every delivery its feed owed, in pages.
+	big := mustStore("big")
+	owed := 2*memstore.FeedScan + 7
+	write(big, "m", owed)
+	if err := co.DeleteStore(ctx, c, big.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimAllDue(); got != owed {
+		t.Errorf("the deleted store's feed gave %d deliveries, want %d", got, owed)
+	}
+
+	// A busy store does not keep another's change waiting.
+	busy, quiet := mustStore("busy"), mustStore("quiet")
+	write(quiet, "q", 1)
+	got := false
+	for round := range 3 {
+		write(busy, fmt.Sprintf("r%d-", round), 3)
+		for _, d := range claim(2, busy.ID, quiet.ID) {
+			got = got || d.Event.StoreID == quiet.ID
+		}
+		if got {
+			break
+		}
+		if round == 1 {
+			t.Errorf("two claims passed over the quiet store's change")
+		}
 	}
 }

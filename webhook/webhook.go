@@ -323,6 +323,18 @@ func (r *run) next() *memstore.WebhookClaim {
 	return c
 }
 
+// unread marks again the feeds a claim c that failed was to read.
+func (r *run) unread(c *memstore.WebhookClaim) {
+	if c == nil {
+		return
+	}
+	r.mu.Lock()
+	for _, id := range c.Changed {
+		r.changed[id] = true
+	}
+	r.mu.Unlock()
+}
+
 // claim claims due deliveries into the pool's room.
 func (r *run) claim(ctx context.Context) error {
 	c := r.next()
@@ -330,8 +342,12 @@ func (r *run) claim(ctx context.Context) error {
 		return nil
 	}
 	claimed, err := r.d.s.ClaimWebhookDeliveries(ctx, *c)
+	if err != nil {
+		r.unread(c)
+		return err // what it claimed was not committed
+	}
 	r.add(ctx, claimed)
-	return err
+	return nil
 }
 
 // add attempts claimed deliveries now if their endpoints have room, the
@@ -373,7 +389,7 @@ func (r *run) startWaiting(ctx context.Context, endpoint string) {
 		if r.waiting[endpoint] = next[1:]; len(next) == 1 {
 			delete(r.waiting, endpoint)
 		}
-		if r.d.o.Now().Add(r.d.o.Timeout + recordDelay).Before(del.Lease) {
+		if r.d.o.Now().Add(2 * r.d.o.Timeout).Before(del.Lease) { // an attempt, and as long again to record it
 			r.start(ctx, del)
 			return
 		}
@@ -420,10 +436,12 @@ func (r *run) flush(ctx context.Context) {
 	}
 	claimed, err := r.record(ctx, r.finished, next)
 	r.finished = nil
-	r.add(ctx, claimed)
 	if err != nil {
-		r.warn(ctx, err)
+		r.warn(ctx, err) // neither recorded nor claimed: the leases hand them back
+		r.unread(next)
+		return
 	}
+	r.add(ctx, claimed)
 }
 
 // record stores attempts, even when stopping, and claims by next. None

@@ -14,6 +14,9 @@ CREATE TABLE webhook_cursors (
 	endpoint_id text COLLATE "C" NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
 	store_id    text COLLATE "C" NOT NULL REFERENCES stores (id) ON DELETE CASCADE,
 	seq         bigint NOT NULL, -- the last event passed
+	-- While the endpoint is disabled, the end of the feed when it was:
+	-- the events up to there are owed to it. NULL when none are.
+	owed_to     bigint,
 	PRIMARY KEY (endpoint_id, store_id)
 );
 
@@ -37,7 +40,8 @@ $$;
 
 -- An endpoint hears of the changes made while it is enabled: its cursors
 -- start at the end of the feeds when it is made, when it is enabled
--- again, and when it starts asking for memstore's own events.
+-- again (but for those that are owed events, below), and when it starts
+-- asking for memstore's own events. A cursor never moves back.
 INSERT INTO webhook_cursors (endpoint_id, store_id, seq)
 SELECT w.id, s.id, webhook_feed_end(s.id) FROM webhook_endpoints w JOIN stores s ON s.workspace_id = w.workspace_id;
 
@@ -50,7 +54,7 @@ BEGIN
 		INSERT INTO webhook_cursors (endpoint_id, store_id, seq)
 		SELECT NEW.id, s.id, webhook_feed_end(s.id) FROM stores s WHERE s.workspace_id = NEW.workspace_id FOR KEY SHARE;
 	ELSE
-		UPDATE webhook_cursors SET seq = webhook_feed_end(store_id) WHERE endpoint_id = NEW.id;
+		UPDATE webhook_cursors SET seq = greatest(seq, webhook_feed_end(store_id)) WHERE endpoint_id = NEW.id AND owed_to IS NULL;
 	END IF;
 	RETURN NULL;
 END $$;
@@ -62,6 +66,25 @@ CREATE TRIGGER webhook_cursors_at_end AFTER UPDATE OF state, enabled_events ON w
 FOR EACH ROW WHEN (NEW.state = 'enabled' AND (OLD.state <> 'enabled'
 	OR (NOT webhook_asks_feed(OLD.enabled_events) AND webhook_asks_feed(NEW.enabled_events))))
 EXECUTE FUNCTION webhook_cursors_of_endpoint();
+
+-- An endpoint is owed the changes made while it was enabled: when it is
+-- disabled (by a user, or by the deliverer once a delivery failed every
+-- attempt), each of its cursors short of the end records where the feed
+-- then ended. When it is enabled again, memstore (ChangeWebhook) first
+-- makes the deliveries of the events up to there, clearing owed_to, and
+-- the trigger above then moves the cursors past the events made while it
+-- was disabled. An endpoint that asked for none of memstore's own events
+-- is owed none of them.
+CREATE FUNCTION webhook_cursors_owed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE webhook_cursors SET owed_to = webhook_feed_end(store_id)
+	WHERE endpoint_id = NEW.id AND seq < webhook_feed_end(store_id);
+	RETURN NULL;
+END $$;
+
+CREATE TRIGGER webhook_cursors_owed AFTER UPDATE OF state ON webhook_endpoints
+FOR EACH ROW WHEN (OLD.state = 'enabled' AND NEW.state <> 'enabled' AND webhook_asks_feed(OLD.enabled_events))
+EXECUTE FUNCTION webhook_cursors_owed();
 
 -- A new store's feed is empty. The endpoints are locked as they are
 -- read, as the stores are above.
