@@ -221,10 +221,58 @@ type WebhookClaim struct {
 // rest wait for the next claim.
 func (c WebhookClaim) Scan() int { return c.N }
 
-// Room is how many more deliveries of endpoint a claim may take, having
-// taken took of it already.
-func (c WebhookClaim) Room(endpoint string, took int) int {
-	return c.PerEndpoint - c.Holds[endpoint] - took
+// A FeedFill shares the room that a claim's due deliveries left among
+// the feeds' cursors, as a backend reads them: no more in all than the
+// claim's N, nor of an endpoint than its PerEndpoint less what the
+// caller holds.
+type FeedFill struct {
+	c       WebhookClaim
+	took    map[string]int // by endpoint, in this claim
+	Claimed []WebhookDelivery
+}
+
+// Fill starts sharing the room that claimed, the due deliveries c took,
+// left.
+func (c WebhookClaim) Fill(claimed []WebhookDelivery) *FeedFill {
+	f := &FeedFill{c: c, took: map[string]int{}}
+	f.Take(claimed)
+	return f
+}
+
+// Done reports that no feed is to be read: the claim is full, or names
+// none.
+func (f *FeedFill) Done() bool {
+	return len(f.Claimed) >= f.c.N || (!f.c.AllFeeds && len(f.c.Changed) == 0)
+}
+
+// Full lists the endpoints with no room left, whose cursors need not be
+// read.
+func (f *FeedFill) Full() []string {
+	full := []string{}
+	for id := range f.c.Holds {
+		if f.Room(id) <= 0 {
+			full = append(full, id)
+		}
+	}
+	for id := range f.took {
+		if _, held := f.c.Holds[id]; !held && f.Room(id) <= 0 {
+			full = append(full, id)
+		}
+	}
+	return full
+}
+
+// Room is how many more deliveries of endpoint the claim may take.
+func (f *FeedFill) Room(endpoint string) int {
+	return min(f.c.N-len(f.Claimed), f.c.PerEndpoint-f.c.Holds[endpoint]-f.took[endpoint])
+}
+
+// Take adds ds to the claim.
+func (f *FeedFill) Take(ds []WebhookDelivery) {
+	for _, d := range ds {
+		f.took[d.EndpointID]++
+	}
+	f.Claimed = append(f.Claimed, ds...)
 }
 
 // WebhookDeliveryStorage keeps the deliveries, which the backend's

@@ -87,3 +87,28 @@ func TestCheckWebhookAddr(t *testing.T) {
 		}
 	}
 }
+
+func TestFeedFill(t *testing.T) {
+	d := func(endpoint string) WebhookDelivery { return WebhookDelivery{EndpointID: endpoint} }
+	c := WebhookClaim{N: 5, PerEndpoint: 3, Holds: map[string]int{"a": 2, "b": 3}, AllFeeds: true}
+	f := c.Fill([]WebhookDelivery{d("c")})
+	if f.Done() || f.Room("a") != 1 || f.Room("b") != 0 || f.Room("c") != 2 || f.Room("z") != 3 {
+		t.Fatalf("rooms a %d, b %d, c %d, z %d", f.Room("a"), f.Room("b"), f.Room("c"), f.Room("z"))
+	}
+	f.Take([]WebhookDelivery{d("a"), d("c"), d("c")})
+	full := f.Full()
+	slices.Sort(full)
+	if !slices.Equal(full, []string{"a", "b", "c"}) {
+		t.Errorf("full: %v", full)
+	}
+	if f.Room("z") != 1 || f.Done() { // 4 of the claim's 5 taken
+		t.Errorf("room for z %d, done %v", f.Room("z"), f.Done())
+	}
+	f.Take([]WebhookDelivery{d("z")})
+	if !f.Done() || len(f.Claimed) != 5 {
+		t.Errorf("a full claim: done %v, %d claimed", f.Done(), len(f.Claimed))
+	}
+	if (WebhookClaim{N: 5}).Fill(nil).Done() != true {
+		t.Errorf("a claim naming no feed reads one")
+	}
+}

@@ -269,23 +269,11 @@ func claimDeliveries(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim) ([
 // the oldest is served first, so that a feed that grows faster than the
 // claims take does not hold back the events of the others.
 func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
-	if len(claimed) >= c.N || (!c.AllFeeds && len(c.Changed) == 0) {
+	fill := c.Fill(claimed)
+	if fill.Done() {
 		return claimed, nil
 	}
-	took := make(map[string]int, len(c.Holds))
-	for id := range c.Holds {
-		took[id] = 0
-	}
-	for _, d := range claimed {
-		took[d.EndpointID]++
-	}
-	full := []string{} // not nil, which would be NULL and match nothing
-	for id, n := range took {
-		if c.Room(id, n) <= 0 {
-			full = append(full, id)
-		}
-	}
-	q := newQuery(full)
+	q := newQuery(fill.Full()) // never nil, which would be NULL and match nothing
 	where := cursorsClaimed + " AND w.id <> ALL ($1)"
 	if !c.AllFeeds {
 		where += " AND c.store_id = ANY (" + q.arg(c.Changed) + ")"
@@ -296,18 +284,15 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 		return nil, err
 	}
 	for _, cur := range cursors {
-		room := min(c.N-len(claimed), c.Room(cur.w.ID, took[cur.w.ID]))
-		if room <= 0 {
-			continue
+		if room := fill.Room(cur.w.ID); room > 0 {
+			pulled, _, err := cur.pull(ctx, tx, room, c.Until)
+			if err != nil {
+				return nil, err
+			}
+			fill.Take(pulled)
 		}
-		pulled, _, err := cur.pull(ctx, tx, room, c.Until)
-		if err != nil {
-			return nil, err
-		}
-		took[cur.w.ID] += len(pulled)
-		claimed = append(claimed, pulled...)
 	}
-	return claimed, nil
+	return fill.Claimed, nil
 }
 
 // flushFeed makes every delivery, due at now, that the cursors in store

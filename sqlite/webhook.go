@@ -234,12 +234,9 @@ func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]m
 // next event is the oldest goes first, so that a busy store's feed
 // cannot keep another's waiting.
 func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
-	if len(claimed) >= c.N || (!c.AllFeeds && len(c.Changed) == 0) {
+	fill := c.Fill(claimed)
+	if fill.Done() {
 		return claimed, nil
-	}
-	took := map[string]int{}
-	for _, d := range claimed {
-		took[d.EndpointID]++
 	}
 	where, args := "w.state = 'enabled' AND instr(w.enabled_events, ?) > 0", []any{memstore.WebhookOwnPrefix}
 	if !c.AllFeeds {
@@ -254,18 +251,15 @@ func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []
 		return nil, err
 	}
 	for _, cur := range cursors {
-		room := min(c.N-len(claimed), c.Room(cur.w.ID, took[cur.w.ID]))
-		if room <= 0 {
-			continue
+		if room := fill.Room(cur.w.ID); room > 0 {
+			pulled, _, err := cur.pull(ctx, tx, room, c.Until)
+			if err != nil {
+				return nil, err
+			}
+			fill.Take(pulled)
 		}
-		pulled, _, err := cur.pull(ctx, tx, room, c.Until)
-		if err != nil {
-			return nil, err
-		}
-		took[cur.w.ID] += len(pulled)
-		claimed = append(claimed, pulled...)
 	}
-	return claimed, nil
+	return fill.Claimed, nil
 }
 
 // Which cursors a drain makes the deliveries of, due at once: those of a

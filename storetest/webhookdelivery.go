@@ -319,18 +319,8 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 // feeds a claim reads, the room it fills, and where an endpoint's
 // cursors start.
 func testWebhookFeeds(t *testing.T, b WebhookDeliveryBackend) {
-	ctx := context.Background()
-	co := memstore.NewCore(b)
-	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
-	c := webhookWorkspace(t, b, "feeds")
-	mustStore := func(name string) *memstore.Store {
-		t.Helper()
-		s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	ctx, co, ws, c := context.Background(), memstore.NewCore(b), memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true)), webhookWorkspace(t, b, "feeds")
+	mustStore := func(name string) *memstore.Store { t.Helper(); return coreStore(t, co, c, name) }
 	write := func(s *memstore.Store, paths ...string) {
 		t.Helper()
 		for _, p := range paths {
@@ -453,18 +443,8 @@ func testWebhookFeeds(t *testing.T, b WebhookDeliveryBackend) {
 // however many; a store written faster than its endpoint is served does
 // not keep another store's change waiting.
 func testWebhookFeedsOwed(t *testing.T, b WebhookDeliveryBackend) {
-	ctx := context.Background()
-	co := memstore.NewCore(b)
-	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
-	c := webhookWorkspace(t, b, "owed")
-	mustStore := func(name string) *memstore.Store {
-		t.Helper()
-		s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	ctx, co, ws, c := context.Background(), memstore.NewCore(b), memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true)), webhookWorkspace(t, b, "owed")
+	mustStore := func(name string) *memstore.Store { t.Helper(); return coreStore(t, co, c, name) }
 	write := func(s *memstore.Store, prefix string, n int) {
 		t.Helper()
 		for i := range n {
@@ -547,4 +527,14 @@ func testWebhookFeedsOwed(t *testing.T, b WebhookDeliveryBackend) {
 			t.Errorf("two claims passed over the quiet store's change")
 		}
 	}
+}
+
+// coreStore makes a store of c's workspace through co.
+func coreStore(t *testing.T, co *memstore.Core, c *memstore.Caller, name string) *memstore.Store {
+	t.Helper()
+	s, err := co.CreateStore(context.Background(), c, memstore.StoreCreate{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
