@@ -88,9 +88,10 @@ type Config struct {
 	// that came over TLS counts as HTTPS; a forwarded scheme header
 	// (X-Forwarded-Proto) is never trusted, since any client may send one.
 	SecureCookies bool
-	// TrustedProxies are the proxies in front whose X-Forwarded-For names
-	// the client, for the sign-in limits per client address; from any
-	// other peer the header is ignored (see clientaddr).
+	// TrustedProxies are the proxies in front whose X-Forwarded-For (or
+	// Forwarded) names the client, for the sign-in limits per client
+	// address; from any other peer these headers are ignored (see
+	// clientaddr).
 	TrustedProxies clientaddr.Proxies
 	Logger         *slog.Logger
 }

@@ -67,8 +67,9 @@ link-local or private addresses unless --webhook-allow-private is set.
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
 Behind a proxy that ends TLS, --console-secure-cookies makes the console's
 session cookie Secure although the proxy forwards plain HTTP, and
---trusted-proxies names the proxies whose X-Forwarded-For the console's
-sign-in limits believe (from any other peer the header is ignored).
+--trusted-proxies names the proxies whose X-Forwarded-For (or, without
+one, Forwarded) the console's sign-in limits believe (from any other peer
+these headers are ignored).
 
 Every flag may also be set by the environment variable named beside it;
 flags win over variables. SIGINT or SIGTERM stops the server after the
@@ -129,7 +130,7 @@ type serveConfig struct {
 	webhookMaxWait duration
 	webhookTries   count
 	consoleSecure  boolValue          // the console is reached over HTTPS through a proxy
-	trustedProxies clientaddr.Proxies // whose X-Forwarded-For names the client
+	trustedProxies clientaddr.Proxies // whose X-Forwarded-For or Forwarded names the client
 	tlsCert        string             // PEM files; both or neither
 	tlsKey         string
 	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
@@ -207,7 +208,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.webhookMaxWait, "webhook-retry-max", "wait at most `DURATION` between retries of a webhook delivery (MEMSTORE_WEBHOOK_RETRY_MAX)")
 	fs.Var(&c.webhookTries, "webhook-attempts", "give up on a webhook delivery after `N` failed attempts, and disable its endpoint (MEMSTORE_WEBHOOK_ATTEMPTS)")
 	fs.Var(&c.consoleSecure, "console-secure-cookies", "the console is reached over HTTPS through a proxy that ends TLS: its session cookie is Secure, with the __Host- prefix, although requests come over plain HTTP (MEMSTORE_CONSOLE_SECURE_COOKIES)")
-	fs.Var(&c.trustedProxies, "trusted-proxies", "comma-separated `CIDRS` (or addresses) of proxies in front, from which alone X-Forwarded-For is believed to name the client, for the console's sign-in limits; default none (MEMSTORE_TRUSTED_PROXIES)")
+	fs.Var(&c.trustedProxies, "trusted-proxies", "comma-separated `CIDRS` (or addresses) of proxies in front, from which alone X-Forwarded-For (else Forwarded) is believed to name the client, for the console's sign-in limits; default none (MEMSTORE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
 	if err := parse(fs, args); err != nil {
