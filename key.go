@@ -65,7 +65,9 @@ type KeyService interface {
 	Workspaces(ctx context.Context) ([]Workspace, error)
 	// CreateAPIKey makes a key in a workspace and returns it with its
 	// secret, which is not kept and cannot be shown again (ENotFound for
-	// an unknown workspace, EInvalid for an overlong name).
+	// an unknown workspace, EInvalid for an overlong name, and
+	// ErrAPIKeyLimit when the workspace holds MaxAPIKeysPerWorkspace
+	// keys, counted in the transaction of the insert).
 	CreateAPIKey(ctx context.Context, workspaceID, name string) (key *APIKey, secret string, err error)
 	// APIKeys lists the keys of a workspace, or of all workspaces when
 	// workspaceID is "", revoked ones included, oldest first: those whose
@@ -86,6 +88,19 @@ type KeyService interface {
 // DefaultWorkspace is the name of the workspace that a new server makes
 // for its first key.
 const DefaultWorkspace = "default"
+
+// MaxAPIKeysPerWorkspace is how many API keys a workspace may hold,
+// revoked ones included: a revoked key stays listed for good and no key
+// can be deleted, so without a limit a workspace's keys would only grow.
+const MaxAPIKeysPerWorkspace = 1000
+
+// ErrAPIKeyLimit is the refusal of a key past MaxAPIKeysPerWorkspace, the
+// same from every backend. It says that revoking does not help, since
+// revoked keys count and are kept.
+func ErrAPIKeyLimit(workspaceID string) *Error {
+	return Errorf(EInvalid, "workspace %s has %d API keys, the limit; revoked keys count too and are kept, and keys cannot be deleted, so create further keys in another workspace",
+		workspaceID, MaxAPIKeysPerWorkspace)
+}
 
 // APIKeyPrefix begins every API key secret, so that people and secret
 // scanners recognise one.
@@ -183,7 +198,8 @@ func (k *Keys) ownKey(ctx context.Context, c *Caller, id string) (*APIKey, error
 }
 
 // CreateAPIKey makes a key in the caller's workspace and returns it with
-// its secret, shown this once (EInvalid for an overlong name).
+// its secret, shown this once (EInvalid for an overlong name or a
+// workspace at MaxAPIKeysPerWorkspace).
 func (k *Keys) CreateAPIKey(ctx context.Context, c *Caller, name string) (*APIKey, string, error) {
 	if err := c.CanAdminister(manageKeys); err != nil {
 		return nil, "", err

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
@@ -65,7 +67,8 @@ func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
 }
 
 // CreateAPIKey implements memstore.KeyService; only the hash of the
-// secret is kept.
+// secret is kept. The workspace's row is locked while its keys are
+// counted, so that concurrent creates cannot pass the limit together.
 func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*memstore.APIKey, string, error) {
 	if err := memstore.ValidateKeyName(name); err != nil {
 		return nil, "", err
@@ -76,12 +79,23 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
 		Hint: memstore.SecretHint(secret), CreatedAt: now,
 	}
-	tag, err := db.pool.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
-		SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $2)`,
-		k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, keyset.Nanos(now))
-	if err == nil && tag.RowsAffected() == 0 {
-		err = memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
-	}
+	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var found string
+		err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, workspaceID).Scan(&found)
+		if err != nil {
+			return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE workspace_id = $1`, workspaceID).Scan(&n); err != nil {
+			return err
+		}
+		if n >= memstore.MaxAPIKeysPerWorkspace {
+			return memstore.ErrAPIKeyLimit(workspaceID)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, keyset.Nanos(now))
+		return err
+	})
 	if err != nil {
 		return nil, "", wrap(err, "create API key in %s", workspaceID)
 	}

@@ -89,13 +89,19 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
 		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
 	}
+	// Counted in the insert's transaction, which SQLite's single writer
+	// serialises, so that concurrent creates cannot pass the limit.
 	err := db.write(ctx, func(tx *txn) error {
-		var n int
-		if err := tx.queryRow(ctx, "SELECT count(*) FROM workspaces WHERE id = ?", workspaceID).Scan(&n); err != nil {
+		var ws, n int
+		if err := tx.queryRow(ctx, "SELECT (SELECT count(*) FROM workspaces WHERE id = ?1), (SELECT count(*) FROM api_keys WHERE workspace_id = ?1)",
+			workspaceID).Scan(&ws, &n); err != nil {
 			return err
 		}
-		if n == 0 {
+		switch {
+		case ws == 0:
 			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+		case n >= memstore.MaxAPIKeysPerWorkspace:
+			return memstore.ErrAPIKeyLimit(workspaceID)
 		}
 		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, nanos(k.CreatedAt))

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -14,6 +15,7 @@ func RunKeys(t *testing.T, open func(t *testing.T) memstore.KeyService) {
 	t.Run("Workspaces", func(t *testing.T) { testWorkspaces(t, open(t)) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open(t)) })
 	t.Run("Authenticate", func(t *testing.T) { testAuthenticate(t, open(t)) })
+	t.Run("KeyLimit", func(t *testing.T) { testKeyLimit(t, open(t)) })
 }
 
 func testWorkspaces(t *testing.T, ks memstore.KeyService) {
@@ -174,5 +176,74 @@ func testAuthenticate(t *testing.T, ks memstore.KeyService) {
 	_, err = ks.Authenticate(ctx, secret)
 	if wantCode(t, err, memstore.EUnauthenticated, "revoked key") && strings.Contains(err.Error(), secret) {
 		t.Errorf("error %q repeats the secret", err)
+	}
+}
+
+// testKeyLimit fills a workspace up to MaxAPIKeysPerWorkspace, revoked
+// keys included, with the last few keys raced for by more creates than
+// there is room for: exactly the room is made, the rest are refused with
+// a message that says what to do, and another workspace is unaffected.
+func testKeyLimit(t *testing.T, ks memstore.KeyService) {
+	ctx := context.Background()
+	full, _ := ks.CreateWorkspace(ctx, "full")
+	other, _ := ks.CreateWorkspace(ctx, "other")
+	const room, racers = 3, 8
+	for i := 0; i < memstore.MaxAPIKeysPerWorkspace-room; i++ {
+		k, _, err := ks.CreateAPIKey(ctx, full.ID, "")
+		if err != nil {
+			t.Fatalf("key %d of %d: %v", i+1, memstore.MaxAPIKeysPerWorkspace, err)
+		}
+		if i%2 == 0 { // revoked keys count as well
+			if _, err := ks.RevokeAPIKey(ctx, k.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		made int
+		errs []error
+	)
+	start := make(chan struct{}) // all at once, so that they overlap
+	for range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, _, err := ks.CreateAPIKey(ctx, full.ID, "racer")
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				made++
+			} else {
+				errs = append(errs, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if made != room {
+		t.Errorf("%d concurrent creates made %d keys with room for %d", racers, made, room)
+	}
+	for _, err := range errs {
+		wantKeyLimit(t, err, full.ID, "a concurrent key beyond the limit")
+	}
+	_, _, err := ks.CreateAPIKey(ctx, full.ID, "one more")
+	wantKeyLimit(t, err, full.ID, "a key beyond the limit")
+	if keys, err := ks.APIKeys(ctx, full.ID, "", 0); err != nil || len(keys) != memstore.MaxAPIKeysPerWorkspace {
+		t.Errorf("the full workspace holds %d keys (%v), want %d", len(keys), err, memstore.MaxAPIKeysPerWorkspace)
+	}
+	if _, _, err := ks.CreateAPIKey(ctx, other.ID, "unaffected"); err != nil {
+		t.Errorf("a key in another workspace: %v", err)
+	}
+}
+
+// wantKeyLimit reports an error unless err is the refusal of a key past
+// the limit of workspaceID's keys.
+func wantKeyLimit(t *testing.T, err error, workspaceID, what string) {
+	t.Helper()
+	if wantCode(t, err, memstore.EInvalid, what) && err.Error() != memstore.ErrAPIKeyLimit(workspaceID).Error() {
+		t.Errorf("%s: error %q, want %q", what, err, memstore.ErrAPIKeyLimit(workspaceID))
 	}
 }

@@ -1,0 +1,98 @@
+package postgres_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/postgres"
+)
+
+// TestKeyLimitUnderContention checks that creates racing for a
+// workspace's last key cannot pass MaxAPIKeysPerWorkspace together.
+// Another connection holds back inserts into api_keys until every create
+// waits on a lock, so that creates which did not wait for one another
+// would all have counted the same keys; still exactly one key is made.
+func TestKeyLimitUnderContention(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.DB(t, migrate)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const racers = 3
+	q := u.Query()
+	q.Set("pool_max_conns", "8") // room for every racer beside the pool's own connections
+	u.RawQuery = q.Encode()
+	db := mustOpenAt(t, u.String(), postgres.Options{})
+	w, err := db.CreateWorkspace(ctx, "crowded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range memstore.MaxAPIKeysPerWorkspace - 1 {
+		if _, _, err := db.CreateAPIKey(ctx, w.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	holder, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	// SHARE mode lets the keys be read and counted, but not inserted.
+	if _, err := tx.Exec(ctx, `LOCK TABLE api_keys IN SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, racers)
+	for range racers {
+		go func() {
+			_, _, err := db.CreateAPIKey(ctx, w.ID, "racer")
+			errs <- err
+		}()
+	}
+	// Watched from a connection of its own: within a transaction,
+	// pg_stat_activity answers the same each time.
+	watch, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	waiting := 0
+	for deadline := time.Now().Add(20 * time.Second); waiting < racers && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if waiting != racers {
+		t.Fatalf("%d of %d creates wait on a lock", waiting, racers)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	made := 0
+	for range racers {
+		if err := <-errs; err == nil {
+			made++
+		} else if err.Error() != memstore.ErrAPIKeyLimit(w.ID).Error() {
+			t.Errorf("a create beyond the limit: %v, want %v", err, memstore.ErrAPIKeyLimit(w.ID))
+		}
+	}
+	keys, err := db.APIKeys(ctx, w.ID, "", 0)
+	if made != 1 || err != nil || len(keys) != memstore.MaxAPIKeysPerWorkspace {
+		t.Errorf("%d racing creates made %d keys, and the workspace holds %d (%v); want 1 and %d",
+			racers, made, len(keys), err, memstore.MaxAPIKeysPerWorkspace)
+	}
+}
