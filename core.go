@@ -440,10 +440,23 @@ func (co *Core) AuthenticateSession(ctx context.Context, secret string) (*Caller
 
 // CheckCaller implements CallerChecker: a session caller's token and
 // session are read again, and must still authenticate by CheckToken's
-// rule (EUnauthenticated, as when the token or the session is gone).
+// rule (EUnauthenticated, as when the token or the session is gone); an
+// API key's caller, its key, when the backend keeps keys (KeyService),
+// by CheckKey's.
 func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
-	if c == nil || c.Session == nil {
+	if c == nil {
 		return nil
+	}
+	if c.Session == nil {
+		ks, ok := co.b.(KeyService)
+		if !ok || c.Actor.Type != ActorAPIKey {
+			return nil
+		}
+		k, err := ks.APIKey(ctx, c.Actor.ID)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return err
+		}
+		return CheckKey(k, c)
 	}
 	t, err := co.b.SessionToken(ctx, c.WorkspaceID, c.TokenID)
 	var s *Session

@@ -550,6 +550,39 @@ func TestCoreAtTheEdge(t *testing.T) {
 	}
 }
 
+// TestCheckCallerKey: an API key's caller is read again too, where the
+// backend keeps keys: refused once the key is revoked, or when it is not
+// there or not of the caller's workspace.
+func TestCheckCallerKey(t *testing.T) {
+	ctx := t.Context()
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, "keys")
+	other := sqlitetest.Workspace(t, db, "other")
+	co := memstore.NewCore(db)
+	k, _, err := db.CreateAPIKey(ctx, ws.ID, "stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}
+	if err := co.CheckCaller(ctx, caller); err != nil {
+		t.Errorf("a valid key: %v", err)
+	}
+	for what, c := range map[string]*memstore.Caller{
+		"not there":            {WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_gone"}},
+		"of another workspace": {WorkspaceID: other.ID, Actor: caller.Actor},
+	} {
+		if err := co.CheckCaller(ctx, c); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+			t.Errorf("%s: %v, want unauthenticated", what, err)
+		}
+	}
+	if _, err := db.RevokeAPIKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := co.CheckCaller(ctx, caller); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+		t.Errorf("a revoked key: %v, want unauthenticated", err)
+	}
+}
+
 // TestCheckCaller: a session caller's credential is read again, and
 // refused once its token is revoked, its session archived or deleted;
 // an API key's caller is not the Core's to check.

@@ -68,8 +68,9 @@ const RecheckTimeout = 10 * time.Second
 type CallerChecker interface {
 	// CheckCaller returns EUnauthenticated when c's session token no
 	// longer authenticates (revoked, expired, deleted, or its session
-	// archived or deleted), another error when it cannot tell, and nil
-	// otherwise, and for callers of other credentials.
+	// archived or deleted) or c's API key no longer does (revoked or
+	// gone), another error when it cannot tell, and nil otherwise, and
+	// for callers of other credentials.
 	CheckCaller(ctx context.Context, c *Caller) error
 }
 

@@ -353,6 +353,19 @@ func (s *Session) TakesTokens() error {
 	return nil
 }
 
+// CheckKey is the rule by which API key k, read again (nil when it is
+// gone), still stands for caller c: it is c's, in c's workspace, and not
+// revoked (EUnauthenticated otherwise).
+func CheckKey(k *APIKey, c *Caller) error {
+	switch {
+	case k == nil || k.ID != c.Actor.ID || k.WorkspaceID != c.WorkspaceID:
+		return Errorf(EUnauthenticated, "API key %s no longer exists", c.Actor.ID)
+	case k.RevokedAt != nil:
+		return Errorf(EUnauthenticated, "API key %s has been revoked", k.ID)
+	}
+	return nil
+}
+
 // CheckToken decides whether token t of session s authenticates at now:
 // not revoked, not expired, and its session not archived
 // (EUnauthenticated, saying which).

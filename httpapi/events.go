@@ -314,32 +314,21 @@ func recheckStreams(check func(context.Context, *memstore.Caller, string) error,
 	}
 }
 
-// checkCaller reads again what a stream of storeID by c stands on: a
-// session token by the session service (memstore.CallerChecker), and
-// that storeID is still attached to its session; an API key by its ID.
-// EUnauthenticated when the credential no longer works, EPermission when
-// the store is no longer the session's; nil when all still holds, or
-// when there is nothing to read it by.
+// checkCaller reads again what a stream of storeID by c stands on: its
+// credential, by the session service's rule (memstore.CallerChecker: a
+// session token, or an API key), and, for a session token, that storeID
+// is still attached to its session. EUnauthenticated when the credential
+// no longer works, EPermission when the store is no longer the
+// session's; nil when all still holds, or when there is nothing to read
+// it by.
 func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller, storeID string) error {
-	if c.Session != nil {
-		if cc, ok := s.sessions.(memstore.CallerChecker); ok {
-			if err := cc.CheckCaller(ctx, c); err != nil {
-				return err
-			}
+	if cc, ok := s.sessions.(memstore.CallerChecker); ok {
+		if err := cc.CheckCaller(ctx, c); err != nil {
+			return err
 		}
+	}
+	if c.Session != nil {
 		return s.stillAttached(ctx, c, storeID)
-	}
-	if c.Actor.Type != memstore.ActorAPIKey || s.keys == nil {
-		return nil
-	}
-	k, err := s.keys.APIKey(ctx, c.Actor.ID)
-	switch {
-	case memstore.ErrorCode(err) == memstore.ENotFound || err == nil && k.WorkspaceID != c.WorkspaceID:
-		return memstore.Errorf(memstore.EUnauthenticated, "API key %s no longer exists", c.Actor.ID)
-	case err != nil:
-		return err
-	case k.RevokedAt != nil:
-		return memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
 	}
 	return nil
 }
