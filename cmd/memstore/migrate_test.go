@@ -459,16 +459,20 @@ func TestMigrateWebhooks(t *testing.T) {
 	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": rcv.URL, "enabled_events": []string{"memory_store.created"}}, &live)
 	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": rcv.URL + "/off", "enabled_events": []string{"memory_store.created"}}, &off)
 	a.must(t, "POST", "/v1/organizations/webhooks/"+off.ID, map[string]any{"state": "disabled"}, &off)
-	a.createStore(t, "before")
+	owedRcv := newHookReceiver(t, func(int) int { return http.StatusNoContent })
+	var owed httpapi.WebhookEndpointJSON
+	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": owedRcv.URL, "enabled_events": []string{"memstore.memory.created"}}, &owed)
+	store := a.createStore(t, "before")
 	waitUntil(t, "a failed attempt, its retry pending", func() bool {
 		l := deliveryLog(t, a, live.ID)
 		return len(l) == 1 && l[0].Attempts == 1 && l[0].State == "pending"
 	})
 	s1.wait(t)
+	owedChange(t, srcFile, store, owed.ID)
 
 	got := migrate(t, srcFile, pg, password)
-	if got[memstore.KindWebhooks] != 2 || got[memstore.KindDeliveries] != 1 {
-		t.Errorf("migrate copied %v; want 2 webhooks and 1 delivery", got)
+	if got[memstore.KindWebhooks] != 3 || got[memstore.KindDeliveries] != 1 || got[memstore.KindCursors] != 3 {
+		t.Errorf("migrate copied %v; want 3 webhooks, 3 cursors and 1 delivery", got)
 	}
 	if src, dst := dumpRecords(t, srcFile), dumpRecords(t, pg); strings.Join(dst, "\n") != strings.Join(src, "\n") {
 		t.Errorf("PostgreSQL holds other records than the source:\n%s\nwant\n%s", strings.Join(dst, "\n"), strings.Join(src, "\n"))
@@ -501,5 +505,39 @@ func TestMigrateWebhooks(t *testing.T) {
 	a.must(t, "GET", "/v1/organizations/webhooks/"+off.ID, nil, &got2)
 	if got2.State != "disabled" {
 		t.Errorf("the disabled endpoint on PostgreSQL: %+v", got2)
+	}
+
+	// Enabled again on PostgreSQL, the endpoint is sent the change it
+	// was owed in the file, once.
+	a.must(t, "POST", "/v1/organizations/webhooks/"+owed.ID, map[string]any{"state": "enabled"}, &got2)
+	waitUntil(t, "the owed change delivered", func() bool { return len(owedRcv.requests()) == 1 })
+	time.Sleep(300 * time.Millisecond)
+	if n := len(owedRcv.requests()); n != 1 {
+		t.Errorf("the owed endpoint got %d requests, want 1", n)
+	}
+}
+
+// owedChange makes, in the database file path with no server running, a
+// memory in store and then disables endpoint: the endpoint is owed the
+// change, which no deliverer took.
+func owedChange(t *testing.T, path, store, endpoint string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := openDatabase(ctx, path, dbOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ws, err := db.Workspace(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
+	if _, err := memstore.NewCore(db).CreateMemory(ctx, c, store, memstore.MemoryCreate{Path: "/owed.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	off := memstore.WebhookDisabled
+	if _, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).UpdateWebhook(ctx, c, endpoint, memstore.WebhookUpdate{State: &off}); err != nil {
+		t.Fatal(err)
 	}
 }
