@@ -80,19 +80,12 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		Hint: memstore.SecretHint(secret), CreatedAt: now,
 	}
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		var found string
-		err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, workspaceID).Scan(&found)
-		if err != nil {
-			return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
-		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE workspace_id = $1`, workspaceID).Scan(&n); err != nil {
+		if err := underLimit(ctx, tx, workspaceID, "api_keys", memstore.MaxAPIKeysPerWorkspace, func(int) error {
+			return memstore.ErrAPIKeyLimit(workspaceID)
+		}); err != nil {
 			return err
 		}
-		if n >= memstore.MaxAPIKeysPerWorkspace {
-			return memstore.ErrAPIKeyLimit(workspaceID)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 			k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, keyset.Nanos(now))
 		return err
 	})
@@ -177,4 +170,24 @@ func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller
 		}
 	}
 	return &memstore.Caller{WorkspaceID: k.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}, nil
+}
+
+// underLimit checks, in tx, that workspace workspaceID exists (ENotFound)
+// and holds fewer than max rows of table (over's error, given their
+// count, otherwise). The workspace's row stays locked until tx ends, so
+// that concurrent creates cannot pass the limit together.
+func underLimit(ctx context.Context, tx pgx.Tx, workspaceID, table string, max int, over func(n int) error) error {
+	var found string
+	err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, workspaceID).Scan(&found)
+	if err != nil {
+		return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE workspace_id = $1`, workspaceID).Scan(&n); err != nil {
+		return err
+	}
+	if n >= max {
+		return over(n)
+	}
+	return nil
 }

@@ -46,19 +46,12 @@ func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.
 	w.ID, w.WorkspaceID = db.ids.New(ids.Webhook, w.CreatedAt), workspaceID
 	w.CreatedAt, w.UpdatedAt = keyset.Time(keyset.Nanos(w.CreatedAt)), keyset.Time(keyset.Nanos(w.UpdatedAt))
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		var found string
-		err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, workspaceID).Scan(&found)
-		if err != nil {
-			return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
-		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE workspace_id = $1`, workspaceID).Scan(&n); err != nil {
+		if err := underLimit(ctx, tx, workspaceID, "webhook_endpoints", max, func(n int) error {
+			return memstore.Errorf(memstore.EInvalid, "this workspace has %d webhook endpoints, its limit; delete one before creating another", n)
+		}); err != nil {
 			return err
 		}
-		if n >= max {
-			return memstore.Errorf(memstore.EInvalid, "this workspace has %d webhook endpoints, its limit; delete one before creating another", n)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			append([]any{w.ID, w.WorkspaceID}, webhookArgs(&w)...)...)
 		return err
 	})

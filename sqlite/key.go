@@ -89,19 +89,11 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
 		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
 	}
-	// Counted in the insert's transaction, which SQLite's single writer
-	// serialises, so that concurrent creates cannot pass the limit.
 	err := db.write(ctx, func(tx *txn) error {
-		var ws, n int
-		if err := tx.queryRow(ctx, "SELECT (SELECT count(*) FROM workspaces WHERE id = ?1), (SELECT count(*) FROM api_keys WHERE workspace_id = ?1)",
-			workspaceID).Scan(&ws, &n); err != nil {
-			return err
-		}
-		switch {
-		case ws == 0:
-			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
-		case n >= memstore.MaxAPIKeysPerWorkspace:
+		if err := underLimit(ctx, tx, workspaceID, "api_keys", memstore.MaxAPIKeysPerWorkspace, func(int) error {
 			return memstore.ErrAPIKeyLimit(workspaceID)
+		}); err != nil {
+			return err
 		}
 		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, nanos(k.CreatedAt))
@@ -223,4 +215,24 @@ func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
 		c.SearchBacklog, err = db.ix.backlog(ctx)
 	}
 	return c, wrap(translate(err), "count")
+}
+
+// underLimit checks, in the write transaction tx, that workspace
+// workspaceID exists (ENotFound) and holds fewer than max rows of table
+// (over's error, given their count, otherwise). SQLite's single writer
+// serialises the transactions, so that concurrent creates cannot pass
+// the limit together.
+func underLimit(ctx context.Context, tx *txn, workspaceID, table string, max int, over func(n int) error) error {
+	var ws, n int
+	if err := tx.queryRow(ctx, "SELECT (SELECT count(*) FROM workspaces WHERE id = ?1), (SELECT count(*) FROM "+table+" WHERE workspace_id = ?1)",
+		workspaceID).Scan(&ws, &n); err != nil {
+		return err
+	}
+	switch {
+	case ws == 0:
+		return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+	case n >= max:
+		return over(n)
+	}
+	return nil
 }

@@ -45,16 +45,10 @@ func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.
 	w.ID, w.WorkspaceID = db.ids.New(ids.Webhook, w.CreatedAt), workspaceID
 	w.CreatedAt, w.UpdatedAt = fromNanos(nanos(w.CreatedAt)), fromNanos(nanos(w.UpdatedAt))
 	err := db.write(ctx, func(tx *txn) error {
-		var ws, n int
-		if err := tx.queryRow(ctx, "SELECT (SELECT count(*) FROM workspaces WHERE id = ?1), (SELECT count(*) FROM webhook_endpoints WHERE workspace_id = ?1)",
-			workspaceID).Scan(&ws, &n); err != nil {
-			return err
-		}
-		switch {
-		case ws == 0:
-			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
-		case n >= max:
+		if err := underLimit(ctx, tx, workspaceID, "webhook_endpoints", max, func(n int) error {
 			return memstore.Errorf(memstore.EInvalid, "this workspace has %d webhook endpoints, its limit; delete one before creating another", n)
+		}); err != nil {
+			return err
 		}
 		_, err := tx.exec(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			append([]any{w.ID, w.WorkspaceID}, webhookArgs(&w)...)...)
