@@ -4,9 +4,6 @@ import (
 	"context"
 	"net/url"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
@@ -40,20 +37,8 @@ func TestKeyLimitUnderContention(t *testing.T) {
 		}
 	}
 
-	holder, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	tx, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
 	// SHARE mode lets the keys be read and counted, but not inserted.
-	if _, err := tx.Exec(ctx, `LOCK TABLE api_keys IN SHARE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	h := holdLock(t, dbURL, `LOCK TABLE api_keys IN SHARE MODE`)
 	errs := make(chan error, racers)
 	for range racers {
 		go func() {
@@ -61,27 +46,11 @@ func TestKeyLimitUnderContention(t *testing.T) {
 			errs <- err
 		}()
 	}
-	// Watched from a connection of its own: within a transaction,
-	// pg_stat_activity answers the same each time.
-	watch, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(ctx)
-	waiting := 0
-	for deadline := time.Now().Add(20 * time.Second); waiting < racers && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if waiting != racers {
+	if waiting := h.waitFor(t, racers, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`); waiting != racers {
 		t.Fatalf("%d of %d creates wait on a lock", waiting, racers)
 	}
-	if err := tx.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.release(t)
 	made := 0
 	for range racers {
 		if err := <-errs; err == nil {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
@@ -286,39 +284,13 @@ func (f *feedFixture) longFeed(t *testing.T, store string) []string {
 // It then releases the row and returns do's error.
 func (f *feedFixture) whileHeld(t *testing.T, url, lock, arg string, want int, do func() error) error {
 	t.Helper()
-	ctx := context.Background()
-	holder, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	tx, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, lock, arg); err != nil {
-		t.Fatal(err)
-	}
+	h := holdLock(t, url, lock, arg)
 	done := make(chan error, 1)
 	go func() { done <- do() }()
-	watch, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(ctx)
-	n := 0
-	for deadline := time.Now().Add(20 * time.Second); n < want && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := watch.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, f.hook.ID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n != want {
+	if n := h.waitFor(t, want, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, f.hook.ID); n != want {
 		t.Errorf("%d deliveries committed while the row was held, want %d", n, want)
 	}
-	if err := tx.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.release(t)
 	return <-done
 }
 
