@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -363,7 +364,10 @@ func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change 
 
 // DeleteSession implements memstore.SessionStorage; the foreign keys
 // cascade to the session's attachments and tokens. Versions keep the
-// session's ID as their actor.
+// session's ID as their actor. What the session kept (its title,
+// metadata, fields and instructions) is erased as a deleted store's
+// content is: secure_delete zeroes it, and the log is emptied
+// (eraseDeleted).
 func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 	err := db.write(ctx, func(tx *txn) error {
 		res, err := tx.exec(ctx, `DELETE FROM sessions WHERE id = ? AND workspace_id = ?`, id, workspaceID)
@@ -380,6 +384,7 @@ func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 		return wrap(err, "delete session %s", id)
 	}
 	db.Revoked(memstore.Revocation{SessionID: id})
+	db.eraseDeleted(ctx, slog.String("session", id))
 	return nil
 }
 

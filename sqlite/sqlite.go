@@ -48,7 +48,10 @@
 // by the next process to open it. Redacting the current version of a live
 // memory leaves the memory's text where it is; once the memory is changed
 // or deleted, that text leaves every file when the purge this asks for
-// (migration 0006) has finished.
+// (migration 0006) has finished. Deleting a store erases its content in
+// the same way (DeleteStore), and deleting a session what it kept, though
+// a deletion answers even when the log stays busy, which is then emptied
+// in the background (eraseDeleted).
 package sqlite
 
 import (
