@@ -294,7 +294,10 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 		}
 		t, err := db.archive(ctx, tx, "sessions", id)
 		s.ArchivedAt, s.UpdatedAt = &t, t
-		return err
+		if err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id})
 	})
 	if err != nil {
 		return nil, wrap(err, "archive session %s", id)
@@ -351,7 +354,7 @@ func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change 
 				return err
 			}
 		}
-		return nil
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id, Refresh: true})
 	})
 	if err != nil {
 		return nil, wrap(err, "change session %s", id)
@@ -378,7 +381,10 @@ func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 		if err == nil && n == 0 {
 			err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id})
 	})
 	if err != nil {
 		return wrap(err, "delete session %s", id)
@@ -505,8 +511,10 @@ func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*
 			return err
 		}
 		var err error
-		t, err = getToken(ctx, tx, workspaceID, id)
-		return err
+		if t, err = getToken(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: t.SessionID, TokenID: id})
 	})
 	if err != nil {
 		return nil, wrap(err, "revoke session token %s", id)
