@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -58,11 +59,8 @@ func (c *checkpointer) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		select {
-		case <-c.stop:
-			cancel()
-		case <-ctx.Done():
-		}
+		<-c.stop
+		cancel()
 	}()
 	t := time.NewTimer(time.Hour)
 	t.Stop()
@@ -74,23 +72,52 @@ func (c *checkpointer) run() {
 		}
 		// A failed checkpoint is retried after the next commit; the
 		// writer's own checkpoints bound the log meanwhile. An owed
-		// erasure is tried again until it succeeds.
+		// erasure is tried again, every eraseRetry, until it succeeds.
+		wait := checkpointEvery
 		if owed := c.owed.Load(); owed > 0 {
-			if truncateLog(ctx, c.conn) == nil {
+			if c.tryErase(ctx) {
 				c.owed.Add(-owed)
 			} else {
+				wait = eraseRetry
 				c.committed()
 			}
 		} else {
 			c.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 		}
-		t.Reset(checkpointEvery)
+		t.Reset(wait)
 		select {
 		case <-t.C:
 		case <-c.stop:
 			return
 		}
 	}
+}
+
+// eraseRetry spaces the background attempts to empty the log that an
+// erasure owes (eraseLater), and eraseRetryWait bounds how long each
+// waits for the others' readers, holding new writes back meanwhile (as
+// every checkpoint that empties the log does): the attempts of a log
+// that stays busy hold the writes back for a twentieth of the time.
+const (
+	eraseRetry     = time.Second
+	eraseRetryWait = 50 * time.Millisecond
+)
+
+// tryErase empties the log as erase does, but waits for the others' locks
+// for eraseRetryWait only, and says whether it did.
+func (c *checkpointer) tryErase(ctx context.Context) bool {
+	conn, err := c.conn.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", eraseRetryWait.Milliseconds())); err != nil {
+		return false
+	}
+	defer conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
+	var busy, logged, done int
+	err = conn.QueryRowContext(ctx, "PRAGMA main.wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done)
+	return err == nil && busy == 0
 }
 
 // close stops the checkpointer; SQLite checkpoints the whole log when the
