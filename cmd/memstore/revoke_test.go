@@ -125,7 +125,16 @@ func mcpSessions(t *testing.T, base string) string {
 // on.
 func TestRevokedByAnotherProcessEndsStreams(t *testing.T) {
 	clearEnv(t)
-	db := filepath.Join(t.TempDir(), "m.db")
+	testRevokedByAnotherProcess(t, filepath.Join(t.TempDir(), "m.db"))
+}
+
+// TestRevokedByAnotherProcessEndsStreamsPostgres: the same on PostgreSQL.
+func TestRevokedByAnotherProcessEndsStreamsPostgres(t *testing.T) {
+	clearEnv(t)
+	testRevokedByAnotherProcess(t, postgresDB(t, "unused"))
+}
+
+func testRevokedByAnotherProcess(t *testing.T, db string) {
 	srv := startChild(t, db)
 	admin := newAPI(srv.url, srv.key)
 	notes, prefs := admin.createStore(t, "notes"), admin.createStore(t, "prefs")
