@@ -77,7 +77,8 @@ type CallerChecker interface {
 // RevocationNotifier is offered by backends that can tell the moment a
 // credential stops working: all tell of the revocations made in their
 // process, and a backend that several processes share may tell of the
-// others' too (PostgreSQL does). Where it does not, another process
+// others' too (PostgreSQL by its notices, SQLite by the notes each
+// revocation leaves in the file). Where it does not, another process
 // learns of a revocation only by authenticating again.
 type RevocationNotifier interface {
 	// NotifyRevocations calls f after each revocation made through this

@@ -82,9 +82,10 @@ type Config struct {
 	// authenticated, so that most requests do not read the key store; never
 	// past the credential's expiry. A revocation made through Keys or
 	// Sessions, when they are memstore.RevocationNotifiers, takes effect at
-	// once; one made by another process sharing the backend is seen within
-	// this long. 0 means DefaultAuthCacheTTL; a negative value turns the
-	// cache off.
+	// once, and one made by another process sharing the backend as soon as
+	// the backend tells of it; one it does not tell of is seen within this
+	// long. 0 means DefaultAuthCacheTTL; a negative value turns the cache
+	// off.
 	AuthCacheTTL time.Duration
 
 	// Now is the clock, time.Now when nil.

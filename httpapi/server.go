@@ -407,7 +407,8 @@ func (s *Server) authenticate(r *http.Request, secret string) (*memstore.Caller,
 // unknown secret is looked up every time. An entry never outlives its
 // credential's expiry, and a revocation heard from the backend
 // (memstore.RevocationNotifier) removes the entries it stops at once; a
-// credential revoked by another process keeps working here for up to ttl.
+// credential revoked by another process that the backend does not tell
+// of keeps working here for up to ttl.
 type authCache struct {
 	ttl time.Duration // <= 0: no caching
 	mu  sync.RWMutex

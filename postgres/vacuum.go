@@ -5,9 +5,10 @@ import (
 )
 
 // vacuumed are the tables that hold memory content or words of it (the
-// search columns): the ones whose dead row versions may keep a redacted
-// or deleted text.
-const vacuumed = `memories, versions`
+// search columns), and what sessions keep (titles, metadata, fields,
+// instructions): the ones whose dead row versions may keep a redacted or
+// deleted text.
+const vacuumed = `memories, versions, sessions, session_stores`
 
 // Vacuum has PostgreSQL reclaim the dead row versions of the tables that
 // hold content, which every update, deletion and redaction leaves until

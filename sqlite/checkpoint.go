@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,6 +26,10 @@ type checkpointer struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	// owed counts the erasures (eraseLater) that could not empty the log
+	// when asked: the checkpointer empties it instead of its passive
+	// checkpoint until it has.
+	owed atomic.Int64
 }
 
 // checkpointEvery spaces background checkpoints: one per interval at most
@@ -49,6 +56,12 @@ func (c *checkpointer) committed() {
 
 func (c *checkpointer) run() {
 	defer close(c.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-c.stop
+		cancel()
+	}()
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	for {
@@ -58,15 +71,53 @@ func (c *checkpointer) run() {
 			return
 		}
 		// A failed checkpoint is retried after the next commit; the
-		// writer's own checkpoints bound the log meanwhile.
-		c.conn.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
-		t.Reset(checkpointEvery)
+		// writer's own checkpoints bound the log meanwhile. An owed
+		// erasure is tried again, every eraseRetry, until it succeeds.
+		wait := checkpointEvery
+		if owed := c.owed.Load(); owed > 0 {
+			if c.tryErase(ctx) {
+				c.owed.Add(-owed)
+			} else {
+				wait = eraseRetry
+				c.committed()
+			}
+		} else {
+			c.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		}
+		t.Reset(wait)
 		select {
 		case <-t.C:
 		case <-c.stop:
 			return
 		}
 	}
+}
+
+// eraseRetry spaces the background attempts to empty the log that an
+// erasure owes (eraseLater), and eraseRetryWait bounds how long each
+// waits for the others' readers, holding new writes back meanwhile (as
+// every checkpoint that empties the log does): the attempts of a log
+// that stays busy hold the writes back for a twentieth of the time.
+const (
+	eraseRetry     = time.Second
+	eraseRetryWait = 50 * time.Millisecond
+)
+
+// tryErase empties the log as erase does, but waits for the others' locks
+// for eraseRetryWait only, and says whether it did.
+func (c *checkpointer) tryErase(ctx context.Context) bool {
+	conn, err := c.conn.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", eraseRetryWait.Milliseconds())); err != nil {
+		return false
+	}
+	defer conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
+	var busy, logged, done int
+	err = conn.QueryRowContext(ctx, "PRAGMA main.wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done)
+	return err == nil && busy == 0
 }
 
 // close stops the checkpointer; SQLite checkpoints the whole log when the
@@ -80,6 +131,14 @@ func (c *checkpointer) close() error {
 // erase copies the whole write-ahead log back into the database file and
 // empties the log (truncateLog).
 func (c *checkpointer) erase(ctx context.Context) error { return truncateLog(ctx, c.conn) }
+
+// eraseLater has the checkpointer empty the log in the background, as
+// erase does, as soon as others let it: for an erasure whose own erase
+// found the log busy.
+func (c *checkpointer) eraseLater() {
+	c.owed.Add(1)
+	c.committed()
+}
 
 // errLogBusy is truncateLog's failure when others kept the log in use.
 var errLogBusy = errors.New("the write-ahead log stayed in use by other connections")
@@ -110,5 +169,17 @@ func truncateLog(ctx context.Context, conn *sql.DB) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// eraseDeleted empties the write-ahead log after a deletion has
+// committed, so that the log no longer holds the pages as they were before
+// secure_delete zeroed what it deleted. A deletion stands even if the
+// log stays busy: it is then emptied in the background, as soon as the
+// others let it (checkpointer.eraseLater), and the log says so.
+func (db *DB) eraseDeleted(ctx context.Context, what slog.Attr) {
+	if err := db.ck.erase(ctx); err != nil {
+		db.ck.eraseLater()
+		db.log.LogAttrs(ctx, slog.LevelWarn, "a deletion could not empty the write-ahead log yet; it will be emptied in the background", what, slog.String("error", err.Error()))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,23 +64,40 @@ func mainFiles(names []string) []string {
 
 // Stages of erasureScenario at which a test looks at the files.
 const (
-	stageRedacted = "redacted" // RedactVersion has returned
+	stageRedacted = "redacted" // RedactVersion (or DeleteStore) has returned
 	stagePurged   = "purged"   // and WaitSearchIndex too
 )
 
+// What erasureScenario erases.
+const (
+	eraseRedact        = "redact"                // a version that the memory no longer has
+	eraseStore         = "delete store"          // the store that holds it
+	eraseArchivedStore = "delete archived store" // the same, archived first
+)
+
 // erasureScenario writes secretToken into a memory of the database at
-// path, indexes it, replaces it, and redacts the version that held it,
-// calling at(stage) when RedactVersion has returned and when the purge of
-// the indexes has finished. It returns the database, still open.
-func erasureScenario(tb testing.TB, path string, at func(stage string)) *sqlite.DB {
+// path, indexes it, replaces it, and erases it as how says: redacts the
+// version that held it, or deletes its store (which still has another
+// memory whose current text holds secretToken, and the one whose former
+// version does). It calls at(stage) when RedactVersion or DeleteStore has
+// returned and when the purge of the indexes has finished. It returns the
+// database, still open.
+func erasureScenario(tb testing.TB, path, how string, at func(stage string)) *sqlite.DB {
 	tb.Helper()
 	ctx := context.Background()
 	db := mustOpenAt(tb, path, sqlite.Options{})
 	s := mustStore(tb, db)
+	// Another store, which stays, shares the pages of every index and
+	// table with the one erased.
+	kept := sqlitetest.Store(tb, db, ws, memstore.StoreCreate{Name: "kept"})
 	for i := range 50 { // several pages in every index
 		mustCreate(tb, db, s.ID, fmt.Sprintf("/filler/%d.md", i), strings.Repeat(fmt.Sprintf("filler%d words ", i), 40))
+		mustCreate(tb, db, kept.ID, fmt.Sprintf("/kept/%d.md", i), strings.Repeat(fmt.Sprintf("kept%d words ", i), 40))
 	}
 	m := mustCreate(tb, db, s.ID, "/notes/code.md", "the door code is "+secretToken+" for now")
+	if how != eraseRedact {
+		mustCreate(tb, db, s.ID, "/notes/spare.md", "the spare code is "+secretToken+" too")
+	}
 	if err := db.WaitSearchIndex(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -93,14 +111,31 @@ func erasureScenario(tb testing.TB, path string, at func(stage string)) *sqlite.
 	if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin); err != nil {
-		tb.Fatal(err)
+	switch how {
+	case eraseRedact:
+		if _, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin); err != nil {
+			tb.Fatal(err)
+		}
+	case eraseStore, eraseArchivedStore:
+		if how == eraseArchivedStore {
+			if _, err := db.ArchiveStore(ctx, ws, s.ID, alice); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err := db.DeleteStore(ctx, ws, s.ID); err != nil {
+			tb.Fatal(err)
+		}
+	default:
+		tb.Fatalf("no erasure %q", how)
 	}
 	at(stageRedacted)
 	if err := db.WaitSearchIndex(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	at(stagePurged)
+	if !found(tb, db, kept.ID, "kept7", "/kept/7.md") {
+		tb.Error("the store that stays is no longer found by search")
+	}
 	return db
 }
 
@@ -109,23 +144,34 @@ func erasureScenario(tb testing.TB, path string, at func(stage string)) *sqlite.
 // when the purge of the search indexes it asks for has finished, in no
 // file of the directory at all. And so it stays after the database is
 // closed.
-func TestRedactionErasesEveryFile(t *testing.T) {
+func TestRedactionErasesEveryFile(t *testing.T) { testErasesEveryFile(t, eraseRedact) }
+
+// TestStoreDeletionErasesEveryFile: the same for the content of a deleted
+// store, live or archived, when DeleteStore returns and when the purge of
+// the search indexes it asks for has finished.
+func TestStoreDeletionErasesEveryFile(t *testing.T) {
+	for _, how := range []string{eraseStore, eraseArchivedStore} {
+		t.Run(how, func(t *testing.T) { testErasesEveryFile(t, how) })
+	}
+}
+
+func testErasesEveryFile(t *testing.T, how string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.db")
-	db := erasureScenario(t, path, func(stage string) {
+	db := erasureScenario(t, path, how, func(stage string) {
 		got := holding(t, dir)
 		if stage == stageRedacted {
 			got = mainFiles(got)
 		}
 		if len(got) > 0 {
-			t.Errorf("%s: the redacted text is still in %v", stage, got)
+			t.Errorf("%s: the erased text is still in %v", stage, got)
 		}
 	})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got := holding(t, dir); len(got) > 0 {
-		t.Errorf("closed: the redacted text is still in %v", got)
+		t.Errorf("closed: the erased text is still in %v", got)
 	}
 }
 
@@ -218,18 +264,18 @@ func TestRedactionWhileLogBusy(t *testing.T) {
 // helperEnv names, in the environment of a child process running this
 // test binary, the stage after which TestErasureHelperProcess waits to be
 // killed, and the database it works on.
-const helperEnv, helperDBEnv = "MEMSTORE_ERASURE_HELPER", "MEMSTORE_ERASURE_DB"
+const helperEnv, helperDBEnv, helperHowEnv = "MEMSTORE_ERASURE_HELPER", "MEMSTORE_ERASURE_DB", "MEMSTORE_ERASURE_HOW"
 
 // TestErasureHelperProcess is not a test: run by
-// TestRedactionErasesEveryFileAfterKill in a child process, it runs
+// testErasesEveryFileAfterKill in a child process, it runs
 // erasureScenario, says "ready" at the stage it was given and waits to be
 // killed.
 func TestErasureHelperProcess(t *testing.T) {
 	stop := os.Getenv(helperEnv)
 	if stop == "" {
-		t.Skip("run by TestRedactionErasesEveryFileAfterKill")
+		t.Skip("run by the tests of erasure after a kill")
 	}
-	erasureScenario(t, os.Getenv(helperDBEnv), func(stage string) {
+	erasureScenario(t, os.Getenv(helperDBEnv), os.Getenv(helperHowEnv), func(stage string) {
 		if stage == stop {
 			fmt.Println("ready")
 			select {} // until killed
@@ -244,12 +290,22 @@ func TestErasureHelperProcess(t *testing.T) {
 // finished leaves the request in the database: the next one to open it
 // finishes the purge.
 func TestRedactionErasesEveryFileAfterKill(t *testing.T) {
+	testErasesEveryFileAfterKill(t, eraseRedact)
+}
+
+// TestStoreDeletionErasesEveryFileAfterKill: the same for a deleted
+// store.
+func TestStoreDeletionErasesEveryFileAfterKill(t *testing.T) {
+	testErasesEveryFileAfterKill(t, eraseStore)
+}
+
+func testErasesEveryFileAfterKill(t *testing.T, how string) {
 	for _, stage := range []string{stageRedacted, stagePurged} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "m.db")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestErasureHelperProcess$", "-test.count=1")
-			cmd.Env = append(os.Environ(), helperEnv+"="+stage, helperDBEnv+"="+path)
+			cmd.Env = append(os.Environ(), helperEnv+"="+stage, helperDBEnv+"="+path, helperHowEnv+"="+how)
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -290,7 +346,7 @@ func TestRedactionErasesEveryFileAfterKill(t *testing.T) {
 				got = mainFiles(got)
 			}
 			if len(got) > 0 {
-				t.Errorf("killed after the stage: the redacted text is still in %v", got)
+				t.Errorf("killed after the stage: the erased text is still in %v", got)
 			}
 			if stage == stagePurged {
 				return
@@ -300,8 +356,85 @@ func TestRedactionErasesEveryFileAfterKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := holding(t, dir); len(got) > 0 {
-				t.Errorf("reopened and purged: the redacted text is still in %v", got)
+				t.Errorf("reopened and purged: the erased text is still in %v", got)
 			}
 		})
+	}
+}
+
+// TestSessionDeletionErasesEveryFile: what a deleted session kept (its
+// title, metadata, fields and its stores' instructions) is in no file of
+// the database when DeleteSession returns.
+func TestSessionDeletionErasesEveryFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := mustOpenAt(t, filepath.Join(dir, "m.db"), sqlite.Options{})
+	st := mustStore(t, db)
+	for i := range 50 {
+		if _, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: fmt.Sprintf("filler %d", i), Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{
+		Title:    "title " + secretToken,
+		Metadata: map[string]string{"note": "metadata " + secretToken},
+		Fields:   map[string]json.RawMessage{"agent": json.RawMessage(`{"system":"field ` + secretToken + `"}`)},
+		Stores:   []memstore.AttachmentCreate{{StoreID: st.ID, Instructions: "instructions " + secretToken}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(holding(t, dir)) == 0 {
+		t.Fatal("the session's text is in no file: the check proves nothing")
+	}
+	if err := db.DeleteSession(ctx, ws, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := holding(t, dir); len(got) > 0 {
+		t.Errorf("the deleted session's text is still in %v", got)
+	}
+}
+
+// TestDeletionWhileLogBusy: a deletion whose checkpoint cannot empty the
+// log, because a reader of another connection keeps reading from it,
+// stands; the log is emptied in the background once the reader is done.
+func TestDeletionWhileLogBusy(t *testing.T) {
+	timeout := *sqlite.BusyTimeout
+	*sqlite.BusyTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { *sqlite.BusyTimeout = timeout })
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.db")
+	db := mustOpenAt(t, path, sqlite.Options{})
+	st := mustStore(t, db)
+	s, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: "title " + secretToken, Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := rawDB(t, path).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSession(ctx, ws, s.ID); err != nil {
+		t.Fatalf("deletion while the log is in use: %v", err)
+	}
+	if len(mainFiles(holding(t, dir))) == 0 {
+		t.Fatal("the deleted session's text left the files while the log was in use: the check proves nothing")
+	}
+	if err := reader.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := mainFiles(holding(t, dir))
+		if len(got) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after the reader was done, the deleted session's text is still in %v", got)
+		}
 	}
 }

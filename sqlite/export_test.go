@@ -74,3 +74,13 @@ func (db *DB) FailAfterWebhookEvents(ctx context.Context, workspaceID, storeID s
 		return memstore.Errorf(memstore.EConflict, "failed after its changes")
 	})
 }
+
+// KeptRevocations lets the tests keep few rows of revocations.
+var KeptRevocations = &keptRevocations
+
+// ReadRevocations reads the revocations table after row last, as the
+// reader of a listening DB does, and tells db's listeners; the tests
+// listen through db.Revocations, which starts no reader of its own.
+func (db *DB) ReadRevocations(ctx context.Context, last int64) (int64, error) {
+	return db.readRevocations(ctx, last)
+}

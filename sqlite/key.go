@@ -168,7 +168,10 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, er
 		if errors.Is(err, sql.ErrNoRows) {
 			return memstore.Errorf(memstore.ENotFound, "no API key %q", id)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{APIKeyID: id})
 	})
 	if err != nil {
 		return nil, wrap(err, "revoke API key %s", id)

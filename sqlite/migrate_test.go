@@ -191,10 +191,12 @@ func TestEventsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to migration 0009: without the feed's table, nor what the
-	// migrations after it made (0011 to 0014: the stores' counts and
-	// sizes, webhooks and their deliveries), to be made again.
+	// migrations after it made (0011 to 0016: the stores' counts and
+	// sizes, webhooks and their deliveries, the revocations' table), to
+	// be made again.
 	raw := rawDB(t, path)
 	for _, q := range []string{
+		`DROP TABLE revocations`,
 		`DROP TRIGGER webhook_cursors_of_store`, `DROP TABLE webhook_cursors`, `DROP VIEW webhook_events`, `DROP TRIGGER webhook_events_store_created`, `DROP TRIGGER webhook_events_store_deleted`,
 		`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_endpoints`,
 		`DROP TABLE events`,

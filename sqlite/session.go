@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -293,7 +294,10 @@ func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*mems
 		}
 		t, err := db.archive(ctx, tx, "sessions", id)
 		s.ArchivedAt, s.UpdatedAt = &t, t
-		return err
+		if err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id})
 	})
 	if err != nil {
 		return nil, wrap(err, "archive session %s", id)
@@ -350,7 +354,7 @@ func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change 
 				return err
 			}
 		}
-		return nil
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id, Refresh: true})
 	})
 	if err != nil {
 		return nil, wrap(err, "change session %s", id)
@@ -363,7 +367,10 @@ func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change 
 
 // DeleteSession implements memstore.SessionStorage; the foreign keys
 // cascade to the session's attachments and tokens. Versions keep the
-// session's ID as their actor.
+// session's ID as their actor. What the session kept (its title,
+// metadata, fields and instructions) is erased as a deleted store's
+// content is: secure_delete zeroes it, and the log is emptied
+// (eraseDeleted).
 func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 	err := db.write(ctx, func(tx *txn) error {
 		res, err := tx.exec(ctx, `DELETE FROM sessions WHERE id = ? AND workspace_id = ?`, id, workspaceID)
@@ -374,12 +381,16 @@ func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 		if err == nil && n == 0 {
 			err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id})
 	})
 	if err != nil {
 		return wrap(err, "delete session %s", id)
 	}
 	db.Revoked(memstore.Revocation{SessionID: id})
+	db.eraseDeleted(ctx, slog.String("session", id))
 	return nil
 }
 
@@ -500,8 +511,10 @@ func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*
 			return err
 		}
 		var err error
-		t, err = getToken(ctx, tx, workspaceID, id)
-		return err
+		if t, err = getToken(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: t.SessionID, TokenID: id})
 	})
 	if err != nil {
 		return nil, wrap(err, "revoke session token %s", id)

@@ -14,8 +14,9 @@
 // MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
 // (version.go), SessionStorage (session.go) and SearchStorage (search.go);
 // and, for the server itself, memstore.KeyService (key.go: workspaces and
-// API keys) and RevocationNotifier (revocations of keys, tokens and
-// sessions, heard by this process's listeners).
+// API keys) and RevocationNotifier (revoke.go: revocations of keys,
+// tokens and sessions, heard by this process's listeners at once and by
+// other processes' on the file within moments).
 //
 // # Parts
 //
@@ -26,7 +27,9 @@
 //   - writer.go: the writer, the one goroutine that runs every write,
 //     with group commit; the rule every write follows is at DB.write.
 //   - checkpoint.go: copies the write-ahead log back into the database
-//     beside the writer.
+//     beside the writer, and empties it after an erasure.
+//   - revoke.go: the notes of revocations that the processes on the file
+//     read from each other.
 //   - indexer.go, searchindex.sql: the indexer, which keeps the search
 //     indexes in a file of their own (IndexPath) beside the writer;
 //     indexfile.go rebuilds that file when it is damaged or replaced.
@@ -48,7 +51,10 @@
 // by the next process to open it. Redacting the current version of a live
 // memory leaves the memory's text where it is; once the memory is changed
 // or deleted, that text leaves every file when the purge this asks for
-// (migration 0006) has finished.
+// (migration 0006) has finished. Deleting a store erases its content in
+// the same way (DeleteStore), and deleting a session what it kept, though
+// a deletion answers even when the log stays busy, which is then emptied
+// in the background (eraseDeleted).
 package sqlite
 
 import (
@@ -131,8 +137,10 @@ type DB struct {
 	ids                 *ids.Generator
 	log                 *slog.Logger
 	// Revocations tells this process's listeners of every key revoked,
-	// token revoked and session archived through this DB.
+	// token revoked and session archived through this DB, and, once
+	// they listen, of those of other processes on the file (revoke.go).
 	memstore.Revocations
+	poll polling
 	// Notices tells this process's listeners of the stores with new
 	// events, after each commit (events.go).
 	memstore.Notices
@@ -144,7 +152,7 @@ type DB struct {
 // files beside it (IndexPath) are kept at 0600 whatever their mode was.
 // A database that this user may not write is refused (ErrReadOnly).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger, poll: polling{origin: newOrigin()}}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -219,6 +227,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 // Close closes the pools and stops the checkpointer.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		db.stopPolling()
 		close(db.closed)
 		<-db.batcherDone
 	})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"strings"
 	"time"
@@ -199,8 +200,16 @@ func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time
 }
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade
-// to the store's memories and versions, and secure_delete zeroes them.
-// The webhook deliveries its feed still owes are made first (drainPage).
+// to the store's memories and versions. The webhook deliveries its feed
+// still owes are made first (drainPage).
+//
+// The deletion erases the store's content as a redaction does (package
+// comment, Erasure): secure_delete zeroes the rows in the file, a
+// checkpoint then empties the write-ahead log, which still holds the
+// pages as they were, and the transaction that deletes asks for a purge
+// of the search indexes, which also empties both logs once more. When the
+// log stays busy, the deletion stands and the log is emptied in the
+// background (eraseDeleted).
 func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 	for deleted := false; !deleted; {
 		err := db.write(ctx, func(tx *txn) error {
@@ -209,6 +218,13 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 				return err // the page alone, then again
 			}
 			deleted = true
+			// The indexes only mark the entries of its memories deleted:
+			// the purge drops them.
+			if _, err := tx.exec(ctx, `INSERT INTO search_purge (id) SELECT 1 WHERE EXISTS (SELECT 1 FROM stores s JOIN versions v ON v.store_id = s.id
+				WHERE s.id = ? AND s.workspace_id = ? AND v.content IS NOT NULL)
+				ON CONFLICT DO UPDATE SET requests = requests + 1`, id, workspaceID); err != nil {
+				return err
+			}
 			res, err := tx.exec(ctx, `DELETE FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID)
 			tx.storeChanged(id)
 			if err != nil {
@@ -228,5 +244,6 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 			return wrap(err, "delete store %s", id)
 		}
 	}
+	db.eraseDeleted(ctx, slog.String("store", id))
 	return nil
 }

@@ -14,15 +14,16 @@ meanwhile).
 
 On a database file, it rebuilds the file without its free pages, which
 many deletions or an upgrade leave, and the file shrinks. Writes wait
-while it runs; reads go on. Redacted content is gone from the file
-already: each redaction erases it.
+while it runs; reads go on. Redacted content, and that of deleted stores
+and sessions, is gone from the file already: each erases it.
 
-On PostgreSQL, the tables that hold memory content keep each changed,
-deleted or redacted row's old version until a vacuum, which autovacuum
-runs in its own time. 'memstore vacuum' runs it now: the space becomes
-reusable, and nothing is locked. With --full, those tables are rewritten
-into new files with only their live rows, and their old files deleted:
-run it after a redaction that must leave no copy in the tables. Every
+On PostgreSQL, the tables that hold memory content and what sessions
+keep hold each changed, deleted or redacted row's old version until a
+vacuum, which autovacuum runs in its own time. 'memstore vacuum' runs it
+now: the space becomes reusable, and nothing is locked. With --full,
+those tables are rewritten into new files with only their live rows, and
+their old files deleted: run it after a redaction or a deletion that
+must leave no copy in the tables. Every
 server waits for each table while it is rewritten. Neither reaches the
 write-ahead log already written, archived WAL, replicas or backups: a
 redaction's text stays there until they are recycled.

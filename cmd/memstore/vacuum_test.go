@@ -87,7 +87,8 @@ func fileSize(t *testing.T, name string) int64 {
 }
 
 // TestVacuumPostgresFull: on PostgreSQL, the old row versions of a
-// redacted memory keep its text in the pages of the tables and their
+// redacted memory, of a deleted store's memories and of what a deleted
+// session kept keep their text in the pages of the tables and their
 // indexes, read here byte for byte as the server stores them
 // (pageinspect), until 'memstore vacuum --full', after which no page
 // holds it.
@@ -108,6 +109,28 @@ func TestVacuumPostgresFull(t *testing.T) {
 	if _, err := core.RedactVersion(ctx, c, store, m.VersionID); err != nil {
 		t.Fatal(err)
 	}
+	gone, err := core.CreateStore(ctx, c, memstore.StoreCreate{Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.CreateMemory(ctx, c, gone.ID, memstore.MemoryCreate{Path: "/spare.md", Content: secret}); err != nil {
+		t.Fatal(err)
+	}
+	ses, _, _, err := core.CreateSession(ctx, c, memstore.SessionCreate{
+		Title:    secret,
+		Metadata: map[string]string{"note": secret},
+		Fields:   map[string]json.RawMessage{"agent": json.RawMessage(`{"system":"` + secret + `"}`)},
+		Stores:   []memstore.AttachmentCreate{{StoreID: store, Instructions: secret}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := core.DeleteStore(ctx, c, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.DeleteSession(ctx, c, ses.ID); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 
 	pages, err := pgx.Connect(ctx, url)
@@ -122,9 +145,9 @@ func TestVacuumPostgresFull(t *testing.T) {
 		var in []string
 		// The tables, their out-of-line storage (TOAST), and the indexes
 		// of both.
-		rows, err := pages.Query(ctx, `WITH t AS (
-				SELECT oid FROM pg_class WHERE oid IN ('memories'::regclass, 'versions'::regclass)
-				UNION SELECT reltoastrelid FROM pg_class WHERE oid IN ('memories'::regclass, 'versions'::regclass) AND reltoastrelid <> 0)
+		rows, err := pages.Query(ctx, `WITH c AS (
+				SELECT oid FROM pg_class WHERE oid IN ('memories'::regclass, 'versions'::regclass, 'sessions'::regclass, 'session_stores'::regclass)),
+			t AS (SELECT oid FROM c UNION SELECT reltoastrelid FROM pg_class WHERE oid IN (SELECT oid FROM c) AND reltoastrelid <> 0)
 			SELECT c.oid::regclass::text FROM pg_class c
 			WHERE c.oid IN (SELECT oid FROM t) OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM t))`)
 		if err != nil {
