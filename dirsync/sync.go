@@ -442,17 +442,17 @@ func (s *syncer) readLocal(t task) ([]byte, outcome, error) {
 	return data, done, nil
 }
 
-// secretFree reports whether content may go to the store: always, except
-// in the team scope, where a credential keeps it out (reported by kind).
+// secretFree reports whether content may go to the store: not when it
+// holds a private key or another credential, in either scope, since the
+// directory may be one that holds keys (~/.ssh) and a store is shared
+// with other devices and people. A refusal is reported by the kind of
+// credential, never its text.
 func (s *syncer) secretFree(t task, content string) bool {
-	if s.o.Scope != ScopeTeam {
-		return true
-	}
 	kind, found := secrets.Find(content)
 	if !found {
 		return true
 	}
-	s.skip(Skip{Path: t.path, Side: "local", Reason: "holds a credential, which team memory never takes", Rule: ruleID(kind)})
+	s.skip(Skip{Path: t.path, Side: "local", Reason: "holds a credential, which a sync never uploads", Rule: ruleID(kind)})
 	return false
 }
 
