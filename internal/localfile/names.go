@@ -232,5 +232,13 @@ func windowsNameProblem(name string) string {
 	if windowsReserved[strings.ToUpper(strings.TrimRight(stem, " "))] {
 		return fmt.Sprintf("%q is a device name on Windows", stem)
 	}
+	if shortName.MatchString(name) {
+		return "a name in Windows' short (8.3) form, which can reach another file (AUTHOR~1 is authorized_keys)"
+	}
 	return ""
 }
+
+// shortName matches the 8.3 names Windows gives long names (AUTHOR~1,
+// MEMORY~1.MD), through which a write would reach the long name's file
+// whatever CredentialName and ExecName say of the short one.
+var shortName = regexp.MustCompile(`^[^.~]{1,6}~[0-9]{1,6}(?:\.[^.]{1,3})?$`)
