@@ -245,9 +245,16 @@ func (s *syncer) plan(local map[string]string, remote map[string]*memstore.Memor
 	return tasks, unchanged
 }
 
-// report records the tasks of a dry run as if done.
+// report records the tasks of a dry run as if done, a file that would
+// not be uploaded for its content as skipped, as a sync would.
 func (s *syncer) report(tasks []task) {
 	for _, t := range tasks {
+		uploads := t.op == OpPush || t.op == OpCreate || t.op == opConflict && s.o.Prefer == PreferLocal
+		if uploads {
+			if data, err := s.tree.read(t.path[1:]); err == nil && data != nil && !s.secretFree(t, string(data)) {
+				continue
+			}
+		}
 		if t.op == opConflict {
 			s.rep.Conflicts = append(s.rep.Conflicts, Conflict{Path: t.path, Winner: s.o.Prefer,
 				Kept: conflictCopyName(t.path[1:], s.o.Device, s.stamp, 1)})

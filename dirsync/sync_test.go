@@ -936,3 +936,24 @@ func TestCredentialsNeverSync(t *testing.T) {
 		})
 	}
 }
+
+// TestDryRunCredentials: a dry run reports a file that holds a credential
+// as the sync would, skipped by kind, not as a change it would make.
+func TestDryRunCredentials(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	dir := t.TempDir()
+	key := strings.Join([]string{"-----BEGIN ", "OPENSSH PRIVATE KEY-----\nb3Bl\n"}, "")
+	write(t, dir, map[string]string{"key.md": key, "ok.md": "ok\n"})
+	o := s.options(dir)
+	o.DryRun = true
+	rep := mustSync(t, o)
+	if diff := cmp.Diff([]string{"create /ok.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]dirsync.Skip{{Path: "/key.md", Side: "local", Reason: "holds a credential, which a sync never uploads", Rule: "private-key"}}, rep.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(s.files(t)) != 0 {
+		t.Errorf("a dry run wrote to the store: %v", s.files(t))
+	}
+}
