@@ -34,15 +34,21 @@
 // (a name beginning with ".": .git/, .env, .ssh/), which hold what other
 // tools read or run, are never synced: the store's are refused and
 // reported, the directory's left alone; and a file written from the store
-// is never executable. A path that cannot be a file here is refused and
-// reported too: a name over 255 bytes, a path too long for the system, a
-// name the system refuses, or one that reads as ".", ".." or a separator
-// once percent-decoded or once look-alike characters are folded (NFKC).
+// is never executable. Nor is a file synced, in any directory, whose name
+// is one that tools read keys or credentials from or run at a shell's
+// start (authorized_keys, id_*, known_hosts, config, credentials, _netrc,
+// config.fish; localfile.CredentialName): the store's are refused, the
+// directory's kept back, both reported. A path that cannot be a file here
+// is refused and reported too: a name over 255 bytes, a path too long for
+// the system, a name the system refuses, or one that reads as ".", ".."
+// or a separator once percent-decoded or once look-alike characters are
+// folded (NFKC).
 // Files over a memory's limit (memstore.MaxContentBytes), files that are
 // not text (not UTF-8, or with a NUL byte) and anything that is not a
 // regular file are skipped and reported, and neither side of such a path
-// is touched. In the team scope a file that holds a credential is not
-// uploaded; the report names the kind of credential, never the text.
+// is touched. A file that holds a private key or another credential
+// (internal/secrets) is never uploaded, in either scope; the report names
+// the kind of credential, never the text.
 package dirsync
 
 import (
@@ -65,8 +71,7 @@ const (
 	// ScopePrivate syncs the directory except its team/ subdirectory,
 	// which belongs to the team scope and its own store.
 	ScopePrivate Scope = "private"
-	// ScopeTeam syncs a team directory: the same, except that files
-	// holding credentials are never uploaded.
+	// ScopeTeam syncs a team directory, under the same rules.
 	ScopeTeam Scope = "team"
 )
 
@@ -169,8 +174,8 @@ type Skip struct {
 	// Side is where the reason lies: "local" or "remote".
 	Side   string `json:"side"`
 	Reason string `json:"reason"`
-	// Rule is the kind of credential found, for a file kept out of team
-	// memory; never the text itself.
+	// Rule is the kind of credential found, for a file kept out of the
+	// store for its content; never the text itself.
 	Rule string `json:"rule,omitempty"`
 }
 

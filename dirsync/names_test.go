@@ -2,12 +2,17 @@ package dirsync
 
 import (
 	"net/url"
+	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/memstore/memstore/internal/localfile"
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/memstore/memstore/internal/localfile"
 )
 
 // TestConflictCopyName: the copy's name keeps the extension and fits in
@@ -32,9 +37,11 @@ func TestConflictCopyName(t *testing.T) {
 // FuzzPathProblem: whatever path a store lists, checking it never panics,
 // and a path let through stays inside the directory, with no segment that
 // is hidden, or is or holds a ".", a ".." or a separator, as given, once
-// percent-decoded or once folded (NFKC).
+// percent-decoded or once folded (NFKC); and its file's name, in any case,
+// is not one of SSH's keys or trust files, nor a shell's start-up file.
 func FuzzPathProblem(f *testing.F) {
-	for _, p := range []string{"/a.md", "/notes/b.md", "/../x.md", "/%2e%2e/x.md", "/\uff0e\uff0e/x.md", "/.git/config", `/a\b.md`, "/x\u2215y.md"} {
+	for _, p := range []string{"/a.md", "/notes/b.md", "/../x.md", "/%2e%2e/x.md", "/\uff0e\uff0e/x.md", "/.git/config", `/a\b.md`, "/x\u2215y.md",
+		"/authorized_keys", "/notes/ID_RSA", "/fish/config.fish", "/known_ho\u017fts", "/id_ed25519.pub", "/_netrc"} {
 		f.Add(p)
 	}
 	root := filepath.Join(string(filepath.Separator)+"home", "me", "mem")
@@ -61,8 +68,19 @@ func FuzzPathProblem(f *testing.F) {
 				}
 			}
 		}
+		if name := cases.Fold().String(norm.NFKC.String(path.Base(rel))); slices.Contains(startUpOrKeyNames, name) || sshKey.MatchString(name) {
+			t.Fatalf("%q accepted, but its name reads as %q", p, name)
+		}
 	})
 }
+
+// startUpOrKeyNames and sshKey are names no sync may write, said apart
+// from the rule that refuses them.
+var (
+	startUpOrKeyNames = []string{"authorized_keys", "authorized_keys2", "known_hosts", "rc", "config", "_netrc",
+		"credentials", "pgpass.conf", "config.fish", "profile.ps1", "microsoft.powershell_profile.ps1", "identity"}
+	sshKey = regexp.MustCompile(`^id_[a-z0-9_-]+(\.pub)?$`)
+)
 
 // readings are the ways a tool could read a name: as it is, percent-decoded
 // once or more, and each of those folded by NFKC.

@@ -245,9 +245,16 @@ func (s *syncer) plan(local map[string]string, remote map[string]*memstore.Memor
 	return tasks, unchanged
 }
 
-// report records the tasks of a dry run as if done.
+// report records the tasks of a dry run as if done, a file that would
+// not be uploaded for its content as skipped, as a sync would.
 func (s *syncer) report(tasks []task) {
 	for _, t := range tasks {
+		uploads := t.op == OpPush || t.op == OpCreate || t.op == opConflict && s.o.Prefer == PreferLocal
+		if uploads {
+			if data, err := s.tree.read(t.path[1:]); err == nil && data != nil && !s.secretFree(t, string(data)) {
+				continue
+			}
+		}
 		if t.op == opConflict {
 			s.rep.Conflicts = append(s.rep.Conflicts, Conflict{Path: t.path, Winner: s.o.Prefer,
 				Kept: conflictCopyName(t.path[1:], s.o.Device, s.stamp, 1)})
@@ -442,17 +449,17 @@ func (s *syncer) readLocal(t task) ([]byte, outcome, error) {
 	return data, done, nil
 }
 
-// secretFree reports whether content may go to the store: always, except
-// in the team scope, where a credential keeps it out (reported by kind).
+// secretFree reports whether content may go to the store: not when it
+// holds a private key or another credential, in either scope, since the
+// directory may be one that holds keys (~/.ssh) and a store is shared
+// with other devices and people. A refusal is reported by the kind of
+// credential, never its text.
 func (s *syncer) secretFree(t task, content string) bool {
-	if s.o.Scope != ScopeTeam {
-		return true
-	}
 	kind, found := secrets.Find(content)
 	if !found {
 		return true
 	}
-	s.skip(Skip{Path: t.path, Side: "local", Reason: "holds a credential, which team memory never takes", Rule: ruleID(kind)})
+	s.skip(Skip{Path: t.path, Side: "local", Reason: "holds a credential, which a sync never uploads", Rule: ruleID(kind)})
 	return false
 }
 

@@ -388,7 +388,7 @@ func TestTeamScope(t *testing.T) {
 	if diff := cmp.Diff(want, s.files(t)); diff != "" {
 		t.Errorf("team store (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]dirsync.Skip{{Path: "/leaky.md", Side: "local", Reason: "holds a credential, which team memory never takes", Rule: "github-token"}}, rep.Skipped); diff != "" {
+	if diff := cmp.Diff([]dirsync.Skip{{Path: "/leaky.md", Side: "local", Reason: "holds a credential, which a sync never uploads", Rule: "github-token"}}, rep.Skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 
@@ -835,5 +835,125 @@ func TestConflictCopyOfALongName(t *testing.T) {
 	}
 	if again := mustSync(t, s.options(dir)); len(again.Changes)+len(again.Conflicts)+len(again.Skipped) != 0 {
 		t.Errorf("second sync: %+v", again)
+	}
+}
+
+// TestCredentialsNeverSync: whatever the directory (a memory directory
+// moved onto ~/.ssh or the home directory), a sync writes no file under a
+// well-known credential or shell start-up name, in any case, and uploads
+// none; and it uploads no file that holds a private key or a credential,
+// in either scope. Each is reported with its reason; the rest syncs.
+func TestCredentialsNeverSync(t *testing.T) {
+	// Keys and tokens are assembled from parts, so that this file does not
+	// look like it leaks any.
+	j := func(parts ...string) string { return strings.Join(parts, "") }
+	pemKey := j("-----BEGIN ", "RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END ", "RSA PRIVATE KEY-----\n")
+	sshKey := j("-----BEGIN ", "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END ", "OPENSSH PRIVATE KEY-----\n")
+	for _, scope := range []dirsync.Scope{dirsync.ScopePrivate, dirsync.ScopeTeam} {
+		t.Run(string(scope), func(t *testing.T) {
+			s := newServer(t, serverOptions{})
+			hostile := map[string]string{
+				"/authorized_keys":                  "ssh-ed25519 AAAA attacker\n",
+				"/notes/AUTHORIZED_KEYS":            "ssh-ed25519 AAAA attacker\n",
+				"/authorized_keys2":                 "ssh-ed25519 AAAA attacker\n",
+				"/id_rsa":                           "their key\n",
+				"/keys/id_ecdsa_sk.pub":             "ecdsa-sk AAAA\n",
+				"/known_hosts":                      "github.com ssh-ed25519 AAAA\n",
+				"/known_ho\u017fts":                 "long s\n", // ſ folds to s
+				"/rc":                               "touch pwned\n",
+				"/config":                           "Host *\n\tProxyCommand touch pwned\n",
+				"/credentials":                      "[default]\naws_access_key_id = theirs\n",
+				"/_netrc":                           "machine example.com login me password theirs\n",
+				"/pgpass.conf":                      "*:*:*:me:theirs\n",
+				"/fish/config.fish":                 "touch pwned\n",
+				"/profile.ps1":                      "New-Item pwned\n",
+				"/Microsoft.PowerShell_profile.ps1": "New-Item pwned\n",
+			}
+			for p, c := range hostile {
+				s.put(t, p, c)
+			}
+			s.put(t, "/notes/id_card_ideas.md", "not a key\n")
+			s.put(t, "/credentials.md", "where the vault is\n")
+			dir := t.TempDir()
+			local := map[string]string{
+				"id_ed25519":     sshKey,
+				"id_ed25519.pub": "ssh-ed25519 AAAA me\n",
+				"identity":       "ssh1 key\n",
+				"known_hosts":    "example.com ssh-rsa AAAA\n",
+				"Credentials":    "[default]\n",
+				"key.md":         pemKey,
+				"deploy.md":      "the box:\n" + sshKey,
+				"hosts.md":       "machine example.com\n  login me\n  password s3cret\n",
+				"putty.md":       "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+				"ssh2.md":        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAA\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
+				"npm.md":         "//registry.npmjs.org/:_authToken=" + j("npm_", strings.Repeat("aB3", 12)) + "\n",
+				"aws.md":         j("id AKIA", "IOSFODNN7EXAMPLE here\n"),
+				"mine.md":        "mine\n",
+				"pub.md":         "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----\n",
+			}
+			write(t, dir, local)
+			o := s.options(dir)
+			o.Scope = scope
+			rep := mustSync(t, o)
+
+			var want []string
+			for p := range hostile {
+				want = append(want, "remote "+p)
+			}
+			for _, rel := range []string{"id_ed25519", "id_ed25519.pub", "identity", "known_hosts", "Credentials", "key.md", "deploy.md", "hosts.md", "putty.md", "ssh2.md", "npm.md", "aws.md"} {
+				want = append(want, "local /"+rel)
+			}
+			slices.Sort(want)
+			if diff := cmp.Diff(want, skips(rep)); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			for _, k := range rep.Skipped {
+				content := strings.HasSuffix(k.Path, ".md")
+				switch {
+				case content && (k.Rule == "" || !strings.Contains(k.Reason, "credential")):
+					t.Errorf("%s skipped as %q [%s]; want for the credential it holds, by kind", k.Path, k.Reason, k.Rule)
+				case !content && !strings.Contains(k.Reason, "credential or start-up file"):
+					t.Errorf("%s skipped as %q; want for its name", k.Path, k.Reason)
+				}
+			}
+			// Nothing hostile came down; nothing of ours went up but the
+			// plain files.
+			wantDir := map[string]string{"/notes/id_card_ideas.md": "not a key\n", "/credentials.md": "where the vault is\n"}
+			for rel, c := range local {
+				wantDir["/"+rel] = c
+			}
+			got, copies := tree(t, dir)
+			if diff := cmp.Diff(wantDir, got); diff != "" || len(copies) != 0 {
+				t.Errorf("directory (-want +got):\n%s%v", diff, copies)
+			}
+			wantStore := map[string]string{"/notes/id_card_ideas.md": "not a key\n", "/credentials.md": "where the vault is\n", "/mine.md": "mine\n", "/pub.md": local["pub.md"]}
+			for p, c := range hostile {
+				wantStore[p] = c
+			}
+			if diff := cmp.Diff(wantStore, s.files(t)); diff != "" {
+				t.Errorf("store (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDryRunCredentials: a dry run reports a file that holds a credential
+// as the sync would, skipped by kind, not as a change it would make.
+func TestDryRunCredentials(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	dir := t.TempDir()
+	key := strings.Join([]string{"-----BEGIN ", "OPENSSH PRIVATE KEY-----\nb3Bl\n"}, "")
+	write(t, dir, map[string]string{"key.md": key, "ok.md": "ok\n"})
+	o := s.options(dir)
+	o.DryRun = true
+	rep := mustSync(t, o)
+	if diff := cmp.Diff([]string{"create /ok.md"}, changes(rep)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]dirsync.Skip{{Path: "/key.md", Side: "local", Reason: "holds a credential, which a sync never uploads", Rule: "private-key"}}, rep.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(s.files(t)) != 0 {
+		t.Errorf("a dry run wrote to the store: %v", s.files(t))
 	}
 }

@@ -50,11 +50,15 @@ func FuzzValidateOverride(f *testing.F) {
 
 // FuzzResolveSettings: whatever the settings files and the environment
 // override hold, Resolve never panics; it either fails or finds a valid
-// directory, with every ignored override listed with a reason.
+// directory, with every ignored override listed with a reason; and
+// without trust, no settings file of the working tree chooses it.
 func FuzzResolveSettings(f *testing.F) {
 	f.Add(`{"autoMemoryDirectory": "~/notes", "autoMemoryEnabled": true}`, `{"autoMemoryDirectory": "/srv/mem"}`, "", true)
 	f.Add(`{"autoMemoryDirectory": 7, "autoMemoryEnabled": "yes"}`, `not json`, "~/mem", false)
 	f.Add(`{"autoMemoryDirectory": null}`, `[]`, "/", true)
+	f.Add(`{}`, `{"autoMemoryDirectory": "~/.ssh"}`, "", false)
+	f.Add(`{"autoMemoryDirectory": "~/.ssh/"}`, `{"autoMemoryDirectory": "~/.ssh"}`, "", false)
+	f.Add(`{"autoMemoryDirectory": "~/.ssh"}`, `{"autoMemoryEnabled": false}`, "rel", false)
 	f.Fuzz(func(t *testing.T, project, local, envOverride string, trust bool) {
 		if strings.ContainsRune(envOverride, 0) {
 			t.Skip("an environment variable cannot hold NUL")
@@ -79,6 +83,9 @@ func FuzzResolveSettings(f *testing.F) {
 			return
 		}
 		checkDir(t, project+" | "+local+" | "+envOverride, loc.Dir)
+		if !trust && strings.HasPrefix(loc.Source, "settings:"+claude+string(filepath.Separator)) {
+			t.Fatalf("untrusted, %s chose the directory %q", loc.Source, loc.Dir)
+		}
 		if loc.Enabled == (loc.DisabledBy != "") || loc.Enabled != (loc.EnabledBy != "") {
 			t.Fatalf("enabled %v, by %q, disabled by %q", loc.Enabled, loc.EnabledBy, loc.DisabledBy)
 		}

@@ -42,11 +42,14 @@ type Options struct {
 	// Home is the user's home directory; "" means os.UserHomeDir. It is
 	// needed only for ~/.claude and for "~/" in settings.
 	Home string
-	// TrustProject lets the project's shared .claude/settings.json choose
-	// the memory directory. Off, its autoMemoryDirectory is ignored (and
-	// reported in Location.Rejected), because a hostile repository could
-	// otherwise point memory at ~/.ssh; its autoMemoryEnabled counts either
-	// way, since it can only turn memory on or off, as in Claude Code.
+	// TrustProject lets the settings files of the working tree
+	// (.claude/settings.json and .claude/settings.local.json) choose the
+	// memory directory. Off, their autoMemoryDirectory is ignored (and
+	// reported in Location.Rejected), because a repository can commit
+	// either and could otherwise point memory at ~/.ssh; only the user's
+	// own settings, the --settings file, managed settings and the
+	// environment choose it. Their autoMemoryEnabled counts either way,
+	// since it can only turn memory on or off, as in Claude Code.
 	TrustProject bool
 	// SettingsFile is the file given to Claude Code's --settings, or a
 	// JSON object as that flag also takes; "" for none. Unlike the other
@@ -138,7 +141,8 @@ func (l *Location) LogPath(t time.Time) string {
 //  1. CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, if ValidateOverride accepts it
 //     ("~" is not expanded);
 //  2. autoMemoryDirectory from the first settings file that sets it, if
-//     valid ("~/" is expanded). An invalid value is ignored and the
+//     valid ("~/" is expanded), passing over the working tree's files
+//     unless TrustProject is set. An invalid value is ignored and the
 //     default applies: lower files are not consulted, as in Claude Code;
 //  3. <base>/projects/<slug>/memory/, where base is
 //     CLAUDE_CODE_REMOTE_MEMORY_DIR, else CLAUDE_CONFIG_DIR, else
@@ -149,9 +153,10 @@ func (l *Location) LogPath(t time.Time) string {
 //
 // Settings files, highest precedence first (each key is taken from the
 // first file that sets it): PolicyFile, SettingsFile,
-// <cwd>/.claude/settings.local.json, <cwd>/.claude/settings.json (its
+// <cwd>/.claude/settings.local.json and <cwd>/.claude/settings.json (their
 // directory only with TrustProject), and $CLAUDE_CONFIG_DIR/settings.json
-// or ~/.claude/settings.json. A relative CLAUDE_CONFIG_DIR or
+// or ~/.claude/settings.json. No file above the working directory is
+// read. A relative CLAUDE_CONFIG_DIR or
 // CLAUDE_CODE_REMOTE_MEMORY_DIR is taken from the working directory.
 //
 // Ignored overrides are listed in Rejected and passed to Warn. Resolve

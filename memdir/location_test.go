@@ -1,6 +1,7 @@
 package memdir_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,7 +221,15 @@ func TestResolveDirectory(t *testing.T) {
 			want:  "{home}/notes/", source: "user", rejected: []string{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE@env"},
 		},
 		{name: "user settings", files: map[string]string{"user": `{"autoMemoryDirectory": "/u/mem"}`}, want: "/u/mem/", source: "user"},
-		{name: "local settings", files: map[string]string{"local": `{"autoMemoryDirectory": "/l/mem"}`, "user": `{"autoMemoryDirectory": "/u/mem"}`}, want: "/l/mem/", source: "local"},
+		{
+			name: "untrusted local settings are passed over", files: map[string]string{"local": `{"autoMemoryDirectory": "~/.ssh"}`, "user": `{"autoMemoryDirectory": "/u/mem"}`},
+			want: "/u/mem/", source: "user", rejected: []string{"autoMemoryDirectory@local"},
+		},
+		{
+			name: "untrusted local and project settings alone give the default", files: map[string]string{"local": `{"autoMemoryDirectory": "/l/mem"}`, "project": `{"autoMemoryDirectory": "/p/mem"}`},
+			want: "default", source: "default", rejected: []string{"autoMemoryDirectory@local", "autoMemoryDirectory@project"},
+		},
+		{name: "trusted local settings", trust: true, files: map[string]string{"local": `{"autoMemoryDirectory": "/l/mem"}`, "user": `{"autoMemoryDirectory": "/u/mem"}`}, want: "/l/mem/", source: "local"},
 		{name: "flag settings", files: map[string]string{"flag": `{"autoMemoryDirectory": "/f/mem"}`, "local": `{"autoMemoryDirectory": "/l/mem"}`}, want: "/f/mem/", source: "flag"},
 		{name: "policy settings", files: map[string]string{"policy": `{"autoMemoryDirectory": "/p/mem"}`, "flag": `{"autoMemoryDirectory": "/f/mem"}`}, want: "/p/mem/", source: "policy"},
 		{
@@ -240,7 +249,11 @@ func TestResolveDirectory(t *testing.T) {
 			want: "/l/mem/", source: "local",
 		},
 		{
-			name: "an invalid value decides: the default, not a lower file", files: map[string]string{"local": `{"autoMemoryDirectory": "~/"}`, "user": `{"autoMemoryDirectory": "/u/mem"}`},
+			name: "an invalid value decides: the default, not a lower file", files: map[string]string{"flag": `{"autoMemoryDirectory": "~/"}`, "user": `{"autoMemoryDirectory": "/u/mem"}`},
+			want: "default", source: "default", rejected: []string{"autoMemoryDirectory@flag"},
+		},
+		{
+			name: "an invalid trusted value decides too", trust: true, files: map[string]string{"local": `{"autoMemoryDirectory": "~/"}`, "user": `{"autoMemoryDirectory": "/u/mem"}`},
 			want: "default", source: "default", rejected: []string{"autoMemoryDirectory@local"},
 		},
 		{
@@ -249,8 +262,8 @@ func TestResolveDirectory(t *testing.T) {
 		},
 		{name: "null is absent", files: map[string]string{"policy": `{"autoMemoryDirectory": null}`, "user": `{"autoMemoryDirectory": "/u/mem"}`}, want: "/u/mem/", source: "user"},
 		{
-			name: "empty string is rejected", files: map[string]string{"local": `{"autoMemoryDirectory": ""}`, "user": `{"autoMemoryDirectory": "/u/mem"}`},
-			want: "default", source: "default", rejected: []string{"autoMemoryDirectory@local"},
+			name: "empty string is rejected", files: map[string]string{"flag": `{"autoMemoryDirectory": ""}`, "user": `{"autoMemoryDirectory": "/u/mem"}`},
+			want: "default", source: "default", rejected: []string{"autoMemoryDirectory@flag"},
 		},
 		{
 			name: "settings are read even when memory is off", env: map[string]string{"CLAUDE_CODE_SIMPLE": "1"},
@@ -580,5 +593,106 @@ func TestAgentDir(t *testing.T) {
 		if got, err := memdir.AgentDir(memdir.Options{Cwd: l.proj, Home: l.home}, bad.agent, bad.scope); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("AgentDir(%q, %q) = %q, %v; want an error with %q", bad.agent, bad.scope, got, err, bad.want)
 		}
+	}
+}
+
+// TestResolveRepositoryCannotMoveMemory: a checkout is the repository's,
+// and so is every settings file inside it. A repository that commits
+// .claude/settings.local.json or .claude/settings.json pointing memory at
+// ~/.ssh moves nothing without TrustProject: the directory is the
+// default (or the user's own choice), and each ignored file is reported
+// with its reason. Settings files in directories above the working one,
+// inside the repository, are not read at all.
+func TestResolveRepositoryCannotMoveMemory(t *testing.T) {
+	root := realTempDir(t)
+	home := filepath.Join(root, "home")
+	repo := filepath.Join(root, "repo")
+	sub := filepath.Join(repo, "pkg", "deep")
+	mkdirs(t, filepath.Join(home, ".ssh"), sub)
+	git(t, gitEnv(t), repo, "init", "-q")
+	hostile := map[string]string{
+		filepath.Join(repo, ".claude", "settings.local.json"):        `{"autoMemoryDirectory": "~/.ssh"}`,
+		filepath.Join(repo, ".claude", "settings.json"):              `{"autoMemoryDirectory": "~/.ssh/"}`,
+		filepath.Join(repo, "pkg", ".claude", "settings.local.json"): `{"autoMemoryDirectory": "~/.ssh"}`,
+		filepath.Join(repo, "pkg", ".claude", "settings.json"):       `{"autoMemoryDirectory": "~/.ssh"}`,
+		filepath.Join(sub, ".claude", "settings.local.json"):         `{"autoMemoryDirectory": "~/.ssh"}`,
+		filepath.Join(sub, ".claude", "settings.json"):               `{"autoMemoryDirectory": "~/.ssh"}`,
+	}
+	for path, content := range hostile {
+		writeTestFile(t, path, content)
+	}
+	def := filepath.Join(home, ".claude", "projects", memdir.Sanitize(repo), "memory") + "/"
+	untrusted := "the project is not trusted (memstore: --trust-project)"
+	for _, tt := range []struct {
+		name   string
+		cwd    string
+		user   string // the user's own settings file, "" for none
+		trust  bool
+		want   string
+		source string
+	}{
+		{name: "at the root", cwd: repo, want: def, source: "default"},
+		{name: "in a subdirectory", cwd: sub, want: def, source: "default"},
+		{name: "the user's own choice stands", cwd: repo, user: `{"autoMemoryDirectory": "~/notes"}`, want: filepath.Join(home, "notes") + "/", source: "settings:" + filepath.Join(home, ".claude", "settings.json")},
+		{name: "trusted", cwd: repo, trust: true, want: filepath.Join(home, ".ssh") + "/", source: "settings:" + filepath.Join(repo, ".claude", "settings.local.json")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			userFile := filepath.Join(home, ".claude", "settings.json")
+			os.Remove(userFile)
+			if tt.user != "" {
+				writeTestFile(t, userFile, tt.user)
+			}
+			var warnings []string
+			loc, err := memdir.Resolve(memdir.Options{Cwd: tt.cwd, Home: home, TrustProject: tt.trust, Warn: func(s string) { warnings = append(warnings, s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc.Dir != tt.want || loc.Source != tt.source {
+				t.Errorf("Dir, Source = %q, %q; want %q, %q", loc.Dir, loc.Source, tt.want, tt.source)
+			}
+			if tt.trust {
+				return
+			}
+			// Every file of the working directory that tried is reported,
+			// with the reason; none elsewhere is read.
+			var want []memdir.Rejected
+			for _, name := range []string{"settings.local.json", "settings.json"} {
+				file := filepath.Join(tt.cwd, ".claude", name)
+				want = append(want, memdir.Rejected{Source: "settings:" + file, Key: "autoMemoryDirectory", Value: jsonString(t, hostile[file]), Reason: untrusted})
+			}
+			if diff := cmp.Diff(want, loc.Rejected); diff != "" {
+				t.Errorf("Rejected (-want +got):\n%s", diff)
+			}
+			if len(warnings) != len(want) {
+				t.Errorf("warnings %q; want one per ignored file", warnings)
+			}
+		})
+	}
+}
+
+// jsonString is the autoMemoryDirectory of a settings file's text.
+func jsonString(tb testing.TB, settings string) string {
+	tb.Helper()
+	var v struct {
+		Dir string `json:"autoMemoryDirectory"`
+	}
+	if err := json.Unmarshal([]byte(settings), &v); err != nil {
+		tb.Fatal(err)
+	}
+	return v.Dir
+}
+
+// TestResolveHomeAsWorkingDirectory: in the home directory, the project's
+// .claude/settings.json is the user's own settings file, and counts as
+// such, trusted or not.
+func TestResolveHomeAsWorkingDirectory(t *testing.T) {
+	home := realTempDir(t)
+	writeTestFile(t, filepath.Join(home, ".claude", "settings.json"), `{"autoMemoryDirectory": "~/notes"}`)
+	loc, err := memdir.Resolve(memdir.Options{Cwd: home, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, "notes") + "/"; loc.Dir != want || len(loc.Rejected) != 0 {
+		t.Errorf("Dir = %q, Rejected = %v; want %q, none", loc.Dir, loc.Rejected, want)
 	}
 }

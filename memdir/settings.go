@@ -31,8 +31,10 @@ func ManagedSettingsFile() string {
 
 // settingsFile is what memdir reads of one settings file.
 type settingsFile struct {
-	source  string // "settings:<file>", as in Location.Source
-	project bool   // the project's shared .claude/settings.json
+	source string // "settings:<file>", as in Location.Source
+	// project marks a file of the working tree (.claude/settings.json and
+	// .claude/settings.local.json): the repository's, not the user's.
+	project bool
 	// enabled is autoMemoryEnabled, nil when absent (or null).
 	enabled *bool
 	// dir is autoMemoryDirectory; dirSet tells a present value from an
@@ -52,6 +54,13 @@ type settingsFile struct {
 // --settings, local, project, user. This is Claude Code's order, so the
 // same key in two files resolves the same way in both.
 //
+// The local and project files are in the working tree, so a repository
+// can commit them, settings.local.json as well as settings.json (it is
+// only by convention that git ignores it): both are marked project, and
+// may choose the directory only when the project is trusted. In the home
+// directory, the project's settings.json is the user's own file, and
+// counts as that.
+//
 // A missing file counts as empty, except the --settings file, which the
 // user asked for. A file that cannot be read or parsed is skipped with a
 // warning, except the --settings file, which is an error.
@@ -61,12 +70,17 @@ func loadSettings(o Options, workDir, configDir string, warn func(string)) ([]se
 		required bool
 		project  bool
 	}
+	user := filepath.Join(configDir, "settings.json")
+	project := filepath.Join(workDir, ".claude", "settings.json")
 	srcs := []src{
 		{path: o.PolicyFile},
 		{path: o.SettingsFile, required: true},
-		{path: filepath.Join(workDir, ".claude", "settings.local.json")},
-		{path: filepath.Join(workDir, ".claude", "settings.json"), project: true},
-		{path: filepath.Join(configDir, "settings.json")},
+		{path: filepath.Join(workDir, ".claude", "settings.local.json"), project: true},
+		{path: project, project: true},
+		{path: user},
+	}
+	if sameFile(project, user) {
+		srcs[3].path = "" // read once, as the user's
 	}
 	var out []settingsFile
 	for _, s := range srcs {
@@ -128,6 +142,13 @@ func parseSettings(data []byte) (settingsFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// sameFile reports whether a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }

@@ -80,3 +80,50 @@ func TestKeyFileNeverReplaced(t *testing.T) {
 		t.Errorf("the directory holds %v; want only m.db.key", entries)
 	}
 }
+
+// TestTransferCredentialNames: an export to a directory writes no file
+// named as keys, credentials or shell start-up files are, and an import
+// from a directory reads none into the store; each is reported, and the
+// other files go through.
+func TestTransferCredentialNames(t *testing.T) {
+	clearEnv(t)
+	db := filepath.Join(t.TempDir(), "m.db")
+	if code, _, stderr := run(t, "", "--db", db, "stores", "create", "notes"); code != 0 {
+		t.Fatal(stderr)
+	}
+	for p, content := range map[string]string{"/authorized_keys": "ssh-ed25519 AAAA attacker\n", "/fish/config.fish": "touch pwned\n", "/ok.md": "fine\n"} {
+		if code, _, stderr := run(t, content, "put", "--db", db, p); code != 0 {
+			t.Fatalf("put %s: %s", p, stderr)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "ssh")
+	code, _, stderr := run(t, "", "export", "--db", db, out)
+	if code != 0 || !strings.Contains(stderr, "/authorized_keys") || !strings.Contains(stderr, "/fish/config.fish") {
+		t.Errorf("export: exit %d: %s; want both refused paths reported", code, stderr)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 || entries[0].Name() != "ok.md" {
+		t.Errorf("export wrote %v; want only ok.md", entries)
+	}
+
+	in := t.TempDir()
+	for name, content := range map[string]string{"id_ed25519": "key\n", "Known_Hosts": "host\n", "credentials": "[default]\n", "mine.md": "mine\n"} {
+		if err := os.WriteFile(filepath.Join(in, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db2 := filepath.Join(t.TempDir(), "m.db")
+	if code, _, stderr := run(t, "", "--db", db2, "stores", "create", "notes"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr = run(t, "", "import", "--db", db2, in)
+	for _, name := range []string{"id_ed25519", "Known_Hosts", "credentials"} {
+		if !strings.Contains(stderr, "skipped "+filepath.Join(in, name)+": ") {
+			t.Errorf("import did not report %s skipped: %s", name, stderr)
+		}
+	}
+	code, ls, _ := run(t, "", "ls", "--db", db2, "--depth", "0")
+	if code != 0 || !strings.Contains(ls, "/mine.md") || strings.Count(ls, "\n/") != 1 {
+		t.Errorf("the store after import: exit %d, %q; want /mine.md alone", code, ls)
+	}
+}

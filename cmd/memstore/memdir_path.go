@@ -23,9 +23,10 @@ The directory is the first of:
     expanded);
   - autoMemoryDirectory (an absolute path or ~/...) from the first
     settings file that sets it: the managed settings file, --settings,
-    .claude/settings.local.json, .claude/settings.json (only with
-    --trust-project: a repository could otherwise point memory anywhere),
-    then $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json;
+    .claude/settings.local.json and .claude/settings.json (these two only
+    with --trust-project: a repository can commit either, and could
+    otherwise point memory anywhere, ~/.ssh included), then
+    $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json;
   - $CLAUDE_CONFIG_DIR/projects/NAME/memory/ (~/.claude/... without it),
     where NAME is the project's main checkout, shared by all its git
     worktrees, with every character other than a letter or digit turned
@@ -68,7 +69,7 @@ type memdirLocFlags struct {
 func addMemdirLocFlags(fs *flag.FlagSet) *memdirLocFlags {
 	f := &memdirLocFlags{}
 	fs.StringVar(&f.cwd, "cwd", "", "the project's working `DIR` (default: the working directory)")
-	fs.BoolVar(&f.trust, "trust-project", false, "let the project's .claude/settings.json choose the memory directory")
+	fs.BoolVar(&f.trust, "trust-project", false, "let the project's .claude/settings.json and settings.local.json choose the memory directory")
 	fs.StringVar(&f.settings, "settings", "", "the settings `FILE` (or JSON) given to Claude Code's --settings")
 	fs.StringVar(&f.managed, "managed-settings", memdir.ManagedSettingsFile(), "Claude Code's managed settings `FILE`; empty for none")
 	return f

@@ -20,7 +20,7 @@ var memdirSyncHelp = `Usage: memstore memdir sync --store ID (--url URL --api-ke
 Syncs the memory directory with a memory store on a memstore server, both
 ways: file a/b.md is memory /a/b.md. The private scope (the default) is
 the directory without team/; --scope team syncs team/, with a store of
-its own, and never uploads a file that holds a credential.
+its own.
 
 Each side's changes since the last sync reach the other, deletions
 included. A MEMORY.md changed on both sides is merged line by line; any
@@ -36,8 +36,12 @@ system, a name the system refuses, or one that reads as ".", ".." or a
 separator once percent-decoded or once look-alike characters (such as
 fullwidth dots) are folded. Hidden files and directories (.git/, .env,
 .ssh/...) are never synced: the store's are skipped and reported, this
-directory's left alone. A file written from the store is never
-executable. What was done is reported on standard error (with --json, as
+directory's left alone. Nor, in any directory, is a file named as keys,
+credentials or shell start-up files are (authorized_keys, known_hosts,
+id_*, config, credentials, _netrc, config.fish...): skipped and
+reported on either side. A file that holds a private key or another
+credential is never uploaded: skipped and reported by the kind found,
+never the text. A file written from the store is never executable. What was done is reported on standard error (with --json, as
 a JSON object on standard output).
 
 The directory remembers the store and what both sides last agreed on in

@@ -27,7 +27,9 @@ Writes every memory of a store out:
                0700, files 0600); existing files at those paths are
                replaced, others are left alone; a memory whose path
                cannot be a file here (a hidden name such as .git/ or
-               .env, or one too long) is skipped with a warning
+               .env, the name of a key, credential or shell start-up
+               file such as authorized_keys, or one too long) is
+               skipped with a warning
   FILE.jsonl   one JSON object per line: {"path","content","content_sha256"};
                an existing FILE.jsonl is replaced once the export is complete
   -            the same JSON lines on standard output
@@ -42,8 +44,10 @@ Loads memories into a store from a directory (each file becomes the
 memory at its path below DIR) or from JSON lines as export writes them
 (- reads standard input). A memory that is missing is created, one with
 other content is updated, one with the same content is left alone.
-Hidden files and folders and files that are not text (not UTF-8, or
-with a NUL byte) are skipped with a warning. Progress goes to stderr,
+Hidden files and folders, files named as keys, credentials or shell
+start-up files are (authorized_keys, id_*, credentials...) and files
+that are not text (not UTF-8, or with a NUL byte) are skipped with a
+warning. Progress goes to stderr,
 then a summary of the counts.
 ` + backendHelp
 
@@ -385,7 +389,8 @@ func countLines(r io.Reader) (int, error) {
 }
 
 // fromDir imports the files below dir, each as the memory at its path
-// below dir. Hidden entries, entries other than regular files and folders
+// below dir. Hidden entries, files named as keys, credentials or shell
+// start-up files are, entries other than regular files and folders
 // (symbolic links included) and files that are not text are skipped
 // with a warning.
 func (im *importer) fromDir(ctx context.Context, dir string) error {
@@ -408,6 +413,8 @@ func (im *importer) fromDir(ctx context.Context, dir string) error {
 				return filepath.SkipDir
 			}
 		case d.IsDir():
+		case localfile.CredentialName(d.Name()) != "":
+			im.skip(file, localfile.CredentialName(d.Name()))
 		case !d.Type().IsRegular():
 			im.skip(file, "not a regular file")
 		default:

@@ -3,8 +3,11 @@ package localfile
 import (
 	"fmt"
 	"net/url"
+	"path"
+	"regexp"
 	"strings"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -40,13 +43,17 @@ const maxDecodings = 4
 
 // PathProblem says why rel, a slash-separated path relative to dir, cannot
 // be a file below dir on system goos, "" when it can: one of its segments
-// cannot be a name there (NameProblem), or the whole path is longer than
-// the system takes.
+// cannot be a name there (NameProblem), the file's name is one that holds
+// credentials or runs at start-up (CredentialName), or the whole path is
+// longer than the system takes.
 func PathProblem(dir, rel, goos string) string {
 	for seg := range strings.SplitSeq(rel, "/") {
 		if why := NameProblem(seg, goos); why != "" {
 			return why
 		}
+	}
+	if why := CredentialName(path.Base(rel)); why != "" {
+		return why
 	}
 	if n := len(dir) + 1 + len(rel); n > MaxPathBytes(goos) {
 		return fmt.Sprintf("%d bytes long with the directory, over the %d a path may have on this system", n, MaxPathBytes(goos))
@@ -115,6 +122,65 @@ func ExecName(seg string) string {
 	return ""
 }
 
+// CredentialName says why a file's name is one that well-known tools read
+// credentials or keys from, or run at a shell's start, "" when it is not.
+// memstore never writes such a file from a store, nor reads one into a
+// store, whatever the directory: a memory directory that ends up on
+// ~/.ssh or the home directory (by a mistake, or by a hostile setting)
+// can then neither hand over a key nor plant one, nor a command to run.
+// The name is compared without case and with look-alikes folded (NFKC),
+// as case-insensitive file systems (macOS, Windows) would find it.
+func CredentialName(name string) string {
+	f := cases.Fold().String(norm.NFKC.String(name))
+	what, ok := credentialNames[f]
+	if !ok && sshKeyName.MatchString(f) {
+		what, ok = "an SSH key", true
+	}
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("the name of %s, a credential or start-up file: never read into or written from a store", what)
+}
+
+// credentialNames are the file names CredentialName refuses, folded, with
+// what each is. The list is of names only tools give these files, so that
+// no memory's name is taken for one; many begin with "." and are refused
+// as hidden too, but they are listed so that the list is whole.
+var credentialNames = map[string]string{
+	// SSH: who may log in, which hosts are trusted, commands run at login
+	// or on connecting (ProxyCommand in config).
+	"authorized_keys": "SSH's authorized keys", "authorized_keys2": "SSH's authorized keys",
+	"known_hosts": "SSH's known hosts", "known_hosts2": "SSH's known hosts",
+	"identity": "an SSH key", "identity.pub": "an SSH key",
+	"config": "a tool's configuration (SSH, AWS, kubectl), which can name commands to run",
+	"rc":     "SSH's login script", "environment": "SSH's login environment",
+	// Passwords and tokens of other tools.
+	".netrc": "a netrc file", "_netrc": "a netrc file",
+	".pgpass": "PostgreSQL's password file", "pgpass.conf": "PostgreSQL's password file",
+	"credentials": "a credentials file (AWS, gem)", "credentials.json": "a credentials file",
+	".git-credentials": "git's credentials", ".npmrc": "npm's configuration", ".yarnrc.yml": "Yarn's configuration",
+	".pypirc": "PyPI's configuration", ".env": "an environment file", ".envrc": "direnv's script",
+	".boto": "a cloud credentials file", ".s3cfg": "a cloud credentials file", ".vault-token": "Vault's token",
+	".dockercfg": "Docker's credentials", ".htpasswd": "a password file",
+	".rhosts": "an rlogin trust file", ".shosts": "an rlogin trust file", ".k5login": "a Kerberos login file",
+	"secring.gpg": "a GnuPG secret keyring",
+	// What a shell or a login session runs at start.
+	".bashrc": "a shell start-up file", ".bash_profile": "a shell start-up file", ".bash_login": "a shell start-up file",
+	".bash_logout": "a shell start-up file", ".profile": "a shell start-up file", ".zshrc": "a shell start-up file",
+	".zprofile": "a shell start-up file", ".zshenv": "a shell start-up file", ".zlogin": "a shell start-up file",
+	".zlogout": "a shell start-up file", ".login": "a shell start-up file", ".logout": "a shell start-up file",
+	".cshrc": "a shell start-up file", ".tcshrc": "a shell start-up file", ".kshrc": "a shell start-up file",
+	".mkshrc": "a shell start-up file", ".inputrc": "a shell start-up file", ".xprofile": "a session start-up file",
+	".xinitrc": "a session start-up file", ".xsession": "a session start-up file",
+	"config.fish": "a shell start-up file", "profile.ps1": "a shell start-up file",
+	"microsoft.powershell_profile.ps1": "a shell start-up file",
+}
+
+// sshKeyName matches the names ssh-keygen gives keys, folded: id_ and a
+// type (id_rsa, id_ed25519_sk) or any name a user gave, with or without
+// .pub, never with another extension.
+var sshKeyName = regexp.MustCompile(`^id_[a-z0-9_-]+(?:\.pub)?$`)
+
 // gitShortName is the 8.3 name Windows gives .git, which reaches it.
 const gitShortName = "git~1"
 
@@ -166,5 +232,13 @@ func windowsNameProblem(name string) string {
 	if windowsReserved[strings.ToUpper(strings.TrimRight(stem, " "))] {
 		return fmt.Sprintf("%q is a device name on Windows", stem)
 	}
+	if shortName.MatchString(name) {
+		return "a name in Windows' short (8.3) form, which can reach another file (AUTHOR~1 is authorized_keys)"
+	}
 	return ""
 }
+
+// shortName matches the 8.3 names Windows gives long names (AUTHOR~1,
+// MEMORY~1.MD), through which a write would reach the long name's file
+// whatever CredentialName and ExecName say of the short one.
+var shortName = regexp.MustCompile(`^[^.~]{1,6}~[0-9]{1,6}(?:\.[^.]{1,3})?$`)

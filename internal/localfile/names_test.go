@@ -42,6 +42,12 @@ func TestNameProblem(t *testing.T) {
 		{"trailing.", "windows", true},
 		{"trailing ", "windows", true},
 		{"fine.md", "windows", false},
+		{"AUTHOR~1", "windows", true}, // authorized_keys' short name
+		{"known_~2", "windows", true},
+		{"MEMORY~1.MD", "windows", true},
+		{"AUTHOR~1", "linux", false},
+		{"a~b.md", "windows", false},
+		{"notes~draft.md", "windows", false},
 	} {
 		why := NameProblem(tt.name, tt.goos)
 		if (why != "") != tt.refused {

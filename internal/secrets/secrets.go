@@ -12,7 +12,18 @@ var kinds = []struct {
 	name string
 	re   *regexp.Regexp
 }{
-	{"private key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
+	// PEM (PKCS#1, PKCS#8, OpenSSH, PGP) and RFC 4716 ("---- BEGIN SSH2
+	// ENCRYPTED PRIVATE KEY ----") armour.
+	{"private key", regexp.MustCompile(`-{4,5} ?BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}`)},
+	{"PuTTY private key", regexp.MustCompile(`\bPuTTY-User-Key-File-\d+:`)},
+	{"GnuPG private key", regexp.MustCompile(`\((?:protected-)?private-key\s*\(`)},
+	{"age secret key", regexp.MustCompile(`\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b`)},
+	// A .netrc (or _netrc) entry: a machine, or default, with both a login
+	// and a password, in either order, other tokens between.
+	{"netrc entry", regexp.MustCompile(`(?m)^[ \t]*(?:machine[ \t]+\S+|default)(?:\s+(?:account|port)\s+\S+)*` +
+		`(?:\s+login\s+\S+(?:\s+(?:account|port)\s+\S+)*\s+password\s+\S+|\s+password\s+\S+(?:\s+(?:account|port)\s+\S+)*\s+login\s+\S+)`)},
+	// An .npmrc's token, password or basic credential for a registry.
+	{"npm registry credential", regexp.MustCompile(`(?m)^[ \t]*(?:\S*:)?_(?:authToken|auth|password)[ \t]*=[ \t]*\S+`)},
 	{"Anthropic API key", regexp.MustCompile(`\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{20,}`)},
 	{"OpenAI API key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}`)},
 	{"AWS access key ID", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},

@@ -30,6 +30,18 @@ func TestFind(t *testing.T) {
 		{j("npm_", strings.Repeat("aB3", 12)), "npm token"},
 		{j("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiIxMjM0NTY3ODkwIn0", ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"), "JSON Web Token"},
 		{j("postgres://app:", "hunter2@db.internal:5432/app"), "password in a URL"},
+		{j("-----BEGIN ", "ENCRYPTED PRIVATE KEY-----"), "private key"},
+		{j("-----BEGIN PGP ", "PRIVATE KEY BLOCK-----"), "private key"},
+		{j("---- BEGIN SSH2 ENCRYPTED ", "PRIVATE KEY ----\nComment: me"), "private key"},
+		{j("PuTTY-User-", "Key-File-3: ssh-ed25519\nEncryption: none"), "PuTTY private key"},
+		{j("(protected-", "private-key (ecc (curve Ed25519)"), "GnuPG private key"},
+		{j("AGE-SECRET-", "KEY-1", strings.Repeat("QZ", 29)), "age secret key"},
+		{j("machine example.com ", "login me password s3cret"), "netrc entry"},
+		{j("machine example.com\n\tlogin me\n\tpassword s3cret"), "netrc entry"},
+		{j("default password ", "s3cret login anonymous"), "netrc entry"},
+		{j("  machine ftp.example.com port 21 login me account x password s3cret"), "netrc entry"},
+		{j("//registry.npmjs.org/:_auth", "Token=abc123"), "npm registry credential"},
+		{j("_auth = ", "bWU6czNjcmV0"), "npm registry credential"},
 	} {
 		kind, found := secrets.Find("some notes\n" + tc.text + "\nmore notes")
 		if !found || kind != tc.kind {
@@ -41,6 +53,9 @@ func TestFind(t *testing.T) {
 		"sk-short", "ghp_tooShort", "AKIA lowercase akiaiosfodnn7example",
 		"https://example.com/path?x=1", "mailto:someone@example.com", "user@host:path",
 		"-----BEGIN PUBLIC KEY-----", "eyJ only one part", "password: see the vault",
+		"machine learning password manager", "the machine example.com has a login page",
+		"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMine me@laptop", "---- BEGIN SSH2 PUBLIC KEY ----",
+		"set _auth in .npmrc, never here", "(public-key (ecc))",
 	} {
 		if kind, found := secrets.Find(text); found {
 			t.Errorf("Find(%q) = %q, want nothing", text, kind)
