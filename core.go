@@ -30,6 +30,9 @@ type Core struct {
 	b           Backend
 	rv          MemoryRevalidatorStorage // b's own, nil when it has none
 	maxMemories int                      // live memories per store; 0 for no limit
+	limits      Limits                   // the quotas of workspaces, sessions and credentials
+	searches    *rateLimiter             // the shares of searches; nil without WithLimits
+	now         func() time.Time         // the clock of the search shares
 }
 
 var (
@@ -45,10 +48,10 @@ var (
 )
 
 // NewCore returns the core over b, with no limit on the memories of a
-// store unless an option sets one.
+// store nor any quota unless an option sets one.
 func NewCore(b Backend, opts ...CoreOption) *Core {
 	rv, _ := b.(MemoryRevalidatorStorage)
-	co := &Core{b: b, rv: rv}
+	co := &Core{b: b, rv: rv, now: time.Now}
 	for _, o := range opts {
 		o(co)
 	}
@@ -63,6 +66,12 @@ type CoreOption func(*Core)
 // limit.
 func MaxMemoriesPerStore(n int) CoreOption {
 	return func(co *Core) { co.maxMemories = max(n, 0) }
+}
+
+// CoreClock sets the clock by which the core refills the shares of
+// searches (WithLimits), for tests.
+func CoreClock(now func() time.Time) CoreOption {
+	return func(co *Core) { co.now = now }
 }
 
 // What a caller is refused, as the Can methods' messages name it.
@@ -83,7 +92,7 @@ func (co *Core) CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*St
 	if err := validateStore(&sc.Name, &sc.Description, sc.Metadata); err != nil {
 		return nil, err
 	}
-	return co.b.CreateStore(ctx, c.WorkspaceID, sc)
+	return co.b.CreateStore(ctx, c.WorkspaceID, sc, co.storeQuota(c.WorkspaceID))
 }
 
 // Store implements StoreService.
@@ -283,7 +292,7 @@ func (co *Core) CreateSession(ctx context.Context, c *Caller, sc SessionCreate) 
 	if err := ValidateSessionCreate(sc); err != nil {
 		return nil, nil, "", err
 	}
-	return co.b.CreateSession(ctx, c.WorkspaceID, sc)
+	return co.b.CreateSession(ctx, c.WorkspaceID, sc, co.sessionQuota(c.WorkspaceID))
 }
 
 // Session implements SessionService.
@@ -403,7 +412,7 @@ func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID str
 	if err := c.CanAdminister(manageSessions); err != nil {
 		return nil, "", err
 	}
-	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl)
+	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl, co.tokenQuota(sessionID))
 }
 
 // SessionTokens implements SessionService.
@@ -473,7 +482,8 @@ func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
 }
 
 // SearchMemories implements SearchService. With no store the query is
-// still checked, and nothing is found without asking the backend.
+// still checked, and nothing is found without asking the backend. A
+// search beyond the caller's shares (Limits) is refused (ERateLimited).
 func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) (Page[SearchResult], error) {
 	var none Page[SearchResult]
 	if c == nil {
@@ -489,6 +499,11 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	}
 	if len(storeIDs) == 0 {
 		return none, nil
+	}
+	// Only a search that reaches the backend takes from the caller's
+	// shares: a refused one costs nothing.
+	if err := co.allowSearch(c); err != nil {
+		return none, err
 	}
 	return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
 }

@@ -37,9 +37,9 @@ func (r *recording) take() []string {
 	return calls
 }
 
-func (r *recording) CreateStore(ctx context.Context, ws string, sc memstore.StoreCreate) (*memstore.Store, error) {
+func (r *recording) CreateStore(ctx context.Context, ws string, sc memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	r.record("CreateStore")
-	return r.db.CreateStore(ctx, ws, sc)
+	return r.db.CreateStore(ctx, ws, sc, q)
 }
 
 func (r *recording) Store(ctx context.Context, ws, id string) (*memstore.Store, error) {
@@ -107,9 +107,9 @@ func (r *recording) RedactVersion(ctx context.Context, ws, storeID, id string, b
 	return r.db.RedactVersion(ctx, ws, storeID, id, by)
 }
 
-func (r *recording) CreateSession(ctx context.Context, ws string, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+func (r *recording) CreateSession(ctx context.Context, ws string, sc memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
 	r.record("CreateSession")
-	return r.db.CreateSession(ctx, ws, sc)
+	return r.db.CreateSession(ctx, ws, sc, q)
 }
 
 func (r *recording) Session(ctx context.Context, ws, id string) (*memstore.Session, error) {
@@ -137,9 +137,9 @@ func (r *recording) DeleteSession(ctx context.Context, ws, id string) error {
 	return r.db.DeleteSession(ctx, ws, id)
 }
 
-func (r *recording) CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+func (r *recording) CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration, q memstore.Quota) (*memstore.SessionToken, string, error) {
 	r.record("CreateSessionToken")
-	return r.db.CreateSessionToken(ctx, ws, sessionID, ttl)
+	return r.db.CreateSessionToken(ctx, ws, sessionID, ttl, q)
 }
 
 func (r *recording) SessionTokens(ctx context.Context, ws, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
@@ -206,7 +206,7 @@ func newCoreFixture(t *testing.T) *coreFixture {
 	}
 	s, tok, secret, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
 		{StoreID: f.rw}, {StoreID: f.ro, Access: memstore.AccessReadOnly},
-	}})
+	}}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func newCoreFixture(t *testing.T) *coreFixture {
 	if f.session, err = db.AuthenticateSession(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	o, _, _, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.other}}})
+	o, _, _, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.other}}}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package memstore
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes, named after the API's error types so that a code travels
@@ -16,6 +17,7 @@ const (
 	EConflict           = "conflict_error"                   // archived store, or transient contention (409)
 	EPathConflict       = "memory_path_conflict_error"       // path taken, or overlapping a memory (409)
 	EPreconditionFailed = "memory_precondition_failed_error" // content_sha256 mismatch (409)
+	ERateLimited        = "rate_limit_error"                 // over a rate, such as searches per second (429)
 	EInternal           = "api_error"                        // anything else (500)
 )
 
@@ -32,6 +34,9 @@ type Error struct {
 	// Retry says that the same request may succeed later (transient
 	// contention), so that clients are told to retry.
 	Retry bool
+	// RetryAfter is how long to wait before the same request may succeed
+	// (ERateLimited); 0 when unknown.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -56,7 +56,9 @@
 // backend calls them on it in its transaction (StoreUpdate.Apply,
 // SnapshotAttachments, Session.TakesTokens, CheckToken, and the changes
 // to a live session that SessionStorage.ChangeSession runs), or size a page
-// (PageSize). A new backend therefore implements storage and these calls.
+// (PageSize). A create that a quota caps (Limits) hands the backend a
+// Quota, which it checks on its count of what is held, in the insert's
+// transaction (Quota.Check). A new backend therefore implements storage and these calls.
 // What remains to it is what only its storage can state: that archiving
 // or redacting again changes nothing, and its cursors. The suite in
 // package storetest holds it to all of it.

@@ -277,7 +277,8 @@ type SessionService interface {
 	// session's first token and returns it with its secret, which is not
 	// kept. A store that is not in the workspace, or is archived, is
 	// EInvalid naming it, as are the other rules of docs/api.md (Creating a
-	// session).
+	// session); a workspace holding its limit of live sessions refuses
+	// another (ErrSessionLimit).
 	CreateSession(ctx context.Context, c *Caller, sc SessionCreate) (*Session, *SessionToken, string, error)
 	// Session returns a session, archived or not (ENotFound).
 	Session(ctx context.Context, c *Caller, id string) (*Session, error)
@@ -290,7 +291,8 @@ type SessionService interface {
 	// ones can be made. Archiving again changes nothing (ENotFound).
 	ArchiveSession(ctx context.Context, c *Caller, id string) (*Session, error)
 	// CreateSessionToken makes another token for a session, expiring
-	// after ttl when ttl > 0 (ENotFound; EConflict when archived).
+	// after ttl when ttl > 0 (ENotFound; EConflict when archived;
+	// ErrTokenLimit when the session holds its limit of live tokens).
 	CreateSessionToken(ctx context.Context, c *Caller, sessionID string, ttl time.Duration) (*SessionToken, string, error)
 	// SessionTokens lists a session's tokens, revoked and expired ones
 	// included, oldest first (ENotFound; EInvalid for a bad filter or
@@ -335,11 +337,16 @@ type SessionService interface {
 // caller may and the input is valid (see Core); AuthenticateSession, the
 // credential layer, is called by whoever authenticates requests.
 type SessionStorage interface {
-	CreateSession(ctx context.Context, workspaceID string, sc SessionCreate) (*Session, *SessionToken, string, error)
+	// CreateSession checks q against the workspace's live (unarchived)
+	// sessions in the transaction of the insert (see Quota).
+	CreateSession(ctx context.Context, workspaceID string, sc SessionCreate, q Quota) (*Session, *SessionToken, string, error)
 	Session(ctx context.Context, workspaceID, id string) (*Session, error)
 	Sessions(ctx context.Context, workspaceID string, f SessionFilter) (Page[Session], error)
 	ArchiveSession(ctx context.Context, workspaceID, id string) (*Session, error)
-	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*SessionToken, string, error)
+	// CreateSessionToken checks q against the session's live tokens
+	// (neither revoked nor expired by the backend's clock) in the
+	// transaction of the insert (see Quota).
+	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration, q Quota) (*SessionToken, string, error)
 	SessionTokens(ctx context.Context, workspaceID, sessionID string, f SessionTokenFilter) (Page[SessionToken], error)
 	SessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
 	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)

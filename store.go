@@ -56,7 +56,9 @@ type StoreFilter struct {
 // another workspace does not exist for it (ENotFound). Managing stores
 // needs an API key: a session caller is refused every method (EPermission).
 type StoreService interface {
-	// CreateStore validates sc (EInvalid) and creates a store.
+	// CreateStore validates sc (EInvalid) and creates a store, unless the
+	// workspace holds its limit of stores, archived ones included
+	// (ErrStoreLimit).
 	CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*Store, error)
 	// Store returns a store, archived or not (ENotFound).
 	Store(ctx context.Context, c *Caller, id string) (*Store, error)
@@ -79,7 +81,9 @@ type StoreService interface {
 // workspace workspaceID. It is trusted: only a Core calls it, once the
 // caller may and the input is valid (see Core).
 type StoreStorage interface {
-	CreateStore(ctx context.Context, workspaceID string, sc StoreCreate) (*Store, error)
+	// CreateStore checks q against the workspace's stores, archived ones
+	// included, in the transaction of the insert (see Quota).
+	CreateStore(ctx context.Context, workspaceID string, sc StoreCreate, q Quota) (*Store, error)
 	Store(ctx context.Context, workspaceID, id string) (*Store, error)
 	Stores(ctx context.Context, workspaceID string, f StoreFilter) (Page[Store], error)
 	UpdateStore(ctx context.Context, workspaceID, id string, u StoreUpdate) (*Store, error)

@@ -2,6 +2,7 @@ package agenttool
 
 import (
 	"errors"
+	"math"
 
 	"github.com/memstore/memstore"
 )
@@ -40,6 +41,11 @@ func explain(err error, m *mount, full string) error {
 		return failf("%s cannot be written: it overlaps another memory. memory_list shows the memories around it.", full)
 	case memstore.EPreconditionFailed:
 		return failf("%s was changed by another writer meanwhile, so nothing was changed. Read it again with memory_read and retry on its current text.", full)
+	case memstore.ERateLimited:
+		// The server's message is for its operator; the model needs
+		// only the wait.
+		secs := max(int(math.Ceil(e.RetryAfter.Seconds())), 1)
+		return failf("Memory searches are coming too fast for this session; nothing was searched. Wait %s and search again.", count(secs, "second", "seconds"))
 	}
 	return err
 }

@@ -29,8 +29,10 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -412,13 +414,23 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, e
 		memstore.EInvalid: http.StatusBadRequest, memstore.EPermission: http.StatusForbidden,
 		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
 		memstore.EPathConflict: http.StatusConflict, memstore.EPreconditionFailed: http.StatusConflict,
-		memstore.EUnauthenticated: http.StatusUnauthorized,
+		memstore.EUnauthenticated: http.StatusUnauthorized, memstore.ERateLimited: http.StatusTooManyRequests,
 	}[memstore.ErrorCode(err)]
 	if status == 0 {
 		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
 		return
 	}
+	setRetryAfter(w, err)
 	h.fail(w, r, s, status, memstore.ErrorMessage(err))
+}
+
+// setRetryAfter tells the browser, in whole seconds, how long err asks
+// to wait before a retry (memstore.Error.RetryAfter), when it asks.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	var e *memstore.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
 }
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {

@@ -57,6 +57,8 @@ func fixable(err error) (int, bool) {
 		return http.StatusBadRequest, true
 	case memstore.EPathConflict, memstore.EConflict:
 		return http.StatusConflict, true
+	case memstore.ERateLimited:
+		return http.StatusTooManyRequests, true
 	}
 	return 0, false
 }

@@ -94,7 +94,7 @@ func TestSDKSyncAtTheSameTime(t *testing.T) {
 	}
 	sess, _, token, err := s.DB.CreateSession(ctx, s.ws.ID, memstore.SessionCreate{
 		Stores: []memstore.AttachmentCreate{{StoreID: s.store}},
-	})
+	}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

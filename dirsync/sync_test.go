@@ -556,7 +556,7 @@ func TestReadOnlyToken(t *testing.T) {
 	s.put(t, "/a.md", "a\n")
 	_, _, token, err := s.DB.CreateSession(t.Context(), s.ws.ID, memstore.SessionCreate{
 		Stores: []memstore.AttachmentCreate{{StoreID: s.store, Access: memstore.AccessReadOnly}},
-	})
+	}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,6 +172,19 @@ func (c *Client) do(ctx context.Context, r clientRequest, out any) (http.Header,
 	return res.Header, nil
 }
 
+// clientRetryAfter is how long an error answer asks to wait before a
+// retry, as the SDKs read it: retry-after-ms, else retry-after in whole
+// seconds; 0 when it says nothing usable.
+func clientRetryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 && ms < 1e9 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s > 0 && s < 1e6 {
+		return time.Duration(s) * time.Second
+	}
+	return 0
+}
+
 // clientError turns an error answer into a *memstore.Error, or into a
 // plain error when it is not the API's error envelope (a proxy's page, a
 // server of another API).
@@ -182,9 +195,10 @@ func clientError(where string, res *http.Response, data []byte) error {
 			where, res.Status, clientDescribeBody(res, data))
 	}
 	e := &memstore.Error{
-		Code:    env.Error.Type,
-		Message: env.Error.Message,
-		Retry:   res.Header.Get("x-should-retry") == "true",
+		Code:       env.Error.Type,
+		Message:    env.Error.Message,
+		Retry:      res.Header.Get("x-should-retry") == "true",
+		RetryAfter: clientRetryAfter(res.Header),
 	}
 	if e.Message == "" {
 		e.Message = fmt.Sprintf("%s (%s)", env.Error.Type, res.Status)

@@ -70,6 +70,7 @@ type harnessOptions struct {
 	wrap      func(http.Handler) http.Handler // wraps the server's handler
 	http2     bool                            // serve HTTP/2 over TLS, to srv.Client()
 	server    func(*http.Server)              // adjusts the HTTP server before it starts
+	core      []memstore.CoreOption           // options of the server's core
 }
 
 // newAPIHarness starts a server, stopped at the end of the test.
@@ -85,7 +86,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	default:
 		tb.Fatalf("no backend %q", o.backend)
 	}
-	core := memstore.NewCore(db)
+	core := memstore.NewCore(db, o.core...)
 	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Counts: db.Counts,
 		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))}
 	if o.configure != nil {

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/memstore/memstore"
 )
@@ -14,9 +16,10 @@ import (
 const codeTooLarge = "request_too_large"
 
 // The error types of a server that has too many open streams: the
-// credential's own (429) or its own in all (529).
+// credential's own (429, as a search over its rate) or its own in all
+// (529).
 const (
-	codeRateLimited = "rate_limit_error"
+	codeRateLimited = memstore.ERateLimited
 	codeOverloaded  = "overloaded_error"
 )
 
@@ -79,6 +82,12 @@ func (s *Server) writeError(w *responseWriter, status int, e *memstore.Error) {
 		h.Set("X-Should-Retry", "true")
 	case status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
 		h.Set("X-Should-Retry", "false")
+	}
+	if e.RetryAfter > 0 {
+		// What the SDKs read to wait before their retry: milliseconds
+		// first, else whole seconds.
+		h.Set("Retry-After-Ms", strconv.FormatInt(max(e.RetryAfter.Milliseconds(), 1), 10))
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	body := ErrorJSON{
 		Type:      typeError,

@@ -363,7 +363,7 @@ func TestSessionTokenPages(t *testing.T) {
 	sid := s["id"].(string)
 	want := []string{s["token_id"].(string)}
 	for range 249 {
-		tok, _, err := e.db.CreateSessionToken(context.Background(), e.workspace, sid, 0)
+		tok, _, err := e.db.CreateSessionToken(context.Background(), e.workspace, sid, 0, memstore.Quota{})
 		if err != nil {
 			t.Fatal(err)
 		}

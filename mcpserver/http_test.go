@@ -277,7 +277,7 @@ func TestRevocationClosesSessions(t *testing.T) {
 
 	// A token that expires in a second.
 	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{
-		Stores: []memstore.AttachmentCreate{{StoreID: e.notes}}, TokenTTL: time.Second})
+		Stores: []memstore.AttachmentCreate{{StoreID: e.notes}}, TokenTTL: time.Second}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

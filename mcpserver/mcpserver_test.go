@@ -44,7 +44,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) session(t testing.TB, stores ...memstore.AttachmentCreate) (*memstore.Caller, string) {
 	t.Helper()
-	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{Stores: stores})
+	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{Stores: stores}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

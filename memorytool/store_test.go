@@ -499,7 +499,7 @@ func TestStoreSession(t *testing.T) {
 	sess, _, token, err := env.DB.CreateSession(ctx, env.WS, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
 		{StoreID: env.Store, Access: memstore.AccessReadOnly},
 		{StoreID: other.ID, Access: memstore.AccessReadWrite},
-	}})
+	}}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -190,4 +191,30 @@ func underLimit(ctx context.Context, tx pgx.Tx, workspaceID, table string, max i
 		return over(n)
 	}
 	return nil
+}
+
+// quotaLocks is the first key of the advisory locks of withinQuota, in
+// the space of two-key locks (migrationLock is a one-key lock, which
+// never meets them).
+const quotaLocks = 0x6d656d71 // "memq"
+
+// withinQuota checks q, when it is limited, in tx against the rows that
+// rows (a SELECT of what q counts) finds, counting at most q.Max of them.
+// First it takes the transaction's advisory lock of what (the kind of
+// row and the workspace or session whose rows are counted), held until
+// tx ends, so that concurrent creates of the same rows, on any replica,
+// count one after another and cannot pass the quota together. A lock
+// rather than a row: the workspaces of stores and sessions need no row.
+func withinQuota(ctx context.Context, tx pgx.Tx, q memstore.Quota, what, rows string, args ...any) error {
+	if !q.Limited() {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(quotaLocks), what); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max)+") AS counted", args...).Scan(&n); err != nil {
+		return err
+	}
+	return q.Check(n)
 }

@@ -115,12 +115,13 @@ func (db *DB) newToken(ctx context.Context, tx pgx.Tx, workspaceID, sessionID st
 	return tok, secret, nil
 }
 
-// CreateSession implements memstore.SessionStorage. The stores are
+// CreateSession implements memstore.SessionStorage, checking q by
+// withinQuota. The stores are
 // checked and their names snapshotted in the transaction that inserts the
 // session, their rows locked against change (FOR SHARE) until it commits,
 // so that a store archived or renamed concurrently is seen either wholly
 // before or wholly after.
-func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
 	now := db.stamp()
 	s := memstore.NewSession(db.ids.New(ids.Session, now), workspaceID, c, now)
 	meta, err := json.Marshal(s.Metadata)
@@ -136,6 +137,9 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 		secret string
 	)
 	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		if err := withinQuota(ctx, tx, q, "sessions "+workspaceID, `SELECT 1 FROM sessions WHERE workspace_id = $1 AND archived_at IS NULL`, workspaceID); err != nil {
+			return err
+		}
 		var err error
 		s.Attachments, err = memstore.SnapshotAttachments(c.Stores, func(id string) (*memstore.Store, error) {
 			st, err := getStore(ctx, tx, workspaceID, id, "FOR SHARE")
@@ -361,10 +365,10 @@ func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 	return nil
 }
 
-// CreateSessionToken implements memstore.SessionStorage. The session's
-// row stays locked (FOR SHARE) until the token is in, so that an archive
-// is wholly before it (refused) or after it.
-func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+// CreateSessionToken implements memstore.SessionStorage, checking q by
+// withinQuota. The session's row stays locked (FOR SHARE) until the token
+// is in, so that an archive is wholly before it (refused) or after it.
+func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration, q memstore.Quota) (*memstore.SessionToken, string, error) {
 	var (
 		tok    *memstore.SessionToken
 		secret string
@@ -377,7 +381,14 @@ func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID str
 		if err := s.TakesTokens(); err != nil {
 			return err
 		}
-		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, db.now(), ttl)
+		// The live tokens: neither revoked nor expired at now, in two
+		// ranges of session_tokens_live.
+		now := db.now()
+		if err := withinQuota(ctx, tx, q, "tokens "+sessionID, `SELECT 1 FROM session_tokens WHERE session_id = $1 AND revoked_at IS NULL AND expires_at IS NULL
+			UNION ALL SELECT 1 FROM session_tokens WHERE session_id = $1 AND revoked_at IS NULL AND expires_at > $2`, sessionID, keyset.Nanos(now)); err != nil {
+			return err
+		}
+		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, now, ttl)
 		return err
 	})
 	if err != nil {

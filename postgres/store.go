@@ -46,8 +46,8 @@ func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*me
 	return s, notFound(err, errStoreNotFound(id))
 }
 
-// CreateStore implements memstore.StoreStorage.
-func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate) (*memstore.Store, error) {
+// CreateStore implements memstore.StoreStorage, checking q by withinQuota.
+func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.stamp()
 	s := &memstore.Store{
 		ID:          db.ids.New(ids.Store, now),
@@ -65,8 +65,15 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 	if err != nil {
 		return nil, err
 	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-		s.ID, workspaceID, s.Name, []byte(s.Description), string(meta), keyset.Nanos(now))
+	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		// Archived stores count: they keep their memories.
+		if err := withinQuota(ctx, tx, q, "stores "+workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, workspaceID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+			s.ID, workspaceID, s.Name, []byte(s.Description), string(meta), keyset.Nanos(now))
+		return err
+	})
 	if err != nil {
 		return nil, wrap(err, "create store")
 	}

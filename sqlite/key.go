@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -238,4 +239,20 @@ func underLimit(ctx context.Context, tx *txn, workspaceID, table string, max int
 		return over(n)
 	}
 	return nil
+}
+
+// withinQuota checks q, when it is limited, in the write transaction tx
+// against the rows that rows (a SELECT of what q counts) finds, counting
+// at most q.Max of them. SQLite's single writer serialises the
+// transactions, so that concurrent creates cannot pass the quota
+// together.
+func withinQuota(ctx context.Context, tx *txn, q memstore.Quota, rows string, args ...any) error {
+	if !q.Limited() {
+		return nil
+	}
+	var n int
+	if err := tx.queryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max)+")", args...).Scan(&n); err != nil {
+		return err
+	}
+	return q.Check(n)
 }

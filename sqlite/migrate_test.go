@@ -29,7 +29,7 @@ func TestVersionsMigration(t *testing.T) {
 	dropEvents := withEvents(t, path)
 	var stores []string
 	for s := range 2 {
-		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
+		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)}, memstore.Quota{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestMemoryCountMigration(t *testing.T) {
 	*sqlite.LastMigration = all
 	live, size := map[string]int{}, map[string]int64{}
 	for s, n := range []int{0, 1, 5} {
-		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
+		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)}, memstore.Quota{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -660,7 +660,7 @@ func searchBench(b *testing.B) *searchFixture {
 		f.storeID = p.Items[0].ID
 		return f
 	}
-	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "bench"})
+	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "bench"}, memstore.Quota{})
 	if err != nil {
 		b.Fatal(err)
 	}

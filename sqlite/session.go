@@ -132,7 +132,7 @@ func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID stri
 // checked and their names snapshotted in the transaction that inserts the
 // session, so that a store archived or renamed concurrently is seen either
 // wholly before or wholly after.
-func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
+func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
 	now := fromNanos(nanos(db.now()))
 	s := memstore.NewSession(db.ids.New(ids.Session, now), workspaceID, c, now)
 	meta, err := json.Marshal(s.Metadata)
@@ -148,6 +148,9 @@ func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.
 		secret string
 	)
 	err = db.write(ctx, func(tx *txn) error {
+		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM sessions WHERE workspace_id = ? AND archived_at IS NULL`, workspaceID); err != nil {
+			return err
+		}
 		var err error
 		s.Attachments, err = memstore.SnapshotAttachments(c.Stores, func(id string) (*memstore.Store, error) {
 			st, err := getStore(ctx, tx, workspaceID, id)
@@ -394,8 +397,9 @@ func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
 	return nil
 }
 
-// CreateSessionToken implements memstore.SessionStorage.
-func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
+// CreateSessionToken implements memstore.SessionStorage, checking q by
+// withinQuota.
+func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration, q memstore.Quota) (*memstore.SessionToken, string, error) {
 	var (
 		tok    *memstore.SessionToken
 		secret string
@@ -408,7 +412,14 @@ func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID str
 		if err := s.TakesTokens(); err != nil {
 			return err
 		}
-		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, db.now(), ttl)
+		// The live tokens: neither revoked nor expired at now, in two
+		// ranges of session_tokens_live.
+		now := db.now()
+		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM session_tokens WHERE session_id = ?1 AND revoked_at IS NULL AND expires_at IS NULL
+			UNION ALL SELECT 1 FROM session_tokens WHERE session_id = ?1 AND revoked_at IS NULL AND expires_at > ?2`, sessionID, nanos(now)); err != nil {
+			return err
+		}
+		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, now, ttl)
 		return err
 	})
 	if err != nil {

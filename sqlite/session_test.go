@@ -33,11 +33,11 @@ func TestSessionTokensStoredHashed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
 	st := mustStore(t, db)
-	s, _, first, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
+	s, _, first, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, second, err := db.CreateSessionToken(ctx, ws, s.ID, time.Hour)
+	_, second, err := db.CreateSessionToken(ctx, ws, s.ID, time.Hour, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

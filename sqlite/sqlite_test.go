@@ -142,7 +142,7 @@ func TestStores(t *testing.T) {
 	if _, err := memstore.NewCore(db).CreateStore(ctx, &memstore.Caller{WorkspaceID: ws, Actor: alice}, memstore.StoreCreate{}); err == nil {
 		t.Fatal("created a store without a name")
 	}
-	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "a", Metadata: map[string]string{"k": "v", "x": "y"}})
+	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "a", Metadata: map[string]string{"k": "v", "x": "y"}}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestStores(t *testing.T) {
 		if i%10 == 0 {
 			now = now.Add(time.Second)
 		}
-		if _, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprint("s", i)}); err != nil {
+		if _, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprint("s", i)}, memstore.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -656,7 +656,7 @@ func TestCheckpointsInBackground(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
-	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "s"})
+	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "s"}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,7 +686,7 @@ func TestCheckpointsInBackground(t *testing.T) {
 func TestBatchedWritesFailAlone(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpen(t)
-	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "s"})
+	s, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: "s"}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,8 +44,8 @@ func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 	return s, err
 }
 
-// CreateStore implements memstore.StoreStorage.
-func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate) (*memstore.Store, error) {
+// CreateStore implements memstore.StoreStorage, checking q by withinQuota.
+func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.now()
 	s := &memstore.Store{
 		ID:          db.ids.New(ids.Store, now),
@@ -64,6 +64,10 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 		return nil, err
 	}
 	err = db.write(ctx, func(tx *txn) error {
+		// Archived stores count: they keep their memories.
+		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, workspaceID); err != nil {
+			return err
+		}
 		_, err := tx.exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.ID, workspaceID, s.Name, s.Description, string(meta), nanos(now), nanos(now))
 		return err

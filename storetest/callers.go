@@ -24,9 +24,19 @@ func keyCaller(ws string, by memstore.Actor) *memstore.Caller {
 // The views of the suite.
 type (
 	backend interface {
-		memstore.StoreStorage
+		storeView
 		memoryView
 		memstore.VersionStorage
+	}
+	// storeView is memstore.StoreService spoken of in workspaces, like
+	// the storage interfaces.
+	storeView interface {
+		CreateStore(ctx context.Context, ws string, sc memstore.StoreCreate) (*memstore.Store, error)
+		Store(ctx context.Context, ws, id string) (*memstore.Store, error)
+		Stores(ctx context.Context, ws string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error)
+		UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error)
+		ArchiveStore(ctx context.Context, ws, id string, by memstore.Actor) (*memstore.Store, error)
+		DeleteStore(ctx context.Context, ws, id string) error
 	}
 	// memoryView is memstore.MemoryService spoken of in workspaces and
 	// actors, like the storage interfaces.
@@ -42,7 +52,7 @@ type (
 		memstore.SearchStorage
 	}
 	sessionBackend interface {
-		memstore.StoreStorage
+		storeView
 		memstore.KeyService
 		sessionView
 	}

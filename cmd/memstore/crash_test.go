@@ -31,6 +31,10 @@ type child struct {
 	err            error         // cmd.Wait's, once exited is closed
 }
 
+// noSearchRate are the flags of a server whose test searches faster than
+// a credential's or a workspace's default share of searches.
+var noSearchRate = []string{"--search-rate", "0", "--search-rate-per-workspace", "0"}
+
 // startChild starts memstore serve on db at a free port, with any extra
 // flags, and waits until it serves. The process is killed at the end of
 // the test if still running.
@@ -349,8 +353,9 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		t.Fatalf("the server answered only %d writes in 5s before the crash: stuck or far too slow", load.acks)
 	}
 
-	// Restart on the same database: no new key, the old one works.
-	srv = startChild(t, db)
+	// Restart on the same database: no new key, the old one works. Its
+	// check searches after every read, faster than a key's share.
+	srv = startChild(t, db, noSearchRate...)
 	if srv.key != "" {
 		t.Errorf("the restarted server made a new key")
 	}

@@ -49,6 +49,8 @@ type dbOptions struct {
 	// maxMemoriesPerStore caps the live memories of a store in the core
 	// over the database (see newCore); 0 for none.
 	maxMemoriesPerStore int
+	// limits are the core's quotas (memstore.Limits); none when zero.
+	limits memstore.Limits
 	// logger hears of the database's long or failing background work;
 	// nil discards it.
 	logger *slog.Logger
@@ -104,7 +106,7 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (database, error
 
 // newCore is the core over db, with the options o asks for.
 func newCore(db database, o dbOptions) *memstore.Core {
-	return memstore.NewCore(db, memstore.MaxMemoriesPerStore(o.maxMemoriesPerStore))
+	return memstore.NewCore(db, memstore.MaxMemoriesPerStore(o.maxMemoriesPerStore), memstore.WithLimits(o.limits))
 }
 
 // openSQLite opens the SQLite database file at path. With o.create, a

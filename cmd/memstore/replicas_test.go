@@ -21,7 +21,8 @@ import (
 
 // startReplicas starts n servers (in this process) on a fresh PostgreSQL
 // database, one after another, and returns the database's URL and a
-// client of each with the key the first one made.
+// client of each with the key the first one made. The tests search after
+// every write, so the servers have no search shares.
 func startReplicas(t *testing.T, n int) (string, []*api) {
 	t.Helper()
 	clearEnv(t)
@@ -30,7 +31,7 @@ func startReplicas(t *testing.T, n int) (string, []*api) {
 	apis := make([]*api, n)
 	var key string
 	for i := range apis {
-		s := startServer(t, "--db", db)
+		s := startServer(t, append([]string{"--db", db}, noSearchRate...)...)
 		if i == 0 {
 			key = s.api(t).key
 		}
@@ -59,13 +60,14 @@ func TestReplicasContendedUpdates(t *testing.T) {
 }
 
 // startChildReplicas starts n replica processes (startChild) on db, one
-// after another, and returns them and a client of each with the key the
-// first one made.
+// after another, without search shares (their checks search after every
+// write), and returns them and a client of each with the key the first
+// one made.
 func startChildReplicas(t *testing.T, db string, n int) (children []*child, apis []*api) {
 	t.Helper()
 	var key string
 	for i := range n {
-		c := startChild(t, db)
+		c := startChild(t, db, noSearchRate...)
 		if i == 0 {
 			if key = c.key; key == "" {
 				t.Fatalf("a first run printed no key:\n%s", c.stdout)

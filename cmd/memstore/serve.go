@@ -54,6 +54,14 @@ request in progress, new connections wait for one to end. A connection is
 also dropped when its request's headers are slow to come, or when it stays
 idle between requests for long.
 
+Each workspace holds at most --max-stores-per-workspace stores
+(archived ones included) and --max-sessions-per-workspace live sessions,
+each session --max-tokens-per-session live tokens; a create beyond one
+is refused (400) naming the flag. Each API key, session token or console
+user searches at most --search-rate times a second, and a workspace's
+credentials together --search-rate-per-workspace times (429 with
+Retry-After); each server counts its own searches.
+
 Webhooks (/v1/organizations/webhooks) are delivered by the server, with
 retries that survive restarts: the retry after the first failed attempt
 waits --webhook-retry-min, each next one twice as long, at most
@@ -113,6 +121,11 @@ type serveConfig struct {
 	createExisting *choice
 	strictHeaders  boolValue
 	maxMemories    count
+	maxStores      count // the quotas of memstore.Limits
+	maxSessions    count
+	maxTokens      count
+	searchRate     count
+	searchRateWS   count
 	maxBodyBytes   count
 	maxConns       count
 	logFormat      *choice
@@ -163,6 +176,13 @@ var serveEnv = map[string]string{
 	"trusted-proxies":        "MEMSTORE_TRUSTED_PROXIES",
 	"tls-cert":               "MEMSTORE_TLS_CERT",
 	"tls-key":                "MEMSTORE_TLS_KEY",
+
+	// The quotas of workspaces, sessions and credentials (memstore.Limits).
+	"max-stores-per-workspace":   "MEMSTORE_MAX_STORES_PER_WORKSPACE",
+	"max-sessions-per-workspace": "MEMSTORE_MAX_SESSIONS_PER_WORKSPACE",
+	"max-tokens-per-session":     "MEMSTORE_MAX_TOKENS_PER_SESSION",
+	"search-rate":                "MEMSTORE_SEARCH_RATE",
+	"search-rate-per-workspace":  "MEMSTORE_SEARCH_RATE_PER_WORKSPACE",
 }
 
 // parseServeConfig reads serve's configuration from its defaults, the
@@ -172,6 +192,11 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		addr:           defaultAddr,
 		createExisting: newChoice(httpapi.CreateConflict, httpapi.CreateConflict, httpapi.CreateUpsert),
 		maxMemories:    defaultMaxMemoriesPerStore,
+		maxStores:      memstore.DefaultMaxStoresPerWorkspace,
+		maxSessions:    memstore.DefaultMaxSessionsPerWorkspace,
+		maxTokens:      memstore.DefaultMaxTokensPerSession,
+		searchRate:     memstore.DefaultSearchRate,
+		searchRateWS:   memstore.DefaultSearchRatePerWorkspace,
 		logFormat:      newChoice("text", "text", "json"),
 		logLevel:       newChoice("info", "debug", "info", "warn", "error"),
 		mcpIdle:        duration(mcpserver.DefaultIdleTimeout),
@@ -191,6 +216,11 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(c.createExisting, "create-existing", "`MODE` of creating a memory at a taken path: conflict (409, as the SDKs expect) or upsert (MEMSTORE_CREATE_EXISTING)")
 	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
 	fs.Var(&c.maxMemories, "max-memories-per-store", "cap on the memories of a store, `N`; 0 for no cap (MEMSTORE_MAX_MEMORIES_PER_STORE)")
+	fs.Var(&c.maxStores, "max-stores-per-workspace", "cap on the memory stores of a workspace, archived ones included, `N`; 0 for no cap (MEMSTORE_MAX_STORES_PER_WORKSPACE)")
+	fs.Var(&c.maxSessions, "max-sessions-per-workspace", "cap on the live (unarchived) sessions of a workspace, `N`; 0 for no cap (MEMSTORE_MAX_SESSIONS_PER_WORKSPACE)")
+	fs.Var(&c.maxTokens, "max-tokens-per-session", "cap on the live (neither revoked nor expired) tokens of a session, `N`; 0 for no cap (MEMSTORE_MAX_TOKENS_PER_SESSION)")
+	fs.Var(&c.searchRate, "search-rate", "searches a second of one API key, session token or console user, `N`, in bursts of as many; 0 for no cap (MEMSTORE_SEARCH_RATE)")
+	fs.Var(&c.searchRateWS, "search-rate-per-workspace", "searches a second of all the credentials of a workspace together, `N`; 0 for no cap (MEMSTORE_SEARCH_RATE_PER_WORKSPACE)")
 	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
 	fs.Var(&c.maxConns, "max-connections", fmt.Sprintf("cap on open connections, `N`: beyond it the longest idle one is closed; 0 for the default of %d (MEMSTORE_MAX_CONNECTIONS)", defaultMaxConnections))
 	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
@@ -244,6 +274,17 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError(e, "memstore serve: --tls-cert and --tls-key go together (MEMSTORE_TLS_CERT and MEMSTORE_TLS_KEY): give both the certificate and its private key, or neither for plain HTTP")
 	}
 	return c, nil
+}
+
+// limits are the quotas the flags set.
+func (c *serveConfig) limits() memstore.Limits {
+	return memstore.Limits{
+		StoresPerWorkspace:    int(c.maxStores),
+		SessionsPerWorkspace:  int(c.maxSessions),
+		TokensPerSession:      int(c.maxTokens),
+		SearchesPerCredential: int(c.searchRate),
+		SearchesPerWorkspace:  int(c.searchRateWS),
+	}
 }
 
 // loadTLS reads the certificate and key of --tls-cert and --tls-key into
@@ -324,6 +365,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	log := c.logger(e.stderr)
 	c.backend.opts.maxMemoriesPerStore, c.backend.opts.logger = int(c.maxMemories), log
+	c.backend.opts.limits = c.limits()
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err

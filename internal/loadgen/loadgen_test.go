@@ -218,7 +218,7 @@ func TestSearchFindsSeededText(t *testing.T) {
 		w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(srv.Close)
-	s, err := db.CreateStore(t.Context(), ws, memstore.StoreCreate{Name: "search"})
+	s, err := db.CreateStore(t.Context(), ws, memstore.StoreCreate{Name: "search"}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func APIKey(tb testing.TB, db *sqlite.DB, workspaceID, name string) (*memstore.A
 // Store creates a store in a workspace.
 func Store(tb testing.TB, db *sqlite.DB, workspaceID string, c memstore.StoreCreate) *memstore.Store {
 	tb.Helper()
-	s, err := db.CreateStore(context.Background(), workspaceID, c)
+	s, err := db.CreateStore(context.Background(), workspaceID, c, memstore.Quota{})
 	if err != nil {
 		tb.Fatal(err)
 	}
