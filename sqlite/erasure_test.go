@@ -371,7 +371,7 @@ func TestSessionDeletionErasesEveryFile(t *testing.T) {
 	db := mustOpenAt(t, filepath.Join(dir, "m.db"), sqlite.Options{})
 	st := mustStore(t, db)
 	for i := range 50 {
-		if _, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: fmt.Sprintf("filler %d", i), Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}); err != nil {
+		if _, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: fmt.Sprintf("filler %d", i), Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -380,7 +380,7 @@ func TestSessionDeletionErasesEveryFile(t *testing.T) {
 		Metadata: map[string]string{"note": "metadata " + secretToken},
 		Fields:   map[string]json.RawMessage{"agent": json.RawMessage(`{"system":"field ` + secretToken + `"}`)},
 		Stores:   []memstore.AttachmentCreate{{StoreID: st.ID, Instructions: "instructions " + secretToken}},
-	})
+	}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestDeletionWhileLogBusy(t *testing.T) {
 	path := filepath.Join(dir, "m.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
 	st := mustStore(t, db)
-	s, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: "title " + secretToken, Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
+	s, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: "title " + secretToken, Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{})
 	if err != nil {
 		t.Fatal(err)
 	}

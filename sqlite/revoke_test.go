@@ -44,7 +44,7 @@ func revokeEverything(t *testing.T, db *sqlite.DB) []memstore.Revocation {
 	var sessions []*memstore.Session
 	var tokens []*memstore.SessionToken
 	for range 3 {
-		s, tok, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}, {StoreID: other.ID}}})
+		s, tok, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}, {StoreID: other.ID}}}, memstore.Quota{})
 		if err != nil {
 			t.Fatal(err)
 		}
