@@ -80,6 +80,14 @@ type UserStorage interface {
 	// DeleteExpiredSignIns removes every sign-in that expires at or
 	// before now.
 	DeleteExpiredSignIns(ctx context.Context, now time.Time) error
+	// TakeSignInAttempt runs take on the count of sign-in attempts kept
+	// under key (nil when none is kept) and keeps the count it returns,
+	// in one transaction, so that concurrent attempts, on any server of
+	// the database, are counted one after another (take may run more
+	// than once; the last run counts). First it deletes the counts whose
+	// FullAt is at or before now; and when key is new and max counts are
+	// kept, it deletes those with the earliest FullAt to make room.
+	TakeSignInAttempt(ctx context.Context, key string, now time.Time, max int, take func(*AttemptCount) AttemptCount) error
 }
 
 // The limits of users and their sign-ins.
@@ -300,18 +308,28 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 }
 
 // SignIn checks a user's password and starts a console session: it
-// returns the session's secret and the user's caller. Every refusal is
-// ErrSignIn, and takes as long whether or not the user exists; a request
-// that ends while waiting to check the password fails with its context's
-// error.
+// returns the session's secret and the user's caller. Past the name's
+// allowance (SignInNameBurst, then one per SignInNameInterval, counted
+// in the database) it refuses with a *SignInLimited before checking the
+// password. Every other refusal is ErrSignIn, and takes as long whether
+// or not the user exists; a request that ends while waiting to check
+// the password fails with its context's error.
 func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (string, *Caller, error) {
 	var u *User
+	wsKey, userKey := workspace, name
 	if w, err := us.s.Workspace(ctx, workspace); err == nil {
+		wsKey = w.ID
 		u, err = us.s.User(ctx, w.ID, name)
 		if err != nil && ErrorCode(err) != ENotFound {
 			return "", nil, err
 		}
 	} else if ErrorCode(err) != ENotFound {
+		return "", nil, err
+	}
+	if u != nil {
+		userKey = u.ID
+	}
+	if err := us.attempt(ctx, nameKey(wsKey, userKey), SignInNameBurst, SignInNameInterval, false); err != nil {
 		return "", nil, err
 	}
 	hash := dummyPasswordHash

@@ -164,3 +164,49 @@ func TestConsoleActivityPagesServed(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasSignInLimits: two replica processes on one PostgreSQL
+// database count a user's sign-in attempts, and a client address's,
+// together: five wrong passwords spread over both, and the sixth
+// attempt, on either and with the right password, is refused; twenty
+// attempts from one address, and the next is refused on both.
+func TestReplicasSignInLimits(t *testing.T) {
+	clearEnv(t)
+	db := postgresDB(t, "signin")
+	children, _ := startChildReplicas(t, db, 2)
+	createConsoleUser(t, db, "ann", "admin")
+	createConsoleUser(t, db, "bo", "member")
+	clients := []*consoleClient{newConsoleClient(children[0].url), newConsoleClient(children[1].url)}
+	for i := range 5 {
+		if got := clients[i%2].signIn(t, "ann", fmt.Sprint("wrong password ", i)); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d, on replica %d: %d, want 401", i+1, i%2, got)
+		}
+	}
+	for i, c := range clients {
+		if got := c.signIn(t, "ann", consolePassword); got != http.StatusTooManyRequests {
+			t.Errorf("the right password after 5 wrong ones, on replica %d: %d, want 429", i, got)
+		}
+	}
+	// Another user is not held back by it.
+	if got := clients[1].signIn(t, "bo", consolePassword); got != http.StatusSeeOther {
+		t.Errorf("another user: %d, want 303", got)
+	}
+
+	// redeem tries a made-up sign-in link, which is refused without
+	// hashing anything, on replica i.
+	redeem := func(i int) int {
+		resp, _ := clients[i].post(t, "/console/link", url.Values{"t": {"made-up"}})
+		return resp.StatusCode
+	}
+	// The address has used 8 of its 20: ann's 7 attempts and bo's one.
+	for i := 8; i < 20; i++ {
+		if got := redeem(i % 2); got != http.StatusUnauthorized {
+			t.Fatalf("attempt %d from the address, on replica %d: %d, want 401", i+1, i%2, got)
+		}
+	}
+	for i := range clients {
+		if got := redeem(i); got != http.StatusTooManyRequests {
+			t.Errorf("attempt 21 from the address, on replica %d: %d, want 429", i, got)
+		}
+	}
+}
