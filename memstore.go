@@ -65,9 +65,9 @@
 // what their caller may do: the same Can methods check it, from one
 // table (role.go). Users (user.go) manages users, their passwords
 // (argon2id), their console sign-ins and the limits on sign-in attempts,
-// counted in the database (signin_limit.go), for callers that may, and turns
-// a signed-in user into the Caller the console calls the core as, over a
-// backend's UserStorage.
+// counted in the database (signin_limit.go), for callers that may, and
+// turns a signed-in user into the Caller the console calls the core as,
+// over a backend's UserStorage.
 //
 // KeyService, the credential layer (workspaces, API keys and
 // authentication), stays apart: operators and authentication use it,

@@ -30,6 +30,7 @@ func RunUsers(t *testing.T, open func(t *testing.T) UsersBackend) {
 	t.Run("SignIn", func(t *testing.T) { testSignIn(t, open(t)) })
 	t.Run("SignInLinks", func(t *testing.T) { testSignInLinks(t, open(t)) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, open(t)) })
+	t.Run("ChangePassword", func(t *testing.T) { testChangePassword(t, open(t)) })
 	t.Run("SignInLimits", func(t *testing.T) { testSignInLimits(t, open(t)) })
 	t.Run("SignInAttemptCounts", func(t *testing.T) { testSignInAttemptCounts(t, open(t)) })
 }
@@ -476,5 +477,74 @@ func testSignInAttemptCounts(t *testing.T, b UsersBackend) {
 	// Once full, a count is as none.
 	if saw := take("k4", t0.Add(4*time.Minute), t0.Add(5*time.Minute)); saw != nil {
 		t.Errorf("k4, refilled: saw %+v, want none", saw)
+	}
+}
+
+// testChangePassword: a signed-in user changes their own password with
+// the current one (a first one without), which ends their other
+// sign-ins and gives a new session that ends when the old one would
+// have; nobody else changes a password this way.
+func testChangePassword(t *testing.T, b UsersBackend) {
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	life := time.Hour
+	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now), memstore.SignInExpiry(life, life))
+	ws := mustWorkspace(t, b, "one")
+	op := operator(ws)
+	mustUser(t, us, op, "ann", memstore.RoleMember, goodPassword)
+	first, c, err := us.SignIn(ctx, "one", "ann", goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, _ := us.SignIn(ctx, "one", "ann", goodPassword)
+	clk.Advance(life / 2)
+	const pw = "a brand new passphrase"
+	_, _, err = us.ChangePassword(ctx, c, "", pw)
+	wantMessage(t, err, memstore.EPermission, "current password is not right", "no current password")
+	_, _, err = us.ChangePassword(ctx, c, goodPassword, "short")
+	wantCode(t, err, memstore.EInvalid, "a short new password")
+	_, _, err = us.ChangePassword(ctx, op, goodPassword, pw)
+	wantCode(t, err, memstore.EPermission, "an operator's caller")
+	_, _, err = us.ChangePassword(ctx, nil, goodPassword, pw)
+	wantCode(t, err, memstore.EUnauthenticated, "no caller")
+	secret, u, err := us.ChangePassword(ctx, c, goodPassword, pw)
+	if err != nil || u.Name != "ann" || !u.HasPassword || u.PasswordHash != "" {
+		t.Fatalf("ChangePassword = %+v, %v", u, err)
+	}
+	for _, s := range []string{first, other} {
+		_, _, err := us.Authenticate(ctx, s)
+		wantCode(t, err, memstore.EUnauthenticated, "a sign-in from before the change")
+	}
+	if _, _, err := us.Authenticate(ctx, secret); err != nil {
+		t.Errorf("the new session: %v", err)
+	}
+	if _, _, err := us.SignIn(ctx, "one", "ann", pw); err != nil {
+		t.Errorf("the new password: %v", err)
+	}
+	clk.Advance(life / 2)
+	_, _, err = us.Authenticate(ctx, secret)
+	wantMessage(t, err, memstore.EUnauthenticated, "expired", "the new session when the old one would have ended")
+
+	// A user with no password sets a first one, given none.
+	mustUser(t, us, op, "linda", memstore.RoleAuditor, "")
+	link, _, err := us.CreateSignInLink(ctx, op, "linda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lc, err := us.RedeemLink(ctx, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lu, err := us.User(ctx, op, "linda"); err != nil || lu.HasPassword {
+		t.Errorf("linda before: %+v, %v", lu, err)
+	}
+	if _, _, err := us.ChangePassword(ctx, lc, "", pw); err != nil {
+		t.Fatalf("a first password: %v", err)
+	}
+	if lu, err := us.User(ctx, op, "linda"); err != nil || !lu.HasPassword {
+		t.Errorf("linda after: %+v, %v", lu, err)
+	}
+	if _, _, err := us.SignIn(ctx, "one", "linda", pw); err != nil {
+		t.Errorf("sign in with the first password: %v", err)
 	}
 }

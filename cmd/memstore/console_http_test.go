@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -208,5 +209,74 @@ func TestReplicasSignInLimits(t *testing.T) {
 		if got := redeem(i); got != http.StatusTooManyRequests {
 			t.Errorf("attempt 21 from the address, on replica %d: %d, want 429", i, got)
 		}
+	}
+}
+
+// TestConsolePasswordServed: on a real server, a user made with a
+// sign-in link sets a first password on the console's password page and
+// signs in with it; a user with a password changes it, which keeps that
+// browser signed in and ends the user's sign-in in another; a form
+// without the page's CSRF token changes nothing.
+func TestConsolePasswordServed(t *testing.T) {
+	clearEnv(t)
+	db := filepath.Join(t.TempDir(), "m.db")
+	createConsoleUser(t, db, "ann", "admin")
+	code, out, errOut := run(t, "", "users", "create", "--db", db, "--name", "linda", "--role", "member", "--link", "--json")
+	var made struct {
+		SignInLink string `json:"sign_in_link"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &made) != nil || made.SignInLink == "" {
+		t.Fatalf("users create --link: %d %s %s", code, out, errOut)
+	}
+	link, err := url.Parse(made.SignInLink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "--db", db)
+	const first, second = "linda's own passphrase", "ann's second passphrase"
+
+	linda := newConsoleClient(s.url)
+	if resp, _ := linda.post(t, "/console/link", url.Values{"t": {link.Query().Get("t")}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("redeem the link: %d", resp.StatusCode)
+	}
+	if _, page := linda.get(t, "/console/password"); strings.Contains(page, `name="current"`) || !strings.Contains(page, "no password yet") {
+		t.Errorf("the password page of a user without one:\n%s", page)
+	}
+	form := url.Values{"csrf": {linda.csrf(t, "/console/password")}, "new": {first}, "again": {first}}
+	if resp, body := linda.post(t, "/console/password", form); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("set a first password: %d\n%s", resp.StatusCode, body)
+	}
+	if _, body := linda.get(t, "/console/password?done=password"); !strings.Contains(body, "Your password is set") || !strings.Contains(body, `name="current"`) {
+		t.Errorf("after setting it:\n%s", body)
+	}
+	if got := newConsoleClient(s.url).signIn(t, "linda", first); got != http.StatusSeeOther {
+		t.Errorf("linda signs in with her password: %d, want 303", got)
+	}
+
+	ann, elsewhere := newConsoleClient(s.url), newConsoleClient(s.url)
+	for _, c := range []*consoleClient{ann, elsewhere} {
+		if got := c.signIn(t, "ann", consolePassword); got != http.StatusSeeOther {
+			t.Fatalf("ann signs in: %d", got)
+		}
+	}
+	change := url.Values{"current": {consolePassword}, "new": {second}, "again": {second}}
+	if resp, _ := ann.post(t, "/console/password", change); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a change without the CSRF token: %d, want 403", resp.StatusCode)
+	}
+	change.Set("csrf", ann.csrf(t, "/console/password"))
+	if resp, body := ann.post(t, "/console/password", change); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("ann changes her password: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, _ := ann.get(t, "/console/stores"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the browser that changed it: %d, want 200", resp.StatusCode)
+	}
+	if resp, _ := elsewhere.get(t, "/console/stores"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "/console/signin") {
+		t.Errorf("ann's other sign-in: %d to %q, want the sign-in page", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if got := newConsoleClient(s.url).signIn(t, "ann", consolePassword); got != http.StatusUnauthorized {
+		t.Errorf("the old password: %d, want 401", got)
+	}
+	if got := newConsoleClient(s.url).signIn(t, "ann", second); got != http.StatusSeeOther {
+		t.Errorf("the new password: %d, want 303", got)
 	}
 }
