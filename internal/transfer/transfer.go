@@ -179,7 +179,8 @@ func readZipFile(f *zip.File) (content, fail, skip string) {
 //
 // So an entry name is always relative, holds only "/" as a separator and
 // no segment that is empty, "." or "..", and extracts to the same name
-// everywhere. EntryPath reads a name back, unescaping every %XX, so that
+// everywhere (a segment longer than a file system takes, which a memory
+// path may have, fails to extract there). EntryPath reads a name back, unescaping every %XX, so that
 // an export imports as the same paths; it refuses a name that is
 // absolute or that holds "\", ":" or a ".." (or "." or empty) segment,
 // which no export writes.

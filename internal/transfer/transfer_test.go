@@ -168,7 +168,9 @@ func unsafeEntry(name string) string {
 			return localfile.ExecName(seg)
 		case localfile.WindowsDevice(seg):
 			return "a device name on Windows"
-		case localfile.NameProblem(seg, "windows") != "" && !strings.Contains(seg, "%"):
+		case len(seg) <= localfile.MaxNameBytes && !strings.Contains(seg, "%") && localfile.NameProblem(seg, "windows") != "":
+			// (A name too long for a file system fails to extract there,
+			// which is no danger: a memory's path may be longer.)
 			return localfile.NameProblem(seg, "windows")
 		}
 		for _, r := range seg {
@@ -272,4 +274,41 @@ func TestZipExtracted(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("entries not extracted at their names: %v", want)
 	}
+}
+
+// FuzzZipEntryNames: whatever memory path is exported, its entry name is
+// safe (unsafeEntry) and reads back as the path; whatever name a zip
+// holds, reading it never panics, and a name read is relative, with no
+// backslash, colon, or empty, "." or ".." segment, and gives a path that
+// begins with "/".
+func FuzzZipEntryNames(f *testing.F) {
+	for _, p := range awkward {
+		f.Add(p)
+	}
+	for _, s := range []string{"/a.md", "a/b.md", "../x", `C:\x`, "/%2F/x", "%zz", "a/%2e%2e/b", "/nul", "x/", "%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if memstore.ValidatePath(s) == nil {
+			name := EntryName(s)
+			if why := unsafeEntry(name); why != "" {
+				t.Fatalf("%q exports as %q: %s", s, name, why)
+			}
+			if back, err := EntryPath(name); err != nil || back != s {
+				t.Fatalf("%q exports as %q, which reads back as %q (%v)", s, name, back, err)
+			}
+		}
+		p, err := EntryPath(s)
+		if err != nil {
+			return
+		}
+		if strings.HasPrefix(s, "/") || strings.ContainsAny(s, `\:`) || !strings.HasPrefix(p, "/") {
+			t.Fatalf("the name %q is read as %q", s, p)
+		}
+		for _, seg := range strings.Split(s, "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				t.Fatalf("the name %q, with the segment %q, is read as %q", s, seg, p)
+			}
+		}
+	})
 }
