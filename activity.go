@@ -105,8 +105,8 @@ func (co *Core) Activity(ctx context.Context, c *Caller, f ActivityFilter) (Acti
 	if f.Operation != "" && !slices.Contains(Operations, f.Operation) {
 		return page, Errorf(EInvalid, "operation %q is not one of %v", f.Operation, Operations)
 	}
-	if f.Actor.Type != "" && !slices.Contains(ActorTypes, f.Actor.Type) {
-		return page, Errorf(EInvalid, "actor type %q is not one of %v", f.Actor.Type, ActorTypes)
+	if f.Actor, err = activityActor(f.Actor); err != nil {
+		return page, err
 	}
 	cur := &activityCursor{Stores: map[string]activityPos{}}
 	switch {
@@ -198,7 +198,7 @@ func (co *Core) Activity(ctx context.Context, c *Caller, f ActivityFilter) (Acti
 		}
 		v := top.items[0]
 		top.items, top.pos.Last = top.items[1:], v.ID
-		if (f.Operation == "" || v.Operation == f.Operation) && (f.Actor.Type != ActorUser || v.CreatedBy == f.Actor) {
+		if (f.Operation == "" || v.Operation == f.Operation) && actorMatches(f.Actor, v.CreatedBy) {
 			page.Items = append(page.Items, v)
 		}
 		blocked = top.blocked()
@@ -217,6 +217,37 @@ func (co *Core) Activity(ctx context.Context, c *Caller, f ActivityFilter) (Acti
 		page.Next = base64.RawURLEncoding.EncodeToString(b)
 	}
 	return page, nil
+}
+
+// activityActor checks the actor filter, each half of which works
+// alone: an ID without its kind takes the kind its prefix names, and a
+// kind without an ID keeps every actor of that kind. An ID whose prefix
+// names no kind, or another kind than the one given, is refused rather
+// than ignored (EInvalid).
+func activityActor(a Actor) (Actor, error) {
+	if a.Type != "" && !slices.Contains(ActorTypes, a.Type) {
+		return a, Errorf(EInvalid, "actor type %q is not one of %v", a.Type, ActorTypes)
+	}
+	if a.ID == "" {
+		return a, nil
+	}
+	t := ActorTypeOf(a.ID)
+	switch {
+	case t == "":
+		return a, Errorf(EInvalid, "actor %q is not an actor's ID: give one beginning apikey_, sesn_, user_ or svac_, or leave it empty", a.ID)
+	case a.Type != "" && a.Type != t:
+		return a, Errorf(EInvalid, "actor %q is a %s, not a %s: choose its kind, or leave the kind empty", a.ID, t, a.Type)
+	}
+	a.Type = t
+	return a, nil
+}
+
+// actorMatches reports whether a change by by passes the actor filter f:
+// anyone's for the zero Actor, else an actor of f's kind and, when f
+// has an ID, that one. (The filters of sessions, API keys and service
+// accounts with an ID are the backend's too, on an index.)
+func actorMatches(f, by Actor) bool {
+	return f.Type == "" || by.Type == f.Type && (f.ID == "" || by.ID == f.ID)
 }
 
 // blocked reports whether the source has no row left to merge but more

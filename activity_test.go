@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -56,7 +57,7 @@ func TestActivity(t *testing.T) {
 		}
 		stores = append(stores, st.ID)
 	}
-	var want, byAgent, byAnn, deleted, inFirst []string
+	var want, byKey, byAgent, byAnn, deleted, inFirst []string
 	for i := range 21 {
 		by := []*memstore.Caller{key, agent, ann}[i%3]
 		st := stores[(i/2)%3]
@@ -76,6 +77,8 @@ func TestActivity(t *testing.T) {
 		}
 		want = append(want, ids...)
 		switch by {
+		case key:
+			byKey = append(byKey, ids...)
 		case agent:
 			byAgent = append(byAgent, ids...)
 		case ann:
@@ -96,6 +99,15 @@ func TestActivity(t *testing.T) {
 		{"session", memstore.ActivityFilter{Limit: 4, Actor: agent.Actor}, byAgent},
 		{"user", memstore.ActivityFilter{Limit: 4, Actor: ann.Actor}, byAnn},
 		{"deleted", memstore.ActivityFilter{Limit: 4, Operation: memstore.OpDeleted}, deleted},
+		// Each half of the actor filter works alone: an ID names its kind
+		// by its prefix, and a kind alone keeps every actor of that kind.
+		{"session ID alone", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{ID: agent.Actor.ID}}, byAgent},
+		{"user ID alone", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{ID: ann.Actor.ID}}, byAnn},
+		{"API key ID alone", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{ID: key.Actor.ID}}, byKey},
+		{"sessions", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{Type: memstore.ActorSession}}, byAgent},
+		{"users", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{Type: memstore.ActorUser}}, byAnn},
+		{"API keys", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{Type: memstore.ActorAPIKey}}, byKey},
+		{"service accounts", memstore.ActivityFilter{Limit: 4, Actor: memstore.Actor{Type: memstore.ActorServiceAccount}}, nil},
 	} {
 		if got := allActivity(t, core, ann, tc.f, nil); !slices.Equal(got, desc(tc.want)) {
 			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, desc(tc.want))
@@ -135,10 +147,16 @@ func TestActivity(t *testing.T) {
 		{Limit: 10, Page: "bogus"},
 		{Limit: 10, Operation: "renamed"},
 		{Limit: 10, Actor: memstore.Actor{Type: "robot", ID: "x"}},
+		{Limit: 10, Actor: memstore.Actor{ID: "robot_x"}},
+		{Limit: 10, Actor: memstore.Actor{Type: memstore.ActorSession, ID: "apikey_a"}},
 		{Limit: 1000},
 	} {
-		if _, err := core.Activity(ctx, ann, f); memstore.ErrorCode(err) != memstore.EInvalid {
+		_, err := core.Activity(ctx, ann, f)
+		if memstore.ErrorCode(err) != memstore.EInvalid {
 			t.Errorf("%+v: %v, want EInvalid", f, err)
+		}
+		if f.Actor.ID != "" && f.Actor.Type != "robot" && !strings.Contains(memstore.ErrorMessage(err), f.Actor.ID) {
+			t.Errorf("%+v: %q does not name the actor", f, memstore.ErrorMessage(err))
 		}
 	}
 	if _, err := core.Activity(ctx, nil, memstore.ActivityFilter{Limit: 10}); memstore.ErrorCode(err) != memstore.EUnauthenticated {

@@ -1,5 +1,7 @@
 package memstore
 
+import "strings"
+
 // ActorType says who made a change.
 type ActorType string
 
@@ -13,6 +15,22 @@ const (
 
 // ActorTypes lists the kinds of actor.
 var ActorTypes = []ActorType{ActorAPIKey, ActorSession, ActorUser, ActorServiceAccount}
+
+// actorIDPrefixes are the prefixes of each kind of actor's IDs.
+var actorIDPrefixes = map[ActorType]string{
+	ActorAPIKey: "apikey_", ActorSession: "sesn_", ActorUser: "user_", ActorServiceAccount: "svac_",
+}
+
+// ActorTypeOf returns the kind of actor an ID names by its prefix, ""
+// when it names none.
+func ActorTypeOf(id string) ActorType {
+	for t, p := range actorIDPrefixes {
+		if strings.HasPrefix(id, p) {
+			return t
+		}
+	}
+	return ""
+}
 
 // An Actor is who made a change, as recorded at the time; it is never
 // rewritten, even when the principal is gone.

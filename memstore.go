@@ -66,9 +66,10 @@
 // Console users have a Role (admin, member or auditor), which narrows
 // what their caller may do: the same Can methods check it, from one
 // table (role.go). Users (user.go) manages users, their passwords
-// (argon2id) and their console sign-ins for callers that may, and turns
-// a signed-in user into the Caller the console calls the core as, over a
-// backend's UserStorage.
+// (argon2id), their console sign-ins and the limits on sign-in attempts,
+// counted in the database (signin_limit.go), for callers that may, and
+// turns a signed-in user into the Caller the console calls the core as,
+// over a backend's UserStorage.
 //
 // KeyService, the credential layer (workspaces, API keys and
 // authentication), stays apart: operators and authentication use it,

@@ -18,8 +18,10 @@ type User struct {
 	Name        string
 	Role        Role
 	// PasswordHash is the password's HashPassword, "" while the user has
-	// none (one who signs in with a link). Users never returns it.
+	// none (one who signs in with a link). Users never returns it, but
+	// says whether there is one in HasPassword.
 	PasswordHash string
+	HasPassword  bool
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
@@ -80,6 +82,14 @@ type UserStorage interface {
 	// DeleteExpiredSignIns removes every sign-in that expires at or
 	// before now.
 	DeleteExpiredSignIns(ctx context.Context, now time.Time) error
+	// TakeSignInAttempt runs take on the count of sign-in attempts kept
+	// under key (nil when none is kept) and keeps the count it returns,
+	// in one transaction, so that concurrent attempts, on any server of
+	// the database, are counted one after another (take may run more
+	// than once; the last run counts). First it deletes the counts whose
+	// FullAt is at or before now; and when key is new and max counts are
+	// kept, it deletes those with the earliest FullAt to make room.
+	TakeSignInAttempt(ctx context.Context, key string, now time.Time, max int, take func(*AttemptCount) AttemptCount) error
 }
 
 // The limits of users and their sign-ins.
@@ -173,7 +183,7 @@ func NewUsers(s UserStorage, opts ...UsersOption) *Users {
 // withoutHash is u as Users returns it: without its password's hash.
 func withoutHash(u *User) *User {
 	if u != nil {
-		u.PasswordHash = ""
+		u.HasPassword, u.PasswordHash = u.PasswordHash != "", ""
 	}
 	return u
 }
@@ -230,7 +240,7 @@ func (us *Users) Users(ctx context.Context, c *Caller, f UserFilter) (Page[User]
 	f.Limit = n
 	p, err := us.s.Users(ctx, c.WorkspaceID, f)
 	for i := range p.Items {
-		p.Items[i].PasswordHash = ""
+		withoutHash(&p.Items[i])
 	}
 	return p, err
 }
@@ -279,6 +289,53 @@ func (us *Users) SetPassword(ctx context.Context, c *Caller, idOrName, password 
 	return withoutHash(nu), err
 }
 
+// ChangePassword sets the password of the signed-in user c is, and
+// returns the secret of a new console session, which ends when c's
+// would have: every other sign-in of the user ends, as with SetPassword.
+// A user who has a password must give it as current: a wrong one is
+// refused (EPermission) and counts against the name's allowance of
+// sign-in attempts, past which it is a *SignInLimited; a user who signs
+// in with links only has none to give, and sets a first one. EInvalid
+// for a new password that breaks ValidatePassword; EPermission for a
+// caller that is not a signed-in user.
+func (us *Users) ChangePassword(ctx context.Context, c *Caller, current, password string) (string, *User, error) {
+	switch {
+	case c == nil:
+		return "", nil, errNoCaller()
+	case c.Actor.Type != ActorUser || c.Session != nil || c.ExpiresAt == nil:
+		return "", nil, Errorf(EPermission, "only a user signed in to the console changes their own password this way; an administrator sets another's with 'memstore users passwd'")
+	}
+	if err := ValidatePassword(password); err != nil {
+		return "", nil, err
+	}
+	u, err := us.s.User(ctx, c.WorkspaceID, c.Actor.ID)
+	if err != nil {
+		return "", nil, err
+	}
+	if u.PasswordHash != "" {
+		if err := us.attempt(ctx, nameKey(u.WorkspaceID, u.ID), SignInNameBurst, SignInNameInterval, false); err != nil {
+			return "", nil, err
+		}
+		ok, err := CheckPassword(ctx, u.PasswordHash, current)
+		switch {
+		case err != nil:
+			return "", nil, err
+		case !ok:
+			return "", nil, Errorf(EPermission, "the current password is not right, so the password was not changed")
+		}
+	}
+	h, err := HashPassword(ctx, password)
+	if err != nil {
+		return "", nil, err
+	}
+	nu, err := us.s.SetUserPassword(ctx, c.WorkspaceID, u.ID, h, us.now())
+	if err != nil {
+		return "", nil, err
+	}
+	secret, _, err := us.startUntil(ctx, nu, *c.ExpiresAt)
+	return secret, withoutHash(nu), err
+}
+
 // CreateSignInLink returns the secret of a link that signs a user in
 // once, within SignInLinkTTL, and when it stops working.
 func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName string) (string, time.Time, error) {
@@ -300,18 +357,28 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 }
 
 // SignIn checks a user's password and starts a console session: it
-// returns the session's secret and the user's caller. Every refusal is
-// ErrSignIn, and takes as long whether or not the user exists; a request
-// that ends while waiting to check the password fails with its context's
-// error.
+// returns the session's secret and the user's caller. Past the name's
+// allowance (SignInNameBurst, then one per SignInNameInterval, counted
+// in the database) it refuses with a *SignInLimited before checking the
+// password. Every other refusal is ErrSignIn, and takes as long whether
+// or not the user exists; a request that ends while waiting to check
+// the password fails with its context's error.
 func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (string, *Caller, error) {
 	var u *User
+	wsKey, userKey := workspace, name
 	if w, err := us.s.Workspace(ctx, workspace); err == nil {
+		wsKey = w.ID
 		u, err = us.s.User(ctx, w.ID, name)
 		if err != nil && ErrorCode(err) != ENotFound {
 			return "", nil, err
 		}
 	} else if ErrorCode(err) != ENotFound {
+		return "", nil, err
+	}
+	if u != nil {
+		userKey = u.ID
+	}
+	if err := us.attempt(ctx, nameKey(wsKey, userKey), SignInNameBurst, SignInNameInterval, false); err != nil {
 		return "", nil, err
 	}
 	hash := dummyPasswordHash
@@ -361,13 +428,18 @@ func (us *Users) RedeemLink(ctx context.Context, secret string) (string, *Caller
 
 // start makes a console session for u, first clearing out expired ones.
 func (us *Users) start(ctx context.Context, u *User) (string, *Caller, error) {
+	return us.startUntil(ctx, u, us.now().Add(us.lifetime))
+}
+
+// startUntil is start of a session that ends at expires.
+func (us *Users) startUntil(ctx context.Context, u *User, expires time.Time) (string, *Caller, error) {
 	now := us.now()
 	if err := us.s.DeleteExpiredSignIns(ctx, now); err != nil {
 		return "", nil, err
 	}
 	secret := NewSecret(SignInSecretPrefix)
 	s := SignIn{SecretHash: HashSecret(secret), UserID: u.ID, WorkspaceID: u.WorkspaceID,
-		CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(us.lifetime)}
+		CreatedAt: now, LastSeenAt: now, ExpiresAt: expires}
 	if err := us.s.CreateSignIn(ctx, s); err != nil {
 		return "", nil, err
 	}

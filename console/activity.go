@@ -16,9 +16,6 @@ func (h *Handler) activity(w http.ResponseWriter, r *http.Request, s *signedIn) 
 		Actor: memstore.Actor{Type: memstore.ActorType(q.Get("actor_type")), ID: q.Get("actor")},
 		Limit: pageSize, Page: q.Get("page"),
 	}
-	if f.Actor.ID == "" {
-		f.Actor = memstore.Actor{}
-	}
 	// The stores the filter offers and whose names the rows show: the
 	// ones the activity merges.
 	sp, err := h.cfg.Stores.Stores(ctx, s.caller, memstore.StoreFilter{IncludeArchived: true, Limit: memstore.MaxActivityStores})
@@ -46,9 +43,11 @@ func (h *Handler) activity(w http.ResponseWriter, r *http.Request, s *signedIn) 
 	for i, v := range p.Items {
 		actors[i] = v.CreatedBy
 	}
+	// The next page's address, whole: its query written into the
+	// template's href would be escaped again, as one value.
 	next := q
 	next.Set("page", p.Next)
-	data["Items"], data["Next"], data["NextQuery"], data["Partial"] = p.Items, p.Next, next.Encode(), p.Partial
+	data["Items"], data["Next"], data["NextURL"], data["Partial"] = p.Items, p.Next, Prefix+"activity?"+next.Encode(), p.Partial
 	data["Names"] = h.actorNames(ctx, s, actors...)
 	data["Max"] = memstore.MaxActivityStores
 	h.render(w, r, http.StatusOK, "activity", s, view{Title: "Activity", Data: data})

@@ -2,7 +2,10 @@ package console_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,5 +76,76 @@ func TestActorAPIKeyName(t *testing.T) {
 	}
 	if body := mustGet(t, f, f.signIn(t, "member"), page); !strings.Contains(body, "api_actor "+k.ID) || strings.Contains(body, "deploy") {
 		t.Errorf("as a member: the key's name is shown, or not its ID:\n%s", body)
+	}
+}
+
+var olderRE = regexp.MustCompile(`<a rel="next" href="([^"]+)">Older changes</a>`)
+
+// TestActivityPages: past the first page of changes, the "Older
+// changes" link leads to the next, filters kept, until every change has
+// been shown once; each half of the actor filter works alone, and one
+// that cannot work says why.
+func TestActivityPages(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "x")
+	ses, _, secret, err := f.core.CreateSession(ctx, f.op, memstore.SessionCreate{Title: "Night agent",
+		Stores: []memstore.AttachmentCreate{{StoreID: f.storeID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := f.core.AuthenticateSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60 // the agent's changes, over a page of 50
+	for i := range n {
+		if _, err := f.core.CreateMemory(ctx, agent, f.storeID, memstore.MemoryCreate{Path: fmt.Sprintf("/agent/%02d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := f.signIn(t, "admin")
+	// pages follows the links from path and returns the paths shown.
+	pages := func(path string) []string {
+		t.Helper()
+		var shown []string
+		for range 10 {
+			body := mustGet(t, f, admin, path)
+			shown = append(shown, regexp.MustCompile(`>(/(?:agent|prefs)/[^<]+)</a>`).FindAllString(body, -1)...)
+			m := olderRE.FindStringSubmatch(body)
+			if m == nil {
+				return shown
+			}
+			path = html.UnescapeString(m[1])
+		}
+		t.Fatalf("%s: the pages do not end", path)
+		return nil
+	}
+	for _, c := range []struct {
+		name, query string
+		want        int
+	}{
+		{"everything", "", n + 1},
+		{"the session, by ID alone", "?actor=" + ses.ID, n},
+		{"sessions, by kind alone", "?actor_type=session_actor", n},
+		{"API keys, by kind alone", "?actor_type=api_actor", 1},
+		{"the store and the session", "?store=" + f.storeID + "&actor_type=session_actor&actor=" + ses.ID, n},
+	} {
+		shown := pages("/console/activity" + c.query)
+		seen := map[string]bool{}
+		for _, p := range shown {
+			seen[p] = true
+		}
+		if len(shown) != c.want || len(seen) != c.want {
+			t.Errorf("%s: %d changes shown (%d different) over the pages, want %d", c.name, len(shown), len(seen), c.want)
+		}
+	}
+	for query, want := range map[string]string{
+		"?actor=robot_1":                        "robot_1",
+		"?actor_type=api_actor&actor=" + ses.ID: "not a api_actor",
+	} {
+		resp, body := f.get(t, admin, "/console/activity"+query)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("%s: %d, want 400 saying %q:\n%s", query, resp.StatusCode, want, body)
+		}
 	}
 }

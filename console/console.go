@@ -14,7 +14,9 @@
 // host (Origin, else Referer) and, once signed in, carry the session's
 // CSRF token; the session cookie is HttpOnly and SameSite=Lax, Secure
 // with the __Host- prefix over HTTPS (see Config.SecureCookies); sign-in is rate limited per user
-// name and per client address; memory content is shown as escaped text
+// name and per client address, counted in the database by memstore.Users
+// (so that every server on one database counts the same attempts);
+// memory content is shown as escaped text
 // or as Markdown rendered without raw HTML and with unsafe links
 // removed.
 package console
@@ -54,9 +56,12 @@ const (
 	secureCookieName = "__Host-memstore_console"
 )
 
-// securityHeaders are set on every response of the console.
+// securityHeaders are set on every response of the console. The
+// policy allows no script (default-src 'none' covers script-src): the
+// console has none, every action being a plain form. The README quotes
+// it (TestCSPDocumented).
 var securityHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	"X-Frame-Options":         "DENY",
 	"X-Content-Type-Options":  "nosniff",
 	"Referrer-Policy":         "same-origin",
@@ -92,8 +97,8 @@ type Config struct {
 	SecureCookies bool
 	// TrustedProxies are the proxies in front whose X-Forwarded-For (or
 	// Forwarded) names the client, for the sign-in limits per client
-	// address; from any other peer these headers are ignored (see
-	// clientaddr).
+	// address (memstore.Users.AttemptFrom); from any other peer these
+	// headers are ignored (see clientaddr).
 	TrustedProxies clientaddr.Proxies
 	Logger         *slog.Logger
 }
@@ -103,9 +108,6 @@ type Handler struct {
 	cfg     Config
 	mux     *http.ServeMux
 	pages   map[string]*template.Template
-	byName  *limiter
-	byAddr  *limiter
-	now     func() time.Time
 	handler http.Handler
 	nav     []navLink
 }
@@ -115,8 +117,7 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: parsePages(),
-		byName: newLimiter(nameBurst, nameInterval), byAddr: newLimiter(clientBurst, clientInterval), now: time.Now, nav: mainNav(cfg)}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: parsePages(), nav: mainNav(cfg)}
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix(Prefix+"static/", http.FileServerFS(static))
 	h.mux.HandleFunc("GET "+Prefix+"static/", func(w http.ResponseWriter, r *http.Request) {
@@ -132,6 +133,8 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"link", h.linkPage)
 	h.mux.HandleFunc("POST "+Prefix+"link", h.redeemLink)
 	h.mux.HandleFunc("POST "+Prefix+"signout", h.auth(h.signOut))
+	h.mux.HandleFunc("GET "+Prefix+"password", h.auth(h.passwordPage))
+	h.mux.HandleFunc("POST "+Prefix+"password", h.auth(h.setPassword))
 	h.mux.HandleFunc("GET "+Prefix+"stores", h.auth(h.stores))
 	h.mux.HandleFunc("GET "+Prefix+"stores/{store}", h.auth(h.tree))
 	h.mux.HandleFunc("GET "+Prefix+"stores/new", h.auth(h.newStorePage))
@@ -448,21 +451,19 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	ws, name, pw := r.PostFormValue("workspace"), r.PostFormValue("name"), r.PostFormValue("password")
 	data := map[string]string{"Workspace": ws, "Name": name}
-	now := h.now()
-	// The address first: a request refused for it must not take a place
-	// in the table of names.
-	ok, wait := h.byAddr.allow(h.cfg.TrustedProxies.Key(r), now)
-	if ok {
-		ok, wait = h.byName.allow(ws+"\x00"+name, now)
+	// The address first: a request refused for it takes nothing from the
+	// name's allowance.
+	err := h.cfg.Users.AttemptFrom(r.Context(), h.cfg.TrustedProxies.Key(r))
+	var secret string
+	if err == nil {
+		secret, _, err = h.cfg.Users.SignIn(r.Context(), ws, name, pw)
 	}
-	if !ok {
-		wait = wait.Round(time.Second) + time.Second
+	if wait, ok := limited(err); ok {
 		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
 		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data,
 			Error: "Too many sign-in attempts for this user, or from your address. Wait " + wait.String() + " and try again."})
 		return
 	}
-	secret, _, err := h.cfg.Users.SignIn(r.Context(), ws, name, pw)
 	if err != nil {
 		if memstore.ErrorCode(err) != memstore.EUnauthenticated {
 			h.fail(w, r, nil, http.StatusInternalServerError, h.internal(r, err))
@@ -482,17 +483,32 @@ func (h *Handler) linkPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := h.byAddr.allow(h.cfg.TrustedProxies.Key(r), h.now()); !ok {
-		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many sign-in attempts from your address. Wait "+wait.Round(time.Second).String()+" and try again.")
+	err := h.cfg.Users.AttemptFrom(r.Context(), h.cfg.TrustedProxies.Key(r))
+	if wait, ok := limited(err); ok {
+		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
+		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many sign-in attempts from your address. Wait "+wait.String()+" and try again.")
 		return
 	}
-	secret, _, err := h.cfg.Users.RedeemLink(r.Context(), r.PostFormValue("t"))
+	var secret string
+	if err == nil {
+		secret, _, err = h.cfg.Users.RedeemLink(r.Context(), r.PostFormValue("t"))
+	}
 	if err != nil {
 		h.failErr(w, r, nil, err)
 		return
 	}
 	h.setCookie(w, r, secret)
 	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+}
+
+// limited reports whether err refuses a sign-in for too many attempts,
+// and how long to wait, in whole seconds, before the next.
+func limited(err error) (time.Duration, bool) {
+	var l *memstore.SignInLimited
+	if !errors.As(err, &l) {
+		return 0, false
+	}
+	return l.Wait.Round(time.Second) + time.Second, true
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s *signedIn) {

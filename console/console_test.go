@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -127,7 +128,7 @@ func TestHeaders(t *testing.T) {
 	for _, path := range []string{"/console/signin", "/console/stores", "/console/static/console.css", "/console/nope"} {
 		resp, _ := f.get(t, c, path)
 		for k, want := range map[string]string{
-			"Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+			"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 			"X-Frame-Options":         "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
 		} {
 			if got := resp.Header.Get(k); got != want {
@@ -432,5 +433,42 @@ func TestNavByRole(t *testing.T) {
 				t.Errorf("%s: GET %s (linked %v): %d, want %d", tc.role, p, linked, resp.StatusCode, want)
 			}
 		}
+	}
+}
+
+// TestCSPDocumented: the README quotes the Content-Security-Policy the
+// console sends, word for word, and what it says of it holds: no script
+// runs, from anywhere, and no page is framed.
+func TestCSPDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("Content-Security-Policy\\s+`([^`]+)`").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README does not quote the console's Content-Security-Policy")
+	}
+	documented := string(m[1])
+	f := newFixture(t, "x")
+	resp, _ := f.get(t, f.client(t), "/console/signin")
+	sent := resp.Header.Get("Content-Security-Policy")
+	if documented != sent {
+		t.Fatalf("the README quotes the policy\n  %s\nthe console sends\n  %s", documented, sent)
+	}
+	directives := map[string]string{}
+	for d := range strings.SplitSeq(sent, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		directives[name] = value
+	}
+	// script-src falls back to default-src when it is not given.
+	script := directives["default-src"]
+	if v, ok := directives["script-src"]; ok {
+		script = v
+	}
+	if script != "'none'" || directives["frame-ancestors"] != "'none'" {
+		t.Errorf("the policy %q allows script (%q) or framing", sent, script)
+	}
+	if !strings.Contains(regexp.MustCompile(`\s+`).ReplaceAllString(string(readme), " "), "allows no script at all") {
+		t.Error("the README no longer says that the policy allows no script")
 	}
 }

@@ -21,6 +21,7 @@ var notices = map[string]string{
 	"archived": "Archived: its memories are read-only now.",
 	"revoked":  "Revoked: it no longer works.",
 	"ended":    "Archived: none of the session's tokens works any more.",
+	"password": "Your password is set, and your other sign-ins have ended.",
 }
 
 // notice is the notice a request's ?done= names, "" for none.

@@ -105,3 +105,69 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("auditor's import: %d, want 403", resp.StatusCode)
 	}
 }
+
+// TestZipExportSafeNames: memories whose paths an extractor would read
+// as a way out of its folder (a backslash, a drive, a share) export as
+// entries that hold neither, and import back at the same paths; a zip
+// whose entries climb out, or name a drive, is refused entry by entry.
+func TestZipExportSafeNames(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "x")
+	paths := []string{`/..\..\x.md`, `/C:\x.md`, `/\\host\share\x.md`, `/CON`, `/.env`}
+	for _, p := range paths {
+		if _, err := f.core.CreateMemory(ctx, f.op, f.storeID, memstore.MemoryCreate{Path: p, Content: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	member := f.signIn(t, "member")
+	_, zipped := f.get(t, member, "/console/stores/"+f.storeID+"/export?format=zip")
+	zr, err := zip.NewReader(strings.NewReader(zipped), int64(len(zipped)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range zr.File {
+		if strings.ContainsAny(e.Name, `\:`) || strings.HasPrefix(e.Name, "/") || strings.HasPrefix(e.Name, ".") || e.Name == "CON" {
+			t.Errorf("the export has an entry named %q", e.Name)
+		}
+	}
+	st, err := f.core.CreateStore(ctx, f.op, memstore.StoreCreate{Name: "Copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := f.upload(t, member, st.ID, "notes.zip", []byte(zipped))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "6 created, 0 not") {
+		t.Fatalf("import the export: %d %s", resp.StatusCode, body)
+	}
+	all, err := f.core.Memories(ctx, f.op, st.ID, memstore.MemoryFilter{Full: true, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, it := range all.Items {
+		got[it.Memory.Path] = it.Memory.Content == it.Memory.Path || it.Memory.Path == "/prefs/style.md"
+	}
+	for _, p := range append(paths, "/prefs/style.md") {
+		if !got[p] {
+			t.Errorf("%s is not back after the round trip: %v", p, got)
+		}
+	}
+
+	var hostile bytes.Buffer
+	zw := zip.NewWriter(&hostile)
+	for _, name := range []string{`../../x.md`, `..\..\x.md`, `C:\x.md`, `\\host\share\x.md`, `/etc/x.md`, "fine.md"} {
+		w, _ := zw.Create(name)
+		w.Write([]byte("x"))
+	}
+	zw.Close()
+	st2, err := f.core.CreateStore(ctx, f.op, memstore.StoreCreate{Name: "Hostile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body = f.upload(t, member, st2.ID, "hostile.zip", hostile.Bytes())
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "1 created, 5 not") || strings.Count(body, "unsafe name") != 5 {
+		t.Errorf("import a hostile zip: %d %s", resp.StatusCode, body)
+	}
+	if all, _ := f.core.Memories(ctx, f.op, st2.ID, memstore.MemoryFilter{Limit: 10}); len(all.Items) != 1 {
+		t.Errorf("the hostile zip made %d memories, want /fine.md alone", len(all.Items))
+	}
+}

@@ -161,3 +161,51 @@ func (db *DB) DeleteExpiredSignIns(ctx context.Context, now time.Time) error {
 	_, err := db.pool.Exec(ctx, `DELETE FROM user_sign_ins WHERE expires_at <= $1`, keyset.Nanos(now))
 	return wrap(err, "remove expired sign-ins")
 }
+
+// TakeSignInAttempt implements memstore.UserStorage. The row of key is
+// locked for the transaction (inserted, or selected FOR UPDATE), so that
+// the attempts of every server are counted one after another; the
+// counts deleted to clear out or make room skip the rows another
+// transaction holds, which are in use, so that no two attempts wait on
+// each other's rows.
+func (db *DB) TakeSignInAttempt(ctx context.Context, key string, now time.Time, max int, take func(*memstore.AttemptCount) memstore.AttemptCount) error {
+	n := keyset.Nanos(now)
+	_, err := db.pool.Exec(ctx, `DELETE FROM sign_in_attempts WHERE key_sha256 IN
+		(SELECT key_sha256 FROM sign_in_attempts WHERE full_at <= $1 FOR UPDATE SKIP LOCKED)`, n)
+	if err != nil {
+		return wrap(err, "count a sign-in attempt")
+	}
+	err = db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO sign_in_attempts (key_sha256, tokens, at, full_at) VALUES ($1, 0, $2, $2)
+			ON CONFLICT (key_sha256) DO NOTHING`, key, n)
+		if err != nil {
+			return err
+		}
+		var c *memstore.AttemptCount
+		if tag.RowsAffected() == 1 {
+			// A new key: room for it, by forgetting the fullest counts.
+			if _, err := tx.Exec(ctx, `DELETE FROM sign_in_attempts WHERE key_sha256 IN
+				(SELECT key_sha256 FROM sign_in_attempts WHERE key_sha256 <> $1 ORDER BY full_at
+				 LIMIT greatest(0, (SELECT count(*) FROM sign_in_attempts) - $2) FOR UPDATE SKIP LOCKED)`, key, max); err != nil {
+				return err
+			}
+		} else {
+			var tokens float64
+			var at, full int64
+			err := tx.QueryRow(ctx, `SELECT tokens, at, full_at FROM sign_in_attempts WHERE key_sha256 = $1 FOR UPDATE`, key).Scan(&tokens, &at, &full)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows): // deleted meanwhile, as refilled
+			case err != nil:
+				return err
+			default:
+				c = &memstore.AttemptCount{Tokens: tokens, At: keyset.Time(at), FullAt: keyset.Time(full)}
+			}
+		}
+		next := take(c)
+		_, err = tx.Exec(ctx, `INSERT INTO sign_in_attempts (key_sha256, tokens, at, full_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (key_sha256) DO UPDATE SET tokens = EXCLUDED.tokens, at = EXCLUDED.at, full_at = EXCLUDED.full_at`,
+			key, next.Tokens, keyset.Nanos(next.At), keyset.Nanos(next.FullAt))
+		return err
+	})
+	return wrap(err, "count a sign-in attempt")
+}

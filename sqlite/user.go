@@ -197,3 +197,35 @@ func (db *DB) DeleteExpiredSignIns(ctx context.Context, now time.Time) error {
 	})
 	return wrap(err, "remove expired sign-ins")
 }
+
+// TakeSignInAttempt implements memstore.UserStorage, in one write
+// transaction of the writer.
+func (db *DB) TakeSignInAttempt(ctx context.Context, key string, now time.Time, max int, take func(*memstore.AttemptCount) memstore.AttemptCount) error {
+	err := db.write(ctx, func(tx *txn) error {
+		if _, err := tx.exec(ctx, "DELETE FROM sign_in_attempts WHERE full_at <= ?", nanos(now)); err != nil {
+			return err
+		}
+		var c *memstore.AttemptCount
+		var tokens float64
+		var at, full int64
+		err := tx.queryRow(ctx, "SELECT tokens, at, full_at FROM sign_in_attempts WHERE key_sha256 = ?", key).Scan(&tokens, &at, &full)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			// A new key: room for it, by forgetting the fullest counts.
+			if _, err := tx.exec(ctx, `DELETE FROM sign_in_attempts WHERE key_sha256 IN
+				(SELECT key_sha256 FROM sign_in_attempts ORDER BY full_at LIMIT max(0, (SELECT count(*) FROM sign_in_attempts) - ? + 1))`, max); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			c = &memstore.AttemptCount{Tokens: tokens, At: fromNanos(at), FullAt: fromNanos(full)}
+		}
+		n := take(c)
+		_, err = tx.exec(ctx, `INSERT INTO sign_in_attempts (key_sha256, tokens, at, full_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (key_sha256) DO UPDATE SET tokens = excluded.tokens, at = excluded.at, full_at = excluded.full_at`,
+			key, n.Tokens, nanos(n.At), nanos(n.FullAt))
+		return err
+	})
+	return wrap(err, "count a sign-in attempt")
+}

@@ -2,7 +2,11 @@ package storetest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +30,9 @@ func RunUsers(t *testing.T, open func(t *testing.T) UsersBackend) {
 	t.Run("SignIn", func(t *testing.T) { testSignIn(t, open(t)) })
 	t.Run("SignInLinks", func(t *testing.T) { testSignInLinks(t, open(t)) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, open(t)) })
+	t.Run("ChangePassword", func(t *testing.T) { testChangePassword(t, open(t)) })
+	t.Run("SignInLimits", func(t *testing.T) { testSignInLimits(t, open(t)) })
+	t.Run("SignInAttemptCounts", func(t *testing.T) { testSignInAttemptCounts(t, open(t)) })
 }
 
 const goodPassword = "correct horse battery"
@@ -342,5 +349,202 @@ func wantMessage(t *testing.T, err error, code, part, what string) {
 	t.Helper()
 	if wantCode(t, err, code, what) && !strings.Contains(err.Error(), part) {
 		t.Errorf("%s: %q does not say %q", what, err, part)
+	}
+}
+
+// wantLimited checks that err is a *memstore.SignInLimited of the kind
+// wanted, with a wait.
+func wantLimited(t *testing.T, err error, byAddress bool, what string) {
+	t.Helper()
+	var l *memstore.SignInLimited
+	if !errors.As(err, &l) || l.ByAddress != byAddress || l.Wait <= 0 {
+		t.Errorf("%s: %v, want a sign-in limited (by address %v) with a wait", what, err, byAddress)
+	}
+}
+
+// testSignInLimits: a name's allowance is SignInNameBurst attempts, then
+// one per SignInNameInterval, however the workspace and the user are
+// named; an address's is SignInAddrBurst, then one per
+// SignInAddrInterval; each key's allowance is its own.
+func testSignInLimits(t *testing.T, b UsersBackend) {
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now))
+	ws := mustWorkspace(t, b, "one")
+	ann := mustUser(t, us, operator(ws), "ann", memstore.RoleMember, goodPassword)
+	mustUser(t, us, operator(ws), "bo", memstore.RoleMember, goodPassword)
+	// Wrong passwords, naming the workspace and the user both ways: one
+	// allowance.
+	for i, who := range [][2]string{{"one", "ann"}, {ws, "ann"}, {"one", ann.ID}, {ws, ann.ID}, {"one", "ann"}} {
+		_, _, err := us.SignIn(ctx, who[0], who[1], "wrong password!!")
+		wantCode(t, err, memstore.EUnauthenticated, fmt.Sprint("wrong password ", i+1))
+	}
+	_, _, err := us.SignIn(ctx, "one", "ann", goodPassword)
+	wantLimited(t, err, false, "the right password past the burst")
+	_, _, err = us.SignIn(ctx, ws, ann.ID, goodPassword)
+	wantLimited(t, err, false, "by IDs past the burst")
+	if _, _, err := us.SignIn(ctx, "one", "bo", goodPassword); err != nil {
+		t.Errorf("another user: %v", err)
+	}
+	// A name that is no user's, and a long one, have allowances too.
+	long := strings.Repeat("n", 64<<10)
+	for _, name := range []string{"nobody", long} {
+		for i := range memstore.SignInNameBurst {
+			_, _, err := us.SignIn(ctx, "one", name, "wrong password!!")
+			wantCode(t, err, memstore.EUnauthenticated, fmt.Sprintf("%.10s: attempt %d", name, i+1))
+		}
+		_, _, err := us.SignIn(ctx, "one", name, "wrong password!!")
+		wantLimited(t, err, false, fmt.Sprintf("%.10s past the burst", name))
+	}
+	clk.Advance(memstore.SignInNameInterval)
+	if _, _, err := us.SignIn(ctx, "one", "ann", goodPassword); err != nil {
+		t.Errorf("one interval later: %v", err)
+	}
+	_, _, err = us.SignIn(ctx, "one", "ann", goodPassword)
+	wantLimited(t, err, false, "twice in one interval")
+
+	for i := range memstore.SignInAddrBurst {
+		if err := us.AttemptFrom(ctx, "198.51.100.7"); err != nil {
+			t.Fatalf("attempt %d from an address: %v", i+1, err)
+		}
+	}
+	wantLimited(t, us.AttemptFrom(ctx, "198.51.100.7"), true, "an address past its burst")
+	if err := us.AttemptFrom(ctx, "198.51.100.8"); err != nil {
+		t.Errorf("another address: %v", err)
+	}
+	clk.Advance(memstore.SignInAddrInterval)
+	if err := us.AttemptFrom(ctx, "198.51.100.7"); err != nil {
+		t.Errorf("an address one interval later: %v", err)
+	}
+	// Attempts at once, as from several servers: the burst and no more,
+	// for each of several addresses.
+	for i := range 8 {
+		addr := fmt.Sprint("203.0.113.", i)
+		var allowed atomic.Int32
+		var wg sync.WaitGroup
+		for range 3 * memstore.SignInAddrBurst {
+			wg.Go(func() {
+				err := us.AttemptFrom(ctx, addr)
+				if err == nil {
+					allowed.Add(1)
+				} else {
+					wantLimited(t, err, true, "concurrent attempts")
+				}
+			})
+		}
+		wg.Wait()
+		if n := allowed.Load(); n != memstore.SignInAddrBurst {
+			t.Errorf("%d concurrent attempts from %s allowed, want %d", n, addr, memstore.SignInAddrBurst)
+		}
+	}
+}
+
+// testSignInAttemptCounts holds the storage of the counts to its
+// contract: take sees what it kept, refilled counts are deleted, and
+// past max the counts that are full soonest make room for a new key.
+func testSignInAttemptCounts(t *testing.T, b UsersBackend) {
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Millisecond)
+	// take keeps a count under key full at full, and returns what it saw.
+	take := func(key string, now, full time.Time) *memstore.AttemptCount {
+		t.Helper()
+		var saw *memstore.AttemptCount
+		err := b.TakeSignInAttempt(ctx, key, now, 3, func(c *memstore.AttemptCount) memstore.AttemptCount {
+			saw = c
+			return memstore.AttemptCount{Tokens: 1.5, At: now, FullAt: full}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saw
+	}
+	for i, key := range []string{"k1", "k2", "k3"} {
+		if saw := take(key, t0, t0.Add(time.Duration(i+1)*time.Minute)); saw != nil {
+			t.Errorf("%s: a new key has a count: %+v", key, saw)
+		}
+	}
+	if saw := take("k3", t0, t0.Add(3*time.Minute)); saw == nil || saw.Tokens != 1.5 || !saw.At.Equal(t0) || !saw.FullAt.Equal(t0.Add(3*time.Minute)) {
+		t.Errorf("k3: saw %+v, want what was kept", saw)
+	}
+	// A fourth key, with three kept: k1, full soonest, makes room.
+	take("k4", t0, t0.Add(4*time.Minute))
+	if take("k2", t0, t0.Add(2*time.Minute)) == nil {
+		t.Error("k2 was forgotten to make room, before k1 which is fuller")
+	}
+	if take("k1", t0, t0.Add(time.Minute)) != nil {
+		t.Error("k1, the fullest, was kept past the limit")
+	}
+	// Once full, a count is as none.
+	if saw := take("k4", t0.Add(4*time.Minute), t0.Add(5*time.Minute)); saw != nil {
+		t.Errorf("k4, refilled: saw %+v, want none", saw)
+	}
+}
+
+// testChangePassword: a signed-in user changes their own password with
+// the current one (a first one without), which ends their other
+// sign-ins and gives a new session that ends when the old one would
+// have; nobody else changes a password this way.
+func testChangePassword(t *testing.T, b UsersBackend) {
+	ctx := context.Background()
+	clk := &clock{now: time.Now()}
+	life := time.Hour
+	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now), memstore.SignInExpiry(life, life))
+	ws := mustWorkspace(t, b, "one")
+	op := operator(ws)
+	mustUser(t, us, op, "ann", memstore.RoleMember, goodPassword)
+	first, c, err := us.SignIn(ctx, "one", "ann", goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, _ := us.SignIn(ctx, "one", "ann", goodPassword)
+	clk.Advance(life / 2)
+	const pw = "a brand new passphrase"
+	_, _, err = us.ChangePassword(ctx, c, "", pw)
+	wantMessage(t, err, memstore.EPermission, "current password is not right", "no current password")
+	_, _, err = us.ChangePassword(ctx, c, goodPassword, "short")
+	wantCode(t, err, memstore.EInvalid, "a short new password")
+	_, _, err = us.ChangePassword(ctx, op, goodPassword, pw)
+	wantCode(t, err, memstore.EPermission, "an operator's caller")
+	_, _, err = us.ChangePassword(ctx, nil, goodPassword, pw)
+	wantCode(t, err, memstore.EUnauthenticated, "no caller")
+	secret, u, err := us.ChangePassword(ctx, c, goodPassword, pw)
+	if err != nil || u.Name != "ann" || !u.HasPassword || u.PasswordHash != "" {
+		t.Fatalf("ChangePassword = %+v, %v", u, err)
+	}
+	for _, s := range []string{first, other} {
+		_, _, err := us.Authenticate(ctx, s)
+		wantCode(t, err, memstore.EUnauthenticated, "a sign-in from before the change")
+	}
+	if _, _, err := us.Authenticate(ctx, secret); err != nil {
+		t.Errorf("the new session: %v", err)
+	}
+	if _, _, err := us.SignIn(ctx, "one", "ann", pw); err != nil {
+		t.Errorf("the new password: %v", err)
+	}
+	clk.Advance(life / 2)
+	_, _, err = us.Authenticate(ctx, secret)
+	wantMessage(t, err, memstore.EUnauthenticated, "expired", "the new session when the old one would have ended")
+
+	// A user with no password sets a first one, given none.
+	mustUser(t, us, op, "linda", memstore.RoleAuditor, "")
+	link, _, err := us.CreateSignInLink(ctx, op, "linda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lc, err := us.RedeemLink(ctx, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lu, err := us.User(ctx, op, "linda"); err != nil || lu.HasPassword {
+		t.Errorf("linda before: %+v, %v", lu, err)
+	}
+	if _, _, err := us.ChangePassword(ctx, lc, "", pw); err != nil {
+		t.Fatalf("a first password: %v", err)
+	}
+	if lu, err := us.User(ctx, op, "linda"); err != nil || !lu.HasPassword {
+		t.Errorf("linda after: %+v, %v", lu, err)
+	}
+	if _, _, err := us.SignIn(ctx, "one", "linda", pw); err != nil {
+		t.Errorf("sign in with the first password: %v", err)
 	}
 }

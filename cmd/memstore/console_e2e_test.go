@@ -175,6 +175,42 @@ func TestConsoleInBrowser(t *testing.T) {
 	env := consoleEnv{srv: srv, base: base, password: pw, newBrowser: newBrowser, signIn: signIn, text: text}
 	consoleEditFlows(t, env)
 	consoleAgentFlows(t, env)
+
+	t.Run("password page", func(t *testing.T) {
+		if code, out, errOut := run(t, pw+"\n", "users", "create", "--db", db, "--name", "pat", "--role", "member"); code != 0 {
+			t.Fatalf("users create pat: %d %s %s", code, out, errOut)
+		}
+		const next = "pat's next passphrase"
+		pctx, _ := newBrowser(t)
+		if err := signIn(pctx, "pat", pw, "table"); err != nil {
+			t.Fatal(err)
+		}
+		err := chromedp.Do(pctx,
+			chromedp.Click(chromedp.CSS("#password-page")),
+			chromedp.WaitVisible(chromedp.CSS("#current")),
+			chromedp.SendKeys(chromedp.CSS("#current"), pw),
+			chromedp.SendKeys(chromedp.CSS("#new"), next),
+			chromedp.SendKeys(chromedp.CSS("#again"), next),
+			chromedp.Click(chromedp.CSS("#set-password")),
+			chromedp.WaitVisible(chromedp.CSS(".notice")),
+		)
+		if notice := text(pctx, ".notice"); err != nil || !strings.Contains(notice, "Your password is set") {
+			t.Fatalf("after the change: notice %q (%v)", notice, err)
+		}
+		// Still signed in; then signed out, the new password signs in.
+		err = chromedp.Do(pctx,
+			chromedp.Navigate(base+"stores"),
+			chromedp.WaitVisible(chromedp.CSS("#signout")),
+			chromedp.Click(chromedp.CSS("#signout")),
+			chromedp.WaitVisible(chromedp.CSS("#signin")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := signIn(pctx, "pat", next, "table"); err != nil {
+			t.Errorf("sign in with the new password: %v", err)
+		}
+	})
 }
 
 // consolePassword is the password of each user startConsoleServer makes.

@@ -35,8 +35,8 @@ where the name is unique, and has a role:
 'users create' asks for the password twice on a terminal, or reads it
 from the first line of standard input otherwise; with --link it sets no
 password and prints a sign-in link instead, which works once, within
-15 minutes (the user then sets a password in the console or with 'users
-passwd'). --console-url (MEMSTORE_CONSOLE_URL) is where the link points;
+15 minutes (the user then sets a password on the console's Password
+page, or an operator with 'users passwd'). --console-url (MEMSTORE_CONSOLE_URL) is where the link points;
 by default the console of a 'memstore serve' with its default address.
 
 'users passwd NAME' sets a new password the same way, and signs the user

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -228,8 +229,8 @@ func windowsNameProblem(name string) string {
 	if strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
 		return "a name ending in a dot or a space, which Windows drops"
 	}
-	stem, _, _ := strings.Cut(name, ".")
-	if windowsReserved[strings.ToUpper(strings.TrimRight(stem, " "))] {
+	if WindowsDevice(name) {
+		stem, _, _ := strings.Cut(name, ".")
 		return fmt.Sprintf("%q is a device name on Windows", stem)
 	}
 	if shortName.MatchString(name) {
@@ -242,3 +243,21 @@ func windowsNameProblem(name string) string {
 // MEMORY~1.MD), through which a write would reach the long name's file
 // whatever CredentialName and ExecName say of the short one.
 var shortName = regexp.MustCompile(`^[^.~]{1,6}~[0-9]{1,6}(?:\.[^.]{1,3})?$`)
+
+// WindowsDevice reports whether name is a device name that Windows
+// reserves (CON, NUL, COM1, ...), with or without an extension, in any
+// case.
+func WindowsDevice(name string) bool {
+	stem, _, _ := strings.Cut(name, ".")
+	return windowsReserved[strings.ToUpper(strings.TrimRight(stem, " "))]
+}
+
+// LookAlike reports whether r, a character other than ASCII, may be read
+// as one that paths give a meaning to: folded as NameProblem folds it,
+// it holds a "." or one of / \ : * ? " < > |, or ¥ or ₩, which the
+// Japanese and Korean code pages of Windows write with the byte of "\".
+// A tool that maps names to such a code page, or folds them, reads it as
+// that character.
+func LookAlike(r rune) bool {
+	return r >= utf8.RuneSelf && strings.ContainsAny(fold(string(r)), "./\\:*?\"<>|\u00a5\u20a9")
+}

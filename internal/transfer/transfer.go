@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
@@ -55,7 +57,7 @@ func ParseLine(b []byte) (path, content string, err error) {
 }
 
 // ZipWriter writes memories as the files of a zip, each at its path
-// without the leading slash.
+// without the leading slash, escaped where needed (EntryName).
 type ZipWriter struct{ zw *zip.Writer }
 
 // NewZipWriter returns a ZipWriter to w; Close finishes the zip.
@@ -63,7 +65,12 @@ func NewZipWriter(w io.Writer) *ZipWriter { return &ZipWriter{zw: zip.NewWriter(
 
 // Write adds m as a file.
 func (z *ZipWriter) Write(m *memstore.Memory) error {
-	f, err := z.zw.CreateHeader(&zip.FileHeader{Name: strings.TrimPrefix(m.Path, "/"), Method: zip.Deflate, Modified: m.UpdatedAt})
+	fh := &zip.FileHeader{Name: EntryName(m.Path), Method: zip.Deflate, Modified: m.UpdatedAt}
+	// Made on Unix, readable by its owner only, as every export: an
+	// extractor then takes the name as the UTF-8 it is flagged as (for a
+	// zip made on MS-DOS, Info-ZIP's unzip reads it in the DOS code page).
+	fh.SetMode(0o600)
+	f, err := z.zw.CreateHeader(fh)
 	if err != nil {
 		return err
 	}
@@ -91,9 +98,10 @@ type ZipFile struct {
 }
 
 // ReadZip reads the files of a zip, in its order, as memories: a file at
-// NAME becomes the memory at /NAME. Folders are passed over; files below
-// a hidden name and files that are not text are skipped, as a directory
-// import skips them; a file over memstore.MaxContentBytes fails. It stops
+// NAME becomes the memory at /NAME, unescaped (EntryPath). Folders are
+// passed over; a file whose name is unsafe fails; files below a hidden
+// name and files that are not text are skipped, as a directory import
+// skips them; a file over memstore.MaxContentBytes fails. It stops
 // at the first error of fn, and refuses a zip of more than MaxEntries
 // entries before reading any.
 func ReadZip(r io.ReaderAt, size int64, fn func(ZipFile) error) error {
@@ -109,12 +117,18 @@ func ReadZip(r io.ReaderAt, size int64, fn func(ZipFile) error) error {
 			continue
 		}
 		zf := ZipFile{Name: f.Name, Path: "/" + strings.TrimPrefix(f.Name, "/")}
+		path, err := EntryPath(f.Name)
+		if err != nil {
+			zf.Fail = err.Error()
+		} else {
+			zf.Path = path
+		}
 		for _, seg := range strings.Split(f.Name, "/") {
-			if localfile.Hidden(seg) {
+			if localfile.Hidden(seg) && zf.Fail == "" {
 				zf.Skip = "hidden"
 			}
 		}
-		if zf.Skip == "" {
+		if zf.Skip == "" && zf.Fail == "" {
 			zf.Content, zf.Fail, zf.Skip = readZipFile(f)
 		}
 		if err := fn(zf); err != nil {
@@ -145,4 +159,111 @@ func readZipFile(f *zip.File) (content, fail, skip string) {
 		return "", "", localfile.NotText
 	}
 	return string(b), "", ""
+}
+
+// The names of a zip's entries. A memory's path may hold what an
+// extractor reads as a way out of the folder it extracts to (a
+// backslash, which Windows' tools take for a separator, so that
+// /..\..\x climbs; a drive, C:\x; a share, \\host\share\x), or a name
+// that some system refuses, hides or treats as a device. EntryName
+// therefore writes each segment of a path with these characters
+// percent-escaped, as in a URL (%5C for "\"), and the escape character
+// itself as %25:
+//
+//   - \ : * ? " < > | and %, and any control character;
+//   - a character that reads as one of these, or as a dot, once folded
+//     or mapped to a Windows code page (fullwidth ＼, ¥; localfile.LookAlike);
+//   - a first "." (a hidden name), a last "." or space (dropped by
+//     Windows), and the first letter of a device name of Windows (CON,
+//     aux.txt, COM1) or of .git's short name (GIT~1).
+//
+// So an entry name is always relative, holds only "/" as a separator and
+// no segment that is empty, "." or "..", and extracts to the same name
+// everywhere (a segment longer than a file system takes, which a memory
+// path may have, fails to extract there). EntryPath reads a name back, unescaping every %XX, so that
+// an export imports as the same paths; it refuses a name that is
+// absolute or that holds "\", ":" or a ".." (or "." or empty) segment,
+// which no export writes.
+
+// EntryName is the name of a memory's file in a zip: its path without
+// the leading "/", each segment escaped as above.
+func EntryName(path string) string {
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for i, seg := range segs {
+		segs[i] = escapeSegment(seg)
+	}
+	return strings.Join(segs, "/")
+}
+
+// escapeSegment escapes one segment of a path for EntryName.
+func escapeSegment(seg string) string {
+	var b strings.Builder
+	first := localfile.Hidden(seg) || localfile.ExecName(seg) != "" || localfile.WindowsDevice(seg)
+	for i, r := range seg {
+		end := i+utf8.RuneLen(r) == len(seg)
+		if strings.ContainsRune(`\:*?"<>|%`, r) || unicode.IsControl(r) || localfile.LookAlike(r) ||
+			i == 0 && first || end && (r == '.' || r == ' ') {
+			for _, c := range []byte(string(r)) {
+				fmt.Fprintf(&b, "%%%02X", c)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// EntryPath is the memory path of a zip's entry name (see EntryName), or
+// why the name is unsafe.
+func EntryPath(name string) (string, error) {
+	switch {
+	case strings.HasPrefix(name, "/"):
+		return "", errors.New(`unsafe name: it is absolute (begins with "/")`)
+	case strings.ContainsRune(name, '\\'):
+		return "", errors.New(`unsafe name: it holds "\\", a path separator on Windows`)
+	case strings.ContainsRune(name, ':'):
+		return "", errors.New(`unsafe name: it holds ":", which names a drive or a stream on Windows`)
+	}
+	segs := strings.Split(name, "/")
+	for i, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", errors.New(`unsafe name: it has an empty, "." or ".." segment, which leads out of where it is extracted`)
+		}
+		if segs[i] = unescape(seg); strings.ContainsRune(segs[i], '/') {
+			return "", errors.New(`unsafe name: it escapes a "/" (%2F) within a name`)
+		}
+	}
+	return "/" + strings.Join(segs, "/"), nil
+}
+
+// unescape decodes every %XX of s; a "%" that begins no such escape is
+// kept as it is.
+func unescape(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
