@@ -19,6 +19,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/netlimit"
 )
 
 // Server serves the memory stores API (docs/api.md) over the services of its
@@ -366,6 +367,7 @@ func (s *Server) caller(w *responseWriter, r *http.Request) (*memstore.Caller, e
 	if err != nil {
 		return nil, err
 	}
+	netlimit.Authenticated(r) // its body may take the server's time
 	w.workspace = c.WorkspaceID
 	w.Header().Set("Anthropic-Workspace-Id", c.WorkspaceID)
 	if ws := r.Header.Get("Anthropic-Workspace-Id"); ws != "" && ws != c.WorkspaceID {

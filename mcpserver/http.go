@@ -21,6 +21,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/sse"
 )
 
@@ -175,6 +176,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusUnauthorized, memstore.ErrorMessage(err))
 		return
 	}
+	netlimit.Authenticated(r) // its body may take the server's time
 	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
 
 	if id := r.Header.Get(sessionIDHeader); id != "" {

@@ -49,10 +49,13 @@ overwritten). Make more keys with 'memstore keys create'.
 
 The server holds at most --max-connections connections at once: at the
 cap, a new connection closes the one idle the longest (one that has sent
-no whole request yet, or waits between requests); when every one has a
-request in progress, new connections wait for one to end. A connection is
-also dropped when its request's headers are slow to come, or when it stays
-idle between requests for long.
+no whole request yet, or waits between requests), else the one whose
+request has waited the longest for its body; when every one has a request
+in progress that waits for no body, new connections wait for one to end.
+A connection is also dropped when its request's headers are slow to come,
+when its request's body comes slower than 1 KiB a second after its first
+5 seconds (or takes over 10 seconds without a credential), or when it
+stays idle between requests for long.
 
 Webhooks (/v1/organizations/webhooks) are delivered by the server, with
 retries that survive restarts: the retry after the first failed attempt
@@ -448,12 +451,13 @@ func shutdown(ctx context.Context, srv *http.Server, log *slog.Logger) {
 
 // httpServer is a server of h on the connections of l, with serve's
 // timeouts and limits. It tells l which connections have a request in
-// progress, without which the connection cap would take them for idle
-// and close one mid-request to make room.
+// progress and which of those wait for a body (netlimit.Listener.Serve),
+// without which the connection cap would take them for idle and close
+// one mid-request to make room, or let requests whose bodies trickle in
+// keep every other client out; and it ends a body that comes too slowly.
 func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Server {
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           h,
-		ConnState:         l.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -461,6 +465,8 @@ func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Se
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	l.Serve(srv)
+	return srv
 }
 
 // firstKey gives a database without API keys its first one, so that a
