@@ -187,7 +187,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r) // its 400 or 405
 		return
 	}
-	if !h.readBody(w, r, true) {
+	body, ok := h.readBody(w, r, true)
+	if !ok {
+		return
+	}
+	if batchLen(body) >= 0 {
+		refuse(w, http.StatusBadRequest, "a request without an "+sessionIDHeader+" header may not be a JSON-RPC batch: initialize is sent alone, "+
+			"and MCP has had no batches since 2025-06-18; send each message in a request of its own")
 		return
 	}
 	h.serveNew(w, r, caller)
@@ -219,8 +225,17 @@ func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 		return
 	}
 	defer h.open.done(e, stream)
-	if r.Method == http.MethodPost && !h.readBody(w, r, false) {
-		return
+	if r.Method == http.MethodPost {
+		body, ok := h.readBody(w, r, false)
+		if !ok {
+			return
+		}
+		if n := batchLen(body); n >= 0 {
+			if msg := batchRefused(h.open.protocol(e), n); msg != "" {
+				refuse(w, http.StatusBadRequest, msg)
+				return
+			}
+		}
 	}
 	if stream != nil {
 		// A GET stream lasts as long as its client listens: past the
@@ -290,10 +305,48 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 
 const shuttingDown = "the server is shutting down; connect again once it is back"
 
+// MaxBatchMessages bounds a JSON-RPC batch in an MCP session of a
+// revision that had batches (before 2025-06-18): each message's answer
+// may be up to a memory long, and a batch's answers are sent together.
+const MaxBatchMessages = 8
+
+// batchRevisions are the revisions of MCP that had JSON-RPC batches; the
+// SDK negotiates each of them when a client asks for it.
+var batchRevisions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
+
+// batchLen is the number of messages of a body that is a JSON-RPC batch
+// (a JSON array), -1 for any other (the SDK answers one that is not JSON).
+func batchLen(body []byte) int {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) == 0 || body[0] != '[' {
+		return -1
+	}
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return -1
+	}
+	return len(msgs)
+}
+
+// batchRefused says why a batch of n messages in an MCP session of
+// revision is refused, "" when it is not. The SDK refuses batches only
+// to a request that names a revision without them in its
+// Mcp-Protocol-Version header, and a request without that header is
+// taken as of 2025-03-26: so the session's own revision decides here.
+func batchRefused(revision string, n int) string {
+	switch {
+	case !batchRevisions[revision]:
+		return fmt.Sprintf("MCP has had no JSON-RPC batches since 2025-06-18, and this session is of %s; send each message in a request of its own", revision)
+	case n > MaxBatchMessages:
+		return fmt.Sprintf("a JSON-RPC batch may hold at most %d messages here, and this one holds %d; send the rest in other requests", MaxBatchMessages, n)
+	}
+	return ""
+}
+
 // readBody reads a request body within the limit, for the SDK to read
 // again, or answers 413. The body of a request that may open an MCP
 // session has the smaller limit MaxOpeningBodyBytes.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening bool) bool {
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening bool) ([]byte, bool) {
 	limit := h.maxBody
 	if opening {
 		limit = min(limit, MaxOpeningBodyBytes)
@@ -308,14 +361,14 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening b
 				"(one without an %s header, such as initialize)", mbe.Limit, sessionIDHeader)
 		}
 		refuse(w, http.StatusRequestEntityTooLarge, msg)
-		return false
+		return nil, false
 	case err != nil:
 		refuse(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
-	return true
+	return b, true
 }
 
 // needSessionToken is the answer to a request without a session token.

@@ -257,6 +257,21 @@ func (s *sessions) use(id string, caller *memstore.Caller, stream *getStream) (*
 	return e, nil
 }
 
+// protocol is the revision of MCP that e's client asked for when it
+// initialized the session, "" before.
+func (s *sessions) protocol(e *entry) string {
+	s.mu.Lock()
+	ss := e.ss
+	s.mu.Unlock()
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
+}
+
 // opened ends the request counted by open. The SDK makes a session for
 // every such request but keeps it only if the request initialized it:
 // any other entry is forgotten now rather than when the SDK's closing of
