@@ -40,9 +40,17 @@ type HandlerConfig struct {
 	// memstore session: opening one more closes the least recently used.
 	// 0 means DefaultMaxSessionsPerSession.
 	MaxSessionsPerSession int
-	// MaxSessions caps the MCP sessions open at once on the server:
-	// beyond it, a request that would open one (any POST without an
-	// Mcp-Session-Id) is refused (503). 0 means DefaultMaxSessions.
+	// MaxSessionsPerWorkspace caps the MCP sessions open at once for
+	// one workspace, its share of MaxSessions: opening one more closes
+	// the workspace's least recently used. 0 means
+	// DefaultMaxSessionsPerWorkspace.
+	MaxSessionsPerWorkspace int
+	// MaxSessions caps the MCP sessions open at once on the server: at
+	// it, a request that would open one (any POST without an
+	// Mcp-Session-Id) closes the least recently used session of the
+	// workspace holding the most, if that one holds at least two more
+	// than the request's, and is refused (503) otherwise. 0 means
+	// DefaultMaxSessions.
 	MaxSessions int
 	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
 	// default, mcp.DefaultMaxRequestBodyBytes. A request that may open an
@@ -99,7 +107,8 @@ func Handler(c HandlerConfig) *HTTPHandler {
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
 		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), heartbeat: orDefault(c.StreamHeartbeat, sse.DefaultHeartbeat), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
 		origins: map[string]bool{}, stopNotices: func() {},
-		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession), orDefault(c.MaxSessions, DefaultMaxSessions)),
+		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
+			orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace), orDefault(c.MaxSessions, DefaultMaxSessions)),
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -298,6 +307,10 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this memstore session are being opened at once, its limit "+
 			"(memstore serve --mcp-max-per-session); wait for them to open", h.open.perSession))
+	case errors.Is(err, errShareOpening):
+		w.Header().Set("Retry-After", "1")
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this workspace are being opened at once, its share of the server's "+
+			"(memstore serve --mcp-max-per-workspace); wait for them to open", h.open.perWorkspace))
 	default:
 		refuse(w, http.StatusServiceUnavailable, shuttingDown)
 	}
