@@ -375,6 +375,9 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening b
 		}
 		refuse(w, http.StatusRequestEntityTooLarge, msg)
 		return nil, false
+	case errors.Is(err, netlimit.ErrSlowBody):
+		refuse(w, http.StatusBadRequest, err.Error())
+		return nil, false
 	case err != nil:
 		refuse(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
 		return nil, false

@@ -101,6 +101,14 @@ func TestSlowBodiesAtTheCap(t *testing.T) {
 					t.Errorf("a body trickling to %s was not ended within 30s", tr.addr)
 				}
 			}
+			// A write whose body trickles is told why it is refused.
+			tr := startTrickle(t, apiAddr, write)
+			if !tr.wait(t, 30*time.Second) {
+				t.Fatal("a write whose body trickles was not ended within 30s")
+			}
+			if tr.res == nil || tr.res.StatusCode != http.StatusBadRequest || !strings.Contains(tr.body, "came too slowly") {
+				t.Errorf("a write whose body trickles: %v %q; want 400 saying why", tr.res, tr.body)
+			}
 		})
 	}
 }
@@ -108,7 +116,9 @@ func TestSlowBodiesAtTheCap(t *testing.T) {
 // A trickle is a request whose body comes a byte every half second.
 type trickle struct {
 	addr  string
-	ended chan struct{} // closed when the server ended the request or the connection
+	ended chan struct{}  // closed when the server ended the request or the connection
+	res   *http.Response // the answer, if any, once ended
+	body  string
 }
 
 // startTrickle sends head, a request's headers and the first bytes of its
@@ -128,7 +138,11 @@ func startTrickle(t *testing.T, addr, head string) *trickle {
 	go func() {
 		defer close(tr.ended)
 		c.SetReadDeadline(time.Now().Add(time.Minute))
-		http.ReadResponse(bufio.NewReader(c), nil) // an answer, or the connection closed
+		// An answer, or the connection closed.
+		if res, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+			b, _ := io.ReadAll(res.Body)
+			tr.res, tr.body = res, string(b)
+		}
 	}()
 	go func() {
 		tick := time.NewTicker(500 * time.Millisecond)
