@@ -40,6 +40,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/clientaddr"
+	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/memdir"
 )
 
@@ -269,6 +270,7 @@ func (h *Handler) auth(f authedFunc) http.HandlerFunc {
 			h.fail(w, r, nil, http.StatusForbidden, "You are not signed in, or your session has ended; sign in again.")
 			return
 		}
+		netlimit.Authenticated(r) // its form may take the server's time
 		if r.Method == http.MethodPost {
 			if !h.readForm(w, r, s) {
 				return

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/fairshare"
 	"github.com/memstore/memstore/internal/sse"
 )
 
@@ -141,11 +143,11 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
 		defer cancelAt()
 	}
-	release, err := s.streams.add(ctx, c, storeID, cancel)
+	o, err := s.streams.add(ctx, c, storeID, cancel)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer s.streams.release(o)
 	// Listening before the first read: a change committed meanwhile
 	// wakes the stream.
 	wake, stop := s.wakes.listen(storeID)
@@ -199,7 +201,10 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		}
 	}
 	err = memstore.FollowEvents(ctx, s.feed, c, storeID, first.Cursor, wake, StreamRecheck, sendPage)
-	if err != nil && ctx.Err() == nil {
+	if o.reclaimed.Load() {
+		err = &memstore.Error{Code: codeOverloaded, Retry: true, Message: reclaimedMessage}
+	}
+	if err != nil && (ctx.Err() == nil || o.reclaimed.Load()) {
 		var e *memstore.Error
 		if !errors.As(err, &e) {
 			s.log.LogAttrs(ctx, slog.LevelError, "an event stream failed",
@@ -215,16 +220,27 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 	return nil
 }
 
-// streamSet bounds the open streams, in all and per credential, and ends
-// those of a credential that is revoked.
+// reclaimedMessage is the error event of a stream ended to make room for
+// another workspace's (fairshare.Reclaim).
+const reclaimedMessage = "this stream was ended to make room for another workspace's: the server has as many event streams open as it may, " +
+	"and this workspace held the most; resume with Last-Event-ID once a stream of this workspace has ended"
+
+// streamSet bounds the open streams, in all, per workspace (its share)
+// and per credential, and ends those of a credential that is revoked.
+// At the bound in all, the workspace holding the most streams gives up
+// its oldest to a workspace holding at least two fewer
+// (fairshare.Reclaim), so that workspaces share the server evenly
+// however many credentials each has.
 type streamSet struct {
-	max, perCredential int
+	max, perWorkspace, perCredential int
 	// check reads again whether a stream's caller may still read its
 	// store (Server.checkCaller).
 	check        func(ctx context.Context, c *memstore.Caller, storeID string) error
 	mu           sync.Mutex
 	open         map[*openStream]struct{}
 	byCredential map[string]int
+	byWorkspace  map[string]int
+	opened       uint64 // orders the streams by age
 }
 
 type openStream struct {
@@ -232,6 +248,10 @@ type openStream struct {
 	caller  *memstore.Caller
 	storeID string
 	cancel  context.CancelFunc
+	seq     uint64 // when it was opened (streamSet.opened)
+	// reclaimed is set when the stream was ended to make room for
+	// another workspace's.
+	reclaimed atomic.Bool
 }
 
 // credential names c's credential: its session token, or its API key.
@@ -243,34 +263,66 @@ func credential(c *memstore.Caller) string {
 }
 
 // add counts a new stream of c, which cancel ends, or refuses it when
-// c's credential or the server has as many as it may (a retryable 429 or
-// 529). release forgets it.
-func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string, cancel context.CancelFunc) (release func(), err error) {
+// c's credential or workspace has as many as it may (a retryable 429),
+// or the server has and no other workspace gives one up (529); release
+// forgets it.
+func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string, cancel context.CancelFunc) (*openStream, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	cred := credential(c)
+	cred, ws := credential(c), c.WorkspaceID
 	switch {
 	case ss.byCredential[cred] >= ss.perCredential:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: fmt.Sprintf("this credential has %d event streams open, its limit; close one before opening another", ss.perCredential)}
+			Message: fmt.Sprintf("this credential has %d event streams open, its limit (memstore serve --feed-max-per-credential); close one before opening another", ss.perCredential)}
+	case ss.byWorkspace[ws] >= ss.perWorkspace:
+		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
+			Message: fmt.Sprintf("this workspace has %d event streams open, its share of the server's (memstore serve --feed-max-per-workspace); close one before opening another", ss.perWorkspace)}
 	case len(ss.open) >= ss.max:
-		return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
-			Message: fmt.Sprintf("the server has %d event streams open, its limit; retry later", ss.max)}
+		from := fairshare.Reclaim(ss.byWorkspace, ws)
+		if from == "" {
+			return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
+				Message: fmt.Sprintf("the server has %d event streams open, its limit; retry later", ss.max)}
+		}
+		var oldest *openStream
+		for o := range ss.open {
+			if o.caller.WorkspaceID == from && (oldest == nil || o.seq < oldest.seq) {
+				oldest = o
+			}
+		}
+		ss.forget(oldest)
+		oldest.reclaimed.Store(true)
+		oldest.cancel()
 	}
 	if ss.open == nil {
-		ss.open, ss.byCredential = map[*openStream]struct{}{}, map[string]int{}
+		ss.open, ss.byCredential, ss.byWorkspace = map[*openStream]struct{}{}, map[string]int{}, map[string]int{}
 	}
-	o := &openStream{ctx: ctx, caller: c, storeID: storeID, cancel: cancel}
+	ss.opened++
+	o := &openStream{ctx: ctx, caller: c, storeID: storeID, cancel: cancel, seq: ss.opened}
 	ss.open[o] = struct{}{}
 	ss.byCredential[cred]++
-	return func() {
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		delete(ss.open, o)
-		if ss.byCredential[cred]--; ss.byCredential[cred] == 0 {
-			delete(ss.byCredential, cred)
-		}
-	}, nil
+	ss.byWorkspace[ws]++
+	return o, nil
+}
+
+// release forgets o once its handler ends, unless it was already.
+func (ss *streamSet) release(o *openStream) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if _, ok := ss.open[o]; ok {
+		ss.forget(o)
+	}
+}
+
+// forget takes o out of the counts. ss.mu must be held.
+func (ss *streamSet) forget(o *openStream) {
+	delete(ss.open, o)
+	cred, ws := credential(o.caller), o.caller.WorkspaceID
+	if ss.byCredential[cred]--; ss.byCredential[cred] == 0 {
+		delete(ss.byCredential, cred)
+	}
+	if ss.byWorkspace[ws]--; ss.byWorkspace[ws] == 0 {
+		delete(ss.byWorkspace, ws)
+	}
 }
 
 // revoke ends the streams whose credential r stops: a memstore.Revocation

@@ -47,10 +47,13 @@ type Config struct {
 	// that proxies keep it open and clients see it alive; 0 means
 	// DefaultStreamHeartbeat.
 	StreamHeartbeat time.Duration
-	// MaxStreams bounds the event streams open at once, and
-	// MaxStreamsPerCredential those of one API key or session token;
-	// 0 means DefaultMaxStreams and DefaultMaxStreamsPerCredential.
+	// MaxStreams bounds the event streams open at once,
+	// MaxStreamsPerWorkspace those of one workspace (its share), and
+	// MaxStreamsPerCredential those of one API key or session token; 0
+	// means DefaultMaxStreams, DefaultMaxStreamsPerWorkspace and
+	// DefaultMaxStreamsPerCredential.
 	MaxStreams              int
+	MaxStreamsPerWorkspace  int
 	MaxStreamsPerCredential int
 
 	// Counts, when set, feeds the store and memory gauges of /metrics.
@@ -115,6 +118,7 @@ const (
 const (
 	DefaultStreamHeartbeat         = sse.DefaultHeartbeat
 	DefaultMaxStreams              = 256
+	DefaultMaxStreamsPerWorkspace  = DefaultMaxStreams / 4
 	DefaultMaxStreamsPerCredential = 16
 	StreamRecheck                  = time.Second
 	StreamWriteTimeout             = sse.WriteTimeout

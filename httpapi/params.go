@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/netlimit"
 )
 
 // params reads the query string of a request. Unknown parameters (such as
@@ -198,6 +199,8 @@ func (s *Server) readBody(w *responseWriter, r *http.Request) ([]byte, error) {
 	switch {
 	case errors.As(err, &mbe):
 		return nil, tooLarge
+	case errors.Is(err, netlimit.ErrSlowBody):
+		return nil, invalid("%v", err)
 	case err != nil:
 		return nil, invalid("the request body could not be read: %v", err)
 	case !utf8.Valid(b):

@@ -19,6 +19,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/netlimit"
 )
 
 // Server serves the memory stores API (docs/api.md) over the services of its
@@ -93,6 +94,7 @@ func New(c Config) *Server {
 	}
 	s.heartbeatEvery = cmp.Or(c.StreamHeartbeat, DefaultStreamHeartbeat)
 	s.streams.max = cmp.Or(c.MaxStreams, DefaultMaxStreams)
+	s.streams.perWorkspace = cmp.Or(c.MaxStreamsPerWorkspace, DefaultMaxStreamsPerWorkspace)
 	s.streams.perCredential = cmp.Or(c.MaxStreamsPerCredential, DefaultMaxStreamsPerCredential)
 	if n, ok := c.Feed.(memstore.EventNotifier); ok {
 		s.stopNotify = append(s.stopNotify, n.NotifyEvents(s.wakes.notify))
@@ -366,6 +368,7 @@ func (s *Server) caller(w *responseWriter, r *http.Request) (*memstore.Caller, e
 	if err != nil {
 		return nil, err
 	}
+	netlimit.Authenticated(r) // its body may take the server's time
 	w.workspace = c.WorkspaceID
 	w.Header().Set("Anthropic-Workspace-Id", c.WorkspaceID)
 	if ws := r.Header.Get("Anthropic-Workspace-Id"); ws != "" && ws != c.WorkspaceID {

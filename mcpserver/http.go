@@ -21,6 +21,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/sse"
 )
 
@@ -39,9 +40,17 @@ type HandlerConfig struct {
 	// memstore session: opening one more closes the least recently used.
 	// 0 means DefaultMaxSessionsPerSession.
 	MaxSessionsPerSession int
-	// MaxSessions caps the MCP sessions open at once on the server:
-	// beyond it, a request that would open one (any POST without an
-	// Mcp-Session-Id) is refused (503). 0 means DefaultMaxSessions.
+	// MaxSessionsPerWorkspace caps the MCP sessions open at once for
+	// one workspace, its share of MaxSessions: opening one more closes
+	// the workspace's least recently used. 0 means
+	// DefaultMaxSessionsPerWorkspace.
+	MaxSessionsPerWorkspace int
+	// MaxSessions caps the MCP sessions open at once on the server: at
+	// it, a request that would open one (any POST without an
+	// Mcp-Session-Id) closes the least recently used session of the
+	// workspace holding the most, if that one holds at least two more
+	// than the request's, and is refused (503) otherwise. 0 means
+	// DefaultMaxSessions.
 	MaxSessions int
 	// MaxBodyBytes caps a request body (413 beyond); 0 means the SDK's
 	// default, mcp.DefaultMaxRequestBodyBytes. A request that may open an
@@ -98,7 +107,8 @@ func Handler(c HandlerConfig) *HTTPHandler {
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
 		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), heartbeat: orDefault(c.StreamHeartbeat, sse.DefaultHeartbeat), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
 		origins: map[string]bool{}, stopNotices: func() {},
-		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession), orDefault(c.MaxSessions, DefaultMaxSessions)),
+		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
+			orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace), orDefault(c.MaxSessions, DefaultMaxSessions)),
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -175,6 +185,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusUnauthorized, memstore.ErrorMessage(err))
 		return
 	}
+	netlimit.Authenticated(r) // its body may take the server's time
 	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
 
 	if id := r.Header.Get(sessionIDHeader); id != "" {
@@ -185,7 +196,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r) // its 400 or 405
 		return
 	}
-	if !h.readBody(w, r, true) {
+	body, ok := h.readBody(w, r, true)
+	if !ok {
+		return
+	}
+	if batchLen(body) >= 0 {
+		refuse(w, http.StatusBadRequest, "a request without an "+sessionIDHeader+" header may not be a JSON-RPC batch: initialize is sent alone, "+
+			"and MCP has had no batches since 2025-06-18; send each message in a request of its own")
 		return
 	}
 	h.serveNew(w, r, caller)
@@ -217,8 +234,17 @@ func (h *HTTPHandler) serveSession(w http.ResponseWriter, r *http.Request, id st
 		return
 	}
 	defer h.open.done(e, stream)
-	if r.Method == http.MethodPost && !h.readBody(w, r, false) {
-		return
+	if r.Method == http.MethodPost {
+		body, ok := h.readBody(w, r, false)
+		if !ok {
+			return
+		}
+		if n := batchLen(body); n >= 0 {
+			if msg := batchRefused(h.open.protocol(e), n); msg != "" {
+				refuse(w, http.StatusBadRequest, msg)
+				return
+			}
+		}
 	}
 	if stream != nil {
 		// A GET stream lasts as long as its client listens: past the
@@ -281,6 +307,10 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this memstore session are being opened at once, its limit "+
 			"(memstore serve --mcp-max-per-session); wait for them to open", h.open.perSession))
+	case errors.Is(err, errShareOpening):
+		w.Header().Set("Retry-After", "1")
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this workspace are being opened at once, its share of the server's "+
+			"(memstore serve --mcp-max-per-workspace); wait for them to open", h.open.perWorkspace))
 	default:
 		refuse(w, http.StatusServiceUnavailable, shuttingDown)
 	}
@@ -288,10 +318,48 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 
 const shuttingDown = "the server is shutting down; connect again once it is back"
 
+// MaxBatchMessages bounds a JSON-RPC batch in an MCP session of a
+// revision that had batches (before 2025-06-18): each message's answer
+// may be up to a memory long, and a batch's answers are sent together.
+const MaxBatchMessages = 8
+
+// batchRevisions are the revisions of MCP that had JSON-RPC batches; the
+// SDK negotiates each of them when a client asks for it.
+var batchRevisions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
+
+// batchLen is the number of messages of a body that is a JSON-RPC batch
+// (a JSON array), -1 for any other (the SDK answers one that is not JSON).
+func batchLen(body []byte) int {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) == 0 || body[0] != '[' {
+		return -1
+	}
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return -1
+	}
+	return len(msgs)
+}
+
+// batchRefused says why a batch of n messages in an MCP session of
+// revision is refused, "" when it is not. The SDK refuses batches only
+// to a request that names a revision without them in its
+// Mcp-Protocol-Version header, and a request without that header is
+// taken as of 2025-03-26: so the session's own revision decides here.
+func batchRefused(revision string, n int) string {
+	switch {
+	case !batchRevisions[revision]:
+		return fmt.Sprintf("MCP has had no JSON-RPC batches since 2025-06-18, and this session is of %s; send each message in a request of its own", revision)
+	case n > MaxBatchMessages:
+		return fmt.Sprintf("a JSON-RPC batch may hold at most %d messages here, and this one holds %d; send the rest in other requests", MaxBatchMessages, n)
+	}
+	return ""
+}
+
 // readBody reads a request body within the limit, for the SDK to read
 // again, or answers 413. The body of a request that may open an MCP
 // session has the smaller limit MaxOpeningBodyBytes.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening bool) bool {
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening bool) ([]byte, bool) {
 	limit := h.maxBody
 	if opening {
 		limit = min(limit, MaxOpeningBodyBytes)
@@ -306,14 +374,17 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, opening b
 				"(one without an %s header, such as initialize)", mbe.Limit, sessionIDHeader)
 		}
 		refuse(w, http.StatusRequestEntityTooLarge, msg)
-		return false
+		return nil, false
+	case errors.Is(err, netlimit.ErrSlowBody):
+		refuse(w, http.StatusBadRequest, err.Error())
+		return nil, false
 	case err != nil:
 		refuse(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
-	return true
+	return b, true
 }
 
 // needSessionToken is the answer to a request without a session token.

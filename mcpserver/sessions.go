@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/fairshare"
 )
 
 // The limits on open MCP sessions when HandlerConfig leaves them at 0.
@@ -23,6 +24,11 @@ const (
 	// DefaultMaxSessionsPerSession is how many MCP sessions one memstore
 	// session may hold open: a few clients, each reconnecting now and then.
 	DefaultMaxSessionsPerSession = 16
+	// DefaultMaxSessionsPerWorkspace is how many MCP sessions one
+	// workspace may hold open: a quarter of DefaultMaxSessions, so that
+	// no workspace, however many sessions and keys it has, can take the
+	// server's.
+	DefaultMaxSessionsPerWorkspace = DefaultMaxSessions / 4
 	// DefaultMaxSessions is how many MCP sessions the server holds open:
 	// each may hold a connection for its GET stream, so it stays well
 	// below the server's connection cap.
@@ -38,22 +44,24 @@ const openWait = 5 * time.Second
 
 // The reasons why no MCP session is opened or used.
 var (
-	errServerFull = errors.New("server full")
-	errOpening    = errors.New("too many being opened")
-	errClosing    = errors.New("shutting down")
-	errNotOpen    = errors.New("no such session")
-	errNotYours   = errors.New("another memstore session's")
+	errServerFull   = errors.New("server full")
+	errOpening      = errors.New("too many being opened")
+	errShareOpening = errors.New("too many of the workspace being opened")
+	errClosing      = errors.New("shutting down")
+	errNotOpen      = errors.New("no such session")
+	errNotYours     = errors.New("another memstore session's")
 )
 
 // sessions keeps the open MCP sessions of the HTTP handler: it caps them
-// per memstore session and in all, closes them when their credential
-// stops working, and closes them all when the server shuts down.
+// per memstore session, per workspace and in all, closes them when their
+// credential stops working, and closes them all when the server shuts
+// down.
 //
 // An MCP session is entered before the SDK makes it (with the ID the SDK
 // will give it), so that every request naming it finds it here; its
 // *mcp.ServerSession is attached when the SDK hands it its first request.
 type sessions struct {
-	perSession, max int
+	perSession, perWorkspace, max int
 	// check, when set, reads an MCP session's caller again after
 	// notices went unheard.
 	check memstore.CallerChecker
@@ -61,6 +69,7 @@ type sessions struct {
 	mu      sync.Mutex
 	byID    map[string]*entry
 	byOwner map[string][]*entry // by memstore session ID
+	byShare map[string][]*entry // by workspace ID
 	tick    uint64              // orders uses, for least recently used
 	closing bool
 	// changed is closed, and replaced, when an entry is closed, gets its
@@ -87,30 +96,36 @@ type entry struct {
 // A getStream is an open GET stream's way to end it.
 type getStream struct{ cancel context.CancelFunc }
 
-func newSessions(perSession, max int) *sessions {
-	return &sessions{perSession: perSession, max: max, byID: map[string]*entry{}, byOwner: map[string][]*entry{}, changed: make(chan struct{})}
+func newSessions(perSession, perWorkspace, max int) *sessions {
+	return &sessions{perSession: perSession, perWorkspace: perWorkspace, max: max,
+		byID: map[string]*entry{}, byOwner: map[string][]*entry{}, byShare: map[string][]*entry{}, changed: make(chan struct{})}
 }
 
 // open enters a new MCP session of caller, with one request (the one
 // without a session, which may open it) in progress: call opened when
-// that request ends. At the memstore session's cap, its least recently used
-// MCP session is closed to make room: clients seldom end their sessions
-// (with DELETE), so the newest is the one in use; and as the cap is per
-// memstore session, no one can close another's sessions this way. At a
-// cap where sessions are still being opened, open first waits for those
-// (at most openWait, or until ctx ends), then closes one in use or
-// refuses.
+// that request ends. At the memstore session's cap, its least recently
+// used MCP session is closed to make room: clients seldom end their
+// sessions (with DELETE), so the newest is the one in use; and as the cap
+// is per memstore session, no one can close another's sessions this way.
+// At the workspace's share, likewise, the workspace's least recently used
+// is closed: a workspace's sessions and keys cannot take more of the
+// server's. At the server's cap, the workspace holding the most gives up
+// its least recently used one to a workspace holding at least two fewer
+// (fairshare.Reclaim), so that workspaces that do not fill their shares
+// share the server evenly. At a cap where sessions are still being opened,
+// open first waits for those (at most openWait, or until ctx ends), then
+// closes one in use or refuses.
 func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, error) {
-	owner := caller.Session.ID
+	owner, share := caller.Session.ID, caller.WorkspaceID
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var timeout <-chan time.Time
 	for patient := true; ; {
-		err := s.room(owner, patient)
+		err := s.room(owner, share, patient)
 		if err == nil {
 			break
 		}
-		if err == errClosing || !patient || !s.opening(owner, err) {
+		if err == errClosing || !patient || !s.opening(owner, share, err) {
 			return nil, err
 		}
 		if timeout == nil {
@@ -133,49 +148,84 @@ func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, e
 	e := &entry{id: rand.Text(), caller: caller, used: s.tick, requests: 1, opening: true, streams: map[*getStream]struct{}{}}
 	s.byID[e.id] = e
 	s.byOwner[owner] = append(s.byOwner[owner], e)
+	s.byShare[share] = append(s.byShare[share], e)
 	if caller.ExpiresAt != nil {
 		e.expiry = time.AfterFunc(time.Until(*caller.ExpiresAt), func() { s.close(e) })
 	}
 	return e, nil
 }
 
-// room makes room for one more MCP session of owner, closing its least
-// recently used one at its cap; it says why there is none. A patient
-// caller would rather wait for owner's sessions being opened, which most
-// often open nothing, than close one in use.
-func (s *sessions) room(owner string, patient bool) error {
+// room makes room for one more MCP session of the memstore session owner
+// in workspace share, closing a session at a cap as open says; it says
+// why there is none.
+func (s *sessions) room(owner, share string, patient bool) error {
 	if s.closing {
 		return errClosing
 	}
 	if len(s.byOwner[owner]) >= s.perSession {
-		if patient && s.opening(owner, errOpening) {
-			return errOpening
+		if err := s.closeOne(s.byOwner[owner], patient, errOpening); err != nil {
+			return err
 		}
-		victim := s.leastRecentlyUsed(owner)
-		if victim == nil {
-			return errOpening
+	}
+	if len(s.byShare[share]) >= s.perWorkspace {
+		if err := s.closeOne(s.byShare[share], patient, errShareOpening); err != nil {
+			return err
 		}
-		s.closeLocked(victim)
 	}
 	if len(s.byID) >= s.max {
-		return errServerFull
+		held := make(map[string]int, len(s.byShare))
+		for ws, entries := range s.byShare {
+			held[ws] = len(entries)
+		}
+		from := fairshare.Reclaim(held, share)
+		if from == "" {
+			return errServerFull
+		}
+		if err := s.closeOne(s.byShare[from], false, errServerFull); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// closeOne closes the least recently used of entries, which are at a cap,
+// or returns err, which says why there is no room. A patient caller would
+// rather wait for those being opened, which most often open nothing, than
+// close one in use.
+func (s *sessions) closeOne(entries []*entry, patient bool, err error) error {
+	if patient && opening(entries) {
+		return err
+	}
+	victim := leastRecentlyUsed(entries)
+	if victim == nil {
+		return err
+	}
+	s.closeLocked(victim)
 	return nil
 }
 
 // opening reports whether an MCP session is being opened that, when it
 // ends or gets its session, may make the room that err says is missing:
-// one of owner's for its cap, any for the server's.
-func (s *sessions) opening(owner string, err error) bool {
-	if err == errOpening {
-		for _, e := range s.byOwner[owner] {
-			if e.opening {
-				return true
-			}
-		}
-		return false
+// one of owner's for its cap, one of the workspace's for its share, any
+// for the server's.
+func (s *sessions) opening(owner, share string, err error) bool {
+	switch err {
+	case errOpening:
+		return opening(s.byOwner[owner])
+	case errShareOpening:
+		return opening(s.byShare[share])
 	}
 	for _, e := range s.byID {
+		if e.opening {
+			return true
+		}
+	}
+	return false
+}
+
+// opening reports whether one of entries is being opened.
+func opening(entries []*entry) bool {
+	for _, e := range entries {
 		if e.opening {
 			return true
 		}
@@ -189,12 +239,12 @@ func (s *sessions) signal() {
 	s.changed = make(chan struct{})
 }
 
-// leastRecentlyUsed is the MCP session of owner to close first: the least
-// recently used of those without a request in progress, else of all those
-// already made; nil if every one is still being opened.
-func (s *sessions) leastRecentlyUsed(owner string) *entry {
+// leastRecentlyUsed is the MCP session of entries to close first: the
+// least recently used of those without a request in progress, else of all
+// those already made; nil if every one is still being opened.
+func leastRecentlyUsed(entries []*entry) *entry {
 	var idle, any *entry
-	for _, e := range s.byOwner[owner] {
+	for _, e := range entries {
 		if e.ss == nil {
 			continue
 		}
@@ -257,6 +307,21 @@ func (s *sessions) use(id string, caller *memstore.Caller, stream *getStream) (*
 	return e, nil
 }
 
+// protocol is the revision of MCP that e's client asked for when it
+// initialized the session, "" before.
+func (s *sessions) protocol(e *entry) string {
+	s.mu.Lock()
+	ss := e.ss
+	s.mu.Unlock()
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
+}
+
 // opened ends the request counted by open. The SDK makes a session for
 // every such request but keeps it only if the request initialized it:
 // any other entry is forgotten now rather than when the SDK's closing of
@@ -314,21 +379,26 @@ func (s *sessions) closeLocked(e *entry) {
 		e.expiry.Stop()
 	}
 	delete(s.byID, e.id)
-	owner := e.caller.Session.ID
-	rest := s.byOwner[owner][:0]
-	for _, o := range s.byOwner[owner] {
+	forget(s.byOwner, e.caller.Session.ID, e)
+	forget(s.byShare, e.caller.WorkspaceID, e)
+	if e.ss != nil {
+		// Close waits for the session's requests in progress to end.
+		go e.ss.Close()
+	}
+}
+
+// forget removes e from m[key].
+func forget(m map[string][]*entry, key string, e *entry) {
+	rest := m[key][:0]
+	for _, o := range m[key] {
 		if o != e {
 			rest = append(rest, o)
 		}
 	}
 	if len(rest) == 0 {
-		delete(s.byOwner, owner)
+		delete(m, key)
 	} else {
-		s.byOwner[owner] = rest
-	}
-	if e.ss != nil {
-		// Close waits for the session's requests in progress to end.
-		go e.ss.Close()
+		m[key] = rest
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 // TestConsoleConnectionBusy: on --console-addr, the connection cap knows
 // which console connections have a request in progress: new connections
-// close idle ones to make room, never one whose request is being read.
+// close idle ones to make room before one whose request is being read.
 func TestConsoleConnectionBusy(t *testing.T) {
 	const max = 2
 	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--console-addr", "127.0.0.1:0",

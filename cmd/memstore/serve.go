@@ -49,10 +49,13 @@ overwritten). Make more keys with 'memstore keys create'.
 
 The server holds at most --max-connections connections at once: at the
 cap, a new connection closes the one idle the longest (one that has sent
-no whole request yet, or waits between requests); when every one has a
-request in progress, new connections wait for one to end. A connection is
-also dropped when its request's headers are slow to come, or when it stays
-idle between requests for long.
+no whole request yet, or waits between requests), else the one whose
+request has waited the longest for its body; when every one has a request
+in progress that waits for no body, new connections wait for one to end.
+A connection is also dropped when its request's headers are slow to come,
+when its request's body comes slower than 1 KiB a second after its first
+5 seconds (or takes over 10 seconds without a credential), or when it
+stays idle between requests for long.
 
 Each workspace holds at most --max-stores-per-workspace stores
 (archived ones included) and --max-sessions-per-workspace live sessions,
@@ -133,6 +136,9 @@ type serveConfig struct {
 	mcpIdle        duration // MCP over HTTP, /mcp
 	mcpMax         count
 	mcpPerSession  count
+	mcpPerShare    count
+	feedPerShare   count // the change feed's streams, per workspace
+	feedPerCred    count // and per credential
 	origins        originList
 	console        boolValue // serve the web console
 	consoleAddr    hostPort  // on its own address, "" for the API's
@@ -152,30 +158,33 @@ type serveConfig struct {
 // serveEnv names the variable of each flag of serve (--db reads
 // MEMSTORE_DB through the backend selection, like the keys commands).
 var serveEnv = map[string]string{
-	"addr":                   "MEMSTORE_ADDR",
-	"create-existing":        "MEMSTORE_CREATE_EXISTING",
-	"strict-headers":         "MEMSTORE_STRICT_HEADERS",
-	"max-memories-per-store": "MEMSTORE_MAX_MEMORIES_PER_STORE",
-	"max-body-bytes":         "MEMSTORE_MAX_BODY_BYTES",
-	"max-connections":        "MEMSTORE_MAX_CONNECTIONS",
-	"log-format":             "MEMSTORE_LOG_FORMAT",
-	"log-level":              "MEMSTORE_LOG_LEVEL",
-	"mcp-idle-timeout":       "MEMSTORE_MCP_IDLE_TIMEOUT",
-	"mcp-max-sessions":       "MEMSTORE_MCP_MAX_SESSIONS",
-	"mcp-max-per-session":    "MEMSTORE_MCP_MAX_PER_SESSION",
-	"allowed-origins":        "MEMSTORE_ALLOWED_ORIGINS",
-	"console":                "MEMSTORE_CONSOLE",
-	"console-addr":           "MEMSTORE_CONSOLE_ADDR",
-	"console-idle-timeout":   "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
-	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
-	"webhook-allow-private":  "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
-	"webhook-retry-min":      "MEMSTORE_WEBHOOK_RETRY_MIN",
-	"webhook-retry-max":      "MEMSTORE_WEBHOOK_RETRY_MAX",
-	"webhook-attempts":       "MEMSTORE_WEBHOOK_ATTEMPTS",
-	"console-secure-cookies": "MEMSTORE_CONSOLE_SECURE_COOKIES",
-	"trusted-proxies":        "MEMSTORE_TRUSTED_PROXIES",
-	"tls-cert":               "MEMSTORE_TLS_CERT",
-	"tls-key":                "MEMSTORE_TLS_KEY",
+	"addr":                    "MEMSTORE_ADDR",
+	"create-existing":         "MEMSTORE_CREATE_EXISTING",
+	"strict-headers":          "MEMSTORE_STRICT_HEADERS",
+	"max-memories-per-store":  "MEMSTORE_MAX_MEMORIES_PER_STORE",
+	"max-body-bytes":          "MEMSTORE_MAX_BODY_BYTES",
+	"max-connections":         "MEMSTORE_MAX_CONNECTIONS",
+	"log-format":              "MEMSTORE_LOG_FORMAT",
+	"log-level":               "MEMSTORE_LOG_LEVEL",
+	"mcp-idle-timeout":        "MEMSTORE_MCP_IDLE_TIMEOUT",
+	"mcp-max-sessions":        "MEMSTORE_MCP_MAX_SESSIONS",
+	"mcp-max-per-session":     "MEMSTORE_MCP_MAX_PER_SESSION",
+	"mcp-max-per-workspace":   "MEMSTORE_MCP_MAX_PER_WORKSPACE",
+	"feed-max-per-workspace":  "MEMSTORE_FEED_MAX_PER_WORKSPACE",
+	"feed-max-per-credential": "MEMSTORE_FEED_MAX_PER_CREDENTIAL",
+	"allowed-origins":         "MEMSTORE_ALLOWED_ORIGINS",
+	"console":                 "MEMSTORE_CONSOLE",
+	"console-addr":            "MEMSTORE_CONSOLE_ADDR",
+	"console-idle-timeout":    "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
+	"console-session-max":     "MEMSTORE_CONSOLE_SESSION_MAX",
+	"webhook-allow-private":   "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
+	"webhook-retry-min":       "MEMSTORE_WEBHOOK_RETRY_MIN",
+	"webhook-retry-max":       "MEMSTORE_WEBHOOK_RETRY_MAX",
+	"webhook-attempts":        "MEMSTORE_WEBHOOK_ATTEMPTS",
+	"console-secure-cookies":  "MEMSTORE_CONSOLE_SECURE_COOKIES",
+	"trusted-proxies":         "MEMSTORE_TRUSTED_PROXIES",
+	"tls-cert":                "MEMSTORE_TLS_CERT",
+	"tls-key":                 "MEMSTORE_TLS_KEY",
 
 	// The quotas of workspaces, sessions and credentials (memstore.Limits).
 	"max-stores-per-workspace":   "MEMSTORE_MAX_STORES_PER_WORKSPACE",
@@ -202,6 +211,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		mcpIdle:        duration(mcpserver.DefaultIdleTimeout),
 		mcpMax:         mcpserver.DefaultMaxSessions,
 		mcpPerSession:  mcpserver.DefaultMaxSessionsPerSession,
+		mcpPerShare:    mcpserver.DefaultMaxSessionsPerWorkspace,
+		feedPerShare:   httpapi.DefaultMaxStreamsPerWorkspace,
+		feedPerCred:    httpapi.DefaultMaxStreamsPerCredential,
 		console:        true,
 		consoleIdle:    duration(memstore.DefaultSignInIdle),
 		consoleLife:    duration(memstore.DefaultSignInLifetime),
@@ -228,6 +240,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.mcpIdle, "mcp-idle-timeout", "close an MCP session after `DURATION` without a request (MEMSTORE_MCP_IDLE_TIMEOUT)")
 	fs.Var(&c.mcpMax, "mcp-max-sessions", fmt.Sprintf("cap on the MCP sessions open at once, `N`, at most half of --max-connections; 0 for the default of %d (MEMSTORE_MCP_MAX_SESSIONS)", mcpserver.DefaultMaxSessions))
 	fs.Var(&c.mcpPerSession, "mcp-max-per-session", "cap on the MCP sessions open at once for one memstore session, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_SESSION)")
+	fs.Var(&c.mcpPerShare, "mcp-max-per-workspace", "cap on the MCP sessions open at once for one workspace, its share of --mcp-max-sessions, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_WORKSPACE)")
+	fs.Var(&c.feedPerShare, "feed-max-per-workspace", fmt.Sprintf("cap on the change feed's streams open at once for one workspace, its share of the server's %d, `N`; 0 for the default (MEMSTORE_FEED_MAX_PER_WORKSPACE)", httpapi.DefaultMaxStreams))
+	fs.Var(&c.feedPerCred, "feed-max-per-credential", "cap on the change feed's streams open at once for one API key or session token, `N`; 0 for the default (MEMSTORE_FEED_MAX_PER_CREDENTIAL)")
 	fs.Var(&c.origins, "allowed-origins", "comma-separated `ORIGINS`, such as https://app.example.com, of web pages allowed to use /mcp besides the server's own (MEMSTORE_ALLOWED_ORIGINS)")
 	fs.Var(&c.console, "console", "serve the web console at /console/ (MEMSTORE_CONSOLE; default true)")
 	fs.Var(&c.consoleAddr, "console-addr", "serve the web console on `HOST:PORT` instead of --addr (MEMSTORE_CONSOLE_ADDR)")
@@ -390,21 +405,23 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(bool(c.webhookPrivate)))
 	api := httpapi.New(httpapi.Config{
 		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
-		Counts:         db.Counts,
-		PoolStats:      db.PoolStats,
-		Ping:           db.Ping,
-		Logger:         log,
-		Registry:       reg,
-		CreateExisting: c.createExisting.value,
-		StrictHeaders:  bool(c.strictHeaders),
-		MaxBodyBytes:   int64(c.maxBodyBytes),
+		Counts:                  db.Counts,
+		PoolStats:               db.PoolStats,
+		Ping:                    db.Ping,
+		Logger:                  log,
+		Registry:                reg,
+		CreateExisting:          c.createExisting.value,
+		StrictHeaders:           bool(c.strictHeaders),
+		MaxBodyBytes:            int64(c.maxBodyBytes),
+		MaxStreamsPerWorkspace:  int(c.feedPerShare),
+		MaxStreamsPerCredential: int(c.feedPerCred),
 	})
 	defer api.Close()
 	// /mcp serves the agent tools to MCP clients holding a session token,
 	// logged, counted and body-capped as the API's routes are.
 	mcpHandler := mcpserver.Handler(mcpserver.HandlerConfig{
 		Sessions: core, Services: agenttool.Services{Memories: core, Search: core}, Version: Version, Logger: log,
-		IdleTimeout: time.Duration(c.mcpIdle), MaxSessions: int(c.mcpMax), MaxSessionsPerSession: int(c.mcpPerSession),
+		IdleTimeout: time.Duration(c.mcpIdle), MaxSessions: int(c.mcpMax), MaxSessionsPerSession: int(c.mcpPerSession), MaxSessionsPerWorkspace: int(c.mcpPerShare),
 		MaxBodyBytes:   int64(c.maxBodyBytes),
 		AllowedOrigins: c.origins, Registry: reg,
 	})
@@ -490,12 +507,13 @@ func shutdown(ctx context.Context, srv *http.Server, log *slog.Logger) {
 
 // httpServer is a server of h on the connections of l, with serve's
 // timeouts and limits. It tells l which connections have a request in
-// progress, without which the connection cap would take them for idle
-// and close one mid-request to make room.
+// progress and which of those wait for a body (netlimit.Listener.Serve),
+// without which the connection cap would take them for idle and close
+// one mid-request to make room, or let requests whose bodies trickle in
+// keep every other client out; and it ends a body that comes too slowly.
 func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Server {
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           h,
-		ConnState:         l.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -503,6 +521,8 @@ func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Se
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	l.Serve(srv)
+	return srv
 }
 
 // firstKey gives a database without API keys its first one, so that a

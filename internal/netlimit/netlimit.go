@@ -1,34 +1,42 @@
-// Package netlimit bounds the connections an HTTP server holds at once.
+// Package netlimit bounds the connections an HTTP server holds at once,
+// and how slowly their requests' bodies may come.
 package netlimit
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // Listener is a net.Listener that holds at most max connections at once,
-// for an http.Server whose ConnState is the Listener's ConnState.
+// for an http.Server set up by Serve.
 //
-// When a connection arrives with max already held, the held connection
-// that has waited longest without a request in progress (accepted but
-// with no whole request read yet, or idle between requests) is closed to
-// make room: it is the cheapest to turn away, and this way a flood of
-// connections that send nothing cannot keep out a client that sends its
-// request at once. When every held connection has a request in progress,
-// Accept waits for one of them to end or fall idle, and new connections
-// wait in the system's queue of pending connections meanwhile. A request
-// in progress is never cut short.
+// When a connection arrives with max already held, a held connection that
+// waits on its client is closed to make room: first the one idle the
+// longest (accepted but with no whole request read yet, or idle between
+// requests), which is the cheapest to turn away; else the one whose
+// request's body has been awaited the longest (a request whose headers
+// came but whose body trickles in, or never comes). This way neither a
+// flood of connections that send nothing nor one of requests that send
+// their bodies a byte at a time can keep out a client that sends its
+// request at once. When every held connection has a request in progress
+// that waits on no body, Accept waits for one of them to end or fall
+// idle, and new connections wait in the system's queue of pending
+// connections meanwhile. A request whose body has come is never cut
+// short.
 type Listener struct {
 	net.Listener
 	max int
 
 	mu   sync.Mutex
-	room *sync.Cond       // signalled when a connection leaves or falls idle, and on Close
+	room *sync.Cond       // signalled when a connection leaves, falls idle or waits for a body, and on Close
 	held map[*conn]uint64 // each held connection: when it fell idle (a tick), 0 when busy
-	tick uint64           // orders the moments connections fell idle
 	done bool             // Close was called
+
+	tick atomic.Uint64 // orders the moments connections began to wait on their clients
 }
 
 // New returns a Listener over l that holds at most n connections (at
@@ -39,8 +47,8 @@ func New(l net.Listener, n int) *Listener {
 	return ln
 }
 
-// Accept waits for room, then accepts a connection, closing the longest
-// idle one if all max are held.
+// Accept waits for room, then accepts a connection, closing one that
+// waits on its client if all max are held.
 func (l *Listener) Accept() (net.Conn, error) {
 	l.mu.Lock()
 	l.waitRoom()
@@ -55,7 +63,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 	lc := &conn{Conn: c, l: l}
 	l.mu.Lock()
-	// The idle connection found before may have become busy while Accept
+	// The connection found before may have become busy while Accept
 	// waited: the new one then waits, as it would have in the queue.
 	l.waitRoom()
 	if l.done {
@@ -65,11 +73,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 	var victim *conn
 	if len(l.held) >= l.max {
-		victim = l.longestIdle()
+		victim = l.waiting()
 		delete(l.held, victim)
 	}
-	l.tick++
-	l.held[lc] = l.tick // idle until the server reads a request
+	l.held[lc] = l.tick.Add(1) // idle until the server reads a request
 	l.mu.Unlock()
 	if victim != nil {
 		victim.Conn.Close()
@@ -78,23 +85,34 @@ func (l *Listener) Accept() (net.Conn, error) {
 }
 
 // waitRoom waits until a connection can be added, if need be by closing
-// an idle one, or until Close. l.mu must be held.
+// one that waits on its client, or until Close. l.mu must be held.
 func (l *Listener) waitRoom() {
-	for !l.done && len(l.held) >= l.max && l.longestIdle() == nil {
+	for !l.done && len(l.held) >= l.max && l.waiting() == nil {
 		l.room.Wait()
 	}
 }
 
-// longestIdle is the held connection idle the longest, nil when all are
-// busy. l.mu must be held.
-func (l *Listener) longestIdle() *conn {
-	var oldest *conn
+// waiting is the held connection to close to make room: the one idle the
+// longest, else the one that has waited the longest for its request's
+// body; nil when none waits on its client. l.mu must be held.
+func (l *Listener) waiting() *conn {
+	var idle, body *conn
+	var bodySince uint64
 	for c, since := range l.held {
-		if since != 0 && (oldest == nil || since < l.held[oldest]) {
-			oldest = c
+		if since != 0 {
+			if idle == nil || since < l.held[idle] {
+				idle = c
+			}
+			continue
+		}
+		if s := c.bodySince(); s != 0 && (body == nil || s < bodySince) {
+			body, bodySince = c, s
 		}
 	}
-	return oldest
+	if idle != nil {
+		return idle
+	}
+	return body
 }
 
 // ConnState records the state of a connection, for http.Server.ConnState:
@@ -102,11 +120,8 @@ func (l *Listener) longestIdle() *conn {
 // until it waits for the next one. An HTTPS server reports the TLS
 // connection over the Listener's.
 func (l *Listener) ConnState(c net.Conn, s http.ConnState) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	lc, ok := c.(*conn)
-	if !ok {
+	lc := l.own(c)
+	if lc == nil {
 		return
 	}
 	l.mu.Lock()
@@ -114,10 +129,10 @@ func (l *Listener) ConnState(c net.Conn, s http.ConnState) {
 	if _, ok := l.held[lc]; !ok {
 		return // closed, or closed to make room
 	}
+	lc.body.Store(false) // a request's body is awaited once Serve's handler says so
 	switch s {
 	case http.StateNew, http.StateIdle:
-		l.tick++
-		l.held[lc] = l.tick
+		l.held[lc] = l.tick.Add(1)
 		l.room.Broadcast()
 	case http.StateActive, http.StateHijacked:
 		// A hijacked connection is its handler's until closed.
@@ -126,6 +141,19 @@ func (l *Listener) ConnState(c net.Conn, s http.ConnState) {
 		delete(l.held, lc)
 		l.room.Broadcast()
 	}
+}
+
+// own is c as the Listener's connection, unwrapping TLS; nil for another
+// listener's.
+func (l *Listener) own(c net.Conn) *conn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	lc, ok := c.(*conn)
+	if !ok || lc.l != l {
+		return nil
+	}
+	return lc
 }
 
 // Held is the number of connections held now.
@@ -148,6 +176,48 @@ func (l *Listener) Close() error {
 type conn struct {
 	net.Conn
 	l *Listener
+
+	// body is set while the request in progress still awaits its body
+	// from the client: from when Serve's handler sees a request with a
+	// body (HTTP/1) until the body has come, or the request ends.
+	body atomic.Bool
+	// reading is when the read the connection is blocked in began (a
+	// tick), 0 when none is.
+	reading atomic.Uint64
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	c.reading.Store(c.l.tick.Add(1))
+	if c.body.Load() {
+		c.l.wake() // it may now make room
+	}
+	n, err := c.Conn.Read(p)
+	c.reading.Store(0)
+	return n, err
+}
+
+// bodySince is when c began to wait for its request's body, as the read
+// it is blocked in began; 0 when it waits for none.
+func (c *conn) bodySince() uint64 {
+	if !c.body.Load() {
+		return 0
+	}
+	return c.reading.Load()
+}
+
+// awaitBody records whether c's request in progress awaits its body.
+func (c *conn) awaitBody(yes bool) {
+	c.body.Store(yes)
+	if yes && c.reading.Load() != 0 {
+		c.l.wake()
+	}
+}
+
+// wake wakes an Accept that waits for room.
+func (l *Listener) wake() {
+	l.mu.Lock()
+	l.room.Broadcast()
+	l.mu.Unlock()
 }
 
 func (c *conn) Close() error {
@@ -158,4 +228,15 @@ func (c *conn) Close() error {
 	}
 	c.l.mu.Unlock()
 	return c.Conn.Close()
+}
+
+// connKey is the request context's key of the connection it came on.
+type connKey struct{}
+
+// connContext is http.Server.ConnContext for Serve.
+func (l *Listener) connContext(ctx context.Context, c net.Conn) context.Context {
+	if lc := l.own(c); lc != nil {
+		ctx = context.WithValue(ctx, connKey{}, lc)
+	}
+	return ctx
 }

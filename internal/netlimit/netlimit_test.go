@@ -20,7 +20,8 @@ func serve(t *testing.T, max int, h http.Handler) (*netlimit.Listener, string) {
 		t.Fatal(err)
 	}
 	ln := netlimit.New(inner, max)
-	srv := &http.Server{Handler: h, ConnState: ln.ConnState}
+	srv := &http.Server{Handler: h}
+	ln.Serve(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	t.Cleanup(func() {
