@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -89,20 +90,23 @@ func TestCheckWebhookAddr(t *testing.T) {
 }
 
 func TestFeedFill(t *testing.T) {
-	d := func(endpoint string) WebhookDelivery { return WebhookDelivery{EndpointID: endpoint} }
-	c := WebhookClaim{N: 5, PerEndpoint: 3, Holds: map[string]int{"a": 2, "b": 3}, AllFeeds: true}
+	d := func(endpoint string) WebhookDelivery {
+		return WebhookDelivery{EndpointID: endpoint, Event: WebhookEvent{WorkspaceID: "w" + endpoint}}
+	}
+	c := WebhookClaim{N: 5, PerEndpoint: 3, Holds: map[string]int{"a": 2, "b": 3}, Caps: map[string]int{"p": 0, "q": 1}, AllFeeds: true}
 	f := c.Fill([]WebhookDelivery{d("c")})
-	if f.Done() || f.Room("a") != 1 || f.Room("b") != 0 || f.Room("c") != 2 || f.Room("z") != 3 {
-		t.Fatalf("rooms a %d, b %d, c %d, z %d", f.Room("a"), f.Room("b"), f.Room("c"), f.Room("z"))
+	room := func(e string) int { return f.Room(e, "w"+e) }
+	if f.Done() || room("a") != 1 || room("b") != 0 || room("c") != 2 || room("z") != 3 || room("p") != 0 || room("q") != 1 {
+		t.Fatalf("rooms a %d, b %d, c %d, z %d, p %d, q %d", room("a"), room("b"), room("c"), room("z"), room("p"), room("q"))
 	}
 	f.Take([]WebhookDelivery{d("a"), d("c"), d("c")})
 	full := f.Full()
 	slices.Sort(full)
-	if !slices.Equal(full, []string{"a", "b", "c"}) {
+	if !slices.Equal(full, []string{"a", "b", "c", "p"}) {
 		t.Errorf("full: %v", full)
 	}
-	if f.Room("z") != 1 || f.Done() { // 4 of the claim's 5 taken
-		t.Errorf("room for z %d, done %v", f.Room("z"), f.Done())
+	if room("z") != 1 || f.Done() { // 4 of the claim's 5 taken
+		t.Errorf("room for z %d, done %v", room("z"), f.Done())
 	}
 	f.Take([]WebhookDelivery{d("z")})
 	if !f.Done() || len(f.Claimed) != 5 {
@@ -110,5 +114,71 @@ func TestFeedFill(t *testing.T) {
 	}
 	if (WebhookClaim{N: 5}).Fill(nil).Done() != true {
 		t.Errorf("a claim naming no feed reads one")
+	}
+	// A workspace's room: its share less what is held and taken of it.
+	c = WebhookClaim{N: 100, PerEndpoint: 10, PerWorkspace: 4, WorkspaceHolds: map[string]int{"wa": 3}}
+	f = c.Fill(nil)
+	if f.Room("a", "wa") != 1 || f.Room("b", "wb") != 4 {
+		t.Errorf("workspace rooms: %d, %d", f.Room("a", "wa"), f.Room("b", "wb"))
+	}
+	if got := c.EndpointRooms(); len(got) != 0 {
+		t.Errorf("endpoint rooms of a claim holding none: %v", got)
+	}
+	c.Holds, c.Caps = map[string]int{"a": 4, "b": 12}, map[string]int{"a": 5, "p": 0}
+	if got := c.EndpointRooms(); got["a"] != 1 || got["b"] != 0 || got["p"] != 0 || len(got) != 3 {
+		t.Errorf("endpoint rooms %v", got)
+	}
+	if got := c.WorkspaceRooms(); got["wa"] != 1 || len(got) != 1 {
+		t.Errorf("workspace rooms %v", got)
+	}
+}
+
+// TestFeedFillPull: the cursors of a busy workspace, read first (their
+// events the oldest), take no more than their share of a small claim
+// in its first round, so that the other workspaces' cursors are served
+// too; the second round gives out what is left.
+func TestFeedFillPull(t *testing.T) {
+	var cursors []FeedCursor
+	for i := range 10 { // a busy workspace's, read first
+		cursors = append(cursors, FeedCursor{Endpoint: fmt.Sprint("a", i), Workspace: "busy"})
+	}
+	cursors = append(cursors, FeedCursor{Endpoint: "b", Workspace: "quiet"}, FeedCursor{Endpoint: "c", Workspace: "other"})
+	for _, tc := range []struct {
+		n, perWorkspace  int
+		busy, quiet, oth int
+	}{
+		{n: 6, perWorkspace: 0, busy: 2, quiet: 2, oth: 2},   // a third each
+		{n: 100, perWorkspace: 8, busy: 8, quiet: 2, oth: 2}, // the busy one's share
+		{n: 30, perWorkspace: 0, busy: 26, quiet: 2, oth: 2}, // the second round gives the busy one what the others leave
+	} {
+		c := WebhookClaim{N: tc.n, PerEndpoint: 100, PerWorkspace: tc.perWorkspace, AllFeeds: true}
+		f := c.Fill(nil)
+		var order []string
+		err := f.Pull(cursors, func(i, n int) ([]WebhookDelivery, bool, error) {
+			cur := cursors[i]
+			order = append(order, cur.Endpoint)
+			if cur.Workspace != "busy" {
+				n = min(n, 2) // the quiet feeds hold two events each
+			}
+			var ds []WebhookDelivery
+			for range n {
+				ds = append(ds, WebhookDelivery{EndpointID: cur.Endpoint, Event: WebhookEvent{WorkspaceID: cur.Workspace}})
+			}
+			return ds, cur.Workspace == "busy", nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, d := range f.Claimed {
+			got[d.Event.WorkspaceID]++
+		}
+		if got["busy"] != tc.busy || got["quiet"] != tc.quiet || got["other"] != tc.oth {
+			t.Errorf("N %d, per workspace %d: took %v (pulls %v)", tc.n, tc.perWorkspace, got, order)
+		}
+		// Each workspace's first cursor is read before any second.
+		if len(order) < 3 || !slices.Equal(order[:3], []string{"a0", "b", "c"}) {
+			t.Errorf("N %d: pulls in the order %v", tc.n, order)
+		}
 	}
 }
