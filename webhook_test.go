@@ -77,12 +77,24 @@ func TestFeedDelivery(t *testing.T) {
 func TestCheckWebhookAddr(t *testing.T) {
 	for _, a := range []string{"127.0.0.1", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "::1", "fe80::1", "fc00::1", "0.0.0.0", "100.64.0.1", "::ffff:127.0.0.1", "224.0.0.1",
 		"64:ff9b::a00:5", "64:ff9b::7f00:1", "::7f00:1", "2002:a00:5::1", "2001:0:4136:e378::1", "64:ff9b:1::1",
-		"198.18.0.1", "240.0.0.1", "192.0.0.8", "0.1.2.3", "fec0::1"} {
+		"198.18.0.1", "240.0.0.1", "192.0.0.8", "0.1.2.3", "fec0::1",
+		// IPv4 carried in IPv6: mapped, compatible, translated (SIIT),
+		// NAT64, 6to4 and ISATAP, each of a private address; Teredo and
+		// local-use NAT64, whatever they carry; discard-only and
+		// documentation ranges.
+		"::ffff:10.0.0.1", "::ffff:169.254.169.254", "::10.0.0.1", "::ffff:0:127.0.0.1", "::ffff:0:10.0.0.1",
+		"::ffff:0:169.254.169.254", "::ffff:0:0:1", "::ffff:0:192.168.1.1", "64:ff9b::192.168.0.1", "64:ff9b::169.254.169.254",
+		"2002:a9fe:a9fe::1", "2002:c0a8:101::1", "2001:0:5ef5:79fb::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+		"64:ff9b:1::808:808", "2a00:1450::5efe:10.0.0.1", "2a00:1450::200:5efe:192.168.1.1", "100::1", "2001:db8::1",
+		"::ffff:127.0.0.1%lo", "fe80::1%eth0"} {
 		if CheckWebhookAddr(netip.MustParseAddr(a)) == nil {
 			t.Errorf("%s is allowed", a)
 		}
 	}
-	for _, a := range []string{"93.184.215.14", "2606:4700::1111", "8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"} {
+	// The same forms carrying a public address reach it, as an
+	// IPv6-only network's NAT64 does.
+	for _, a := range []string{"93.184.215.14", "2606:4700::1111", "8.8.8.8", "64:ff9b::808:808", "2002:808:808::1",
+		"::ffff:0:8.8.8.8", "2a00:1450::5efe:8.8.8.8", "2a00:1450:4001:81c::200e"} {
 		if err := CheckWebhookAddr(netip.MustParseAddr(a)); err != nil {
 			t.Errorf("%s: %v", a, err)
 		}
@@ -179,6 +191,60 @@ func TestFeedFillPull(t *testing.T) {
 		// Each workspace's first cursor is read before any second.
 		if len(order) < 3 || !slices.Equal(order[:3], []string{"a0", "b", "c"}) {
 			t.Errorf("N %d: pulls in the order %v", tc.n, order)
+		}
+	}
+}
+
+// TestCheckURLWithoutDNS: an endpoint's URL is checked, when it is made,
+// for what can be known without DNS (this test runs offline): a name
+// that does not resolve yet is accepted, to be checked on every
+// connection; a private address written in any form, a localhost name
+// and http are refused, saying why.
+func TestCheckURLWithoutDNS(t *testing.T) {
+	ws := NewWebhooks(nil)
+	for _, u := range []string{"https://example.com/hooks", "https://hooks.invalid/x", "https://EXAMPLE.com./x", "https://93.184.215.14/x",
+		"https://[2606:4700::1111]:8443/x", "https://[::ffff:0:8.8.8.8]/x", "https://123.example.com/x", "https://bücher.example/x"} {
+		if err := ws.CheckURL(t.Context(), u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for u, why := range map[string]string{
+		"https://[::ffff:0:127.0.0.1]/x":               "loopback",
+		"https://[::ffff:0:a00:1]/x":                   "private",
+		"https://[::ffff:127.0.0.1]/x":                 "loopback",
+		"https://[64:ff9b::a9fe:a9fe]/x":               "link-local",
+		"https://[fe80::1%25eth0]/x":                   "link-local",
+		"https://127.0.0.1/x":                          "loopback",
+		"https://10.1.2.3/x":                           "private",
+		"https://169.254.169.254/latest":               "link-local",
+		"https://127.1/x":                              "dotted",
+		"https://2130706433/x":                         "dotted",
+		"https://0x7f000001/x":                         "dotted",
+		"https://0177.0.0.1/x":                         "dotted",
+		"https://example.0x10/x":                       "dotted",
+		"https://localhost/x":                          "localhost",
+		"https://LocalHost./x":                         "localhost",
+		"https://api.localhost/x":                      "localhost",
+		"http://example.com/x":                         "https",
+		"https://example.com:0/x":                      "port",
+		"https://example.com:70000/x":                  "port",
+		"https://user:pw@example.com/x":                "user name",
+		"https:///x":                                   "absolute",
+		"https://exa mple.com/x":                       "absolute",
+		"https://example..com/x":                       "host name",
+		"https://-example.com/x":                       "host name",
+		"https://" + strings.Repeat("a", 64) + ".com/": "host name",
+	} {
+		err := ws.CheckURL(t.Context(), u)
+		if ErrorCode(err) != EInvalid || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: %v, want an invalid-request error saying %q", u, err, why)
+		}
+	}
+	// With the allowance, private addresses, localhost and http pass.
+	open := NewWebhooks(nil, WebhooksAllowPrivate(true))
+	for _, u := range []string{"http://localhost:8080/x", "http://127.0.0.1/x", "https://[::ffff:0:127.0.0.1]/x"} {
+		if err := open.CheckURL(t.Context(), u); err != nil {
+			t.Errorf("with the allowance, %s: %v", u, err)
 		}
 	}
 }
