@@ -255,11 +255,15 @@ type WebhookClaim struct {
 	AllFeeds bool
 }
 
-// Scan bounds the due deliveries a claim looks at, the oldest N of the
+// Scan bounds the due deliveries a claim looks at, the oldest 2N of the
 // endpoints and workspaces with room, so that its cost does not grow
 // with a backlog: one with some room takes no more than that of them,
-// and the rest wait for the next claim.
-func (c WebhookClaim) Scan() int { return c.N }
+// and the rest wait for the next claim. Twice N, so that a workspace
+// whose backlog is the oldest leaves room in the claim for the others'
+// that come next; a workspace whose share is full is passed over by the
+// scan itself, so the others' deliveries come at the next claim at the
+// latest, however large its backlog.
+func (c WebhookClaim) Scan() int { return 2 * c.N }
 
 // EndpointRooms is how many more deliveries the claim may take of each
 // endpoint that the caller holds or caps; any other may take
