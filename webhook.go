@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"net"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -156,7 +157,6 @@ type Webhooks struct {
 	s            WebhookStorage
 	now          func() time.Time
 	allowPrivate bool
-	resolve      func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // A WebhooksOption configures Webhooks.
@@ -176,7 +176,7 @@ func WebhooksClock(now func() time.Time) WebhooksOption {
 
 // NewWebhooks returns the webhook endpoints over s.
 func NewWebhooks(s WebhookStorage, opts ...WebhooksOption) *Webhooks {
-	w := &Webhooks{s: s, now: time.Now, resolve: lookupIP}
+	w := &Webhooks{s: s, now: time.Now}
 	for _, o := range opts {
 		o(w)
 	}
@@ -392,17 +392,21 @@ func validateWebhookText(name, description string) error {
 	return nil
 }
 
-// CheckURL checks that raw may receive deliveries: an absolute https URL
-// (http too when private addresses are allowed) without credentials,
-// whose host resolves to public addresses only, unless private ones are
-// allowed (EInvalid). Delivery checks the address it dials again, since
-// a name may resolve otherwise later.
+// CheckURL checks that raw may receive deliveries, as far as can be
+// known without DNS, so that an endpoint may be made before its name
+// resolves: an absolute https URL (http too when private addresses are
+// allowed) without credentials, of a valid port, whose host is a name
+// or an address, unless private ones are allowed, a public address
+// (CheckWebhookAddr), written in the standard form, and no name under
+// localhost (EInvalid). A name is checked on every connection a
+// delivery makes, by the address it dials, since it may resolve
+// anywhere, and otherwise later.
 func (ws *Webhooks) CheckURL(ctx context.Context, raw string) error {
 	if len(raw) > MaxWebhookURLLength {
 		return Errorf(EInvalid, "url is longer than %d bytes", MaxWebhookURLLength)
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" {
+	if err != nil || u.Host == "" || u.Opaque != "" || u.Hostname() == "" {
 		return Errorf(EInvalid, "url %q is not an absolute URL such as https://example.com/hooks", raw)
 	}
 	switch {
@@ -414,37 +418,96 @@ func (ws *Webhooks) CheckURL(ctx context.Context, raw string) error {
 	if u.User != nil {
 		return Errorf(EInvalid, "url must not hold a user name or password")
 	}
-	if ws.allowPrivate {
-		return nil
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Errorf(EInvalid, "url's port %q is not a port from 1 to 65535", p)
+		}
 	}
 	host := u.Hostname()
-	addrs, err := ws.resolve(ctx, host)
-	if err != nil {
-		return Errorf(EInvalid, "url's host %q does not resolve: %v", host, err)
-	}
-	for _, a := range addrs {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if ws.allowPrivate {
+			return nil
+		}
 		if err := CheckWebhookAddr(a); err != nil {
 			return Errorf(EInvalid, "url's host %q %s", host, err.Error())
 		}
+		return nil
+	}
+	if err := checkHostName(host); err != nil {
+		return err
+	}
+	if ws.allowPrivate {
+		return nil
+	}
+	if name := strings.ToLower(strings.TrimSuffix(host, ".")); name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return Errorf(EInvalid, "url's host %q is a localhost name, which always reaches this machine; webhooks may not reach it", host)
 	}
 	return nil
+}
+
+// checkHostName checks that host, not an IP address, is a name a
+// delivery could resolve: labels of letters, digits, hyphens and
+// underscores (or, in an internationalized name, other letters), none
+// empty nor longer than 63 bytes nor beginning or ending with a hyphen,
+// 253 bytes in all, and the last not a number, which a URL parser reads
+// as an IPv4 address in another form (2130706433, 0x7f.1, 127.1 are
+// 127.0.0.1 to many receivers' libraries, but not to memstore's check).
+func checkHostName(host string) error {
+	name := strings.TrimSuffix(host, ".")
+	if name == "" || len(name) > 253 {
+		return Errorf(EInvalid, "url's host %q is not a valid host name", host)
+	}
+	labels := strings.Split(name, ".")
+	for _, l := range labels {
+		ok := l != "" && len(l) <= 63 && l[0] != '-' && l[len(l)-1] != '-' && utf8.ValidString(l)
+		for _, r := range l {
+			ok = ok && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > unicode.MaxASCII && unicode.IsPrint(r))
+		}
+		if !ok {
+			return Errorf(EInvalid, "url's host %q is not a valid host name: each label is letters, digits and hyphens, 1 to 63 bytes", host)
+		}
+	}
+	if last := strings.ToLower(labels[len(labels)-1]); isNumber(last) {
+		return Errorf(EInvalid, "url's host %q reads as an IPv4 address in a form other than dotted decimal; write the address as four decimal numbers, such as 93.184.215.14", host)
+	}
+	return nil
+}
+
+// isNumber reports whether a host's label is a number as the URL
+// standard's IPv4 parser takes one: decimal digits, or 0x and hex
+// digits.
+func isNumber(label string) bool {
+	digits := "0123456789"
+	if rest, ok := strings.CutPrefix(label, "0x"); ok {
+		label, digits = rest, "0123456789abcdef"
+		if label == "" {
+			return true
+		}
+	}
+	return label != "" && strings.Trim(label, digits) == ""
 }
 
 // CheckWebhookAddr refuses an address that a delivery must not reach
 // without WebhooksAllowPrivate: loopback, link-local, private,
 // unspecified, multicast or reserved, and an IPv6 address that carries
-// such an IPv4 address to a translator or tunnel (NAT64, 6to4,
-// IPv4-compatible) (EInvalid).
+// such an IPv4 address to a translator or tunnel: IPv4-mapped
+// (::ffff:0:0/96), IPv4-compatible (::/96), IPv4-translated
+// (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16) and ISATAP
+// (an interface identifier of 0:5efe or 200:5efe). Teredo (2001::/32)
+// and local-use NAT64 (64:ff9b:1::/48), whose IPv4 address cannot be
+// told for sure, are refused whatever they carry (EInvalid).
 func CheckWebhookAddr(a netip.Addr) error {
 	a = a.Unmap()
 	inner := a
 	if a.Is6() {
 		b := a.As16()
 		switch {
-		case nat64.Contains(a), ipv4Compatible.Contains(a):
+		case nat64.Contains(a), ipv4Compatible.Contains(a), ipv4Translated.Contains(a):
 			inner = netip.AddrFrom4([4]byte(b[12:16]))
 		case sixToFour.Contains(a):
 			inner = netip.AddrFrom4([4]byte(b[2:6]))
+		case (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe: // ISATAP
+			inner = netip.AddrFrom4([4]byte(b[12:16]))
 		}
 	}
 	for _, x := range []netip.Addr{a, inner} {
@@ -461,18 +524,20 @@ func CheckWebhookAddr(a netip.Addr) error {
 var (
 	nat64          = netip.MustParsePrefix("64:ff9b::/96")
 	ipv4Compatible = netip.MustParsePrefix("::/96")
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
 	sixToFour      = netip.MustParsePrefix("2002::/16")
 )
 
 // reserved are ranges neither private nor public by the standard
 // library's tests that a delivery must not reach: shared address space
 // (carrier-grade NAT), "this network", IETF protocol assignments,
-// benchmarking, the former class E, local-use NAT64, Teredo tunnels and
-// the deprecated site-local IPv6 range.
+// benchmarking, the former class E, local-use NAT64, Teredo tunnels,
+// discard-only and documentation IPv6 ranges, and the deprecated
+// site-local IPv6 range.
 var reserved = func() []netip.Prefix {
 	var ps []netip.Prefix
 	for _, p := range []string{"100.64.0.0/10", "0.0.0.0/8", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4",
-		"64:ff9b:1::/48", "2001::/32", "fec0::/10"} {
+		"64:ff9b:1::/48", "2001::/32", "100::/64", "2001:db8::/32", "fec0::/10"} {
 		ps = append(ps, netip.MustParsePrefix(p))
 	}
 	return ps
@@ -485,9 +550,4 @@ func inReserved(a netip.Addr) bool {
 		}
 	}
 	return false
-}
-
-// lookupIP resolves host to its addresses, an IP literal to itself.
-func lookupIP(ctx context.Context, host string) ([]netip.Addr, error) {
-	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }

@@ -180,6 +180,36 @@ func (d *WebhookDelivery) Attempted(at time.Time, status int, why string, p Retr
 		d.Event.ID, d.Attempts, at.UTC().Format(time.RFC3339), d.LastError)
 }
 
+// EndpointDown reports whether the outcome of an attempt, the status of
+// its answer (0 for none), says that its endpoint is down or overloaded
+// rather than that it refused this one delivery: no answer (the
+// connection refused or reset, the timeout, an address refused), 408,
+// 429 or a 5xx. A deliverer pauses such an endpoint (EndpointPause).
+func EndpointDown(status int) bool {
+	return status == 0 || status == 408 || status == 429 || status >= 500
+}
+
+// EndpointPause is how long a deliverer leaves an endpoint alone after
+// failures attempts in a row found it down (EndpointDown), before it
+// probes it with one delivery; it sends it more only once one succeeds.
+// So a dead endpoint costs a deliverer one attempt now and then, and
+// delays no other. After p.MaxAttempts such failures in a row it is
+// disabled (EndpointDisable), as it would be by a delivery failing
+// every attempt: its pause spaces its probes as a delivery's retries
+// are spaced.
+func (p RetryPolicy) EndpointPause(failures int) time.Duration { return p.Backoff(failures) }
+
+// EndpointDisable is why an endpoint found down by failures attempts in
+// a row, the last at at for why, is to be disabled: "" while failures
+// is below p.MaxAttempts.
+func (p RetryPolicy) EndpointDisable(failures int, at time.Time, why string) string {
+	if failures < p.MaxAttempts {
+		return ""
+	}
+	return fmt.Sprintf("%d delivery attempts in a row failed, the last at %s: %s",
+		failures, at.UTC().Format(time.RFC3339), truncateUTF8(why, MaxDeliveryError))
+}
+
 // truncateUTF8 is s cut to at most n bytes, on a rune boundary, with any
 // invalid UTF-8 replaced.
 func truncateUTF8(s string, n int) string {
@@ -199,14 +229,24 @@ type WebhookAttempt struct {
 }
 
 // A WebhookClaim asks for up to N deliveries due at Now, leased until
-// Until, oldest due first, but no more of one endpoint than
-// PerEndpoint less the deliveries of it the caller already Holds: a slow
-// endpoint holds only its own share of a deliverer, never the others'.
+// Until, oldest due first but fairly: no more of one endpoint than its
+// cap (PerEndpoint, or its Caps entry) less the deliveries of it the
+// caller already Holds, nor of one workspace than PerWorkspace less what
+// the caller holds of it (WorkspaceHolds), and round by round, each
+// endpoint of a workspace, and each workspace, taking one before any
+// takes a second. A slow endpoint holds only its own share of a
+// deliverer, a workspace only its own, never the others'.
 type WebhookClaim struct {
 	Now, Until  time.Time
 	N           int
 	PerEndpoint int
 	Holds       map[string]int // by endpoint ID
+	// Caps lowers the cap of the endpoints it lists, below PerEndpoint:
+	// 0 for one that is paused, 1 for one that is probed.
+	Caps map[string]int
+	// PerWorkspace caps a workspace's deliveries held (0: N).
+	PerWorkspace   int
+	WorkspaceHolds map[string]int // by workspace ID
 	// The feeds a claim reads once the due deliveries leave it room:
 	// those of the Changed stores, or of every store when AllFeeds, so
 	// that a claim pays for the stores that changed since the last, and
@@ -215,26 +255,71 @@ type WebhookClaim struct {
 	AllFeeds bool
 }
 
-// Scan bounds the due deliveries a claim looks at, the oldest N, so that
-// its cost does not grow with a backlog: an endpoint with no room is
-// passed over, one with some takes no more than that of them, and the
-// rest wait for the next claim.
-func (c WebhookClaim) Scan() int { return c.N }
+// Scan bounds the due deliveries a claim looks at, the oldest 2N of the
+// endpoints and workspaces with room, so that its cost does not grow
+// with a backlog: one with some room takes no more than that of them,
+// and the rest wait for the next claim. Twice N, so that a workspace
+// whose backlog is the oldest leaves room in the claim for the others'
+// that come next; a workspace whose share is full is passed over by the
+// scan itself, so the others' deliveries come at the next claim at the
+// latest, however large its backlog.
+func (c WebhookClaim) Scan() int { return 2 * c.N }
+
+// EndpointRooms is how many more deliveries the claim may take of each
+// endpoint that the caller holds or caps; any other may take
+// PerEndpoint. A backend passes it to its claim's statement.
+func (c WebhookClaim) EndpointRooms() map[string]int {
+	rooms := map[string]int{}
+	for id := range c.Holds {
+		rooms[id] = max(0, c.endpointCap(id)-c.Holds[id])
+	}
+	for id := range c.Caps {
+		rooms[id] = max(0, c.endpointCap(id)-c.Holds[id])
+	}
+	return rooms
+}
+
+// WorkspaceRooms is how many more deliveries the claim may take of each
+// workspace the caller holds some of; any other may take
+// c.WorkspaceCap().
+func (c WebhookClaim) WorkspaceRooms() map[string]int {
+	rooms := map[string]int{}
+	for id, n := range c.WorkspaceHolds {
+		rooms[id] = max(0, c.WorkspaceCap()-n)
+	}
+	return rooms
+}
+
+// WorkspaceCap is the most a claim takes of one workspace that the
+// caller holds nothing of.
+func (c WebhookClaim) WorkspaceCap() int {
+	if c.PerWorkspace <= 0 {
+		return c.N
+	}
+	return c.PerWorkspace
+}
+
+func (c WebhookClaim) endpointCap(id string) int {
+	if n, ok := c.Caps[id]; ok {
+		return min(n, c.PerEndpoint)
+	}
+	return c.PerEndpoint
+}
 
 // A FeedFill shares the room that a claim's due deliveries left among
 // the feeds' cursors, as a backend reads them: no more in all than the
-// claim's N, nor of an endpoint than its PerEndpoint less what the
-// caller holds.
+// claim's N, nor of an endpoint or a workspace than its room.
 type FeedFill struct {
-	c       WebhookClaim
-	took    map[string]int // by endpoint, in this claim
-	Claimed []WebhookDelivery
+	c         WebhookClaim
+	took      map[string]int // by endpoint, in this claim
+	tookSpace map[string]int // by workspace, in this claim
+	Claimed   []WebhookDelivery
 }
 
 // Fill starts sharing the room that claimed, the due deliveries c took,
 // left.
 func (c WebhookClaim) Fill(claimed []WebhookDelivery) *FeedFill {
-	f := &FeedFill{c: c, took: map[string]int{}}
+	f := &FeedFill{c: c, took: map[string]int{}, tookSpace: map[string]int{}}
 	f.Take(claimed)
 	return f
 }
@@ -249,31 +334,104 @@ func (f *FeedFill) Done() bool {
 // read.
 func (f *FeedFill) Full() []string {
 	full := []string{}
-	for id := range f.c.Holds {
-		if f.Room(id) <= 0 {
-			full = append(full, id)
-		}
-	}
-	for id := range f.took {
-		if _, held := f.c.Holds[id]; !held && f.Room(id) <= 0 {
-			full = append(full, id)
+	seen := map[string]bool{}
+	for _, m := range []map[string]int{f.c.Holds, f.c.Caps, f.took} {
+		for id := range m {
+			if !seen[id] && f.endpointRoom(id) <= 0 {
+				full = append(full, id)
+			}
+			seen[id] = true
 		}
 	}
 	return full
 }
 
-// Room is how many more deliveries of endpoint the claim may take.
-func (f *FeedFill) Room(endpoint string) int {
-	return min(f.c.N-len(f.Claimed), f.c.PerEndpoint-f.c.Holds[endpoint]-f.took[endpoint])
+// Room is how many more deliveries of endpoint, of workspace, the claim
+// may take.
+func (f *FeedFill) Room(endpoint, workspace string) int {
+	return min(f.c.N-len(f.Claimed), f.endpointRoom(endpoint), f.workspaceRoom(workspace))
+}
+
+func (f *FeedFill) endpointRoom(id string) int {
+	return f.c.endpointCap(id) - f.c.Holds[id] - f.took[id]
+}
+
+func (f *FeedFill) workspaceRoom(id string) int {
+	return f.c.WorkspaceCap() - f.c.WorkspaceHolds[id] - f.tookSpace[id]
 }
 
 // Take adds ds to the claim.
 func (f *FeedFill) Take(ds []WebhookDelivery) {
 	for _, d := range ds {
 		f.took[d.EndpointID]++
+		f.tookSpace[d.Event.WorkspaceID]++
 	}
 	f.Claimed = append(f.Claimed, ds...)
 }
+
+// A FeedCursor is what a FeedFill needs to know of a cursor a backend
+// read: whose it is.
+type FeedCursor struct {
+	Endpoint, Workspace string
+}
+
+// Pull shares the claim's room among cursors, which a backend read in
+// the order it serves them (the cursor whose next event has waited
+// longest first), and makes their deliveries by pull, which makes up to
+// n of cursor i's and reports whether its feed may hold more for it. It
+// goes in two rounds. In the first, the workspaces' first cursors go
+// before their second, and so on, each workspace taking no more than an
+// equal part of the claim's room, shared equally among its cursors; in
+// the second, the cursors take what room is left, in the same order. So
+// a busy workspace, or a busy endpoint, cannot take a claim's room from
+// the others, and a feed is read at most twice by a claim.
+func (f *FeedFill) Pull(cursors []FeedCursor, pull func(i, n int) (ds []WebhookDelivery, more bool, err error)) error {
+	rank, count := make([]int, len(cursors)), map[string]int{}
+	for i, cur := range cursors {
+		if f.Room(cur.Endpoint, cur.Workspace) > 0 {
+			count[cur.Workspace]++
+			rank[i] = count[cur.Workspace]
+		}
+	}
+	if len(count) == 0 {
+		return nil
+	}
+	order := make([]int, len(cursors))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rank[a] - rank[b] })
+	share := ceilDiv(f.c.N-len(f.Claimed), len(count)) // a workspace's in the first round
+	part := map[string]int{}                           // a cursor's in the first round, by workspace
+	for ws, n := range count {
+		part[ws] = ceilDiv(min(share, f.workspaceRoom(ws)), n)
+	}
+	more := make([]bool, len(cursors))
+	for round := range 2 {
+		for _, i := range order {
+			cur := cursors[i]
+			n := f.Room(cur.Endpoint, cur.Workspace)
+			if round == 0 {
+				n = min(n, part[cur.Workspace])
+			} else if !more[i] {
+				continue
+			}
+			if n <= 0 {
+				more[i] = round == 0 && rank[i] > 0
+				continue
+			}
+			ds, m, err := pull(i, n)
+			if err != nil {
+				return err
+			}
+			f.Take(ds)
+			more[i] = m
+		}
+	}
+	return nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // WebhookDeliveryStorage keeps the deliveries, which the backend's
 // changes add. Like the other storage it trusts its caller.

@@ -22,14 +22,18 @@ func flatText(t *testing.T, path string) string {
 
 // TestWebhookDocs keeps the documentation telling operators what bounds
 // webhook delivery and how they may change it: the cap of attempts in
-// flight to one endpoint (as the deliverer enforces it), in README.md and
+// flight to one endpoint and a workspace's share of a server's
+// deliveries (as the deliverer enforces them), in README.md and
 // docs/api.md's Webhooks section, and there the deliveries of one
 // endpoint a server holds and every flag of `memstore
 // serve` that governs delivery.
 func TestWebhookDocs(t *testing.T) {
 	inFlight := fmt.Sprintf("at most %d attempts at once to one endpoint", webhook.MaxInFlightPerEndpoint)
-	if !strings.Contains(flatText(t, "README.md"), inFlight) {
-		t.Errorf("README.md does not say %q", inFlight)
+	share := fmt.Sprintf("at most %d deliveries of one workspace (of %d in all)", webhook.MaxHeldPerWorkspace, webhook.Pool)
+	for _, want := range []string{inFlight, share} {
+		if !strings.Contains(flatText(t, "README.md"), want) {
+			t.Errorf("README.md does not say %q", want)
+		}
 	}
 	_, api, ok := strings.Cut(flatText(t, "docs/api.md"), " ## Webhooks ")
 	if !ok {
@@ -37,7 +41,7 @@ func TestWebhookDocs(t *testing.T) {
 	}
 	api, _, _ = strings.Cut(api, " ## ")
 	held := fmt.Sprintf("holds at most %d of its deliveries", webhook.MaxHeldPerEndpoint)
-	for _, want := range []string{inFlight, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
+	for _, want := range []string{inFlight, share, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
 		if !strings.Contains(api, want) {
 			t.Errorf("docs/api.md, Webhooks, does not say %q", want)
 		}

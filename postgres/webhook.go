@@ -211,28 +211,37 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClai
 
 // claimDeliveries leases the due deliveries c asks for, in one
 // statement, and then pulls from the feeds into the room left. The
-// oldest due rows are locked with SKIP LOCKED, so that the deliverers of
-// several replicas claim different deliveries; of those, a window over
-// each endpoint's keeps what fits its room (a window cannot share a query
-// level with FOR UPDATE).
+// oldest due rows of the endpoints and workspaces with room are locked
+// with SKIP LOCKED, so that the deliverers of several replicas claim
+// different deliveries; of those, a window over each endpoint's keeps
+// what fits its room (the most attempted first, so that the one probe
+// of a paused endpoint is the delivery nearest to failing), and a window
+// over each workspace's, which takes each endpoint's first before any
+// second, keeps what fits the workspace's room and orders the claim so
+// that each workspace gets its first before any gets its second (a
+// window cannot share a query level with FOR UPDATE).
 func claimDeliveries(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
-	held, counts := make([]string, 0, len(c.Holds)), make([]int32, 0, len(c.Holds))
-	for id, n := range c.Holds {
-		held, counts = append(held, id), append(counts, int32(n))
-	}
+	endpoints, rooms := columns(c.EndpointRooms())
+	workspaces, spaces := columns(c.WorkspaceRooms())
 	rows, err := tx.Query(ctx, `WITH due AS (
-			SELECT d.endpoint_id, d.event_id, d.next_attempt_at, coalesce(h.n, 0) AS held
+			SELECT d.endpoint_id, d.event_id, d.workspace_id, d.next_attempt_at, d.attempts, coalesce(r.n, $4) AS room, coalesce(s.n, $8) AS space
 			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-				LEFT JOIN unnest($5::text[], $6::integer[]) AS h (endpoint, n) ON h.endpoint = d.endpoint_id
-			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled' AND coalesce(h.n, 0) < $4
+				LEFT JOIN unnest($5::text[], $6::integer[]) AS r (endpoint, n) ON r.endpoint = d.endpoint_id
+				LEFT JOIN unnest($9::text[], $10::integer[]) AS s (workspace, n) ON s.workspace = d.workspace_id
+			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND e.state = 'enabled' AND coalesce(r.n, $4) > 0 AND coalesce(s.n, $8) > 0
 			ORDER BY d.next_attempt_at LIMIT $7 FOR UPDATE OF d SKIP LOCKED),
+		numbered AS (
+			SELECT *, row_number() OVER (PARTITION BY endpoint_id ORDER BY attempts DESC, next_attempt_at, event_id) AS nth FROM due),
 		c AS (
 			SELECT endpoint_id, event_id FROM (
-				SELECT endpoint_id, event_id, next_attempt_at, held + row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_id) AS nth FROM due) w
-			WHERE nth <= $4 ORDER BY next_attempt_at LIMIT $3)
+				SELECT endpoint_id, event_id, next_attempt_at, space,
+					row_number() OVER (PARTITION BY workspace_id ORDER BY nth, next_attempt_at, event_id) AS wnth
+				FROM numbered WHERE nth <= room) w
+			WHERE wnth <= space ORDER BY wnth, next_attempt_at LIMIT $3)
 		UPDATE webhook_deliveries d SET next_attempt_at = $2 FROM c, webhook_endpoints e
 		WHERE d.endpoint_id = c.endpoint_id AND d.event_id = c.event_id AND e.id = d.endpoint_id
-		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(c.Now), keyset.Nanos(c.Until), c.N, c.PerEndpoint, held, counts, c.Scan())
+		RETURNING `+deliveryColumns+`, e.url, e.secret`, keyset.Nanos(c.Now), keyset.Nanos(c.Until), c.N, c.PerEndpoint, endpoints, rooms, c.Scan(),
+		c.WorkspaceCap(), workspaces, spaces)
 	if err != nil {
 		return nil, err
 	}
@@ -250,6 +259,15 @@ func claimDeliveries(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim) ([
 	return pullFeeds(ctx, tx, c, out)
 }
 
+// columns is m as two arrays, of its keys and of their values.
+func columns(m map[string]int) ([]string, []int32) {
+	keys, values := make([]string, 0, len(m)), make([]int32, 0, len(m))
+	for k, v := range m {
+		keys, values = append(keys, k), append(values, int32(v))
+	}
+	return keys, values
+}
+
 // pullFeeds adds to claimed, in the claim's room, deliveries of the
 // events past the cursors of the feeds c names, and moves the cursors
 // past what it read. The cursors are locked with SKIP LOCKED, so that
@@ -260,7 +278,9 @@ func claimDeliveries(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim) ([
 // The endpoints without room are left out, so that their cursors stay
 // free for the replicas that have some. The cursor whose next event is
 // the oldest is served first, so that a feed that grows faster than the
-// claims take does not hold back the events of the others.
+// claims take does not hold back the events of the others, and the room
+// is shared fairly among workspaces and endpoints
+// (memstore.FeedFill.Pull).
 func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
 	fill := c.Fill(claimed)
 	if fill.Done() {
@@ -276,14 +296,16 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 	if err != nil {
 		return nil, err
 	}
-	for _, cur := range cursors {
-		if room := fill.Room(cur.w.ID); room > 0 {
-			pulled, _, err := cur.pull(ctx, tx, room, c.Until)
-			if err != nil {
-				return nil, err
-			}
-			fill.Take(pulled)
-		}
+	keys := make([]memstore.FeedCursor, len(cursors))
+	for i, cur := range cursors {
+		keys[i] = memstore.FeedCursor{Endpoint: cur.w.ID, Workspace: cur.w.WorkspaceID}
+	}
+	err = fill.Pull(keys, func(i, n int) ([]memstore.WebhookDelivery, bool, error) {
+		pulled, done, err := cursors[i].pull(ctx, tx, n, c.Until)
+		return pulled, !done, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return fill.Claimed, nil
 }

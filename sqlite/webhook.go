@@ -171,8 +171,14 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClai
 }
 
 // claimDeliveries is one statement that leases the deliveries c asks for
-// and returns them: of the oldest due, those within their endpoint's
-// room, numbered by a window over each endpoint's.
+// and returns them: of the oldest due of the endpoints and workspaces
+// with room, those within their endpoint's room, numbered by a window
+// over each endpoint's (the most attempted first, so that the one probe
+// of a paused endpoint is the delivery nearest to failing), then those
+// within their workspace's room, numbered by a window over each
+// workspace's that takes each endpoint's first before any second, and
+// taken by that number, so that each workspace gets its first before
+// any gets its second.
 func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
 	// Most claims find nothing due (a memory's events are claimed as the
 	// feed is read): one probe of the index by due time spares them the
@@ -184,22 +190,33 @@ func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]m
 	if !due {
 		return pullFeeds(ctx, tx, c, nil)
 	}
-	holds, err := json.Marshal(c.Holds)
+	rooms, err := json.Marshal(c.EndpointRooms())
+	if err != nil {
+		return nil, err
+	}
+	spaces, err := json.Marshal(c.WorkspaceRooms())
 	if err != nil {
 		return nil, err
 	}
 	tx.wrote = true // the query updates
 	rows, err := tx.query(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE (endpoint_id, event_id) IN (
 			SELECT endpoint_id, event_id FROM (
-				SELECT endpoint_id, event_id, next_attempt_at, held + row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_id) AS nth
-				FROM (SELECT d.endpoint_id, d.event_id, d.next_attempt_at, coalesce(h.value, 0) AS held
-					FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id LEFT JOIN json_each(?5) h ON h.key = d.endpoint_id
-					WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND e.state = 'enabled' AND coalesce(h.value, 0) < ?4
-					ORDER BY d.next_attempt_at LIMIT ?6))
-			WHERE nth <= ?4 ORDER BY next_attempt_at LIMIT ?3)
+				SELECT endpoint_id, event_id, next_attempt_at, space, row_number() OVER (PARTITION BY workspace_id ORDER BY nth, next_attempt_at, event_id) AS wnth
+				FROM (
+					SELECT endpoint_id, event_id, workspace_id, next_attempt_at, room, space,
+						row_number() OVER (PARTITION BY endpoint_id ORDER BY attempts DESC, next_attempt_at, event_id) AS nth
+					FROM (SELECT d.endpoint_id, d.event_id, d.workspace_id, d.next_attempt_at, d.attempts,
+							coalesce(r.value, ?4) AS room, coalesce(s.value, ?7) AS space
+						FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+							LEFT JOIN json_each(?5) r ON r.key = d.endpoint_id LEFT JOIN json_each(?8) s ON s.key = d.workspace_id
+						WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND e.state = 'enabled'
+							AND coalesce(r.value, ?4) > 0 AND coalesce(s.value, ?7) > 0
+						ORDER BY d.next_attempt_at LIMIT ?6))
+				WHERE nth <= room)
+			WHERE wnth <= space ORDER BY wnth, next_attempt_at LIMIT ?3)
 		RETURNING `+deliveryColumns+`, (SELECT url FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id),
 			(SELECT secret FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id)`,
-		nanos(c.Now), nanos(c.Until), c.N, c.PerEndpoint, string(holds), c.Scan())
+		nanos(c.Now), nanos(c.Until), c.N, c.PerEndpoint, string(rooms), c.Scan(), c.WorkspaceCap(), string(spaces))
 	if err != nil {
 		return nil, err
 	}
@@ -224,9 +241,10 @@ func claimDeliveries(ctx context.Context, tx *txn, c memstore.WebhookClaim) ([]m
 // pullFeeds adds to claimed, in the claim's room, deliveries of the
 // events past the cursors of the feeds c names, and moves the cursors
 // past what it read: one index probe per cursor to find those with
-// events, one range read of the feed for each of those. The cursor whose
-// next event is the oldest goes first, so that a busy store's feed
-// cannot keep another's waiting.
+// events, one or two range reads of the feed for each of those. The
+// cursor whose next event is the oldest goes first, so that a busy
+// store's feed cannot keep another's waiting, and the room is shared
+// fairly among workspaces and endpoints (memstore.FeedFill.Pull).
 func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []memstore.WebhookDelivery) ([]memstore.WebhookDelivery, error) {
 	fill := c.Fill(claimed)
 	if fill.Done() {
@@ -244,14 +262,16 @@ func pullFeeds(ctx context.Context, tx *txn, c memstore.WebhookClaim, claimed []
 	if err != nil {
 		return nil, err
 	}
-	for _, cur := range cursors {
-		if room := fill.Room(cur.w.ID); room > 0 {
-			pulled, _, err := cur.pull(ctx, tx, room, c.Until)
-			if err != nil {
-				return nil, err
-			}
-			fill.Take(pulled)
-		}
+	keys := make([]memstore.FeedCursor, len(cursors))
+	for i, cur := range cursors {
+		keys[i] = memstore.FeedCursor{Endpoint: cur.w.ID, Workspace: cur.workspace}
+	}
+	err = fill.Pull(keys, func(i, n int) ([]memstore.WebhookDelivery, bool, error) {
+		pulled, read, err := cursors[i].pull(ctx, tx, n, c.Until)
+		return pulled, len(pulled) == n || read == memstore.FeedScan, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return fill.Claimed, nil
 }

@@ -37,6 +37,7 @@ func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryB
 	t.Run("Deliveries", func(t *testing.T) { testWebhookDeliveries(t, open(t), rolledBack) })
 	t.Run("Feeds", func(t *testing.T) { testWebhookFeeds(t, open(t)) })
 	t.Run("FeedsOwed", func(t *testing.T) { testWebhookFeedsOwed(t, open(t)) })
+	t.Run("FairClaims", func(t *testing.T) { testWebhookFairClaims(t, open(t)) })
 }
 
 // claimAll claims every delivery due at now, until until.
@@ -537,4 +538,74 @@ func coreStore(t *testing.T, co *memstore.Core, c *memstore.Caller, name string)
 		t.Fatal(err)
 	}
 	return s
+}
+
+// testWebhookFairClaims checks that a claim of due deliveries is fair: a
+// workspace whose deliveries are the oldest does not take a small claim
+// whole, each of its endpoints getting one before any gets a second; a
+// workspace without room is passed over, however many it has due; and
+// an endpoint's cap (a paused one's 0, a probed one's 1) holds, the
+// probe being its most attempted delivery.
+func testWebhookFairClaims(t *testing.T, b WebhookDeliveryBackend) {
+	ctx, co := context.Background(), memstore.NewCore(b)
+	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
+	busy, quiet := webhookWorkspace(t, b, "busy"), webhookWorkspace(t, b, "quiet")
+	hook := func(c *memstore.Caller) *memstore.WebhookEndpoint {
+		t.Helper()
+		w, err := ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: []string{memstore.WebhookStoreCreated}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	e1, e2, q := hook(busy), hook(busy), hook(quiet)
+	stores := func(c *memstore.Caller, prefix string, n int) {
+		for i := range n {
+			coreStore(t, co, c, fmt.Sprint(prefix, i))
+		}
+	}
+	stores(busy, "b", 2) // two due to each of e1 and e2, the oldest
+	stores(quiet, "q", 2)
+	now := time.Now().Add(time.Second)
+	claim := func(c memstore.WebhookClaim) map[string][]memstore.WebhookDelivery {
+		t.Helper()
+		c.Now, c.Until = now, now.Add(time.Minute)
+		ds, err := b.ClaimWebhookDeliveries(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := map[string][]memstore.WebhookDelivery{}
+		for _, d := range ds {
+			by[d.EndpointID] = append(by[d.EndpointID], d)
+		}
+		return by
+	}
+	// Three of the six due: one of each endpoint.
+	got := claim(memstore.WebhookClaim{N: 3, PerEndpoint: 10, PerWorkspace: 10})
+	if len(got[e1.ID]) != 1 || len(got[e2.ID]) != 1 || len(got[q.ID]) != 1 {
+		t.Errorf("a claim of 3: %d and %d of the busy workspace's endpoints, %d of the quiet one's; want one each", len(got[e1.ID]), len(got[e2.ID]), len(got[q.ID]))
+	}
+	// A workspace whose share is held is passed over, its backlog of
+	// older deliveries however large.
+	stores(busy, "more", 20)
+	stores(quiet, "last", 1)
+	got = claim(memstore.WebhookClaim{N: 2, PerEndpoint: 100, PerWorkspace: 10, WorkspaceHolds: map[string]int{busy.WorkspaceID: 10}})
+	if len(got) != 1 || len(got[q.ID]) != 2 {
+		t.Errorf("with the busy workspace's share held: claimed of %d endpoints, %d of the quiet one's 2", len(got), len(got[q.ID]))
+	}
+	// A failed attempt of e2's, due again now: the probe of e2, whose
+	// cap is 1, is that one; e1, paused, gives none.
+	first := claim(memstore.WebhookClaim{N: 1, PerEndpoint: 100, Holds: map[string]int{e1.ID: 100}})[e2.ID]
+	if len(first) != 1 {
+		t.Fatalf("claimed %d of e2", len(first))
+	}
+	tried := first[0]
+	tried.Attempted(now.Add(-time.Minute), 0, "connection refused", memstore.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second, MaxAttempts: 10})
+	if _, err := b.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &tried}}, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	got = claim(memstore.WebhookClaim{N: 100, PerEndpoint: 100, Caps: map[string]int{e1.ID: 0, e2.ID: 1}})
+	if len(got[e1.ID]) != 0 || len(got[e2.ID]) != 1 || got[e2.ID][0].Event.ID != tried.Event.ID || got[e2.ID][0].Attempts != 1 {
+		t.Errorf("e1 paused, e2 probed: %d of e1, %+v of e2; want none, and e2's attempted delivery", len(got[e1.ID]), got[e2.ID])
+	}
 }

@@ -73,14 +73,31 @@ func testWebhookEndpoints(t *testing.T, b WebhooksBackend) {
 		wantCode(t, err, memstore.EInvalid, "create "+bad.URL)
 	}
 
-	// Without the allowance, private addresses and http are refused.
+	// Without the allowance, private addresses in any form, localhost
+	// names and http are refused, and so is an update to one; a name is
+	// taken without DNS (these tests run offline), to be checked on
+	// every connection.
 	strict := memstore.NewWebhooks(b)
-	for _, u := range []string{"https://127.0.0.1/x", "https://10.1.2.3/x", "https://169.254.169.254/latest", "https://[::1]/x", "https://localhost/x", "http://93.184.215.14/x"} {
+	for _, u := range []string{"https://127.0.0.1/x", "https://10.1.2.3/x", "https://169.254.169.254/latest", "https://[::1]/x", "https://localhost/x",
+		"http://93.184.215.14/x", "https://[::ffff:0:127.0.0.1]/x", "https://[::ffff:0:a9fe:a9fe]/latest", "https://[64:ff9b::10.0.0.1]/x",
+		"https://api.localhost./x", "https://2130706433/x"} {
 		_, err := strict.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: u, EnabledEvents: []string{memstore.WebhookStoreCreated}})
 		wantCode(t, err, memstore.EInvalid, "create without the allowance "+u)
 	}
-	if _, err := strict.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: "https://93.184.215.14/x", EnabledEvents: []string{memstore.WebhookStoreCreated}}); err != nil {
-		t.Errorf("a public address: %v", err)
+	for _, u := range []string{"https://93.184.215.14/x", "https://hooks.example.com/x"} {
+		made, err := strict.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: u, EnabledEvents: []string{memstore.WebhookStoreCreated}})
+		if err != nil {
+			t.Errorf("create %s: %v", u, err)
+			continue
+		}
+		translated := "https://[::ffff:0:10.0.0.1]/x"
+		_, err = strict.UpdateWebhook(ctx, c, made.ID, memstore.WebhookUpdate{URL: &translated})
+		wantCode(t, err, memstore.EInvalid, "update to "+translated)
+		if made.URL != "https://93.184.215.14/x" { // that one stays, the second of the endpoints paged below
+			if err := strict.DeleteWebhook(ctx, c, made.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	name, state, url := "renamed", memstore.WebhookDisabled, "https://example.com/new"

@@ -56,11 +56,18 @@ const (
 	// deliverer holds: those in flight, and more claimed to follow them
 	// at once, so that a claim, a transaction, serves many attempts.
 	MaxHeldPerEndpoint = 8 * MaxInFlightPerEndpoint
+	// MaxHeldPerWorkspace is a workspace's share of a deliverer's Pool:
+	// the most deliveries of its endpoints it holds at once. A workspace
+	// whose endpoints all hang holds this many attempts, and Pool leaves
+	// room for seven such workspaces and the others' deliveries beside
+	// them. It is as many as one endpoint may hold, so that a workspace
+	// with one busy endpoint is delivered as fast as ever.
+	MaxHeldPerWorkspace = MaxHeldPerEndpoint
 	// maxRedirects bounds the redirects followed, on the same host.
 	maxRedirects = 3
 	// Pool bounds the deliveries a deliverer holds at once: attempts in
 	// flight, and claimed ones waiting for their endpoint.
-	Pool = 64
+	Pool = 8 * MaxHeldPerWorkspace
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
 	// claimGap spaces the claims that news of changes asks for: a burst
@@ -70,7 +77,7 @@ const (
 	// attempts wait to be recorded together: the transaction that
 	// records them and claims the next competes with the writes.
 	recordDelay = 10 * time.Millisecond
-	recordBatch = Pool / 2
+	recordBatch = MaxHeldPerWorkspace
 )
 
 // Options configure a Deliverer; the zero value is the defaults.
@@ -170,7 +177,8 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 }
 
 // Run delivers until ctx ends. It holds up to Pool deliveries at once,
-// at most MaxHeldPerEndpoint of any one endpoint, of which at most
+// at most MaxHeldPerWorkspace of one workspace's endpoints and
+// MaxHeldPerEndpoint of any one endpoint, of which at most
 // MaxInFlightPerEndpoint are in flight while the others wait for their
 // endpoint (so that a finished attempt's successor starts without
 // waiting for the database). It records the attempts that finish
@@ -178,14 +186,22 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 // has no work it looks for some every Poll. Failures of the storage are
 // logged and tried again.
 //
+// An endpoint that an attempt finds down (memstore.EndpointDown) is
+// paused: its deliveries waiting for it are let go, due when the pause
+// ends, and none of it is claimed until then; then it is probed with
+// one delivery at a time until one succeeds, each failure pausing it
+// longer (memstore.RetryPolicy.EndpointPause). The pause is this
+// deliverer's own, kept in memory: another deliverer, or this one
+// restarted, finds the endpoint down by its own first attempts.
+//
 // When ctx ends it claims nothing more and waits for the attempts in
 // flight, which it stops: an attempt that got its answer is recorded,
 // one stopped before is not (neither failed nor counted), and it and the
 // claimed deliveries not yet attempted are attempted again once their
 // lease ends.
 func (d *Deliverer) Run(ctx context.Context) {
-	r := &run{d: d, held: map[string]int{}, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{}, done: make(chan result, Pool),
-		changed: map[string]bool{}, wake: make(chan struct{}, 1)}
+	r := &run{d: d, held: map[string]int{}, heldSpace: map[string]int{}, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{},
+		down: map[string]*downState{}, done: make(chan result, Pool), changed: map[string]bool{}, wake: make(chan struct{}, 1)}
 	defer r.stop(ctx)
 	if n, ok := d.s.(memstore.EventNotifier); ok {
 		kick := make(chan struct{}, 1)
@@ -267,25 +283,37 @@ func (r *run) spaceWakes(ctx context.Context, kick <-chan struct{}) {
 
 // A run is the state of Run, kept by its goroutine alone.
 type run struct {
-	d        *Deliverer
-	held     map[string]int                         // claimed and not yet finished, by endpoint
-	total    int                                    // claimed and not yet finished, in all
-	inFlight map[string]int                         // attempts in flight, by endpoint
-	waiting  map[string][]*memstore.WebhookDelivery // claimed, by endpoint, until it has room
-	running  int                                    // attempts in flight in all
-	done     chan result                            // the attempts' outcomes, never full
-	finished []memstore.WebhookAttempt              // the attempts to record
-	swept    time.Time                              // when a claim last read every store's feed
-	wake     chan struct{}                          // news of changes, spaced by spaceWakes
+	d         *Deliverer
+	held      map[string]int                         // claimed and not yet finished, by endpoint
+	heldSpace map[string]int                         // the same, by workspace
+	total     int                                    // claimed and not yet finished, in all
+	inFlight  map[string]int                         // attempts in flight, by endpoint
+	waiting   map[string][]*memstore.WebhookDelivery // claimed, by endpoint, until it has room
+	down      map[string]*downState                  // the endpoints found down, by ID
+	running   int                                    // attempts in flight in all
+	done      chan result                            // the attempts' outcomes, never full
+	finished  []memstore.WebhookAttempt              // the attempts to record
+	swept     time.Time                              // when a claim last read every store's feed
+	wake      chan struct{}                          // news of changes, spaced by spaceWakes
 
 	mu      sync.Mutex
 	changed map[string]bool // the stores whose feeds the next claim reads
 }
 
-// A result is the outcome of an attempt to an endpoint.
+// A result is the outcome of an attempt of a delivery, started at
+// started.
 type result struct {
-	endpoint string
-	attempt  memstore.WebhookAttempt // zero when stopped before an answer
+	del     *memstore.WebhookDelivery
+	started time.Time
+	attempt memstore.WebhookAttempt // zero when stopped before an answer
+}
+
+// A downState is what a deliverer knows of an endpoint that its attempts
+// found down.
+type downState struct {
+	failures int       // attempts in a row that found it down, those made together counted once
+	since    time.Time // when the last of them was counted: an attempt started before is not another
+	until    time.Time // the end of its pause; after it, one probe at a time
 }
 
 // prune removes the old deliveries from the logs when due.
@@ -310,7 +338,8 @@ func (r *run) next() *memstore.WebhookClaim {
 	}
 	now := r.d.o.Now()
 	c := &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: Pool - r.total,
-		PerEndpoint: MaxHeldPerEndpoint, Holds: r.held}
+		PerEndpoint: MaxHeldPerEndpoint, Holds: r.held, Caps: r.caps(now),
+		PerWorkspace: MaxHeldPerWorkspace, WorkspaceHolds: r.heldSpace}
 	if now.Sub(r.swept) >= r.d.o.Poll {
 		c.AllFeeds, r.swept = true, now
 	}
@@ -321,6 +350,80 @@ func (r *run) next() *memstore.WebhookClaim {
 	clear(r.changed)
 	r.mu.Unlock()
 	return c
+}
+
+// caps are the claim's caps of the endpoints found down: none while
+// paused, one, a probe, after. An endpoint not probed for long after its
+// pause (it has nothing due, or is gone) is forgotten.
+func (r *run) caps(now time.Time) map[string]int {
+	caps := map[string]int{}
+	for id, ds := range r.down {
+		switch {
+		case now.Before(ds.until):
+			caps[id] = 0
+		case now.Sub(ds.until) > r.d.o.Policy.MaxBackoff:
+			delete(r.down, id)
+		default:
+			caps[id] = 1
+		}
+	}
+	return caps
+}
+
+// health notes what the outcome of an attempt to endpoint, started at
+// started, tells of it: an answer that says it is up ends what was known
+// of it being down; one that says it is down counts a failure in a row,
+// unless the attempt was made together with one already counted, pauses
+// it, and lets go the deliveries waiting for it. At the policy's count
+// of failures in a row, the attempt disables the endpoint.
+func (r *run) health(endpoint string, started time.Time, a *memstore.WebhookAttempt) {
+	del := a.Delivery
+	if del.State == memstore.DeliveryDelivered || !memstore.EndpointDown(del.LastStatus) {
+		delete(r.down, endpoint)
+		return
+	}
+	p, now := r.d.o.Policy, r.d.o.Now()
+	ds := r.down[endpoint]
+	if ds == nil {
+		ds = &downState{}
+		r.down[endpoint] = ds
+	}
+	if ds.failures == 0 || started.After(ds.since) {
+		ds.failures++
+		ds.since, ds.until = now, now.Add(p.EndpointPause(ds.failures))
+		r.d.o.Logger.LogAttrs(context.Background(), slog.LevelInfo, "webhook endpoint down, paused",
+			slog.String("endpoint", endpoint), slog.Int("failures", ds.failures), slog.Time("until", ds.until))
+		if a.Disable == "" {
+			if a.Disable = p.EndpointDisable(ds.failures, now, del.LastError); a.Disable != "" {
+				r.d.o.Logger.LogAttrs(context.Background(), slog.LevelWarn, "webhook endpoint disabled after failing deliveries", slog.String("endpoint", endpoint))
+			}
+		}
+	}
+	r.release(endpoint, ds.until)
+}
+
+// release lets go the deliveries waiting for endpoint, recorded as they
+// were claimed but due at at.
+func (r *run) release(endpoint string, at time.Time) {
+	for _, del := range r.waiting[endpoint] {
+		del.NextAttemptAt = at
+		r.finished = append(r.finished, memstore.WebhookAttempt{Delivery: del})
+		r.drop(del)
+	}
+	delete(r.waiting, endpoint)
+}
+
+// drop forgets a claimed delivery, which no longer holds room.
+func (r *run) drop(del *memstore.WebhookDelivery) {
+	r.total--
+	if r.held[del.EndpointID]--; r.held[del.EndpointID] == 0 {
+		delete(r.held, del.EndpointID)
+	}
+	if ws := del.Event.WorkspaceID; r.heldSpace[ws] > 1 {
+		r.heldSpace[ws]--
+	} else {
+		delete(r.heldSpace, ws)
+	}
 }
 
 // unread marks again the feeds a claim c that failed was to read.
@@ -364,6 +467,7 @@ func (r *run) add(ctx context.Context, claimed []memstore.WebhookDelivery) {
 	for i := range claimed {
 		del := &claimed[i]
 		r.held[del.EndpointID]++
+		r.heldSpace[del.Event.WorkspaceID]++
 		r.total++
 		if r.inFlight[del.EndpointID] < MaxInFlightPerEndpoint {
 			r.start(ctx, del)
@@ -376,7 +480,8 @@ func (r *run) add(ctx context.Context, claimed []memstore.WebhookDelivery) {
 func (r *run) start(ctx context.Context, del *memstore.WebhookDelivery) {
 	r.inFlight[del.EndpointID]++
 	r.running++
-	go func() { r.done <- result{del.EndpointID, r.d.attempt(ctx, del)} }()
+	started := r.d.o.Now()
+	go func() { r.done <- result{del, started, r.d.attempt(ctx, del)} }()
 }
 
 // startWaiting starts the next delivery that waited for endpoint. One
@@ -393,10 +498,7 @@ func (r *run) startWaiting(ctx context.Context, endpoint string) {
 			r.start(ctx, del)
 			return
 		}
-		r.total--
-		if r.held[endpoint]--; r.held[endpoint] == 0 {
-			delete(r.held, endpoint)
-		}
+		r.drop(del)
 	}
 }
 
@@ -404,19 +506,18 @@ func (r *run) startWaiting(ctx context.Context, endpoint string) {
 // recorded, and starts the deliveries that waited for their endpoints.
 func (r *run) finish(ctx context.Context, res result) {
 	for {
-		r.total--
+		endpoint := res.del.EndpointID
 		r.running--
-		if r.held[res.endpoint]--; r.held[res.endpoint] == 0 {
-			delete(r.held, res.endpoint)
-		}
-		if r.inFlight[res.endpoint]--; r.inFlight[res.endpoint] == 0 {
-			delete(r.inFlight, res.endpoint)
+		r.drop(res.del)
+		if r.inFlight[endpoint]--; r.inFlight[endpoint] == 0 {
+			delete(r.inFlight, endpoint)
 		}
 		if res.attempt.Delivery != nil {
+			r.health(endpoint, res.started, &res.attempt)
 			r.finished = append(r.finished, res.attempt)
 		}
 		if ctx.Err() == nil {
-			r.startWaiting(ctx, res.endpoint) // the endpoint has room again
+			r.startWaiting(ctx, endpoint) // the endpoint has room again
 		}
 		select {
 		case res = <-r.done:

@@ -299,16 +299,24 @@ func TestDisableAfterFailures(t *testing.T) {
 
 // TestPrivateRefusedAtDelivery checks that without the allowance a
 // delivery never reaches a loopback address, whatever the endpoint was
-// made with: the address dialled is checked.
+// made with: the address dialled is checked, whether the URL names it,
+// names it in its IPv4-translated IPv6 form, or names a host that
+// resolves to it.
 func TestPrivateRefusedAtDelivery(t *testing.T) {
 	e := newEnv(t)
 	loop := newReceiver(t, always(200))
-	w := e.hook(t, loop.URL, memstore.WebhookStoreCreated)
+	_, port, _ := strings.Cut(strings.TrimPrefix(loop.URL, "http://"), ":")
+	var hooks []*memstore.WebhookEndpoint
+	for _, u := range []string{loop.URL, "http://localhost:" + port, "http://[::ffff:0:7f00:1]:" + port} {
+		hooks = append(hooks, e.hook(t, u, memstore.WebhookStoreCreated))
+	}
 	e.store(t, "notes")
-	e.run(t, webhook.Options{Policy: memstore.RetryPolicy{MinBackoff: time.Hour, MaxBackoff: time.Hour, MaxAttempts: 5}})
-	d := attempted(t, e, w.ID)
-	if !strings.Contains(d.LastError, "loopback") || d.LastStatus != 0 || len(loop.deliveries()) != 0 {
-		t.Errorf("to a loopback address: %+v, %d received", d, len(loop.deliveries()))
+	e.run(t, webhook.Options{Timeout: 2 * time.Second, Policy: memstore.RetryPolicy{MinBackoff: time.Hour, MaxBackoff: time.Hour, MaxAttempts: 5}})
+	for _, w := range hooks {
+		d := attempted(t, e, w.ID)
+		if !strings.Contains(d.LastError, "loopback") || d.LastStatus != 0 || len(loop.deliveries()) != 0 {
+			t.Errorf("to %s: %+v, %d received", w.URL, d, len(loop.deliveries()))
+		}
 	}
 }
 

@@ -69,10 +69,14 @@ Webhooks (/v1/organizations/webhooks) are delivered by the server, with
 retries that survive restarts: the retry after the first failed attempt
 waits --webhook-retry-min, each next one twice as long, at most
 --webhook-retry-max, and an endpoint whose delivery fails all
---webhook-attempts attempts is disabled. An attempt in progress when the
+--webhook-attempts attempts is disabled. An endpoint that does not
+answer is paused as long as a retry waits, then probed one delivery at a
+time, and a workspace holds only its share of the deliveries in
+progress (README, limits), so that neither delays the others. An attempt in progress when the
 server stops is neither counted nor logged as failed: it is made again
-once its claim lapses, by this server restarted or another. Their URLs may not reach loopback,
-link-local or private addresses unless --webhook-allow-private is set.
+once its claim lapses, by this server restarted or another. Their URLs
+may not reach loopback, link-local or private addresses unless
+--webhook-allow-private is set.
 
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.

@@ -31,7 +31,10 @@ prints once.
 
 URLs must be https and reach public addresses only, unless
 --webhook-allow-private is given (as to 'memstore serve'), which also
-allows http.
+allows http. create refuses an address that is not public and a
+localhost name; it does not look a name up, so an endpoint may be made
+before its DNS exists: 'memstore serve' checks every address it
+connects to.
 `
 
 func webhooksUsage() string {

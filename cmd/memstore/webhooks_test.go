@@ -260,3 +260,61 @@ func TestServeWebhookDisables(t *testing.T) {
 		t.Errorf("memstore webhooks deliveries: %+v, %d requests received", log, len(rcv.received()))
 	}
 }
+
+// TestWebhooksCreateOffline checks that an endpoint is made before its
+// host's name resolves (this test runs offline), by the README's
+// command on the database file and through a server's API, on SQLite
+// and PostgreSQL, while a private address in any form, a localhost name
+// and http are still refused, saying why; delivery then checks the name
+// on every connection.
+func TestWebhooksCreateOffline(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "m.db")
+			if backend == "postgres" {
+				db = postgresDB(t, "pw")
+			}
+			s := startServer(t, "--db", db)
+			a := s.api(t)
+			out := cli(t, "webhooks", "create", "--db", db, "--json", "--url", "https://example.com/hooks",
+				"--event", "memory_store.created", "--event", "memstore.memory.created")
+			var made httpapi.WebhookEndpointJSON
+			if err := json.Unmarshal([]byte(out), &made); err != nil || made.URL != "https://example.com/hooks" || made.State != "enabled" {
+				t.Fatalf("webhooks create: %s (%v)", out, err)
+			}
+			for u, why := range map[string]string{
+				"https://localhost/x":            "localhost",
+				"https://[::ffff:0:127.0.0.1]/x": "loopback",
+				"https://[::ffff:0:10.0.0.1]/x":  "private",
+				"https://169.254.169.254/latest": "link-local",
+				"http://example.com/x":           "https",
+				"https://0x7f000001/x":           "dotted decimal",
+			} {
+				stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
+				code := Main(t.Context(), []string{"webhooks", "create", "--db", db, "--url", u, "--event", "memory_store.created"}, strings.NewReader(""), stdout, stderr)
+				if code == 0 || !strings.Contains(stderr.String(), why) {
+					t.Errorf("webhooks create --url %s: exit %d, %q; want a refusal saying %q", u, code, stderr, why)
+				}
+			}
+
+			var hook httpapi.WebhookEndpointJSON
+			a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": "https://hooks.example.com/in", "enabled_events": []string{"memory_store.created"}}, &hook)
+			for _, u := range []string{"https://[::ffff:0:a00:1]/x", "https://api.localhost/x", "https://[64:ff9b::7f00:1]/x"} {
+				status, body, err := a.call("POST", "/v1/organizations/webhooks", map[string]any{"url": u, "enabled_events": []string{"memory_store.created"}}, nil)
+				if err != nil || status != http.StatusBadRequest || !strings.Contains(string(body), "may not reach") {
+					t.Errorf("POST %s: %d %s %v", u, status, body, err)
+				}
+			}
+			// The server tries the names when it delivers, and logs why
+			// it could not.
+			a.createStore(t, "notes")
+			waitUntil(t, "an attempt to the name that does not resolve", func() bool {
+				l := deliveryLog(t, a, hook.ID)
+				return len(l) == 1 && l[0].Attempts == 1
+			})
+			if l := deliveryLog(t, a, hook.ID)[0]; l.LastStatusCode != 0 || !strings.Contains(l.LastError, "hooks.example.com") {
+				t.Errorf("the attempt: %+v", l)
+			}
+		})
+	}
+}
