@@ -213,6 +213,13 @@ func TestHostileTextShownNotObeyed(t *testing.T) {
 					t.Errorf("%v: stderr has %v: %q", args, bad, stderr)
 				}
 			}
+			// What prints paths, IDs and sizes only.
+			for _, args := range [][]string{{"ls", "--depth", "0"}, {"log"}, {"redact", versions[1].ID}} {
+				stdout, stderr := cli("", append(args, st...)...)
+				if bad := obeyed(stdout + stderr); len(bad) > 0 || stdout == "" {
+					t.Errorf("%v prints %v: %q", args, bad, stdout)
+				}
+			}
 			if name == "url" {
 				// The server's feed carries no content; what it names is shown.
 				stdout, stderr := cli("", append([]string{"watch", "--from-start"}, st...)...)
