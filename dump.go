@@ -17,6 +17,8 @@ type RecordKind string
 const (
 	KindWorkspaces    RecordKind = "workspaces"
 	KindAPIKeys       RecordKind = "keys"
+	KindUsers         RecordKind = "users"
+	KindSignIns       RecordKind = "sign_ins"
 	KindStores        RecordKind = "stores"
 	KindMemories      RecordKind = "memories"
 	KindVersions      RecordKind = "versions"
@@ -29,11 +31,14 @@ const (
 )
 
 // RecordKinds is the order in which a Dumper hands the kinds over and a
-// Restorer takes them: each kind refers only to kinds before it. Webhook
+// Restorer takes them: each kind refers only to kinds before it. Console
+// users come with their password hashes and roles, and their sign-ins
+// (console sessions and one-time links) with them, so that everyone signs
+// in to the copy as before. Webhook
 // endpoints come after the stores, memories and events, so that restoring
 // those makes no webhook events. The events are copied as they are, so
 // that a feed's consumer resumes on the copy from the cursor it holds.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindWebhooks, KindCursors, KindDeliveries}
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindWebhooks, KindCursors, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -62,6 +67,11 @@ type RecordSink interface {
 	Begin(kind RecordKind, total int64) error
 	Workspace(*Workspace) error
 	APIKey(*APIKeyRecord) error
+	// User takes a console user with its password hash and role.
+	User(*User) error
+	// SignIn takes a user's console session or one-time sign-in link, as
+	// kept: the hash of its secret, and its times.
+	SignIn(*SignIn) error
 	// Store takes a store, archived or not, with its metadata.
 	Store(*Store) error
 	// Memory takes a live memory with its content.
@@ -97,8 +107,9 @@ type Dumper interface {
 // A Restorer fills an empty database.
 type Restorer interface {
 	// Restore runs fill in one transaction of the database, handing it
-	// the sink that writes the records it is given, as they are; they
-	// must come in the order of RecordKinds. A database that already
+	// the sink that writes the records it is given, as they are, once
+	// each passed CheckRecords; they must come in the order of
+	// RecordKinds. A database that already
 	// holds a workspace, API key, store or session is refused
 	// (ErrNotEmpty) and fill is not called. Unless fill and every write
 	// succeed, nothing of it is kept: the database stays empty.

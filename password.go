@@ -83,31 +83,59 @@ func phcHash(salt, key []byte) string {
 // exceed the bounds, matches nothing. It fails only when ctx ends while
 // it waits for a hashing slot (see argonKey).
 func CheckPassword(ctx context.Context, hash, pw string) (bool, error) {
-	parts := strings.Split(hash, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" || len(pw) > MaxPasswordBytes {
+	h, ok := parsePasswordHash(hash)
+	if !ok || len(pw) > MaxPasswordBytes {
 		return false, nil
 	}
-	var v int
-	var m, t uint32
-	var p uint8
-	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
-		return false, nil
-	}
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil ||
-		m == 0 || m > argonMaxMemoryKiB || t == 0 || t > argonMaxTime || p == 0 {
-		return false, nil
-	}
-	enc := base64.RawStdEncoding
-	salt, err1 := enc.DecodeString(parts[4])
-	want, err2 := enc.DecodeString(parts[5])
-	if err1 != nil || err2 != nil || len(want) == 0 || len(want) > 64 {
-		return false, nil
-	}
-	got, err := argonKey(ctx, pw, salt, t, m, p, len(want))
+	got, err := argonKey(ctx, pw, h.salt, h.t, h.m, h.p, len(h.key))
 	if err != nil {
 		return false, err
 	}
-	return subtle.ConstantTimeCompare(got, want) == 1, nil
+	return subtle.ConstantTimeCompare(got, h.key) == 1, nil
+}
+
+// ValidatePasswordHash checks a stored password hash, as a copied
+// database hands it over: "" (no password) or a hash CheckPassword can
+// check, within the bounds of its parameters (EInvalid). It never
+// repeats the hash.
+func ValidatePasswordHash(hash string) error {
+	if _, ok := parsePasswordHash(hash); hash != "" && !ok {
+		return Errorf(EInvalid, "the password hash is not an argon2id hash memstore can check (the PHC string $argon2id$v=19$m=...,t=...,p=...$salt$key, within its bounds)")
+	}
+	return nil
+}
+
+// passwordHash is a parsed argon2id hash.
+type passwordHash struct {
+	m, t      uint32
+	p         uint8
+	salt, key []byte
+}
+
+// parsePasswordHash parses a PHC string of argon2id, false when it is
+// malformed or its parameters exceed the bounds.
+func parsePasswordHash(hash string) (passwordHash, bool) {
+	var h passwordHash
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
+		return h, false
+	}
+	var v int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
+		return h, false
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &h.m, &h.t, &h.p); err != nil ||
+		h.m == 0 || h.m > argonMaxMemoryKiB || h.t == 0 || h.t > argonMaxTime || h.p == 0 {
+		return h, false
+	}
+	enc := base64.RawStdEncoding
+	var err1, err2 error
+	h.salt, err1 = enc.DecodeString(parts[4])
+	h.key, err2 = enc.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(h.key) == 0 || len(h.key) > 64 {
+		return h, false
+	}
+	return h, true
 }
 
 // dummyPasswordHash is checked against when there is no user, so that a

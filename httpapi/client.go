@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -71,7 +72,9 @@ type Client struct {
 	BaseURL string
 	// APIKey is sent as x-api-key: an API key or a session token.
 	APIKey string
-	// HTTPClient makes the requests; http.DefaultClient when nil.
+	// HTTPClient makes the requests; http.DefaultClient when nil. Whichever
+	// it is, the client follows a redirect only on the server of BaseURL
+	// (see sameServer).
 	HTTPClient *http.Client
 	// WorkspaceID, when set, is sent as anthropic-workspace-id with every
 	// request, and the server refuses the request unless the credential
@@ -133,17 +136,72 @@ func (c *Client) send(ctx context.Context, r clientRequest, accept string) (res 
 		req.Header.Set("anthropic-workspace-id", r.workspaceID)
 	}
 
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	res, err = hc.Do(req)
+	res, err = c.httpClient().Do(req)
 	if err != nil {
 		// err is a *url.Error naming the URL; the key travels in a header
 		// and so never appears in it.
 		return nil, where, fmt.Errorf("memory stores API at %s: %w", base, err)
 	}
 	return res, where, nil
+}
+
+// clientMaxRedirects is how many redirects on its own server a request
+// follows, as net/http's default does.
+const clientMaxRedirects = 10
+
+// httpClient is the HTTP client a request goes out with: HTTPClient (or
+// the default), whose own redirect policy still applies, confined to the
+// server the request was first sent to.
+func (c *Client) httpClient() *http.Client {
+	base := c.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	hc := *base
+	own := base.CheckRedirect
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := sameServer(req, via); err != nil {
+			return err
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		if len(via) >= clientMaxRedirects {
+			return fmt.Errorf("stopped after %d redirects", clientMaxRedirects)
+		}
+		return nil
+	}
+	return &hc
+}
+
+// sameServer refuses a redirect away from the first request's scheme,
+// host and port. The credential travels in headers (x-api-key, and
+// anthropic-workspace-id beside it) that net/http would copy to any host,
+// and a server is one scheme, host and port: another port of the same
+// host may be another program. So the client never sends its credential
+// where it was not given: a server that moved is named in the error, to
+// be given as the base URL by someone who trusts it.
+func sameServer(req *http.Request, via []*http.Request) error {
+	if to := serverOf(req.URL); to != serverOf(via[0].URL) {
+		return fmt.Errorf("redirected to another server, %s; the client sends its credential only to the server it was given (give that address instead if it is the one meant)", to)
+	}
+	return nil
+}
+
+// serverOf is a URL's scheme, host and port, the port written even when
+// it is the scheme's default, all in lower case.
+func serverOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // do sends r and decodes a successful answer into out. It returns the

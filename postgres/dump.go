@@ -30,6 +30,12 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindAPIKeys, "api_keys", "id", keyColumns+", secret_sha256", scanKeyRecord, nil, sink.APIKey)
 			},
 			func() error {
+				return dumpTable(d, memstore.KindUsers, "users", "id", userColumns, scanUser, nil, sink.User)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindSignIns, "user_sign_ins", `secret_sha256 COLLATE "C"`, signInColumns, scanSignIn, nil, sink.SignIn)
+			},
+			func() error {
 				return dumpTable(d, memstore.KindStores, "stores", "id", storeColumns, scanStore, nil, sink.Store)
 			},
 			func() error {
@@ -172,8 +178,9 @@ const (
 
 // Restore implements memstore.Restorer, in one transaction that first
 // locks the tables that tell whether the database is empty, so that no
-// other process writes one meanwhile (reads go on). It runs once: fill
-// consumes a stream that a second run could not read again.
+// other process writes one meanwhile (reads go on). Each record must pass
+// memstore.CheckRecords. It runs once: fill consumes a stream that a
+// second run could not read again.
 func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error) error {
 	err, _ := db.tryTx(ctx, writeTx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `LOCK TABLE workspaces, api_keys, stores, sessions IN EXCLUSIVE MODE`); err != nil {
@@ -188,7 +195,7 @@ func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error)
 			return memstore.ErrNotEmpty()
 		}
 		r := &restorer{ctx: ctx, tx: tx}
-		if err := fill(r); err != nil {
+		if err := fill(memstore.CheckRecords(r)); err != nil {
 			return err
 		}
 		if err := r.flush(); err != nil {
@@ -249,6 +256,31 @@ func (r *restorer) Workspace(w *memstore.Workspace) error {
 func (r *restorer) APIKey(k *memstore.APIKeyRecord) error {
 	return r.queue(0, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		k.ID, k.WorkspaceID, k.Name, k.SecretSHA256, k.Hint, keyset.Nanos(k.CreatedAt), keyset.NullNanos(k.LastUsedAt), keyset.NullNanos(k.RevokedAt))
+}
+
+func (r *restorer) User(u *memstore.User) error {
+	return r.queue(0, `INSERT INTO users (`+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		u.ID, u.WorkspaceID, u.Name, string(u.Role), u.PasswordHash, keyset.Nanos(u.CreatedAt), keyset.Nanos(u.UpdatedAt))
+}
+
+func (r *restorer) SignIn(s *memstore.SignIn) error {
+	return r.queue(0, `INSERT INTO user_sign_ins (`+signInColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		s.SecretHash, s.UserID, s.WorkspaceID, s.Link, keyset.Nanos(s.CreatedAt), keyset.Nanos(s.LastSeenAt), keyset.Nanos(s.ExpiresAt))
+}
+
+// signInColumns are the columns of a sign-in, as scanSignIn reads them.
+const signInColumns = "secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at"
+
+func scanSignIn(r row) (*memstore.SignIn, error) {
+	var (
+		s                      memstore.SignIn
+		created, seen, expires int64
+	)
+	if err := r.Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = keyset.Time(created), keyset.Time(seen), keyset.Time(expires)
+	return &s, nil
 }
 
 func (r *restorer) Store(s *memstore.Store) error {

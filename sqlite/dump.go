@@ -28,6 +28,12 @@ func (db *DB) Dump(ctx context.Context, sink memstore.RecordSink) error {
 				return dumpTable(d, memstore.KindAPIKeys, "api_keys", "rowid", keyColumns+", secret_sha256", scanKeyRecord, nil, sink.APIKey)
 			},
 			func() error {
+				return dumpTable(d, memstore.KindUsers, "users", "id", userColumns, scanUser, nil, sink.User)
+			},
+			func() error {
+				return dumpTable(d, memstore.KindSignIns, "user_sign_ins", "secret_sha256", signInColumns, scanSignIn, nil, sink.SignIn)
+			},
+			func() error {
 				return dumpTable(d, memstore.KindStores, "stores", "rowid", storeColumns, scanStore, nil, sink.Store)
 			},
 			func() error {
@@ -185,7 +191,8 @@ func scanTokenRecord(row interface{ Scan(...any) error }) (*memstore.SessionToke
 // Restore implements memstore.Restorer, in one write transaction of the
 // writer: other writes wait for it, and the indexer indexes the memories
 // for search once it has committed, as after any write. The database is
-// refused unless empty (memstore.ErrNotEmpty).
+// refused unless empty (memstore.ErrNotEmpty), and each record must pass
+// memstore.CheckRecords.
 func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error) error {
 	ran := false
 	err := db.write(ctx, func(tx *txn) error {
@@ -203,7 +210,7 @@ func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error)
 		if full {
 			return memstore.ErrNotEmpty()
 		}
-		return fill(&restorer{ctx: ctx, tx: tx})
+		return fill(memstore.CheckRecords(&restorer{ctx: ctx, tx: tx}))
 	})
 	return wrap(err, "restore the database")
 }
@@ -231,6 +238,31 @@ func (r *restorer) Workspace(w *memstore.Workspace) error {
 func (r *restorer) APIKey(k *memstore.APIKeyRecord) error {
 	return r.exec(`INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.WorkspaceID, k.Name, k.SecretSHA256, k.Hint, nanos(k.CreatedAt), keyset.NullNanos(k.LastUsedAt), keyset.NullNanos(k.RevokedAt))
+}
+
+func (r *restorer) User(u *memstore.User) error {
+	return r.exec(`INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.WorkspaceID, u.Name, string(u.Role), u.PasswordHash, nanos(u.CreatedAt), nanos(u.UpdatedAt))
+}
+
+func (r *restorer) SignIn(s *memstore.SignIn) error {
+	return r.exec(`INSERT INTO user_sign_ins (`+signInColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.SecretHash, s.UserID, s.WorkspaceID, s.Link, nanos(s.CreatedAt), nanos(s.LastSeenAt), nanos(s.ExpiresAt))
+}
+
+// signInColumns are the columns of a sign-in, as scanSignIn reads them.
+const signInColumns = "secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at"
+
+func scanSignIn(row interface{ Scan(...any) error }) (*memstore.SignIn, error) {
+	var (
+		s                      memstore.SignIn
+		created, seen, expires int64
+	)
+	if err := row.Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = fromNanos(created), fromNanos(seen), fromNanos(expires)
+	return &s, nil
 }
 
 func (r *restorer) Store(s *memstore.Store) error {

@@ -77,7 +77,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(newJSONWriter(e.raw()))
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}

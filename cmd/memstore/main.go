@@ -25,9 +25,31 @@ func main() {
 // env is what a command may touch of the process: its standard streams and
 // its environment.
 type env struct {
-	stdin          io.Reader
+	stdin io.Reader
+	// stdout and stderr show every control character a terminal would
+	// obey (termText): what commands print for people goes there.
 	stdout, stderr io.Writer
-	getenv         func(string) string
+	// rawStdout and rawStderr are the streams as they are, for what a
+	// command prints exactly when asked (--raw), for JSON lines (through
+	// newJSONWriter) and for an editor; nil means stdout and stderr.
+	rawStdout, rawStderr io.Writer
+	getenv               func(string) string
+}
+
+// raw is standard output as it is.
+func (e env) raw() io.Writer {
+	if e.rawStdout != nil {
+		return e.rawStdout
+	}
+	return e.stdout
+}
+
+// rawErr is standard error as it is.
+func (e env) rawErr() io.Writer {
+	if e.rawStderr != nil {
+		return e.rawStderr
+	}
+	return e.stderr
 }
 
 // command is one subcommand: its name, a one-line summary for the command
@@ -78,7 +100,10 @@ func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) 
 // Main runs memstore with args (without the program name) and returns the
 // exit status: 0 on success, 1 on failure, 2 for a usage error.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	safeOut, safeErr := newTermWriter(stdout), newTermWriter(stderr)
+	defer safeErr.Flush()
+	defer safeOut.Flush()
+	e := env{stdin: stdin, stdout: safeOut, stderr: safeErr, rawStdout: stdout, rawStderr: stderr, getenv: os.Getenv}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 {
 			return Main(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)

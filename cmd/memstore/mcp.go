@@ -87,7 +87,7 @@ func runMCP(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	srv := mcpserver.New(ts, caller.Session, Version, log)
-	err = mcpserver.Stdio(ctx, srv, e.stdin, e.stdout)
+	err = mcpserver.Stdio(ctx, srv, e.stdin, newJSONWriter(e.raw()))
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 const memdirPromptHelp = `Usage: memstore memdir prompt [--team] [--max-chars N] [--hook session-start]
-         [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json]
+         [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json] [--raw]
 
 Prints what an agent should know of its memory at the start of a session:
 memstore's guidance on using the memory directory (what it is, the four
@@ -39,6 +39,8 @@ Install it in .claude/settings.json or ~/.claude/settings.json:
     {"type": "command", "command": "memstore memdir prompt --hook session-start"}]}]}}
 
 --dir names the memory directory itself, instead of finding the project's.
+Control characters a terminal would obey are shown as visible symbols;
+--raw prints the text exactly.
 `
 
 // hookMaxChars is the default budget of hook output: Claude Code passes
@@ -52,6 +54,7 @@ func runMemdirPrompt(ctx context.Context, e env, args []string) error {
 	maxChars := fs.Int("max-chars", 0, "keep the output within `N` characters; 0: no limit (10000 with --hook)")
 	hook := newChoice("", "session-start")
 	fs.Var(hook, "hook", "run as a Claude Code hook: `session-start`")
+	textOut := addRawFlag(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -91,7 +94,7 @@ func runMemdirPrompt(ctx context.Context, e env, args []string) error {
 	}
 	text, shrunk := p.Render(*maxChars)
 	if !t.json {
-		_, err := io.WriteString(e.stdout, text)
+		_, err := io.WriteString(textOut(), text)
 		return err
 	}
 	out := struct {

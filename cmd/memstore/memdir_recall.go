@@ -12,7 +12,7 @@ import (
 )
 
 const memdirRecallHelp = `Usage: memstore memdir recall [--limit 5] [--body] [--team] [--max-chars N]
-         [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json] QUERY...
+         [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json] [--raw] QUERY...
        memstore memdir recall --hook user-prompt-submit [flags]
 
 Finds the memories that bear on QUERY, without a model: the topic files of
@@ -38,7 +38,8 @@ off, nothing matches or anything fails it prints nothing. Install it in
 
 --dir names the memory directory itself, instead of finding the project's.
 --json prints {"dir", "query", "hits": [{file, name, description, type,
-score, modified, age, content, truncated}]}.
+score, modified, age, content, truncated}]}. Control characters a terminal
+would obey are shown as visible symbols; --raw prints the text exactly.
 
 Exit status: 0 found; 1 nothing found; 2 usage; 5 local I/O error.
 `
@@ -52,6 +53,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	maxChars := fs.Int("max-chars", 0, "keep the output within `N` characters; 0: no limit (10000 with --hook)")
 	hook := newChoice("", "user-prompt-submit")
 	fs.Var(hook, "hook", "run as a Claude Code hook: `user-prompt-submit`")
+	out := addRawFlag(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	} else if len(hits) > 0 {
-		if _, err := io.WriteString(e.stdout, memdir.FormatHits("", hits, now, *maxChars)); err != nil {
+		if _, err := io.WriteString(out(), memdir.FormatHits("", hits, now, *maxChars)); err != nil {
 			return err
 		}
 	}

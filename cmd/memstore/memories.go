@@ -25,9 +25,12 @@ down and --depth 0 lists every memory below PREFIX. A PREFIX that names a
 memory lists that memory.
 ` + backendHelp
 
-const catHelp = `Usage: memstore cat [--store ID] PATH
+const catHelp = `Usage: memstore cat [--store ID] [--raw] PATH
 
-Prints the content of the memory at PATH exactly as stored.
+Prints the content of the memory at PATH. Control characters a terminal
+would obey (escape sequences, carriage returns, bidirectional controls)
+are shown as visible symbols; --raw prints the content exactly as
+stored, byte for byte.
 ` + backendHelp
 
 const putHelp = `Usage: memstore put [--store ID] PATH [FILE|-]
@@ -151,6 +154,7 @@ func storeArgs(ctx context.Context, e env, fs *flag.FlagSet, bf *backendFlags, a
 
 func runCat(ctx context.Context, e env, args []string) error {
 	fs, bf := memoryFlags(e, "cat", catHelp)
+	out := addRawFlag(fs, e)
 	c, storeID, pos, err := storeArgs(ctx, e, fs, bf, args, 1, "one PATH")
 	if err != nil {
 		return err
@@ -163,7 +167,7 @@ func runCat(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.NewMemoryJSON(m, true))
 	}
-	_, err = io.WriteString(e.stdout, m.Content)
+	_, err = io.WriteString(out(), m.Content)
 	return err
 }
 
@@ -256,7 +260,7 @@ func (c *conn) printWritten(m *memstore.Memory, verb string) error {
 	if c.json {
 		return printJSON(c.e.stdout, httpapi.NewMemoryJSON(m, false))
 	}
-	fmt.Fprintf(c.e.stdout, "%s %s (%s)\n", verb, m.Path, plural(int(m.ContentSize), "byte", "bytes"))
+	fmt.Fprintf(c.e.stdout, "%s %s (%s)\n", verb, cell(m.Path), plural(int(m.ContentSize), "byte", "bytes"))
 	return nil
 }
 
@@ -368,7 +372,7 @@ func runEditor(e env, file string) error {
 	// Not CommandContext: an interrupt typed in the editor reaches memstore
 	// too, and must not kill the editor.
 	cmd := exec.Command(argv[0], append(argv[1:], file)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.raw(), e.rawErr()
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("editor %s: %w; nothing written", argv[0], err)
 	}
@@ -400,7 +404,7 @@ func runMv(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.NewMemoryJSON(m, false))
 	}
-	fmt.Fprintf(e.stdout, "renamed %s to %s\n", from, m.Path)
+	fmt.Fprintf(e.stdout, "renamed %s to %s\n", cell(from), cell(m.Path))
 	return nil
 }
 
@@ -425,7 +429,7 @@ func runRm(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.MemoryDeleted(m.ID))
 	}
-	fmt.Fprintf(e.stdout, "deleted %s\n", m.Path)
+	fmt.Fprintf(e.stdout, "deleted %s\n", cell(m.Path))
 	return nil
 }
 

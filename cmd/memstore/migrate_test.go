@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -28,6 +30,8 @@ type migrationSource struct {
 	sessionID    string
 	notesStore   string // a store with a memory whose content has "spaces"
 	spacesMemory string
+	userPassword string // of the console user "ann", an admin
+	consoleToken string // ann's console session
 	counts       map[memstore.RecordKind]int64
 	live         []liveMemories // of each store not archived
 }
@@ -138,9 +142,22 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	_, err = co.ArchiveSession(ctx, c, ended.ID)
 	must(err)
 
+	// Console users: an admin with a password, signed in, and an auditor
+	// who has only a sign-in link so far.
+	us := memstore.NewUsers(db)
+	src.userPassword = "correct horse battery"
+	_, err = us.CreateUser(ctx, c, memstore.UserCreate{Name: "ann", Role: memstore.RoleAdmin, Password: src.userPassword})
+	must(err)
+	src.consoleToken, _, err = us.SignIn(ctx, "default", "ann", src.userPassword)
+	must(err)
+	_, err = us.CreateUser(ctx, c, memstore.UserCreate{Name: "bob", Role: memstore.RoleAuditor})
+	must(err)
+	_, _, err = us.CreateSignInLink(ctx, c, "bob")
+	must(err)
+
 	src.live = []liveMemories{{notes.ID, src.keys[0], 2}, {ref.ID, src.keys[0], 1}, {other.ID, src.keys[1], 1}}
 	src.counts = map[memstore.RecordKind]int64{
-		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindStores: 4,
+		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindUsers: 2, memstore.KindSignIns: 2, memstore.KindStores: 4,
 		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindEvents: 11, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
 		memstore.KindWebhooks: 0, memstore.KindCursors: 0, memstore.KindDeliveries: 0,
 	}
@@ -178,6 +195,8 @@ func (r *recorder) Begin(k memstore.RecordKind, n int64) error {
 }
 func (r *recorder) Workspace(v *memstore.Workspace) error             { return r.add("workspace", v) }
 func (r *recorder) APIKey(v *memstore.APIKeyRecord) error             { return r.add("key", v) }
+func (r *recorder) User(v *memstore.User) error                       { return r.add("user", v) }
+func (r *recorder) SignIn(v *memstore.SignIn) error                   { return r.add("sign-in", v) }
 func (r *recorder) Store(v *memstore.Store) error                     { return r.add("store", v) }
 func (r *recorder) Memory(v *memstore.Memory) error                   { return r.add("memory", v) }
 func (r *recorder) Version(v *memstore.Version) error                 { return r.add("version", v) }
@@ -259,6 +278,16 @@ func checkCredentials(t *testing.T, base string, src migrationSource) {
 			t.Errorf("a revoked credential: %d %s %v; want 401", status, body, err)
 		}
 	}
+	// The console: ann's session goes on, and her password signs her in.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodGet, base+"/console/stores", nil)
+	req.AddCookie(&http.Cookie{Name: "memstore_console", Value: src.consoleToken})
+	if res, err := noRedirect.Do(req); err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("a console session of the source: %v %v; want 200", res.Status, err)
+	} else {
+		res.Body.Close()
+	}
+	consoleSignIn(t, noRedirect, base, "ann", src.userPassword)
 	var found struct {
 		Data []struct{ Memory struct{ ID string } }
 	}
@@ -351,9 +380,12 @@ func TestMigrate(t *testing.T) {
 	}
 	checkCredentials(t, pgServer.url, src)
 
-	// Back from PostgreSQL into a new file: the same again.
-	if got := migrate(t, pg, backFile, password); fmt.Sprint(got) != fmt.Sprint(src.counts) {
-		t.Errorf("migrate to a file copied %v; want %v", got, src.counts)
+	// Back from PostgreSQL into a new file: the same again, with the
+	// console session that checkCredentials signed in.
+	back := maps.Clone(src.counts)
+	back[memstore.KindSignIns]++
+	if got := migrate(t, pg, backFile, password); fmt.Sprint(got) != fmt.Sprint(back) {
+		t.Errorf("migrate to a file copied %v; want %v", got, back)
 	}
 	pgRecords := dumpRecords(t, pg) // the keys' last use moved on the server
 	if got := dumpRecords(t, backFile); strings.Join(got, "\n") != strings.Join(pgRecords, "\n") {
@@ -395,7 +427,7 @@ func TestRestoreAllOrNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		w := &memstore.Workspace{ID: "wrkspc_01", Name: "default", CreatedAt: time.Unix(1, 2)}
+		w := &memstore.Workspace{ID: "wrkspc_01jbcdefghjkmnpqrstvwxyz0", Name: "default", CreatedAt: time.Unix(1, 2)}
 		broken := fmt.Errorf("the source broke")
 		for _, fill := range []func(memstore.RecordSink) error{
 			func(s memstore.RecordSink) error { // the source fails
@@ -420,8 +452,10 @@ func TestRestoreAllOrNothing(t *testing.T) {
 				return s.Begin(memstore.KindAPIKeys, 0)
 			},
 		} {
-			if err := db.Restore(ctx, fill); err == nil {
-				t.Fatalf("%s: a failed restore returned no error", databaseName(name))
+			err := db.Restore(ctx, fill)
+			var bad *memstore.RecordError
+			if err == nil || errors.As(err, &bad) {
+				t.Fatalf("%s: a failed restore returned %v; want the source's or the target's error", databaseName(name), err)
 			}
 			var r recorder
 			if err := db.Dump(ctx, &r); err != nil {

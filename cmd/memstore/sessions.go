@@ -154,9 +154,9 @@ func runSessionsCreate(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.NewCreatedSessionJSON(s, tok, secret))
 	}
-	fmt.Fprintf(e.stdout, "Created session %s.\n", s.ID)
+	fmt.Fprintf(e.stdout, "Created session %s.\n", cell(s.ID))
 	writeAttachments(c, s)
-	fmt.Fprintf(e.stdout, "Its token %s%s will not be shown again:\n", tok.ID, expiry(tok))
+	fmt.Fprintf(e.stdout, "Its token %s%s will not be shown again:\n", cell(tok.ID), expiry(tok))
 	fmt.Fprintln(e.stdout, secret)
 	return nil
 }
@@ -301,7 +301,7 @@ func runSessionsToken(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.NewSessionTokenJSON(tok, secret))
 	}
-	fmt.Fprintf(e.stdout, "Created token %s for session %s%s. It will not be shown again:\n", tok.ID, id, expiry(tok))
+	fmt.Fprintf(e.stdout, "Created token %s for session %s%s. It will not be shown again:\n", cell(tok.ID), cell(id), expiry(tok))
 	fmt.Fprintln(e.stdout, secret)
 	return nil
 }
@@ -321,7 +321,7 @@ func runSessionsRevoke(ctx context.Context, e env, args []string) error {
 		if c.json {
 			return printJSON(e.stdout, httpapi.NewSessionTokenJSON(tok, ""))
 		}
-		fmt.Fprintf(e.stdout, "Revoked token %s of session %s.\n", tok.ID, tok.SessionID)
+		fmt.Fprintf(e.stdout, "Revoked token %s of session %s.\n", cell(tok.ID), cell(tok.SessionID))
 		return nil
 	}
 	s, err := c.ArchiveSession(ctx, c.caller, id)
@@ -331,7 +331,7 @@ func runSessionsRevoke(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.NewSessionJSON(s))
 	}
-	fmt.Fprintf(e.stdout, "Ended session %s: its tokens no longer work.\n", s.ID)
+	fmt.Fprintf(e.stdout, "Ended session %s: its tokens no longer work.\n", cell(s.ID))
 	return nil
 }
 
@@ -429,7 +429,7 @@ func runSessionsAttach(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return c.printSession(s)
 	}
-	fmt.Fprintf(e.stdout, "%s store %s on session %s; its tokens see it from their next request.\n", verb, a.StoreID, s.ID)
+	fmt.Fprintf(e.stdout, "%s store %s on session %s; its tokens see it from their next request.\n", verb, cell(a.StoreID), cell(s.ID))
 	writeAttachments(c, s)
 	return nil
 }
@@ -452,7 +452,7 @@ func runSessionsDetach(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return c.printSession(s)
 	}
-	fmt.Fprintf(e.stdout, "Detached store %s from session %s; its tokens no longer reach it from their next request.\n", *store, s.ID)
+	fmt.Fprintf(e.stdout, "Detached store %s from session %s; its tokens no longer reach it from their next request.\n", cell(*store), cell(s.ID))
 	writeAttachments(c, s)
 	return nil
 }
@@ -470,6 +470,6 @@ func runSessionsRm(ctx context.Context, e env, args []string) error {
 	if c.json {
 		return printJSON(e.stdout, httpapi.SessionDeleted(id))
 	}
-	fmt.Fprintf(e.stdout, "Deleted session %s: its tokens no longer work.\n", id)
+	fmt.Fprintf(e.stdout, "Deleted session %s: its tokens no longer work.\n", cell(id))
 	return nil
 }

@@ -119,7 +119,7 @@ func runTool(ctx context.Context, e env, args []string) error {
 		defer closeStore()
 		tool = store
 	}
-	return serveJSONLines(ctx, tool, e.stdin, e.stdout)
+	return serveJSONLines(ctx, tool, e.stdin, newJSONWriter(e.raw()))
 }
 
 // openToolStore opens the memory store that the flags and environment
@@ -245,9 +245,7 @@ func runToolPrune(ctx context.Context, e env, args []string) error {
 		if removed == nil {
 			removed = []string{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(struct {
+		return printJSON(e.stdout, struct {
 			DryRun  bool     `json:"dry_run"`
 			Removed []string `json:"removed"`
 		}{*dryRun, removed})

@@ -81,7 +81,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	var fatal error // a failure of the whole export
 	summary := e.stdout
 	if isJSONLines(target) {
-		out := e.stdout
+		var out io.Writer = newJSONWriter(e.raw()) // JSON lines, for a program
 		if target == "-" {
 			summary = e.stderr
 		} else {
@@ -139,11 +139,11 @@ func runExport(ctx context.Context, e env, args []string) error {
 			var why notAFile
 			if errors.As(err, &why) {
 				skipped++
-				fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v (a JSON-lines export keeps it)\n", it.Memory.Path, err)
+				fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v (a JSON-lines export keeps it)\n", cell(it.Memory.Path), err)
 				return nil
 			}
 			failed++
-			fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v\n", it.Memory.Path, err)
+			fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v\n", cell(it.Memory.Path), err)
 			return nil
 		}
 		exported++
@@ -279,14 +279,14 @@ type importer struct {
 // skip counts an entry left out on purpose, with a warning.
 func (im *importer) skip(where, why string) {
 	im.counts.Skipped++
-	fmt.Fprintf(im.e.stderr, "memstore import: skipped %s: %s\n", where, why)
+	fmt.Fprintf(im.e.stderr, "memstore import: skipped %s: %s\n", cell(where), cell(why))
 }
 
 // fail counts an entry that could not be imported, with a warning.
 func (im *importer) fail(where, why string) {
 	im.counts.Failed++
 	im.progress.step()
-	fmt.Fprintf(im.e.stderr, "memstore import: failed %s: %s\n", where, why)
+	fmt.Fprintf(im.e.stderr, "memstore import: failed %s: %s\n", cell(where), cell(why))
 }
 
 // apply creates or updates the memory at path. A memstore error concerns

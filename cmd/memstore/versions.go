@@ -21,18 +21,21 @@ left. A memory that was deleted is found by its ID (mem_...). Without an
 argument, lists the versions of the whole store.
 ` + backendHelp
 
-const showHelp = `Usage: memstore show [--store ID] VERSION
+const showHelp = `Usage: memstore show [--store ID] [--raw] VERSION
 
 Prints a version (memver_...): a block of its fields, a blank line, then
-the content it left, exactly as stored. A deletion and a redacted version
-have no content.
+the content it left. Control characters a terminal would obey are shown
+as visible symbols; --raw prints the content exactly as stored. A
+deletion and a redacted version have no content.
 ` + backendHelp
 
-const diffHelp = `Usage: memstore diff [--store ID] VERSION [VERSION]
+const diffHelp = `Usage: memstore diff [--store ID] [--raw] VERSION [VERSION]
 
 Prints a unified diff between VERSION and the version of the same memory
 before it or, given two versions, from the first to the second. A
 deletion or a redacted version counts as empty, with a note on stderr.
+Control characters a terminal would obey are shown as visible symbols;
+--raw prints the lines exactly as stored.
 ` + backendHelp
 
 const redactHelp = `Usage: memstore redact [--store ID] VERSION
@@ -105,6 +108,7 @@ func runLog(ctx context.Context, e env, args []string) error {
 
 func runShow(ctx context.Context, e env, args []string) error {
 	fs, bf := memoryFlags(e, "show", showHelp)
+	out := addRawFlag(fs, e)
 	c, storeID, pos, err := storeArgs(ctx, e, fs, bf, args, 1, "one VERSION")
 	if err != nil {
 		return err
@@ -114,7 +118,7 @@ func runShow(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.printVersion(v, true)
+	return c.printVersion(out(), v, true)
 }
 
 func runRedact(ctx context.Context, e env, args []string) error {
@@ -128,14 +132,14 @@ func runRedact(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.printVersion(v, false)
+	return c.printVersion(c.e.stdout, v, false)
 }
 
-// printVersion prints a version as the API's object or as a block of
+// printVersion prints a version to w as the API's object or as a block of
 // fields followed, when withContent, by a blank line and its content.
-func (c *conn) printVersion(v *memstore.Version, withContent bool) error {
+func (c *conn) printVersion(w io.Writer, v *memstore.Version, withContent bool) error {
 	if c.json {
-		return printJSON(c.e.stdout, httpapi.NewVersionJSON(v, withContent))
+		return printJSON(w, httpapi.NewVersionJSON(v, withContent))
 	}
 	pairs := [][2]string{
 		{"version", v.ID},
@@ -157,11 +161,11 @@ func (c *conn) printVersion(v *memstore.Version, withContent bool) error {
 		}
 		pairs = append(pairs, [2]string{"redacted_at", fmtTimePtr(v.RedactedAt)}, [2]string{"redacted_by", by})
 	}
-	if err := block(c.e.stdout, pairs...); err != nil {
+	if err := block(w, pairs...); err != nil {
 		return err
 	}
 	if withContent && v.HasContent {
-		_, err := io.WriteString(c.e.stdout, "\n"+v.Content)
+		_, err := io.WriteString(w, "\n"+v.Content)
 		return err
 	}
 	return nil
@@ -169,6 +173,7 @@ func (c *conn) printVersion(v *memstore.Version, withContent bool) error {
 
 func runDiff(ctx context.Context, e env, args []string) error {
 	fs, bf := memoryFlags(e, "diff", diffHelp)
+	out := addRawFlag(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -219,11 +224,11 @@ func runDiff(ctx context.Context, e env, args []string) error {
 	if d == "" {
 		note := "no difference in content"
 		if from != nil && !from.Redacted() && !to.Redacted() && from.Path != to.Path {
-			note += fmt.Sprintf(" (renamed %s to %s)", from.Path, to.Path)
+			note += fmt.Sprintf(" (renamed %s to %s)", cell(from.Path), cell(to.Path))
 		}
 		fmt.Fprintln(e.stderr, note)
 	}
-	_, err = io.WriteString(e.stdout, d)
+	_, err = io.WriteString(out(), d)
 	return err
 }
 
@@ -249,10 +254,10 @@ func diffSide(e env, v *memstore.Version) (text, label string) {
 	case v == nil:
 		return "", "/dev/null"
 	case v.Redacted():
-		fmt.Fprintf(e.stderr, "note: %s is redacted; shown as empty\n", v.ID)
-		return "", "(redacted)\t" + v.ID
+		fmt.Fprintf(e.stderr, "note: %s is redacted; shown as empty\n", cell(v.ID))
+		return "", "(redacted)\t" + cell(v.ID)
 	case !v.HasContent:
-		fmt.Fprintf(e.stderr, "note: %s deleted the memory; shown as empty\n", v.ID)
+		fmt.Fprintf(e.stderr, "note: %s deleted the memory; shown as empty\n", cell(v.ID))
 	}
-	return v.Content, v.Path + "\t" + v.ID
+	return v.Content, cell(v.Path) + "\t" + cell(v.ID)
 }

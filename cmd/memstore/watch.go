@@ -85,7 +85,7 @@ func runWatch(ctx context.Context, e env, args []string) error {
 		if path == "" {
 			path = "-"
 		}
-		_, err := fmt.Fprintf(e.stdout, "%s  %d  %-16s  %s  %s  %s\n", fmtTime(ev.CreatedAt), ev.Seq, ev.Type, cell(path), fmtActor(ev.Actor), cell(ev.VersionID))
+		_, err := fmt.Fprintf(e.stdout, "%s  %d  %-16s  %s  %s  %s\n", fmtTime(ev.CreatedAt), ev.Seq, cell(string(ev.Type)), cell(path), cell(fmtActor(ev.Actor)), cell(ev.VersionID))
 		return err
 	})
 }

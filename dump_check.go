@@ -1,0 +1,433 @@
+package memstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memstore/memstore/internal/ids"
+)
+
+// A dump comes from a database file or a server that anyone may have
+// written to, not only through memstore: a crafted file can hold a path
+// such as /../../etc/cron.d/x that no API write lets through, and which
+// an export or a directory sync would later take for a file name. So a
+// Restorer checks every record it is handed with the rules the API's
+// writes keep (CheckRecords), whatever the source, and the first record
+// that breaks one stops the restore, which then keeps nothing.
+
+// A RecordError is a record that CheckRecords refused: its kind, the
+// record (its ID, and its path or name where it has one), and what is
+// wrong with it. It unwraps to an EInvalid *Error.
+type RecordError struct {
+	Kind  RecordKind
+	Where string
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	return recordNames[e.Kind] + " " + e.Where + ": " + ErrorMessage(e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// recordNames names one record of each kind in messages.
+var recordNames = map[RecordKind]string{
+	KindWorkspaces: "workspace", KindAPIKeys: "API key", KindUsers: "user", KindSignIns: "sign-in",
+	KindStores: "store", KindMemories: "memory", KindVersions: "version", KindEvents: "event",
+	KindSessions: "session", KindSessionTokens: "session token", KindWebhooks: "webhook endpoint",
+	KindCursors: "webhook cursor", KindDeliveries: "webhook delivery",
+}
+
+// CheckRecords returns a sink that checks each record it is handed, then
+// passes it on to sink: the kinds must come in the order of RecordKinds,
+// each announced by Begin, and each record must be one the API could
+// have written (valid IDs of its kind, the Validate functions' rules on
+// names, paths, content, metadata and fields, a content hash and size
+// that match the content, known types, states and roles). A record that
+// is not is refused with a *RecordError, and sink never sees it.
+func CheckRecords(sink RecordSink) RecordSink {
+	return &checkedSink{next: sink, kind: -1}
+}
+
+type checkedSink struct {
+	next RecordSink
+	kind int // index in RecordKinds of the kind announced last
+}
+
+// Begin checks that kind comes next in the order of RecordKinds: a kind
+// may be left out, never repeated or taken out of turn.
+func (c *checkedSink) Begin(kind RecordKind, total int64) error {
+	i := slices.Index(RecordKinds, kind)
+	switch {
+	case i < 0:
+		return Errorf(EInvalid, "the dump holds records of an unknown kind %q", kind)
+	case i <= c.kind:
+		return Errorf(EInvalid, "the dump hands over the %s after the %s; the order is %v", kind, RecordKinds[c.kind], RecordKinds)
+	case total < 0:
+		return Errorf(EInvalid, "the dump announces %d %s", total, kind)
+	}
+	c.kind = i
+	return c.next.Begin(kind, total)
+}
+
+// check refuses a record of kind, at where, with the first error of errs,
+// and one whose kind was not announced.
+func (c *checkedSink) check(kind RecordKind, where string, errs ...error) error {
+	if c.kind < 0 || RecordKinds[c.kind] != kind {
+		return &RecordError{kind, where, Errorf(EInvalid, "it comes outside the %s of the dump (the order is %v)", kind, RecordKinds)}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return &RecordError{kind, where, err}
+		}
+	}
+	return nil
+}
+
+func (c *checkedSink) Workspace(w *Workspace) error {
+	if err := c.check(KindWorkspaces, w.ID+" ("+w.Name+")",
+		checkID("id", ids.Workspace, w.ID), ValidateWorkspaceName(w.Name)); err != nil {
+		return err
+	}
+	return c.next.Workspace(w)
+}
+
+func (c *checkedSink) APIKey(k *APIKeyRecord) error {
+	if err := c.check(KindAPIKeys, k.ID,
+		checkID("id", ids.APIKey, k.ID), checkID("workspace_id", ids.Workspace, k.WorkspaceID), ValidateKeyName(k.Name),
+		checkSecretHash(k.SecretSHA256), checkHint(k.Hint)); err != nil {
+		return err
+	}
+	return c.next.APIKey(k)
+}
+
+func (c *checkedSink) User(u *User) error {
+	if err := c.check(KindUsers, u.ID+" ("+u.Name+")",
+		checkID("id", ids.User, u.ID), checkID("workspace_id", ids.Workspace, u.WorkspaceID), ValidateUserName(u.Name),
+		ValidateRole(u.Role), ValidatePasswordHash(u.PasswordHash)); err != nil {
+		return err
+	}
+	return c.next.User(u)
+}
+
+func (c *checkedSink) SignIn(s *SignIn) error {
+	if err := c.check(KindSignIns, "of user "+s.UserID,
+		checkSecretHash(s.SecretHash), checkID("user_id", ids.User, s.UserID), checkID("workspace_id", ids.Workspace, s.WorkspaceID)); err != nil {
+		return err
+	}
+	return c.next.SignIn(s)
+}
+
+func (c *checkedSink) Store(s *Store) error {
+	if err := c.check(KindStores, s.ID,
+		checkID("id", ids.Store, s.ID), checkID("workspace_id", ids.Workspace, s.WorkspaceID),
+		ValidateStoreName(s.Name), ValidateStoreDescription(s.Description), ValidateMetadata(s.Metadata)); err != nil {
+		return err
+	}
+	return c.next.Store(s)
+}
+
+func (c *checkedSink) Memory(m *Memory) error {
+	if err := c.check(KindMemories, m.ID+" at "+quoteIfOdd(m.Path)+" in store "+m.StoreID,
+		checkID("id", ids.Memory, m.ID), checkID("store_id", ids.Store, m.StoreID), checkID("version_id", ids.Version, m.VersionID),
+		ValidatePath(m.Path), checkContent(m.Content, m.ContentSHA256, m.ContentSize)); err != nil {
+		return err
+	}
+	return c.next.Memory(m)
+}
+
+func (c *checkedSink) Version(v *Version) error {
+	where := v.ID + " of memory " + v.MemoryID + " in store " + v.StoreID
+	if v.Path != "" {
+		where = v.ID + " at " + quoteIfOdd(v.Path) + " in store " + v.StoreID
+	}
+	if err := c.check(KindVersions, where,
+		checkID("id", ids.Version, v.ID), checkID("store_id", ids.Store, v.StoreID), checkID("memory_id", ids.Memory, v.MemoryID),
+		checkActor("created_by", v.CreatedBy), checkVersionState(v)); err != nil {
+		return err
+	}
+	return c.next.Version(v)
+}
+
+// checkVersionState checks what a version holds for its operation: a
+// redacted one neither path nor content, a deletion a path only, any
+// other a path and its content.
+func checkVersionState(v *Version) error {
+	switch v.Operation {
+	case OpCreated, OpModified, OpDeleted:
+	default:
+		return Errorf(EInvalid, "operation %q is not created, modified or deleted", v.Operation)
+	}
+	if v.Redacted() {
+		if v.Path != "" || v.HasContent {
+			return Errorf(EInvalid, "it is redacted but keeps its path or content")
+		}
+		if v.RedactedBy == nil {
+			return Errorf(EInvalid, "it is redacted by nobody")
+		}
+		return checkActor("redacted_by", *v.RedactedBy)
+	}
+	if v.RedactedBy != nil {
+		return Errorf(EInvalid, "it names who redacted it but is not redacted")
+	}
+	if err := ValidatePath(v.Path); err != nil {
+		return err
+	}
+	if v.HasContent == (v.Operation == OpDeleted) {
+		return Errorf(EInvalid, "a version of operation %s must have content unless it is a deletion", v.Operation)
+	}
+	if v.HasContent {
+		return checkContent(v.Content, v.ContentSHA256, v.ContentSize)
+	}
+	return nil
+}
+
+func (c *checkedSink) Event(e *Event) error {
+	err := c.check(KindEvents, fmt.Sprintf("%d of store %s", e.Seq, e.StoreID),
+		checkID("store_id", ids.Store, e.StoreID), checkActor("actor", e.Actor), checkEvent(e))
+	if err != nil {
+		return err
+	}
+	return c.next.Event(e)
+}
+
+// checkEvent checks an event's number, type and version.
+func checkEvent(e *Event) error {
+	if e.Seq < 1 {
+		return Errorf(EInvalid, "its number %d is not positive", e.Seq)
+	}
+	switch e.Type {
+	case EventStoreArchived:
+		if e.VersionID != "" {
+			return Errorf(EInvalid, "a %s event names version %q", e.Type, e.VersionID)
+		}
+		return nil
+	case EventMemoryCreated, EventMemoryModified, EventMemoryRenamed, EventMemoryDeleted, EventVersionRedacted:
+		return checkID("version_id", ids.Version, e.VersionID)
+	}
+	return Errorf(EInvalid, "type %q is not an event type", e.Type)
+}
+
+func (c *checkedSink) Session(s *Session) error {
+	if err := c.check(KindSessions, s.ID,
+		checkID("id", ids.Session, s.ID), checkID("workspace_id", ids.Workspace, s.WorkspaceID),
+		validateTitle(s.Title), ValidateMetadata(s.Metadata), validateSessionFields(s.Fields), checkAttachments(s.Attachments)); err != nil {
+		return err
+	}
+	return c.next.Session(s)
+}
+
+// checkAttachments checks a session's stores as CreateSession leaves
+// them: at most MaxSessionStores, each store once, an access that is
+// set, the store's name and description, and a mount path of its own
+// below MountRoot.
+func checkAttachments(atts []Attachment) error {
+	if len(atts) > MaxSessionStores {
+		return Errorf(EInvalid, "it attaches %d stores; the limit is %d", len(atts), MaxSessionStores)
+	}
+	stores, mounts := map[string]bool{}, map[string]bool{}
+	for i, a := range atts {
+		what := fmt.Sprintf("resources[%d]", i)
+		if a.Access == "" {
+			return Errorf(EInvalid, "%s.access is not set", what)
+		}
+		for _, err := range []error{checkID(what+".memory_store_id", ids.Store, a.StoreID), validateAttachment(what, &a.Access, &a.Instructions),
+			ValidateStoreName(a.Name), ValidateStoreDescription(a.Description)} {
+			if err != nil {
+				return err
+			}
+		}
+		slug, ok := strings.CutPrefix(a.MountPath, MountRoot)
+		if !ok || slug == "" || Slug(slug) != slug {
+			return Errorf(EInvalid, "%s.mount_path %q is not %s and a name", what, a.MountPath, MountRoot)
+		}
+		if stores[a.StoreID] || mounts[a.MountPath] {
+			return Errorf(EInvalid, "%s attaches store %s at %s again", what, a.StoreID, a.MountPath)
+		}
+		stores[a.StoreID], mounts[a.MountPath] = true, true
+	}
+	return nil
+}
+
+func (c *checkedSink) SessionToken(t *SessionTokenRecord) error {
+	if err := c.check(KindSessionTokens, t.ID,
+		checkID("id", ids.SessionToken, t.ID), checkID("session_id", ids.Session, t.SessionID), checkID("workspace_id", ids.Workspace, t.WorkspaceID),
+		checkSecretHash(t.SecretSHA256), checkHint(t.Hint)); err != nil {
+		return err
+	}
+	return c.next.SessionToken(t)
+}
+
+func (c *checkedSink) Webhook(w *WebhookEndpoint) error {
+	if err := c.check(KindWebhooks, w.ID,
+		checkID("id", ids.Webhook, w.ID), checkID("workspace_id", ids.Workspace, w.WorkspaceID), checkWebhook(w)); err != nil {
+		return err
+	}
+	return c.next.Webhook(w)
+}
+
+// checkWebhook checks an endpoint as CreateWebhook and UpdateWebhook
+// leave it. Its URL is checked as far as it can be without resolving its
+// host (http included, as a server that allows private addresses takes
+// it): a delivery checks the address it dials.
+func checkWebhook(w *WebhookEndpoint) error {
+	if err := NewWebhooks(nil, WebhooksAllowPrivate(true)).CheckURL(context.Background(), w.URL); err != nil {
+		return err
+	}
+	events, err := validateWebhookEvents(w.EnabledEvents)
+	if err != nil {
+		return err
+	}
+	if len(events) != len(w.EnabledEvents) {
+		return Errorf(EInvalid, "enabled_events names an event type twice")
+	}
+	if err := validateWebhookText(w.Name, w.Description); err != nil {
+		return err
+	}
+	if w.State != WebhookEnabled && w.State != WebhookDisabled {
+		return Errorf(EInvalid, "state %q is not one of enabled, disabled", w.State)
+	}
+	if err := checkText("disabled_reason", w.DisabledReason, MaxDeliveryError); err != nil {
+		return err
+	}
+	key, ok := strings.CutPrefix(w.Secret, WebhookSecretPrefix)
+	if b, err := base64.StdEncoding.DecodeString(key); !ok || err != nil || len(b) < 16 {
+		return Errorf(EInvalid, "the signing secret is not %s and base64 of 16 bytes or more", WebhookSecretPrefix)
+	}
+	return nil
+}
+
+func (c *checkedSink) WebhookCursor(wc *WebhookCursor) error {
+	var bad error
+	if wc.Seq < 0 || wc.OwedTo < 0 {
+		bad = Errorf(EInvalid, "its numbers %d and %d are negative", wc.Seq, wc.OwedTo)
+	}
+	if err := c.check(KindCursors, "of endpoint "+wc.EndpointID+" in store "+wc.StoreID,
+		checkID("endpoint_id", ids.Webhook, wc.EndpointID), checkID("store_id", ids.Store, wc.StoreID), bad); err != nil {
+		return err
+	}
+	return c.next.WebhookCursor(wc)
+}
+
+func (c *checkedSink) WebhookDelivery(d *WebhookDelivery) error {
+	if err := c.check(KindDeliveries, d.Event.ID+" to endpoint "+d.EndpointID,
+		checkID("endpoint_id", ids.Webhook, d.EndpointID), checkDelivery(d)); err != nil {
+		return err
+	}
+	return c.next.WebhookDelivery(d)
+}
+
+// checkDelivery checks a delivery's event, state and log.
+func checkDelivery(d *WebhookDelivery) error {
+	ev := d.Event
+	for _, err := range []error{checkID("event.id", ids.WebhookEvent, ev.ID), checkID("event.workspace_id", ids.Workspace, ev.WorkspaceID),
+		checkID("event.store_id", ids.Store, ev.StoreID), optionalID("event.memory_id", ids.Memory, ev.MemoryID),
+		optionalID("event.version_id", ids.Version, ev.VersionID), checkText("last_error", d.LastError, MaxDeliveryError)} {
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case !slices.Contains(WebhookEventTypes, ev.Type):
+		return Errorf(EInvalid, "event type %q is not one of %s", ev.Type, strings.Join(WebhookEventTypes, ", "))
+	case d.State != DeliveryPending && d.State != DeliveryDelivered && d.State != DeliveryFailed:
+		return Errorf(EInvalid, "state %q is not pending, delivered or failed", d.State)
+	case d.Attempts < 0:
+		return Errorf(EInvalid, "attempts %d is negative", d.Attempts)
+	case d.LastStatus != 0 && (d.LastStatus < 100 || d.LastStatus > 599):
+		return Errorf(EInvalid, "last status %d is not an HTTP status", d.LastStatus)
+	}
+	return nil
+}
+
+// maxIDLength bounds an ID: a prefix and a ULID are well under it.
+const maxIDLength = 64
+
+// checkID checks that id is an ID of the kind prefix begins: the prefix
+// and then lowercase letters, digits and "_", maxIDLength bytes in all.
+func checkID(field, prefix, id string) error {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok || rest == "" || len(id) > maxIDLength || strings.ContainsFunc(rest, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) {
+		return Errorf(EInvalid, "%s %q is not an ID of the form %s... (lowercase letters and digits, at most %d bytes)", field, id, prefix, maxIDLength)
+	}
+	return nil
+}
+
+// optionalID is checkID of an ID that may be "".
+func optionalID(field, prefix, id string) error {
+	if id == "" {
+		return nil
+	}
+	return checkID(field, prefix, id)
+}
+
+// actorPrefixes is the ID prefix of each kind of actor.
+var actorPrefixes = map[ActorType]string{ActorAPIKey: ids.APIKey, ActorSession: ids.Session, ActorUser: ids.User, ActorServiceAccount: "svac_"} // no service account is made yet
+
+// checkActor checks an actor: a known type and an ID of that type.
+func checkActor(field string, a Actor) error {
+	prefix, ok := actorPrefixes[a.Type]
+	if !ok {
+		return Errorf(EInvalid, "%s type %q is not one of %v", field, a.Type, ActorTypes)
+	}
+	return checkID(field+" id", prefix, a.ID)
+}
+
+// checkContent checks content and that its hash and size are its own:
+// preconditions (if_content_sha256) and quotas rely on them.
+func checkContent(content, sum string, size int64) error {
+	if err := ValidateContent(content); err != nil {
+		return err
+	}
+	h := sha256.Sum256([]byte(content))
+	if want := hex.EncodeToString(h[:]); sum != want {
+		return Errorf(EInvalid, "content_sha256 %q is not the content's (%s)", sum, want)
+	}
+	if size != int64(len(content)) {
+		return Errorf(EInvalid, "content size %d is not the content's (%d bytes)", size, len(content))
+	}
+	return nil
+}
+
+// checkSecretHash checks the hash of a secret, as HashSecret makes it.
+func checkSecretHash(h string) error {
+	if _, err := hex.DecodeString(h); err != nil || len(h) != 2*sha256.Size || strings.ToLower(h) != h {
+		return Errorf(EInvalid, "the secret's hash is not a lowercase hex SHA-256")
+	}
+	return nil
+}
+
+// checkHint checks the hint of a secret (SecretHint): a few printable
+// ASCII characters.
+func checkHint(h string) error {
+	if len(h) > 16 || strings.ContainsFunc(h, func(r rune) bool { return r < ' ' || r > '~' }) {
+		return Errorf(EInvalid, "hint %q is not the end of a secret", h)
+	}
+	return nil
+}
+
+// checkText checks a text field kept from elsewhere: valid UTF-8 without
+// NUL, at most max bytes.
+func checkText(field, s string, max int) error {
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) || len(s) > max {
+		return Errorf(EInvalid, "%s must be valid text without NUL of at most %d bytes", field, max)
+	}
+	return nil
+}
+
+// quoteIfOdd is a path as a message shows it: quoted when it is not a
+// valid one, so that what is wrong with it shows.
+func quoteIfOdd(p string) string {
+	if ValidatePath(p) != nil {
+		return fmt.Sprintf("%q", p)
+	}
+	return p
+}
