@@ -4,11 +4,11 @@
 -- address itself. A count whose full_at has passed has refilled, is as
 -- good as none, and is deleted.
 
-CREATE TABLE sign_in_attempts (
+CREATE TABLE IF NOT EXISTS sign_in_attempts (
 	key_sha256 text COLLATE "C" PRIMARY KEY,
 	tokens     double precision NOT NULL,
 	at         bigint NOT NULL,
 	full_at    bigint NOT NULL
 );
 
-CREATE INDEX sign_in_attempts_by_full ON sign_in_attempts (full_at);
+CREATE INDEX IF NOT EXISTS sign_in_attempts_by_full ON sign_in_attempts (full_at);
