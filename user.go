@@ -109,6 +109,9 @@ func ErrSignIn() *Error {
 	return Errorf(EUnauthenticated, "wrong workspace, user name or password")
 }
 
+// userField names a user's ID or name in messages.
+const userField = "user"
+
 // ValidateUserName checks a user name: 1-64 characters, letters, digits
 // and . _ - @ only, not looking like a user ID (EInvalid).
 func ValidateUserName(name string) error {
@@ -214,6 +217,9 @@ func (us *Users) User(ctx context.Context, c *Caller, idOrName string) (*User, e
 	if err := c.CanReadAdmin(readUsers); err != nil {
 		return nil, err
 	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return nil, err
+	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	return withoutHash(u), err
 }
@@ -241,6 +247,9 @@ func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) err
 	if err := c.CanAdminister(manageUsers); err != nil {
 		return err
 	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return err
+	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	if err != nil {
 		return err
@@ -254,6 +263,9 @@ func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) err
 func (us *Users) SetPassword(ctx context.Context, c *Caller, idOrName, password string) (*User, error) {
 	if c == nil {
 		return nil, errNoCaller()
+	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return nil, err
 	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	if err != nil && ErrorCode(err) != ENotFound {
@@ -285,6 +297,9 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 	if err := c.CanAdminister(manageUsers); err != nil {
 		return "", time.Time{}, err
 	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return "", time.Time{}, err
+	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	if err != nil {
 		return "", time.Time{}, err
@@ -301,17 +316,13 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 
 // SignIn checks a user's password and starts a console session: it
 // returns the session's secret and the user's caller. Every refusal is
-// ErrSignIn, and takes as long whether or not the user exists; a request
-// that ends while waiting to check the password fails with its context's
-// error.
+// ErrSignIn, and takes as long whether or not the user exists, a
+// workspace or user name that no workspace or user can have (not text:
+// ValidateText) included; a request that ends while waiting to check the
+// password fails with its context's error.
 func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (string, *Caller, error) {
-	var u *User
-	if w, err := us.s.Workspace(ctx, workspace); err == nil {
-		u, err = us.s.User(ctx, w.ID, name)
-		if err != nil && ErrorCode(err) != ENotFound {
-			return "", nil, err
-		}
-	} else if ErrorCode(err) != ENotFound {
+	u, err := us.signInUser(ctx, workspace, name)
+	if err != nil {
 		return "", nil, err
 	}
 	hash := dummyPasswordHash
@@ -326,6 +337,28 @@ func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (
 		return "", nil, ErrSignIn()
 	}
 	return us.start(ctx, u)
+}
+
+// signInUser is the user a sign-in names, nil when there is none: when
+// the workspace or the user is not found, or either name is no text
+// (ValidateText), which no workspace or user has and no backend could
+// look up.
+func (us *Users) signInUser(ctx context.Context, workspace, name string) (*User, error) {
+	if ValidateText("workspace", workspace) != nil || ValidateText("name", name) != nil {
+		return nil, nil
+	}
+	w, err := us.s.Workspace(ctx, workspace)
+	if err == nil {
+		var u *User
+		u, err = us.s.User(ctx, w.ID, name)
+		if err == nil {
+			return u, nil
+		}
+	}
+	if ErrorCode(err) == ENotFound {
+		return nil, nil
+	}
+	return nil, err
 }
 
 // RedeemLink signs a user in with a sign-in link's secret, which then

@@ -317,6 +317,9 @@ func (ws *Webhooks) WebhookDeliveries(ctx context.Context, c *Caller, endpointID
 	if err != nil {
 		return nil, err
 	}
+	if err := ValidateID(webhookIDField, endpointID); err != nil {
+		return nil, err
+	}
 	ds, ok := ws.s.(WebhookDeliveryStorage)
 	if !ok {
 		return nil, Errorf(EInvalid, "this server keeps no webhook deliveries")

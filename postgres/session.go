@@ -210,10 +210,9 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		where = append(where, "s.archived_at IS NULL")
 	}
 	if f.AgentID != "" {
-		// memstore.SessionAgentID's rule: the agent field when a
-		// string, else its id.
-		agent := `s.fields::jsonb -> '` + memstore.AgentField + `'`
-		where = append(where, `CASE jsonb_typeof(`+agent+`) WHEN 'string' THEN `+agent+` #>> '{}' WHEN 'object' THEN `+agent+` ->> 'id' END = `+q.arg(f.AgentID))
+		// memstore.SessionAgentID's rule (migration 0011), with the
+		// fields memstore.AgentField names.
+		where = append(where, `session_agent_id(s.fields) = `+q.arg(f.AgentID))
 	}
 	for _, b := range []struct {
 		op string
