@@ -206,8 +206,8 @@ func ValidateMetadata(m map[string]string) error {
 // sessions (ValidateJSONText). Text a backend keeps byte for byte
 // (memory content, descriptions of stores, titles and instructions of
 // sessions) may hold NUL, and so may a search's text, which searches it
-// as a space. Text memstore keeps from outside that no caller
-// chose, such as a webhook receiver's answer, is made storable instead
+// as a space. Text memstore keeps from outside that no caller chose, such
+// as a webhook receiver's answer, is made storable instead
 // (StorableText).
 
 // ValidateText checks text given for field: valid UTF-8 without NUL
