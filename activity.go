@@ -78,6 +78,11 @@ func parseActivityCursor(s string) (*activityCursor, error) {
 	if err != nil || json.Unmarshal(b, &cur) != nil || len(cur.Stores) == 0 || len(cur.Stores) > MaxActivityStores {
 		return nil, errActivityCursor()
 	}
+	for id := range cur.Stores {
+		if ValidateID("memory_store_id", id) != nil {
+			return nil, errActivityCursor()
+		}
+	}
 	return &cur, nil
 }
 
@@ -106,6 +111,9 @@ func (co *Core) Activity(ctx context.Context, c *Caller, f ActivityFilter) (Acti
 		return page, Errorf(EInvalid, "operation %q is not one of %v", f.Operation, Operations)
 	}
 	if f.Actor, err = activityActor(f.Actor); err != nil {
+		return page, err
+	}
+	if err := validateIDs("memory_store_id", f.StoreID, "actor", f.Actor.ID); err != nil {
 		return page, err
 	}
 	cur := &activityCursor{Stores: map[string]activityPos{}}

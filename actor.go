@@ -18,7 +18,7 @@ var ActorTypes = []ActorType{ActorAPIKey, ActorSession, ActorUser, ActorServiceA
 
 // actorIDPrefixes are the prefixes of each kind of actor's IDs.
 var actorIDPrefixes = map[ActorType]string{
-	ActorAPIKey: "apikey_", ActorSession: "sesn_", ActorUser: "user_", ActorServiceAccount: "svac_",
+	ActorAPIKey: APIKeyIDPrefix, ActorSession: SessionIDPrefix, ActorUser: UserIDPrefix, ActorServiceAccount: ServiceAccountIDPrefix,
 }
 
 // ActorTypeOf returns the kind of actor an ID names by its prefix, ""

@@ -100,6 +100,9 @@ func (co *Core) Store(ctx context.Context, c *Caller, id string) (*Store, error)
 	if err := c.CanManageStores(false); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("memory_store_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.Store(ctx, c.WorkspaceID, id)
 }
 
@@ -122,6 +125,9 @@ func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUp
 	if err := c.CanManageStores(true); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("memory_store_id", id); err != nil {
+		return nil, err
+	}
 	if err := validateStore(u.Name, u.Description, nil); err != nil {
 		return nil, err
 	}
@@ -136,12 +142,18 @@ func (co *Core) ArchiveStore(ctx context.Context, c *Caller, id string) (*Store,
 	if err := c.CanManageStores(true); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("memory_store_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.ArchiveStore(ctx, c.WorkspaceID, id, c.Actor)
 }
 
 // DeleteStore implements StoreService.
 func (co *Core) DeleteStore(ctx context.Context, c *Caller, id string) error {
 	if err := c.CanManageStores(true); err != nil {
+		return err
+	}
+	if err := ValidateID("memory_store_id", id); err != nil {
 		return err
 	}
 	return co.b.DeleteStore(ctx, c.WorkspaceID, id)
@@ -166,6 +178,9 @@ func validateStore(name, description *string, metadata map[string]string) error 
 // CreateMemory implements MemoryService, by createMemory's rule.
 func (co *Core) CreateMemory(ctx context.Context, c *Caller, storeID string, mc MemoryCreate) (*Memory, error) {
 	if err := c.CanWrite(storeID); err != nil {
+		return nil, err
+	}
+	if err := ValidateID("memory_store_id", storeID); err != nil {
 		return nil, err
 	}
 	if err := ValidatePath(mc.Path); err != nil {
@@ -193,6 +208,9 @@ func (co *Core) Memory(ctx context.Context, c *Caller, storeID, id string) (*Mem
 	if err := c.CanRead(storeID); err != nil {
 		return nil, err
 	}
+	if err := validateIDs("memory_store_id", storeID, "memory_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.Memory(ctx, c.WorkspaceID, storeID, id)
 }
 
@@ -200,6 +218,9 @@ func (co *Core) Memory(ctx context.Context, c *Caller, storeID, id string) (*Mem
 // revalidates, otherwise as Memory.
 func (co *Core) MemoryUnlessAt(ctx context.Context, c *Caller, storeID, id, version string) (*Memory, error) {
 	if err := c.CanRead(storeID); err != nil {
+		return nil, err
+	}
+	if err := validateIDs("memory_store_id", storeID, "memory_id", id, "memory_version_id", version); err != nil {
 		return nil, err
 	}
 	if co.rv == nil {
@@ -213,6 +234,9 @@ func (co *Core) Memories(ctx context.Context, c *Caller, storeID string, f Memor
 	if err := c.CanRead(storeID); err != nil {
 		return Page[ListItem]{}, err
 	}
+	if err := ValidateID("memory_store_id", storeID); err != nil {
+		return Page[ListItem]{}, err
+	}
 	if err := ValidateMemoryFilter(f); err != nil {
 		return Page[ListItem]{}, err
 	}
@@ -222,6 +246,9 @@ func (co *Core) Memories(ctx context.Context, c *Caller, storeID string, f Memor
 // UpdateMemory implements MemoryService, by updateMemory's rule.
 func (co *Core) UpdateMemory(ctx context.Context, c *Caller, storeID, id string, u MemoryUpdate) (*Memory, error) {
 	if err := c.CanWrite(storeID); err != nil {
+		return nil, err
+	}
+	if err := validateIDs("memory_store_id", storeID, "memory_id", id); err != nil {
 		return nil, err
 	}
 	if u.Path != nil {
@@ -252,6 +279,9 @@ func (co *Core) DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA2
 	if err := c.CanWrite(storeID); err != nil {
 		return err
 	}
+	if err := validateIDs("memory_store_id", storeID, "memory_id", id); err != nil {
+		return err
+	}
 	return co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) error {
 		return deleteMemory(tx, id, ifSHA256, c.Actor)
 	})
@@ -260,6 +290,9 @@ func (co *Core) DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA2
 // Versions implements VersionService.
 func (co *Core) Versions(ctx context.Context, c *Caller, storeID string, f VersionFilter) (Page[Version], error) {
 	if err := c.CanRead(storeID); err != nil {
+		return Page[Version]{}, err
+	}
+	if err := ValidateID("memory_store_id", storeID); err != nil {
 		return Page[Version]{}, err
 	}
 	if err := ValidateVersionFilter(f); err != nil {
@@ -273,12 +306,18 @@ func (co *Core) Version(ctx context.Context, c *Caller, storeID, id string) (*Ve
 	if err := c.CanRead(storeID); err != nil {
 		return nil, err
 	}
+	if err := validateIDs("memory_store_id", storeID, "memory_version_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.Version(ctx, c.WorkspaceID, storeID, id)
 }
 
 // RedactVersion implements VersionService.
 func (co *Core) RedactVersion(ctx context.Context, c *Caller, storeID, id string) (*Version, error) {
 	if err := c.CanAdminister(redactVersions); err != nil {
+		return nil, err
+	}
+	if err := validateIDs("memory_store_id", storeID, "memory_version_id", id); err != nil {
 		return nil, err
 	}
 	return co.b.RedactVersion(ctx, c.WorkspaceID, storeID, id, c.Actor)
@@ -300,6 +339,9 @@ func (co *Core) Session(ctx context.Context, c *Caller, id string) (*Session, er
 	if err := c.CanReadSession(id); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("session_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.Session(ctx, c.WorkspaceID, id)
 }
 
@@ -316,6 +358,9 @@ func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[
 		}
 	}
 	if _, err := PageSize(f.Limit, false); err != nil {
+		return Page[Session]{}, err
+	}
+	if err := validateIDs("memory_store_id", f.StoreID, "agent_id", f.AgentID); err != nil {
 		return Page[Session]{}, err
 	}
 	none, err := f.resolveStatuses()
@@ -344,6 +389,9 @@ func (co *Core) UpdateSession(ctx context.Context, c *Caller, id string, u Sessi
 	if err := c.CanAdminister(manageSessions); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("session_id", id); err != nil {
+		return nil, err
+	}
 	if err := ValidateSessionUpdate(u); err != nil {
 		return nil, err
 	}
@@ -357,6 +405,9 @@ func (co *Core) DeleteSession(ctx context.Context, c *Caller, id string) error {
 	if err := c.CanAdminister(manageSessions); err != nil {
 		return err
 	}
+	if err := ValidateID("session_id", id); err != nil {
+		return err
+	}
 	return co.b.DeleteSession(ctx, c.WorkspaceID, id)
 }
 
@@ -367,6 +418,9 @@ func (co *Core) AttachStore(ctx context.Context, c *Caller, sessionID string, a 
 	}
 	if a.StoreID == "" {
 		return nil, Errorf(EInvalid, "memory_store_id is required")
+	}
+	if err := validateIDs("session_id", sessionID, "memory_store_id", a.StoreID); err != nil {
+		return nil, err
 	}
 	if err := validateAttachment("resource", &a.Access, &a.Instructions); err != nil {
 		return nil, err
@@ -379,6 +433,9 @@ func (co *Core) AttachStore(ctx context.Context, c *Caller, sessionID string, a 
 // UpdateAttachment implements SessionService, by updateAttachment's rule.
 func (co *Core) UpdateAttachment(ctx context.Context, c *Caller, sessionID, storeID string, u AttachmentUpdate) (*Session, error) {
 	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	if err := validateIDs("session_id", sessionID, "memory_store_id", storeID); err != nil {
 		return nil, err
 	}
 	if err := validateAttachment("resource", u.Access, u.Instructions); err != nil {
@@ -394,6 +451,9 @@ func (co *Core) DetachStore(ctx context.Context, c *Caller, sessionID, storeID s
 	if err := c.CanAdminister(manageSessions); err != nil {
 		return nil, err
 	}
+	if err := validateIDs("session_id", sessionID, "memory_store_id", storeID); err != nil {
+		return nil, err
+	}
 	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
 		return true, detachStore(s, storeID)
 	})
@@ -404,12 +464,18 @@ func (co *Core) ArchiveSession(ctx context.Context, c *Caller, id string) (*Sess
 	if err := c.CanAdminister(manageSessions); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("session_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.ArchiveSession(ctx, c.WorkspaceID, id)
 }
 
 // CreateSessionToken implements SessionService.
 func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID string, ttl time.Duration) (*SessionToken, string, error) {
 	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, "", err
+	}
+	if err := ValidateID("session_id", sessionID); err != nil {
 		return nil, "", err
 	}
 	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl, co.tokenQuota(sessionID))
@@ -423,6 +489,9 @@ func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, 
 	if _, err := PageSize(f.Limit, false); err != nil {
 		return Page[SessionToken]{}, err
 	}
+	if err := ValidateID("session_id", sessionID); err != nil {
+		return Page[SessionToken]{}, err
+	}
 	return co.b.SessionTokens(ctx, c.WorkspaceID, sessionID, f)
 }
 
@@ -431,12 +500,18 @@ func (co *Core) SessionToken(ctx context.Context, c *Caller, id string) (*Sessio
 	if err := c.CanReadAdmin(manageSessions); err != nil {
 		return nil, err
 	}
+	if err := ValidateID("token_id", id); err != nil {
+		return nil, err
+	}
 	return co.b.SessionToken(ctx, c.WorkspaceID, id)
 }
 
 // RevokeSessionToken implements SessionService.
 func (co *Core) RevokeSessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error) {
 	if err := c.CanAdminister(manageSessions); err != nil {
+		return nil, err
+	}
+	if err := ValidateID("token_id", id); err != nil {
 		return nil, err
 	}
 	return co.b.RevokeSessionToken(ctx, c.WorkspaceID, id)
@@ -491,6 +566,9 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	}
 	for _, id := range storeIDs {
 		if err := c.CanRead(id); err != nil {
+			return none, err
+		}
+		if err := ValidateID("memory_store_id", id); err != nil {
 			return none, err
 		}
 	}

@@ -234,6 +234,13 @@ func errOf[T any](_ T, err error) error { return err }
 // SearchService on the memory /note.md of store storeID.
 func (f *coreFixture) memoryCalls(storeID string) (reads, writes, admin []coreCall) {
 	m := f.mems[storeID]
+	return f.memoryCallsOf(storeID, m.ID, m.VersionID)
+}
+
+// memoryCallsOf are memoryCalls on the memory id of store storeID and its
+// version versionID, whichever they are.
+func (f *coreFixture) memoryCallsOf(storeID, id, versionID string) (reads, writes, admin []coreCall) {
+	m := &memstore.Memory{ID: id, VersionID: versionID}
 	content := "changed"
 	reads = []coreCall{
 		{"Memory", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {

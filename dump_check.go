@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/memstore/memstore/internal/ids"
 )
 
 // A dump comes from a database file or a server that anyone may have
@@ -92,7 +89,7 @@ func (c *checkedSink) check(kind RecordKind, where string, errs ...error) error 
 
 func (c *checkedSink) Workspace(w *Workspace) error {
 	if err := c.check(KindWorkspaces, w.ID+" ("+w.Name+")",
-		checkID("id", ids.Workspace, w.ID), ValidateWorkspaceName(w.Name)); err != nil {
+		checkID("id", WorkspaceIDPrefix, w.ID), ValidateWorkspaceName(w.Name)); err != nil {
 		return err
 	}
 	return c.next.Workspace(w)
@@ -100,7 +97,7 @@ func (c *checkedSink) Workspace(w *Workspace) error {
 
 func (c *checkedSink) APIKey(k *APIKeyRecord) error {
 	if err := c.check(KindAPIKeys, k.ID,
-		checkID("id", ids.APIKey, k.ID), checkID("workspace_id", ids.Workspace, k.WorkspaceID), ValidateKeyName(k.Name),
+		checkID("id", APIKeyIDPrefix, k.ID), checkID("workspace_id", WorkspaceIDPrefix, k.WorkspaceID), ValidateKeyName(k.Name),
 		checkSecretHash(k.SecretSHA256), checkHint(k.Hint)); err != nil {
 		return err
 	}
@@ -109,7 +106,7 @@ func (c *checkedSink) APIKey(k *APIKeyRecord) error {
 
 func (c *checkedSink) User(u *User) error {
 	if err := c.check(KindUsers, u.ID+" ("+u.Name+")",
-		checkID("id", ids.User, u.ID), checkID("workspace_id", ids.Workspace, u.WorkspaceID), ValidateUserName(u.Name),
+		checkID("id", UserIDPrefix, u.ID), checkID("workspace_id", WorkspaceIDPrefix, u.WorkspaceID), ValidateUserName(u.Name),
 		ValidateRole(u.Role), ValidatePasswordHash(u.PasswordHash)); err != nil {
 		return err
 	}
@@ -118,7 +115,7 @@ func (c *checkedSink) User(u *User) error {
 
 func (c *checkedSink) SignIn(s *SignIn) error {
 	if err := c.check(KindSignIns, "of user "+s.UserID,
-		checkSecretHash(s.SecretHash), checkID("user_id", ids.User, s.UserID), checkID("workspace_id", ids.Workspace, s.WorkspaceID)); err != nil {
+		checkSecretHash(s.SecretHash), checkID("user_id", UserIDPrefix, s.UserID), checkID("workspace_id", WorkspaceIDPrefix, s.WorkspaceID)); err != nil {
 		return err
 	}
 	return c.next.SignIn(s)
@@ -126,7 +123,7 @@ func (c *checkedSink) SignIn(s *SignIn) error {
 
 func (c *checkedSink) Store(s *Store) error {
 	if err := c.check(KindStores, s.ID,
-		checkID("id", ids.Store, s.ID), checkID("workspace_id", ids.Workspace, s.WorkspaceID),
+		checkID("id", StoreIDPrefix, s.ID), checkID("workspace_id", WorkspaceIDPrefix, s.WorkspaceID),
 		ValidateStoreName(s.Name), ValidateStoreDescription(s.Description), ValidateMetadata(s.Metadata)); err != nil {
 		return err
 	}
@@ -135,7 +132,7 @@ func (c *checkedSink) Store(s *Store) error {
 
 func (c *checkedSink) Memory(m *Memory) error {
 	if err := c.check(KindMemories, m.ID+" at "+quoteIfOdd(m.Path)+" in store "+m.StoreID,
-		checkID("id", ids.Memory, m.ID), checkID("store_id", ids.Store, m.StoreID), checkID("version_id", ids.Version, m.VersionID),
+		checkID("id", MemoryIDPrefix, m.ID), checkID("store_id", StoreIDPrefix, m.StoreID), checkID("version_id", VersionIDPrefix, m.VersionID),
 		ValidatePath(m.Path), checkContent(m.Content, m.ContentSHA256, m.ContentSize)); err != nil {
 		return err
 	}
@@ -148,7 +145,7 @@ func (c *checkedSink) Version(v *Version) error {
 		where = v.ID + " at " + quoteIfOdd(v.Path) + " in store " + v.StoreID
 	}
 	if err := c.check(KindVersions, where,
-		checkID("id", ids.Version, v.ID), checkID("store_id", ids.Store, v.StoreID), checkID("memory_id", ids.Memory, v.MemoryID),
+		checkID("id", VersionIDPrefix, v.ID), checkID("store_id", StoreIDPrefix, v.StoreID), checkID("memory_id", MemoryIDPrefix, v.MemoryID),
 		checkActor("created_by", v.CreatedBy), checkVersionState(v)); err != nil {
 		return err
 	}
@@ -190,7 +187,7 @@ func checkVersionState(v *Version) error {
 
 func (c *checkedSink) Event(e *Event) error {
 	err := c.check(KindEvents, fmt.Sprintf("%d of store %s", e.Seq, e.StoreID),
-		checkID("store_id", ids.Store, e.StoreID), checkActor("actor", e.Actor), checkEvent(e))
+		checkID("store_id", StoreIDPrefix, e.StoreID), checkActor("actor", e.Actor), checkEvent(e))
 	if err != nil {
 		return err
 	}
@@ -209,14 +206,14 @@ func checkEvent(e *Event) error {
 		}
 		return nil
 	case EventMemoryCreated, EventMemoryModified, EventMemoryRenamed, EventMemoryDeleted, EventVersionRedacted:
-		return checkID("version_id", ids.Version, e.VersionID)
+		return checkID("version_id", VersionIDPrefix, e.VersionID)
 	}
 	return Errorf(EInvalid, "type %q is not an event type", e.Type)
 }
 
 func (c *checkedSink) Session(s *Session) error {
 	if err := c.check(KindSessions, s.ID,
-		checkID("id", ids.Session, s.ID), checkID("workspace_id", ids.Workspace, s.WorkspaceID),
+		checkID("id", SessionIDPrefix, s.ID), checkID("workspace_id", WorkspaceIDPrefix, s.WorkspaceID),
 		validateTitle(s.Title), ValidateMetadata(s.Metadata), validateSessionFields(s.Fields), checkAttachments(s.Attachments)); err != nil {
 		return err
 	}
@@ -237,7 +234,7 @@ func checkAttachments(atts []Attachment) error {
 		if a.Access == "" {
 			return Errorf(EInvalid, "%s.access is not set", what)
 		}
-		for _, err := range []error{checkID(what+".memory_store_id", ids.Store, a.StoreID), validateAttachment(what, &a.Access, &a.Instructions),
+		for _, err := range []error{checkID(what+".memory_store_id", StoreIDPrefix, a.StoreID), validateAttachment(what, &a.Access, &a.Instructions),
 			ValidateStoreName(a.Name), ValidateStoreDescription(a.Description)} {
 			if err != nil {
 				return err
@@ -257,7 +254,7 @@ func checkAttachments(atts []Attachment) error {
 
 func (c *checkedSink) SessionToken(t *SessionTokenRecord) error {
 	if err := c.check(KindSessionTokens, t.ID,
-		checkID("id", ids.SessionToken, t.ID), checkID("session_id", ids.Session, t.SessionID), checkID("workspace_id", ids.Workspace, t.WorkspaceID),
+		checkID("id", SessionTokenIDPrefix, t.ID), checkID("session_id", SessionIDPrefix, t.SessionID), checkID("workspace_id", WorkspaceIDPrefix, t.WorkspaceID),
 		checkSecretHash(t.SecretSHA256), checkHint(t.Hint)); err != nil {
 		return err
 	}
@@ -266,7 +263,7 @@ func (c *checkedSink) SessionToken(t *SessionTokenRecord) error {
 
 func (c *checkedSink) Webhook(w *WebhookEndpoint) error {
 	if err := c.check(KindWebhooks, w.ID,
-		checkID("id", ids.Webhook, w.ID), checkID("workspace_id", ids.Workspace, w.WorkspaceID), checkWebhook(w)); err != nil {
+		checkID("id", WebhookIDPrefix, w.ID), checkID("workspace_id", WorkspaceIDPrefix, w.WorkspaceID), checkWebhook(w)); err != nil {
 		return err
 	}
 	return c.next.Webhook(w)
@@ -287,7 +284,7 @@ func checkWebhook(w *WebhookEndpoint) error {
 	if len(events) != len(w.EnabledEvents) {
 		return Errorf(EInvalid, "enabled_events names an event type twice")
 	}
-	if err := validateWebhookText(w.Name, w.Description); err != nil {
+	if err := validateWebhookText(w.Name, w.Description, w.URL); err != nil {
 		return err
 	}
 	if w.State != WebhookEnabled && w.State != WebhookDisabled {
@@ -309,7 +306,7 @@ func (c *checkedSink) WebhookCursor(wc *WebhookCursor) error {
 		bad = Errorf(EInvalid, "its numbers %d and %d are negative", wc.Seq, wc.OwedTo)
 	}
 	if err := c.check(KindCursors, "of endpoint "+wc.EndpointID+" in store "+wc.StoreID,
-		checkID("endpoint_id", ids.Webhook, wc.EndpointID), checkID("store_id", ids.Store, wc.StoreID), bad); err != nil {
+		checkID("endpoint_id", WebhookIDPrefix, wc.EndpointID), checkID("store_id", StoreIDPrefix, wc.StoreID), bad); err != nil {
 		return err
 	}
 	return c.next.WebhookCursor(wc)
@@ -317,7 +314,7 @@ func (c *checkedSink) WebhookCursor(wc *WebhookCursor) error {
 
 func (c *checkedSink) WebhookDelivery(d *WebhookDelivery) error {
 	if err := c.check(KindDeliveries, d.Event.ID+" to endpoint "+d.EndpointID,
-		checkID("endpoint_id", ids.Webhook, d.EndpointID), checkDelivery(d)); err != nil {
+		checkID("endpoint_id", WebhookIDPrefix, d.EndpointID), checkDelivery(d)); err != nil {
 		return err
 	}
 	return c.next.WebhookDelivery(d)
@@ -326,9 +323,9 @@ func (c *checkedSink) WebhookDelivery(d *WebhookDelivery) error {
 // checkDelivery checks a delivery's event, state and log.
 func checkDelivery(d *WebhookDelivery) error {
 	ev := d.Event
-	for _, err := range []error{checkID("event.id", ids.WebhookEvent, ev.ID), checkID("event.workspace_id", ids.Workspace, ev.WorkspaceID),
-		checkID("event.store_id", ids.Store, ev.StoreID), optionalID("event.memory_id", ids.Memory, ev.MemoryID),
-		optionalID("event.version_id", ids.Version, ev.VersionID), checkText("last_error", d.LastError, MaxDeliveryError)} {
+	for _, err := range []error{checkID("event.id", WebhookEventIDPrefix, ev.ID), checkID("event.workspace_id", WorkspaceIDPrefix, ev.WorkspaceID),
+		checkID("event.store_id", StoreIDPrefix, ev.StoreID), optionalID("event.memory_id", MemoryIDPrefix, ev.MemoryID),
+		optionalID("event.version_id", VersionIDPrefix, ev.VersionID), checkText("last_error", d.LastError, MaxDeliveryError)} {
 		if err != nil {
 			return err
 		}
@@ -369,12 +366,9 @@ func optionalID(field, prefix, id string) error {
 	return checkID(field, prefix, id)
 }
 
-// actorPrefixes is the ID prefix of each kind of actor.
-var actorPrefixes = map[ActorType]string{ActorAPIKey: ids.APIKey, ActorSession: ids.Session, ActorUser: ids.User, ActorServiceAccount: "svac_"} // no service account is made yet
-
 // checkActor checks an actor: a known type and an ID of that type.
 func checkActor(field string, a Actor) error {
-	prefix, ok := actorPrefixes[a.Type]
+	prefix, ok := actorIDPrefixes[a.Type]
 	if !ok {
 		return Errorf(EInvalid, "%s type %q is not one of %v", field, a.Type, ActorTypes)
 	}
@@ -417,8 +411,11 @@ func checkHint(h string) error {
 // checkText checks a text field kept from elsewhere: valid UTF-8 without
 // NUL, at most max bytes.
 func checkText(field, s string, max int) error {
-	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) || len(s) > max {
-		return Errorf(EInvalid, "%s must be valid text without NUL of at most %d bytes", field, max)
+	if err := ValidateText(field, s); err != nil {
+		return err
+	}
+	if len(s) > max {
+		return Errorf(EInvalid, "%s is %d bytes; the limit is %d", field, len(s), max)
 	}
 	return nil
 }

@@ -140,6 +140,9 @@ func (co *Core) Events(ctx context.Context, c *Caller, storeID string, f EventFi
 	if err := c.CanRead(storeID); err != nil {
 		return EventPage{}, err
 	}
+	if err := ValidateID("memory_store_id", storeID); err != nil {
+		return EventPage{}, err
+	}
 	if _, err := PageSize(f.Limit, false); err != nil {
 		return EventPage{}, err
 	}

@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // A Workspace is the unit of isolation: its stores, and everything in
@@ -163,7 +161,7 @@ func (k *Keys) APIKeys(ctx context.Context, c *Caller, page string, limit int) (
 		return Page[APIKey]{}, err
 	}
 	// The cursor is a key's ID, as every database takes it.
-	if len(page) > maxKeyCursor || !utf8.ValidString(page) || strings.ContainsRune(page, 0) {
+	if len(page) > maxKeyCursor || ValidateText("page", page) != nil {
 		return Page[APIKey]{}, Errorf(EInvalid, "page %.40q is not a cursor of the list of API keys; start from the first page", page)
 	}
 	keys, err := k.ks.APIKeys(ctx, c.WorkspaceID, page, n+1)
@@ -190,6 +188,9 @@ func (k *Keys) APIKey(ctx context.Context, c *Caller, id string) (*APIKey, error
 // ownKey is a key of the caller's workspace by ID, without a check of
 // what the caller may do.
 func (k *Keys) ownKey(ctx context.Context, c *Caller, id string) (*APIKey, error) {
+	if err := ValidateID("api_key_id", id); err != nil {
+		return nil, err
+	}
 	key, err := k.ks.APIKey(ctx, id)
 	if ErrorCode(err) == ENotFound || err == nil && key.WorkspaceID != c.WorkspaceID {
 		return nil, Errorf(ENotFound, "no API key %q in this workspace", id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -384,6 +385,9 @@ func ValidateSessionCreate(c SessionCreate) error {
 		if a.StoreID == "" {
 			return Errorf(EInvalid, "%s.memory_store_id is required", what)
 		}
+		if err := ValidateID(what+".memory_store_id", a.StoreID); err != nil {
+			return err
+		}
 		if j, ok := seen[a.StoreID]; ok {
 			return Errorf(EInvalid, "%s: memory store %s is already attached by resources[%d]", what, a.StoreID, j)
 		}
@@ -452,17 +456,24 @@ func ValidateSessionUpdate(u SessionUpdate) error {
 	return validateSessionFields(set)
 }
 
-// validateSessionFields checks the kept fields: each valid JSON (kept as
-// sent, the one form every backend can give back as it came) nested at
-// most MaxJSONDepth levels, all of them together at most
-// MaxSessionFieldsBytes. The messages name the field at fault, the first
-// in name order.
+// validateSessionFields checks the kept fields: each named by text
+// (ValidateText) and valid JSON (kept as sent, the one form every backend
+// can give back as it came) that every backend can read
+// (ValidateJSONText), nested at most MaxJSONDepth levels, all of them
+// together at most MaxSessionFieldsBytes. The messages name the field at
+// fault, the first in name order.
 func validateSessionFields(fields map[string]json.RawMessage) error {
 	names := slices.Sorted(maps.Keys(fields))
 	total, largest := 0, ""
 	for _, k := range names {
+		if err := ValidateText("the name of the field "+strconv.Quote(shortName(k)), k); err != nil {
+			return err
+		}
 		if !json.Valid(fields[k]) {
 			return Errorf(EInvalid, "%q is not valid JSON", shortName(k))
+		}
+		if err := ValidateJSONText(strconv.Quote(shortName(k)), fields[k]); err != nil {
+			return err
 		}
 		if err := ValidateJSONDepth(k, fields[k]); err != nil {
 			return err

@@ -119,6 +119,9 @@ func ErrSignIn() *Error {
 	return Errorf(EUnauthenticated, "wrong workspace, user name or password")
 }
 
+// userField names a user's ID or name in messages.
+const userField = "user"
+
 // ValidateUserName checks a user name: 1-64 characters, letters, digits
 // and . _ - @ only, not looking like a user ID (EInvalid).
 func ValidateUserName(name string) error {
@@ -126,7 +129,7 @@ func ValidateUserName(name string) error {
 	switch {
 	case n == 0 || n > MaxUserName:
 		return Errorf(EInvalid, "user name must be 1-%d characters", MaxUserName)
-	case strings.HasPrefix(name, "user_"):
+	case strings.HasPrefix(name, UserIDPrefix):
 		return Errorf(EInvalid, "user name %q must not look like a user ID", name)
 	}
 	for _, r := range name {
@@ -224,6 +227,9 @@ func (us *Users) User(ctx context.Context, c *Caller, idOrName string) (*User, e
 	if err := c.CanReadAdmin(readUsers); err != nil {
 		return nil, err
 	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return nil, err
+	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	return withoutHash(u), err
 }
@@ -251,6 +257,9 @@ func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) err
 	if err := c.CanAdminister(manageUsers); err != nil {
 		return err
 	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return err
+	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	if err != nil {
 		return err
@@ -264,6 +273,9 @@ func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) err
 func (us *Users) SetPassword(ctx context.Context, c *Caller, idOrName, password string) (*User, error) {
 	if c == nil {
 		return nil, errNoCaller()
+	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return nil, err
 	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	if err != nil && ErrorCode(err) != ENotFound {
@@ -342,6 +354,9 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 	if err := c.CanAdminister(manageUsers); err != nil {
 		return "", time.Time{}, err
 	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return "", time.Time{}, err
+	}
 	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
 	if err != nil {
 		return "", time.Time{}, err
@@ -361,20 +376,15 @@ func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName strin
 // allowance (SignInNameBurst, then one per SignInNameInterval, counted
 // in the database) it refuses with a *SignInLimited before checking the
 // password. Every other refusal is ErrSignIn, and takes as long whether
-// or not the user exists; a request that ends while waiting to check
-// the password fails with its context's error.
+// or not the user exists, a workspace or user name that no workspace or
+// user can have (not text: ValidateText) included; a request that ends
+// while waiting to check the password fails with its context's error.
 func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (string, *Caller, error) {
-	var u *User
-	wsKey, userKey := workspace, name
-	if w, err := us.s.Workspace(ctx, workspace); err == nil {
-		wsKey = w.ID
-		u, err = us.s.User(ctx, w.ID, name)
-		if err != nil && ErrorCode(err) != ENotFound {
-			return "", nil, err
-		}
-	} else if ErrorCode(err) != ENotFound {
+	u, wsKey, err := us.signInUser(ctx, workspace, name)
+	if err != nil {
 		return "", nil, err
 	}
+	userKey := name
 	if u != nil {
 		userKey = u.ID
 	}
@@ -393,6 +403,33 @@ func (us *Users) SignIn(ctx context.Context, workspace, name, password string) (
 		return "", nil, ErrSignIn()
 	}
 	return us.start(ctx, u)
+}
+
+// signInUser is the user a sign-in names, nil when there is none: when
+// the workspace or the user is not found, or either name is no text
+// (ValidateText), which no workspace or user has and no backend could
+// look up. wsKey is what the name's sign-in allowance is counted under:
+// the workspace's ID when it exists, so that a workspace named by name
+// or by ID shares one allowance, and the name as given otherwise.
+func (us *Users) signInUser(ctx context.Context, workspace, name string) (u *User, wsKey string, err error) {
+	if ValidateText("workspace", workspace) != nil || ValidateText("name", name) != nil {
+		return nil, workspace, nil
+	}
+	w, err := us.s.Workspace(ctx, workspace)
+	switch {
+	case ErrorCode(err) == ENotFound:
+		return nil, workspace, nil
+	case err != nil:
+		return nil, "", err
+	}
+	u, err = us.s.User(ctx, w.ID, name)
+	switch {
+	case ErrorCode(err) == ENotFound:
+		return nil, w.ID, nil
+	case err != nil:
+		return nil, "", err
+	}
+	return u, w.ID, nil
 }
 
 // RedeemLink signs a user in with a sign-in link's secret, which then

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,19 +79,20 @@ func ValidateContent(c string) error {
 	return nil
 }
 
-// ValidatePathPrefix checks a list's path prefix: "" or a string that
-// starts with "/" (see MemoryFilter.PathPrefix for the meaning of one that
-// does not end with "/"), at most MaxPathBytes long, since no path is
-// longer: so that the work a prefix costs is bounded.
+// ValidatePathPrefix checks a list's path prefix: "" or text
+// (ValidateText) that starts with "/" (see MemoryFilter.PathPrefix for
+// the meaning of one that does not end with "/"), at most MaxPathBytes
+// long, since no path is longer: so that the work a prefix costs is
+// bounded.
 func ValidatePathPrefix(p string) error {
 	if len(p) > MaxPathBytes {
 		return Errorf(EInvalid, "path_prefix is %d bytes long; the limit is %d", len(p), MaxPathBytes)
 	}
+	if err := ValidateText("path_prefix", p); err != nil {
+		return err
+	}
 	if p != "" && !strings.HasPrefix(p, "/") {
 		return Errorf(EInvalid, "path_prefix %q must start with /", p)
-	}
-	if strings.ContainsRune(p, 0) || !utf8.ValidString(p) {
-		return Errorf(EInvalid, "path_prefix must be valid text without NUL")
 	}
 	return nil
 }
@@ -110,10 +112,14 @@ func ValidateMemoryFilter(f MemoryFilter) error {
 	return nil
 }
 
-// ValidateVersionFilter checks a list of versions: its page size and the
-// operation, when one is asked for.
+// ValidateVersionFilter checks a list of versions: its page size, the IDs
+// it filters by and the operation, when one is asked for.
 func ValidateVersionFilter(f VersionFilter) error {
 	if _, err := PageSize(f.Limit, f.Full); err != nil {
+		return err
+	}
+	if err := validateIDs("memory_id", f.MemoryID, "session_id", f.SessionID, "api_key_id", f.APIKeyID,
+		"service_account_id", f.ServiceAccountID); err != nil {
 		return err
 	}
 	switch f.Operation {
@@ -169,20 +175,139 @@ func validateMetadataPatch(patch map[string]*string) error {
 }
 
 // ValidateMetadata checks store metadata: at most 16 pairs, keys of 1-64
-// characters, values of at most 512.
+// characters, values of at most 512, all of them text (ValidateText).
 func ValidateMetadata(m map[string]string) error {
 	if len(m) > MaxMetadataPairs {
 		return Errorf(EInvalid, "metadata has %d pairs; the limit is %d", len(m), MaxMetadataPairs)
 	}
 	for k, v := range m {
+		if err := ValidateText("metadata key "+strconv.Quote(shortName(k)), k); err != nil {
+			return err
+		}
 		if n := utf8.RuneCountInString(k); n == 0 || n > MaxMetadataKey {
 			return Errorf(EInvalid, "metadata key %q must be 1 to %d characters", k, MaxMetadataKey)
+		}
+		if err := ValidateText("metadata value of "+strconv.Quote(k), v); err != nil {
+			return err
 		}
 		if n := utf8.RuneCountInString(v); n > MaxMetadataValue {
 			return Errorf(EInvalid, "metadata value of %q is %d characters; the limit is %d", k, n, MaxMetadataValue)
 		}
 	}
 	return nil
+}
+
+// Text that a backend keeps as text, or looks records up by, must be
+// text to every backend: PostgreSQL's text refuses NUL characters and
+// invalid UTF-8, and its JSON functions the escape \u0000 and unpaired
+// surrogates, where SQLite takes them all. So that both answer alike,
+// the core refuses such input before any backend sees it: every ID,
+// filter and name (ValidateText, ValidateID) and the kept fields of
+// sessions (ValidateJSONText). Text a backend keeps byte for byte
+// (memory content, descriptions of stores, titles and instructions of
+// sessions) may hold NUL, and so may a search's text, which searches it
+// as a space. Text memstore keeps from outside that no caller chose, such
+// as a webhook receiver's answer, is made storable instead
+// (StorableText).
+
+// ValidateText checks text given for field: valid UTF-8 without NUL
+// characters (EInvalid naming the field).
+func ValidateText(field, s string) error {
+	switch {
+	case !utf8.ValidString(s):
+		return Errorf(EInvalid, "%s is not valid UTF-8; send text", field)
+	case strings.IndexByte(s, 0) >= 0:
+		return Errorf(EInvalid, "%s holds a NUL character, which memstore does not accept; remove it", field)
+	}
+	return nil
+}
+
+// ValidateID checks an ID given for field, to name a record or to filter
+// by: valid UTF-8 without NUL characters, as every ID memstore makes is
+// (EInvalid naming the field). Whether a record has it is the backend's
+// to say (ENotFound).
+func ValidateID(field, id string) error {
+	if ValidateText(field, id) != nil {
+		return Errorf(EInvalid, "%s %q is not an ID: an ID is UTF-8 text without NUL characters", field, shortName(id))
+	}
+	return nil
+}
+
+// validateIDs checks pairs of a field and its ID by ValidateID, in turn.
+func validateIDs(fieldsAndIDs ...string) error {
+	for i := 0; i+1 < len(fieldsAndIDs); i += 2 {
+		if err := ValidateID(fieldsAndIDs[i], fieldsAndIDs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateJSONText checks the JSON text of field, already valid JSON, for
+// what a backend could not read back as text: invalid UTF-8, the escape
+// \u0000 (NUL), or a surrogate escape that is not half of a pair
+// (EInvalid naming the field). memstore refuses them rather than change
+// what it keeps as sent.
+func ValidateJSONText(field string, b []byte) error {
+	if !utf8.Valid(b) {
+		return Errorf(EInvalid, "%s is not valid UTF-8; send text", field)
+	}
+	unpaired := Errorf(EInvalid, "%s holds a \\u escape of half a surrogate pair, which is no character; send the character itself", field)
+	inString, high := false, false // high: the last escape was a pair's first half
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if !inString {
+			inString = c == '"'
+			continue
+		}
+		if c != '\\' || i+1 == len(b) || b[i+1] != 'u' || i+5 >= len(b) {
+			if high {
+				return unpaired
+			}
+			switch c {
+			case '"':
+				inString = false
+			case '\\':
+				i++ // the escaped character, which may be a quote
+			}
+			continue
+		}
+		r, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 16) // valid JSON: four hex digits
+		i += 5
+		switch {
+		case r == 0:
+			return Errorf(EInvalid, "%s holds the escape \\u0000, a NUL character, which memstore does not accept; remove it", field)
+		case r >= 0xD800 && r < 0xDC00:
+			if high {
+				return unpaired
+			}
+			high = true
+		case r >= 0xDC00 && r < 0xE000:
+			if !high {
+				return unpaired
+			}
+			high = false
+		case high:
+			return unpaired
+		}
+	}
+	return nil
+}
+
+// StorableText is text from outside that no caller chose (a webhook
+// receiver's answer, a remote error) as every backend can keep it: its
+// NUL characters removed, invalid UTF-8 replaced with U+FFFD, and cut, at
+// a character, to at most max bytes.
+func StorableText(s string, max int) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // MaxJSONDepth bounds how deeply any JSON value given to memstore may

@@ -205,7 +205,7 @@ func (ws *Webhooks) CreateWebhook(ctx context.Context, c *Caller, wc WebhookCrea
 	if err != nil {
 		return nil, err
 	}
-	if err := validateWebhookText(wc.Name, wc.Description); err != nil {
+	if err := validateWebhookText(wc.Name, wc.Description, wc.URL); err != nil {
 		return nil, err
 	}
 	if err := ws.CheckURL(ctx, wc.URL); err != nil {
@@ -224,6 +224,9 @@ func (ws *Webhooks) Webhook(ctx context.Context, c *Caller, id string) (*Webhook
 	if err := c.CanAdminister(manageWebhooks); err != nil {
 		return nil, err
 	}
+	if err := ValidateID(webhookIDField, id); err != nil {
+		return nil, err
+	}
 	w, err := ws.s.Webhook(ctx, c.WorkspaceID, id)
 	return withoutSecret(w), err
 }
@@ -240,6 +243,9 @@ func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (i
 	}
 	if f.AfterID != "" && f.BeforeID != "" {
 		return nil, false, Errorf(EInvalid, "give after_id or before_id, not both")
+	}
+	if err := validateIDs("after_id", f.AfterID, "before_id", f.BeforeID); err != nil {
+		return nil, false, err
 	}
 	all, err := ws.s.Webhooks(ctx, c.WorkspaceID)
 	if err != nil {
@@ -290,6 +296,9 @@ func (ws *Webhooks) UpdateWebhook(ctx context.Context, c *Caller, id string, u W
 	if err := c.CanAdminister(manageWebhooks); err != nil {
 		return nil, err
 	}
+	if err := ValidateID(webhookIDField, id); err != nil {
+		return nil, err
+	}
 	var events []string
 	if u.EnabledEvents != nil {
 		var err error
@@ -297,7 +306,7 @@ func (ws *Webhooks) UpdateWebhook(ctx context.Context, c *Caller, id string, u W
 			return nil, err
 		}
 	}
-	if err := validateWebhookText(deref(u.Name), deref(u.Description)); err != nil {
+	if err := validateWebhookText(deref(u.Name), deref(u.Description), deref(u.URL)); err != nil {
 		return nil, err
 	}
 	if u.State != nil && *u.State != WebhookEnabled && *u.State != WebhookDisabled {
@@ -337,6 +346,9 @@ func (ws *Webhooks) RegenerateWebhookSecret(ctx context.Context, c *Caller, id s
 	if err := c.CanAdminister(manageWebhooks); err != nil {
 		return "", err
 	}
+	if err := ValidateID(webhookIDField, id); err != nil {
+		return "", err
+	}
 	secret, now := NewWebhookSecret(), ws.now()
 	_, err := ws.s.ChangeWebhook(ctx, c.WorkspaceID, id, func(w *WebhookEndpoint) error {
 		w.Secret, w.UpdatedAt = secret, now
@@ -351,6 +363,9 @@ func (ws *Webhooks) RegenerateWebhookSecret(ctx context.Context, c *Caller, id s
 // DeleteWebhook removes an endpoint with its deliveries (ENotFound).
 func (ws *Webhooks) DeleteWebhook(ctx context.Context, c *Caller, id string) error {
 	if err := c.CanAdminister(manageWebhooks); err != nil {
+		return err
+	}
+	if err := ValidateID(webhookIDField, id); err != nil {
 		return err
 	}
 	return ws.s.DeleteWebhook(ctx, c.WorkspaceID, id)
@@ -381,13 +396,23 @@ func validateWebhookEvents(events []string) ([]string, error) {
 	return out, nil
 }
 
-// validateWebhookText checks an endpoint's name and description.
-func validateWebhookText(name, description string) error {
+// webhookIDField names an endpoint's ID in messages, as the API does.
+const webhookIDField = "webhook_endpoint_id"
+
+// validateWebhookText checks an endpoint's name, description and URL
+// ("" when not given) as text (ValidateText), and the lengths of the
+// name and description; CheckURL checks the rest of the URL.
+func validateWebhookText(name, description, url string) error {
+	for _, f := range [][2]string{{"name", name}, {"description", description}, {"url", url}} {
+		if err := ValidateText(f[0], f[1]); err != nil {
+			return err
+		}
+	}
 	switch {
-	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxWebhookNameLength:
-		return Errorf(EInvalid, "name must be valid UTF-8 of at most %d characters", MaxWebhookNameLength)
-	case !utf8.ValidString(description) || utf8.RuneCountInString(description) > MaxWebhookDescriptionLen:
-		return Errorf(EInvalid, "description must be valid UTF-8 of at most %d characters", MaxWebhookDescriptionLen)
+	case utf8.RuneCountInString(name) > MaxWebhookNameLength:
+		return Errorf(EInvalid, "name must be at most %d characters", MaxWebhookNameLength)
+	case utf8.RuneCountInString(description) > MaxWebhookDescriptionLen:
+		return Errorf(EInvalid, "description must be at most %d characters", MaxWebhookDescriptionLen)
 	}
 	return nil
 }

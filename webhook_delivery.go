@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Delivery of webhooks. A change of a store itself (created, archived,
@@ -159,7 +157,9 @@ func (p RetryPolicy) Backoff(n int) time.Duration {
 }
 
 // Attempted records the outcome of an attempt made at at: the HTTP
-// status of its answer (0 for none) and, when it failed, why. A 2xx
+// status of its answer (0 for none) and, when it failed, why, which may
+// hold anything the receiver answered and is kept as StorableText makes
+// it, within MaxDeliveryError. A 2xx
 // answer delivers; otherwise the delivery waits for its next attempt or,
 // when it has had them all, fails, and Attempted returns why its endpoint
 // is to be disabled ("" otherwise).
@@ -170,7 +170,7 @@ func (d *WebhookDelivery) Attempted(at time.Time, status int, why string, p Retr
 		d.State, d.LastError = DeliveryDelivered, ""
 		return ""
 	}
-	d.LastError = truncateUTF8(why, MaxDeliveryError)
+	d.LastError = StorableText(why, MaxDeliveryError)
 	if d.Attempts < p.MaxAttempts {
 		d.NextAttemptAt = at.Add(p.Backoff(d.Attempts))
 		return ""
@@ -207,18 +207,7 @@ func (p RetryPolicy) EndpointDisable(failures int, at time.Time, why string) str
 		return ""
 	}
 	return fmt.Sprintf("%d delivery attempts in a row failed, the last at %s: %s",
-		failures, at.UTC().Format(time.RFC3339), truncateUTF8(why, MaxDeliveryError))
-}
-
-// truncateUTF8 is s cut to at most n bytes, on a rune boundary, with any
-// invalid UTF-8 replaced.
-func truncateUTF8(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	for len(s) > n {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	return s
+		failures, at.UTC().Format(time.RFC3339), StorableText(why, MaxDeliveryError))
 }
 
 // A WebhookAttempt is a delivery after an attempt (Attempted), and the
@@ -473,6 +462,9 @@ func (ws *Webhooks) WebhookDeliveries(ctx context.Context, c *Caller, endpointID
 	}
 	n, err := PageSize(limit, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := ValidateID(webhookIDField, endpointID); err != nil {
 		return nil, err
 	}
 	ds, ok := ws.s.(WebhookDeliveryStorage)

@@ -46,7 +46,8 @@ func (e *fuzzEnv) wantNo5xx(t *testing.T, method, target, body string) {
 }
 
 func FuzzStoreBody(f *testing.F) {
-	for _, seed := range []string{`{"name":"s"}`, `{"name":"s","description":"d","metadata":{"k":"v"}}`, `{"metadata":{"k":null}}`} {
+	for _, seed := range []string{`{"name":"s"}`, `{"name":"s","description":"d","metadata":{"k":"v"}}`, `{"metadata":{"k":null}}`,
+		`{"name":"s","metadata":{"k\u0000":"v\u0000"}}`} {
 		f.Add(seed)
 	}
 	e := newFuzzEnv(f)
@@ -71,7 +72,8 @@ func FuzzMemoryBody(f *testing.F) {
 func FuzzSessionBody(f *testing.F) {
 	for _, seed := range []string{`{"agent":"a","resources":[{"type":"memory_store","memory_store_id":"STORE"}]}`,
 		`{"resources":[{"memory_store_id":"STORE","access":"read_only","prompt":"p"}],"token_expires_in_seconds":60,"title":"t","metadata":{}}`,
-		`{"expires_in_seconds":1}`} {
+		`{"expires_in_seconds":1}`, `{"agent":"\u0000","x\u0000":{"y":"\\u0000"}}`,
+		`{"resources":[{"memory_store_id":"STORE\u0000"}],"metadata":{"k":"\u0000"}}`} {
 		f.Add(seed)
 	}
 	e := newFuzzEnv(f)
@@ -91,6 +93,7 @@ func FuzzQuery(f *testing.F) {
 		"operation=modified&memory_id=mem_x&api_key_id=apikey_x&session_id=sesn_x",
 		"q=fuzz&limit=100&include_archived=true&memory_store_id=memstore_x",
 		"page=page_eyJrIjoic3QiLCJ0IjotOTIyMzM3MjAzNjg1NDc3NTgwOCwiYSI6IiJ9&limit=%zz",
+		"agent_id=%00&memory_store_id=%FF&memory_id=mem_%00&path_prefix=/%00",
 	} {
 		f.Add(seed)
 	}

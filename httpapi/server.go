@@ -166,7 +166,7 @@ func (s *Server) Close() error {
 // then counts and logs it.
 func (s *Server) ServeHTTP(hw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	w := &responseWriter{ResponseWriter: hw, server: s, request: r, requestID: s.ids.New(ids.Request, s.now())}
+	w := &responseWriter{ResponseWriter: hw, server: s, request: r, requestID: s.ids.New(memstore.RequestIDPrefix, s.now())}
 	if r.Body != nil && r.Body != http.NoBody {
 		w.body = &bodyReader{ReadCloser: r.Body}
 		r.Body = w.body

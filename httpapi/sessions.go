@@ -356,11 +356,15 @@ func (s *Server) listResources(w *responseWriter, r *http.Request, c *memstore.C
 
 // getResource serves GET /v1/sessions/{id}/resources/{resource_id}.
 func (s *Server) getResource(w *responseWriter, r *http.Request, c *memstore.Caller) error {
+	id := r.PathValue("resource_id")
+	if err := memstore.ValidateID("resource_id", id); err != nil {
+		return err
+	}
 	sess, err := s.sessions.Session(r.Context(), c, r.PathValue("session_id"))
 	if err != nil {
 		return err
 	}
-	return s.writeResource(w, sess, r.PathValue("resource_id"))
+	return s.writeResource(w, sess, id)
 }
 
 // writeResource answers with the resource id of sess (ENotFound when the

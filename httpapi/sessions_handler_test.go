@@ -64,7 +64,9 @@ func TestCreateSession(t *testing.T) {
 	if !strings.HasPrefix(id, "sesn_") || s["type"] != "session" || s["title"] != "Fix the build" || s["status"] != "idle" {
 		t.Fatalf("session %v", s)
 	}
-	if s["environment_id"] != "env_01" || fmt.Sprint(s["agent"]) != "map[id:agent_01 type:agent version:3]" {
+	// The agent as sent, with the fields the SDKs require that it lacks.
+	if s["environment_id"] != "env_01" || fmt.Sprint(s["agent"]) != "map[description: execution_identity:map[type:service_account] id:agent_01 "+
+		"mcp_servers:[] model:map[id:] multiagent:<nil> name: skills:[] system: tools:[] type:agent version:3]" {
 		t.Errorf("kept fields: agent %v environment_id %v", s["agent"], s["environment_id"])
 	}
 	res := s["resources"].([]any)
@@ -313,11 +315,11 @@ func TestSessionKeptFieldLimits(t *testing.T) {
 
 	// At the limits, the fields are kept and come back as sent.
 	deep := nested(memstore.MaxJSONDepth)
-	env := long(memstore.MaxSessionFieldsBytes - len("agent") - len(deep) - len("env") - len(`""`))
-	s := e.ok(t, "POST", "/v1/sessions", `{"agent":`+deep+`,"env":`+env+`}`)
+	env := long(memstore.MaxSessionFieldsBytes - len("tools") - len(deep) - len("env") - len(`""`))
+	s := e.ok(t, "POST", "/v1/sessions", `{"tools":`+deep+`,"env":`+env+`}`)
 	got := e.ok(t, "GET", "/v1/sessions/"+s["id"].(string), "")
-	if b, _ := json.Marshal(got["agent"]); string(b) != deep {
-		t.Errorf("agent nested %d levels came back as %.80s", memstore.MaxJSONDepth, b)
+	if b, _ := json.Marshal(got["tools"]); string(b) != deep {
+		t.Errorf("tools nested %d levels came back as %.80s", memstore.MaxJSONDepth, b)
 	}
 	if b, _ := json.Marshal(got["env"]); string(b) != env {
 		t.Errorf("env of %d bytes came back as %d bytes", len(env), len(b))

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -490,7 +491,8 @@ var sessionKeys = map[string]bool{
 
 // emptyAgent is the agent of a session whose create named none: every
 // field the SDKs require, empty. A session whose agent was sent as an ID
-// (the SDKs' short form) gets it with that id.
+// (the SDKs' short form) gets it with that id; one sent as an object
+// gets those of its fields that the object lacks (wireAgent).
 const emptyAgent = `{"type":"agent","id":"","version":0,"name":"","description":"","system":"","model":{"id":""},` +
 	`"tools":[],"mcp_servers":[],"skills":[],"multiagent":null,"execution_identity":{"type":"service_account"}}`
 
@@ -505,17 +507,50 @@ var sessionDefaults = map[string]json.RawMessage{
 	"vault_ids":         json.RawMessage(`[]`),
 }
 
-// wireAgent is the agent field as a session object shows it: an agent
-// sent as an ID becomes the agent object the SDKs expect, with that id;
-// any other is shown as sent.
+// wireAgent is the agent field as a session object shows it, the agent
+// object the SDKs expect: an agent sent as an ID becomes emptyAgent with
+// that id; one sent as an object is shown with what it holds, and
+// emptyAgent's value for each field it lacks (memstore knows nothing of
+// an agent but what it was sent); any other is shown as sent.
 func wireAgent(kept json.RawMessage) json.RawMessage {
-	var id string
-	if json.Unmarshal(kept, &id) != nil {
-		return kept
-	}
 	var agent map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(emptyAgent), &agent)
-	agent["id"], _ = json.Marshal(id)
+	var id string
+	var sent map[string]json.RawMessage
+	switch {
+	case json.Unmarshal(kept, &id) == nil:
+		agent["id"], _ = json.Marshal(id)
+	case json.Unmarshal(kept, &sent) == nil && sent != nil:
+		maps.Copy(agent, sent)
+	default:
+		return kept
+	}
+	b, _ := json.Marshal(agent)
+	return b
+}
+
+// keptAgent is the agent field that wireAgent showed as a, as near as it
+// can tell: the ID an agent made of one was sent as, else a without the
+// fields wireAgent adds that hold the value it adds (so a field sent with
+// that very value is read as not sent, which means the same).
+func keptAgent(a json.RawMessage) json.RawMessage {
+	var agent map[string]json.RawMessage
+	if json.Unmarshal(a, &agent) != nil || agent == nil {
+		return a
+	}
+	var id string
+	if json.Unmarshal(agent["id"], &id) == nil {
+		if b, _ := json.Marshal(id); jsonSame(a, wireAgent(b)) {
+			return b
+		}
+	}
+	var empty map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(emptyAgent), &empty)
+	for k, v := range empty {
+		if w, ok := agent[k]; ok && jsonSame(w, v) {
+			delete(agent, k)
+		}
+	}
 	b, _ := json.Marshal(agent)
 	return b
 }
@@ -561,14 +596,8 @@ func (j *SessionJSON) UnmarshalJSON(b []byte) error {
 			j.Fields[k] = v
 		}
 	}
-	// An agent object that wireAgent made of an ID was sent as that ID.
-	var agent struct {
-		ID string `json:"id"`
-	}
-	if a, ok := j.Fields[memstore.AgentField]; ok && json.Unmarshal(a, &agent) == nil {
-		if id, _ := json.Marshal(agent.ID); jsonSame(a, wireAgent(id)) {
-			j.Fields[memstore.AgentField] = id
-		}
+	if a, ok := j.Fields[memstore.AgentField]; ok {
+		j.Fields[memstore.AgentField] = keptAgent(a)
 	}
 	return nil
 }

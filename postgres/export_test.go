@@ -6,7 +6,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -17,7 +16,7 @@ func (db *DB) FailAfterWebhookEvents(ctx context.Context, workspaceID, storeID s
 	return db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		now := db.stamp()
 		if _, err := tx.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, 'rolled back', '', '{}', $3, $3)`,
-			db.ids.New(ids.Store, now), workspaceID, keyset.Nanos(now)); err != nil {
+			db.ids.New(memstore.StoreIDPrefix, now), workspaceID, keyset.Nanos(now)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, insertEvent("$1", "$2", "NULL", "''", "''", "$3"), storeID, string(memstore.EventStoreArchived), keyset.Nanos(now)); err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -24,7 +23,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 		return nil, err
 	}
 	now := db.stamp()
-	w := &memstore.Workspace{ID: db.ids.New(ids.Workspace, now), Name: name, CreatedAt: now}
+	w := &memstore.Workspace{ID: db.ids.New(memstore.WorkspaceIDPrefix, now), Name: name, CreatedAt: now}
 	tag, err := db.pool.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
 		w.ID, w.Name, keyset.Nanos(now))
 	if err == nil && tag.RowsAffected() == 0 {
@@ -77,7 +76,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 	now := db.stamp()
 	secret := memstore.NewSecret(memstore.APIKeyPrefix)
 	k := &memstore.APIKey{
-		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
+		ID: db.ids.New(memstore.APIKeyIDPrefix, now), WorkspaceID: workspaceID, Name: name,
 		Hint: memstore.SecretHint(secret), CreatedAt: now,
 	}
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {

@@ -128,7 +128,7 @@ func (t *memTx) next() (string, time.Time) {
 	if n := keyset.Nanos(now); n < t.lastAt {
 		now = keyset.Time(t.lastAt)
 	}
-	id := t.db.ids.New(ids.Version, now)
+	id := t.db.ids.New(memstore.VersionIDPrefix, now)
 	if id <= t.lastID {
 		id = ids.Next(t.lastID)
 	}
@@ -199,7 +199,7 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	op := e.Operation()
 	vid, now := t.next()
 	if op == memstore.OpCreated {
-		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
+		m.ID, m.CreatedAt = t.db.ids.New(memstore.MemoryIDPrefix, now), now
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
 	m.VersionID, m.UpdatedAt = v.ID, now

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -98,7 +97,7 @@ func getSession(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*
 func (db *DB) newToken(ctx context.Context, tx pgx.Tx, workspaceID, sessionID string, now time.Time, ttl time.Duration) (*memstore.SessionToken, string, error) {
 	secret := memstore.NewSecret(memstore.SessionTokenPrefix)
 	tok := &memstore.SessionToken{
-		ID: db.ids.New(ids.SessionToken, now), SessionID: sessionID, WorkspaceID: workspaceID,
+		ID: db.ids.New(memstore.SessionTokenIDPrefix, now), SessionID: sessionID, WorkspaceID: workspaceID,
 		Hint: memstore.SecretHint(secret), CreatedAt: keyset.Round(now),
 	}
 	var exp *int64
@@ -123,7 +122,7 @@ func (db *DB) newToken(ctx context.Context, tx pgx.Tx, workspaceID, sessionID st
 // before or wholly after.
 func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
 	now := db.stamp()
-	s := memstore.NewSession(db.ids.New(ids.Session, now), workspaceID, c, now)
+	s := memstore.NewSession(db.ids.New(memstore.SessionIDPrefix, now), workspaceID, c, now)
 	meta, err := json.Marshal(s.Metadata)
 	if err != nil {
 		return nil, nil, "", err
@@ -214,10 +213,9 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		where = append(where, "s.archived_at IS NULL")
 	}
 	if f.AgentID != "" {
-		// memstore.SessionAgentID's rule: the agent field when a
-		// string, else its id.
-		agent := `s.fields::jsonb -> '` + memstore.AgentField + `'`
-		where = append(where, `CASE jsonb_typeof(`+agent+`) WHEN 'string' THEN `+agent+` #>> '{}' WHEN 'object' THEN `+agent+` ->> 'id' END = `+q.arg(f.AgentID))
+		// memstore.SessionAgentID's rule (migration 0011), with the
+		// fields memstore.AgentField names.
+		where = append(where, `session_agent_id(s.fields) = `+q.arg(f.AgentID))
 	}
 	for _, b := range []struct {
 		op string

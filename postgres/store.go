@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -50,7 +49,7 @@ func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*me
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.stamp()
 	s := &memstore.Store{
-		ID:          db.ids.New(ids.Store, now),
+		ID:          db.ids.New(memstore.StoreIDPrefix, now),
 		WorkspaceID: workspaceID,
 		Name:        c.Name,
 		Description: c.Description,

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -34,7 +33,7 @@ func noUser(idOrName string) *memstore.Error {
 // CreateUser implements memstore.UserStorage: one statement, which the
 // name's unique constraint decides.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
-	u.ID, u.WorkspaceID = db.ids.New(ids.User, u.CreatedAt), workspaceID
+	u.ID, u.WorkspaceID = db.ids.New(memstore.UserIDPrefix, u.CreatedAt), workspaceID
 	u.CreatedAt, u.UpdatedAt = keyset.Time(keyset.Nanos(u.CreatedAt)), keyset.Time(keyset.Nanos(u.UpdatedAt))
 	tag, err := db.pool.Exec(ctx, `INSERT INTO users (`+userColumns+`)
 		SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $2)`,

@@ -43,7 +43,7 @@ func webhookArgs(w *memstore.WebhookEndpoint) []any {
 // is locked while its endpoints are counted, so that concurrent creates
 // cannot pass the limit together.
 func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, max int) (*memstore.WebhookEndpoint, error) {
-	w.ID, w.WorkspaceID = db.ids.New(ids.Webhook, w.CreatedAt), workspaceID
+	w.ID, w.WorkspaceID = db.ids.New(memstore.WebhookIDPrefix, w.CreatedAt), workspaceID
 	w.CreatedAt, w.UpdatedAt = keyset.Time(keyset.Nanos(w.CreatedAt)), keyset.Time(keyset.Nanos(w.UpdatedAt))
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if err := underLimit(ctx, tx, workspaceID, "webhook_endpoints", max, func(n int) error {

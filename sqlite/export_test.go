@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 )
 
 // PurgePages lets the tests purge the search indexes in small steps.
@@ -65,7 +64,7 @@ func (db *DB) FailAfterWebhookEvents(ctx context.Context, workspaceID, storeID s
 	return db.write(ctx, func(tx *txn) error {
 		now := db.now()
 		if _, err := tx.exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, 'rolled back', '', '{}', ?, ?)`,
-			db.ids.New(ids.Store, now), workspaceID, nanos(now), nanos(now)); err != nil {
+			db.ids.New(memstore.StoreIDPrefix, now), workspaceID, nanos(now), nanos(now)); err != nil {
 			return err
 		}
 		if err := insertEvent(ctx, tx, storeID, memstore.EventStoreArchived, "", memstore.Actor{}, now); err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 )
 
 var _ memstore.KeyService = (*DB)(nil)
@@ -25,7 +24,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 		return nil, err
 	}
 	now := db.now()
-	w := &memstore.Workspace{ID: db.ids.New(ids.Workspace, now), Name: name, CreatedAt: fromNanos(nanos(now))}
+	w := &memstore.Workspace{ID: db.ids.New(memstore.WorkspaceIDPrefix, now), Name: name, CreatedAt: fromNanos(nanos(now))}
 	err := db.write(ctx, func(tx *txn) error {
 		var taken int
 		if err := tx.queryRow(ctx, "SELECT count(*) FROM workspaces WHERE name = ?", name).Scan(&taken); err != nil {
@@ -87,7 +86,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 	now := db.now()
 	secret := memstore.NewSecret(memstore.APIKeyPrefix)
 	k := &memstore.APIKey{
-		ID: db.ids.New(ids.APIKey, now), WorkspaceID: workspaceID, Name: name,
+		ID: db.ids.New(memstore.APIKeyIDPrefix, now), WorkspaceID: workspaceID, Name: name,
 		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
 	}
 	err := db.write(ctx, func(tx *txn) error {

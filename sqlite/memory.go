@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -137,9 +136,9 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	op := e.Operation()
 	now := fromNanos(nanos(t.db.now()))
 	if op == memstore.OpCreated {
-		m.ID, m.CreatedAt = t.db.ids.New(ids.Memory, now), now
+		m.ID, m.CreatedAt = t.db.ids.New(memstore.MemoryIDPrefix, now), now
 	}
-	v := memstore.NewVersion(t.db.ids.New(ids.Version, now), m, op, by, now)
+	v := memstore.NewVersion(t.db.ids.New(memstore.VersionIDPrefix, now), m, op, by, now)
 	if err := insertVersion(t.ctx, t.tx, v); err != nil {
 		return err
 	}
@@ -162,7 +161,7 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 // memory's row, and with it the content, goes.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	now := fromNanos(nanos(t.db.now()))
-	v := memstore.NewVersion(t.db.ids.New(ids.Version, now), m, memstore.OpDeleted, by, now)
+	v := memstore.NewVersion(t.db.ids.New(memstore.VersionIDPrefix, now), m, memstore.OpDeleted, by, now)
 	if err := insertVersion(t.ctx, t.tx, v); err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -112,7 +111,7 @@ func getSession(ctx context.Context, tx *txn, workspaceID, id string) (*memstore
 func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID string, now time.Time, ttl time.Duration) (*memstore.SessionToken, string, error) {
 	secret := memstore.NewSecret(memstore.SessionTokenPrefix)
 	tok := &memstore.SessionToken{
-		ID: db.ids.New(ids.SessionToken, now), SessionID: sessionID, WorkspaceID: workspaceID,
+		ID: db.ids.New(memstore.SessionTokenIDPrefix, now), SessionID: sessionID, WorkspaceID: workspaceID,
 		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
 	}
 	var exp sql.NullInt64
@@ -134,7 +133,7 @@ func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID stri
 // wholly before or wholly after.
 func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
 	now := fromNanos(nanos(db.now()))
-	s := memstore.NewSession(db.ids.New(ids.Session, now), workspaceID, c, now)
+	s := memstore.NewSession(db.ids.New(memstore.SessionIDPrefix, now), workspaceID, c, now)
 	meta, err := json.Marshal(s.Metadata)
 	if err != nil {
 		return nil, nil, "", err

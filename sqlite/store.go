@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 )
 
 const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, memory_count, content_size`
@@ -48,7 +47,7 @@ func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.now()
 	s := &memstore.Store{
-		ID:          db.ids.New(ids.Store, now),
+		ID:          db.ids.New(memstore.StoreIDPrefix, now),
 		WorkspaceID: workspaceID,
 		Name:        c.Name,
 		Description: c.Description,

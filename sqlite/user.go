@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 )
 
@@ -31,7 +30,7 @@ func noUser(idOrName string) error {
 
 // CreateUser implements memstore.UserStorage.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
-	u.ID, u.WorkspaceID = db.ids.New(ids.User, u.CreatedAt), workspaceID
+	u.ID, u.WorkspaceID = db.ids.New(memstore.UserIDPrefix, u.CreatedAt), workspaceID
 	u.CreatedAt, u.UpdatedAt = fromNanos(nanos(u.CreatedAt)), fromNanos(nanos(u.UpdatedAt))
 	err := db.write(ctx, func(tx *txn) error {
 		var ws, taken int

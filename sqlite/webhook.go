@@ -42,7 +42,7 @@ func webhookArgs(w *memstore.WebhookEndpoint) []any {
 
 // CreateWebhook implements memstore.WebhookStorage.
 func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, max int) (*memstore.WebhookEndpoint, error) {
-	w.ID, w.WorkspaceID = db.ids.New(ids.Webhook, w.CreatedAt), workspaceID
+	w.ID, w.WorkspaceID = db.ids.New(memstore.WebhookIDPrefix, w.CreatedAt), workspaceID
 	w.CreatedAt, w.UpdatedAt = fromNanos(nanos(w.CreatedAt)), fromNanos(nanos(w.UpdatedAt))
 	err := db.write(ctx, func(tx *txn) error {
 		if err := underLimit(ctx, tx, workspaceID, "webhook_endpoints", max, func(n int) error {
@@ -491,7 +491,7 @@ func (db *DB) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int
 	var n int64
 	err := db.write(ctx, func(tx *txn) error {
 		res, err := tx.exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id IN (SELECT id FROM webhook_endpoints) AND event_id < ?
-			AND (state <> 'pending' OR endpoint_id IN (SELECT id FROM webhook_endpoints WHERE state <> 'enabled'))`, ids.Floor(ids.WebhookEvent, before))
+			AND (state <> 'pending' OR endpoint_id IN (SELECT id FROM webhook_endpoints WHERE state <> 'enabled'))`, ids.Floor(memstore.WebhookEventIDPrefix, before))
 		if err != nil {
 			return err
 		}

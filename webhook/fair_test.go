@@ -34,15 +34,24 @@ type backend interface {
 // onBackends runs f on a fresh SQLite file and a fresh PostgreSQL
 // database.
 func onBackends(t *testing.T, f func(t *testing.T, db backend)) {
-	t.Run("sqlite", func(t *testing.T) {
-		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		f(t, db)
-	})
-	t.Run("postgres", func(t *testing.T) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) { f(t, openBackend(t, kind)) })
+	}
+}
+
+// openBackend opens a fresh database of kind ("sqlite" or "postgres"),
+// closed when the test ends.
+func openBackend(t *testing.T, kind string) backend {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		db  backend
+		err error
+	)
+	switch kind {
+	case "sqlite":
+		db, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	case "postgres":
 		url := pgtest.DB(t, func(ctx context.Context, url string) error {
 			db, err := postgres.Open(ctx, url, postgres.Options{})
 			if err != nil {
@@ -50,13 +59,13 @@ func onBackends(t *testing.T, f func(t *testing.T, db backend)) {
 			}
 			return db.Close()
 		})
-		db, err := postgres.Open(context.Background(), url, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		f(t, db)
-	})
+		db, err = postgres.Open(ctx, url, postgres.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.(io.Closer).Close() })
+	return db
 }
 
 // A tenant is a workspace of the database, with a store, as its API
@@ -200,7 +209,7 @@ func newHostile(t *testing.T, how behaviour, g *group) *hostile {
 
 // runDeliverer runs a deliverer of db until the test ends or stop is
 // called.
-func runDeliverer(t *testing.T, db backend, o webhook.Options) (stop func()) {
+func runDeliverer(t *testing.T, db memstore.WebhookDeliveryStorage, o webhook.Options) (stop func()) {
 	o.AllowPrivate = true
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

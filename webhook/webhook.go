@@ -552,7 +552,29 @@ func (r *run) record(ctx context.Context, attempts []memstore.WebhookAttempt, ne
 	if len(attempts) == 0 {
 		return nil, nil
 	}
-	return r.d.s.RecordWebhookAttempts(context.WithoutCancel(ctx), attempts, r.d.o.Now(), next)
+	ctx = context.WithoutCancel(ctx)
+	claimed, err := r.d.s.RecordWebhookAttempts(ctx, attempts, r.d.o.Now(), next)
+	if err == nil || len(attempts) == 1 {
+		return claimed, err
+	}
+	return r.recordEach(ctx, attempts, next)
+}
+
+// recordEach records attempts one at a time, then claims by next: an
+// attempt the storage refuses to record, of whichever endpoint, must not
+// cost the others recorded with it theirs. Those refused again are
+// logged, and attempted again once their lease ends.
+func (r *run) recordEach(ctx context.Context, attempts []memstore.WebhookAttempt, next *memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
+	for _, a := range attempts {
+		if _, err := r.d.s.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{a}, r.d.o.Now(), nil); err != nil {
+			r.d.o.Logger.LogAttrs(ctx, slog.LevelWarn, "webhook delivery: an attempt could not be recorded",
+				slog.String("endpoint", a.Delivery.EndpointID), slog.String("event", a.Delivery.Event.ID), slog.String("error", err.Error()))
+		}
+	}
+	if next == nil {
+		return nil, nil
+	}
+	return r.d.s.ClaimWebhookDeliveries(ctx, *next)
 }
 
 // warn logs a failure of the storage.

@@ -1,5 +1,5 @@
 // Package ids makes memstore's identifiers: a prefix naming the kind
-// (memstore_, mem_, memver_, ...) and a lowercase ULID. ULIDs sort by time,
+// (memstore.StoreIDPrefix, ...) and a lowercase ULID. ULIDs sort by time,
 // so an ID doubles as a stable tie-breaker in lists ordered by creation.
 package ids
 
@@ -11,22 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/oklog/ulid/v2"
-)
-
-// The prefixes of the identifiers memstore makes.
-const (
-	Store        = "memstore_"
-	Memory       = "mem_"
-	Version      = "memver_"
-	Workspace    = "wrkspc_"
-	APIKey       = "apikey_"
-	Session      = "sesn_"
-	SessionToken = "sesntok_"
-	User         = "user_"
-	Request      = "req_"
-	Webhook      = "webhook_"
-	WebhookEvent = "wevt_"
 )
 
 // Generator makes identifiers. Within one Generator, identifiers made in
@@ -110,5 +96,5 @@ func Derived(prefix string, t time.Time, key string) string {
 // FeedEvent is the ID of the webhook event of a store's change number
 // seq, made at t: derived from them, the same wherever it is made.
 func FeedEvent(storeID string, seq int64, t time.Time) string {
-	return Derived(WebhookEvent, t, storeID+"/"+strconv.FormatInt(seq, 10))
+	return Derived(memstore.WebhookEventIDPrefix, t, storeID+"/"+strconv.FormatInt(seq, 10))
 }

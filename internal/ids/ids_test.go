@@ -1,6 +1,7 @@
 package ids_test
 
 import (
+	"github.com/memstore/memstore"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ func TestNewIsOrderedAndPrefixed(t *testing.T) {
 	now := time.Now()
 	prev := ""
 	for i := range 1000 {
-		id := g.New(ids.Memory, now) // same millisecond: still increasing
+		id := g.New(memstore.MemoryIDPrefix, now) // same millisecond: still increasing
 		if !strings.HasPrefix(id, "mem_") || len(id) != len("mem_")+26 || strings.ToLower(id) != id {
 			t.Fatalf("id %q", id)
 		}
@@ -22,14 +23,14 @@ func TestNewIsOrderedAndPrefixed(t *testing.T) {
 		}
 		prev = id
 	}
-	if later := g.New(ids.Memory, now.Add(time.Second)); later <= prev {
+	if later := g.New(memstore.MemoryIDPrefix, now.Add(time.Second)); later <= prev {
 		t.Errorf("a later time gave a smaller id: %q <= %q", later, prev)
 	}
 }
 
 func TestNext(t *testing.T) {
 	g := ids.NewGenerator()
-	id := g.New(ids.Version, time.Now())
+	id := g.New(memstore.VersionIDPrefix, time.Now())
 	for _, c := range []struct{ id, want string }{
 		{"memver_01kjma0fm0xq70frzkgz7q6zh0", "memver_01kjma0fm0xq70frzkgz7q6zh1"},
 		{"memver_01kjma0fm0xq70frzkgz7q6zh9", "memver_01kjma0fm0xq70frzkgz7q6zha"},
@@ -48,15 +49,15 @@ func TestNext(t *testing.T) {
 func TestFloor(t *testing.T) {
 	g := ids.NewGenerator()
 	now := time.Now()
-	floor := ids.Floor(ids.WebhookEvent, now)
-	if len(floor) != len(ids.WebhookEvent)+26 || !strings.HasPrefix(floor, ids.WebhookEvent) {
+	floor := ids.Floor(memstore.WebhookEventIDPrefix, now)
+	if len(floor) != len(memstore.WebhookEventIDPrefix)+26 || !strings.HasPrefix(floor, memstore.WebhookEventIDPrefix) {
 		t.Fatalf("Floor = %q", floor)
 	}
 	for _, c := range []struct {
 		at    time.Time
 		below bool
 	}{{now.Add(-time.Millisecond), true}, {now.Add(-time.Hour), true}, {now.Truncate(time.Millisecond), false}, {now.Add(time.Millisecond), false}} {
-		if id := g.New(ids.WebhookEvent, c.at); (id < floor) != c.below {
+		if id := g.New(memstore.WebhookEventIDPrefix, c.at); (id < floor) != c.below {
 			t.Errorf("an ID made %v from the floor's time, %s, is below %s: %v", c.at.Sub(now), id, floor, id < floor)
 		}
 	}
@@ -64,18 +65,18 @@ func TestFloor(t *testing.T) {
 
 func TestDerived(t *testing.T) {
 	at := time.Date(2026, 11, 25, 1, 2, 3, 456789, time.UTC)
-	a := ids.Derived(ids.WebhookEvent, at, "memstore_a/7")
-	if a != ids.Derived(ids.WebhookEvent, at, "memstore_a/7") {
+	a := ids.Derived(memstore.WebhookEventIDPrefix, at, "memstore_a/7")
+	if a != ids.Derived(memstore.WebhookEventIDPrefix, at, "memstore_a/7") {
 		t.Fatal("the same time and key gave two IDs")
 	}
-	if len(a) != len(ids.WebhookEvent)+26 || !strings.HasPrefix(a, ids.WebhookEvent) || a < ids.Floor(ids.WebhookEvent, at) {
+	if len(a) != len(memstore.WebhookEventIDPrefix)+26 || !strings.HasPrefix(a, memstore.WebhookEventIDPrefix) || a < ids.Floor(memstore.WebhookEventIDPrefix, at) {
 		t.Fatalf("Derived = %s", a)
 	}
-	if b := ids.Derived(ids.WebhookEvent, at, "memstore_a/8"); b == a {
+	if b := ids.Derived(memstore.WebhookEventIDPrefix, at, "memstore_a/8"); b == a {
 		t.Fatal("two keys gave one ID")
 	}
 	for _, d := range []time.Duration{time.Nanosecond, time.Microsecond, time.Millisecond, time.Hour} {
-		if later := ids.Derived(ids.WebhookEvent, at.Add(d), "memstore_a/1"); later <= a {
+		if later := ids.Derived(memstore.WebhookEventIDPrefix, at.Add(d), "memstore_a/1"); later <= a {
 			t.Errorf("an ID %v later, %s, does not sort after %s", d, later, a)
 		}
 	}
