@@ -1,7 +1,9 @@
 package memstore
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"math"
 	"sync"
 	"time"
@@ -218,17 +220,37 @@ func (co *Core) allowSearch(c *Caller) error {
 	case 0:
 		return errSearchRate(wait, fmt.Sprintf("%s may make %d searches a second", name, perCred), flagSearchRate)
 	default:
-		return errSearchRate(wait, fmt.Sprintf("the credentials of workspace %s may make %d searches a second together", c.WorkspaceID, perWS), flagSearchRateWorkspace)
+		return errSearchRate(wait, fmt.Sprintf("%s%s may make %d searches a second together", workspaceSearches, c.WorkspaceID, perWS), flagSearchRateWorkspace)
 	}
 }
 
+// tooManySearches begins the refusal of a search over a rate, and
+// workspaceSearches follows it when the rate is the workspace's.
+const (
+	tooManySearches   = "too many searches: "
+	workspaceSearches = "the credentials of workspace "
+)
+
 // errSearchRate is the refusal of a search over a rate: what the rate is,
-// when to retry, and the flag that raises it.
+// when to retry, and the flag that raises it. It invites the retry
+// (Retry, which the API sends as x-should-retry: true), as a refused
+// change-feed stream does: the same search succeeds once the wait is
+// over.
 func errSearchRate(wait time.Duration, what, flag string) *Error {
 	secs := max(int(math.Ceil(wait.Seconds())), 1)
-	e := Errorf(ERateLimited, "too many searches: %s; retry in %d s, or have the server's operator raise the limit (memstore serve %s)", what, secs, flag)
-	e.RetryAfter = wait
+	e := Errorf(ERateLimited, "%s%s; retry in %d s, or have the server's operator raise the limit (memstore serve %s)", tooManySearches, what, secs, flag)
+	e.RetryAfter, e.Retry = wait, true
 	return e
+}
+
+// WorkspaceSearchRate reports whether err refused a search for its
+// workspace's rate (Limits.SearchesPerWorkspace) rather than its own
+// credential's, which another credential of the workspace would not
+// escape. It reads the message, so that it tells them apart in an error
+// from a remote server too.
+func WorkspaceSearchRate(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == ERateLimited && strings.HasPrefix(e.Message, tooManySearches+workspaceSearches)
 }
 
 // credentialOf names the credential a caller authenticated with, as a
