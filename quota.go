@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"math"
 	"sync"
 	"time"
 )
@@ -237,8 +236,7 @@ const (
 // change-feed stream does: the same search succeeds once the wait is
 // over.
 func errSearchRate(wait time.Duration, what, flag string) *Error {
-	secs := max(int(math.Ceil(wait.Seconds())), 1)
-	e := Errorf(ERateLimited, "%s%s; retry in %d s, or have the server's operator raise the limit (memstore serve %s)", tooManySearches, what, secs, flag)
+	e := Errorf(ERateLimited, "%s%s; %s, or have the server's operator raise the limit (memstore serve %s)", tooManySearches, what, WaitAndRetry(wait), flag)
 	e.RetryAfter, e.Retry = wait, true
 	return e
 }
