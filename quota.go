@@ -208,7 +208,7 @@ func (co *Core) allowSearch(c *Caller) error {
 	if co.searches == nil {
 		return nil
 	}
-	cred, name := credentialOf(c)
+	cred, name := c.Credential()
 	perCred, perWS := co.limits.SearchesPerCredential, co.limits.SearchesPerWorkspace
 	wait, which := co.searches.take(co.now(),
 		rate{key: "c\x00" + cred, perSecond: perCred},
@@ -251,10 +251,11 @@ func WorkspaceSearchRate(err error) bool {
 	return errors.As(err, &e) && e.Code == ERateLimited && strings.HasPrefix(e.Message, tooManySearches+workspaceSearches)
 }
 
-// credentialOf names the credential a caller authenticated with, as a
-// key of the search shares and as messages say it: its session token,
-// else its actor (API key, console user).
-func credentialOf(c *Caller) (key, name string) {
+// Credential names the credential c authenticated with, as a key of the
+// shares that each credential has (searches, change-feed streams) and as
+// messages say it: its session token, else its actor (API key, console
+// user).
+func (c *Caller) Credential() (key, name string) {
 	switch {
 	case c.Session != nil && c.TokenID != "":
 		return "token\x00" + c.TokenID, "session token " + c.TokenID
@@ -316,18 +317,19 @@ func (l *rateLimiter) take(now time.Time, rates ...rate) (wait time.Duration, wh
 		if r.perSecond <= 0 {
 			continue
 		}
+		interval := time.Second / time.Duration(r.perSecond)
 		b := l.buckets[r.key]
 		if b == nil {
 			b = &bucket{tokens: float64(r.perSecond), at: now}
 			l.buckets[r.key] = b
 		}
 		if now.After(b.at) {
-			b.tokens = min(float64(r.perSecond), b.tokens+now.Sub(b.at).Seconds()*float64(r.perSecond))
+			b.tokens = refill(b.tokens, now.Sub(b.at), interval, r.perSecond)
 			b.at = now
 		}
 		bs[i] = b
 		if b.tokens < 1 {
-			if w := time.Duration((1 - b.tokens) / float64(r.perSecond) * float64(time.Second)); w > wait || which == -1 {
+			if w := untilWhole(b.tokens, interval); w > wait || which == -1 {
 				wait, which = w, i
 			}
 		}

@@ -98,14 +98,14 @@ func (us *Users) attempt(ctx context.Context, key string, burst int, interval ti
 			if c.At.After(at) {
 				at = c.At
 			}
-			tokens = min(tokens, c.Tokens+float64(at.Sub(c.At))/float64(interval))
+			tokens = refill(c.Tokens, at.Sub(c.At), interval, burst)
 		}
 		if tokens >= 1 {
 			tokens--
 		} else {
-			wait = time.Duration((1 - tokens) * float64(interval))
+			wait = untilWhole(tokens, interval)
 		}
-		return AttemptCount{Tokens: tokens, At: at, FullAt: at.Add(time.Duration((float64(burst) - tokens) * float64(interval)))}
+		return AttemptCount{Tokens: tokens, At: at, FullAt: at.Add(untilFull(tokens, interval, burst))}
 	})
 	switch {
 	case err != nil:

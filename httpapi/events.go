@@ -254,12 +254,11 @@ type openStream struct {
 	reclaimed atomic.Bool
 }
 
-// credential names c's credential: its session token, or its API key.
+// credential is the key of c's credential among the streams'
+// (memstore.Caller.Credential).
 func credential(c *memstore.Caller) string {
-	if c.TokenID != "" {
-		return c.TokenID
-	}
-	return c.Actor.ID
+	key, _ := c.Credential()
+	return key
 }
 
 // add counts a new stream of c, which cancel ends, or refuses it when
