@@ -84,9 +84,14 @@ func MaxMemoriesPerStore(n int) CoreOption {
 func LimitReached(holder string, n int, what, room, flag string) string {
 	msg := fmt.Sprintf("%s is at its limit of %d %s; %s", holder, n, what, room)
 	if flag != "" {
-		msg += ", or have the server's operator raise the limit (memstore serve " + flag + ")"
+		msg += ", or " + raiseWith(flag)
 	}
 	return msg
+}
+
+// raiseWith says who may raise a limit, and how.
+func raiseWith(flag string) string {
+	return "have the server's operator raise the limit (memstore serve " + flag + ")"
 }
 
 // A Quota is a cap on how many of something a workspace, a store or a
@@ -236,7 +241,7 @@ const (
 // change-feed stream does: the same search succeeds once the wait is
 // over.
 func errSearchRate(wait time.Duration, what, flag string) *Error {
-	e := Errorf(ERateLimited, "%s%s; %s, or have the server's operator raise the limit (memstore serve %s)", tooManySearches, what, WaitAndRetry(wait), flag)
+	e := Errorf(ERateLimited, "%s%s; %s, or %s", tooManySearches, what, WaitAndRetry(wait), raiseWith(flag))
 	e.RetryAfter, e.Retry = wait, true
 	return e
 }
