@@ -242,7 +242,7 @@ func activityActor(a Actor) (Actor, error) {
 	t := ActorTypeOf(a.ID)
 	switch {
 	case t == "":
-		return a, Errorf(EInvalid, "actor %q is not an actor's ID: give one beginning apikey_, sesn_, user_ or svac_, or leave it empty", a.ID)
+		return a, Errorf(EInvalid, "actor %q is not an actor's ID: give one beginning %s, or leave it empty", a.ID, actorPrefixList())
 	case a.Type != "" && a.Type != t:
 		return a, Errorf(EInvalid, "actor %q is a %s, not a %s: choose its kind, or leave the kind empty", a.ID, t, a.Type)
 	}

@@ -21,6 +21,22 @@ var actorIDPrefixes = map[ActorType]string{
 	ActorAPIKey: APIKeyIDPrefix, ActorSession: SessionIDPrefix, ActorUser: UserIDPrefix, ActorServiceAccount: ServiceAccountIDPrefix,
 }
 
+// actorPrefixList names the prefixes of actors' IDs, in the order of
+// ActorTypes: "apikey_, sesn_, user_ or svac_".
+func actorPrefixList() string {
+	var b strings.Builder
+	for i, t := range ActorTypes {
+		switch {
+		case i == len(ActorTypes)-1:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(actorIDPrefixes[t])
+	}
+	return b.String()
+}
+
 // ActorTypeOf returns the kind of actor an ID names by its prefix, ""
 // when it names none.
 func ActorTypeOf(id string) ActorType {

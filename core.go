@@ -27,12 +27,11 @@ type Backend interface {
 //
 // A Core is safe for concurrent use when its backend is.
 type Core struct {
-	b           Backend
-	rv          MemoryRevalidatorStorage // b's own, nil when it has none
-	maxMemories int                      // live memories per store; 0 for no limit
-	limits      Limits                   // the quotas of workspaces, sessions and credentials
-	searches    *rateLimiter             // the shares of searches; nil without WithLimits
-	now         func() time.Time         // the clock of the search shares
+	b        Backend
+	rv       MemoryRevalidatorStorage // b's own, nil when it has none
+	limits   Limits                   // the quotas of workspaces, stores, sessions and credentials
+	searches *rateLimiter             // the shares of searches; nil without WithLimits
+	now      func() time.Time         // the clock of the search shares
 }
 
 var (
@@ -61,13 +60,6 @@ func NewCore(b Backend, opts ...CoreOption) *Core {
 // A CoreOption configures a Core.
 type CoreOption func(*Core)
 
-// MaxMemoriesPerStore caps the live memories of a store at n: a create
-// beyond it is refused (EInvalid) until some are deleted. 0 means no
-// limit.
-func MaxMemoriesPerStore(n int) CoreOption {
-	return func(co *Core) { co.maxMemories = max(n, 0) }
-}
-
 // CoreClock sets the clock by which the core refills the shares of
 // searches (WithLimits), for tests.
 func CoreClock(now func() time.Time) CoreOption {
@@ -92,7 +84,7 @@ func (co *Core) CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*St
 	if err := validateStore(&sc.Name, &sc.Description, sc.Metadata); err != nil {
 		return nil, err
 	}
-	return co.b.CreateStore(ctx, c.WorkspaceID, sc, co.storeQuota(c.WorkspaceID))
+	return co.b.CreateStore(ctx, c.WorkspaceID, sc, storeQuota(c.WorkspaceID, co.limits.StoresPerWorkspace))
 }
 
 // Store implements StoreService.
@@ -194,7 +186,7 @@ func (co *Core) CreateMemory(ctx context.Context, c *Caller, storeID string, mc 
 	sum := ContentSHA256(mc.Content)
 	var m *Memory
 	err := co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) (err error) {
-		m, err = createMemory(tx, storeID, mc, sum, c.Actor, co.maxMemories)
+		m, err = createMemory(tx, storeID, mc, sum, c.Actor, memoryQuota(storeID, co.limits.MemoriesPerStore))
 		return err
 	})
 	if err != nil {
@@ -331,7 +323,7 @@ func (co *Core) CreateSession(ctx context.Context, c *Caller, sc SessionCreate) 
 	if err := ValidateSessionCreate(sc); err != nil {
 		return nil, nil, "", err
 	}
-	return co.b.CreateSession(ctx, c.WorkspaceID, sc, co.sessionQuota(c.WorkspaceID))
+	return co.b.CreateSession(ctx, c.WorkspaceID, sc, sessionQuota(c.WorkspaceID, co.limits.SessionsPerWorkspace))
 }
 
 // Session implements SessionService.
@@ -478,7 +470,7 @@ func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID str
 	if err := ValidateID("session_id", sessionID); err != nil {
 		return nil, "", err
 	}
-	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl, co.tokenQuota(sessionID))
+	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl, tokenQuota(sessionID, co.limits.TokensPerSession))
 }
 
 // SessionTokens implements SessionService.

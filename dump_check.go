@@ -89,7 +89,7 @@ func (c *checkedSink) check(kind RecordKind, where string, errs ...error) error 
 
 func (c *checkedSink) Workspace(w *Workspace) error {
 	if err := c.check(KindWorkspaces, w.ID+" ("+w.Name+")",
-		checkID("id", WorkspaceIDPrefix, w.ID), ValidateWorkspaceName(w.Name)); err != nil {
+		validateIDOf("id", WorkspaceIDPrefix, w.ID), ValidateWorkspaceName(w.Name)); err != nil {
 		return err
 	}
 	return c.next.Workspace(w)
@@ -97,7 +97,7 @@ func (c *checkedSink) Workspace(w *Workspace) error {
 
 func (c *checkedSink) APIKey(k *APIKeyRecord) error {
 	if err := c.check(KindAPIKeys, k.ID,
-		checkID("id", APIKeyIDPrefix, k.ID), checkID("workspace_id", WorkspaceIDPrefix, k.WorkspaceID), ValidateKeyName(k.Name),
+		validateIDOf("id", APIKeyIDPrefix, k.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, k.WorkspaceID), ValidateKeyName(k.Name),
 		checkSecretHash(k.SecretSHA256), checkHint(k.Hint)); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (c *checkedSink) APIKey(k *APIKeyRecord) error {
 
 func (c *checkedSink) User(u *User) error {
 	if err := c.check(KindUsers, u.ID+" ("+u.Name+")",
-		checkID("id", UserIDPrefix, u.ID), checkID("workspace_id", WorkspaceIDPrefix, u.WorkspaceID), ValidateUserName(u.Name),
+		validateIDOf("id", UserIDPrefix, u.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, u.WorkspaceID), ValidateUserName(u.Name),
 		ValidateRole(u.Role), ValidatePasswordHash(u.PasswordHash)); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (c *checkedSink) User(u *User) error {
 
 func (c *checkedSink) SignIn(s *SignIn) error {
 	if err := c.check(KindSignIns, "of user "+s.UserID,
-		checkSecretHash(s.SecretHash), checkID("user_id", UserIDPrefix, s.UserID), checkID("workspace_id", WorkspaceIDPrefix, s.WorkspaceID)); err != nil {
+		checkSecretHash(s.SecretHash), validateIDOf("user_id", UserIDPrefix, s.UserID), validateIDOf("workspace_id", WorkspaceIDPrefix, s.WorkspaceID)); err != nil {
 		return err
 	}
 	return c.next.SignIn(s)
@@ -123,7 +123,7 @@ func (c *checkedSink) SignIn(s *SignIn) error {
 
 func (c *checkedSink) Store(s *Store) error {
 	if err := c.check(KindStores, s.ID,
-		checkID("id", StoreIDPrefix, s.ID), checkID("workspace_id", WorkspaceIDPrefix, s.WorkspaceID),
+		validateIDOf("id", StoreIDPrefix, s.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, s.WorkspaceID),
 		ValidateStoreName(s.Name), ValidateStoreDescription(s.Description), ValidateMetadata(s.Metadata)); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (c *checkedSink) Store(s *Store) error {
 
 func (c *checkedSink) Memory(m *Memory) error {
 	if err := c.check(KindMemories, m.ID+" at "+quoteIfOdd(m.Path)+" in store "+m.StoreID,
-		checkID("id", MemoryIDPrefix, m.ID), checkID("store_id", StoreIDPrefix, m.StoreID), checkID("version_id", VersionIDPrefix, m.VersionID),
+		validateIDOf("id", MemoryIDPrefix, m.ID), validateIDOf("store_id", StoreIDPrefix, m.StoreID), validateIDOf("version_id", VersionIDPrefix, m.VersionID),
 		ValidatePath(m.Path), checkContent(m.Content, m.ContentSHA256, m.ContentSize)); err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (c *checkedSink) Version(v *Version) error {
 		where = v.ID + " at " + quoteIfOdd(v.Path) + " in store " + v.StoreID
 	}
 	if err := c.check(KindVersions, where,
-		checkID("id", VersionIDPrefix, v.ID), checkID("store_id", StoreIDPrefix, v.StoreID), checkID("memory_id", MemoryIDPrefix, v.MemoryID),
+		validateIDOf("id", VersionIDPrefix, v.ID), validateIDOf("store_id", StoreIDPrefix, v.StoreID), validateIDOf("memory_id", MemoryIDPrefix, v.MemoryID),
 		checkActor("created_by", v.CreatedBy), checkVersionState(v)); err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func checkVersionState(v *Version) error {
 
 func (c *checkedSink) Event(e *Event) error {
 	err := c.check(KindEvents, fmt.Sprintf("%d of store %s", e.Seq, e.StoreID),
-		checkID("store_id", StoreIDPrefix, e.StoreID), checkActor("actor", e.Actor), checkEvent(e))
+		validateIDOf("store_id", StoreIDPrefix, e.StoreID), checkActor("actor", e.Actor), checkEvent(e))
 	if err != nil {
 		return err
 	}
@@ -206,14 +206,14 @@ func checkEvent(e *Event) error {
 		}
 		return nil
 	case EventMemoryCreated, EventMemoryModified, EventMemoryRenamed, EventMemoryDeleted, EventVersionRedacted:
-		return checkID("version_id", VersionIDPrefix, e.VersionID)
+		return validateIDOf("version_id", VersionIDPrefix, e.VersionID)
 	}
 	return Errorf(EInvalid, "type %q is not an event type", e.Type)
 }
 
 func (c *checkedSink) Session(s *Session) error {
 	if err := c.check(KindSessions, s.ID,
-		checkID("id", SessionIDPrefix, s.ID), checkID("workspace_id", WorkspaceIDPrefix, s.WorkspaceID),
+		validateIDOf("id", SessionIDPrefix, s.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, s.WorkspaceID),
 		validateTitle(s.Title), ValidateMetadata(s.Metadata), validateSessionFields(s.Fields), checkAttachments(s.Attachments)); err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func checkAttachments(atts []Attachment) error {
 		if a.Access == "" {
 			return Errorf(EInvalid, "%s.access is not set", what)
 		}
-		for _, err := range []error{checkID(what+".memory_store_id", StoreIDPrefix, a.StoreID), validateAttachment(what, &a.Access, &a.Instructions),
+		for _, err := range []error{validateIDOf(what+".memory_store_id", StoreIDPrefix, a.StoreID), validateAttachment(what, &a.Access, &a.Instructions),
 			ValidateStoreName(a.Name), ValidateStoreDescription(a.Description)} {
 			if err != nil {
 				return err
@@ -254,7 +254,7 @@ func checkAttachments(atts []Attachment) error {
 
 func (c *checkedSink) SessionToken(t *SessionTokenRecord) error {
 	if err := c.check(KindSessionTokens, t.ID,
-		checkID("id", SessionTokenIDPrefix, t.ID), checkID("session_id", SessionIDPrefix, t.SessionID), checkID("workspace_id", WorkspaceIDPrefix, t.WorkspaceID),
+		validateIDOf("id", SessionTokenIDPrefix, t.ID), validateIDOf("session_id", SessionIDPrefix, t.SessionID), validateIDOf("workspace_id", WorkspaceIDPrefix, t.WorkspaceID),
 		checkSecretHash(t.SecretSHA256), checkHint(t.Hint)); err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (c *checkedSink) SessionToken(t *SessionTokenRecord) error {
 
 func (c *checkedSink) Webhook(w *WebhookEndpoint) error {
 	if err := c.check(KindWebhooks, w.ID,
-		checkID("id", WebhookIDPrefix, w.ID), checkID("workspace_id", WorkspaceIDPrefix, w.WorkspaceID), checkWebhook(w)); err != nil {
+		validateIDOf("id", WebhookIDPrefix, w.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, w.WorkspaceID), checkWebhook(w)); err != nil {
 		return err
 	}
 	return c.next.Webhook(w)
@@ -306,7 +306,7 @@ func (c *checkedSink) WebhookCursor(wc *WebhookCursor) error {
 		bad = Errorf(EInvalid, "its numbers %d and %d are negative", wc.Seq, wc.OwedTo)
 	}
 	if err := c.check(KindCursors, "of endpoint "+wc.EndpointID+" in store "+wc.StoreID,
-		checkID("endpoint_id", WebhookIDPrefix, wc.EndpointID), checkID("store_id", StoreIDPrefix, wc.StoreID), bad); err != nil {
+		validateIDOf("endpoint_id", WebhookIDPrefix, wc.EndpointID), validateIDOf("store_id", StoreIDPrefix, wc.StoreID), bad); err != nil {
 		return err
 	}
 	return c.next.WebhookCursor(wc)
@@ -314,7 +314,7 @@ func (c *checkedSink) WebhookCursor(wc *WebhookCursor) error {
 
 func (c *checkedSink) WebhookDelivery(d *WebhookDelivery) error {
 	if err := c.check(KindDeliveries, d.Event.ID+" to endpoint "+d.EndpointID,
-		checkID("endpoint_id", WebhookIDPrefix, d.EndpointID), checkDelivery(d)); err != nil {
+		validateIDOf("endpoint_id", WebhookIDPrefix, d.EndpointID), checkDelivery(d)); err != nil {
 		return err
 	}
 	return c.next.WebhookDelivery(d)
@@ -323,8 +323,8 @@ func (c *checkedSink) WebhookDelivery(d *WebhookDelivery) error {
 // checkDelivery checks a delivery's event, state and log.
 func checkDelivery(d *WebhookDelivery) error {
 	ev := d.Event
-	for _, err := range []error{checkID("event.id", WebhookEventIDPrefix, ev.ID), checkID("event.workspace_id", WorkspaceIDPrefix, ev.WorkspaceID),
-		checkID("event.store_id", StoreIDPrefix, ev.StoreID), optionalID("event.memory_id", MemoryIDPrefix, ev.MemoryID),
+	for _, err := range []error{validateIDOf("event.id", WebhookEventIDPrefix, ev.ID), validateIDOf("event.workspace_id", WorkspaceIDPrefix, ev.WorkspaceID),
+		validateIDOf("event.store_id", StoreIDPrefix, ev.StoreID), optionalID("event.memory_id", MemoryIDPrefix, ev.MemoryID),
 		optionalID("event.version_id", VersionIDPrefix, ev.VersionID), checkText("last_error", d.LastError, MaxDeliveryError)} {
 		if err != nil {
 			return err
@@ -343,27 +343,12 @@ func checkDelivery(d *WebhookDelivery) error {
 	return nil
 }
 
-// maxIDLength bounds an ID: a prefix and a ULID are well under it.
-const maxIDLength = 64
-
-// checkID checks that id is an ID of the kind prefix begins: the prefix
-// and then lowercase letters, digits and "_", maxIDLength bytes in all.
-func checkID(field, prefix, id string) error {
-	rest, ok := strings.CutPrefix(id, prefix)
-	if !ok || rest == "" || len(id) > maxIDLength || strings.ContainsFunc(rest, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
-	}) {
-		return Errorf(EInvalid, "%s %q is not an ID of the form %s... (lowercase letters and digits, at most %d bytes)", field, id, prefix, maxIDLength)
-	}
-	return nil
-}
-
-// optionalID is checkID of an ID that may be "".
+// optionalID is validateIDOf of an ID that may be "".
 func optionalID(field, prefix, id string) error {
 	if id == "" {
 		return nil
 	}
-	return checkID(field, prefix, id)
+	return validateIDOf(field, prefix, id)
 }
 
 // checkActor checks an actor: a known type and an ID of that type.
@@ -372,7 +357,7 @@ func checkActor(field string, a Actor) error {
 	if !ok {
 		return Errorf(EInvalid, "%s type %q is not one of %v", field, a.Type, ActorTypes)
 	}
-	return checkID(field+" id", prefix, a.ID)
+	return validateIDOf(field+" id", prefix, a.ID)
 }
 
 // checkContent checks content and that its hash and size are its own:

@@ -3,6 +3,7 @@ package memstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -40,6 +41,23 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// RetrySeconds is a wait in whole seconds, rounded up and at least one:
+// what a refusal over a rate sends as Retry-After and says in its
+// message (WaitAndRetry), so that the two agree.
+func RetrySeconds(wait time.Duration) int {
+	return max(int(math.Ceil(wait.Seconds())), 1)
+}
+
+// WaitAndRetry is how a refusal over a rate says how long to wait, the
+// same for every rate: "wait 5 seconds and try again".
+func WaitAndRetry(wait time.Duration) string {
+	n := RetrySeconds(wait)
+	if n == 1 {
+		return "wait 1 second and try again"
+	}
+	return fmt.Sprintf("wait %d seconds and try again", n)
+}
 
 // Errorf returns an *Error with code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {

@@ -65,7 +65,8 @@ type KeyService interface {
 	// secret, which is not kept and cannot be shown again (ENotFound for
 	// an unknown workspace, EInvalid for an overlong name, and
 	// ErrAPIKeyLimit when the workspace holds MaxAPIKeysPerWorkspace
-	// keys, counted in the transaction of the insert).
+	// keys: the backend checks APIKeyQuota in the transaction of the
+	// insert).
 	CreateAPIKey(ctx context.Context, workspaceID, name string) (key *APIKey, secret string, err error)
 	// APIKeys lists the keys of a workspace, or of all workspaces when
 	// workspaceID is "", revoked ones included, oldest first: those whose
@@ -91,14 +92,6 @@ const DefaultWorkspace = "default"
 // revoked ones included: a revoked key stays listed for good and no key
 // can be deleted, so without a limit a workspace's keys would only grow.
 const MaxAPIKeysPerWorkspace = 1000
-
-// ErrAPIKeyLimit is the refusal of a key past MaxAPIKeysPerWorkspace, the
-// same from every backend. It says that revoking does not help, since
-// revoked keys count and are kept.
-func ErrAPIKeyLimit(workspaceID string) *Error {
-	return Errorf(EInvalid, "workspace %s has %d API keys, the limit; revoked keys count too and are kept, and keys cannot be deleted, so create further keys in another workspace",
-		workspaceID, MaxAPIKeysPerWorkspace)
-}
 
 // APIKeyPrefix begins every API key secret, so that people and secret
 // scanners recognise one.

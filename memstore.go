@@ -56,9 +56,10 @@
 // backend calls them on it in its transaction (StoreUpdate.Apply,
 // SnapshotAttachments, Session.TakesTokens, CheckToken, and the changes
 // to a live session that SessionStorage.ChangeSession runs), or size a page
-// (PageSize). A create that a quota caps (Limits) hands the backend a
-// Quota, which it checks on its count of what is held, in the insert's
-// transaction (Quota.Check). A new backend therefore implements storage and these calls.
+// (PageSize). A create that a quota caps (Limits, and the fixed caps of
+// API keys and webhook endpoints) hands the backend a Quota, which it
+// checks on its count of what is held, in the insert's transaction
+// (Quota.Check); every limit refuses in the same words (LimitReached). A new backend therefore implements storage and these calls.
 // What remains to it is what only its storage can state: that archiving
 // or redacting again changes nothing, and its cursors. The suite in
 // package storetest holds it to all of it.

@@ -1,13 +1,14 @@
 package memstore
 
 import (
+	"errors"
 	"fmt"
-	"math"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Limits are the quotas a Core holds each workspace, session and
+// Limits are the quotas a Core holds each workspace, store, session and
 // credential to, so that no tenant takes what the whole server shares. A
 // zero field means no limit. memstore serve sets each from a flag, whose
 // defaults are DefaultLimits.
@@ -16,6 +17,9 @@ type Limits struct {
 	// included: an archived store keeps its memories and versions, and
 	// only deleting it gives its room back.
 	StoresPerWorkspace int
+	// MemoriesPerStore caps a store's live memories; deleting one makes
+	// room, and updates, renames and upserts of a taken path still work.
+	MemoriesPerStore int
 	// SessionsPerWorkspace caps a workspace's live sessions; archiving or
 	// deleting one makes room.
 	SessionsPerWorkspace int
@@ -33,6 +37,7 @@ type Limits struct {
 // The default limits of memstore serve (README, Security and limits).
 const (
 	DefaultMaxStoresPerWorkspace   = 1000
+	DefaultMaxMemoriesPerStore     = 2000 // the hosted service's (docs/api.md)
 	DefaultMaxSessionsPerWorkspace = 10_000
 	DefaultMaxTokensPerSession     = 100
 	DefaultSearchRate              = 10 // per credential, per second
@@ -41,15 +46,18 @@ const (
 
 // DefaultLimits are the limits of memstore serve when no flag changes
 // them.
-var DefaultLimits = Limits{
-	StoresPerWorkspace:    DefaultMaxStoresPerWorkspace,
-	SessionsPerWorkspace:  DefaultMaxSessionsPerWorkspace,
-	TokensPerSession:      DefaultMaxTokensPerSession,
-	SearchesPerCredential: DefaultSearchRate,
-	SearchesPerWorkspace:  DefaultSearchRatePerWorkspace,
+func DefaultLimits() Limits {
+	return Limits{
+		StoresPerWorkspace:    DefaultMaxStoresPerWorkspace,
+		MemoriesPerStore:      DefaultMaxMemoriesPerStore,
+		SessionsPerWorkspace:  DefaultMaxSessionsPerWorkspace,
+		TokensPerSession:      DefaultMaxTokensPerSession,
+		SearchesPerCredential: DefaultSearchRate,
+		SearchesPerWorkspace:  DefaultSearchRatePerWorkspace,
+	}
 }
 
-// WithLimits sets the quotas of a Core; without it a Core has none.
+// WithLimits sets every quota of a Core; without it a Core has none.
 func WithLimits(l Limits) CoreOption {
 	return func(co *Core) {
 		co.limits = l
@@ -57,80 +65,146 @@ func WithLimits(l Limits) CoreOption {
 	}
 }
 
-// A Quota is a cap on how many of something a workspace or a session
-// holds, which a backend checks in the transaction that inserts one
-// more: it counts them only when Limited, and, when Check refuses the
+// MaxMemoriesPerStore sets the one limit Limits.MemoriesPerStore: a
+// create beyond n live memories in a store is refused (EInvalid) until
+// some are deleted; 0 means no limit. (WithLimits, given after it, sets
+// it again.)
+func MaxMemoriesPerStore(n int) CoreOption {
+	return func(co *Core) { co.limits.MemoriesPerStore = max(n, 0) }
+}
+
+// LimitReached is how memstore says that holder holds n of what, its
+// limit, so that every limit reads alike wherever it is checked: then
+// what makes room, and, for a limit that memstore serve's flag sets,
+// that the server's operator may raise it with flag ("" for a fixed cap).
+//
+//	workspace wrkspc_1 is at its limit of 1000 memory stores, archived
+//	ones included; delete a store to make room, or have the server's
+//	operator raise the limit (memstore serve --max-stores-per-workspace)
+func LimitReached(holder string, n int, what, room, flag string) string {
+	msg := fmt.Sprintf("%s is at its limit of %d %s; %s", holder, n, what, room)
+	if flag != "" {
+		msg += ", or " + raiseWith(flag)
+	}
+	return msg
+}
+
+// raiseWith says who may raise a limit, and how.
+func raiseWith(flag string) string {
+	return "have the server's operator raise the limit (memstore serve " + flag + ")"
+}
+
+// A Quota is a cap on how many of something a workspace, a store or a
+// session holds, which a backend checks in the transaction that inserts
+// one more: it counts them only when Limited, and, when Check refuses the
 // count, inserts nothing and returns Check's error. The backend makes
 // concurrent inserts wait for one another (SQLite's one writer, a lock on
-// PostgreSQL), so that they cannot pass the cap together. The zero Quota
-// has no limit.
+// PostgreSQL), so that they cannot pass the cap together. Only memstore
+// makes a limited Quota, with its refusal; the zero Quota has no limit.
 type Quota struct {
-	Max  int          // 0: no limit
-	over func() error // the refusal of one more
+	max                      int // 0: no limit
+	holder, what, room, flag string
+}
+
+// newQuota is a cap of max (0 for none) and its refusal, in the words of
+// LimitReached.
+func newQuota(max int, holder, what, room, flag string) Quota {
+	return Quota{max: max, holder: holder, what: what, room: room, flag: flag}
 }
 
 // Limited reports whether q caps anything, so that the backend need not
 // count otherwise.
-func (q Quota) Limited() bool { return q.Max > 0 }
+func (q Quota) Limited() bool { return q.max > 0 }
+
+// Max is the cap; a backend need count no further.
+func (q Quota) Max() int { return q.max }
 
 // Check returns the refusal of one more when n are already held and that
 // leaves no room under the cap, and nil otherwise.
 func (q Quota) Check(n int) error {
-	if q.Max <= 0 || n < q.Max {
+	if q.max <= 0 || n < q.max {
 		return nil
 	}
-	if q.over == nil {
-		return Errorf(EInvalid, "the limit of %d is reached", q.Max)
-	}
-	return q.over()
+	return q.refusal()
+}
+
+func (q Quota) refusal() *Error {
+	return &Error{Code: EInvalid, Message: LimitReached(q.holder, q.max, q.what, q.room, q.flag)}
 }
 
 // The flags of memstore serve that raise each limit, as its messages name
 // them.
 const (
 	flagMaxStores           = "--max-stores-per-workspace"
+	flagMaxMemories         = "--max-memories-per-store"
 	flagMaxSessions         = "--max-sessions-per-workspace"
 	flagMaxTokens           = "--max-tokens-per-session"
 	flagSearchRate          = "--search-rate"
 	flagSearchRateWorkspace = "--search-rate-per-workspace"
 )
 
-// ErrStoreLimit is the refusal of a store beyond limit in workspaceID, the
-// same from every backend.
+// The quotas, each with its refusal. Those of Limits take their cap from
+// it; API keys and webhook endpoints have fixed caps.
+
+func storeQuota(workspaceID string, limit int) Quota {
+	return newQuota(limit, "workspace "+workspaceID, "memory stores, archived ones included", "delete a store to make room", flagMaxStores)
+}
+
+func memoryQuota(storeID string, limit int) Quota {
+	return newQuota(limit, "memory store "+storeID, "memories", "delete some before creating more", flagMaxMemories)
+}
+
+func sessionQuota(workspaceID string, limit int) Quota {
+	return newQuota(limit, "workspace "+workspaceID, "live sessions", "archive or delete a session to make room", flagMaxSessions)
+}
+
+func tokenQuota(sessionID string, limit int) Quota {
+	return newQuota(limit, "session "+sessionID, "live tokens", "revoke one to make room (expired ones do not count)", flagMaxTokens)
+}
+
+// APIKeyQuota is the cap of a workspace's API keys,
+// MaxAPIKeysPerWorkspace, which a backend's CreateAPIKey checks. Revoking
+// does not make room: revoked keys count, and are kept.
+func APIKeyQuota(workspaceID string) Quota {
+	return newQuota(MaxAPIKeysPerWorkspace, "workspace "+workspaceID, "API keys, revoked ones included",
+		"revoked keys are kept and keys cannot be deleted, so create further keys in another workspace", "")
+}
+
+func webhookQuota(workspaceID string) Quota {
+	return newQuota(MaxWebhookEndpoints, "workspace "+workspaceID, "webhook endpoints", "delete one before creating another", "")
+}
+
+// The refusals of one more past each limit, the same from every backend.
+
+// ErrStoreLimit is the refusal of a store beyond limit in workspaceID.
 func ErrStoreLimit(workspaceID string, limit int) *Error {
-	return Errorf(EInvalid, "workspace %s is at its limit of %d memory stores, archived ones included; delete a store to make room, or have the server's operator raise the limit (memstore serve %s)",
-		workspaceID, limit, flagMaxStores)
+	return storeQuota(workspaceID, limit).refusal()
+}
+
+// ErrMemoryLimit is the refusal of a memory beyond limit in store storeID.
+func ErrMemoryLimit(storeID string, limit int) *Error {
+	return memoryQuota(storeID, limit).refusal()
 }
 
 // ErrSessionLimit is the refusal of a session beyond limit live ones in
 // workspaceID.
 func ErrSessionLimit(workspaceID string, limit int) *Error {
-	return Errorf(EInvalid, "workspace %s is at its limit of %d live sessions; archive or delete a session to make room, or have the server's operator raise the limit (memstore serve %s)",
-		workspaceID, limit, flagMaxSessions)
+	return sessionQuota(workspaceID, limit).refusal()
 }
 
 // ErrTokenLimit is the refusal of a token beyond limit live ones of
 // session sessionID.
 func ErrTokenLimit(sessionID string, limit int) *Error {
-	return Errorf(EInvalid, "session %s is at its limit of %d live tokens; revoke one to make room (expired ones do not count), or have the server's operator raise the limit (memstore serve %s)",
-		sessionID, limit, flagMaxTokens)
+	return tokenQuota(sessionID, limit).refusal()
 }
 
-// storeQuota, sessionQuota and tokenQuota are the Quotas of co's limits.
-func (co *Core) storeQuota(workspaceID string) Quota {
-	limit := co.limits.StoresPerWorkspace
-	return Quota{Max: limit, over: func() error { return ErrStoreLimit(workspaceID, limit) }}
-}
+// ErrAPIKeyLimit is the refusal of a key past MaxAPIKeysPerWorkspace in
+// workspaceID.
+func ErrAPIKeyLimit(workspaceID string) *Error { return APIKeyQuota(workspaceID).refusal() }
 
-func (co *Core) sessionQuota(workspaceID string) Quota {
-	limit := co.limits.SessionsPerWorkspace
-	return Quota{Max: limit, over: func() error { return ErrSessionLimit(workspaceID, limit) }}
-}
-
-func (co *Core) tokenQuota(sessionID string) Quota {
-	limit := co.limits.TokensPerSession
-	return Quota{Max: limit, over: func() error { return ErrTokenLimit(sessionID, limit) }}
-}
+// ErrWebhookLimit is the refusal of a webhook endpoint past
+// MaxWebhookEndpoints in workspaceID.
+func ErrWebhookLimit(workspaceID string) *Error { return webhookQuota(workspaceID).refusal() }
 
 // allowSearch takes one search from c's credential's share and from its
 // workspace's, or refuses it (ERateLimited, with the wait until both
@@ -139,7 +213,7 @@ func (co *Core) allowSearch(c *Caller) error {
 	if co.searches == nil {
 		return nil
 	}
-	cred, name := credentialOf(c)
+	cred, name := c.Credential()
 	perCred, perWS := co.limits.SearchesPerCredential, co.limits.SearchesPerWorkspace
 	wait, which := co.searches.take(co.now(),
 		rate{key: "c\x00" + cred, perSecond: perCred},
@@ -150,23 +224,43 @@ func (co *Core) allowSearch(c *Caller) error {
 	case 0:
 		return errSearchRate(wait, fmt.Sprintf("%s may make %d searches a second", name, perCred), flagSearchRate)
 	default:
-		return errSearchRate(wait, fmt.Sprintf("the credentials of workspace %s may make %d searches a second together", c.WorkspaceID, perWS), flagSearchRateWorkspace)
+		return errSearchRate(wait, fmt.Sprintf("%s%s may make %d searches a second together", workspaceSearches, c.WorkspaceID, perWS), flagSearchRateWorkspace)
 	}
 }
 
+// tooManySearches begins the refusal of a search over a rate, and
+// workspaceSearches follows it when the rate is the workspace's.
+const (
+	tooManySearches   = "too many searches: "
+	workspaceSearches = "the credentials of workspace "
+)
+
 // errSearchRate is the refusal of a search over a rate: what the rate is,
-// when to retry, and the flag that raises it.
+// when to retry, and the flag that raises it. It invites the retry
+// (Retry, which the API sends as x-should-retry: true), as a refused
+// change-feed stream does: the same search succeeds once the wait is
+// over.
 func errSearchRate(wait time.Duration, what, flag string) *Error {
-	secs := max(int(math.Ceil(wait.Seconds())), 1)
-	e := Errorf(ERateLimited, "too many searches: %s; retry in %d s, or have the server's operator raise the limit (memstore serve %s)", what, secs, flag)
-	e.RetryAfter = wait
+	e := Errorf(ERateLimited, "%s%s; %s, or %s", tooManySearches, what, WaitAndRetry(wait), raiseWith(flag))
+	e.RetryAfter, e.Retry = wait, true
 	return e
 }
 
-// credentialOf names the credential a caller authenticated with, as a
-// key of the search shares and as messages say it: its session token,
-// else its actor (API key, console user).
-func credentialOf(c *Caller) (key, name string) {
+// WorkspaceSearchRate reports whether err refused a search for its
+// workspace's rate (Limits.SearchesPerWorkspace) rather than its own
+// credential's, which another credential of the workspace would not
+// escape. It reads the message, so that it tells them apart in an error
+// from a remote server too.
+func WorkspaceSearchRate(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == ERateLimited && strings.HasPrefix(e.Message, tooManySearches+workspaceSearches)
+}
+
+// Credential names the credential c authenticated with, as a key of the
+// shares that each credential has (searches, change-feed streams) and as
+// messages say it: its session token, else its actor (API key, console
+// user).
+func (c *Caller) Credential() (key, name string) {
 	switch {
 	case c.Session != nil && c.TokenID != "":
 		return "token\x00" + c.TokenID, "session token " + c.TokenID
@@ -228,18 +322,19 @@ func (l *rateLimiter) take(now time.Time, rates ...rate) (wait time.Duration, wh
 		if r.perSecond <= 0 {
 			continue
 		}
+		interval := time.Second / time.Duration(r.perSecond)
 		b := l.buckets[r.key]
 		if b == nil {
 			b = &bucket{tokens: float64(r.perSecond), at: now}
 			l.buckets[r.key] = b
 		}
 		if now.After(b.at) {
-			b.tokens = min(float64(r.perSecond), b.tokens+now.Sub(b.at).Seconds()*float64(r.perSecond))
+			b.tokens = refill(b.tokens, now.Sub(b.at), interval, r.perSecond)
 			b.at = now
 		}
 		bs[i] = b
 		if b.tokens < 1 {
-			if w := time.Duration((1 - b.tokens) / float64(r.perSecond) * float64(time.Second)); w > wait || which == -1 {
+			if w := untilWhole(b.tokens, interval); w > wait || which == -1 {
 				wait, which = w, i
 			}
 		}

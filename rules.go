@@ -73,9 +73,9 @@ func ContentSHA256(content string) string {
 // archived (EConflict); with Upsert and without IfNotExists, the memory at
 // exactly the path takes the content (unchanged when it is the same);
 // then the path must be free (EPathConflict, or EPreconditionFailed with
-// IfNotExists) and the store below its limit max, when max > 0 (EInvalid).
+// IfNotExists) and the store within its quota q of memories (EInvalid).
 // sum is mc.Content's hash, computed before the transaction.
-func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by Actor, max int) (*Memory, error) {
+func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by Actor, q Quota) (*Memory, error) {
 	if tx.Archived() {
 		return nil, ErrArchived(storeID)
 	}
@@ -99,13 +99,13 @@ func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by A
 	case o != nil:
 		return nil, pathConflict(mc.Path, o)
 	}
-	if max > 0 {
+	if q.Limited() {
 		n, err := tx.Count()
 		if err != nil {
 			return nil, err
 		}
-		if n >= max {
-			return nil, Errorf(EInvalid, "memory store %s holds %d memories, its limit; delete some before creating more", storeID, n)
+		if err := q.Check(n); err != nil {
+			return nil, err
 		}
 	}
 	m := &Memory{StoreID: storeID, Path: mc.Path, Content: mc.Content, ContentSHA256: sum, ContentSize: int64(len(mc.Content))}
@@ -292,7 +292,7 @@ func attachStore(s *Session, a AttachmentCreate, store func(id string) (*Store, 
 		return Errorf(EConflict, "memory store %s is already attached to session %s; update its resource to change its access or instructions", a.StoreID, s.ID)
 	}
 	if len(s.Attachments) >= MaxSessionStores {
-		return Errorf(EInvalid, "session %s already has %d memory stores attached, the limit; detach one first", s.ID, MaxSessionStores)
+		return Errorf(EInvalid, "%s", LimitReached("session "+s.ID, MaxSessionStores, "attached memory stores", "detach one first", ""))
 	}
 	att, err := snapshot("resource", a, store)
 	if err != nil {

@@ -99,7 +99,7 @@ func TestMemoryRules(t *testing.T) {
 	by := Actor{Type: ActorAPIKey, ID: "apikey_x"}
 	a := func() *Memory { return mem("mem_a", "/notes/a.md", "alpha") }
 	create := func(tx *memTx, mc MemoryCreate, max int) error {
-		_, err := createMemory(tx, "memstore_s", mc, ContentSHA256(mc.Content), by, max)
+		_, err := createMemory(tx, "memstore_s", mc, ContentSHA256(mc.Content), by, memoryQuota("memstore_s", max))
 		return err
 	}
 	update := func(tx *memTx, u MemoryUpdate) (*Memory, error) {
@@ -179,7 +179,7 @@ func TestMemoryRules(t *testing.T) {
 func TestMemoryRuleErrors(t *testing.T) {
 	boom := errors.New("disk on fire")
 	tx := &failingTx{memTx: newMemTx(false, mem("mem_a", "/a", "a")), err: boom}
-	if _, err := createMemory(tx, "memstore_s", MemoryCreate{Path: "/b"}, "", Actor{}, 10); !errors.Is(err, boom) {
+	if _, err := createMemory(tx, "memstore_s", MemoryCreate{Path: "/b"}, "", Actor{}, memoryQuota("memstore_s", 10)); !errors.Is(err, boom) {
 		t.Errorf("create: %v, want the read's error", err)
 	}
 	if len(tx.changes) != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"time"
 )
 
@@ -40,18 +39,24 @@ type AttemptCount struct {
 }
 
 // A SignInLimited is a sign-in refused before its password was checked:
-// too many attempts for the user name, or from the client's address.
+// too many attempts for the user name, or from the client's address. It
+// unwraps to an ERateLimited *Error whose RetryAfter is the wait, as a
+// search over its rate is, so that a surface answers both alike.
 type SignInLimited struct {
 	Wait      time.Duration // until the next attempt is allowed
 	ByAddress bool          // the address's limit, not the name's
 }
 
 func (e *SignInLimited) Error() string {
-	what := "this user"
+	what := "for this user"
 	if e.ByAddress {
-		what = "your address"
+		what = "from your address"
 	}
-	return fmt.Sprintf("too many sign-in attempts for %s; wait %s and try again", what, e.Wait)
+	return "too many sign-in attempts " + what + "; " + WaitAndRetry(e.Wait)
+}
+
+func (e *SignInLimited) Unwrap() error {
+	return &Error{Code: ERateLimited, Message: e.Error(), RetryAfter: e.Wait, Retry: true}
 }
 
 // attemptKey is the key of a count: the SHA-256 of its parts, so that
@@ -93,14 +98,14 @@ func (us *Users) attempt(ctx context.Context, key string, burst int, interval ti
 			if c.At.After(at) {
 				at = c.At
 			}
-			tokens = min(tokens, c.Tokens+float64(at.Sub(c.At))/float64(interval))
+			tokens = refill(c.Tokens, at.Sub(c.At), interval, burst)
 		}
 		if tokens >= 1 {
 			tokens--
 		} else {
-			wait = time.Duration((1 - tokens) * float64(interval))
+			wait = untilWhole(tokens, interval)
 		}
-		return AttemptCount{Tokens: tokens, At: at, FullAt: at.Add(time.Duration((float64(burst) - tokens) * float64(interval)))}
+		return AttemptCount{Tokens: tokens, At: at, FullAt: at.Add(untilFull(tokens, interval, burst))}
 	})
 	switch {
 	case err != nil:

@@ -222,27 +222,6 @@ func ValidateText(field, s string) error {
 	return nil
 }
 
-// ValidateID checks an ID given for field, to name a record or to filter
-// by: valid UTF-8 without NUL characters, as every ID memstore makes is
-// (EInvalid naming the field). Whether a record has it is the backend's
-// to say (ENotFound).
-func ValidateID(field, id string) error {
-	if ValidateText(field, id) != nil {
-		return Errorf(EInvalid, "%s %q is not an ID: an ID is UTF-8 text without NUL characters", field, shortName(id))
-	}
-	return nil
-}
-
-// validateIDs checks pairs of a field and its ID by ValidateID, in turn.
-func validateIDs(fieldsAndIDs ...string) error {
-	for i := 0; i+1 < len(fieldsAndIDs); i += 2 {
-		if err := ValidateID(fieldsAndIDs[i], fieldsAndIDs[i+1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ValidateJSONText checks the JSON text of field, already valid JSON, for
 // what a backend could not read back as text: invalid UTF-8, the escape
 // \u0000 (NUL), or a surrogate escape that is not half of a pair

@@ -121,9 +121,9 @@ type WebhookFilter struct {
 // WebhookStorage keeps webhook endpoints, with their secrets. Like the
 // other storage it trusts its caller: only Webhooks calls it.
 type WebhookStorage interface {
-	// CreateWebhook stores w, giving it an ID, unless the workspace
-	// already has max endpoints (EInvalid).
-	CreateWebhook(ctx context.Context, workspaceID string, w WebhookEndpoint, max int) (*WebhookEndpoint, error)
+	// CreateWebhook stores w, giving it an ID, unless the workspace does
+	// not exist (ENotFound) or q refuses its endpoints' count (Quota).
+	CreateWebhook(ctx context.Context, workspaceID string, w WebhookEndpoint, q Quota) (*WebhookEndpoint, error)
 	// Webhook returns an endpoint of the workspace (ENotFound).
 	Webhook(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error)
 	// Webhooks returns all the workspace's endpoints (at most
@@ -215,7 +215,7 @@ func (ws *Webhooks) CreateWebhook(ctx context.Context, c *Caller, wc WebhookCrea
 	return ws.s.CreateWebhook(ctx, c.WorkspaceID, WebhookEndpoint{
 		Name: wc.Name, Description: wc.Description, URL: wc.URL, EnabledEvents: events,
 		State: WebhookEnabled, Secret: NewWebhookSecret(), CreatedAt: now, UpdatedAt: now,
-	}, MaxWebhookEndpoints)
+	}, webhookQuota(c.WorkspaceID))
 }
 
 // Webhook returns an endpoint of the caller's workspace, without its

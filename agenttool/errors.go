@@ -2,7 +2,6 @@ package agenttool
 
 import (
 	"errors"
-	"math"
 
 	"github.com/memstore/memstore"
 )
@@ -44,8 +43,12 @@ func explain(err error, m *mount, full string) error {
 	case memstore.ERateLimited:
 		// The server's message is for its operator; the model needs
 		// only the wait.
-		secs := max(int(math.Ceil(e.RetryAfter.Seconds())), 1)
-		return failf("Memory searches are coming too fast for this session; nothing was searched. Wait %s and search again.", count(secs, "second", "seconds"))
+		secs := memstore.RetrySeconds(e.RetryAfter)
+		whose := "this session"
+		if memstore.WorkspaceSearchRate(e) {
+			whose = "this session's workspace, whose sessions and keys share a rate"
+		}
+		return failf("Memory searches are coming too fast for %s; nothing was searched. Wait %s and search again.", whose, count(secs, "second", "seconds"))
 	}
 	return err
 }

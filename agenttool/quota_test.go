@@ -29,3 +29,19 @@ func TestSearchRateLimited(t *testing.T) {
 		now = now.Add(time.Second)
 	}
 }
+
+// TestWorkspaceSearchRateLimited: a session refused for its workspace's
+// rate, not its own, is told so: its other sessions share that rate.
+func TestWorkspaceSearchRateLimited(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	ts := newToolset(t, services(db, memstore.WithLimits(memstore.Limits{SearchesPerWorkspace: 1}), memstore.CoreClock(func() time.Time { return now })),
+		newSession(attach{store: notes}))
+	args := map[string]any{"query": "alpha"}
+	ok(t, ts, "memory_search", args)
+	const want = "Error: Memory searches are coming too fast for this session's workspace, whose sessions and keys share a rate; nothing was searched. Wait 1 second and search again."
+	if got := fails(t, ts, "memory_search", args); got != want {
+		t.Errorf("a search beyond the workspace's rate:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -75,7 +75,7 @@ func TestWriteLimitsAndArchive(t *testing.T) {
 	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
 	ts := newToolset(t, services(db, memstore.MaxMemoriesPerStore(1)), newSession(attach{store: notes}))
 	got := fails(t, ts, "memory_write", map[string]any{"path": "/b.md", "content": "x"})
-	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" holds 1 memories, its limit; delete some before creating more.")
+	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" is at its limit of 1 memories; delete some before creating more, or have the server's operator raise the limit (memstore serve --max-memories-per-store).")
 	wantAbsent(t, db, notes.ID, "/b.md")
 
 	if _, err := db.ArchiveStore(t.Context(), ws, notes.ID, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {

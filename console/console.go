@@ -31,12 +31,13 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/clientaddr"
@@ -434,7 +435,7 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, e
 func setRetryAfter(w http.ResponseWriter, err error) {
 	var e *memstore.Error
 	if errors.As(err, &e) && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		w.Header().Set("Retry-After", strconv.Itoa(memstore.RetrySeconds(e.RetryAfter)))
 	}
 }
 
@@ -460,10 +461,9 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		secret, _, err = h.cfg.Users.SignIn(r.Context(), ws, name, pw)
 	}
-	if wait, ok := limited(err); ok {
-		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
-		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data,
-			Error: "Too many sign-in attempts for this user, or from your address. Wait " + wait.String() + " and try again."})
+	if memstore.ErrorCode(err) == memstore.ERateLimited {
+		setRetryAfter(w, err)
+		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
 		return
 	}
 	if err != nil {
@@ -486,11 +486,6 @@ func (h *Handler) linkPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
 	err := h.cfg.Users.AttemptFrom(r.Context(), h.cfg.TrustedProxies.Key(r))
-	if wait, ok := limited(err); ok {
-		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
-		h.fail(w, r, nil, http.StatusTooManyRequests, "Too many sign-in attempts from your address. Wait "+wait.String()+" and try again.")
-		return
-	}
 	var secret string
 	if err == nil {
 		secret, _, err = h.cfg.Users.RedeemLink(r.Context(), r.PostFormValue("t"))
@@ -503,14 +498,11 @@ func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
 }
 
-// limited reports whether err refuses a sign-in for too many attempts,
-// and how long to wait, in whole seconds, before the next.
-func limited(err error) (time.Duration, bool) {
-	var l *memstore.SignInLimited
-	if !errors.As(err, &l) {
-		return 0, false
-	}
-	return l.Wait.Round(time.Second) + time.Second, true
+// sentence is a message of the core as a sentence of a page: its first
+// letter upper case, and a full stop.
+func sentence(msg string) string {
+	r, n := utf8.DecodeRuneInString(msg)
+	return string(unicode.ToUpper(r)) + msg[n:] + "."
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, s *signedIn) {

@@ -359,6 +359,7 @@ func TestSignInRateLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many sign-in attempts") || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("the 6th attempt: %d %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
+	wantWait(t, resp, body, "the 6th attempt")
 	resp, _ = f.post(t, c, "/console/signin", f.srv.URL, url.Values{"workspace": {"default"}, "name": {"admin"}, "password": {password}})
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("the right password past the limit: %d", resp.StatusCode)
@@ -470,5 +471,20 @@ func TestCSPDocumented(t *testing.T) {
 	}
 	if !strings.Contains(regexp.MustCompile(`\s+`).ReplaceAllString(string(readme), " "), "allows no script at all") {
 		t.Error("the README no longer says that the policy allows no script")
+	}
+}
+
+// wantWait checks that a refusal for too many attempts says how long to
+// wait as every rate limit does, in whole seconds, and that Retry-After
+// is the same whole number.
+func wantWait(t *testing.T, resp *http.Response, body, what string) {
+	t.Helper()
+	m := regexp.MustCompile(`[Ww]ait (\d+) seconds? and try again`).FindStringSubmatch(body)
+	if m == nil {
+		t.Errorf("%s: the page does not say to wait N seconds and try again:\n%s", what, body)
+		return
+	}
+	if got := resp.Header.Get("Retry-After"); got != m[1] {
+		t.Errorf("%s: Retry-After %q; want %q, the whole seconds the page says", what, got, m[1])
 	}
 }

@@ -2,7 +2,6 @@ package console
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/memstore/memstore"
 )
@@ -29,9 +28,9 @@ func (h *Handler) setPassword(w http.ResponseWriter, r *http.Request, s *signedI
 		return
 	}
 	secret, _, err := h.cfg.Users.ChangePassword(r.Context(), s.caller, r.PostFormValue("current"), pw)
-	if wait, ok := limited(err); ok {
-		w.Header().Set("Retry-After", strings.TrimSuffix(wait.String(), "s"))
-		h.renderPassword(w, r, s, http.StatusTooManyRequests, "Too many wrong passwords for this user. Wait "+wait.String()+" and try again.", "")
+	if memstore.ErrorCode(err) == memstore.ERateLimited {
+		setRetryAfter(w, err)
+		h.renderPassword(w, r, s, http.StatusTooManyRequests, sentence(memstore.ErrorMessage(err)), "")
 		return
 	}
 	switch code := memstore.ErrorCode(err); code {

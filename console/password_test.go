@@ -104,6 +104,7 @@ func TestPasswordPageLimited(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many") || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("past the allowance, even the right password: %d %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
+	wantWait(t, resp, body, "past the allowance")
 	if got := f.signInAs(t, "admin", password); got != http.StatusTooManyRequests {
 		t.Errorf("the sign-in page after the guesses: %d, want 429", got)
 	}

@@ -30,7 +30,7 @@ func TestSearchRateLimited(t *testing.T) {
 	}
 	resp, body := f.get(t, auditor, search)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" ||
-		!strings.Contains(body, "too many searches") || !strings.Contains(body, "retry in 1 s") {
+		!strings.Contains(body, "too many searches") || !strings.Contains(body, "wait 1 second and try again") {
 		t.Errorf("a search beyond the rate: %d, Retry-After %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 	if resp, body := f.get(t, member, search); resp.StatusCode != http.StatusOK || !strings.Contains(body, "<mark>billing</mark>") {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/origin"
 )
 
 var (
@@ -182,26 +182,10 @@ func (c *Client) httpClient() *http.Client {
 // where it was not given: a server that moved is named in the error, to
 // be given as the base URL by someone who trusts it.
 func sameServer(req *http.Request, via []*http.Request) error {
-	if to := serverOf(req.URL); to != serverOf(via[0].URL) {
-		return fmt.Errorf("redirected to another server, %s; the client sends its credential only to the server it was given (give that address instead if it is the one meant)", to)
+	if !origin.Same(req.URL, via[0].URL) {
+		return fmt.Errorf("redirected to another server, %s; the client sends its credential only to the server it was given (give that address instead if it is the one meant)", origin.Of(req.URL))
 	}
 	return nil
-}
-
-// serverOf is a URL's scheme, host and port, the port written even when
-// it is the scheme's default, all in lower case.
-func serverOf(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	port := u.Port()
-	if port == "" {
-		switch scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // do sends r and decodes a successful answer into out. It returns the

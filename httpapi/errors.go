@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 
@@ -87,7 +86,7 @@ func (s *Server) writeError(w *responseWriter, status int, e *memstore.Error) {
 		// What the SDKs read to wait before their retry: milliseconds
 		// first, else whole seconds.
 		h.Set("Retry-After-Ms", strconv.FormatInt(max(e.RetryAfter.Milliseconds(), 1), 10))
-		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		h.Set("Retry-After", strconv.Itoa(memstore.RetrySeconds(e.RetryAfter)))
 	}
 	body := ErrorJSON{
 		Type:      typeError,

@@ -254,12 +254,11 @@ type openStream struct {
 	reclaimed atomic.Bool
 }
 
-// credential names c's credential: its session token, or its API key.
+// credential is the key of c's credential among the streams'
+// (memstore.Caller.Credential).
 func credential(c *memstore.Caller) string {
-	if c.TokenID != "" {
-		return c.TokenID
-	}
-	return c.Actor.ID
+	key, _ := c.Credential()
+	return key
 }
 
 // add counts a new stream of c, which cancel ends, or refuses it when
@@ -273,15 +272,15 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string
 	switch {
 	case ss.byCredential[cred] >= ss.perCredential:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: fmt.Sprintf("this credential has %d event streams open, its limit (memstore serve --feed-max-per-credential); close one before opening another", ss.perCredential)}
+			Message: memstore.LimitReached("this credential", ss.perCredential, "open event streams", "close one before opening another", "--feed-max-per-credential")}
 	case ss.byWorkspace[ws] >= ss.perWorkspace:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: fmt.Sprintf("this workspace has %d event streams open, its share of the server's (memstore serve --feed-max-per-workspace); close one before opening another", ss.perWorkspace)}
+			Message: memstore.LimitReached("this workspace", ss.perWorkspace, "open event streams, its share of the server's", "close one before opening another", "--feed-max-per-workspace")}
 	case len(ss.open) >= ss.max:
 		from := fairshare.Reclaim(ss.byWorkspace, ws)
 		if from == "" {
 			return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
-				Message: fmt.Sprintf("the server has %d event streams open, its limit; retry later", ss.max)}
+				Message: memstore.LimitReached("the server", ss.max, "open event streams", "retry later", "")}
 		}
 		var oldest *openStream
 		for o := range ss.open {

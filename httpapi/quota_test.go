@@ -83,8 +83,8 @@ func TestQuotasOnTheWire(t *testing.T) {
 			!strings.Contains(env.Error.Message, "memstore serve --search-rate") {
 			t.Errorf("a search beyond the rate: %s %+v", res.Status, env.Error)
 		}
-		if res.Header.Get("Retry-After") != "1" || res.Header.Get("Retry-After-Ms") != "1000" || res.Header.Get("X-Should-Retry") != "" {
-			t.Errorf("a search beyond the rate: Retry-After %q, Retry-After-Ms %q, X-Should-Retry %q; want 1, 1000 and none",
+		if res.Header.Get("Retry-After") != "1" || res.Header.Get("Retry-After-Ms") != "1000" || res.Header.Get("X-Should-Retry") != "true" {
+			t.Errorf("a search beyond the rate: Retry-After %q, Retry-After-Ms %q, X-Should-Retry %q; want 1, 1000 and true, as a stream's 429",
 				res.Header.Get("Retry-After"), res.Header.Get("Retry-After-Ms"), res.Header.Get("X-Should-Retry"))
 		}
 		if res := search(secretB, storeB.ID); res.StatusCode != http.StatusOK {

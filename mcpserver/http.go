@@ -300,17 +300,17 @@ func (h *HTTPHandler) serveNew(w http.ResponseWriter, r *http.Request, caller *m
 func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errServerFull):
-		refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("the server has reached its limit of open MCP sessions, %d (memstore serve --mcp-max-sessions); "+
-			"end the sessions no longer used (DELETE /mcp with their Mcp-Session-Id) or retry once idle ones have been closed, after %s without a request",
-			h.open.max, h.idle))
+		refuse(w, http.StatusServiceUnavailable, memstore.LimitReached("the server", h.open.max, "open MCP sessions",
+			fmt.Sprintf("end the sessions no longer used (DELETE /mcp with their Mcp-Session-Id) or retry once idle ones have been closed, after %s without a request", h.idle),
+			"--mcp-max-sessions"))
 	case errors.Is(err, errOpening):
 		w.Header().Set("Retry-After", "1")
-		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this memstore session are being opened at once, its limit "+
-			"(memstore serve --mcp-max-per-session); wait for them to open", h.open.perSession))
+		refuse(w, http.StatusTooManyRequests, memstore.LimitReached("this memstore session", h.open.perSession, "MCP sessions being opened at once",
+			"wait for them to open", "--mcp-max-per-session"))
 	case errors.Is(err, errShareOpening):
 		w.Header().Set("Retry-After", "1")
-		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this workspace are being opened at once, its share of the server's "+
-			"(memstore serve --mcp-max-per-workspace); wait for them to open", h.open.perWorkspace))
+		refuse(w, http.StatusTooManyRequests, memstore.LimitReached("this workspace", h.open.perWorkspace, "MCP sessions being opened at once, its share of the server's",
+			"wait for them to open", "--mcp-max-per-workspace"))
 	default:
 		refuse(w, http.StatusServiceUnavailable, shuttingDown)
 	}

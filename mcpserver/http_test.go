@@ -189,7 +189,7 @@ func TestSessionsCap(t *testing.T) {
 	if a.status != http.StatusServiceUnavailable {
 		t.Fatalf("initialize beyond the cap: %d %s; want 503", a.status, a.body)
 	}
-	if _, msg := rpcError(t, a); !strings.Contains(msg, "its limit of open MCP sessions, 2 (") || !strings.Contains(msg, "DELETE /mcp") {
+	if _, msg := rpcError(t, a); !strings.Contains(msg, "the server is at its limit of 2 open MCP sessions;") || !strings.HasSuffix(msg, "(memstore serve --mcp-max-sessions)") || !strings.Contains(msg, "DELETE /mcp") {
 		t.Errorf("message %q", msg)
 	}
 	if h.OpenSessions() != 2 {

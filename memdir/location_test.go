@@ -696,3 +696,20 @@ func TestResolveHomeAsWorkingDirectory(t *testing.T) {
 		t.Errorf("Dir = %q, Rejected = %v; want %q, none", loc.Dir, loc.Rejected, want)
 	}
 }
+
+// TestResolveHomeLocalSettingsAreTheUsers: in the home directory, the
+// project's .claude/settings.local.json is in the user's own settings
+// directory, not a repository's: it chooses the directory without
+// TrustProject, as ~/.claude/settings.json does there.
+func TestResolveHomeLocalSettingsAreTheUsers(t *testing.T) {
+	home := realTempDir(t)
+	local := filepath.Join(home, ".claude", "settings.local.json")
+	writeTestFile(t, local, `{"autoMemoryDirectory": "~/notes"}`)
+	loc, err := memdir.Resolve(memdir.Options{Cwd: home, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, "notes") + "/"; loc.Dir != want || loc.Source != "settings:"+local || len(loc.Rejected) != 0 {
+		t.Errorf("Dir, Source = %q, %q, Rejected = %v; want %q, %q, none", loc.Dir, loc.Source, loc.Rejected, want, "settings:"+local)
+	}
+}

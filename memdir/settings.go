@@ -58,8 +58,9 @@ type settingsFile struct {
 // can commit them, settings.local.json as well as settings.json (it is
 // only by convention that git ignores it): both are marked project, and
 // may choose the directory only when the project is trusted. In the home
-// directory, the project's settings.json is the user's own file, and
-// counts as that.
+// directory, where the project's .claude is the user's own settings
+// directory, its settings.json is the user's file, and counts as that,
+// and its settings.local.json is the user's too: neither needs trust.
 //
 // A missing file counts as empty, except the --settings file, which the
 // user asked for. A file that cannot be read or parsed is skipped with a
@@ -72,14 +73,15 @@ func loadSettings(o Options, workDir, configDir string, warn func(string)) ([]se
 	}
 	user := filepath.Join(configDir, "settings.json")
 	project := filepath.Join(workDir, ".claude", "settings.json")
+	usersOwn := sameFile(filepath.Join(workDir, ".claude"), configDir)
 	srcs := []src{
 		{path: o.PolicyFile},
 		{path: o.SettingsFile, required: true},
-		{path: filepath.Join(workDir, ".claude", "settings.local.json"), project: true},
+		{path: filepath.Join(workDir, ".claude", "settings.local.json"), project: !usersOwn},
 		{path: project, project: true},
 		{path: user},
 	}
-	if sameFile(project, user) {
+	if usersOwn || sameFile(project, user) {
 		srcs[3].path = "" // read once, as the user's
 	}
 	var out []settingsFile
@@ -144,7 +146,7 @@ func parseSettings(data []byte) (settingsFile, error) {
 	return f, nil
 }
 
-// sameFile reports whether a and b name one existing file.
+// sameFile reports whether a and b name one existing file or directory.
 func sameFile(a, b string) bool {
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)

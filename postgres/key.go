@@ -67,8 +67,8 @@ func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
 }
 
 // CreateAPIKey implements memstore.KeyService; only the hash of the
-// secret is kept. The workspace's row is locked while its keys are
-// counted, so that concurrent creates cannot pass the limit together.
+// secret is kept. Its keys are counted by withinQuota, so that
+// concurrent creates cannot pass the limit together.
 func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*memstore.APIKey, string, error) {
 	if err := memstore.ValidateKeyName(name); err != nil {
 		return nil, "", err
@@ -80,9 +80,10 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		Hint: memstore.SecretHint(secret), CreatedAt: now,
 	}
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if err := underLimit(ctx, tx, workspaceID, "api_keys", memstore.MaxAPIKeysPerWorkspace, func(int) error {
-			return memstore.ErrAPIKeyLimit(workspaceID)
-		}); err != nil {
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		if err := withinQuota(ctx, tx, memstore.APIKeyQuota(workspaceID), "api_keys "+workspaceID, `SELECT 1 FROM api_keys WHERE workspace_id = $1`, workspaceID); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -172,24 +173,12 @@ func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller
 	return &memstore.Caller{WorkspaceID: k.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}, nil
 }
 
-// underLimit checks, in tx, that workspace workspaceID exists (ENotFound)
-// and holds fewer than max rows of table (over's error, given their
-// count, otherwise). The workspace's row stays locked until tx ends, so
-// that concurrent creates cannot pass the limit together.
-func underLimit(ctx context.Context, tx pgx.Tx, workspaceID, table string, max int, over func(n int) error) error {
+// workspaceExists checks, in tx, that workspace workspaceID exists
+// (ENotFound), before what is made in it is counted.
+func workspaceExists(ctx context.Context, tx pgx.Tx, workspaceID string) error {
 	var found string
-	err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, workspaceID).Scan(&found)
-	if err != nil {
-		return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
-	}
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE workspace_id = $1`, workspaceID).Scan(&n); err != nil {
-		return err
-	}
-	if n >= max {
-		return over(n)
-	}
-	return nil
+	err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1`, workspaceID).Scan(&found)
+	return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
 }
 
 // quotaLocks is the first key of the advisory locks of withinQuota, in
@@ -212,7 +201,7 @@ func withinQuota(ctx context.Context, tx pgx.Tx, q memstore.Quota, what, rows st
 		return err
 	}
 	var n int
-	if err := tx.QueryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max)+") AS counted", args...).Scan(&n); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max())+") AS counted", args...).Scan(&n); err != nil {
 		return err
 	}
 	return q.Check(n)

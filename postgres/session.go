@@ -213,8 +213,8 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		where = append(where, "s.archived_at IS NULL")
 	}
 	if f.AgentID != "" {
-		// memstore.SessionAgentID's rule (migration 0011), with the
-		// fields memstore.AgentField names.
+		// memstore.SessionAgentID's rule (migration
+		// 0013_session_agent_id), with the fields memstore.AgentField names.
 		where = append(where, `session_agent_id(s.fields) = `+q.arg(f.AgentID))
 	}
 	for _, b := range []struct {

@@ -39,16 +39,16 @@ func webhookArgs(w *memstore.WebhookEndpoint) []any {
 	return []any{w.Name, w.Description, w.URL, w.EnabledEvents, string(w.State), w.DisabledReason, w.Secret, keyset.Nanos(w.CreatedAt), keyset.Nanos(w.UpdatedAt)}
 }
 
-// CreateWebhook implements memstore.WebhookStorage. The workspace's row
-// is locked while its endpoints are counted, so that concurrent creates
-// cannot pass the limit together.
-func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, max int) (*memstore.WebhookEndpoint, error) {
+// CreateWebhook implements memstore.WebhookStorage, checking q by
+// withinQuota.
+func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, q memstore.Quota) (*memstore.WebhookEndpoint, error) {
 	w.ID, w.WorkspaceID = db.ids.New(memstore.WebhookIDPrefix, w.CreatedAt), workspaceID
 	w.CreatedAt, w.UpdatedAt = keyset.Time(keyset.Nanos(w.CreatedAt)), keyset.Time(keyset.Nanos(w.UpdatedAt))
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if err := underLimit(ctx, tx, workspaceID, "webhook_endpoints", max, func(n int) error {
-			return memstore.Errorf(memstore.EInvalid, "this workspace has %d webhook endpoints, its limit; delete one before creating another", n)
-		}); err != nil {
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		if err := withinQuota(ctx, tx, q, "webhook_endpoints "+workspaceID, `SELECT 1 FROM webhook_endpoints WHERE workspace_id = $1`, workspaceID); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,

@@ -90,9 +90,10 @@ func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*mems
 		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
 	}
 	err := db.write(ctx, func(tx *txn) error {
-		if err := underLimit(ctx, tx, workspaceID, "api_keys", memstore.MaxAPIKeysPerWorkspace, func(int) error {
-			return memstore.ErrAPIKeyLimit(workspaceID)
-		}); err != nil {
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		if err := withinQuota(ctx, tx, memstore.APIKeyQuota(workspaceID), `SELECT 1 FROM api_keys WHERE workspace_id = ?`, workspaceID); err != nil {
 			return err
 		}
 		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
@@ -220,22 +221,15 @@ func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
 	return c, wrap(translate(err), "count")
 }
 
-// underLimit checks, in the write transaction tx, that workspace
-// workspaceID exists (ENotFound) and holds fewer than max rows of table
-// (over's error, given their count, otherwise). SQLite's single writer
-// serialises the transactions, so that concurrent creates cannot pass
-// the limit together.
-func underLimit(ctx context.Context, tx *txn, workspaceID, table string, max int, over func(n int) error) error {
-	var ws, n int
-	if err := tx.queryRow(ctx, "SELECT (SELECT count(*) FROM workspaces WHERE id = ?1), (SELECT count(*) FROM "+table+" WHERE workspace_id = ?1)",
-		workspaceID).Scan(&ws, &n); err != nil {
+// workspaceExists checks, in tx, that workspace workspaceID exists
+// (ENotFound), before what is made in it is counted.
+func workspaceExists(ctx context.Context, tx *txn, workspaceID string) error {
+	var n int
+	if err := tx.queryRow(ctx, "SELECT count(*) FROM workspaces WHERE id = ?", workspaceID).Scan(&n); err != nil {
 		return err
 	}
-	switch {
-	case ws == 0:
+	if n == 0 {
 		return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
-	case n >= max:
-		return over(n)
 	}
 	return nil
 }
@@ -250,7 +244,7 @@ func withinQuota(ctx context.Context, tx *txn, q memstore.Quota, rows string, ar
 		return nil
 	}
 	var n int
-	if err := tx.queryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max)+")", args...).Scan(&n); err != nil {
+	if err := tx.queryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max())+")", args...).Scan(&n); err != nil {
 		return err
 	}
 	return q.Check(n)

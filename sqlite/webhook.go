@@ -40,14 +40,16 @@ func webhookArgs(w *memstore.WebhookEndpoint) []any {
 	return []any{w.Name, w.Description, w.URL, strings.Join(w.EnabledEvents, ","), string(w.State), w.DisabledReason, w.Secret, nanos(w.CreatedAt), nanos(w.UpdatedAt)}
 }
 
-// CreateWebhook implements memstore.WebhookStorage.
-func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, max int) (*memstore.WebhookEndpoint, error) {
+// CreateWebhook implements memstore.WebhookStorage, checking q by
+// withinQuota.
+func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, q memstore.Quota) (*memstore.WebhookEndpoint, error) {
 	w.ID, w.WorkspaceID = db.ids.New(memstore.WebhookIDPrefix, w.CreatedAt), workspaceID
 	w.CreatedAt, w.UpdatedAt = fromNanos(nanos(w.CreatedAt)), fromNanos(nanos(w.UpdatedAt))
 	err := db.write(ctx, func(tx *txn) error {
-		if err := underLimit(ctx, tx, workspaceID, "webhook_endpoints", max, func(n int) error {
-			return memstore.Errorf(memstore.EInvalid, "this workspace has %d webhook endpoints, its limit; delete one before creating another", n)
-		}); err != nil {
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM webhook_endpoints WHERE workspace_id = ?`, workspaceID); err != nil {
 			return err
 		}
 		_, err := tx.exec(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -97,7 +97,7 @@ func testMemoryLimit(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 		ms = append(ms, mustCreateMemory(t, b, wsA, s.ID, fmt.Sprintf("/m%d.md", i), "x"))
 	}
 	_, err := b.CreateMemory(t.Context(), wsA, s.ID, memstore.MemoryCreate{Path: "/m3.md", Content: "x"}, actorKey)
-	wantCode(t, err, memstore.EInvalid, "4th memory")
+	wantRefusal(t, err, memstore.ErrMemoryLimit(s.ID, 3), "--max-memories-per-store", "4th memory")
 	// A path conflict is reported before the cap.
 	_, err = b.CreateMemory(t.Context(), wsA, s.ID, memstore.MemoryCreate{Path: "/m0.md", Content: "y"}, actorKey)
 	wantPathConflict(t, err, ms[0].ID, "/m0.md", "taken path at the cap")
@@ -115,7 +115,7 @@ func testMemoryLimit(t *testing.T, openWithLimit func(*testing.T, int) backend) 
 	mustDeleteMemory(t, b, wsA, s.ID, ms[2].ID, actorKey)
 	mustCreateMemory(t, b, wsA, s.ID, "/m3.md", "x")
 	_, err = b.CreateMemory(t.Context(), wsA, s.ID, memstore.MemoryCreate{Path: "/m4.md", Content: "x"}, actorKey)
-	wantCode(t, err, memstore.EInvalid, "4th memory after delete and create")
+	wantRefusal(t, err, memstore.ErrMemoryLimit(s.ID, 3), "--max-memories-per-store", "4th memory after delete and create")
 	items, _ := allItems(t, b, wsA, s.ID, memstore.MemoryFilter{})
 	if len(items) != 3 {
 		t.Errorf("%d memories in the limited store, want 3", len(items))

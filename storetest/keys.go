@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -199,30 +198,7 @@ func testKeyLimit(t *testing.T, ks memstore.KeyService) {
 			}
 		}
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		made int
-		errs []error
-	)
-	start := make(chan struct{}) // all at once, so that they overlap
-	for range racers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, _, err := ks.CreateAPIKey(ctx, full.ID, "racer")
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				made++
-			} else {
-				errs = append(errs, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	made, errs := race(racers, func() error { _, _, err := ks.CreateAPIKey(ctx, full.ID, "racer"); return err })
 	if made != room {
 		t.Errorf("%d concurrent creates made %d keys with room for %d", racers, made, room)
 	}
@@ -243,7 +219,5 @@ func testKeyLimit(t *testing.T, ks memstore.KeyService) {
 // the limit of workspaceID's keys.
 func wantKeyLimit(t *testing.T, err error, workspaceID, what string) {
 	t.Helper()
-	if wantCode(t, err, memstore.EInvalid, what) && err.Error() != memstore.ErrAPIKeyLimit(workspaceID).Error() {
-		t.Errorf("%s: error %q, want %q", what, err, memstore.ErrAPIKeyLimit(workspaceID))
-	}
+	wantRefusal(t, err, memstore.ErrAPIKeyLimit(workspaceID), "", what)
 }

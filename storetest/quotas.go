@@ -3,7 +3,6 @@ package storetest
 import (
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,49 +55,6 @@ var (
 	quotaKeyA2 = keyCaller(wsA, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_storetestquotaa2"})
 	quotaKeyB  = keyCaller(wsB, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_storetestquotab1"})
 )
-
-// race runs create n times at once and returns how many succeeded and
-// the errors of the others.
-func race(n int, create func() error) (made int, errs []error) {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		start = make(chan struct{}) // all at once, so that they overlap
-	)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			err := create()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				made++
-			} else {
-				errs = append(errs, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return made, errs
-}
-
-// wantRefusal reports an error unless err is want: its code and message,
-// which must name the flag that raises the limit.
-func wantRefusal(t *testing.T, err error, want *memstore.Error, flag, what string) {
-	t.Helper()
-	if !wantCode(t, err, want.Code, what) {
-		return
-	}
-	if err.Error() != want.Message {
-		t.Errorf("%s: error %q, want %q", what, err, want.Message)
-	}
-	if !strings.Contains(err.Error(), flag) {
-		t.Errorf("%s: error %q does not name %s", what, err, flag)
-	}
-}
 
 // testStoreQuota: a workspace holds at most StoresPerWorkspace stores,
 // archived ones included; deleting one makes room.

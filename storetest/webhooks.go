@@ -127,14 +127,30 @@ func testWebhookEndpoints(t *testing.T, b WebhooksBackend) {
 	_, err = ws.RegenerateWebhookSecret(ctx, other, w.ID)
 	wantCode(t, err, memstore.ENotFound, "regenerate another workspace's secret")
 
-	// Paging: the two made, then more up to the limit, which refuses one more.
-	for i := 2; i < memstore.MaxWebhookEndpoints; i++ {
-		if _, err := ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: []string{memstore.WebhookStoreDeleted}}); err != nil {
+	// Paging: the two made, then more up to the limit, the last few
+	// raced for by more creates than there is room for: exactly the room
+	// is made, and the limit refuses the rest and one more.
+	const room, racers = 3, 8
+	createOne := func(c *memstore.Caller) error {
+		_, err := ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: []string{memstore.WebhookStoreDeleted}})
+		return err
+	}
+	for i := 2; i < memstore.MaxWebhookEndpoints-room; i++ {
+		if err := createOne(c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = ws.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: hookURL, EnabledEvents: []string{memstore.WebhookStoreDeleted}})
-	wantCode(t, err, memstore.EInvalid, "an endpoint beyond the limit")
+	made, errs := race(racers, func() error { return createOne(c) })
+	if made != room {
+		t.Errorf("%d concurrent creates made %d endpoints with room for %d", racers, made, room)
+	}
+	for _, err := range errs {
+		wantRefusal(t, err, memstore.ErrWebhookLimit(c.WorkspaceID), "", "a concurrent endpoint beyond the limit")
+	}
+	wantRefusal(t, createOne(c), memstore.ErrWebhookLimit(c.WorkspaceID), "", "an endpoint beyond the limit")
+	if err := createOne(webhookWorkspace(t, b, "three")); err != nil {
+		t.Errorf("an endpoint in another workspace while the first is full: %v", err)
+	}
 	var seen []string
 	f := memstore.WebhookFilter{Limit: 7, Asc: true}
 	for {

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/origin"
 )
 
 // The defaults and limits of delivery.
@@ -147,9 +148,10 @@ func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 var errCrossHost = errors.New("redirected to another host, which webhook deliveries do not follow")
 
 // sameHost follows a few redirects that stay on the first request's
-// scheme and host.
+// server: its scheme, host and port (origin.Same), as the command-line
+// client's redirects do.
 func sameHost(req *http.Request, via []*http.Request) error {
-	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+	if !origin.Same(req.URL, via[0].URL) {
 		return errCrossHost
 	}
 	if len(via) > maxRedirects {

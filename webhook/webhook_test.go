@@ -376,6 +376,30 @@ func TestDeliveryLimits(t *testing.T) {
 	}
 }
 
+// TestDeliveryFollowsRedirectOnSameServer checks that a redirect to the
+// endpoint's own server, however its host's case or default port is
+// written, is followed as the client's redirects are: a server is its
+// scheme, host and port.
+func TestDeliveryFollowsRedirectOnSameServer(t *testing.T) {
+	e := newEnv(t)
+	var moved atomic.Int32
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			moved.Add(1)
+			return
+		}
+		http.Redirect(w, r, "http://LOCALHOST:"+srv.URL[strings.LastIndex(srv.URL, ":")+1:]+"/moved", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	hook := e.hook(t, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/", memstore.WebhookStoreCreated)
+	e.store(t, "notes")
+	e.run(t, webhook.Options{AllowPrivate: true, Policy: memstore.RetryPolicy{MinBackoff: time.Hour, MaxBackoff: time.Hour, MaxAttempts: 5}})
+	if d := attempted(t, e, hook.ID); d.LastStatus != http.StatusOK || d.State != memstore.DeliveryDelivered || moved.Load() != 1 {
+		t.Errorf("a redirect to the same server in other letters: %+v, %d received there", d, moved.Load())
+	}
+}
+
 // TestSlowEndpointHoldsOnlyItsOwn checks that an endpoint that hangs
 // until the timeout delays its own deliveries only: the many deliveries
 // of a fast endpoint, due after the hanging one's, all arrive long before

@@ -46,9 +46,6 @@ type dbOptions struct {
 	// create lets a missing database be made; without it a mistyped name
 	// is an error rather than an empty database.
 	create bool
-	// maxMemoriesPerStore caps the live memories of a store in the core
-	// over the database (see newCore); 0 for none.
-	maxMemoriesPerStore int
 	// limits are the core's quotas (memstore.Limits); none when zero.
 	limits memstore.Limits
 	// logger hears of the database's long or failing background work;
@@ -106,7 +103,7 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (database, error
 
 // newCore is the core over db, with the options o asks for.
 func newCore(db database, o dbOptions) *memstore.Core {
-	return memstore.NewCore(db, memstore.MaxMemoriesPerStore(o.maxMemoriesPerStore), memstore.WithLimits(o.limits))
+	return memstore.NewCore(db, memstore.WithLimits(o.limits))
 }
 
 // openSQLite opens the SQLite database file at path. With o.create, a

@@ -234,7 +234,7 @@ func TestServeMCP(t *testing.T) {
 	if status, body := initialize("page", "https://evil.example"); status != http.StatusForbidden {
 		t.Errorf("a foreign origin: %d %s; want 403", status, body)
 	}
-	if status, body := initialize("page", "https://ok.example"); status != http.StatusServiceUnavailable || !strings.Contains(body, "its limit of open MCP sessions, 1 (") {
+	if status, body := initialize("page", "https://ok.example"); status != http.StatusServiceUnavailable || !strings.Contains(body, "the server is at its limit of 1 open MCP sessions;") {
 		t.Errorf("a second session with --mcp-max-sessions 1: %d %s; want 503", status, body)
 	}
 	res, err := http.Get(s.url + "/metrics")

@@ -112,10 +112,6 @@ const (
 // known weaknesses, and every current client speaks 1.2.
 const minTLSVersion = tls.VersionTLS12
 
-// defaultMaxMemoriesPerStore is the hosted service's cap (docs/api.md,
-// Limits).
-const defaultMaxMemoriesPerStore = 2000
-
 // defaultMaxConnections bounds the connections a server holds at once
 // (see netlimit.Listener): far more than the requests a database file
 // serves at once, and few enough goroutines and file descriptors.
@@ -204,7 +200,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	c := &serveConfig{
 		addr:           defaultAddr,
 		createExisting: newChoice(httpapi.CreateConflict, httpapi.CreateConflict, httpapi.CreateUpsert),
-		maxMemories:    defaultMaxMemoriesPerStore,
+		maxMemories:    memstore.DefaultMaxMemoriesPerStore,
 		maxStores:      memstore.DefaultMaxStoresPerWorkspace,
 		maxSessions:    memstore.DefaultMaxSessionsPerWorkspace,
 		maxTokens:      memstore.DefaultMaxTokensPerSession,
@@ -299,6 +295,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 func (c *serveConfig) limits() memstore.Limits {
 	return memstore.Limits{
 		StoresPerWorkspace:    int(c.maxStores),
+		MemoriesPerStore:      int(c.maxMemories),
 		SessionsPerWorkspace:  int(c.maxSessions),
 		TokensPerSession:      int(c.maxTokens),
 		SearchesPerCredential: int(c.searchRate),
@@ -383,8 +380,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		defer cln.Close()
 	}
 	log := c.logger(e.stderr)
-	c.backend.opts.maxMemoriesPerStore, c.backend.opts.logger = int(c.maxMemories), log
-	c.backend.opts.limits = c.limits()
+	c.backend.opts.logger, c.backend.opts.limits = log, c.limits()
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err

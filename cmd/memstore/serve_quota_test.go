@@ -22,8 +22,8 @@ func TestServeQuotaDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.limits(); got != memstore.DefaultLimits {
-		t.Errorf("default limits %+v, want %+v", got, memstore.DefaultLimits)
+	if got := c.limits(); got != memstore.DefaultLimits() {
+		t.Errorf("default limits %+v, want %+v", got, memstore.DefaultLimits())
 	}
 }
 

@@ -418,7 +418,7 @@ func TestServeOptions(t *testing.T) {
 	if status, data := create("/b.md", "b"); status != 200 {
 		t.Fatalf("second memory: %d %s", status, data)
 	}
-	if status, data := create("/c.md", "c"); status != http.StatusBadRequest || !strings.Contains(string(data), "holds 2 memories, its limit") {
+	if status, data := create("/c.md", "c"); status != http.StatusBadRequest || !strings.Contains(string(data), "is at its limit of 2 memories; delete some before creating more, or have the server's operator raise the limit (memstore serve --max-memories-per-store)") {
 		t.Errorf("a third memory with a cap of 2: %d %s; want 400", status, data)
 	}
 	// --max-body-bytes 300.

@@ -99,11 +99,13 @@ type ZipFile struct {
 
 // ReadZip reads the files of a zip, in its order, as memories: a file at
 // NAME becomes the memory at /NAME, unescaped (EntryPath). Folders are
-// passed over; a file whose name is unsafe fails; files below a hidden
-// name and files that are not text are skipped, as a directory import
-// skips them; a file over memstore.MaxContentBytes fails. It stops
-// at the first error of fn, and refuses a zip of more than MaxEntries
-// entries before reading any.
+// passed over; a file whose name is unsafe fails; files whose path has a
+// hidden name, however the name writes it (.git/x or %2Egit/x), and
+// files that are not text are skipped, as a directory import skips them:
+// a zip is files, and a hidden file is never read into a store (JSON
+// lines carry every path). A file over memstore.MaxContentBytes fails.
+// It stops at the first error of fn, and refuses a zip of more than
+// MaxEntries entries before reading any.
 func ReadZip(r io.ReaderAt, size int64, fn func(ZipFile) error) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
@@ -122,10 +124,11 @@ func ReadZip(r io.ReaderAt, size int64, fn func(ZipFile) error) error {
 			zf.Fail = err.Error()
 		} else {
 			zf.Path = path
-		}
-		for _, seg := range strings.Split(f.Name, "/") {
-			if localfile.Hidden(seg) && zf.Fail == "" {
-				zf.Skip = "hidden"
+			// On the path the name stands for: %2Egit/x is .git/x.
+			for _, seg := range strings.Split(path[1:], "/") {
+				if localfile.Hidden(seg) {
+					zf.Skip = "hidden"
+				}
 			}
 		}
 		if zf.Skip == "" && zf.Fail == "" {
@@ -180,8 +183,9 @@ func readZipFile(f *zip.File) (content, fail, skip string) {
 // So an entry name is always relative, holds only "/" as a separator and
 // no segment that is empty, "." or "..", and extracts to the same name
 // everywhere (a segment longer than a file system takes, which a memory
-// path may have, fails to extract there). EntryPath reads a name back, unescaping every %XX, so that
-// an export imports as the same paths; it refuses a name that is
+// path may have, fails to extract there). EntryPath reads a name back,
+// unescaping every %XX, so that an export imports as the same paths (but
+// for hidden ones, which ReadZip skips); it refuses a name that is
 // absolute or that holds "\", ":" or a ".." (or "." or empty) segment,
 // which no export writes.
 

@@ -1,0 +1,64 @@
+package storetest
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memstore/memstore"
+)
+
+// race runs create n times at once and returns how many succeeded and
+// the errors of the others.
+func race(n int, create func() error) (made int, errs []error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		start = make(chan struct{}) // all at once, so that they overlap
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := create()
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				made++
+			} else {
+				errs = append(errs, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return made, errs
+}
+
+// limitMessage is the form of every refusal past a limit: who holds how
+// many of what, then what makes room.
+var limitMessage = regexp.MustCompile(`^\S.* is at its limit of \d+ [^;]+; .+$`)
+
+// wantRefusal reports an error unless err is want: its code and message,
+// in the form of every limit's, which must name the flag that raises the
+// limit, or none for a fixed cap (flag "").
+func wantRefusal(t *testing.T, err error, want *memstore.Error, flag, what string) {
+	t.Helper()
+	if !wantCode(t, err, want.Code, what) {
+		return
+	}
+	if err.Error() != want.Message {
+		t.Errorf("%s: error %q, want %q", what, err, want.Message)
+	}
+	if !limitMessage.MatchString(err.Error()) {
+		t.Errorf("%s: error %q is not in the form of a limit's refusal (%s)", what, err, limitMessage)
+	}
+	switch {
+	case flag != "" && !strings.HasSuffix(err.Error(), "(memstore serve "+flag+")"):
+		t.Errorf("%s: error %q does not end naming %s", what, err, flag)
+	case flag == "" && strings.Contains(err.Error(), "memstore serve"):
+		t.Errorf("%s: error %q names a flag for a fixed cap", what, err)
+	}
+}
