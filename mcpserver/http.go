@@ -41,8 +41,9 @@ type HandlerConfig struct {
 	// 0 means DefaultMaxSessionsPerSession.
 	MaxSessionsPerSession int
 	// MaxSessionsPerWorkspace caps the MCP sessions open at once for
-	// one workspace, its share of MaxSessions: opening one more closes
-	// the workspace's least recently used. 0 means
+	// one workspace, its share of MaxSessions: at it, opening one more
+	// closes the least recently used of the memstore session's own, and
+	// is refused (429) if it has none. 0 means
 	// DefaultMaxSessionsPerWorkspace.
 	MaxSessionsPerWorkspace int
 	// MaxSessions caps the MCP sessions open at once on the server: at
@@ -311,6 +312,13 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this workspace are being opened at once, its share of the server's "+
 			"(memstore serve --mcp-max-per-workspace); wait for them to open", h.open.perWorkspace))
+	case errors.Is(err, errShareFull):
+		// As the change feed's share: the caller's workspace, not the
+		// server, is full, and only its own sessions make room.
+		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("this workspace has %d MCP sessions open, its share of the server's "+
+			"(memstore serve --mcp-max-per-workspace), all of other memstore sessions; end one no longer used "+
+			"(DELETE /mcp with its Mcp-Session-Id), or retry once idle ones have been closed, after %s without a request",
+			h.open.perWorkspace, h.idle))
 	default:
 		refuse(w, http.StatusServiceUnavailable, shuttingDown)
 	}

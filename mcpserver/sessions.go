@@ -47,6 +47,7 @@ var (
 	errServerFull   = errors.New("server full")
 	errOpening      = errors.New("too many being opened")
 	errShareOpening = errors.New("too many of the workspace being opened")
+	errShareFull    = errors.New("the workspace's share taken by others")
 	errClosing      = errors.New("shutting down")
 	errNotOpen      = errors.New("no such session")
 	errNotYours     = errors.New("another memstore session's")
@@ -107,12 +108,13 @@ func newSessions(perSession, perWorkspace, max int) *sessions {
 // used MCP session is closed to make room: clients seldom end their
 // sessions (with DELETE), so the newest is the one in use; and as the cap
 // is per memstore session, no one can close another's sessions this way.
-// At the workspace's share, likewise, the workspace's least recently used
-// is closed: a workspace's sessions and keys cannot take more of the
-// server's. At the server's cap, the workspace holding the most gives up
-// its least recently used one to a workspace holding at least two fewer
-// (fairshare.Reclaim), so that workspaces that do not fill their shares
-// share the server evenly. At a cap where sessions are still being opened,
+// At the workspace's share, the memstore session's own least recently
+// used is closed likewise, if it holds one, and the request is refused
+// otherwise: a workspace's sessions cannot take more of the server's,
+// and none can close another's. At the server's cap, the workspace
+// holding the most gives up its least recently used one to a workspace
+// holding at least two fewer (fairshare.Reclaim), so that workspaces that
+// do not fill their shares share the server evenly. At a cap where sessions are still being opened,
 // open first waits for those (at most openWait, or until ctx ends), then
 // closes one in use or refuses.
 func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, error) {
@@ -168,8 +170,17 @@ func (s *sessions) room(owner, share string, patient bool) error {
 		}
 	}
 	if len(s.byShare[share]) >= s.perWorkspace {
-		if err := s.closeOne(s.byShare[share], patient, errShareOpening); err != nil {
-			return err
+		// Only owner's own may make room: the workspace's others belong
+		// to other memstore sessions, whose agents it may not cut off.
+		switch {
+		case patient && opening(s.byShare[share]):
+			return errShareOpening
+		case leastRecentlyUsed(s.byOwner[owner]) != nil:
+			s.closeLocked(leastRecentlyUsed(s.byOwner[owner]))
+		case opening(s.byShare[share]):
+			return errShareOpening
+		default:
+			return errShareFull
 		}
 	}
 	if len(s.byID) >= s.max {
@@ -214,6 +225,8 @@ func (s *sessions) opening(owner, share string, err error) bool {
 		return opening(s.byOwner[owner])
 	case errShareOpening:
 		return opening(s.byShare[share])
+	case errShareFull:
+		return false // the workspace's others are open, and not owner's to close
 	}
 	for _, e := range s.byID {
 		if e.opening {

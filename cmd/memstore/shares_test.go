@@ -78,14 +78,23 @@ func TestServeFairShares(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 
-	// MCP: two memstore sessions of the workspace open three MCP sessions;
-	// it holds two (MEMSTORE_MCP_MAX_PER_WORKSPACE), the first is closed.
+	// MCP: at the workspace's share (MEMSTORE_MCP_MAX_PER_WORKSPACE), a
+	// memstore session closes its own least recently used; another that
+	// holds none is refused, and closes none of the first's.
 	one, two := token(mine, store), token(mine, store)
 	first := openMCP(one)
-	openMCP(one)
-	openMCP(two)
+	second := openMCP(one)
+	third := openMCP(one)
 	if status, _, body := mcp(one, first, ping); status != http.StatusNotFound {
-		t.Errorf("the workspace's least recently used MCP session, beyond its share of 2: %d %.200s; want 404", status, body)
+		t.Errorf("the session's least recently used MCP session, beyond the workspace's share of 2: %d %.200s; want 404", status, body)
+	}
+	if status, sid, body := mcp(two, "", initialize); status != http.StatusTooManyRequests || sid != "" || !strings.Contains(body, "--mcp-max-per-workspace") {
+		t.Errorf("another memstore session of the workspace at its share: %d %.200s; want 429 naming the flag", status, body)
+	}
+	for _, sid := range []string{second, third} {
+		if status, _, body := mcp(one, sid, ping); status != 200 {
+			t.Errorf("an MCP session within the share: %d %.200s", status, body)
+		}
 	}
 	// Streams: one per credential, two per workspace (the flags).
 	if status, _ := stream(s.key, store); status != 200 {
