@@ -283,6 +283,7 @@ func held(hs []*hostile) int {
 func TestFairShareHostileWorkspaces(t *testing.T) {
 	onBackends(t, func(t *testing.T, db backend) {
 		const hostileWorkspaces = 3
+		share := webhook.DefaultMaxHeldPerWorkspace(webhook.Pool) // of the default options
 		var groups []*group
 		var healthy []*receiver
 		var tenants []*tenant
@@ -312,8 +313,8 @@ func TestFairShareHostileWorkspaces(t *testing.T) {
 		b.write(t, 1)
 		deliveredWithin(t, ok, start, "the healthy workspace's event")
 		for i, g := range groups {
-			if n := g.most.Load(); n > webhook.MaxHeldPerWorkspace {
-				t.Errorf("hostile workspace %d held %d connections at once, more than its share of %d", i, n, webhook.MaxHeldPerWorkspace)
+			if n := int(g.most.Load()); n > share {
+				t.Errorf("hostile workspace %d held %d connections at once, more than its share of %d", i, n, share)
 			}
 		}
 	})
