@@ -91,7 +91,7 @@ const (
 	flagMaxStores           = "--max-stores-per-workspace"
 	flagMaxSessions         = "--max-sessions-per-workspace"
 	flagMaxTokens           = "--max-tokens-per-session"
-	flagSearchRate          = "--search-rate"
+	flagSearchRate          = "--search-rate-per-credential"
 	flagSearchRateWorkspace = "--search-rate-per-workspace"
 )
 

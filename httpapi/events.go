@@ -273,15 +273,15 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string
 	switch {
 	case ss.byCredential[cred] >= ss.perCredential:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: fmt.Sprintf("this credential has %d event streams open, its limit (memstore serve --feed-max-per-credential); close one before opening another", ss.perCredential)}
+			Message: fmt.Sprintf("this credential has %d event streams open, its limit (memstore serve --feed-max-streams-per-credential); close one before opening another", ss.perCredential)}
 	case ss.byWorkspace[ws] >= ss.perWorkspace:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: fmt.Sprintf("this workspace has %d event streams open, its share of the server's (memstore serve --feed-max-per-workspace); close one before opening another", ss.perWorkspace)}
+			Message: fmt.Sprintf("this workspace has %d event streams open, its share of the server's (memstore serve --feed-max-streams-per-workspace); close one before opening another", ss.perWorkspace)}
 	case len(ss.open) >= ss.max:
 		from := fairshare.Reclaim(ss.byWorkspace, ws)
 		if from == "" {
 			return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
-				Message: fmt.Sprintf("the server has %d event streams open, its limit; retry later", ss.max)}
+				Message: fmt.Sprintf("the server has %d event streams open, its limit (memstore serve --feed-max-streams), and no workspace holds two more than this one; retry later", ss.max)}
 		}
 		var oldest *openStream
 		for o := range ss.open {

@@ -44,7 +44,8 @@ type HandlerConfig struct {
 	// one workspace, its share of MaxSessions: at it, opening one more
 	// closes the least recently used of the memstore session's own, and
 	// is refused (429) if it has none. 0 means
-	// DefaultMaxSessionsPerWorkspace.
+	// DefaultMaxSessionsPerWorkspace(MaxSessions); as many as
+	// MaxSessions means no share.
 	MaxSessionsPerWorkspace int
 	// MaxSessions caps the MCP sessions open at once on the server: at
 	// it, a request that would open one (any POST without an
@@ -108,9 +109,10 @@ func Handler(c HandlerConfig) *HTTPHandler {
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
 		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), heartbeat: orDefault(c.StreamHeartbeat, sse.DefaultHeartbeat), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
 		origins: map[string]bool{}, stopNotices: func() {},
-		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
-			orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace), orDefault(c.MaxSessions, DefaultMaxSessions)),
 	}
+	maxSessions := orDefault(c.MaxSessions, DefaultMaxSessions)
+	h.open = newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
+		orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace(maxSessions)), maxSessions)
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -311,12 +313,12 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 	case errors.Is(err, errShareOpening):
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("%d MCP sessions of this workspace are being opened at once, its share of the server's "+
-			"(memstore serve --mcp-max-per-workspace); wait for them to open", h.open.perWorkspace))
+			"(memstore serve --mcp-max-sessions-per-workspace); wait for them to open", h.open.perWorkspace))
 	case errors.Is(err, errShareFull):
 		// As the change feed's share: the caller's workspace, not the
 		// server, is full, and only its own sessions make room.
 		refuse(w, http.StatusTooManyRequests, fmt.Sprintf("this workspace has %d MCP sessions open, its share of the server's "+
-			"(memstore serve --mcp-max-per-workspace), all of other memstore sessions; end one no longer used "+
+			"(memstore serve --mcp-max-sessions-per-workspace), all of other memstore sessions; end one no longer used "+
 			"(DELETE /mcp with its Mcp-Session-Id), or retry once idle ones have been closed, after %s without a request",
 			h.open.perWorkspace, h.idle))
 	default:

@@ -24,16 +24,17 @@ const (
 	// DefaultMaxSessionsPerSession is how many MCP sessions one memstore
 	// session may hold open: a few clients, each reconnecting now and then.
 	DefaultMaxSessionsPerSession = 16
-	// DefaultMaxSessionsPerWorkspace is how many MCP sessions one
-	// workspace may hold open: a quarter of DefaultMaxSessions, so that
-	// no workspace, however many sessions and keys it has, can take the
-	// server's.
-	DefaultMaxSessionsPerWorkspace = DefaultMaxSessions / 4
 	// DefaultMaxSessions is how many MCP sessions the server holds open:
 	// each may hold a connection for its GET stream, so it stays well
 	// below the server's connection cap.
 	DefaultMaxSessions = 256
 )
+
+// DefaultMaxSessionsPerWorkspace is how many MCP sessions one workspace
+// may hold open of a server's maxSessions when HandlerConfig leaves it at
+// 0: a quarter, at least one, so that no workspace, however many sessions
+// it has, can take the server's.
+func DefaultMaxSessionsPerWorkspace(maxSessions int) int { return max(1, maxSessions/4) }
 
 // openWait bounds how long a request that may open an MCP session waits,
 // at a cap, for the requests opening others to end. Most of those open
@@ -164,12 +165,14 @@ func (s *sessions) room(owner, share string, patient bool) error {
 	if s.closing {
 		return errClosing
 	}
-	if len(s.byOwner[owner]) >= s.perSession {
+	// A share as large as the server's cap is none: the cap's rule
+	// decides.
+	if s.perSession < s.max && len(s.byOwner[owner]) >= s.perSession {
 		if err := s.closeOne(s.byOwner[owner], patient, errOpening); err != nil {
 			return err
 		}
 	}
-	if len(s.byShare[share]) >= s.perWorkspace {
+	if s.perWorkspace < s.max && len(s.byShare[share]) >= s.perWorkspace {
 		// Only owner's own may make room: the workspace's others belong
 		// to other memstore sessions, whose agents it may not cut off.
 		switch {

@@ -47,7 +47,7 @@ func TestWorkspaceShareOfSessions(t *testing.T) {
 				t.Errorf("memstore session %d, holding none of its workspace's %d MCP sessions, opening one: %d %.200s; want 429", i, share, a.status, a.body)
 				continue
 			}
-			if _, msg := rpcError(t, a); !strings.Contains(msg, "--mcp-max-per-workspace") {
+			if _, msg := rpcError(t, a); !strings.Contains(msg, "--mcp-max-sessions-per-workspace") {
 				t.Errorf("message %q; want it to name the flag", msg)
 			}
 		}
@@ -101,6 +101,28 @@ func TestWorkspaceShareSparesOthersSessions(t *testing.T) {
 		if ans := post(t, srv.URL, e.secret, sid, toolsList); ans.status != want {
 			t.Errorf("token A's MCP session %d of %d: %d %.200s; want %d", i, len(a), ans.status, ans.body, want)
 		}
+	}
+}
+
+// TestWorkspaceShareFromPool: without MaxSessionsPerWorkspace, a
+// workspace's share is a quarter of MaxSessions, whatever it is; a share
+// as large as MaxSessions is none, and the server's cap decides (503).
+func TestWorkspaceShareFromPool(t *testing.T) {
+	e := newEnv(t)
+	_, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 8})
+	_, other := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
+	open(t, srv.URL, e.secret)
+	open(t, srv.URL, e.secret)
+	if a := post(t, srv.URL, other, "", initialize("a third")); a.status != http.StatusTooManyRequests {
+		t.Errorf("a third MCP session of the workspace, with MaxSessions 8: %d %.200s; want 429, a share of 2", a.status, a.body)
+	}
+
+	e = newEnv(t)
+	_, srv = serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2, MaxSessionsPerWorkspace: 2, MaxSessionsPerSession: 2})
+	open(t, srv.URL, e.secret)
+	open(t, srv.URL, e.secret)
+	if a := post(t, srv.URL, e.secret, "", initialize("a third")); a.status != http.StatusServiceUnavailable {
+		t.Errorf("a third MCP session of a memstore session whose shares are the server's 2: %d %.200s; want 503", a.status, a.body)
 	}
 }
 
