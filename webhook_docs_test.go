@@ -41,7 +41,8 @@ func TestWebhookDocs(t *testing.T) {
 	}
 	api, _, _ = strings.Cut(api, " ## ")
 	held := fmt.Sprintf("holds at most %d of its deliveries", webhook.MaxHeldPerEndpoint)
-	for _, want := range []string{inFlight, share, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
+	for _, want := range []string{inFlight, share, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private",
+		"--webhook-max-deliveries", "--webhook-max-deliveries-per-workspace"} {
 		if !strings.Contains(api, want) {
 			t.Errorf("docs/api.md, Webhooks, does not say %q", want)
 		}
