@@ -139,7 +139,7 @@ const (
 	flagMaxMemories         = "--max-memories-per-store"
 	flagMaxSessions         = "--max-sessions-per-workspace"
 	flagMaxTokens           = "--max-tokens-per-session"
-	flagSearchRate          = "--search-rate"
+	flagSearchRate          = "--search-rate-per-credential"
 	flagSearchRateWorkspace = "--search-rate-per-workspace"
 )
 

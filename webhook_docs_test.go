@@ -29,7 +29,7 @@ func flatText(t *testing.T, path string) string {
 // serve` that governs delivery.
 func TestWebhookDocs(t *testing.T) {
 	inFlight := fmt.Sprintf("at most %d attempts at once to one endpoint", webhook.MaxInFlightPerEndpoint)
-	share := fmt.Sprintf("at most %d deliveries of one workspace (of %d in all)", webhook.MaxHeldPerWorkspace, webhook.Pool)
+	share := fmt.Sprintf("at most %d deliveries of one workspace (of %d in all)", webhook.DefaultMaxHeldPerWorkspace(webhook.Pool), webhook.Pool)
 	for _, want := range []string{inFlight, share} {
 		if !strings.Contains(flatText(t, "README.md"), want) {
 			t.Errorf("README.md does not say %q", want)
@@ -41,7 +41,8 @@ func TestWebhookDocs(t *testing.T) {
 	}
 	api, _, _ = strings.Cut(api, " ## ")
 	held := fmt.Sprintf("holds at most %d of its deliveries", webhook.MaxHeldPerEndpoint)
-	for _, want := range []string{inFlight, share, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private"} {
+	for _, want := range []string{inFlight, share, held, "--webhook-retry-min", "--webhook-retry-max", "--webhook-attempts", "--webhook-allow-private",
+		"--webhook-max-deliveries", "--webhook-max-deliveries-per-workspace"} {
 		if !strings.Contains(api, want) {
 			t.Errorf("docs/api.md, Webhooks, does not say %q", want)
 		}

@@ -272,15 +272,15 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string
 	switch {
 	case ss.byCredential[cred] >= ss.perCredential:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: memstore.LimitReached("this credential", ss.perCredential, "open event streams", "close one before opening another", "--feed-max-per-credential")}
+			Message: memstore.LimitReached("this credential", ss.perCredential, "open event streams", "close one before opening another", "--feed-max-streams-per-credential")}
 	case ss.byWorkspace[ws] >= ss.perWorkspace:
 		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
-			Message: memstore.LimitReached("this workspace", ss.perWorkspace, "open event streams, its share of the server's", "close one before opening another", "--feed-max-per-workspace")}
+			Message: memstore.LimitReached("this workspace", ss.perWorkspace, "open event streams, its share of the server's", "close one before opening another", "--feed-max-streams-per-workspace")}
 	case len(ss.open) >= ss.max:
 		from := fairshare.Reclaim(ss.byWorkspace, ws)
 		if from == "" {
 			return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
-				Message: memstore.LimitReached("the server", ss.max, "open event streams", "retry later", "")}
+				Message: memstore.LimitReached("the server", ss.max, "open event streams", "no workspace holds two more than this one; retry later", "--feed-max-streams")}
 		}
 		var oldest *openStream
 		for o := range ss.open {

@@ -65,7 +65,7 @@ func TestEventsWorkspaceShare(t *testing.T) {
 			case http.StatusOK:
 				opened++
 			case http.StatusTooManyRequests:
-				if b, _ := io.ReadAll(res.Body); opened >= share && (!strings.Contains(string(b), "this workspace is at its limit of 3 open event streams") || !strings.Contains(string(b), "(memstore serve --feed-max-per-workspace)")) {
+				if b, _ := io.ReadAll(res.Body); opened >= share && (!strings.Contains(string(b), "this workspace is at its limit of 3 open event streams") || !strings.Contains(string(b), "(memstore serve --feed-max-streams-per-workspace)")) {
 					t.Errorf("429 %s; want the message to name the workspace's share", b)
 				}
 			default:

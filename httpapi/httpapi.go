@@ -50,8 +50,9 @@ type Config struct {
 	// MaxStreams bounds the event streams open at once,
 	// MaxStreamsPerWorkspace those of one workspace (its share), and
 	// MaxStreamsPerCredential those of one API key or session token; 0
-	// means DefaultMaxStreams, DefaultMaxStreamsPerWorkspace and
-	// DefaultMaxStreamsPerCredential.
+	// means DefaultMaxStreams, DefaultMaxStreamsPerWorkspace(MaxStreams)
+	// and DefaultMaxStreamsPerCredential. A share as large as MaxStreams
+	// is none.
 	MaxStreams              int
 	MaxStreamsPerWorkspace  int
 	MaxStreamsPerCredential int
@@ -118,11 +119,16 @@ const (
 const (
 	DefaultStreamHeartbeat         = sse.DefaultHeartbeat
 	DefaultMaxStreams              = 256
-	DefaultMaxStreamsPerWorkspace  = DefaultMaxStreams / 4
 	DefaultMaxStreamsPerCredential = 16
 	StreamRecheck                  = time.Second
 	StreamWriteTimeout             = sse.WriteTimeout
 )
+
+// DefaultMaxStreamsPerWorkspace is a workspace's share of a server's
+// maxStreams event streams when Config.MaxStreamsPerWorkspace is 0: a
+// quarter, at least one, so that however many credentials a workspace
+// has, three others find room beside it.
+func DefaultMaxStreamsPerWorkspace(maxStreams int) int { return max(1, maxStreams/4) }
 
 // DefaultMaxBodyBytes is the request body cap when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20

@@ -80,7 +80,7 @@ func TestQuotasOnTheWire(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.StatusCode != http.StatusTooManyRequests || env.Error.Type != "rate_limit_error" ||
-			!strings.Contains(env.Error.Message, "memstore serve --search-rate") {
+			!strings.Contains(env.Error.Message, "memstore serve --search-rate-per-credential") {
 			t.Errorf("a search beyond the rate: %s %+v", res.Status, env.Error)
 		}
 		if res.Header.Get("Retry-After") != "1" || res.Header.Get("Retry-After-Ms") != "1000" || res.Header.Get("X-Should-Retry") != "true" {

@@ -94,7 +94,7 @@ func New(c Config) *Server {
 	}
 	s.heartbeatEvery = cmp.Or(c.StreamHeartbeat, DefaultStreamHeartbeat)
 	s.streams.max = cmp.Or(c.MaxStreams, DefaultMaxStreams)
-	s.streams.perWorkspace = cmp.Or(c.MaxStreamsPerWorkspace, DefaultMaxStreamsPerWorkspace)
+	s.streams.perWorkspace = cmp.Or(c.MaxStreamsPerWorkspace, DefaultMaxStreamsPerWorkspace(s.streams.max))
 	s.streams.perCredential = cmp.Or(c.MaxStreamsPerCredential, DefaultMaxStreamsPerCredential)
 	if n, ok := c.Feed.(memstore.EventNotifier); ok {
 		s.stopNotify = append(s.stopNotify, n.NotifyEvents(s.wakes.notify))

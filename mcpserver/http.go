@@ -41,9 +41,11 @@ type HandlerConfig struct {
 	// 0 means DefaultMaxSessionsPerSession.
 	MaxSessionsPerSession int
 	// MaxSessionsPerWorkspace caps the MCP sessions open at once for
-	// one workspace, its share of MaxSessions: opening one more closes
-	// the workspace's least recently used. 0 means
-	// DefaultMaxSessionsPerWorkspace.
+	// one workspace, its share of MaxSessions: at it, opening one more
+	// closes the least recently used of the memstore session's own, and
+	// is refused (429) if it has none. 0 means
+	// DefaultMaxSessionsPerWorkspace(MaxSessions); as many as
+	// MaxSessions means no share.
 	MaxSessionsPerWorkspace int
 	// MaxSessions caps the MCP sessions open at once on the server: at
 	// it, a request that would open one (any POST without an
@@ -107,9 +109,10 @@ func Handler(c HandlerConfig) *HTTPHandler {
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
 		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), heartbeat: orDefault(c.StreamHeartbeat, sse.DefaultHeartbeat), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
 		origins: map[string]bool{}, stopNotices: func() {},
-		open: newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
-			orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace), orDefault(c.MaxSessions, DefaultMaxSessions)),
 	}
+	maxSessions := orDefault(c.MaxSessions, DefaultMaxSessions)
+	h.open = newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
+		orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace(maxSessions)), maxSessions)
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -310,7 +313,13 @@ func (h *HTTPHandler) refuseOpen(w http.ResponseWriter, err error) {
 	case errors.Is(err, errShareOpening):
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusTooManyRequests, memstore.LimitReached("this workspace", h.open.perWorkspace, "MCP sessions being opened at once, its share of the server's",
-			"wait for them to open", "--mcp-max-per-workspace"))
+			"wait for them to open", "--mcp-max-sessions-per-workspace"))
+	case errors.Is(err, errShareFull):
+		// As the change feed's share: the caller's workspace, not the
+		// server, is full, and only its own sessions make room.
+		refuse(w, http.StatusTooManyRequests, memstore.LimitReached("this workspace", h.open.perWorkspace, "open MCP sessions, its share of the server's, all of other memstore sessions",
+			fmt.Sprintf("end one no longer used (DELETE /mcp with its Mcp-Session-Id), or retry once idle ones have been closed, after %s without a request", h.idle),
+			"--mcp-max-sessions-per-workspace"))
 	default:
 		refuse(w, http.StatusServiceUnavailable, shuttingDown)
 	}

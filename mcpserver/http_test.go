@@ -180,7 +180,8 @@ func TestSessionsPerSessionCap(t *testing.T) {
 // once a session has been ended.
 func TestSessionsCap(t *testing.T) {
 	e := newEnv(t)
-	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2})
+	// One workspace, whose share is the whole server's: its cap decides.
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2, MaxSessionsPerWorkspace: 2})
 	open(t, srv.URL, e.secret)
 	_, otherToken := e.session(t, memstore.AttachmentCreate{StoreID: e.notes})
 	sid := open(t, srv.URL, otherToken)
@@ -496,7 +497,7 @@ func TestUnauthenticated(t *testing.T) {
 // session. A request that opens nothing is forgotten at once.
 func TestOpeningRequestsAreCounted(t *testing.T) {
 	e := newEnv(t)
-	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2})
+	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessions: 2, MaxSessionsPerWorkspace: 2})
 	trailing := initialize("trailing") + " x"
 	caseVariant := strings.Replace(initialize("case"), `"method":"initialize",`, `"method":"initialize","METHOD":"ping",`, 1)
 	var sids []string

@@ -24,16 +24,17 @@ const (
 	// DefaultMaxSessionsPerSession is how many MCP sessions one memstore
 	// session may hold open: a few clients, each reconnecting now and then.
 	DefaultMaxSessionsPerSession = 16
-	// DefaultMaxSessionsPerWorkspace is how many MCP sessions one
-	// workspace may hold open: a quarter of DefaultMaxSessions, so that
-	// no workspace, however many sessions and keys it has, can take the
-	// server's.
-	DefaultMaxSessionsPerWorkspace = DefaultMaxSessions / 4
 	// DefaultMaxSessions is how many MCP sessions the server holds open:
 	// each may hold a connection for its GET stream, so it stays well
 	// below the server's connection cap.
 	DefaultMaxSessions = 256
 )
+
+// DefaultMaxSessionsPerWorkspace is how many MCP sessions one workspace
+// may hold open of a server's maxSessions when HandlerConfig leaves it at
+// 0: a quarter, at least one, so that no workspace, however many sessions
+// it has, can take the server's.
+func DefaultMaxSessionsPerWorkspace(maxSessions int) int { return max(1, maxSessions/4) }
 
 // openWait bounds how long a request that may open an MCP session waits,
 // at a cap, for the requests opening others to end. Most of those open
@@ -47,6 +48,7 @@ var (
 	errServerFull   = errors.New("server full")
 	errOpening      = errors.New("too many being opened")
 	errShareOpening = errors.New("too many of the workspace being opened")
+	errShareFull    = errors.New("the workspace's share taken by others")
 	errClosing      = errors.New("shutting down")
 	errNotOpen      = errors.New("no such session")
 	errNotYours     = errors.New("another memstore session's")
@@ -107,12 +109,13 @@ func newSessions(perSession, perWorkspace, max int) *sessions {
 // used MCP session is closed to make room: clients seldom end their
 // sessions (with DELETE), so the newest is the one in use; and as the cap
 // is per memstore session, no one can close another's sessions this way.
-// At the workspace's share, likewise, the workspace's least recently used
-// is closed: a workspace's sessions and keys cannot take more of the
-// server's. At the server's cap, the workspace holding the most gives up
-// its least recently used one to a workspace holding at least two fewer
-// (fairshare.Reclaim), so that workspaces that do not fill their shares
-// share the server evenly. At a cap where sessions are still being opened,
+// At the workspace's share, the memstore session's own least recently
+// used is closed likewise, if it holds one, and the request is refused
+// otherwise: a workspace's sessions cannot take more of the server's,
+// and none can close another's. At the server's cap, the workspace
+// holding the most gives up its least recently used one to a workspace
+// holding at least two fewer (fairshare.Reclaim), so that workspaces that
+// do not fill their shares share the server evenly. At a cap where sessions are still being opened,
 // open first waits for those (at most openWait, or until ctx ends), then
 // closes one in use or refuses.
 func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, error) {
@@ -162,14 +165,25 @@ func (s *sessions) room(owner, share string, patient bool) error {
 	if s.closing {
 		return errClosing
 	}
-	if len(s.byOwner[owner]) >= s.perSession {
+	// A share as large as the server's cap is none: the cap's rule
+	// decides.
+	if s.perSession < s.max && len(s.byOwner[owner]) >= s.perSession {
 		if err := s.closeOne(s.byOwner[owner], patient, errOpening); err != nil {
 			return err
 		}
 	}
-	if len(s.byShare[share]) >= s.perWorkspace {
-		if err := s.closeOne(s.byShare[share], patient, errShareOpening); err != nil {
-			return err
+	if s.perWorkspace < s.max && len(s.byShare[share]) >= s.perWorkspace {
+		// Only owner's own may make room: the workspace's others belong
+		// to other memstore sessions, whose agents it may not cut off.
+		switch {
+		case patient && opening(s.byShare[share]):
+			return errShareOpening
+		case leastRecentlyUsed(s.byOwner[owner]) != nil:
+			s.closeLocked(leastRecentlyUsed(s.byOwner[owner]))
+		case opening(s.byShare[share]):
+			return errShareOpening
+		default:
+			return errShareFull
 		}
 	}
 	if len(s.byID) >= s.max {
@@ -214,6 +228,8 @@ func (s *sessions) opening(owner, share string, err error) bool {
 		return opening(s.byOwner[owner])
 	case errShareOpening:
 		return opening(s.byShare[share])
+	case errShareFull:
+		return false // the workspace's others are open, and not owner's to close
 	}
 	for _, e := range s.byID {
 		if e.opening {

@@ -276,7 +276,7 @@ func testSearchRate(t *testing.T, e *quotaEnv) {
 			t.Fatalf("search %d of %d: %v", i+1, perCred, err)
 		}
 	}
-	wantRateLimited(search(quotaKeyA, stA.ID), "--search-rate", "a search beyond the credential's rate")
+	wantRateLimited(search(quotaKeyA, stA.ID), "--search-rate-per-credential", "a search beyond the credential's rate")
 	// Another key of the workspace has its own share, within the
 	// workspace's.
 	for i := range perWS - perCred {
@@ -298,5 +298,5 @@ func testSearchRate(t *testing.T, e *quotaEnv) {
 			t.Errorf("search %d a second later: %v", i+1, err)
 		}
 	}
-	wantRateLimited(search(quotaKeyA, stA.ID), "--search-rate", "a search beyond the rate a second later")
+	wantRateLimited(search(quotaKeyA, stA.ID), "--search-rate-per-credential", "a search beyond the rate a second later")
 }

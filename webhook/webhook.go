@@ -57,18 +57,18 @@ const (
 	// deliverer holds: those in flight, and more claimed to follow them
 	// at once, so that a claim, a transaction, serves many attempts.
 	MaxHeldPerEndpoint = 8 * MaxInFlightPerEndpoint
-	// MaxHeldPerWorkspace is a workspace's share of a deliverer's Pool:
-	// the most deliveries of its endpoints it holds at once. A workspace
-	// whose endpoints all hang holds this many attempts, and Pool leaves
-	// room for seven such workspaces and the others' deliveries beside
-	// them. It is as many as one endpoint may hold, so that a workspace
-	// with one busy endpoint is delivered as fast as ever.
-	MaxHeldPerWorkspace = MaxHeldPerEndpoint
 	// maxRedirects bounds the redirects followed, on the same host.
 	maxRedirects = 3
-	// Pool bounds the deliveries a deliverer holds at once: attempts in
-	// flight, and claimed ones waiting for their endpoint.
-	Pool = 8 * MaxHeldPerWorkspace
+	// Pool is how many deliveries a deliverer holds at once unless
+	// Options.MaxHeld says otherwise: attempts in flight, and claimed
+	// ones waiting for their endpoint. Eight times as many as one
+	// endpoint may hold, so that a workspace's default share (an eighth,
+	// DefaultMaxHeldPerWorkspace) lets a workspace with one busy endpoint
+	// be delivered as fast as ever.
+	Pool = 8 * MaxHeldPerEndpoint
+	// workspaceShares is how many default shares of a workspace a
+	// deliverer's pool holds (DefaultMaxHeldPerWorkspace).
+	workspaceShares = 8
 	// pruneEvery spaces the removal of old deliveries from the logs.
 	pruneEvery = time.Hour
 	// claimGap spaces the claims that news of changes asks for: a burst
@@ -78,17 +78,29 @@ const (
 	// attempts wait to be recorded together: the transaction that
 	// records them and claims the next competes with the writes.
 	recordDelay = 10 * time.Millisecond
-	recordBatch = MaxHeldPerWorkspace
+	recordBatch = MaxHeldPerEndpoint
 )
+
+// DefaultMaxHeldPerWorkspace is a workspace's share of a deliverer's
+// pool of maxHeld deliveries when Options.MaxHeldPerWorkspace is 0: an
+// eighth, at least one. A workspace whose endpoints all hang holds this
+// many attempts, and the pool leaves room for seven such workspaces and
+// the others' deliveries beside them.
+func DefaultMaxHeldPerWorkspace(maxHeld int) int { return max(1, maxHeld/workspaceShares) }
 
 // Options configure a Deliverer; the zero value is the defaults.
 type Options struct {
 	// AllowPrivate lets deliveries reach loopback, link-local and
 	// private addresses: for tests and closed networks.
 	AllowPrivate bool
-	Policy       memstore.RetryPolicy // zero: memstore.DefaultRetryPolicy
-	Poll         time.Duration        // zero: DefaultPoll
-	Timeout      time.Duration        // zero: DefaultTimeout
+	// MaxHeld bounds the deliveries the deliverer holds at once, its
+	// pool (0: Pool); MaxHeldPerWorkspace those of one workspace's
+	// endpoints, its share (0: DefaultMaxHeldPerWorkspace(MaxHeld)).
+	MaxHeld             int
+	MaxHeldPerWorkspace int
+	Policy              memstore.RetryPolicy // zero: memstore.DefaultRetryPolicy
+	Poll                time.Duration        // zero: DefaultPoll
+	Timeout             time.Duration        // zero: DefaultTimeout
 	// Logger hears of each attempt (endpoint, event, status: never a
 	// URL, a secret or content); nil discards.
 	Logger *slog.Logger
@@ -109,6 +121,12 @@ type Deliverer struct {
 func New(s memstore.WebhookDeliveryStorage, o Options) *Deliverer {
 	if o.Policy == (memstore.RetryPolicy{}) {
 		o.Policy = memstore.DefaultRetryPolicy
+	}
+	if o.MaxHeld <= 0 {
+		o.MaxHeld = Pool
+	}
+	if o.MaxHeldPerWorkspace <= 0 {
+		o.MaxHeldPerWorkspace = DefaultMaxHeldPerWorkspace(o.MaxHeld)
 	}
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
@@ -178,9 +196,9 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// Run delivers until ctx ends. It holds up to Pool deliveries at once,
-// at most MaxHeldPerWorkspace of one workspace's endpoints and
-// MaxHeldPerEndpoint of any one endpoint, of which at most
+// Run delivers until ctx ends. It holds up to Options.MaxHeld deliveries
+// at once, at most Options.MaxHeldPerWorkspace of one workspace's
+// endpoints and MaxHeldPerEndpoint of any one endpoint, of which at most
 // MaxInFlightPerEndpoint are in flight while the others wait for their
 // endpoint (so that a finished attempt's successor starts without
 // waiting for the database). It records the attempts that finish
@@ -203,7 +221,7 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 // lease ends.
 func (d *Deliverer) Run(ctx context.Context) {
 	r := &run{d: d, held: map[string]int{}, heldSpace: map[string]int{}, inFlight: map[string]int{}, waiting: map[string][]*memstore.WebhookDelivery{},
-		down: map[string]*downState{}, done: make(chan result, Pool), changed: map[string]bool{}, wake: make(chan struct{}, 1)}
+		down: map[string]*downState{}, done: make(chan result, d.o.MaxHeld), changed: map[string]bool{}, wake: make(chan struct{}, 1)}
 	defer r.stop(ctx)
 	if n, ok := d.s.(memstore.EventNotifier); ok {
 		kick := make(chan struct{}, 1)
@@ -335,13 +353,14 @@ func (r *run) prune(ctx context.Context) error {
 // next is the claim that fills the pool: as many as it has room for, of
 // each endpoint as many as it may hold. nil when the pool is full.
 func (r *run) next() *memstore.WebhookClaim {
-	if r.total >= Pool {
+	o := r.d.o
+	if r.total >= o.MaxHeld {
 		return nil
 	}
-	now := r.d.o.Now()
-	c := &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: Pool - r.total,
+	now := o.Now()
+	c := &memstore.WebhookClaim{Now: now, Until: now.Add(r.d.lease), N: o.MaxHeld - r.total,
 		PerEndpoint: MaxHeldPerEndpoint, Holds: r.held, Caps: r.caps(now),
-		PerWorkspace: MaxHeldPerWorkspace, WorkspaceHolds: r.heldSpace}
+		PerWorkspace: o.MaxHeldPerWorkspace, WorkspaceHolds: r.heldSpace}
 	if now.Sub(r.swept) >= r.d.o.Poll {
 		c.AllFeeds, r.swept = true, now
 	}

@@ -33,7 +33,7 @@ type child struct {
 
 // noSearchRate are the flags of a server whose test searches faster than
 // a credential's or a workspace's default share of searches.
-var noSearchRate = []string{"--search-rate", "0", "--search-rate-per-workspace", "0"}
+var noSearchRate = []string{"--search-rate-per-credential", "0", "--search-rate-per-workspace", "0"}
 
 // startChild starts memstore serve on db at a free port, with any extra
 // flags, and waits until it serves. The process is killed at the end of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -61,22 +62,41 @@ Each workspace holds at most --max-stores-per-workspace stores
 (archived ones included) and --max-sessions-per-workspace live sessions,
 each session --max-tokens-per-session live tokens; a create beyond one
 is refused (400) naming the flag. Each API key, session token or console
-user searches at most --search-rate times a second, and a workspace's
-credentials together --search-rate-per-workspace times (429 with
-Retry-After); each server counts its own searches.
+user searches at most --search-rate-per-credential times a second, and a
+workspace's credentials together --search-rate-per-workspace times (429
+with Retry-After); each server counts its own searches.
+
+The server's pools of MCP sessions (--mcp-max-sessions), change-feed
+streams (--feed-max-streams) and webhook deliveries
+(--webhook-max-deliveries) are shared: a workspace holds at most its
+share of each (--mcp-max-sessions-per-workspace and
+--feed-max-streams-per-workspace, a quarter of the pool unless given;
+--webhook-max-deliveries-per-workspace, an eighth), a memstore session
+at most --mcp-max-per-session MCP sessions, and an API key or session
+token at most --feed-max-streams-per-credential streams. Beyond its
+share, a memstore session's new MCP session closes its own least
+recently used (429 if it holds none) and a stream is refused (429). At a
+full pool, the workspace holding the most gives up its least recently
+used MCP session or its oldest stream to one holding at least two fewer.
+
+For a quota, a rate or a share, 0 means no limit. For a pool
+(--max-connections, --mcp-max-sessions, --feed-max-streams,
+--webhook-max-deliveries) and --max-body-bytes, 0 means its default:
+they have no unlimited.
 
 Webhooks (/v1/organizations/webhooks) are delivered by the server, with
 retries that survive restarts: the retry after the first failed attempt
 waits --webhook-retry-min, each next one twice as long, at most
---webhook-retry-max, and an endpoint whose delivery fails all
---webhook-attempts attempts is disabled. An endpoint that does not
-answer is paused as long as a retry waits, then probed one delivery at a
-time, and a workspace holds only its share of the deliveries in
-progress (README, limits), so that neither delays the others. An attempt in progress when the
-server stops is neither counted nor logged as failed: it is made again
-once its claim lapses, by this server restarted or another. Their URLs
-may not reach loopback, link-local or private addresses unless
---webhook-allow-private is set.
+--webhook-retry-max. An endpoint is disabled when one delivery fails all
+--webhook-attempts attempts, or when that many attempts in a row find it
+down (no answer, 408, 429 or 5xx). An endpoint that does not answer is
+paused as long as a retry waits, then probed one delivery at a time, and
+a workspace holds only its share of the deliveries in progress, so that
+neither delays the others. An attempt in progress when the server stops
+is neither counted nor logged as failed: it is made again once its claim
+lapses, by this server restarted or another. Their URLs may not reach
+loopback, link-local or private addresses unless --webhook-allow-private
+is set.
 
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
@@ -134,10 +154,11 @@ type serveConfig struct {
 	logFormat      *choice
 	logLevel       *choice
 	mcpIdle        duration // MCP over HTTP, /mcp
-	mcpMax         count
-	mcpPerSession  count
+	mcpMax         count    // the pool of MCP sessions
+	mcpPerSession  count    // and its shares
 	mcpPerShare    count
-	feedPerShare   count // the change feed's streams, per workspace
+	feedMax        count // the pool of the change feed's streams
+	feedPerShare   count // and its shares, per workspace
 	feedPerCred    count // and per credential
 	origins        originList
 	console        boolValue // serve the web console
@@ -148,6 +169,8 @@ type serveConfig struct {
 	webhookRetry   duration  // the webhooks' memstore.RetryPolicy
 	webhookMaxWait duration
 	webhookTries   count
+	webhookMax     count              // the pool of webhook deliveries held
+	webhookShare   count              // and a workspace's share
 	consoleSecure  boolValue          // the console is reached over HTTPS through a proxy
 	trustedProxies clientaddr.Proxies // whose X-Forwarded-For or Forwarded names the client
 	tlsCert        string             // PEM files; both or neither
@@ -158,40 +181,45 @@ type serveConfig struct {
 // serveEnv names the variable of each flag of serve (--db reads
 // MEMSTORE_DB through the backend selection, like the keys commands).
 var serveEnv = map[string]string{
-	"addr":                    "MEMSTORE_ADDR",
-	"create-existing":         "MEMSTORE_CREATE_EXISTING",
-	"strict-headers":          "MEMSTORE_STRICT_HEADERS",
-	"max-memories-per-store":  "MEMSTORE_MAX_MEMORIES_PER_STORE",
-	"max-body-bytes":          "MEMSTORE_MAX_BODY_BYTES",
-	"max-connections":         "MEMSTORE_MAX_CONNECTIONS",
-	"log-format":              "MEMSTORE_LOG_FORMAT",
-	"log-level":               "MEMSTORE_LOG_LEVEL",
-	"mcp-idle-timeout":        "MEMSTORE_MCP_IDLE_TIMEOUT",
-	"mcp-max-sessions":        "MEMSTORE_MCP_MAX_SESSIONS",
-	"mcp-max-per-session":     "MEMSTORE_MCP_MAX_PER_SESSION",
-	"mcp-max-per-workspace":   "MEMSTORE_MCP_MAX_PER_WORKSPACE",
-	"feed-max-per-workspace":  "MEMSTORE_FEED_MAX_PER_WORKSPACE",
-	"feed-max-per-credential": "MEMSTORE_FEED_MAX_PER_CREDENTIAL",
-	"allowed-origins":         "MEMSTORE_ALLOWED_ORIGINS",
-	"console":                 "MEMSTORE_CONSOLE",
-	"console-addr":            "MEMSTORE_CONSOLE_ADDR",
-	"console-idle-timeout":    "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
-	"console-session-max":     "MEMSTORE_CONSOLE_SESSION_MAX",
-	"webhook-allow-private":   "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
-	"webhook-retry-min":       "MEMSTORE_WEBHOOK_RETRY_MIN",
-	"webhook-retry-max":       "MEMSTORE_WEBHOOK_RETRY_MAX",
-	"webhook-attempts":        "MEMSTORE_WEBHOOK_ATTEMPTS",
-	"console-secure-cookies":  "MEMSTORE_CONSOLE_SECURE_COOKIES",
-	"trusted-proxies":         "MEMSTORE_TRUSTED_PROXIES",
-	"tls-cert":                "MEMSTORE_TLS_CERT",
-	"tls-key":                 "MEMSTORE_TLS_KEY",
+	"addr":                   "MEMSTORE_ADDR",
+	"create-existing":        "MEMSTORE_CREATE_EXISTING",
+	"strict-headers":         "MEMSTORE_STRICT_HEADERS",
+	"max-memories-per-store": "MEMSTORE_MAX_MEMORIES_PER_STORE",
+	"max-body-bytes":         "MEMSTORE_MAX_BODY_BYTES",
+	"max-connections":        "MEMSTORE_MAX_CONNECTIONS",
+	"log-format":             "MEMSTORE_LOG_FORMAT",
+	"log-level":              "MEMSTORE_LOG_LEVEL",
+	"mcp-idle-timeout":       "MEMSTORE_MCP_IDLE_TIMEOUT",
+	"mcp-max-sessions":       "MEMSTORE_MCP_MAX_SESSIONS",
+	"mcp-max-per-session":    "MEMSTORE_MCP_MAX_PER_SESSION",
+	"allowed-origins":        "MEMSTORE_ALLOWED_ORIGINS",
+	"console":                "MEMSTORE_CONSOLE",
+	"console-addr":           "MEMSTORE_CONSOLE_ADDR",
+	"console-idle-timeout":   "MEMSTORE_CONSOLE_IDLE_TIMEOUT",
+	"console-session-max":    "MEMSTORE_CONSOLE_SESSION_MAX",
+	"webhook-allow-private":  "MEMSTORE_WEBHOOK_ALLOW_PRIVATE",
+	"webhook-retry-min":      "MEMSTORE_WEBHOOK_RETRY_MIN",
+	"webhook-retry-max":      "MEMSTORE_WEBHOOK_RETRY_MAX",
+	"webhook-attempts":       "MEMSTORE_WEBHOOK_ATTEMPTS",
+	"console-secure-cookies": "MEMSTORE_CONSOLE_SECURE_COOKIES",
+	"trusted-proxies":        "MEMSTORE_TRUSTED_PROXIES",
+	"tls-cert":               "MEMSTORE_TLS_CERT",
+	"tls-key":                "MEMSTORE_TLS_KEY",
 
 	// The quotas of workspaces, sessions and credentials (memstore.Limits).
 	"max-stores-per-workspace":   "MEMSTORE_MAX_STORES_PER_WORKSPACE",
 	"max-sessions-per-workspace": "MEMSTORE_MAX_SESSIONS_PER_WORKSPACE",
 	"max-tokens-per-session":     "MEMSTORE_MAX_TOKENS_PER_SESSION",
-	"search-rate":                "MEMSTORE_SEARCH_RATE",
+	"search-rate-per-credential": "MEMSTORE_SEARCH_RATE_PER_CREDENTIAL",
 	"search-rate-per-workspace":  "MEMSTORE_SEARCH_RATE_PER_WORKSPACE",
+
+	// The pools of the server and their shares.
+	"mcp-max-sessions-per-workspace":       "MEMSTORE_MCP_MAX_SESSIONS_PER_WORKSPACE",
+	"feed-max-streams":                     "MEMSTORE_FEED_MAX_STREAMS",
+	"feed-max-streams-per-workspace":       "MEMSTORE_FEED_MAX_STREAMS_PER_WORKSPACE",
+	"feed-max-streams-per-credential":      "MEMSTORE_FEED_MAX_STREAMS_PER_CREDENTIAL",
+	"webhook-max-deliveries":               "MEMSTORE_WEBHOOK_MAX_DELIVERIES",
+	"webhook-max-deliveries-per-workspace": "MEMSTORE_WEBHOOK_MAX_DELIVERIES_PER_WORKSPACE",
 }
 
 // parseServeConfig reads serve's configuration from its defaults, the
@@ -211,9 +239,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		mcpIdle:        duration(mcpserver.DefaultIdleTimeout),
 		mcpMax:         mcpserver.DefaultMaxSessions,
 		mcpPerSession:  mcpserver.DefaultMaxSessionsPerSession,
-		mcpPerShare:    mcpserver.DefaultMaxSessionsPerWorkspace,
-		feedPerShare:   httpapi.DefaultMaxStreamsPerWorkspace,
+		feedMax:        httpapi.DefaultMaxStreams,
 		feedPerCred:    httpapi.DefaultMaxStreamsPerCredential,
+		webhookMax:     webhook.Pool,
 		console:        true,
 		consoleIdle:    duration(memstore.DefaultSignInIdle),
 		consoleLife:    duration(memstore.DefaultSignInLifetime),
@@ -227,22 +255,23 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.addr, "addr", "listen on `HOST:PORT`; port 0 picks a free one (MEMSTORE_ADDR)")
 	fs.Var(c.createExisting, "create-existing", "`MODE` of creating a memory at a taken path: conflict (409, as the SDKs expect) or upsert (MEMSTORE_CREATE_EXISTING)")
 	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
-	fs.Var(&c.maxMemories, "max-memories-per-store", "cap on the memories of a store, `N`; 0 for no cap (MEMSTORE_MAX_MEMORIES_PER_STORE)")
-	fs.Var(&c.maxStores, "max-stores-per-workspace", "cap on the memory stores of a workspace, archived ones included, `N`; 0 for no cap (MEMSTORE_MAX_STORES_PER_WORKSPACE)")
-	fs.Var(&c.maxSessions, "max-sessions-per-workspace", "cap on the live (unarchived) sessions of a workspace, `N`; 0 for no cap (MEMSTORE_MAX_SESSIONS_PER_WORKSPACE)")
-	fs.Var(&c.maxTokens, "max-tokens-per-session", "cap on the live (neither revoked nor expired) tokens of a session, `N`; 0 for no cap (MEMSTORE_MAX_TOKENS_PER_SESSION)")
-	fs.Var(&c.searchRate, "search-rate", "searches a second of one API key, session token or console user, `N`, in bursts of as many; 0 for no cap (MEMSTORE_SEARCH_RATE)")
-	fs.Var(&c.searchRateWS, "search-rate-per-workspace", "searches a second of all the credentials of a workspace together, `N`; 0 for no cap (MEMSTORE_SEARCH_RATE_PER_WORKSPACE)")
+	fs.Var(&c.maxMemories, "max-memories-per-store", "cap on the memories of a store, `N`; 0 for no limit (MEMSTORE_MAX_MEMORIES_PER_STORE)")
+	fs.Var(&c.maxStores, "max-stores-per-workspace", "cap on the memory stores of a workspace, archived ones included, `N`; 0 for no limit (MEMSTORE_MAX_STORES_PER_WORKSPACE)")
+	fs.Var(&c.maxSessions, "max-sessions-per-workspace", "cap on the live (unarchived) sessions of a workspace, `N`; 0 for no limit (MEMSTORE_MAX_SESSIONS_PER_WORKSPACE)")
+	fs.Var(&c.maxTokens, "max-tokens-per-session", "cap on the live (neither revoked nor expired) tokens of a session, `N`; 0 for no limit (MEMSTORE_MAX_TOKENS_PER_SESSION)")
+	fs.Var(&c.searchRate, "search-rate-per-credential", "searches a second of one API key, session token or console user, `N`, in bursts of as many; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_CREDENTIAL)")
+	fs.Var(&c.searchRateWS, "search-rate-per-workspace", "searches a second of all the credentials of a workspace together, `N`; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_WORKSPACE)")
 	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
 	fs.Var(&c.maxConns, "max-connections", fmt.Sprintf("cap on open connections, `N`: beyond it the longest idle one is closed; 0 for the default of %d (MEMSTORE_MAX_CONNECTIONS)", defaultMaxConnections))
 	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
 	fs.Var(c.logLevel, "log-level", "least severe `LEVEL` logged: debug, info, warn or error (MEMSTORE_LOG_LEVEL)")
 	fs.Var(&c.mcpIdle, "mcp-idle-timeout", "close an MCP session after `DURATION` without a request (MEMSTORE_MCP_IDLE_TIMEOUT)")
 	fs.Var(&c.mcpMax, "mcp-max-sessions", fmt.Sprintf("cap on the MCP sessions open at once, `N`, at most half of --max-connections; 0 for the default of %d (MEMSTORE_MCP_MAX_SESSIONS)", mcpserver.DefaultMaxSessions))
-	fs.Var(&c.mcpPerSession, "mcp-max-per-session", "cap on the MCP sessions open at once for one memstore session, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_SESSION)")
-	fs.Var(&c.mcpPerShare, "mcp-max-per-workspace", "cap on the MCP sessions open at once for one workspace, its share of --mcp-max-sessions, `N`; opening one more closes its least recently used; 0 for the default (MEMSTORE_MCP_MAX_PER_WORKSPACE)")
-	fs.Var(&c.feedPerShare, "feed-max-per-workspace", fmt.Sprintf("cap on the change feed's streams open at once for one workspace, its share of the server's %d, `N`; 0 for the default (MEMSTORE_FEED_MAX_PER_WORKSPACE)", httpapi.DefaultMaxStreams))
-	fs.Var(&c.feedPerCred, "feed-max-per-credential", "cap on the change feed's streams open at once for one API key or session token, `N`; 0 for the default (MEMSTORE_FEED_MAX_PER_CREDENTIAL)")
+	fs.Var(&c.mcpPerSession, "mcp-max-per-session", "cap on the MCP sessions open at once for one memstore session, `N`; opening one more closes its least recently used; 0 for no limit (MEMSTORE_MCP_MAX_PER_SESSION)")
+	fs.Var(&c.mcpPerShare, "mcp-max-sessions-per-workspace", "cap on the MCP sessions open at once for one workspace, its share of --mcp-max-sessions, `N`; default a quarter of --mcp-max-sessions; a memstore session opening one more closes its own least recently used, or gets 429 if it has none; 0 for no limit (MEMSTORE_MCP_MAX_SESSIONS_PER_WORKSPACE)")
+	fs.Var(&c.feedMax, "feed-max-streams", fmt.Sprintf("cap on the change feed's streams open at once, `N`; 0 for the default of %d (MEMSTORE_FEED_MAX_STREAMS)", httpapi.DefaultMaxStreams))
+	fs.Var(&c.feedPerShare, "feed-max-streams-per-workspace", "cap on the change feed's streams open at once for one workspace, its share of --feed-max-streams, `N`; default a quarter of --feed-max-streams; 0 for no limit (MEMSTORE_FEED_MAX_STREAMS_PER_WORKSPACE)")
+	fs.Var(&c.feedPerCred, "feed-max-streams-per-credential", "cap on the change feed's streams open at once for one API key or session token, `N`; 0 for no limit (MEMSTORE_FEED_MAX_STREAMS_PER_CREDENTIAL)")
 	fs.Var(&c.origins, "allowed-origins", "comma-separated `ORIGINS`, such as https://app.example.com, of web pages allowed to use /mcp besides the server's own (MEMSTORE_ALLOWED_ORIGINS)")
 	fs.Var(&c.console, "console", "serve the web console at /console/ (MEMSTORE_CONSOLE; default true)")
 	fs.Var(&c.consoleAddr, "console-addr", "serve the web console on `HOST:PORT` instead of --addr (MEMSTORE_CONSOLE_ADDR)")
@@ -251,7 +280,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.webhookPrivate, "webhook-allow-private", "let webhooks reach loopback, link-local and private addresses, and plain http: for tests and closed networks (MEMSTORE_WEBHOOK_ALLOW_PRIVATE)")
 	fs.Var(&c.webhookRetry, "webhook-retry-min", "wait `DURATION` before the first retry of a failed webhook delivery, doubling for each next one (MEMSTORE_WEBHOOK_RETRY_MIN)")
 	fs.Var(&c.webhookMaxWait, "webhook-retry-max", "wait at most `DURATION` between retries of a webhook delivery (MEMSTORE_WEBHOOK_RETRY_MAX)")
-	fs.Var(&c.webhookTries, "webhook-attempts", "give up on a webhook delivery after `N` failed attempts, and disable its endpoint (MEMSTORE_WEBHOOK_ATTEMPTS)")
+	fs.Var(&c.webhookTries, "webhook-attempts", "give up on a webhook delivery after `N` failed attempts, and disable its endpoint, as after N attempts in a row that find it down (MEMSTORE_WEBHOOK_ATTEMPTS)")
+	fs.Var(&c.webhookMax, "webhook-max-deliveries", fmt.Sprintf("cap on the webhook deliveries the server holds at once, in flight or claimed and waiting for their endpoint, `N`; 0 for the default of %d (MEMSTORE_WEBHOOK_MAX_DELIVERIES)", webhook.Pool))
+	fs.Var(&c.webhookShare, "webhook-max-deliveries-per-workspace", "cap on the webhook deliveries the server holds at once for one workspace's endpoints, its share of --webhook-max-deliveries, `N`; default an eighth of --webhook-max-deliveries; 0 for no limit (MEMSTORE_WEBHOOK_MAX_DELIVERIES_PER_WORKSPACE)")
 	fs.Var(&c.consoleSecure, "console-secure-cookies", "the console is reached over HTTPS through a proxy that ends TLS: its session cookie is Secure, with the __Host- prefix, although requests come over plain HTTP (MEMSTORE_CONSOLE_SECURE_COOKIES)")
 	fs.Var(&c.trustedProxies, "trusted-proxies", "comma-separated `CIDRS` (or addresses) of proxies in front, from which alone X-Forwarded-For (else Forwarded) is believed to name the client, for the console's sign-in limits; default none (MEMSTORE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
@@ -274,6 +305,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	if c.mcpMax == 0 {
 		c.mcpMax = mcpserver.DefaultMaxSessions
 	}
+	c.resolveShares(fs)
 	// A GET stream is a busy connection, which the connection cap never
 	// closes: MCP sessions alone must not be able to take every one.
 	if c.mcpMax > c.maxConns/2 {
@@ -289,6 +321,34 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError(e, "memstore serve: --tls-cert and --tls-key go together (MEMSTORE_TLS_CERT and MEMSTORE_TLS_KEY): give both the certificate and its private key, or neither for plain HTTP")
 	}
 	return c, nil
+}
+
+// resolveShares sets the pools left at 0 to their defaults, and each
+// share of a pool from its flag: 0 lifts it (the holder may take the
+// whole pool), and a workspace's share not given is a part of the pool,
+// whatever the pool is.
+func (c *serveConfig) resolveShares(fs *flag.FlagSet) {
+	if c.feedMax == 0 {
+		c.feedMax = httpapi.DefaultMaxStreams
+	}
+	if c.webhookMax == 0 {
+		c.webhookMax = webhook.Pool
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true }) // on the command line or by a variable
+	share := func(name string, v *count, pool count, def func(int) int) {
+		switch {
+		case !given[name] && def != nil:
+			*v = count(def(int(pool)))
+		case *v == 0:
+			*v = pool
+		}
+	}
+	share("mcp-max-per-session", &c.mcpPerSession, c.mcpMax, nil)
+	share("mcp-max-sessions-per-workspace", &c.mcpPerShare, c.mcpMax, mcpserver.DefaultMaxSessionsPerWorkspace)
+	share("feed-max-streams-per-credential", &c.feedPerCred, c.feedMax, nil)
+	share("feed-max-streams-per-workspace", &c.feedPerShare, c.feedMax, httpapi.DefaultMaxStreamsPerWorkspace)
+	share("webhook-max-deliveries-per-workspace", &c.webhookShare, c.webhookMax, webhook.DefaultMaxHeldPerWorkspace)
 }
 
 // limits are the quotas the flags set.
@@ -413,6 +473,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 		CreateExisting:          c.createExisting.value,
 		StrictHeaders:           bool(c.strictHeaders),
 		MaxBodyBytes:            int64(c.maxBodyBytes),
+		MaxStreams:              int(c.feedMax),
 		MaxStreamsPerWorkspace:  int(c.feedPerShare),
 		MaxStreamsPerCredential: int(c.feedPerCred),
 	})
@@ -458,7 +519,8 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	go func() {
 		defer close(delivered)
 		policy := memstore.RetryPolicy{MinBackoff: time.Duration(c.webhookRetry), MaxBackoff: time.Duration(c.webhookMaxWait), MaxAttempts: int(c.webhookTries)}
-		webhook.New(db, webhook.Options{AllowPrivate: bool(c.webhookPrivate), Policy: policy, Logger: log}).Run(dctx)
+		webhook.New(db, webhook.Options{AllowPrivate: bool(c.webhookPrivate), Policy: policy, Logger: log,
+			MaxHeld: int(c.webhookMax), MaxHeldPerWorkspace: int(c.webhookShare)}).Run(dctx)
 	}()
 	defer func() { stopDelivery(); <-delivered }()
 	served := make(chan error, 1)
