@@ -59,7 +59,7 @@ func schemaDiff(want, got string) string {
 // SQL reduced to tokens (sqlTokens). SQLite builds its schema from that
 // SQL alone, so two databases whose texts match have the same tables,
 // columns (types, defaults, constraints, collations), indexes, triggers
-// and views. Last come the rows the tables hold (seedRows).
+// and views. Last come the rows the tables hold (tableRows).
 func schemaText(tb testing.TB, path string) string {
 	tb.Helper()
 	raw := rawDB(tb, path)
@@ -89,13 +89,14 @@ func schemaText(tb testing.TB, path string) string {
 	if err := rows.Err(); err != nil {
 		tb.Fatal(err)
 	}
-	b.WriteString(seedRows(tb, raw))
+	b.WriteString(tableRows(tb, raw))
 	return b.String()
 }
 
-// seedRows lists the rows that the tables of the database hold, for a
-// new database those its schema starts with (such as search_seq's).
-func seedRows(tb testing.TB, raw *sql.DB) string {
+// tableRows lists every row of every table of the database, table by
+// table: of a new database, the rows its schema starts with (such as
+// search_seq's).
+func tableRows(tb testing.TB, raw *sql.DB) string {
 	tb.Helper()
 	var tables []string
 	rows, err := raw.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name`)
