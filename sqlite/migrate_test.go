@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/storetest"
@@ -180,6 +181,13 @@ func TestUpgradeFirstDevDatabase(t *testing.T) {
 		key, agent = "apikey_alice", "sesn_agent"
 		sec        = int64(time.Second)
 	)
+	// Version IDs as memstore makes them (time-ordered), of the times
+	// the versions below were made at, in seconds.
+	var pairs []string
+	for _, i := range []int{1, 2, 3, 5, 6, 7} {
+		pairs = append(pairs, fmt.Sprintf("memver_0%d", i), ids.Floor(memstore.VersionIDPrefix, time.Unix(int64(i), 0)))
+	}
+	realIDs := strings.NewReplacer(pairs...)
 	for _, q := range []string{
 		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at) VALUES ('memstore_notes', 'wrkspc_test', 'notes', 0, 0)`,
 		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at, archived_at) VALUES ('memstore_old', 'wrkspc_test', 'old', 0, 100000000000, 100000000000)`,
@@ -196,7 +204,7 @@ func TestUpgradeFirstDevDatabase(t *testing.T) {
 			('mem_a', 'memstore_notes', '/zoo/lemurs.md', 'ring-tailed lemur, curious', 'h3', 26, 'memver_03', 1000000000, 3000000000),
 			('mem_c', 'memstore_old', '/old.md', 'from before', 'h7', 11, 'memver_07', 7000000000, 7000000000)`,
 	} {
-		if _, err := raw.Exec(q); err != nil {
+		if _, err := raw.Exec(realIDs.Replace(q)); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -217,20 +225,20 @@ func TestUpgradeFirstDevDatabase(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := feed(notes), []string{
+	if got, want := feed(notes), replaceAll(realIDs,
 		"1 memory.created mem_a memver_01 api_actor apikey_alice 1",
 		"2 memory.modified mem_a memver_02 session_actor sesn_agent 2",
 		"3 memory.renamed mem_a memver_03 api_actor apikey_alice 3",
 		"4 version.redacted mem_a memver_01 user_actor user_admin 4",
 		"5 memory.created mem_b memver_05 session_actor sesn_agent 5",
 		"6 memory.deleted mem_b memver_06 session_actor sesn_agent 6",
-	}; !slices.Equal(got, want) {
+	); !slices.Equal(got, want) {
 		t.Errorf("the feed of %s:\n%s\nwant:\n%s", notes, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got, want := feed(old), []string{
+	if got, want := feed(old), replaceAll(realIDs,
 		"1 memory.created mem_c memver_07 api_actor apikey_alice 7",
 		"2 store.archived     100", // its actor was not kept
-	}; !slices.Equal(got, want) {
+	); !slices.Equal(got, want) {
 		t.Errorf("the feed of %s:\n%s\nwant:\n%s", old, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	wantTotals(t, db, map[string]int{notes: 1, old: 1}, map[string]int64{notes: 26, old: 11})
@@ -246,14 +254,14 @@ func TestUpgradeFirstDevDatabase(t *testing.T) {
 		{}, {MemoryID: "mem_a"}, {SessionID: agent}, {APIKeyID: key, Operation: memstore.OpModified},
 	} {
 		f.Limit = 2
-		var ids []string
+		var got []string
 		for {
 			p, err := co.Versions(ctx, c, notes, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, v := range p.Items {
-				ids = append(ids, v.ID)
+				got = append(got, v.ID)
 			}
 			if p.Next == "" {
 				break
@@ -266,8 +274,8 @@ func TestUpgradeFirstDevDatabase(t *testing.T) {
 			agent:             {"memver_06", "memver_05", "memver_02"},
 			key + " modified": {"memver_03"},
 		}[strings.TrimSpace(f.MemoryID+f.SessionID+f.APIKeyID+" "+string(f.Operation))]
-		if !slices.Equal(ids, want) {
-			t.Errorf("versions %+v: %v, want %v", f, ids, want)
+		if want := replaceAll(realIDs, want...); !slices.Equal(got, want) {
+			t.Errorf("versions %+v: %v, want %v", f, got, want)
 		}
 	}
 
@@ -394,4 +402,13 @@ func TestRefuseOtherDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replaceAll is ss, each replaced by r.
+func replaceAll(r *strings.Replacer, ss ...string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = r.Replace(s)
+	}
+	return out
 }

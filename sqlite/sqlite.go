@@ -282,14 +282,14 @@ func (db *DB) migrate(ctx context.Context) error {
 		case app == 0 && have > devKnown:
 			return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", have, devKnown)
 		case app == 0 && have > 0:
-			if err := applyMigrations(ctx, tx, dev, have); err != nil {
+			if err := runMigrations(ctx, tx, dev, have); err != nil {
 				return err
 			}
 			fromDev, have = have, devSchema
 		case have > known:
 			return fmt.Errorf("the database's schema is at version %d, newer than this memstore knows (%d): upgrade memstore", have, known)
 		}
-		if err := applyMigrations(ctx, tx, release, have); err != nil {
+		if err := runMigrations(ctx, tx, release, have); err != nil {
 			return err
 		}
 		if app == applicationID && have == known {
@@ -337,8 +337,8 @@ func readMigrations(dir string) ([]migration, error) {
 	return ms, nil
 }
 
-// applyMigrations runs, in tx, the migrations of ms numbered above have.
-func applyMigrations(ctx context.Context, tx *txn, ms []migration, have int) error {
+// runMigrations runs, in tx, the migrations of ms numbered above have.
+func runMigrations(ctx context.Context, tx *txn, ms []migration, have int) error {
 	for _, m := range ms {
 		if m.n <= have {
 			continue
