@@ -295,8 +295,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		if app == applicationID && have == known {
 			return nil
 		}
-		_, err := tx.exec(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, known))
-		return err
+		return tx.execScript(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, known))
 	})
 	if err == nil && fromDev > 0 {
 		db.log.Info("upgraded a database made by a development build of memstore", "path", db.path, "development_version", fromDev, "version", known)
