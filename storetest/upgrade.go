@@ -29,8 +29,7 @@ type Filled struct {
 	Memory                    string // a live memory of Store, with the word "pangolin"
 	Webhook                   string // an endpoint asking for every event type
 	LastEvent                 int64  // Store's last event
-	KeyCaller, SessionCaller  *memstore.Caller
-	versions, archivedVersion int // of Store and ArchivedStore
+	versions, archivedVersion int    // of Store and ArchivedStore
 }
 
 // fillWorkspace is FillDatabase's workspace.
@@ -56,9 +55,8 @@ func FillDatabase(t *testing.T, db DatabaseBackend) *Filled {
 	f.WorkspaceID = w.ID
 	_, f.Key, err = db.CreateAPIKey(ctx, w.ID, "laptop")
 	must(err)
-	f.KeyCaller, err = db.Authenticate(ctx, f.Key)
+	c, err := db.Authenticate(ctx, f.Key)
 	must(err)
-	c := f.KeyCaller
 	hook, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).CreateWebhook(ctx, c,
 		memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: memstore.WebhookEventTypes})
 	must(err)
@@ -95,8 +93,6 @@ func FillDatabase(t *testing.T, db DatabaseBackend) *Filled {
 		Stores: []memstore.AttachmentCreate{{StoreID: s.ID, Instructions: "keep the notes tidy"}},
 		Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{"name":"helper"}`)},
 	})
-	must(err)
-	f.SessionCaller, err = co.AuthenticateSession(ctx, f.Token)
 	must(err)
 	us := memstore.NewUsers(db)
 	_, err = us.CreateUser(ctx, c, memstore.UserCreate{Name: f.UserName, Role: memstore.RoleAdmin, Password: f.UserPassword})
