@@ -3,8 +3,11 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,132 +15,392 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/searchtext"
+	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/postgres"
+	"github.com/memstore/memstore/storetest"
 )
 
-// TestMemoryCountMigration takes a database back to the schema before
-// stores kept the count and size of their memories (migrations 0005 and
-// 0007), with stores of 0, 1 and 5 live memories, and opens it: each
-// store's count and content size are those of its live memories, as the
-// store and the limit of memories per store show.
-func TestMemoryCountMigration(t *testing.T) {
+// The databases of the development builds before the first release: their
+// schema came from the migrations of migrations/dev, recorded in the
+// table schema_migrations. The tests below make such databases as those
+// builds did, by those migrations, and open them.
+
+// devMigrations are the development builds' migrations, in order.
+func devMigrations(tb testing.TB) []string {
+	tb.Helper()
+	names, err := filepath.Glob("migrations/dev/*.sql")
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("the development migrations: %v %v", names, err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// connect opens a connection to the database at url, closed when tb
+// ends.
+func connect(tb testing.TB, url string) *pgx.Conn {
+	tb.Helper()
 	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close(ctx) })
+	return conn
+}
+
+// execAll runs each statement of qs on conn.
+func execAll(tb testing.TB, conn *pgx.Conn, qs ...string) {
+	tb.Helper()
+	for _, q := range qs {
+		if _, err := conn.Exec(context.Background(), q); err != nil {
+			tb.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// devDatabase returns the URL of a new database as a development build
+// made it at development version v: that build's migrations up to v
+// applied in order, and recorded in schema_migrations.
+func devDatabase(tb testing.TB, v int) string {
+	tb.Helper()
+	url := pgtest.DB(tb, migrate)
+	conn := connect(tb, url)
+	// Empty, as before any memstore opened it: the schema public made
+	// again, with its comment, which pg_dump would show otherwise.
+	var comment string
+	if err := conn.QueryRow(context.Background(), `SELECT coalesce(obj_description('public'::regnamespace), '')`).Scan(&comment); err != nil {
+		tb.Fatal(err)
+	}
+	execAll(tb, conn, `DROP SCHEMA public CASCADE`, `CREATE SCHEMA public`,
+		`COMMENT ON SCHEMA public IS '`+strings.ReplaceAll(comment, "'", "''")+`'`,
+		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`)
+	for _, name := range devMigrations(tb) {
+		n, err := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
+		if err != nil {
+			tb.Fatal(name, err)
+		}
+		if n > v {
+			break
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		execAll(tb, conn, string(b), fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, 0)`, n))
+	}
+	return url
+}
+
+// openLogged opens the database at url with its log in the returned
+// buffer.
+func openLogged(tb testing.TB, url string) (*postgres.DB, *syncbuf.Buffer) {
+	tb.Helper()
+	var log syncbuf.Buffer
+	db, err := postgres.Open(context.Background(), url, postgres.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db, &log
+}
+
+// wantUpgradeLogged checks that log tells of the upgrade of a database
+// made by a development build at development version v.
+func wantUpgradeLogged(tb testing.TB, log *syncbuf.Buffer, v int) {
+	tb.Helper()
+	if s := log.String(); !strings.Contains(s, "upgraded a database made by a development build") ||
+		!strings.Contains(s, fmt.Sprintf("development_version=%d ", v)) {
+		tb.Errorf("the log does not tell of the upgrade from development version %d:\n%s", v, s)
+	}
+}
+
+// TestUpgradeDevSchema is the proof that the release schema
+// (migrations/0001_schema.sql) is that of the development builds' last
+// migration: a database that a development build made at any of its
+// versions, once opened, has the schema of a new database, as pg_dump
+// writes it (every table, column, constraint, index, function, trigger,
+// extension and text search configuration), with the version a new
+// database records. The upgrade is logged.
+func TestUpgradeDevSchema(t *testing.T) {
+	want := schemaText(t, pgtest.DB(t, migrate))
+	for v := 1; v <= len(devMigrations(t)); v++ {
+		t.Run(fmt.Sprint("from ", v), func(t *testing.T) {
+			url := devDatabase(t, v)
+			db, log := openLogged(t, url)
+			db.Close()
+			if got := schemaText(t, url); got != want {
+				t.Errorf("the schema after the upgrade differs from a new database's (-new +upgraded):\n%s", schemaDiff(want, got))
+			}
+			wantUpgradeLogged(t, log, v)
+		})
+	}
+}
+
+// tableRows lists every row of every table of the database at url but
+// the tables of schema versions, table by table.
+func tableRows(tb testing.TB, url string) string {
+	tb.Helper()
+	ctx := context.Background()
+	conn := connect(tb, url)
+	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname NOT IN ('memstore_schema', 'schema_migrations') ORDER BY c.relname`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b strings.Builder
+	for _, table := range tables {
+		t := pgx.Identifier{table}.Sanitize()
+		rows, err := conn.Query(ctx, `SELECT t::text FROM `+t+` t ORDER BY 1`)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s\n\t%s\n", table, strings.Join(lines, "\n\t"))
+	}
+	return b.String()
+}
+
+// schemaVersions are the versions the database at url records, in
+// memstore_schema and in schema_migrations ("none" for a table it does
+// not have).
+func schemaVersions(tb testing.TB, url string) string {
+	tb.Helper()
+	ctx := context.Background()
+	conn := connect(tb, url)
+	var out []string
+	for _, table := range []string{"memstore_schema", "schema_migrations"} {
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
+			tb.Fatal(err)
+		}
+		if !exists {
+			out = append(out, table+" none")
+			continue
+		}
+		rows, err := conn.Query(ctx, `SELECT version FROM `+table+` ORDER BY version`)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(table, " ", vs))
+	}
+	return strings.Join(out, ", ")
+}
+
+// TestUpgradeDevDatabase opens a database of every kind of record as the
+// last development build left it: every row stays as it was, the
+// database is the release's from then on (opened again, it is not
+// upgraded again), and everything works: credentials, search, writes,
+// the feed and webhooks.
+func TestUpgradeDevDatabase(t *testing.T) {
 	url := pgtest.DB(t, migrate)
 	db := mustOpenAt(t, url, postgres.Options{})
-	w, err := db.CreateWorkspace(ctx, "counted")
-	if err != nil {
-		t.Fatal(err)
+	f := storetest.FillDatabase(t, db)
+	db.Close()
+	// The last development build's schema is the release's
+	// (TestUpgradeDevSchema) but for the table of versions.
+	last := len(devMigrations(t))
+	conn := connect(t, url)
+	execAll(t, conn, `DROP TABLE memstore_schema`,
+		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`,
+		fmt.Sprintf(`INSERT INTO schema_migrations SELECT generate_series(1, %d), 0`, last))
+	before := tableRows(t, url)
+
+	db, log := openLogged(t, url)
+	wantUpgradeLogged(t, log, last)
+	if after := tableRows(t, url); after != before {
+		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", schemaDiff(before, after))
 	}
-	c := &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_migration"}}
-	co := memstore.NewCore(db)
-	live, size := map[string]int{}, map[string]int64{}
-	for s, n := range []int{0, 1, 5} {
-		st, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)})
+	if got, want := schemaVersions(t, url), "memstore_schema [1], schema_migrations none"; got != want {
+		t.Errorf("the versions recorded after the upgrade: %s, want %s", got, want)
+	}
+	db.Close()
+	db, log = openLogged(t, url)
+	if log.String() != "" {
+		t.Errorf("opened again, the database was upgraded again:\n%s", log)
+	}
+	storetest.CheckDatabase(t, db, f)
+}
+
+// searchColumns is the SQL of the values of a memory's search columns,
+// search_text and search_words, as memstore makes them (search.go).
+func searchColumns(path, content string) string {
+	words := func(s string) string {
+		var ws []string
+		for w := range searchtext.Words(s) {
+			ws = append(ws, w.Fold)
+		}
+		return strings.Join(ws, " ")
+	}
+	return fmt.Sprintf(`'%s', setweight(to_tsvector('memstore', '%s'), 'A') || setweight(to_tsvector('memstore', '%s'), 'B')`,
+		searchtext.Fold(path)+"\n"+searchtext.Fold(content), words(path), words(content))
+}
+
+// TestUpgradeFirstDevDatabase opens a database that the first
+// development build made (development version 1) with rows of every kind
+// it kept: the development migrations carry them as they did. Each
+// store's feed is made from its versions (a rename where the path
+// changed), redactions and archive (whose actor was not kept); each
+// store counts its live memories and their size, as the limit of
+// memories per store reads them; search finds the memories; and every
+// list of versions reads back.
+func TestUpgradeFirstDevDatabase(t *testing.T) {
+	ctx := context.Background()
+	url := devDatabase(t, 1)
+	const (
+		ws         = "wrkspc_migration"
+		notes, old = "memstore_notes", "memstore_old"
+		key, agent = "apikey_alice", "sesn_agent"
+		sec        = int64(time.Second)
+	)
+	// Version IDs as memstore makes them (time-ordered), of the times
+	// the versions below were made at, in seconds.
+	var pairs []string
+	for _, i := range []int{1, 2, 3, 5, 6, 7} {
+		pairs = append(pairs, fmt.Sprintf("memver_0%d", i), ids.Floor(memstore.VersionIDPrefix, time.Unix(int64(i), 0)))
+	}
+	realIDs := strings.NewReplacer(pairs...)
+	execAll(t, connect(t, url), replaceAll(realIDs,
+		`INSERT INTO workspaces VALUES ('wrkspc_migration', 'migration', 0)`,
+		`INSERT INTO stores VALUES ('memstore_notes', 'wrkspc_migration', 'notes', '', '{}', 0, 0, NULL),
+			('memstore_old', 'wrkspc_migration', 'old', '', '{}', 0, 100000000000, 100000000000)`,
+		// In notes: a memory created, changed, renamed, its first version
+		// redacted; another created and deleted.
+		`INSERT INTO versions VALUES
+			('memver_01', 'memstore_notes', 'mem_a', 'created', NULL, NULL, NULL, NULL, 1000000000, 'api_actor', 'apikey_alice', 4000000000, 'user_actor', 'user_admin'),
+			('memver_02', 'memstore_notes', 'mem_a', 'modified', '/zoo/lemur.md', 'ring-tailed lemur', 'h2', 17, 2000000000, 'session_actor', 'sesn_agent', NULL, NULL, NULL),
+			('memver_03', 'memstore_notes', 'mem_a', 'modified', '/zoo/lemurs.md', 'ring-tailed lemur, curious', 'h3', 26, 3000000000, 'api_actor', 'apikey_alice', NULL, NULL, NULL),
+			('memver_05', 'memstore_notes', 'mem_b', 'created', '/todo.md', 'buy milk', 'h5', 8, 5000000000, 'session_actor', 'sesn_agent', NULL, NULL, NULL),
+			('memver_06', 'memstore_notes', 'mem_b', 'deleted', '/todo.md', NULL, NULL, NULL, 6000000000, 'session_actor', 'sesn_agent', NULL, NULL, NULL),
+			('memver_07', 'memstore_old', 'mem_c', 'created', '/old.md', 'from before', 'h7', 11, 7000000000, 'api_actor', 'apikey_alice', NULL, NULL, NULL)`,
+		`INSERT INTO memories VALUES
+			('mem_a', 'memstore_notes', '/zoo/lemurs.md', 'ring-tailed lemur, curious', 'h3', 26, 'memver_03', 1000000000, 3000000000, `+searchColumns("/zoo/lemurs.md", "ring-tailed lemur, curious")+`),
+			('mem_c', 'memstore_old', '/old.md', 'from before', 'h7', 11, 'memver_07', 7000000000, 7000000000, `+searchColumns("/old.md", "from before")+`)`,
+	)...)
+
+	db, log := openLogged(t, url)
+	wantUpgradeLogged(t, log, 1)
+	c := &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: key}}
+	co := memstore.NewCore(db, memstore.MaxMemoriesPerStore(3))
+	feed := func(store string) []string {
+		p, err := co.Events(ctx, c, store, memstore.EventFilter{Limit: memstore.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range n + 1 {
-			m, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: strings.Repeat("x", i)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 { // one created and deleted in each
-				if err := co.DeleteMemory(ctx, c, st.ID, m.ID, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
+		var out []string
+		for _, e := range p.Events {
+			out = append(out, fmt.Sprintf("%d %s %s %s %s %s %d", e.Seq, e.Type, e.MemoryID, e.VersionID, e.Actor.Type, e.Actor.ID, e.CreatedAt.UnixNano()/sec))
 		}
-		live[st.ID] = n
-		size[st.ID] = int64(n * (n + 1) / 2) // the deleted one was empty
+		return out
 	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
+	if got, want := feed(notes), replaceAll(realIDs,
+		"1 memory.created mem_a memver_01 api_actor apikey_alice 1",
+		"2 memory.modified mem_a memver_02 session_actor sesn_agent 2",
+		"3 memory.renamed mem_a memver_03 api_actor apikey_alice 3",
+		"4 version.redacted mem_a memver_01 user_actor user_admin 4",
+		"5 memory.created mem_b memver_05 session_actor sesn_agent 5",
+		"6 memory.deleted mem_b memver_06 session_actor sesn_agent 6",
+	); !slices.Equal(got, want) {
+		t.Errorf("the feed of %s:\n%s\nwant:\n%s", notes, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// The migrations after 0005 go too, to be made again (webhooks).
-	for _, q := range append(dropWebhooks,
-		`ALTER TABLE stores DROP COLUMN memory_count, DROP COLUMN content_size`, `DELETE FROM schema_migrations WHERE version >= 5`) {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+	if got, want := feed(old), replaceAll(realIDs,
+		"1 memory.created mem_c memver_07 api_actor apikey_alice 7",
+		"2 store.archived     100", // its actor was not kept
+	); !slices.Equal(got, want) {
+		t.Errorf("the feed of %s:\n%s\nwant:\n%s", old, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	conn.Close(ctx)
-
-	const limit = 6
-	co = memstore.NewCore(mustOpenAt(t, url, postgres.Options{}), memstore.MaxMemoriesPerStore(limit))
-	for id, n := range live {
+	for id, want := range map[string][2]int64{notes: {1, 26}, old: {1, 11}} {
 		st, err := co.Store(ctx, c, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.MemoryCount != int64(n) || st.ContentSize != size[id] {
-			t.Errorf("store %s reports %d memories of %d bytes, want %d of %d", id, st.MemoryCount, st.ContentSize, n, size[id])
+		if st.MemoryCount != want[0] || st.ContentSize != want[1] {
+			t.Errorf("store %s reports %d memories of %d bytes, want %d of %d", id, st.MemoryCount, st.ContentSize, want[0], want[1])
 		}
-		made := 0
-		for i := 0; made <= limit; i++ {
-			if _, err := co.CreateMemory(ctx, c, id, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "y"}); err != nil {
-				if memstore.ErrorCode(err) != memstore.EInvalid {
-					t.Fatal(err)
-				}
+	}
+
+	for _, q := range []string{"lemur", "curious", "tailed", "ring-tailed", "urio", "lemurs"} {
+		p, err := co.SearchMemories(ctx, c, []string{notes}, memstore.SearchQuery{Text: q})
+		if err != nil || len(p.Items) != 1 || p.Items[0].Memory.ID != "mem_a" {
+			t.Errorf("search %q: %v %+v, want mem_a", q, err, p.Items)
+		}
+	}
+	for _, f := range []memstore.VersionFilter{
+		{}, {MemoryID: "mem_a"}, {SessionID: agent}, {APIKeyID: key, Operation: memstore.OpModified},
+	} {
+		f.Limit = 2
+		var got []string
+		for {
+			p, err := co.Versions(ctx, c, notes, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range p.Items {
+				got = append(got, v.ID)
+			}
+			if p.Next == "" {
 				break
 			}
-			made++
+			f.Page = p.Next
 		}
-		if made != limit-n {
-			t.Errorf("store %s with %d memories took %d more under a limit of %d, want %d", id, n, made, limit, limit-n)
+		want := map[string][]string{
+			"":                {"memver_06", "memver_05", "memver_03", "memver_02", "memver_01"},
+			"mem_a":           {"memver_03", "memver_02", "memver_01"},
+			agent:             {"memver_06", "memver_05", "memver_02"},
+			key + " modified": {"memver_03"},
+		}[strings.TrimSpace(f.MemoryID+f.SessionID+f.APIKeyID+" "+string(f.Operation))]
+		if want := replaceAll(realIDs, want...); !slices.Equal(got, want) {
+			t.Errorf("versions %+v: %v, want %v", f, got, want)
+		}
+	}
+
+	// The count goes on from the one made: notes takes two more memories
+	// under a limit of three.
+	for i, want := range []string{"", "", memstore.EInvalid} {
+		_, err := co.CreateMemory(ctx, c, notes, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "lemur"})
+		if memstore.ErrorCode(err) != want {
+			t.Errorf("memory %d of %s under a limit of 3: %v, want %q", i+2, notes, err, want)
 		}
 	}
 }
 
-// dropWebhooks undoes the webhooks' migrations (0008 to 0010), for a
-// test that takes a database back to before them.
-var dropWebhooks = []string{
-	`DROP TABLE webhook_cursors, webhook_deliveries, webhook_endpoints`,
-	`DROP FUNCTION webhook_events_of_archive, webhook_events_of_stores, webhook_cursors_of_store CASCADE`,
-	`DROP FUNCTION webhook_cursors_of_endpoint, webhook_cursors_owed, webhook_feed_end, webhook_asks_feed, webhook_event_add, webhook_event_id`,
-}
-
-// TestWebhookDeliveriesMigration takes a database back to migration
-// 0008, with events waiting in the outbox, and opens it: each becomes a
-// pending delivery to every endpoint that wants it, with one ID per
-// event, and the outbox is gone.
-func TestWebhookDeliveriesMigration(t *testing.T) {
+// TestUpgradeDevWebhookOutbox opens a database made by a development
+// build whose webhooks went through an outbox (development version 8),
+// with events waiting in it: each becomes a pending delivery to every
+// endpoint that wants it, with one ID per event, and every endpoint gets
+// a cursor at the end of the feed of each store of its workspace.
+func TestUpgradeDevWebhookOutbox(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	w, err := db.CreateWorkspace(ctx, "hooks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	at0008, err := os.ReadFile("migrations/0008_webhooks.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two endpoints, and two events in the outbox: a store's creation,
-	// which both want, and a memory's, which one wants.
-	for _, q := range append(dropWebhooks, `DELETE FROM schema_migrations WHERE version >= 8`, string(at0008),
-		`INSERT INTO schema_migrations (version, applied_at) VALUES (8, 0)`,
-		`INSERT INTO webhook_endpoints VALUES ('webhook_every', '`+w.ID+`', '', '', 'http://127.0.0.1:9/', '{memory_store.created,memstore.memory.created}', 'enabled', '', 'whsec_', 1, 1)`,
-		`INSERT INTO webhook_endpoints VALUES ('webhook_created', '`+w.ID+`', '', '', 'http://127.0.0.1:9/', '{memory_store.created}', 'enabled', '', 'whsec_', 1, 1)`,
+	url := devDatabase(t, 8)
+	execAll(t, connect(t, url),
+		`INSERT INTO workspaces VALUES ('wrkspc_hooks', 'hooks', 0)`,
+		`INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ('memstore_a', 'wrkspc_hooks', 'a', '', '{}', 1000000000, 1000000000)`,
+		`INSERT INTO events VALUES ('memstore_a', 1, 'memory.created', 'memver_a', 'api_actor', 'apikey_a', 2000000000)`,
+		`INSERT INTO webhook_endpoints VALUES ('webhook_every', 'wrkspc_hooks', '', '', 'http://127.0.0.1:9/', '{memory_store.created,memstore.memory.created}', 'enabled', '', 'whsec_', 1, 1)`,
+		`INSERT INTO webhook_endpoints VALUES ('webhook_created', 'wrkspc_hooks', '', '', 'http://127.0.0.1:9/', '{memory_store.created}', 'enabled', '', 'whsec_', 1, 1)`,
 		`INSERT INTO webhook_outbox (workspace_id, type, store_id, memory_id, version_id, created_at) VALUES
-			('`+w.ID+`', 'memory_store.created', 'memstore_a', '', '', 1000000000),
-			('`+w.ID+`', 'memstore.memory.created', 'memstore_a', 'mem_a', 'memver_a', 2000000000)`) {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+			('wrkspc_hooks', 'memory_store.created', 'memstore_a', '', '', 1000000000),
+			('wrkspc_hooks', 'memstore.memory.created', 'memstore_a', 'mem_a', 'memver_a', 2000000000)`,
+	)
 
-	db = mustOpenAt(t, url, postgres.Options{})
+	db, log := openLogged(t, url)
+	wantUpgradeLogged(t, log, 8)
 	now := time.Now()
-	ds, err := db.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 10, PerEndpoint: 10})
+	ds, err := db.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 10, PerEndpoint: 10, AllFeeds: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +408,13 @@ func TestWebhookDeliveriesMigration(t *testing.T) {
 	for _, d := range ds {
 		key := d.Event.Type + " " + d.Event.ID
 		events[key] = append(events[key], d.EndpointID)
-		if d.Event.StoreID != "memstore_a" || d.Event.WorkspaceID != w.ID || !strings.HasPrefix(d.Event.ID, "wevt_") ||
+		if d.Event.StoreID != "memstore_a" || d.Event.WorkspaceID != "wrkspc_hooks" || !strings.HasPrefix(d.Event.ID, "wevt_") ||
 			(d.Event.Type == memstore.WebhookMemoryCreated && (d.Event.MemoryID != "mem_a" || d.Event.VersionID != "memver_a" || d.Event.CreatedAt.Unix() != 2)) {
 			t.Errorf("delivery %+v", d)
 		}
 	}
+	// The feed's event is delivered once, from the outbox: the cursors
+	// start past it.
 	if len(ds) != 3 || len(events) != 2 {
 		t.Fatalf("the outbox became %d deliveries of %d events, want 3 of 2: %v", len(ds), len(events), events)
 	}
@@ -164,7 +429,49 @@ func TestWebhookDeliveriesMigration(t *testing.T) {
 		}
 	}
 	var outbox bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass('webhook_outbox') IS NOT NULL`).Scan(&outbox); err != nil || outbox {
+	if err := connect(t, url).QueryRow(ctx, `SELECT to_regclass('webhook_outbox') IS NOT NULL`).Scan(&outbox); err != nil || outbox {
 		t.Errorf("the outbox is still there (%v)", err)
 	}
+}
+
+// TestRefuseNewerDatabases shows that a database this memstore does not
+// know is refused, and left as it is: one of a newer memstore, and one
+// of a development build newer than the last this memstore knows.
+func TestRefuseNewerDatabases(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		qs   []string
+		want string
+	}{
+		{"newer", []string{`INSERT INTO memstore_schema VALUES (2, 0)`}, "newer than this memstore knows (1): upgrade memstore"},
+		{"newer development build", []string{`DROP TABLE memstore_schema`,
+			`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`,
+			`INSERT INTO schema_migrations SELECT generate_series(1, 14), 0`}, "made by a development build of memstore newer than this one"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := pgtest.DB(t, migrate)
+			execAll(t, connect(t, url), c.qs...)
+			before := schemaText(t, url)
+			db, err := postgres.Open(context.Background(), url, postgres.Options{})
+			if err == nil {
+				db.Close()
+				t.Fatalf("opened, want the error %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want %q", err, c.want)
+			}
+			if after := schemaText(t, url); after != before {
+				t.Errorf("the refused database changed:\n%s", schemaDiff(before, after))
+			}
+		})
+	}
+}
+
+// replaceAll is ss, each replaced by r.
+func replaceAll(r *strings.Replacer, ss ...string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = r.Replace(s)
+	}
+	return out
 }

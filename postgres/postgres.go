@@ -60,6 +60,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,8 +84,20 @@ var (
 	_ memstore.EventNotifier            = (*DB)(nil)
 )
 
-//go:embed migrations/*.sql
+// migrations holds the schema: migrations/0001_schema.sql, the first
+// release's, and the migrations of later releases numbered after it,
+// each applied once and in order (migrate). migrations/dev holds the
+// migrations of the development builds before the first release, which
+// only bring a database those builds made up to the first release's
+// schema (devSchema); they go away in a later release.
+//
+//go:embed migrations/*.sql migrations/dev/*.sql
 var migrations embed.FS
+
+// devSchema is the version of the release schema that equals the schema
+// of the last development migration (migrations/dev), which a database
+// made by a development build becomes once it has them all.
+const devSchema = 1
 
 // Options tune a DB; the zero value is usable.
 type Options struct {
@@ -161,53 +174,128 @@ func (db *DB) Close() error {
 // that processes starting at once migrate one after the other.
 const migrationLock = 0x6d656d73746f7265 // "memstore"
 
-// migrate applies, in one transaction under the advisory lock, the
-// embedded migrations numbered above the last one recorded, and records
-// each. A database migrated by a newer memstore is refused.
+// migrate brings the database's schema up to date in one transaction,
+// under the advisory lock, by the migrations numbered above the last one
+// recorded in memstore_schema, and records each there. A database made
+// by a development build before the first release (which recorded its
+// migrations in schema_migrations instead) first gets the development
+// migrations it lacks, and is then at release version devSchema: this
+// happens once, and is logged. A database of a newer memstore is
+// refused.
 func (db *DB) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	release, err := readMigrations("migrations")
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	return db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+	dev, err := readMigrations("migrations/dev")
+	if err != nil {
+		return err
+	}
+	known, devKnown := release[len(release)-1].n, dev[len(dev)-1].n
+	var upgraded bool // from a development build's schema
+	var fromDev int   // the development version it was at
+	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		upgraded, fromDev = false, 0
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
+		var isRelease, isDev bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('memstore_schema') IS NOT NULL, to_regclass('schema_migrations') IS NOT NULL`).Scan(&isRelease, &isDev); err != nil {
 			return err
 		}
-		var have int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		have := 0
+		if !isRelease && isDev {
+			if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&fromDev); err != nil {
+				return err
+			}
+			if fromDev > devKnown {
+				return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", fromDev, devKnown)
+			}
+			for _, m := range dev {
+				if m.n > fromDev {
+					if err := m.run(ctx, tx); err != nil {
+						return err
+					}
+				}
+			}
+			if _, err := tx.Exec(ctx, `DROP TABLE schema_migrations`); err != nil {
+				return err
+			}
+			upgraded, have = true, devSchema
+		}
+		// One row per release migration applied.
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS memstore_schema (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
 			return err
 		}
-		known := 0
-		for _, name := range names {
-			base := strings.TrimPrefix(name, "migrations/")
-			n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-			if err != nil {
-				return fmt.Errorf("migration %s: bad number", base)
-			}
-			known = n
-			if n <= have {
-				continue
-			}
-			b, err := migrations.ReadFile(name)
-			if err != nil {
+		at := keyset.Nanos(db.now())
+		if have > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO memstore_schema (version, applied_at) VALUES ($1, $2)`, have, at); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, string(b)); err != nil {
-				return fmt.Errorf("migration %s: %w", base, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, n, keyset.Nanos(db.now())); err != nil {
-				return err
-			}
+		}
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM memstore_schema`).Scan(&have); err != nil {
+			return err
 		}
 		if have > known {
 			return fmt.Errorf("the database's schema is at version %d, newer than this memstore knows (%d): upgrade memstore", have, known)
 		}
+		for _, m := range release {
+			if m.n <= have {
+				continue
+			}
+			if err := m.run(ctx, tx); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO memstore_schema (version, applied_at) VALUES ($1, $2)`, m.n, at); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
+	if err == nil && upgraded {
+		db.log.Info("upgraded a database made by a development build of memstore", "development_version", fromDev, "version", known)
+	}
+	return err
+}
+
+// A migration is one file of migrations/ or migrations/dev/, numbered
+// by the start of its name.
+type migration struct {
+	n          int
+	name, text string
+}
+
+// readMigrations returns the migrations of dir, in order.
+func readMigrations(dir string) ([]migration, error) {
+	names, err := fs.Glob(migrations, dir+"/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var ms []migration
+	for _, name := range names {
+		n, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: bad number", name)
+		}
+		b, err := migrations.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{n: n, name: name, text: string(b)})
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no migrations in %s", dir)
+	}
+	return ms, nil
+}
+
+// run applies m in tx.
+func (m migration) run(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, m.text); err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	return nil
 }
 
 // The kinds of transaction: writes at READ COMMITTED, each taking the

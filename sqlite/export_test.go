@@ -10,9 +10,6 @@ import (
 // PurgePages lets the tests purge the search indexes in small steps.
 var PurgePages = &purgePages
 
-// LastMigration lets the tests open a database at an earlier schema.
-var LastMigration = &lastMigration
-
 // BusyTimeout lets the tests wait less for locks.
 var BusyTimeout = &busyTimeout
 

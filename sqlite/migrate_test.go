@@ -2,342 +2,289 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/sqlite/sqlitetest"
+	"github.com/memstore/memstore/storetest"
 )
 
-// TestVersionsMigration upgrades a database written at migration 0007,
-// with versions of every kind in two stores, to the versions table keyed
-// by store and ID (0008): every list and lookup of versions reads back as
-// it did, and the schema is that of a new database.
-func TestVersionsMigration(t *testing.T) {
-	ctx := context.Background()
-	all := *sqlite.LastMigration
-	*sqlite.LastMigration = 7
-	db, path := mustOpenToClose(t)
-	*sqlite.LastMigration = all
-	dropEvents := withEvents(t, path)
-	var stores []string
-	for s := range 2 {
-		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)}, memstore.Quota{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores = append(stores, st.ID)
-		var last []*memstore.Memory
-		for i := range 8 {
-			by := []memstore.Actor{alice, agent}[i%2]
-			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/notes/%d.md", i), Content: fmt.Sprintf("note %d of store %d", i, s)}, by)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := m.Content + ", edited"
-			if m, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, st.ID, m.ID, memstore.MemoryUpdate{Content: &c}, alice); err != nil {
-				t.Fatal(err)
-			}
-			last = append(last, m)
-		}
-		if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, st.ID, last[0].ID, "", agent); err != nil {
-			t.Fatal(err)
-		}
-		// A redacted version that is not current, and a redacted current one.
-		vs, err := db.Versions(ctx, ws, st.ID, memstore.VersionFilter{MemoryID: last[1].ID, Operation: memstore.OpCreated})
-		if err != nil || len(vs.Items) != 1 {
-			t.Fatalf("versions of %s: %v %v", last[1].ID, err, vs.Items)
-		}
-		for _, id := range []string{vs.Items[0].ID, last[2].VersionID} {
-			if _, err := db.RedactVersion(ctx, ws, st.ID, id, admin); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	before := readVersions(t, db, stores)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	dropEvents()
-	if n := userVersion(t, path); n != 7 {
-		t.Fatalf("user_version %d before the upgrade, want 7", n)
-	}
+// The databases of the development builds before the first release: their
+// schema came from the migrations of migrations/dev, numbered apart, and
+// they kept application_id 0. The tests below make such databases as
+// those builds did, by those migrations, and open them.
 
-	db = mustOpenAt(t, path, sqlite.Options{})
-	after := readVersions(t, db, stores)
-	if !reflect.DeepEqual(before, after) {
-		t.Errorf("versions read back differently after the migration:\nbefore %+v\nafter  %+v", before, after)
+// devMigrations are the development builds' migrations, in order.
+func devMigrations(tb testing.TB) []string {
+	tb.Helper()
+	names, err := filepath.Glob("migrations/dev/*.sql")
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("the development migrations: %v %v", names, err)
 	}
+	slices.Sort(names)
+	return names
+}
+
+// devDatabase makes at path a database as a development build made it
+// at development version v: that build's migrations up to v applied in
+// order, v in user_version, application_id 0. It returns a connection
+// to it, closed when tb ends.
+func devDatabase(tb testing.TB, path string, v int) *sql.DB {
+	tb.Helper()
+	raw := rawDB(tb, path)
+	for _, name := range devMigrations(tb) {
+		n, err := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
+		if err != nil {
+			tb.Fatal(name, err)
+		}
+		if n > v {
+			break
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := raw.Exec(string(b)); err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
+
+// openLogged opens the database at path with its log in the returned
+// buffer.
+func openLogged(tb testing.TB, path string) (*sqlite.DB, *syncbuf.Buffer) {
+	tb.Helper()
+	var log syncbuf.Buffer
+	return mustOpenAt(tb, path, sqlite.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}), &log
+}
+
+// wantUpgradeLogged checks that log tells of the upgrade of a database
+// made by a development build at development version v.
+func wantUpgradeLogged(tb testing.TB, log *syncbuf.Buffer, v int) {
+	tb.Helper()
+	if s := log.String(); !strings.Contains(s, "upgraded a database made by a development build") ||
+		!strings.Contains(s, fmt.Sprintf("development_version=%d ", v)) {
+		tb.Errorf("the log does not tell of the upgrade from development version %d:\n%s", v, s)
+	}
+}
+
+// TestUpgradeDevSchema is the proof that the release schema
+// (migrations/0001_schema.sql) is that of the development builds' last
+// migration: a database that a development build made at any of its
+// versions, once opened, has the schema of a new database, table for
+// table, index for index, trigger for trigger, with the rows a new
+// database starts with, and the release's application_id and
+// user_version. The upgrade is logged.
+func TestUpgradeDevSchema(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "fresh.db")
 	mustOpenAt(t, fresh, sqlite.Options{})
-	if got, want := schema(t, path), schema(t, fresh); !reflect.DeepEqual(got, want) {
-		t.Errorf("schema after the migration:\n%v\nwant that of a new database:\n%v", got, want)
-	}
-	var autoindex int
-	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'versions' AND name LIKE 'sqlite_autoindex%'`).Scan(&autoindex); err != nil || autoindex != 0 {
-		t.Errorf("versions keeps an index of its own ID (%d, %v): the migration did not rebuild it", autoindex, err)
-	}
-	// The rebuilt table takes writes, and its redaction triggers still
-	// fire: the memory whose current version was redacted changes.
-	st := stores[0]
-	p, err := db.Versions(ctx, ws, st, memstore.VersionFilter{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range p.Items {
-		if v.Redacted() && v.Operation == memstore.OpModified {
-			c := "rewritten after the upgrade"
-			if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, st, v.MemoryID, memstore.MemoryUpdate{Content: &c}, alice); err != nil {
-				t.Fatal(err)
+	want := schemaText(t, fresh)
+	for v := 1; v <= len(devMigrations(t)); v++ {
+		t.Run(fmt.Sprint("from ", v), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dev.db")
+			devDatabase(t, path, v).Close()
+			_, log := openLogged(t, path)
+			if got := schemaText(t, path); got != want {
+				t.Errorf("the schema after the upgrade differs from a new database's (-new +upgraded):\n%s", schemaDiff(want, got))
 			}
-		}
+			wantUpgradeLogged(t, log, v)
+		})
 	}
+}
+
+// TestUpgradeDevDatabase opens a database of every kind of record as the
+// last development build left it: every row stays as it was, the
+// database is the release's from then on (opened again, it is not
+// upgraded again), and everything works: credentials, search, writes,
+// the feed and webhooks.
+func TestUpgradeDevDatabase(t *testing.T) {
+	ctx := context.Background()
+	db, path := mustOpenToClose(t)
+	f := storetest.FillDatabase(t, db)
 	if err := db.WaitSearchIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if q, err := db.Versions(ctx, ws, st, memstore.VersionFilter{Limit: 100}); err != nil || len(q.Items) != len(p.Items)+1 || q.Items[0].Content != "" {
-		t.Errorf("after one more write: %v, %d versions, want %d", err, len(q.Items), len(p.Items)+1)
-	}
-}
-
-// withEvents gives the database at path, of a schema before the feed's,
-// the events table that this code writes to, as the feed's migration
-// makes it, and returns what drops it again, leaving the schema as it
-// was.
-func withEvents(t *testing.T, path string) (drop func()) {
-	t.Helper()
-	names, err := filepath.Glob("migrations/*_events.sql")
-	if err != nil || len(names) != 1 {
-		t.Fatalf("the feed's migration: %v %v", names, err)
-	}
-	b, err := os.ReadFile(names[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, path)
-	if _, err := raw.Exec(string(b)); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if _, err := raw.Exec(`DROP TABLE events`); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// TestEventsMigration upgrades a database written before the feed: its
-// stores' feeds are made from what they kept, as they would have been
-// written (bar the actor of an archive, which was not kept).
-func TestEventsMigration(t *testing.T) {
-	ctx := context.Background()
-	db, path := mustOpenToClose(t)
-	co := memstore.NewCore(db)
-	key := &memstore.Caller{WorkspaceID: ws, Actor: alice}
-	var stores []string
-	for s := range 2 {
-		st, err := co.CreateStore(ctx, key, memstore.StoreCreate{Name: fmt.Sprint("store ", s)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores = append(stores, st.ID)
-		a, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: "/a.md", Content: "a"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := sqlitetest.Create(t, db, ws, st.ID, "/b.md", "b", agent)
-		for _, u := range []memstore.MemoryUpdate{
-			{Content: ptr("a2")}, {Path: ptr("/c.md")}, {Path: ptr("/d.md"), Content: ptr("a3")},
-		} {
-			if _, err := co.UpdateMemory(ctx, key, st.ID, a.ID, u); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := co.RedactVersion(ctx, key, st.ID, a.VersionID); err != nil {
-			t.Fatal(err)
-		}
-		if err := co.DeleteMemory(ctx, key, st.ID, b.ID, ""); err != nil {
-			t.Fatal(err)
-		}
-		if s == 1 {
-			if _, err := co.ArchiveStore(ctx, key, st.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	feeds := func() [][]memstore.Event {
-		var out [][]memstore.Event
-		for _, id := range stores {
-			p, err := co.Events(ctx, key, id, memstore.EventFilter{Limit: memstore.MaxPageSize})
-			if err != nil || p.More {
-				t.Fatal(p, err)
-			}
-			out = append(out, p.Events)
-		}
-		return out
-	}
-	want := feeds()
-	if len(want[1]) != 8 || want[1][7].Type != memstore.EventStoreArchived {
-		t.Fatalf("the feed as written: %+v", want[1])
-	}
-	want[1][7].Actor = memstore.Actor{} // not kept before the feed
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Back to migration 0009: without the feed's table, nor what the
-	// migrations after it made (0011 to 0016: the stores' counts and
-	// sizes, webhooks and their deliveries, the revocations' table), to
-	// be made again.
+	// The last development build's schema is the release's
+	// (TestUpgradeDevSchema) but for the mark of the release.
+	last := len(devMigrations(t))
 	raw := rawDB(t, path)
+	if _, err := raw.Exec(fmt.Sprintf("PRAGMA application_id = 0; PRAGMA user_version = %d", last)); err != nil {
+		t.Fatal(err)
+	}
+	before := tableRows(t, raw)
+	raw.Close()
+
+	db, log := openLogged(t, path)
+	wantUpgradeLogged(t, log, last)
+	if after := tableRows(t, rawDB(t, path)); after != before {
+		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", schemaDiff(before, after))
+	}
+	if h := header(t, path); h != "1835363699 1" {
+		t.Errorf("application_id and user_version after the upgrade: %s, want memstore's and 1", h)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, log = openLogged(t, path)
+	if log.String() != "" {
+		t.Errorf("opened again, the database was upgraded again:\n%s", log)
+	}
+	storetest.CheckDatabase(t, db, f)
+}
+
+// header is the database's application_id and user_version.
+func header(tb testing.TB, path string) string {
+	tb.Helper()
+	var app, v int
+	raw := rawDB(tb, path)
+	if err := raw.QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
+		tb.Fatal(err)
+	}
+	if err := raw.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		tb.Fatal(err)
+	}
+	return fmt.Sprint(app, " ", v)
+}
+
+// TestUpgradeFirstDevDatabase opens a database that the first
+// development build made (development version 1: stores, memories and
+// versions) with rows of every kind it kept: the development migrations
+// carry them as they did. Each store's feed is made from its versions
+// (a rename where the path changed), redactions and archive (whose actor
+// was not kept); each store counts its live memories and their size, as
+// the limit of memories per store reads them; search finds the memories;
+// and every list of versions reads back as before.
+func TestUpgradeFirstDevDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "dev.db")
+	raw := devDatabase(t, path, 1)
+	const (
+		notes, old = "memstore_notes", "memstore_old"
+		key, agent = "apikey_alice", "sesn_agent"
+		sec        = int64(time.Second)
+	)
+	// Version IDs as memstore makes them (time-ordered), of the times
+	// the versions below were made at, in seconds.
+	var pairs []string
+	for _, i := range []int{1, 2, 3, 5, 6, 7} {
+		pairs = append(pairs, fmt.Sprintf("memver_0%d", i), ids.Floor(memstore.VersionIDPrefix, time.Unix(int64(i), 0)))
+	}
+	realIDs := strings.NewReplacer(pairs...)
 	for _, q := range []string{
-		`DROP TABLE revocations`,
-		`DROP TRIGGER webhook_cursors_of_store`, `DROP TABLE webhook_cursors`, `DROP VIEW webhook_events`, `DROP TRIGGER webhook_events_store_created`, `DROP TRIGGER webhook_events_store_deleted`,
-		`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_endpoints`,
-		`DROP TABLE events`,
-		`DROP TRIGGER memories_count_insert`, `DROP TRIGGER memories_count_delete`, `DROP TRIGGER memories_size_update`,
-		`ALTER TABLE stores DROP COLUMN memory_count`, `ALTER TABLE stores DROP COLUMN content_size`,
-		`PRAGMA user_version = 9`,
+		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at) VALUES ('memstore_notes', 'wrkspc_test', 'notes', 0, 0)`,
+		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at, archived_at) VALUES ('memstore_old', 'wrkspc_test', 'old', 0, 100000000000, 100000000000)`,
+		// In notes: a memory created, changed, renamed, its first version
+		// redacted; another created and deleted.
+		`INSERT INTO versions (id, store_id, memory_id, operation, path, content, sha256, size, created_at, actor_type, actor_id, redacted_at, redactor_type, redactor_id) VALUES
+			('memver_01', 'memstore_notes', 'mem_a', 'created', NULL, NULL, NULL, NULL, 1000000000, 'api_actor', 'apikey_alice', 4000000000, 'user_actor', 'user_admin'),
+			('memver_02', 'memstore_notes', 'mem_a', 'modified', '/zoo/lemur.md', 'ring-tailed lemur', 'h2', 17, 2000000000, 'session_actor', 'sesn_agent', NULL, NULL, NULL),
+			('memver_03', 'memstore_notes', 'mem_a', 'modified', '/zoo/lemurs.md', 'ring-tailed lemur, curious', 'h3', 26, 3000000000, 'api_actor', 'apikey_alice', NULL, NULL, NULL),
+			('memver_05', 'memstore_notes', 'mem_b', 'created', '/todo.md', 'buy milk', 'h5', 8, 5000000000, 'session_actor', 'sesn_agent', NULL, NULL, NULL),
+			('memver_06', 'memstore_notes', 'mem_b', 'deleted', '/todo.md', NULL, NULL, NULL, 6000000000, 'session_actor', 'sesn_agent', NULL, NULL, NULL),
+			('memver_07', 'memstore_old', 'mem_c', 'created', '/old.md', 'from before', 'h7', 11, 7000000000, 'api_actor', 'apikey_alice', NULL, NULL, NULL)`,
+		`INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at) VALUES
+			('mem_a', 'memstore_notes', '/zoo/lemurs.md', 'ring-tailed lemur, curious', 'h3', 26, 'memver_03', 1000000000, 3000000000),
+			('mem_c', 'memstore_old', '/old.md', 'from before', 'h7', 11, 'memver_07', 7000000000, 7000000000)`,
 	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(q, err)
+		if _, err := raw.Exec(realIDs.Replace(q)); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	raw.Close()
-	db = mustOpenAt(t, path, sqlite.Options{})
-	co = memstore.NewCore(db)
-	if got := feeds(); !reflect.DeepEqual(got, want) {
-		t.Errorf("the feeds made by the migration:\n%+v\nwant as written:\n%+v", got, want)
-	}
-}
 
-// readVersions reads, for each store, every version through each way of
-// listing them (pages of 3, by memory, by actor, by operation) and by ID.
-func readVersions(t *testing.T, db *sqlite.DB, stores []string) [][]memstore.Version {
-	t.Helper()
-	ctx := context.Background()
-	list := func(store string, f memstore.VersionFilter) []memstore.Version {
-		var all []memstore.Version
-		f.Full, f.Limit = true, 3
-		for {
-			p, err := db.Versions(ctx, ws, store, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, p.Items...)
-			if p.Next == "" {
-				return all
-			}
-			f.Page = p.Next
-		}
-	}
-	var out [][]memstore.Version
-	for _, store := range stores {
-		all := list(store, memstore.VersionFilter{})
-		var got []memstore.Version
-		got = append(got, all...)
-		got = append(got, list(store, memstore.VersionFilter{MemoryID: all[len(all)-1].MemoryID})...)
-		got = append(got, list(store, memstore.VersionFilter{SessionID: agent.ID})...)
-		got = append(got, list(store, memstore.VersionFilter{APIKeyID: alice.ID, Operation: memstore.OpModified})...)
-		for _, v := range all {
-			w, err := db.Version(ctx, ws, store, v.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, *w)
-		}
-		out = append(out, got)
-	}
-	return out
-}
-
-func userVersion(t *testing.T, path string) (n int) {
-	t.Helper()
-	if err := rawDB(t, path).QueryRow(`PRAGMA user_version`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// schema lists the database's tables, indexes and triggers with their SQL.
-func schema(t *testing.T, path string) []string {
-	t.Helper()
-	rows, err := rawDB(t, path).Query(`SELECT type || ' ' || name || ': ' || ifnull(sql, '') FROM sqlite_schema ORDER BY type, name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var s []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		s = append(s, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// TestMemoryCountMigration upgrades a database written at migration 0010,
-// before stores kept the count and size of their memories, to 0011 and
-// 0012: each store's count and content size are those of its live
-// memories, as the store and the limit of memories per store show, and
-// the count stays so through later writes.
-func TestMemoryCountMigration(t *testing.T) {
-	ctx := context.Background()
-	all := *sqlite.LastMigration
-	*sqlite.LastMigration = 10
-	db, path := mustOpenToClose(t)
-	*sqlite.LastMigration = all
-	live, size := map[string]int{}, map[string]int64{}
-	for s, n := range []int{0, 1, 5} {
-		st, err := db.CreateStore(ctx, ws, memstore.StoreCreate{Name: fmt.Sprintf("store %d", s)}, memstore.Quota{})
+	db, log := openLogged(t, path)
+	wantUpgradeLogged(t, log, 1)
+	c := &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: key}}
+	co := memstore.NewCore(db, memstore.MaxMemoriesPerStore(3))
+	feed := func(store string) []string {
+		p, err := co.Events(ctx, c, store, memstore.EventFilter{Limit: memstore.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range n + 1 {
-			m, err := sqlitetest.Writer(db).CreateMemory(ctx, ws, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", i), Content: strings.Repeat("x", i)}, alice)
+		var out []string
+		for _, e := range p.Events {
+			out = append(out, fmt.Sprintf("%d %s %s %s %s %s %d", e.Seq, e.Type, e.MemoryID, e.VersionID, e.Actor.Type, e.Actor.ID, e.CreatedAt.UnixNano()/sec))
+		}
+		return out
+	}
+	if got, want := feed(notes), replaceAll(realIDs,
+		"1 memory.created mem_a memver_01 api_actor apikey_alice 1",
+		"2 memory.modified mem_a memver_02 session_actor sesn_agent 2",
+		"3 memory.renamed mem_a memver_03 api_actor apikey_alice 3",
+		"4 version.redacted mem_a memver_01 user_actor user_admin 4",
+		"5 memory.created mem_b memver_05 session_actor sesn_agent 5",
+		"6 memory.deleted mem_b memver_06 session_actor sesn_agent 6",
+	); !slices.Equal(got, want) {
+		t.Errorf("the feed of %s:\n%s\nwant:\n%s", notes, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got, want := feed(old), replaceAll(realIDs,
+		"1 memory.created mem_c memver_07 api_actor apikey_alice 7",
+		"2 store.archived     100", // its actor was not kept
+	); !slices.Equal(got, want) {
+		t.Errorf("the feed of %s:\n%s\nwant:\n%s", old, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantTotals(t, db, map[string]int{notes: 1, old: 1}, map[string]int64{notes: 26, old: 11})
+
+	for _, q := range []string{"lemur", "curious", "tailed", "ring-tailed", "urio", "lemurs"} {
+		p, err := co.SearchMemories(ctx, c, []string{notes}, memstore.SearchQuery{Text: q})
+		if err != nil || len(p.Items) != 1 || p.Items[0].Memory.ID != "mem_a" {
+			t.Errorf("search %q: %v %+v, want mem_a", q, err, p.Items)
+		}
+	}
+	checkIndexes(t, db, rawIndex(t, path), "after the upgrade")
+	for _, f := range []memstore.VersionFilter{
+		{}, {MemoryID: "mem_a"}, {SessionID: agent}, {APIKeyID: key, Operation: memstore.OpModified},
+	} {
+		f.Limit = 2
+		var got []string
+		for {
+			p, err := co.Versions(ctx, c, notes, f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i == 0 { // one created and deleted in each
-				if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, st.ID, m.ID, "", alice); err != nil {
-					t.Fatal(err)
-				}
+			for _, v := range p.Items {
+				got = append(got, v.ID)
 			}
-		}
-		live[st.ID] = n
-		size[st.ID] = int64(n * (n + 1) / 2) // the deleted one was empty
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	db = mustOpenAt(t, path, sqlite.Options{})
-	wantTotals(t, db, live, size)
-	const limit = 6
-	w := sqlitetest.Writer(db, memstore.MaxMemoriesPerStore(limit))
-	for id, n := range live {
-		made := 0
-		for i := 0; made <= limit; i++ {
-			if _, err := w.CreateMemory(ctx, ws, id, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "y"}, alice); err != nil {
-				if memstore.ErrorCode(err) != memstore.EInvalid {
-					t.Fatal(err)
-				}
+			if p.Next == "" {
 				break
 			}
-			made++
+			f.Page = p.Next
 		}
-		if made != limit-n {
-			t.Errorf("store %s with %d memories took %d more under a limit of %d, want %d", id, n, made, limit, limit-n)
+		want := map[string][]string{
+			"":                {"memver_06", "memver_05", "memver_03", "memver_02", "memver_01"},
+			"mem_a":           {"memver_03", "memver_02", "memver_01"},
+			agent:             {"memver_06", "memver_05", "memver_02"},
+			key + " modified": {"memver_03"},
+		}[strings.TrimSpace(f.MemoryID+f.SessionID+f.APIKeyID+" "+string(f.Operation))]
+		if want := replaceAll(realIDs, want...); !slices.Equal(got, want) {
+			t.Errorf("versions %+v: %v, want %v", f, got, want)
+		}
+	}
+
+	// The count goes on from the one made: notes takes two more memories
+	// under a limit of three.
+	for i, want := range []string{"", "", memstore.EInvalid} {
+		_, err := co.CreateMemory(ctx, c, notes, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "lemur"})
+		if memstore.ErrorCode(err) != want {
+			t.Errorf("memory %d of %s under a limit of 3: %v, want %q", i+2, notes, err, want)
 		}
 	}
 }
@@ -357,48 +304,35 @@ func wantTotals(t *testing.T, db memstore.StoreStorage, live map[string]int, siz
 	}
 }
 
-// TestWebhookDeliveriesMigration upgrades a database written at
-// migration 0013, with events waiting in the outbox, to 0014: each
-// becomes a pending delivery to every endpoint that wants it, with one ID
-// per event, and the outbox is gone.
-func TestWebhookDeliveriesMigration(t *testing.T) {
+// TestUpgradeDevWebhookOutbox opens a database made by a development
+// build whose webhooks went through an outbox (development version 13),
+// with events waiting in it: each becomes a pending delivery to every
+// endpoint that wants it, with one ID per event, and every endpoint gets
+// a cursor at the end of the feed of each store of its workspace.
+func TestUpgradeDevWebhookOutbox(t *testing.T) {
 	ctx := context.Background()
-	all := *sqlite.LastMigration
-	*sqlite.LastMigration = 13
-	db, path := mustOpenToClose(t)
-	*sqlite.LastMigration = all
-	w, err := db.CreateWorkspace(ctx, "hooks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &memstore.Caller{WorkspaceID: w.ID, Actor: alice}
-	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))
-	every, err := hooks.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: memstore.WebhookEventTypes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created, err := hooks.CreateWebhook(ctx, c, memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: []string{memstore.WebhookStoreCreated}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := memstore.NewCore(db).CreateStore(ctx, c, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := sqlitetest.Create(t, db, w.ID, s.ID, "/a.md", "one", alice)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, path)
-	var waiting int
-	if err := raw.QueryRow(`SELECT count(*) FROM webhook_outbox`).Scan(&waiting); err != nil || waiting != 2 {
-		t.Fatalf("the outbox at 0013 holds %d events (%v), want the store's and the memory's", waiting, err)
+	path := filepath.Join(t.TempDir(), "dev.db")
+	raw := devDatabase(t, path, 13)
+	for _, q := range []string{
+		`INSERT INTO workspaces VALUES ('wrkspc_hooks', 'hooks', 0)`,
+		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at) VALUES ('memstore_a', 'wrkspc_hooks', 'a', 1000000000, 1000000000)`,
+		`INSERT INTO events VALUES ('memstore_a', 1, 'memory.created', 'memver_a', 'api_actor', 'apikey_a', 2000000000)`,
+		`INSERT INTO webhook_endpoints VALUES ('webhook_every', 'wrkspc_hooks', '', '', 'http://127.0.0.1:9/', 'memory_store.created,memstore.memory.created', 'enabled', '', 'whsec_', 1, 1)`,
+		`INSERT INTO webhook_endpoints VALUES ('webhook_created', 'wrkspc_hooks', '', '', 'http://127.0.0.1:9/', 'memory_store.created', 'enabled', '', 'whsec_', 1, 1)`,
+		`INSERT INTO webhook_outbox (workspace_id, type, store_id, memory_id, version_id, created_at) VALUES
+			('wrkspc_hooks', 'memory_store.created', 'memstore_a', '', '', 1000000000),
+			('wrkspc_hooks', 'memstore.memory.created', 'memstore_a', 'mem_a', 'memver_a', 2000000000)`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 	raw.Close()
 
-	db = mustOpenAt(t, path, sqlite.Options{})
+	db, log := openLogged(t, path)
+	wantUpgradeLogged(t, log, 13)
 	now := time.Now()
-	ds, err := db.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 10, PerEndpoint: 10})
+	ds, err := db.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 10, PerEndpoint: 10, AllFeeds: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,20 +340,21 @@ func TestWebhookDeliveriesMigration(t *testing.T) {
 	for _, d := range ds {
 		key := d.Event.Type + " " + d.Event.ID
 		events[key] = append(events[key], d.EndpointID)
-		if d.Event.StoreID != s.ID || d.Event.WorkspaceID != w.ID || d.Event.CreatedAt.After(now) || !strings.HasPrefix(d.Event.ID, "wevt_") ||
-			(d.Event.Type == memstore.WebhookMemoryCreated && (d.Event.MemoryID != m.ID || d.Event.VersionID != m.VersionID)) {
+		if d.Event.StoreID != "memstore_a" || d.Event.WorkspaceID != "wrkspc_hooks" || !strings.HasPrefix(d.Event.ID, "wevt_") ||
+			(d.Event.Type == memstore.WebhookMemoryCreated && (d.Event.MemoryID != "mem_a" || d.Event.VersionID != "memver_a" || d.Event.CreatedAt.Unix() != 2)) {
 			t.Errorf("delivery %+v", d)
 		}
 	}
+	// The feed's event is delivered once, from the outbox: the cursors
+	// start past it.
 	if len(ds) != 3 || len(events) != 2 {
 		t.Fatalf("the outbox became %d deliveries of %d events, want 3 of 2: %v", len(ds), len(events), events)
 	}
 	for key, eps := range events {
 		slices.Sort(eps)
-		want := []string{every.ID}
+		want := []string{"webhook_every"}
 		if strings.HasPrefix(key, memstore.WebhookStoreCreated+" ") {
-			want = []string{created.ID, every.ID}
-			slices.Sort(want)
+			want = []string{"webhook_created", "webhook_every"}
 		}
 		if !slices.Equal(eps, want) {
 			t.Errorf("%s went to %v, want %v", key, eps, want)
@@ -429,4 +364,51 @@ func TestWebhookDeliveriesMigration(t *testing.T) {
 	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'webhook_outbox'`).Scan(&outbox); err != nil || outbox != 0 {
 		t.Errorf("the outbox is still there (%v)", err)
 	}
+}
+
+// TestRefuseOtherDatabases shows that a database this memstore does not
+// know is refused, and left as it is: one of a newer memstore, one of a
+// development build newer than the last this memstore knows, and a file
+// of another application.
+func TestRefuseOtherDatabases(t *testing.T) {
+	for _, c := range []struct {
+		name, header, want string
+	}{
+		{"newer", "PRAGMA application_id = 1835363699; PRAGMA user_version = 2", "newer than this memstore knows (1): upgrade memstore"},
+		{"newer development build", "PRAGMA application_id = 0; PRAGMA user_version = 19", "made by a development build of memstore newer than this one"},
+		{"another application", "PRAGMA application_id = 1; PRAGMA user_version = 1", "not a memstore database"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, path := mustOpenToClose(t)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			raw := rawDB(t, path)
+			if _, err := raw.Exec(c.header); err != nil {
+				t.Fatal(err)
+			}
+			before := schemaText(t, path)
+			raw.Close()
+			db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+			if err == nil {
+				db.Close()
+				t.Fatalf("opened, want the error %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want %q", err, c.want)
+			}
+			if after := schemaText(t, path); after != before {
+				t.Errorf("the refused database changed:\n%s", schemaDiff(before, after))
+			}
+		})
+	}
+}
+
+// replaceAll is ss, each replaced by r.
+func replaceAll(r *strings.Replacer, ss ...string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = r.Replace(s)
+	}
+	return out
 }

@@ -237,43 +237,6 @@ func TestSearchIndexFollowsEveryWrite(t *testing.T) {
 	}
 }
 
-// TestSearchMigrationIndexesExistingMemories opens a database written
-// before search existed: the migration indexes its memories.
-func TestSearchMigrationIndexesExistingMemories(t *testing.T) {
-	ctx := context.Background()
-	// A database at migration 0003, before search, with one memory.
-	all := *sqlite.LastMigration
-	*sqlite.LastMigration = 3
-	db, path := mustOpenToClose(t)
-	*sqlite.LastMigration = all
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, path)
-	for _, q := range []string{
-		`INSERT INTO stores (id, workspace_id, name, created_at, updated_at) VALUES ('memstore_old', '` + ws + `', 'old', 1, 1)`,
-		`INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at)
-			VALUES ('mem_old', 'memstore_old', '/zoo/lemur.md', 'ring-tailed and curious', '', 23, 'memver_old', 1, 1)`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
-	if err := removeIndex(path); err != nil {
-		t.Fatal(err)
-	}
-	s := &memstore.Store{ID: "memstore_old"}
-	db = mustOpenAt(t, path, sqlite.Options{})
-	for _, q := range []string{"lemur", "curious", "tailed", "ring-tailed", "urio"} {
-		p, err := db.SearchMemories(ctx, ws, []string{s.ID}, memstore.SearchQuery{Text: q})
-		if err != nil || len(p.Items) != 1 || p.Items[0].Memory.Path != "/zoo/lemur.md" {
-			t.Errorf("search %q after the migration: %v %+v", q, err, p.Items)
-		}
-	}
-	checkIndexes(t, db, rawIndex(t, path), "after the migration")
-}
-
 // TestSearchErasesText shows that the words of rewritten and deleted
 // memories are never found again, and leave the database file when the
 // versions that hold them are redacted: the indexes are then rebuilt

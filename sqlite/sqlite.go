@@ -20,8 +20,9 @@
 //
 // # Parts
 //
-//   - sqlite.go: Open, Close, the migrations (migrations/), the
-//     translation of driver errors, and what the files share.
+//   - sqlite.go: Open, Close, the schema and its migrations
+//     (migrations/), the translation of driver errors, and what the
+//     files share.
 //   - txn.go: transactions, and the cache of prepared statements of each
 //     pool; reads run on a pool of read-only connections (DB.read).
 //   - writer.go: the writer, the one goroutine that runs every write,
@@ -51,7 +52,8 @@
 // by the next process to open it. Redacting the current version of a live
 // memory leaves the memory's text where it is; once the memory is changed
 // or deleted, that text leaves every file when the purge this asks for
-// (migration 0006) has finished. Deleting a store erases its content in
+// (the memories_redacted_text triggers, migrations/0001_schema.sql) has
+// finished. Deleting a store erases its content in
 // the same way (DeleteStore), and deleting a session what it kept, though
 // a deletion answers even when the log stays busy, which is then emptied
 // in the background (eraseDeleted).
@@ -65,7 +67,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,12 +93,25 @@ var (
 	_ memstore.Backend                  = (*DB)(nil)
 )
 
-//go:embed migrations/*.sql
+// migrations holds the schema: migrations/0001_schema.sql, the first
+// release's, and the migrations of later releases numbered after it,
+// each applied once and in order (migrate). migrations/dev holds the
+// migrations of the development builds before the first release, which
+// only bring a database those builds made up to the first release's
+// schema (devSchema); they go away in a later release.
+//
+//go:embed migrations/*.sql migrations/dev/*.sql
 var migrations embed.FS
 
-// lastMigration is the newest migration that Open applies: all of them,
-// but tests lower it to write a database of an earlier schema.
-var lastMigration = math.MaxInt
+// applicationID marks a database file as memstore's, in the header's
+// application_id ("mems"): the development builds before the first
+// release left it 0.
+const applicationID = 0x6d656d73
+
+// devSchema is the version of the release schema that equals the schema
+// of the last development migration (migrations/dev), which a database
+// made by a development build becomes once it has them all.
+const devSchema = 1
 
 // Options tune a DB; the zero value is usable.
 type Options struct {
@@ -234,44 +249,104 @@ func (db *DB) Close() error {
 	return errors.Join(db.ix.close(), db.ck.close(), db.rs.close(), db.ws.close(), db.r.Close(), db.w.Close())
 }
 
-// migrate applies, in one transaction, the embedded migrations numbered
-// above the database's user_version, then records the last one there.
+// migrate brings the database's schema up to date in one transaction,
+// by the migrations numbered above the one its user_version records,
+// and marks it as memstore's (applicationID). A database made by a
+// development build before the first release (application_id 0 and a
+// user_version) first gets the development migrations it lacks, and is
+// then at release version devSchema: this happens once, and is logged.
+// A database of a newer memstore, or a file of another application, is
+// refused.
 func (db *DB) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	release, err := readMigrations("migrations")
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
-	return db.write(ctx, func(tx *txn) error {
-		var have int
+	dev, err := readMigrations("migrations/dev")
+	if err != nil {
+		return err
+	}
+	known, devKnown := release[len(release)-1].n, dev[len(dev)-1].n
+	var fromDev int // the development version upgraded from, 0 for none
+	err = db.write(ctx, func(tx *txn) error {
+		var app, have int
+		if err := tx.queryRow(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+			return err
+		}
 		if err := tx.queryRow(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 			return err
 		}
-		last := have
-		for _, name := range names {
-			base := strings.TrimPrefix(name, "migrations/")
-			n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-			if err != nil {
-				return fmt.Errorf("migration %s: bad number", base)
-			}
-			if n <= have || n > lastMigration {
-				continue
-			}
-			b, err := migrations.ReadFile(name)
-			if err != nil {
+		switch {
+		case app != applicationID && app != 0:
+			return fmt.Errorf("the file is not a memstore database (its application_id is %#x)", app)
+		case app == 0 && have > devKnown:
+			return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", have, devKnown)
+		case app == 0 && have > 0:
+			if err := runMigrations(ctx, tx, dev, have); err != nil {
 				return err
 			}
-			if err := tx.execScript(ctx, string(b)); err != nil {
-				return fmt.Errorf("migration %s: %w", base, err)
-			}
-			last = n
+			fromDev, have = have, devSchema
+		case have > known:
+			return fmt.Errorf("the database's schema is at version %d, newer than this memstore knows (%d): upgrade memstore", have, known)
 		}
-		if last == have {
+		if err := runMigrations(ctx, tx, release, have); err != nil {
+			return err
+		}
+		if app == applicationID && have == known {
 			return nil
 		}
-		_, err := tx.exec(ctx, fmt.Sprintf("PRAGMA user_version = %d", last))
-		return err
+		return tx.execScript(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, known))
 	})
+	if err == nil && fromDev > 0 {
+		db.log.Info("upgraded a database made by a development build of memstore", "path", db.path, "development_version", fromDev, "version", known)
+	}
+	return err
+}
+
+// A migration is one file of migrations/ or migrations/dev/, numbered
+// by the start of its name.
+type migration struct {
+	n          int
+	name, text string
+}
+
+// readMigrations returns the migrations of dir, in order.
+func readMigrations(dir string) ([]migration, error) {
+	names, err := fs.Glob(migrations, dir+"/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var ms []migration
+	for _, name := range names {
+		base := path.Base(name)
+		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: bad number", name)
+		}
+		b, err := migrations.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{n: n, name: name, text: string(b)})
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("no migrations in %s", dir)
+	}
+	return ms, nil
+}
+
+// runMigrations runs, in tx, the migrations of ms numbered above have.
+func runMigrations(ctx context.Context, tx *txn, ms []migration, have int) error {
+	for _, m := range ms {
+		if m.n <= have {
+			continue
+		}
+		if err := tx.execScript(ctx, m.text); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	return nil
 }
 
 // translate turns driver errors into memstore errors by SQLite result
