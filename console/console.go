@@ -420,6 +420,7 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, e
 		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
 		memstore.EPathConflict: http.StatusConflict, memstore.EPreconditionFailed: http.StatusConflict,
 		memstore.EUnauthenticated: http.StatusUnauthorized, memstore.ERateLimited: http.StatusTooManyRequests,
+		memstore.EOverloaded: http.StatusServiceUnavailable,
 	}[memstore.ErrorCode(err)]
 	if status == 0 {
 		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
@@ -466,6 +467,11 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 			Error: "Too many sign-in attempts for this user, or from your address. Wait " + wait.String() + " and try again."})
 		return
 	}
+	if wait, ok := busy(err); ok {
+		setRetryAfter(w, err)
+		h.render(w, r, http.StatusServiceUnavailable, "signin", nil, view{Title: "Sign in", Data: data, Error: busyMessage(wait)})
+		return
+	}
 	if err != nil {
 		if memstore.ErrorCode(err) != memstore.EUnauthenticated {
 			h.fail(w, r, nil, http.StatusInternalServerError, h.internal(r, err))
@@ -501,6 +507,23 @@ func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
 	}
 	h.setCookie(w, r, secret)
 	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+}
+
+// busy reports whether err refuses a password's check or hash because
+// the server is busy with others (memstore.EOverloaded), and how long to
+// wait, in whole seconds, before the next try.
+func busy(err error) (time.Duration, bool) {
+	var e *memstore.Error
+	if !errors.As(err, &e) || e.Code != memstore.EOverloaded {
+		return 0, false
+	}
+	return time.Duration(math.Ceil(e.RetryAfter.Seconds())) * time.Second, true
+}
+
+// busyMessage is the console's message for a password not checked as
+// the server is busy.
+func busyMessage(wait time.Duration) string {
+	return "The server is busy checking other passwords, so yours was not checked. Wait " + wait.String() + " and try again."
 }
 
 // limited reports whether err refuses a sign-in for too many attempts,

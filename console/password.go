@@ -34,6 +34,11 @@ func (h *Handler) setPassword(w http.ResponseWriter, r *http.Request, s *signedI
 		h.renderPassword(w, r, s, http.StatusTooManyRequests, "Too many wrong passwords for this user. Wait "+wait.String()+" and try again.", "")
 		return
 	}
+	if wait, ok := busy(err); ok {
+		setRetryAfter(w, err)
+		h.renderPassword(w, r, s, http.StatusServiceUnavailable, busyMessage(wait), "")
+		return
+	}
 	switch code := memstore.ErrorCode(err); code {
 	case "":
 	case memstore.EInvalid, memstore.EPermission:
