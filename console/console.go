@@ -202,6 +202,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, nil, http.StatusForbidden, "This form was sent from another site, or without saying where from; the console accepts forms from its own pages only.")
 		return
 	}
+	if r.Method == http.MethodPost {
+		// A form may wait for a slot to hash a password: the server may
+		// then cut its connection off to serve others.
+		r = r.WithContext(memstore.WithWaitNotice(r.Context(), netlimit.Waiting))
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
