@@ -533,10 +533,12 @@ func shutdown(ctx context.Context, srv *http.Server, log *slog.Logger) {
 
 // httpServer is a server of h on the connections of l, with serve's
 // timeouts and limits. It tells l which connections have a request in
-// progress and which of those wait for a body (netlimit.Listener.Serve),
+// progress and which of those wait on their clients (for a body, to take
+// an answer, or for a turn to hash a password: netlimit.Listener.Serve),
 // without which the connection cap would take them for idle and close
-// one mid-request to make room, or let requests whose bodies trickle in
-// keep every other client out; and it ends a body that comes too slowly.
+// one mid-request to make room, or let slow clients keep every other
+// client out; and it ends a body that comes too slowly. l itself ends a
+// connection whose client takes nothing of an answer for long.
 func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Server {
 	srv := &http.Server{
 		Handler:           h,
