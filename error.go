@@ -20,6 +20,7 @@ const (
 	EPreconditionFailed = "memory_precondition_failed_error" // content_sha256 mismatch (409)
 	ERateLimited        = "rate_limit_error"                 // over a rate, such as searches per second (429)
 	EInternal           = "api_error"                        // anything else (500)
+	EOverloaded         = "overloaded_error"                 // the server is too busy for now; retry (503, 529 on the API)
 )
 
 // Error is memstore's error: a code for programs, a message for people.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -41,6 +42,18 @@ const maxHashing = 2
 
 // hashing is the semaphore of maxHashing.
 var hashing = make(chan struct{}, maxHashing)
+
+// The bounds of the wait for a hashing slot: a flood of sign-ins is
+// refused (EOverloaded) rather than queued without end, each holding a
+// connection meanwhile.
+const (
+	// HashWaitTimeout bounds a request's wait for a hashing slot.
+	HashWaitTimeout = 5 * time.Second
+	// MaxHashWaiters bounds the requests that wait for a slot at once:
+	// one more is refused at once. Hashes take tens of milliseconds, so
+	// as many are hashed well within HashWaitTimeout.
+	MaxHashWaiters = 32
+)
 
 // ValidatePassword checks a new password: MinPasswordLength characters at
 // least, MaxPasswordBytes at most, valid UTF-8 (EInvalid). It never
@@ -144,16 +157,73 @@ func parsePasswordHash(hash string) (passwordHash, bool) {
 // one would be a preimage of argon2id).
 var dummyPasswordHash = phcHash(make([]byte, argonSaltBytes), make([]byte, argonKeyBytes))
 
+// waitNoticeKey is the context key of WithWaitNotice's function.
+type waitNoticeKey struct{}
+
+// WithWaitNotice returns ctx with notice, called when work done for ctx
+// waits its turn for something the whole server shares (a slot to hash
+// a password); the function it returns is called when the wait ends. The
+// HTTP server counts such a request as one waiting on its client, which
+// it may cut off to serve others, so that a flood of them cannot hold
+// every connection.
+func WithWaitNotice(ctx context.Context, notice func(context.Context) (end func())) context.Context {
+	return context.WithValue(ctx, waitNoticeKey{}, notice)
+}
+
 // argonKey computes one argon2id key of n bytes, at most maxHashing at
-// once. The wait for a slot ends with ctx, so that requests whose clients
-// have gone do not queue up behind a flood; a hash once started runs to
-// its end (argon2 cannot be interrupted, and it is bounded).
+// once. A request waits for a slot at most HashWaitTimeout, with at most
+// MaxHashWaiters others, else it is refused as the server being busy
+// (EOverloaded), so that a flood of sign-ins neither queues without end
+// nor holds a connection each meanwhile; the wait also ends with ctx, so
+// that requests whose clients have gone do not queue up. A hash once
+// started runs to its end (argon2 cannot be interrupted, and it is
+// bounded).
 func argonKey(ctx context.Context, pw string, salt []byte, t, m uint32, p uint8, n int) ([]byte, error) {
 	select {
 	case hashing <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("gave up waiting to hash a password (at most %d are hashed at once; the server is busy with others): %w", maxHashing, context.Cause(ctx))
+	default:
+		if err := waitToHash(ctx); err != nil {
+			return nil, err
+		}
 	}
 	defer func() { <-hashing }()
 	return argon2.IDKey([]byte(pw), salt, t, m, p, uint32(n)), nil
+}
+
+// hashWaiters is the semaphore of MaxHashWaiters.
+var hashWaiters = make(chan struct{}, MaxHashWaiters)
+
+// waitToHash waits for a hashing slot and takes it, within the bounds of
+// argonKey, telling ctx's wait notice (WithWaitNotice) while it waits.
+func waitToHash(ctx context.Context) error {
+	select {
+	case hashWaiters <- struct{}{}:
+	default:
+		return errHashBusy()
+	}
+	defer func() { <-hashWaiters }()
+	if notice, _ := ctx.Value(waitNoticeKey{}).(func(context.Context) func()); notice != nil {
+		defer notice(ctx)()
+	}
+	timeout := time.NewTimer(HashWaitTimeout)
+	defer timeout.Stop()
+	select {
+	case hashing <- struct{}{}:
+		return nil
+	case <-timeout.C:
+		return errHashBusy()
+	case <-ctx.Done():
+		return fmt.Errorf("gave up waiting to hash a password (at most %d are hashed at once; the server is busy with others): %w", maxHashing, context.Cause(ctx))
+	}
+}
+
+// errHashBusy is the error of a request refused a hashing slot.
+func errHashBusy() *Error {
+	return &Error{
+		Code: EOverloaded,
+		Message: fmt.Sprintf("the server is busy checking other passwords (it checks %d at once, and %d more wait at most %s each), so this one was not checked; %s",
+			maxHashing, MaxHashWaiters, HashWaitTimeout, WaitAndRetry(HashWaitTimeout)),
+		Retry:      true,
+		RetryAfter: HashWaitTimeout,
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -118,5 +119,82 @@ func TestPasswordWaitEndsWithContext(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: still waiting for a hashing slot after 5s", c.name)
 		}
+	}
+}
+
+// TestPasswordWaitBounded: with every hashing slot taken, a check waits
+// at most HashWaitTimeout, then is refused as the server being busy
+// (EOverloaded, with a time to retry after); with MaxHashWaiters
+// waiting, one more is refused at once; and each waiter tells its
+// request's wait notice for as long as it waits.
+func TestPasswordWaitBounded(t *testing.T) {
+	pw := "correct horse battery"
+	h := hash(t, pw)
+	for range maxHashing {
+		hashing <- struct{}{}
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			for range maxHashing {
+				<-hashing
+			}
+		}
+	}
+	defer release()
+	var waiting, ended atomic.Int32
+	ctx := WithWaitNotice(context.Background(), func(context.Context) func() {
+		waiting.Add(1)
+		return func() { ended.Add(1) }
+	})
+	busy := func(what string, err error) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Code != EOverloaded || e.RetryAfter <= 0 || !strings.Contains(e.Message, "busy") {
+			t.Errorf("%s: %#v; want EOverloaded saying the server is busy, with a time to retry after", what, err)
+		}
+	}
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	results := make(chan result, MaxHashWaiters)
+	begun := time.Now()
+	for range MaxHashWaiters {
+		go func() {
+			_, err := CheckPassword(ctx, h, pw)
+			results <- result{err, time.Since(begun)}
+		}()
+	}
+	for deadline := time.Now().Add(5 * time.Second); waiting.Load() < MaxHashWaiters; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d checks told their wait notice", waiting.Load(), MaxHashWaiters)
+		}
+	}
+	// One more is refused at once, while they wait.
+	start := time.Now()
+	_, err := CheckPassword(ctx, h, pw)
+	if took := time.Since(start); took > HashWaitTimeout/2 {
+		t.Errorf("a check beyond the %d waiting waited %v", MaxHashWaiters, took)
+	}
+	busy("a check beyond the queue", err)
+	for range MaxHashWaiters {
+		select {
+		case r := <-results:
+			busy("a check that waited", r.err)
+			if r.took < HashWaitTimeout-100*time.Millisecond {
+				t.Errorf("a check gave up waiting after %v, before HashWaitTimeout (%v)", r.took, HashWaitTimeout)
+			}
+		case <-time.After(HashWaitTimeout + 10*time.Second):
+			t.Fatalf("a check still waits %v after it began", time.Since(begun))
+		}
+	}
+	if n := ended.Load(); n != MaxHashWaiters {
+		t.Errorf("%d waits ended, want %d", n, MaxHashWaiters)
+	}
+	release()
+	if ok, err := CheckPassword(ctx, h, pw); !ok || err != nil {
+		t.Errorf("a check with the slots free: %v, %v", ok, err)
 	}
 }

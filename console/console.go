@@ -203,6 +203,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, nil, http.StatusForbidden, "This form was sent from another site, or without saying where from; the console accepts forms from its own pages only.")
 		return
 	}
+	if r.Method == http.MethodPost {
+		// A form may wait for a slot to hash a password: the server may
+		// then cut its connection off to serve others.
+		r = r.WithContext(memstore.WithWaitNotice(r.Context(), netlimit.Waiting))
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -421,6 +426,7 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, e
 		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
 		memstore.EPathConflict: http.StatusConflict, memstore.EPreconditionFailed: http.StatusConflict,
 		memstore.EUnauthenticated: http.StatusUnauthorized, memstore.ERateLimited: http.StatusTooManyRequests,
+		memstore.EOverloaded: http.StatusServiceUnavailable,
 	}[memstore.ErrorCode(err)]
 	if status == 0 {
 		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
@@ -464,6 +470,11 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if memstore.ErrorCode(err) == memstore.ERateLimited {
 		setRetryAfter(w, err)
 		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
+		return
+	}
+	if memstore.ErrorCode(err) == memstore.EOverloaded {
+		setRetryAfter(w, err)
+		h.render(w, r, http.StatusServiceUnavailable, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
 		return
 	}
 	if err != nil {

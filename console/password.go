@@ -33,6 +33,11 @@ func (h *Handler) setPassword(w http.ResponseWriter, r *http.Request, s *signedI
 		h.renderPassword(w, r, s, http.StatusTooManyRequests, sentence(memstore.ErrorMessage(err)), "")
 		return
 	}
+	if memstore.ErrorCode(err) == memstore.EOverloaded {
+		setRetryAfter(w, err)
+		h.renderPassword(w, r, s, http.StatusServiceUnavailable, sentence(memstore.ErrorMessage(err)), "")
+		return
+	}
 	switch code := memstore.ErrorCode(err); code {
 	case "":
 	case memstore.EInvalid, memstore.EPermission:

@@ -30,10 +30,10 @@ The key is shown only then: the database keeps a hash of it.
 'keys ls' lists keys, revoked ones included, and never their secrets: the
 hint is the key's last four characters.
 
-'keys revoke ID' stops a key from working, for good. A server on a
-database file may still accept it for a few seconds, as long as it
-remembers having authenticated it; servers on PostgreSQL hear of it
-within a second.
+'keys revoke ID' stops a key from working, for good: a running server on
+the same database file hears of it within about half a second, servers
+on PostgreSQL within a second, and they end the change-feed streams and
+MCP sessions it opened then.
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share: the one 'memstore serve' uses.

@@ -29,7 +29,7 @@ import (
 	"github.com/memstore/memstore/webhook"
 )
 
-const serveHelp = `Usage: memstore serve [--db FILE|URL] [--addr HOST:PORT] [flags]
+var serveHelp = fmt.Sprintf(`Usage: memstore serve [--db FILE|URL] [--addr HOST:PORT] [flags]
 
 Serves the memory stores API, wire-compatible with Anthropic's
 /v1/memory_stores: point an official SDK at http://HOST:PORT as its base
@@ -48,15 +48,20 @@ the workspace "default" and a key for it, prints the key once on standard
 output, and, for a file, writes it to FILE.key (mode 0600, never
 overwritten). Make more keys with 'memstore keys create'.
 
-The server holds at most --max-connections connections at once: at the
-cap, a new connection closes the one idle the longest (one that has sent
-no whole request yet, or waits between requests), else the one whose
-request has waited the longest for its body; when every one has a request
-in progress that waits for no body, new connections wait for one to end.
-A connection is also dropped when its request's headers are slow to come,
-when its request's body comes slower than 1 KiB a second after its first
-5 seconds (or takes over 10 seconds without a credential), or when it
-stays idle between requests for long.
+The server holds at most --max-connections connections at once. At the
+cap, a new connection closes one that waits on its client: the one idle
+the longest (between requests, or with no request %[1]s
+after it came), else the one that has waited the longest for its
+requests' bodies, for its client to take an answer (a write blocked
+for %[2]s), or for a turn to check a password; when none waits
+so, new connections wait. A connection is also dropped when its
+request's headers are slow to come, when its request's body comes
+slower than %[3]s a second after its first %[4]s (or takes
+over %[5]s without a credential), when its client takes nothing
+of an answer for %[6]s, or when it stays idle between requests
+for long. A password check waits at most %[7]s for its turn,
+with at most %[8]d others; beyond, a sign-in is told that the server
+is busy (503, with Retry-After).
 
 Each workspace holds at most --max-stores-per-workspace stores
 (archived ones included) and --max-sessions-per-workspace live sessions,
@@ -109,7 +114,24 @@ these headers are ignored).
 Every flag may also be set by the environment variable named beside it;
 flags win over variables. SIGINT or SIGTERM stops the server after the
 requests in progress end (at most 10 seconds).
-`
+`, seconds(netlimit.FirstRequestGrace), seconds(netlimit.WriteGrace), kib(netlimit.MinBodyRate), seconds(netlimit.BodyGrace),
+	seconds(netlimit.UnauthenticatedBodyTimeout), seconds(netlimit.WriteStallTimeout), seconds(memstore.HashWaitTimeout), memstore.MaxHashWaiters)
+
+// seconds is d in words, for help: "1 second", "10 seconds".
+func seconds(d time.Duration) string {
+	if d == time.Second {
+		return "1 second"
+	}
+	return fmt.Sprintf("%g seconds", d.Seconds())
+}
+
+// kib is n bytes in words, for help: "1 KiB", or "100 bytes".
+func kib(n int) string {
+	if n%1024 == 0 {
+		return fmt.Sprintf("%d KiB", n/1024)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // The timeouts of the HTTP server. Request bodies are at most a few MiB
 // and every handler is one database transaction, so a minute is ample for
@@ -262,7 +284,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.searchRate, "search-rate-per-credential", "searches a second of one API key, session token or console user, `N`, in bursts of as many; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_CREDENTIAL)")
 	fs.Var(&c.searchRateWS, "search-rate-per-workspace", "searches a second of all the credentials of a workspace together, `N`; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_WORKSPACE)")
 	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
-	fs.Var(&c.maxConns, "max-connections", fmt.Sprintf("cap on open connections, `N`: beyond it the longest idle one is closed; 0 for the default of %d (MEMSTORE_MAX_CONNECTIONS)", defaultMaxConnections))
+	fs.Var(&c.maxConns, "max-connections", fmt.Sprintf("cap on open connections, `N`: beyond it one that waits on its client is closed, the longest idle first; 0 for the default of %d (MEMSTORE_MAX_CONNECTIONS)", defaultMaxConnections))
 	fs.Var(c.logFormat, "log-format", "`FORMAT` of the request log on standard error: text or json (MEMSTORE_LOG_FORMAT)")
 	fs.Var(c.logLevel, "log-level", "least severe `LEVEL` logged: debug, info, warn or error (MEMSTORE_LOG_LEVEL)")
 	fs.Var(&c.mcpIdle, "mcp-idle-timeout", "close an MCP session after `DURATION` without a request (MEMSTORE_MCP_IDLE_TIMEOUT)")
@@ -569,10 +591,12 @@ func shutdown(ctx context.Context, srv *http.Server, log *slog.Logger) {
 
 // httpServer is a server of h on the connections of l, with serve's
 // timeouts and limits. It tells l which connections have a request in
-// progress and which of those wait for a body (netlimit.Listener.Serve),
+// progress and which of those wait on their clients (for a body, to take
+// an answer, or for a turn to hash a password: netlimit.Listener.Serve),
 // without which the connection cap would take them for idle and close
-// one mid-request to make room, or let requests whose bodies trickle in
-// keep every other client out; and it ends a body that comes too slowly.
+// one mid-request to make room, or let slow clients keep every other
+// client out; and it ends a body that comes too slowly. l itself ends a
+// connection whose client takes nothing of an answer for long.
 func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Server {
 	srv := &http.Server{
 		Handler:           h,

@@ -54,9 +54,9 @@ func TestSlowBodiesAtTheCap(t *testing.T) {
 			apiAddr := strings.TrimPrefix(s.url, "http://")
 			consoleAddr := strings.TrimPrefix(consoleBase, "http://")
 			form := "workspace=default&name=ann&password=wrong-password-for-sure"
-			signin := fmt.Sprintf("POST /console/signin HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\nw",
+			signin := fmt.Sprintf("POST /console/signin HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n",
 				consoleAddr, consoleBase, len(form)+1000)
-			write := fmt.Sprintf("POST /v1/memory_stores HTTP/1.1\r\nHost: %s\r\nX-Api-Key: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+			write := fmt.Sprintf("POST /v1/memory_stores HTTP/1.1\r\nHost: %s\r\nX-Api-Key: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n",
 				apiAddr, s.key)
 			var slow []*trickle
 			for i := range max {
@@ -69,8 +69,6 @@ func TestSlowBodiesAtTheCap(t *testing.T) {
 					slow = append(slow, startTrickle(t, apiAddr, write))
 				}
 			}
-			time.Sleep(time.Second) // for the server to read their headers
-
 			hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 			expect := func(what, method, url string, header http.Header, status int) {
 				t.Helper()
@@ -113,7 +111,8 @@ func TestSlowBodiesAtTheCap(t *testing.T) {
 	}
 }
 
-// A trickle is a request whose body comes a byte every half second.
+// A trickle is a request whose body comes a byte every half second, once
+// its handler has begun to read it.
 type trickle struct {
 	addr  string
 	ended chan struct{}  // closed when the server ended the request or the connection
@@ -121,9 +120,11 @@ type trickle struct {
 	body  string
 }
 
-// startTrickle sends head, a request's headers and the first bytes of its
-// body, on a new connection to addr, then a byte of the body every half
-// second until the server answers or closes the connection.
+// startTrickle sends head, a request's headers but their blank line, on
+// a new connection to addr, asking the server to say when it begins to
+// read the body (Expect: 100-continue). Once it has said so, the request
+// waits for its body: a byte of it comes every half second until the
+// server answers or closes the connection.
 func startTrickle(t *testing.T, addr, head string) *trickle {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -131,8 +132,14 @@ func startTrickle(t *testing.T, addr, head string) *trickle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := io.WriteString(c, head); err != nil {
+	if _, err := io.WriteString(c, head+"Expect: 100-continue\r\n\r\n"); err != nil {
 		t.Fatal(err)
+	}
+	const cont = "HTTP/1.1 100 Continue\r\n\r\n"
+	got := make([]byte, len(cont))
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != cont {
+		t.Fatalf("the server never began to read the body of a request to %s: %q, %v", addr, got, err)
 	}
 	tr := &trickle{addr: addr, ended: make(chan struct{})}
 	go func() {

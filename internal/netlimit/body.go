@@ -36,14 +36,14 @@ var ErrSlowBody = fmt.Errorf("the request body came too slowly: the server waits
 	"and waits %s in all for the body of a request without a credential; send the body without pauses", BodyGrace, MinBodyRate, UnauthenticatedBodyTimeout)
 
 // Serve sets srv up to serve on l: l learns which connections have a
-// request in progress, and which of those wait for their request's body
-// (without which the cap would take them for idle, and close one
-// mid-request to make room, or for busy, and let slow bodies keep every
-// other client out); and each request body must come at the pace of
-// MinBodyRate, BodyGrace and UnauthenticatedBodyTimeout, else its read
-// fails with ErrSlowBody and the connection ends. srv.ReadTimeout, if
-// any, still bounds a request in all. Call Serve before serving, after
-// setting srv's Handler and ReadTimeout.
+// request in progress, and which of those wait on their clients (without
+// which the cap would take them for idle, and close one mid-request to
+// make room, or for busy, and let slow clients keep every other out);
+// and each request body must come at the pace of MinBodyRate, BodyGrace
+// and UnauthenticatedBodyTimeout, else its read fails with ErrSlowBody
+// and the connection ends. srv.ReadTimeout, if any, still bounds a
+// request in all. Call Serve before serving, after setting srv's Handler
+// and ReadTimeout.
 func (l *Listener) Serve(srv *http.Server) {
 	srv.ConnState = l.ConnState
 	if prev := srv.ConnContext; prev != nil {
@@ -56,33 +56,93 @@ func (l *Listener) Serve(srv *http.Server) {
 	srv.Handler = paced(srv.Handler, srv.ReadTimeout)
 }
 
-// paced serves h with every request body paced.
+// paced serves h with every request recorded on its connection while its
+// handler runs, and every request body paced.
 func paced(h http.Handler, readTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := &request{}
+		if c, _ := r.Context().Value(connKey{}).(*conn); c != nil {
+			req.c = c
+			c.begin(req)
+			defer c.end(req)
+			if r.ProtoMajor >= 2 {
+				// An HTTP/2 answer may wait on its client's flow control
+				// with the connection's writes flowing: its handler's
+				// writes are watched. HTTP/1 writes go to the connection,
+				// which watches them.
+				w = &writer{ResponseWriter: w, r: req}
+			}
+		}
+		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, req))
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 			h.ServeHTTP(w, r)
 			return
 		}
-		b := &body{ReadCloser: r.Body, rc: http.NewResponseController(w), start: time.Now(), length: r.ContentLength, readTimeout: readTimeout}
-		if c, _ := r.Context().Value(connKey{}).(*conn); c != nil && r.ProtoMajor == 1 {
-			// An HTTP/2 connection carries other requests: it is never
-			// closed for one of them.
-			b.c = c
-			c.awaitBody(true)
-		}
+		b := &body{ReadCloser: r.Body, r: req, rc: http.NewResponseController(w), start: time.Now(), length: r.ContentLength, readTimeout: readTimeout}
+		req.body = b
 		// Reads that are not the handler's (net/http's, of a body the
 		// handler left) are bounded too.
 		b.rc.SetReadDeadline(b.start.Add(BodyGrace))
 		// A copy: net/http decides what to do with a body the handler
 		// left by its own type.
-		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
 		r.Body = b
 		h.ServeHTTP(w, r)
 	})
 }
 
-// bodyKey is the request context's key of its paced body.
-type bodyKey struct{}
+// requestKey is the request context's key of its *request.
+type requestKey struct{}
+
+// A request is one in its handler on a server set up by Serve.
+type request struct {
+	c    *conn // nil on another listener's connection
+	body *body // nil without one
+
+	// Since when (on the Listener's clock) it has waited, 0 when not:
+	// for its body (its handler blocked reading it), for a shared slot
+	// (Waiting), and for its client to take an answer (its handler
+	// blocked writing, HTTP/2 only).
+	bodySince, slotSince, writeSince atomic.Int64
+}
+
+// waiting reports whether r waits on its client or for a shared slot,
+// and since when.
+func (r *request) waiting(now int64) (since int64, ok bool) {
+	for _, s := range []int64{r.bodySince.Load(), r.slotSince.Load()} {
+		if s != 0 && (since == 0 || s < since) {
+			since = s
+		}
+	}
+	if s := r.writeSince.Load(); s != 0 && now-s >= int64(WriteGrace) && (since == 0 || s < since) {
+		since = s
+	}
+	return since, since != 0
+}
+
+// mark records in at that r begins to wait, and wakes an Accept waiting
+// for room, which it may now make. at.Store(0) records the end of the
+// wait.
+func (r *request) mark(at *atomic.Int64) {
+	if r.c != nil {
+		at.Store(r.c.l.now())
+		r.c.l.wake()
+	}
+}
+
+// Waiting records that the request of ctx, on a server set up by Serve,
+// waits its turn for something the whole server shares, such as a slot
+// to hash a password, rather than doing its own work: at the cap, its
+// connection may then be closed to make room, as one waiting on its
+// client may, which ends the wait (ctx ends). It returns the function to
+// call when the wait ends. Without such a request it does nothing.
+func Waiting(ctx context.Context) (end func()) {
+	r, _ := ctx.Value(requestKey{}).(*request)
+	if r == nil {
+		return func() {}
+	}
+	r.mark(&r.slotSince)
+	return func() { r.slotSince.Store(0) }
+}
 
 // Authenticated tells the server set up by Serve that a credential
 // vouches for r: its body may then take as long as the server's
@@ -90,16 +150,42 @@ type bodyKey struct{}
 // UnauthenticatedBodyTimeout. Call it once the credential is checked,
 // before reading the body.
 func Authenticated(r *http.Request) {
-	if b, _ := r.Context().Value(bodyKey{}).(*body); b != nil {
-		b.authenticated.Store(true)
+	if req, _ := r.Context().Value(requestKey{}).(*request); req != nil && req.body != nil {
+		req.body.authenticated.Store(true)
 	}
 }
+
+// writer is the response writer of an HTTP/2 request, which records when
+// its handler is blocked writing.
+type writer struct {
+	http.ResponseWriter
+	r *request
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	w.r.mark(&w.r.writeSince)
+	defer w.r.writeSince.Store(0)
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes, as http.ResponseController.Flush asks.
+func (w *writer) FlushError() error {
+	w.r.mark(&w.r.writeSince)
+	defer w.r.writeSince.Store(0)
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (w *writer) Flush() { w.FlushError() }
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // body is a request body read at a pace.
 type body struct {
 	io.ReadCloser
+	r             *request
 	rc            *http.ResponseController
-	c             *conn // nil for HTTP/2
 	start         time.Time
 	length        int64 // -1 if unknown
 	readTimeout   time.Duration
@@ -123,7 +209,9 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, ErrSlowBody
 	}
 	b.rc.SetReadDeadline(deadline)
+	b.r.mark(&b.r.bodySince)
 	n, err := b.ReadCloser.Read(p)
+	b.r.bodySince.Store(0)
 	b.received += int64(n)
 	b.waited += time.Since(now)
 	switch {
@@ -157,9 +245,4 @@ func (b *body) deadline(now time.Time) (time.Time, bool) {
 }
 
 // end records that the handler waits for the body no more.
-func (b *body) end() {
-	b.done = true
-	if b.c != nil {
-		b.c.awaitBody(false)
-	}
-}
+func (b *body) end() { b.done = true }

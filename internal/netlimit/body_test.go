@@ -45,20 +45,40 @@ func sendHeaders(t *testing.T, url, path string, n int) net.Conn {
 	return c
 }
 
+// awaitBody opens a connection and sends the headers of a POST of n bytes
+// to path that expect 100 Continue, and returns once the server has sent
+// it: its handler is then reading the body, of which nothing has come.
+func awaitBody(t *testing.T, url, path string, n int) net.Conn {
+	t.Helper()
+	c := dial(t, url)
+	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", path, n); err != nil {
+		t.Fatal(err)
+	}
+	const cont = "HTTP/1.1 100 Continue\r\n\r\n"
+	got := make([]byte, len(cont))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != cont {
+		t.Fatalf("the server did not begin reading the body: %q, %v", got, err)
+	}
+	c.SetReadDeadline(time.Time{})
+	return c
+}
+
 // TestSlowBodiesMakeRoom: at the cap, with every connection's request
-// waiting for a body that trickles in, a new connection closes the one
-// that has waited the longest, at once, rather than waiting for one to end.
+// waiting for a body that does not come, a new connection closes the one
+// that has waited the longest, at once, rather than waiting for one to
+// end.
 func TestSlowBodiesMakeRoom(t *testing.T) {
 	const max = 2
-	started := make(chan string, max+1)
-	ln, url := serve(t, max, echoLength(started))
+	ln, url := serve(t, max, echoLength(nil))
 	var slow []net.Conn
 	for i := range max {
-		slow = append(slow, sendHeaders(t, url, fmt.Sprintf("/slow%d", i), 1000))
-		<-started
-		time.Sleep(50 * time.Millisecond) // the first waits longer
+		// Each waits for its body before the next begins.
+		slow = append(slow, awaitBody(t, url, fmt.Sprintf("/slow%d", i), 1000))
 	}
-	eventually(t, "both connections held", func() bool { return ln.Held() == max })
+	if n := ln.Held(); n != max {
+		t.Fatalf("%d connections held, want %d", n, max)
+	}
 
 	begun := time.Now()
 	got, err := get(url + "/fast")
@@ -77,37 +97,82 @@ func TestSlowBodiesMakeRoom(t *testing.T) {
 }
 
 // TestIdleBeforeSlowBody: an idle connection makes room before one whose
-// request waits for its body, however long each has waited.
+// request waits for its body, however long each has waited: one idle
+// between requests, and one that has sent nothing since it was accepted,
+// once its FirstRequestGrace has passed.
 func TestIdleBeforeSlowBody(t *testing.T) {
+	for _, between := range []bool{true, false} {
+		name := "new"
+		if between {
+			name = "between requests"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			const max = 2
+			ln, url := serve(t, max, echoLength(nil))
+			slow := awaitBody(t, url, "/slow", 1000)
+			idle := dial(t, url)
+			if between {
+				fmt.Fprintf(idle, "GET /idle HTTP/1.1\r\nHost: x\r\n\r\n")
+				res, err := http.ReadResponse(bufio.NewReader(idle), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.ReadAll(res.Body)
+			}
+			eventually(t, "both connections held", func() bool { return ln.Held() == max })
+			if !between {
+				time.Sleep(netlimit.FirstRequestGrace)
+			}
+			if got, err := get(url + "/fast"); got != "0 bytes" || err != nil {
+				t.Fatalf("answer %q, %v", got, err)
+			}
+			if open(idle) {
+				t.Error("the idle connection is still held")
+			}
+			if !open(slow) {
+				t.Fatal("the slow body's connection was closed while an idle one could make room")
+			}
+			// Its request goes on, and ends when its body has come.
+			if _, err := io.WriteString(slow, strings.Repeat("y", 1000)); err != nil {
+				t.Fatal(err)
+			}
+			slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+			res, err := http.ReadResponse(bufio.NewReader(slow), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 200 || string(b) != "1000 bytes" {
+				t.Errorf("the slow request: %s %q", res.Status, b)
+			}
+		})
+	}
+}
+
+// TestNewConnectionKept: at the cap, a connection accepted less than
+// FirstRequestGrace ago, whose request has not been read yet, is not
+// closed to make room, and neither is a request waiting for its body
+// meanwhile: a new connection waits until the first proves idle, which
+// is then closed.
+func TestNewConnectionKept(t *testing.T) {
 	const max = 2
-	started := make(chan string, max+1)
-	ln, url := serve(t, max, echoLength(started))
-	slow := sendHeaders(t, url, "/slow", 1000)
-	<-started
-	time.Sleep(100 * time.Millisecond)
-	idle := dial(t, url)
+	ln, url := serve(t, max, echoLength(nil))
+	slow := awaitBody(t, url, "/slow", 1000)
+	begun := time.Now()
+	fresh := dial(t, url)
 	eventually(t, "both connections held", func() bool { return ln.Held() == max })
 	if got, err := get(url + "/fast"); got != "0 bytes" || err != nil {
 		t.Fatalf("answer %q, %v", got, err)
 	}
-	if open(idle) {
-		t.Error("the idle connection is still held")
+	if took := time.Since(begun); took < netlimit.FirstRequestGrace {
+		t.Errorf("room was made %v after the new connection came, within its FirstRequestGrace (%v)", took, netlimit.FirstRequestGrace)
+	}
+	if open(fresh) {
+		t.Error("the new connection, idle past its grace, is still held")
 	}
 	if !open(slow) {
-		t.Fatal("the slow body's connection was closed while an idle one could make room")
-	}
-	// Its request goes on, and ends when its body has come.
-	if _, err := io.WriteString(slow, strings.Repeat("y", 999)); err != nil {
-		t.Fatal(err)
-	}
-	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
-	res, err := http.ReadResponse(bufio.NewReader(slow), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 || string(b) != "1000 bytes" {
-		t.Errorf("the slow request: %s %q", res.Status, b)
+		t.Error("the connection waiting for its body was closed while a new one could prove idle")
 	}
 }
 
