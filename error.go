@@ -8,14 +8,14 @@ import (
 )
 
 // Error codes, named after the API's error types so that a code travels
-// unchanged from a backend to the wire. httpapi holds the one table that
-// maps each to an HTTP status.
+// unchanged from the core or a backend to the wire, where each answers
+// with the HTTP status noted beside it (docs/api.md, Status codes).
 const (
-	EInvalid            = "invalid_request_error"            // malformed input or a broken rule (400)
-	EUnauthenticated    = "authentication_error"             // missing or unknown credential (401)
-	EPermission         = "permission_error"                 // credential not allowed to do this (403)
-	ENotFound           = "not_found_error"                  // no such store, memory or version here (404)
-	EConflict           = "conflict_error"                   // archived store, or transient contention (409)
+	EInvalid            = "invalid_request_error"            // malformed input, a broken rule or a quota reached (400)
+	EUnauthenticated    = "authentication_error"             // missing, unknown, revoked or expired credential (401)
+	EPermission         = "permission_error"                 // the caller may not do this: a session token beyond its session, a user beyond their role (403)
+	ENotFound           = "not_found_error"                  // no such record in the caller's workspace (404)
+	EConflict           = "conflict_error"                   // an archived store or session, a name taken, or transient contention (409)
 	EPathConflict       = "memory_path_conflict_error"       // path taken, or overlapping a memory (409)
 	EPreconditionFailed = "memory_precondition_failed_error" // content_sha256 mismatch (409)
 	ERateLimited        = "rate_limit_error"                 // over a rate, such as searches per second (429)
@@ -34,7 +34,8 @@ type Error struct {
 	ConflictingMemoryID string
 	ConflictingPath     string
 	// Retry says that the same request may succeed later (transient
-	// contention), so that clients are told to retry.
+	// contention, or a rate or share that frees up), so that clients are
+	// told to retry.
 	Retry bool
 	// RetryAfter is how long to wait before the same request may succeed
 	// (ERateLimited); 0 when unknown.
@@ -93,7 +94,7 @@ func ErrorMessage(err error) string {
 }
 
 // ErrArchived is the error for a write to the memories of an archived
-// store, the same from every backend.
+// store, the same wherever it is found.
 func ErrArchived(storeID string) *Error {
 	return Errorf(EConflict, "memory store %s is archived; its memories are read-only", storeID)
 }

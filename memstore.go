@@ -1,7 +1,7 @@
 // Package memstore is persistent memory for AI agents, self-hosted.
 //
-// It implements three related systems, each a view of one core: a store of
-// text documents addressed by path, where every change is a version.
+// It implements three related systems, each a view of one model: text
+// documents addressed by path, where every change is a version.
 //
 //   - The memory tool (memory_20250818): the client-side tool through which
 //     a model views, creates, edits, renames and deletes files under
@@ -21,29 +21,32 @@
 //   - A version is an immutable snapshot of a memory after one change.
 //   - An actor is who made a change: an API key, a session, or a user.
 //   - A caller is who a call comes from once authenticated: a workspace,
-//     an actor and, for a session token, the session.
+//     an actor and, for a session token, the session; for a console user,
+//     a role.
 //
 // # One core
 //
-// Every surface (the HTTP API, the MCP server and the agent tools, the
-// memory tool over a store, directory sync, the command line) calls the
-// same five services, StoreService, MemoryService, VersionService,
-// SessionService and SearchService, with the *Caller it authenticated.
-// Core implements them over a Backend, and is the one place where a call
-// is checked: it refuses a nil caller, then anything the caller may not do
-// (a session reaches only its attached stores, changes only those
-// attached read-write, reads only its own session and administers
-// nothing: Caller.CanRead, CanWrite, CanReadSession, CanAdminister), then
-// invalid input (the Validate functions), and only then calls the
-// backend, in the caller's workspace and as its actor. So a surface does
-// the wire's work and authentication alone, and one that forgets a check
-// cannot hand a session token the rest of its workspace: there is no
-// check for it to forget.
+// Every surface (the HTTP API, the web console, the MCP server and the
+// agent tools, the memory tool over a store, directory sync, the command
+// line) calls the same services, StoreService, MemoryService,
+// VersionService, SessionService and SearchService, with FeedService for
+// the change feed and ActivityService for a workspace's changes, with the
+// *Caller it authenticated. Core implements them over a Backend, and is
+// the one place where a call is checked: it refuses a nil caller, then
+// anything the caller may not do (a session reaches only its attached
+// stores, changes only those attached read-write, reads only its own
+// session and administers nothing: Caller.CanRead, CanWrite,
+// CanReadSession, CanAdminister), then invalid input (the Validate
+// functions), and only then calls the backend, in the caller's workspace
+// and as its actor. So a surface does the wire's work and authentication
+// alone, and one that forgets a check cannot hand a session token the rest
+// of its workspace: there is no check for it to forget.
 //
 // The backend's interfaces, StoreStorage, MemoryStorage, VersionStorage,
-// SessionStorage and SearchStorage, take a workspace ID and an actor and
-// trust them: a backend keeps storage, transactions and queries, and
-// checks only what its data depends on. Only a Core calls them.
+// SessionStorage, SearchStorage and EventStorage (together, Backend), take
+// a workspace ID and an actor and trust them: a backend keeps storage,
+// transactions and queries, and checks only what its data depends on. Only
+// a Core calls them.
 //
 // The rules that decide what a change does given what is stored (path
 // overlaps, upserts, preconditions, updates that change nothing, the order
@@ -72,12 +75,15 @@
 // turns a signed-in user into the Caller the console calls the core as,
 // over a backend's UserStorage.
 //
-// KeyService, the credential layer (workspaces, API keys and
-// authentication), stays apart: operators and authentication use it,
-// before there is a caller. So do Dumper and Restorer, with which an
-// operator copies a whole database to another backend (dump.go).
+// Keys (key.go) and Webhooks (webhook.go) check each caller in the same
+// way over their own storage, KeyService and WebhookStorage. KeyService
+// itself, the credential layer (workspaces, API keys and authentication),
+// is for operators and authentication, before there is a caller. So are
+// Dumper and Restorer, with which an operator copies a whole database to
+// another backend (dump.go).
 //
-// httpapi.Client implements the same five services against a server: it
-// is a remote core, whose server's core decides, and it calls only as its
+// httpapi.Client implements the same services of stores, memories,
+// versions, sessions, search and the change feed against a server: it is
+// a remote core, whose server's core decides, and it calls only as its
 // own credential.
 package memstore

@@ -34,7 +34,7 @@ type Limits struct {
 	SearchesPerWorkspace  int
 }
 
-// The default limits of memstore serve (README, Security and limits).
+// The default limits of memstore serve (docs/security.md, Limits).
 const (
 	DefaultMaxStoresPerWorkspace   = 1000
 	DefaultMaxMemoriesPerStore     = 2000 // the hosted service's (docs/api.md)

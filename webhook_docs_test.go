@@ -23,7 +23,7 @@ func flatText(t *testing.T, path string) string {
 // TestWebhookDocs keeps the documentation telling operators what bounds
 // webhook delivery and how they may change it: the cap of attempts in
 // flight to one endpoint and a workspace's share of a server's
-// deliveries (as the deliverer enforces them), in README.md and
+// deliveries (as the deliverer enforces them), in docs/webhooks.md and
 // docs/api.md's Webhooks section, and there the deliveries of one
 // endpoint a server holds and every flag of `memstore
 // serve` that governs delivery.
@@ -31,8 +31,8 @@ func TestWebhookDocs(t *testing.T) {
 	inFlight := fmt.Sprintf("at most %d attempts at once to one endpoint", webhook.MaxInFlightPerEndpoint)
 	share := fmt.Sprintf("at most %d deliveries of one workspace (of %d in all)", webhook.DefaultMaxHeldPerWorkspace(webhook.Pool), webhook.Pool)
 	for _, want := range []string{inFlight, share} {
-		if !strings.Contains(flatText(t, "README.md"), want) {
-			t.Errorf("README.md does not say %q", want)
+		if !strings.Contains(flatText(t, "docs/webhooks.md"), want) {
+			t.Errorf("docs/webhooks.md does not say %q", want)
 		}
 	}
 	_, api, ok := strings.Cut(flatText(t, "docs/api.md"), " ## Webhooks ")

@@ -60,8 +60,8 @@ const (
 
 // securityHeaders are set on every response of the console. The
 // policy allows no script (default-src 'none' covers script-src): the
-// console has none, every action being a plain form. The README quotes
-// it (TestCSPDocumented).
+// console has none, every action being a plain form. docs/console.md
+// quotes it (TestCSPDocumented).
 var securityHeaders = map[string]string{
 	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	"X-Frame-Options":         "DENY",

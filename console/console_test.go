@@ -437,24 +437,24 @@ func TestNavByRole(t *testing.T) {
 	}
 }
 
-// TestCSPDocumented: the README quotes the Content-Security-Policy the
+// TestCSPDocumented: docs/console.md quotes the Content-Security-Policy the
 // console sends, word for word, and what it says of it holds: no script
 // runs, from anywhere, and no page is framed.
 func TestCSPDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/console.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("Content-Security-Policy\\s+`([^`]+)`").FindSubmatch(readme)
+	m := regexp.MustCompile("Content-Security-Policy\\s+`([^`]+)`").FindSubmatch(doc)
 	if m == nil {
-		t.Fatal("the README does not quote the console's Content-Security-Policy")
+		t.Fatal("docs/console.md does not quote the console's Content-Security-Policy")
 	}
 	documented := string(m[1])
 	f := newFixture(t, "x")
 	resp, _ := f.get(t, f.client(t), "/console/signin")
 	sent := resp.Header.Get("Content-Security-Policy")
 	if documented != sent {
-		t.Fatalf("the README quotes the policy\n  %s\nthe console sends\n  %s", documented, sent)
+		t.Fatalf("docs/console.md quotes the policy\n  %s\nthe console sends\n  %s", documented, sent)
 	}
 	directives := map[string]string{}
 	for d := range strings.SplitSeq(sent, ";") {
@@ -469,8 +469,8 @@ func TestCSPDocumented(t *testing.T) {
 	if script != "'none'" || directives["frame-ancestors"] != "'none'" {
 		t.Errorf("the policy %q allows script (%q) or framing", sent, script)
 	}
-	if !strings.Contains(regexp.MustCompile(`\s+`).ReplaceAllString(string(readme), " "), "allows no script at all") {
-		t.Error("the README no longer says that the policy allows no script")
+	if !strings.Contains(regexp.MustCompile(`\s+`).ReplaceAllString(string(doc), " "), "allows no script at all") {
+		t.Error("docs/console.md no longer says that the policy allows no script")
 	}
 }
 

@@ -7,7 +7,8 @@ import "sync"
 // database only for the memory's current version (one indexed lookup on
 // every request, so a change made by any process is seen at once), and
 // while that is the version kept, sends the kept bytes: the content is
-// neither read nor encoded again (BENCHMARKS.md: retrievals 1.15x).
+// neither read nor encoded again (docs/benchmarks-log.md: retrievals
+// 1.15x).
 //
 // A deleted memory's answer goes when this server deletes it, when a
 // retrieval finds it gone, or when its store is deleted. The bytes kept

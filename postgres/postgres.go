@@ -1,19 +1,27 @@
 // Package postgres keeps memory stores, their memories and versions,
-// sessions, workspaces and API keys in a PostgreSQL database (pgx), which
-// several memstore processes may share. A DB is a memstore.Backend, the
-// storage of a memstore.Core: it trusts its callers, which the core has
-// checked, and adds no rule of the domain. Each call runs in one
+// sessions, workspaces and API keys, console users and their sign-ins,
+// the change feed, and webhook endpoints with their deliveries in a
+// PostgreSQL database (pgx), which several memstore processes may share.
+// A DB is a memstore.Backend, the storage of a memstore.Core: it trusts
+// its callers, which the core has checked. Each call runs in one
 // transaction; the rules that need stored data run inside it (memstore's
-// rules.go).
+// rules.go). Triggers of the schema do the webhook work a
+// change's own transaction needs: a store's events become deliveries, and
+// each endpoint's places in the change feeds follow its stores and its
+// state.
 //
 // # Services
 //
 // A DB implements, for the core, memstore.StoreStorage (store.go),
 // MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
-// (version.go), SessionStorage (session.go) and SearchStorage (search.go);
-// and, for the server itself, memstore.KeyService (key.go) and
-// RevocationNotifier (the revocations of every process on the database,
-// told between processes by LISTEN/NOTIFY: notify.go).
+// (version.go), SessionStorage (session.go), SearchStorage (search.go)
+// and EventStorage (events.go); UserStorage (user.go) for memstore.Users
+// and WebhookStorage (webhook.go) for memstore.Webhooks; and, for the
+// server itself, memstore.KeyService (key.go), WebhookDeliveryStorage for
+// the deliverer (webhook.go), Dumper and Restorer for migrate (dump.go),
+// and RevocationNotifier and EventNotifier (the revocations, and the
+// stores with new events, of every process on the database, told between
+// processes by LISTEN/NOTIFY: notify.go).
 //
 // # Concurrency across processes
 //

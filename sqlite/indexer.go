@@ -65,7 +65,8 @@ func IndexPath(path string) string { return path + "-search" }
 
 // maxIndexLag is how many writes the indexes may be behind the writer
 // before the writer waits for them: about a second of the indexer's work
-// on two cores, for memories of a kilobyte of prose (BENCHMARKS.md).
+// on two cores, for memories of a kilobyte of prose (docs/benchmarks-log.md,
+// Search).
 const maxIndexLag = 2000
 
 // indexDelay is how long a round waits after the commit that starts it,

@@ -39,7 +39,7 @@ var _ memstore.SearchStorage = (*DB)(nil)
 // most.
 //
 // The tuning below was measured with the recall evaluator (internal/recall)
-// and the benchmarks of search_test.go: see BENCHMARKS.md.
+// and the benchmarks of search_test.go: see docs/benchmarks-log.md, Search.
 var (
 	// searchProbe is how far a term's memories are read to tell whether
 	// the term may be common.

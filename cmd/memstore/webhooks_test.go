@@ -262,8 +262,8 @@ func TestServeWebhookDisables(t *testing.T) {
 }
 
 // TestWebhooksCreateOffline checks that an endpoint is made before its
-// host's name resolves (this test runs offline), by the README's
-// command on the database file and through a server's API, on SQLite
+// host's name resolves (this test runs offline), by the command of
+// docs/webhooks.md on the database file and through a server's API, on SQLite
 // and PostgreSQL, while a private address in any form, a localhost name
 // and http are still refused, saying why; delivery then checks the name
 // on every connection.

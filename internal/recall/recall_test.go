@@ -129,7 +129,7 @@ func TestReadErrors(t *testing.T) {
 
 // TestConversations runs the conversational benchmarks of testdata and
 // holds the search to the quality it reached when it was tuned
-// (BENCHMARKS.md, "Search"), a little below, so that a change that makes
+// (docs/benchmarks-log.md, Search), a little below, so that a change that makes
 // it worse fails:
 //
 //   - chat: 100 short chat turns between two pairs of friends over ten
