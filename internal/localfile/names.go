@@ -233,7 +233,7 @@ func windowsNameProblem(name string) string {
 		stem, _, _ := strings.Cut(name, ".")
 		return fmt.Sprintf("%q is a device name on Windows", stem)
 	}
-	if shortName.MatchString(name) {
+	if ShortName(name) {
 		return "a name in Windows' short (8.3) form, which can reach another file (AUTHOR~1 is authorized_keys)"
 	}
 	return ""
@@ -243,6 +243,10 @@ func windowsNameProblem(name string) string {
 // MEMORY~1.MD), through which a write would reach the long name's file
 // whatever CredentialName and ExecName say of the short one.
 var shortName = regexp.MustCompile(`^[^.~]{1,6}~[0-9]{1,6}(?:\.[^.]{1,3})?$`)
+
+// ShortName reports whether name has the 8.3 short form that Windows
+// gives long names (AUTHOR~1, MEMORY~1.MD).
+func ShortName(name string) bool { return shortName.MatchString(name) }
 
 // WindowsDevice reports whether name is a device name that Windows
 // reserves (CON, NUL, COM1, ...), with or without an extension, in any

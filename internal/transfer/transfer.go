@@ -178,7 +178,8 @@ func readZipFile(f *zip.File) (content, fail, skip string) {
 //     or mapped to a Windows code page (fullwidth ＼, ¥; localfile.LookAlike);
 //   - a first "." (a hidden name), a last "." or space (dropped by
 //     Windows), and the first letter of a device name of Windows (CON,
-//     aux.txt, COM1) or of .git's short name (GIT~1).
+//     aux.txt, COM1) or of a name in Windows' short 8.3 form (GIT~1,
+//     AUTHOR~1), which reaches the long name's file.
 //
 // So an entry name is always relative, holds only "/" as a separator and
 // no segment that is empty, "." or "..", and extracts to the same name
@@ -202,7 +203,7 @@ func EntryName(path string) string {
 // escapeSegment escapes one segment of a path for EntryName.
 func escapeSegment(seg string) string {
 	var b strings.Builder
-	first := localfile.Hidden(seg) || localfile.ExecName(seg) != "" || localfile.WindowsDevice(seg)
+	first := localfile.Hidden(seg) || localfile.ExecName(seg) != "" || localfile.WindowsDevice(seg) || localfile.ShortName(seg)
 	for i, r := range seg {
 		end := i+utf8.RuneLen(r) == len(seg)
 		if strings.ContainsRune(`\:*?"<>|%`, r) || unicode.IsControl(r) || localfile.LookAlike(r) ||

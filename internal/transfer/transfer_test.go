@@ -98,7 +98,7 @@ func TestParseLine(t *testing.T) {
 // look-alikes of separators and the escape character itself.
 var awkward = []string{
 	`/..\..\x`, `/C:\x`, `/\\host\share\x`, `/a:b.md`, `/CON`, `/aux.txt`, `/d/nul.md`, `/Com1 .md`,
-	`/trailing.`, `/space `, `/.hidden/a.md`, `/d/.env`, `/GIT~1/config`, `/100%.md`, `/%2e%2e/x.md`,
+	`/trailing.`, `/space `, `/.hidden/a.md`, `/d/.env`, `/GIT~1/config`, `/AUTHOR~1`, `/0~0`, `/MEMORY~1.MD`, `/100%.md`, `/%2e%2e/x.md`,
 	`/%5C.md`, `/q?.md`, `/a*b<c>d|e"f.md`, "/wide\uff3cx", "/wide\uff0e\uff0e", "/yen\u00a5x", "/set\u2216minus",
 	"/ellipsis\u2026", `/notes/été.md`, `/ノート.md`, `/plain/a b.md`,
 }
