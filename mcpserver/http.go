@@ -406,9 +406,9 @@ func (h *HTTPHandler) authenticate(r *http.Request) (*memstore.Caller, error) {
 	switch {
 	case len(f) != 2 || !strings.EqualFold(f[0], "bearer"):
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "missing session token: %s", needSessionToken)
-	case strings.HasPrefix(f[1], memstore.APIKeyPrefix):
+	case memstore.CredentialOf(f[1]) == memstore.APIKeyCredential:
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "%s", needSessionToken)
-	case !strings.HasPrefix(f[1], memstore.SessionTokenPrefix):
+	case memstore.CredentialOf(f[1]) != memstore.SessionTokenCredential:
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "not a session token: %s", needSessionToken)
 	}
 	return h.sessionsSvc.AuthenticateSession(r.Context(), f[1])

@@ -8,10 +8,10 @@
 //
 // # Services
 //
-// A DB implements, for the core, memstore.StoreStorage (store.go),
-// MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
-// (version.go), SessionStorage (session.go) and SearchStorage (search.go);
-// and, for the server itself, memstore.KeyService (key.go) and
+// A DB implements, for the core, memstore.KeyStorage (key.go),
+// StoreStorage (store.go), MemoryStorage and MemoryRevalidatorStorage
+// (memory.go), VersionStorage (version.go), SessionStorage (session.go)
+// and SearchStorage (search.go); and, for the server itself,
 // RevocationNotifier (the revocations of every process on the database,
 // told between processes by LISTEN/NOTIFY: notify.go).
 //
@@ -78,7 +78,6 @@ import (
 var (
 	_ memstore.Backend                  = (*DB)(nil)
 	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
-	_ memstore.KeyService               = (*DB)(nil)
 	_ memstore.RevocationNotifier       = (*DB)(nil)
 	_ memstore.EventNotifier            = (*DB)(nil)
 )
