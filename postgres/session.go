@@ -229,12 +229,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 	if err != nil {
 		return memstore.Page[memstore.SessionToken]{}, wrap(err, "list tokens of session %s", sessionID)
 	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = keyset.Cursor{Kind: keyset.Tokens, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	return keyset.ByTime(page.Items, n, keyset.Tokens, func(t *memstore.SessionToken) (time.Time, string) { return t.CreatedAt, t.ID }), nil
 }
 
 // SessionToken implements memstore.SessionStorage.
