@@ -8,6 +8,7 @@ import (
 // Backend is what a Core keeps its data in: storage, transactions and
 // queries. Its methods trust their callers (see Core).
 type Backend interface {
+	KeyStorage
 	StoreStorage
 	MemoryStorage
 	VersionStorage
@@ -40,6 +41,7 @@ var (
 	_ MemoryRevalidator  = (*Core)(nil)
 	_ VersionService     = (*Core)(nil)
 	_ SessionService     = (*Core)(nil)
+	_ KeyService         = (*Core)(nil)
 	_ SearchService      = (*Core)(nil)
 	_ RevocationNotifier = (*Core)(nil)
 	_ FeedService        = (*Core)(nil)
@@ -323,7 +325,20 @@ func (co *Core) CreateSession(ctx context.Context, c *Caller, sc SessionCreate) 
 	if err := ValidateSessionCreate(sc); err != nil {
 		return nil, nil, "", err
 	}
-	return co.b.CreateSession(ctx, c.WorkspaceID, sc, sessionQuota(c.WorkspaceID, co.limits.SessionsPerWorkspace))
+	q := sessionQuota(c.WorkspaceID, co.limits.SessionsPerWorkspace)
+	var (
+		s      *Session
+		t      *SessionToken
+		secret string
+	)
+	err := co.b.WriteSessions(ctx, c.WorkspaceID, func(tx SessionTx) (err error) {
+		s, t, secret, err = createSession(tx, c.WorkspaceID, sc, q, co.b.Now())
+		return err
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return s, t, secret, nil
 }
 
 // Session implements SessionService.
@@ -387,9 +402,23 @@ func (co *Core) UpdateSession(ctx context.Context, c *Caller, id string, u Sessi
 	if err := ValidateSessionUpdate(u); err != nil {
 		return nil, err
 	}
-	return co.b.ChangeSession(ctx, c.WorkspaceID, id, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
+	return co.runChange(ctx, c.WorkspaceID, id, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
 		return u.Apply(s)
 	})
+}
+
+// runChange runs change on a session of a workspace, by changeSession's
+// rule.
+func (co *Core) runChange(ctx context.Context, workspaceID, id string, change sessionChange) (*Session, error) {
+	var s *Session
+	err := co.b.WriteSessions(ctx, workspaceID, func(tx SessionTx) (err error) {
+		s, err = changeSession(tx, id, co.b.Now(), change)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // DeleteSession implements SessionService.
@@ -400,7 +429,9 @@ func (co *Core) DeleteSession(ctx context.Context, c *Caller, id string) error {
 	if err := ValidateID("session_id", id); err != nil {
 		return err
 	}
-	return co.b.DeleteSession(ctx, c.WorkspaceID, id)
+	return co.b.WriteSessions(ctx, c.WorkspaceID, func(tx SessionTx) error {
+		return deleteSession(tx, id)
+	})
 }
 
 // AttachStore implements SessionService, by attachStore's rule.
@@ -417,7 +448,7 @@ func (co *Core) AttachStore(ctx context.Context, c *Caller, sessionID string, a 
 	if err := validateAttachment("resource", &a.Access, &a.Instructions); err != nil {
 		return nil, err
 	}
-	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, store func(string) (*Store, error)) (bool, error) {
+	return co.runChange(ctx, c.WorkspaceID, sessionID, func(s *Session, store func(string) (*Store, error)) (bool, error) {
 		return true, attachStore(s, a, store)
 	})
 }
@@ -433,7 +464,7 @@ func (co *Core) UpdateAttachment(ctx context.Context, c *Caller, sessionID, stor
 	if err := validateAttachment("resource", u.Access, u.Instructions); err != nil {
 		return nil, err
 	}
-	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
+	return co.runChange(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
 		return updateAttachment(s, storeID, u)
 	})
 }
@@ -446,7 +477,7 @@ func (co *Core) DetachStore(ctx context.Context, c *Caller, sessionID, storeID s
 	if err := validateIDs("session_id", sessionID, "memory_store_id", storeID); err != nil {
 		return nil, err
 	}
-	return co.b.ChangeSession(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
+	return co.runChange(ctx, c.WorkspaceID, sessionID, func(s *Session, _ func(string) (*Store, error)) (bool, error) {
 		return true, detachStore(s, storeID)
 	})
 }
@@ -459,7 +490,15 @@ func (co *Core) ArchiveSession(ctx context.Context, c *Caller, id string) (*Sess
 	if err := ValidateID("session_id", id); err != nil {
 		return nil, err
 	}
-	return co.b.ArchiveSession(ctx, c.WorkspaceID, id)
+	var s *Session
+	err := co.b.WriteSessions(ctx, c.WorkspaceID, func(tx SessionTx) (err error) {
+		s, err = archiveSession(tx, id, co.b.Now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // CreateSessionToken implements SessionService.
@@ -470,7 +509,19 @@ func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID str
 	if err := ValidateID("session_id", sessionID); err != nil {
 		return nil, "", err
 	}
-	return co.b.CreateSessionToken(ctx, c.WorkspaceID, sessionID, ttl, tokenQuota(sessionID, co.limits.TokensPerSession))
+	q := tokenQuota(sessionID, co.limits.TokensPerSession)
+	var (
+		t      *SessionToken
+		secret string
+	)
+	err := co.b.WriteSessions(ctx, c.WorkspaceID, func(tx SessionTx) (err error) {
+		t, secret, err = createSessionToken(tx, sessionID, ttl, q, co.b.Now())
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return t, secret, nil
 }
 
 // SessionTokens implements SessionService.
@@ -506,33 +557,43 @@ func (co *Core) RevokeSessionToken(ctx context.Context, c *Caller, id string) (*
 	if err := ValidateID("token_id", id); err != nil {
 		return nil, err
 	}
-	return co.b.RevokeSessionToken(ctx, c.WorkspaceID, id)
+	var t *SessionToken
+	err := co.b.WriteSessions(ctx, c.WorkspaceID, func(tx SessionTx) (err error) {
+		t, err = revokeSessionToken(tx, id, co.b.Now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
-// AuthenticateSession implements SessionService: the backend's, as it is.
+// AuthenticateSession implements SessionService: Authenticate, for
+// session tokens alone.
 func (co *Core) AuthenticateSession(ctx context.Context, secret string) (*Caller, error) {
-	return co.b.AuthenticateSession(ctx, secret)
+	if CredentialOf(secret) != SessionTokenCredential {
+		return nil, errInvalidToken()
+	}
+	return co.authenticateToken(ctx, secret)
 }
 
 // CheckCaller implements CallerChecker: a session caller's token and
-// session are read again, and must still authenticate by CheckToken's
+// session are read again, and must still authenticate by checkToken's
 // rule (EUnauthenticated, as when the token or the session is gone); an
-// API key's caller, its key, when the backend keeps keys (KeyService),
-// by CheckKey's.
+// API key's caller, its key, by checkKey's.
 func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
 	if c == nil {
 		return nil
 	}
 	if c.Session == nil {
-		ks, ok := co.b.(KeyService)
-		if !ok || c.Actor.Type != ActorAPIKey {
+		if c.Actor.Type != ActorAPIKey {
 			return nil
 		}
-		k, err := ks.APIKey(ctx, c.Actor.ID)
+		k, err := co.b.APIKey(ctx, c.Actor.ID)
 		if err != nil && ErrorCode(err) != ENotFound {
 			return err
 		}
-		return CheckKey(k, c)
+		return checkKey(k, c)
 	}
 	t, err := co.b.SessionToken(ctx, c.WorkspaceID, c.TokenID)
 	var s *Session
@@ -545,7 +606,7 @@ func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
 	if err != nil {
 		return err
 	}
-	return CheckToken(t, s, time.Now())
+	return checkToken(t, s, time.Now())
 }
 
 // SearchMemories implements SearchService. With no store the query is

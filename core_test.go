@@ -107,11 +107,6 @@ func (r *recording) RedactVersion(ctx context.Context, ws, storeID, id string, b
 	return r.db.RedactVersion(ctx, ws, storeID, id, by)
 }
 
-func (r *recording) CreateSession(ctx context.Context, ws string, sc memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
-	r.record("CreateSession")
-	return r.db.CreateSession(ctx, ws, sc, q)
-}
-
 func (r *recording) Session(ctx context.Context, ws, id string) (*memstore.Session, error) {
 	r.record("Session")
 	return r.db.Session(ctx, ws, id)
@@ -122,24 +117,9 @@ func (r *recording) Sessions(ctx context.Context, ws string, f memstore.SessionF
 	return r.db.Sessions(ctx, ws, f)
 }
 
-func (r *recording) ArchiveSession(ctx context.Context, ws, id string) (*memstore.Session, error) {
-	r.record("ArchiveSession")
-	return r.db.ArchiveSession(ctx, ws, id)
-}
-
-func (r *recording) ChangeSession(ctx context.Context, ws, id string, change memstore.SessionChange) (*memstore.Session, error) {
-	r.record("ChangeSession")
-	return r.db.ChangeSession(ctx, ws, id, change)
-}
-
-func (r *recording) DeleteSession(ctx context.Context, ws, id string) error {
-	r.record("DeleteSession")
-	return r.db.DeleteSession(ctx, ws, id)
-}
-
-func (r *recording) CreateSessionToken(ctx context.Context, ws, sessionID string, ttl time.Duration, q memstore.Quota) (*memstore.SessionToken, string, error) {
-	r.record("CreateSessionToken")
-	return r.db.CreateSessionToken(ctx, ws, sessionID, ttl, q)
+func (r *recording) WriteSessions(ctx context.Context, ws string, fn func(memstore.SessionTx) error) error {
+	r.record("WriteSessions")
+	return r.db.WriteSessions(ctx, ws, fn)
 }
 
 func (r *recording) SessionTokens(ctx context.Context, ws, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
@@ -152,14 +132,59 @@ func (r *recording) SessionToken(ctx context.Context, ws, id string) (*memstore.
 	return r.db.SessionToken(ctx, ws, id)
 }
 
-func (r *recording) RevokeSessionToken(ctx context.Context, ws, id string) (*memstore.SessionToken, error) {
-	r.record("RevokeSessionToken")
-	return r.db.RevokeSessionToken(ctx, ws, id)
+func (r *recording) SessionTokenBySecret(ctx context.Context, secretHash string) (*memstore.SessionToken, *memstore.Session, error) {
+	r.record("SessionTokenBySecret")
+	return r.db.SessionTokenBySecret(ctx, secretHash)
 }
 
-func (r *recording) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
-	r.record("AuthenticateSession")
-	return r.db.AuthenticateSession(ctx, secret)
+func (r *recording) Now() time.Time {
+	r.record("Now")
+	return r.db.Now()
+}
+
+func (r *recording) CreateWorkspace(ctx context.Context, name string) (*memstore.Workspace, error) {
+	r.record("CreateWorkspace")
+	return r.db.CreateWorkspace(ctx, name)
+}
+
+func (r *recording) Workspace(ctx context.Context, idOrName string) (*memstore.Workspace, error) {
+	r.record("Workspace")
+	return r.db.Workspace(ctx, idOrName)
+}
+
+func (r *recording) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
+	r.record("Workspaces")
+	return r.db.Workspaces(ctx)
+}
+
+func (r *recording) CreateAPIKey(ctx context.Context, k memstore.APIKey, secretHash string, q memstore.Quota) (*memstore.APIKey, error) {
+	r.record("CreateAPIKey")
+	return r.db.CreateAPIKey(ctx, k, secretHash, q)
+}
+
+func (r *recording) APIKeys(ctx context.Context, ws, after string, n int) ([]memstore.APIKey, error) {
+	r.record("APIKeys")
+	return r.db.APIKeys(ctx, ws, after, n)
+}
+
+func (r *recording) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
+	r.record("APIKey")
+	return r.db.APIKey(ctx, id)
+}
+
+func (r *recording) APIKeyBySecret(ctx context.Context, secretHash string) (*memstore.APIKey, error) {
+	r.record("APIKeyBySecret")
+	return r.db.APIKeyBySecret(ctx, secretHash)
+}
+
+func (r *recording) RevokeAPIKey(ctx context.Context, id string, at time.Time, rv memstore.Revocation) (*memstore.APIKey, error) {
+	r.record("RevokeAPIKey")
+	return r.db.RevokeAPIKey(ctx, id, at, rv)
+}
+
+func (r *recording) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
+	r.record("TouchAPIKey")
+	return r.db.TouchAPIKey(ctx, id, at)
 }
 
 func (r *recording) SearchMemories(ctx context.Context, ws string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
@@ -185,7 +210,8 @@ func newCoreFixture(t *testing.T) *coreFixture {
 	ctx := t.Context()
 	db := sqlitetest.Open(t, sqlite.Options{})
 	ws := sqlitetest.Workspace(t, db, "core")
-	admin := memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_coretest"}
+	key, _ := sqlitetest.APIKey(t, db, ws.ID, "core")
+	admin := memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}
 	f := &coreFixture{
 		rec:   &recording{db: db},
 		admin: &memstore.Caller{WorkspaceID: ws.ID, Actor: admin},
@@ -204,17 +230,17 @@ func newCoreFixture(t *testing.T) *coreFixture {
 			f.other = s.ID
 		}
 	}
-	s, tok, secret, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
+	s, tok, secret, err := f.core.CreateSession(ctx, f.admin, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
 		{StoreID: f.rw}, {StoreID: f.ro, Access: memstore.AccessReadOnly},
-	}}, memstore.Quota{})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.sessionID, f.token = s.ID, tok.ID
-	if f.session, err = db.AuthenticateSession(ctx, secret); err != nil {
+	if f.session, err = f.core.Authenticate(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	o, _, _, err := db.CreateSession(ctx, ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.other}}}, memstore.Quota{})
+	o, _, _, err := f.core.CreateSession(ctx, f.admin, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: f.other}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +592,7 @@ func TestCheckCallerKey(t *testing.T) {
 	ws := sqlitetest.Workspace(t, db, "keys")
 	other := sqlitetest.Workspace(t, db, "other")
 	co := memstore.NewCore(db)
-	k, _, err := db.CreateAPIKey(ctx, ws.ID, "stream")
+	k, _, err := co.CreateAPIKey(ctx, ws.ID, "stream")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +608,7 @@ func TestCheckCallerKey(t *testing.T) {
 			t.Errorf("%s: %v, want unauthenticated", what, err)
 		}
 	}
-	if _, err := db.RevokeAPIKey(ctx, k.ID); err != nil {
+	if _, err := co.RevokeAPIKey(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := co.CheckCaller(ctx, caller); memstore.ErrorCode(err) != memstore.EUnauthenticated {
@@ -591,8 +617,8 @@ func TestCheckCallerKey(t *testing.T) {
 }
 
 // TestCheckCaller: a session caller's credential is read again, and
-// refused once its token is revoked, its session archived or deleted;
-// an API key's caller is not the Core's to check.
+// refused once its token is revoked, its session archived or deleted; an
+// API key's caller stands while its key does (TestCheckCallerKey).
 func TestCheckCaller(t *testing.T) {
 	f := newCoreFixture(t)
 	ctx := t.Context()

@@ -18,7 +18,8 @@ func TestKeysChecked(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	ws := sqlitetest.Workspace(t, db, "default")
 	other := sqlitetest.Workspace(t, db, "other")
-	keys := memstore.NewKeys(db)
+	core := memstore.NewCore(db)
+	keys := memstore.NewKeys(core)
 	as := func(r memstore.Role) *memstore.Caller {
 		return &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorUser, ID: "user_" + string(r)}, Role: r}
 	}
@@ -29,10 +30,10 @@ func TestKeysChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Authenticate(ctx, secret); err != nil {
+	if _, err := core.Authenticate(ctx, secret); err != nil {
 		t.Fatalf("the new key does not work: %v", err)
 	}
-	foreign, _, err := db.CreateAPIKey(ctx, other.ID, "theirs")
+	foreign, _, err := core.CreateAPIKey(ctx, other.ID, "theirs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,13 +102,13 @@ func TestKeysChecked(t *testing.T) {
 	if _, err := keys.RevokeAPIKey(ctx, admin, foreign.ID); memstore.ErrorCode(err) != memstore.ENotFound {
 		t.Errorf("revoking another workspace's key: %v, want ENotFound", err)
 	}
-	if _, err := db.Authenticate(ctx, secret); err != nil {
+	if _, err := core.Authenticate(ctx, secret); err != nil {
 		t.Fatalf("a refused revocation stopped the key: %v", err)
 	}
 	if got, err := keys.RevokeAPIKey(ctx, admin, k.ID); err != nil || got.RevokedAt == nil {
 		t.Fatalf("revoke = %+v, %v", got, err)
 	}
-	if _, err := db.Authenticate(ctx, secret); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+	if _, err := core.Authenticate(ctx, secret); memstore.ErrorCode(err) != memstore.EUnauthenticated {
 		t.Errorf("a revoked key still works: %v", err)
 	}
 }

@@ -52,20 +52,23 @@
 // overlaps, upserts, preconditions, updates that change nothing, the order
 // in which errors are decided, archived stores and sessions, the
 // snapshot of a session's stores, tokens that no longer work, page sizes)
-// are in rules.go, once. The writes of memories read several things in
-// turn, so the Core runs their rules inside the backend's transaction
-// over a MemoryTx, a handful of reads and two changes
-// (MemoryStorage.WriteMemory); the others read one record, and the
-// backend calls them on it in its transaction (StoreUpdate.Apply,
-// SnapshotAttachments, Session.TakesTokens, CheckToken, and the changes
-// to a live session that SessionStorage.ChangeSession runs), or size a page
-// (PageSize). A create that a quota caps (Limits, and the fixed caps of
-// API keys and webhook endpoints) hands the backend a Quota, which it
-// checks on its count of what is held, in the insert's transaction
-// (Quota.Check); every limit refuses in the same words (LimitReached). A new backend therefore implements storage and these calls.
-// What remains to it is what only its storage can state: that archiving
-// or redacting again changes nothing, and its cursors. The suite in
-// package storetest holds it to all of it.
+// are in rules.go, once. The writes of memories and of sessions read
+// several things in turn, so the Core runs their rules inside the
+// backend's transaction, over a MemoryTx (MemoryStorage.WriteMemory) or a
+// SessionTx (SessionStorage.WriteSessions), a handful of reads and
+// changes; an update of a store reads one record, and the backend calls
+// its rule on it in its transaction (StoreUpdate.Apply); PageSize sizes
+// a page. A create that a quota caps (Limits, and the fixed caps of API
+// keys and webhook endpoints) is checked on a count made in the insert's
+// transaction (Quota.Check): the Core counts through its MemoryTx or
+// SessionTx, and hands the other creates' Quota to the backend. Every
+// limit refuses in the same words (LimitReached). When a change stops a
+// credential, the Core decides which Revocation it makes, and the backend
+// only carries it to every process that shares its database. A new
+// backend therefore implements storage and these calls. What remains to
+// it is what only its storage can state: that archiving or redacting
+// again changes nothing, and its cursors. The suite in package storetest
+// holds it to all of it.
 //
 // Console users have a Role (admin, member or auditor), which narrows
 // what their caller may do: the same Can methods check it, from one
@@ -76,11 +79,15 @@
 // over a backend's UserStorage.
 //
 // Keys (key.go) and Webhooks (webhook.go) check each caller in the same
-// way over their own storage, KeyService and WebhookStorage. KeyService
-// itself, the credential layer (workspaces, API keys and authentication),
-// is for operators and authentication, before there is a caller. So are
-// Dumper and Restorer, with which an operator copies a whole database to
-// another backend (dump.go).
+// way over their own storage. KeyService, the credential layer
+// (workspaces, API keys and authentication), takes no caller: operators
+// and authentication use it, before there is one. The Core implements it
+// over the backend's KeyStorage: it mints every secret, of which the
+// backend keeps only a hash, and its one Authenticate tells an API key
+// from a session token by its prefix (CredentialOf) and decides whether
+// the credential still works. Dumper and Restorer, with which an operator
+// copies a whole database to another backend (dump.go), take no caller
+// either.
 //
 // httpapi.Client implements the same services of stores, memories,
 // versions, sessions, search and the change feed against a server: it is

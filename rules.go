@@ -17,16 +17,15 @@ import (
 // counts as no change. They live here once, so that every backend applies
 // them the same way.
 //
-// Two shapes, by what a rule reads. The writes of memories read several
-// things in turn (the memory, then perhaps whatever overlaps its new path),
-// so the Core runs them inside the backend's transaction, over a MemoryTx
-// that offers only those reads and the two changes. The other rules read
-// one record the backend has already fetched in its transaction, so they
-// are plain functions the backend calls there: StoreUpdate.Apply,
-// Session.TakesTokens, CheckToken and SnapshotAttachments, and the
-// changes to a live session that the Core hands SessionStorage.ChangeSession
-// (SessionUpdate.Apply, attachStore, updateAttachment, detachStore). PageSize reads
-// nothing: it sizes every list's page.
+// Two shapes, by what a rule reads. The writes of memories and of
+// sessions read several things in turn (the memory, then perhaps
+// whatever overlaps its new path; the session, then the stores it
+// attaches and its count of live tokens), so the Core runs them inside
+// the backend's transaction, over a MemoryTx or a SessionTx that offers
+// only those reads and the changes. StoreUpdate.Apply reads one record
+// the backend has already fetched in its transaction, so it is a plain
+// function the backend calls there. PageSize reads nothing: it sizes
+// every list's page.
 
 // A MemoryTx is one store's memories inside a backend's write
 // transaction: the reads and the two changes that the Core's rules for
@@ -236,7 +235,7 @@ func patchMetadata(meta map[string]string, patch map[string]*string) map[string]
 	return out
 }
 
-// Apply is UpdateSession's rule, for ChangeSession: an archived session
+// Apply is UpdateSession's rule, a sessionChange: an archived session
 // is not changed (EConflict); the metadata and fields the patches make
 // must be valid (EInvalid); an update that changes nothing reports
 // changed false and leaves s as it was.
@@ -281,9 +280,9 @@ func (s *Session) changeable() error {
 }
 
 // attachStore is AttachStore's rule: the session live, the store not yet
-// attached (EConflict), room under MaxSessionStores (EInvalid), then the
-// store snapshotted by the rules of a new session's stores, at the end of
-// the session's attachments with a mount path of its own.
+// attached (EConflict), fewer than MaxSessionStores attached (EInvalid),
+// then the store snapshotted by the rules of a new session's stores, at
+// the end of the session's attachments with a mount path of its own.
 func attachStore(s *Session, a AttachmentCreate, store func(id string) (*Store, error)) error {
 	if err := s.changeable(); err != nil {
 		return err
@@ -345,31 +344,174 @@ func errNotAttached(s *Session, storeID string) error {
 	return Errorf(ENotFound, "session %s has no memory_store resource %s: that store is not attached to it", s.ID, storeID)
 }
 
-// TakesTokens refuses a new token for an archived session (EConflict).
-func (s *Session) TakesTokens() error {
+// createSession is CreateSession's rule, in a transaction of the
+// workspace's sessions at now: the workspace within its quota q of live
+// sessions (EInvalid), the stores snapshotted (snapshotAttachments), then
+// the session stored with its first token, whose secret is returned.
+func createSession(tx SessionTx, workspaceID string, sc SessionCreate, q Quota, now time.Time) (*Session, *SessionToken, string, error) {
+	if q.Limited() {
+		n, err := tx.LiveSessions(q.Max())
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if err := q.Check(n); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	s := newSession(workspaceID, sc, now)
+	atts, err := snapshotAttachments(sc.Stores, tx.Store)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s.Attachments = atts
+	if err := tx.CreateSession(s); err != nil {
+		return nil, nil, "", err
+	}
+	t, secret, err := newToken(tx, s, sc.TokenTTL, now)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return s, t, secret, nil
+}
+
+// createSessionToken is CreateSessionToken's rule, at now: the session
+// (ENotFound) live (EConflict), within its quota q of live tokens
+// (EInvalid), then the token stored.
+func createSessionToken(tx SessionTx, sessionID string, ttl time.Duration, q Quota, now time.Time) (*SessionToken, string, error) {
+	s, err := tx.Session(sessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.takesTokens(); err != nil {
+		return nil, "", err
+	}
+	if q.Limited() {
+		n, err := tx.LiveTokens(sessionID, now, q.Max())
+		if err != nil {
+			return nil, "", err
+		}
+		if err := q.Check(n); err != nil {
+			return nil, "", err
+		}
+	}
+	return newToken(tx, s, ttl, now)
+}
+
+// newToken stores a token of session s made at now, expiring after ttl
+// when ttl is positive and never otherwise, and returns it with its
+// secret, of which only the hash is kept.
+func newToken(tx SessionTx, s *Session, ttl time.Duration, now time.Time) (*SessionToken, string, error) {
+	secret := NewSecret(SessionTokenPrefix)
+	t := &SessionToken{SessionID: s.ID, WorkspaceID: s.WorkspaceID, Hint: SecretHint(secret), CreatedAt: now}
+	if ttl > 0 {
+		exp := now.Add(ttl)
+		t.ExpiresAt = &exp
+	}
+	if err := tx.CreateToken(t, HashSecret(secret)); err != nil {
+		return nil, "", err
+	}
+	return t, secret, nil
+}
+
+// A sessionChange is a rule of the changes to a live session, run by
+// changeSession on the session it read; store looks a store of the
+// workspace up by ID, nil when there is none.
+type sessionChange func(s *Session, store func(id string) (*Store, error)) (changed bool, err error)
+
+// changeSession runs change on session id (ENotFound) and, when it
+// reports a change, stores the session with UpdatedAt set to now. A
+// change of its attachments is announced (Revocation.Refresh), so that
+// whatever holds the session's callers reads them again.
+func changeSession(tx SessionTx, id string, now time.Time, change sessionChange) (*Session, error) {
+	s, err := tx.Session(id)
+	if err != nil {
+		return nil, err
+	}
+	before := slices.Clone(s.Attachments)
+	changed, err := change(s, tx.Store)
+	if err != nil {
+		return nil, err
+	}
+	if !changed {
+		return s, nil
+	}
+	s.UpdatedAt = now
+	attached := !slices.Equal(before, s.Attachments)
+	if err := tx.UpdateSession(s, attached); err != nil {
+		return nil, err
+	}
+	if attached {
+		return s, tx.Announce(Revocation{SessionID: id, Refresh: true})
+	}
+	return s, nil
+}
+
+// archiveSession is ArchiveSession's rule: the first archive, at now,
+// sets both ArchivedAt and UpdatedAt, later ones change nothing. Every
+// token of the session stops (checkToken refuses the tokens of an
+// archived session; RevokedAt keeps meaning an explicit revocation).
+func archiveSession(tx SessionTx, id string, now time.Time) (*Session, error) {
+	s, err := tx.Session(id)
+	if err != nil {
+		return nil, err
+	}
+	if s.ArchivedAt == nil {
+		s.ArchivedAt, s.UpdatedAt = &now, now
+		if err := tx.UpdateSession(s, false); err != nil {
+			return nil, err
+		}
+	}
+	return s, tx.Announce(Revocation{SessionID: id})
+}
+
+// deleteSession is DeleteSession's rule: the session and its tokens go
+// (ENotFound), and every token stops.
+func deleteSession(tx SessionTx, id string) error {
+	if err := tx.DeleteSession(id); err != nil {
+		return err
+	}
+	return tx.Announce(Revocation{SessionID: id})
+}
+
+// revokeSessionToken is RevokeSessionToken's rule: the first revocation,
+// at now, is kept, and the token stops.
+func revokeSessionToken(tx SessionTx, id string, now time.Time) (*SessionToken, error) {
+	t, err := tx.RevokeToken(id, now)
+	if err != nil {
+		return nil, err
+	}
+	return t, tx.Announce(Revocation{SessionID: t.SessionID, TokenID: t.ID})
+}
+
+// takesTokens refuses a new token for an archived session (EConflict).
+func (s *Session) takesTokens() error {
 	if s.ArchivedAt != nil {
 		return Errorf(EConflict, "session %s is archived; it takes no new tokens", s.ID)
 	}
 	return nil
 }
 
-// CheckKey is the rule by which API key k, read again (nil when it is
+// checkKey is the rule by which API key k, read again (nil when it is
 // gone), still stands for caller c: it is c's, in c's workspace, and not
 // revoked (EUnauthenticated otherwise).
-func CheckKey(k *APIKey, c *Caller) error {
+func checkKey(k *APIKey, c *Caller) error {
 	switch {
 	case k == nil || k.ID != c.Actor.ID || k.WorkspaceID != c.WorkspaceID:
 		return Errorf(EUnauthenticated, "API key %s no longer exists", c.Actor.ID)
 	case k.RevokedAt != nil:
-		return Errorf(EUnauthenticated, "API key %s has been revoked", k.ID)
+		return errKeyRevoked(k.ID)
 	}
 	return nil
 }
 
-// CheckToken decides whether token t of session s authenticates at now:
+func errKeyRevoked(id string) error {
+	return Errorf(EUnauthenticated, "API key %s has been revoked", id)
+}
+
+// checkToken decides whether token t of session s authenticates at now:
 // not revoked, not expired, and its session not archived
 // (EUnauthenticated, saying which).
-func CheckToken(t *SessionToken, s *Session, now time.Time) error {
+func checkToken(t *SessionToken, s *Session, now time.Time) error {
 	switch {
 	case t.RevokedAt != nil:
 		return Errorf(EUnauthenticated, "session token %s has been revoked", t.ID)
@@ -381,15 +523,15 @@ func CheckToken(t *SessionToken, s *Session, now time.Time) error {
 	return nil
 }
 
-// SnapshotAttachments is the rule of a new session's stores, for a
-// backend to run in the transaction that inserts the session, so that a
-// store archived or renamed concurrently is seen wholly before or wholly
-// after: each store must exist in the workspace and not be archived
-// (EInvalid naming the resource); its name and description are copied
-// into the attachment as they are now; access defaults to read-write;
-// mount paths are assigned. store looks a store up by ID, returning nil
-// when the workspace has none.
-func SnapshotAttachments(want []AttachmentCreate, store func(id string) (*Store, error)) ([]Attachment, error) {
+// snapshotAttachments is the rule of a new session's stores, run in the
+// transaction that inserts the session, so that a store archived or
+// renamed concurrently is seen wholly before or wholly after: each store
+// must exist in the workspace and not be archived (EInvalid naming the
+// resource); its name and description are copied into the attachment as
+// they are now; access defaults to read-write; mount paths are assigned.
+// store looks a store up by ID, returning nil when the workspace has
+// none.
+func snapshotAttachments(want []AttachmentCreate, store func(id string) (*Store, error)) ([]Attachment, error) {
 	atts := make([]Attachment, len(want))
 	for i, a := range want {
 		var err error
@@ -401,7 +543,7 @@ func SnapshotAttachments(want []AttachmentCreate, store func(id string) (*Store,
 	return atts, nil
 }
 
-// snapshot is the attachment a makes, by SnapshotAttachments's rule, its
+// snapshot is the attachment a makes, by snapshotAttachments's rule, its
 // mount path still to assign; what names a in messages.
 func snapshot(what string, a AttachmentCreate, store func(id string) (*Store, error)) (Attachment, error) {
 	s, err := store(a.StoreID)

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -240,7 +241,7 @@ func TestCheckToken(t *testing.T) {
 		{"revoked before its session was archived", SessionToken{ID: "tok", RevokedAt: &past}, archived, "revoked"},
 		{"archived session", SessionToken{ID: "tok"}, archived, "archived"},
 	} {
-		err := CheckToken(&tc.tok, tc.s, now)
+		err := checkToken(&tc.tok, tc.s, now)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -248,10 +249,10 @@ func TestCheckToken(t *testing.T) {
 			t.Errorf("%s: %v, want unauthenticated, %s", tc.name, err, tc.want)
 		}
 	}
-	if err := archived.TakesTokens(); ErrorCode(err) != EConflict {
+	if err := archived.takesTokens(); ErrorCode(err) != EConflict {
 		t.Errorf("an archived session takes tokens: %v", err)
 	}
-	if err := live.TakesTokens(); err != nil {
+	if err := live.takesTokens(); err != nil {
 		t.Errorf("a live session takes no tokens: %v", err)
 	}
 }
@@ -264,7 +265,7 @@ func TestSnapshotAttachments(t *testing.T) {
 		"memstore_x": {ID: "memstore_x", Name: "Old", ArchivedAt: &now},
 	}
 	lookup := func(id string) (*Store, error) { return stores[id], nil }
-	atts, err := SnapshotAttachments([]AttachmentCreate{{StoreID: "memstore_a"}, {StoreID: "memstore_b", Access: AccessReadOnly, Instructions: "look"}}, lookup)
+	atts, err := snapshotAttachments([]AttachmentCreate{{StoreID: "memstore_a"}, {StoreID: "memstore_b", Access: AccessReadOnly, Instructions: "look"}}, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,10 +279,26 @@ func TestSnapshotAttachments(t *testing.T) {
 		{"memstore_nope", "resources[1]: memory store memstore_nope was not found"},
 		{"memstore_x", "resources[1]: memory store memstore_x is archived"},
 	} {
-		_, err := SnapshotAttachments([]AttachmentCreate{{StoreID: "memstore_a"}, {StoreID: tc.id}}, lookup)
+		_, err := snapshotAttachments([]AttachmentCreate{{StoreID: "memstore_a"}, {StoreID: tc.id}}, lookup)
 		if ErrorCode(err) != EInvalid || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("attach %s: %v, want %q", tc.id, err, tc.want)
 		}
+	}
+}
+
+func TestNewSession(t *testing.T) {
+	now := time.Unix(1700000000, 5).UTC()
+	c := SessionCreate{Title: "t", Metadata: map[string]string{"k": "v"}, Fields: map[string]json.RawMessage{"agent": json.RawMessage(`1`)}}
+	s := newSession("wrkspc_1", c, now)
+	c.Metadata["k"], c.Fields["agent"] = "changed", json.RawMessage(`2`)
+	if s.WorkspaceID != "wrkspc_1" || s.Title != "t" || !s.CreatedAt.Equal(now) || !s.UpdatedAt.Equal(now) {
+		t.Errorf("newSession = %+v", s)
+	}
+	if s.Metadata["k"] != "v" || string(s.Fields["agent"]) != "1" {
+		t.Errorf("the session shares its maps with the request: %v, %s", s.Metadata, s.Fields["agent"])
+	}
+	if e := newSession("wrkspc_1", SessionCreate{}, now); e.Metadata == nil || e.Fields == nil {
+		t.Errorf("no metadata or fields: %v, %v; want empty maps", e.Metadata, e.Fields)
 	}
 }
 

@@ -76,12 +76,12 @@ type Session struct {
 	ArchivedAt *time.Time // nil while the session's tokens may work
 }
 
-// NewSession is the session that c makes in a workspace, with the ID and
-// creation time (as stored) a backend gives it: its metadata and fields
-// copied, empty rather than nil, its attachments still to snapshot.
-func NewSession(id, workspaceID string, c SessionCreate, now time.Time) *Session {
+// newSession is the session that c makes in a workspace at now, its ID
+// still to give: its metadata and fields copied, empty rather than nil,
+// its attachments still to snapshot.
+func newSession(workspaceID string, c SessionCreate, now time.Time) *Session {
 	s := &Session{
-		ID: id, WorkspaceID: workspaceID, Title: c.Title,
+		WorkspaceID: workspaceID, Title: c.Title,
 		Metadata: maps.Clone(c.Metadata), Fields: maps.Clone(c.Fields),
 		CreatedAt: now, UpdatedAt: now,
 	}
@@ -92,6 +92,35 @@ func NewSession(id, workspaceID string, c SessionCreate, now time.Time) *Session
 		s.Fields = map[string]json.RawMessage{}
 	}
 	return s
+}
+
+// KeptJSON is the metadata and the other fields of s as a backend keeps
+// them: a JSON object each.
+func (s *Session) KeptJSON() (metadata, fields string, err error) {
+	m, err := json.Marshal(s.Metadata)
+	if err != nil {
+		return "", "", err
+	}
+	f, err := json.Marshal(s.Fields)
+	return string(m), string(f), err
+}
+
+// SetKeptJSON sets the metadata and the other fields of s from the JSON
+// objects a backend keeps (KeptJSON), empty rather than nil.
+func (s *Session) SetKeptJSON(metadata, fields []byte) error {
+	if err := json.Unmarshal(metadata, &s.Metadata); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(fields, &s.Fields); err != nil {
+		return err
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	if s.Fields == nil {
+		s.Fields = map[string]json.RawMessage{}
+	}
+	return nil
 }
 
 // Attachment returns the attachment of a store, or nil when the store is
@@ -327,48 +356,82 @@ type SessionService interface {
 	// AuthenticateSession returns the caller a session token stands for:
 	// the session's workspace, a session actor and the session itself
 	// (EUnauthenticated for an unknown, revoked or expired token or an
-	// archived session; the message never repeats the secret). It is the
-	// credential layer, as KeyService.Authenticate is: it takes no caller.
+	// archived session, and for any secret that is not a session token;
+	// the message never repeats the secret). It is the credential layer,
+	// as KeyService.Authenticate is, for session tokens alone: it takes
+	// no caller.
 	AuthenticateSession(ctx context.Context, secret string) (*Caller, error)
 }
 
-// SessionStorage is SessionService as a backend keeps it: each method
-// does what the SessionService method of the same name does, inside the
-// workspace workspaceID. It is trusted: only a Core calls it, once the
-// caller may and the input is valid (see Core); AuthenticateSession, the
-// credential layer, is called by whoever authenticates requests.
+// SessionStorage keeps the sessions of workspaces and their tokens. It is
+// trusted: only a Core calls it, once the caller may and the input is
+// valid (see Core). Its reads do what the SessionService methods of the
+// same name do, inside the workspace workspaceID; every change goes
+// through WriteSessions, where the Core's rules decide it.
 type SessionStorage interface {
-	// CreateSession checks q against the workspace's live (unarchived)
-	// sessions in the transaction of the insert (see Quota).
-	CreateSession(ctx context.Context, workspaceID string, sc SessionCreate, q Quota) (*Session, *SessionToken, string, error)
 	Session(ctx context.Context, workspaceID, id string) (*Session, error)
 	Sessions(ctx context.Context, workspaceID string, f SessionFilter) (Page[Session], error)
-	ArchiveSession(ctx context.Context, workspaceID, id string) (*Session, error)
-	// CreateSessionToken checks q against the session's live tokens
-	// (neither revoked nor expired by the backend's clock) in the
-	// transaction of the insert (see Quota).
-	CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration, q Quota) (*SessionToken, string, error)
 	SessionTokens(ctx context.Context, workspaceID, sessionID string, f SessionTokenFilter) (Page[SessionToken], error)
 	SessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
-	RevokeSessionToken(ctx context.Context, workspaceID, id string) (*SessionToken, error)
-	AuthenticateSession(ctx context.Context, secret string) (*Caller, error)
-	// ChangeSession reads a session in a write transaction (ENotFound) and
-	// runs change on it, a Core rule that may look stores up by ID (nil
-	// when the workspace has none). When change reports a change, the
-	// backend stores the session's title, metadata, fields and
-	// attachments, in their order, with UpdatedAt set to now, and when
-	// the attachments differ from those it read, tells the listeners of
-	// revocations Revocation{SessionID: id, Refresh: true} once committed.
-	ChangeSession(ctx context.Context, workspaceID, id string, change SessionChange) (*Session, error)
-	// DeleteSession removes a session, its attachments and its tokens
-	// (ENotFound), then tells of Revocation{SessionID: id}.
-	DeleteSession(ctx context.Context, workspaceID, id string) error
+	// SessionTokenBySecret returns the token whose secret has hash
+	// secretHash, of whichever workspace, with its session, both read
+	// in one snapshot (ENotFound): one indexed read, then the session.
+	SessionTokenBySecret(ctx context.Context, secretHash string) (*SessionToken, *Session, error)
+	// WriteSessions runs fn in one write transaction of the workspace's
+	// sessions, over a SessionTx, and commits what it changed when fn
+	// returns nil; otherwise it changes nothing and returns fn's error.
+	// fn may run more than once (a transaction the database aborted
+	// runs again), so it must have no effect outside tx. The
+	// revocations fn announces reach this process's listeners once
+	// committed.
+	WriteSessions(ctx context.Context, workspaceID string, fn func(tx SessionTx) error) error
+	// Now is the time by the backend's clock, as it keeps times (see
+	// KeyStorage.Now).
+	Now() time.Time
 }
 
-// A SessionChange is a Core rule run by SessionStorage.ChangeSession on
-// the session it read; store looks a store of the workspace up by ID, nil
-// when there is none.
-type SessionChange func(s *Session, store func(id string) (*Store, error)) (changed bool, err error)
+// A SessionTx is a workspace's sessions inside a backend's write
+// transaction: the reads and changes that the Core's rules for creating
+// and changing sessions and their tokens are made of (rules.go). Reads
+// see the transaction's own changes. A session read here stays locked
+// against other changes, and a store read here against being archived or
+// renamed, until the transaction ends. Its methods are only valid while
+// the function given to SessionStorage.WriteSessions runs.
+type SessionTx interface {
+	// Session returns a session of the workspace with its attachments
+	// (ENotFound).
+	Session(id string) (*Session, error)
+	// Store returns a store of the workspace, or nil when it has none.
+	Store(id string) (*Store, error)
+	// LiveSessions counts the workspace's sessions that are not
+	// archived, up to max. Concurrent counts of them wait for one
+	// another, on every process, until the transaction ends, so that a
+	// Quota checked on the count cannot be passed by two at once.
+	LiveSessions(max int) (int, error)
+	// LiveTokens counts a session's tokens that are neither revoked nor
+	// expired at now, up to max, waiting as LiveSessions does.
+	LiveTokens(sessionID string, now time.Time, max int) (int, error)
+	// CreateSession stores s, a new session of the workspace, with its
+	// attachments in their order, giving it an ID.
+	CreateSession(s *Session) error
+	// UpdateSession stores s's title, metadata, fields, UpdatedAt and
+	// ArchivedAt and, when attachments is set, its attachments in their
+	// order, in place of those it had.
+	UpdateSession(s *Session, attachments bool) error
+	// DeleteSession removes a session of the workspace with its
+	// attachments and tokens (ENotFound).
+	DeleteSession(id string) error
+	// CreateToken stores t, a new token of one of the workspace's
+	// sessions, with the hash of its secret, giving it an ID.
+	CreateToken(t *SessionToken, secretHash string) error
+	// RevokeToken sets the RevokedAt of a token of the workspace to at,
+	// unless it has one already, and returns the token (ENotFound).
+	RevokeToken(id string, at time.Time) (*SessionToken, error)
+	// Announce tells every process that shares the database of r, this
+	// one included, once the transaction commits, and nobody if it does
+	// not (see RevocationNotifier).
+	Announce(r Revocation) error
+}
 
 // ValidateSessionCreate checks what can be checked without a database:
 // the number of stores, each store named once, the access values and the

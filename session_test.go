@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/memstore/memstore"
@@ -226,21 +225,5 @@ func TestSessionFieldsMessageIsShort(t *testing.T) {
 	msg := memstore.ErrorMessage(err)
 	if len(msg) > 500 || !strings.Contains(msg, "and 2996 more") || !strings.Contains(msg, fmt.Sprint(memstore.MaxSessionFieldsBytes)) {
 		t.Errorf("message of %d bytes: %.600s", len(msg), msg)
-	}
-}
-
-func TestNewSession(t *testing.T) {
-	now := time.Unix(1700000000, 5).UTC()
-	c := memstore.SessionCreate{Title: "t", Metadata: map[string]string{"k": "v"}, Fields: map[string]json.RawMessage{"agent": json.RawMessage(`1`)}}
-	s := memstore.NewSession("sesn_1", "wrkspc_1", c, now)
-	c.Metadata["k"], c.Fields["agent"] = "changed", json.RawMessage(`2`)
-	if s.ID != "sesn_1" || s.WorkspaceID != "wrkspc_1" || s.Title != "t" || !s.CreatedAt.Equal(now) || !s.UpdatedAt.Equal(now) {
-		t.Errorf("NewSession = %+v", s)
-	}
-	if s.Metadata["k"] != "v" || string(s.Fields["agent"]) != "1" {
-		t.Errorf("the session shares its maps with the request: %v, %s", s.Metadata, s.Fields["agent"])
-	}
-	if e := memstore.NewSession("sesn_2", "wrkspc_1", memstore.SessionCreate{}, now); e.Metadata == nil || e.Fields == nil {
-		t.Errorf("no metadata or fields: %v, %v; want empty maps", e.Metadata, e.Fields)
 	}
 }

@@ -55,11 +55,11 @@ func TestActivityPage(t *testing.T) {
 func TestActorAPIKeyName(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "content")
-	k, secret, err := f.db.CreateAPIKey(ctx, f.op.WorkspaceID, `<b>deploy</b> bot`)
+	k, secret, err := f.core.CreateAPIKey(ctx, f.op.WorkspaceID, `<b>deploy</b> bot`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := f.db.Authenticate(ctx, secret)
+	agent, err := f.core.Authenticate(ctx, secret)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func TestKeysPage(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || m == nil {
 		t.Fatalf("create key: %d %s", resp.StatusCode, body)
 	}
-	c, err := f.db.Authenticate(ctx, m[1])
+	c, err := f.core.Authenticate(ctx, m[1])
 	if err != nil {
 		t.Fatalf("the new key does not work: %v", err)
 	}
@@ -176,14 +176,14 @@ func TestKeysPage(t *testing.T) {
 			t.Errorf("auditor POST %s: %d, want 403", path, resp.StatusCode)
 		}
 	}
-	if _, err := f.db.Authenticate(ctx, m[1]); err != nil {
+	if _, err := f.core.Authenticate(ctx, m[1]); err != nil {
 		t.Fatalf("an auditor's refused revoke stopped the key: %v", err)
 	}
 	resp, _ = f.post(t, admin, "/console/keys/"+c.Actor.ID+"/revoke", f.srv.URL, url.Values{"csrf": {csrfOf(t, page)}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("revoke: %d", resp.StatusCode)
 	}
-	if _, err := f.db.Authenticate(ctx, m[1]); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+	if _, err := f.core.Authenticate(ctx, m[1]); memstore.ErrorCode(err) != memstore.EUnauthenticated {
 		t.Errorf("a revoked key still works: %v", err)
 	}
 	member := f.signIn(t, "member")
@@ -195,7 +195,7 @@ func TestKeysPage(t *testing.T) {
 	// full one holds the rest.
 	var last string
 	for i := range 50 {
-		k, _, err := f.db.CreateAPIKey(ctx, f.op.WorkspaceID, fmt.Sprint("key ", i))
+		k, _, err := f.core.CreateAPIKey(ctx, f.op.WorkspaceID, fmt.Sprint("key ", i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,11 +96,11 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, _, err := db.CreateAPIKey(ctx, ws.ID, "ci"); err != nil {
+	if _, _, err := core.CreateAPIKey(ctx, ws.ID, "ci"); err != nil {
 		b.Fatal(err)
 	}
 	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core,
-		Keys: memstore.NewKeys(db), Users: users})
+		Keys: memstore.NewKeys(core), Users: users})
 	sid := "/console/stores/" + st.ID
 	for _, p := range []struct{ name, path string }{
 		{"stores", "/console/stores"},

@@ -55,7 +55,7 @@ func newFixture(t *testing.T, content string, opts ...func(*console.Config)) *fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users}
+	cfg := console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -19,7 +19,7 @@ func TestSearchRateLimited(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	core := memstore.NewCore(f.db, memstore.WithLimits(memstore.Limits{SearchesPerCredential: 1}), memstore.CoreClock(func() time.Time { return now }))
 	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core,
-		Keys: memstore.NewKeys(f.db), Users: memstore.NewUsers(f.db)})
+		Keys: memstore.NewKeys(f.core), Users: memstore.NewUsers(f.db)})
 	f.srv = httptest.NewServer(h)
 	t.Cleanup(f.srv.Close)
 

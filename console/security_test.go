@@ -182,7 +182,7 @@ func TestAuditorChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := memstore.NewKeys(f.db)
+	keys := memstore.NewKeys(f.core)
 	key, _, err := keys.CreateAPIKey(ctx, f.op, "ci")
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func newServer(tb testing.TB, o serverOptions) *server {
 	db := sqlitetest.Open(tb, sqlite.Options{})
 	s := &server{DB: db, by: memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}}
 	core := memstore.NewCore(db, memstore.MaxMemoriesPerStore(o.maxMemories))
-	var h http.Handler = httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core})
+	var h http.Handler = httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core})
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}

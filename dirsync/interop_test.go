@@ -92,9 +92,9 @@ func TestSDKSyncAtTheSameTime(t *testing.T) {
 	for p, c := range seed {
 		s.put(t, p, c)
 	}
-	sess, _, token, err := s.DB.CreateSession(ctx, s.ws.ID, memstore.SessionCreate{
+	sess, _, token, err := memstore.NewCore(s.DB).CreateSession(ctx, &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, memstore.SessionCreate{
 		Stores: []memstore.AttachmentCreate{{StoreID: s.store}},
-	}, memstore.Quota{})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -554,9 +554,9 @@ func TestRacedPush(t *testing.T) {
 func TestReadOnlyToken(t *testing.T) {
 	s := newServer(t, serverOptions{})
 	s.put(t, "/a.md", "a\n")
-	_, _, token, err := s.DB.CreateSession(t.Context(), s.ws.ID, memstore.SessionCreate{
+	_, _, token, err := memstore.NewCore(s.DB).CreateSession(t.Context(), &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, memstore.SessionCreate{
 		Stores: []memstore.AttachmentCreate{{StoreID: s.store, Access: memstore.AccessReadOnly}},
-	}, memstore.Quota{})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

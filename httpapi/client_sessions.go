@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -377,7 +376,7 @@ func (c *Client) SessionToken(ctx context.Context, caller *memstore.Caller, id s
 // caller it returns is what a client with secret as its key takes as its
 // Caller.
 func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
-	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
+	if memstore.CredentialOf(secret) != memstore.SessionTokenCredential {
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "the credential is not a session token (those begin with %s)", memstore.SessionTokenPrefix)
 	}
 	as := *c

@@ -27,16 +27,16 @@ import (
 // apiHarness is a memstore server over a fresh database, behind a real
 // HTTP listener: what the client and the SDK contract tests talk to.
 type apiHarness struct {
-	URL string
-	DB  harnessDB
-	srv *httptest.Server
+	URL  string
+	DB   harnessDB
+	Keys memstore.KeyService // the server's core, over DB
+	srv  *httptest.Server
 }
 
 // harnessDB is what a harness needs of its database, whichever backend
 // keeps it.
 type harnessDB interface {
 	memstore.Backend
-	memstore.KeyService
 	memstore.WebhookStorage
 	memstore.WebhookDeliveryStorage
 	Counts(context.Context) (memstore.Counts, error)
@@ -87,7 +87,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 		tb.Fatalf("no backend %q", o.backend)
 	}
 	core := memstore.NewCore(db, o.core...)
-	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Counts: db.Counts,
+	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Counts: db.Counts,
 		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))}
 	if o.configure != nil {
 		o.configure(&cfg)
@@ -111,7 +111,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 		srv.Close()
 		api.Close()
 	})
-	return &apiHarness{URL: srv.URL, DB: db, srv: srv}
+	return &apiHarness{URL: srv.URL, DB: db, Keys: core, srv: srv}
 }
 
 // newKey makes a workspace with a key in it and returns both and the
@@ -130,7 +130,7 @@ func (h *apiHarness) newKey(tb testing.TB, workspace string) (*memstore.Workspac
 // its secret.
 func (h *apiHarness) newAPIKey(tb testing.TB, workspaceID, name string) (*memstore.APIKey, string) {
 	tb.Helper()
-	key, secret, err := h.DB.CreateAPIKey(tb.Context(), workspaceID, name)
+	key, secret, err := h.Keys.CreateAPIKey(tb.Context(), workspaceID, name)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func (h *apiHarness) client(secret string) *httpapi.Client {
 // --- The conformance suite, through the client.
 
 // conformanceKeys is the key service of the conformance run: the
-// database's, except that Authenticate takes a secret
+// core's, except that Authenticate takes, besides session tokens, a secret
 // "storetest|<workspace>|<actor type>|<actor ID>" to stand for that
 // caller. The suite uses fixed workspace and actor IDs
 // (wrkspc_storetest..., apikey_storetest1, sesn_storetest1, user_...,
@@ -163,6 +163,9 @@ func conformanceSecret(workspaceID string, by memstore.Actor) string {
 
 func (k conformanceKeys) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
 	f := strings.Split(secret, "|")
+	if memstore.CredentialOf(secret) == memstore.SessionTokenCredential {
+		return k.KeyService.Authenticate(ctx, secret)
+	}
 	if len(f) != 4 || f[0] != "storetest" {
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "not a conformance-test secret")
 	}
@@ -338,7 +341,7 @@ func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend 
 	serve := func(mode string) *apiHarness {
 		core := memstore.NewCore(db, memstore.MaxMemoriesPerStore(maxMemoriesPerStore))
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{
-			Stores: core, Memories: core, Versions: core, Feed: core, Keys: conformanceKeys{db}, CreateExisting: mode,
+			Stores: core, Memories: core, Versions: core, Feed: core, Keys: conformanceKeys{core}, CreateExisting: mode,
 		}))
 		t.Cleanup(srv.Close)
 		return &apiHarness{URL: srv.URL, DB: db, srv: srv}
@@ -953,7 +956,7 @@ func TestClientBadServers(t *testing.T) {
 
 // clientSessions is a storetest.SessionBackend made of Clients in front of
 // a server: stores and sessions go over HTTP with the conformance secret
-// of their caller, workspaces and keys to the database, and session
+// of their caller, workspaces and keys to the server's core, and session
 // tokens are authenticated by asking the server who they are.
 type clientSessions struct {
 	clients
@@ -1015,6 +1018,6 @@ func TestClientSessionConformance(t *testing.T) {
 		h := newAPIHarness(t, harnessOptions{now: now, configure: func(c *httpapi.Config) {
 			c.Keys, c.AuthCacheTTL = conformanceKeys{c.Keys}, -1
 		}})
-		return &clientSessions{clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(h, c) }}, h.DB}
+		return &clientSessions{clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(h, c) }}, h.Keys}
 	})
 }

@@ -372,7 +372,7 @@ func TestEventsResumeAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		core := memstore.NewCore(db)
-		srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Feed: core, Keys: db}))
+		srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Feed: core, Keys: core}))
 		return srv, db
 	}
 	srv, db := start()
@@ -380,7 +380,7 @@ func TestEventsResumeAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := db.CreateAPIKey(ctx, ws.ID, "k")
+	_, secret, err := memstore.NewCore(db).CreateAPIKey(ctx, ws.ID, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +574,7 @@ func TestEventsStreamRechecksWhenUnheard(t *testing.T) {
 	if _, err := f.c.RevokeSessionToken(ctx, nil, revokedToken); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.h.DB.RevokeAPIKey(ctx, key.ID); err != nil {
+	if _, err := f.h.Keys.RevokeAPIKey(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
 	for what, ended := range map[string]chan error{"token": endedToken, "key": endedKey} {

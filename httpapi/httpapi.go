@@ -29,10 +29,11 @@ type Config struct {
 	Stores   memstore.StoreService
 	Memories memstore.MemoryService
 	Versions memstore.VersionService
-	Keys     memstore.KeyService // authenticates every request but /healthz and /metrics
+	// Keys authenticates the API key or session token of every request
+	// but /healthz and /metrics (KeyService.Authenticate).
+	Keys memstore.KeyService
 
-	// Sessions, when set, serves /v1/sessions and lets session tokens in,
-	// which it authenticates.
+	// Sessions, when set, serves /v1/sessions and lets session tokens in.
 	Sessions memstore.SessionService
 	// Search, when set, serves the search endpoints.
 	Search memstore.SearchService

@@ -411,7 +411,7 @@ type unkept struct{ memstore.MemoryService }
 func TestKeptRetrievals(t *testing.T) {
 	e := newServerEnv(t)
 	core := memstore.NewCore(e.db)
-	plain := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: unkept{core}, Versions: core, Keys: e.db}))
+	plain := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: unkept{core}, Versions: core, Keys: core}))
 	t.Cleanup(plain.Close)
 	store := e.createStore(t, "kept")
 	id := e.createMemory(t, store, "/a.md", "first <&> \u2028")["id"].(string)

@@ -24,7 +24,7 @@ func TestMount(t *testing.T) {
 	logs := new(syncbuf.Buffer)
 	core := memstore.NewCore(db)
 	s := httpapi.New(httpapi.Config{
-		Stores: core, Memories: core, Versions: core, Keys: db, MaxBodyBytes: 10,
+		Stores: core, Memories: core, Versions: core, Keys: core, MaxBodyBytes: 10,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	s.Mount("/extra", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -73,7 +73,7 @@ func TestRevokedKeyStopsAtOnce(t *testing.T) {
 	e.ok(t, "GET", "/v1/memory_stores", "", asKey)
 	// Revoked through the server's own database handle, as an embedding
 	// program or a command in the same process would.
-	if _, err := e.db.RevokeAPIKey(context.Background(), key.ID); err != nil {
+	if _, err := memstore.NewCore(e.db).RevokeAPIKey(context.Background(), key.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.call(t, "GET", "/v1/memory_stores", "", asKey).apiError(t, 401, "authentication_error")
@@ -89,7 +89,7 @@ func TestRevokedElsewhereStopsWithinMoments(t *testing.T) {
 	clock := &stepClock{t: time.Now()}
 	path := filepath.Join(t.TempDir(), "m.db")
 	e, store, sid, token := newRevocationEnv(t, path, clock, time.Hour)
-	elsewhere := sqlitetest.OpenAt(t, path, sqlite.Options{Now: clock.now})
+	elsewhere := memstore.NewCore(sqlitetest.OpenAt(t, path, sqlite.Options{Now: clock.now}))
 	key, secret := sqlitetest.APIKey(t, e.db, e.workspace, "to revoke")
 	asKey := withHeader("X-Api-Key", secret)
 	e.ok(t, "GET", "/v1/memory_stores", "", asKey)
@@ -100,7 +100,7 @@ func TestRevokedElsewhereStopsWithinMoments(t *testing.T) {
 	if _, err := elsewhere.RevokeAPIKey(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := elsewhere.ArchiveSession(ctx, e.workspace, sid); err != nil {
+	if _, err := elsewhere.ArchiveSession(ctx, e.caller(), sid); err != nil {
 		t.Fatal(err)
 	}
 	revoked := time.Now()
@@ -115,7 +115,7 @@ func TestRevokedElsewhereStopsWithinMoments(t *testing.T) {
 	// Without the cache, nothing is remembered at all.
 	path = filepath.Join(t.TempDir(), "off.db")
 	off, _, _, _ := newRevocationEnv(t, path, clock, -1)
-	elsewhere = sqlitetest.OpenAt(t, path, sqlite.Options{})
+	elsewhere = memstore.NewCore(sqlitetest.OpenAt(t, path, sqlite.Options{}))
 	off.ok(t, "GET", "/v1/memory_stores", "")
 	if _, err := elsewhere.RevokeAPIKey(ctx, off.keyID); err != nil {
 		t.Fatal(err)
@@ -138,19 +138,18 @@ func TestExpiredTokenIsNotRemembered(t *testing.T) {
 	write(t, e, store, tok, "/after.md").apiError(t, 401, "authentication_error")
 }
 
-// revokingKeys revokes each key right after authenticating it, through
-// the database, as a revocation committed by another request between the
-// lookup of a key and its keeping in the cache would.
+// revokingKeys revokes each key right after authenticating it, as a
+// revocation committed by another request between the lookup of a key
+// and its keeping in the cache would.
 type revokingKeys struct {
 	memstore.KeyService
-	db   *sqlite.DB
 	once sync.Once
 }
 
 func (k *revokingKeys) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
 	c, err := k.KeyService.Authenticate(ctx, secret)
 	if err == nil {
-		k.once.Do(func() { _, err = k.db.RevokeAPIKey(ctx, c.Actor.ID) })
+		k.once.Do(func() { _, err = k.KeyService.RevokeAPIKey(ctx, c.Actor.ID) })
 	}
 	return c, err
 }
@@ -160,7 +159,7 @@ func TestRevocationDuringAuthenticationIsNotRemembered(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	e := newServerEnvOn(t, db, func(c *httpapi.Config) {
 		c.Now, c.AuthCacheTTL = clock.now, time.Hour
-		c.Keys = &revokingKeys{KeyService: db, db: db}
+		c.Keys = &revokingKeys{KeyService: c.Keys}
 	})
 	// The request that raced the revocation is served; the next is not.
 	e.ok(t, "GET", "/v1/memory_stores", "")

@@ -389,13 +389,10 @@ func (s *Server) authenticate(r *http.Request, secret string) (*memstore.Caller,
 	gen := s.auth.generation()
 	var c *memstore.Caller
 	var err error
-	switch {
-	case !strings.HasPrefix(secret, memstore.SessionTokenPrefix):
-		c, err = s.keys.Authenticate(r.Context(), secret)
-	case s.sessions != nil:
-		c, err = s.sessions.AuthenticateSession(r.Context(), secret)
-	default:
+	if s.sessions == nil && memstore.CredentialOf(secret) == memstore.SessionTokenCredential {
 		err = memstore.Errorf(memstore.EUnauthenticated, "this server does not accept session tokens")
+	} else {
+		c, err = s.keys.Authenticate(r.Context(), secret)
 	}
 	if err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func newServerEnvOn(tb testing.TB, db *sqlite.DB, configure ...func(*httpapi.Con
 	e := &serverEnv{db: db, logs: new(syncbuf.Buffer)}
 	core := memstore.NewCore(db)
 	cfg := httpapi.Config{
-		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Counts: db.Counts,
+		Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Counts: db.Counts,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range configure {
@@ -69,6 +69,11 @@ func newServerEnvOn(tb testing.TB, db *sqlite.DB, configure ...func(*httpapi.Con
 	key, secret := sqlitetest.APIKey(tb, db, ws.ID, "test")
 	e.workspace, e.keyID, e.secret = ws.ID, key.ID, secret
 	return e
+}
+
+// caller is the caller of the env's own key.
+func (e *serverEnv) caller() *memstore.Caller {
+	return &memstore.Caller{WorkspaceID: e.workspace, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: e.keyID}}
 }
 
 // otherKey makes another workspace with a key and returns the secret.
@@ -636,7 +641,7 @@ func TestMetrics(t *testing.T) {
 	}
 	// A second server on the same registry shares the metrics.
 	core := memstore.NewCore(e.db)
-	httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: e.db, Registry: reg})
+	httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Registry: reg})
 }
 
 func TestMetricsOfAPrivateRegistry(t *testing.T) {

@@ -365,7 +365,7 @@ func TestSessionTokenPages(t *testing.T) {
 	sid := s["id"].(string)
 	want := []string{s["token_id"].(string)}
 	for range 249 {
-		tok, _, err := e.db.CreateSessionToken(context.Background(), e.workspace, sid, 0, memstore.Quota{})
+		tok, _, err := memstore.NewCore(e.db).CreateSessionToken(context.Background(), e.caller(), sid, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

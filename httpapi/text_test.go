@@ -281,7 +281,11 @@ func TestUnreadableKeptFieldsListByAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Straight to the backend, as an older memstore kept them.
-			if _, _, _, err := e.h.DB.CreateSession(t.Context(), e.ws, memstore.SessionCreate{Fields: f}, memstore.Quota{}); err != nil {
+			err := e.h.DB.WriteSessions(t.Context(), e.ws, func(tx memstore.SessionTx) error {
+				now := e.h.DB.Now()
+				return tx.CreateSession(&memstore.Session{WorkspaceID: e.ws, Metadata: map[string]string{}, Fields: f, CreatedAt: now, UpdatedAt: now})
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 		}

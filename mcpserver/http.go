@@ -403,12 +403,13 @@ const needSessionToken = "/mcp needs a session token (st-memstore-...) as Author
 // authenticate returns the caller of the request's session token.
 func (h *HTTPHandler) authenticate(r *http.Request) (*memstore.Caller, error) {
 	f := strings.Fields(r.Header.Get("Authorization"))
-	switch {
-	case len(f) != 2 || !strings.EqualFold(f[0], "bearer"):
+	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "missing session token: %s", needSessionToken)
-	case strings.HasPrefix(f[1], memstore.APIKeyPrefix):
+	}
+	switch memstore.CredentialOf(f[1]) {
+	case memstore.APIKeyCredential:
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "%s", needSessionToken)
-	case !strings.HasPrefix(f[1], memstore.SessionTokenPrefix):
+	case memstore.NoCredential:
 		return nil, memstore.Errorf(memstore.EUnauthenticated, "not a session token: %s", needSessionToken)
 	}
 	return h.sessionsSvc.AuthenticateSession(r.Context(), f[1])

@@ -246,7 +246,7 @@ func TestRevocationClosesSessions(t *testing.T) {
 	if n := runtime.NumGoroutine(); n < before+20 {
 		t.Fatalf("%d goroutines with 20 sessions open, %d before: the test counts nothing", n, before)
 	}
-	if _, err := e.db.ArchiveSession(t.Context(), e.ws, e.caller.Session.ID); err != nil {
+	if _, err := e.core.ArchiveSession(t.Context(), e.admin, e.caller.Session.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.OpenSessions(); n != 0 {
@@ -269,7 +269,7 @@ func TestRevocationClosesSessions(t *testing.T) {
 	if n := h.OpenSessions(); n != 1 {
 		t.Fatalf("%d sessions open", n)
 	}
-	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, c.TokenID); err != nil {
+	if _, err := e.core.RevokeSessionToken(t.Context(), e.admin, c.TokenID); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.OpenSessions(); n != 0 {
@@ -277,8 +277,8 @@ func TestRevocationClosesSessions(t *testing.T) {
 	}
 
 	// A token that expires in a second.
-	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{
-		Stores: []memstore.AttachmentCreate{{StoreID: e.notes}}, TokenTTL: time.Second}, memstore.Quota{})
+	_, _, secret, err := e.core.CreateSession(t.Context(), e.admin, memstore.SessionCreate{
+		Stores: []memstore.AttachmentCreate{{StoreID: e.notes}}, TokenTTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestUnheardRevocationsAreRechecked(t *testing.T) {
 		io.Copy(io.Discard, res.Body)
 	}()
 
-	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, revoked.TokenID); err != nil {
+	if _, err := e.core.RevokeSessionToken(t.Context(), e.admin, revoked.TokenID); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -519,7 +519,7 @@ func TestOpeningRequestsAreCounted(t *testing.T) {
 			t.Errorf("a ping of session %s: %d %s", sid, a.status, a.body)
 		}
 	}
-	if _, err := e.db.ArchiveSession(t.Context(), e.ws, e.caller.Session.ID); err != nil {
+	if _, err := e.core.ArchiveSession(t.Context(), e.admin, e.caller.Session.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.OpenSessions(); n != 0 {
@@ -612,7 +612,7 @@ func TestOpeningWaitsForOpening(t *testing.T) {
 		}
 		if first.want == 200 {
 			// Make room for the next round.
-			if _, err := e.db.ArchiveSession(t.Context(), e.ws, e.caller.Session.ID); err != nil {
+			if _, err := e.core.ArchiveSession(t.Context(), e.admin, e.caller.Session.ID); err != nil {
 				t.Fatal(err)
 			}
 			e.caller, e.secret = e.session(t, memstore.AttachmentCreate{StoreID: e.notes})

@@ -22,6 +22,8 @@ import (
 // and prefs, read-only, holding /style.md.
 type env struct {
 	db     *sqlite.DB
+	core   *memstore.Core   // over db
+	admin  *memstore.Caller // an API key of ws
 	ws     string
 	notes  string
 	prefs  string
@@ -33,7 +35,8 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	db := sqlitetest.Open(t, sqlite.Options{})
 	ws := sqlitetest.Workspace(t, db, "default")
-	e := &env{db: db, ws: ws.ID}
+	e := &env{db: db, core: memstore.NewCore(db), ws: ws.ID}
+	e.admin = &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
 	e.notes = sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "Notes"}).ID
 	e.prefs = sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "Prefs"}).ID
 	sqlitetest.Create(t, db, ws.ID, e.prefs, "/style.md", "Tabs, not spaces.\n", memstore.Actor{Type: memstore.ActorUser, ID: "user_test"})
@@ -44,11 +47,11 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) session(t testing.TB, stores ...memstore.AttachmentCreate) (*memstore.Caller, string) {
 	t.Helper()
-	_, _, secret, err := e.db.CreateSession(t.Context(), e.ws, memstore.SessionCreate{Stores: stores}, memstore.Quota{})
+	_, _, secret, err := e.core.CreateSession(t.Context(), e.admin, memstore.SessionCreate{Stores: stores})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.db.AuthenticateSession(t.Context(), secret)
+	c, err := e.core.AuthenticateSession(t.Context(), secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +245,7 @@ func TestStreamableHTTP(t *testing.T) {
 	if err != nil || len(toks.Items) != 1 {
 		t.Fatal(toks, err)
 	}
-	if _, err := e.db.RevokeSessionToken(t.Context(), e.ws, toks.Items[0].ID); err != nil {
+	if _, err := e.core.RevokeSessionToken(t.Context(), e.admin, toks.Items[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory_list"}); err == nil {

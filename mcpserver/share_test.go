@@ -16,7 +16,7 @@ func otherWorkspace(t *testing.T, e *env, name string) string {
 	t.Helper()
 	ws := sqlitetest.Workspace(t, e.db, name)
 	st := sqlitetest.Store(t, e.db, ws.ID, memstore.StoreCreate{Name: "Theirs"})
-	_, _, secret, err := e.db.CreateSession(t.Context(), ws.ID, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{})
+	_, _, secret, err := e.core.CreateSession(t.Context(), &memstore.Caller{WorkspaceID: ws.ID, Actor: e.admin.Actor}, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (e *storeEnv) client(tb testing.TB) *httpapi.Client {
 	tb.Helper()
 	_, secret := sqlitetest.APIKey(tb, e.DB, e.WS, "memory tool test")
 	core := memstore.NewCore(e.DB)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: e.DB}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core}))
 	tb.Cleanup(srv.Close) // before the database closes
 	c := httpapi.NewClient(srv.URL, secret)
 	c.HTTPClient = srv.Client()

@@ -496,15 +496,16 @@ func TestStoreSession(t *testing.T) {
 	env := newStoreEnv(t)
 	seed(t, env.tool(t, nil, memorytool.Options{}), map[string]string{"/memories/a.md": "a\n", "/memories/d/b.md": "b"})
 	other := sqlitetest.Store(t, env.DB, env.WS, memstore.StoreCreate{Name: "scratch"})
-	sess, _, token, err := env.DB.CreateSession(ctx, env.WS, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
+	core := memstore.NewCore(env.DB)
+	admin := &memstore.Caller{WorkspaceID: env.WS, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
+	sess, _, token, err := core.CreateSession(ctx, admin, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
 		{StoreID: env.Store, Access: memstore.AccessReadOnly},
 		{StoreID: other.ID, Access: memstore.AccessReadWrite},
-	}}, memstore.Quota{})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	core := memstore.NewCore(env.DB)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: env.DB, Sessions: core}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core}))
 	t.Cleanup(srv.Close)
 	client := httpapi.NewClient(srv.URL, token)
 
@@ -592,7 +593,7 @@ func TestStoreCreateNeverOverwrites(t *testing.T) {
 	env := newStoreEnv(t)
 	_, secret := sqlitetest.APIKey(t, env.DB, env.WS, "upsert")
 	core := memstore.NewCore(env.DB)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: env.DB, CreateExisting: httpapi.CreateUpsert}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, CreateExisting: httpapi.CreateUpsert}))
 	t.Cleanup(srv.Close)
 	tool := env.tool(t, httpapi.NewClient(srv.URL, secret), memorytool.Options{})
 	seed(t, tool, map[string]string{"/memories/a.md": "first"})

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,16 +11,12 @@ import (
 	"github.com/memstore/memstore/internal/keyset"
 )
 
-// lastUsedEvery is how stale a key's LastUsedAt may get: authentication is
-// a read, and turning every one into a write would make every request
-// write.
-const lastUsedEvery = time.Minute
+// Now implements memstore.KeyStorage and memstore.SessionStorage: the
+// DB's clock, to the nanosecond it keeps.
+func (db *DB) Now() time.Time { return db.stamp() }
 
-// CreateWorkspace implements memstore.KeyService.
+// CreateWorkspace implements memstore.KeyStorage.
 func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Workspace, error) {
-	if err := memstore.ValidateWorkspaceName(name); err != nil {
-		return nil, err
-	}
 	now := db.stamp()
 	w := &memstore.Workspace{ID: db.ids.New(memstore.WorkspaceIDPrefix, now), Name: name, CreatedAt: now}
 	tag, err := db.pool.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
@@ -47,7 +42,7 @@ func scanWorkspace(r row) (*memstore.Workspace, error) {
 	return &w, nil
 }
 
-// Workspace implements memstore.KeyService: by ID first, then by name.
+// Workspace implements memstore.KeyStorage: by ID first, then by name.
 func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspace, error) {
 	w, err := scanWorkspace(db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM workspaces WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1`, idOrName))
 	if err != nil {
@@ -56,7 +51,7 @@ func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspa
 	return w, nil
 }
 
-// Workspaces implements memstore.KeyService.
+// Workspaces implements memstore.KeyStorage.
 func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
 	rows, err := db.pool.Query(ctx, `SELECT id, name, created_at FROM workspaces ORDER BY id`)
 	if err != nil {
@@ -66,34 +61,25 @@ func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
 	return ws, wrap(err, "list workspaces")
 }
 
-// CreateAPIKey implements memstore.KeyService; only the hash of the
-// secret is kept. Its keys are counted by withinQuota, so that
-// concurrent creates cannot pass the limit together.
-func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*memstore.APIKey, string, error) {
-	if err := memstore.ValidateKeyName(name); err != nil {
-		return nil, "", err
-	}
-	now := db.stamp()
-	secret := memstore.NewSecret(memstore.APIKeyPrefix)
-	k := &memstore.APIKey{
-		ID: db.ids.New(memstore.APIKeyIDPrefix, now), WorkspaceID: workspaceID, Name: name,
-		Hint: memstore.SecretHint(secret), CreatedAt: now,
-	}
+// CreateAPIKey implements memstore.KeyStorage. Its keys are counted by
+// withinQuota, so that concurrent creates cannot pass the limit together.
+func (db *DB) CreateAPIKey(ctx context.Context, k memstore.APIKey, secretHash string, q memstore.Quota) (*memstore.APIKey, error) {
+	k.ID = db.ids.New(memstore.APIKeyIDPrefix, k.CreatedAt)
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+		if err := workspaceExists(ctx, tx, k.WorkspaceID); err != nil {
 			return err
 		}
-		if err := withinQuota(ctx, tx, memstore.APIKeyQuota(workspaceID), "api_keys "+workspaceID, `SELECT 1 FROM api_keys WHERE workspace_id = $1`, workspaceID); err != nil {
+		if err := withinQuota(ctx, tx, q, "api_keys "+k.WorkspaceID, `SELECT 1 FROM api_keys WHERE workspace_id = $1`, k.WorkspaceID); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-			k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, keyset.Nanos(now))
+			k.ID, k.WorkspaceID, k.Name, secretHash, k.Hint, keyset.Nanos(k.CreatedAt))
 		return err
 	})
 	if err != nil {
-		return nil, "", wrap(err, "create API key in %s", workspaceID)
+		return nil, wrap(err, "create API key in %s", k.WorkspaceID)
 	}
-	return k, secret, nil
+	return &k, nil
 }
 
 const keyColumns = "id, workspace_id, name, hint, created_at, last_used_at, revoked_at"
@@ -111,7 +97,7 @@ func scanKey(r row) (*memstore.APIKey, error) {
 	return &k, nil
 }
 
-// APIKeys implements memstore.KeyService.
+// APIKeys implements memstore.KeyStorage.
 func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]memstore.APIKey, error) {
 	var limit *int // NULL: no limit
 	if n > 0 {
@@ -130,7 +116,7 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]
 	return keys, wrap(err, "list API keys")
 }
 
-// APIKey implements memstore.KeyService.
+// APIKey implements memstore.KeyStorage.
 func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
 	if err != nil {
@@ -139,38 +125,32 @@ func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	return k, nil
 }
 
-// RevokeAPIKey implements memstore.KeyService: one statement, which keeps
-// the first revocation's time.
-func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
-	k, err := scanKey(db.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING `+keyColumns,
-		keyset.Nanos(db.now()), id))
+// APIKeyBySecret implements memstore.KeyStorage: one indexed lookup by
+// the secret's hash.
+func (db *DB) APIKeyBySecret(ctx context.Context, secretHash string) (*memstore.APIKey, error) {
+	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE secret_sha256 = $1`, secretHash))
 	if err != nil {
-		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "revoke API key %s", id)
+		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key has this secret")), "authenticate")
 	}
-	db.revoked(ctx, memstore.Revocation{APIKeyID: id})
 	return k, nil
 }
 
-// Authenticate implements memstore.KeyService: one indexed lookup by the
-// secret's hash, and a write only when LastUsedAt is older than
-// lastUsedEvery.
-func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
-	if !strings.HasPrefix(secret, memstore.APIKeyPrefix) {
-		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
+// RevokeAPIKey implements memstore.KeyStorage: one statement, which keeps
+// the first revocation's time, then r told to every process.
+func (db *DB) RevokeAPIKey(ctx context.Context, id string, at time.Time, r memstore.Revocation) (*memstore.APIKey, error) {
+	k, err := scanKey(db.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING `+keyColumns,
+		keyset.Nanos(at), id))
+	if err != nil {
+		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "revoke API key %s", id)
 	}
-	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE secret_sha256 = $1`, memstore.HashSecret(secret)))
-	switch {
-	case err != nil:
-		return nil, wrap(notFound(err, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")), "authenticate")
-	case k.RevokedAt != nil:
-		return nil, memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
-	}
-	if now := db.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
-		if _, err := db.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, keyset.Nanos(now), k.ID); err != nil {
-			return nil, wrap(err, "authenticate")
-		}
-	}
-	return &memstore.Caller{WorkspaceID: k.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}, nil
+	db.revoked(ctx, r)
+	return k, nil
+}
+
+// TouchAPIKey implements memstore.KeyStorage.
+func (db *DB) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
+	_, err := db.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, keyset.Nanos(at), id)
+	return wrap(err, "authenticate")
 }
 
 // workspaceExists checks, in tx, that workspace workspaceID exists
@@ -197,12 +177,21 @@ func withinQuota(ctx context.Context, tx pgx.Tx, q memstore.Quota, what, rows st
 	if !q.Limited() {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(quotaLocks), what); err != nil {
-		return err
-	}
-	var n int
-	if err := tx.QueryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max())+") AS counted", args...).Scan(&n); err != nil {
+	n, err := countRows(ctx, tx, q.Max(), what, rows, args...)
+	if err != nil {
 		return err
 	}
 	return q.Check(n)
+}
+
+// countRows counts the rows that rows (a SELECT) finds in tx, up to max,
+// once it holds the transaction's advisory lock of what, as withinQuota
+// does.
+func countRows(ctx context.Context, tx pgx.Tx, max int, what, rows string, args ...any) (int, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(quotaLocks), what); err != nil {
+		return 0, err
+	}
+	var n int
+	err := tx.QueryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(max)+") AS counted", args...).Scan(&n)
+	return n, err
 }

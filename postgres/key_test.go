@@ -27,12 +27,13 @@ func TestKeyLimitUnderContention(t *testing.T) {
 	q.Set("pool_max_conns", "8") // room for every racer beside the pool's own connections
 	u.RawQuery = q.Encode()
 	db := mustOpenAt(t, u.String(), postgres.Options{})
+	core := memstore.NewCore(db)
 	w, err := db.CreateWorkspace(ctx, "crowded")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range memstore.MaxAPIKeysPerWorkspace - 1 {
-		if _, _, err := db.CreateAPIKey(ctx, w.ID, ""); err != nil {
+		if _, _, err := core.CreateAPIKey(ctx, w.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +43,7 @@ func TestKeyLimitUnderContention(t *testing.T) {
 	errs := make(chan error, racers)
 	for range racers {
 		go func() {
-			_, _, err := db.CreateAPIKey(ctx, w.ID, "racer")
+			_, _, err := core.CreateAPIKey(ctx, w.ID, "racer")
 			errs <- err
 		}()
 	}

@@ -40,16 +40,16 @@ func TestRevocationsReachOtherProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := here.CreateAPIKey(ctx, ws.ID, "laptop")
+	core := memstore.NewCore(here)
+	key, _, err := core.CreateAPIKey(ctx, ws.ID, "laptop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := here.RevokeAPIKey(ctx, key.ID); err != nil {
+	if _, err := core.RevokeAPIKey(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
 	expect("a revoked key", memstore.Revocation{APIKeyID: key.ID})
 
-	core := memstore.NewCore(here)
 	admin := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}}
 	s, tok, _, err := core.CreateSession(ctx, admin, memstore.SessionCreate{})
 	if err != nil {

@@ -12,16 +12,16 @@
 //
 // # Services
 //
-// A DB implements, for the core, memstore.StoreStorage (store.go),
-// MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
-// (version.go), SessionStorage (session.go), SearchStorage (search.go)
-// and EventStorage (events.go); UserStorage (user.go) for memstore.Users
-// and WebhookStorage (webhook.go) for memstore.Webhooks; and, for the
-// server itself, memstore.KeyService (key.go), WebhookDeliveryStorage for
-// the deliverer (webhook.go), Dumper and Restorer for migrate (dump.go),
-// and RevocationNotifier and EventNotifier (the revocations, and the
-// stores with new events, of every process on the database, told between
-// processes by LISTEN/NOTIFY: notify.go).
+// A DB implements, for the core, memstore.KeyStorage (key.go),
+// StoreStorage (store.go), MemoryStorage and MemoryRevalidatorStorage
+// (memory.go), VersionStorage (version.go), SessionStorage (session.go),
+// SearchStorage (search.go) and EventStorage (events.go); UserStorage
+// (user.go) for memstore.Users and WebhookStorage (webhook.go) for
+// memstore.Webhooks; and, for the server itself, WebhookDeliveryStorage
+// for the deliverer (webhook.go), Dumper and Restorer for migrate
+// (dump.go), and RevocationNotifier and EventNotifier (the revocations,
+// and the stores with new events, of every process on the database, told
+// between processes by LISTEN/NOTIFY: notify.go).
 //
 // # Concurrency across processes
 //
@@ -87,7 +87,6 @@ import (
 var (
 	_ memstore.Backend                  = (*DB)(nil)
 	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
-	_ memstore.KeyService               = (*DB)(nil)
 	_ memstore.RevocationNotifier       = (*DB)(nil)
 	_ memstore.EventNotifier            = (*DB)(nil)
 )

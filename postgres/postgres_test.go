@@ -45,12 +45,6 @@ func mustOpenAt(t *testing.T, url string, opts postgres.Options) *postgres.DB {
 	return db
 }
 
-// coreAndKeys is the core over a database with the database's keys.
-type coreAndKeys struct {
-	*memstore.Core
-	memstore.KeyService
-}
-
 // TestConformance runs the behaviour every backend must have, through
 // the core that every surface calls.
 func TestConformance(t *testing.T) {
@@ -61,7 +55,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestKeyConformance(t *testing.T) {
-	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return mustOpen(t, postgres.Options{}) })
+	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
 }
 
 func TestUserConformance(t *testing.T) {
@@ -71,7 +65,7 @@ func TestUserConformance(t *testing.T) {
 func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
 		db := mustOpen(t, postgres.Options{Now: now})
-		return coreAndKeys{memstore.NewCore(db), db}
+		return memstore.NewCore(db)
 	})
 }
 

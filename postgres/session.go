@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,17 +29,8 @@ func scanSession(r row) (*memstore.Session, error) {
 	if err := r.Scan(&s.ID, &s.WorkspaceID, &title, &meta, &fields, &cat, &uat, &aat); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+	if err := s.SetKeptJSON([]byte(meta), []byte(fields)); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
-		return nil, err
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	if s.Fields == nil {
-		s.Fields = map[string]json.RawMessage{}
 	}
 	s.Title = string(title)
 	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = keyset.Time(cat), keyset.Time(uat), keyset.NullTime(aat)
@@ -90,83 +79,6 @@ func getSession(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*
 		return nil, notFound(err, memstore.Errorf(memstore.ENotFound, "session %s not found", id))
 	}
 	return s, attach(ctx, tx, []*memstore.Session{s})
-}
-
-// newToken makes a token for a session and inserts it; only the hash of
-// its secret is kept.
-func (db *DB) newToken(ctx context.Context, tx pgx.Tx, workspaceID, sessionID string, now time.Time, ttl time.Duration) (*memstore.SessionToken, string, error) {
-	secret := memstore.NewSecret(memstore.SessionTokenPrefix)
-	tok := &memstore.SessionToken{
-		ID: db.ids.New(memstore.SessionTokenIDPrefix, now), SessionID: sessionID, WorkspaceID: workspaceID,
-		Hint: memstore.SecretHint(secret), CreatedAt: keyset.Round(now),
-	}
-	var exp *int64
-	if ttl > 0 {
-		t := keyset.Round(now.Add(ttl))
-		n := keyset.Nanos(t)
-		tok.ExpiresAt, exp = &t, &n
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, tok.ID, tok.SessionID, tok.WorkspaceID, memstore.HashSecret(secret), tok.Hint, keyset.Nanos(now), exp)
-	if err != nil {
-		return nil, "", err
-	}
-	return tok, secret, nil
-}
-
-// CreateSession implements memstore.SessionStorage, checking q by
-// withinQuota. The stores are
-// checked and their names snapshotted in the transaction that inserts the
-// session, their rows locked against change (FOR SHARE) until it commits,
-// so that a store archived or renamed concurrently is seen either wholly
-// before or wholly after.
-func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
-	now := db.stamp()
-	s := memstore.NewSession(db.ids.New(memstore.SessionIDPrefix, now), workspaceID, c, now)
-	meta, err := json.Marshal(s.Metadata)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	fields, err := json.Marshal(s.Fields)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	var (
-		tok    *memstore.SessionToken
-		secret string
-	)
-	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		if err := withinQuota(ctx, tx, q, "sessions "+workspaceID, `SELECT 1 FROM sessions WHERE workspace_id = $1 AND archived_at IS NULL`, workspaceID); err != nil {
-			return err
-		}
-		var err error
-		s.Attachments, err = memstore.SnapshotAttachments(c.Stores, func(id string) (*memstore.Store, error) {
-			st, err := getStore(ctx, tx, workspaceID, id, "FOR SHARE")
-			if memstore.ErrorCode(err) == memstore.ENotFound {
-				return nil, nil
-			}
-			return st, err
-		})
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-			s.ID, workspaceID, []byte(s.Title), string(meta), string(fields), keyset.Nanos(now)); err != nil {
-			return err
-		}
-		for i, a := range s.Attachments {
-			if _, err := tx.Exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, s.ID, i, a.StoreID, string(a.Access), []byte(a.Instructions), a.Name, []byte(a.Description), a.MountPath, keyset.Nanos(now)); err != nil {
-				return err
-			}
-		}
-		tok, secret, err = db.newToken(ctx, tx, workspaceID, s.ID, now, c.TokenTTL)
-		return err
-	})
-	if err != nil {
-		return nil, nil, "", wrap(err, "create session")
-	}
-	return s, tok, secret, nil
 }
 
 // Session implements memstore.SessionStorage.
@@ -264,137 +176,6 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	return page, nil
 }
 
-// ArchiveSession implements memstore.SessionStorage; the first archive
-// sets both archived_at and updated_at, later ones change nothing. The
-// tokens are left as they are: AuthenticateSession refuses every token of
-// an archived session, and RevokedAt keeps meaning an explicit revocation.
-func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
-	var s *memstore.Session
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if s, err = getSession(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil || s.ArchivedAt != nil {
-			return err
-		}
-		now := db.stamp()
-		_, err = tx.Exec(ctx, `UPDATE sessions SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), id)
-		s.ArchivedAt, s.UpdatedAt = &now, now
-		return err
-	})
-	if err != nil {
-		return nil, wrap(err, "archive session %s", id)
-	}
-	db.revoked(ctx, memstore.Revocation{SessionID: id})
-	return s, nil
-}
-
-// ChangeSession implements memstore.SessionStorage: the session's row is
-// locked while change runs on it, the stores it looks up against change
-// (FOR SHARE), and the row and its attachments are rewritten in that
-// transaction; a change of attachments is told to every process once
-// committed.
-func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change memstore.SessionChange) (*memstore.Session, error) {
-	var (
-		s        *memstore.Session
-		attached bool // the attachments changed
-	)
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if s, err = getSession(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil {
-			return err
-		}
-		before := slices.Clone(s.Attachments)
-		changed, err := change(s, func(id string) (*memstore.Store, error) {
-			st, err := getStore(ctx, tx, workspaceID, id, "FOR SHARE")
-			if memstore.ErrorCode(err) == memstore.ENotFound {
-				return nil, nil
-			}
-			return st, err
-		})
-		if err != nil || !changed {
-			return err
-		}
-		meta, err := json.Marshal(s.Metadata)
-		if err != nil {
-			return err
-		}
-		fields, err := json.Marshal(s.Fields)
-		if err != nil {
-			return err
-		}
-		s.UpdatedAt = db.stamp()
-		if _, err := tx.Exec(ctx, `UPDATE sessions SET title = $1, metadata = $2, fields = $3, updated_at = $4 WHERE id = $5`,
-			[]byte(s.Title), string(meta), string(fields), keyset.Nanos(s.UpdatedAt), id); err != nil {
-			return err
-		}
-		if attached = !slices.Equal(before, s.Attachments); !attached {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM session_stores WHERE session_id = $1`, id); err != nil {
-			return err
-		}
-		for i, a := range s.Attachments {
-			if _, err := tx.Exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, i, a.StoreID, string(a.Access), []byte(a.Instructions), a.Name, []byte(a.Description), a.MountPath, keyset.Nanos(s.CreatedAt)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, wrap(err, "change session %s", id)
-	}
-	if attached {
-		db.revoked(ctx, memstore.Revocation{SessionID: id, Refresh: true})
-	}
-	return s, nil
-}
-
-// DeleteSession implements memstore.SessionStorage; the foreign keys
-// cascade to the session's attachments and tokens, and every process
-// hears that its tokens stopped. Versions keep the session's ID as their
-// actor.
-func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
-	}
-	if err != nil {
-		return wrap(err, "delete session %s", id)
-	}
-	db.revoked(ctx, memstore.Revocation{SessionID: id})
-	return nil
-}
-
-// CreateSessionToken implements memstore.SessionStorage, checking q by
-// withinQuota. The session's row stays locked (FOR SHARE) until the token
-// is in, so that an archive is wholly before it (refused) or after it.
-func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration, q memstore.Quota) (*memstore.SessionToken, string, error) {
-	var (
-		tok    *memstore.SessionToken
-		secret string
-	)
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		s, err := getSession(ctx, tx, workspaceID, sessionID, "FOR SHARE")
-		if err != nil {
-			return err
-		}
-		if err := s.TakesTokens(); err != nil {
-			return err
-		}
-		// The live tokens: neither revoked nor expired at now, in two
-		// ranges of session_tokens_live.
-		now := db.now()
-		if err := withinQuota(ctx, tx, q, "tokens "+sessionID, `SELECT 1 FROM session_tokens WHERE session_id = $1 AND revoked_at IS NULL AND expires_at IS NULL
-			UNION ALL SELECT 1 FROM session_tokens WHERE session_id = $1 AND revoked_at IS NULL AND expires_at > $2`, sessionID, keyset.Nanos(now)); err != nil {
-			return err
-		}
-		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, now, ttl)
-		return err
-	})
-	if err != nil {
-		return nil, "", wrap(err, "create token for session %s", sessionID)
-	}
-	return tok, secret, nil
-}
-
 const tokenColumns = `id, session_id, workspace_id, hint, created_at, expires_at, revoked_at`
 
 func scanToken(r row) (*memstore.SessionToken, error) {
@@ -448,12 +229,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 	if err != nil {
 		return memstore.Page[memstore.SessionToken]{}, wrap(err, "list tokens of session %s", sessionID)
 	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = keyset.Cursor{Kind: keyset.Tokens, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	return keyset.ByTime(page.Items, n, keyset.Tokens, func(t *memstore.SessionToken) (time.Time, string) { return t.CreatedAt, t.ID }), nil
 }
 
 // SessionToken implements memstore.SessionStorage.
@@ -465,43 +241,150 @@ func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memsto
 	return t, nil
 }
 
-// RevokeSessionToken implements memstore.SessionStorage: one statement,
-// which keeps the first revocation's time.
-func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
-	t, err := scanToken(db.pool.QueryRow(ctx, `UPDATE session_tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 AND workspace_id = $3 RETURNING `+tokenColumns,
-		keyset.Nanos(db.now()), id, workspaceID))
-	if err != nil {
-		return nil, wrap(notFound(err, errTokenNotFound(id)), "revoke session token %s", id)
-	}
-	db.revoked(ctx, memstore.Revocation{SessionID: t.SessionID, TokenID: id})
-	return t, nil
-}
-
-// AuthenticateSession implements memstore.SessionStorage: one indexed
+// SessionTokenBySecret implements memstore.SessionStorage: one indexed
 // lookup by the secret's hash, then the session, in one snapshot. Nothing
 // is written: unlike an API key's, a token's last use is not recorded.
-func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
-	invalid := memstore.Errorf(memstore.EUnauthenticated, "invalid session token")
-	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
-		return nil, invalid
-	}
+func (db *DB) SessionTokenBySecret(ctx context.Context, secretHash string) (*memstore.SessionToken, *memstore.Session, error) {
 	var (
 		s *memstore.Session
 		t *memstore.SessionToken
 	)
 	err := db.inTx(ctx, readTx, func(tx pgx.Tx) (err error) {
-		t, err = scanToken(tx.QueryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = $1`, memstore.HashSecret(secret)))
+		t, err = scanToken(tx.QueryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = $1`, secretHash))
 		if err != nil {
-			return notFound(err, invalid)
+			return notFound(err, memstore.Errorf(memstore.ENotFound, "no session token has this secret"))
 		}
-		if s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID, ""); err != nil {
-			return err
-		}
-		return memstore.CheckToken(t, s, db.now())
+		s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID, "")
+		return err
 	})
 	if err != nil {
-		return nil, wrap(err, "authenticate session")
+		return nil, nil, wrap(err, "authenticate session")
 	}
-	return &memstore.Caller{WorkspaceID: s.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: s.ID}, Session: s,
-		TokenID: t.ID, ExpiresAt: t.ExpiresAt}, nil
+	return t, s, nil
+}
+
+// WriteSessions implements memstore.SessionStorage: fn runs in one
+// transaction over a sessionTx, and the revocations it announces are told
+// to every process once committed (revoked).
+func (db *DB) WriteSessions(ctx context.Context, workspaceID string, fn func(memstore.SessionTx) error) error {
+	var t *sessionTx
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		t = &sessionTx{ctx: ctx, db: db, tx: tx, workspaceID: workspaceID}
+		return fn(t)
+	})
+	if err != nil {
+		return wrap(err, "change sessions")
+	}
+	for _, r := range t.announced {
+		db.revoked(ctx, r)
+	}
+	return nil
+}
+
+// A sessionTx is a memstore.SessionTx over one transaction: a session it
+// reads is locked against change (FOR NO KEY UPDATE) until the
+// transaction ends, and so is a store (FOR SHARE), on every process.
+type sessionTx struct {
+	ctx         context.Context
+	db          *DB
+	tx          pgx.Tx
+	workspaceID string
+	announced   []memstore.Revocation
+}
+
+func (t *sessionTx) Session(id string) (*memstore.Session, error) {
+	return getSession(t.ctx, t.tx, t.workspaceID, id, "FOR NO KEY UPDATE")
+}
+
+func (t *sessionTx) Store(id string) (*memstore.Store, error) {
+	st, err := getStore(t.ctx, t.tx, t.workspaceID, id, "FOR SHARE")
+	if memstore.ErrorCode(err) == memstore.ENotFound {
+		return nil, nil
+	}
+	return st, err
+}
+
+func (t *sessionTx) LiveSessions(max int) (int, error) {
+	return countRows(t.ctx, t.tx, max, "sessions "+t.workspaceID, `SELECT 1 FROM sessions WHERE workspace_id = $1 AND archived_at IS NULL`, t.workspaceID)
+}
+
+// LiveTokens counts in two ranges of session_tokens_live.
+func (t *sessionTx) LiveTokens(sessionID string, now time.Time, max int) (int, error) {
+	return countRows(t.ctx, t.tx, max, "tokens "+sessionID, `SELECT 1 FROM session_tokens WHERE session_id = $1 AND revoked_at IS NULL AND expires_at IS NULL
+		UNION ALL SELECT 1 FROM session_tokens WHERE session_id = $1 AND revoked_at IS NULL AND expires_at > $2`, sessionID, keyset.Nanos(now))
+}
+
+func (t *sessionTx) CreateSession(s *memstore.Session) error {
+	meta, fields, err := s.KeptJSON()
+	if err != nil {
+		return err
+	}
+	s.ID = t.db.ids.New(memstore.SessionIDPrefix, s.CreatedAt)
+	if _, err := t.tx.Exec(t.ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		s.ID, t.workspaceID, []byte(s.Title), meta, fields, keyset.Nanos(s.CreatedAt), keyset.Nanos(s.UpdatedAt)); err != nil {
+		return err
+	}
+	return t.insertAttachments(s)
+}
+
+// insertAttachments stores the attachments of s in their order, each
+// with the session's creation time, by which a store's sessions are
+// listed (session_stores_by_store).
+func (t *sessionTx) insertAttachments(s *memstore.Session) error {
+	for i, a := range s.Attachments {
+		if _, err := t.tx.Exec(t.ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, s.ID, i, a.StoreID, string(a.Access), []byte(a.Instructions), a.Name, []byte(a.Description), a.MountPath, keyset.Nanos(s.CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *sessionTx) UpdateSession(s *memstore.Session, attachments bool) error {
+	meta, fields, err := s.KeptJSON()
+	if err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(t.ctx, `UPDATE sessions SET title = $1, metadata = $2, fields = $3, updated_at = $4, archived_at = $5 WHERE id = $6 AND workspace_id = $7`,
+		[]byte(s.Title), meta, fields, keyset.Nanos(s.UpdatedAt), keyset.NullNanos(s.ArchivedAt), s.ID, t.workspaceID); err != nil || !attachments {
+		return err
+	}
+	if _, err := t.tx.Exec(t.ctx, `DELETE FROM session_stores WHERE session_id = $1`, s.ID); err != nil {
+		return err
+	}
+	return t.insertAttachments(s)
+}
+
+// DeleteSession lets the foreign keys cascade to the session's
+// attachments and tokens. Versions keep the session's ID as their actor.
+func (t *sessionTx) DeleteSession(id string) error {
+	tag, err := t.tx.Exec(t.ctx, `DELETE FROM sessions WHERE id = $1 AND workspace_id = $2`, id, t.workspaceID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+	}
+	return err
+}
+
+func (t *sessionTx) CreateToken(tok *memstore.SessionToken, secretHash string) error {
+	tok.ID = t.db.ids.New(memstore.SessionTokenIDPrefix, tok.CreatedAt)
+	_, err := t.tx.Exec(t.ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, tok.ID, tok.SessionID, tok.WorkspaceID, secretHash, tok.Hint, keyset.Nanos(tok.CreatedAt), keyset.NullNanos(tok.ExpiresAt))
+	return err
+}
+
+// RevokeToken is one statement, which keeps the first revocation's time.
+func (t *sessionTx) RevokeToken(id string, at time.Time) (*memstore.SessionToken, error) {
+	tok, err := scanToken(t.tx.QueryRow(t.ctx, `UPDATE session_tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 AND workspace_id = $3 RETURNING `+tokenColumns,
+		keyset.Nanos(at), id, t.workspaceID))
+	if err != nil {
+		return nil, notFound(err, errTokenNotFound(id))
+	}
+	return tok, nil
+}
+
+// Announce keeps r for WriteSessions to tell once committed: a NOTIFY
+// sent after the commit, so that a failed one does not undo the change.
+func (t *sessionTx) Announce(r memstore.Revocation) error {
+	t.announced = append(t.announced, r)
+	return nil
 }

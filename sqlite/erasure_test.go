@@ -370,24 +370,25 @@ func TestSessionDeletionErasesEveryFile(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpenAt(t, filepath.Join(dir, "m.db"), sqlite.Options{})
 	st := mustStore(t, db)
+	core := memstore.NewCore(db)
 	for i := range 50 {
-		if _, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: fmt.Sprintf("filler %d", i), Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{}); err != nil {
+		if _, _, _, err := core.CreateSession(ctx, asAlice, memstore.SessionCreate{Title: fmt.Sprintf("filler %d", i), Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{
+	s, _, _, err := core.CreateSession(ctx, asAlice, memstore.SessionCreate{
 		Title:    "title " + secretToken,
 		Metadata: map[string]string{"note": "metadata " + secretToken},
 		Fields:   map[string]json.RawMessage{"agent": json.RawMessage(`{"system":"field ` + secretToken + `"}`)},
 		Stores:   []memstore.AttachmentCreate{{StoreID: st.ID, Instructions: "instructions " + secretToken}},
-	}, memstore.Quota{})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(holding(t, dir)) == 0 {
 		t.Fatal("the session's text is in no file: the check proves nothing")
 	}
-	if err := db.DeleteSession(ctx, ws, s.ID); err != nil {
+	if err := core.DeleteSession(ctx, asAlice, s.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := holding(t, dir); len(got) > 0 {
@@ -407,7 +408,8 @@ func TestDeletionWhileLogBusy(t *testing.T) {
 	path := filepath.Join(dir, "m.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
 	st := mustStore(t, db)
-	s, _, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Title: "title " + secretToken, Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{})
+	core := memstore.NewCore(db)
+	s, _, _, err := core.CreateSession(ctx, asAlice, memstore.SessionCreate{Title: "title " + secretToken, Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +421,7 @@ func TestDeletionWhileLogBusy(t *testing.T) {
 	if err := reader.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteSession(ctx, ws, s.ID); err != nil {
+	if err := core.DeleteSession(ctx, asAlice, s.ID); err != nil {
 		t.Fatalf("deletion while the log is in use: %v", err)
 	}
 	if len(mainFiles(holding(t, dir))) == 0 {

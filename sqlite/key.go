@@ -5,24 +5,19 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
 )
 
-var _ memstore.KeyService = (*DB)(nil)
+var _ memstore.KeyStorage = (*DB)(nil)
 
-// lastUsedEvery is how stale a key's LastUsedAt may get: authentication is
-// a read, and turning every one into a write would queue requests behind
-// the single writer.
-const lastUsedEvery = time.Minute
+// Now implements memstore.KeyStorage and memstore.SessionStorage: the
+// DB's clock, to the nanosecond it keeps.
+func (db *DB) Now() time.Time { return fromNanos(nanos(db.now())) }
 
-// CreateWorkspace implements memstore.KeyService.
+// CreateWorkspace implements memstore.KeyStorage.
 func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Workspace, error) {
-	if err := memstore.ValidateWorkspaceName(name); err != nil {
-		return nil, err
-	}
 	now := db.now()
 	w := &memstore.Workspace{ID: db.ids.New(memstore.WorkspaceIDPrefix, now), Name: name, CreatedAt: fromNanos(nanos(now))}
 	err := db.write(ctx, func(tx *txn) error {
@@ -42,7 +37,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 	return w, nil
 }
 
-// Workspace implements memstore.KeyService.
+// Workspace implements memstore.KeyStorage.
 func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspace, error) {
 	var w memstore.Workspace
 	var created int64
@@ -58,7 +53,7 @@ func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspa
 	return &w, nil
 }
 
-// Workspaces implements memstore.KeyService.
+// Workspaces implements memstore.KeyStorage.
 func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
 	rows, err := db.r.QueryContext(ctx, "SELECT id, name, created_at FROM workspaces ORDER BY id")
 	if err != nil {
@@ -78,32 +73,24 @@ func (db *DB) Workspaces(ctx context.Context) ([]memstore.Workspace, error) {
 	return ws, wrap(rows.Err(), "list workspaces")
 }
 
-// CreateAPIKey implements memstore.KeyService.
-func (db *DB) CreateAPIKey(ctx context.Context, workspaceID, name string) (*memstore.APIKey, string, error) {
-	if err := memstore.ValidateKeyName(name); err != nil {
-		return nil, "", err
-	}
-	now := db.now()
-	secret := memstore.NewSecret(memstore.APIKeyPrefix)
-	k := &memstore.APIKey{
-		ID: db.ids.New(memstore.APIKeyIDPrefix, now), WorkspaceID: workspaceID, Name: name,
-		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
-	}
+// CreateAPIKey implements memstore.KeyStorage, checking q by withinQuota.
+func (db *DB) CreateAPIKey(ctx context.Context, k memstore.APIKey, secretHash string, q memstore.Quota) (*memstore.APIKey, error) {
+	k.ID = db.ids.New(memstore.APIKeyIDPrefix, k.CreatedAt)
 	err := db.write(ctx, func(tx *txn) error {
-		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+		if err := workspaceExists(ctx, tx, k.WorkspaceID); err != nil {
 			return err
 		}
-		if err := withinQuota(ctx, tx, memstore.APIKeyQuota(workspaceID), `SELECT 1 FROM api_keys WHERE workspace_id = ?`, workspaceID); err != nil {
+		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM api_keys WHERE workspace_id = ?`, k.WorkspaceID); err != nil {
 			return err
 		}
 		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, secret_sha256, hint, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, k.ID, k.WorkspaceID, k.Name, memstore.HashSecret(secret), k.Hint, nanos(k.CreatedAt))
+			VALUES (?, ?, ?, ?, ?, ?)`, k.ID, k.WorkspaceID, k.Name, secretHash, k.Hint, nanos(k.CreatedAt))
 		return err
 	})
 	if err != nil {
-		return nil, "", wrap(err, "create API key in %s", workspaceID)
+		return nil, wrap(err, "create API key in %s", k.WorkspaceID)
 	}
-	return k, secret, nil
+	return &k, nil
 }
 
 const keyColumns = "id, workspace_id, name, hint, created_at, last_used_at, revoked_at"
@@ -119,7 +106,7 @@ func scanKey(row interface{ Scan(...any) error }) (*memstore.APIKey, error) {
 	return &k, nil
 }
 
-// APIKeys implements memstore.KeyService.
+// APIKeys implements memstore.KeyStorage.
 func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]memstore.APIKey, error) {
 	if n <= 0 {
 		n = -1 // no limit
@@ -145,7 +132,7 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]
 	return keys, wrap(rows.Err(), "list API keys")
 }
 
-// APIKey implements memstore.KeyService.
+// APIKey implements memstore.KeyStorage.
 func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	k, err := scanKey(db.r.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -157,11 +144,23 @@ func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	return k, nil
 }
 
-// RevokeAPIKey implements memstore.KeyService.
-func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
+// APIKeyBySecret implements memstore.KeyStorage: one indexed lookup by
+// the secret's hash, on the read pool.
+func (db *DB) APIKeyBySecret(ctx context.Context, secretHash string) (*memstore.APIKey, error) {
+	k, err := scanKey(db.rs.queryRow(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE secret_sha256 = ?", secretHash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memstore.Errorf(memstore.ENotFound, "no API key has this secret")
+	}
+	return k, wrap(translate(err), "authenticate")
+}
+
+// RevokeAPIKey implements memstore.KeyStorage: r is noted in the
+// revocations table in the transaction that revokes, for the other
+// processes on the file, and told to this process once committed.
+func (db *DB) RevokeAPIKey(ctx context.Context, id string, at time.Time, r memstore.Revocation) (*memstore.APIKey, error) {
 	var k *memstore.APIKey
 	err := db.write(ctx, func(tx *txn) error {
-		if _, err := tx.exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", nanos(db.now()), id); err != nil {
+		if _, err := tx.exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", nanos(at), id); err != nil {
 			return err
 		}
 		var err error
@@ -172,40 +171,22 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) (*memstore.APIKey, er
 		if err != nil {
 			return err
 		}
-		return db.noteRevocation(ctx, tx, memstore.Revocation{APIKeyID: id})
+		return db.noteRevocation(ctx, tx, r)
 	})
 	if err != nil {
 		return nil, wrap(err, "revoke API key %s", id)
 	}
-	db.Revoked(memstore.Revocation{APIKeyID: id})
+	db.Revoked(r)
 	return k, nil
 }
 
-// Authenticate implements memstore.KeyService: one indexed lookup by the
-// secret's hash, and a write only when LastUsedAt is older than a minute.
-func (db *DB) Authenticate(ctx context.Context, secret string) (*memstore.Caller, error) {
-	if !strings.HasPrefix(secret, memstore.APIKeyPrefix) {
-		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
-	}
-	k, err := scanKey(db.rs.queryRow(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE secret_sha256 = ?", memstore.HashSecret(secret)))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, memstore.Errorf(memstore.EUnauthenticated, "invalid API key")
-	case err != nil:
-		return nil, wrap(translate(err), "authenticate")
-	case k.RevokedAt != nil:
-		return nil, memstore.Errorf(memstore.EUnauthenticated, "API key %s has been revoked", k.ID)
-	}
-	if now := db.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
-		err := db.write(ctx, func(tx *txn) error {
-			_, err := tx.exec(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", nanos(now), k.ID)
-			return err
-		})
-		if err != nil {
-			return nil, wrap(err, "authenticate")
-		}
-	}
-	return &memstore.Caller{WorkspaceID: k.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: k.ID}}, nil
+// TouchAPIKey implements memstore.KeyStorage.
+func (db *DB) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
+	err := db.write(ctx, func(tx *txn) error {
+		_, err := tx.exec(ctx, "UPDATE api_keys SET last_used_at = ? WHERE id = ?", nanos(at), id)
+		return err
+	})
+	return wrap(err, "authenticate")
 }
 
 // Counts reports how much the database holds, for monitoring.
@@ -236,16 +217,24 @@ func workspaceExists(ctx context.Context, tx *txn, workspaceID string) error {
 
 // withinQuota checks q, when it is limited, in the write transaction tx
 // against the rows that rows (a SELECT of what q counts) finds, counting
-// at most q.Max of them. SQLite's single writer serialises the
-// transactions, so that concurrent creates cannot pass the quota
-// together.
+// at most q.Max of them (countRows).
 func withinQuota(ctx context.Context, tx *txn, q memstore.Quota, rows string, args ...any) error {
 	if !q.Limited() {
 		return nil
 	}
-	var n int
-	if err := tx.queryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(q.Max())+")", args...).Scan(&n); err != nil {
+	n, err := countRows(ctx, tx, q.Max(), rows, args...)
+	if err != nil {
 		return err
 	}
 	return q.Check(n)
+}
+
+// countRows counts the rows that rows (a SELECT) finds in the write
+// transaction tx, up to max. SQLite's single writer serialises the
+// transactions, so that concurrent creates counted this way cannot pass
+// a quota together.
+func countRows(ctx context.Context, tx *txn, max int, rows string, args ...any) (int, error) {
+	var n int
+	err := tx.queryRow(ctx, "SELECT count(*) FROM ("+rows+" LIMIT "+strconv.Itoa(max)+")", args...).Scan(&n)
+	return n, err
 }

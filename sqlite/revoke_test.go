@@ -41,32 +41,30 @@ func revokeEverything(t *testing.T, db *sqlite.DB) []memstore.Revocation {
 	ws := sqlitetest.Workspace(t, db, "revoked-"+rand.Text()).ID
 	st, other := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "notes"}), sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "other"})
 	key, _ := sqlitetest.APIKey(t, db, ws, "laptop")
+	core := memstore.NewCore(db)
+	admin := &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}}
 	var sessions []*memstore.Session
 	var tokens []*memstore.SessionToken
 	for range 3 {
-		s, tok, _, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}, {StoreID: other.ID}}}, memstore.Quota{})
+		s, tok, _, err := core.CreateSession(ctx, admin, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}, {StoreID: other.ID}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sessions, tokens = append(sessions, s), append(tokens, tok)
 	}
-	if _, err := db.RevokeAPIKey(ctx, key.ID); err != nil {
+	if _, err := core.RevokeAPIKey(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.RevokeSessionToken(ctx, ws, tokens[0].ID); err != nil {
+	if _, err := core.RevokeSessionToken(ctx, admin, tokens[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	detach := func(s *memstore.Session, _ func(string) (*memstore.Store, error)) (bool, error) {
-		s.Attachments = s.Attachments[:1]
-		return true, nil
-	}
-	if _, err := db.ChangeSession(ctx, ws, sessions[0].ID, detach); err != nil {
+	if _, err := core.DetachStore(ctx, admin, sessions[0].ID, other.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ArchiveSession(ctx, ws, sessions[1].ID); err != nil {
+	if _, err := core.ArchiveSession(ctx, admin, sessions[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteSession(ctx, ws, sessions[2].ID); err != nil {
+	if err := core.DeleteSession(ctx, admin, sessions[2].ID); err != nil {
 		t.Fatal(err)
 	}
 	return []memstore.Revocation{

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -41,17 +40,8 @@ func scanSession(row interface{ Scan(...any) error }) (*memstore.Session, error)
 	if err := row.Scan(&s.ID, &s.WorkspaceID, &s.Title, &meta, &fields, &cat, &uat, &aat); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
+	if err := s.SetKeptJSON([]byte(meta), []byte(fields)); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal([]byte(fields), &s.Fields); err != nil {
-		return nil, err
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	if s.Fields == nil {
-		s.Fields = map[string]json.RawMessage{}
 	}
 	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = fromNanos(cat), fromNanos(uat), fromNullNanos(aat)
 	return &s, nil
@@ -104,80 +94,6 @@ func getSession(ctx context.Context, tx *txn, workspaceID, id string) (*memstore
 		return nil, err
 	}
 	return s, attach(ctx, tx, []*memstore.Session{s})
-}
-
-// newToken makes a token for a session and inserts it; only the hash of
-// its secret is kept.
-func (db *DB) newToken(ctx context.Context, tx *txn, workspaceID, sessionID string, now time.Time, ttl time.Duration) (*memstore.SessionToken, string, error) {
-	secret := memstore.NewSecret(memstore.SessionTokenPrefix)
-	tok := &memstore.SessionToken{
-		ID: db.ids.New(memstore.SessionTokenIDPrefix, now), SessionID: sessionID, WorkspaceID: workspaceID,
-		Hint: memstore.SecretHint(secret), CreatedAt: fromNanos(nanos(now)),
-	}
-	var exp sql.NullInt64
-	if ttl > 0 {
-		t := fromNanos(nanos(now.Add(ttl)))
-		tok.ExpiresAt, exp = &t, sql.NullInt64{Int64: nanos(t), Valid: true}
-	}
-	_, err := tx.exec(ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, tok.ID, tok.SessionID, tok.WorkspaceID, memstore.HashSecret(secret), tok.Hint, nanos(now), exp)
-	if err != nil {
-		return nil, "", err
-	}
-	return tok, secret, nil
-}
-
-// CreateSession implements memstore.SessionStorage. The stores are
-// checked and their names snapshotted in the transaction that inserts the
-// session, so that a store archived or renamed concurrently is seen either
-// wholly before or wholly after.
-func (db *DB) CreateSession(ctx context.Context, workspaceID string, c memstore.SessionCreate, q memstore.Quota) (*memstore.Session, *memstore.SessionToken, string, error) {
-	now := fromNanos(nanos(db.now()))
-	s := memstore.NewSession(db.ids.New(memstore.SessionIDPrefix, now), workspaceID, c, now)
-	meta, err := json.Marshal(s.Metadata)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	fields, err := json.Marshal(s.Fields)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	var (
-		tok    *memstore.SessionToken
-		secret string
-	)
-	err = db.write(ctx, func(tx *txn) error {
-		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM sessions WHERE workspace_id = ? AND archived_at IS NULL`, workspaceID); err != nil {
-			return err
-		}
-		var err error
-		s.Attachments, err = memstore.SnapshotAttachments(c.Stores, func(id string) (*memstore.Store, error) {
-			st, err := getStore(ctx, tx, workspaceID, id)
-			if memstore.ErrorCode(err) == memstore.ENotFound {
-				return nil, nil
-			}
-			return st, err
-		})
-		if err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, workspaceID, s.Title, string(meta), string(fields), nanos(now), nanos(now)); err != nil {
-			return err
-		}
-		for i, a := range s.Attachments {
-			if _, err := tx.exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(now)); err != nil {
-				return err
-			}
-		}
-		tok, secret, err = db.newToken(ctx, tx, workspaceID, s.ID, now, c.TokenTTL)
-		return err
-	})
-	if err != nil {
-		return nil, nil, "", wrap(err, "create session")
-	}
-	return s, tok, secret, nil
 }
 
 // Session implements memstore.SessionStorage.
@@ -284,149 +200,6 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 	return page, nil
 }
 
-// ArchiveSession implements memstore.SessionStorage; the first archive
-// sets both archived_at and updated_at, later ones change nothing. The
-// tokens are left as they are: AuthenticateSession refuses every token of
-// an archived session, and RevokedAt keeps meaning an explicit revocation.
-func (db *DB) ArchiveSession(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
-	var s *memstore.Session
-	err := db.write(ctx, func(tx *txn) (err error) {
-		if s, err = getSession(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
-			return err
-		}
-		t, err := db.archive(ctx, tx, "sessions", id)
-		s.ArchivedAt, s.UpdatedAt = &t, t
-		if err != nil {
-			return err
-		}
-		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id})
-	})
-	if err != nil {
-		return nil, wrap(err, "archive session %s", id)
-	}
-	db.Revoked(memstore.Revocation{SessionID: id})
-	return s, nil
-}
-
-// ChangeSession implements memstore.SessionStorage: the session row and
-// its attachments are rewritten in the transaction that read them, and a
-// change of attachments is told once committed.
-func (db *DB) ChangeSession(ctx context.Context, workspaceID, id string, change memstore.SessionChange) (*memstore.Session, error) {
-	var (
-		s        *memstore.Session
-		attached bool // the attachments changed
-	)
-	err := db.write(ctx, func(tx *txn) (err error) {
-		if s, err = getSession(ctx, tx, workspaceID, id); err != nil {
-			return err
-		}
-		before := slices.Clone(s.Attachments)
-		changed, err := change(s, func(id string) (*memstore.Store, error) {
-			st, err := getStore(ctx, tx, workspaceID, id)
-			if memstore.ErrorCode(err) == memstore.ENotFound {
-				return nil, nil
-			}
-			return st, err
-		})
-		if err != nil || !changed {
-			return err
-		}
-		meta, err := json.Marshal(s.Metadata)
-		if err != nil {
-			return err
-		}
-		fields, err := json.Marshal(s.Fields)
-		if err != nil {
-			return err
-		}
-		s.UpdatedAt = fromNanos(nanos(db.now()))
-		if _, err := tx.exec(ctx, `UPDATE sessions SET title = ?, metadata = ?, fields = ?, updated_at = ? WHERE id = ?`,
-			s.Title, string(meta), string(fields), nanos(s.UpdatedAt), id); err != nil {
-			return err
-		}
-		if attached = !slices.Equal(before, s.Attachments); !attached {
-			return nil
-		}
-		if _, err := tx.exec(ctx, `DELETE FROM session_stores WHERE session_id = ?`, id); err != nil {
-			return err
-		}
-		for i, a := range s.Attachments {
-			if _, err := tx.exec(ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(s.CreatedAt)); err != nil {
-				return err
-			}
-		}
-		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id, Refresh: true})
-	})
-	if err != nil {
-		return nil, wrap(err, "change session %s", id)
-	}
-	if attached {
-		db.Revoked(memstore.Revocation{SessionID: id, Refresh: true})
-	}
-	return s, nil
-}
-
-// DeleteSession implements memstore.SessionStorage; the foreign keys
-// cascade to the session's attachments and tokens. Versions keep the
-// session's ID as their actor. What the session kept (its title,
-// metadata, fields and instructions) is erased as a deleted store's
-// content is: secure_delete zeroes it, and the log is emptied
-// (eraseDeleted).
-func (db *DB) DeleteSession(ctx context.Context, workspaceID, id string) error {
-	err := db.write(ctx, func(tx *txn) error {
-		res, err := tx.exec(ctx, `DELETE FROM sessions WHERE id = ? AND workspace_id = ?`, id, workspaceID)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err == nil && n == 0 {
-			err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
-		}
-		if err != nil {
-			return err
-		}
-		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: id})
-	})
-	if err != nil {
-		return wrap(err, "delete session %s", id)
-	}
-	db.Revoked(memstore.Revocation{SessionID: id})
-	db.eraseDeleted(ctx, slog.String("session", id))
-	return nil
-}
-
-// CreateSessionToken implements memstore.SessionStorage, checking q by
-// withinQuota.
-func (db *DB) CreateSessionToken(ctx context.Context, workspaceID, sessionID string, ttl time.Duration, q memstore.Quota) (*memstore.SessionToken, string, error) {
-	var (
-		tok    *memstore.SessionToken
-		secret string
-	)
-	err := db.write(ctx, func(tx *txn) error {
-		s, err := getSession(ctx, tx, workspaceID, sessionID)
-		if err != nil {
-			return err
-		}
-		if err := s.TakesTokens(); err != nil {
-			return err
-		}
-		// The live tokens: neither revoked nor expired at now, in two
-		// ranges of session_tokens_live.
-		now := db.now()
-		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM session_tokens WHERE session_id = ?1 AND revoked_at IS NULL AND expires_at IS NULL
-			UNION ALL SELECT 1 FROM session_tokens WHERE session_id = ?1 AND revoked_at IS NULL AND expires_at > ?2`, sessionID, nanos(now)); err != nil {
-			return err
-		}
-		tok, secret, err = db.newToken(ctx, tx, workspaceID, sessionID, now, ttl)
-		return err
-	})
-	if err != nil {
-		return nil, "", wrap(err, "create token for session %s", sessionID)
-	}
-	return tok, secret, nil
-}
-
 const tokenColumns = `id, session_id, workspace_id, hint, created_at, expires_at, revoked_at`
 
 func scanToken(row interface{ Scan(...any) error }) (*memstore.SessionToken, error) {
@@ -486,12 +259,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 	if err != nil {
 		return memstore.Page[memstore.SessionToken]{}, wrap(err, "list tokens of session %s", sessionID)
 	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = cursor{Kind: kindTokens, Time: nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	return keyset.ByTime(page.Items, n, kindTokens, func(t *memstore.SessionToken) (time.Time, string) { return t.CreatedAt, t.ID }), nil
 }
 
 // SessionToken implements memstore.SessionStorage.
@@ -512,55 +280,177 @@ func getToken(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 	return t, err
 }
 
-// RevokeSessionToken implements memstore.SessionStorage.
-func (db *DB) RevokeSessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
-	var t *memstore.SessionToken
-	err := db.write(ctx, func(tx *txn) error {
-		if _, err := tx.exec(ctx, `UPDATE session_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
-			nanos(db.now()), id, workspaceID); err != nil {
-			return err
-		}
-		var err error
-		if t, err = getToken(ctx, tx, workspaceID, id); err != nil {
-			return err
-		}
-		return db.noteRevocation(ctx, tx, memstore.Revocation{SessionID: t.SessionID, TokenID: id})
-	})
-	if err != nil {
-		return nil, wrap(err, "revoke session token %s", id)
-	}
-	db.Revoked(memstore.Revocation{SessionID: t.SessionID, TokenID: id})
-	return t, nil
-}
-
-// AuthenticateSession implements memstore.SessionStorage: one indexed
+// SessionTokenBySecret implements memstore.SessionStorage: one indexed
 // lookup by the secret's hash, then the session, in one snapshot. Nothing
 // is written: unlike an API key's, a token's last use is not recorded.
-func (db *DB) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
-	invalid := memstore.Errorf(memstore.EUnauthenticated, "invalid session token")
-	if !strings.HasPrefix(secret, memstore.SessionTokenPrefix) {
-		return nil, invalid
-	}
+func (db *DB) SessionTokenBySecret(ctx context.Context, secretHash string) (*memstore.SessionToken, *memstore.Session, error) {
 	var (
 		s *memstore.Session
 		t *memstore.SessionToken
 	)
 	err := db.read(ctx, func(tx *txn) (err error) {
-		t, err = scanToken(tx.queryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, memstore.HashSecret(secret)))
+		t, err = scanToken(tx.queryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, secretHash))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return invalid
+			return memstore.Errorf(memstore.ENotFound, "no session token has this secret")
 		case err != nil:
 			return err
 		}
-		if s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID); err != nil {
-			return err
-		}
-		return memstore.CheckToken(t, s, db.now())
+		s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID)
+		return err
 	})
 	if err != nil {
-		return nil, wrap(err, "authenticate session")
+		return nil, nil, wrap(err, "authenticate session")
 	}
-	return &memstore.Caller{WorkspaceID: s.WorkspaceID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: s.ID}, Session: s,
-		TokenID: t.ID, ExpiresAt: t.ExpiresAt}, nil
+	return t, s, nil
+}
+
+// WriteSessions implements memstore.SessionStorage: fn runs as a write
+// closure of the writer (see DB.write), over a sessionTx. The revocations
+// it announces are noted in the revocations table in its transaction, for
+// the other processes on the file (revoke.go), and told to this process's
+// listeners once committed; the content of a session it deleted is then
+// erased as a deleted store's is (eraseDeleted).
+func (db *DB) WriteSessions(ctx context.Context, workspaceID string, fn func(memstore.SessionTx) error) error {
+	var t *sessionTx
+	err := db.write(ctx, func(tx *txn) error {
+		t = &sessionTx{ctx: ctx, db: db, tx: tx, workspaceID: workspaceID}
+		return fn(t)
+	})
+	if err != nil {
+		return wrap(err, "change sessions")
+	}
+	for _, r := range t.announced {
+		db.Revoked(r)
+	}
+	for _, id := range t.deleted {
+		db.eraseDeleted(ctx, slog.String("session", id))
+	}
+	return nil
+}
+
+// A sessionTx is a memstore.SessionTx over one transaction of the
+// writer, which runs one transaction at a time: what it reads cannot
+// change before it commits.
+type sessionTx struct {
+	ctx         context.Context
+	db          *DB
+	tx          *txn
+	workspaceID string
+	announced   []memstore.Revocation
+	deleted     []string // sessions
+}
+
+func (t *sessionTx) Session(id string) (*memstore.Session, error) {
+	return getSession(t.ctx, t.tx, t.workspaceID, id)
+}
+
+func (t *sessionTx) Store(id string) (*memstore.Store, error) {
+	st, err := getStore(t.ctx, t.tx, t.workspaceID, id)
+	if memstore.ErrorCode(err) == memstore.ENotFound {
+		return nil, nil
+	}
+	return st, err
+}
+
+func (t *sessionTx) LiveSessions(max int) (int, error) {
+	return countRows(t.ctx, t.tx, max, `SELECT 1 FROM sessions WHERE workspace_id = ? AND archived_at IS NULL`, t.workspaceID)
+}
+
+// LiveTokens counts in two ranges of session_tokens_live.
+func (t *sessionTx) LiveTokens(sessionID string, now time.Time, max int) (int, error) {
+	return countRows(t.ctx, t.tx, max, `SELECT 1 FROM session_tokens WHERE session_id = ?1 AND revoked_at IS NULL AND expires_at IS NULL
+		UNION ALL SELECT 1 FROM session_tokens WHERE session_id = ?1 AND revoked_at IS NULL AND expires_at > ?2`, sessionID, nanos(now))
+}
+
+func (t *sessionTx) CreateSession(s *memstore.Session) error {
+	meta, fields, err := s.KeptJSON()
+	if err != nil {
+		return err
+	}
+	s.ID = t.db.ids.New(memstore.SessionIDPrefix, s.CreatedAt)
+	if _, err := t.tx.exec(t.ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, t.workspaceID, s.Title, meta, fields, nanos(s.CreatedAt), nanos(s.UpdatedAt)); err != nil {
+		return err
+	}
+	return t.insertAttachments(s)
+}
+
+// insertAttachments stores the attachments of s in their order, each
+// with the session's creation time, by which a store's sessions are
+// listed (session_stores_by_store).
+func (t *sessionTx) insertAttachments(s *memstore.Session) error {
+	for i, a := range s.Attachments {
+		if _, err := t.tx.exec(t.ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(s.CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *sessionTx) UpdateSession(s *memstore.Session, attachments bool) error {
+	meta, fields, err := s.KeptJSON()
+	if err != nil {
+		return err
+	}
+	var archived sql.NullInt64
+	if s.ArchivedAt != nil {
+		archived = sql.NullInt64{Int64: nanos(*s.ArchivedAt), Valid: true}
+	}
+	if _, err := t.tx.exec(t.ctx, `UPDATE sessions SET title = ?, metadata = ?, fields = ?, updated_at = ?, archived_at = ? WHERE id = ? AND workspace_id = ?`,
+		s.Title, meta, fields, nanos(s.UpdatedAt), archived, s.ID, t.workspaceID); err != nil || !attachments {
+		return err
+	}
+	if _, err := t.tx.exec(t.ctx, `DELETE FROM session_stores WHERE session_id = ?`, s.ID); err != nil {
+		return err
+	}
+	return t.insertAttachments(s)
+}
+
+// DeleteSession lets the foreign keys cascade to the session's
+// attachments and tokens. Versions keep the session's ID as their actor.
+// What the session kept (its title, metadata, fields and instructions)
+// is erased as a deleted store's content is: secure_delete zeroes it,
+// and the log is emptied once committed (WriteSessions).
+func (t *sessionTx) DeleteSession(id string) error {
+	res, err := t.tx.exec(t.ctx, `DELETE FROM sessions WHERE id = ? AND workspace_id = ?`, id, t.workspaceID)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+	}
+	if err != nil {
+		return err
+	}
+	t.deleted = append(t.deleted, id)
+	return nil
+}
+
+func (t *sessionTx) CreateToken(tok *memstore.SessionToken, secretHash string) error {
+	tok.ID = t.db.ids.New(memstore.SessionTokenIDPrefix, tok.CreatedAt)
+	var exp sql.NullInt64
+	if tok.ExpiresAt != nil {
+		exp = sql.NullInt64{Int64: nanos(*tok.ExpiresAt), Valid: true}
+	}
+	_, err := t.tx.exec(t.ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, tok.ID, tok.SessionID, tok.WorkspaceID, secretHash, tok.Hint, nanos(tok.CreatedAt), exp)
+	return err
+}
+
+func (t *sessionTx) RevokeToken(id string, at time.Time) (*memstore.SessionToken, error) {
+	if _, err := t.tx.exec(t.ctx, `UPDATE session_tokens SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
+		nanos(at), id, t.workspaceID); err != nil {
+		return nil, err
+	}
+	return getToken(t.ctx, t.tx, t.workspaceID, id)
+}
+
+// Announce notes r in the revocations table, for the other processes on
+// the file; WriteSessions tells this process once committed.
+func (t *sessionTx) Announce(r memstore.Revocation) error {
+	t.announced = append(t.announced, r)
+	return t.db.noteRevocation(t.ctx, t.tx, r)
 }

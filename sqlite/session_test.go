@@ -16,14 +16,8 @@ import (
 func TestSessionConformance(t *testing.T) {
 	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
 		db := mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{Now: now})
-		return coreAndKeys{memstore.NewCore(db), db}
+		return memstore.NewCore(db)
 	})
-}
-
-// coreAndKeys is the core over a database with the database's keys.
-type coreAndKeys struct {
-	*memstore.Core
-	memstore.KeyService
 }
 
 // TestSessionTokensStoredHashed proves that a session token's secret never
@@ -33,16 +27,17 @@ func TestSessionTokensStoredHashed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	db := mustOpenAt(t, path, sqlite.Options{})
 	st := mustStore(t, db)
-	s, _, first, err := db.CreateSession(ctx, ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}}, memstore.Quota{})
+	core := memstore.NewCore(db)
+	s, _, first, err := core.CreateSession(ctx, asAlice, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, second, err := db.CreateSessionToken(ctx, ws, s.ID, time.Hour, memstore.Quota{})
+	_, second, err := core.CreateSessionToken(ctx, asAlice, s.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, secret := range []string{first, second} {
-		if _, err := db.AuthenticateSession(ctx, secret); err != nil {
+		if _, err := core.Authenticate(ctx, secret); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,11 +10,11 @@
 //
 // # Services
 //
-// A DB implements, for the core, memstore.StoreStorage (store.go),
-// MemoryStorage and MemoryRevalidatorStorage (memory.go), VersionStorage
-// (version.go), SessionStorage (session.go) and SearchStorage (search.go);
-// and, for the server itself, memstore.KeyService (key.go: workspaces and
-// API keys) and RevocationNotifier (revoke.go: revocations of keys,
+// A DB implements, for the core, memstore.KeyStorage (key.go: workspaces
+// and API keys), StoreStorage (store.go), MemoryStorage and
+// MemoryRevalidatorStorage (memory.go), VersionStorage (version.go),
+// SessionStorage (session.go) and SearchStorage (search.go); and, for the
+// server itself, RevocationNotifier (revoke.go: revocations of keys,
 // tokens and sessions, heard by this process's listeners at once and by
 // other processes' on the file within moments).
 //

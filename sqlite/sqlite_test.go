@@ -30,6 +30,9 @@ var (
 	admin = memstore.Actor{Type: memstore.ActorUser, ID: "user_admin"}
 )
 
+// asAlice is the caller of alice's key in workspace ws.
+var asAlice = &memstore.Caller{WorkspaceID: ws, Actor: alice}
+
 // MustOpen opens a database in a fresh file, closed at the end of the
 // test.
 func MustOpen(tb testing.TB) *sqlite.DB {
@@ -606,7 +609,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestKeyConformance(t *testing.T) {
-	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return MustOpen(t) })
+	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(MustOpen(t)) })
 }
 
 // TestKeysStoredHashed proves that a key's secret never reaches the
@@ -619,11 +622,12 @@ func TestKeysStoredHashed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := db.CreateAPIKey(ctx, w.ID, "k")
+	core := memstore.NewCore(db)
+	_, secret, err := core.CreateAPIKey(ctx, w.ID, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Authenticate(ctx, secret); err != nil {
+	if _, err := core.Authenticate(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

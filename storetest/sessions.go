@@ -604,14 +604,21 @@ func testSessionTokens(t *testing.T, e *sessionEnv) {
 		memstore.SessionTokenPrefix, memstore.APIKeyPrefix + rest, rest} {
 		e.refused(t, bad, fmt.Sprintf("secret %q", bad))
 	}
-	// A session token is no API key, nor the reverse.
+	// A session token is no API key, nor the reverse: authenticated as
+	// any credential, a session token stands for its session alone, and
+	// its secret under an API key's prefix for nothing.
 	_, apiSecret, err := e.b.CreateAPIKey(ctx, e.ws, "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.refused(t, apiSecret, "API key as a session token")
-	_, err = e.b.Authenticate(ctx, secret2)
-	wantCode(t, err, memstore.EUnauthenticated, "session token as an API key")
+	c, err := e.b.Authenticate(ctx, secret2)
+	if err != nil || c.Session == nil || c.Session.ID != s.ID || c.TokenID != tok2.ID ||
+		c.Actor != (memstore.Actor{Type: memstore.ActorSession, ID: s.ID}) {
+		t.Errorf("session token authenticated as any credential: %+v, %v; want the caller of session %s", c, err, s.ID)
+	}
+	_, err = e.b.Authenticate(ctx, memstore.APIKeyPrefix+rest)
+	wantCode(t, err, memstore.EUnauthenticated, "session token's secret as an API key")
 
 	_, _, err = e.b.CreateSessionToken(ctx, e.ws, "sesn_nope", 0)
 	wantCode(t, err, memstore.ENotFound, "token for an unknown session")

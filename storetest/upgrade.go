@@ -15,7 +15,6 @@ import (
 // holds them and must serve them once its schema is brought up to date.
 type DatabaseBackend interface {
 	memstore.Backend
-	memstore.KeyService
 	memstore.UserStorage
 	memstore.WebhookStorage
 	memstore.WebhookDeliveryStorage
@@ -50,19 +49,19 @@ func FillDatabase(t *testing.T, db DatabaseBackend) *Filled {
 		}
 	}
 	f := &Filled{UserName: "ann", UserPassword: "correct horse battery"}
-	w, err := db.CreateWorkspace(ctx, fillWorkspace)
+	co := memstore.NewCore(db)
+	w, err := co.CreateWorkspace(ctx, fillWorkspace)
 	must(err)
 	f.WorkspaceID = w.ID
-	_, f.Key, err = db.CreateAPIKey(ctx, w.ID, "laptop")
+	_, f.Key, err = co.CreateAPIKey(ctx, w.ID, "laptop")
 	must(err)
-	c, err := db.Authenticate(ctx, f.Key)
+	c, err := co.Authenticate(ctx, f.Key)
 	must(err)
 	hook, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).CreateWebhook(ctx, c,
 		memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: memstore.WebhookEventTypes})
 	must(err)
 	f.Webhook = hook.ID
 
-	co := memstore.NewCore(db)
 	s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: "notes", Description: "what we agreed", Metadata: map[string]string{"team": "core"}})
 	must(err)
 	f.Store = s.ID
@@ -121,9 +120,9 @@ func CheckDatabase(t *testing.T, db DatabaseBackend, f *Filled) {
 			t.Fatal(err)
 		}
 	}
-	c, err := db.Authenticate(ctx, f.Key)
-	must(err)
 	co := memstore.NewCore(db)
+	c, err := co.Authenticate(ctx, f.Key)
+	must(err)
 	agent, err := co.AuthenticateSession(ctx, f.Token)
 	must(err)
 	if _, _, err := memstore.NewUsers(db).SignIn(ctx, fillWorkspace, f.UserName, f.UserPassword); err != nil {

@@ -19,7 +19,6 @@ import (
 type UsersBackend interface {
 	memstore.Backend
 	memstore.UserStorage
-	memstore.KeyService
 }
 
 // RunUsers runs the tests of console users: their storage, sign-ins, and

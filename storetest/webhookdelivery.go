@@ -16,7 +16,6 @@ import (
 // with its keys, endpoints and deliveries.
 type WebhookDeliveryBackend interface {
 	memstore.Backend
-	memstore.KeyService
 	memstore.WebhookStorage
 	memstore.WebhookDeliveryStorage
 }

@@ -12,7 +12,7 @@ import (
 // webhook endpoints and its keys (for workspaces).
 type WebhooksBackend interface {
 	memstore.WebhookStorage
-	memstore.KeyService
+	memstore.KeyStorage
 }
 
 // RunWebhooks runs the tests of webhook endpoints: who may manage them,

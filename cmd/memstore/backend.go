@@ -118,8 +118,10 @@ type conn struct {
 	// and a session token, the session; with an API key nil, the key's
 	// own caller.
 	caller *memstore.Caller
-	// db is the database with --db, nil with --url.
+	// db is the database with --db, and keys its workspaces and API
+	// keys; both nil with --url.
 	db    database
+	keys  memstore.KeyService
 	store string // --store or MEMSTORE_STORE, "" when not given
 	json  bool
 	close func() error
@@ -196,7 +198,7 @@ func (f *backendFlags) credential(e env, s *selection) error {
 		}
 	}
 	switch {
-	case token != "" && f.kinds&withKey != 0 && !strings.HasPrefix(token, memstore.SessionTokenPrefix):
+	case token != "" && f.kinds&withKey != 0 && memstore.CredentialOf(token) != memstore.SessionTokenCredential:
 		return usageError(e, "memstore %s: --token takes a session token (%s...); give an API key with --api-key", f.cmd, memstore.SessionTokenPrefix)
 	case token != "":
 		s.secret, s.token = token, true
@@ -244,15 +246,16 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	core := newCore(db, s.f.opts)
 	if !s.f.admin {
-		ws, err := localWorkspace(ctx, db, s.workspace)
+		ws, err := localWorkspace(ctx, core, s.workspace)
 		if err != nil {
 			db.Close()
 			return nil, err
 		}
 		c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
 	}
-	c.backend, c.db, c.close = newCore(db, s.f.opts), db, db.Close
+	c.backend, c.keys, c.db, c.close = core, core, db, db.Close
 	return c, nil
 }
 

@@ -250,7 +250,7 @@ func TestSameOnServer(t *testing.T) {
 	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
 	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
 	core := memstore.NewCore(db)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core}))
 	t.Cleanup(srv.Close)
 
 	editor := filepath.Join(t.TempDir(), "editor.sh")

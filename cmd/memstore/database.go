@@ -18,12 +18,11 @@ import (
 )
 
 // database is an open database, whatever keeps it: the storage of a
-// memstore.Core, the keys, and what serve reports in /metrics. A
+// memstore.Core, its keys included, and what serve reports in /metrics. A
 // revocation made through it reaches a server in the same process when it
 // is also a memstore.RevocationNotifier.
 type database interface {
 	memstore.Backend
-	memstore.KeyService
 	memstore.UserStorage
 	memstore.WebhookStorage
 	memstore.WebhookDeliveryStorage

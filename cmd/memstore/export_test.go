@@ -24,7 +24,7 @@ func TestExportJSONLinesFailsWhole(t *testing.T) {
 	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
 	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
 	core := memstore.NewCore(db)
-	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db})
+	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("view") == "full" {
 			http.Error(w, "unavailable", http.StatusBadRequest)

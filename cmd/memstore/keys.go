@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -115,12 +114,11 @@ func runKeysCreate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	db := c.db
-	ws, created, err := ensureWorkspace(ctx, db, *workspace)
+	ws, created, err := ensureWorkspace(ctx, c.keys, *workspace)
 	if err != nil {
 		return err
 	}
-	k, secret, err := db.CreateAPIKey(ctx, ws.ID, *name)
+	k, secret, err := c.keys.CreateAPIKey(ctx, ws.ID, *name)
 	if err != nil {
 		return err
 	}
@@ -159,16 +157,15 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	db := c.db
 	wsID := ""
 	if *workspace != "" {
-		ws, err := db.Workspace(ctx, *workspace)
+		ws, err := c.keys.Workspace(ctx, *workspace)
 		if err != nil {
 			return err
 		}
 		wsID = ws.ID
 	}
-	workspaces, err := db.Workspaces(ctx)
+	workspaces, err := c.keys.Workspaces(ctx)
 	if err != nil {
 		return err
 	}
@@ -176,7 +173,7 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 	for _, w := range workspaces {
 		names[w.ID] = w.Name
 	}
-	keys, err := db.APIKeys(ctx, wsID, "", 0)
+	keys, err := c.keys.APIKeys(ctx, wsID, "", 0)
 	if err != nil {
 		return err
 	}
@@ -210,7 +207,7 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 		return usageError(e, "memstore keys revoke: give the ID of one key (apikey_...); 'memstore keys ls' lists them")
 	}
 	id := pos[0]
-	if strings.HasPrefix(id, memstore.APIKeyPrefix) {
+	if memstore.CredentialOf(id) == memstore.APIKeyCredential {
 		// Someone pasted the secret: do not echo it, and point at the ID.
 		return usageError(e, "memstore keys revoke: give the key's ID (apikey_...), not its secret; 'memstore keys ls' lists the IDs")
 	}
@@ -219,13 +216,12 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	db := c.db
-	k, err := db.RevokeAPIKey(ctx, id)
+	k, err := c.keys.RevokeAPIKey(ctx, id)
 	if err != nil {
 		return err
 	}
 	wsName := ""
-	if ws, err := db.Workspace(ctx, k.WorkspaceID); err == nil {
+	if ws, err := c.keys.Workspace(ctx, k.WorkspaceID); err == nil {
 		wsName = ws.Name
 	}
 	if f.json {
@@ -272,7 +268,7 @@ func openAdmin(ctx context.Context, e env, cmd, name string, args []string, crea
 	if err != nil {
 		return nil, nil, err
 	}
-	ws, err := localWorkspace(ctx, c.db, *workspace)
+	ws, err := localWorkspace(ctx, c.keys, *workspace)
 	if err != nil {
 		c.Close()
 		return nil, nil, err

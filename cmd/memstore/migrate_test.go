@@ -69,15 +69,15 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	for _, name := range []string{"default", "team"} {
 		w, err := db.CreateWorkspace(ctx, name)
 		must(err)
-		_, secret, err := db.CreateAPIKey(ctx, w.ID, name+"-laptop")
+		_, secret, err := co.CreateAPIKey(ctx, w.ID, name+"-laptop")
 		must(err)
-		c, err := db.Authenticate(ctx, secret) // notes the key's last use
+		c, err := co.Authenticate(ctx, secret) // notes the key's last use
 		must(err)
 		src.keys, callers = append(src.keys, secret), append(callers, c)
 	}
-	old, secret, err := db.CreateAPIKey(ctx, callers[0].WorkspaceID, "old")
+	old, secret, err := co.CreateAPIKey(ctx, callers[0].WorkspaceID, "old")
 	must(err)
-	_, err = db.RevokeAPIKey(ctx, old.ID)
+	_, err = co.RevokeAPIKey(ctx, old.ID)
 	must(err)
 	src.revokedKey = secret
 	c := callers[0]

@@ -478,15 +478,15 @@ func runServe(ctx context.Context, e env, args []string) error {
 // done, then waits for the requests in progress. The console is served on
 // cln when it is not nil, else mounted beside the API.
 func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln net.Listener, path string, db database) error {
-	if err := firstKey(ctx, e, db, path); err != nil {
+	core := newCore(db, c.backend.opts)
+	if err := firstKey(ctx, e, core, path); err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	core := newCore(db, c.backend.opts)
 	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(bool(c.webhookPrivate)))
 	api := httpapi.New(httpapi.Config{
-		Stores: core, Memories: core, Versions: core, Keys: db, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
+		Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
 		Counts:                  db.Counts,
 		PoolStats:               db.PoolStats,
 		Ping:                    db.Ping,
@@ -513,7 +513,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	var consoleSrv *http.Server
 	if c.console {
 		users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
-		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(db), Users: users,
+		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users,
 			SecureCookies: bool(c.consoleSecure), TrustedProxies: c.trustedProxies, Logger: log})
 		if cln == nil {
 			api.Mount(console.Prefix, ch)

@@ -23,11 +23,11 @@ func vacuumFixture(t *testing.T, name string) (database, *memstore.Core, *memsto
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, _, err := ensureWorkspace(ctx, db, memstore.DefaultWorkspace)
+	core := memstore.NewCore(db)
+	ws, _, err := ensureWorkspace(ctx, core, memstore.DefaultWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	core := memstore.NewCore(db)
 	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorUser, ID: "user_test"}}
 	s, err := core.CreateStore(ctx, c, memstore.StoreCreate{Name: "notes"})
 	if err != nil {

@@ -45,6 +45,19 @@ func (c Cursor) String() string {
 	return "page_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// ByTime cuts items, a page of n read with one more when there is one,
+// to the page, whose Next is then the cursor of kind after the last item
+// kept, by its creation time and ID (at).
+func ByTime[T any](items []T, n int, kind string, at func(*T) (time.Time, string)) memstore.Page[T] {
+	p := memstore.Page[T]{Items: items}
+	if len(items) > n {
+		p.Items = items[:n]
+		t, key := at(&p.Items[n-1])
+		p.Next = Cursor{Kind: kind, Time: Nanos(t), Key: key}.String()
+	}
+	return p
+}
+
 // Parse decodes page, which must be "" (nil: the first page) or a cursor
 // of kind (EInvalid otherwise). Its key is text without NUL (JSON
 // decoding makes it valid UTF-8), so that any database takes it.

@@ -40,7 +40,7 @@ func backend(t testing.TB) (db *sqlite.DB, workspaceID, key string) {
 // handler is the HTTP API over db.
 func handler(db *sqlite.DB) http.Handler {
 	core := memstore.NewCore(db)
-	return httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: db, Search: core})
+	return httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Search: core})
 }
 
 func TestRunEveryMix(t *testing.T) {

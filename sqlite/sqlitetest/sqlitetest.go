@@ -47,11 +47,11 @@ func Workspace(tb testing.TB, db *sqlite.DB, name string) *memstore.Workspace {
 	return ws
 }
 
-// APIKey makes a key called name in a workspace and returns it with its
-// secret.
+// APIKey makes a key called name in a workspace, through a core over
+// db, and returns it with its secret.
 func APIKey(tb testing.TB, db *sqlite.DB, workspaceID, name string) (*memstore.APIKey, string) {
 	tb.Helper()
-	key, secret, err := db.CreateAPIKey(context.Background(), workspaceID, name)
+	key, secret, err := memstore.NewCore(db).CreateAPIKey(context.Background(), workspaceID, name)
 	if err != nil {
 		tb.Fatal(err)
 	}
