@@ -43,7 +43,9 @@
 // The backend's interfaces, StoreStorage, MemoryStorage, VersionStorage,
 // SessionStorage and SearchStorage, take a workspace ID and an actor and
 // trust them: a backend keeps storage, transactions and queries, and
-// checks only what its data depends on. Only a Core calls them.
+// checks only what its data depends on. Only a Core calls them. Database
+// (contract.go) gathers them, with the storage of what works beside the
+// core, into the one interface a backend implements.
 //
 // The rules that decide what a change does given what is stored (path
 // overlaps, upserts, preconditions, updates that change nothing, the order
@@ -77,7 +79,7 @@
 // before there is a caller. So do Dumper and Restorer, with which an
 // operator copies a whole database to another backend (dump.go).
 //
-// httpapi.Client implements the same five services against a server: it
-// is a remote core, whose server's core decides, and it calls only as its
-// own credential.
+// httpapi.Client implements the same services (Services) against a
+// server: it is a remote core, whose server's core decides, and it calls
+// only as its own credential.
 package memstore

@@ -75,13 +75,7 @@ import (
 	"github.com/memstore/memstore/internal/keyset"
 )
 
-var (
-	_ memstore.Backend                  = (*DB)(nil)
-	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
-	_ memstore.KeyService               = (*DB)(nil)
-	_ memstore.RevocationNotifier       = (*DB)(nil)
-	_ memstore.EventNotifier            = (*DB)(nil)
-)
+var _ memstore.Database = (*DB)(nil)
 
 //go:embed migrations/*.sql
 var migrations embed.FS

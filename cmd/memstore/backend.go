@@ -14,19 +14,8 @@ import (
 
 // The store commands (stores, ls, cat, put, edit, mv, rm, log, show, diff,
 // redact, export, import, grep, sessions) work the same on a database file and on a
-// memstore server: they are written once against backend, which a
+// memstore server: they are written once against memstore.Services, which a
 // memstore.Core over the database and *httpapi.Client both are.
-
-// backend is what the store commands need of a backend: the caller-facing
-// services.
-type backend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.VersionService
-	memstore.SessionService
-	memstore.SearchService
-	memstore.FeedService
-}
 
 // backendHelp describes the flags every store command shares, for the
 // end of each command's help.
@@ -111,7 +100,7 @@ func hoistCommand(args []string) []string {
 
 // conn is an open backend with what the commands need to call it.
 type conn struct {
-	backend
+	memstore.Services
 	e env
 	// caller is whom the commands call the backend as: with --db, the
 	// local user in the workspace (nil for an admin command); with --url
@@ -119,7 +108,7 @@ type conn struct {
 	// own caller.
 	caller *memstore.Caller
 	// db is the database with --db, nil with --url.
-	db    database
+	db    memstore.Database
 	store string // --store or MEMSTORE_STORE, "" when not given
 	json  bool
 	close func() error
@@ -237,7 +226,7 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 			}
 			client.Caller, c.caller = caller, caller
 		}
-		c.backend, c.close = client, func() error { return nil }
+		c.Services, c.close = client, func() error { return nil }
 		return c, nil
 	}
 	db, err := openDatabase(ctx, s.db, s.f.opts)
@@ -252,7 +241,7 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 		}
 		c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
 	}
-	c.backend, c.db, c.close = newCore(db, s.f.opts), db, db.Close
+	c.Services, c.db, c.close = newCore(db, s.f.opts), db, db.Close
 	return c, nil
 }
 
