@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -741,6 +742,62 @@ func TestClientRefuses(t *testing.T) {
 	got, err := c.Memory(ctx, nil, s.ID, m.ID)
 	if err != nil || got.Content != "m" || got.Path != "/m.md" {
 		t.Errorf("memory after refused calls: %+v, %v", got, err)
+	}
+}
+
+// TestClientSessionSearchAsksTheServer: what a session reaches is the
+// server's to decide, not the client's from the session it was told of.
+// A store attached after the client's Caller was taken is searched with
+// the others; a store never attached is refused by the server, with its
+// EPermission.
+func TestClientSessionSearchAsksTheServer(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	_, _, secret := h.newKey(t, "scope")
+	admin := h.client(secret)
+	ctx := t.Context()
+	var stores []*memstore.Store
+	for _, name := range []string{"one", "two", "never"} {
+		s, err := admin.CreateStore(ctx, nil, memstore.StoreCreate{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/fruit.md", Content: "mango " + name}); err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	one, two, never := stores[0].ID, stores[1].ID, stores[2].ID
+	sess, _, token, err := admin.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: one}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := admin.AuthenticateSession(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := h.client(token)
+	agent.Caller = caller
+	if _, err := admin.AttachStore(ctx, nil, sess.ID, memstore.AttachmentCreate{StoreID: two}); err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := agent.SearchMemories(ctx, caller, []string{one, two}, memstore.SearchQuery{Text: "mango"})
+	if err != nil {
+		t.Fatalf("search of a store attached after the caller was taken: %v", err)
+	}
+	var found []string
+	for _, r := range p.Items {
+		found = append(found, r.Memory.StoreID)
+	}
+	want := []string{one, two}
+	slices.Sort(found)
+	slices.Sort(want)
+	if !slices.Equal(found, want) {
+		t.Errorf("found in %q, want %q", found, want)
+	}
+	_, err = agent.SearchMemories(ctx, caller, []string{one, never}, memstore.SearchQuery{Text: "mango"})
+	if memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("search of a store never attached: %v, want the server's EPermission", err)
 	}
 }
 
