@@ -43,10 +43,12 @@
 // of its workspace: there is no check for it to forget.
 //
 // The backend's interfaces, StoreStorage, MemoryStorage, VersionStorage,
-// SessionStorage, SearchStorage and EventStorage (together, Backend), take
-// a workspace ID and an actor and trust them: a backend keeps storage,
-// transactions and queries, and checks only what its data depends on. Only
-// a Core calls them.
+// KeyStorage, SessionStorage, SearchStorage and EventStorage (together,
+// Backend), take a workspace ID and an actor and trust them: a backend
+// keeps storage, transactions and queries, and checks only what its data
+// depends on. Only a Core calls them. Database (contract.go) gathers
+// them, with the storage of what works beside the core, into the one
+// interface a backend implements.
 //
 // The rules that decide what a change does given what is stored (path
 // overlaps, upserts, preconditions, updates that change nothing, the order
@@ -89,8 +91,7 @@
 // copies a whole database to another backend (dump.go), take no caller
 // either.
 //
-// httpapi.Client implements the same services of stores, memories,
-// versions, sessions, search and the change feed against a server: it is
-// a remote core, whose server's core decides, and it calls only as its
-// own credential.
+// httpapi.Client implements the same services (Services) against a
+// server: it is a remote core, whose server's core decides, and it calls
+// only as its own credential.
 package memstore

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,11 +19,7 @@ import (
 	"github.com/memstore/memstore/internal/origin"
 )
 
-var (
-	_ memstore.StoreService   = (*Client)(nil)
-	_ memstore.MemoryService  = (*Client)(nil)
-	_ memstore.VersionService = (*Client)(nil)
-)
+var _ memstore.Services = (*Client)(nil)
 
 // clientUserAgent names the client to the server.
 const clientUserAgent = "memstore-client"
@@ -42,8 +39,7 @@ func SetHeaders(h http.Header, apiKey string) {
 const clientMaxResponseBytes = 64 << 20
 
 // Client is a Go client of the memory stores API: it implements
-// memstore.StoreService, MemoryService, VersionService, SessionService and
-// SearchService over HTTP, against a memstore server or any server of the
+// memstore.Services over HTTP, against a memstore server or any server of the
 // same wire contract. It is a remote core: the server authenticates each
 // request, decides what its credential may do, and records every change as
 // made by it.
@@ -102,6 +98,9 @@ type clientRequest struct {
 	query       url.Values
 	body        any    // JSON-encoded when not nil
 	workspaceID string // the anthropic-workspace-id header, "" for none
+	// err is why the call cannot be made, found while making it (an
+	// empty ID, text that JSON cannot carry): it is returned unsent.
+	err error
 }
 
 // send sends r, asking for an answer of type accept, and returns the
@@ -186,6 +185,38 @@ func sameServer(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("redirected to another server, %s; the client sends its credential only to the server it was given (give that address instead if it is the one meant)", origin.Of(req.URL))
 	}
 	return nil
+}
+
+// prepare readies r to be sent as caller: the client may call as caller
+// (see Client), and r has no error; r goes in caller's workspace.
+func (c *Client) prepare(caller *memstore.Caller, r clientRequest) (clientRequest, error) {
+	ws, err := c.workspace(caller)
+	if err != nil {
+		return r, err
+	}
+	r.workspaceID = ws
+	return r, r.err
+}
+
+// call makes the API call r as caller and converts its answer, a W, with
+// conv, given the workspace the answer is of: the one the server names
+// (anthropic-workspace-id) or, failing that, the one asked for.
+func call[W, T any](ctx context.Context, c *Client, caller *memstore.Caller, r clientRequest, conv func(j *W, workspaceID string) T) (T, error) {
+	var zero T
+	r, err := c.prepare(caller, r)
+	if err != nil {
+		return zero, err
+	}
+	var j W
+	h, err := c.do(ctx, r, &j)
+	if err != nil {
+		return zero, err
+	}
+	ws := h.Get("anthropic-workspace-id")
+	if ws == "" {
+		ws = r.workspaceID
+	}
+	return conv(&j, ws), nil
 }
 
 // do sends r and decodes a successful answer into out. It returns the
@@ -324,17 +355,31 @@ func clientItemPath(storeID, collection, noun, id string) (string, error) {
 	return p + "/" + collection + "/" + url.PathEscape(id), nil
 }
 
-// clientPage converts a page of wire items to the domain.
-func clientPage[W, T any](p *PageJSON[W], conv func(*W) T) memstore.Page[T] {
-	out := memstore.Page[T]{Items: make([]T, 0, len(p.Data))}
-	for i := range p.Data {
-		out.Items = append(out.Items, conv(&p.Data[i]))
+// pageIn converts a page of wire items with conv, each in the page's
+// workspace.
+func pageIn[W, T any](conv func(j *W, workspaceID string) T) func(*PageJSON[W], string) memstore.Page[T] {
+	return func(p *PageJSON[W], ws string) memstore.Page[T] {
+		out := memstore.Page[T]{Items: make([]T, 0, len(p.Data))}
+		for i := range p.Data {
+			out.Items = append(out.Items, conv(&p.Data[i], ws))
+		}
+		if p.NextPage != nil {
+			out.Next = *p.NextPage
+		}
+		return out
 	}
-	if p.NextPage != nil {
-		out.Next = *p.NextPage
-	}
-	return out
 }
+
+// The conversions of the answers the client decodes.
+func storeIn(j *StoreJSON, ws string) *memstore.Store {
+	st := j.Store()
+	st.WorkspaceID = ws
+	return st
+}
+
+func memoryIn(j *MemoryJSON, _ string) *memstore.Memory    { return j.Memory() }
+func versionIn(j *VersionJSON, _ string) *memstore.Version { return j.Version() }
+func deletedIn(*DeletedJSON, string) struct{}              { return struct{}{} }
 
 // clientListQuery starts the query of a list with its paging parameters;
 // zero values are left to the server's defaults.
@@ -387,36 +432,14 @@ func (c *Client) workspace(caller *memstore.Caller) (string, error) {
 	return caller.WorkspaceID, nil
 }
 
-// store converts a wire store, with the workspace the server resolved
-// (echoed in anthropic-workspace-id) or, failing that, the one asked for.
-func (c *Client) store(j *StoreJSON, h http.Header, workspaceID string) *memstore.Store {
-	s := j.Store()
-	s.WorkspaceID = h.Get("anthropic-workspace-id")
-	if s.WorkspaceID == "" {
-		s.WorkspaceID = workspaceID
-	}
-	return s
-}
-
 // CreateStore implements memstore.StoreService (POST /v1/memory_stores).
 func (c *Client) CreateStore(ctx context.Context, caller *memstore.Caller, sc memstore.StoreCreate) (*memstore.Store, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
-	if err := clientCheckStoreText(&sc.Name, &sc.Description, sc.Metadata, nil); err != nil {
-		return nil, err
-	}
 	body := StoreCreateRequest{Name: &sc.Name, Metadata: sc.Metadata}
 	if sc.Description != "" {
 		body.Description = &sc.Description
 	}
-	var j StoreJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: "/v1/memory_stores", body: body, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.store(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: "/v1/memory_stores", body: body,
+		err: clientCheckStoreText(&sc.Name, &sc.Description, sc.Metadata, nil)}, storeIn)
 }
 
 // clientCheckStoreText checks the text fields of a store create or update.
@@ -451,99 +474,48 @@ func clientCheckStoreText(name, description *string, md map[string]string, patch
 
 // Store implements memstore.StoreService (GET /v1/memory_stores/{id}).
 func (c *Client) Store(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Store, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientStorePath(id)
-	if err != nil {
-		return nil, err
-	}
-	var j StoreJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.store(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p, err: err}, storeIn)
 }
 
 // Stores implements memstore.StoreService (GET /v1/memory_stores).
 func (c *Client) Stores(ctx context.Context, caller *memstore.Caller, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return memstore.Page[memstore.Store]{}, err
-	}
 	q := clientListQuery(f.Limit, f.Page, false)
 	if f.IncludeArchived {
 		q.Set("include_archived", "true")
 	}
 	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
-	var j PageJSON[StoreJSON]
-	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: "/v1/memory_stores", query: q, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return memstore.Page[memstore.Store]{}, err
-	}
-	return clientPage(&j, func(s *StoreJSON) memstore.Store { return *c.store(s, h, workspaceID) }), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: "/v1/memory_stores", query: q},
+		pageIn(func(j *StoreJSON, ws string) memstore.Store { return *storeIn(j, ws) }))
 }
 
 // UpdateStore implements memstore.StoreService (POST
 // /v1/memory_stores/{id}); a nil metadata value is sent as null, which
 // removes the key.
 func (c *Client) UpdateStore(ctx context.Context, caller *memstore.Caller, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientStorePath(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := clientCheckStoreText(u.Name, u.Description, nil, u.Metadata); err != nil {
-		return nil, err
-	}
 	body := StoreUpdateRequest{Name: u.Name, Description: u.Description, Metadata: u.Metadata}
-	var j StoreJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p, body: body, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.store(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p, body: body,
+		err: cmp.Or(err, clientCheckStoreText(u.Name, u.Description, nil, u.Metadata))}, storeIn)
 }
 
 // ArchiveStore implements memstore.StoreService (POST
 // /v1/memory_stores/{id}/archive, without a body, like the SDKs).
 func (c *Client) ArchiveStore(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Store, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientStorePath(id)
-	if err != nil {
-		return nil, err
-	}
-	var j StoreJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/archive", workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.store(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p + "/archive", err: err}, storeIn)
 }
 
 // DeleteStore implements memstore.StoreService (DELETE
 // /v1/memory_stores/{id}).
 func (c *Client) DeleteStore(ctx context.Context, caller *memstore.Caller, id string) error {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return err
-	}
 	p, err := clientStorePath(id)
-	if err != nil {
-		return err
-	}
-	var j DeletedJSON
-	_, err = c.do(ctx, clientRequest{method: http.MethodDelete, path: p, workspaceID: workspaceID}, &j)
+	_, err = call(ctx, c, caller, clientRequest{method: http.MethodDelete, path: p, err: err}, deletedIn)
 	return err
 }
+
+// errUpsert refuses an upsert, which the wire cannot ask for.
+var errUpsert error = memstore.Errorf(memstore.EInvalid, "upsert cannot be requested over the memory stores API: a create at an occupied path is a conflict unless the server itself runs with --create-existing upsert")
 
 // CreateMemory implements memstore.MemoryService (POST .../memories, with
 // view=full so that the memory comes back with its content). IfNotExists
@@ -551,58 +523,28 @@ func (c *Client) DeleteStore(ctx context.Context, caller *memstore.Caller, id st
 // asked for on the wire, where it is the server's choice
 // (--create-existing upsert), so it is EInvalid.
 func (c *Client) CreateMemory(ctx context.Context, caller *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
+	var upsert error
 	if mc.Upsert {
-		return nil, memstore.Errorf(memstore.EInvalid, "upsert cannot be requested over the memory stores API: a create at an occupied path is a conflict unless the server itself runs with --create-existing upsert")
+		upsert = errUpsert
 	}
 	p, err := clientStorePath(storeID)
-	if err != nil {
-		return nil, err
-	}
-	if err := clientCheckText("path", mc.Path, "content", mc.Content); err != nil {
-		return nil, err
-	}
 	body := MemoryCreateRequest{Path: &mc.Path, Content: &mc.Content}
 	if mc.IfNotExists {
 		body.Precondition = &Precondition{Type: PreconditionNotExists}
 	}
-	var j MemoryJSON
-	if _, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/memories", query: clientView, body: body, workspaceID: workspaceID}, &j); err != nil {
-		return nil, err
-	}
-	return j.Memory(), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p + "/memories", query: clientView, body: body,
+		err: cmp.Or(upsert, err, clientCheckText("path", mc.Path, "content", mc.Content))}, memoryIn)
 }
 
 // Memory implements memstore.MemoryService (GET .../memories/{id}).
 func (c *Client) Memory(ctx context.Context, caller *memstore.Caller, storeID, id string) (*memstore.Memory, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientItemPath(storeID, "memories", "memory", id)
-	if err != nil {
-		return nil, err
-	}
-	var j MemoryJSON
-	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, query: clientView, workspaceID: workspaceID}, &j); err != nil {
-		return nil, err
-	}
-	return j.Memory(), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p, query: clientView, err: err}, memoryIn)
 }
 
 // Memories implements memstore.MemoryService (GET .../memories).
 func (c *Client) Memories(ctx context.Context, caller *memstore.Caller, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return memstore.Page[memstore.ListItem]{}, err
-	}
 	p, err := clientStorePath(storeID)
-	if err != nil {
-		return memstore.Page[memstore.ListItem]{}, err
-	}
 	q := clientListQuery(f.Limit, f.Page, f.Full)
 	if f.PathPrefix != "" {
 		q.Set("path_prefix", f.PathPrefix)
@@ -610,83 +552,54 @@ func (c *Client) Memories(ctx context.Context, caller *memstore.Caller, storeID 
 	if f.Depth != 0 {
 		q.Set("depth", strconv.Itoa(f.Depth))
 	}
-	var j PageJSON[ListItemJSON]
-	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/memories", query: q, workspaceID: workspaceID}, &j); err != nil {
-		return memstore.Page[memstore.ListItem]{}, err
-	}
-	return clientPage(&j, (*ListItemJSON).ListItem), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p + "/memories", query: q, err: err},
+		pageIn(func(j *ListItemJSON, _ string) memstore.ListItem { return j.ListItem() }))
 }
+
+// errTwoPreconditions refuses an update with both preconditions, which
+// the wire has no room for.
+var errTwoPreconditions error = memstore.Errorf(memstore.EInvalid, "an update takes one precondition: content_sha256 or not_exists, not both")
 
 // UpdateMemory implements memstore.MemoryService (POST .../memories/{id},
 // with view=full). IfSHA256 is sent as the content_sha256 precondition and
 // RenameIfFree as not_exists; the wire has room for one precondition, so
 // both at once are EInvalid.
 func (c *Client) UpdateMemory(ctx context.Context, caller *memstore.Caller, storeID, id string, u memstore.MemoryUpdate) (*memstore.Memory, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientItemPath(storeID, "memories", "memory", id)
-	if err != nil {
-		return nil, err
-	}
 	body := MemoryUpdateRequest{Content: u.Content, Path: u.Path}
 	if u.Content != nil {
-		if err := clientCheckText("content", *u.Content); err != nil {
-			return nil, err
-		}
+		err = cmp.Or(err, clientCheckText("content", *u.Content))
 	}
 	if u.Path != nil {
-		if err := clientCheckText("path", *u.Path); err != nil {
-			return nil, err
-		}
+		err = cmp.Or(err, clientCheckText("path", *u.Path))
 	}
 	switch {
 	case u.IfSHA256 != "" && u.RenameIfFree:
-		return nil, memstore.Errorf(memstore.EInvalid, "an update takes one precondition: content_sha256 or not_exists, not both")
+		err = cmp.Or(err, errTwoPreconditions)
 	case u.IfSHA256 != "":
 		sum := u.IfSHA256
 		body.Precondition = &Precondition{Type: PreconditionSHA256, ContentSHA256: &sum}
 	case u.RenameIfFree:
 		body.Precondition = &Precondition{Type: PreconditionNotExists}
 	}
-	var j MemoryJSON
-	if _, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p, query: clientView, body: body, workspaceID: workspaceID}, &j); err != nil {
-		return nil, err
-	}
-	return j.Memory(), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p, query: clientView, body: body, err: err}, memoryIn)
 }
 
 // DeleteMemory implements memstore.MemoryService (DELETE
 // .../memories/{id}, ifSHA256 as expected_content_sha256).
 func (c *Client) DeleteMemory(ctx context.Context, caller *memstore.Caller, storeID, id, ifSHA256 string) error {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return err
-	}
 	p, err := clientItemPath(storeID, "memories", "memory", id)
-	if err != nil {
-		return err
-	}
 	var q url.Values
 	if ifSHA256 != "" {
 		q = url.Values{"expected_content_sha256": {ifSHA256}}
 	}
-	var j DeletedJSON
-	_, err = c.do(ctx, clientRequest{method: http.MethodDelete, path: p, query: q, workspaceID: workspaceID}, &j)
+	_, err = call(ctx, c, caller, clientRequest{method: http.MethodDelete, path: p, query: q, err: err}, deletedIn)
 	return err
 }
 
 // Versions implements memstore.VersionService (GET .../memory_versions).
 func (c *Client) Versions(ctx context.Context, caller *memstore.Caller, storeID string, f memstore.VersionFilter) (memstore.Page[memstore.Version], error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return memstore.Page[memstore.Version]{}, err
-	}
 	p, err := clientStorePath(storeID)
-	if err != nil {
-		return memstore.Page[memstore.Version]{}, err
-	}
 	q := clientListQuery(f.Limit, f.Page, f.Full)
 	for k, v := range map[string]string{
 		"memory_id":          f.MemoryID,
@@ -700,46 +613,21 @@ func (c *Client) Versions(ctx context.Context, caller *memstore.Caller, storeID 
 		}
 	}
 	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
-	var j PageJSON[VersionJSON]
-	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/memory_versions", query: q, workspaceID: workspaceID}, &j); err != nil {
-		return memstore.Page[memstore.Version]{}, err
-	}
-	return clientPage(&j, func(v *VersionJSON) memstore.Version { return *v.Version() }), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p + "/memory_versions", query: q, err: err},
+		pageIn(func(j *VersionJSON, _ string) memstore.Version { return *j.Version() }))
 }
 
 // Version implements memstore.VersionService (GET
 // .../memory_versions/{id}).
 func (c *Client) Version(ctx context.Context, caller *memstore.Caller, storeID, id string) (*memstore.Version, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
-	if err != nil {
-		return nil, err
-	}
-	var j VersionJSON
-	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, query: clientView, workspaceID: workspaceID}, &j); err != nil {
-		return nil, err
-	}
-	return j.Version(), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p, query: clientView, err: err}, versionIn)
 }
 
 // RedactVersion implements memstore.VersionService (POST
 // .../memory_versions/{id}/redact, without a body, like the SDKs). The
 // server records the redaction as made by the request's credential.
 func (c *Client) RedactVersion(ctx context.Context, caller *memstore.Caller, storeID, id string) (*memstore.Version, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientItemPath(storeID, "memory_versions", "memory version", id)
-	if err != nil {
-		return nil, err
-	}
-	var j VersionJSON
-	if _, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/redact", workspaceID: workspaceID}, &j); err != nil {
-		return nil, err
-	}
-	return j.Version(), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p + "/redact", err: err}, versionIn)
 }

@@ -20,38 +20,27 @@ var _ memstore.FeedService = (*Client)(nil)
 
 // Events implements memstore.FeedService (GET .../events).
 func (c *Client) Events(ctx context.Context, caller *memstore.Caller, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
-	r, err := c.eventsRequest(caller, storeID, f.After)
-	if err != nil {
-		return memstore.EventPage{}, err
-	}
+	r := eventsRequest(storeID, f.After)
 	if f.Limit != 0 {
 		r.query.Set("limit", strconv.Itoa(f.Limit))
 	}
-	var j EventPageJSON
-	if _, err := c.do(ctx, r, &j); err != nil {
-		return memstore.EventPage{}, err
-	}
-	page := memstore.EventPage{Events: make([]memstore.Event, len(j.Data)), Cursor: j.Cursor, More: j.HasMore}
-	for i := range j.Data {
-		page.Events[i] = j.Data[i].memstoreEvent()
-	}
-	return page, nil
+	return call(ctx, c, caller, r, func(j *EventPageJSON, _ string) memstore.EventPage {
+		page := memstore.EventPage{Events: make([]memstore.Event, len(j.Data)), Cursor: j.Cursor, More: j.HasMore}
+		for i := range j.Data {
+			page.Events[i] = j.Data[i].memstoreEvent()
+		}
+		return page
+	})
 }
 
-func (c *Client) eventsRequest(caller *memstore.Caller, storeID, after string) (clientRequest, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return clientRequest{}, err
-	}
+// eventsRequest is the request of a store's feed after cursor after.
+func eventsRequest(storeID, after string) clientRequest {
 	p, err := clientStorePath(storeID)
-	if err != nil {
-		return clientRequest{}, err
-	}
 	q := url.Values{}
 	if after != "" {
 		q.Set("after", after)
 	}
-	return clientRequest{method: http.MethodGet, path: p + "/events", query: q, workspaceID: workspaceID}, nil
+	return clientRequest{method: http.MethodGet, path: p + "/events", query: q, err: err}
 }
 
 // clientMaxEventBytes bounds one event of a stream as the client reads
@@ -66,7 +55,7 @@ const clientMaxEventBytes = 64 << 10
 // a stream cut short is an ordinary error. Either way, the cursor of the
 // last event fn took resumes the feed without a gap or a repeat.
 func (c *Client) StreamEvents(ctx context.Context, caller *memstore.Caller, storeID, after string, fn func(memstore.Event) error) error {
-	r, err := c.eventsRequest(caller, storeID, after)
+	r, err := c.prepare(caller, eventsRequest(storeID, after))
 	if err != nil {
 		return err
 	}

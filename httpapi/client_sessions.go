@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -11,11 +12,6 @@ import (
 	"github.com/memstore/memstore"
 )
 
-var (
-	_ memstore.SessionService = (*Client)(nil)
-	_ memstore.SearchService  = (*Client)(nil)
-)
-
 // clientSessionPath is the path of a session.
 func clientSessionPath(id string) (string, error) {
 	if id == "" {
@@ -24,29 +20,22 @@ func clientSessionPath(id string) (string, error) {
 	return "/v1/sessions/" + url.PathEscape(id), nil
 }
 
-// session converts a wire session, with its workspace as store does.
-func (c *Client) session(j *SessionJSON, h http.Header, workspaceID string) *memstore.Session {
+// sessionIn converts a wire session, in its workspace.
+func sessionIn(j *SessionJSON, ws string) *memstore.Session {
 	s := j.Session()
-	s.WorkspaceID = c.store(&StoreJSON{}, h, workspaceID).WorkspaceID
+	s.WorkspaceID = ws
 	return s
 }
 
-// sessionToken converts a wire token.
-func (c *Client) sessionToken(j *SessionTokenJSON, h http.Header, workspaceID string) *memstore.SessionToken {
+// tokenIn converts a wire token, in its workspace.
+func tokenIn(j *SessionTokenJSON, ws string) *memstore.SessionToken {
 	t := j.SessionToken()
-	t.WorkspaceID = c.store(&StoreJSON{}, h, workspaceID).WorkspaceID
+	t.WorkspaceID = ws
 	return t
 }
 
 // CreateSession implements memstore.SessionService (POST /v1/sessions).
 func (c *Client) CreateSession(ctx context.Context, caller *memstore.Caller, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if err := memstore.ValidateSessionCreate(sc); err != nil {
-		return nil, nil, "", err
-	}
 	body := map[string]any{}
 	for k, v := range sc.Fields {
 		body[k] = v
@@ -72,43 +61,29 @@ func (c *Client) CreateSession(ctx context.Context, caller *memstore.Caller, sc 
 	if sc.TokenTTL > 0 {
 		body["token_expires_in_seconds"] = int64(sc.TokenTTL.Seconds())
 	}
-	var j SessionJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: "/v1/sessions", body: body, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	s := c.session(&j, h, workspaceID)
-	tok := &memstore.SessionToken{
-		ID: j.TokenID, SessionID: s.ID, WorkspaceID: s.WorkspaceID, Hint: memstore.SecretHint(j.Token),
-		CreatedAt: s.CreatedAt, ExpiresAt: timePtr(j.TokenExpiresAt),
-	}
-	return s, tok, j.Token, nil
+	var tok *memstore.SessionToken
+	var secret string
+	s, err := call(ctx, c, caller, clientRequest{method: http.MethodPost, path: "/v1/sessions", body: body, err: memstore.ValidateSessionCreate(sc)},
+		func(j *SessionJSON, ws string) *memstore.Session {
+			s := sessionIn(j, ws)
+			tok = &memstore.SessionToken{
+				ID: j.TokenID, SessionID: s.ID, WorkspaceID: s.WorkspaceID, Hint: memstore.SecretHint(j.Token),
+				CreatedAt: s.CreatedAt, ExpiresAt: timePtr(j.TokenExpiresAt),
+			}
+			secret = j.Token
+			return s
+		})
+	return s, tok, secret, err
 }
 
 // Session implements memstore.SessionService (GET /v1/sessions/{id}).
 func (c *Client) Session(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Session, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientSessionPath(id)
-	if err != nil {
-		return nil, err
-	}
-	var j SessionJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.session(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p, err: err}, sessionIn)
 }
 
 // Sessions implements memstore.SessionService (GET /v1/sessions).
 func (c *Client) Sessions(ctx context.Context, caller *memstore.Caller, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return memstore.Page[memstore.Session]{}, err
-	}
 	q := clientListQuery(f.Limit, f.Page, false)
 	if f.StoreID != "" {
 		q.Set("memory_store_id", f.StoreID)
@@ -130,29 +105,15 @@ func (c *Client) Sessions(ctx context.Context, caller *memstore.Caller, f memsto
 			q.Set("created_at["+op+"]", t.Format(time.RFC3339Nano))
 		}
 	}
-	var j PageJSON[SessionJSON]
-	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: "/v1/sessions", query: q, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return memstore.Page[memstore.Session]{}, err
-	}
-	return clientPage(&j, func(s *SessionJSON) memstore.Session { return *c.session(s, h, workspaceID) }), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: "/v1/sessions", query: q},
+		pageIn(func(j *SessionJSON, ws string) memstore.Session { return *sessionIn(j, ws) }))
 }
 
 // UpdateSession implements memstore.SessionService (POST
 // /v1/sessions/{id}); a nil metadata value or field is sent as null, which
 // removes it.
 func (c *Client) UpdateSession(ctx context.Context, caller *memstore.Caller, id string, u memstore.SessionUpdate) (*memstore.Session, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientSessionPath(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := memstore.ValidateSessionUpdate(u); err != nil {
-		return nil, err
-	}
 	body := map[string]any{}
 	for k, v := range u.Fields {
 		if v == nil {
@@ -167,27 +128,15 @@ func (c *Client) UpdateSession(ctx context.Context, caller *memstore.Caller, id 
 	if u.Metadata != nil {
 		body["metadata"] = u.Metadata
 	}
-	var j SessionJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p, body: body, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.session(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p, body: body,
+		err: cmp.Or(err, memstore.ValidateSessionUpdate(u))}, sessionIn)
 }
 
 // DeleteSession implements memstore.SessionService (DELETE
 // /v1/sessions/{id}).
 func (c *Client) DeleteSession(ctx context.Context, caller *memstore.Caller, id string) error {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return err
-	}
 	p, err := clientSessionPath(id)
-	if err != nil {
-		return err
-	}
-	var j DeletedJSON
-	_, err = c.do(ctx, clientRequest{method: http.MethodDelete, path: p, workspaceID: workspaceID}, &j)
+	_, err = call(ctx, c, caller, clientRequest{method: http.MethodDelete, path: p, err: err}, deletedIn)
 	return err
 }
 
@@ -234,20 +183,14 @@ var errNoResource = memstore.Errorf(memstore.ENotFound, "no resource with an emp
 // changeResource sends a change to a session's resources (to the
 // resource storeID when not "") and returns the session as it is after.
 func (c *Client) changeResource(ctx context.Context, caller *memstore.Caller, sessionID, method, storeID string, body any) (*memstore.Session, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientSessionPath(sessionID)
-	if err != nil {
-		return nil, err
-	}
 	p += "/resources"
 	if storeID != "" {
 		p += "/" + url.PathEscape(storeID)
 	}
-	var out json.RawMessage
-	if _, err := c.do(ctx, clientRequest{method: method, path: p, body: body, workspaceID: workspaceID}, &out); err != nil {
+	_, err = call(ctx, c, caller, clientRequest{method: method, path: p, body: body, err: err},
+		func(*json.RawMessage, string) struct{} { return struct{}{} })
+	if err != nil {
 		return nil, err
 	}
 	return c.Session(ctx, caller, sessionID)
@@ -256,83 +199,45 @@ func (c *Client) changeResource(ctx context.Context, caller *memstore.Caller, se
 // ArchiveSession implements memstore.SessionService (POST
 // /v1/sessions/{id}/archive).
 func (c *Client) ArchiveSession(ctx context.Context, caller *memstore.Caller, id string) (*memstore.Session, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	p, err := clientSessionPath(id)
-	if err != nil {
-		return nil, err
-	}
-	var j SessionJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/archive", workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.session(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p + "/archive", err: err}, sessionIn)
 }
 
 // CreateSessionToken implements memstore.SessionService (POST
 // /v1/sessions/{id}/tokens).
 func (c *Client) CreateSessionToken(ctx context.Context, caller *memstore.Caller, sessionID string, ttl time.Duration) (*memstore.SessionToken, string, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, "", err
-	}
 	p, err := clientSessionPath(sessionID)
-	if err != nil {
-		return nil, "", err
-	}
 	var body SessionTokenRequest
 	if ttl > 0 {
 		secs := int64(ttl.Seconds())
 		body.ExpiresInSeconds = &secs
 	}
-	var j SessionTokenJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/tokens", body: body, workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, "", err
-	}
-	return c.sessionToken(&j, h, workspaceID), j.Token, nil
+	var secret string
+	t, err := call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p + "/tokens", body: body, err: err},
+		func(j *SessionTokenJSON, ws string) *memstore.SessionToken {
+			secret = j.Token
+			return tokenIn(j, ws)
+		})
+	return t, secret, err
 }
 
 // SessionTokens implements memstore.SessionService (GET
 // /v1/sessions/{id}/tokens).
 func (c *Client) SessionTokens(ctx context.Context, caller *memstore.Caller, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return memstore.Page[memstore.SessionToken]{}, err
-	}
 	p, err := clientSessionPath(sessionID)
-	if err != nil {
-		return memstore.Page[memstore.SessionToken]{}, err
-	}
-	var j PageJSON[SessionTokenJSON]
-	h, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/tokens", query: clientListQuery(f.Limit, f.Page, false), workspaceID: workspaceID}, &j)
-	if err != nil {
-		return memstore.Page[memstore.SessionToken]{}, err
-	}
-	return clientPage(&j, func(t *SessionTokenJSON) memstore.SessionToken { return *c.sessionToken(t, h, workspaceID) }), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p + "/tokens", query: clientListQuery(f.Limit, f.Page, false), err: err},
+		pageIn(func(j *SessionTokenJSON, ws string) memstore.SessionToken { return *tokenIn(j, ws) }))
 }
 
 // RevokeSessionToken implements memstore.SessionService. The API revokes a
 // token under its session, so the client first finds the token.
 func (c *Client) RevokeSessionToken(ctx context.Context, caller *memstore.Caller, id string) (*memstore.SessionToken, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return nil, err
-	}
 	t, err := c.SessionToken(ctx, caller, id)
 	if err != nil {
 		return nil, err
 	}
 	p, _ := clientSessionPath(t.SessionID)
-	var j SessionTokenJSON
-	h, err := c.do(ctx, clientRequest{method: http.MethodPost, path: p + "/tokens/" + url.PathEscape(id) + "/revoke", workspaceID: workspaceID}, &j)
-	if err != nil {
-		return nil, err
-	}
-	return c.sessionToken(&j, h, workspaceID), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodPost, path: p + "/tokens/" + url.PathEscape(id) + "/revoke"}, tokenIn)
 }
 
 // SessionToken implements memstore.SessionService. The API lists tokens
@@ -399,14 +304,14 @@ func (c *Client) AuthenticateSession(ctx context.Context, secret string) (*memst
 // SearchMemories implements memstore.SearchService: GET
 // .../memories/search for one store. The API has no search over a list of
 // stores, only over a session's: for several stores the client's Caller
-// must hold a session with each of them attached (EPermission for one that
-// is not, as the server answers), and the client keeps the session's
-// results that are in storeIDs (a page may then be shorter than the
-// limit).
+// must hold a session, and the client keeps the results of the session's
+// stores that are in storeIDs (a page may then be shorter than the
+// limit). The server decides what the session reaches: a store its
+// Caller does not show attached is searched alone first, so that the
+// server's refusal is the answer.
 func (c *Client) SearchMemories(ctx context.Context, caller *memstore.Caller, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	var none memstore.Page[memstore.SearchResult]
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
+	if _, err := c.workspace(caller); err != nil {
 		return none, err
 	}
 	if len(storeIDs) > 1 {
@@ -414,8 +319,11 @@ func (c *Client) SearchMemories(ctx context.Context, caller *memstore.Caller, st
 			return none, memstore.Errorf(memstore.EInvalid, "the API searches several stores only as a session's: set the client's Caller to its session's (AuthenticateSession)")
 		}
 		for _, id := range storeIDs {
-			if err := c.Caller.CanRead(id); err != nil {
-				return none, err
+			if c.Caller.Session.Attachment(id) == nil {
+				p, err := clientStorePath(id)
+				if _, err := c.search(ctx, caller, p, err, q); err != nil {
+					return none, err
+				}
 			}
 		}
 	}
@@ -427,13 +335,10 @@ func (c *Client) SearchMemories(ctx context.Context, caller *memstore.Caller, st
 		return none, nil
 	case 1:
 		p, err := clientStorePath(storeIDs[0])
-		if err != nil {
-			return none, err
-		}
-		return c.search(ctx, workspaceID, p+"/memories/search", q)
+		return c.search(ctx, caller, p, err, q)
 	}
-	p, _ := clientSessionPath(c.Caller.Session.ID)
-	page, err := c.search(ctx, workspaceID, p+"/memories/search", q)
+	p, err := clientSessionPath(c.Caller.Session.ID)
+	page, err := c.search(ctx, caller, p, err, q)
 	page.Items = slices.DeleteFunc(page.Items, func(r memstore.SearchResult) bool { return !slices.Contains(storeIDs, r.Memory.StoreID) })
 	return page, err
 }
@@ -441,45 +346,26 @@ func (c *Client) SearchMemories(ctx context.Context, caller *memstore.Caller, st
 // SearchSession searches every store attached to a session (GET
 // /v1/sessions/{id}/memories/search).
 func (c *Client) SearchSession(ctx context.Context, caller *memstore.Caller, sessionID string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, err
-	}
 	p, err := clientSessionPath(sessionID)
-	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, err
-	}
-	return c.search(ctx, workspaceID, p+"/memories/search", q)
+	return c.search(ctx, caller, p, err, q)
 }
 
-// search asks path for q, sending workspaceID as anthropic-workspace-id.
-func (c *Client) search(ctx context.Context, workspaceID, path string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+// search asks the store or session at path for q; pathErr is the
+// path's error.
+func (c *Client) search(ctx context.Context, caller *memstore.Caller, path string, pathErr error, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	query := clientListQuery(q.Limit, q.Page, false)
 	query.Set("q", q.Text)
 	if q.PathPrefix != "" {
 		query.Set("path_prefix", q.PathPrefix)
 	}
-	var j PageJSON[SearchResultJSON]
-	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: path, query: query, workspaceID: workspaceID}, &j); err != nil {
-		return memstore.Page[memstore.SearchResult]{}, err
-	}
-	return clientPage(&j, (*SearchResultJSON).SearchResult), nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: path + "/memories/search", query: query, err: pathErr},
+		pageIn(func(j *SearchResultJSON, _ string) memstore.SearchResult { return j.SearchResult() }))
 }
 
 // MemoryPrompt returns the memory section of a session's system prompt
 // (GET /v1/sessions/{id}/memory_prompt).
 func (c *Client) MemoryPrompt(ctx context.Context, caller *memstore.Caller, sessionID string) (string, error) {
-	workspaceID, err := c.workspace(caller)
-	if err != nil {
-		return "", err
-	}
 	p, err := clientSessionPath(sessionID)
-	if err != nil {
-		return "", err
-	}
-	var j MemoryPromptJSON
-	if _, err := c.do(ctx, clientRequest{method: http.MethodGet, path: p + "/memory_prompt", workspaceID: workspaceID}, &j); err != nil {
-		return "", err
-	}
-	return j.Prompt, nil
+	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p + "/memory_prompt", err: err},
+		func(j *MemoryPromptJSON, _ string) string { return j.Prompt })
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,18 +29,9 @@ import (
 // HTTP listener: what the client and the SDK contract tests talk to.
 type apiHarness struct {
 	URL  string
-	DB   harnessDB
+	DB   memstore.Database
 	Keys memstore.KeyService // the server's core, over DB
 	srv  *httptest.Server
-}
-
-// harnessDB is what a harness needs of its database, whichever backend
-// keeps it.
-type harnessDB interface {
-	memstore.Backend
-	memstore.WebhookStorage
-	memstore.WebhookDeliveryStorage
-	Counts(context.Context) (memstore.Counts, error)
 }
 
 // A harnessBackend is the kind of database a harness serves.
@@ -64,7 +56,7 @@ func onEachBackend(t *testing.T, test func(t *testing.T, backend harnessBackend)
 // server over SQLite.
 type harnessOptions struct {
 	backend   harnessBackend                  // "" for SQLite
-	db        harnessDB                       // the database to serve, instead of a new one of backend
+	db        memstore.Database               // the database to serve, instead of a new one of backend
 	now       func() time.Time                // the database's clock; nil for the real one
 	configure func(*httpapi.Config)           // adjusts the server's config
 	wrap      func(http.Handler) http.Handler // wraps the server's handler
@@ -311,22 +303,66 @@ func (b clients) SearchMemories(ctx context.Context, c *memstore.Caller, storeID
 	return b.client(c).SearchMemories(ctx, c, storeIDs, q)
 }
 
-// clientBackend is a storetest.Backend made of httpapi.Clients in front of
-// two servers on one database: one creating memories in the default
-// conflict mode, one in upsert mode. The wire has no way to ask for an
-// upsert (the Client refuses MemoryCreate.Upsert, see TestClientRefuses):
+// clientServices are the services of Clients in front of two servers on
+// one database, which the conformance suite holds to the contract of a
+// core: an API key's caller calls with its conformance secret, a
+// session's with the token the server authenticated it by, and the keys
+// are a core's over the database. One server creates memories in the default
+// conflict mode, one in upsert mode: the wire has no way to ask for an
+// upsert (the Client refuses MemoryCreate.Upsert, see TestClientRefuses),
 // it is the server's choice, so the suite's upserts go to the server that
 // makes that choice, with Upsert cleared.
-type clientBackend struct {
+type clientServices struct {
 	clients
 	upsert clients
+	memstore.KeyService
+	mu     sync.Mutex
+	tokens map[string]string // session ID: the secret of a token of it
+}
+
+// openClients opens a fresh database with two servers on it, whose cores
+// have limits l and whose clock is now, and returns the services of
+// Clients in front of them.
+func openClients(t *testing.T, l memstore.Limits, now func() time.Time) storetest.Services {
+	db := sqlitetest.Open(t, sqlite.Options{Now: now})
+	var core []memstore.CoreOption
+	if l != (memstore.Limits{}) {
+		core = append(core, memstore.WithLimits(l))
+	}
+	if now != nil {
+		core = append(core, memstore.CoreClock(now))
+	}
+	b := &clientServices{KeyService: memstore.NewCore(db, core...), tokens: map[string]string{}}
+	serve := func(mode string) clients {
+		h := newAPIHarness(t, harnessOptions{db: db, core: core, configure: func(c *httpapi.Config) {
+			c.Keys, c.AuthCacheTTL, c.CreateExisting = conformanceKeys{c.Keys}, -1, mode
+		}})
+		return clients{func(c *memstore.Caller) *httpapi.Client { return b.client(h, c) }}
+	}
+	b.clients, b.upsert = serve(httpapi.CreateConflict), serve(httpapi.CreateUpsert)
+	return b
+}
+
+// client is a client of h that calls as c.
+func (b *clientServices) client(h *apiHarness, c *memstore.Caller) *httpapi.Client {
+	if c == nil || c.Session == nil {
+		return conformanceClient(h, c)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cl := h.client(b.tokens[c.Session.ID])
+	cl.Caller = c
+	return cl
 }
 
 // StoreTotalsOmitted: the API's store object carries no count or size of
 // its memories.
-func (*clientBackend) StoreTotalsOmitted() {}
+func (*clientServices) StoreTotalsOmitted() {}
 
-func (b *clientBackend) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
+// KeySearchesOneStore: the API searches several stores only as a session.
+func (*clientServices) KeySearchesOneStore() {}
+
+func (b *clientServices) CreateMemory(ctx context.Context, c *memstore.Caller, storeID string, mc memstore.MemoryCreate) (*memstore.Memory, error) {
 	if mc.Upsert {
 		mc.Upsert = false
 		return b.upsert.CreateMemory(ctx, c, storeID, mc)
@@ -334,32 +370,23 @@ func (b *clientBackend) CreateMemory(ctx context.Context, c *memstore.Caller, st
 	return b.clients.CreateMemory(ctx, c, storeID, mc)
 }
 
-// openClientBackend opens a fresh database with two servers on it.
-func openClientBackend(t *testing.T, maxMemoriesPerStore int) storetest.Backend {
-	t.Helper()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	serve := func(mode string) *apiHarness {
-		core := memstore.NewCore(db, memstore.MaxMemoriesPerStore(maxMemoriesPerStore))
-		srv := httptest.NewServer(httpapi.New(httpapi.Config{
-			Stores: core, Memories: core, Versions: core, Feed: core, Keys: conformanceKeys{core}, CreateExisting: mode,
-		}))
-		t.Cleanup(srv.Close)
-		return &apiHarness{URL: srv.URL, DB: db, srv: srv}
+// AuthenticateSession asks the server who secret is, and keeps secret
+// for the calls as that session.
+func (b *clientServices) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
+	c, err := b.clients.AuthenticateSession(ctx, secret)
+	if err == nil {
+		b.mu.Lock()
+		b.tokens[c.Session.ID] = secret
+		b.mu.Unlock()
 	}
-	conflict, upsert := serve(httpapi.CreateConflict), serve(httpapi.CreateUpsert)
-	return &clientBackend{
-		clients: clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(conflict, c) }},
-		upsert:  clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(upsert, c) }},
-	}
+	return c, err
 }
 
-// TestClientConformance runs the backend conformance suite through the
-// Client, the server and SQLite: every behaviour of the services survives
-// the trip over HTTP.
+// TestClientConformance runs the conformance suite through the Client,
+// the server and SQLite: every behaviour of the services survives the
+// trip over HTTP.
 func TestClientConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return openClientBackend(t, 0) })
-	storetest.RunLimits(t, openClientBackend)
-	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return openClientBackend(t, 0).(*clientBackend) })
+	storetest.RunAll(t, storetest.Target{Services: openClients})
 }
 
 // --- What the client sends.
@@ -722,6 +749,62 @@ func TestClientRefuses(t *testing.T) {
 	}
 }
 
+// TestClientSessionSearchAsksTheServer: what a session reaches is the
+// server's to decide, not the client's from the session it was told of.
+// A store attached after the client's Caller was taken is searched with
+// the others; a store never attached is refused by the server, with its
+// EPermission.
+func TestClientSessionSearchAsksTheServer(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	_, _, secret := h.newKey(t, "scope")
+	admin := h.client(secret)
+	ctx := t.Context()
+	var stores []*memstore.Store
+	for _, name := range []string{"one", "two", "never"} {
+		s, err := admin.CreateStore(ctx, nil, memstore.StoreCreate{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/fruit.md", Content: "mango " + name}); err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	one, two, never := stores[0].ID, stores[1].ID, stores[2].ID
+	sess, _, token, err := admin.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: one}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := admin.AuthenticateSession(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := h.client(token)
+	agent.Caller = caller
+	if _, err := admin.AttachStore(ctx, nil, sess.ID, memstore.AttachmentCreate{StoreID: two}); err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := agent.SearchMemories(ctx, caller, []string{one, two}, memstore.SearchQuery{Text: "mango"})
+	if err != nil {
+		t.Fatalf("search of a store attached after the caller was taken: %v", err)
+	}
+	var found []string
+	for _, r := range p.Items {
+		found = append(found, r.Memory.StoreID)
+	}
+	want := []string{one, two}
+	slices.Sort(found)
+	slices.Sort(want)
+	if !slices.Equal(found, want) {
+		t.Errorf("found in %q, want %q", found, want)
+	}
+	_, err = agent.SearchMemories(ctx, caller, []string{one, never}, memstore.SearchQuery{Text: "mango"})
+	if memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("search of a store never attached: %v, want the server's EPermission", err)
+	}
+}
+
 // TestClientActsAsItsCredential: a client calls only as its credential.
 // A nil caller is the credential's own; another caller is refused before
 // any request, unless it is the client's known Caller, whose workspace
@@ -951,73 +1034,5 @@ func TestClientBadServers(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v, want one wrapping context.Canceled", err)
 		}
-	})
-}
-
-// clientSessions is a storetest.SessionBackend made of Clients in front of
-// a server: stores and sessions go over HTTP with the conformance secret
-// of their caller, workspaces and keys to the server's core, and session
-// tokens are authenticated by asking the server who they are.
-type clientSessions struct {
-	clients
-	memstore.KeyService
-}
-
-// clientIsolation is a storetest.IsolationBackend made of Clients in
-// front of a server: an API key's caller calls with its conformance
-// secret, a session's with the token the server authenticated it by.
-type clientIsolation struct {
-	clients
-	h      *apiHarness
-	mu     sync.Mutex
-	tokens map[string]string // session ID: the secret of a token of it
-}
-
-func newClientIsolation(h *apiHarness) *clientIsolation {
-	b := &clientIsolation{h: h, tokens: map[string]string{}}
-	b.clients = clients{func(c *memstore.Caller) *httpapi.Client {
-		if c == nil || c.Session == nil {
-			return conformanceClient(h, c)
-		}
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		cl := h.client(b.tokens[c.Session.ID])
-		cl.Caller = c
-		return cl
-	}}
-	return b
-}
-
-// AuthenticateSession asks the server who secret is, and keeps secret
-// for the calls as that session.
-func (b *clientIsolation) AuthenticateSession(ctx context.Context, secret string) (*memstore.Caller, error) {
-	c, err := b.clients.AuthenticateSession(ctx, secret)
-	if err == nil {
-		b.mu.Lock()
-		b.tokens[c.Session.ID] = secret
-		b.mu.Unlock()
-	}
-	return c, err
-}
-
-// TestClientIsolationConformance: through the Client and the server, a
-// session token reaches nothing outside its session.
-func TestClientIsolationConformance(t *testing.T) {
-	storetest.RunIsolation(t, func(t *testing.T) storetest.IsolationBackend {
-		h := newAPIHarness(t, harnessOptions{configure: func(c *httpapi.Config) {
-			c.Keys = conformanceKeys{c.Keys}
-		}})
-		return newClientIsolation(h)
-	})
-}
-
-// TestClientSessionConformance runs the sessions suite through the Client
-// and the server.
-func TestClientSessionConformance(t *testing.T) {
-	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
-		h := newAPIHarness(t, harnessOptions{now: now, configure: func(c *httpapi.Config) {
-			c.Keys, c.AuthCacheTTL = conformanceKeys{c.Keys}, -1
-		}})
-		return &clientSessions{clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(h, c) }}, h.Keys}
 	})
 }

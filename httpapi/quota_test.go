@@ -12,22 +12,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
-	"github.com/memstore/memstore/storetest"
 )
-
-// TestClientQuotaConformance holds the server's core to its limits
-// through the Client: each refusal reaches the client whole, its code,
-// its message and, for a rate, how long to wait.
-func TestClientQuotaConformance(t *testing.T) {
-	storetest.RunQuotas(t, func(t *testing.T, l memstore.Limits, now func() time.Time) storetest.QuotaBackend {
-		h := newAPIHarness(t, harnessOptions{now: now,
-			core: []memstore.CoreOption{memstore.WithLimits(l), memstore.CoreClock(now)},
-			configure: func(c *httpapi.Config) {
-				c.Keys, c.AuthCacheTTL = conformanceKeys{c.Keys}, -1
-			}})
-		return clients{func(c *memstore.Caller) *httpapi.Client { return conformanceClient(h, c) }}
-	})
-}
 
 // TestQuotasOnTheWire: the official SDK sees a store beyond the limit as
 // the hosted API's 400 invalid_request_error naming the limit's flag; a

@@ -84,12 +84,7 @@ import (
 	"github.com/memstore/memstore/internal/keyset"
 )
 
-var (
-	_ memstore.Backend                  = (*DB)(nil)
-	_ memstore.MemoryRevalidatorStorage = (*DB)(nil)
-	_ memstore.RevocationNotifier       = (*DB)(nil)
-	_ memstore.EventNotifier            = (*DB)(nil)
-)
+var _ memstore.Database = (*DB)(nil)
 
 // migrations holds the schema: migrations/0001_schema.sql, the first
 // release's, and the migrations of later releases numbered after it,

@@ -45,52 +45,17 @@ func mustOpenAt(t *testing.T, url string, opts postgres.Options) *postgres.DB {
 	return db
 }
 
-// TestConformance runs the behaviour every backend must have, through
-// the core that every surface calls.
+// TestConformance holds the database to the contract every backend
+// keeps, through the core that every surface calls.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
-	storetest.RunLimits(t, func(t *testing.T, limit int) storetest.Backend {
-		return memstore.NewCore(mustOpen(t, postgres.Options{}), memstore.MaxMemoriesPerStore(limit))
-	})
-}
-
-func TestKeyConformance(t *testing.T) {
-	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
-}
-
-func TestUserConformance(t *testing.T) {
-	storetest.RunUsers(t, func(t *testing.T) storetest.UsersBackend { return mustOpen(t, postgres.Options{}) })
-}
-
-func TestSessionConformance(t *testing.T) {
-	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
-		db := mustOpen(t, postgres.Options{Now: now})
-		return memstore.NewCore(db)
+	storetest.RunAll(t, storetest.Target{
+		Database: func(t *testing.T, now func() time.Time) memstore.Database {
+			return mustOpen(t, postgres.Options{Now: now})
+		},
+		RolledBack: func(ctx context.Context, db memstore.Database, workspaceID, storeID string) error {
+			return db.(*postgres.DB).FailAfterWebhookEvents(ctx, workspaceID, storeID)
+		},
 	})
 }
 
 func asError(err error, e **memstore.Error) bool { return errors.As(err, e) }
-func TestIsolationConformance(t *testing.T) {
-	storetest.RunIsolation(t, func(t *testing.T) storetest.IsolationBackend {
-		return memstore.NewCore(mustOpen(t, postgres.Options{}))
-	})
-}
-
-func TestSearchConformance(t *testing.T) {
-	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
-}
-
-func TestFeedConformance(t *testing.T) {
-	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return memstore.NewCore(mustOpen(t, postgres.Options{})) })
-}
-
-func TestWebhookConformance(t *testing.T) {
-	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhooksBackend { return mustOpen(t, postgres.Options{}) })
-}
-
-func TestWebhookDeliveryConformance(t *testing.T) {
-	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return mustOpen(t, postgres.Options{}) },
-		func(ctx context.Context, b storetest.WebhookDeliveryBackend, workspaceID, storeID string) error {
-			return b.(*postgres.DB).FailAfterWebhookEvents(ctx, workspaceID, storeID)
-		})
-}

@@ -9,15 +9,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
-	"github.com/memstore/memstore/storetest"
 )
-
-// TestQuotaConformance holds the core over PostgreSQL to its limits.
-func TestQuotaConformance(t *testing.T) {
-	storetest.RunQuotas(t, func(t *testing.T, l memstore.Limits, now func() time.Time) storetest.QuotaBackend {
-		return memstore.NewCore(mustOpen(t, postgres.Options{Now: now}), memstore.WithLimits(l), memstore.CoreClock(now))
-	})
-}
 
 // TestQuotasUnderContention checks that creates racing for the last place
 // of a quota cannot pass it together, on the connections of one pool as

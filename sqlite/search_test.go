@@ -20,12 +20,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
-	"github.com/memstore/memstore/storetest"
 )
-
-func TestSearchConformance(t *testing.T) {
-	storetest.RunSearch(t, func(t *testing.T) storetest.SearchBackend { return memstore.NewCore(MustOpen(t)) })
-}
 
 // rawDB opens a second connection pool on a database file.
 func rawDB(tb testing.TB, path string) *sql.DB {

@@ -10,15 +10,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/storetest"
 )
-
-func TestSessionConformance(t *testing.T) {
-	storetest.RunSessions(t, func(t *testing.T, now func() time.Time) storetest.SessionBackend {
-		db := mustOpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{Now: now})
-		return memstore.NewCore(db)
-	})
-}
 
 // TestSessionTokensStoredHashed proves that a session token's secret never
 // reaches the database file, only its hash.
@@ -64,10 +56,4 @@ func TestSessionTokensStoredHashed(t *testing.T) {
 			t.Errorf("token %d: the secret is in %v; its hash found: %v", i+1, found, hashed)
 		}
 	}
-}
-
-// TestIsolationConformance: a session's caller stays inside its session
-// through the core over the database.
-func TestIsolationConformance(t *testing.T) {
-	storetest.RunIsolation(t, func(t *testing.T) storetest.IsolationBackend { return memstore.NewCore(MustOpen(t)) })
 }

@@ -599,17 +599,17 @@ func TestDeleteStoreCascades(t *testing.T) {
 	wantCode(t, err, memstore.ENotFound)
 }
 
-// TestConformance runs the behaviour every backend must have, through
-// the core that every surface calls.
+// TestConformance holds the database to the contract every backend
+// keeps, through the core that every surface calls.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return memstore.NewCore(MustOpen(t)) })
-	storetest.RunLimits(t, func(t *testing.T, limit int) storetest.Backend {
-		return memstore.NewCore(MustOpen(t), memstore.MaxMemoriesPerStore(limit))
+	storetest.RunAll(t, storetest.Target{
+		Database: func(t *testing.T, now func() time.Time) memstore.Database {
+			return sqlitetest.Open(t, sqlite.Options{Now: now})
+		},
+		RolledBack: func(ctx context.Context, db memstore.Database, workspaceID, storeID string) error {
+			return db.(*sqlite.DB).FailAfterWebhookEvents(ctx, workspaceID, storeID)
+		},
 	})
-}
-
-func TestKeyConformance(t *testing.T) {
-	storetest.RunKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(MustOpen(t)) })
 }
 
 // TestKeysStoredHashed proves that a key's secret never reaches the
@@ -913,23 +913,4 @@ func TestPutRefusesMalformedPath(t *testing.T) {
 	if p, err := db.Versions(ctx, ws, s.ID, memstore.VersionFilter{}); err != nil || len(p.Items) != 0 {
 		t.Errorf("versions after refused writes: %d, %v; want none", len(p.Items), err)
 	}
-}
-
-func TestUserConformance(t *testing.T) {
-	storetest.RunUsers(t, func(t *testing.T) storetest.UsersBackend { return MustOpen(t) })
-}
-
-func TestFeedConformance(t *testing.T) {
-	storetest.RunFeed(t, func(t *testing.T) storetest.FeedBackend { return memstore.NewCore(MustOpen(t)) })
-}
-
-func TestWebhookConformance(t *testing.T) {
-	storetest.RunWebhooks(t, func(t *testing.T) storetest.WebhooksBackend { return MustOpen(t) })
-}
-
-func TestWebhookDeliveryConformance(t *testing.T) {
-	storetest.RunWebhookDeliveries(t, func(t *testing.T) storetest.WebhookDeliveryBackend { return MustOpen(t) },
-		func(ctx context.Context, b storetest.WebhookDeliveryBackend, workspaceID, storeID string) error {
-			return b.(*sqlite.DB).FailAfterWebhookEvents(ctx, workspaceID, storeID)
-		})
 }

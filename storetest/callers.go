@@ -89,7 +89,7 @@ type asKeys struct {
 	memstore.KeyService
 }
 
-func viewOf(b Backend) *asKeys { return &asKeys{stores: b, memories: b, versions: b} }
+func viewOf(b memstore.Services) *asKeys { return &asKeys{stores: b, memories: b, versions: b} }
 
 func (a *asKeys) CreateStore(ctx context.Context, ws string, sc memstore.StoreCreate) (*memstore.Store, error) {
 	return a.stores.CreateStore(ctx, keyCaller(ws, reader), sc)

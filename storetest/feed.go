@@ -9,17 +9,11 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// FeedBackend is what RunFeed needs: Backend and the stores' feeds.
-type FeedBackend interface {
-	Backend
-	memstore.FeedService
-}
-
-// RunFeed runs the tests of memstore.FeedService: the order and content
+// runFeed runs the tests of memstore.FeedService: the order and content
 // of a store's events, paging and resuming from any cursor, redaction
 // erasing a version's path from its events, and completeness while
 // writes race a reader. open returns a fresh, empty backend.
-func RunFeed(t *testing.T, open func(t *testing.T) FeedBackend) {
+func runFeed(t *testing.T, open func(t *testing.T) Services) {
 	o := func(t *testing.T) (*asKeys, string) {
 		b := open(t)
 		a := &asKeys{stores: b, memories: b, versions: b, feed: b}

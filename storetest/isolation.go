@@ -8,25 +8,14 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// IsolationBackend is what RunIsolation needs: every caller-facing
-// service, sessions and their tokens included.
-type IsolationBackend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.VersionService
-	memstore.SessionService
-	memstore.SearchService
-	memstore.FeedService
-}
-
-// RunIsolation checks that a session's caller stays inside its session,
+// runIsolation checks that a session's caller stays inside its session,
 // whatever it asks: a store not attached to it, in its workspace or not,
 // existing or not, is out of reach of every memory, version and search
 // call; a store attached read-only takes no change; and nothing that
 // manages stores, sessions or versions is open to it. Each refusal is
 // EPermission, the API's 403, and changes nothing. open returns a fresh,
-// empty backend for each subtest.
-func RunIsolation(t *testing.T, open func(t *testing.T) IsolationBackend) {
+// empty services for each subtest.
+func runIsolation(t *testing.T, open func(t *testing.T) Services) {
 	t.Run("UnattachedStores", func(t *testing.T) { testUnattachedStores(t, newIsolationEnv(t, open)) })
 	t.Run("ReadOnly", func(t *testing.T) { testReadOnlyAttachment(t, newIsolationEnv(t, open)) })
 	t.Run("ReadWrite", func(t *testing.T) { testReadWriteAttachment(t, newIsolationEnv(t, open)) })
@@ -38,7 +27,7 @@ func RunIsolation(t *testing.T, open func(t *testing.T) IsolationBackend) {
 // read-only; store other is not attached, and store elsewhere is of
 // another workspace.
 type isolationEnv struct {
-	b                        IsolationBackend
+	b                        Services
 	admin, adminB, session   *memstore.Caller
 	sessionID, tokenID       string
 	otherSession             string
@@ -46,7 +35,7 @@ type isolationEnv struct {
 	notes                    map[string]*memstore.Memory // by store
 }
 
-func newIsolationEnv(t *testing.T, open func(t *testing.T) IsolationBackend) *isolationEnv {
+func newIsolationEnv(t *testing.T, open func(t *testing.T) Services) *isolationEnv {
 	t.Helper()
 	ctx := t.Context()
 	e := &isolationEnv{b: open(t), admin: keyCaller(wsA, actorKey), adminB: keyCaller(wsB, actorKey), notes: map[string]*memstore.Memory{}}
@@ -90,7 +79,7 @@ func newIsolationEnv(t *testing.T, open func(t *testing.T) IsolationBackend) *is
 // isolationCall is one call as the session's caller.
 type isolationCall struct {
 	name string
-	call func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error
+	call func(ctx context.Context, b Services, c *memstore.Caller) error
 }
 
 func errorOf[T any](_ T, err error) error { return err }
@@ -99,28 +88,28 @@ func errorOf[T any](_ T, err error) error { return err }
 // one of them, versionID one of its versions.
 func reads(storeID, memoryID, versionID string) []isolationCall {
 	calls := []isolationCall{
-		{"Memory", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Memory", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Memory(ctx, c, storeID, memoryID))
 		}},
-		{"Memories", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Memories", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Memories(ctx, c, storeID, memstore.MemoryFilter{}))
 		}},
-		{"FindMemory", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"FindMemory", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(memstore.FindMemory(ctx, b, c, storeID, "/note.md"))
 		}},
-		{"Versions", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Versions", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Versions(ctx, c, storeID, memstore.VersionFilter{}))
 		}},
-		{"Version", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Version", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Version(ctx, c, storeID, versionID))
 		}},
-		{"Events", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Events", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Events(ctx, c, storeID, memstore.EventFilter{}))
 		}},
-		{"SearchMemories", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"SearchMemories", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: "isolation"}))
 		}},
-		{"MemoryUnlessAt", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"MemoryUnlessAt", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			rv, ok := b.(memstore.MemoryRevalidator)
 			if !ok {
 				return errorOf(b.Memory(ctx, c, storeID, memoryID))
@@ -135,16 +124,16 @@ func reads(storeID, memoryID, versionID string) []isolationCall {
 func writes(storeID, memoryID string) []isolationCall {
 	content, path := "changed", "/moved.md"
 	return []isolationCall{
-		{"CreateMemory", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"CreateMemory", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.CreateMemory(ctx, c, storeID, memstore.MemoryCreate{Path: "/new.md", Content: "new"}))
 		}},
-		{"UpdateMemory content", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"UpdateMemory content", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.UpdateMemory(ctx, c, storeID, memoryID, memstore.MemoryUpdate{Content: &content}))
 		}},
-		{"UpdateMemory path", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"UpdateMemory path", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.UpdateMemory(ctx, c, storeID, memoryID, memstore.MemoryUpdate{Path: &path}))
 		}},
-		{"DeleteMemory", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"DeleteMemory", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return b.DeleteMemory(ctx, c, storeID, memoryID, "")
 		}},
 	}
@@ -155,25 +144,25 @@ func writes(storeID, memoryID string) []isolationCall {
 func storeAdministration(storeID, versionID string) []isolationCall {
 	name := "renamed"
 	return []isolationCall{
-		{"CreateStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"CreateStore", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.CreateStore(ctx, c, memstore.StoreCreate{Name: "made by a session"}))
 		}},
-		{"Store", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Store", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Store(ctx, c, storeID))
 		}},
-		{"Stores", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Stores", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Stores(ctx, c, memstore.StoreFilter{}))
 		}},
-		{"UpdateStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"UpdateStore", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.UpdateStore(ctx, c, storeID, memstore.StoreUpdate{Name: &name}))
 		}},
-		{"ArchiveStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"ArchiveStore", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.ArchiveStore(ctx, c, storeID))
 		}},
-		{"DeleteStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"DeleteStore", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return b.DeleteStore(ctx, c, storeID)
 		}},
-		{"RedactVersion", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"RedactVersion", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.RedactVersion(ctx, c, storeID, versionID))
 		}},
 	}
@@ -260,44 +249,44 @@ func testReadWriteAttachment(t *testing.T, e *isolationEnv) {
 func testNoAdministration(t *testing.T, e *isolationEnv) {
 	ctx := t.Context()
 	e.refusedAll(t, "sessions", []isolationCall{
-		{"CreateSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"CreateSession", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			_, _, _, err := b.CreateSession(ctx, c, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: e.other}}})
 			return err
 		}},
-		{"ArchiveSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"ArchiveSession", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.ArchiveSession(ctx, c, e.sessionID))
 		}},
-		{"UpdateSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"UpdateSession", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			title := "mine now"
 			return errorOf(b.UpdateSession(ctx, c, e.sessionID, memstore.SessionUpdate{Title: &title}))
 		}},
-		{"DeleteSession", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"DeleteSession", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return b.DeleteSession(ctx, c, e.sessionID)
 		}},
-		{"AttachStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"AttachStore", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.AttachStore(ctx, c, e.sessionID, memstore.AttachmentCreate{StoreID: e.other}))
 		}},
-		{"UpdateAttachment", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"UpdateAttachment", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			rw := memstore.AccessReadWrite
 			return errorOf(b.UpdateAttachment(ctx, c, e.sessionID, e.ro, memstore.AttachmentUpdate{Access: &rw}))
 		}},
-		{"DetachStore", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"DetachStore", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.DetachStore(ctx, c, e.sessionID, e.rw))
 		}},
-		{"CreateSessionToken", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"CreateSessionToken", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			_, _, err := b.CreateSessionToken(ctx, c, e.sessionID, 0)
 			return err
 		}},
-		{"SessionTokens", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"SessionTokens", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.SessionTokens(ctx, c, e.sessionID, memstore.SessionTokenFilter{}))
 		}},
-		{"SessionToken", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"SessionToken", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.SessionToken(ctx, c, e.tokenID))
 		}},
-		{"RevokeSessionToken", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"RevokeSessionToken", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.RevokeSessionToken(ctx, c, e.tokenID))
 		}},
-		{"Session of another session", func(ctx context.Context, b IsolationBackend, c *memstore.Caller) error {
+		{"Session of another session", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Session(ctx, c, e.otherSession))
 		}},
 	})

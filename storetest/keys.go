@@ -8,9 +8,9 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// RunKeys runs the tests of memstore.KeyService. open returns a fresh,
-// empty backend for each subtest.
-func RunKeys(t *testing.T, open func(t *testing.T) memstore.KeyService) {
+// runKeys runs the tests of memstore.KeyService. open returns a fresh,
+// empty database for each subtest.
+func runKeys(t *testing.T, open func(t *testing.T) memstore.KeyService) {
 	t.Run("Workspaces", func(t *testing.T) { testWorkspaces(t, open(t)) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open(t)) })
 	t.Run("Authenticate", func(t *testing.T) { testAuthenticate(t, open(t)) })

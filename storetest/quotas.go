@@ -9,16 +9,8 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// QuotaBackend is what RunQuotas needs: stores, sessions and search,
-// behind a core that holds them to memstore.Limits.
-type QuotaBackend interface {
-	memstore.StoreService
-	memstore.SessionService
-	memstore.SearchService
-}
-
-// RunQuotas runs the tests of the quotas of workspaces, sessions and
-// credentials (memstore.Limits). open returns a fresh, empty backend
+// runQuotas runs the tests of the quotas of workspaces, sessions and
+// credentials (memstore.Limits). open returns fresh, empty services
 // behind a core with limits l, whose clock (the backend's, which expires
 // tokens, and the core's, which refills the shares of searches) is now.
 //
@@ -26,7 +18,7 @@ type QuotaBackend interface {
 // for by more creates than there is room for, and checks that exactly
 // the room is made, that the rest are refused with the limit's own error,
 // and that another workspace's creates and searches succeed at once.
-func RunQuotas(t *testing.T, open func(t *testing.T, l memstore.Limits, now func() time.Time) QuotaBackend) {
+func runQuotas(t *testing.T, open func(t *testing.T, l memstore.Limits, now func() time.Time) Services) {
 	for _, tc := range []struct {
 		name string
 		fn   func(*testing.T, *quotaEnv)
@@ -38,7 +30,7 @@ func RunQuotas(t *testing.T, open func(t *testing.T, l memstore.Limits, now func
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			e := &quotaEnv{clock: c, open: func(l memstore.Limits) QuotaBackend { return open(t, l, c.Now) }}
+			e := &quotaEnv{clock: c, open: func(l memstore.Limits) Services { return open(t, l, c.Now) }}
 			tc.fn(t, e)
 		})
 	}
@@ -46,7 +38,7 @@ func RunQuotas(t *testing.T, open func(t *testing.T, l memstore.Limits, now func
 
 type quotaEnv struct {
 	clock *clock
-	open  func(memstore.Limits) QuotaBackend
+	open  func(memstore.Limits) Services
 }
 
 // The API keys of the quota tests: two of workspace A, one of B.

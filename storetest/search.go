@@ -10,24 +10,18 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// SearchBackend is a Backend that also searches its memories.
-type SearchBackend interface {
-	Backend
-	memstore.SearchService
-}
-
-// RunSearch runs the conformance tests of memstore.SearchService. open
+// runSearch runs the conformance tests of memstore.SearchService. open
 // returns a fresh, empty backend for each subtest.
 //
 // The tests rely on the contract of SearchQuery and SearchResult only:
 // which memories are found, the order where the contract fixes it (a
 // path match above a body match, more of the terms above fewer), never on
 // score values.
-func RunSearch(t *testing.T, openSearch func(t *testing.T) SearchBackend) {
+func runSearch(t *testing.T, openSearch func(t *testing.T) Services) {
 	open := func(t *testing.T) searchBackend {
 		b := openSearch(t)
 		v := viewOf(b)
-		v.search = b
+		v.search, v.sessions = b, b
 		return v
 	}
 	t.Run("Ranking", func(t *testing.T) { testSearchRanking(t, open) })
@@ -347,22 +341,45 @@ func testSearchStores(t *testing.T, open func(*testing.T) searchBackend) {
 	mustCreateMemory(t, b, wsA, s3, "/m.md", "mango three")
 	mustCreateMemory(t, b, wsB, sB, "/m.md", "mango other")
 
-	p := search(t, b, []string{s1, s2, s1}, memstore.SearchQuery{Text: "mango"})
-	var stores []string
-	for _, r := range p.Items {
-		stores = append(stores, r.Memory.StoreID)
+	wantStores := func(p memstore.Page[memstore.SearchResult], as string) {
+		t.Helper()
+		var stores []string
+		for _, r := range p.Items {
+			stores = append(stores, r.Memory.StoreID)
+		}
+		if !sameSet(stores, []string{s1, s2}) {
+			t.Errorf("stores of the results as %s %q, want %q", as, stores, []string{s1, s2})
+		}
 	}
-	if !sameSet(stores, []string{s1, s2}) {
-		t.Errorf("stores of the results %q, want %q", stores, []string{s1, s2})
+	_, oneStore := b.(*asKeys).search.(KeySearchesOneStore)
+	if !oneStore {
+		wantStores(search(t, b, []string{s1, s2, s1}, memstore.SearchQuery{Text: "mango"}), "an API key")
 	}
+	// A session's search of several of its stores finds in those alone.
+	_, _, secret, err := b.(*asKeys).CreateSession(ctx, wsA, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: s1}, {StoreID: s2}, {StoreID: s3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := b.(*asKeys).AuthenticateSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.(*asKeys).search.SearchMemories(ctx, session, []string{s1, s2, s1}, memstore.SearchQuery{Text: "mango"})
+	if err != nil {
+		t.Fatalf("a session's search: %v", err)
+	}
+	wantStores(p, "a session")
 	for _, ids := range [][]string{{sB}, {s1, sB}, {"memstore_missing"}} {
+		if oneStore && len(ids) > 1 {
+			continue
+		}
 		_, err := b.SearchMemories(ctx, wsA, ids, memstore.SearchQuery{Text: "mango"})
 		wantCode(t, err, memstore.ENotFound, fmt.Sprintf("search of %v from workspace A", ids))
 	}
 	if p := search(t, b, nil, memstore.SearchQuery{Text: "mango"}); len(p.Items) != 0 {
 		t.Errorf("search of no store: %d results", len(p.Items))
 	}
-	_, err := b.SearchMemories(ctx, wsA, nil, memstore.SearchQuery{Text: " "})
+	_, err = b.SearchMemories(ctx, wsA, nil, memstore.SearchQuery{Text: " "})
 	wantCode(t, err, memstore.EInvalid, "search of no store with an empty query")
 }
 

@@ -14,20 +14,12 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// SessionBackend is what RunSessions needs of a backend: stores to attach,
-// workspaces and API keys (a session token must never pass for an API key,
-// nor the reverse), and sessions.
-type SessionBackend interface {
-	memstore.StoreService
-	memstore.KeyService
-	memstore.SessionService
-}
-
-// RunSessions runs the tests of memstore.SessionService (docs/api.md,
-// Sessions). open returns a fresh, empty backend for each subtest whose
-// clock is now: the suite moves that clock to order sessions and to
+// runSessions runs the tests of memstore.SessionService (docs/api.md,
+// Sessions), with the keys beside them: a session token must never pass
+// for an API key, nor the reverse. open returns fresh, empty services for
+// each subtest whose clock is now: the suite moves that clock to order sessions and to
 // expire tokens, so the backend must take every timestamp from it.
-func RunSessions(t *testing.T, open func(t *testing.T, now func() time.Time) SessionBackend) {
+func runSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Services) {
 	for _, tc := range []struct {
 		name string
 		fn   func(*testing.T, *sessionEnv)
@@ -82,7 +74,7 @@ func (c *clock) Advance(d time.Duration) {
 // sessionEnv is one subtest's backend, clock and two workspaces.
 type sessionEnv struct {
 	b       sessionBackend
-	raw     SessionBackend // b as given
+	raw     Services // b as given
 	clock   *clock
 	ws, ws2 string
 }

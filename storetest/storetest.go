@@ -1,9 +1,9 @@
-// Package storetest is the behavioural conformance suite that every
-// memstore backend must pass: the contract of memstore.StoreService,
-// MemoryService, VersionService, SessionService and SearchService
-// (docs/api.md) checked through the caller-facing interfaces only, so that
-// every backend (behind a memstore.Core) and every remote core
-// (httpapi.Client) is held to exactly the same rules.
+// Package storetest is the behavioural conformance suite of memstore's
+// two contracts: memstore.Database, which every backend implements, and
+// memstore.Services, which a memstore.Core over a database and a remote
+// core (httpapi.Client) implement. It checks them through the
+// caller-facing services wherever it can, so that every backend and
+// every remote core is held to exactly the same rules (docs/api.md).
 //
 // The suite knows nothing about a backend's IDs or cursors beyond their
 // documented prefixes (memstore_, mem_, memver_): IDs and cursors are
@@ -14,42 +14,121 @@
 // treats as opaque, and as the session callers its sessions' tokens
 // authenticate.
 //
-// A backend's test calls Run with a function that opens a fresh, empty
-// backend behind a core, and RunLimits with one whose core has a given
-// limit of memories per store:
+// A backend's test calls RunAll once, with a function that opens a fresh,
+// empty database:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) storetest.Backend { return memstore.NewCore(MustOpen(t)) })
-//		storetest.RunLimits(t, func(t *testing.T, n int) storetest.Backend {
-//			return memstore.NewCore(MustOpen(t), memstore.MaxMemoriesPerStore(n))
+//		storetest.RunAll(t, storetest.Target{
+//			Database: func(t *testing.T, now func() time.Time) memstore.Database {
+//				return MustOpen(t, Options{Now: now})
+//			},
+//			RolledBack: failAfterWebhookEvents,
 //		})
 //	}
 package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
 )
 
-// Backend is what Run needs: the caller-facing services of stores,
-// memories and versions.
-type Backend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.VersionService
+// Services are what the suite calls: the caller-facing services, and
+// the keys of the database behind them, with which it makes workspaces
+// and API keys.
+type Services interface {
+	memstore.Services
+	memstore.KeyService
 }
 
-// StoreTotalsOmitted is implemented by a Backend whose stores do not
+// A Target is what RunAll holds to the contracts: a database, or services
+// that stand for a core over one.
+type Target struct {
+	// Database opens a fresh, empty database whose clock is now (the real
+	// clock when nil). RunAll calls a memstore.Core over it, and the
+	// storage that works beside the core (keys, users, webhooks and their
+	// deliveries) directly.
+	Database func(t *testing.T, now func() time.Time) memstore.Database
+	// RolledBack fails a change of a database that Database opened
+	// (see RolledBack); required with Database.
+	RolledBack RolledBack
+	// Services, when set, opens what RunAll calls in place of a core over
+	// Database: fresh, empty services whose core has limits l and whose
+	// clock is now (the real clock when nil), which stamps and expires
+	// what they make and refills the shares of searches. A client of a
+	// server sets it and no Database: it keeps no storage of its own, so
+	// the tests of storage are skipped.
+	Services func(t *testing.T, l memstore.Limits, now func() time.Time) Services
+}
+
+// What a target cannot do, it says by implementing the interface that
+// names it: the suite then leaves out what depends on it.
+
+// StoreTotalsOmitted is implemented by Services whose stores do not
 // report their count and content size (memstore.Store's MemoryCount and
 // ContentSize), as a client of the HTTP API, whose store object has
-// neither: the suite checks them on every other backend.
+// neither: the suite checks them on every other target.
 type StoreTotalsOmitted interface{ StoreTotalsOmitted() }
 
-// Run runs the suite. open returns a fresh, empty backend for each
-// subtest, with no limit on the memories per store; RunLimits covers the
-// limit.
-func Run(t *testing.T, open func(t *testing.T) Backend) {
+// KeySearchesOneStore is implemented by Services that search several
+// stores at once only as a session, as a client of the HTTP API, whose
+// one search of several stores is a session's: the suite has an API key
+// search several stores on every other target.
+type KeySearchesOneStore interface{ KeySearchesOneStore() }
+
+// RunAll runs the whole suite on tg, each part as a subtest.
+func RunAll(t *testing.T, tg Target) {
+	open := tg.Services
+	if open == nil {
+		open = func(t *testing.T, l memstore.Limits, now func() time.Time) Services {
+			db := tg.Database(t, now)
+			var opts []memstore.CoreOption
+			if l != (memstore.Limits{}) {
+				opts = append(opts, memstore.WithLimits(l))
+			}
+			if now != nil {
+				opts = append(opts, memstore.CoreClock(now))
+			}
+			return memstore.NewCore(db, opts...)
+		}
+	}
+	fresh := func(t *testing.T) Services { return open(t, memstore.Limits{}, nil) }
+	t.Run("Memories", func(t *testing.T) { runMemories(t, fresh) })
+	t.Run("Limits", func(t *testing.T) {
+		runLimits(t, func(t *testing.T, n int) Services { return open(t, memstore.Limits{MemoriesPerStore: n}, nil) })
+	})
+	t.Run("Search", func(t *testing.T) { runSearch(t, fresh) })
+	t.Run("Feed", func(t *testing.T) { runFeed(t, fresh) })
+	t.Run("Sessions", func(t *testing.T) {
+		runSessions(t, func(t *testing.T, now func() time.Time) Services { return open(t, memstore.Limits{}, now) })
+	})
+	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
+	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })
+
+	// The storage beside the core, called directly.
+	storage := func(name string, run func(t *testing.T, open func(t *testing.T) memstore.Database)) {
+		t.Run(name, func(t *testing.T) {
+			if tg.Database == nil {
+				t.Skip("the target keeps no storage of its own")
+			}
+			run(t, func(t *testing.T) memstore.Database { return tg.Database(t, nil) })
+		})
+	}
+	storage("Keys", func(t *testing.T, open func(t *testing.T) memstore.Database) {
+		runKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(open(t)) })
+	})
+	storage("Users", runUsers)
+	storage("Webhooks", runWebhooks)
+	storage("WebhookDeliveries", func(t *testing.T, open func(t *testing.T) memstore.Database) {
+		runWebhookDeliveries(t, open, tg.RolledBack)
+	})
+}
+
+// runMemories runs the tests of stores, memories and versions. open
+// returns fresh, empty services for each subtest, with no limit on the
+// memories per store; runLimits covers the limit.
+func runMemories(t *testing.T, open func(t *testing.T) Services) {
 	o := func(t *testing.T) backend { return viewOf(open(t)) }
 	t.Run("Stores", func(t *testing.T) { testStores(t, o) })
 	t.Run("Isolation", func(t *testing.T) { testIsolation(t, o) })
@@ -64,10 +143,10 @@ func Run(t *testing.T, open func(t *testing.T) Backend) {
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, o) })
 }
 
-// RunLimits runs the tests of the limit on memories per store.
-// openWithLimit returns a fresh, empty backend that holds at most
+// runLimits runs the tests of the limit on memories per store.
+// openWithLimit returns fresh, empty services that hold at most
 // maxMemoriesPerStore live memories in each store.
-func RunLimits(t *testing.T, openWithLimit func(t *testing.T, maxMemoriesPerStore int) Backend) {
+func runLimits(t *testing.T, openWithLimit func(t *testing.T, maxMemoriesPerStore int) Services) {
 	o := func(t *testing.T, n int) backend { return viewOf(openWithLimit(t, n)) }
 	t.Run("MemoryLimit", func(t *testing.T) { testMemoryLimit(t, o) })
 	t.Run("MemoryCount", func(t *testing.T) { testMemoryCount(t, o) })

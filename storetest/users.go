@@ -13,18 +13,11 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// UsersBackend is what RunUsers needs: a backend's storage of users,
-// memories and keys, which the suite calls through memstore.Users and a
-// memstore.Core, as the console does.
-type UsersBackend interface {
-	memstore.Backend
-	memstore.UserStorage
-}
-
-// RunUsers runs the tests of console users: their storage, sign-ins, and
-// what each role may do. open returns a fresh, empty backend for each
-// subtest.
-func RunUsers(t *testing.T, open func(t *testing.T) UsersBackend) {
+// runUsers runs the tests of console users: their storage, sign-ins, and
+// what each role may do, through memstore.Users and a memstore.Core over
+// the database, as the console calls them. open returns a fresh, empty
+// database for each subtest.
+func runUsers(t *testing.T, open func(t *testing.T) memstore.Database) {
 	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
 	t.Run("SignIn", func(t *testing.T) { testSignIn(t, open(t)) })
 	t.Run("SignInLinks", func(t *testing.T) { testSignInLinks(t, open(t)) })
@@ -41,7 +34,7 @@ func operator(ws string) *memstore.Caller {
 	return &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorUser, ID: "user_operator"}}
 }
 
-func mustWorkspace(t *testing.T, b UsersBackend, name string) string {
+func mustWorkspace(t *testing.T, b memstore.Database, name string) string {
 	t.Helper()
 	w, err := b.CreateWorkspace(context.Background(), name)
 	if err != nil {
@@ -59,7 +52,7 @@ func mustUser(t *testing.T, us *memstore.Users, c *memstore.Caller, name string,
 	return u
 }
 
-func testUsers(t *testing.T, b UsersBackend) {
+func testUsers(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	us := memstore.NewUsers(b)
 	ws, other := mustWorkspace(t, b, "one"), mustWorkspace(t, b, "two")
@@ -132,7 +125,7 @@ func testUsers(t *testing.T, b UsersBackend) {
 	}
 }
 
-func testSignIn(t *testing.T, b UsersBackend) {
+func testSignIn(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	clk := &clock{now: time.Now()}
 	idle, life := 10*time.Minute, time.Hour
@@ -214,7 +207,7 @@ func testSignIn(t *testing.T, b UsersBackend) {
 	wantCode(t, err, memstore.EUnauthenticated, "an API key as a session")
 }
 
-func testSignInLinks(t *testing.T, b UsersBackend) {
+func testSignInLinks(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	clk := &clock{now: time.Now()}
 	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now))
@@ -249,7 +242,7 @@ func testSignInLinks(t *testing.T, b UsersBackend) {
 
 // testRoles holds the core to the one table of roles: each role's
 // caller is allowed, or refused with EPermission, each kind of call.
-func testRoles(t *testing.T, b UsersBackend) {
+func testRoles(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	co := memstore.NewCore(b)
 	us := memstore.NewUsers(b)
@@ -365,7 +358,7 @@ func wantLimited(t *testing.T, err error, byAddress bool, what string) {
 // one per SignInNameInterval, however the workspace and the user are
 // named; an address's is SignInAddrBurst, then one per
 // SignInAddrInterval; each key's allowance is its own.
-func testSignInLimits(t *testing.T, b UsersBackend) {
+func testSignInLimits(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	clk := &clock{now: time.Now()}
 	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now))
@@ -441,7 +434,7 @@ func testSignInLimits(t *testing.T, b UsersBackend) {
 // testSignInAttemptCounts holds the storage of the counts to its
 // contract: take sees what it kept, refilled counts are deleted, and
 // past max the counts that are full soonest make room for a new key.
-func testSignInAttemptCounts(t *testing.T, b UsersBackend) {
+func testSignInAttemptCounts(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	t0 := time.Now().Truncate(time.Millisecond)
 	// take keeps a count under key full at full, and returns what it saw.
@@ -483,7 +476,7 @@ func testSignInAttemptCounts(t *testing.T, b UsersBackend) {
 // the current one (a first one without), which ends their other
 // sign-ins and gives a new session that ends when the old one would
 // have; nobody else changes a password this way.
-func testChangePassword(t *testing.T, b UsersBackend) {
+func testChangePassword(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	clk := &clock{now: time.Now()}
 	life := time.Hour

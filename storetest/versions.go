@@ -18,11 +18,10 @@ import (
 //	v4 modified m1 /uno.md  "one v2"  by actorUser   (rename)
 //	v5 deleted  m2 /two.md            by actorKey2
 type history struct {
-	b          backend
-	sid        string
-	m1, m2     string
-	v          [6]string // v[1]..v[5]
-	m1v1, m1v2 string
+	b      backend
+	sid    string
+	m1, m2 string
+	v      [6]string // v[1]..v[5]
 }
 
 func newHistory(t *testing.T, open func(*testing.T) backend) *history {

@@ -12,27 +12,19 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// WebhookDeliveryBackend is what RunWebhookDeliveries needs: a backend
-// with its keys, endpoints and deliveries.
-type WebhookDeliveryBackend interface {
-	memstore.Backend
-	memstore.WebhookStorage
-	memstore.WebhookDeliveryStorage
-}
-
 // A RolledBack makes, in one transaction of b, a new store of workspace
 // workspaceID and an archive event of store storeID, as a change would,
 // and then fails, so that the transaction is rolled back; it returns the
 // failure.
-type RolledBack func(ctx context.Context, b WebhookDeliveryBackend, workspaceID, storeID string) error
+type RolledBack func(ctx context.Context, b memstore.Database, workspaceID, storeID string) error
 
-// RunWebhookDeliveries runs the tests of the deliveries: every change an
+// runWebhookDeliveries runs the tests of the deliveries: every change an
 // enabled endpoint asks for reaches it, once, with its type and IDs, and
 // one event ID shared by its endpoints; a rolled-back change reaches
 // none; claims lease; attempts are recorded; a final failure disables
 // the endpoint; the feeds' cursors move past exactly what claims took.
-// open returns a fresh, empty backend.
-func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryBackend, rolledBack RolledBack) {
+// open returns a fresh, empty database.
+func runWebhookDeliveries(t *testing.T, open func(t *testing.T) memstore.Database, rolledBack RolledBack) {
 	t.Run("Deliveries", func(t *testing.T) { testWebhookDeliveries(t, open(t), rolledBack) })
 	t.Run("Feeds", func(t *testing.T) { testWebhookFeeds(t, open(t)) })
 	t.Run("FeedsOwed", func(t *testing.T) { testWebhookFeedsOwed(t, open(t)) })
@@ -40,7 +32,7 @@ func RunWebhookDeliveries(t *testing.T, open func(t *testing.T) WebhookDeliveryB
 }
 
 // claimAll claims every delivery due at now, until until.
-func claimAll(t *testing.T, b WebhookDeliveryBackend, now, until time.Time) []memstore.WebhookDelivery {
+func claimAll(t *testing.T, b memstore.Database, now, until time.Time) []memstore.WebhookDelivery {
 	t.Helper()
 	var all []memstore.WebhookDelivery
 	for {
@@ -59,7 +51,7 @@ func claimAll(t *testing.T, b WebhookDeliveryBackend, now, until time.Time) []me
 // lowercase ULID.
 var eventID = regexp.MustCompile(`^wevt_[0-7][0-9a-hjkmnp-tv-z]{25}$`)
 
-func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack RolledBack) {
+func testWebhookDeliveries(t *testing.T, b memstore.Database, rolledBack RolledBack) {
 	ctx := context.Background()
 	co := memstore.NewCore(b)
 	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
@@ -318,7 +310,7 @@ func testWebhookDeliveries(t *testing.T, b WebhookDeliveryBackend, rolledBack Ro
 // testWebhookFeeds checks the claims that read the stores' feeds: which
 // feeds a claim reads, the room it fills, and where an endpoint's
 // cursors start.
-func testWebhookFeeds(t *testing.T, b WebhookDeliveryBackend) {
+func testWebhookFeeds(t *testing.T, b memstore.Database) {
 	ctx, co, ws, c := context.Background(), memstore.NewCore(b), memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true)), webhookWorkspace(t, b, "feeds")
 	mustStore := func(name string) *memstore.Store { t.Helper(); return coreStore(t, co, c, name) }
 	write := func(s *memstore.Store, paths ...string) {
@@ -442,7 +434,7 @@ func testWebhookFeeds(t *testing.T, b WebhookDeliveryBackend) {
 // was disabled; a store's deletion leaves every change it owed delivered,
 // however many; a store written faster than its endpoint is served does
 // not keep another store's change waiting.
-func testWebhookFeedsOwed(t *testing.T, b WebhookDeliveryBackend) {
+func testWebhookFeedsOwed(t *testing.T, b memstore.Database) {
 	ctx, co, ws, c := context.Background(), memstore.NewCore(b), memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true)), webhookWorkspace(t, b, "owed")
 	mustStore := func(name string) *memstore.Store { t.Helper(); return coreStore(t, co, c, name) }
 	write := func(s *memstore.Store, prefix string, n int) {
@@ -545,7 +537,7 @@ func coreStore(t *testing.T, co *memstore.Core, c *memstore.Caller, name string)
 // workspace without room is passed over, however many it has due; and
 // an endpoint's cap (a paused one's 0, a probed one's 1) holds, the
 // probe being its most attempted delivery.
-func testWebhookFairClaims(t *testing.T, b WebhookDeliveryBackend) {
+func testWebhookFairClaims(t *testing.T, b memstore.Database) {
 	ctx, co := context.Background(), memstore.NewCore(b)
 	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
 	busy, quiet := webhookWorkspace(t, b, "busy"), webhookWorkspace(t, b, "quiet")

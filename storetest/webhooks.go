@@ -8,24 +8,17 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// WebhooksBackend is what RunWebhooks needs: a backend's storage of
-// webhook endpoints and its keys (for workspaces).
-type WebhooksBackend interface {
-	memstore.WebhookStorage
-	memstore.KeyStorage
-}
-
-// RunWebhooks runs the tests of webhook endpoints: who may manage them,
+// runWebhooks runs the tests of webhook endpoints: who may manage them,
 // their validation, storage, paging and secrets. open returns a fresh,
-// empty backend for each subtest.
-func RunWebhooks(t *testing.T, open func(t *testing.T) WebhooksBackend) {
+// empty database for each subtest.
+func runWebhooks(t *testing.T, open func(t *testing.T) memstore.Database) {
 	t.Run("WebhookEndpoints", func(t *testing.T) { testWebhookEndpoints(t, open(t)) })
 	t.Run("WebhookCallers", func(t *testing.T) { testWebhookCallers(t, open(t)) })
 }
 
 const hookURL = "http://127.0.0.1:9/hooks"
 
-func webhookWorkspace(t *testing.T, b WebhooksBackend, name string) *memstore.Caller {
+func webhookWorkspace(t *testing.T, b memstore.Database, name string) *memstore.Caller {
 	t.Helper()
 	w, err := b.CreateWorkspace(context.Background(), name)
 	if err != nil {
@@ -34,7 +27,7 @@ func webhookWorkspace(t *testing.T, b WebhooksBackend, name string) *memstore.Ca
 	return keyCaller(w.ID, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_" + name})
 }
 
-func testWebhookEndpoints(t *testing.T, b WebhooksBackend) {
+func testWebhookEndpoints(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
 	c, other := webhookWorkspace(t, b, "one"), webhookWorkspace(t, b, "two")
@@ -206,7 +199,7 @@ func testWebhookEndpoints(t *testing.T, b WebhooksBackend) {
 
 // testWebhookCallers checks that only API keys and admin users manage
 // endpoints: never a session token, nor another role.
-func testWebhookCallers(t *testing.T, b WebhooksBackend) {
+func testWebhookCallers(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
 	ws := memstore.NewWebhooks(b, memstore.WebhooksAllowPrivate(true))
 	c := webhookWorkspace(t, b, "one")

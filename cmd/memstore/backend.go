@@ -14,19 +14,8 @@ import (
 
 // The store commands (stores, ls, cat, put, edit, mv, rm, log, show, diff,
 // redact, export, import, grep, sessions) work the same on a database file and on a
-// memstore server: they are written once against backend, which a
+// memstore server: they are written once against memstore.Services, which a
 // memstore.Core over the database and *httpapi.Client both are.
-
-// backend is what the store commands need of a backend: the caller-facing
-// services.
-type backend interface {
-	memstore.StoreService
-	memstore.MemoryService
-	memstore.VersionService
-	memstore.SessionService
-	memstore.SearchService
-	memstore.FeedService
-}
 
 // backendHelp describes the flags every store command shares, for the
 // end of each command's help.
@@ -111,7 +100,7 @@ func hoistCommand(args []string) []string {
 
 // conn is an open backend with what the commands need to call it.
 type conn struct {
-	backend
+	memstore.Services
 	e env
 	// caller is whom the commands call the backend as: with --db, the
 	// local user in the workspace (nil for an admin command); with --url
@@ -120,7 +109,7 @@ type conn struct {
 	caller *memstore.Caller
 	// db is the database with --db, and keys its workspaces and API
 	// keys; both nil with --url.
-	db    database
+	db    memstore.Database
 	keys  memstore.KeyService
 	store string // --store or MEMSTORE_STORE, "" when not given
 	json  bool
@@ -239,7 +228,7 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 			}
 			client.Caller, c.caller = caller, caller
 		}
-		c.backend, c.close = client, func() error { return nil }
+		c.Services, c.close = client, func() error { return nil }
 		return c, nil
 	}
 	db, err := openDatabase(ctx, s.db, s.f.opts)
@@ -255,7 +244,7 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 		}
 		c.caller = &memstore.Caller{WorkspaceID: ws.ID, Actor: localActor(e)}
 	}
-	c.backend, c.keys, c.db, c.close = core, core, db, db.Close
+	c.Services, c.keys, c.db, c.close = core, core, db, db.Close
 	return c, nil
 }
 

@@ -17,29 +17,6 @@ import (
 	"github.com/memstore/memstore/sqlite"
 )
 
-// database is an open database, whatever keeps it: the storage of a
-// memstore.Core, its keys included, and what serve reports in /metrics. A
-// revocation made through it reaches a server in the same process when it
-// is also a memstore.RevocationNotifier.
-type database interface {
-	memstore.Backend
-	memstore.UserStorage
-	memstore.WebhookStorage
-	memstore.WebhookDeliveryStorage
-	// Dumper and Restorer copy a whole database (memstore migrate).
-	memstore.Dumper
-	memstore.Restorer
-	// Counts is how much the database holds, PoolStats its connections,
-	// and Ping whether it answers, for monitoring.
-	Counts(context.Context) (memstore.Counts, error)
-	PoolStats() memstore.PoolStats
-	Ping(context.Context) error
-	// Vacuum gives back the space of what was changed, deleted or
-	// redacted; full asks for the thorough kind where there are two.
-	Vacuum(ctx context.Context, full bool) error
-	Close() error
-}
-
 // dbOptions is what a command asks of the database it opens.
 type dbOptions struct {
 	// create lets a missing database be made; without it a mistyped name
@@ -59,7 +36,7 @@ var postgresSchemes = []string{"postgres", "postgresql"}
 // default path) names: the one place that decides which backend keeps the
 // data. A database URL with a scheme this build has no backend for is a
 // usage error that never repeats the URL, which may hold a password.
-func openDatabase(ctx context.Context, name string, o dbOptions) (database, error) {
+func openDatabase(ctx context.Context, name string, o dbOptions) (memstore.Database, error) {
 	scheme, ok := databaseURL(name)
 	switch {
 	case !ok:
@@ -92,7 +69,7 @@ func databaseName(name string) string {
 // openPostgres opens the PostgreSQL database at a postgres:// URL (the
 // PG* environment variables fill in what it leaves out, as in libpq),
 // bringing its schema up to date.
-func openPostgres(ctx context.Context, dsn string, o dbOptions) (database, error) {
+func openPostgres(ctx context.Context, dsn string, o dbOptions) (memstore.Database, error) {
 	db, err := postgres.Open(ctx, dsn, postgres.Options{Logger: o.logger})
 	if err != nil {
 		return nil, fmt.Errorf("cannot use the PostgreSQL database %s (is the server up, and may this user create tables in the database?): %w", databaseName(dsn), err)
@@ -101,14 +78,14 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (database, error
 }
 
 // newCore is the core over db, with the options o asks for.
-func newCore(db database, o dbOptions) *memstore.Core {
+func newCore(db memstore.Database, o dbOptions) *memstore.Core {
 	return memstore.NewCore(db, memstore.WithLimits(o.limits))
 }
 
 // openSQLite opens the SQLite database file at path. With o.create, a
 // missing file is made with mode 0600, and its missing parent directories
 // with mode 0700 (memories are private).
-func openSQLite(ctx context.Context, path string, o dbOptions) (database, error) {
+func openSQLite(ctx context.Context, path string, o dbOptions) (memstore.Database, error) {
 	switch fi, err := os.Stat(path); {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("database %s is a directory; give the path of a database file with --db", path)

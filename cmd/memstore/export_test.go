@@ -117,6 +117,9 @@ func TestTransferCredentialNames(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, _, stderr = run(t, "", "import", "--db", db2, in)
+	if code != 0 {
+		t.Errorf("import: exit %d: %s; want 0, the other files imported", code, stderr)
+	}
 	for _, name := range []string{"id_ed25519", "Known_Hosts", "credentials"} {
 		if !strings.Contains(stderr, "skipped "+filepath.Join(in, name)+": ") {
 			t.Errorf("import did not report %s skipped: %s", name, stderr)

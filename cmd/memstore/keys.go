@@ -235,7 +235,7 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 // adminCmd is an administrative command over one workspace of a
 // database (--db): users and webhooks.
 type adminCmd struct {
-	db     database
+	db     memstore.Database
 	caller *memstore.Caller // the local user, in the workspace
 	ws     *memstore.Workspace
 	json   bool

@@ -18,9 +18,16 @@ import (
 // It runs main itself, so that signals stop the command as they stop the
 // real binary.
 func TestMain(m *testing.M) {
-	code := testscript.RunMain(m, map[string]func() int{"memstore": func() int { main(); return 0 }})
-	pgtest.Stop()
-	os.Exit(code)
+	testscript.Main(stopPostgresAfter{m}, map[string]func(){"memstore": main})
+}
+
+// stopPostgresAfter runs the tests, then stops the PostgreSQL server they
+// may have started: testscript.Main exits as soon as they end.
+type stopPostgresAfter struct{ m *testing.M }
+
+func (s stopPostgresAfter) Run() int {
+	defer pgtest.Stop()
+	return s.m.Run()
 }
 
 // TestScripts runs the command-line behaviour described in

@@ -477,7 +477,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 // serve runs the server on a listener and an open database until ctx is
 // done, then waits for the requests in progress. The console is served on
 // cln when it is not nil, else mounted beside the API.
-func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln net.Listener, path string, db database) error {
+func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln net.Listener, path string, db memstore.Database) error {
 	core := newCore(db, c.backend.opts)
 	if err := firstKey(ctx, e, core, path); err != nil {
 		return err

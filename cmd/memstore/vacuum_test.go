@@ -16,7 +16,7 @@ import (
 
 // vacuumFixture opens the database name, gives it a store, and returns
 // the core over it as a caller of its default workspace.
-func vacuumFixture(t *testing.T, name string) (database, *memstore.Core, *memstore.Caller, string) {
+func vacuumFixture(t *testing.T, name string) (memstore.Database, *memstore.Core, *memstore.Caller, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := openDatabase(ctx, name, dbOptions{create: true})

@@ -97,18 +97,18 @@ func runWatch(ctx context.Context, e env, args []string) error {
 // when it breaks; a database is read when it tells of a change and every
 // localRecheck.
 func (c *conn) follow(ctx context.Context, storeID, after string, fn func(memstore.Event) error) error {
-	if cl, ok := c.backend.(*httpapi.Client); ok {
+	if cl, ok := c.Services.(*httpapi.Client); ok {
 		return cl.WatchEvents(ctx, c.caller, storeID, after, fn, func(err error) {
 			fmt.Fprintf(c.e.stderr, "memstore: the event stream broke (%v); resuming\n", err)
 		})
 	}
 	var wake <-chan struct{} // nil: never, without notices
-	if n, ok := c.backend.(memstore.EventNotifier); ok {
+	if n, ok := c.Services.(memstore.EventNotifier); ok {
 		var stop func()
 		wake, stop = memstore.WakeOn(n, storeID)
 		defer stop()
 	}
-	return memstore.FollowEvents(ctx, c.backend, c.caller, storeID, after, wake, localRecheck, func(p memstore.EventPage) error {
+	return memstore.FollowEvents(ctx, c.Services, c.caller, storeID, after, wake, localRecheck, func(p memstore.EventPage) error {
 		for _, ev := range p.Events {
 			if err := fn(ev); err != nil {
 				return err
