@@ -33,7 +33,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/clientaddr"
+	"github.com/memstore/memstore/internal/httpstatus"
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/memdir"
 )
@@ -421,28 +421,13 @@ func (h *Handler) internal(r *http.Request, err error) string {
 // failErr answers with the error page of a core error: its status and
 // its message, which is written for people.
 func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, err error) {
-	status := map[string]int{
-		memstore.EInvalid: http.StatusBadRequest, memstore.EPermission: http.StatusForbidden,
-		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
-		memstore.EPathConflict: http.StatusConflict, memstore.EPreconditionFailed: http.StatusConflict,
-		memstore.EUnauthenticated: http.StatusUnauthorized, memstore.ERateLimited: http.StatusTooManyRequests,
-		memstore.EOverloaded: http.StatusServiceUnavailable,
-	}[memstore.ErrorCode(err)]
+	status := httpstatus.Page(memstore.ErrorCode(err))
 	if status == 0 {
 		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
 		return
 	}
-	setRetryAfter(w, err)
+	httpstatus.RetryAfter(w.Header(), err)
 	h.fail(w, r, s, status, memstore.ErrorMessage(err))
-}
-
-// setRetryAfter tells the browser, in whole seconds, how long err asks
-// to wait before a retry (memstore.Error.RetryAfter), when it asks.
-func setRetryAfter(w http.ResponseWriter, err error) {
-	var e *memstore.Error
-	if errors.As(err, &e) && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(memstore.RetrySeconds(e.RetryAfter)))
-	}
 }
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
@@ -468,12 +453,12 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		secret, _, err = h.cfg.Users.SignIn(r.Context(), ws, name, pw)
 	}
 	if memstore.ErrorCode(err) == memstore.ERateLimited {
-		setRetryAfter(w, err)
+		httpstatus.RetryAfter(w.Header(), err)
 		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
 		return
 	}
 	if memstore.ErrorCode(err) == memstore.EOverloaded {
-		setRetryAfter(w, err)
+		httpstatus.RetryAfter(w.Header(), err)
 		h.render(w, r, http.StatusServiceUnavailable, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
 		return
 	}

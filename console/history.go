@@ -82,11 +82,6 @@ func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstor
 	return names
 }
 
-// historyURL is the history of a memory.
-func historyURL(storeID, memoryID string) string {
-	return Prefix + "stores/" + url.PathEscape(storeID) + "/memories/" + url.PathEscape(memoryID) + "/history"
-}
-
 // versionURL is the page of a version; done names a notice to show there.
 func versionURL(storeID, id, done string) string {
 	u := Prefix + "stores/" + url.PathEscape(storeID) + "/versions/" + url.PathEscape(id)

@@ -202,7 +202,7 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 	}
 	err = memstore.FollowEvents(ctx, s.feed, c, storeID, first.Cursor, wake, StreamRecheck, sendPage)
 	if o.reclaimed.Load() {
-		err = &memstore.Error{Code: codeOverloaded, Retry: true, Message: reclaimedMessage}
+		err = &memstore.Error{Code: memstore.EOverloaded, Retry: true, Message: reclaimedMessage}
 	}
 	if err != nil && (ctx.Err() == nil || o.reclaimed.Load()) {
 		var e *memstore.Error
@@ -271,15 +271,15 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string
 	cred, ws := credential(c), c.WorkspaceID
 	switch {
 	case ss.byCredential[cred] >= ss.perCredential:
-		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
+		return nil, &memstore.Error{Code: memstore.ERateLimited, Retry: true,
 			Message: memstore.LimitReached("this credential", ss.perCredential, "open event streams", "close one before opening another", "--feed-max-streams-per-credential")}
 	case ss.byWorkspace[ws] >= ss.perWorkspace:
-		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
+		return nil, &memstore.Error{Code: memstore.ERateLimited, Retry: true,
 			Message: memstore.LimitReached("this workspace", ss.perWorkspace, "open event streams, its share of the server's", "close one before opening another", "--feed-max-streams-per-workspace")}
 	case len(ss.open) >= ss.max:
 		from := fairshare.Reclaim(ss.byWorkspace, ws)
 		if from == "" {
-			return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
+			return nil, &memstore.Error{Code: memstore.EOverloaded, Retry: true,
 				Message: memstore.LimitReached("the server", ss.max, "open event streams", "no workspace holds two more than this one; retry later", "--feed-max-streams")}
 		}
 		var oldest *openStream
