@@ -350,7 +350,7 @@ type navLink struct {
 // the console serves.
 func mainNav(cfg Config) []navLink {
 	readStores := func(c *memstore.Caller) error { return c.CanManageStores(false) }
-	readAdmin := func(what string) func(*memstore.Caller) error {
+	readAdmin := func(what memstore.Permission) func(*memstore.Caller) error {
 		return func(c *memstore.Caller) error { return c.CanReadAdmin(what) }
 	}
 	nav := []navLink{{"stores", "Stores", readStores}}
@@ -358,12 +358,12 @@ func mainNav(cfg Config) []navLink {
 		nav = append(nav, navLink{"activity", "Activity", readStores})
 	}
 	if cfg.Sessions != nil {
-		nav = append(nav, navLink{"sessions", "Sessions", readAdmin("read sessions")})
+		nav = append(nav, navLink{"sessions", "Sessions", readAdmin(memstore.ManageSessions)})
 	}
 	if cfg.Keys != nil {
-		nav = append(nav, navLink{"keys", "API keys", readAdmin("read API keys")})
+		nav = append(nav, navLink{"keys", "API keys", readAdmin(memstore.ListKeys)})
 	}
-	return append(nav, navLink{"users", "Users", readAdmin("read users")})
+	return append(nav, navLink{"users", "Users", readAdmin(memstore.ListUsers)})
 }
 
 // navFor is the main navigation that c sees: the links to the pages the
@@ -616,7 +616,7 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *signedIn) {
 // newUserPage is the form of a new user, for those the core lets manage
 // users.
 func (h *Handler) newUserPage(w http.ResponseWriter, r *http.Request, s *signedIn) {
-	if err := s.caller.CanAdminister("manage users"); err != nil {
+	if err := s.caller.CanAdminister(memstore.ManageUsers); err != nil {
 		h.failErr(w, r, s, err)
 		return
 	}
