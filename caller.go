@@ -1,6 +1,9 @@
 package memstore
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A Caller is who a request comes from, once authenticated: the workspace
 // it acts in and the actor its changes are recorded as.
@@ -155,4 +158,31 @@ func (c *Caller) canManage(what Permission, act action) error {
 		return Errorf(EPermission, "a session token cannot %s; use an API key", what)
 	}
 	return c.Role.allows(act, what)
+}
+
+// CheckHeld reads again what a caller held past its request (an event
+// stream of storeID, or an MCP session with storeID "") stands on: its
+// credential, by sessions' rule when it has one (CallerChecker), and, for
+// a session token's caller of a store, that the store is still attached
+// to the session as it is now (its stores may have changed since c was
+// authenticated). EUnauthenticated when the credential no longer works,
+// EPermission when the store is no longer the session's; nil when all
+// still holds, or when there is nothing to read it by.
+func CheckHeld(ctx context.Context, sessions SessionService, c *Caller, storeID string) error {
+	if cc, ok := sessions.(CallerChecker); ok {
+		if err := cc.CheckCaller(ctx, c); err != nil {
+			return err
+		}
+	}
+	if c == nil || c.Session == nil || storeID == "" || sessions == nil {
+		return nil
+	}
+	ses, err := sessions.Session(ctx, c, c.Session.ID)
+	if err != nil {
+		return err
+	}
+	if ses.Attachment(storeID) == nil {
+		return Errorf(EPermission, "memory store %s is no longer attached to session %s", storeID, ses.ID)
+	}
+	return nil
 }

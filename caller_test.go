@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memstore/memstore"
 )
 
 // TestPermissionsNamed: every check of a permission names one of the
@@ -49,5 +51,35 @@ func TestPermissionsNamed(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckHeld: what a held caller stands on is read again by the core:
+// a session token's stream of a store ends once the store is detached
+// (EPermission) or the token revoked (EUnauthenticated); a store still
+// attached, an API key, and a hold of no store go on.
+func TestCheckHeld(t *testing.T) {
+	f := newCoreFixture(t)
+	ctx := t.Context()
+	for what, err := range map[string]error{
+		"a store still attached": memstore.CheckHeld(ctx, f.core, f.session, f.ro),
+		"an API key":             memstore.CheckHeld(ctx, f.core, f.admin, f.rw),
+		"no store":               memstore.CheckHeld(ctx, f.core, f.session, ""),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	if _, err := f.core.DetachStore(ctx, f.admin, f.sessionID, f.rw); err != nil {
+		t.Fatal(err)
+	}
+	if err := memstore.CheckHeld(ctx, f.core, f.session, f.rw); memstore.ErrorCode(err) != memstore.EPermission {
+		t.Errorf("a detached store: %v, want permission_error", err)
+	}
+	if _, err := f.core.RevokeSessionToken(ctx, f.admin, f.token); err != nil {
+		t.Fatal(err)
+	}
+	if err := memstore.CheckHeld(ctx, f.core, f.session, ""); memstore.ErrorCode(err) != memstore.EUnauthenticated {
+		t.Errorf("a revoked token: %v, want authentication_error", err)
 	}
 }

@@ -13,28 +13,23 @@ import (
 // codes) and a page's, which differs only where a browser would not
 // understand the API's (529) or must not read the message (500).
 func TestStatuses(t *testing.T) {
-	for _, tc := range []struct {
-		code      string
-		api, page int
-	}{
-		{memstore.EInvalid, 400, 400},
-		{memstore.EUnauthenticated, 401, 401},
-		{memstore.EPermission, 403, 403},
-		{memstore.ENotFound, 404, 404},
-		{memstore.EConflict, 409, 409},
-		{memstore.EPathConflict, 409, 409},
-		{memstore.EPreconditionFailed, 409, 409},
-		{TooLarge, 413, 413},
-		{memstore.ERateLimited, 429, 429},
-		{memstore.EInternal, 500, 0},
-		{memstore.EOverloaded, 529, 503},
-		{"no_such_error", 0, 0},
-	} {
-		if got := Of(tc.code); got != tc.api {
-			t.Errorf("Of(%s) = %d, want %d", tc.code, got, tc.api)
-		}
-		if got := Page(tc.code); got != tc.page {
-			t.Errorf("Page(%s) = %d, want %d", tc.code, got, tc.page)
+	want := map[string][2]int{ // the API's status, a page's
+		memstore.EInvalid:            {400, 400},
+		memstore.EUnauthenticated:    {401, 401},
+		memstore.EPermission:         {403, 403},
+		memstore.ENotFound:           {404, 404},
+		memstore.EConflict:           {409, 409},
+		memstore.EPathConflict:       {409, 409},
+		memstore.EPreconditionFailed: {409, 409},
+		TooLarge:                     {413, 413},
+		memstore.ERateLimited:        {429, 429},
+		memstore.EInternal:           {500, 0},
+		memstore.EOverloaded:         {529, 503},
+		"no_such_error":              {0, 0},
+	}
+	for code, w := range want {
+		if got := [2]int{Of(code), Page(code)}; got != w {
+			t.Errorf("%s: API %d, page %d; want %d, %d", code, got[0], got[1], w[0], w[1])
 		}
 	}
 }
