@@ -68,16 +68,6 @@ func CoreClock(now func() time.Time) CoreOption {
 	return func(co *Core) { co.now = now }
 }
 
-// What a caller is refused, as the Can methods' messages name it.
-const (
-	manageStores   = "manage memory stores"
-	listStores     = "list memory stores"
-	manageSessions = "manage sessions"
-	redactVersions = "redact versions"
-	manageUsers    = "manage users"
-	readUsers      = "list users"
-)
-
 // CreateStore implements StoreService.
 func (co *Core) CreateStore(ctx context.Context, c *Caller, sc StoreCreate) (*Store, error) {
 	if err := c.CanManageStores(true); err != nil {
@@ -308,7 +298,7 @@ func (co *Core) Version(ctx context.Context, c *Caller, storeID, id string) (*Ve
 
 // RedactVersion implements VersionService.
 func (co *Core) RedactVersion(ctx context.Context, c *Caller, storeID, id string) (*Version, error) {
-	if err := c.CanAdminister(redactVersions); err != nil {
+	if err := c.CanAdminister(RedactVersions); err != nil {
 		return nil, err
 	}
 	if err := validateIDs("memory_store_id", storeID, "memory_version_id", id); err != nil {
@@ -319,7 +309,7 @@ func (co *Core) RedactVersion(ctx context.Context, c *Caller, storeID, id string
 
 // CreateSession implements SessionService.
 func (co *Core) CreateSession(ctx context.Context, c *Caller, sc SessionCreate) (*Session, *SessionToken, string, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, nil, "", err
 	}
 	if err := ValidateSessionCreate(sc); err != nil {
@@ -360,7 +350,7 @@ func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[
 		return Page[Session]{}, errNoCaller()
 	}
 	if c.Session == nil {
-		if err := c.CanReadAdmin(manageSessions); err != nil {
+		if err := c.CanReadAdmin(ManageSessions); err != nil {
 			return Page[Session]{}, err
 		}
 	}
@@ -393,7 +383,7 @@ func (co *Core) Sessions(ctx context.Context, c *Caller, f SessionFilter) (Page[
 
 // UpdateSession implements SessionService, by SessionUpdate.Apply's rule.
 func (co *Core) UpdateSession(ctx context.Context, c *Caller, id string, u SessionUpdate) (*Session, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("session_id", id); err != nil {
@@ -423,7 +413,7 @@ func (co *Core) runChange(ctx context.Context, workspaceID, id string, change se
 
 // DeleteSession implements SessionService.
 func (co *Core) DeleteSession(ctx context.Context, c *Caller, id string) error {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return err
 	}
 	if err := ValidateID("session_id", id); err != nil {
@@ -436,7 +426,7 @@ func (co *Core) DeleteSession(ctx context.Context, c *Caller, id string) error {
 
 // AttachStore implements SessionService, by attachStore's rule.
 func (co *Core) AttachStore(ctx context.Context, c *Caller, sessionID string, a AttachmentCreate) (*Session, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, err
 	}
 	if a.StoreID == "" {
@@ -455,7 +445,7 @@ func (co *Core) AttachStore(ctx context.Context, c *Caller, sessionID string, a 
 
 // UpdateAttachment implements SessionService, by updateAttachment's rule.
 func (co *Core) UpdateAttachment(ctx context.Context, c *Caller, sessionID, storeID string, u AttachmentUpdate) (*Session, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, err
 	}
 	if err := validateIDs("session_id", sessionID, "memory_store_id", storeID); err != nil {
@@ -471,7 +461,7 @@ func (co *Core) UpdateAttachment(ctx context.Context, c *Caller, sessionID, stor
 
 // DetachStore implements SessionService, by detachStore's rule.
 func (co *Core) DetachStore(ctx context.Context, c *Caller, sessionID, storeID string) (*Session, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, err
 	}
 	if err := validateIDs("session_id", sessionID, "memory_store_id", storeID); err != nil {
@@ -484,7 +474,7 @@ func (co *Core) DetachStore(ctx context.Context, c *Caller, sessionID, storeID s
 
 // ArchiveSession implements SessionService.
 func (co *Core) ArchiveSession(ctx context.Context, c *Caller, id string) (*Session, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("session_id", id); err != nil {
@@ -503,7 +493,7 @@ func (co *Core) ArchiveSession(ctx context.Context, c *Caller, id string) (*Sess
 
 // CreateSessionToken implements SessionService.
 func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID string, ttl time.Duration) (*SessionToken, string, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, "", err
 	}
 	if err := ValidateID("session_id", sessionID); err != nil {
@@ -526,7 +516,7 @@ func (co *Core) CreateSessionToken(ctx context.Context, c *Caller, sessionID str
 
 // SessionTokens implements SessionService.
 func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, f SessionTokenFilter) (Page[SessionToken], error) {
-	if err := c.CanReadAdmin(manageSessions); err != nil {
+	if err := c.CanReadAdmin(ManageSessions); err != nil {
 		return Page[SessionToken]{}, err
 	}
 	if _, err := PageSize(f.Limit, false); err != nil {
@@ -540,7 +530,7 @@ func (co *Core) SessionTokens(ctx context.Context, c *Caller, sessionID string, 
 
 // SessionToken implements SessionService.
 func (co *Core) SessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error) {
-	if err := c.CanReadAdmin(manageSessions); err != nil {
+	if err := c.CanReadAdmin(ManageSessions); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("token_id", id); err != nil {
@@ -551,7 +541,7 @@ func (co *Core) SessionToken(ctx context.Context, c *Caller, id string) (*Sessio
 
 // RevokeSessionToken implements SessionService.
 func (co *Core) RevokeSessionToken(ctx context.Context, c *Caller, id string) (*SessionToken, error) {
-	if err := c.CanAdminister(manageSessions); err != nil {
+	if err := c.CanAdminister(ManageSessions); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("token_id", id); err != nil {

@@ -32,26 +32,6 @@ type APIKey struct {
 	RevokedAt  *time.Time // nil while the key works
 }
 
-// A Caller is who a request comes from, once authenticated: the workspace
-// it acts in and the actor its changes are recorded as.
-type Caller struct {
-	WorkspaceID string
-	Actor       Actor
-	// Session is set when the caller holds a session token: it may then
-	// reach only that session's stores, as their attachments allow (see
-	// CanRead, CanWrite, CanAdminister). Nil for an API key.
-	Session *Session
-	// TokenID is the session token's ID ("" for an API key), so that its
-	// revocation can be matched (Revocation.Stops).
-	TokenID string
-	// ExpiresAt is when the credential stops working by itself; nil when
-	// it does not expire. Nothing may keep a caller past it.
-	ExpiresAt *time.Time
-	// Role is a console user's role, which narrows what the caller may do
-	// (see Role); "" for every other credential.
-	Role Role
-}
-
 // KeyService keeps workspaces and API keys, and authenticates secrets.
 // A Core implements it over its backend's KeyStorage: operators and
 // authentication use it, before there is a caller.
@@ -296,12 +276,6 @@ type Keys struct{ ks KeyService }
 // NewKeys returns the API keys of ks, checked per caller.
 func NewKeys(ks KeyService) *Keys { return &Keys{ks: ks} }
 
-// What a caller is refused about keys, as the Can methods' messages name it.
-const (
-	manageKeys = "manage API keys"
-	readKeys   = "list API keys"
-)
-
 // maxKeyCursor bounds the cursor of the list of API keys, a key's ID.
 const maxKeyCursor = 64
 
@@ -310,7 +284,7 @@ const maxKeyCursor = 64
 // cursor (the Next of the page before, "" for the first). Revoked keys
 // stay listed, so a workspace's list only grows: it is paged.
 func (k *Keys) APIKeys(ctx context.Context, c *Caller, page string, limit int) (Page[APIKey], error) {
-	if err := c.CanReadAdmin(readKeys); err != nil {
+	if err := c.CanReadAdmin(ListKeys); err != nil {
 		return Page[APIKey]{}, err
 	}
 	n, err := PageSize(limit, false)
@@ -336,7 +310,7 @@ func (k *Keys) APIKeys(ctx context.Context, c *Caller, page string, limit int) (
 // APIKey returns a key of the caller's workspace by ID, revoked or not
 // (ENotFound for a key of another workspace, as for none).
 func (k *Keys) APIKey(ctx context.Context, c *Caller, id string) (*APIKey, error) {
-	if err := c.CanReadAdmin(readKeys); err != nil {
+	if err := c.CanReadAdmin(ListKeys); err != nil {
 		return nil, err
 	}
 	return k.ownKey(ctx, c, id)
@@ -359,7 +333,7 @@ func (k *Keys) ownKey(ctx context.Context, c *Caller, id string) (*APIKey, error
 // its secret, shown this once (EInvalid for an overlong name or a
 // workspace at MaxAPIKeysPerWorkspace).
 func (k *Keys) CreateAPIKey(ctx context.Context, c *Caller, name string) (*APIKey, string, error) {
-	if err := c.CanAdminister(manageKeys); err != nil {
+	if err := c.CanAdminister(ManageKeys); err != nil {
 		return nil, "", err
 	}
 	return k.ks.CreateAPIKey(ctx, c.WorkspaceID, name)
@@ -368,7 +342,7 @@ func (k *Keys) CreateAPIKey(ctx context.Context, c *Caller, name string) (*APIKe
 // RevokeAPIKey stops a key of the caller's workspace from working, for
 // good (ENotFound for a key of another workspace, as for none).
 func (k *Keys) RevokeAPIKey(ctx context.Context, c *Caller, id string) (*APIKey, error) {
-	if err := c.CanAdminister(manageKeys); err != nil {
+	if err := c.CanAdminister(ManageKeys); err != nil {
 		return nil, err
 	}
 	if _, err := k.ownKey(ctx, c, id); err != nil {

@@ -36,8 +36,8 @@
 // anything the caller may not do (a session reaches only its attached
 // stores, changes only those attached read-write, reads only its own
 // session and administers nothing: Caller.CanRead, CanWrite,
-// CanReadSession, CanAdminister), then invalid input (the Validate
-// functions), and only then calls the backend, in the caller's workspace
+// CanReadSession, CanAdminister, in caller.go), then invalid input (the
+// Validate functions), and only then calls the backend, in the caller's workspace
 // and as its actor. So a surface does the wire's work and authentication
 // alone, and one that forgets a check cannot hand a session token the rest
 // of its workspace: there is no check for it to forget.

@@ -256,22 +256,6 @@ func WorkspaceSearchRate(err error) bool {
 	return errors.As(err, &e) && e.Code == ERateLimited && strings.HasPrefix(e.Message, tooManySearches+workspaceSearches)
 }
 
-// Credential names the credential c authenticated with, as a key of the
-// shares that each credential has (searches, change-feed streams) and as
-// messages say it: its session token, else its actor (API key, console
-// user).
-func (c *Caller) Credential() (key, name string) {
-	switch {
-	case c.Session != nil && c.TokenID != "":
-		return "token\x00" + c.TokenID, "session token " + c.TokenID
-	case c.Session != nil:
-		return "session\x00" + c.Session.ID, "session " + c.Session.ID
-	case c.Actor.Type == ActorUser:
-		return string(c.Actor.Type) + "\x00" + c.Actor.ID, "user " + c.Actor.ID
-	}
-	return string(c.Actor.Type) + "\x00" + c.Actor.ID, "API key " + c.Actor.ID
-}
-
 // A rate is a token bucket's key and its rate: perSecond a second, up to
 // perSecond at once; 0 for no limit.
 type rate struct {

@@ -51,11 +51,6 @@ func (r Revocation) Stale(c *Caller) bool {
 		r.Refresh && c != nil && c.Session != nil && c.Session.ID == r.SessionID
 }
 
-// Expired reports whether c's credential has expired at now.
-func (c *Caller) Expired(now time.Time) bool {
-	return c.ExpiresAt != nil && !now.Before(*c.ExpiresAt)
-}
-
 // RecheckTimeout bounds one lookup of a held caller's credential when it
 // is read again (CallerChecker), so that one slow lookup does not hold up
 // the others' for long.

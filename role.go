@@ -43,7 +43,7 @@ var roleActions = map[Role][]action{
 // allows returns nil when role r may do act (what names it in the
 // message): always for no role, never for a role it does not know
 // (EPermission).
-func (r Role) allows(act action, what string) error {
+func (r Role) allows(act action, what Permission) error {
 	if r == "" {
 		return nil
 	}

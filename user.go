@@ -195,7 +195,7 @@ func withoutHash(u *User) *User {
 // the caller administers; EInvalid for a bad name, role or password;
 // EConflict for a taken name).
 func (us *Users) CreateUser(ctx context.Context, c *Caller, uc UserCreate) (*User, error) {
-	if err := c.CanAdminister(manageUsers); err != nil {
+	if err := c.CanAdminister(ManageUsers); err != nil {
 		return nil, err
 	}
 	if err := ValidateUserName(uc.Name); err != nil {
@@ -224,7 +224,7 @@ func (us *Users) CreateUser(ctx context.Context, c *Caller, uc UserCreate) (*Use
 // User returns a user of the caller's workspace by ID or name (ENotFound;
 // EPermission unless the caller may read users).
 func (us *Users) User(ctx context.Context, c *Caller, idOrName string) (*User, error) {
-	if err := c.CanReadAdmin(readUsers); err != nil {
+	if err := c.CanReadAdmin(ListUsers); err != nil {
 		return nil, err
 	}
 	if err := ValidateID(userField, idOrName); err != nil {
@@ -236,7 +236,7 @@ func (us *Users) User(ctx context.Context, c *Caller, idOrName string) (*User, e
 
 // Users lists the users of the caller's workspace by name.
 func (us *Users) Users(ctx context.Context, c *Caller, f UserFilter) (Page[User], error) {
-	if err := c.CanReadAdmin(readUsers); err != nil {
+	if err := c.CanReadAdmin(ListUsers); err != nil {
 		return Page[User]{}, err
 	}
 	n, err := PageSize(f.Limit, false)
@@ -254,7 +254,7 @@ func (us *Users) Users(ctx context.Context, c *Caller, f UserFilter) (Page[User]
 // DeleteUser removes a user by ID or name, ending its sign-ins; the
 // versions it made still name it.
 func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) error {
-	if err := c.CanAdminister(manageUsers); err != nil {
+	if err := c.CanAdminister(ManageUsers); err != nil {
 		return err
 	}
 	if err := ValidateID(userField, idOrName); err != nil {
@@ -283,7 +283,7 @@ func (us *Users) SetPassword(ctx context.Context, c *Caller, idOrName, password 
 	}
 	self := u != nil && c.Session == nil && c.Actor == Actor{Type: ActorUser, ID: u.ID}
 	if !self {
-		if err := c.CanAdminister(manageUsers); err != nil {
+		if err := c.CanAdminister(ManageUsers); err != nil {
 			return nil, err
 		}
 	}
@@ -351,7 +351,7 @@ func (us *Users) ChangePassword(ctx context.Context, c *Caller, current, passwor
 // CreateSignInLink returns the secret of a link that signs a user in
 // once, within SignInLinkTTL, and when it stops working.
 func (us *Users) CreateSignInLink(ctx context.Context, c *Caller, idOrName string) (string, time.Time, error) {
-	if err := c.CanAdminister(manageUsers); err != nil {
+	if err := c.CanAdminister(ManageUsers); err != nil {
 		return "", time.Time{}, err
 	}
 	if err := ValidateID(userField, idOrName); err != nil {

@@ -58,7 +58,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request, s *signedIn) {
 // newSessionPage is the form of a new session: a title and, for each
 // store of the first page, whether to attach it and how.
 func (h *Handler) newSessionPage(w http.ResponseWriter, r *http.Request, s *signedIn) {
-	if err := s.caller.CanAdminister("manage sessions"); err != nil {
+	if err := s.caller.CanAdminister(memstore.ManageSessions); err != nil {
 		h.failErr(w, r, s, err)
 		return
 	}
@@ -198,7 +198,7 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s *signedIn
 		return
 	}
 	h.render(w, r, status, "keys", s, view{Title: "API keys", Error: msg, Notice: notice(r), Data: map[string]any{
-		"Keys": p.Items, "Next": p.Next, "Made": made, "Secret": secret, "CanManage": s.caller.CanAdminister("manage API keys") == nil,
+		"Keys": p.Items, "Next": p.Next, "Made": made, "Secret": secret, "CanManage": s.caller.CanAdminister(memstore.ManageKeys) == nil,
 	}})
 }
 

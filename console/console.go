@@ -33,7 +33,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/clientaddr"
+	"github.com/memstore/memstore/internal/httpstatus"
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/memdir"
 )
@@ -350,7 +350,7 @@ type navLink struct {
 // the console serves.
 func mainNav(cfg Config) []navLink {
 	readStores := func(c *memstore.Caller) error { return c.CanManageStores(false) }
-	readAdmin := func(what string) func(*memstore.Caller) error {
+	readAdmin := func(what memstore.Permission) func(*memstore.Caller) error {
 		return func(c *memstore.Caller) error { return c.CanReadAdmin(what) }
 	}
 	nav := []navLink{{"stores", "Stores", readStores}}
@@ -358,12 +358,12 @@ func mainNav(cfg Config) []navLink {
 		nav = append(nav, navLink{"activity", "Activity", readStores})
 	}
 	if cfg.Sessions != nil {
-		nav = append(nav, navLink{"sessions", "Sessions", readAdmin("read sessions")})
+		nav = append(nav, navLink{"sessions", "Sessions", readAdmin(memstore.ManageSessions)})
 	}
 	if cfg.Keys != nil {
-		nav = append(nav, navLink{"keys", "API keys", readAdmin("read API keys")})
+		nav = append(nav, navLink{"keys", "API keys", readAdmin(memstore.ListKeys)})
 	}
-	return append(nav, navLink{"users", "Users", readAdmin("read users")})
+	return append(nav, navLink{"users", "Users", readAdmin(memstore.ListUsers)})
 }
 
 // navFor is the main navigation that c sees: the links to the pages the
@@ -421,28 +421,13 @@ func (h *Handler) internal(r *http.Request, err error) string {
 // failErr answers with the error page of a core error: its status and
 // its message, which is written for people.
 func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, err error) {
-	status := map[string]int{
-		memstore.EInvalid: http.StatusBadRequest, memstore.EPermission: http.StatusForbidden,
-		memstore.ENotFound: http.StatusNotFound, memstore.EConflict: http.StatusConflict,
-		memstore.EPathConflict: http.StatusConflict, memstore.EPreconditionFailed: http.StatusConflict,
-		memstore.EUnauthenticated: http.StatusUnauthorized, memstore.ERateLimited: http.StatusTooManyRequests,
-		memstore.EOverloaded: http.StatusServiceUnavailable,
-	}[memstore.ErrorCode(err)]
+	status := httpstatus.Page(memstore.ErrorCode(err))
 	if status == 0 {
 		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, err))
 		return
 	}
-	setRetryAfter(w, err)
+	httpstatus.RetryAfter(w.Header(), err)
 	h.fail(w, r, s, status, memstore.ErrorMessage(err))
-}
-
-// setRetryAfter tells the browser, in whole seconds, how long err asks
-// to wait before a retry (memstore.Error.RetryAfter), when it asks.
-func setRetryAfter(w http.ResponseWriter, err error) {
-	var e *memstore.Error
-	if errors.As(err, &e) && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(memstore.RetrySeconds(e.RetryAfter)))
-	}
 }
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
@@ -468,12 +453,12 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		secret, _, err = h.cfg.Users.SignIn(r.Context(), ws, name, pw)
 	}
 	if memstore.ErrorCode(err) == memstore.ERateLimited {
-		setRetryAfter(w, err)
+		httpstatus.RetryAfter(w.Header(), err)
 		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
 		return
 	}
 	if memstore.ErrorCode(err) == memstore.EOverloaded {
-		setRetryAfter(w, err)
+		httpstatus.RetryAfter(w.Header(), err)
 		h.render(w, r, http.StatusServiceUnavailable, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
 		return
 	}
@@ -631,7 +616,7 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *signedIn) {
 // newUserPage is the form of a new user, for those the core lets manage
 // users.
 func (h *Handler) newUserPage(w http.ResponseWriter, r *http.Request, s *signedIn) {
-	if err := s.caller.CanAdminister("manage users"); err != nil {
+	if err := s.caller.CanAdminister(memstore.ManageUsers); err != nil {
 		h.failErr(w, r, s, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/httpstatus"
 )
 
 // passwordPage is where a signed-in user sets their own password: a
@@ -29,12 +30,12 @@ func (h *Handler) setPassword(w http.ResponseWriter, r *http.Request, s *signedI
 	}
 	secret, _, err := h.cfg.Users.ChangePassword(r.Context(), s.caller, r.PostFormValue("current"), pw)
 	if memstore.ErrorCode(err) == memstore.ERateLimited {
-		setRetryAfter(w, err)
+		httpstatus.RetryAfter(w.Header(), err)
 		h.renderPassword(w, r, s, http.StatusTooManyRequests, sentence(memstore.ErrorMessage(err)), "")
 		return
 	}
 	if memstore.ErrorCode(err) == memstore.EOverloaded {
-		setRetryAfter(w, err)
+		httpstatus.RetryAfter(w.Header(), err)
 		h.renderPassword(w, r, s, http.StatusServiceUnavailable, sentence(memstore.ErrorMessage(err)), "")
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/httpstatus"
 	"github.com/memstore/memstore/internal/searchtext"
 )
 
@@ -154,7 +155,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	p, err := h.cfg.Search.SearchMemories(ctx, s.caller, []string{st.ID}, memstore.SearchQuery{Text: q, Limit: pageSize, Page: r.URL.Query().Get("page")})
 	if err != nil {
 		if status, ok := fixable(err); ok {
-			setRetryAfter(w, err)
+			httpstatus.RetryAfter(w.Header(), err)
 			h.render(w, r, status, "search", s, view{Title: "Search " + st.Name, Error: memstore.ErrorMessage(err), Data: data})
 			return
 		}

@@ -120,15 +120,13 @@ type importRow struct {
 // importMemories creates a memory for each entry of an uploaded file, JSON
 // lines or a zip, through the core: an entry whose path is taken, or
 // that the core refuses otherwise, is reported with the reason and
-// changes nothing; the others are created.
+// changes nothing; the others are created. A caller the core does not let
+// write to the store is refused with the core's reason, and nothing is
+// created.
 func (h *Handler) importMemories(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	ctx := r.Context()
 	st, err := h.cfg.Stores.Store(ctx, s.caller, r.PathValue("store"))
 	if err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	if err := s.caller.CanWrite(st.ID); err != nil {
 		h.failErr(w, r, s, err)
 		return
 	}
@@ -161,7 +159,9 @@ func (h *Handler) importMemories(w http.ResponseWriter, r *http.Request, s *sign
 		switch {
 		case err == nil:
 			rows = append(rows, importRow{Where: where, Path: path, Result: "created", OK: true})
-		case memstore.ErrorCode(err) == memstore.EInternal:
+		case memstore.ErrorCode(err) == memstore.EInternal, memstore.ErrorCode(err) == memstore.EPermission:
+			// The core refuses a caller who may not write to the store
+			// every entry alike: the import stops at the first.
 			fatal = err
 		default:
 			rows = append(rows, importRow{Where: where, Path: path, Result: memstore.ErrorMessage(err)})
@@ -209,7 +209,7 @@ func (h *Handler) importMemories(w http.ResponseWriter, r *http.Request, s *sign
 		}
 	}
 	if fatal != nil {
-		h.fail(w, r, s, http.StatusInternalServerError, h.internal(r, fatal))
+		h.failErr(w, r, s, fatal)
 		return
 	}
 	created := 0

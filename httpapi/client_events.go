@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/httpstatus"
 )
 
 var _ memstore.FeedService = (*Client)(nil)
@@ -111,7 +112,7 @@ func dispatchEvent(where, typ string, data []byte, fn func(memstore.Event) error
 			return fmt.Errorf("%s: the event stream ended with an error the client cannot read", where)
 		}
 		// Only a transient failure is worth a new stream.
-		retry := statusOf[env.Error.Type] >= 500 || env.Error.Type == memstore.EConflict
+		retry := httpstatus.Of(env.Error.Type) >= 500 || env.Error.Type == memstore.EConflict
 		return &memstore.Error{Code: env.Error.Type, Message: env.Error.Message, Retry: retry}
 	}
 	var j EventJSON

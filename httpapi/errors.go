@@ -7,44 +7,12 @@ import (
 	"strconv"
 
 	"github.com/memstore/memstore"
-)
-
-// codeTooLarge is the error type of a request body above the server's cap
-// (docs/api.md, Status codes). No memstore code stands for it: only the
-// HTTP layer reads bodies.
-const codeTooLarge = "request_too_large"
-
-// The error types of a server that has too many open streams: the
-// credential's own (429, as a search over its rate) or its own in all
-// (529).
-const (
-	codeRateLimited = memstore.ERateLimited
-	codeOverloaded  = "overloaded_error"
+	"github.com/memstore/memstore/internal/httpstatus"
 )
 
 // internalMessage is all a client learns of an internal error; the cause
 // goes to the log.
 const internalMessage = "internal server error"
-
-// statusOf is the one table from error codes, which are the API's error
-// types, to HTTP statuses (docs/api.md, Status codes). The types that
-// memstore's services never return are listed too, so that a backend may
-// use them and be mapped.
-var statusOf = map[string]int{
-	memstore.EInvalid:            http.StatusBadRequest,
-	memstore.EUnauthenticated:    http.StatusUnauthorized,
-	"billing_error":              http.StatusPaymentRequired,
-	memstore.EPermission:         http.StatusForbidden,
-	memstore.ENotFound:           http.StatusNotFound,
-	memstore.EConflict:           http.StatusConflict,
-	memstore.EPathConflict:       http.StatusConflict,
-	memstore.EPreconditionFailed: http.StatusConflict,
-	codeTooLarge:                 http.StatusRequestEntityTooLarge,
-	codeRateLimited:              http.StatusTooManyRequests,
-	memstore.EInternal:           http.StatusInternalServerError,
-	"timeout_error":              http.StatusGatewayTimeout,
-	codeOverloaded:               529,
-}
 
 // fail answers a request with err: a *memstore.Error with its code's
 // status and message, anything else (or an unknown code) as a 500
@@ -52,10 +20,10 @@ var statusOf = map[string]int{
 // here, once.
 func (s *Server) fail(w *responseWriter, r *http.Request, err error) {
 	var e *memstore.Error
-	if !errors.As(err, &e) || statusOf[e.Code] == 0 {
+	if !errors.As(err, &e) || httpstatus.Of(e.Code) == 0 {
 		e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
 	}
-	status := statusOf[e.Code]
+	status := httpstatus.Of(e.Code)
 	if status >= 500 && r.Context().Err() != nil {
 		// The client went away (or gave up): nobody reads the answer,
 		// and it is not the server's fault, so it is no error in the log.
@@ -82,11 +50,10 @@ func (s *Server) writeError(w *responseWriter, status int, e *memstore.Error) {
 	case status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
 		h.Set("X-Should-Retry", "false")
 	}
-	if e.RetryAfter > 0 {
-		// What the SDKs read to wait before their retry: milliseconds
-		// first, else whole seconds.
-		h.Set("Retry-After-Ms", strconv.FormatInt(max(e.RetryAfter.Milliseconds(), 1), 10))
-		h.Set("Retry-After", strconv.Itoa(memstore.RetrySeconds(e.RetryAfter)))
+	if wait := httpstatus.RetryAfter(h, e); wait > 0 {
+		// What the SDKs read first: milliseconds, else Retry-After's
+		// whole seconds.
+		h.Set("Retry-After-Ms", strconv.FormatInt(max(wait.Milliseconds(), 1), 10))
 	}
 	body := ErrorJSON{
 		Type:      typeError,

@@ -143,11 +143,12 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
 		defer cancelAt()
 	}
-	o, err := s.streams.add(ctx, c, storeID, cancel)
+	o, err := s.streams.add(c, cancel)
 	if err != nil {
 		return err
 	}
 	defer s.streams.release(o)
+	defer s.held.Hold(ctx, c, storeID, cancel)()
 	// Listening before the first read: a change committed meanwhile
 	// wakes the stream.
 	wake, stop := s.wakes.listen(storeID)
@@ -202,7 +203,7 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 	}
 	err = memstore.FollowEvents(ctx, s.feed, c, storeID, first.Cursor, wake, StreamRecheck, sendPage)
 	if o.reclaimed.Load() {
-		err = &memstore.Error{Code: codeOverloaded, Retry: true, Message: reclaimedMessage}
+		err = &memstore.Error{Code: memstore.EOverloaded, Retry: true, Message: reclaimedMessage}
 	}
 	if err != nil && (ctx.Err() == nil || o.reclaimed.Load()) {
 		var e *memstore.Error
@@ -226,16 +227,15 @@ const reclaimedMessage = "this stream was ended to make room for another workspa
 	"and this workspace held the most; resume with Last-Event-ID once a stream of this workspace has ended"
 
 // streamSet bounds the open streams, in all, per workspace (its share)
-// and per credential, and ends those of a credential that is revoked.
+// and per credential (Server.held ends those of a credential that is
+// revoked).
 // At the bound in all, the workspace holding the most streams gives up
 // its oldest to a workspace holding at least two fewer
 // (fairshare.Reclaim), so that workspaces share the server evenly
 // however many credentials each has.
 type streamSet struct {
 	max, perWorkspace, perCredential int
-	// check reads again whether a stream's caller may still read its
-	// store (Server.checkCaller).
-	check        func(ctx context.Context, c *memstore.Caller, storeID string) error
+
 	mu           sync.Mutex
 	open         map[*openStream]struct{}
 	byCredential map[string]int
@@ -244,11 +244,9 @@ type streamSet struct {
 }
 
 type openStream struct {
-	ctx     context.Context
-	caller  *memstore.Caller
-	storeID string
-	cancel  context.CancelFunc
-	seq     uint64 // when it was opened (streamSet.opened)
+	caller *memstore.Caller
+	cancel context.CancelFunc
+	seq    uint64 // when it was opened (streamSet.opened)
 	// reclaimed is set when the stream was ended to make room for
 	// another workspace's.
 	reclaimed atomic.Bool
@@ -265,21 +263,21 @@ func credential(c *memstore.Caller) string {
 // c's credential or workspace has as many as it may (a retryable 429),
 // or the server has and no other workspace gives one up (529); release
 // forgets it.
-func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string, cancel context.CancelFunc) (*openStream, error) {
+func (ss *streamSet) add(c *memstore.Caller, cancel context.CancelFunc) (*openStream, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	cred, ws := credential(c), c.WorkspaceID
 	switch {
 	case ss.byCredential[cred] >= ss.perCredential:
-		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
+		return nil, &memstore.Error{Code: memstore.ERateLimited, Retry: true,
 			Message: memstore.LimitReached("this credential", ss.perCredential, "open event streams", "close one before opening another", "--feed-max-streams-per-credential")}
 	case ss.byWorkspace[ws] >= ss.perWorkspace:
-		return nil, &memstore.Error{Code: codeRateLimited, Retry: true,
+		return nil, &memstore.Error{Code: memstore.ERateLimited, Retry: true,
 			Message: memstore.LimitReached("this workspace", ss.perWorkspace, "open event streams, its share of the server's", "close one before opening another", "--feed-max-streams-per-workspace")}
 	case len(ss.open) >= ss.max:
 		from := fairshare.Reclaim(ss.byWorkspace, ws)
 		if from == "" {
-			return nil, &memstore.Error{Code: codeOverloaded, Retry: true,
+			return nil, &memstore.Error{Code: memstore.EOverloaded, Retry: true,
 				Message: memstore.LimitReached("the server", ss.max, "open event streams", "no workspace holds two more than this one; retry later", "--feed-max-streams")}
 		}
 		var oldest *openStream
@@ -296,7 +294,7 @@ func (ss *streamSet) add(ctx context.Context, c *memstore.Caller, storeID string
 		ss.open, ss.byCredential, ss.byWorkspace = map[*openStream]struct{}{}, map[string]int{}, map[string]int{}
 	}
 	ss.opened++
-	o := &openStream{ctx: ctx, caller: c, storeID: storeID, cancel: cancel, seq: ss.opened}
+	o := &openStream{caller: c, cancel: cancel, seq: ss.opened}
 	ss.open[o] = struct{}{}
 	ss.byCredential[cred]++
 	ss.byWorkspace[ws]++
@@ -322,82 +320,6 @@ func (ss *streamSet) forget(o *openStream) {
 	if ss.byWorkspace[ws]--; ss.byWorkspace[ws] == 0 {
 		delete(ss.byWorkspace, ws)
 	}
-}
-
-// revoke ends the streams whose credential r stops: a memstore.Revocation
-// listener. The streams of a session whose stores changed, and every
-// stream after notices went unheard, are read again in the background
-// (Revocation.Stale), and those whose caller may no longer read their
-// store end.
-func (ss *streamSet) revoke(r memstore.Revocation) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var recheck []*openStream
-	for o := range ss.open {
-		switch {
-		case r.Stops(o.caller):
-			o.cancel()
-		case r.Stale(o.caller):
-			recheck = append(recheck, o)
-		}
-	}
-	if len(recheck) > 0 {
-		go recheckStreams(ss.check, recheck)
-	}
-}
-
-// recheckStreams ends each stream whose check finds its credential no
-// longer working or its store no longer readable, one lookup at a time. A
-// stream whose credential cannot be read goes on: the next notice or its
-// expiry ends it.
-func recheckStreams(check func(context.Context, *memstore.Caller, string) error, streams []*openStream) {
-	for _, o := range streams {
-		if o.ctx.Err() != nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(o.ctx, memstore.RecheckTimeout)
-		err := check(ctx, o.caller, o.storeID)
-		cancel()
-		switch memstore.ErrorCode(err) {
-		case memstore.EUnauthenticated, memstore.EPermission:
-			o.cancel()
-		}
-	}
-}
-
-// checkCaller reads again what a stream of storeID by c stands on: its
-// credential, by the session service's rule (memstore.CallerChecker: a
-// session token, or an API key), and, for a session token, that storeID
-// is still attached to its session. EUnauthenticated when the credential
-// no longer works, EPermission when the store is no longer the
-// session's; nil when all still holds, or when there is nothing to read
-// it by.
-func (s *Server) checkCaller(ctx context.Context, c *memstore.Caller, storeID string) error {
-	if cc, ok := s.sessions.(memstore.CallerChecker); ok {
-		if err := cc.CheckCaller(ctx, c); err != nil {
-			return err
-		}
-	}
-	if c.Session != nil {
-		return s.stillAttached(ctx, c, storeID)
-	}
-	return nil
-}
-
-// stillAttached is nil when storeID is still attached to c's session,
-// as the session is now (its stores may have changed since c was
-// authenticated), and EPermission when it is not.
-func (s *Server) stillAttached(ctx context.Context, c *memstore.Caller, storeID string) error {
-	ses, err := s.sessions.Session(ctx, c, c.Session.ID)
-	if err != nil {
-		return err
-	}
-	for _, a := range ses.Attachments {
-		if a.StoreID == storeID {
-			return nil
-		}
-	}
-	return memstore.Errorf(memstore.EPermission, "memory store %s is no longer attached to session %s", storeID, ses.ID)
 }
 
 // closeAll ends every stream, for a server that shuts down.

@@ -676,3 +676,74 @@ func TestEventsStreamEndsWhenStoreDetached(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// slowChecks is a session service whose every reading again of a
+// credential takes until it is ended: it tells when one began, and when
+// it returned.
+type slowChecks struct {
+	*storetest.DeafSessions
+	started  chan struct{}
+	once     sync.Once
+	returned chan struct{}
+}
+
+func (s *slowChecks) CheckCaller(ctx context.Context, c *memstore.Caller) error {
+	s.once.Do(func() { close(s.started) })
+	<-ctx.Done()
+	time.Sleep(50 * time.Millisecond) // a lookup slow to notice
+	select {
+	case <-s.returned:
+	default:
+		close(s.returned)
+	}
+	return ctx.Err()
+}
+
+// TestCloseWaitsForStreamRechecks: the server's Close ends the readings
+// again of streams' credentials under way and returns only once they have
+// returned, so that none reads a database closed after it.
+func TestCloseWaitsForStreamRechecks(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	core := memstore.NewCore(db)
+	slow := &slowChecks{DeafSessions: &storetest.DeafSessions{SessionService: core}, started: make(chan struct{}), returned: make(chan struct{})}
+	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: struct{ memstore.KeyService }{core},
+		Sessions: slow, Feed: core})
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	ws, err := core.CreateWorkspace(t.Context(), "recheck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := core.CreateAPIKey(t.Context(), ws.ID, "streams")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := httpapi.NewClient(srv.URL, secret)
+	st, err := c.CreateStore(t.Context(), nil, memstore.StoreCreate{Name: "recheck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go c.StreamEvents(ctx, nil, st.ID, "", func(memstore.Event) error { return nil })
+	time.Sleep(300 * time.Millisecond) // the stream is open
+
+	slow.Notices.Revoked(memstore.Revocation{Unheard: true})
+	select {
+	case <-slow.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream's credential was not read again after notices went unheard")
+	}
+	closed := make(chan struct{})
+	go func() { api.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(memstore.RecheckTimeout / 2):
+		t.Fatal("Close did not end the reading again under way")
+	}
+	select {
+	case <-slow.returned:
+	default:
+		t.Error("Close returned before the reading again under way")
+	}
+}

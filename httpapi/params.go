@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/httpstatus"
 	"github.com/memstore/memstore/internal/netlimit"
 )
 
@@ -189,7 +190,7 @@ func checkSHA256(field, v string) (string, error) {
 // U+FFFD, and the content stored, and its hash, would differ from what the
 // client sent.
 func (s *Server) readBody(w *responseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := &memstore.Error{Code: codeTooLarge,
+	tooLarge := &memstore.Error{Code: httpstatus.TooLarge,
 		Message: "the request body is larger than " + strconv.FormatInt(s.maxBody, 10) + " bytes"}
 	if r.ContentLength > s.maxBody {
 		return nil, tooLarge

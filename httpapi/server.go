@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/heldcallers"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/netlimit"
 )
@@ -58,6 +59,8 @@ type Server struct {
 	wakes          wakeSet   // the feed's notices, by store
 
 	stopNotify []func() // ends the listening to revocations (Close)
+	// held ends an event stream whose credential stops working.
+	held *heldcallers.Registry
 }
 
 // New returns a Server made of c. A CreateExisting other than
@@ -86,12 +89,12 @@ func New(c Config) *Server {
 	// A credential revoked through this process's services leaves the
 	// cache at once, as does one revoked by another process when the
 	// backend tells of it; otherwise this process waits out the TTL.
-	s.streams.check = s.checkCaller
-	for _, svc := range []any{c.Keys, c.Sessions} {
-		if n, ok := svc.(memstore.RevocationNotifier); ok {
-			s.stopNotify = append(s.stopNotify, n.NotifyRevocations(s.auth.revoke), n.NotifyRevocations(s.streams.revoke))
-		}
-	}
+	s.stopNotify = append(s.stopNotify, heldcallers.Listen(s.auth.revoke, c.Keys, c.Sessions))
+	// An event stream ends when its credential stops working or its
+	// store is no longer its session's.
+	s.held = heldcallers.New(func(ctx context.Context, c *memstore.Caller, storeID string) error {
+		return memstore.CheckHeld(ctx, s.sessions, c, storeID)
+	}, c.Keys, c.Sessions)
 	s.heartbeatEvery = cmp.Or(c.StreamHeartbeat, DefaultStreamHeartbeat)
 	s.streams.max = cmp.Or(c.MaxStreams, DefaultMaxStreams)
 	s.streams.perWorkspace = cmp.Or(c.MaxStreamsPerWorkspace, DefaultMaxStreamsPerWorkspace(s.streams.max))
@@ -152,13 +155,16 @@ func (s *Server) EndStreams() { s.streams.closeAll() }
 
 // Close stops the server listening for revocations and events in its
 // services, so that a server no longer in use can be collected while
-// they live on. It does not stop the requests in progress (that is
-// http.Server's Shutdown).
+// they live on, and waits for the streams' credentials being read again
+// (which it ends), so that none reads a database closed after it. It
+// does not stop the requests in progress (that is http.Server's
+// Shutdown).
 func (s *Server) Close() error {
 	for _, stop := range s.stopNotify {
 		stop()
 	}
 	s.stopNotify = nil
+	s.held.Close()
 	return nil
 }
 

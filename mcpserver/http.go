@@ -21,6 +21,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/internal/heldcallers"
 	"github.com/memstore/memstore/internal/netlimit"
 	"github.com/memstore/memstore/internal/sse"
 )
@@ -98,7 +99,6 @@ type HTTPHandler struct {
 	origins     map[string]bool
 	sdk         http.Handler
 	open        *sessions
-	stopNotices func()
 	made        func(*mcp.Server) // for tests: told of each server serveNew makes
 }
 
@@ -108,11 +108,16 @@ func Handler(c HandlerConfig) *HTTPHandler {
 	h := &HTTPHandler{
 		sessionsSvc: c.Sessions, services: c.Services, version: c.Version, log: c.Logger,
 		idle: orDefault(c.IdleTimeout, DefaultIdleTimeout), heartbeat: orDefault(c.StreamHeartbeat, sse.DefaultHeartbeat), maxBody: orDefault(c.MaxBodyBytes, mcp.DefaultMaxRequestBodyBytes),
-		origins: map[string]bool{}, stopNotices: func() {},
+		origins: map[string]bool{},
 	}
 	maxSessions := orDefault(c.MaxSessions, DefaultMaxSessions)
+	// An MCP session stands on its token alone: its stores are read
+	// again on each request.
+	held := heldcallers.New(func(ctx context.Context, caller *memstore.Caller, _ string) error {
+		return memstore.CheckHeld(ctx, c.Sessions, caller, "")
+	}, c.Sessions)
 	h.open = newSessions(orDefault(c.MaxSessionsPerSession, DefaultMaxSessionsPerSession),
-		orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace(maxSessions)), maxSessions)
+		orDefault(c.MaxSessionsPerWorkspace, DefaultMaxSessionsPerWorkspace(maxSessions)), maxSessions, held)
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -127,10 +132,6 @@ func Handler(c HandlerConfig) *HTTPHandler {
 	// The SDK binds each MCP session to the memstore session that opened
 	// it too, from the token info.
 	h.sdk = auth.RequireBearerToken(tokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
-	h.open.check, _ = c.Sessions.(memstore.CallerChecker)
-	if n, ok := c.Sessions.(memstore.RevocationNotifier); ok {
-		h.stopNotices = n.NotifyRevocations(h.open.revoked)
-	}
 	if c.Registry != nil {
 		// A second handler on the same registry leaves the first's gauge.
 		c.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -156,11 +157,13 @@ func (h *HTTPHandler) OpenSessions() int { return h.open.count() }
 // sessions and GET streams, ends the open GET streams (clients hold one
 // open for as long as they run, which would hold the shutdown up), and
 // closes every MCP session as soon as its requests in progress have been
-// answered. Call it when the server begins to shut down
-// (http.Server.RegisterOnShutdown).
+// answered. It stops listening for revocations, and ends and waits for
+// the tokens being read again, so that none reads a database closed
+// after it. Call it when the server begins to shut down
+// (http.Server.RegisterOnShutdown); calling it again is harmless.
 func (h *HTTPHandler) Close() {
-	h.stopNotices()
 	h.open.shutdown()
+	h.open.held.Close()
 }
 
 // sessionIDHeader names the MCP session of a request.

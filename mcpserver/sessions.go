@@ -11,6 +11,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/fairshare"
+	"github.com/memstore/memstore/internal/heldcallers"
 )
 
 // The limits on open MCP sessions when HandlerConfig leaves them at 0.
@@ -64,9 +65,8 @@ var (
 // *mcp.ServerSession is attached when the SDK hands it its first request.
 type sessions struct {
 	perSession, perWorkspace, max int
-	// check, when set, reads an MCP session's caller again after
-	// notices went unheard.
-	check memstore.CallerChecker
+	// held closes an MCP session when its caller's token stops working.
+	held *heldcallers.Registry
 
 	mu      sync.Mutex
 	byID    map[string]*entry
@@ -81,9 +81,10 @@ type sessions struct {
 
 // An entry is one MCP session.
 type entry struct {
-	id     string
-	caller *memstore.Caller // of the token that opened it
-	once   sync.Once        // attaches ss
+	id      string
+	caller  *memstore.Caller // of the token that opened it
+	once    sync.Once        // attaches ss
+	release func()           // ends its hold (sessions.held)
 
 	// Guarded by sessions.mu.
 	ss       *mcp.ServerSession // nil until the SDK hands it a request
@@ -98,8 +99,8 @@ type entry struct {
 // A getStream is an open GET stream's way to end it.
 type getStream struct{ cancel context.CancelFunc }
 
-func newSessions(perSession, perWorkspace, max int) *sessions {
-	return &sessions{perSession: perSession, perWorkspace: perWorkspace, max: max,
+func newSessions(perSession, perWorkspace, max int, held *heldcallers.Registry) *sessions {
+	return &sessions{perSession: perSession, perWorkspace: perWorkspace, max: max, held: held,
 		byID: map[string]*entry{}, byOwner: map[string][]*entry{}, byShare: map[string][]*entry{}, changed: make(chan struct{})}
 }
 
@@ -155,6 +156,7 @@ func (s *sessions) open(ctx context.Context, caller *memstore.Caller) (*entry, e
 	if caller.ExpiresAt != nil {
 		e.expiry = time.AfterFunc(time.Until(*caller.ExpiresAt), func() { s.close(e) })
 	}
+	e.release = s.held.Hold(context.Background(), caller, "", func() { s.close(e) })
 	return e, nil
 }
 
@@ -394,6 +396,7 @@ func (s *sessions) closeLocked(e *entry) {
 	if e.expiry != nil {
 		e.expiry.Stop()
 	}
+	e.release()
 	delete(s.byID, e.id)
 	forget(s.byOwner, e.caller.Session.ID, e)
 	forget(s.byShare, e.caller.WorkspaceID, e)
@@ -415,42 +418,6 @@ func forget(m map[string][]*entry, key string, e *entry) {
 		delete(m, key)
 	} else {
 		m[key] = rest
-	}
-}
-
-// revoked closes the MCP sessions whose caller r stops. After notices
-// went unheard, it reads the caller of each MCP session again, in the
-// background, and closes those whose token no longer works.
-func (s *sessions) revoked(r memstore.Revocation) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var recheck []*entry
-	for _, e := range s.byID {
-		switch {
-		case r.Stops(e.caller):
-			s.closeLocked(e)
-		case r.Unheard && s.check != nil:
-			recheck = append(recheck, e)
-		}
-	}
-	if len(recheck) > 0 {
-		go s.recheck(recheck)
-	}
-}
-
-// recheck closes each of entries whose caller's token no longer works,
-// one lookup at a time. One whose token cannot be read stays open: the
-// token is checked again on its next request.
-func (s *sessions) recheck(entries []*entry) {
-	for _, e := range entries {
-		ctx, cancel := context.WithTimeout(context.Background(), memstore.RecheckTimeout)
-		err := s.check.CheckCaller(ctx, e.caller)
-		cancel()
-		if memstore.ErrorCode(err) == memstore.EUnauthenticated {
-			s.mu.Lock()
-			s.closeLocked(e)
-			s.mu.Unlock()
-		}
 	}
 }
 
