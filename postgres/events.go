@@ -74,21 +74,3 @@ func scanEvent(r row) (*memstore.Event, error) {
 	e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), keyset.Time(cat)
 	return &e, nil
 }
-
-// eventRecordColumns are an event's columns as kept, for a dump, which
-// orders by the first.
-const eventRecordColumns = "store_id, seq, type, coalesce(version_id, ''), actor_type, actor_id, created_at"
-
-// scanEventRecord scans eventRecordColumns.
-func scanEventRecord(r row) (*memstore.Event, error) {
-	var (
-		e     memstore.Event
-		t, at string
-		cat   int64
-	)
-	if err := r.Scan(&e.StoreID, &e.Seq, &t, &e.VersionID, &at, &e.Actor.ID, &cat); err != nil {
-		return nil, err
-	}
-	e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), keyset.Time(cat)
-	return &e, nil
-}

@@ -434,6 +434,16 @@ func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any
 	return out, rows.Err()
 }
 
+// extraColumns scans a row whose last columns go to extra, after those
+// the row's own scan function reads: so that a table's one scan function
+// serves a query with more columns.
+type extraColumns struct {
+	row
+	extra []any
+}
+
+func (r extraColumns) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extra...)...) }
+
 // prefixed is the comma-separated columns cols, each with prefix.
 func prefixed(prefix, cols string) string {
 	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)

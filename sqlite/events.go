@@ -90,20 +90,3 @@ func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstor
 	}
 	return keyset.EventsPage(storeID, after, events, n), nil
 }
-
-// eventRecordColumns are an event's columns as kept, for a dump.
-const eventRecordColumns = "store_id, seq, type, coalesce(version_id, ''), actor_type, actor_id, created_at"
-
-// scanEventRecord scans eventRecordColumns.
-func scanEventRecord(r interface{ Scan(...any) error }) (*memstore.Event, error) {
-	var (
-		e     memstore.Event
-		t, at string
-		cat   int64
-	)
-	if err := r.Scan(&e.StoreID, &e.Seq, &t, &e.VersionID, &at, &e.Actor.ID, &cat); err != nil {
-		return nil, err
-	}
-	e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), fromNanos(cat)
-	return &e, nil
-}

@@ -1,0 +1,41 @@
+package sqlrow
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memstore/memstore"
+)
+
+// TestEveryKind: each kind of record a database holds has its table, and
+// only those kinds do, so that a kind added to memstore.RecordKinds
+// cannot be left out of a copy.
+func TestEveryKind(t *testing.T) {
+	if len(kinds) != len(memstore.RecordKinds) {
+		t.Errorf("%d kinds have tables; memstore.RecordKinds has %d", len(kinds), len(memstore.RecordKinds))
+	}
+	for _, k := range memstore.RecordKinds {
+		d, ok := kinds[k]
+		if !ok {
+			t.Errorf("kind %s has no table", k)
+			continue
+		}
+		if got := d.rows().Kind; got != k {
+			t.Errorf("the table of kind %s is of kind %s", k, got)
+		}
+	}
+}
+
+// TestInsert: an insert names every column once, with a placeholder
+// each, then what the backend adds, then the conflict clause.
+func TestInsert(t *testing.T) {
+	param := func(n int) string { return "$" + string(rune('0'+n)) }
+	got := cursors.table.Insert(param, Column{"extra", "f($5)"})
+	want := `INSERT INTO webhook_cursors (endpoint_id, store_id, seq, owed_to, extra) VALUES ($1, $2, $3, $4, f($5)) ` + cursors.table.Conflict
+	if got != want {
+		t.Errorf("Insert:\n%s\nwant\n%s", got, want)
+	}
+	if n := strings.Count(versions.table.Insert(func(int) string { return "?" }), "?"); n != 14 {
+		t.Errorf("the insert of a version has %d placeholders; want 14", n)
+	}
+}
