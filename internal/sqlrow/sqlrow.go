@@ -137,7 +137,7 @@ func Restore(tx Tx, fill func(memstore.RecordSink) error) error {
 type kind[T any] struct {
 	table  *Table
 	scan   func(Row) (*T, error)
-	values func(*T) []any
+	values func(*T) ([]any, error)
 	put    func(memstore.RecordSink, *T) error
 	// complete, when set, completes a page of records before the sink
 	// sees it.
@@ -178,7 +178,11 @@ func (k *kind[T]) dump(s Snapshot, sink memstore.RecordSink) error {
 func (k *kind[T]) rows() *Table { return k.table }
 
 func (k *kind[T]) insert(tx Tx, rec *T) error {
-	return tx.Insert(k.table, k.values(rec), rec)
+	values, err := k.values(rec)
+	if err != nil {
+		return err
+	}
+	return tx.Insert(k.table, values, rec)
 }
 
 // restorer is the sink of a restore: it inserts each record it is given.
