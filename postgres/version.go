@@ -49,7 +49,7 @@ func scanVersion(r row) (*memstore.Version, error) {
 
 func getVersion(ctx context.Context, tx pgx.Tx, storeID, id, lock string) (*memstore.Version, error) {
 	v, err := scanVersion(tx.QueryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = $1 AND store_id = $2 `+lock, id, storeID))
-	return v, notFound(err, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id))
+	return v, notFound(err, memstore.ErrVersionNotFound(id))
 }
 
 // Versions implements memstore.VersionStorage: newest first by ID (IDs
@@ -151,8 +151,7 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 			storeID, string(memstore.EventVersionRedacted), id, string(by.Type), by.ID, keyset.Nanos(now)); err != nil {
 			return err
 		}
-		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
-		v.RedactedAt, v.RedactedBy = &now, &by
+		v.Redact(now, by)
 		return nil
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
 func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Store, error) {
 	s, err := scanStore(tx.queryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+		return nil, memstore.ErrStoreNotFound(id)
 	}
 	return s, err
 }
@@ -236,7 +236,7 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 			if n, err := res.RowsAffected(); err != nil {
 				return err
 			} else if n == 0 {
-				return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+				return memstore.ErrStoreNotFound(id)
 			}
 			// Its feed is gone: the notice after the commit tells its
 			// streams, which read it and end.

@@ -44,7 +44,7 @@ func scanVersion(row interface{ Scan(...any) error }) (*memstore.Version, error)
 func getVersion(ctx context.Context, tx *txn, storeID, id string) (*memstore.Version, error) {
 	v, err := scanVersion(tx.queryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id)
+		return nil, memstore.ErrVersionNotFound(id)
 	}
 	return v, err
 }
@@ -158,8 +158,7 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 		if err := insertEvent(ctx, tx, storeID, memstore.EventVersionRedacted, id, by, now); err != nil {
 			return err
 		}
-		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
-		v.RedactedAt, v.RedactedBy = &now, &by
+		v.Redact(now, by)
 		return nil
 	})
 	if err != nil {

@@ -39,3 +39,16 @@ func TestInsert(t *testing.T) {
 		t.Errorf("the insert of a version has %d placeholders; want 14", n)
 	}
 }
+
+// TestRecordValues: the rows the backends write of users and webhook
+// endpoints have a value for each column, each field of a type value
+// takes (must would panic otherwise).
+func TestRecordValues(t *testing.T) {
+	if got, want := len(UserValues(&memstore.User{})), strings.Count(UserColumns, ",")+1; got != want {
+		t.Errorf("a user writes %d values for %d columns", got, want)
+	}
+	w := &memstore.WebhookEndpoint{EnabledEvents: []string{memstore.WebhookStoreCreated}}
+	if got, want := len(WebhookValues(w)), strings.Count(WebhookColumns, ",")+1; got != want {
+		t.Errorf("a webhook endpoint writes %d values for %d columns", got, want)
+	}
+}

@@ -1,0 +1,46 @@
+package sqlrow
+
+import (
+	"strings"
+
+	"github.com/memstore/memstore"
+)
+
+// Users and webhook endpoints are read and written by the backends' own
+// statements too, with the columns, scan and values of their kinds here:
+// each of their rows is described once, for the API and for a copy.
+
+// UserColumns are the columns of a user's row, in the order ScanUser
+// reads them and UserValues gives them.
+var UserColumns = users.table.Columns
+
+// ScanUser scans a row of UserColumns.
+func ScanUser(r Row) (*memstore.User, error) { return users.scan(r) }
+
+// UserValues are the values of u's row, in UserColumns' order.
+func UserValues(u *memstore.User) []any { return must(users.values(u)) }
+
+// WebhookColumns are the columns of a webhook endpoint's row, in the
+// order ScanWebhook reads them and WebhookValues gives them.
+var WebhookColumns = webhooks.table.Columns
+
+// ScanWebhook scans a row of WebhookColumns.
+func ScanWebhook(r Row) (*memstore.WebhookEndpoint, error) { return webhooks.scan(r) }
+
+// WebhookValues are the values of w's row, in WebhookColumns' order.
+func WebhookValues(w *memstore.WebhookEndpoint) []any { return must(webhooks.values(w)) }
+
+// must is values that cannot fail: the fields of users and webhook
+// endpoints are all of types that value takes (TestRecordValues).
+func must(values []any, err error) []any {
+	if err != nil {
+		panic(err)
+	}
+	return values
+}
+
+// Prefixed is the comma-separated columns cols, each with prefix (a
+// table's alias and a dot).
+func Prefixed(prefix, cols string) string {
+	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+}
