@@ -44,3 +44,17 @@ func must(values []any, err error) []any {
 func Prefixed(prefix, cols string) string {
 	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
 }
+
+// VersionColumns are the columns of a version's row, in the order
+// ScanVersion reads them; when full is false, null (NULL of the content
+// column's type in the backend's dialect) stands in for the content,
+// which a list reads only when asked.
+func VersionColumns(full bool, null string) string {
+	if full {
+		return versions.table.Columns
+	}
+	return strings.Replace(versions.table.Columns, ", content,", ", "+null+",", 1)
+}
+
+// ScanVersion scans a row of VersionColumns.
+func ScanVersion(r Row) (*memstore.Version, error) { return versions.scan(r) }

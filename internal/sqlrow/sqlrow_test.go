@@ -52,3 +52,12 @@ func TestRecordValues(t *testing.T) {
 		t.Errorf("a webhook endpoint writes %d values for %d columns", got, want)
 	}
 }
+
+// TestVersionColumns: a list without content reads NULL in its place,
+// and every other column as they are.
+func TestVersionColumns(t *testing.T) {
+	full, short := VersionColumns(true, "NULL"), VersionColumns(false, "NULL")
+	if full != versions.table.Columns || strings.Replace(full, "content", "NULL", 1) != short {
+		t.Errorf("VersionColumns: %q and %q", full, short)
+	}
+}
