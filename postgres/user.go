@@ -100,28 +100,18 @@ func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
 
 // CreateSignIn implements memstore.UserStorage.
 func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO user_sign_ins (secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.SecretHash, s.UserID, s.WorkspaceID, s.Link,
-		keyset.Nanos(s.CreatedAt), keyset.Nanos(s.LastSeenAt), keyset.Nanos(s.ExpiresAt))
+	_, err := db.pool.Exec(ctx, sqlrow.InsertSignIn(param), sqlrow.SignInValues(&s)...)
 	return wrap(err, "sign in")
 }
 
 // SignIn implements memstore.UserStorage: one lookup by the primary key.
 func (db *DB) SignIn(ctx context.Context, secretHash string) (*memstore.SignIn, *memstore.User, error) {
-	var s memstore.SignIn
-	var u memstore.User
-	var created, seen, expires, uCreated, uUpdated int64
-	err := db.pool.QueryRow(ctx, `SELECT s.secret_sha256, s.user_id, s.workspace_id, s.link, s.created_at, s.last_seen_at, s.expires_at,
-			u.id, u.workspace_id, u.name, u.role, u.password_hash, u.created_at, u.updated_at
-		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = $1`, secretHash).
-		Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires,
-			&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &uCreated, &uUpdated)
+	s, u, err := sqlrow.ScanSignIn(db.pool.QueryRow(ctx, `SELECT `+sqlrow.SignInColumns+`
+		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = $1`, secretHash))
 	if err != nil {
 		return nil, nil, wrap(notFound(err, memstore.ErrNoSignIn()), "authenticate")
 	}
-	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = keyset.Time(created), keyset.Time(seen), keyset.Time(expires)
-	u.CreatedAt, u.UpdatedAt = keyset.Time(uCreated), keyset.Time(uUpdated)
-	return &s, &u, nil
+	return s, u, nil
 }
 
 // TouchSignIn implements memstore.UserStorage.

@@ -122,8 +122,7 @@ func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
 // CreateSignIn implements memstore.UserStorage.
 func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
 	err := db.write(ctx, func(tx *txn) error {
-		_, err := tx.exec(ctx, `INSERT INTO user_sign_ins (secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, s.SecretHash, s.UserID, s.WorkspaceID, s.Link, nanos(s.CreatedAt), nanos(s.LastSeenAt), nanos(s.ExpiresAt))
+		_, err := tx.exec(ctx, sqlrow.InsertSignIn(func(int) string { return "?" }), sqlrow.SignInValues(&s)...)
 		return err
 	})
 	return wrap(err, "sign in")
@@ -131,23 +130,15 @@ func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
 
 // SignIn implements memstore.UserStorage: one lookup by the primary key.
 func (db *DB) SignIn(ctx context.Context, secretHash string) (*memstore.SignIn, *memstore.User, error) {
-	var s memstore.SignIn
-	var u memstore.User
-	var created, seen, expires, uCreated, uUpdated int64
-	err := db.rs.queryRow(ctx, `SELECT s.secret_sha256, s.user_id, s.workspace_id, s.link, s.created_at, s.last_seen_at, s.expires_at,
-			u.id, u.workspace_id, u.name, u.role, u.password_hash, u.created_at, u.updated_at
-		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = ?`, secretHash).
-		Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires,
-			&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &uCreated, &uUpdated)
+	s, u, err := sqlrow.ScanSignIn(db.rs.queryRow(ctx, `SELECT `+sqlrow.SignInColumns+`
+		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = ?`, secretHash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, memstore.ErrNoSignIn()
 	}
 	if err != nil {
 		return nil, nil, wrap(translate(err), "authenticate")
 	}
-	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = fromNanos(created), fromNanos(seen), fromNanos(expires)
-	u.CreatedAt, u.UpdatedAt = fromNanos(uCreated), fromNanos(uUpdated)
-	return &s, &u, nil
+	return s, u, nil
 }
 
 // TouchSignIn implements memstore.UserStorage.

@@ -58,3 +58,27 @@ func VersionColumns(full bool, null string) string {
 
 // ScanVersion scans a row of VersionColumns.
 func ScanVersion(r Row) (*memstore.Version, error) { return versions.scan(r) }
+
+// SignInColumns are the columns of a sign-in (s) and of its user (u), in
+// the order ScanSignIn reads them.
+var SignInColumns = Prefixed("s.", signIns.table.Columns) + ", " + Prefixed("u.", users.table.Columns)
+
+// ScanSignIn scans a row of SignInColumns.
+func ScanSignIn(r Row) (*memstore.SignIn, *memstore.User, error) {
+	var (
+		s memstore.SignIn
+		u memstore.User
+	)
+	if err := r.Scan(append(signInFields(&s), userFields(&u)...)...); err != nil {
+		return nil, nil, err
+	}
+	return &s, &u, nil
+}
+
+// InsertSignIn is the statement that inserts a sign-in's row
+// (SignInValues), given the placeholder of the nth value in the
+// backend's dialect.
+func InsertSignIn(param func(n int) string) string { return signIns.table.Insert(param) }
+
+// SignInValues are the values of s's row.
+func SignInValues(s *memstore.SignIn) []any { return must(signIns.values(s)) }

@@ -61,3 +61,15 @@ func TestVersionColumns(t *testing.T) {
 		t.Errorf("VersionColumns: %q and %q", full, short)
 	}
 }
+
+// TestSignInColumns: a sign-in's row is read with its user's, each
+// column of both tables once, of its table's alias.
+func TestSignInColumns(t *testing.T) {
+	want := "s." + strings.ReplaceAll(signIns.table.Columns, ", ", ", s.") + ", u." + strings.ReplaceAll(users.table.Columns, ", ", ", u.")
+	if SignInColumns != want {
+		t.Errorf("SignInColumns = %q, want %q", SignInColumns, want)
+	}
+	if got := len(SignInValues(&memstore.SignIn{})); got != strings.Count(signIns.table.Columns, ",")+1 {
+		t.Errorf("a sign-in writes %d values", got)
+	}
+}

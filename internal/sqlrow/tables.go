@@ -32,19 +32,21 @@ var apiKeys = byFields(&Table{Kind: memstore.KindAPIKeys, Name: "api_keys", Key:
 
 var users = byFields(&Table{Kind: memstore.KindUsers, Name: "users", Key: "id",
 	Columns: "id, workspace_id, name, role, password_hash, created_at, updated_at"},
-	func(u *memstore.User) []any {
-		return []any{&u.ID, &u.WorkspaceID, &u.Name, enum(&u.Role), &u.PasswordHash, nanos{&u.CreatedAt}, nanos{&u.UpdatedAt}}
-	},
-	memstore.RecordSink.User)
+	userFields, memstore.RecordSink.User)
+
+func userFields(u *memstore.User) []any {
+	return []any{&u.ID, &u.WorkspaceID, &u.Name, enum(&u.Role), &u.PasswordHash, nanos{&u.CreatedAt}, nanos{&u.UpdatedAt}}
+}
 
 // signIns are read in the order of the hashes of their secrets, which
 // is no order of time, so that two copies dump them alike.
 var signIns = byFields(&Table{Kind: memstore.KindSignIns, Name: "user_sign_ins", Key: "secret_sha256",
 	Columns: "secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at"},
-	func(s *memstore.SignIn) []any {
-		return []any{&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, nanos{&s.CreatedAt}, nanos{&s.LastSeenAt}, nanos{&s.ExpiresAt}}
-	},
-	memstore.RecordSink.SignIn)
+	signInFields, memstore.RecordSink.SignIn)
+
+func signInFields(s *memstore.SignIn) []any {
+	return []any{&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, nanos{&s.CreatedAt}, nanos{&s.LastSeenAt}, nanos{&s.ExpiresAt}}
+}
 
 // stores are written without their counts of memories and content,
 // which the restore of their memories makes.
