@@ -82,3 +82,16 @@ func InsertSignIn(param func(n int) string) string { return signIns.table.Insert
 
 // SignInValues are the values of s's row.
 func SignInValues(s *memstore.SignIn) []any { return must(signIns.values(s)) }
+
+// EventColumns are the columns of an event as the API lists it, with
+// the memory, path and hash of its version (events e LEFT JOIN versions
+// v), in the order ScanEvent reads them.
+const EventColumns = `e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), coalesce(v.path, ''), coalesce(v.sha256, ''),
+	e.actor_type, e.actor_id, e.created_at`
+
+// ScanEvent scans a row of EventColumns.
+func ScanEvent(r Row) (*memstore.Event, error) {
+	var e memstore.Event
+	err := r.Scan(&e.Seq, enum(&e.Type), &e.MemoryID, &e.VersionID, &e.Path, &e.ContentSHA256, enum(&e.Actor.Type), &e.Actor.ID, nanos{&e.CreatedAt})
+	return &e, err
+}
