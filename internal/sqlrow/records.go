@@ -95,3 +95,10 @@ func ScanEvent(r Row) (*memstore.Event, error) {
 	err := r.Scan(&e.Seq, enum(&e.Type), &e.MemoryID, &e.VersionID, &e.Path, &e.ContentSHA256, enum(&e.Actor.Type), &e.Actor.ID, nanos{&e.CreatedAt})
 	return &e, err
 }
+
+// StoreColumns are the columns of a store's row, its counts of memories
+// and content included, in the order ScanStore reads them.
+var StoreColumns = stores.table.Select()
+
+// ScanStore scans a row of StoreColumns.
+func ScanStore(r Row) (*memstore.Store, error) { return stores.scan(r) }
