@@ -1,8 +1,9 @@
-// Package sqlrow is the dump and the restore of a whole database
-// (memstore.Dumper and memstore.Restorer) as the two SQL backends share
-// them: the row of each kind of record (its table, its columns, how a
-// row scans into the record and what the record writes), and the flow of
-// a dump and of a restore, once. The two schemas name their tables and
+// Package sqlrow is the rows the two SQL backends keep, described once:
+// the row of each kind of record (its table, its columns, how a row
+// scans into the record and what the record writes), which the backends'
+// own queries read and write too (records.go), and the flow of the dump
+// and the restore of a whole database (memstore.Dumper and
+// memstore.Restorer). The two schemas name their tables and
 // columns alike, so a backend gives only what its dialect does its own
 // way: a read of each table in one snapshot (Snapshot), and an insert of
 // a row in one transaction (Tx).
