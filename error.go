@@ -98,3 +98,84 @@ func ErrorMessage(err error) string {
 func ErrArchived(storeID string) *Error {
 	return Errorf(EConflict, "memory store %s is archived; its memories are read-only", storeID)
 }
+
+// The refusals that every backend makes in the same words: a record
+// that is not there, a name that is taken, a write that lost a race.
+// The records of the API are "not found" by ID, as the hosted API says;
+// those an operator or the console looks up by ID or name are quoted.
+
+// ErrStoreNotFound is the refusal of a memory store that is not in the
+// workspace.
+func ErrStoreNotFound(id string) *Error {
+	return Errorf(ENotFound, "memory store %s not found", id)
+}
+
+// ErrMemoryNotFound is the refusal of a memory that is not in the store.
+func ErrMemoryNotFound(id string) *Error { return Errorf(ENotFound, "memory %s not found", id) }
+
+// ErrVersionNotFound is the refusal of a version that is not in the
+// store.
+func ErrVersionNotFound(id string) *Error {
+	return Errorf(ENotFound, "memory version %s not found", id)
+}
+
+// ErrSessionNotFound is the refusal of a session that is not in the
+// workspace.
+func ErrSessionNotFound(id string) *Error { return Errorf(ENotFound, "session %s not found", id) }
+
+// ErrTokenNotFound is the refusal of a session token that is not the
+// session's.
+func ErrTokenNotFound(id string) *Error {
+	return Errorf(ENotFound, "session token %s not found", id)
+}
+
+// ErrNoWorkspace is the refusal of a workspace ID or name that names
+// none.
+func ErrNoWorkspace(idOrName string) *Error { return Errorf(ENotFound, "no workspace %q", idOrName) }
+
+// ErrNoAPIKey is the refusal of an API key ID that names none.
+func ErrNoAPIKey(id string) *Error { return Errorf(ENotFound, "no API key %q", id) }
+
+// ErrUnknownSecret is storage's answer to a secret that no credential of
+// a kind ("API key", "session token") has; Authenticate turns it into
+// the caller's refusal.
+func ErrUnknownSecret(kind string) *Error { return Errorf(ENotFound, "no %s has this secret", kind) }
+
+// ErrNoUser is the refusal of a user ID or name that names none of the
+// workspace's users.
+func ErrNoUser(idOrName string) *Error {
+	return Errorf(ENotFound, "no user %q in this workspace", idOrName)
+}
+
+// ErrNoSignIn is the refusal of a console sign-in that is not kept.
+func ErrNoSignIn() *Error { return Errorf(ENotFound, "no such sign-in") }
+
+// ErrNoWebhook is the refusal of a webhook endpoint ID that names none
+// of the workspace's endpoints.
+func ErrNoWebhook(id string) *Error {
+	return Errorf(ENotFound, "no webhook endpoint %q in this workspace", id)
+}
+
+// ErrWorkspaceExists is the refusal of a workspace name that is taken.
+func ErrWorkspaceExists(name string) *Error {
+	return Errorf(EConflict, "a workspace named %q already exists", name)
+}
+
+// ErrUserExists is the refusal of a user name that is taken in the
+// workspace.
+func ErrUserExists(name string) *Error {
+	return Errorf(EConflict, "a user named %q already exists in this workspace", name)
+}
+
+// ErrPathTaken is the refusal of a write whose path a concurrent write
+// took first, which it did not see: the client is told to retry, and
+// then meets the memory that holds the path.
+func ErrPathTaken() *Error {
+	return &Error{Code: EPathConflict, Message: "the path was taken by a concurrent write; retry", Retry: true}
+}
+
+// ErrBusy is the refusal of a write that waited too long for the
+// database's other writes: the client is told to retry.
+func ErrBusy() *Error {
+	return &Error{Code: EConflict, Message: "the database is busy; retry", Retry: true}
+}

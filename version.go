@@ -54,6 +54,14 @@ func NewVersion(id string, m *Memory, op Operation, by Actor, now time.Time) *Ve
 // Redacted reports whether the version was redacted.
 func (v *Version) Redacted() bool { return v.RedactedAt != nil }
 
+// Redact makes v what a redaction at time at (as stored) by an actor
+// leaves of it: no path, no content (nor its hash and size), and who
+// redacted it when.
+func (v *Version) Redact(at time.Time, by Actor) {
+	v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
+	v.RedactedAt, v.RedactedBy = &at, &by
+}
+
 // VersionFilter selects versions for a list, newest first. Set fields AND
 // together.
 type VersionFilter struct {

@@ -34,6 +34,27 @@ import (
 // leased, so that deliverers of several replicas do not routinely send it
 // twice. The contract is at least once: a receiver deduplicates by the
 // event's ID.
+//
+// The rules above that follow from a write to a store or an endpoint are
+// kept by triggers of both schemas, because every statement that makes
+// such a write, a restore's insert included, must make their rows in its
+// own transaction (the cursors' triggers are named alike in SQLite and
+// PostgreSQL):
+//   - an endpoint's cursors start at the end of the feeds when it is made
+//     (webhook_cursors_of_endpoint), and again when it is enabled or
+//     starts asking for memstore's own events (webhook_cursors_at_end);
+//   - a new store's cursors start at its first event
+//     (webhook_cursors_of_store);
+//   - an endpoint disabled while asking for memstore's own events keeps
+//     where each feed ended in OwedTo (webhook_cursors_owed);
+//   - a store's creation, archive and deletion write their deliveries
+//     (SQLite: webhook_events_store_created, webhook_events_store_deleted
+//     and webhook_events_of_archive, through webhook_events_deliveries;
+//     PostgreSQL: webhook_events_of_stores and webhook_events_of_archive,
+//     through webhook_event_add).
+//
+// storetest.RunWebhookDeliveries proves each on both backends: Deliveries
+// the stores' own events, Feeds and FeedsOwed the cursors.
 
 // FeedWebhookType is the webhook event type of a change of the feed that
 // a claim delivers from the feed: "memstore." and the feed's type. An
@@ -80,6 +101,12 @@ func FeedDelivery(w *WebhookEndpoint, workspaceID string, e *Event, id string, u
 // one endpoint: a feed of changes the endpoint does not ask for is
 // passed over a page at a time.
 const FeedScan = 256
+
+// DrainCursors bounds the cursors that one transaction of a drain moves
+// (the deliveries still owed of a store being deleted, or to an endpoint
+// enabled again), each past at most FeedScan events, so that the
+// transaction stays small whatever the backlog.
+const DrainCursors = 16
 
 // A WebhookEvent is what a delivery tells of.
 type WebhookEvent struct {

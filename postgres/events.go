@@ -7,6 +7,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // The change feed (memstore's feed.go) in the events table. Each write
@@ -47,48 +48,17 @@ func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstor
 				return err
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), coalesce(v.path, ''), coalesce(v.sha256, ''), e.actor_type, e.actor_id, e.created_at
+		rows, err := tx.Query(ctx, `SELECT `+sqlrow.EventColumns+`
 			FROM events e LEFT JOIN versions v ON v.id = e.version_id
 			WHERE e.store_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, storeID, after, n+1)
 		if err != nil {
 			return err
 		}
-		events, err = collect(rows, scanEvent)
+		events, err = collect(rows, sqlrow.ScanEvent)
 		return err
 	})
 	if err != nil {
 		return memstore.EventPage{}, wrap(err, "list events")
 	}
 	return keyset.EventsPage(storeID, after, events, n), nil
-}
-
-func scanEvent(r row) (*memstore.Event, error) {
-	var (
-		e     memstore.Event
-		t, at string
-		cat   int64
-	)
-	if err := r.Scan(&e.Seq, &t, &e.MemoryID, &e.VersionID, &e.Path, &e.ContentSHA256, &at, &e.Actor.ID, &cat); err != nil {
-		return nil, err
-	}
-	e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), keyset.Time(cat)
-	return &e, nil
-}
-
-// eventRecordColumns are an event's columns as kept, for a dump, which
-// orders by the first.
-const eventRecordColumns = "store_id, seq, type, coalesce(version_id, ''), actor_type, actor_id, created_at"
-
-// scanEventRecord scans eventRecordColumns.
-func scanEventRecord(r row) (*memstore.Event, error) {
-	var (
-		e     memstore.Event
-		t, at string
-		cat   int64
-	)
-	if err := r.Scan(&e.StoreID, &e.Seq, &t, &e.VersionID, &at, &e.Actor.ID, &cat); err != nil {
-		return nil, err
-	}
-	e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), keyset.Time(cat)
-	return &e, nil
 }

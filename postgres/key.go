@@ -22,7 +22,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 	tag, err := db.pool.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
 		w.ID, w.Name, keyset.Nanos(now))
 	if err == nil && tag.RowsAffected() == 0 {
-		err = memstore.Errorf(memstore.EConflict, "a workspace named %q already exists", name)
+		err = memstore.ErrWorkspaceExists(name)
 	}
 	if err != nil {
 		return nil, wrap(err, "create workspace %s", name)
@@ -46,7 +46,7 @@ func scanWorkspace(r row) (*memstore.Workspace, error) {
 func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspace, error) {
 	w, err := scanWorkspace(db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM workspaces WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1`, idOrName))
 	if err != nil {
-		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", idOrName)), "get workspace %s", idOrName)
+		return nil, wrap(notFound(err, memstore.ErrNoWorkspace(idOrName)), "get workspace %s", idOrName)
 	}
 	return w, nil
 }
@@ -120,7 +120,7 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]
 func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
 	if err != nil {
-		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "get API key %s", id)
+		return nil, wrap(notFound(err, memstore.ErrNoAPIKey(id)), "get API key %s", id)
 	}
 	return k, nil
 }
@@ -130,7 +130,7 @@ func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 func (db *DB) APIKeyBySecret(ctx context.Context, secretHash string) (*memstore.APIKey, error) {
 	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE secret_sha256 = $1`, secretHash))
 	if err != nil {
-		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key has this secret")), "authenticate")
+		return nil, wrap(notFound(err, memstore.ErrUnknownSecret("API key")), "authenticate")
 	}
 	return k, nil
 }
@@ -141,7 +141,7 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string, at time.Time, r memst
 	k, err := scanKey(db.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING `+keyColumns,
 		keyset.Nanos(at), id))
 	if err != nil {
-		return nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no API key %q", id)), "revoke API key %s", id)
+		return nil, wrap(notFound(err, memstore.ErrNoAPIKey(id)), "revoke API key %s", id)
 	}
 	db.revoked(ctx, r)
 	return k, nil
@@ -158,7 +158,7 @@ func (db *DB) TouchAPIKey(ctx context.Context, id string, at time.Time) error {
 func workspaceExists(ctx context.Context, tx pgx.Tx, workspaceID string) error {
 	var found string
 	err := tx.QueryRow(ctx, `SELECT id FROM workspaces WHERE id = $1`, workspaceID).Scan(&found)
-	return notFound(err, memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID))
+	return notFound(err, memstore.ErrNoWorkspace(workspaceID))
 }
 
 // quotaLocks is the first key of the advisory locks of withinQuota, in

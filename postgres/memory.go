@@ -37,7 +37,7 @@ func scanMemory(r row) (*memstore.Memory, error) {
 }
 
 func errMemoryNotFound(id string) *memstore.Error {
-	return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
+	return memstore.ErrMemoryNotFound(id)
 }
 
 // versionArgs are the parameters $1 to $12 of a statement that begins

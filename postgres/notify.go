@@ -25,7 +25,9 @@ import (
 // it tries again every relistenDelay, and once it listens again it tells
 // its listeners that notices went unheard, so that they read every
 // caller afresh. A revocation committed while it was down thus takes
-// effect here at most relistenDelay after the database is back.
+// effect here at most relistenDelay after the database is back. This is
+// PostgreSQL's alone: SQLite has no notices between processes, and polls
+// a table instead (the sqlite package's revoke.go).
 
 //
 // New events travel the same way, on eventChannel, and so does a store's

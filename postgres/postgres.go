@@ -82,6 +82,7 @@ import (
 	"github.com/memstore/memstore/internal/batch"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.Database = (*DB)(nil)
@@ -393,9 +394,9 @@ func translate(err error) error {
 		case pe.Code == sqlUniqueViolation && pe.ConstraintName == "memories_path_key":
 			// The blocker is unknown here, so the client is told to
 			// retry (the store's lock makes this a backstop only).
-			return &memstore.Error{Code: memstore.EPathConflict, Message: "the path was taken by a concurrent write; retry", Retry: true}
+			return memstore.ErrPathTaken()
 		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections:
-			return &memstore.Error{Code: memstore.EConflict, Message: "the database is busy; retry", Retry: true}
+			return memstore.ErrBusy()
 		}
 	}
 	if unreachable(err) {
@@ -447,7 +448,7 @@ func wrap(err error, format string, args ...any) error {
 
 // A row is one result row to scan: a pgx.Row or the current row of
 // pgx.Rows.
-type row interface{ Scan(...any) error }
+type row = sqlrow.Row
 
 // notFound turns pgx.ErrNoRows into err, and leaves any other error.
 func notFound(scanErr error, err *memstore.Error) error {
@@ -487,7 +488,7 @@ func scanStoreState(r row, storeID string) (storeRow, error) {
 }
 
 func errStoreNotFound(id string) *memstore.Error {
-	return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+	return memstore.ErrStoreNotFound(id)
 }
 
 // now is the clock's time as stored.

@@ -12,7 +12,8 @@ import (
 	"github.com/memstore/memstore/internal/searchtext"
 )
 
-// Search reads two columns of the live memories, written with the path
+// Search is each backend's own, as its engine's full-text index is.
+// PostgreSQL's reads two columns of the live memories, written with the path
 // and content in the same transaction, so that a search sees every write
 // committed before it: search_words, the words of the path and of the
 // content as searchtext tells and folds them, stemmed (migration 0001's

@@ -76,7 +76,7 @@ func attach(ctx context.Context, tx pgx.Tx, sessions []*memstore.Session) error 
 func getSession(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*memstore.Session, error) {
 	s, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions s WHERE s.id = $1 AND s.workspace_id = $2 `+lock, id, workspaceID))
 	if err != nil {
-		return nil, notFound(err, memstore.Errorf(memstore.ENotFound, "session %s not found", id))
+		return nil, notFound(err, memstore.ErrSessionNotFound(id))
 	}
 	return s, attach(ctx, tx, []*memstore.Session{s})
 }
@@ -192,7 +192,7 @@ func scanToken(r row) (*memstore.SessionToken, error) {
 }
 
 func errTokenNotFound(id string) *memstore.Error {
-	return memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
+	return memstore.ErrTokenNotFound(id)
 }
 
 // SessionTokens implements memstore.SessionStorage, with keyset
@@ -217,7 +217,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`, sessionID, workspaceID).Scan(&one)
 		if err != nil {
-			return notFound(err, memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID))
+			return notFound(err, memstore.ErrSessionNotFound(sessionID))
 		}
 		rows, err := tx.Query(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE `+where+` ORDER BY created_at, id LIMIT `+q.arg(n+1), q.args...)
 		if err != nil {
@@ -252,7 +252,7 @@ func (db *DB) SessionTokenBySecret(ctx context.Context, secretHash string) (*mem
 	err := db.inTx(ctx, readTx, func(tx pgx.Tx) (err error) {
 		t, err = scanToken(tx.QueryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = $1`, secretHash))
 		if err != nil {
-			return notFound(err, memstore.Errorf(memstore.ENotFound, "no session token has this secret"))
+			return notFound(err, memstore.ErrUnknownSecret("session token"))
 		}
 		s, err = getSession(ctx, tx, t.WorkspaceID, t.SessionID, "")
 		return err
@@ -360,7 +360,7 @@ func (t *sessionTx) UpdateSession(s *memstore.Session, attachments bool) error {
 func (t *sessionTx) DeleteSession(id string) error {
 	tag, err := t.tx.Exec(t.ctx, `DELETE FROM sessions WHERE id = $1 AND workspace_id = $2`, id, t.workspaceID)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+		err = memstore.ErrSessionNotFound(id)
 	}
 	return err
 }

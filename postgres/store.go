@@ -12,36 +12,13 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
-
-const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, memory_count, content_size`
-
-func scanStore(r row) (*memstore.Store, error) {
-	var (
-		s        memstore.Store
-		desc     []byte
-		meta     string
-		cat, uat int64
-		aat      *int64
-	)
-	if err := r.Scan(&s.ID, &s.WorkspaceID, &s.Name, &desc, &meta, &cat, &uat, &aat, &s.MemoryCount, &s.ContentSize); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
-		return nil, err
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	s.Description = string(desc)
-	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = keyset.Time(cat), keyset.Time(uat), keyset.NullTime(aat)
-	return &s, nil
-}
 
 // getStore reads a store of the workspace (ENotFound), locking its row
 // until tx ends when lock is set (FOR UPDATE, FOR SHARE, ...).
 func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*memstore.Store, error) {
-	s, err := scanStore(tx.QueryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = $1 AND workspace_id = $2 `+lock, id, workspaceID))
+	s, err := sqlrow.ScanStore(tx.QueryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = $1 AND workspace_id = $2 `+lock, id, workspaceID))
 	return s, notFound(err, errStoreNotFound(id))
 }
 
@@ -81,7 +58,7 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 
 // Store implements memstore.StoreStorage.
 func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
-	s, err := scanStore(db.pool.QueryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	s, err := sqlrow.ScanStore(db.pool.QueryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 	if err != nil {
 		return nil, wrap(notFound(err, errStoreNotFound(id)), "get store %s", id)
 	}
@@ -114,12 +91,12 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 	if cur != nil {
 		where = append(where, "(created_at, id) < ("+q.arg(cur.Time)+", "+q.arg(cur.Key)+")")
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
+	rows, err := db.pool.Query(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created_at DESC, id DESC LIMIT `+q.arg(n+1), q.args...)
 	if err != nil {
 		return page, wrap(err, "list stores")
 	}
-	page.Items, err = collect(rows, scanStore)
+	page.Items, err = collect(rows, sqlrow.ScanStore)
 	if err != nil {
 		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
 	}

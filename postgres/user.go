@@ -10,40 +10,24 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.UserStorage = (*DB)(nil)
-
-const userColumns = "id, workspace_id, name, role, password_hash, created_at, updated_at"
-
-func scanUser(r row) (*memstore.User, error) {
-	var u memstore.User
-	var created, updated int64
-	if err := r.Scan(&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &created, &updated); err != nil {
-		return nil, err
-	}
-	u.CreatedAt, u.UpdatedAt = keyset.Time(created), keyset.Time(updated)
-	return &u, nil
-}
-
-func noUser(idOrName string) *memstore.Error {
-	return memstore.Errorf(memstore.ENotFound, "no user %q in this workspace", idOrName)
-}
 
 // CreateUser implements memstore.UserStorage: one statement, which the
 // name's unique constraint decides.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
 	u.ID, u.WorkspaceID = db.ids.New(memstore.UserIDPrefix, u.CreatedAt), workspaceID
 	u.CreatedAt, u.UpdatedAt = keyset.Time(keyset.Nanos(u.CreatedAt)), keyset.Time(keyset.Nanos(u.UpdatedAt))
-	tag, err := db.pool.Exec(ctx, `INSERT INTO users (`+userColumns+`)
-		SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $2)`,
-		u.ID, u.WorkspaceID, u.Name, string(u.Role), u.PasswordHash, keyset.Nanos(u.CreatedAt), keyset.Nanos(u.UpdatedAt))
+	tag, err := db.pool.Exec(ctx, `INSERT INTO users (`+sqlrow.UserColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $2)`, sqlrow.UserValues(&u)...)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == sqlUniqueViolation && pe.ConstraintName == "users_name_key":
-		err = memstore.Errorf(memstore.EConflict, "a user named %q already exists in this workspace", u.Name)
+		err = memstore.ErrUserExists(u.Name)
 	case err == nil && tag.RowsAffected() == 0:
-		err = memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+		err = memstore.ErrNoWorkspace(workspaceID)
 	}
 	if err != nil {
 		return nil, wrap(err, "create user %s", u.Name)
@@ -53,10 +37,10 @@ func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.Use
 
 // User implements memstore.UserStorage: by ID first, then by name.
 func (db *DB) User(ctx context.Context, workspaceID, idOrName string) (*memstore.User, error) {
-	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE workspace_id = $1 AND (id = $2 OR name = $2) ORDER BY id = $2 DESC LIMIT 1`,
+	u, err := sqlrow.ScanUser(db.pool.QueryRow(ctx, `SELECT `+sqlrow.UserColumns+` FROM users WHERE workspace_id = $1 AND (id = $2 OR name = $2) ORDER BY id = $2 DESC LIMIT 1`,
 		workspaceID, idOrName))
 	if err != nil {
-		return nil, wrap(notFound(err, noUser(idOrName)), "get user %s", idOrName)
+		return nil, wrap(notFound(err, memstore.ErrNoUser(idOrName)), "get user %s", idOrName)
 	}
 	return u, nil
 }
@@ -73,12 +57,12 @@ func (db *DB) Users(ctx context.Context, workspaceID string, f memstore.UserFilt
 	if cur != nil {
 		after = cur.Key
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE workspace_id = $1 AND name > $2 ORDER BY name LIMIT $3`,
+	rows, err := db.pool.Query(ctx, `SELECT `+sqlrow.UserColumns+` FROM users WHERE workspace_id = $1 AND name > $2 ORDER BY name LIMIT $3`,
 		workspaceID, after, f.Limit+1)
 	if err != nil {
 		return page, wrap(err, "list users")
 	}
-	if page.Items, err = collect(rows, scanUser); err != nil {
+	if page.Items, err = collect(rows, sqlrow.ScanUser); err != nil {
 		return memstore.Page[memstore.User]{}, wrap(err, "list users")
 	}
 	if len(page.Items) > f.Limit {
@@ -93,10 +77,10 @@ func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string,
 	var u *memstore.User
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var err error
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING `+userColumns,
+		u, err = sqlrow.ScanUser(tx.QueryRow(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING `+sqlrow.UserColumns,
 			hash, keyset.Nanos(at), workspaceID, id))
 		if err != nil {
-			return notFound(err, noUser(id))
+			return notFound(err, memstore.ErrNoUser(id))
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM user_sign_ins WHERE user_id = $1`, id)
 		return err
@@ -109,35 +93,25 @@ func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string,
 func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
 	tag, err := db.pool.Exec(ctx, `DELETE FROM users WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = noUser(id)
+		err = memstore.ErrNoUser(id)
 	}
 	return wrap(err, "delete user %s", id)
 }
 
 // CreateSignIn implements memstore.UserStorage.
 func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO user_sign_ins (secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.SecretHash, s.UserID, s.WorkspaceID, s.Link,
-		keyset.Nanos(s.CreatedAt), keyset.Nanos(s.LastSeenAt), keyset.Nanos(s.ExpiresAt))
+	_, err := db.pool.Exec(ctx, sqlrow.InsertSignIn(param), sqlrow.SignInValues(&s)...)
 	return wrap(err, "sign in")
 }
 
 // SignIn implements memstore.UserStorage: one lookup by the primary key.
 func (db *DB) SignIn(ctx context.Context, secretHash string) (*memstore.SignIn, *memstore.User, error) {
-	var s memstore.SignIn
-	var u memstore.User
-	var created, seen, expires, uCreated, uUpdated int64
-	err := db.pool.QueryRow(ctx, `SELECT s.secret_sha256, s.user_id, s.workspace_id, s.link, s.created_at, s.last_seen_at, s.expires_at,
-			u.id, u.workspace_id, u.name, u.role, u.password_hash, u.created_at, u.updated_at
-		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = $1`, secretHash).
-		Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires,
-			&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &uCreated, &uUpdated)
+	s, u, err := sqlrow.ScanSignIn(db.pool.QueryRow(ctx, `SELECT `+sqlrow.SignInColumns+`
+		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = $1`, secretHash))
 	if err != nil {
-		return nil, nil, wrap(notFound(err, memstore.Errorf(memstore.ENotFound, "no such sign-in")), "authenticate")
+		return nil, nil, wrap(notFound(err, memstore.ErrNoSignIn()), "authenticate")
 	}
-	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = keyset.Time(created), keyset.Time(seen), keyset.Time(expires)
-	u.CreatedAt, u.UpdatedAt = keyset.Time(uCreated), keyset.Time(uUpdated)
-	return &s, &u, nil
+	return s, u, nil
 }
 
 // TouchSignIn implements memstore.UserStorage.

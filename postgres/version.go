@@ -8,48 +8,16 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-func versionColumns(full bool) string {
-	c := "NULL::bytea"
-	if full {
-		c = "content"
-	}
-	return `id, store_id, memory_id, operation, path, ` + c + `, sha256, size, created_at, actor_type, actor_id, redacted_at, redactor_type, redactor_id`
-}
-
-func scanVersion(r row) (*memstore.Version, error) {
-	var (
-		v           memstore.Version
-		op, at      string
-		path, sum   *string
-		content     []byte
-		rtype, rid  *string
-		size, rat   *int64
-		cat         int64
-		scanTargets = []any{&v.ID, &v.StoreID, &v.MemoryID, &op, &path, &content, &sum, &size, &cat, &at, &v.CreatedBy.ID, &rat, &rtype, &rid}
-	)
-	if err := r.Scan(scanTargets...); err != nil {
-		return nil, err
-	}
-	v.Operation, v.CreatedBy.Type = memstore.Operation(op), memstore.ActorType(at)
-	if path != nil {
-		v.Path = *path
-	}
-	v.Content = string(content)
-	if sum != nil { // a deletion and a redacted version have no hash
-		v.ContentSHA256, v.ContentSize, v.HasContent = *sum, *size, true
-	}
-	v.CreatedAt, v.RedactedAt = keyset.Time(cat), keyset.NullTime(rat)
-	if rat != nil {
-		v.RedactedBy = &memstore.Actor{Type: memstore.ActorType(*rtype), ID: *rid}
-	}
-	return &v, nil
-}
+// versionColumns are the columns of a version's row (sqlrow.ScanVersion),
+// with its content when full.
+func versionColumns(full bool) string { return sqlrow.VersionColumns(full, "NULL::bytea") }
 
 func getVersion(ctx context.Context, tx pgx.Tx, storeID, id, lock string) (*memstore.Version, error) {
-	v, err := scanVersion(tx.QueryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = $1 AND store_id = $2 `+lock, id, storeID))
-	return v, notFound(err, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id))
+	v, err := sqlrow.ScanVersion(tx.QueryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = $1 AND store_id = $2 `+lock, id, storeID))
+	return v, notFound(err, memstore.ErrVersionNotFound(id))
 }
 
 // Versions implements memstore.VersionStorage: newest first by ID (IDs
@@ -101,7 +69,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 		if err != nil {
 			return err
 		}
-		page.Items, err = collect(rows, scanVersion)
+		page.Items, err = collect(rows, sqlrow.ScanVersion)
 		return err
 	})
 	if err != nil {
@@ -151,8 +119,7 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 			storeID, string(memstore.EventVersionRedacted), id, string(by.Type), by.ID, keyset.Nanos(now)); err != nil {
 			return err
 		}
-		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
-		v.RedactedAt, v.RedactedBy = &now, &by
+		v.Redact(now, by)
 		return nil
 	})
 	if err != nil {

@@ -13,31 +13,10 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.WebhookStorage = (*DB)(nil)
-
-const webhookColumns = "id, workspace_id, name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at"
-
-func scanWebhook(r row) (*memstore.WebhookEndpoint, error) {
-	var w memstore.WebhookEndpoint
-	var created, updated int64
-	if err := r.Scan(&w.ID, &w.WorkspaceID, &w.Name, &w.Description, &w.URL, &w.EnabledEvents, &w.State, &w.DisabledReason, &w.Secret, &created, &updated); err != nil {
-		return nil, err
-	}
-	w.CreatedAt, w.UpdatedAt = keyset.Time(created), keyset.Time(updated)
-	return &w, nil
-}
-
-func noWebhook(id string) *memstore.Error {
-	return memstore.Errorf(memstore.ENotFound, "no webhook endpoint %q in this workspace", id)
-}
-
-// webhookArgs are w's columns but its ID and workspace, in
-// webhookColumns' order.
-func webhookArgs(w *memstore.WebhookEndpoint) []any {
-	return []any{w.Name, w.Description, w.URL, w.EnabledEvents, string(w.State), w.DisabledReason, w.Secret, keyset.Nanos(w.CreatedAt), keyset.Nanos(w.UpdatedAt)}
-}
 
 // CreateWebhook implements memstore.WebhookStorage, checking q by
 // withinQuota.
@@ -51,8 +30,7 @@ func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.
 		if err := withinQuota(ctx, tx, q, "webhook_endpoints "+workspaceID, `SELECT 1 FROM webhook_endpoints WHERE workspace_id = $1`, workspaceID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			append([]any{w.ID, w.WorkspaceID}, webhookArgs(&w)...)...)
+		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (`+sqlrow.WebhookColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, sqlrow.WebhookValues(&w)...)
 		return err
 	})
 	if err != nil {
@@ -63,23 +41,23 @@ func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.
 
 // Webhook implements memstore.WebhookStorage.
 func (db *DB) Webhook(ctx context.Context, workspaceID, id string) (*memstore.WebhookEndpoint, error) {
-	w, err := scanWebhook(db.pool.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
+	w, err := sqlrow.ScanWebhook(db.pool.QueryRow(ctx, `SELECT `+sqlrow.WebhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2`, workspaceID, id))
 	if err != nil {
-		return nil, wrap(notFound(err, noWebhook(id)), "get webhook endpoint %s", id)
+		return nil, wrap(notFound(err, memstore.ErrNoWebhook(id)), "get webhook endpoint %s", id)
 	}
 	return w, nil
 }
 
 // Webhooks implements memstore.WebhookStorage.
 func (db *DB) Webhooks(ctx context.Context, workspaceID string) ([]memstore.WebhookEndpoint, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id`, workspaceID)
+	rows, err := db.pool.Query(ctx, `SELECT `+sqlrow.WebhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id`, workspaceID)
 	if err != nil {
 		return nil, wrap(err, "list webhook endpoints")
 	}
 	defer rows.Close()
 	var out []memstore.WebhookEndpoint
 	for rows.Next() {
-		w, err := scanWebhook(rows)
+		w, err := sqlrow.ScanWebhook(rows)
 		if err != nil {
 			return nil, wrap(err, "list webhook endpoints")
 		}
@@ -101,9 +79,9 @@ func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply f
 	var w *memstore.WebhookEndpoint
 	err := db.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var err error
-		w, err = scanWebhook(tx.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, workspaceID, id))
+		w, err = sqlrow.ScanWebhook(tx.QueryRow(ctx, `SELECT `+sqlrow.WebhookColumns+` FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, workspaceID, id))
 		if err != nil {
-			return notFound(err, noWebhook(id))
+			return notFound(err, memstore.ErrNoWebhook(id))
 		}
 		was := w.State
 		if err := apply(w); err != nil {
@@ -116,7 +94,7 @@ func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply f
 		}
 		w.UpdatedAt = keyset.Time(keyset.Nanos(w.UpdatedAt))
 		_, err = tx.Exec(ctx, `UPDATE webhook_endpoints SET (name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at) = ($1, $2, $3, $4, $5, $6, $7, $8, $9) WHERE id = $10`,
-			append(webhookArgs(w), id)...)
+			append(sqlrow.WebhookValues(w)[2:], id)...)
 		return err
 	})
 	if err != nil {
@@ -173,7 +151,7 @@ func (db *DB) payOwed(ctx context.Context, workspaceID, id string, apply func(*m
 func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	tag, err := db.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = noWebhook(id)
+		err = memstore.ErrNoWebhook(id)
 	}
 	return wrap(err, "delete webhook endpoint %s", id)
 }
@@ -213,8 +191,9 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClai
 // statement, and then pulls from the feeds into the room left. The
 // oldest due rows of the endpoints and workspaces with room are locked
 // with SKIP LOCKED, so that the deliverers of several replicas claim
-// different deliveries; of those, a window over each endpoint's keeps
-// what fits its room (the most attempted first, so that the one probe
+// different deliveries (PostgreSQL's alone: SQLite has no replicas, and
+// its writer runs one claim at a time); of those, a window over each
+// endpoint's keeps what fits its room (the most attempted first, so that the one probe
 // of a paused endpoint is the delivery nearest to failing), and a window
 // over each workspace's, which takes each endpoint's first before any
 // second, keeps what fits the workspace's room and orders the claim so
@@ -373,21 +352,16 @@ const (
 	cursorsToPass = "(" + cursorsClaimed + " OR " + cursorsOwed + ")"
 )
 
-// drainPageCursors bounds the cursors of a page of a drain, each moved
-// past at most memstore.FeedScan events, so that the page's transaction
-// stays small whatever the backlog.
-const drainPageCursors = 16
-
 // drainCursors makes the deliveries, due at now, of the events that the
 // cursors matching where have to pass, and moves the cursors past them:
-// all of them, or when paged, a page (drainPageCursors). It reports
+// all of them, or when paged, a page (memstore.DrainCursors). It reports
 // whether it found a cursor to move. The caller has locked the cursors'
 // endpoints (KEY SHARE) first; the cursors are locked in one order,
 // waiting for the claims that hold them.
 func drainCursors(ctx context.Context, tx pgx.Tx, where string, paged bool, now time.Time, args ...any) (bool, error) {
 	tail, pulls := "ORDER BY c.endpoint_id, c.store_id", -1
 	if paged {
-		tail, pulls = tail+" LIMIT "+strconv.Itoa(drainPageCursors), 1
+		tail, pulls = tail+" LIMIT "+strconv.Itoa(memstore.DrainCursors), 1
 	}
 	cursors, err := feedCursors(ctx, tx, where, tail+" FOR UPDATE OF c", args...)
 	if err != nil {
@@ -414,7 +388,7 @@ type feedCursor struct {
 // feedCursors returns the cursors matching where, with their endpoints
 // (w); tail orders, limits and locks them.
 func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any) ([]*feedCursor, error) {
-	rows, err := tx.Query(ctx, `SELECT `+prefixed("w.", webhookColumns)+`, c.store_id, c.seq, c.owed_to FROM webhook_cursors c
+	rows, err := tx.Query(ctx, `SELECT `+sqlrow.Prefixed("w.", sqlrow.WebhookColumns)+`, c.store_id, c.seq, c.owed_to FROM webhook_cursors c
 		JOIN webhook_endpoints w ON w.id = c.endpoint_id
 		WHERE `+where+` `+tail, args...)
 	if err != nil {
@@ -424,7 +398,7 @@ func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any
 	var out []*feedCursor
 	for rows.Next() {
 		cur := &feedCursor{}
-		w, err := scanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq, &cur.owedTo}})
+		w, err := sqlrow.ScanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq, &cur.owedTo}})
 		if err != nil {
 			return nil, err
 		}
@@ -434,10 +408,15 @@ func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any
 	return out, rows.Err()
 }
 
-// prefixed is the comma-separated columns cols, each with prefix.
-func prefixed(prefix, cols string) string {
-	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+// extraColumns scans a row whose last columns go to extra, after those
+// the row's own scan function reads: so that a table's one scan function
+// serves a query with more columns.
+type extraColumns struct {
+	row
+	extra []any
 }
+
+func (r extraColumns) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extra...)...) }
 
 // pull makes the deliveries, claimed until until, of up to n events past
 // the cursor that its endpoint asks for, by the types it asks for now,
@@ -584,7 +563,7 @@ func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID str
 		var found string
 		err := tx.QueryRow(ctx, `SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2`, workspaceID, endpointID).Scan(&found)
 		if err != nil {
-			return notFound(err, noWebhook(endpointID))
+			return notFound(err, memstore.ErrNoWebhook(endpointID))
 		}
 		rows, err := tx.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE d.endpoint_id = $1 ORDER BY d.event_id DESC LIMIT $2`, endpointID, n)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // The change feed (memstore's feed.go) in the events table: each write
@@ -64,7 +65,7 @@ func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstor
 				return err
 			}
 		}
-		rows, err := tx.query(ctx, `SELECT e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), coalesce(v.path, ''), coalesce(v.sha256, ''), e.actor_type, e.actor_id, e.created_at
+		rows, err := tx.query(ctx, `SELECT `+sqlrow.EventColumns+`
 			FROM events e LEFT JOIN versions v ON v.store_id = e.store_id AND v.id = e.version_id
 			WHERE e.store_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, storeID, after, n+1)
 		if err != nil {
@@ -72,16 +73,11 @@ func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstor
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var (
-				e     memstore.Event
-				t, at string
-				cat   int64
-			)
-			if err := rows.Scan(&e.Seq, &t, &e.MemoryID, &e.VersionID, &e.Path, &e.ContentSHA256, &at, &e.Actor.ID, &cat); err != nil {
+			e, err := sqlrow.ScanEvent(rows)
+			if err != nil {
 				return err
 			}
-			e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), fromNanos(cat)
-			events = append(events, e)
+			events = append(events, *e)
 		}
 		return rows.Err()
 	})
@@ -89,21 +85,4 @@ func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstor
 		return memstore.EventPage{}, wrap(err, "list events")
 	}
 	return keyset.EventsPage(storeID, after, events, n), nil
-}
-
-// eventRecordColumns are an event's columns as kept, for a dump.
-const eventRecordColumns = "store_id, seq, type, coalesce(version_id, ''), actor_type, actor_id, created_at"
-
-// scanEventRecord scans eventRecordColumns.
-func scanEventRecord(r interface{ Scan(...any) error }) (*memstore.Event, error) {
-	var (
-		e     memstore.Event
-		t, at string
-		cat   int64
-	)
-	if err := r.Scan(&e.StoreID, &e.Seq, &t, &e.VersionID, &at, &e.Actor.ID, &cat); err != nil {
-		return nil, err
-	}
-	e.Type, e.Actor.Type, e.CreatedAt = memstore.EventType(t), memstore.ActorType(at), fromNanos(cat)
-	return &e, nil
 }

@@ -26,7 +26,7 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string) (*memstore.Works
 			return err
 		}
 		if taken > 0 {
-			return memstore.Errorf(memstore.EConflict, "a workspace named %q already exists", name)
+			return memstore.ErrWorkspaceExists(name)
 		}
 		_, err := tx.exec(ctx, "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)", w.ID, w.Name, nanos(w.CreatedAt))
 		return err
@@ -44,7 +44,7 @@ func (db *DB) Workspace(ctx context.Context, idOrName string) (*memstore.Workspa
 	err := db.r.QueryRowContext(ctx, "SELECT id, name, created_at FROM workspaces WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1", idOrName).
 		Scan(&w.ID, &w.Name, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "no workspace %q", idOrName)
+		return nil, memstore.ErrNoWorkspace(idOrName)
 	}
 	if err != nil {
 		return nil, wrap(translate(err), "get workspace %s", idOrName)
@@ -136,7 +136,7 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]
 func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 	k, err := scanKey(db.r.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "no API key %q", id)
+		return nil, memstore.ErrNoAPIKey(id)
 	}
 	if err != nil {
 		return nil, wrap(translate(err), "get API key %s", id)
@@ -149,7 +149,7 @@ func (db *DB) APIKey(ctx context.Context, id string) (*memstore.APIKey, error) {
 func (db *DB) APIKeyBySecret(ctx context.Context, secretHash string) (*memstore.APIKey, error) {
 	k, err := scanKey(db.rs.queryRow(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE secret_sha256 = ?", secretHash))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "no API key has this secret")
+		return nil, memstore.ErrUnknownSecret("API key")
 	}
 	return k, wrap(translate(err), "authenticate")
 }
@@ -166,7 +166,7 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string, at time.Time, r memst
 		var err error
 		k, err = scanKey(tx.queryRow(ctx, "SELECT "+keyColumns+" FROM api_keys WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return memstore.Errorf(memstore.ENotFound, "no API key %q", id)
+			return memstore.ErrNoAPIKey(id)
 		}
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func workspaceExists(ctx context.Context, tx *txn, workspaceID string) error {
 		return err
 	}
 	if n == 0 {
-		return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+		return memstore.ErrNoWorkspace(workspaceID)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func scanMemory(row interface{ Scan(...any) error }) (*memstore.Memory, error) {
 func getMemory(ctx context.Context, tx *txn, storeID, id string) (*memstore.Memory, error) {
 	m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
+		return nil, memstore.ErrMemoryNotFound(id)
 	}
 	return m, err
 }
@@ -214,7 +214,7 @@ func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID
 			if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
 				return err
 			}
-			return memstore.Errorf(memstore.ENotFound, "memory %s not found", id)
+			return memstore.ErrMemoryNotFound(id)
 		})
 	}
 	return wrap(translate(err), "get memory %s", id)

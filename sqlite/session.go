@@ -88,7 +88,7 @@ func attach(ctx context.Context, tx *txn, sessions []*memstore.Session) error {
 func getSession(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Session, error) {
 	s, err := scanSession(tx.queryRow(ctx, `SELECT `+sessionColumns+` FROM sessions s WHERE s.id = ? AND s.workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+		return nil, memstore.ErrSessionNotFound(id)
 	}
 	if err != nil {
 		return nil, err
@@ -240,7 +240,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 			return err
 		}
 		if found == 0 {
-			return memstore.Errorf(memstore.ENotFound, "session %s not found", sessionID)
+			return memstore.ErrSessionNotFound(sessionID)
 		}
 		rows, err := tx.query(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE `+where+` ORDER BY created_at, id LIMIT ?`, args...)
 		if err != nil {
@@ -275,7 +275,7 @@ func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memsto
 func getToken(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.SessionToken, error) {
 	t, err := scanToken(tx.queryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "session token %s not found", id)
+		return nil, memstore.ErrTokenNotFound(id)
 	}
 	return t, err
 }
@@ -292,7 +292,7 @@ func (db *DB) SessionTokenBySecret(ctx context.Context, secretHash string) (*mem
 		t, err = scanToken(tx.queryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE secret_sha256 = ?`, secretHash))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return memstore.Errorf(memstore.ENotFound, "no session token has this secret")
+			return memstore.ErrUnknownSecret("session token")
 		case err != nil:
 			return err
 		}
@@ -420,7 +420,7 @@ func (t *sessionTx) DeleteSession(id string) error {
 	}
 	n, err := res.RowsAffected()
 	if err == nil && n == 0 {
-		err = memstore.Errorf(memstore.ENotFound, "session %s not found", id)
+		err = memstore.ErrSessionNotFound(id)
 	}
 	if err != nil {
 		return err

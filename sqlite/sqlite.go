@@ -353,9 +353,9 @@ func translate(err error) error {
 		// Only (store_id, path) can collide: IDs are unique by
 		// construction. The blocker is unknown here, so the client is
 		// told to retry.
-		return &memstore.Error{Code: memstore.EPathConflict, Message: "the path was taken by a concurrent write; retry", Retry: true}
+		return memstore.ErrPathTaken()
 	case code&0xff == sqlite3.SQLITE_BUSY, code&0xff == sqlite3.SQLITE_LOCKED:
-		return &memstore.Error{Code: memstore.EConflict, Message: "the database is busy; retry", Retry: true}
+		return memstore.ErrBusy()
 	}
 	return err
 }
@@ -396,7 +396,7 @@ func storeState(ctx context.Context, tx *txn, workspaceID, storeID string) (arch
 	err = tx.queryRow(ctx, `SELECT archived_at FROM stores WHERE id = ? AND workspace_id = ?`, storeID, workspaceID).Scan(&a)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return false, memstore.Errorf(memstore.ENotFound, "memory store %s not found", storeID)
+		return false, memstore.ErrStoreNotFound(storeID)
 	case err == nil && !a.Valid:
 		if tx.live == nil {
 			tx.live = map[string]string{}

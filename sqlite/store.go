@@ -11,34 +11,13 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-const storeColumns = `id, workspace_id, name, description, metadata, created_at, updated_at, archived_at, memory_count, content_size`
-
-func scanStore(row interface{ Scan(...any) error }) (*memstore.Store, error) {
-	var (
-		s        memstore.Store
-		meta     string
-		cat, uat int64
-		aat      sql.NullInt64
-	)
-	if err := row.Scan(&s.ID, &s.WorkspaceID, &s.Name, &s.Description, &meta, &cat, &uat, &aat, &s.MemoryCount, &s.ContentSize); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(meta), &s.Metadata); err != nil {
-		return nil, err
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	s.CreatedAt, s.UpdatedAt, s.ArchivedAt = fromNanos(cat), fromNanos(uat), fromNullNanos(aat)
-	return &s, nil
-}
-
 func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Store, error) {
-	s, err := scanStore(tx.queryRow(ctx, `SELECT `+storeColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	s, err := sqlrow.ScanStore(tx.queryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+		return nil, memstore.ErrStoreNotFound(id)
 	}
 	return s, err
 }
@@ -116,14 +95,14 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 	}
 	args = append(args, n+1)
 	err = db.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT `+storeColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
+		rows, err := tx.query(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			s, err := scanStore(rows)
+			s, err := sqlrow.ScanStore(rows)
 			if err != nil {
 				return err
 			}
@@ -236,7 +215,7 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 			if n, err := res.RowsAffected(); err != nil {
 				return err
 			} else if n == 0 {
-				return memstore.Errorf(memstore.ENotFound, "memory store %s not found", id)
+				return memstore.ErrStoreNotFound(id)
 			}
 			// Its feed is gone: the notice after the commit tells its
 			// streams, which read it and end.

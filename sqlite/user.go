@@ -8,25 +8,10 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.UserStorage = (*DB)(nil)
-
-const userColumns = "id, workspace_id, name, role, password_hash, created_at, updated_at"
-
-func scanUser(row interface{ Scan(...any) error }) (*memstore.User, error) {
-	var u memstore.User
-	var created, updated int64
-	if err := row.Scan(&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &created, &updated); err != nil {
-		return nil, err
-	}
-	u.CreatedAt, u.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &u, nil
-}
-
-func noUser(idOrName string) error {
-	return memstore.Errorf(memstore.ENotFound, "no user %q in this workspace", idOrName)
-}
 
 // CreateUser implements memstore.UserStorage.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
@@ -40,12 +25,11 @@ func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.Use
 		}
 		switch {
 		case ws == 0:
-			return memstore.Errorf(memstore.ENotFound, "no workspace %q", workspaceID)
+			return memstore.ErrNoWorkspace(workspaceID)
 		case taken > 0:
-			return memstore.Errorf(memstore.EConflict, "a user named %q already exists in this workspace", u.Name)
+			return memstore.ErrUserExists(u.Name)
 		}
-		_, err := tx.exec(ctx, "INSERT INTO users ("+userColumns+") VALUES (?, ?, ?, ?, ?, ?, ?)",
-			u.ID, u.WorkspaceID, u.Name, string(u.Role), u.PasswordHash, nanos(u.CreatedAt), nanos(u.UpdatedAt))
+		_, err := tx.exec(ctx, "INSERT INTO users ("+sqlrow.UserColumns+") VALUES (?, ?, ?, ?, ?, ?, ?)", sqlrow.UserValues(&u)...)
 		return err
 	})
 	if err != nil {
@@ -56,10 +40,10 @@ func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.Use
 
 // User implements memstore.UserStorage: by ID first, then by name.
 func (db *DB) User(ctx context.Context, workspaceID, idOrName string) (*memstore.User, error) {
-	u, err := scanUser(db.rs.queryRow(ctx, "SELECT "+userColumns+" FROM users WHERE workspace_id = ?1 AND (id = ?2 OR name = ?2) ORDER BY id = ?2 DESC LIMIT 1",
+	u, err := sqlrow.ScanUser(db.rs.queryRow(ctx, "SELECT "+sqlrow.UserColumns+" FROM users WHERE workspace_id = ?1 AND (id = ?2 OR name = ?2) ORDER BY id = ?2 DESC LIMIT 1",
 		workspaceID, idOrName))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, noUser(idOrName)
+		return nil, memstore.ErrNoUser(idOrName)
 	}
 	return u, wrap(translate(err), "get user %s", idOrName)
 }
@@ -76,14 +60,14 @@ func (db *DB) Users(ctx context.Context, workspaceID string, f memstore.UserFilt
 	if cur != nil {
 		after = cur.Key
 	}
-	rows, err := db.r.QueryContext(ctx, "SELECT "+userColumns+" FROM users WHERE workspace_id = ? AND name > ? ORDER BY name LIMIT ?",
+	rows, err := db.r.QueryContext(ctx, "SELECT "+sqlrow.UserColumns+" FROM users WHERE workspace_id = ? AND name > ? ORDER BY name LIMIT ?",
 		workspaceID, after, f.Limit+1)
 	if err != nil {
 		return page, wrap(translate(err), "list users")
 	}
 	defer rows.Close()
 	for rows.Next() {
-		u, err := scanUser(rows)
+		u, err := sqlrow.ScanUser(rows)
 		if err != nil {
 			return memstore.Page[memstore.User]{}, wrap(err, "list users")
 		}
@@ -108,12 +92,12 @@ func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string,
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return noUser(id)
+			return memstore.ErrNoUser(id)
 		}
 		if _, err := tx.exec(ctx, "DELETE FROM user_sign_ins WHERE user_id = ?", id); err != nil {
 			return err
 		}
-		u, err = scanUser(tx.queryRow(ctx, "SELECT "+userColumns+" FROM users WHERE id = ?", id))
+		u, err = sqlrow.ScanUser(tx.queryRow(ctx, "SELECT "+sqlrow.UserColumns+" FROM users WHERE id = ?", id))
 		return err
 	})
 	return u, wrap(err, "set the password of user %s", id)
@@ -128,7 +112,7 @@ func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return noUser(id)
+			return memstore.ErrNoUser(id)
 		}
 		return nil
 	})
@@ -138,8 +122,7 @@ func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {
 // CreateSignIn implements memstore.UserStorage.
 func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
 	err := db.write(ctx, func(tx *txn) error {
-		_, err := tx.exec(ctx, `INSERT INTO user_sign_ins (secret_sha256, user_id, workspace_id, link, created_at, last_seen_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, s.SecretHash, s.UserID, s.WorkspaceID, s.Link, nanos(s.CreatedAt), nanos(s.LastSeenAt), nanos(s.ExpiresAt))
+		_, err := tx.exec(ctx, sqlrow.InsertSignIn(func(int) string { return "?" }), sqlrow.SignInValues(&s)...)
 		return err
 	})
 	return wrap(err, "sign in")
@@ -147,23 +130,15 @@ func (db *DB) CreateSignIn(ctx context.Context, s memstore.SignIn) error {
 
 // SignIn implements memstore.UserStorage: one lookup by the primary key.
 func (db *DB) SignIn(ctx context.Context, secretHash string) (*memstore.SignIn, *memstore.User, error) {
-	var s memstore.SignIn
-	var u memstore.User
-	var created, seen, expires, uCreated, uUpdated int64
-	err := db.rs.queryRow(ctx, `SELECT s.secret_sha256, s.user_id, s.workspace_id, s.link, s.created_at, s.last_seen_at, s.expires_at,
-			u.id, u.workspace_id, u.name, u.role, u.password_hash, u.created_at, u.updated_at
-		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = ?`, secretHash).
-		Scan(&s.SecretHash, &s.UserID, &s.WorkspaceID, &s.Link, &created, &seen, &expires,
-			&u.ID, &u.WorkspaceID, &u.Name, &u.Role, &u.PasswordHash, &uCreated, &uUpdated)
+	s, u, err := sqlrow.ScanSignIn(db.rs.queryRow(ctx, `SELECT `+sqlrow.SignInColumns+`
+		FROM user_sign_ins s JOIN users u ON u.id = s.user_id WHERE s.secret_sha256 = ?`, secretHash))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, memstore.Errorf(memstore.ENotFound, "no such sign-in")
+		return nil, nil, memstore.ErrNoSignIn()
 	}
 	if err != nil {
 		return nil, nil, wrap(translate(err), "authenticate")
 	}
-	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = fromNanos(created), fromNanos(seen), fromNanos(expires)
-	u.CreatedAt, u.UpdatedAt = fromNanos(uCreated), fromNanos(uUpdated)
-	return &s, &u, nil
+	return s, u, nil
 }
 
 // TouchSignIn implements memstore.UserStorage.

@@ -9,42 +9,17 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-func versionColumns(full bool) string {
-	c := "NULL"
-	if full {
-		c = "content"
-	}
-	return `id, store_id, memory_id, operation, path, ` + c + `, sha256, size, created_at, actor_type, actor_id, redacted_at, redactor_type, redactor_id`
-}
-
-func scanVersion(row interface{ Scan(...any) error }) (*memstore.Version, error) {
-	var (
-		v                  memstore.Version
-		op, at             string
-		path, content, sum sql.NullString
-		rtype, rid         sql.NullString
-		size, rat          sql.NullInt64
-		cat                int64
-	)
-	if err := row.Scan(&v.ID, &v.StoreID, &v.MemoryID, &op, &path, &content, &sum, &size, &cat, &at, &v.CreatedBy.ID, &rat, &rtype, &rid); err != nil {
-		return nil, err
-	}
-	v.Operation, v.CreatedBy.Type = memstore.Operation(op), memstore.ActorType(at)
-	v.Path, v.Content, v.ContentSHA256, v.ContentSize = path.String, content.String, sum.String, size.Int64
-	v.HasContent = sum.Valid // a deletion and a redacted version have no hash
-	v.CreatedAt, v.RedactedAt = fromNanos(cat), fromNullNanos(rat)
-	if rat.Valid {
-		v.RedactedBy = &memstore.Actor{Type: memstore.ActorType(rtype.String), ID: rid.String}
-	}
-	return &v, nil
-}
+// versionColumns are the columns of a version's row (sqlrow.ScanVersion),
+// with its content when full.
+func versionColumns(full bool) string { return sqlrow.VersionColumns(full, "NULL") }
 
 func getVersion(ctx context.Context, tx *txn, storeID, id string) (*memstore.Version, error) {
-	v, err := scanVersion(tx.queryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
+	v, err := sqlrow.ScanVersion(tx.queryRow(ctx, `SELECT `+versionColumns(true)+` FROM versions WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.Errorf(memstore.ENotFound, "memory version %s not found", id)
+		return nil, memstore.ErrVersionNotFound(id)
 	}
 	return v, err
 }
@@ -99,7 +74,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 		}
 		defer rows.Close()
 		for rows.Next() {
-			v, err := scanVersion(rows)
+			v, err := sqlrow.ScanVersion(rows)
 			if err != nil {
 				return err
 			}
@@ -158,8 +133,7 @@ func (db *DB) RedactVersion(ctx context.Context, workspaceID, storeID, id string
 		if err := insertEvent(ctx, tx, storeID, memstore.EventVersionRedacted, id, by, now); err != nil {
 			return err
 		}
-		v.Path, v.Content, v.ContentSHA256, v.ContentSize, v.HasContent = "", "", "", 0, false
-		v.RedactedAt, v.RedactedBy = &now, &by
+		v.Redact(now, by)
 		return nil
 	})
 	if err != nil {

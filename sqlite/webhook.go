@@ -7,38 +7,24 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.WebhookStorage = (*DB)(nil)
 
-const webhookColumns = "id, workspace_id, name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at"
-
-func scanWebhook(row interface{ Scan(...any) error }) (*memstore.WebhookEndpoint, error) {
-	var w memstore.WebhookEndpoint
-	var events string
-	var created, updated int64
-	if err := row.Scan(&w.ID, &w.WorkspaceID, &w.Name, &w.Description, &w.URL, &events, &w.State, &w.DisabledReason, &w.Secret, &created, &updated); err != nil {
-		return nil, err
-	}
-	w.EnabledEvents = strings.Split(events, ",")
-	w.CreatedAt, w.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &w, nil
+// scanWebhook scans a row of sqlrow.WebhookColumns, whose events SQLite keeps
+// as comma-separated text.
+func scanWebhook(r interface{ Scan(...any) error }) (*memstore.WebhookEndpoint, error) {
+	return sqlrow.ScanWebhook(row{r, nil})
 }
 
-func noWebhook(id string) error {
-	return memstore.Errorf(memstore.ENotFound, "no webhook endpoint %q in this workspace", id)
-}
-
-// webhookArgs are w's columns but its ID and workspace, in
-// webhookColumns' order.
-func webhookArgs(w *memstore.WebhookEndpoint) []any {
-	return []any{w.Name, w.Description, w.URL, strings.Join(w.EnabledEvents, ","), string(w.State), w.DisabledReason, w.Secret, nanos(w.CreatedAt), nanos(w.UpdatedAt)}
-}
+// webhookArgs are the values of w's row, in sqlrow.WebhookColumns' order, as
+// SQLite keeps them.
+func webhookArgs(w *memstore.WebhookEndpoint) []any { return args(sqlrow.WebhookValues(w)) }
 
 // CreateWebhook implements memstore.WebhookStorage, checking q by
 // withinQuota.
@@ -52,8 +38,7 @@ func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.
 		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM webhook_endpoints WHERE workspace_id = ?`, workspaceID); err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, "INSERT INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			append([]any{w.ID, w.WorkspaceID}, webhookArgs(&w)...)...)
+		_, err := tx.exec(ctx, "INSERT INTO webhook_endpoints ("+sqlrow.WebhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", webhookArgs(&w)...)
 		return err
 	})
 	if err != nil {
@@ -64,16 +49,16 @@ func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.
 
 // Webhook implements memstore.WebhookStorage.
 func (db *DB) Webhook(ctx context.Context, workspaceID, id string) (*memstore.WebhookEndpoint, error) {
-	w, err := scanWebhook(db.rs.queryRow(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, id))
+	w, err := scanWebhook(db.rs.queryRow(ctx, "SELECT "+sqlrow.WebhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, noWebhook(id)
+		return nil, memstore.ErrNoWebhook(id)
 	}
 	return w, wrap(translate(err), "get webhook endpoint %s", id)
 }
 
 // Webhooks implements memstore.WebhookStorage.
 func (db *DB) Webhooks(ctx context.Context, workspaceID string) ([]memstore.WebhookEndpoint, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? ORDER BY id", workspaceID)
+	rows, err := db.r.QueryContext(ctx, "SELECT "+sqlrow.WebhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? ORDER BY id", workspaceID)
 	if err != nil {
 		return nil, wrap(translate(err), "list webhook endpoints")
 	}
@@ -96,9 +81,9 @@ func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply f
 	for drained := false; !drained; {
 		err := db.write(ctx, func(tx *txn) error {
 			var err error
-			w, err = scanWebhook(tx.queryRow(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, id))
+			w, err = scanWebhook(tx.queryRow(ctx, "SELECT "+sqlrow.WebhookColumns+" FROM webhook_endpoints WHERE workspace_id = ? AND id = ?", workspaceID, id))
 			if errors.Is(err, sql.ErrNoRows) {
-				return noWebhook(id)
+				return memstore.ErrNoWebhook(id)
 			}
 			if err != nil {
 				return err
@@ -116,7 +101,7 @@ func (db *DB) ChangeWebhook(ctx context.Context, workspaceID, id string, apply f
 			drained = true
 			w.UpdatedAt = fromNanos(nanos(w.UpdatedAt))
 			_, err = tx.exec(ctx, "UPDATE webhook_endpoints SET (name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
-				append(webhookArgs(w), id)...)
+				append(webhookArgs(w)[2:], id)...)
 			return err
 		})
 		if err != nil {
@@ -134,7 +119,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return noWebhook(id)
+			return memstore.ErrNoWebhook(id)
 		}
 		return nil
 	})
@@ -161,7 +146,9 @@ func scanDelivery(row interface{ Scan(...any) error }, more ...any) (*memstore.W
 	return &d, nil
 }
 
-// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage.
+// ClaimWebhookDeliveries implements memstore.WebhookDeliveryStorage. It
+// needs no SKIP LOCKED, unlike PostgreSQL's: the writer runs one claim at
+// a time, and a SQLite file has no replicas claiming beside it.
 func (db *DB) ClaimWebhookDeliveries(ctx context.Context, c memstore.WebhookClaim) ([]memstore.WebhookDelivery, error) {
 	var out []memstore.WebhookDelivery
 	err := db.write(ctx, func(tx *txn) error {
@@ -288,18 +275,15 @@ const (
 	drainEndpoint = "c.endpoint_id = ? AND w.workspace_id = ? AND c.owed_to IS NOT NULL"
 )
 
-// drainCursors is the most cursors a drain's transaction reads.
-const drainCursors = 16
-
 // drainPage makes the deliveries, due at now, of events that the cursors
 // matching where (drainStore or drainEndpoint, with args) have still to
-// pass: at most drainCursors cursors and memstore.FeedScan events of
+// pass: at most memstore.DrainCursors cursors and memstore.FeedScan events of
 // each. more tells that some may be left. A deletion or change that
 // needs its cursors drained calls it in its own transaction and, while
 // more are left, commits the page alone and starts again: each
 // transaction is bounded, and most need a single one.
 func drainPage(ctx context.Context, tx *txn, now time.Time, where string, args ...any) (more bool, err error) {
-	cursors, err := feedCursors(ctx, tx, where+fmt.Sprintf(" LIMIT %d", drainCursors), args...)
+	cursors, err := feedCursors(ctx, tx, where+fmt.Sprintf(" LIMIT %d", memstore.DrainCursors), args...)
 	if err != nil {
 		return false, err
 	}
@@ -310,7 +294,7 @@ func drainPage(ctx context.Context, tx *txn, now time.Time, where string, args .
 		}
 		more = more || read == memstore.FeedScan
 	}
-	return more || len(cursors) == drainCursors, nil
+	return more || len(cursors) == memstore.DrainCursors, nil
 }
 
 // A feedCursor is an endpoint's cursor in a store's feed.
@@ -328,7 +312,7 @@ const noEnd = math.MaxInt64
 // feedCursors returns the cursors, matching where, that have events to
 // pass (up to owed_to, when set).
 func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*feedCursor, error) {
-	rows, err := tx.query(ctx, `SELECT c.store_id, c.seq, coalesce(c.owed_to, ?), s.workspace_id, `+prefixed("w.", webhookColumns)+` FROM webhook_cursors c
+	rows, err := tx.query(ctx, `SELECT `+sqlrow.Prefixed("w.", sqlrow.WebhookColumns)+`, c.store_id, c.seq, coalesce(c.owed_to, ?), s.workspace_id FROM webhook_cursors c
 		JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN stores s ON s.id = c.store_id
 		WHERE EXISTS (SELECT 1 FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq AND e.seq <= coalesce(c.owed_to, ?))
 		AND `+where, append([]any{int64(noEnd), int64(noEnd)}, args...)...)
@@ -339,7 +323,7 @@ func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*fe
 	var out []*feedCursor
 	for rows.Next() {
 		cur := &feedCursor{}
-		w, err := scanWebhook(prepended{rows, []any{&cur.store, &cur.seq, &cur.upto, &cur.workspace}})
+		w, err := scanWebhook(row{rows, []any{&cur.store, &cur.seq, &cur.upto, &cur.workspace}})
 		if err != nil {
 			return nil, err
 		}
@@ -347,20 +331,6 @@ func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*fe
 		out = append(out, cur)
 	}
 	return out, rows.Err()
-}
-
-// prepended scans its leading columns into first, the rest by the
-// caller's scan.
-type prepended struct {
-	row   interface{ Scan(...any) error }
-	first []any
-}
-
-func (p prepended) Scan(dest ...any) error { return p.row.Scan(append(p.first, dest...)...) }
-
-// prefixed is the comma-separated columns cols, each with prefix.
-func prefixed(prefix, cols string) string {
-	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
 }
 
 // pull makes the deliveries, claimed until until, of up to n events past
@@ -466,7 +436,7 @@ func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID str
 			return err
 		}
 		if found == 0 {
-			return noWebhook(endpointID)
+			return memstore.ErrNoWebhook(endpointID)
 		}
 		rows, err := tx.query(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY event_id DESC LIMIT ?", endpointID, n)
 		if err != nil {

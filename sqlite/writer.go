@@ -18,7 +18,9 @@ import (
 // transaction and answers them after the one commit. A page that several
 // of them touch then goes into the log once instead of once per write,
 // and there is one commit instead of many. The rule for the writes
-// themselves is stated once, at DB.write.
+// themselves is stated once, at DB.write. It is SQLite's alone: SQLite
+// lets one connection write at a time, where PostgreSQL runs concurrent
+// transactions and needs no writer of its own.
 
 // maxBatch bounds a batch, so that the first write of a long queue is not
 // kept waiting for all the others.

@@ -81,6 +81,15 @@ func wantCode(t *testing.T, err error, code, what string) bool {
 	return true
 }
 
+// wantError checks that err is want: its code and its words, which every
+// backend takes from the root (memstore.ErrStoreNotFound and the like).
+func wantError(t *testing.T, err error, want *memstore.Error, what string) {
+	t.Helper()
+	if wantCode(t, err, want.Code, what) && memstore.ErrorMessage(err) != want.Message {
+		t.Errorf("%s: %q, want %q", what, memstore.ErrorMessage(err), want.Message)
+	}
+}
+
 // wantPathConflict checks that err is an EPathConflict naming the memory
 // that blocks the path.
 func wantPathConflict(t *testing.T, err error, blockerID, blockerPath, what string) {

@@ -32,7 +32,7 @@ func testWorkspaces(t *testing.T, ks memstore.KeyService) {
 		t.Fatal(err)
 	}
 	_, err = ks.CreateWorkspace(ctx, "default")
-	wantCode(t, err, memstore.EConflict, "duplicate name")
+	wantError(t, err, memstore.ErrWorkspaceExists("default"), "duplicate name")
 	for _, bad := range []string{"", strings.Repeat("a", 65), "has space", "tab\t", "ünï", "wrkspc_x", "a/b"} {
 		_, err := ks.CreateWorkspace(ctx, bad)
 		wantCode(t, err, memstore.EInvalid, "name "+bad)
@@ -44,7 +44,7 @@ func testWorkspaces(t *testing.T, ks memstore.KeyService) {
 		}
 	}
 	_, err = ks.Workspace(ctx, "nope")
-	wantCode(t, err, memstore.ENotFound, "unknown workspace")
+	wantError(t, err, memstore.ErrNoWorkspace("nope"), "unknown workspace")
 	all, err := ks.Workspaces(ctx)
 	if err != nil || len(all) != 2 || all[0].ID != a.ID || all[1].ID != b.ID {
 		t.Errorf("Workspaces = %+v, %v; want [%s %s]", all, err, a.ID, b.ID)
@@ -74,7 +74,7 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 		t.Fatalf("second key: %v (secret repeated: %v)", err, s2 == s1)
 	}
 	_, _, err = ks.CreateAPIKey(ctx, "wrkspc_nope", "x")
-	wantCode(t, err, memstore.ENotFound, "key in unknown workspace")
+	wantError(t, err, memstore.ErrNoWorkspace("wrkspc_nope"), "key in unknown workspace")
 	_, _, err = ks.CreateAPIKey(ctx, w1.ID, "bad\nname")
 	wantCode(t, err, memstore.EInvalid, "control character in name")
 	_, _, err = ks.CreateAPIKey(ctx, w1.ID, strings.Repeat("n", 256))
@@ -121,7 +121,7 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 		t.Errorf("APIKey(%s) = %+v, %v; want %+v", k1.ID, got, err, k1)
 	}
 	_, err = ks.APIKey(ctx, "apikey_nope")
-	wantCode(t, err, memstore.ENotFound, "get unknown key")
+	wantError(t, err, memstore.ErrNoAPIKey("apikey_nope"), "get unknown key")
 
 	r, err := ks.RevokeAPIKey(ctx, k1.ID)
 	if err != nil || r.RevokedAt == nil || r.ID != k1.ID {
@@ -133,7 +133,7 @@ func testAPIKeys(t *testing.T, ks memstore.KeyService) {
 		t.Errorf("revoking again moved RevokedAt: %+v, %v (first %v)", again, err, r.RevokedAt)
 	}
 	_, err = ks.RevokeAPIKey(ctx, "apikey_nope")
-	wantCode(t, err, memstore.ENotFound, "revoke unknown key")
+	wantError(t, err, memstore.ErrNoAPIKey("apikey_nope"), "revoke unknown key")
 	keys, _ := ks.APIKeys(ctx, w1.ID, "", 0)
 	if len(keys) != 2 || keys[0].RevokedAt == nil || keys[1].RevokedAt != nil {
 		t.Errorf("revoked key listed as %+v", keys)

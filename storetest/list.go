@@ -232,7 +232,7 @@ func testListMemories(t *testing.T, open func(*testing.T) backend) {
 			t.Errorf("Limit 100: %d items, Next %q, err %v; want 3, \"\", nil", len(p.Items), p.Next, err)
 		}
 		_, err = b.Memories(t.Context(), wsA, "memstore_01jzzzzzzzzzzzzzzzzzzzzzzz", memstore.MemoryFilter{})
-		wantCode(t, err, memstore.ENotFound, "unknown store")
+		wantError(t, err, memstore.ErrStoreNotFound("memstore_01jzzzzzzzzzzzzzzzzzzzzzzz"), "unknown store")
 	})
 
 	t.Run("CursorFromAnotherList", func(t *testing.T) {

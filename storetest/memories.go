@@ -229,7 +229,7 @@ func testGetMemory(t *testing.T, open func(*testing.T) backend) {
 	})
 	t.Run("Unknown", func(t *testing.T) {
 		_, err := b.Memory(t.Context(), wsA, sid, "mem_01jzzzzzzzzzzzzzzzzzzzzzzz")
-		wantCode(t, err, memstore.ENotFound, "unknown memory")
+		wantError(t, err, memstore.ErrMemoryNotFound("mem_01jzzzzzzzzzzzzzzzzzzzzzzz"), "unknown memory")
 		_, err = b.Memory(t.Context(), wsA, sid, m.VersionID)
 		wantCode(t, err, memstore.ENotFound, "a version ID as a memory ID")
 	})

@@ -75,7 +75,7 @@ func testUsers(t *testing.T, b memstore.Database) {
 		wantCode(t, err, memstore.EInvalid, "create "+bad.Name+"/"+string(bad.Role))
 	}
 	_, err = us.CreateUser(ctx, operator("wrkspc_none"), memstore.UserCreate{Name: "zed", Role: memstore.RoleMember})
-	wantCode(t, err, memstore.ENotFound, "an unknown workspace")
+	wantError(t, err, memstore.ErrNoWorkspace("wrkspc_none"), "an unknown workspace")
 	for _, key := range []string{ann.ID, "ann"} {
 		got, err := us.User(ctx, op, key)
 		if err != nil || got.ID != ann.ID || got.PasswordHash != "" || !got.CreatedAt.Equal(ann.CreatedAt) {
@@ -83,7 +83,7 @@ func testUsers(t *testing.T, b memstore.Database) {
 		}
 	}
 	_, err = us.User(ctx, op, "nobody")
-	wantCode(t, err, memstore.ENotFound, "an unknown user")
+	wantError(t, err, memstore.ErrNoUser("nobody"), "an unknown user")
 	// Its password is kept hashed, never as given.
 	raw, err := b.User(ctx, ws, "ann")
 	if err != nil || !strings.HasPrefix(raw.PasswordHash, "$argon2id$") || strings.Contains(raw.PasswordHash, goodPassword) {

@@ -248,7 +248,7 @@ func testVersions(t *testing.T, open func(*testing.T) backend) {
 		v = mustVersion(t, h.b, wsA, h.sid, h.v[3])
 		checkVersion(t, v, memstore.OpCreated, h.m2, "/two.md", "two", actorSvc, true, "Version(v3) of a deleted memory")
 		_, err := h.b.Version(t.Context(), wsA, h.sid, "memver_01jzzzzzzzzzzzzzzzzzzzzzzz")
-		wantCode(t, err, memstore.ENotFound, "unknown version")
+		wantError(t, err, memstore.ErrVersionNotFound("memver_01jzzzzzzzzzzzzzzzzzzzzzzz"), "unknown version")
 		_, err = h.b.Version(t.Context(), wsA, h.sid, h.m1)
 		wantCode(t, err, memstore.ENotFound, "a memory ID as a version ID")
 		other := mustCreateStore(t, h.b, wsA, "other")

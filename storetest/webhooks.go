@@ -47,7 +47,7 @@ func testWebhookEndpoints(t *testing.T, b memstore.Database) {
 		t.Errorf("Webhook = %+v, %v", got, err)
 	}
 	_, err = ws.Webhook(ctx, other, w.ID)
-	wantCode(t, err, memstore.ENotFound, "another workspace's endpoint")
+	wantError(t, err, memstore.ErrNoWebhook(w.ID), "another workspace's endpoint")
 	kept, err := b.Webhook(ctx, c.WorkspaceID, w.ID)
 	if err != nil || kept.Secret != w.Secret {
 		t.Errorf("the stored secret is %q, %v; want the one created", kept.Secret, err)

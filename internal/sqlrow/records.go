@@ -1,0 +1,104 @@
+package sqlrow
+
+import (
+	"strings"
+
+	"github.com/memstore/memstore"
+)
+
+// Users and webhook endpoints are read and written by the backends' own
+// statements too, with the columns, scan and values of their kinds here:
+// each of their rows is described once, for the API and for a copy.
+
+// UserColumns are the columns of a user's row, in the order ScanUser
+// reads them and UserValues gives them.
+var UserColumns = users.table.Columns
+
+// ScanUser scans a row of UserColumns.
+func ScanUser(r Row) (*memstore.User, error) { return users.scan(r) }
+
+// UserValues are the values of u's row, in UserColumns' order.
+func UserValues(u *memstore.User) []any { return must(users.values(u)) }
+
+// WebhookColumns are the columns of a webhook endpoint's row, in the
+// order ScanWebhook reads them and WebhookValues gives them.
+var WebhookColumns = webhooks.table.Columns
+
+// ScanWebhook scans a row of WebhookColumns.
+func ScanWebhook(r Row) (*memstore.WebhookEndpoint, error) { return webhooks.scan(r) }
+
+// WebhookValues are the values of w's row, in WebhookColumns' order.
+func WebhookValues(w *memstore.WebhookEndpoint) []any { return must(webhooks.values(w)) }
+
+// must is values that cannot fail: the fields of users and webhook
+// endpoints are all of types that value takes (TestRecordValues).
+func must(values []any, err error) []any {
+	if err != nil {
+		panic(err)
+	}
+	return values
+}
+
+// Prefixed is the comma-separated columns cols, each with prefix (a
+// table's alias and a dot).
+func Prefixed(prefix, cols string) string {
+	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+}
+
+// VersionColumns are the columns of a version's row, in the order
+// ScanVersion reads them; when full is false, null (NULL of the content
+// column's type in the backend's dialect) stands in for the content,
+// which a list reads only when asked.
+func VersionColumns(full bool, null string) string {
+	if full {
+		return versions.table.Columns
+	}
+	return strings.Replace(versions.table.Columns, ", content,", ", "+null+",", 1)
+}
+
+// ScanVersion scans a row of VersionColumns.
+func ScanVersion(r Row) (*memstore.Version, error) { return versions.scan(r) }
+
+// SignInColumns are the columns of a sign-in (s) and of its user (u), in
+// the order ScanSignIn reads them.
+var SignInColumns = Prefixed("s.", signIns.table.Columns) + ", " + Prefixed("u.", users.table.Columns)
+
+// ScanSignIn scans a row of SignInColumns.
+func ScanSignIn(r Row) (*memstore.SignIn, *memstore.User, error) {
+	var (
+		s memstore.SignIn
+		u memstore.User
+	)
+	if err := r.Scan(append(signInFields(&s), userFields(&u)...)...); err != nil {
+		return nil, nil, err
+	}
+	return &s, &u, nil
+}
+
+// InsertSignIn is the statement that inserts a sign-in's row
+// (SignInValues), given the placeholder of the nth value in the
+// backend's dialect.
+func InsertSignIn(param func(n int) string) string { return signIns.table.Insert(param) }
+
+// SignInValues are the values of s's row.
+func SignInValues(s *memstore.SignIn) []any { return must(signIns.values(s)) }
+
+// EventColumns are the columns of an event as the API lists it, with
+// the memory, path and hash of its version (events e LEFT JOIN versions
+// v), in the order ScanEvent reads them.
+const EventColumns = `e.seq, e.type, coalesce(v.memory_id, ''), coalesce(e.version_id, ''), coalesce(v.path, ''), coalesce(v.sha256, ''),
+	e.actor_type, e.actor_id, e.created_at`
+
+// ScanEvent scans a row of EventColumns.
+func ScanEvent(r Row) (*memstore.Event, error) {
+	var e memstore.Event
+	err := r.Scan(&e.Seq, enum(&e.Type), &e.MemoryID, &e.VersionID, &e.Path, &e.ContentSHA256, enum(&e.Actor.Type), &e.Actor.ID, nanos{&e.CreatedAt})
+	return &e, err
+}
+
+// StoreColumns are the columns of a store's row, its counts of memories
+// and content included, in the order ScanStore reads them.
+var StoreColumns = stores.table.Select()
+
+// ScanStore scans a row of StoreColumns.
+func ScanStore(r Row) (*memstore.Store, error) { return stores.scan(r) }
