@@ -36,7 +36,7 @@ import (
 // 0002 keeps the vectors in the rows, so that such a scan reads a page a
 // memory, not three or four of the TOAST table). When a term fills its
 // window, the memories with the term in their path (the vector's words
-// of weight A, under migration 0006's index) and those with every term
+// of weight A, under the schema's index) and those with every term
 // of the query are looked up too, each in a window, whatever their age,
 // and scored from the windows' scores as on SQLite (searchtext.WordTerm):
 // only older memories with some terms but not all, and not in their
@@ -301,7 +301,7 @@ func (s *searcher) words(t searchtext.Term) (*searchtext.WordTerm[string], bool,
 	return w, true, err
 }
 
-// searchPathWords is the expression of migration 0006's index: the words
+// searchPathWords is the expression of the schema's index: the words
 // of a memory's path, those of weight A in its search vector.
 const searchPathWords = `ts_filter(m.search_words, '{a}')`
 

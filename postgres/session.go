@@ -13,7 +13,7 @@ import (
 
 // Sessions are deleted only when asked to (DeleteSession); deleting a
 // store leaves the sessions that attach it as they were (see
-// migrations/0001).
+// migrations/0001_schema.sql).
 
 // sessionColumns are read with the sessions table named s.
 const sessionColumns = `s.id, s.workspace_id, s.title, s.metadata, s.fields, s.created_at, s.updated_at, s.archived_at`
@@ -125,8 +125,8 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 		where = append(where, "s.archived_at IS NULL")
 	}
 	if f.AgentID != "" {
-		// memstore.SessionAgentID's rule (migration
-		// 0013_session_agent_id), with the fields memstore.AgentField names.
+		// memstore.SessionAgentID's rule (the schema's
+		// session_agent_id function), with the fields memstore.AgentField names.
 		where = append(where, `session_agent_id(s.fields) = `+q.arg(f.AgentID))
 	}
 	for _, b := range []struct {

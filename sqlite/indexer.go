@@ -24,8 +24,8 @@ import (
 // (IndexPath) and are kept by an indexer, a goroutine that runs beside
 // the writer. Tokenizing a memory's text into the three indexes costs
 // more than the rest of its write; in the writer's transaction it made
-// every write wait for it, on the writer's one core. Now the triggers of
-// migration 0005 note each changed memory in search_queue, in the write's
+// every write wait for it, on the writer's one core. Now the schema's
+// triggers note each changed memory in search_queue, in the write's
 // transaction, and the indexer takes in the whole queue at once after the
 // commit, in a transaction on the index file that does not hold up the
 // writer.
@@ -488,7 +488,7 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	ix.advance(target, nil)
 	// The index's log still holds the pages the purge rewrote, as they
 	// were, and the database's may hold the text that a write took out of
-	// a memory whose current version was redacted (migration 0006): the
+	// a memory whose current version was redacted: the
 	// purge is finished once both are emptied. If one stays busy, the
 	// request stays and a later round purges again.
 	if purged {

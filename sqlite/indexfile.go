@@ -201,7 +201,7 @@ func (ix *indexer) checkFile(ctx context.Context) error {
 // searchCovered holds, in a read transaction on the search connections,
 // when the indexes hold every change to memories committed before it
 // began, by any process: the index file records the database's count of
-// changes up to which it holds them (migration 0007).
+// changes up to which it holds them (search_seq).
 const searchCovered = `(SELECT built AND seq >= (SELECT n FROM main.search_seq) FROM search.search_state)`
 
 // errBehind is whenIndexed's: the indexes do not hold what it waits for.

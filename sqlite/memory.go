@@ -117,7 +117,7 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	return &m, nil
 }
 
-// Count reads the count that migration 0011's triggers keep in the
+// Count reads the count that the schema's triggers keep in the
 // store's row: one lookup, whatever the store's size.
 func (t *memTx) Count() (int, error) {
 	var n int

@@ -11,8 +11,8 @@ import (
 )
 
 // Revocations between processes. SQLite has no notices from one process
-// to another, so a revocation leaves a row in the revocations table
-// (migration 0016), in its own transaction, and a DB that has listeners
+// to another, so a revocation leaves a row in the revocations table,
+// in its own transaction, and a DB that has listeners
 // (a server: NotifyRevocations; a short-lived command never has) reads
 // the rows added since it last looked, every revocationPoll, on its read
 // pool: one indexed read of nothing, most of the time, off the path of

@@ -15,7 +15,7 @@ import (
 var _ memstore.SearchStorage = (*DB)(nil)
 
 // Search is each backend's own, as its engine's full-text index is.
-// SQLite's runs on the FTS5 indexes of migration 0005, which indexer.go
+// SQLite's runs on the FTS5 indexes of the schema, which indexer.go
 // keeps current, over the live memories only: memories_words (stemmed
 // words of path and content, ranked by bm25), memories_paths (the same
 // words of the paths alone) and memories_trigrams (substrings of three

@@ -17,7 +17,7 @@ var _ memstore.SessionStorage = (*DB)(nil)
 
 // Sessions are deleted only when asked to (DeleteSession); deleting a
 // store leaves the sessions that attach it as they were (see
-// migrations/0003).
+// migrations/0001_schema.sql).
 
 // kindSessions and kindTokens tag the cursors of the sessions list and of
 // a session's tokens.

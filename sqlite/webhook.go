@@ -457,7 +457,7 @@ func (db *DB) WebhookDeliveries(ctx context.Context, workspaceID, endpointID str
 
 // PruneWebhookDeliveries implements memstore.WebhookDeliveryStorage. An
 // event's ID begins with its time, so the events before before are, for
-// each endpoint, a range of the primary key (migration 0014 keeps no index
+// each endpoint, a range of the primary key (the schema keeps no index
 // by age).
 func (db *DB) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
