@@ -63,8 +63,13 @@ func TestImportRules(t *testing.T) {
 		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
 		"/console":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/webhook":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
-		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest"},
-		"/postgres":   {"/httpapi", "/mcpserver", "/sqlite", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/internal/pgtest"},
+		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/console", "/internal/httpstatus", "/internal/heldcallers"},
+		"/postgres":   {"/httpapi", "/mcpserver", "/sqlite", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/internal/pgtest", "/console", "/internal/httpstatus", "/internal/heldcallers"},
+		// What the backends share knows neither of them, and the edges'
+		// shared homes know no backend.
+		"/internal/sqlrow":      {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
+		"/internal/httpstatus":  {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
+		"/internal/heldcallers": {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
 	}
 	for pkg, bad := range forbidden {
 		for _, d := range deps(t, module+pkg) {
