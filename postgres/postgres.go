@@ -64,12 +64,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"path"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +79,7 @@ import (
 	"github.com/memstore/memstore/internal/batch"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/schema"
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
@@ -186,15 +184,15 @@ const migrationLock = 0x6d656d73746f7265 // "memstore"
 // happens once, and is logged. A database of a newer memstore is
 // refused.
 func (db *DB) migrate(ctx context.Context) error {
-	release, err := readMigrations("migrations")
+	release, err := schema.Read(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	dev, err := readMigrations("migrations/dev")
+	dev, err := schema.Read(migrations, "migrations/dev")
 	if err != nil {
 		return err
 	}
-	known, devKnown := release[len(release)-1].n, dev[len(dev)-1].n
+	known, devKnown := release[len(release)-1].N, dev[len(dev)-1].N
 	var upgraded bool // from a development build's schema
 	var fromDev int   // the development version it was at
 	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
@@ -215,8 +213,8 @@ func (db *DB) migrate(ctx context.Context) error {
 				return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", fromDev, devKnown)
 			}
 			for _, m := range dev {
-				if m.n > fromDev {
-					if err := m.run(ctx, tx); err != nil {
+				if m.N > fromDev {
+					if err := runMigration(ctx, tx, m); err != nil {
 						return err
 					}
 				}
@@ -243,13 +241,13 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("the database's schema is at version %d, newer than this memstore knows (%d): upgrade memstore", have, known)
 		}
 		for _, m := range release {
-			if m.n <= have {
+			if m.N <= have {
 				continue
 			}
-			if err := m.run(ctx, tx); err != nil {
+			if err := runMigration(ctx, tx, m); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO memstore_schema (version, applied_at) VALUES ($1, $2)`, m.n, at); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO memstore_schema (version, applied_at) VALUES ($1, $2)`, m.N, at); err != nil {
 				return err
 			}
 		}
@@ -261,42 +259,10 @@ func (db *DB) migrate(ctx context.Context) error {
 	return err
 }
 
-// A migration is one file of migrations/ or migrations/dev/, numbered
-// by the start of its name.
-type migration struct {
-	n          int
-	name, text string
-}
-
-// readMigrations returns the migrations of dir, in order.
-func readMigrations(dir string) ([]migration, error) {
-	names, err := fs.Glob(migrations, dir+"/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	var ms []migration
-	for _, name := range names {
-		n, err := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: bad number", name)
-		}
-		b, err := migrations.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{n: n, name: name, text: string(b)})
-	}
-	if len(ms) == 0 {
-		return nil, fmt.Errorf("no migrations in %s", dir)
-	}
-	return ms, nil
-}
-
-// run applies m in tx.
-func (m migration) run(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, m.text); err != nil {
-		return fmt.Errorf("migration %s: %w", m.name, err)
+// runMigration applies m in tx.
+func runMigration(ctx context.Context, tx pgx.Tx, m schema.Migration) error {
+	if _, err := tx.Exec(ctx, m.Text); err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	return nil
 }

@@ -65,12 +65,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -81,6 +76,7 @@ import (
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
 	"github.com/memstore/memstore/internal/private"
+	"github.com/memstore/memstore/internal/schema"
 )
 
 var _ memstore.Database = (*DB)(nil)
@@ -250,15 +246,15 @@ func (db *DB) Close() error {
 // A database of a newer memstore, or a file of another application, is
 // refused.
 func (db *DB) migrate(ctx context.Context) error {
-	release, err := readMigrations("migrations")
+	release, err := schema.Read(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	dev, err := readMigrations("migrations/dev")
+	dev, err := schema.Read(migrations, "migrations/dev")
 	if err != nil {
 		return err
 	}
-	known, devKnown := release[len(release)-1].n, dev[len(dev)-1].n
+	known, devKnown := release[len(release)-1].N, dev[len(dev)-1].N
 	var fromDev int // the development version upgraded from, 0 for none
 	err = db.write(ctx, func(tx *txn) error {
 		var app, have int
@@ -295,47 +291,14 @@ func (db *DB) migrate(ctx context.Context) error {
 	return err
 }
 
-// A migration is one file of migrations/ or migrations/dev/, numbered
-// by the start of its name.
-type migration struct {
-	n          int
-	name, text string
-}
-
-// readMigrations returns the migrations of dir, in order.
-func readMigrations(dir string) ([]migration, error) {
-	names, err := fs.Glob(migrations, dir+"/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: bad number", name)
-		}
-		b, err := migrations.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{n: n, name: name, text: string(b)})
-	}
-	if len(ms) == 0 {
-		return nil, fmt.Errorf("no migrations in %s", dir)
-	}
-	return ms, nil
-}
-
 // runMigrations runs, in tx, the migrations of ms numbered above have.
-func runMigrations(ctx context.Context, tx *txn, ms []migration, have int) error {
+func runMigrations(ctx context.Context, tx *txn, ms []schema.Migration, have int) error {
 	for _, m := range ms {
-		if m.n <= have {
+		if m.N <= have {
 			continue
 		}
-		if err := tx.execScript(ctx, m.text); err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
+		if err := tx.execScript(ctx, m.Text); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -1,0 +1,33 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// TestRead: migrations come back in order with their numbers and texts;
+// a name without a number, or a folder without migrations, is an error
+// that names it.
+func TestRead(t *testing.T) {
+	fsys := fstest.MapFS{
+		"m/0002_more.sql":   {Data: []byte("two")},
+		"m/0001_schema.sql": {Data: []byte("one")},
+		"m/notes.txt":       {Data: []byte("not a migration")},
+		"m/dev/0001_x.sql":  {Data: []byte("dev")},
+		"bad/first.sql":     {Data: []byte("?")},
+	}
+	ms, err := Read(fsys, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0] != (Migration{1, "m/0001_schema.sql", "one"}) || ms[1] != (Migration{2, "m/0002_more.sql", "two"}) {
+		t.Errorf("Read = %+v", ms)
+	}
+	if _, err := Read(fsys, "bad"); err == nil || !strings.Contains(err.Error(), "bad/first.sql") {
+		t.Errorf("a name without a number: %v", err)
+	}
+	if _, err := Read(fsys, "none"); err == nil || !strings.Contains(err.Error(), "no migrations in none") {
+		t.Errorf("no migrations: %v", err)
+	}
+}
