@@ -200,16 +200,8 @@ func (q *query) arg(v any) string {
 	return "$" + strconv.Itoa(len(q.args))
 }
 
-// collect scans every row of rows with scan.
+// collect scans every row of rows with scan, and closes rows.
 func collect[T any](rows pgx.Rows, scan func(row) (*T, error)) ([]T, error) {
 	defer rows.Close()
-	var items []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, *v)
-	}
-	return items, rows.Err()
+	return sqlrow.Collect(rows, scan)
 }

@@ -72,14 +72,8 @@ func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstor
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			e, err := sqlrow.ScanEvent(rows)
-			if err != nil {
-				return err
-			}
-			events = append(events, *e)
-		}
-		return rows.Err()
+		events, err = sqlrow.Collect(rows, sqlrow.ScanEvent)
+		return err
 	})
 	if err != nil {
 		return memstore.EventPage{}, wrap(err, "list events")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.KeyStorage = (*DB)(nil)
@@ -95,7 +96,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k memstore.APIKey, secretHash st
 
 const keyColumns = "id, workspace_id, name, hint, created_at, last_used_at, revoked_at"
 
-func scanKey(row interface{ Scan(...any) error }) (*memstore.APIKey, error) {
+func scanKey(row sqlrow.Row) (*memstore.APIKey, error) {
 	var k memstore.APIKey
 	var created int64
 	var used, revoked sql.NullInt64
@@ -121,15 +122,8 @@ func (db *DB) APIKeys(ctx context.Context, workspaceID, after string, n int) ([]
 		return nil, wrap(translate(err), "list API keys")
 	}
 	defer rows.Close()
-	var keys []memstore.APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, wrap(err, "list API keys")
-		}
-		keys = append(keys, *k)
-	}
-	return keys, wrap(rows.Err(), "list API keys")
+	keys, err := sqlrow.Collect(rows, scanKey)
+	return keys, wrap(err, "list API keys")
 }
 
 // APIKey implements memstore.KeyStorage.

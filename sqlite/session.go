@@ -11,6 +11,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 var _ memstore.SessionStorage = (*DB)(nil)
@@ -30,7 +31,7 @@ const (
 // sessionColumns are read with the sessions table named s.
 const sessionColumns = `s.id, s.workspace_id, s.title, s.metadata, s.fields, s.created_at, s.updated_at, s.archived_at`
 
-func scanSession(row interface{ Scan(...any) error }) (*memstore.Session, error) {
+func scanSession(row sqlrow.Row) (*memstore.Session, error) {
 	var (
 		s            memstore.Session
 		meta, fields string
@@ -202,7 +203,7 @@ func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.Sessi
 
 const tokenColumns = `id, session_id, workspace_id, hint, created_at, expires_at, revoked_at`
 
-func scanToken(row interface{ Scan(...any) error }) (*memstore.SessionToken, error) {
+func scanToken(row sqlrow.Row) (*memstore.SessionToken, error) {
 	var (
 		t        memstore.SessionToken
 		cat      int64
@@ -247,14 +248,8 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			t, err := scanToken(rows)
-			if err != nil {
-				return err
-			}
-			page.Items = append(page.Items, *t)
-		}
-		return rows.Err()
+		page.Items, err = sqlrow.Collect(rows, scanToken)
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.SessionToken]{}, wrap(err, "list tokens of session %s", sessionID)

@@ -101,14 +101,8 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			s, err := sqlrow.ScanStore(rows)
-			if err != nil {
-				return err
-			}
-			page.Items = append(page.Items, *s)
-		}
-		return rows.Err()
+		page.Items, err = sqlrow.Collect(rows, sqlrow.ScanStore)
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")

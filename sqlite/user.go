@@ -66,14 +66,7 @@ func (db *DB) Users(ctx context.Context, workspaceID string, f memstore.UserFilt
 		return page, wrap(translate(err), "list users")
 	}
 	defer rows.Close()
-	for rows.Next() {
-		u, err := sqlrow.ScanUser(rows)
-		if err != nil {
-			return memstore.Page[memstore.User]{}, wrap(err, "list users")
-		}
-		page.Items = append(page.Items, *u)
-	}
-	if err := rows.Err(); err != nil {
+	if page.Items, err = sqlrow.Collect(rows, sqlrow.ScanUser); err != nil {
 		return memstore.Page[memstore.User]{}, wrap(translate(err), "list users")
 	}
 	if len(page.Items) > f.Limit {

@@ -73,14 +73,8 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			v, err := sqlrow.ScanVersion(rows)
-			if err != nil {
-				return err
-			}
-			page.Items = append(page.Items, *v)
-		}
-		return rows.Err()
+		page.Items, err = sqlrow.Collect(rows, sqlrow.ScanVersion)
+		return err
 	})
 	if err != nil {
 		return memstore.Page[memstore.Version]{}, wrap(err, "list versions")

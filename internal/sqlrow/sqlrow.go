@@ -75,6 +75,27 @@ type Column struct{ Name, Value string }
 // A Row is a row being scanned.
 type Row interface{ Scan(dest ...any) error }
 
+// Rows is a result set of either driver (database/sql's *sql.Rows, pgx's
+// Rows), which its caller closes.
+type Rows interface {
+	Row
+	Next() bool
+	Err() error
+}
+
+// Collect scans every row of rows with scan, in order.
+func Collect[T any](rows Rows, scan func(Row) (*T, error)) ([]T, error) {
+	var items []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, *v)
+	}
+	return items, rows.Err()
+}
+
 // A Snapshot is one consistent read of a whole database, in which Dump
 // reads every table.
 type Snapshot interface {
