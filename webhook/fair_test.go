@@ -149,15 +149,14 @@ const (
 )
 
 func newHostile(t *testing.T, how behaviour, g *group) *hostile {
+	if how == refuse {
+		return &hostile{URL: "http://" + closedPort(t) + "/hooks", g: g}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &hostile{URL: "http://" + ln.Addr().String() + "/hooks", g: g}
-	if how == refuse {
-		ln.Close() // nothing listens there: connections are refused
-		return h
-	}
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done); ln.Close(); wg.Wait() })
