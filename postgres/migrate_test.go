@@ -133,7 +133,7 @@ func TestUpgradeDevSchema(t *testing.T) {
 			db, log := openLogged(t, url)
 			db.Close()
 			if got := schemaText(t, url); got != want {
-				t.Errorf("the schema after the upgrade differs from a new database's (-new +upgraded):\n%s", schemaDiff(want, got))
+				t.Errorf("the schema after the upgrade differs from a new database's (-new +upgraded):\n%s", storetest.Diff(want, got))
 			}
 			wantUpgradeLogged(t, log, v)
 		})
@@ -223,7 +223,7 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	db, log := openLogged(t, url)
 	wantUpgradeLogged(t, log, last)
 	if after := tableRows(t, url); after != before {
-		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", schemaDiff(before, after))
+		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
 	if got, want := schemaVersions(t, url), "memstore_schema [1], schema_migrations none"; got != want {
 		t.Errorf("the versions recorded after the upgrade: %s, want %s", got, want)
@@ -461,7 +461,7 @@ func TestRefuseNewerDatabases(t *testing.T) {
 				t.Errorf("error %q, want %q", err, c.want)
 			}
 			if after := schemaText(t, url); after != before {
-				t.Errorf("the refused database changed:\n%s", schemaDiff(before, after))
+				t.Errorf("the refused database changed:\n%s", storetest.Diff(before, after))
 			}
 		})
 	}

@@ -5,17 +5,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/schema.golden from a new database")
@@ -29,28 +28,7 @@ const goldenSchema = "testdata/schema.golden"
 // rewrites the file.
 func TestSchemaGolden(t *testing.T) {
 	got := schemaText(t, pgtest.DB(t, migrate))
-	if *update {
-		if err := os.WriteFile(goldenSchema, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(goldenSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("the schema of a new database differs from %s (-want +got; -update rewrites it):\n%s", goldenSchema, schemaDiff(string(want), got))
-	}
-}
-
-// schemaDiff is the unified diff of two schema texts.
-func schemaDiff(want, got string) string {
-	d, err := udiff.ToUnified("want", "got", want, udiff.Lines(want, got), udiff.DefaultContextLines)
-	if err != nil {
-		return err.Error()
-	}
-	return d
+	storetest.Golden(t, goldenSchema, got, *update)
 }
 
 // pgDump is the newest of Debian's pg_dump binaries, or the one on PATH;

@@ -100,7 +100,7 @@ func TestUpgradeDevSchema(t *testing.T) {
 			devDatabase(t, path, v).Close()
 			_, log := openLogged(t, path)
 			if got := schemaText(t, path); got != want {
-				t.Errorf("the schema after the upgrade differs from a new database's (-new +upgraded):\n%s", schemaDiff(want, got))
+				t.Errorf("the schema after the upgrade differs from a new database's (-new +upgraded):\n%s", storetest.Diff(want, got))
 			}
 			wantUpgradeLogged(t, log, v)
 		})
@@ -135,7 +135,7 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	db, log := openLogged(t, path)
 	wantUpgradeLogged(t, log, last)
 	if after := tableRows(t, rawDB(t, path)); after != before {
-		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", schemaDiff(before, after))
+		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
 	if h := header(t, path); h != "1835363699 1" {
 		t.Errorf("application_id and user_version after the upgrade: %s, want memstore's and 1", h)
@@ -398,7 +398,7 @@ func TestRefuseOtherDatabases(t *testing.T) {
 				t.Errorf("error %q, want %q", err, c.want)
 			}
 			if after := schemaText(t, path); after != before {
-				t.Errorf("the refused database changed:\n%s", schemaDiff(before, after))
+				t.Errorf("the refused database changed:\n%s", storetest.Diff(before, after))
 			}
 		})
 	}

@@ -5,14 +5,12 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	udiff "github.com/aymanbagabas/go-udiff"
-
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/schema.golden from a new database")
@@ -28,28 +26,7 @@ func TestSchemaGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	mustOpenAt(t, path, sqlite.Options{})
 	got := schemaText(t, path)
-	if *update {
-		if err := os.WriteFile(goldenSchema, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(goldenSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("the schema of a new database differs from %s (-want +got; -update rewrites it):\n%s", goldenSchema, schemaDiff(string(want), got))
-	}
-}
-
-// schemaDiff is the unified diff of two schema texts.
-func schemaDiff(want, got string) string {
-	d, err := udiff.ToUnified("want", "got", want, udiff.Lines(want, got), udiff.DefaultContextLines)
-	if err != nil {
-		return err.Error()
-	}
-	return d
+	storetest.Golden(t, goldenSchema, got, *update)
 }
 
 // schemaText is the schema of the database at path as SQLite keeps it:
