@@ -178,8 +178,10 @@ func readZipFile(f *zip.File) (content, fail, skip string) {
 //     or mapped to a Windows code page (fullwidth ＼, ¥; localfile.LookAlike);
 //   - a first "." (a hidden name), a last "." or space (dropped by
 //     Windows), and the first letter of a device name of Windows (CON,
-//     aux.txt, COM1) or of a name in Windows' short 8.3 form (GIT~1,
-//     AUTHOR~1), which reaches the long name's file.
+//     aux.txt, COM1);
+//   - the "~" of a name that would otherwise be in Windows' short 8.3
+//     form (GIT~1, AUTHOR~1, or .~0 once escaped as %2E~0), which would
+//     reach the long name's file: GIT%7E1 is no short name.
 //
 // So an entry name is always relative, holds only "/" as a separator and
 // no segment that is empty, "." or "..", and extracts to the same name
@@ -202,12 +204,21 @@ func EntryName(path string) string {
 
 // escapeSegment escapes one segment of a path for EntryName.
 func escapeSegment(seg string) string {
+	if out := escapeRunes(seg, false); !localfile.ShortName(out) {
+		return out
+	}
+	return escapeRunes(seg, true) // with no "~" left, no short name
+}
+
+// escapeRunes escapes seg's characters as EntryName says, and every "~"
+// too when tilde is set.
+func escapeRunes(seg string, tilde bool) string {
 	var b strings.Builder
-	first := localfile.Hidden(seg) || localfile.ExecName(seg) != "" || localfile.WindowsDevice(seg) || localfile.ShortName(seg)
+	first := localfile.Hidden(seg) || localfile.ExecName(seg) != "" || localfile.WindowsDevice(seg)
 	for i, r := range seg {
 		end := i+utf8.RuneLen(r) == len(seg)
 		if strings.ContainsRune(`\:*?"<>|%`, r) || unicode.IsControl(r) || localfile.LookAlike(r) ||
-			i == 0 && first || end && (r == '.' || r == ' ') {
+			i == 0 && first || end && (r == '.' || r == ' ') || tilde && r == '~' {
 			for _, c := range []byte(string(r)) {
 				fmt.Fprintf(&b, "%%%02X", c)
 			}

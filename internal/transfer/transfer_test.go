@@ -98,7 +98,7 @@ func TestParseLine(t *testing.T) {
 // look-alikes of separators and the escape character itself.
 var awkward = []string{
 	`/..\..\x`, `/C:\x`, `/\\host\share\x`, `/a:b.md`, `/CON`, `/aux.txt`, `/d/nul.md`, `/Com1 .md`,
-	`/trailing.`, `/space `, `/.hidden/a.md`, `/d/.env`, `/GIT~1/config`, `/AUTHOR~1`, `/0~0`, `/MEMORY~1.MD`, `/100%.md`, `/%2e%2e/x.md`,
+	`/trailing.`, `/space `, `/.hidden/a.md`, `/d/.env`, `/GIT~1/config`, `/AUTHOR~1`, `/0~0`, `/MEMORY~1.MD`, `/doc~1.md`, `/100%.md`, `/%2e%2e/x.md`,
 	`/%5C.md`, `/q?.md`, `/a*b<c>d|e"f.md`, "/wide\uff3cx", "/wide\uff0e\uff0e", "/yen\u00a5x", "/set\u2216minus",
 	"/ellipsis\u2026", `/notes/été.md`, `/ノート.md`, `/plain/a b.md`,
 }
@@ -180,6 +180,8 @@ func unsafeEntry(name string) string {
 			return localfile.ExecName(seg)
 		case localfile.WindowsDevice(seg):
 			return "a device name on Windows"
+		case localfile.ShortName(seg):
+			return "a name in Windows' short (8.3) form, which can reach another file"
 		case len(seg) <= localfile.MaxNameBytes && !strings.Contains(seg, "%") && localfile.NameProblem(seg, "windows") != "":
 			// (A name too long for a file system fails to extract there,
 			// which is no danger: a memory's path may be longer.)
