@@ -452,14 +452,9 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		secret, _, err = h.cfg.Users.SignIn(r.Context(), ws, name, pw)
 	}
-	if memstore.ErrorCode(err) == memstore.ERateLimited {
-		httpstatus.RetryAfter(w.Header(), err)
-		h.render(w, r, http.StatusTooManyRequests, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
-		return
-	}
-	if memstore.ErrorCode(err) == memstore.EOverloaded {
-		httpstatus.RetryAfter(w.Header(), err)
-		h.render(w, r, http.StatusServiceUnavailable, "signin", nil, view{Title: "Sign in", Data: data, Error: sentence(memstore.ErrorMessage(err))})
+	if waitAndRetry(w, err, func(status int, msg string) {
+		h.render(w, r, status, "signin", nil, view{Title: "Sign in", Data: data, Error: msg})
+	}) {
 		return
 	}
 	if err != nil {
@@ -486,12 +481,29 @@ func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		secret, _, err = h.cfg.Users.RedeemLink(r.Context(), r.PostFormValue("t"))
 	}
+	if waitAndRetry(w, err, func(status int, msg string) { h.fail(w, r, nil, status, msg) }) {
+		return
+	}
 	if err != nil {
 		h.failErr(w, r, nil, err)
 		return
 	}
 	h.setCookie(w, r, secret)
 	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+}
+
+// waitAndRetry answers err when it asks the user to wait and try again
+// (too many attempts, or a server too busy to check a password): with
+// Retry-After, and page called with the console's status for it and the
+// core's words as a sentence. It reports whether it answered.
+func waitAndRetry(w http.ResponseWriter, err error, page func(status int, msg string)) bool {
+	code := memstore.ErrorCode(err)
+	if code != memstore.ERateLimited && code != memstore.EOverloaded {
+		return false
+	}
+	httpstatus.RetryAfter(w.Header(), err)
+	page(httpstatus.Page(code), sentence(memstore.ErrorMessage(err)))
+	return true
 }
 
 // sentence is a message of the core as a sentence of a page: its first

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/httpstatus"
 )
 
 // passwordPage is where a signed-in user sets their own password: a
@@ -29,14 +28,7 @@ func (h *Handler) setPassword(w http.ResponseWriter, r *http.Request, s *signedI
 		return
 	}
 	secret, _, err := h.cfg.Users.ChangePassword(r.Context(), s.caller, r.PostFormValue("current"), pw)
-	if memstore.ErrorCode(err) == memstore.ERateLimited {
-		httpstatus.RetryAfter(w.Header(), err)
-		h.renderPassword(w, r, s, http.StatusTooManyRequests, sentence(memstore.ErrorMessage(err)), "")
-		return
-	}
-	if memstore.ErrorCode(err) == memstore.EOverloaded {
-		httpstatus.RetryAfter(w.Header(), err)
-		h.renderPassword(w, r, s, http.StatusServiceUnavailable, sentence(memstore.ErrorMessage(err)), "")
+	if waitAndRetry(w, err, func(status int, msg string) { h.renderPassword(w, r, s, status, msg, "") }) {
 		return
 	}
 	switch code := memstore.ErrorCode(err); code {

@@ -109,3 +109,27 @@ func TestSignInLimitByClient(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkRefusedAsSentence: a sign-in link redeemed past the address's
+// allowance is refused as the sign-in form refuses a password: 429 with
+// Retry-After, and the core's words as a sentence of the page.
+func TestLinkRefusedAsSentence(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	sqlitetest.Workspace(t, db, "default")
+	h := New(Config{Users: memstore.NewUsers(db)})
+	for range memstore.SignInAddrBurst {
+		attemptLink(h, "203.0.113.7:4000", "")
+	}
+	r := httptest.NewRequest("POST", Prefix+"link", strings.NewReader("t=made-up"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Origin", "http://"+r.Host)
+	r.RemoteAddr = "203.0.113.7:4000"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("past the burst: %d, Retry-After %q; want 429 with a wait", w.Code, w.Header().Get("Retry-After"))
+	}
+	if body := w.Body.String(); !strings.Contains(body, "Too many sign-in attempts") || !strings.Contains(body, "try again.") {
+		t.Errorf("the page does not say, as a sentence, to wait and try again:\n%s", body)
+	}
+}

@@ -318,10 +318,14 @@ func (c *Client) SearchMemories(ctx context.Context, caller *memstore.Caller, st
 		if c.Caller == nil || c.Caller.Session == nil {
 			return none, memstore.Errorf(memstore.EInvalid, "the API searches several stores only as a session's: set the client's Caller to its session's (AuthenticateSession)")
 		}
+		// A store the client's copy of the session does not show is asked
+		// of the server alone, for one result: its refusal (the core
+		// checks access before input) is the answer, and a store attached
+		// since is searched with the others below.
 		for _, id := range storeIDs {
 			if c.Caller.Session.Attachment(id) == nil {
 				p, err := clientStorePath(id)
-				if _, err := c.search(ctx, caller, p, err, q); err != nil {
+				if _, err := c.search(ctx, caller, p, err, memstore.SearchQuery{Text: q.Text, Limit: 1}); err != nil {
 					return none, err
 				}
 			}
