@@ -396,6 +396,24 @@ func TestRefuseNewerDatabases(t *testing.T) {
 	}
 }
 
+// TestOtherToolsSchemaMigrations: a database that another tool keeps its
+// versions in, in a table also named schema_migrations, is no
+// development build's: memstore makes its schema beside it and leaves
+// that table and its rows alone.
+func TestOtherToolsSchemaMigrations(t *testing.T) {
+	url := devDatabase(t, 0) // schema_migrations, and no memstore table
+	conn := connect(t, url)
+	execAll(t, conn, `INSERT INTO schema_migrations VALUES (20260101, 0), (20260102, 0)`)
+	db := mustOpenAt(t, url, postgres.Options{})
+	if _, err := memstore.NewCore(db).CreateWorkspace(context.Background(), "beside"); err != nil {
+		t.Fatalf("memstore's schema was not made: %v", err)
+	}
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM schema_migrations WHERE version IN (20260101, 20260102)`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("the other tool's schema_migrations: %d of its 2 rows, %v", n, err)
+	}
+}
+
 // replaceAll is ss, each replaced by r.
 func replaceAll(r *strings.Replacer, ss ...string) []string {
 	out := make([]string, len(ss))

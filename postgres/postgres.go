@@ -201,7 +201,11 @@ func (db *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		var isRelease, isDev bool
-		if err := tx.QueryRow(ctx, `SELECT to_regclass('memstore_schema') IS NOT NULL, to_regclass('schema_migrations') IS NOT NULL`).Scan(&isRelease, &isDev); err != nil {
+		// A development build kept its version in schema_migrations, a
+		// name other tools use too: only with memstore's own tables beside
+		// it is it memstore's to upgrade (and drop).
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('memstore_schema') IS NOT NULL,
+			to_regclass('schema_migrations') IS NOT NULL AND to_regclass('api_keys') IS NOT NULL AND to_regclass('memories') IS NOT NULL`).Scan(&isRelease, &isDev); err != nil {
 			return err
 		}
 		have := 0
