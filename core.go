@@ -596,7 +596,7 @@ func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
 	if err != nil {
 		return err
 	}
-	return checkToken(t, s, time.Now())
+	return checkToken(t, s, co.b.Now())
 }
 
 // SearchMemories implements SearchService. With no store the query is

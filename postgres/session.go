@@ -191,10 +191,6 @@ func scanToken(r row) (*memstore.SessionToken, error) {
 	return &t, nil
 }
 
-func errTokenNotFound(id string) *memstore.Error {
-	return memstore.ErrTokenNotFound(id)
-}
-
 // SessionTokens implements memstore.SessionStorage, with keyset
 // pagination on (created_at, id): one range of session_tokens_by_session
 // per page.
@@ -236,7 +232,7 @@ func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, 
 func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
 	t, err := scanToken(db.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM session_tokens WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 	if err != nil {
-		return nil, wrap(notFound(err, errTokenNotFound(id)), "get session token %s", id)
+		return nil, wrap(notFound(err, memstore.ErrTokenNotFound(id)), "get session token %s", id)
 	}
 	return t, nil
 }
@@ -377,7 +373,7 @@ func (t *sessionTx) RevokeToken(id string, at time.Time) (*memstore.SessionToken
 	tok, err := scanToken(t.tx.QueryRow(t.ctx, `UPDATE session_tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 AND workspace_id = $3 RETURNING `+tokenColumns,
 		keyset.Nanos(at), id, t.workspaceID))
 	if err != nil {
-		return nil, notFound(err, errTokenNotFound(id))
+		return nil, notFound(err, memstore.ErrTokenNotFound(id))
 	}
 	return tok, nil
 }

@@ -8,6 +8,8 @@ package heldcallers
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/memstore/memstore"
@@ -19,12 +21,18 @@ type Check func(ctx context.Context, c *memstore.Caller, storeID string) error
 
 // Listen calls f with each revocation that any of services tells of
 // (those that are a memstore.RevocationNotifier), until stop is called.
+// A notifier given twice (a Core is often both the key and the session
+// service) is listened to once, so that each revocation is handled once.
 func Listen(f func(memstore.Revocation), services ...any) (stop func()) {
 	var stops []func()
+	var seen []memstore.RevocationNotifier
 	for _, svc := range services {
-		if n, ok := svc.(memstore.RevocationNotifier); ok {
-			stops = append(stops, n.NotifyRevocations(f))
+		n, ok := svc.(memstore.RevocationNotifier)
+		if !ok || slices.ContainsFunc(seen, func(m memstore.RevocationNotifier) bool { return same(m, n) }) {
+			continue
 		}
+		seen = append(seen, n)
+		stops = append(stops, n.NotifyRevocations(f))
 	}
 	return func() {
 		for _, s := range stops {
@@ -135,4 +143,12 @@ func (r *Registry) Close() {
 	r.stop()
 	r.cancel()
 	r.rechecks.Wait()
+}
+
+// same reports whether a and b are the same notifier: equal values of a
+// type that can be compared (a pointer, as services are); values of other
+// types are never the same.
+func same(a, b memstore.RevocationNotifier) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }

@@ -114,3 +114,26 @@ func TestCloseWaitsForRechecks(t *testing.T) {
 	r.Close() // a second time is harmless
 	notices.Revoked(memstore.Revocation{Unheard: true})
 }
+
+// TestListenOnce: a notifier given as two services (a Core is both the
+// key and the session service) is heard once per revocation; two
+// notifiers are each heard.
+func TestListenOnce(t *testing.T) {
+	var one, two memstore.Revocations
+	var heard atomic.Int32
+	stop := Listen(func(memstore.Revocation) { heard.Add(1) }, &one, &one, "not a notifier", &two)
+	defer stop()
+	one.Revoked(memstore.Revocation{SessionID: "sesn_a"})
+	if n := heard.Load(); n != 1 {
+		t.Errorf("a revocation of a notifier given twice was heard %d times, want 1", n)
+	}
+	two.Revoked(memstore.Revocation{SessionID: "sesn_a"})
+	if n := heard.Load(); n != 2 {
+		t.Errorf("after the second notifier's revocation: heard %d times, want 2", n)
+	}
+	stop()
+	one.Revoked(memstore.Revocation{SessionID: "sesn_a"})
+	if n := heard.Load(); n != 2 {
+		t.Errorf("heard after stop: %d, want 2", n)
+	}
+}
