@@ -31,9 +31,10 @@ type Table struct {
 	// Derived are columns a dump reads after Columns but a restore does
 	// not write: the database keeps them from other rows.
 	Derived string
-	// Key is the columns unique to a row, in whose order a dump reads
-	// the table, so that two copies of a database dump alike whatever
-	// keeps them.
+	// Key is the columns unique to a row, by which a dump pages through
+	// the table (SQLite reads a table keyed by ID in rowid order
+	// instead, which needs no index): a restore sorts nothing, so the
+	// order of the rows is never part of a copy.
 	Key string
 	// Conflict, when set, is the ON CONFLICT clause of a restore's
 	// insert: what it does to a row that is already there.
