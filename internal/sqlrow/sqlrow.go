@@ -33,8 +33,7 @@ type Table struct {
 	Derived string
 	// Key is the columns unique to a row, by which a dump pages through
 	// the table (SQLite reads a table keyed by ID in rowid order
-	// instead, which needs no index): a restore sorts nothing, so the
-	// order of the rows is never part of a copy.
+	// instead, which pages without an index).
 	Key string
 	// Conflict, when set, is the ON CONFLICT clause of a restore's
 	// insert: what it does to a row that is already there.
