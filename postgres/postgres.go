@@ -87,18 +87,18 @@ var _ memstore.Database = (*DB)(nil)
 
 // migrations holds the schema: migrations/0001_schema.sql, the first
 // release's, and the migrations of later releases numbered after it,
-// each applied once and in order (migrate). migrations/dev holds the
-// migrations of the development builds before the first release, which
-// only bring a database those builds made up to the first release's
-// schema (devSchema); they go away in a later release.
+// each applied once and in order (migrate).
 //
-//go:embed migrations/*.sql migrations/dev/*.sql
+//go:embed migrations/*.sql
 var migrations embed.FS
 
 // devSchema is the version of the release schema that equals the schema
-// of the last development migration (migrations/dev), which a database
-// made by a development build becomes once it has them all.
+// of the last development build (development version devLast), which a
+// database that build made is taken over at.
 const devSchema = 1
+
+// devLast is the last development build's version in schema_migrations.
+const devLast = 13
 
 // Options tune a DB; the zero value is usable.
 type Options struct {
@@ -178,21 +178,17 @@ const migrationLock = 0x6d656d73746f7265 // "memstore"
 // migrate brings the database's schema up to date in one transaction,
 // under the advisory lock, by the migrations numbered above the last one
 // recorded in memstore_schema, and records each there. A database made
-// by a development build before the first release (which recorded its
-// migrations in schema_migrations instead) first gets the development
-// migrations it lacks, and is then at release version devSchema: this
-// happens once, and is logged. A database of a newer memstore is
-// refused.
+// by the last development build before the first release (which
+// recorded its migrations in schema_migrations instead, up to devLast)
+// has the release's schema: it is taken over at release version
+// devSchema, once, and logged. One of an earlier or a later development
+// build, or of a newer memstore, is refused.
 func (db *DB) migrate(ctx context.Context) error {
 	release, err := schema.Read(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	dev, err := schema.Read(migrations, "migrations/dev")
-	if err != nil {
-		return err
-	}
-	known, devKnown := release[len(release)-1].N, dev[len(dev)-1].N
+	known := release[len(release)-1].N
 	var upgraded bool // from a development build's schema
 	var fromDev int   // the development version it was at
 	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
@@ -213,15 +209,8 @@ func (db *DB) migrate(ctx context.Context) error {
 			if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&fromDev); err != nil {
 				return err
 			}
-			if fromDev > devKnown {
-				return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", fromDev, devKnown)
-			}
-			for _, m := range dev {
-				if m.N > fromDev {
-					if err := runMigration(ctx, tx, m); err != nil {
-						return err
-					}
-				}
+			if err := schema.Development(fromDev, devLast); err != nil {
+				return err
 			}
 			if _, err := tx.Exec(ctx, `DROP TABLE schema_migrations`); err != nil {
 				return err

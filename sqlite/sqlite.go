@@ -83,12 +83,9 @@ var _ memstore.Database = (*DB)(nil)
 
 // migrations holds the schema: migrations/0001_schema.sql, the first
 // release's, and the migrations of later releases numbered after it,
-// each applied once and in order (migrate). migrations/dev holds the
-// migrations of the development builds before the first release, which
-// only bring a database those builds made up to the first release's
-// schema (devSchema); they go away in a later release.
+// each applied once and in order (migrate).
 //
-//go:embed migrations/*.sql migrations/dev/*.sql
+//go:embed migrations/*.sql
 var migrations embed.FS
 
 // applicationID marks a database file as memstore's, in the header's
@@ -97,9 +94,12 @@ var migrations embed.FS
 const applicationID = 0x6d656d73
 
 // devSchema is the version of the release schema that equals the schema
-// of the last development migration (migrations/dev), which a database
-// made by a development build becomes once it has them all.
+// of the last development build (development version devLast), which a
+// database that build made is taken over at.
 const devSchema = 1
+
+// devLast is the last development build's user_version.
+const devLast = 18
 
 // Options tune a DB; the zero value is usable.
 type Options struct {
@@ -239,10 +239,11 @@ func (db *DB) Close() error {
 
 // migrate brings the database's schema up to date in one transaction,
 // by the migrations numbered above the one its user_version records,
-// and marks it as memstore's (applicationID). A database made by a
-// development build before the first release (application_id 0 and a
-// user_version) first gets the development migrations it lacks, and is
-// then at release version devSchema: this happens once, and is logged.
+// and marks it as memstore's (applicationID). A database made by the
+// last development build before the first release (application_id 0,
+// user_version devLast) has the release's schema: it is taken over at
+// release version devSchema, once, and logged; one of an earlier or a
+// later development build is refused (schema.Development).
 // A database of a newer memstore, or a file of another application, is
 // refused.
 func (db *DB) migrate(ctx context.Context) error {
@@ -250,11 +251,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dev, err := schema.Read(migrations, "migrations/dev")
-	if err != nil {
-		return err
-	}
-	known, devKnown := release[len(release)-1].N, dev[len(dev)-1].N
+	known := release[len(release)-1].N
 	var fromDev int // the development version upgraded from, 0 for none
 	err = db.write(ctx, func(tx *txn) error {
 		var app, have int
@@ -267,10 +264,8 @@ func (db *DB) migrate(ctx context.Context) error {
 		switch {
 		case app != applicationID && app != 0:
 			return fmt.Errorf("the file is not a memstore database (its application_id is %#x)", app)
-		case app == 0 && have > devKnown:
-			return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", have, devKnown)
 		case app == 0 && have > 0:
-			if err := runMigrations(ctx, tx, dev, have); err != nil {
+			if err := schema.Development(have, devLast); err != nil {
 				return err
 			}
 			fromDev, have = have, devSchema

@@ -44,3 +44,23 @@ func Read(fsys fs.FS, dir string) ([]Migration, error) {
 	}
 	return ms, nil
 }
+
+// Development decides whether a database made by a development build
+// before the first release, its schema at development version have, can
+// be taken over as it is: only at the last development version (last),
+// whose schema is the first release's. The migrations that brought the
+// earlier versions up to it are gone from this build, so an older
+// database is sent to the last development build, which still has them.
+func Development(have, last int) error {
+	switch {
+	case have > last:
+		return fmt.Errorf("the database was made by a development build of memstore newer than this one (its schema is at development version %d; this memstore knows up to %d): open it with the build that made it", have, last)
+	case have < last:
+		return fmt.Errorf("the database was made by an early development build of memstore (its schema is at development version %d; this memstore takes over version %d only): open it once with memstore built from commit %s, which upgrades it, then with this one", have, last, LastDevelopmentBuild)
+	}
+	return nil
+}
+
+// LastDevelopmentBuild is the last commit whose memstore upgrades a
+// database of any development build to the last development version.
+const LastDevelopmentBuild = "de0f595"

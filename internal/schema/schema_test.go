@@ -31,3 +31,18 @@ func TestRead(t *testing.T) {
 		t.Errorf("no migrations: %v", err)
 	}
 }
+
+// TestDevelopment: only the last development version is taken over; an
+// earlier one is sent to the last development build, a later one to the
+// build that made it.
+func TestDevelopment(t *testing.T) {
+	if err := Development(18, 18); err != nil {
+		t.Errorf("the last development version: %v", err)
+	}
+	if err := Development(3, 18); err == nil || !strings.Contains(err.Error(), "development version 3;") || !strings.Contains(err.Error(), "commit "+LastDevelopmentBuild) {
+		t.Errorf("an early development version: %v", err)
+	}
+	if err := Development(19, 18); err == nil || !strings.Contains(err.Error(), "newer than this one") {
+		t.Errorf("a later development version: %v", err)
+	}
+}
