@@ -169,20 +169,13 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, s *signedI
 	if err == nil {
 		_, err = h.cfg.Sessions.RevokeSessionToken(ctx, s.caller, tok.ID)
 	}
-	if err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, sessionURL(sid, "revoked"), http.StatusSeeOther)
+	h.finish(w, r, s, err, sessionURL(sid, "revoked"))
 }
 
 func (h *Handler) archiveSession(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	id := r.PathValue("session")
-	if _, err := h.cfg.Sessions.ArchiveSession(r.Context(), s.caller, id); err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, sessionURL(id, "ended"), http.StatusSeeOther)
+	_, err := h.cfg.Sessions.ArchiveSession(r.Context(), s.caller, id)
+	h.finish(w, r, s, err, sessionURL(id, "ended"))
 }
 
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request, s *signedIn) {
@@ -216,9 +209,6 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *signedIn)
 }
 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, s *signedIn) {
-	if _, err := h.cfg.Keys.RevokeAPIKey(r.Context(), s.caller, r.PathValue("key")); err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, Prefix+"keys?done=revoked", http.StatusSeeOther)
+	_, err := h.cfg.Keys.RevokeAPIKey(r.Context(), s.caller, r.PathValue("key"))
+	h.finish(w, r, s, err, Prefix+"keys?done=revoked")
 }

@@ -31,6 +31,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -134,54 +135,65 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("POST "+Prefix+"signin", h.signIn)
 	h.mux.HandleFunc("GET "+Prefix+"link", h.linkPage)
 	h.mux.HandleFunc("POST "+Prefix+"link", h.redeemLink)
-	h.mux.HandleFunc("POST "+Prefix+"signout", h.auth(h.signOut))
-	h.mux.HandleFunc("GET "+Prefix+"password", h.auth(h.passwordPage))
-	h.mux.HandleFunc("POST "+Prefix+"password", h.auth(h.setPassword))
-	h.mux.HandleFunc("GET "+Prefix+"stores", h.auth(h.stores))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}", h.auth(h.tree))
-	h.mux.HandleFunc("GET "+Prefix+"stores/new", h.auth(h.newStorePage))
-	h.mux.HandleFunc("POST "+Prefix+"stores", h.auth(h.createStore))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/settings", h.auth(h.storeSettings))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/settings", h.auth(h.updateStore))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/archive", h.auth(h.archiveStore))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/delete", h.auth(h.deleteStore))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/search", h.auth(h.search))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/transfer", h.auth(h.transferPage))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/export", h.auth(h.export))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/import", capBody(maxImportBytes+1<<20, h.auth(h.importMemories)))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/new", h.auth(h.newMemoryPage))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/memories", h.auth(h.createMemory))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}", h.auth(h.memory))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/memories/{memory}", h.auth(h.saveMemory))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/edit", h.auth(h.editPage))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/delete", h.auth(h.deletePage))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/memories/{memory}/delete", h.auth(h.deleteMemory))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/history", h.auth(h.history))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/memories/{memory}/diff", h.auth(h.diff))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/versions/{version}", h.auth(h.versionPage))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/versions/{version}/restore", h.auth(h.restore))
-	h.mux.HandleFunc("GET "+Prefix+"stores/{store}/versions/{version}/redact", h.auth(h.redactPage))
-	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/versions/{version}/redact", h.auth(h.redact))
+	// The pages of a signed-in person: each behind h.auth.
+	signedIn := map[string]authedFunc{
+		"POST signout":                                   h.signOut,
+		"GET password":                                   h.passwordPage,
+		"POST password":                                  h.setPassword,
+		"GET stores":                                     h.stores,
+		"GET stores/{store}":                             h.tree,
+		"GET stores/new":                                 h.newStorePage,
+		"POST stores":                                    h.createStore,
+		"GET stores/{store}/settings":                    h.storeSettings,
+		"POST stores/{store}/settings":                   h.updateStore,
+		"POST stores/{store}/archive":                    h.archiveStore,
+		"POST stores/{store}/delete":                     h.deleteStore,
+		"GET stores/{store}/search":                      h.search,
+		"GET stores/{store}/transfer":                    h.transferPage,
+		"GET stores/{store}/export":                      h.export,
+		"GET stores/{store}/new":                         h.newMemoryPage,
+		"POST stores/{store}/memories":                   h.createMemory,
+		"GET stores/{store}/memories/{memory}":           h.memory,
+		"POST stores/{store}/memories/{memory}":          h.saveMemory,
+		"GET stores/{store}/memories/{memory}/edit":      h.editPage,
+		"GET stores/{store}/memories/{memory}/delete":    h.deletePage,
+		"POST stores/{store}/memories/{memory}/delete":   h.deleteMemory,
+		"GET stores/{store}/memories/{memory}/history":   h.history,
+		"GET stores/{store}/memories/{memory}/diff":      h.diff,
+		"GET stores/{store}/versions/{version}":          h.versionPage,
+		"POST stores/{store}/versions/{version}/restore": h.restore,
+		"GET stores/{store}/versions/{version}/redact":   h.redactPage,
+		"POST stores/{store}/versions/{version}/redact":  h.redact,
+		"GET users":     h.users,
+		"GET users/new": h.newUserPage,
+		"POST users":    h.createUser,
+	}
 	if cfg.Sessions != nil {
-		h.mux.HandleFunc("GET "+Prefix+"sessions", h.auth(h.sessions))
-		h.mux.HandleFunc("GET "+Prefix+"sessions/new", h.auth(h.newSessionPage))
-		h.mux.HandleFunc("POST "+Prefix+"sessions", h.auth(h.createSession))
-		h.mux.HandleFunc("GET "+Prefix+"sessions/{session}", h.auth(h.session))
-		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/tokens", h.auth(h.mintToken))
-		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/tokens/{token}/revoke", h.auth(h.revokeToken))
-		h.mux.HandleFunc("POST "+Prefix+"sessions/{session}/archive", h.auth(h.archiveSession))
+		maps.Copy(signedIn, map[string]authedFunc{
+			"GET sessions":                                  h.sessions,
+			"GET sessions/new":                              h.newSessionPage,
+			"POST sessions":                                 h.createSession,
+			"GET sessions/{session}":                        h.session,
+			"POST sessions/{session}/tokens":                h.mintToken,
+			"POST sessions/{session}/tokens/{token}/revoke": h.revokeToken,
+			"POST sessions/{session}/archive":               h.archiveSession,
+		})
 	}
 	if cfg.Activity != nil {
-		h.mux.HandleFunc("GET "+Prefix+"activity", h.auth(h.activity))
+		signedIn["GET activity"] = h.activity
 	}
 	if cfg.Keys != nil {
-		h.mux.HandleFunc("GET "+Prefix+"keys", h.auth(h.keys))
-		h.mux.HandleFunc("POST "+Prefix+"keys", h.auth(h.createKey))
-		h.mux.HandleFunc("POST "+Prefix+"keys/{key}/revoke", h.auth(h.revokeKey))
+		maps.Copy(signedIn, map[string]authedFunc{
+			"GET keys":               h.keys,
+			"POST keys":              h.createKey,
+			"POST keys/{key}/revoke": h.revokeKey,
+		})
 	}
-	h.mux.HandleFunc("GET "+Prefix+"users", h.auth(h.users))
-	h.mux.HandleFunc("GET "+Prefix+"users/new", h.auth(h.newUserPage))
-	h.mux.HandleFunc("POST "+Prefix+"users", h.auth(h.createUser))
+	for route, f := range signedIn {
+		method, path, _ := strings.Cut(route, " ")
+		h.mux.HandleFunc(method+" "+Prefix+path, h.auth(f))
+	}
+	h.mux.HandleFunc("POST "+Prefix+"stores/{store}/import", capBody(maxImportBytes+1<<20, h.auth(h.importMemories)))
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, nil, http.StatusNotFound, "There is no such page in the console.")
 	})
@@ -430,6 +442,16 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *signedIn, e
 	h.fail(w, r, s, status, memstore.ErrorMessage(err))
 }
 
+// finish ends a change: with the error page of the error that stopped
+// it, or, when there is none, by sending the browser on to url.
+func (h *Handler) finish(w http.ResponseWriter, r *http.Request, s *signedIn, err error, url string) {
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, url, http.StatusSeeOther)
+}
+
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
 }
@@ -637,16 +659,13 @@ func (h *Handler) newUserPage(w http.ResponseWriter, r *http.Request, s *signedI
 
 func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	uc := memstore.UserCreate{Name: r.PostFormValue("name"), Role: memstore.Role(r.PostFormValue("role")), Password: r.PostFormValue("password")}
-	if _, err := h.cfg.Users.CreateUser(r.Context(), s.caller, uc); err != nil {
-		if memstore.ErrorCode(err) == memstore.EInvalid || memstore.ErrorCode(err) == memstore.EConflict {
-			h.render(w, r, http.StatusBadRequest, "usernew", s, view{Title: "New user", Error: memstore.ErrorMessage(err),
-				Data: map[string]any{"Roles": memstore.Roles, "Name": uc.Name}})
-			return
-		}
-		h.failErr(w, r, s, err)
+	_, err := h.cfg.Users.CreateUser(r.Context(), s.caller, uc)
+	if memstore.ErrorCode(err) == memstore.EInvalid || memstore.ErrorCode(err) == memstore.EConflict {
+		h.render(w, r, http.StatusBadRequest, "usernew", s, view{Title: "New user", Error: memstore.ErrorMessage(err),
+			Data: map[string]any{"Roles": memstore.Roles, "Name": uc.Name}})
 		return
 	}
-	http.Redirect(w, r, Prefix+"users", http.StatusSeeOther)
+	h.finish(w, r, s, err, Prefix+"users")
 }
 
 // funcs are the templates' helpers.

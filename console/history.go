@@ -171,9 +171,8 @@ func (h *Handler) versionPage(w http.ResponseWriter, r *http.Request, s *signedI
 func (h *Handler) renderVersion(w http.ResponseWriter, r *http.Request, s *signedIn, status int, msg string) {
 	ctx := r.Context()
 	storeID := r.PathValue("store")
-	v, err := h.cfg.Versions.Version(ctx, s.caller, storeID, r.PathValue("version"))
-	if err != nil {
-		h.failErr(w, r, s, err)
+	v := h.pathVersion(w, r, s)
+	if v == nil {
 		return
 	}
 	m, err := h.cfg.Memories.Memory(ctx, s.caller, storeID, v.MemoryID)
@@ -200,15 +199,15 @@ func (h *Handler) renderVersion(w http.ResponseWriter, r *http.Request, s *signe
 func (h *Handler) restore(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	ctx := r.Context()
 	storeID := r.PathValue("store")
-	v, err := h.cfg.Versions.Version(ctx, s.caller, storeID, r.PathValue("version"))
-	if err != nil {
-		h.failErr(w, r, s, err)
+	v := h.pathVersion(w, r, s)
+	if v == nil {
 		return
 	}
 	if !v.HasContent {
 		h.renderVersion(w, r, s, http.StatusBadRequest, "This version has no content to restore: it records a deletion, or it was redacted.")
 		return
 	}
+	var err error
 	id := v.MemoryID
 	if sha := r.PostFormValue("sha"); sha != "" {
 		_, err = h.cfg.Memories.UpdateMemory(ctx, s.caller, storeID, id, memstore.MemoryUpdate{Content: &v.Content, IfSHA256: sha})
@@ -233,21 +232,25 @@ func (h *Handler) restore(w http.ResponseWriter, r *http.Request, s *signedIn) {
 }
 
 func (h *Handler) redactPage(w http.ResponseWriter, r *http.Request, s *signedIn) {
-	storeID := r.PathValue("store")
-	v, err := h.cfg.Versions.Version(r.Context(), s.caller, storeID, r.PathValue("version"))
+	if v := h.pathVersion(w, r, s); v != nil {
+		h.render(w, r, http.StatusOK, "redact", s, view{Title: "Redact " + v.ID, Data: map[string]any{"StoreID": r.PathValue("store"), "Version": v}})
+	}
+}
+
+// pathVersion reads the version that the request's path names; on an
+// error it shows the error page and returns nil.
+func (h *Handler) pathVersion(w http.ResponseWriter, r *http.Request, s *signedIn) *memstore.Version {
+	v, err := h.cfg.Versions.Version(r.Context(), s.caller, r.PathValue("store"), r.PathValue("version"))
 	if err != nil {
 		h.failErr(w, r, s, err)
-		return
+		return nil
 	}
-	h.render(w, r, http.StatusOK, "redact", s, view{Title: "Redact " + v.ID, Data: map[string]any{"StoreID": storeID, "Version": v}})
+	return v
 }
 
 // redact redacts a version; the core decides who may.
 func (h *Handler) redact(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	storeID, id := r.PathValue("store"), r.PathValue("version")
-	if _, err := h.cfg.Versions.RedactVersion(r.Context(), s.caller, storeID, id); err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, versionURL(storeID, id, "redacted"), http.StatusSeeOther)
+	_, err := h.cfg.Versions.RedactVersion(r.Context(), s.caller, storeID, id)
+	h.finish(w, r, s, err, versionURL(storeID, id, "redacted"))
 }

@@ -74,24 +74,18 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, s *sign
 func (h *Handler) updateStore(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	id := r.PathValue("store")
 	name, desc := r.PostFormValue("name"), r.PostFormValue("description")
-	if _, err := h.cfg.Stores.UpdateStore(r.Context(), s.caller, id, memstore.StoreUpdate{Name: &name, Description: &desc}); err != nil {
-		if status, ok := fixable(err); ok {
-			h.renderSettings(w, r, s, status, memstore.ErrorMessage(err))
-			return
-		}
-		h.failErr(w, r, s, err)
+	_, err := h.cfg.Stores.UpdateStore(r.Context(), s.caller, id, memstore.StoreUpdate{Name: &name, Description: &desc})
+	if status, ok := fixable(err); ok {
+		h.renderSettings(w, r, s, status, memstore.ErrorMessage(err))
 		return
 	}
-	http.Redirect(w, r, storeURL(id, "/settings?done=saved"), http.StatusSeeOther)
+	h.finish(w, r, s, err, storeURL(id, "/settings?done=saved"))
 }
 
 func (h *Handler) archiveStore(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	id := r.PathValue("store")
-	if _, err := h.cfg.Stores.ArchiveStore(r.Context(), s.caller, id); err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, storeURL(id, "/settings?done=archived"), http.StatusSeeOther)
+	_, err := h.cfg.Stores.ArchiveStore(r.Context(), s.caller, id)
+	h.finish(w, r, s, err, storeURL(id, "/settings?done=archived"))
 }
 
 // deleteStore deletes a store once the person has typed its name, the
@@ -107,11 +101,8 @@ func (h *Handler) deleteStore(w http.ResponseWriter, r *http.Request, s *signedI
 		h.renderSettings(w, r, s, http.StatusBadRequest, "To delete this store, type its name, "+st.Name+", exactly; nothing was deleted.")
 		return
 	}
-	if err := h.cfg.Stores.DeleteStore(ctx, s.caller, st.ID); err != nil {
-		h.failErr(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, Prefix+"stores?done=deleted", http.StatusSeeOther)
+	err = h.cfg.Stores.DeleteStore(ctx, s.caller, st.ID)
+	h.finish(w, r, s, err, Prefix+"stores?done=deleted")
 }
 
 // searchRow is a search result as the page shows it: path and snippet

@@ -214,6 +214,19 @@ func Sync(ctx context.Context, o Options) (*Report, error) {
 	return s.run(ctx)
 }
 
+// oneOf checks that the option named what is one of its two values,
+// and sets it to the first, its default, when it is "".
+func oneOf[T ~string](what string, v *T, def, other T) error {
+	switch *v {
+	case "":
+		*v = def
+	case def, other:
+	default:
+		return fmt.Errorf("dirsync: %s %q: want %q or %q", what, *v, def, other)
+	}
+	return nil
+}
+
 // check validates the options and fills in defaults.
 func (o *Options) check() error {
 	switch {
@@ -224,19 +237,11 @@ func (o *Options) check() error {
 	case o.Dir == "":
 		return errors.New("dirsync: no directory")
 	}
-	switch o.Scope {
-	case "":
-		o.Scope = ScopePrivate
-	case ScopePrivate, ScopeTeam:
-	default:
-		return fmt.Errorf("dirsync: scope %q: want %q or %q", o.Scope, ScopePrivate, ScopeTeam)
+	if err := oneOf("scope", &o.Scope, ScopePrivate, ScopeTeam); err != nil {
+		return err
 	}
-	switch o.Prefer {
-	case "":
-		o.Prefer = PreferRemote
-	case PreferRemote, PreferLocal:
-	default:
-		return fmt.Errorf("dirsync: prefer %q: want %q or %q", o.Prefer, PreferRemote, PreferLocal)
+	if err := oneOf("prefer", &o.Prefer, PreferRemote, PreferLocal); err != nil {
+		return err
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -61,6 +61,15 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// orZero is *p, or the zero value when p is nil (a null on the wire).
+func orZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 func timestampPtr(t *time.Time) *Timestamp {
 	if t == nil {
 		return nil
@@ -154,31 +163,31 @@ type MemoryJSON struct {
 
 // NewMemoryJSON is the wire form of m, with its content when full.
 func NewMemoryJSON(m *memstore.Memory, full bool) MemoryJSON {
-	j := MemoryJSON{
+	return MemoryJSON{
 		Type: typeMemory, ID: m.ID, MemoryStoreID: m.StoreID, Path: m.Path,
+		Content:       fullContent(m.Content, full),
 		ContentSHA256: m.ContentSHA256, ContentSizeBytes: m.ContentSize, SizeBytes: m.ContentSize,
 		MemoryVersionID: m.VersionID,
 		CreatedAt:       Timestamp(m.CreatedAt), UpdatedAt: Timestamp(m.UpdatedAt),
 	}
-	if full {
-		c := m.Content
-		j.Content = &c
+}
+
+// fullContent is content in the full view, and null in the basic one.
+func fullContent(content string, full bool) *string {
+	if !full {
+		return nil
 	}
-	return j
+	return &content
 }
 
 // Memory is the domain form of j; Content is "" when j has none.
 func (j *MemoryJSON) Memory() *memstore.Memory {
-	m := &memstore.Memory{
+	return &memstore.Memory{
 		ID: j.ID, StoreID: j.MemoryStoreID, Path: j.Path,
 		ContentSHA256: j.ContentSHA256, ContentSize: j.ContentSizeBytes,
-		VersionID: j.MemoryVersionID,
+		Content: orZero(j.Content), VersionID: j.MemoryVersionID,
 		CreatedAt: time.Time(j.CreatedAt), UpdatedAt: time.Time(j.UpdatedAt),
 	}
-	if j.Content != nil {
-		m.Content = *j.Content
-	}
-	return m
 }
 
 // PrefixJSON is a memory_prefix list item.
@@ -300,16 +309,11 @@ func NewVersionJSON(v *memstore.Version, full bool) VersionJSON {
 		j.RedactedBy = NewActorJSON(*v.RedactedBy)
 	}
 	if !v.Redacted() {
-		p := v.Path
-		j.Path = &p
+		j.Path = new(v.Path)
 	}
 	if v.HasContent {
-		sum, size := v.ContentSHA256, v.ContentSize
-		j.ContentSHA256, j.ContentSizeBytes = &sum, &size
-		if full {
-			c := v.Content
-			j.Content = &c
-		}
+		j.ContentSHA256, j.ContentSizeBytes = new(v.ContentSHA256), new(v.ContentSize)
+		j.Content = fullContent(v.Content, full)
 	}
 	return j
 }
@@ -319,20 +323,12 @@ func (j *VersionJSON) Version() *memstore.Version {
 	v := &memstore.Version{
 		ID: j.ID, StoreID: j.MemoryStoreID, MemoryID: j.MemoryID,
 		Operation: memstore.Operation(j.Operation), CreatedAt: time.Time(j.CreatedAt),
+		Path: orZero(j.Path), Content: orZero(j.Content), ContentSize: orZero(j.ContentSizeBytes),
 		RedactedAt: timePtr(j.RedactedAt),
-	}
-	if j.Path != nil {
-		v.Path = *j.Path
 	}
 	if j.ContentSHA256 != nil {
 		v.HasContent = true
 		v.ContentSHA256 = *j.ContentSHA256
-	}
-	if j.ContentSizeBytes != nil {
-		v.ContentSize = *j.ContentSizeBytes
-	}
-	if j.Content != nil {
-		v.Content = *j.Content
 	}
 	if j.CreatedBy != nil {
 		v.CreatedBy = j.CreatedBy.Actor()

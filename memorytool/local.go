@@ -104,39 +104,62 @@ func (l *Local) Dir() string { return l.dir }
 
 // View implements Handler.
 func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, error) {
-	l.housekeep()
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	t, err := l.resolve(p, false)
-	if err != nil {
-		return "", err
-	}
-	if !t.exists {
-		// Missing, or a dangling symlink, which the reference (lstat)
-		// sees as an unsupported file type.
-		if !t.dirMissing {
-			if _, err := l.root.Lstat(t.real); err == nil {
-				return "", errUnsupportedType(p)
+	return l.command(p, viewing, func(t target) (string, error) {
+		if !t.exists {
+			// Missing, or a dangling symlink, which the reference (lstat)
+			// sees as an unsupported file type.
+			if !t.dirMissing {
+				if _, err := l.root.Lstat(t.real); err == nil {
+					return "", errUnsupportedType(p)
+				}
 			}
+			return "", errNotFound(p)
 		}
-		return "", errNotFound(p)
-	}
-	f, fi, err := l.open(t, errUnsupportedType)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	switch {
-	case fi.IsDir():
-		return l.list(ctx, p, f, t.real, fi.Size())
-	case fi.Mode().IsRegular():
-		content, err := l.read(t, f, fi)
+		f, fi, err := l.open(t, errUnsupportedType)
 		if err != nil {
 			return "", err
 		}
-		return renderFile(p, content, viewRange, l.opts.MaxViewChars)
+		defer f.Close()
+		switch {
+		case fi.IsDir():
+			return l.list(ctx, p, f, t.real, fi.Size())
+		case fi.Mode().IsRegular():
+			content, err := l.read(t, f, fi)
+			if err != nil {
+				return "", err
+			}
+			return renderFile(p, content, viewRange, l.opts.MaxViewChars)
+		}
+		return "", errUnsupportedType(p)
+	})
+}
+
+// How a command holds the directory: the lock it takes, and how it words
+// a missing path.
+type access int
+
+const (
+	viewing  access = iota // view: a shared lock
+	writing                // create, str_replace, insert: an exclusive lock
+	removing               // delete, rename: exclusive, with their shorter missing-path wording
+)
+
+// command runs a command's body on the model path p, resolved: after the
+// expiry sweep, and under the lock that how asks for.
+func (l *Local) command(p string, how access, body func(t target) (string, error)) (string, error) {
+	l.housekeep()
+	if how == viewing {
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+	} else {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 	}
-	return "", errUnsupportedType(p)
+	t, err := l.resolve(p, how == removing)
+	if err != nil {
+		return "", err
+	}
+	return body(t)
 }
 
 // list renders view's directory listing: children and grandchildren,
@@ -277,30 +300,25 @@ func readSized(f *os.File, size int64) ([]byte, error) {
 
 // Create implements Handler.
 func (l *Local) Create(ctx context.Context, p, text string) (string, error) {
-	l.housekeep()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, err := l.resolve(p, false)
-	if err != nil {
-		return "", err
-	}
-	if t.full == "." {
-		return "", errExists(p)
-	}
-	if err := l.opts.guard(p, text, int64(len(text))); err != nil {
-		return "", err
-	}
-	if err := l.mkdirs(t); err != nil {
-		return "", err
-	}
-	// The file appears whole or not at all, and never replaces anything.
-	if err := private.WriteNewIn(l.root, t.entry(), []byte(text), l.temp); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	return l.command(p, writing, func(t target) (string, error) {
+		if t.full == "." {
 			return "", errExists(p)
 		}
-		return "", l.pathError(p, err, false)
-	}
-	return okCreated(p), nil
+		if err := l.opts.guard(p, text, int64(len(text))); err != nil {
+			return "", err
+		}
+		if err := l.mkdirs(t); err != nil {
+			return "", err
+		}
+		// The file appears whole or not at all, and never replaces anything.
+		if err := private.WriteNewIn(l.root, t.entry(), []byte(text), l.temp); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return "", errExists(p)
+			}
+			return "", l.pathError(p, err, false)
+		}
+		return okCreated(p), nil
+	})
 }
 
 // StrReplace implements Handler.
@@ -323,109 +341,94 @@ func (l *Local) Insert(ctx context.Context, p string, line int, text string) (st
 // regular file, as in the reference). added is the text the edit brings in,
 // for the secrets guard.
 func (l *Local) edit(p, added string, change func(string) (string, string, error)) (string, error) {
-	l.housekeep()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, err := l.resolve(p, false)
-	if err != nil {
-		return "", err
-	}
-	if !t.exists {
-		return "", errNotFound(p)
-	}
-	f, fi, err := l.open(t, errNotAFile)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if !fi.Mode().IsRegular() {
-		return "", errNotAFile(p)
-	}
-	content, err := l.read(t, f, fi)
-	if err != nil {
-		return "", err
-	}
-	updated, out, err := change(content)
-	if err != nil {
-		return "", err
-	}
-	if err := l.opts.guard(p, added, int64(len(updated))); err != nil {
-		return "", err
-	}
-	// A synced temporary file renamed over p's own directory entry.
-	if err := private.WriteFileIn(l.root, t.entry(), []byte(updated), l.temp); err != nil {
-		return "", l.pathError(p, err, false)
-	}
-	return out, nil
+	return l.command(p, writing, func(t target) (string, error) {
+		if !t.exists {
+			return "", errNotFound(p)
+		}
+		f, fi, err := l.open(t, errNotAFile)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if !fi.Mode().IsRegular() {
+			return "", errNotAFile(p)
+		}
+		content, err := l.read(t, f, fi)
+		if err != nil {
+			return "", err
+		}
+		updated, out, err := change(content)
+		if err != nil {
+			return "", err
+		}
+		if err := l.opts.guard(p, added, int64(len(updated))); err != nil {
+			return "", err
+		}
+		// A synced temporary file renamed over p's own directory entry.
+		if err := private.WriteFileIn(l.root, t.entry(), []byte(updated), l.temp); err != nil {
+			return "", l.pathError(p, err, false)
+		}
+		return out, nil
+	})
 }
 
 // Delete implements Handler.
 func (l *Local) Delete(ctx context.Context, p string) (string, error) {
-	l.housekeep()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, err := l.resolve(p, true)
-	if err != nil {
-		return "", err
-	}
-	if t.full == "." {
-		return "", errDeleteRoot()
-	}
-	if t.dirMissing {
-		return "", errNoSuchPath(p)
-	}
-	if _, err := l.root.Lstat(t.entry()); err != nil {
-		return "", l.pathError(p, err, true)
-	}
-	if err := l.root.RemoveAll(t.entry()); err != nil {
-		return "", l.pathError(p, err, true)
-	}
-	private.SyncDir(l.root, t.dir)
-	return okDeleted(p), nil
+	return l.command(p, removing, func(t target) (string, error) {
+		if t.full == "." {
+			return "", errDeleteRoot()
+		}
+		if t.dirMissing {
+			return "", errNoSuchPath(p)
+		}
+		if _, err := l.root.Lstat(t.entry()); err != nil {
+			return "", l.pathError(p, err, true)
+		}
+		if err := l.root.RemoveAll(t.entry()); err != nil {
+			return "", l.pathError(p, err, true)
+		}
+		private.SyncDir(l.root, t.dir)
+		return okDeleted(p), nil
+	})
 }
 
 // Rename implements Handler. The checks run in the reference's order: the
 // destination is checked before the source, and the destination's parent
 // directories are created even when the source turns out to be missing.
 func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, error) {
-	l.housekeep()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	from, err := l.resolve(oldPath, true)
-	if err != nil {
-		return "", err
-	}
-	to, err := l.resolve(newPath, true)
-	if err != nil {
-		return "", err
-	}
-	if from.full == "." {
-		return "", errRenameRoot()
-	}
-	if to.exists {
-		return "", errDestinationExists(newPath)
-	}
-	if err := l.mkdirs(to); err != nil {
-		return "", errNoSuchPath(newPath)
-	}
-	if from.dirMissing {
-		return "", errNoSuchPath(oldPath)
-	}
-	if err := l.root.Rename(from.entry(), to.entry()); err != nil {
-		if errors.Is(err, syscall.EINVAL) {
-			return "", errIntoItself(oldPath)
+	return l.command(oldPath, removing, func(from target) (string, error) {
+		to, err := l.resolve(newPath, true)
+		if err != nil {
+			return "", err
 		}
-		if errors.Is(err, syscall.ENOTDIR) {
-			// A directory onto a non-directory that the existence check
-			// missed (a dangling link): the source exists, the destination
-			// is taken. The reference leaks a raw ENOTDIR here.
+		if from.full == "." {
+			return "", errRenameRoot()
+		}
+		if to.exists {
 			return "", errDestinationExists(newPath)
 		}
-		return "", l.pathError(oldPath, err, true)
-	}
-	private.SyncDir(l.root, from.dir)
-	private.SyncDir(l.root, to.dir)
-	return okRenamed(oldPath, newPath), nil
+		if err := l.mkdirs(to); err != nil {
+			return "", errNoSuchPath(newPath)
+		}
+		if from.dirMissing {
+			return "", errNoSuchPath(oldPath)
+		}
+		if err := l.root.Rename(from.entry(), to.entry()); err != nil {
+			if errors.Is(err, syscall.EINVAL) {
+				return "", errIntoItself(oldPath)
+			}
+			if errors.Is(err, syscall.ENOTDIR) {
+				// A directory onto a non-directory that the existence check
+				// missed (a dangling link): the source exists, the destination
+				// is taken. The reference leaks a raw ENOTDIR here.
+				return "", errDestinationExists(newPath)
+			}
+			return "", l.pathError(oldPath, err, true)
+		}
+		private.SyncDir(l.root, from.dir)
+		private.SyncDir(l.root, to.dir)
+		return okRenamed(oldPath, newPath), nil
+	})
 }
 
 // guard applies the optional limits to a write: added is the text the

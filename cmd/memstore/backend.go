@@ -375,7 +375,17 @@ var errStop = errors.New("stop")
 
 // openStore opens the backend and resolves the store the command works in.
 func (f *backendFlags) openStore(ctx context.Context, e env) (*conn, string, error) {
-	c, err := f.open(ctx, e)
+	s, err := f.selectBackend(e)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.openStore(ctx, e)
+}
+
+// openStore opens the selected backend and resolves the store the command
+// works in.
+func (s *selection) openStore(ctx context.Context, e env) (*conn, string, error) {
+	c, err := s.open(ctx, e)
 	if err != nil {
 		return nil, "", err
 	}

@@ -34,26 +34,18 @@ func runGrep(ctx context.Context, e env, args []string) error {
 	if *limit < 1 || *limit > memstore.MaxSearchLimit {
 		return usageError(e, "memstore grep: --limit must be from 1 to %d", memstore.MaxSearchLimit)
 	}
-	c, err := bf.open(ctx, e)
+	c, storeID, err := bf.openStore(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	storeID, err := c.storeID(ctx)
-	if err != nil {
-		return err
-	}
 	page, err := c.SearchMemories(ctx, c.caller, []string{storeID},
 		memstore.SearchQuery{Text: strings.Join(pos, " "), PathPrefix: *prefix, Limit: *limit})
 	if err != nil {
 		return err
 	}
 	if c.json {
-		out := make([]httpapi.SearchResultJSON, len(page.Items))
-		for i := range page.Items {
-			out[i] = httpapi.NewSearchResultJSON(&page.Items[i])
-		}
-		return printJSON(e.stdout, out)
+		return printJSONList(e.stdout, page.Items, httpapi.NewSearchResultJSON)
 	}
 	if len(page.Items) == 0 {
 		fmt.Fprintln(e.stderr, "no memory matches")

@@ -179,22 +179,13 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 	}
 	if f.json {
 		// An array, like every other list command's --json.
-		out := make([]keyJSON, len(keys))
-		for i := range keys {
-			out[i] = newKeyJSON(&keys[i], names[keys[i].WorkspaceID])
-		}
-		return printJSON(e.stdout, out)
+		return printJSONList(e.stdout, keys, func(k *memstore.APIKey) keyJSON { return newKeyJSON(k, names[k.WorkspaceID]) })
 	}
-	if len(keys) == 0 {
-		fmt.Fprintln(e.stderr, "no API keys; make one with 'memstore keys create'")
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "ID", "WORKSPACE", "NAME", "HINT", "CREATED", "LAST USED", "REVOKED")
-	for _, k := range keys {
-		row(tw, k.ID, names[k.WorkspaceID], k.Name, k.Hint, fmtTime(k.CreatedAt), fmtTimePtr(k.LastUsedAt), fmtTimePtr(k.RevokedAt))
-	}
-	return tw.Flush()
+	return printTable(e, keys, "no API keys; make one with 'memstore keys create'",
+		[]string{"ID", "WORKSPACE", "NAME", "HINT", "CREATED", "LAST USED", "REVOKED"},
+		func(k *memstore.APIKey) []string {
+			return []string{k.ID, names[k.WorkspaceID], k.Name, k.Hint, fmtTime(k.CreatedAt), fmtTimePtr(k.LastUsedAt), fmtTimePtr(k.RevokedAt)}
+		})
 }
 
 func runKeysRevoke(ctx context.Context, e env, args []string) error {

@@ -113,26 +113,15 @@ func runLs(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if c.json {
-		out := make([]httpapi.ListItemJSON, len(items))
-		for i := range items {
-			out[i] = httpapi.NewListItemJSON(&items[i], false)
-		}
-		return printJSON(e.stdout, out)
+		return printJSONList(e.stdout, items, func(it *memstore.ListItem) httpapi.ListItemJSON { return httpapi.NewListItemJSON(it, false) })
 	}
-	if len(items) == 0 {
-		fmt.Fprintf(e.stderr, "no memories below %s\n", prefix)
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "PATH", "SIZE", "UPDATED", "ID")
-	for _, it := range items {
-		if m := it.Memory; m != nil {
-			row(tw, m.Path, strconv.FormatInt(m.ContentSize, 10), fmtTime(m.UpdatedAt), m.ID)
-		} else {
-			row(tw, it.Prefix, "", "", "")
-		}
-	}
-	return tw.Flush()
+	return printTable(e, items, "no memories below "+prefix, []string{"PATH", "SIZE", "UPDATED", "ID"},
+		func(it *memstore.ListItem) []string {
+			if m := it.Memory; m != nil {
+				return []string{m.Path, strconv.FormatInt(m.ContentSize, 10), fmtTime(m.UpdatedAt), m.ID}
+			}
+			return []string{it.Prefix, "", "", ""}
+		})
 }
 
 // storeArgs parses a command that takes exactly n positional arguments

@@ -35,6 +35,16 @@ func printJSON(w io.Writer, v any) error {
 	return err
 }
 
+// printJSONList writes items as one JSON array of their wire forms, as
+// every list command's --json does.
+func printJSONList[T, J any](w io.Writer, items []T, wire func(*T) J) error {
+	out := make([]J, len(items))
+	for i := range items {
+		out[i] = wire(&items[i])
+	}
+	return printJSON(w, out)
+}
+
 // escapeJSON escapes, in JSON text that encoding/json wrote, the
 // characters it leaves as they are and a terminal may obey (DEL, the C1
 // controls, format characters such as the bidirectional ones). Outside
@@ -68,6 +78,22 @@ func escapeJSON(b []byte) []byte {
 // when done.
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// printTable writes a list for people: a table of header and one row of
+// cells per item, or, when there are no items, the note none on standard
+// error.
+func printTable[T any](e env, items []T, none string, header []string, cells func(*T) []string) error {
+	if len(items) == 0 {
+		fmt.Fprintln(e.stderr, none)
+		return nil
+	}
+	tw := newTable(e.stdout)
+	row(tw, header...)
+	for i := range items {
+		row(tw, cells(&items[i])...)
+	}
+	return tw.Flush()
 }
 
 // row writes one table row of cells, made safe for a terminal.

@@ -208,30 +208,21 @@ func runSessionsLs(ctx context.Context, e env, args []string) error {
 		f.Page = page.Next
 	}
 	if c.json {
-		out := make([]httpapi.SessionJSON, len(all))
-		for i := range all {
-			out[i] = httpapi.NewSessionJSON(&all[i])
-		}
-		return printJSON(e.stdout, out)
+		return printJSONList(e.stdout, all, httpapi.NewSessionJSON)
 	}
-	if len(all) == 0 {
-		fmt.Fprintln(e.stderr, "no sessions; create one with 'memstore sessions create --store ID'")
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "ID", "CREATED", "ARCHIVED", "STORES", "TITLE")
-	for _, s := range all {
-		var stores []string
-		for _, a := range s.Attachments {
-			st := a.StoreID
-			if !a.Writable() {
-				st += ":ro"
+	return printTable(e, all, "no sessions; create one with 'memstore sessions create --store ID'",
+		[]string{"ID", "CREATED", "ARCHIVED", "STORES", "TITLE"},
+		func(s *memstore.Session) []string {
+			var stores []string
+			for _, a := range s.Attachments {
+				st := a.StoreID
+				if !a.Writable() {
+					st += ":ro"
+				}
+				stores = append(stores, st)
 			}
-			stores = append(stores, st)
-		}
-		row(tw, s.ID, fmtTime(s.CreatedAt), fmtTimePtr(s.ArchivedAt), strings.Join(stores, ","), shorten(s.Title, 40))
-	}
-	return tw.Flush()
+			return []string{s.ID, fmtTime(s.CreatedAt), fmtTimePtr(s.ArchivedAt), strings.Join(stores, ","), shorten(s.Title, 40)}
+		})
 }
 
 // oneSessionArg parses a subcommand that takes one ID and opens the

@@ -114,22 +114,13 @@ func runStoresLs(ctx context.Context, e env, args []string) error {
 		f.Page = page.Next
 	}
 	if c.json {
-		out := make([]httpapi.StoreJSON, len(stores))
-		for i := range stores {
-			out[i] = httpapi.NewStoreJSON(&stores[i])
-		}
-		return printJSON(e.stdout, out)
+		return printJSONList(e.stdout, stores, httpapi.NewStoreJSON)
 	}
-	if len(stores) == 0 {
-		fmt.Fprintln(e.stderr, "no memory stores; create one with 'memstore stores create NAME'")
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "ID", "NAME", "CREATED", "ARCHIVED", "DESCRIPTION")
-	for _, s := range stores {
-		row(tw, s.ID, s.Name, fmtTime(s.CreatedAt), fmtTimePtr(s.ArchivedAt), shorten(s.Description, 60))
-	}
-	return tw.Flush()
+	return printTable(e, stores, "no memory stores; create one with 'memstore stores create NAME'",
+		[]string{"ID", "NAME", "CREATED", "ARCHIVED", "DESCRIPTION"},
+		func(s *memstore.Store) []string {
+			return []string{s.ID, s.Name, fmtTime(s.CreatedAt), fmtTimePtr(s.ArchivedAt), shorten(s.Description, 60)}
+		})
 }
 
 // metadataFlag collects repeated --metadata KEY=VALUE flags.

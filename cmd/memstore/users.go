@@ -217,16 +217,11 @@ func runUsersList(ctx context.Context, e env, args []string) error {
 	if uc.json {
 		return printJSON(e.stdout, out)
 	}
-	if len(out) == 0 {
-		fmt.Fprintf(e.stderr, "no users in workspace %q; make one with 'memstore users create --name NAME'\n", uc.ws.Name)
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "ID", "NAME", "ROLE", "CREATED", "UPDATED")
-	for _, u := range out {
-		row(tw, u.ID, u.Name, u.Role, fmtTime(u.CreatedAt), fmtTime(u.UpdatedAt))
-	}
-	return tw.Flush()
+	return printTable(e, out, fmt.Sprintf("no users in workspace %q; make one with 'memstore users create --name NAME'", uc.ws.Name),
+		[]string{"ID", "NAME", "ROLE", "CREATED", "UPDATED"},
+		func(u *userJSON) []string {
+			return []string{u.ID, u.Name, u.Role, fmtTime(u.CreatedAt), fmtTime(u.UpdatedAt)}
+		})
 }
 
 func runUsersRemove(ctx context.Context, e env, args []string) error {

@@ -81,29 +81,19 @@ func runLog(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if c.json {
-		out := make([]httpapi.VersionJSON, len(versions))
-		for i := range versions {
-			out[i] = httpapi.NewVersionJSON(&versions[i], false)
-		}
-		return printJSON(e.stdout, out)
+		return printJSONList(e.stdout, versions, func(v *memstore.Version) httpapi.VersionJSON { return httpapi.NewVersionJSON(v, false) })
 	}
-	if len(versions) == 0 {
-		fmt.Fprintln(e.stderr, "no versions")
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "VERSION", "TIME", "OPERATION", "ACTOR", "SIZE", "SHA256", "PATH")
-	for _, v := range versions {
-		size, sum, path := "", "", v.Path
-		if v.HasContent {
-			size, sum = strconv.FormatInt(v.ContentSize, 10), shortSHA(v.ContentSHA256)
-		}
-		if v.Redacted() {
-			path = "(redacted)"
-		}
-		row(tw, v.ID, fmtTime(v.CreatedAt), string(v.Operation), fmtActor(v.CreatedBy), size, sum, path)
-	}
-	return tw.Flush()
+	return printTable(e, versions, "no versions", []string{"VERSION", "TIME", "OPERATION", "ACTOR", "SIZE", "SHA256", "PATH"},
+		func(v *memstore.Version) []string {
+			size, sum, path := "", "", v.Path
+			if v.HasContent {
+				size, sum = strconv.FormatInt(v.ContentSize, 10), shortSHA(v.ContentSHA256)
+			}
+			if v.Redacted() {
+				path = "(redacted)"
+			}
+			return []string{v.ID, fmtTime(v.CreatedAt), string(v.Operation), fmtActor(v.CreatedBy), size, sum, path}
+		})
 }
 
 func runShow(ctx context.Context, e env, args []string) error {

@@ -68,15 +68,11 @@ func runWatch(ctx context.Context, e env, args []string) error {
 	if sel.token && sel.store == "" {
 		return usageError(e, "memstore watch: with a session token, name one of the session's stores with --store ID (or MEMSTORE_STORE)")
 	}
-	c, err := sel.open(ctx, e)
+	c, storeID, err := sel.openStore(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	storeID, err := c.storeID(ctx)
-	if err != nil {
-		return err
-	}
 	return c.follow(ctx, storeID, from, func(ev memstore.Event) error {
 		if c.json {
 			return printJSON(e.stdout, httpapi.NewEventJSON(&ev))

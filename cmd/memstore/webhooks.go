@@ -113,16 +113,11 @@ func runWebhooksList(ctx context.Context, e env, args []string) error {
 	if wc.json {
 		return printJSON(e.stdout, out)
 	}
-	if len(out) == 0 {
-		fmt.Fprintf(e.stderr, "no webhook endpoints in workspace %q; make one with 'memstore webhooks create --url URL --event TYPE'\n", wc.ws.Name)
-		return nil
-	}
-	tw := newTable(e.stdout)
-	row(tw, "ID", "STATE", "URL", "EVENTS", "NAME", "DISABLED REASON")
-	for _, w := range out {
-		row(tw, w.ID, w.State, w.URL, strings.Join(w.EnabledEvents, ","), w.Name, w.DisabledReason)
-	}
-	return tw.Flush()
+	return printTable(e, out, fmt.Sprintf("no webhook endpoints in workspace %q; make one with 'memstore webhooks create --url URL --event TYPE'", wc.ws.Name),
+		[]string{"ID", "STATE", "URL", "EVENTS", "NAME", "DISABLED REASON"},
+		func(w *httpapi.WebhookEndpointJSON) []string {
+			return []string{w.ID, w.State, w.URL, strings.Join(w.EnabledEvents, ","), w.Name, w.DisabledReason}
+		})
 }
 
 func runWebhooksCreate(ctx context.Context, e env, args []string) error {
