@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // allActivity pages through the activity, a few versions a page, and
@@ -43,8 +41,7 @@ func allActivity(t *testing.T, core *memstore.Core, c *memstore.Caller, f memsto
 // on; and its filters keep a store's, an actor's or an operation's.
 func TestActivity(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "default")
+	db, ws := openWorkspace(t, "default")
 	core := memstore.NewCore(db)
 	key := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_a"}}
 	agent := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorSession, ID: "sesn_a"}}
@@ -168,8 +165,7 @@ func TestActivity(t *testing.T) {
 // says it shows only some.
 func TestActivityManyStores(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "default")
+	db, ws := openWorkspace(t, "default")
 	core := memstore.NewCore(db)
 	key := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_a"}}
 	for i := range memstore.MaxActivityStores + 1 {

@@ -15,7 +15,9 @@ import (
 )
 
 // recording is a memstore.Backend that records the name of every method
-// called on it before passing the call on to a real database.
+// called on it before passing the call on to a real database. Each method
+// is written out rather than embedded, so that a method added to Backend
+// does not compile here until it is recorded too.
 type recording struct {
 	db    *sqlite.DB
 	mu    sync.Mutex
@@ -192,6 +194,14 @@ func (r *recording) SearchMemories(ctx context.Context, ws string, storeIDs []st
 	return r.db.SearchMemories(ctx, ws, storeIDs, q)
 }
 
+// openWorkspace opens a database over a fresh SQLite file, closed with
+// the test, and makes a workspace called name in it.
+func openWorkspace(t *testing.T, name string) (*sqlite.DB, *memstore.Workspace) {
+	t.Helper()
+	db := sqlitetest.Open(t, sqlite.Options{})
+	return db, sqlitetest.Workspace(t, db, name)
+}
+
 // coreFixture is a real database behind a recording backend behind a
 // Core, with a session that has store rw attached read-write and store ro
 // read-only, beside store other, which is not attached.
@@ -208,8 +218,7 @@ type coreFixture struct {
 func newCoreFixture(t *testing.T) *coreFixture {
 	t.Helper()
 	ctx := t.Context()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "core")
+	db, ws := openWorkspace(t, "core")
 	key, _ := sqlitetest.APIKey(t, db, ws.ID, "core")
 	admin := memstore.Actor{Type: memstore.ActorAPIKey, ID: key.ID}
 	f := &coreFixture{
@@ -588,8 +597,7 @@ func TestCoreAtTheEdge(t *testing.T) {
 // there or not of the caller's workspace.
 func TestCheckCallerKey(t *testing.T) {
 	ctx := t.Context()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "keys")
+	db, ws := openWorkspace(t, "keys")
 	other := sqlitetest.Workspace(t, db, "other")
 	co := memstore.NewCore(db)
 	k, _, err := co.CreateAPIKey(ctx, ws.ID, "stream")

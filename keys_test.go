@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
@@ -15,8 +14,7 @@ import (
 // reaches another workspace's key.
 func TestKeysChecked(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "default")
+	db, ws := openWorkspace(t, "default")
 	other := sqlitetest.Workspace(t, db, "other")
 	core := memstore.NewCore(db)
 	keys := memstore.NewKeys(core)

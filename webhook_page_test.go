@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // TestWebhooksPages: a page before an endpoint holds the first endpoints
@@ -17,8 +15,7 @@ import (
 // core, not only by the HTTP API.
 func TestWebhooksPages(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "default")
+	db, ws := openWorkspace(t, "default")
 	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
 	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))
 	var ids []string // oldest first

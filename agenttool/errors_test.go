@@ -52,8 +52,7 @@ func TestServiceErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := sqlitetest.Open(t, sqliteOptions)
-			notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-			sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+			notes := newStore(t, db, "Notes", "/a.md", "alpha\n")
 			ms := hook(db, func(string) error { return tt.err })
 			svc := agenttool.Services{Memories: memstore.NewCore(ms), Search: failingSearch{tt.err}}
 			ts := newToolset(t, svc, newSession(attach{store: notes}))
@@ -76,8 +75,7 @@ func TestServiceErrors(t *testing.T) {
 // every tool.
 func TestStoreDeleted(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n")
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 	if err := db.DeleteStore(t.Context(), ws, notes.ID); err != nil {
 		t.Fatal(err)
@@ -95,8 +93,7 @@ func TestStoreDeleted(t *testing.T) {
 func TestListStoreGone(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
 	gone := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Gone"})
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n")
 	ts := newToolset(t, services(db), newSession(attach{store: gone}, attach{store: notes}))
 	if err := db.DeleteStore(t.Context(), ws, gone.ID); err != nil {
 		t.Fatal(err)

@@ -44,12 +44,9 @@ func FuzzCall(f *testing.F) {
 		f.Add(seed.tool, []byte(seed.args))
 	}
 	db := sqlitetest.Open(f, sqlite.Options{})
-	notes := sqlitetest.Store(f, db, ws, memstore.StoreCreate{Name: "Notes"})
-	ref := sqlitetest.Store(f, db, ws, memstore.StoreCreate{Name: "Reference"})
-	other := sqlitetest.Store(f, db, ws, memstore.StoreCreate{Name: "Other"})
-	sqlitetest.Create(f, db, ws, notes.ID, "/a.md", "I like tea.\nAnd cake.\n", admin)
-	sqlitetest.Create(f, db, ws, ref.ID, "/r.md", "reference text\n", admin)
-	sqlitetest.Create(f, db, ws, other.ID, "/secret.md", "not for this session\n", admin)
+	notes := newStore(f, db, "Notes", "/a.md", "I like tea.\nAnd cake.\n")
+	ref := newStore(f, db, "Reference", "/r.md", "reference text\n")
+	other := newStore(f, db, "Other", "/secret.md", "not for this session\n")
 	frozen := map[string]string{ref.ID: snapshot(f, db, ref.ID), other.ID: snapshot(f, db, other.ID)}
 	ts := newToolset(f, services(db, memstore.MaxMemoriesPerStore(50)), newSession(attach{store: notes}, attach{store: ref, readOnly: true}))
 	names := make([]string, 0, 6)

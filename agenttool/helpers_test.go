@@ -14,6 +14,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
 	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -63,6 +64,17 @@ func wantAbsent(tb testing.TB, db *sqlite.DB, storeID, path string) {
 	if got, ok := content(tb, db, storeID, path); ok {
 		tb.Fatalf("%s: exists with %q, want no memory", path, got)
 	}
+}
+
+// newStore makes a store called name in db's workspace, holding files
+// (a path, then its content, in turn) written by admin.
+func newStore(tb testing.TB, db *sqlite.DB, name string, files ...string) *memstore.Store {
+	tb.Helper()
+	s := sqlitetest.Store(tb, db, ws, memstore.StoreCreate{Name: name})
+	for i := 0; i+1 < len(files); i += 2 {
+		sqlitetest.Create(tb, db, ws, s.ID, files[i], files[i+1], admin)
+	}
+	return s
 }
 
 func sha(s string) string {

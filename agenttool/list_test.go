@@ -16,14 +16,10 @@ import (
 func listFixture(t *testing.T) (*sqlite.DB, *memstore.Session, *memstore.Store) {
 	t.Helper()
 	db := sqlitetest.Open(t, sqliteOptions)
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	prefs := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "User Preferences"})
-	empty := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Empty"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
-	sqlitetest.Create(t, db, ws, notes.ID, "/projects/plan.md", "plan", admin)
-	sqlitetest.Create(t, db, ws, notes.ID, "/projects/web/todo.md", "x", admin)
-	sqlitetest.Create(t, db, ws, notes.ID, "/projects-old/x.md", "old", admin)
-	sqlitetest.Create(t, db, ws, prefs.ID, "/style.md", "tabs", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n", "/projects/plan.md", "plan",
+		"/projects/web/todo.md", "x", "/projects-old/x.md", "old")
+	prefs := newStore(t, db, "User Preferences", "/style.md", "tabs")
+	empty := newStore(t, db, "Empty")
 	return db, newSession(attach{store: notes}, attach{store: prefs, readOnly: true}, attach{store: empty}), notes
 }
 

@@ -127,8 +127,7 @@ func TestNoStores(t *testing.T) {
 // AssignMountPaths gives.
 func TestMissingMountPaths(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n")
 	s := newSession(attach{store: notes})
 	s.Attachments[0].MountPath = ""
 	ts := newToolset(t, services(db), s)

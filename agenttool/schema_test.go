@@ -175,8 +175,7 @@ func TestTools(t *testing.T) {
 // naming the argument, and changes nothing.
 func TestArguments(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
-	store := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, store.ID, "/a.md", "alpha\n", admin)
+	store := newStore(t, db, "Notes", "/a.md", "alpha\n")
 	ts := newToolset(t, services(db), newSession(attach{store: store}))
 	hash := sha("alpha\n")
 	tests := []struct {

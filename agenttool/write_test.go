@@ -15,9 +15,7 @@ import (
 
 func TestWrite(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
-	sqlitetest.Create(t, db, ws, notes.ID, "/projects/plan.md", "plan", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n", "/projects/plan.md", "plan")
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 
 	created := "first line\nsecond\n"
@@ -71,8 +69,7 @@ func TestWrite(t *testing.T) {
 
 func TestWriteLimitsAndArchive(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n")
 	ts := newToolset(t, services(db, memstore.MaxMemoriesPerStore(1)), newSession(attach{store: notes}))
 	got := fails(t, ts, "memory_write", map[string]any{"path": "/b.md", "content": "x"})
 	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" is at its limit of 1 memories; delete some before creating more, or have the server's operator raise the limit (memstore serve --max-memories-per-store).")
@@ -179,9 +176,7 @@ func TestEdit(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	db := sqlitetest.Open(t, sqliteOptions)
-	notes := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "Notes"})
-	sqlitetest.Create(t, db, ws, notes.ID, "/a.md", "alpha\n", admin)
-	sqlitetest.Create(t, db, ws, notes.ID, "/dir/b.md", "b", admin)
+	notes := newStore(t, db, "Notes", "/a.md", "alpha\n", "/dir/b.md", "b")
 	ts := newToolset(t, services(db), newSession(attach{store: notes}))
 
 	if got, want := ok(t, ts, "memory_delete", map[string]any{"path": "/mnt/memory/notes/a.md"}), "Deleted /mnt/memory/notes/a.md (6 bytes)."; got != want {

@@ -18,15 +18,7 @@ import (
 func TestActivityPage(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "x")
-	ses, _, secret, err := f.core.CreateSession(ctx, f.op, memstore.SessionCreate{Title: "Night agent",
-		Stores: []memstore.AttachmentCreate{{StoreID: f.storeID}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := f.core.AuthenticateSession(ctx, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ses, agent := f.agentSession(t)
 	if _, err := f.core.CreateMemory(ctx, agent, f.storeID, memstore.MemoryCreate{Path: "/agent/today.md", Content: "wrote this"}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,15 +80,7 @@ var olderRE = regexp.MustCompile(`<a rel="next" href="([^"]+)">Older changes</a>
 func TestActivityPages(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "x")
-	ses, _, secret, err := f.core.CreateSession(ctx, f.op, memstore.SessionCreate{Title: "Night agent",
-		Stores: []memstore.AttachmentCreate{{StoreID: f.storeID}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := f.core.AuthenticateSession(ctx, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ses, agent := f.agentSession(t)
 	const n = 60 // the agent's changes, over a page of 50
 	for i := range n {
 		if _, err := f.core.CreateMemory(ctx, agent, f.storeID, memstore.MemoryCreate{Path: fmt.Sprintf("/agent/%02d.md", i), Content: "x"}); err != nil {

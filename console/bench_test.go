@@ -15,8 +15,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/console"
-	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 var benchMemories = flag.Int("console.memories", 100_000, "memories in the store of BenchmarkPages")
@@ -32,11 +30,7 @@ var benchWords = strings.Fields("alpha billing cache deploy engine fixture gatew
 // through the core, by 8 writers.
 func BenchmarkPages(b *testing.B) {
 	ctx := context.Background()
-	db := sqlitetest.Open(b, sqlite.Options{})
-	ws := sqlitetest.Workspace(b, db, "default")
-	core := memstore.NewCore(db)
-	users := memstore.NewUsers(db)
-	op := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_bench"}}
+	db, core, users, op := openCore(b, "apikey_bench")
 	if _, err := users.CreateUser(ctx, op, memstore.UserCreate{Name: "admin", Role: memstore.RoleAdmin, Password: password}); err != nil {
 		b.Fatal(err)
 	}
@@ -96,7 +90,7 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, _, err := core.CreateAPIKey(ctx, ws.ID, "ci"); err != nil {
+	if _, _, err := core.CreateAPIKey(ctx, op.WorkspaceID, "ci"); err != nil {
 		b.Fatal(err)
 	}
 	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core,

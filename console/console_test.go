@@ -33,15 +33,38 @@ type fixture struct {
 	h       *console.Handler
 }
 
+// openCore opens a database over a fresh SQLite file, closed with tb, and
+// returns it with its core, its users, and the caller of an API key
+// keyID of its default workspace.
+func openCore(tb testing.TB, keyID string) (*sqlite.DB, *memstore.Core, *memstore.Users, *memstore.Caller) {
+	tb.Helper()
+	db := sqlitetest.Open(tb, sqlite.Options{})
+	ws := sqlitetest.Workspace(tb, db, "default")
+	op := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: keyID}}
+	return db, memstore.NewCore(db), memstore.NewUsers(db), op
+}
+
+// agentSession makes a session titled "Night agent" attaching f's store,
+// and returns it with the caller of its token.
+func (f *fixture) agentSession(t *testing.T) (*memstore.Session, *memstore.Caller) {
+	t.Helper()
+	ses, _, secret, err := f.core.CreateSession(t.Context(), f.op, memstore.SessionCreate{Title: "Night agent",
+		Stores: []memstore.AttachmentCreate{{StoreID: f.storeID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := f.core.AuthenticateSession(t.Context(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ses, agent
+}
+
 // newFixture's opts change the console's configuration.
 func newFixture(t *testing.T, content string, opts ...func(*console.Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, "default")
-	core := memstore.NewCore(db)
-	users := memstore.NewUsers(db)
-	op := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
+	db, core, users, op := openCore(t, "apikey_test")
 	for _, r := range memstore.Roles {
 		if _, err := users.CreateUser(ctx, op, memstore.UserCreate{Name: string(r), Role: r, Password: password}); err != nil {
 			t.Fatal(err)

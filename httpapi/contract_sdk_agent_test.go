@@ -14,10 +14,9 @@ import (
 // none), the session's agent as the Go SDK reads it from New, Get and
 // List has every field the SDK marks required, with what was sent and
 // honest empty values for the rest, on each backend.
-func TestSDKSessionAgent(t *testing.T) { onEachBackend(t, testSDKSessionAgent) }
+func TestSDKSessionAgent(t *testing.T) { onEachSDKEnv(t, testSDKSessionAgent) }
 
-func testSDKSessionAgent(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKSessionAgent(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	sessions := &e.sdk.Beta.Sessions
 	for _, tc := range []struct {

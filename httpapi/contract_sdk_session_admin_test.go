@@ -20,10 +20,9 @@ import (
 // resource is added and changed with the SDK's own methods, whose typed
 // parameters name file resources and token rotation only, by setting the
 // body's fields (option.WithJSONSet).
-func TestSDKSessionAdmin(t *testing.T) { onEachBackend(t, testSDKSessionAdmin) }
+func TestSDKSessionAdmin(t *testing.T) { onEachSDKEnv(t, testSDKSessionAdmin) }
 
-func testSDKSessionAdmin(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKSessionAdmin(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	notes := e.newStore(t, "Notes")
 	prefs := e.newStore(t, "Prefs")

@@ -13,10 +13,9 @@ import (
 // session's token, sent as the SDK's environment worker sends it
 // (Authorization: Bearer), reads its session, reads both stores, writes the
 // read-write one as the session, and is refused everything else.
-func TestSDKSessions(t *testing.T) { onEachBackend(t, testSDKSessions) }
+func TestSDKSessions(t *testing.T) { onEachSDKEnv(t, testSDKSessions) }
 
-func testSDKSessions(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKSessions(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	prefs := e.newStore(t, "User Preferences")
 	notes := e.newStore(t, "Notes")

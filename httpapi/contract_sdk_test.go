@@ -32,6 +32,7 @@ type sdkEnv struct {
 	secret string
 	sdk    anthropic.Client
 	svc    *anthropic.BetaMemoryStoreService
+	mems   *anthropic.BetaMemoryStoreMemoryService // svc's memories
 
 	mu       sync.Mutex
 	requests int
@@ -67,7 +68,14 @@ func newSDKEnv(t *testing.T, backend harnessBackend) *sdkEnv {
 	e.ws, e.key, e.secret = e.h.newKey(t, "sdk")
 	e.sdk = e.client(e.secret)
 	e.svc = &e.sdk.Beta.MemoryStores
+	e.mems = &e.svc.Memories
 	return e
+}
+
+// onEachSDKEnv runs test once per backend, as a subtest named after it,
+// each over a server of its own.
+func onEachSDKEnv(t *testing.T, test func(t *testing.T, e *sdkEnv)) {
+	onEachBackend(t, func(t *testing.T, backend harnessBackend) { test(t, newSDKEnv(t, backend)) })
 }
 
 // client returns an SDK client of the server with secret, blind to the
@@ -145,10 +153,9 @@ func rawFields(t *testing.T, raw string) map[string]any {
 	return m
 }
 
-func TestSDKStores(t *testing.T) { onEachBackend(t, testSDKStores) }
+func TestSDKStores(t *testing.T) { onEachSDKEnv(t, testSDKStores) }
 
-func testSDKStores(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKStores(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	s, err := e.svc.New(ctx, anthropic.BetaMemoryStoreNewParams{
 		Name: "User Preferences", Description: anthropic.String("Per-user preferences."),
@@ -280,16 +287,14 @@ func testSDKStores(t *testing.T, backend harnessBackend) {
 	sdkError(t, err, 404, memstore.ENotFound, "second Delete")
 }
 
-func TestSDKMemories(t *testing.T) { onEachBackend(t, testSDKMemories) }
+func TestSDKMemories(t *testing.T) { onEachSDKEnv(t, testSDKMemories) }
 
-func testSDKMemories(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKMemories(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
-	mems := &e.svc.Memories
 	sid := e.newStore(t, "memories").ID
 
 	content := "Always use tabs.\r\nNot spaces: \u00e9\u0301 \U0001F600"
-	m, err := mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/preferences/formatting.md", Content: anthropic.String(content)})
+	m, err := e.mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/preferences/formatting.md", Content: anthropic.String(content)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,21 +306,21 @@ func testSDKMemories(t *testing.T, backend harnessBackend) {
 	if v, ok := rawFields(t, m.RawJSON())["content"]; !ok || v != nil {
 		t.Errorf("New in the basic view: %s", m.RawJSON())
 	}
-	full, err := mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/empty.md", Content: anthropic.String(""), View: anthropic.BetaManagedAgentsMemoryViewFull})
+	full, err := e.mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/empty.md", Content: anthropic.String(""), View: anthropic.BetaManagedAgentsMemoryViewFull})
 	if err != nil || full.Content != "" || rawFields(t, full.RawJSON())["content"] != "" || full.ContentSha256 != sha256Hex("") {
 		t.Errorf("New empty in the full view: %v, %v", full, err)
 	}
 
-	got, err := mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid})
+	got, err := e.mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid})
 	if err != nil || got.Content != content || got.MemoryVersionID != m.MemoryVersionID {
 		t.Errorf("Get (full by default) = %v, %v", got, err)
 	}
-	basic, err := mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid, View: anthropic.BetaManagedAgentsMemoryViewBasic})
+	basic, err := e.mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid, View: anthropic.BetaManagedAgentsMemoryViewBasic})
 	if err != nil || rawFields(t, basic.RawJSON())["content"] != nil || basic.ContentSha256 != m.ContentSha256 {
 		t.Errorf("Get basic = %v, %v", basic, err)
 	}
 
-	u, err := mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{
+	u, err := e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{
 		MemoryStoreID: sid, Content: anthropic.String("Use 2 spaces."),
 		Precondition: anthropic.BetaManagedAgentsPreconditionParam{Type: "content_sha256", ContentSha256: anthropic.String(m.ContentSha256)},
 		View:         anthropic.BetaManagedAgentsMemoryViewFull,
@@ -323,7 +328,7 @@ func testSDKMemories(t *testing.T, backend harnessBackend) {
 	if err != nil || u.Content != "Use 2 spaces." || u.ContentSha256 != sha256Hex("Use 2 spaces.") || u.MemoryVersionID == m.MemoryVersionID || u.ID != m.ID {
 		t.Fatalf("Update content = %v, %v", u, err)
 	}
-	r, err := mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Path: anthropic.String("/archive/2026_q1_formatting.md")})
+	r, err := e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Path: anthropic.String("/archive/2026_q1_formatting.md")})
 	if err != nil || r.Path != "/archive/2026_q1_formatting.md" || r.ID != m.ID || r.ContentSha256 != u.ContentSha256 || rawFields(t, r.RawJSON())["content"] != nil {
 		t.Errorf("rename = %v, %v", r, err)
 	}
@@ -349,7 +354,7 @@ func testSDKMemories(t *testing.T, backend harnessBackend) {
 	} {
 		before := e.count()
 		var paths []string
-		pager := mems.ListAutoPaging(ctx, sid, c.p)
+		pager := e.mems.ListAutoPaging(ctx, sid, c.p)
 		for pager.Next() {
 			it := pager.Current()
 			mm := it.AsMemory()
@@ -377,7 +382,7 @@ func testSDKMemories(t *testing.T, backend harnessBackend) {
 	}
 
 	// Depth 1 rolls folders up into memory_prefix items.
-	page, err := mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{PathPrefix: anthropic.String("/"), Depth: anthropic.Int(1)})
+	page, err := e.mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{PathPrefix: anthropic.String("/"), Depth: anthropic.Int(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,34 +400,32 @@ func testSDKMemories(t *testing.T, backend harnessBackend) {
 	if want := []string{"prefix /archive/", "prefix /bulk/", "memory /empty.md"}; !slices.Equal(items, want) || page.NextPage != "" {
 		t.Errorf("depth 1: %v (next %q), want %v", items, page.NextPage, want)
 	}
-	page, err = mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{PathPrefix: anthropic.String("/bulk/"), Limit: anthropic.Int(3)})
+	page, err = e.mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{PathPrefix: anthropic.String("/bulk/"), Limit: anthropic.Int(3)})
 	if err != nil || len(page.Data) != 3 || page.Data[0].Path != "/bulk/000.md" || page.NextPage == "" {
 		t.Errorf("path_prefix /bulk/ limit 3: %v, %v", page, err)
 	}
 
-	d, err := mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid})
+	d, err := e.mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid})
 	if err != nil || d.ID != m.ID || d.Type != "memory_deleted" {
 		t.Errorf("Delete = %v, %v", d, err)
 	}
-	_, err = mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid})
+	_, err = e.mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid})
 	sdkError(t, err, 404, memstore.ENotFound, "Get after Delete")
-	_, err = mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid})
+	_, err = e.mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid})
 	sdkError(t, err, 404, memstore.ENotFound, "second Delete")
 	// A memory is reachable only through its own store.
 	other := e.newStore(t, "other")
-	_, err = mems.Get(ctx, full.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: other.ID})
+	_, err = e.mems.Get(ctx, full.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: other.ID})
 	sdkError(t, err, 404, memstore.ENotFound, "memory through another store")
 }
 
 // TestSDKErrors checks every error type the API uses, as the SDK reports
 // it, and that a 409 is not retried: the server says x-should-retry:
 // false, and the SDK, which retries 409s by default, makes one request.
-func TestSDKErrors(t *testing.T) { onEachBackend(t, testSDKErrors) }
+func TestSDKErrors(t *testing.T) { onEachSDKEnv(t, testSDKErrors) }
 
-func testSDKErrors(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKErrors(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
-	mems := &e.svc.Memories
 	s := e.newStore(t, "errors")
 	m := e.newMemory(t, s.ID, "/notes/todo.md", "todo")
 	archived := e.newStore(t, "archived")
@@ -439,11 +442,11 @@ func testSDKErrors(t *testing.T, backend harnessBackend) {
 		extra  map[string]any // fields expected inside "error"
 	}{
 		{"InvalidPath", func() error {
-			_, err := mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "notes/relative.md", Content: anthropic.String("x")})
+			_, err := e.mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "notes/relative.md", Content: anthropic.String("x")})
 			return err
 		}, 400, memstore.EInvalid, nil},
 		{"ContentTooLarge", func() error {
-			_, err := mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/big.md", Content: anthropic.String(strings.Repeat("x", memstore.MaxContentBytes+1))})
+			_, err := e.mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/big.md", Content: anthropic.String(strings.Repeat("x", memstore.MaxContentBytes+1))})
 			return err
 		}, 400, memstore.EInvalid, nil},
 		{"LimitTooLarge", func() error {
@@ -471,22 +474,22 @@ func testSDKErrors(t *testing.T, backend harnessBackend) {
 			return err
 		}, 404, memstore.ENotFound, nil},
 		{"StalePrecondition", func() error {
-			_, err := mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{
+			_, err := e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{
 				MemoryStoreID: s.ID, Content: anthropic.String("lost"),
 				Precondition: anthropic.BetaManagedAgentsPreconditionParam{Type: "content_sha256", ContentSha256: anthropic.String(sha256Hex("stale"))},
 			})
 			return err
 		}, 409, memstore.EPreconditionFailed, nil},
 		{"StaleDelete", func() error {
-			_, err := mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: s.ID, ExpectedContentSha256: anthropic.String(sha256Hex("stale"))})
+			_, err := e.mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: s.ID, ExpectedContentSha256: anthropic.String(sha256Hex("stale"))})
 			return err
 		}, 409, memstore.EPreconditionFailed, nil},
 		{"PathTaken", func() error {
-			_, err := mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/notes/todo.md", Content: anthropic.String("again")})
+			_, err := e.mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/notes/todo.md", Content: anthropic.String("again")})
 			return err
 		}, 409, memstore.EPathConflict, map[string]any{"conflicting_memory_id": m.ID, "conflicting_path": "/notes/todo.md"}},
 		{"ArchivedStore", func() error {
-			_, err := mems.New(ctx, archived.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/x.md", Content: anthropic.String("x")})
+			_, err := e.mems.New(ctx, archived.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/x.md", Content: anthropic.String("x")})
 			return err
 		}, 409, memstore.EConflict, nil},
 	} {
@@ -501,32 +504,30 @@ func testSDKErrors(t *testing.T, backend harnessBackend) {
 			t.Errorf("%s: %d requests, want 1 (x-should-retry: false on every 4xx)", c.name, n)
 		}
 	}
-	got, err := mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: s.ID})
+	got, err := e.mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: s.ID})
 	if err != nil || got.Content != "todo" || got.MemoryVersionID != m.MemoryVersionID {
 		t.Errorf("memory after refused changes: %v, %v", got, err)
 	}
 }
 
-func TestSDKPreconditions(t *testing.T) { onEachBackend(t, testSDKPreconditions) }
+func TestSDKPreconditions(t *testing.T) { onEachSDKEnv(t, testSDKPreconditions) }
 
-func testSDKPreconditions(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKPreconditions(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
-	mems := &e.svc.Memories
 	sid := e.newStore(t, "cas").ID
 	m := e.newMemory(t, sid, "/cas.md", "v1")
 	update := anthropic.BetaMemoryStoreMemoryUpdateParams{
 		MemoryStoreID: sid, Content: anthropic.String("v2"),
 		Precondition: anthropic.BetaManagedAgentsPreconditionParam{Type: "content_sha256", ContentSha256: anthropic.String(sha256Hex("v1"))},
 	}
-	u, err := mems.Update(ctx, m.ID, update)
+	u, err := e.mems.Update(ctx, m.ID, update)
 	if err != nil || u.ContentSha256 != sha256Hex("v2") {
 		t.Fatalf("guarded update: %v, %v", u, err)
 	}
 	// The same update again (a retry whose first answer was lost): its
 	// hash is stale now, but it changes nothing, so it succeeds and writes
 	// no version.
-	again, err := mems.Update(ctx, m.ID, update)
+	again, err := e.mems.Update(ctx, m.ID, update)
 	if err != nil {
 		t.Fatalf("retried update: %v", err)
 	}
@@ -535,10 +536,10 @@ func testSDKPreconditions(t *testing.T, backend harnessBackend) {
 	}
 	// A different change with the stale hash is refused.
 	update.Content = anthropic.String("v3")
-	_, err = mems.Update(ctx, m.ID, update)
+	_, err = e.mems.Update(ctx, m.ID, update)
 	sdkError(t, err, 409, memstore.EPreconditionFailed, "stale hash")
 	// A rename guarded by the current hash.
-	r, err := mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{
+	r, err := e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{
 		MemoryStoreID: sid, Path: anthropic.String("/moved.md"),
 		Precondition: anthropic.BetaManagedAgentsPreconditionParam{Type: "content_sha256", ContentSha256: anthropic.String(u.ContentSha256)},
 	})
@@ -550,25 +551,23 @@ func testSDKPreconditions(t *testing.T, backend harnessBackend) {
 		t.Errorf("versions: %v, %v; want created and two modified", page, err)
 	}
 	// Delete guarded by the hash; upper case hex is the same hash.
-	_, err = mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid, ExpectedContentSha256: anthropic.String(sha256Hex("v1"))})
+	_, err = e.mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid, ExpectedContentSha256: anthropic.String(sha256Hex("v1"))})
 	sdkError(t, err, 409, memstore.EPreconditionFailed, "stale delete")
-	if _, err := mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{
+	if _, err := e.mems.Delete(ctx, m.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{
 		MemoryStoreID: sid, ExpectedContentSha256: anthropic.String(strings.ToUpper(sha256Hex("v2"))),
 	}); err != nil {
 		t.Errorf("guarded delete: %v", err)
 	}
 	// An update of a memory deleted meanwhile is a 404, not a 409: the
 	// sync helper re-creates it on 404.
-	_, err = mems.Update(ctx, m.ID, update)
+	_, err = e.mems.Update(ctx, m.ID, update)
 	sdkError(t, err, 404, memstore.ENotFound, "update of a deleted memory")
 }
 
-func TestSDKPaths(t *testing.T) { onEachBackend(t, testSDKPaths) }
+func TestSDKPaths(t *testing.T) { onEachSDKEnv(t, testSDKPaths) }
 
-func testSDKPaths(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKPaths(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
-	mems := &e.svc.Memories
 	sid := e.newStore(t, "paths").ID
 	notes := e.newMemory(t, sid, "/notes", "a file named notes")
 	deep := e.newMemory(t, sid, "/deep/a/b.md", "deep")
@@ -581,11 +580,11 @@ func testSDKPaths(t *testing.T, backend harnessBackend) {
 		}
 	}
 	newAt := func(p string) error {
-		_, err := mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: p, Content: anthropic.String("x")})
+		_, err := e.mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: p, Content: anthropic.String("x")})
 		return err
 	}
 	moveTo := func(m *anthropic.BetaManagedAgentsMemory, p string) (*anthropic.BetaManagedAgentsMemory, error) {
-		return mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Path: anthropic.String(p)})
+		return e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Path: anthropic.String(p)})
 	}
 	conflict(newAt("/notes"), notes, "/notes", "same path")
 	conflict(newAt("/notes/child.md"), notes, "/notes", "below a memory")
@@ -610,7 +609,7 @@ func testSDKPaths(t *testing.T, backend harnessBackend) {
 	if err := newAt("/notes/child.md"); err != nil {
 		t.Errorf("create below the old path after the rename: %v", err)
 	}
-	if _, err := mems.Delete(ctx, free.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid}); err != nil {
+	if _, err := e.mems.Delete(ctx, free.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid}); err != nil {
 		t.Fatal(err)
 	}
 	reborn := e.newMemory(t, sid, "/free.md", "reborn")
@@ -643,10 +642,9 @@ func testSDKPaths(t *testing.T, backend harnessBackend) {
 	}
 }
 
-func TestSDKVersions(t *testing.T) { onEachBackend(t, testSDKVersions) }
+func TestSDKVersions(t *testing.T) { onEachSDKEnv(t, testSDKVersions) }
 
-func testSDKVersions(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKVersions(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	vers := &e.svc.MemoryVersions
 	sid := e.newStore(t, "versions").ID
@@ -755,12 +753,10 @@ func testSDKVersions(t *testing.T, backend harnessBackend) {
 	}
 }
 
-func TestSDKArchivedStore(t *testing.T) { onEachBackend(t, testSDKArchivedStore) }
+func TestSDKArchivedStore(t *testing.T) { onEachSDKEnv(t, testSDKArchivedStore) }
 
-func testSDKArchivedStore(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKArchivedStore(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
-	mems := &e.svc.Memories
 	sid := e.newStore(t, "to archive").ID
 	m := e.newMemory(t, sid, "/kept.md", "kept")
 	gone := e.newMemory(t, sid, "/gone.md", "gone")
@@ -769,9 +765,9 @@ func testSDKArchivedStore(t *testing.T, backend harnessBackend) {
 	}
 
 	// Writes are 409 conflict_error.
-	_, err := mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/new.md", Content: anthropic.String("x")})
+	_, err := e.mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/new.md", Content: anthropic.String("x")})
 	sdkError(t, err, 409, memstore.EConflict, "create")
-	_, err = mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Content: anthropic.String("changed")})
+	_, err = e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Content: anthropic.String("changed")})
 	sdkError(t, err, 409, memstore.EConflict, "update")
 	_, err = e.svc.Update(ctx, sid, anthropic.BetaMemoryStoreUpdateParams{Name: anthropic.String("renamed")})
 	sdkError(t, err, 409, memstore.EConflict, "store update")
@@ -780,10 +776,10 @@ func testSDKArchivedStore(t *testing.T, backend harnessBackend) {
 	if s, err := e.svc.Get(ctx, sid, anthropic.BetaMemoryStoreGetParams{}); err != nil || s.ArchivedAt.IsZero() {
 		t.Errorf("Get archived store: %v, %v", s, err)
 	}
-	if got, err := mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid}); err != nil || got.Content != "kept" {
+	if got, err := e.mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid}); err != nil || got.Content != "kept" {
 		t.Errorf("Get memory: %v, %v", got, err)
 	}
-	if page, err := mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{}); err != nil || len(page.Data) != 2 {
+	if page, err := e.mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{}); err != nil || len(page.Data) != 2 {
 		t.Errorf("List memories: %v, %v", page, err)
 	}
 	if page, err := e.svc.MemoryVersions.List(ctx, sid, anthropic.BetaMemoryStoreMemoryVersionListParams{}); err != nil || len(page.Data) != 2 {
@@ -791,7 +787,7 @@ func testSDKArchivedStore(t *testing.T, backend harnessBackend) {
 	}
 
 	// Deleting memories and redacting versions work.
-	if _, err := mems.Delete(ctx, gone.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid}); err != nil {
+	if _, err := e.mems.Delete(ctx, gone.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid}); err != nil {
 		t.Errorf("Delete memory of an archived store: %v", err)
 	}
 	if r, err := e.svc.MemoryVersions.Redact(ctx, gone.MemoryVersionID, anthropic.BetaMemoryStoreMemoryVersionRedactParams{MemoryStoreID: sid}); err != nil || r.RedactedAt.IsZero() {
@@ -802,10 +798,9 @@ func testSDKArchivedStore(t *testing.T, backend harnessBackend) {
 	}
 }
 
-func TestSDKWorkspaceIsolation(t *testing.T) { onEachBackend(t, testSDKWorkspaceIsolation) }
+func TestSDKWorkspaceIsolation(t *testing.T) { onEachSDKEnv(t, testSDKWorkspaceIsolation) }
 
-func testSDKWorkspaceIsolation(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKWorkspaceIsolation(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	s := e.newStore(t, "A's")
 	m := e.newMemory(t, s.ID, "/private.md", "private")

@@ -16,10 +16,9 @@ import (
 // shown by create and regenerate only, updates change what they name,
 // the list pages as the SDK pages it, a session token is refused, and
 // bad input is a 400 that changes nothing.
-func TestSDKWebhooks(t *testing.T) { onEachBackend(t, testSDKWebhooks) }
+func TestSDKWebhooks(t *testing.T) { onEachSDKEnv(t, testSDKWebhooks) }
 
-func testSDKWebhooks(t *testing.T, backend harnessBackend) {
-	e := newSDKEnv(t, backend)
+func testSDKWebhooks(t *testing.T, e *sdkEnv) {
 	ctx := t.Context()
 	hooks := &e.sdk.Beta.Organization.Webhooks
 

@@ -48,6 +48,18 @@ func (f *feedFixture) stream(t *testing.T, secret string) *http.Response {
 	return res
 }
 
+// otherWorkspace makes another workspace on f's server, with a key and
+// a store, and returns a fixture of that store and the key's secret.
+func (f *feedFixture) otherWorkspace(t *testing.T) (*feedFixture, string) {
+	t.Helper()
+	_, _, secret := f.h.newKey(t, "other")
+	st, err := f.h.client(secret).CreateStore(t.Context(), nil, memstore.StoreCreate{Name: "theirs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &feedFixture{h: f.h, store: st}, secret
+}
+
 // TestEventsWorkspaceShare: one workspace's API key mints session tokens
 // and opens streams with each, as many as each may: the workspace holds
 // no more than its share of the server's streams (429 beyond, naming the
@@ -77,12 +89,7 @@ func TestEventsWorkspaceShare(t *testing.T) {
 		t.Errorf("one workspace opened %d streams; want its share, %d", opened, share)
 	}
 
-	_, _, other := f.h.newKey(t, "other")
-	st, err := f.h.client(other).CreateStore(t.Context(), nil, memstore.StoreCreate{Name: "theirs"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := &feedFixture{h: f.h, store: st}
+	theirs, other := f.otherWorkspace(t)
 	if res := theirs.stream(t, other); res.StatusCode != http.StatusOK {
 		t.Errorf("another workspace's stream, with the first at its share: %d", res.StatusCode)
 	}
@@ -105,12 +112,7 @@ func TestEventsFullServerReclaims(t *testing.T) {
 		}
 		mine = append(mine, res)
 	}
-	_, _, other := f.h.newKey(t, "other")
-	st, err := f.h.client(other).CreateStore(t.Context(), nil, memstore.StoreCreate{Name: "theirs"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := &feedFixture{h: f.h, store: st}
+	theirs, other := f.otherWorkspace(t)
 	if res := theirs.stream(t, other); res.StatusCode != http.StatusOK {
 		t.Fatalf("another workspace's stream at a full server: %d", res.StatusCode)
 	}

@@ -20,8 +20,7 @@ var memoryKeys = []string{"type", "id", "memory_store_id", "path", "content", "c
 
 func TestMemoryLifecycle(t *testing.T) {
 	e := newServerEnv(t)
-	store := e.createStore(t, "s")
-	base := "/v1/memory_stores/" + store + "/memories"
+	store, base := e.storeMemories(t)
 
 	// Create: basic view by default, content null but present.
 	m := e.ok(t, "POST", base, `{"path":"/a b/ü.md","content":"hello\r\n"}`)
@@ -37,14 +36,7 @@ func TestMemoryLifecycle(t *testing.T) {
 	}
 
 	// Retrieve: full by default.
-	got := e.ok(t, "GET", base+"/"+id, "")
-	wantKeys(t, got, memoryKeys...)
-	if got["content"] != "hello\r\n" {
-		t.Errorf("retrieved %v", got)
-	}
-	if basic := e.ok(t, "GET", base+"/"+id+"?view=basic", ""); basic["content"] != nil || basic["content_sha256"] != sha256Hex("hello\r\n") {
-		t.Errorf("retrieved basic %v", basic)
-	}
+	e.wantRetrieved(t, base+"/"+id, "hello\r\n", memoryKeys)
 
 	// Update by POST, PATCH and PUT; the answer is basic unless asked.
 	up := e.ok(t, "POST", base+"/"+id, `{"content":"v2"}`)
@@ -88,8 +80,7 @@ func TestMemoryOfAnotherStoreIs404(t *testing.T) {
 
 func TestListMemories(t *testing.T) {
 	e := newServerEnv(t)
-	store := e.createStore(t, "s")
-	base := "/v1/memory_stores/" + store + "/memories"
+	store, base := e.storeMemories(t)
 	for _, p := range []string{"/notes/x.md", "/a.md", "/notes/sub/y.md", "/projects/p/q.md", "/notes-old/z.md"} {
 		e.createMemory(t, store, p, "content of "+p)
 	}
@@ -176,8 +167,7 @@ func TestCreateAtAnOccupiedPath(t *testing.T) {
 	for _, mode := range []string{"", httpapi.CreateConflict, httpapi.CreateUpsert} {
 		t.Run("mode "+mode, func(t *testing.T) {
 			e := newServerEnv(t, func(c *httpapi.Config) { c.CreateExisting = mode })
-			store := e.createStore(t, "s")
-			base := "/v1/memory_stores/" + store + "/memories"
+			store, base := e.storeMemories(t)
 			first := e.createMemory(t, store, "/notes/a.md", "one")
 			id := first["id"].(string)
 
@@ -229,8 +219,8 @@ func TestCreateAtAnOccupiedPath(t *testing.T) {
 
 func TestUpdatePreconditions(t *testing.T) {
 	e := newServerEnv(t)
-	store := e.createStore(t, "s")
-	base := "/v1/memory_stores/" + store + "/memories/"
+	store, base := e.storeMemories(t)
+	base += "/"
 	m := e.createMemory(t, store, "/a.md", "one")
 	id := m["id"].(string)
 	e.createMemory(t, store, "/taken.md", "x")
@@ -288,8 +278,7 @@ func TestUpdatePreconditions(t *testing.T) {
 
 func TestArchivedStoreMemories(t *testing.T) {
 	e := newServerEnv(t)
-	store := e.createStore(t, "s")
-	base := "/v1/memory_stores/" + store + "/memories"
+	store, base := e.storeMemories(t)
 	m := e.createMemory(t, store, "/a.md", "one")
 	id := m["id"].(string)
 	e.createMemory(t, store, "/b.md", "b")
@@ -321,8 +310,7 @@ func TestArchivedStoreMemories(t *testing.T) {
 // changes anything.
 func TestMemoryValidation(t *testing.T) {
 	e := newServerEnv(t)
-	store := e.createStore(t, "s")
-	base := "/v1/memory_stores/" + store + "/memories"
+	store, base := e.storeMemories(t)
 	id := e.createMemory(t, store, "/a.md", "one")["id"].(string)
 	mem := base + "/" + id
 	hash := sha256Hex("one")
@@ -372,16 +360,7 @@ func TestMemoryValidation(t *testing.T) {
 		{"list: garbled page", "GET", base + "?page=nope", "", "page"},
 		{"list: a page of another list", "GET", base + "?page=" + url.QueryEscape(storesCursor(t, e)), "", "page"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := e.call(t, tc.method, tc.target, tc.body)
-			er := res.apiError(t, 400, "invalid_request_error")
-			if !strings.Contains(er["message"].(string), tc.msg) {
-				t.Errorf("message %q lacks %q", er["message"], tc.msg)
-			}
-			if res.header.Get("X-Should-Retry") != "false" {
-				t.Errorf("x-should-retry %q", res.header.Get("X-Should-Retry"))
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { e.wantInvalid(t, tc.method, tc.target, tc.body, tc.msg) })
 	}
 	p := e.ok(t, "GET", base+"?view=full", "")
 	if data := p["data"].([]any); len(data) != 1 || data[0].(map[string]any)["content"] != "one" || data[0].(map[string]any)["path"] != "/a.md" {

@@ -9,7 +9,6 @@ package httpapi_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -36,24 +35,7 @@ type seedAnswer struct {
 // is not "", as curl --data does with content-type: application/json.
 func (s *seedAPI) do(method, path, body string) seedAnswer {
 	s.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(s.t.Context(), method, s.h.URL+path, r)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("x-api-key", s.secret)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	req.Header.Set("anthropic-beta", "managed-agents-2026-04-01")
-	if body != "" {
-		req.Header.Set("content-type", "application/json")
-	}
-	res, err := s.h.srv.Client().Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	res := sendAPI(s.t, s.h.srv, s.secret, managedAgentsBeta, method, path, body)
 	defer res.Body.Close()
 	a := seedAnswer{status: res.StatusCode}
 	if err := json.NewDecoder(res.Body).Decode(&a.obj); err != nil {

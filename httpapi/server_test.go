@@ -112,33 +112,49 @@ func (e *serverEnv) call(tb testing.TB, method, target, body string, edit ...fun
 	} else {
 		target += "?beta=true"
 	}
-	var rd io.Reader = http.NoBody
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+target, rd)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("X-Api-Key", e.secret)
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	req.Header.Set("Anthropic-Beta", "agent-memory-2026-07-22")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for _, f := range edit {
-		f(req)
-	}
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	res := sendAPI(tb, e.srv, e.secret, memoryBeta, method, target, body, edit...)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return apiResult{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// The betas a request names: the memory stores beta the SDKs send, and
+// the managed-agents beta of the research preview's guide.
+const (
+	memoryBeta        = "agent-memory-2026-07-22"
+	managedAgentsBeta = "managed-agents-2026-04-01"
+)
+
+// sendAPI sends method to target below srv's URL with secret as
+// x-api-key, API version 2023-06-01 and beta, and body as JSON when it is
+// not "", after edit adjusts the request. The caller closes the body.
+func sendAPI(tb testing.TB, srv *httptest.Server, secret, beta, method, target, body string, edit ...func(*http.Request)) *http.Response {
+	tb.Helper()
+	var rd io.Reader = http.NoBody
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(tb.Context(), method, srv.URL+target, rd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("X-Api-Key", secret)
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	req.Header.Set("Anthropic-Beta", beta)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, f := range edit {
+		f(req)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
 }
 
 // ok calls and requires a 200, returning the JSON object answered.
@@ -190,6 +206,43 @@ func (res apiResult) apiError(tb testing.TB, status int, typ string) map[string]
 func (e *serverEnv) createStore(tb testing.TB, name string) string {
 	tb.Helper()
 	return e.ok(tb, "POST", "/v1/memory_stores", jsonOf(tb, map[string]any{"name": name}))["id"].(string)
+}
+
+// wantInvalid sends a request and wants a 400 invalid_request_error whose
+// message contains msg, with x-should-retry: false.
+func (e *serverEnv) wantInvalid(t *testing.T, method, target, body, msg string) {
+	t.Helper()
+	res := e.call(t, method, target, body)
+	er := res.apiError(t, 400, "invalid_request_error")
+	if !strings.Contains(er["message"].(string), msg) {
+		t.Errorf("message %q lacks %q", er["message"], msg)
+	}
+	if res.header.Get("X-Should-Retry") != "false" {
+		t.Errorf("x-should-retry %q", res.header.Get("X-Should-Retry"))
+	}
+}
+
+// wantRetrieved gets target (a memory or a version), which must answer
+// with keys and content in the full view, its default, and with a null
+// content but content's hash in the basic view.
+func (e *serverEnv) wantRetrieved(t *testing.T, target, content string, keys []string) {
+	t.Helper()
+	got := e.ok(t, "GET", target, "")
+	wantKeys(t, got, keys...)
+	if got["content"] != content {
+		t.Errorf("retrieved %v", got)
+	}
+	if basic := e.ok(t, "GET", target+"?view=basic", ""); basic["content"] != nil || basic["content_sha256"] != sha256Hex(content) {
+		t.Errorf("retrieved basic %v", basic)
+	}
+}
+
+// storeMemories makes a store called "s" through the API and returns its
+// ID and the path of its memories.
+func (e *serverEnv) storeMemories(tb testing.TB) (store, base string) {
+	tb.Helper()
+	store = e.createStore(tb, "s")
+	return store, "/v1/memory_stores/" + store + "/memories"
 }
 
 // createMemory makes a memory through the API and returns it (basic view).

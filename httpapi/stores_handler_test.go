@@ -197,16 +197,7 @@ func TestStoreValidation(t *testing.T) {
 		{"both spellings differ", "GET", "/v1/memory_stores?created_at%5Bgte%5D=2026-01-01T00:00:00Z&created_at_gte=2026-01-02T00:00:00Z", "", "disagree"},
 		{"garbled page", "GET", "/v1/memory_stores?page=page_garbage", "", "page"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := e.call(t, tc.method, tc.target, tc.body)
-			er := res.apiError(t, 400, "invalid_request_error")
-			if !strings.Contains(er["message"].(string), tc.msg) {
-				t.Errorf("message %q lacks %q", er["message"], tc.msg)
-			}
-			if res.header.Get("X-Should-Retry") != "false" {
-				t.Errorf("x-should-retry %q", res.header.Get("X-Should-Retry"))
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { e.wantInvalid(t, tc.method, tc.target, tc.body, tc.msg) })
 	}
 	// Nothing was created or changed.
 	if p := e.ok(t, "GET", "/v1/memory_stores", ""); len(p["data"].([]any)) != 1 {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -68,24 +67,7 @@ func (e *textEnv) send(t *testing.T, method, target, body string) (int, []byte) 
 		target = strings.ReplaceAll(target, k, v)
 		body = strings.ReplaceAll(body, k, v)
 	}
-	var rd io.Reader = http.NoBody
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, e.h.URL+target, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Api-Key", e.secret)
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	req.Header.Set("Anthropic-Beta", "agent-memory-2026-07-22")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := e.h.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sendAPI(t, e.h.srv, e.secret, memoryBeta, method, target, body)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, b

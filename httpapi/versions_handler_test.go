@@ -97,14 +97,7 @@ func TestVersions(t *testing.T) {
 		t.Errorf("full list %v", full)
 	}
 	vid := modified["id"].(string)
-	got := e.ok(t, "GET", base+"/memory_versions/"+vid, "")
-	wantKeys(t, got, versionKeys...)
-	if got["content"] != "two" {
-		t.Errorf("retrieved %v", got)
-	}
-	if got := e.ok(t, "GET", base+"/memory_versions/"+vid+"?view=basic", ""); got["content"] != nil || got["content_sha256"] != sha256Hex("two") {
-		t.Errorf("retrieved basic %v", got)
-	}
+	e.wantRetrieved(t, base+"/memory_versions/"+vid, "two", versionKeys)
 	e.call(t, "GET", base+"/memory_versions/memver_none", "").apiError(t, 404, "not_found_error")
 	s2 := e.createStore(t, "two")
 	e.call(t, "GET", "/v1/memory_stores/"+s2+"/memory_versions/"+vid, "").apiError(t, 404, "not_found_error")

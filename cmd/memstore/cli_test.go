@@ -38,15 +38,35 @@ func run(tb testing.TB, stdin string, args ...string) (code int, stdout, stderr 
 	return code, out.String(), errOut.String()
 }
 
+// notesDatabase makes a database file in a directory of its own, with a
+// store called notes made by the CLI, and returns its path.
+func notesDatabase(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "m.db")
+	if code, _, stderr := run(t, "", "--db", db, "stores", "create", "notes"); code != 0 {
+		t.Fatalf("stores create: exit %d: %s", code, stderr)
+	}
+	return db
+}
+
+// newStoresAPI returns the HTTP API of stores, memories, versions and
+// keys over a fresh SQLite file, in-process, with the secret of a key of
+// its default workspace.
+func newStoresAPI(t *testing.T) (*httpapi.Server, string) {
+	t.Helper()
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
+	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
+	core := memstore.NewCore(db)
+	return httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core}), secret
+}
+
 // TestExitCodes checks the exit status of each kind of outcome: 0 for
 // success and help, 1 for an error reported by the backend, 2 for a
 // command line that cannot be run.
 func TestExitCodes(t *testing.T) {
 	clearEnv(t)
-	db := filepath.Join(t.TempDir(), "m.db")
-	if code, _, stderr := run(t, "", "--db", db, "stores", "create", "notes"); code != 0 {
-		t.Fatalf("stores create: exit %d: %s", code, stderr)
-	}
+	db := notesDatabase(t)
 	if code, _, stderr := run(t, "hello\n", "put", "--db", db, "/a.md"); code != 0 {
 		t.Fatalf("put: exit %d: %s", code, stderr)
 	}
@@ -246,11 +266,8 @@ func normalize(s string) string {
 // who made the changes.
 func TestSameOnServer(t *testing.T) {
 	clearEnv(t)
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
-	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
-	core := memstore.NewCore(db)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core}))
+	api, secret := newStoresAPI(t)
+	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 
 	editor := filepath.Join(t.TempDir(), "editor.sh")

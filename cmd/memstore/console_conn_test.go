@@ -92,12 +92,7 @@ func TestConsoleShutdownWaitsForRequest(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // for the server to read the headers
 
 	s.stop()
-	select {
-	case code := <-s.done:
-		s.done <- code
-		t.Fatalf("Main returned %d while a console request was in progress", code)
-	case <-time.After(300 * time.Millisecond):
-	}
+	s.wantRunning(t, "a console request")
 	if _, err := conn.Write([]byte(body[10:])); err != nil {
 		t.Fatalf("the console request in progress was cut off: %v", err)
 	}
@@ -109,13 +104,5 @@ func TestConsoleShutdownWaitsForRequest(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the sign-in answered %s, want 401", resp.Status)
 	}
-	select {
-	case code := <-s.done:
-		s.done <- code
-		if code != 0 {
-			t.Fatalf("exit status %d:\n%s", code, s.stderr)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Main did not return after the last console request ended")
-	}
+	s.wantReturned(t, "the last console request")
 }

@@ -7,11 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/httpapi"
-	"github.com/memstore/memstore/sqlite"
-	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // TestExportJSONLinesFailsWhole: an export to FILE.jsonl that fails part
@@ -20,11 +15,7 @@ import (
 // file beside it.
 func TestExportJSONLinesFailsWhole(t *testing.T) {
 	clearEnv(t)
-	db := sqlitetest.Open(t, sqlite.Options{})
-	ws := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
-	_, secret := sqlitetest.APIKey(t, db, ws.ID, "cli")
-	core := memstore.NewCore(db)
-	api := httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core})
+	api, secret := newStoresAPI(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("view") == "full" {
 			http.Error(w, "unavailable", http.StatusBadRequest)
@@ -87,10 +78,7 @@ func TestKeyFileNeverReplaced(t *testing.T) {
 // other files go through.
 func TestTransferCredentialNames(t *testing.T) {
 	clearEnv(t)
-	db := filepath.Join(t.TempDir(), "m.db")
-	if code, _, stderr := run(t, "", "--db", db, "stores", "create", "notes"); code != 0 {
-		t.Fatal(stderr)
-	}
+	db := notesDatabase(t)
 	for p, content := range map[string]string{"/authorized_keys": "ssh-ed25519 AAAA attacker\n", "/fish/config.fish": "touch pwned\n", "/ok.md": "fine\n"} {
 		if code, _, stderr := run(t, content, "put", "--db", db, p); code != 0 {
 			t.Fatalf("put %s: %s", p, stderr)
@@ -112,10 +100,7 @@ func TestTransferCredentialNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db2 := filepath.Join(t.TempDir(), "m.db")
-	if code, _, stderr := run(t, "", "--db", db2, "stores", "create", "notes"); code != 0 {
-		t.Fatal(stderr)
-	}
+	db2 := notesDatabase(t)
 	code, _, stderr = run(t, "", "import", "--db", db2, in)
 	if code != 0 {
 		t.Errorf("import: exit %d: %s; want 0, the other files imported", code, stderr)

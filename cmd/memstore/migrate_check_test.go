@@ -230,6 +230,21 @@ func TestMigrateWhileWritten(t *testing.T) {
 // seed adds n memories to a store of the database file at path.
 func seed(t *testing.T, path, store string, n int) {
 	t.Helper()
+	inDefaultWorkspace(t, path, "apikey_seed", func(ctx context.Context, db memstore.Database, c *memstore.Caller) {
+		co := memstore.NewCore(db)
+		for i := range n {
+			if _, err := co.CreateMemory(ctx, c, store, memstore.MemoryCreate{Path: fmt.Sprintf("/seed/%d.md", i), Content: strings.Repeat("seed ", 400)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// inDefaultWorkspace opens the database file at path, with no server
+// running, and calls f with it and the caller of an API key keyID of its
+// default workspace; the database is closed when f returns.
+func inDefaultWorkspace(t *testing.T, path, keyID string, f func(ctx context.Context, db memstore.Database, c *memstore.Caller)) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := openDatabase(ctx, path, dbOptions{})
 	if err != nil {
@@ -240,13 +255,7 @@ func seed(t *testing.T, path, store string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_seed"}}
-	co := memstore.NewCore(db)
-	for i := range n {
-		if _, err := co.CreateMemory(ctx, c, store, memstore.MemoryCreate{Path: fmt.Sprintf("/seed/%d.md", i), Content: strings.Repeat("seed ", 400)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f(ctx, db, &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: keyID}})
 }
 
 // checkSnapshot checks that the copy at path holds the writes to /w/ of

@@ -556,22 +556,13 @@ func TestMigrateWebhooks(t *testing.T) {
 // change, which no deliverer took.
 func owedChange(t *testing.T, path, store, endpoint string) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := openDatabase(ctx, path, dbOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ws, err := db.Workspace(ctx, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
-	if _, err := memstore.NewCore(db).CreateMemory(ctx, c, store, memstore.MemoryCreate{Path: "/owed.md", Content: "x"}); err != nil {
-		t.Fatal(err)
-	}
-	off := memstore.WebhookDisabled
-	if _, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).UpdateWebhook(ctx, c, endpoint, memstore.WebhookUpdate{State: &off}); err != nil {
-		t.Fatal(err)
-	}
+	inDefaultWorkspace(t, path, "apikey_test", func(ctx context.Context, db memstore.Database, c *memstore.Caller) {
+		if _, err := memstore.NewCore(db).CreateMemory(ctx, c, store, memstore.MemoryCreate{Path: "/owed.md", Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		off := memstore.WebhookDisabled
+		if _, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).UpdateWebhook(ctx, c, endpoint, memstore.WebhookUpdate{State: &off}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

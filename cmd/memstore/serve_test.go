@@ -80,6 +80,33 @@ func (s *testServer) wait(tb testing.TB) int {
 	}
 }
 
+// wantRunning checks, once the server was told to stop, that Main has
+// not returned for 300ms while what (a request) is in progress.
+func (s *testServer) wantRunning(tb testing.TB, what string) {
+	tb.Helper()
+	select {
+	case code := <-s.done:
+		s.done <- code
+		tb.Fatalf("Main returned %d while %s was in progress", code, what)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// wantReturned checks that Main returns, with status 0, within 10s of
+// the end of what (a request) it waited for.
+func (s *testServer) wantReturned(tb testing.TB, what string) {
+	tb.Helper()
+	select {
+	case code := <-s.done:
+		s.done <- code
+		if code != 0 {
+			tb.Fatalf("exit status %d:\n%s", code, s.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		tb.Fatalf("Main did not return after %s ended", what)
+	}
+}
+
 // lastKey is the API key on the last line of out, "" if there is none.
 func lastKey(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -270,12 +297,7 @@ func TestServeShutdownWaitsForRequest(t *testing.T) {
 		}
 	}
 	// ...but waits for the request in progress.
-	select {
-	case code := <-s.done:
-		s.done <- code
-		t.Fatalf("Main returned %d while a request was in progress", code)
-	case <-time.After(300 * time.Millisecond):
-	}
+	s.wantRunning(t, "a request")
 	if _, err := io.WriteString(conn, body[20:]); err != nil {
 		t.Fatal(err)
 	}
@@ -288,15 +310,7 @@ func TestServeShutdownWaitsForRequest(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(data), `"path":"/slow.md"`) {
 		t.Fatalf("the request in progress got %s %s", res.Status, data)
 	}
-	select {
-	case code := <-s.done:
-		s.done <- code
-		if code != 0 {
-			t.Fatalf("exit status %d:\n%s", code, s.stderr)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Main did not return after the last request ended")
-	}
+	s.wantReturned(t, "the last request")
 	if !strings.Contains(s.stderr.String(), "memstore: stopped") {
 		t.Errorf("no 'stopped' line:\n%s", s.stderr)
 	}

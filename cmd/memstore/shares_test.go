@@ -165,6 +165,19 @@ func hook(t *testing.T, a *api, url string) {
 	a.must(t, "POST", "/v1/organizations/webhooks", map[string]any{"url": url, "enabled_events": []string{"memory_store.created"}}, nil)
 }
 
+// holdsDeliveries registers a hanging endpoint for a's created stores,
+// creates four, and checks that the server holds n deliveries to it at
+// once; what names the case.
+func holdsDeliveries(t *testing.T, a *api, what string, n int) {
+	t.Helper()
+	hanging := newHangingReceiver(t)
+	hook(t, a, hanging.URL)
+	for i := range 4 {
+		a.createStore(t, fmt.Sprint("hook ", i))
+	}
+	hanging.holds(t, what, n)
+}
+
 // TestServeFairShares checks the flags of the shares of the server's MCP
 // sessions, change-feed streams and webhook deliveries, from the
 // environment and the command line: one workspace, from several
@@ -219,12 +232,7 @@ func TestServeFairShares(t *testing.T) {
 
 	// Webhooks: the workspace's endpoint hangs, and holds one delivery
 	// (MEMSTORE_WEBHOOK_MAX_DELIVERIES_PER_WORKSPACE), not four.
-	hanging := newHangingReceiver(t)
-	hook(t, mine, hanging.URL)
-	for i := range 4 {
-		mine.createStore(t, fmt.Sprint("hook ", i))
-	}
-	hanging.holds(t, "the workspace's hanging endpoint", 1)
+	holdsDeliveries(t, mine, "the workspace's hanging endpoint", 1)
 
 	// Another workspace opens an MCP session and a stream at once, and is
 	// delivered at once; the server's third stream is its last.
@@ -271,12 +279,7 @@ func TestServeSharesFromPools(t *testing.T) {
 		t.Errorf("a third stream of the workspace, with --feed-max-streams 8: %d %s; want 429, a share of 2", status, body)
 	}
 
-	hanging := newHangingReceiver(t)
-	hook(t, mine, hanging.URL)
-	for i := range 4 {
-		mine.createStore(t, fmt.Sprint("hook ", i))
-	}
-	hanging.holds(t, "a hanging endpoint, with MEMSTORE_WEBHOOK_MAX_DELIVERIES=16", 2)
+	holdsDeliveries(t, mine, "a hanging endpoint, with MEMSTORE_WEBHOOK_MAX_DELIVERIES=16", 2)
 }
 
 // TestServeSharesZero: 0 lifts a share, as it lifts a quota: one
@@ -310,10 +313,5 @@ func TestServeSharesZero(t *testing.T) {
 		}
 	}
 
-	hanging := newHangingReceiver(t)
-	hook(t, mine, hanging.URL)
-	for i := range 4 {
-		mine.createStore(t, fmt.Sprint("hook ", i))
-	}
-	hanging.holds(t, "a hanging endpoint, with no share of 3 deliveries", 3)
+	holdsDeliveries(t, mine, "a hanging endpoint, with no share of 3 deliveries", 3)
 }

@@ -123,136 +123,128 @@ func TestTermWriter(t *testing.T) {
 // it as visible symbols; --json keeps the exact text, escaped, and --raw
 // prints the content exactly.
 func TestHostileTextShownNotObeyed(t *testing.T) {
-	clearEnv(t)
-	dir := t.TempDir()
-	srv := startChild(t, filepath.Join(dir, "served.db"))
-	for name, backend := range map[string][]string{
-		"db":  {"--db", filepath.Join(dir, "local.db")},
-		"url": {"--url", srv.url, "--api-key", srv.key},
-	} {
-		t.Run(name, func(t *testing.T) {
-			cli := func(stdin string, args ...string) (string, string) {
-				t.Helper()
-				// watch runs until interrupted: give every command a deadline.
-				ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
-				defer cancel()
-				var out, errs bytes.Buffer
-				code := Main(ctx, append(args, backend...), strings.NewReader(stdin), &out, &errs)
-				if code != 0 && args[0] != "watch" {
-					t.Fatalf("%v: exit %d: %s %s", args, code, out.String(), errs.String())
-				}
-				return out.String(), errs.String()
+	onDatabaseAndServer(t, func(t *testing.T, name string, backend []string) {
+		cli := func(stdin string, args ...string) (string, string) {
+			t.Helper()
+			// watch runs until interrupted: give every command a deadline.
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			var out, errs bytes.Buffer
+			code := Main(ctx, append(args, backend...), strings.NewReader(stdin), &out, &errs)
+			if code != 0 && args[0] != "watch" {
+				t.Fatalf("%v: exit %d: %s %s", args, code, out.String(), errs.String())
 			}
-			shown := func(what, out string) {
-				t.Helper()
-				if bad := obeyed(out); len(bad) > 0 {
-					t.Errorf("%s prints what a terminal obeys (%v):\n%q", what, bad, out)
-				}
-				if !strings.Contains(out, "␛]52;c;") && !strings.Contains(out, "<U+202E>") {
-					t.Errorf("%s does not show the hostile text:\n%q", what, out)
-				}
-			}
-
-			out, _ := cli("", "stores", "create", "notes \u202eevil\u202c", "--description", hostileText, "--metadata", "k="+hostileText, "--json")
-			var store httpapi.StoreJSON
-			if err := json.Unmarshal([]byte(out), &store); err != nil {
-				t.Fatalf("stores create --json: %v: %q", err, out)
-			}
+			return out.String(), errs.String()
+		}
+		shown := func(what, out string) {
+			t.Helper()
 			if bad := obeyed(out); len(bad) > 0 {
-				t.Errorf("stores create --json prints %v: %q", bad, out)
+				t.Errorf("%s prints what a terminal obeys (%v):\n%q", what, bad, out)
 			}
-			if store.Description != hostileText || store.Metadata["k"] != hostileText {
-				t.Errorf("--json changed the text: %+v", store)
+			if !strings.Contains(out, "␛]52;c;") && !strings.Contains(out, "<U+202E>") {
+				t.Errorf("%s does not show the hostile text:\n%q", what, out)
 			}
-			st := []string{"--store", store.ID}
-			cli("first\n"+hostileText+"\n", append([]string{"put", "/notes/a.md"}, st...)...)
-			cli("second\n"+hostileText+"\nmore "+hostileC1+"\n", append([]string{"put", "/notes/a.md"}, st...)...)
-			out, _ = cli("", "sessions", "create", "--store", store.ID, "--instructions", hostileText, "--title", hostileText)
-			sess := regexp.MustCompile(`sesn_\w+`).FindString(out)
-			shown("sessions create", out)
-			cli("", "sessions", "update", sess, "--metadata", "k="+hostileText)
+		}
 
-			out, _ = cli("", "log", "/notes/a.md", "--json", "--store", store.ID)
-			var versions []httpapi.VersionJSON
-			if err := json.Unmarshal([]byte(out), &versions); err != nil || len(versions) != 2 {
-				t.Fatalf("log --json: %v: %q", err, out)
-			}
-			newest := versions[0].ID
+		out, _ := cli("", "stores", "create", "notes \u202eevil\u202c", "--description", hostileText, "--metadata", "k="+hostileText, "--json")
+		var store httpapi.StoreJSON
+		if err := json.Unmarshal([]byte(out), &store); err != nil {
+			t.Fatalf("stores create --json: %v: %q", err, out)
+		}
+		if bad := obeyed(out); len(bad) > 0 {
+			t.Errorf("stores create --json prints %v: %q", bad, out)
+		}
+		if store.Description != hostileText || store.Metadata["k"] != hostileText {
+			t.Errorf("--json changed the text: %+v", store)
+		}
+		st := []string{"--store", store.ID}
+		cli("first\n"+hostileText+"\n", append([]string{"put", "/notes/a.md"}, st...)...)
+		cli("second\n"+hostileText+"\nmore "+hostileC1+"\n", append([]string{"put", "/notes/a.md"}, st...)...)
+		out, _ = cli("", "sessions", "create", "--store", store.ID, "--instructions", hostileText, "--title", hostileText)
+		sess := regexp.MustCompile(`sesn_\w+`).FindString(out)
+		shown("sessions create", out)
+		cli("", "sessions", "update", sess, "--metadata", "k="+hostileText)
 
-			for _, args := range [][]string{
-				{"cat", "/notes/a.md"},
-				{"show", newest},
-				{"diff", newest},
-				{"grep", "second"},
-				{"stores", "ls"},
-				{"stores", "show", store.ID},
-				{"sessions", "ls"},
-				{"sessions", "show", sess},
-				{"memdir", "sync", "--dir", filepath.Join(dir, name+"-memdir")},
-			} {
-				if args[0] == "memdir" && name == "db" {
-					continue // memdir sync works with a server
-				}
-				if args[0] != "stores" && args[0] != "sessions" {
-					args = append(args, st...)
-				}
-				stdout, stderr := cli("", args...)
-				if args[0] == "memdir" {
-					// It prints no content: the files it wrote hold it exactly.
-					if bad := obeyed(stdout + stderr); len(bad) > 0 {
-						t.Errorf("memdir sync prints %v", bad)
-					}
-					b, err := os.ReadFile(filepath.Join(args[3], "notes", "a.md"))
-					if err != nil || !strings.Contains(string(b), hostileText) {
-						t.Errorf("memdir sync wrote %q (%v); want the content exactly", b, err)
-					}
-					continue
-				}
-				shown(strings.Join(args[:2], " "), stdout)
-				if bad := obeyed(stderr); len(bad) > 0 {
-					t.Errorf("%v: stderr has %v: %q", args, bad, stderr)
-				}
-			}
-			// What prints paths, IDs and sizes only.
-			for _, args := range [][]string{{"ls", "--depth", "0"}, {"log"}, {"redact", versions[1].ID}} {
-				stdout, stderr := cli("", append(args, st...)...)
-				if bad := obeyed(stdout + stderr); len(bad) > 0 || stdout == "" {
-					t.Errorf("%v prints %v: %q", args, bad, stdout)
-				}
-			}
-			if name == "url" {
-				// The server's feed carries no content; what it names is shown.
-				stdout, stderr := cli("", append([]string{"watch", "--from-start"}, st...)...)
-				if bad := obeyed(stdout + stderr); len(bad) > 0 || !strings.Contains(stdout, "/notes/a.md") {
-					t.Errorf("watch: %v in %q", bad, stdout)
-				}
-			}
+		out, _ = cli("", "log", "/notes/a.md", "--json", "--store", store.ID)
+		var versions []httpapi.VersionJSON
+		if err := json.Unmarshal([]byte(out), &versions); err != nil || len(versions) != 2 {
+			t.Fatalf("log --json: %v: %q", err, out)
+		}
+		newest := versions[0].ID
 
-			// --raw prints the content exactly.
-			if out, _ := cli("", append([]string{"cat", "/notes/a.md", "--raw"}, st...)...); out != "second\n"+hostileText+"\nmore "+hostileC1+"\n" {
-				t.Errorf("cat --raw = %q", out)
+		for _, args := range [][]string{
+			{"cat", "/notes/a.md"},
+			{"show", newest},
+			{"diff", newest},
+			{"grep", "second"},
+			{"stores", "ls"},
+			{"stores", "show", store.ID},
+			{"sessions", "ls"},
+			{"sessions", "show", sess},
+			{"memdir", "sync", "--dir", filepath.Join(t.TempDir(), name+"-memdir")},
+		} {
+			if args[0] == "memdir" && name == "db" {
+				continue // memdir sync works with a server
 			}
-			if out, _ := cli("", append([]string{"show", newest, "--raw"}, st...)...); !strings.HasSuffix(out, "\n\nsecond\n"+hostileText+"\nmore "+hostileC1+"\n") {
-				t.Errorf("show --raw = %q", out)
+			if args[0] != "stores" && args[0] != "sessions" {
+				args = append(args, st...)
 			}
-			if out, _ := cli("", append([]string{"diff", newest, "--raw"}, st...)...); !strings.Contains(out, "\n+more "+hostileC1+"\n") {
-				t.Errorf("diff --raw = %q", out)
+			stdout, stderr := cli("", args...)
+			if args[0] == "memdir" {
+				// It prints no content: the files it wrote hold it exactly.
+				if bad := obeyed(stdout + stderr); len(bad) > 0 {
+					t.Errorf("memdir sync prints %v", bad)
+				}
+				b, err := os.ReadFile(filepath.Join(args[3], "notes", "a.md"))
+				if err != nil || !strings.Contains(string(b), hostileText) {
+					t.Errorf("memdir sync wrote %q (%v); want the content exactly", b, err)
+				}
+				continue
 			}
-			// --json escapes it, and decodes to it.
-			out, _ = cli("", append([]string{"cat", "/notes/a.md", "--json"}, st...)...)
-			var m httpapi.MemoryJSON
-			if err := json.Unmarshal([]byte(out), &m); err != nil || m.Content == nil || *m.Content != "second\n"+hostileText+"\nmore "+hostileC1+"\n" {
-				t.Errorf("cat --json = %q (%v)", out, err)
+			shown(strings.Join(args[:2], " "), stdout)
+			if bad := obeyed(stderr); len(bad) > 0 {
+				t.Errorf("%v: stderr has %v: %q", args, bad, stderr)
 			}
-			if bad := obeyed(strings.TrimSuffix(out, "\n")); len(bad) > 0 || !strings.Contains(out, `\u009b31m`) || !strings.Contains(out, `\u202eevil`) {
-				t.Errorf("cat --json prints %v: %q", bad, out)
+		}
+		// What prints paths, IDs and sizes only.
+		for _, args := range [][]string{{"ls", "--depth", "0"}, {"log"}, {"redact", versions[1].ID}} {
+			stdout, stderr := cli("", append(args, st...)...)
+			if bad := obeyed(stdout + stderr); len(bad) > 0 || stdout == "" {
+				t.Errorf("%v prints %v: %q", args, bad, stdout)
 			}
-			out, _ = cli("", append([]string{"export", "-"}, st...)...)
-			if bad := obeyed(strings.ReplaceAll(out, "\n", "")); len(bad) > 0 || !strings.Contains(out, `\u009b31m`) {
-				t.Errorf("export - prints %v: %q", bad, out)
+		}
+		if name == "url" {
+			// The server's feed carries no content; what it names is shown.
+			stdout, stderr := cli("", append([]string{"watch", "--from-start"}, st...)...)
+			if bad := obeyed(stdout + stderr); len(bad) > 0 || !strings.Contains(stdout, "/notes/a.md") {
+				t.Errorf("watch: %v in %q", bad, stdout)
 			}
-		})
-	}
+		}
+
+		// --raw prints the content exactly.
+		if out, _ := cli("", append([]string{"cat", "/notes/a.md", "--raw"}, st...)...); out != "second\n"+hostileText+"\nmore "+hostileC1+"\n" {
+			t.Errorf("cat --raw = %q", out)
+		}
+		if out, _ := cli("", append([]string{"show", newest, "--raw"}, st...)...); !strings.HasSuffix(out, "\n\nsecond\n"+hostileText+"\nmore "+hostileC1+"\n") {
+			t.Errorf("show --raw = %q", out)
+		}
+		if out, _ := cli("", append([]string{"diff", newest, "--raw"}, st...)...); !strings.Contains(out, "\n+more "+hostileC1+"\n") {
+			t.Errorf("diff --raw = %q", out)
+		}
+		// --json escapes it, and decodes to it.
+		out, _ = cli("", append([]string{"cat", "/notes/a.md", "--json"}, st...)...)
+		var m httpapi.MemoryJSON
+		if err := json.Unmarshal([]byte(out), &m); err != nil || m.Content == nil || *m.Content != "second\n"+hostileText+"\nmore "+hostileC1+"\n" {
+			t.Errorf("cat --json = %q (%v)", out, err)
+		}
+		if bad := obeyed(strings.TrimSuffix(out, "\n")); len(bad) > 0 || !strings.Contains(out, `\u009b31m`) || !strings.Contains(out, `\u202eevil`) {
+			t.Errorf("cat --json prints %v: %q", bad, out)
+		}
+		out, _ = cli("", append([]string{"export", "-"}, st...)...)
+		if bad := obeyed(strings.ReplaceAll(out, "\n", "")); len(bad) > 0 || !strings.Contains(out, `\u009b31m`) {
+			t.Errorf("export - prints %v: %q", bad, out)
+		}
+	})
 }
 
 // TestMemdirTextShownNotObeyed: memdir prompt and recall print what an

@@ -91,10 +91,7 @@ func TestWatchJSONOnServer(t *testing.T) {
 // the feed.
 func TestWatchDatabase(t *testing.T) {
 	clearEnv(t)
-	db := filepath.Join(t.TempDir(), "m.db")
-	if code, _, stderr := run(t, "", "--db", db, "stores", "create", "notes"); code != 0 {
-		t.Fatal(stderr)
-	}
+	db := notesDatabase(t)
 	if code, _, stderr := run(t, "one", "put", "--db", db, "/one.md"); code != 0 {
 		t.Fatal(stderr)
 	}
