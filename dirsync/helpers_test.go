@@ -192,6 +192,20 @@ func (s *server) contents(tb testing.TB) []string {
 }
 
 // sync runs a sync that must succeed.
+// pulled is a server whose store holds the given memories (path, content,
+// path, content, … in the order they are written) and a fresh directory
+// a first sync has filled from it.
+func pulled(tb testing.TB, pathContent ...string) (*server, string) {
+	tb.Helper()
+	s := newServer(tb, serverOptions{})
+	for i := 0; i+1 < len(pathContent); i += 2 {
+		s.put(tb, pathContent[i], pathContent[i+1])
+	}
+	dir := tb.TempDir()
+	mustSync(tb, s.options(dir))
+	return s, dir
+}
+
 func mustSync(tb testing.TB, o dirsync.Options) *dirsync.Report {
 	tb.Helper()
 	rep, err := dirsync.Sync(context.Background(), o)

@@ -80,11 +80,7 @@ func TestThreeWay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, serverOptions{})
-			s.put(t, "/f.md", "base\n")
-			s.put(t, "/MEMORY.md", index)
-			dir := t.TempDir()
-			mustSync(t, s.options(dir))
+			s, dir := pulled(t, "/f.md", "base\n", "/MEMORY.md", index)
 			if tt.local != nil {
 				tt.local(t, s, dir)
 			}
@@ -173,11 +169,7 @@ func TestFirstSync(t *testing.T) {
 // TestUnchangedFilesKeepTheirTime: a sync never rewrites a file it has no
 // reason to, and a pull rewrites only the file pulled.
 func TestUnchangedFilesKeepTheirTime(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/a.md", "a\n")
-	s.put(t, "/b.md", "b\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/a.md", "a\n", "/b.md", "b\n")
 	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, f := range []string{"a.md", "b.md"} {
 		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
@@ -200,11 +192,7 @@ func TestUnchangedFilesKeepTheirTime(t *testing.T) {
 // TestRename: a rename on either side is a deletion and a creation, and
 // reaches the other side as such.
 func TestRename(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/old.md", "moved here\n")
-	s.put(t, "/theirs/x.md", "x\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/old.md", "moved here\n", "/theirs/x.md", "x\n")
 
 	if err := os.Rename(filepath.Join(dir, "old.md"), filepath.Join(dir, "new.md")); err != nil {
 		t.Fatal(err)
@@ -231,11 +219,7 @@ func TestRename(t *testing.T) {
 // TestSkippedFiles: oversize, binary and non-regular files are reported
 // and neither uploaded nor overwritten nor deleted in the store.
 func TestSkippedFiles(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/grows.md", "small\n")
-	s.put(t, "/big.md", "the store's big.md\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/grows.md", "small\n", "/big.md", "the store's big.md\n")
 	big := strings.Repeat("x", memstore.MaxContentBytes+1)
 	write(t, dir, map[string]string{
 		"grows.md":      big,                                           // was synced, now too large
@@ -445,10 +429,7 @@ func TestDryRun(t *testing.T) {
 // TestState: a directory synced with one store refuses another, and a
 // damaged state file is a local error; both leave everything as it was.
 func TestState(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/a.md", "a\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/a.md", "a\n")
 	o := s.options(dir)
 	o.StoreID = "memstore_other"
 	if _, err := dirsync.Sync(t.Context(), o); !errors.Is(err, dirsync.ErrOtherStore) {
@@ -515,10 +496,7 @@ func TestRacedPush(t *testing.T) {
 			wantStore: "raced 3\n", wantLocal: "mine\n", wantSkips: []string{"remote /f.md"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, serverOptions{})
-			s.put(t, "/f.md", "base\n")
-			dir := t.TempDir()
-			mustSync(t, s.options(dir))
+			s, dir := pulled(t, "/f.md", "base\n")
 			write(t, dir, map[string]string{"f.md": "mine\n"})
 			o := s.options(dir)
 			o.Prefer = tt.prefer
@@ -815,11 +793,8 @@ func TestPathTooLongForTheSystem(t *testing.T) {
 // TestConflictCopyOfALongName: the conflict copy of a file whose name is
 // near the limit gets a shortened name rather than failing the sync.
 func TestConflictCopyOfALongName(t *testing.T) {
-	s := newServer(t, serverOptions{})
 	name := strings.Repeat("é", 120) + ".md" // 243 bytes
-	s.put(t, "/"+name, "base\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/"+name, "base\n")
 	write(t, dir, map[string]string{name: "mine\n"})
 	s.put(t, "/"+name, "theirs\n")
 	rep := mustSync(t, s.options(dir))
