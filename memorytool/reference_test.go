@@ -9,7 +9,6 @@ package memorytool_test
 // reference's text and memstore's.
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path"
@@ -23,11 +22,7 @@ import (
 	"unicode/utf8"
 )
 
-var (
-	refSeed      = flag.Uint64("reference.seed", 1, "first seed of the differential test's command sequences")
-	refSequences = flag.Int("reference.sequences", 40, "number of command sequences of the differential test")
-	refCommands  = flag.Int("reference.commands", 60, "commands per sequence of the differential test")
-)
+var refFlags = newSequenceFlags("reference", "the differential test", 40, 60)
 
 func TestReferenceDifferential(t *testing.T) {
 	refNeed(t)
@@ -36,16 +31,16 @@ func TestReferenceDifferential(t *testing.T) {
 	// The sequences run in parallel (up to -test.parallel at a time), each
 	// with its own node process and trees; the group waits for all.
 	t.Run("seq", func(t *testing.T) {
-		for i := range *refSequences {
-			seed := *refSeed + uint64(i)
+		for i := range *refFlags.sequences {
+			seed := *refFlags.seed + uint64(i)
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Parallel()
-				refSequence(t, seed, *refCommands, st)
+				refSequence(t, seed, *refFlags.commands, st)
 			})
 		}
 	})
 	t.Logf("%d sequences, %d commands on both sides in %v; %s",
-		*refSequences, st.commands, time.Since(start).Round(time.Millisecond), st)
+		*refFlags.sequences, st.commands, time.Since(start).Round(time.Millisecond), st)
 }
 
 // refStats counts what the differential test ran.
@@ -497,12 +492,7 @@ func refCreateRefused(t *testing.T, path, hostRel, want string) {
 		if got := refReadHost(t, filepath.Join(pair.rootA(), hostRel)); got != "quirk\n" {
 			t.Errorf("reference wrote %q at %s inside its root, want %q", got, hostRel, "quirk\n")
 		}
-		if wantMS := (refAnswer{Text: want}); ms[0] != wantMS {
-			t.Errorf("memstore: %v, want %v", ms[0], wantMS)
-		}
-		if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
-			t.Errorf("memstore wrote something:\n%s", diff)
-		}
+		refMemstoreRefused(t, pair, before, ms[0], want)
 	})
 }
 
@@ -521,8 +511,15 @@ func TestReferenceCreateWithoutFileText(t *testing.T) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 		t.Errorf("the reference should leave an empty file behind: %v, %v", fi, err)
 	}
-	if want := (refAnswer{Text: "Error: Invalid input for create: file_text is required"}); ms[0] != want {
-		t.Errorf("memstore: %v, want %v", ms[0], want)
+	refMemstoreRefused(t, pair, before, ms[0], "Error: Invalid input for create: file_text is required")
+}
+
+// refMemstoreRefused checks that memstore answered the error want and left
+// its tree as the snapshot before shows it.
+func refMemstoreRefused(t *testing.T, pair *refPair, before map[string]refEntry, got refAnswer, want string) {
+	t.Helper()
+	if w := (refAnswer{Text: want}); got != w {
+		t.Errorf("memstore: %v, want %v", got, w)
 	}
 	if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
 		t.Errorf("memstore wrote something:\n%s", diff)
