@@ -24,13 +24,13 @@ func runQuotas(t *testing.T, open func(t *testing.T, l memstore.Limits, now func
 		{"Sessions", testSessionQuota},
 		{"Tokens", testTokenQuota},
 		{"SearchRate", testSearchRate},
-	}, func(t *testing.T, c *clock) *quotaEnv {
+	}, func(t *testing.T, c *Clock) *quotaEnv {
 		return &quotaEnv{clock: c, open: func(l memstore.Limits) Services { return open(t, l, c.Now) }}
 	})
 }
 
 type quotaEnv struct {
-	clock *clock
+	clock *Clock
 	open  func(memstore.Limits) Services
 }
 

@@ -37,7 +37,7 @@ func runSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Ser
 		{"Resources", testSessionResources},
 		{"ListFilters", testSessionListFilters},
 		{"RefreshNotices", testRefreshNotices},
-	}, func(t *testing.T, c *clock) *sessionEnv {
+	}, func(t *testing.T, c *Clock) *sessionEnv {
 		raw := open(t, c.Now)
 		b := &asKeys{stores: raw, sessions: raw, KeyService: raw}
 		e := &sessionEnv{b: b, raw: raw, clock: c}
@@ -55,28 +55,34 @@ type clockTest[E any] struct {
 
 // runWithClock runs each test in a subtest of its own, on the environment
 // env makes with a fresh clock.
-func runWithClock[E any](t *testing.T, tests []clockTest[E], env func(*testing.T, *clock) E) {
+func runWithClock[E any](t *testing.T, tests []clockTest[E], env func(*testing.T, *Clock) E) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+			c := NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 			tc.fn(t, env(t, c))
 		})
 	}
 }
 
-// clock is a time that moves only when told to.
-type clock struct {
+// A Clock is a time that moves only when told to, for a backend or core
+// whose timestamps a test sets.
+type Clock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time {
+// NewClock returns a Clock that reads start until advanced.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) Advance(d time.Duration) {
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -85,7 +91,7 @@ func (c *clock) Advance(d time.Duration) {
 // twice makes a change that must be idempotent, then makes it again, each
 // after moving c by step; it returns when the first was made and both
 // results.
-func twice[T any](t *testing.T, c *clock, step time.Duration, change func() (T, error)) (at time.Time, first, again T) {
+func twice[T any](t *testing.T, c *Clock, step time.Duration, change func() (T, error)) (at time.Time, first, again T) {
 	t.Helper()
 	c.Advance(step)
 	at = c.Now()
@@ -104,7 +110,7 @@ func twice[T any](t *testing.T, c *clock, step time.Duration, change func() (T, 
 type sessionEnv struct {
 	b       sessionBackend
 	raw     Services // b as given
-	clock   *clock
+	clock   *Clock
 	ws, ws2 string
 }
 
