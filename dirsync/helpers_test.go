@@ -103,6 +103,14 @@ func (s *server) takeRequests() []string {
 	return r
 }
 
+// putAll puts each memory of files, path → content.
+func (s *server) putAll(tb testing.TB, files map[string]string) {
+	tb.Helper()
+	for p, c := range files {
+		s.put(tb, p, c)
+	}
+}
+
 // put sets a memory's content in the store, as another writer would.
 func (s *server) put(tb testing.TB, path, content string) {
 	tb.Helper()
