@@ -374,47 +374,30 @@ func TestReferenceRawOSErrors(t *testing.T) {
 	pair := refNewPair(t)
 	rootA := pair.rootA()
 	long := strings.Repeat("n", 256) + ".md"
+	// raw is the reference's text for a raw OS error of call on a path
+	// under its root; gone is memstore's for a path that does not exist.
+	raw := func(errno, call, rel string) string {
+		return "Error: " + errno + ", " + call + " '" + rootA + rel + "'"
+	}
+	const enotdir, enoent, eloop = "ENOTDIR: not a directory", "ENOENT: no such file or directory", "ELOOP: too many symbolic links encountered"
+	gone := func(p string) string { return "Error: The path " + p + " does not exist. Please provide a valid path." }
 	cases := []struct {
 		name    string
 		input   map[string]any
 		ref, ms string
 	}{
-		{"view through a regular file", map[string]any{"command": "view", "path": "/memories/notes.md/x"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/notes.md/x'",
-			"Error: The path /memories/notes.md/x does not exist. Please provide a valid path."},
-		{"create through a regular file", map[string]any{"command": "create", "path": "/memories/notes.md/x/y.md", "file_text": "t"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/notes.md/x/y.md'",
-			"Error: The path /memories/notes.md/x/y.md does not exist. Please provide a valid path."},
-		{"delete through a regular file", map[string]any{"command": "delete", "path": "/memories/notes.md/x"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/notes.md/x'",
-			"Error: The path /memories/notes.md/x does not exist"},
-		{"rename onto a path through a regular file", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/crlf.txt/a.md"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/crlf.txt/a.md'",
-			"Error: The path /memories/crlf.txt/a.md does not exist"},
-		{"name longer than 255 bytes", map[string]any{"command": "create", "path": "/memories/" + long, "file_text": "t"},
-			"Error: ENAMETOOLONG: name too long, realpath '" + rootA + "/" + long + "'",
-			"Error: The path /memories/" + long + " is too long"},
-		{"symlink loop", map[string]any{"command": "view", "path": "/memories/loop-a"},
-			"Error: ELOOP: too many symbolic links encountered, realpath '" + rootA + "/loop-a'",
-			"Error: The path /memories/loop-a cannot be resolved (symbolic link loop)"},
-		{"symlink loop as a parent", map[string]any{"command": "create", "path": "/memories/loop-b/x.md", "file_text": "t"},
-			"Error: ELOOP: too many symbolic links encountered, realpath '" + rootA + "/loop-b/x.md'",
-			"Error: The path /memories/loop-b/x.md cannot be resolved (symbolic link loop)"},
-		{"directory into itself", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dir/sub/inner"},
-			"Error: EINVAL: invalid argument, rename '" + rootA + "/dir/sub' -> '" + rootA + "/dir/sub/inner'",
-			"Error: Cannot move /memories/dir/sub into itself"},
-		{"create under a dangling-symlink parent", map[string]any{"command": "create", "path": "/memories/dangling/x.md", "file_text": "t"},
-			"Error: ENOENT: no such file or directory, mkdir '" + rootA + "/dangling'",
-			"Error: The path /memories/dangling/x.md does not exist. Please provide a valid path."},
-		{"create under a dangling-symlink grandparent", map[string]any{"command": "create", "path": "/memories/dangling/sub/x.md", "file_text": "t"},
-			"Error: ENOTDIR: not a directory, mkdir '" + rootA + "/dangling'",
-			"Error: The path /memories/dangling/sub/x.md does not exist. Please provide a valid path."},
-		{"rename under a dangling-symlink parent", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/dangling/x.md"},
-			"Error: ENOENT: no such file or directory, mkdir '" + rootA + "/dangling'",
-			"Error: The path /memories/dangling/x.md does not exist"},
-		{"directory onto a dangling link", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dangling"},
-			"Error: ENOTDIR: not a directory, rename '" + rootA + "/dir/sub' -> '" + rootA + "/dangling'",
-			"Error: The destination /memories/dangling already exists"},
+		{"view through a regular file", map[string]any{"command": "view", "path": "/memories/notes.md/x"}, raw(enotdir, "realpath", "/notes.md/x"), gone("/memories/notes.md/x")},
+		{"create through a regular file", map[string]any{"command": "create", "path": "/memories/notes.md/x/y.md", "file_text": "t"}, raw(enotdir, "realpath", "/notes.md/x/y.md"), gone("/memories/notes.md/x/y.md")},
+		{"delete through a regular file", map[string]any{"command": "delete", "path": "/memories/notes.md/x"}, raw(enotdir, "realpath", "/notes.md/x"), "Error: The path /memories/notes.md/x does not exist"},
+		{"rename onto a path through a regular file", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/crlf.txt/a.md"}, raw(enotdir, "realpath", "/crlf.txt/a.md"), "Error: The path /memories/crlf.txt/a.md does not exist"},
+		{"name longer than 255 bytes", map[string]any{"command": "create", "path": "/memories/" + long, "file_text": "t"}, raw("ENAMETOOLONG: name too long", "realpath", "/"+long), "Error: The path /memories/" + long + " is too long"},
+		{"symlink loop", map[string]any{"command": "view", "path": "/memories/loop-a"}, raw(eloop, "realpath", "/loop-a"), "Error: The path /memories/loop-a cannot be resolved (symbolic link loop)"},
+		{"symlink loop as a parent", map[string]any{"command": "create", "path": "/memories/loop-b/x.md", "file_text": "t"}, raw(eloop, "realpath", "/loop-b/x.md"), "Error: The path /memories/loop-b/x.md cannot be resolved (symbolic link loop)"},
+		{"directory into itself", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dir/sub/inner"}, raw("EINVAL: invalid argument", "rename", "/dir/sub' -> '"+rootA+"/dir/sub/inner"), "Error: Cannot move /memories/dir/sub into itself"},
+		{"create under a dangling-symlink parent", map[string]any{"command": "create", "path": "/memories/dangling/x.md", "file_text": "t"}, raw(enoent, "mkdir", "/dangling"), gone("/memories/dangling/x.md")},
+		{"create under a dangling-symlink grandparent", map[string]any{"command": "create", "path": "/memories/dangling/sub/x.md", "file_text": "t"}, raw(enotdir, "mkdir", "/dangling"), gone("/memories/dangling/sub/x.md")},
+		{"rename under a dangling-symlink parent", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/dangling/x.md"}, raw(enoent, "mkdir", "/dangling"), "Error: The path /memories/dangling/x.md does not exist"},
+		{"directory onto a dangling link", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dangling"}, raw(enotdir, "rename", "/dir/sub' -> '"+rootA+"/dangling"), "Error: The destination /memories/dangling already exists"},
 		{"NUL byte", map[string]any{"command": "view", "path": "/memories/a\x00b.md"},
 			"Error: The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received '" + rootA + "/a\\x00b.md'",
 			`Error: The path /memories/a\x00b.md contains a NUL byte`},
