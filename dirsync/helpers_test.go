@@ -103,6 +103,14 @@ func (s *server) takeRequests() []string {
 	return r
 }
 
+// putAll puts each memory of files, path → content.
+func (s *server) putAll(tb testing.TB, files map[string]string) {
+	tb.Helper()
+	for p, c := range files {
+		s.put(tb, p, c)
+	}
+}
+
 // put sets a memory's content in the store, as another writer would.
 func (s *server) put(tb testing.TB, path, content string) {
 	tb.Helper()
@@ -192,6 +200,20 @@ func (s *server) contents(tb testing.TB) []string {
 }
 
 // sync runs a sync that must succeed.
+// pulled is a server whose store holds the given memories (path, content,
+// path, content, … in the order they are written) and a fresh directory
+// a first sync has filled from it.
+func pulled(tb testing.TB, pathContent ...string) (*server, string) {
+	tb.Helper()
+	s := newServer(tb, serverOptions{})
+	for i := 0; i+1 < len(pathContent); i += 2 {
+		s.put(tb, pathContent[i], pathContent[i+1])
+	}
+	dir := tb.TempDir()
+	mustSync(tb, s.options(dir))
+	return s, dir
+}
+
 func mustSync(tb testing.TB, o dirsync.Options) *dirsync.Report {
 	tb.Helper()
 	rep, err := dirsync.Sync(context.Background(), o)

@@ -89,9 +89,7 @@ func TestSDKSyncAtTheSameTime(t *testing.T) {
 		"/a.md": "a0\n", "/b.md": "b0\n", "/c.md": "c0\n", "/d.md": "d0\n", "/e.md": "e0\n",
 		"/MEMORY.md": "- [A](a.md) — a\n",
 	}
-	for p, c := range seed {
-		s.put(t, p, c)
-	}
+	s.putAll(t, seed)
 	sess, _, token, err := memstore.NewCore(s.DB).CreateSession(ctx, &memstore.Caller{WorkspaceID: s.ws.ID, Actor: s.by}, memstore.SessionCreate{
 		Stores: []memstore.AttachmentCreate{{StoreID: s.store}},
 	})

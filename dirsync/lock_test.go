@@ -15,10 +15,7 @@ import (
 // TestBusy: a sync of a directory another sync holds fails at once with
 // ErrBusy and changes nothing.
 func TestBusy(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/a.md", "a\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/a.md", "a\n")
 	f, err := os.OpenFile(filepath.Join(dir, ".memstore-sync.lock"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)

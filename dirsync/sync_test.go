@@ -3,6 +3,7 @@ package dirsync_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,11 +81,7 @@ func TestThreeWay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, serverOptions{})
-			s.put(t, "/f.md", "base\n")
-			s.put(t, "/MEMORY.md", index)
-			dir := t.TempDir()
-			mustSync(t, s.options(dir))
+			s, dir := pulled(t, "/f.md", "base\n", "/MEMORY.md", index)
 			if tt.local != nil {
 				tt.local(t, s, dir)
 			}
@@ -173,11 +170,7 @@ func TestFirstSync(t *testing.T) {
 // TestUnchangedFilesKeepTheirTime: a sync never rewrites a file it has no
 // reason to, and a pull rewrites only the file pulled.
 func TestUnchangedFilesKeepTheirTime(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/a.md", "a\n")
-	s.put(t, "/b.md", "b\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/a.md", "a\n", "/b.md", "b\n")
 	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, f := range []string{"a.md", "b.md"} {
 		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
@@ -200,11 +193,7 @@ func TestUnchangedFilesKeepTheirTime(t *testing.T) {
 // TestRename: a rename on either side is a deletion and a creation, and
 // reaches the other side as such.
 func TestRename(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/old.md", "moved here\n")
-	s.put(t, "/theirs/x.md", "x\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/old.md", "moved here\n", "/theirs/x.md", "x\n")
 
 	if err := os.Rename(filepath.Join(dir, "old.md"), filepath.Join(dir, "new.md")); err != nil {
 		t.Fatal(err)
@@ -231,11 +220,7 @@ func TestRename(t *testing.T) {
 // TestSkippedFiles: oversize, binary and non-regular files are reported
 // and neither uploaded nor overwritten nor deleted in the store.
 func TestSkippedFiles(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/grows.md", "small\n")
-	s.put(t, "/big.md", "the store's big.md\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/grows.md", "small\n", "/big.md", "the store's big.md\n")
 	big := strings.Repeat("x", memstore.MaxContentBytes+1)
 	write(t, dir, map[string]string{
 		"grows.md":      big,                                           // was synced, now too large
@@ -445,10 +430,7 @@ func TestDryRun(t *testing.T) {
 // TestState: a directory synced with one store refuses another, and a
 // damaged state file is a local error; both leave everything as it was.
 func TestState(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	s.put(t, "/a.md", "a\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/a.md", "a\n")
 	o := s.options(dir)
 	o.StoreID = "memstore_other"
 	if _, err := dirsync.Sync(t.Context(), o); !errors.Is(err, dirsync.ErrOtherStore) {
@@ -515,10 +497,7 @@ func TestRacedPush(t *testing.T) {
 			wantStore: "raced 3\n", wantLocal: "mine\n", wantSkips: []string{"remote /f.md"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, serverOptions{})
-			s.put(t, "/f.md", "base\n")
-			dir := t.TempDir()
-			mustSync(t, s.options(dir))
+			s, dir := pulled(t, "/f.md", "base\n")
 			write(t, dir, map[string]string{"f.md": "mine\n"})
 			o := s.options(dir)
 			o.Prefer = tt.prefer
@@ -607,63 +586,35 @@ func TestMergeLines(t *testing.T) {
 // never reach the store; the remote ones are reported, the local ones
 // left alone silently, and the rest syncs both ways.
 func TestHiddenPathsNeverSync(t *testing.T) {
-	s := newServer(t, serverOptions{})
-	hostile := map[string]string{
-		"/.git/config":              "[core]\n\tfsmonitor = touch pwned\n",
-		"/.git/hooks/post-checkout": "#!/bin/sh\ntouch pwned\n",
-		"/a/.ssh/id_rsa":            "their key\n",
-		"/.env":                     "TOKEN=theirs\n",
-		"/x/.hidden/y.md":           "hidden\n",
-		"/.memstore-sync.json":      "{}\n",
-		"/notes/GIT~1/hooks/pre.md": "short name\n",
-		"/notes/.envrc":             "export PATH=.\n",
-		"/.anthropic-memory-store":  "marker\n",
+	c := refusingSync{
+		hostile: map[string]string{
+			"/.git/config":              "[core]\n\tfsmonitor = touch pwned\n",
+			"/.git/hooks/post-checkout": "#!/bin/sh\ntouch pwned\n",
+			"/a/.ssh/id_rsa":            "their key\n",
+			"/.env":                     "TOKEN=theirs\n",
+			"/x/.hidden/y.md":           "hidden\n",
+			"/.memstore-sync.json":      "{}\n",
+			"/notes/GIT~1/hooks/pre.md": "short name\n",
+			"/notes/.envrc":             "export PATH=.\n",
+			"/.anthropic-memory-store":  "marker\n",
+		},
+		fine: map[string]string{"/notes/ok.md": "from the store\n"},
+		// The directory's hidden files are left alone silently: neither
+		// reported nor uploaded.
+		local: map[string]string{
+			".git/config":      "[remote \"origin\"]\n\turl = https://me:secret@example.com/repo.git\n",
+			".git/HEAD":        "ref: refs/heads/main\n",
+			".env":             "TOKEN=mine\n",
+			".ssh/id_rsa":      "my key\n",
+			"sub/.hidden/z.md": "mine, hidden\n",
+			".DS_Store":        "\x00\x00\x00\x01Bud1",
+			"mine.md":          "mine\n",
+		},
+		uploaded: []string{"mine.md"},
 	}
-	for p, c := range hostile {
-		s.put(t, p, c)
-	}
-	s.put(t, "/notes/ok.md", "from the store\n")
-	dir := t.TempDir()
-	local := map[string]string{
-		".git/config":      "[remote \"origin\"]\n\turl = https://me:secret@example.com/repo.git\n",
-		".git/HEAD":        "ref: refs/heads/main\n",
-		".env":             "TOKEN=mine\n",
-		".ssh/id_rsa":      "my key\n",
-		"sub/.hidden/z.md": "mine, hidden\n",
-		".DS_Store":        "\x00\x00\x00\x01Bud1",
-		"mine.md":          "mine\n",
-	}
-	write(t, dir, local)
-	rep := mustSync(t, s.options(dir))
-
-	var wantSkips []string
-	for p := range hostile {
-		wantSkips = append(wantSkips, "remote "+p)
-	}
-	slices.Sort(wantSkips)
-	if diff := cmp.Diff(wantSkips, skips(rep)); diff != "" {
-		t.Errorf("skipped (-want +got):\n%s", diff)
-	}
+	s, dir, rep := c.run(t)
 	if diff := cmp.Diff([]string{"create /mine.md", "pull /notes/ok.md"}, changes(rep)); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
-	}
-	// The directory holds its own files, unchanged, and the normal one
-	// pulled; nothing of the hidden memories.
-	want := map[string]string{"/notes/ok.md": "from the store\n"}
-	for rel, c := range local {
-		want["/"+rel] = c
-	}
-	got, copies := tree(t, dir)
-	if diff := cmp.Diff(want, got); diff != "" || len(copies) != 0 {
-		t.Errorf("directory (-want +got):\n%s%v", diff, copies)
-	}
-	// The store holds what it held, and mine.md: nothing hidden came up.
-	wantStore := map[string]string{"/notes/ok.md": "from the store\n", "/mine.md": "mine\n"}
-	for p, c := range hostile {
-		wantStore[p] = c
-	}
-	if diff := cmp.Diff(wantStore, s.files(t)); diff != "" {
-		t.Errorf("store (-want +got):\n%s", diff)
 	}
 
 	// The state file works as before: the next sync has nothing to do,
@@ -674,10 +625,10 @@ func TestHiddenPathsNeverSync(t *testing.T) {
 	if len(again.Changes)+len(again.Conflicts) != 0 || again.Unchanged != 2 {
 		t.Errorf("second sync: changes %v, conflicts %v, %d unchanged; want none and 2", again.Changes, again.Conflicts, again.Unchanged)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(data) != local[".git/config"] {
+	if data, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(data) != c.local[".git/config"] {
 		t.Errorf(".git/config is now %q", data)
 	}
-	if got := s.files(t)["/.env"]; got != hostile["/.env"] {
+	if got := s.files(t)["/.env"]; got != c.hostile["/.env"] {
 		t.Errorf("/.env in the store is now %q", got)
 	}
 	state, err := os.ReadFile(filepath.Join(dir, dirsync.StateFile))
@@ -742,9 +693,7 @@ func TestUnwritableNames(t *testing.T) {
 		"/日本語/ノート.md":                          "notes\n",
 		"/" + strings.Repeat("m", 252) + ".md": "at the limit\n",
 	}
-	for p, c := range fine {
-		s.put(t, p, c)
-	}
+	s.putAll(t, fine)
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"bytes.md": "\x00\x01\x02", "mine.md": "mine\n"})
 	rep, err := dirsync.Sync(t.Context(), s.options(dir))
@@ -765,9 +714,7 @@ func TestUnwritableNames(t *testing.T) {
 		}
 	}
 	wantLocal := map[string]string{"/bytes.md": "\x00\x01\x02", "/mine.md": "mine\n"}
-	for p, c := range fine {
-		wantLocal[p] = c
-	}
+	maps.Copy(wantLocal, fine)
 	got, _ := tree(t, dir)
 	if diff := cmp.Diff(wantLocal, got); diff != "" {
 		t.Errorf("directory (-want +got):\n%s", diff)
@@ -815,11 +762,8 @@ func TestPathTooLongForTheSystem(t *testing.T) {
 // TestConflictCopyOfALongName: the conflict copy of a file whose name is
 // near the limit gets a shortened name rather than failing the sync.
 func TestConflictCopyOfALongName(t *testing.T) {
-	s := newServer(t, serverOptions{})
 	name := strings.Repeat("é", 120) + ".md" // 243 bytes
-	s.put(t, "/"+name, "base\n")
-	dir := t.TempDir()
-	mustSync(t, s.options(dir))
+	s, dir := pulled(t, "/"+name, "base\n")
 	write(t, dir, map[string]string{name: "mine\n"})
 	s.put(t, "/"+name, "theirs\n")
 	rep := mustSync(t, s.options(dir))
@@ -851,62 +795,45 @@ func TestCredentialsNeverSync(t *testing.T) {
 	sshKey := j("-----BEGIN ", "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END ", "OPENSSH PRIVATE KEY-----\n")
 	for _, scope := range []dirsync.Scope{dirsync.ScopePrivate, dirsync.ScopeTeam} {
 		t.Run(string(scope), func(t *testing.T) {
-			s := newServer(t, serverOptions{})
-			hostile := map[string]string{
-				"/authorized_keys":                  "ssh-ed25519 AAAA attacker\n",
-				"/notes/AUTHORIZED_KEYS":            "ssh-ed25519 AAAA attacker\n",
-				"/authorized_keys2":                 "ssh-ed25519 AAAA attacker\n",
-				"/id_rsa":                           "their key\n",
-				"/keys/id_ecdsa_sk.pub":             "ecdsa-sk AAAA\n",
-				"/known_hosts":                      "github.com ssh-ed25519 AAAA\n",
-				"/known_ho\u017fts":                 "long s\n", // ſ folds to s
-				"/rc":                               "touch pwned\n",
-				"/config":                           "Host *\n\tProxyCommand touch pwned\n",
-				"/credentials":                      "[default]\naws_access_key_id = theirs\n",
-				"/_netrc":                           "machine example.com login me password theirs\n",
-				"/pgpass.conf":                      "*:*:*:me:theirs\n",
-				"/fish/config.fish":                 "touch pwned\n",
-				"/profile.ps1":                      "New-Item pwned\n",
-				"/Microsoft.PowerShell_profile.ps1": "New-Item pwned\n",
-			}
-			for p, c := range hostile {
-				s.put(t, p, c)
-			}
-			s.put(t, "/notes/id_card_ideas.md", "not a key\n")
-			s.put(t, "/credentials.md", "where the vault is\n")
-			dir := t.TempDir()
-			local := map[string]string{
-				"id_ed25519":     sshKey,
-				"id_ed25519.pub": "ssh-ed25519 AAAA me\n",
-				"identity":       "ssh1 key\n",
-				"known_hosts":    "example.com ssh-rsa AAAA\n",
-				"Credentials":    "[default]\n",
-				"key.md":         pemKey,
-				"deploy.md":      "the box:\n" + sshKey,
-				"hosts.md":       "machine example.com\n  login me\n  password s3cret\n",
-				"putty.md":       "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
-				"ssh2.md":        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAA\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
-				"npm.md":         "//registry.npmjs.org/:_authToken=" + j("npm_", strings.Repeat("aB3", 12)) + "\n",
-				"aws.md":         j("id AKIA", "IOSFODNN7EXAMPLE here\n"),
-				"mine.md":        "mine\n",
-				"pub.md":         "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----\n",
-			}
-			write(t, dir, local)
-			o := s.options(dir)
-			o.Scope = scope
-			rep := mustSync(t, o)
-
-			var want []string
-			for p := range hostile {
-				want = append(want, "remote "+p)
-			}
-			for _, rel := range []string{"id_ed25519", "id_ed25519.pub", "identity", "known_hosts", "Credentials", "key.md", "deploy.md", "hosts.md", "putty.md", "ssh2.md", "npm.md", "aws.md"} {
-				want = append(want, "local /"+rel)
-			}
-			slices.Sort(want)
-			if diff := cmp.Diff(want, skips(rep)); diff != "" {
-				t.Errorf("skipped (-want +got):\n%s", diff)
-			}
+			_, _, rep := refusingSync{
+				scope: scope,
+				hostile: map[string]string{
+					"/authorized_keys":                  "ssh-ed25519 AAAA attacker\n",
+					"/notes/AUTHORIZED_KEYS":            "ssh-ed25519 AAAA attacker\n",
+					"/authorized_keys2":                 "ssh-ed25519 AAAA attacker\n",
+					"/id_rsa":                           "their key\n",
+					"/keys/id_ecdsa_sk.pub":             "ecdsa-sk AAAA\n",
+					"/known_hosts":                      "github.com ssh-ed25519 AAAA\n",
+					"/known_ho\u017fts":                 "long s\n", // ſ folds to s
+					"/rc":                               "touch pwned\n",
+					"/config":                           "Host *\n\tProxyCommand touch pwned\n",
+					"/credentials":                      "[default]\naws_access_key_id = theirs\n",
+					"/_netrc":                           "machine example.com login me password theirs\n",
+					"/pgpass.conf":                      "*:*:*:me:theirs\n",
+					"/fish/config.fish":                 "touch pwned\n",
+					"/profile.ps1":                      "New-Item pwned\n",
+					"/Microsoft.PowerShell_profile.ps1": "New-Item pwned\n",
+				},
+				fine: map[string]string{"/notes/id_card_ideas.md": "not a key\n", "/credentials.md": "where the vault is\n"},
+				local: map[string]string{
+					"id_ed25519":     sshKey,
+					"id_ed25519.pub": "ssh-ed25519 AAAA me\n",
+					"identity":       "ssh1 key\n",
+					"known_hosts":    "example.com ssh-rsa AAAA\n",
+					"Credentials":    "[default]\n",
+					"key.md":         pemKey,
+					"deploy.md":      "the box:\n" + sshKey,
+					"hosts.md":       "machine example.com\n  login me\n  password s3cret\n",
+					"putty.md":       "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+					"ssh2.md":        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAA\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
+					"npm.md":         "//registry.npmjs.org/:_authToken=" + j("npm_", strings.Repeat("aB3", 12)) + "\n",
+					"aws.md":         j("id AKIA", "IOSFODNN7EXAMPLE here\n"),
+					"mine.md":        "mine\n",
+					"pub.md":         "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----\n",
+				},
+				localSkipped: []string{"id_ed25519", "id_ed25519.pub", "identity", "known_hosts", "Credentials", "key.md", "deploy.md", "hosts.md", "putty.md", "ssh2.md", "npm.md", "aws.md"},
+				uploaded:     []string{"mine.md", "pub.md"},
+			}.run(t)
 			for _, k := range rep.Skipped {
 				content := strings.HasSuffix(k.Path, ".md")
 				switch {
@@ -916,25 +843,64 @@ func TestCredentialsNeverSync(t *testing.T) {
 					t.Errorf("%s skipped as %q; want for its name", k.Path, k.Reason)
 				}
 			}
-			// Nothing hostile came down; nothing of ours went up but the
-			// plain files.
-			wantDir := map[string]string{"/notes/id_card_ideas.md": "not a key\n", "/credentials.md": "where the vault is\n"}
-			for rel, c := range local {
-				wantDir["/"+rel] = c
-			}
-			got, copies := tree(t, dir)
-			if diff := cmp.Diff(wantDir, got); diff != "" || len(copies) != 0 {
-				t.Errorf("directory (-want +got):\n%s%v", diff, copies)
-			}
-			wantStore := map[string]string{"/notes/id_card_ideas.md": "not a key\n", "/credentials.md": "where the vault is\n", "/mine.md": "mine\n", "/pub.md": local["pub.md"]}
-			for p, c := range hostile {
-				wantStore[p] = c
-			}
-			if diff := cmp.Diff(wantStore, s.files(t)); diff != "" {
-				t.Errorf("store (-want +got):\n%s", diff)
-			}
 		})
 	}
+}
+
+// refusingSync is a sync in scope of a store that holds hostile memories,
+// at paths a sync refuses to write, and fine ones, into a directory that
+// holds local files, of which some are reported skipped and only those
+// uploaded reach the store.
+type refusingSync struct {
+	scope                dirsync.Scope
+	hostile, fine, local map[string]string
+	localSkipped         []string // names in local
+	uploaded             []string // names in local
+}
+
+// run syncs and checks that each hostile memory and each of localSkipped
+// is reported skipped, that the directory holds its own files, unchanged,
+// and the fine memories, and that the store holds what it held and the
+// uploaded files.
+func (c refusingSync) run(t *testing.T) (*server, string, *dirsync.Report) {
+	t.Helper()
+	s := newServer(t, serverOptions{})
+	s.putAll(t, c.hostile)
+	s.putAll(t, c.fine)
+	dir := t.TempDir()
+	write(t, dir, c.local)
+	o := s.options(dir)
+	o.Scope = c.scope
+	rep := mustSync(t, o)
+
+	var wantSkips []string
+	for p := range c.hostile {
+		wantSkips = append(wantSkips, "remote "+p)
+	}
+	for _, rel := range c.localSkipped {
+		wantSkips = append(wantSkips, "local /"+rel)
+	}
+	slices.Sort(wantSkips)
+	if diff := cmp.Diff(wantSkips, skips(rep)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	want := maps.Clone(c.fine)
+	for rel, content := range c.local {
+		want["/"+rel] = content
+	}
+	got, copies := tree(t, dir)
+	if diff := cmp.Diff(want, got); diff != "" || len(copies) != 0 {
+		t.Errorf("directory (-want +got):\n%s%v", diff, copies)
+	}
+	wantStore := maps.Clone(c.fine)
+	maps.Copy(wantStore, c.hostile)
+	for _, rel := range c.uploaded {
+		wantStore["/"+rel] = c.local[rel]
+	}
+	if diff := cmp.Diff(wantStore, s.files(t)); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+	return s, dir, rep
 }
 
 // TestDryRunCredentials: a dry run reports a file that holds a credential

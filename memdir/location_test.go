@@ -2,6 +2,7 @@ package memdir_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,14 @@ func (l settingsLayout) write(tb testing.TB, files map[string]string) {
 	}
 }
 
+// withFlagFile is files with an empty --settings file unless files has
+// one, so that a case sets only the sources it is about.
+func withFlagFile(files map[string]string) map[string]string {
+	all := map[string]string{"flag": "{}"}
+	maps.Copy(all, files)
+	return all
+}
+
 func (l settingsLayout) file(src string) string {
 	switch src {
 	case "policy":
@@ -153,10 +162,7 @@ func TestEnablement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newSettingsLayout(t)
-			files := map[string]string{"flag": "{}"}
-			for k, v := range tt.files {
-				files[k] = v
-			}
+			files := withFlagFile(tt.files)
 			l.write(t, files)
 			o := l.options(tt.env)
 			o.TrustProject = tt.trust
@@ -323,10 +329,7 @@ func TestResolveDirectory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newSettingsLayout(t)
-			files := map[string]string{"flag": "{}"}
-			for k, v := range tt.files {
-				files[k] = v
-			}
+			files := withFlagFile(tt.files)
 			inline := files["flag"] == "INLINE"
 			if inline {
 				delete(files, "flag")

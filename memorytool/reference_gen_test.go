@@ -98,6 +98,18 @@ func (g *refGen) chance(p float64) bool { return g.r.Float64() < p }
 
 func refPick[T any](g *refGen, list []T) T { return list[g.r.IntN(len(list))] }
 
+// choose draws one number and returns the index of the first of the
+// rising bounds below which it falls, or len(bounds) when none.
+func (g *refGen) choose(bounds ...float64) int {
+	x := g.r.Float64()
+	for i, b := range bounds {
+		if x < b {
+			return i
+		}
+	}
+	return len(bounds)
+}
+
 // item picks an entry for which keep holds; ok is false when there is none.
 func (g *refGen) item(keep func(refItem) bool) (refItem, bool) {
 	var cands []refItem
@@ -232,35 +244,15 @@ func (g *refGen) next() refCmd {
 	if !g.scanned {
 		g.scan()
 	}
-	var c refCmd
-	switch x := g.r.Float64(); {
-	case x < 0.24:
-		c = g.view()
-	case x < 0.44:
-		c = g.create()
-	case x < 0.64:
-		c = g.strReplace()
-	case x < 0.80:
-		c = g.insert()
-	case x < 0.88:
-		c = g.delete()
-	default:
-		c = g.rename()
-	}
+	commands := []func() refCmd{g.view, g.create, g.strReplace, g.insert, g.delete, g.rename}
+	c := commands[g.choose(0.24, 0.44, 0.64, 0.80, 0.88)]()
 	g.scanned = c.input["command"] == "view"
 	return c
 }
 
 func (g *refGen) view() refCmd {
-	var p string
-	switch x := g.r.Float64(); {
-	case x < 0.4:
-		p = g.filePath()
-	case x < 0.7:
-		p = g.dirPath()
-	default:
-		p = g.anyPath()
-	}
+	paths := []func() string{g.filePath, g.dirPath, g.anyPath}
+	p := paths[g.choose(0.4, 0.7)]()
 	in := map[string]any{"command": "view", "path": p}
 	if g.chance(0.5) {
 		n := 5

@@ -414,22 +414,23 @@ func refDecode(b []byte) string {
 				sb.WriteByte(c)
 			case c >= 0xC2 && c <= 0xDF:
 				needed, cp = 1, rune(c&0x1F)
-			case c >= 0xE0 && c <= 0xEF:
-				if c == 0xE0 {
+			case c >= 0xE0 && c <= 0xF4:
+				// A few first bytes narrow the range of the second.
+				switch c {
+				case 0xE0:
 					lower = 0xA0
-				}
-				if c == 0xED {
+				case 0xED:
 					upper = 0x9F
-				}
-				needed, cp = 2, rune(c&0x0F)
-			case c >= 0xF0 && c <= 0xF4:
-				if c == 0xF0 {
+				case 0xF0:
 					lower = 0x90
-				}
-				if c == 0xF4 {
+				case 0xF4:
 					upper = 0x8F
 				}
-				needed, cp = 3, rune(c&0x07)
+				if c <= 0xEF {
+					needed, cp = 2, rune(c&0x0F)
+				} else {
+					needed, cp = 3, rune(c&0x07)
+				}
 			default:
 				sb.WriteRune(utf8.RuneError)
 			}

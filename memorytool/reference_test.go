@@ -9,7 +9,6 @@ package memorytool_test
 // reference's text and memstore's.
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path"
@@ -23,11 +22,7 @@ import (
 	"unicode/utf8"
 )
 
-var (
-	refSeed      = flag.Uint64("reference.seed", 1, "first seed of the differential test's command sequences")
-	refSequences = flag.Int("reference.sequences", 40, "number of command sequences of the differential test")
-	refCommands  = flag.Int("reference.commands", 60, "commands per sequence of the differential test")
-)
+var refFlags = newSequenceFlags("reference", "the differential test", 40, 60)
 
 func TestReferenceDifferential(t *testing.T) {
 	refNeed(t)
@@ -36,16 +31,16 @@ func TestReferenceDifferential(t *testing.T) {
 	// The sequences run in parallel (up to -test.parallel at a time), each
 	// with its own node process and trees; the group waits for all.
 	t.Run("seq", func(t *testing.T) {
-		for i := range *refSequences {
-			seed := *refSeed + uint64(i)
+		for i := range *refFlags.sequences {
+			seed := *refFlags.seed + uint64(i)
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Parallel()
-				refSequence(t, seed, *refCommands, st)
+				refSequence(t, seed, *refFlags.commands, st)
 			})
 		}
 	})
 	t.Logf("%d sequences, %d commands on both sides in %v; %s",
-		*refSequences, st.commands, time.Since(start).Round(time.Millisecond), st)
+		*refFlags.sequences, st.commands, time.Since(start).Round(time.Millisecond), st)
 }
 
 // refStats counts what the differential test ran.
@@ -379,47 +374,30 @@ func TestReferenceRawOSErrors(t *testing.T) {
 	pair := refNewPair(t)
 	rootA := pair.rootA()
 	long := strings.Repeat("n", 256) + ".md"
+	// raw is the reference's text for a raw OS error of call on a path
+	// under its root; gone is memstore's for a path that does not exist.
+	raw := func(errno, call, rel string) string {
+		return "Error: " + errno + ", " + call + " '" + rootA + rel + "'"
+	}
+	const enotdir, enoent, eloop = "ENOTDIR: not a directory", "ENOENT: no such file or directory", "ELOOP: too many symbolic links encountered"
+	gone := func(p string) string { return "Error: The path " + p + " does not exist. Please provide a valid path." }
 	cases := []struct {
 		name    string
 		input   map[string]any
 		ref, ms string
 	}{
-		{"view through a regular file", map[string]any{"command": "view", "path": "/memories/notes.md/x"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/notes.md/x'",
-			"Error: The path /memories/notes.md/x does not exist. Please provide a valid path."},
-		{"create through a regular file", map[string]any{"command": "create", "path": "/memories/notes.md/x/y.md", "file_text": "t"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/notes.md/x/y.md'",
-			"Error: The path /memories/notes.md/x/y.md does not exist. Please provide a valid path."},
-		{"delete through a regular file", map[string]any{"command": "delete", "path": "/memories/notes.md/x"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/notes.md/x'",
-			"Error: The path /memories/notes.md/x does not exist"},
-		{"rename onto a path through a regular file", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/crlf.txt/a.md"},
-			"Error: ENOTDIR: not a directory, realpath '" + rootA + "/crlf.txt/a.md'",
-			"Error: The path /memories/crlf.txt/a.md does not exist"},
-		{"name longer than 255 bytes", map[string]any{"command": "create", "path": "/memories/" + long, "file_text": "t"},
-			"Error: ENAMETOOLONG: name too long, realpath '" + rootA + "/" + long + "'",
-			"Error: The path /memories/" + long + " is too long"},
-		{"symlink loop", map[string]any{"command": "view", "path": "/memories/loop-a"},
-			"Error: ELOOP: too many symbolic links encountered, realpath '" + rootA + "/loop-a'",
-			"Error: The path /memories/loop-a cannot be resolved (symbolic link loop)"},
-		{"symlink loop as a parent", map[string]any{"command": "create", "path": "/memories/loop-b/x.md", "file_text": "t"},
-			"Error: ELOOP: too many symbolic links encountered, realpath '" + rootA + "/loop-b/x.md'",
-			"Error: The path /memories/loop-b/x.md cannot be resolved (symbolic link loop)"},
-		{"directory into itself", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dir/sub/inner"},
-			"Error: EINVAL: invalid argument, rename '" + rootA + "/dir/sub' -> '" + rootA + "/dir/sub/inner'",
-			"Error: Cannot move /memories/dir/sub into itself"},
-		{"create under a dangling-symlink parent", map[string]any{"command": "create", "path": "/memories/dangling/x.md", "file_text": "t"},
-			"Error: ENOENT: no such file or directory, mkdir '" + rootA + "/dangling'",
-			"Error: The path /memories/dangling/x.md does not exist. Please provide a valid path."},
-		{"create under a dangling-symlink grandparent", map[string]any{"command": "create", "path": "/memories/dangling/sub/x.md", "file_text": "t"},
-			"Error: ENOTDIR: not a directory, mkdir '" + rootA + "/dangling'",
-			"Error: The path /memories/dangling/sub/x.md does not exist. Please provide a valid path."},
-		{"rename under a dangling-symlink parent", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/dangling/x.md"},
-			"Error: ENOENT: no such file or directory, mkdir '" + rootA + "/dangling'",
-			"Error: The path /memories/dangling/x.md does not exist"},
-		{"directory onto a dangling link", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dangling"},
-			"Error: ENOTDIR: not a directory, rename '" + rootA + "/dir/sub' -> '" + rootA + "/dangling'",
-			"Error: The destination /memories/dangling already exists"},
+		{"view through a regular file", map[string]any{"command": "view", "path": "/memories/notes.md/x"}, raw(enotdir, "realpath", "/notes.md/x"), gone("/memories/notes.md/x")},
+		{"create through a regular file", map[string]any{"command": "create", "path": "/memories/notes.md/x/y.md", "file_text": "t"}, raw(enotdir, "realpath", "/notes.md/x/y.md"), gone("/memories/notes.md/x/y.md")},
+		{"delete through a regular file", map[string]any{"command": "delete", "path": "/memories/notes.md/x"}, raw(enotdir, "realpath", "/notes.md/x"), "Error: The path /memories/notes.md/x does not exist"},
+		{"rename onto a path through a regular file", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/crlf.txt/a.md"}, raw(enotdir, "realpath", "/crlf.txt/a.md"), "Error: The path /memories/crlf.txt/a.md does not exist"},
+		{"name longer than 255 bytes", map[string]any{"command": "create", "path": "/memories/" + long, "file_text": "t"}, raw("ENAMETOOLONG: name too long", "realpath", "/"+long), "Error: The path /memories/" + long + " is too long"},
+		{"symlink loop", map[string]any{"command": "view", "path": "/memories/loop-a"}, raw(eloop, "realpath", "/loop-a"), "Error: The path /memories/loop-a cannot be resolved (symbolic link loop)"},
+		{"symlink loop as a parent", map[string]any{"command": "create", "path": "/memories/loop-b/x.md", "file_text": "t"}, raw(eloop, "realpath", "/loop-b/x.md"), "Error: The path /memories/loop-b/x.md cannot be resolved (symbolic link loop)"},
+		{"directory into itself", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dir/sub/inner"}, raw("EINVAL: invalid argument", "rename", "/dir/sub' -> '"+rootA+"/dir/sub/inner"), "Error: Cannot move /memories/dir/sub into itself"},
+		{"create under a dangling-symlink parent", map[string]any{"command": "create", "path": "/memories/dangling/x.md", "file_text": "t"}, raw(enoent, "mkdir", "/dangling"), gone("/memories/dangling/x.md")},
+		{"create under a dangling-symlink grandparent", map[string]any{"command": "create", "path": "/memories/dangling/sub/x.md", "file_text": "t"}, raw(enotdir, "mkdir", "/dangling"), gone("/memories/dangling/sub/x.md")},
+		{"rename under a dangling-symlink parent", map[string]any{"command": "rename", "old_path": "/memories/alpha.md", "new_path": "/memories/dangling/x.md"}, raw(enoent, "mkdir", "/dangling"), "Error: The path /memories/dangling/x.md does not exist"},
+		{"directory onto a dangling link", map[string]any{"command": "rename", "old_path": "/memories/dir/sub", "new_path": "/memories/dangling"}, raw(enotdir, "rename", "/dir/sub' -> '"+rootA+"/dangling"), "Error: The destination /memories/dangling already exists"},
 		{"NUL byte", map[string]any{"command": "view", "path": "/memories/a\x00b.md"},
 			"Error: The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received '" + rootA + "/a\\x00b.md'",
 			`Error: The path /memories/a\x00b.md contains a NUL byte`},
@@ -497,12 +475,7 @@ func refCreateRefused(t *testing.T, path, hostRel, want string) {
 		if got := refReadHost(t, filepath.Join(pair.rootA(), hostRel)); got != "quirk\n" {
 			t.Errorf("reference wrote %q at %s inside its root, want %q", got, hostRel, "quirk\n")
 		}
-		if wantMS := (refAnswer{Text: want}); ms[0] != wantMS {
-			t.Errorf("memstore: %v, want %v", ms[0], wantMS)
-		}
-		if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
-			t.Errorf("memstore wrote something:\n%s", diff)
-		}
+		refMemstoreRefused(t, pair, before, ms[0], want)
 	})
 }
 
@@ -521,8 +494,15 @@ func TestReferenceCreateWithoutFileText(t *testing.T) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 		t.Errorf("the reference should leave an empty file behind: %v, %v", fi, err)
 	}
-	if want := (refAnswer{Text: "Error: Invalid input for create: file_text is required"}); ms[0] != want {
-		t.Errorf("memstore: %v, want %v", ms[0], want)
+	refMemstoreRefused(t, pair, before, ms[0], "Error: Invalid input for create: file_text is required")
+}
+
+// refMemstoreRefused checks that memstore answered the error want and left
+// its tree as the snapshot before shows it.
+func refMemstoreRefused(t *testing.T, pair *refPair, before map[string]refEntry, got refAnswer, want string) {
+	t.Helper()
+	if w := (refAnswer{Text: want}); got != w {
+		t.Errorf("memstore: %v, want %v", got, w)
 	}
 	if diff := refDiffTrees(before, refSnapshot(t, pair.baseB)); diff != "" {
 		t.Errorf("memstore wrote something:\n%s", diff)

@@ -20,23 +20,36 @@ import (
 	"github.com/memstore/memstore/memorytool"
 )
 
-var (
-	diffSeed      = flag.Uint64("storediff.seed", 1, "first seed of the local-versus-store test's command sequences")
-	diffSequences = flag.Int("storediff.sequences", 12, "number of command sequences of the local-versus-store test")
-	diffCommands  = flag.Int("storediff.commands", 120, "commands per sequence of the local-versus-store test")
-)
+var diffFlags = newSequenceFlags("storediff", "the local-versus-store test", 12, 120)
+
+// sequenceFlags size a test of random command sequences: the seed of the
+// first sequence (the next ones take the seeds after it), how many
+// sequences and how many commands in each. A failure names its seed, which
+// -<prefix>.seed with -<prefix>.sequences=1 replays.
+type sequenceFlags struct {
+	seed                *uint64
+	sequences, commands *int
+}
+
+func newSequenceFlags(prefix, test string, sequences, commands int) sequenceFlags {
+	return sequenceFlags{
+		seed:      flag.Uint64(prefix+".seed", 1, "first seed of "+test+"'s command sequences"),
+		sequences: flag.Int(prefix+".sequences", sequences, "number of command sequences of "+test),
+		commands:  flag.Int(prefix+".commands", commands, "commands per sequence of "+test),
+	}
+}
 
 func TestStoreMatchesLocal(t *testing.T) {
 	ok, failed := map[string]int{}, map[string]int{}
 	defer func() { t.Logf("successes by command %v, errors %v", ok, failed) }()
-	for i := range *diffSequences {
-		seed := *diffSeed + uint64(i)
+	for i := range *diffFlags.sequences {
+		seed := *diffFlags.seed + uint64(i)
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			local, dir := mustOpen(t, memorytool.Options{})
 			env := newStoreEnv(t)
 			store := env.tool(t, nil, memorytool.Options{})
 			r := rand.New(rand.NewPCG(seed, 7))
-			for n := range *diffCommands {
+			for n := range *diffFlags.commands {
 				in := diffCommand(r, env.files(t))
 				a, b := do(t, local, in), do(t, store, in)
 				if b.IsError {

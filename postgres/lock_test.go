@@ -2,10 +2,13 @@ package postgres_test
 
 import (
 	"context"
+	"net/url"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore/internal/pgtest"
 )
 
 // A lockHolder holds, in a transaction of a connection of its own, what a
@@ -60,4 +63,49 @@ func (h *lockHolder) release(t *testing.T) {
 	if err := h.tx.Rollback(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// contendedDB makes a fresh database and returns its URL, and the same
+// with a pool large enough for racers beside the pool's own connections.
+func contendedDB(t *testing.T) (dbURL, pooled string) {
+	t.Helper()
+	dbURL = pgtest.DB(t, migrate)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "8")
+	u.RawQuery = q.Encode()
+	return dbURL, u.String()
+}
+
+// raceForTheLast runs racers creates at once, create(i) for the i-th,
+// while another connection holds back inserts into table until every
+// create waits on a lock, so that creates which did not wait for one
+// another would all have counted the same rows. SHARE mode lets the rows
+// be read and counted, but not inserted. Each create refused must be
+// refused with want; it returns how many were made, and the holder, whose
+// watch connection reads what was committed.
+func raceForTheLast(t *testing.T, dbURL, table string, racers int, create func(i int) error, want error) (int, *lockHolder) {
+	t.Helper()
+	h := holdLock(t, dbURL, `LOCK TABLE `+table+` IN SHARE MODE`)
+	errs := make(chan error, racers)
+	for i := range racers {
+		go func() { errs <- create(i) }()
+	}
+	if waiting := h.waitFor(t, racers, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`); waiting != racers {
+		t.Fatalf("%d of %d creates wait on a lock", waiting, racers)
+	}
+	h.release(t)
+	made := 0
+	for range racers {
+		if err := <-errs; err == nil {
+			made++
+		} else if err.Error() != want.Error() {
+			t.Errorf("a create beyond the limit: %v, want %v", err, want)
+		}
+	}
+	return made, h
 }

@@ -2,12 +2,10 @@ package postgres_test
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
 )
 
@@ -68,42 +66,16 @@ func TestQuotasUnderContention(t *testing.T) {
 			}, `SELECT count(*) FROM session_tokens WHERE workspace_id = $1 AND revoked_at IS NULL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dbURL := pgtest.DB(t, migrate)
-			u, err := url.Parse(dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := u.Query()
-			q.Set("pool_max_conns", "8") // room for every racer beside the pool's own connections
-			u.RawQuery = q.Encode()
+			dbURL, pooled := contendedDB(t)
 			// Two replicas: the racers go to both.
 			cores := []*memstore.Core{
-				memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}), memstore.WithLimits(tc.limits)),
-				memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}), memstore.WithLimits(tc.limits)),
+				memstore.NewCore(mustOpenAt(t, pooled, postgres.Options{}), memstore.WithLimits(tc.limits)),
+				memstore.NewCore(mustOpenAt(t, pooled, postgres.Options{}), memstore.WithLimits(tc.limits)),
 			}
 			c := &memstore.Caller{WorkspaceID: "wrkspc_crowded", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_crowded"}}
 			create, want := tc.fill(t, cores[0], c)
 
-			// SHARE mode lets the rows be read and counted, but not
-			// inserted.
-			h := holdLock(t, dbURL, `LOCK TABLE `+tc.table+` IN SHARE MODE`)
-			errs := make(chan error, racers)
-			for i := range racers {
-				go func() { errs <- create(cores[i%len(cores)]) }()
-			}
-			if waiting := h.waitFor(t, racers, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock'`); waiting != racers {
-				t.Fatalf("%d of %d creates wait on a lock", waiting, racers)
-			}
-			h.release(t)
-			made := 0
-			for range racers {
-				if err := <-errs; err == nil {
-					made++
-				} else if err.Error() != want.Error() {
-					t.Errorf("a create beyond the limit: %v, want %v", err, want)
-				}
-			}
+			made, h := raceForTheLast(t, dbURL, tc.table, racers, func(i int) error { return create(cores[i%len(cores)]) }, want)
 			var n int
 			if err := h.watch.QueryRow(context.Background(), tc.counts, c.WorkspaceID).Scan(&n); err != nil {
 				t.Fatal(err)

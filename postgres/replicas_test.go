@@ -206,29 +206,39 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
+// clocksApart opens two processes on one database, ahead's clock an hour
+// ahead of behind's, and makes a store with one memory at /a.md holding
+// content, written by ahead.
+func clocksApart(t *testing.T, content string) (ahead, behind *memstore.Core, s *memstore.Store, m *memstore.Memory) {
+	t.Helper()
+	url := pgtest.DB(t, migrate)
+	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	ahead = memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base.Add(time.Hour) }}))
+	behind = memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base }}))
+	s, err := ahead.CreateStore(t.Context(), alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = ahead.CreateMemory(t.Context(), alice, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ahead, behind, s, m
+}
+
 // TestReplicasKeepVersionOrder proves that the versions of a store stay
 // in the order they were written when the processes writing them have
 // clocks apart: a version written later is listed first and is not
 // dated before the one it follows.
 func TestReplicasKeepVersionOrder(t *testing.T) {
-	url := pgtest.DB(t, migrate)
-	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	ahead := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base.Add(time.Hour) }}))
-	behind := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base }}))
 	ctx := t.Context()
-	s, err := ahead.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := ahead.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "one"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ahead, behind, s, m := clocksApart(t, "one")
 	var want []string // newest first
 	want = append(want, m.VersionID)
 	for i, c := range []*memstore.Core{behind, behind, ahead, behind} {
 		content := fmt.Sprint("change ", i)
 		prev := m
+		var err error
 		if m, err = c.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: &content}); err != nil {
 			t.Fatal(err)
 		}
@@ -256,19 +266,8 @@ func TestReplicasKeepVersionOrder(t *testing.T) {
 // the store's lock dates its version after the one the write before it
 // made, whichever process's clock is behind.
 func TestReplicasKeepVersionOrderConcurrently(t *testing.T) {
-	url := pgtest.DB(t, migrate)
-	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	ahead := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base.Add(time.Hour) }}))
-	behind := memstore.NewCore(mustOpenAt(t, url, postgres.Options{Now: func() time.Time { return base }}))
 	ctx := t.Context()
-	s, err := ahead.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := ahead.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/a.md", Content: "start"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ahead, behind, s, m := clocksApart(t, "start")
 	for round := range 30 {
 		race(2, func(i int) {
 			content := fmt.Sprint("round ", round, " by ", i)

@@ -224,6 +224,13 @@ func memories(ds []memstore.WebhookDelivery) []string {
 	return out
 }
 
+// claim claims up to n deliveries of every feed, due a second from now,
+// and returns the memories they are about, sorted.
+func (f *feedFixture) claim(n int) ([]string, error) {
+	ds, err := f.db.ClaimWebhookDeliveries(context.Background(), feedClaim(time.Now().Add(time.Second), n))
+	return memories(ds), err
+}
+
 // TestFeedOwedAcrossDisable checks that an endpoint disabled and enabled
 // again is still sent the changes made before it was disabled, and not
 // those made while it was.
@@ -241,15 +248,15 @@ func TestFeedOwedAcrossDisable(t *testing.T) {
 	want = append(want, f.write(t, store, "/after.md"))
 	slices.Sort(want)
 
-	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
-	if err != nil || !slices.Equal(memories(got), want) {
-		t.Errorf("claimed the creations of %v (%v), want %v: the three made before the endpoint was disabled and the one after it was enabled", memories(got), err, want)
+	ds, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
+	if got := memories(ds); err != nil || !slices.Equal(got, want) {
+		t.Errorf("claimed the creations of %v (%v), want %v: the three made before the endpoint was disabled and the one after it was enabled", got, err, want)
 	}
 
 	// The same when the deliverer disables the endpoint, a delivery
 	// having failed every attempt.
 	owed := f.write(t, store, "/owed.md")
-	d := got[0]
+	d := ds[0]
 	d.State = memstore.DeliveryFailed
 	if _, err := f.db.RecordWebhookAttempts(ctx, []memstore.WebhookAttempt{{Delivery: &d, Disable: "failed"}}, time.Now(), nil); err != nil {
 		t.Fatal(err)
@@ -259,22 +266,25 @@ func TestFeedOwedAcrossDisable(t *testing.T) {
 	}
 	f.write(t, store, "/disabled again.md")
 	f.setState(t, memstore.WebhookEnabled)
-	got, err = f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
-	if err != nil || !slices.Equal(memories(got), []string{owed}) {
-		t.Errorf("after the deliverer disabled the endpoint and it was enabled again: claimed %v (%v), want %v", memories(got), err, owed)
+	got, err := f.claim(10)
+	if err != nil || !slices.Equal(got, []string{owed}) {
+		t.Errorf("after the deliverer disabled the endpoint and it was enabled again: claimed %v (%v), want %v", got, err, owed)
 	}
 }
 
-// longFeed writes more memories to store than two pages of a feed hold,
+// longFeedFixture is a feed fixture on a database at url, whose store
+// holds more memories than two pages of a feed hold,
 // and returns their IDs, sorted.
-func (f *feedFixture) longFeed(t *testing.T, store string) []string {
+func longFeedFixture(t *testing.T) (f *feedFixture, url, store string, ids []string) {
 	t.Helper()
-	var ids []string
+	url = pgtest.DB(t, migrate)
+	f = newFeedFixture(t, mustOpenAt(t, url, postgres.Options{}))
+	store = f.store(t, "long")
 	for i := range 2*memstore.FeedScan + 10 {
 		ids = append(ids, f.write(t, store, fmt.Sprintf("/long/%d.md", i)))
 	}
 	slices.Sort(ids)
-	return ids
+	return f, url, store, ids
 }
 
 // whileHeld runs do while another connection holds the row that lock
@@ -300,10 +310,7 @@ func (f *feedFixture) whileHeld(t *testing.T, url, lock, arg string, want int, d
 // endpoint's row, which another change holds.
 func TestEnablePaysOwedInPages(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t, migrate)
-	f := newFeedFixture(t, mustOpenAt(t, url, postgres.Options{}))
-	store := f.store(t, "long")
-	want := f.longFeed(t, store)
+	f, url, store, want := longFeedFixture(t)
 	f.setState(t, memstore.WebhookDisabled)
 	f.write(t, store, "/disabled.md")
 	if err := f.whileHeld(t, url, `SELECT FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`, f.hook.ID, len(want), func() error {
@@ -313,8 +320,8 @@ func TestEnablePaysOwedInPages(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("enable the endpoint: %v", err)
 	}
-	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 3*memstore.FeedScan))
-	if err != nil || !slices.Equal(memories(got), want) {
+	got, err := f.claim(3 * memstore.FeedScan)
+	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("claimed %d deliveries (%v), want the %d creations made before the endpoint was disabled, each once", len(got), err, len(want))
 	}
 }
@@ -325,10 +332,7 @@ func TestEnablePaysOwedInPages(t *testing.T) {
 // store's row, which a writer holds.
 func TestDeleteStoreDrainsInPages(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t, migrate)
-	f := newFeedFixture(t, mustOpenAt(t, url, postgres.Options{}))
-	store := f.store(t, "long")
-	want := f.longFeed(t, store)
+	f, url, store, want := longFeedFixture(t)
 	if err := f.whileHeld(t, url, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, store, len(want), func() error {
 		return f.core.DeleteStore(ctx, f.caller, store)
 	}); err != nil {
@@ -337,8 +341,8 @@ func TestDeleteStoreDrainsInPages(t *testing.T) {
 	if _, err := f.core.Store(ctx, f.caller, store); memstore.ErrorCode(err) != memstore.ENotFound {
 		t.Errorf("the store after its deletion: %v, want not found", err)
 	}
-	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 3*memstore.FeedScan))
-	if err != nil || !slices.Equal(memories(got), want) {
+	got, err := f.claim(3 * memstore.FeedScan)
+	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("claimed %d deliveries (%v), want the %d creations of the deleted store's memories, each once", len(got), err, len(want))
 	}
 }
@@ -358,9 +362,9 @@ func TestDeleteStorePaysOwed(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.setState(t, memstore.WebhookEnabled)
-	got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 10))
-	if err != nil || !slices.Equal(memories(got), want) {
-		t.Errorf("claimed %v (%v), want %v: the changes made before the endpoint was disabled", memories(got), err, want)
+	got, err := f.claim(10)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("claimed %v (%v), want %v: the changes made before the endpoint was disabled", got, err, want)
 	}
 }
 
@@ -368,7 +372,6 @@ func TestDeleteStorePaysOwed(t *testing.T) {
 // its endpoint's claims take does not hold back another store's event:
 // the claims serve first the cursor whose next event is the oldest.
 func TestFeedClaimsFair(t *testing.T) {
-	ctx := context.Background()
 	f := newFeedFixture(t, mustOpen(t, postgres.Options{}))
 	busy, quiet := f.store(t, "busy"), f.store(t, "quiet")
 	f.write(t, busy, "/0.md")
@@ -378,11 +381,11 @@ func TestFeedClaimsFair(t *testing.T) {
 		for j := range 3 {
 			f.write(t, busy, fmt.Sprintf("/%d-%d.md", i, j))
 		}
-		got, err := f.db.ClaimWebhookDeliveries(ctx, feedClaim(time.Now().Add(time.Second), 2))
+		got, err := f.claim(2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slices.Contains(memories(got), lone) {
+		if slices.Contains(got, lone) {
 			return
 		}
 	}

@@ -97,10 +97,8 @@ func TestSearchIndexDamaged(t *testing.T) {
 					checkpoint(t, file)
 					damage.do(t, file)
 				}
-				for i := range n {
-					if !found(t, db, s.ID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
-						t.Fatalf("pangolin%d is not found", i)
-					}
+				if miss := notFound(t, db, s.ID, n); miss != nil {
+					t.Fatalf("pangolin%v not found", miss)
 				}
 				m := mustCreate(t, db, s.ID, "/new.md", "okapi")
 				if !found(t, db, s.ID, "okapi", m.Path) {
@@ -136,10 +134,8 @@ func TestSearchIndexRemovedWhileOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := mustCreate(t, db, s.ID, "/new.md", "okapi")
-	for i := range 20 {
-		if !found(t, db, s.ID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
-			t.Errorf("pangolin%d is not found", i)
-		}
+	if miss := notFound(t, db, s.ID, 20); miss != nil {
+		t.Errorf("pangolin%v not found", miss)
 	}
 	if !found(t, db, s.ID, "okapi", m.Path) {
 		t.Error("a memory written after the removal is not found")
@@ -166,11 +162,9 @@ func TestSearchIndexDamagedSharedFile(t *testing.T) {
 	two := mustOpenAt(t, path, sqlite.Options{})
 	checkpoint(t, sqlite.IndexPath(path))
 	damages[len(damages)-1].do(t, sqlite.IndexPath(path))
-	for i := range n {
-		for h, db := range []*sqlite.DB{one, two} {
-			if !found(t, db, s.ID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
-				t.Fatalf("handle %d: pangolin%d is not found", h, i)
-			}
+	for h, db := range []*sqlite.DB{one, two} {
+		if miss := notFound(t, db, s.ID, n); miss != nil {
+			t.Fatalf("handle %d: pangolin%v not found", h, miss)
 		}
 	}
 	for h, db := range []*sqlite.DB{one, two} {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -226,27 +227,15 @@ func TestRedactionOfCurrentVersion(t *testing.T) {
 // says so with a retryable error; redacting again once the reader is done
 // finishes the erasure.
 func TestRedactionWhileLogBusy(t *testing.T) {
-	timeout := *sqlite.BusyTimeout
-	*sqlite.BusyTimeout = 200 * time.Millisecond
-	t.Cleanup(func() { *sqlite.BusyTimeout = timeout })
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.db")
-	db := mustOpenAt(t, path, sqlite.Options{})
+	db, dir, path := openWithShortBusyTimeout(t)
 	s := mustStore(t, db)
 	m := mustCreate(t, db, s.ID, "/notes/code.md", "the door code is "+secretToken+" for now")
 	if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("the door code is changed")}, alice); err != nil {
 		t.Fatal(err)
 	}
-	reader, err := rawDB(t, path).BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := reader.QueryRow(`SELECT count(*) FROM memories`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin)
+	reader := holdLog(t, path, "memories")
+	_, err := db.RedactVersion(ctx, ws, s.ID, m.VersionID, admin)
 	if e := wantCode(t, err, memstore.EConflict); !e.Retry || !strings.Contains(e.Message, "redact it again") {
 		t.Errorf("redaction while the log is in use: %+v, want a retryable error that says to redact again", e)
 	}
@@ -396,31 +385,45 @@ func TestSessionDeletionErasesEveryFile(t *testing.T) {
 	}
 }
 
+// openWithShortBusyTimeout opens a database in a fresh directory, with a
+// short busy timeout so that a checkpoint blocked by a reader gives up soon.
+func openWithShortBusyTimeout(t *testing.T) (db *sqlite.DB, dir, path string) {
+	timeout := *sqlite.BusyTimeout
+	*sqlite.BusyTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { *sqlite.BusyTimeout = timeout })
+	dir = t.TempDir()
+	path = filepath.Join(dir, "m.db")
+	return mustOpenAt(t, path, sqlite.Options{}), dir, path
+}
+
+// holdLog starts a read of table on another connection of the database at
+// path, which keeps its log from being emptied until the transaction ends.
+func holdLog(t *testing.T, path, table string) *sql.Tx {
+	t.Helper()
+	reader, err := rawDB(t, path).BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return reader
+}
+
 // TestDeletionWhileLogBusy: a deletion whose checkpoint cannot empty the
 // log, because a reader of another connection keeps reading from it,
 // stands; the log is emptied in the background once the reader is done.
 func TestDeletionWhileLogBusy(t *testing.T) {
-	timeout := *sqlite.BusyTimeout
-	*sqlite.BusyTimeout = 200 * time.Millisecond
-	t.Cleanup(func() { *sqlite.BusyTimeout = timeout })
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.db")
-	db := mustOpenAt(t, path, sqlite.Options{})
+	db, dir, path := openWithShortBusyTimeout(t)
 	st := mustStore(t, db)
 	core := memstore.NewCore(db)
 	s, _, _, err := core.CreateSession(ctx, asAlice, memstore.SessionCreate{Title: "title " + secretToken, Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := rawDB(t, path).BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := reader.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	reader := holdLog(t, path, "sessions")
 	if err := core.DeleteSession(ctx, asAlice, s.ID); err != nil {
 		t.Fatalf("deletion while the log is in use: %v", err)
 	}

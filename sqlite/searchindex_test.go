@@ -34,6 +34,20 @@ func found(tb testing.TB, db *sqlite.DB, storeID, text, path string) bool {
 	return false
 }
 
+// notFound returns each i below n for which a search for "pangolinI"
+// does not find /m/I.md: of the memories mustCreateMany writes with
+// "/m/%d.md" and "pangolin%d scales", those search misses.
+func notFound(tb testing.TB, db *sqlite.DB, storeID string, n int) []int {
+	tb.Helper()
+	var missing []int
+	for i := range n {
+		if !found(tb, db, storeID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
 // mustCreateMany creates n memories, the i-th at fmt.Sprintf(pathFormat, i)
 // holding fmt.Sprintf(contentFormat, i).
 func mustCreateMany(tb testing.TB, db *sqlite.DB, storeID string, n int, pathFormat, contentFormat string) {
@@ -117,10 +131,8 @@ func TestSearchIndexRebuilt(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := mustOpenAt(t, path, sqlite.Options{})
-		for i := range 20 {
-			if !found(t, db, s.ID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
-				t.Errorf("index %s: pangolin%d not found", damage.name, i)
-			}
+		if miss := notFound(t, db, s.ID, 20); miss != nil {
+			t.Errorf("index %s: pangolin%v not found", damage.name, miss)
 		}
 		checkIndexes(t, db, rawIndex(t, path), "index "+damage.name)
 		if err := db.Close(); err != nil {
@@ -309,10 +321,8 @@ func TestSearchIndexOfVersion1(t *testing.T) {
 	var log syncbuf.Buffer
 	db = mustOpenAt(t, path, sqlite.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	m := mustCreate(t, db, s.ID, "/new.md", "okapi")
-	for i := range 20 {
-		if !found(t, db, s.ID, fmt.Sprintf("pangolin%d", i), fmt.Sprintf("/m/%d.md", i)) {
-			t.Errorf("pangolin%d is not found", i)
-		}
+	if miss := notFound(t, db, s.ID, 20); miss != nil {
+		t.Errorf("pangolin%v not found", miss)
 	}
 	if !found(t, db, s.ID, "okapi", m.Path) {
 		t.Error("a memory written after the upgrade is not found")

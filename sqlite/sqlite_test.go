@@ -95,29 +95,9 @@ func ptr[T any](v T) *T { return &v }
 // ("/a" for a memory, "/b/" for a prefix), checking the page rules.
 func listAll(tb testing.TB, db *sqlite.DB, storeID string, f memstore.MemoryFilter) []string {
 	tb.Helper()
-	var out []string
-	for range 1000 {
-		p, err := db.Memories(context.Background(), ws, storeID, f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if p.Next != "" && len(p.Items) == 0 {
-			tb.Fatal("empty page with a next cursor")
-		}
-		for _, it := range p.Items {
-			if it.Memory != nil {
-				out = append(out, it.Memory.Path)
-			} else {
-				out = append(out, it.Prefix)
-			}
-		}
-		if p.Next == "" {
-			return out
-		}
-		f.Page = p.Next
-	}
-	tb.Fatal("too many pages")
-	return nil
+	return storetest.ListNames(tb, f, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+		return db.Memories(context.Background(), ws, storeID, f)
+	})
 }
 
 func TestReopenKeepsData(t *testing.T) {

@@ -107,6 +107,35 @@ func wantPathConflict(t *testing.T, err error, blockerID, blockerPath, what stri
 	}
 }
 
+// pathConflict is a path that a memory blocks: the one of blockerID, at
+// blockerAt.
+type pathConflict struct{ name, path, blockerID, blockerAt string }
+
+// mustBlockers creates a memory at /notes and one at /deep/a/b/c.md, and
+// returns the first and the paths the two block: their own, paths below
+// the first and paths above the second.
+func mustBlockers(t *testing.T, b backend, storeID string) (*memstore.Memory, []pathConflict) {
+	t.Helper()
+	notes := mustCreateMemory(t, b, wsA, storeID, "/notes", "a file named notes")
+	deep := mustCreateMemory(t, b, wsA, storeID, "/deep/a/b/c.md", "deep")
+	return notes, []pathConflict{
+		{"SamePath", "/notes", notes.ID, "/notes"},
+		{"UnderAMemory", "/notes/a.md", notes.ID, "/notes"},
+		{"FarUnderAMemory", "/notes/x/y/z.md", notes.ID, "/notes"},
+		{"AboveAMemory", "/deep", deep.ID, "/deep/a/b/c.md"},
+		{"JustAboveAMemory", "/deep/a/b", deep.ID, "/deep/a/b/c.md"},
+	}
+}
+
+// wantPathConflicts checks that try refuses the path of each case with an
+// EPathConflict naming its blocker.
+func wantPathConflicts(t *testing.T, cases []pathConflict, try func(path string) error) {
+	t.Helper()
+	for _, c := range cases {
+		wantPathConflict(t, try(c.path), c.blockerID, c.blockerAt, c.name)
+	}
+}
+
 func wantPrefix(t *testing.T, id, prefix, what string) {
 	t.Helper()
 	if !strings.HasPrefix(id, prefix) || len(id) == len(prefix) {
@@ -118,6 +147,17 @@ func wantTime(t *testing.T, got, want time.Time, what string) {
 	t.Helper()
 	if !got.Equal(want) {
 		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// wantTimeOrNil checks an optional time: both nil, or both set and equal.
+func wantTimeOrNil(t *testing.T, got, want *time.Time, what string) {
+	t.Helper()
+	switch {
+	case (got == nil) != (want == nil):
+		t.Errorf("%s = %v, want %v", what, got, want)
+	case got != nil:
+		wantTime(t, *got, *want, what)
 	}
 }
 

@@ -281,3 +281,34 @@ func mustAllMemories(t *testing.T, b backend, storeID string) []*memstore.Memory
 	}
 	return ms
 }
+
+// ListNames pages through a memory list from f's page on, list answering
+// each page, and returns its items as strings: a memory's path, or a
+// prefix ("/b/"). It fails the test on an empty page that names a next
+// one, and on pages without end.
+func ListNames(tb testing.TB, f memstore.MemoryFilter, list func(memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error)) []string {
+	tb.Helper()
+	var out []string
+	for range 1000 {
+		p, err := list(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if p.Next != "" && len(p.Items) == 0 {
+			tb.Fatal("empty page with a next cursor")
+		}
+		for _, it := range p.Items {
+			if it.Memory != nil {
+				out = append(out, it.Memory.Path)
+			} else {
+				out = append(out, it.Prefix)
+			}
+		}
+		if p.Next == "" {
+			return out
+		}
+		f.Page = p.Next
+	}
+	tb.Fatal("too many pages")
+	return nil
+}

@@ -111,21 +111,11 @@ func testCreateMemory(t *testing.T, open func(*testing.T) backend) {
 
 	t.Run("PathConflicts", func(t *testing.T) {
 		b, sid := newStore(t, open)
-		notes := mustCreateMemory(t, b, wsA, sid, "/notes", "a file named notes")
-		deep := mustCreateMemory(t, b, wsA, sid, "/deep/a/b/c.md", "deep")
-		for _, c := range []struct {
-			name, path           string
-			blockerID, blockerAt string
-		}{
-			{"SamePath", "/notes", notes.ID, "/notes"},
-			{"UnderAMemory", "/notes/a.md", notes.ID, "/notes"},
-			{"FarUnderAMemory", "/notes/x/y/z.md", notes.ID, "/notes"},
-			{"AboveAMemory", "/deep", deep.ID, "/deep/a/b/c.md"},
-			{"JustAboveAMemory", "/deep/a/b", deep.ID, "/deep/a/b/c.md"},
-		} {
-			_, err := b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: c.path, Content: "x"}, actorKey)
-			wantPathConflict(t, err, c.blockerID, c.blockerAt, c.name)
-		}
+		notes, blocked := mustBlockers(t, b, sid)
+		wantPathConflicts(t, blocked, func(path string) error {
+			_, err := b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: path, Content: "x"}, actorKey)
+			return err
+		})
 		// Neighbours that share a string prefix but not a segment.
 		for _, p := range []string{"/notes-old/x", "/notes.md", "/notesx", "/notes_backup/a.md", "/deep/a/b/c.md.bak", "/deep/a/bb", "/Notes"} {
 			if _, err := b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: p, Content: "x"}, actorKey); err != nil {
@@ -417,20 +407,11 @@ func testUpdateMemory(t *testing.T, open func(*testing.T) backend) {
 	t.Run("RenameConflict", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		m := mustCreateMemory(t, b, wsA, sid, "/mover.md", "moving")
-		file := mustCreateMemory(t, b, wsA, sid, "/file", "a file")
-		deep := mustCreateMemory(t, b, wsA, sid, "/dir/sub/leaf.md", "leaf")
-		for _, c := range []struct {
-			name, path           string
-			blockerID, blockerAt string
-		}{
-			{"OntoMemory", "/file", file.ID, "/file"},
-			{"BelowMemory", "/file/child.md", file.ID, "/file"},
-			{"AboveMemory", "/dir/sub", deep.ID, "/dir/sub/leaf.md"},
-			{"FarAboveMemory", "/dir", deep.ID, "/dir/sub/leaf.md"},
-		} {
-			_, err := b.UpdateMemory(t.Context(), wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr(c.path), Content: ptr("changed")}, actorKey)
-			wantPathConflict(t, err, c.blockerID, c.blockerAt, c.name)
-		}
+		_, blocked := mustBlockers(t, b, sid)
+		wantPathConflicts(t, blocked, func(path string) error {
+			_, err := b.UpdateMemory(t.Context(), wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr(path), Content: ptr("changed")}, actorKey)
+			return err
+		})
 		got := mustMemory(t, b, wsA, sid, m.ID)
 		checkMemory(t, got, "/mover.md", "moving", true, "memory after refused renames")
 		if vs := memoryVersions(t, b, wsA, sid, m.ID); len(vs) != 1 {
@@ -450,15 +431,9 @@ func testUpdateMemory(t *testing.T, open func(*testing.T) backend) {
 		// /solo/inner.md and back only overlaps its own old path.
 		b, sid := newStore(t, open)
 		m := mustCreateMemory(t, b, wsA, sid, "/solo", "solo")
-		u, err := b.UpdateMemory(t.Context(), wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr("/solo/inner.md")}, actorKey)
-		if err != nil {
-			t.Fatalf("rename /solo → /solo/inner.md: %v", err)
-		}
+		u := mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr("/solo/inner.md")}, actorKey)
 		checkMemory(t, u, "/solo/inner.md", "solo", true, "renamed down")
-		u, err = b.UpdateMemory(t.Context(), wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr("/solo")}, actorKey)
-		if err != nil {
-			t.Fatalf("rename /solo/inner.md → /solo: %v", err)
-		}
+		u = mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Path: ptr("/solo")}, actorKey)
 		checkMemory(t, u, "/solo", "solo", true, "renamed up")
 	})
 

@@ -19,25 +19,18 @@ import (
 // the room is made, that the rest are refused with the limit's own error,
 // and that another workspace's creates and searches succeed at once.
 func runQuotas(t *testing.T, open func(t *testing.T, l memstore.Limits, now func() time.Time) Services) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, *quotaEnv)
-	}{
+	runWithClock(t, []clockTest[*quotaEnv]{
 		{"Stores", testStoreQuota},
 		{"Sessions", testSessionQuota},
 		{"Tokens", testTokenQuota},
 		{"SearchRate", testSearchRate},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			e := &quotaEnv{clock: c, open: func(l memstore.Limits) Services { return open(t, l, c.Now) }}
-			tc.fn(t, e)
-		})
-	}
+	}, func(t *testing.T, c *Clock) *quotaEnv {
+		return &quotaEnv{clock: c, open: func(l memstore.Limits) Services { return open(t, l, c.Now) }}
+	})
 }
 
 type quotaEnv struct {
-	clock *clock
+	clock *Clock
 	open  func(memstore.Limits) Services
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -249,10 +248,6 @@ func testSessionListFilters(t *testing.T, e *sessionEnv) {
 // once per change of attachments, never for an update of other fields,
 // and stopping no caller, only making it stale.
 func testRefreshNotices(t *testing.T, e *sessionEnv) {
-	n, ok := e.raw.(memstore.RevocationNotifier)
-	if !ok {
-		t.Skip("the backend tells no listeners of revocations")
-	}
 	ctx := t.Context()
 	st := e.store(t, e.ws, "notes", "")
 	s, _, secret := e.create(t, e.ws, memstore.SessionCreate{})
@@ -260,24 +255,12 @@ func testRefreshNotices(t *testing.T, e *sessionEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		mu  sync.Mutex
-		got []memstore.Revocation
-	)
-	stop := n.NotifyRevocations(func(r memstore.Revocation) {
-		mu.Lock()
-		got = append(got, r)
-		mu.Unlock()
-	})
-	defer stop()
+	listener := e.listenRevocations(t)
 	heard := func(what string, want ...memstore.Revocation) {
 		t.Helper()
-		mu.Lock()
-		defer mu.Unlock()
-		if !slices.Equal(got, want) {
+		if got := listener.take(); !slices.Equal(got, want) {
 			t.Errorf("%s: heard %+v, want %+v", what, got, want)
 		}
-		got = nil
 	}
 	refresh := memstore.Revocation{SessionID: s.ID, Refresh: true}
 	if refresh.Stops(c) || !refresh.Stale(c) {

@@ -20,10 +20,7 @@ import (
 // each subtest whose clock is now: the suite moves that clock to order sessions and to
 // expire tokens, so the backend must take every timestamp from it.
 func runSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Services) {
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T, *sessionEnv)
-	}{
+	runWithClock(t, []clockTest[*sessionEnv]{
 		{"Create", testCreateSession},
 		{"Rules", testSessionRules},
 		{"Snapshots", testSessionSnapshots},
@@ -40,42 +37,80 @@ func runSessions(t *testing.T, open func(t *testing.T, now func() time.Time) Ser
 		{"Resources", testSessionResources},
 		{"ListFilters", testSessionListFilters},
 		{"RefreshNotices", testRefreshNotices},
-	} {
+	}, func(t *testing.T, c *Clock) *sessionEnv {
+		raw := open(t, c.Now)
+		b := &asKeys{stores: raw, sessions: raw, KeyService: raw}
+		e := &sessionEnv{b: b, raw: raw, clock: c}
+		e.ws = e.workspace(t, "one")
+		e.ws2 = e.workspace(t, "two")
+		return e
+	})
+}
+
+// clockTest is a named test of an environment E with a clock.
+type clockTest[E any] struct {
+	name string
+	fn   func(*testing.T, E)
+}
+
+// runWithClock runs each test in a subtest of its own, on the environment
+// env makes with a fresh clock.
+func runWithClock[E any](t *testing.T, tests []clockTest[E], env func(*testing.T, *Clock) E) {
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			raw := open(t, c.Now)
-			b := &asKeys{stores: raw, sessions: raw, KeyService: raw}
-			e := &sessionEnv{b: b, raw: raw, clock: c}
-			e.ws = e.workspace(t, "one")
-			e.ws2 = e.workspace(t, "two")
-			tc.fn(t, e)
+			c := NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+			tc.fn(t, env(t, c))
 		})
 	}
 }
 
-// clock is a time that moves only when told to.
-type clock struct {
+// A Clock is a time that moves only when told to, for a backend or core
+// whose timestamps a test sets.
+type Clock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time {
+// NewClock returns a Clock that reads start until advanced.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) Advance(d time.Duration) {
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// twice makes a change that must be idempotent, then makes it again, each
+// after moving c by step; it returns when the first was made and both
+// results.
+func twice[T any](t *testing.T, c *Clock, step time.Duration, change func() (T, error)) (at time.Time, first, again T) {
+	t.Helper()
+	c.Advance(step)
+	at = c.Now()
+	first, err := change()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(step)
+	if again, err = change(); err != nil {
+		t.Fatal(err)
+	}
+	return at, first, again
 }
 
 // sessionEnv is one subtest's backend, clock and two workspaces.
 type sessionEnv struct {
 	b       sessionBackend
 	raw     Services // b as given
-	clock   *clock
+	clock   *Clock
 	ws, ws2 string
 }
 
@@ -129,6 +164,20 @@ func (e *sessionEnv) tokens(t *testing.T, ws, sessionID string) []memstore.Sessi
 	t.Helper()
 	toks, _ := allTokens(t, e.b, ws, sessionID, memstore.SessionTokenFilter{})
 	return toks
+}
+
+// wantTokens checks that the session of e's first workspace lists exactly
+// the tokens want, in that order.
+func (e *sessionEnv) wantTokens(t *testing.T, sessionID, what string, want ...*memstore.SessionToken) {
+	t.Helper()
+	toks := e.tokens(t, e.ws, sessionID)
+	if len(toks) != len(want) {
+		t.Errorf("%s: %d tokens, want %d", what, len(toks), len(want))
+		return
+	}
+	for i := range toks {
+		checkToken(t, &toks[i], want[i], fmt.Sprintf("%s: token %d", what, i))
+	}
 }
 
 // allTokens pages through a session's tokens.
@@ -189,12 +238,7 @@ func checkSession(t *testing.T, got, want *memstore.Session, what string) {
 	}
 	wantTime(t, got.CreatedAt, want.CreatedAt, what+": CreatedAt")
 	wantTime(t, got.UpdatedAt, want.UpdatedAt, what+": UpdatedAt")
-	switch {
-	case (got.ArchivedAt == nil) != (want.ArchivedAt == nil):
-		t.Errorf("%s: ArchivedAt = %v, want %v", what, got.ArchivedAt, want.ArchivedAt)
-	case got.ArchivedAt != nil:
-		wantTime(t, *got.ArchivedAt, *want.ArchivedAt, what+": ArchivedAt")
-	}
+	wantTimeOrNil(t, got.ArchivedAt, want.ArchivedAt, what+": ArchivedAt")
 }
 
 // jsonEqual compares JSON values, not their spelling: a backend may keep
@@ -288,11 +332,7 @@ func testCreateSession(t *testing.T, e *sessionEnv) {
 	}
 	wantTok := &memstore.SessionToken{ID: tok.ID, SessionID: s.ID, WorkspaceID: e.ws, Hint: "..." + secret[len(secret)-4:], CreatedAt: e.clock.Now()}
 	checkToken(t, tok, wantTok, "first token")
-	toks := e.tokens(t, e.ws, s.ID)
-	if len(toks) != 1 {
-		t.Fatalf("%d tokens, want 1", len(toks))
-	}
-	checkToken(t, &toks[0], wantTok, "listed token")
+	e.wantTokens(t, s.ID, "listed token", wantTok)
 	e.authenticate(t, secret, want, "first token")
 
 	t.Run("Defaults", func(t *testing.T) {
@@ -550,27 +590,14 @@ func testSessionTokens(t *testing.T, e *sessionEnv) {
 	checkToken(t, tok2, wantTok2, "second token")
 	e.authenticate(t, secret2, s, "second token")
 	e.authenticate(t, secret1, s, "first token beside the second")
-	if toks := e.tokens(t, e.ws, s.ID); len(toks) != 2 {
-		t.Fatalf("%d tokens, want 2", len(toks))
-	} else {
-		checkToken(t, &toks[0], tok1, "oldest listed first")
-		checkToken(t, &toks[1], wantTok2, "newest listed last")
-	}
+	e.wantTokens(t, s.ID, "listed oldest first", tok1, wantTok2)
 
-	e.clock.Advance(time.Second)
-	revokedAt := e.clock.Now()
-	r, err := e.b.RevokeSessionToken(ctx, e.ws, tok1.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	revokedAt, r, again := twice(t, e.clock, time.Second, func() (*memstore.SessionToken, error) {
+		return e.b.RevokeSessionToken(ctx, e.ws, tok1.ID)
+	})
 	wantTok1 := *tok1
 	wantTok1.RevokedAt = &revokedAt
 	checkToken(t, r, &wantTok1, "revoked")
-	e.clock.Advance(time.Second)
-	again, err := e.b.RevokeSessionToken(ctx, e.ws, tok1.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	checkToken(t, again, &wantTok1, "revoked again")
 	for _, tc := range []struct {
 		id   string
@@ -584,12 +611,7 @@ func testSessionTokens(t *testing.T, e *sessionEnv) {
 	}
 	e.refused(t, secret1, "revoked token")
 	e.authenticate(t, secret2, s, "the other token after a revocation")
-	if toks := e.tokens(t, e.ws, s.ID); len(toks) != 2 {
-		t.Errorf("%d tokens after a revocation, want both", len(toks))
-	} else {
-		checkToken(t, &toks[0], &wantTok1, "revoked token listed")
-		checkToken(t, &toks[1], wantTok2, "live token listed")
-	}
+	e.wantTokens(t, s.ID, "the revoked and the live token listed", &wantTok1, wantTok2)
 
 	rest := secret2[len(memstore.SessionTokenPrefix):]
 	for _, bad := range []string{"", "x", secret2 + "x", secret2[:len(secret2)-1], strings.ToUpper(secret2), " " + secret2,
@@ -723,13 +745,7 @@ func testTokenExpiry(t *testing.T, e *sessionEnv) {
 	e.refused(t, shortSecret, "second token at its expiry")
 	e.clock.Advance(1000 * time.Hour)
 	e.authenticate(t, foreverSecret, s, "token without expiry")
-	if toks := e.tokens(t, e.ws, s.ID); len(toks) != 3 {
-		t.Errorf("%d tokens, want the expired ones listed too", len(toks))
-	} else {
-		checkToken(t, &toks[0], tok, "expired token listed")
-		checkToken(t, &toks[1], short, "second expired token listed")
-		checkToken(t, &toks[2], forever, "token without expiry listed")
-	}
+	e.wantTokens(t, s.ID, "the expired tokens listed too", tok, short, forever)
 }
 
 func testArchiveSession(t *testing.T, e *sessionEnv) {
@@ -739,26 +755,18 @@ func testArchiveSession(t *testing.T, e *sessionEnv) {
 	_, secret2 := e.newToken(t, e.ws, s.ID, 0)
 	other, _, otherSecret := e.create(t, e.ws, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
 
-	e.clock.Advance(time.Minute)
-	archivedAt := e.clock.Now()
-	a, err := e.b.ArchiveSession(ctx, e.ws, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	archivedAt, a, again := twice(t, e.clock, time.Minute, func() (*memstore.Session, error) {
+		return e.b.ArchiveSession(ctx, e.ws, s.ID)
+	})
 	want := *s
 	want.ArchivedAt, want.UpdatedAt = &archivedAt, archivedAt
 	checkSession(t, a, &want, "archived")
-	e.clock.Advance(time.Minute)
-	again, err := e.b.ArchiveSession(ctx, e.ws, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	checkSession(t, again, &want, "archived again")
 	checkSession(t, e.session(t, e.ws, s.ID), &want, "retrieved after archive")
 
 	e.refused(t, secret1, "first token of an archived session")
 	e.refused(t, secret2, "second token of an archived session")
-	_, _, err = e.b.CreateSessionToken(ctx, e.ws, s.ID, 0)
+	_, _, err := e.b.CreateSessionToken(ctx, e.ws, s.ID, 0)
 	wantCode(t, err, memstore.EConflict, "token for an archived session")
 	if toks := e.tokens(t, e.ws, s.ID); len(toks) != 2 {
 		t.Errorf("an archived session lists %d tokens, want 2", len(toks))
@@ -802,36 +810,58 @@ func testSessionIsolation(t *testing.T, e *sessionEnv) {
 	}
 }
 
+// revocationListener records the revocations a backend tells this
+// process's listeners.
+type revocationListener struct {
+	mu   sync.Mutex
+	got  []memstore.Revocation
+	stop func() // ends the listening
+}
+
+// listenRevocations starts recording the revocations of e's backend, until
+// stop or the end of the test; it skips the test for a backend that tells
+// no listeners.
+func (e *sessionEnv) listenRevocations(t *testing.T) *revocationListener {
+	t.Helper()
+	n, ok := e.raw.(memstore.RevocationNotifier)
+	if !ok {
+		t.Skip("the backend tells no listeners of revocations")
+	}
+	l := &revocationListener{}
+	l.stop = sync.OnceFunc(n.NotifyRevocations(func(r memstore.Revocation) {
+		l.mu.Lock()
+		l.got = append(l.got, r)
+		l.mu.Unlock()
+	}))
+	t.Cleanup(l.stop)
+	return l
+}
+
+// take returns what was heard since the last take.
+func (l *revocationListener) take() []memstore.Revocation {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := l.got
+	l.got = nil
+	return got
+}
+
 // testRevocations checks, for a backend that offers it, that every way a
 // credential stops working is told to this process's listeners once
 // committed, and that an authenticated caller names its credential and
 // its expiry, so that a listener can match it.
 func testRevocations(t *testing.T, e *sessionEnv) {
-	n, ok := e.raw.(memstore.RevocationNotifier)
-	if !ok {
-		t.Skip("the backend tells no listeners of revocations")
-	}
+	listener := e.listenRevocations(t)
 	ctx := t.Context()
-	var (
-		mu  sync.Mutex
-		got []memstore.Revocation
-	)
-	stop := n.NotifyRevocations(func(r memstore.Revocation) {
-		mu.Lock()
-		got = append(got, r)
-		mu.Unlock()
-	})
 	heard := func(what string, want memstore.Revocation, c *memstore.Caller) {
 		t.Helper()
-		mu.Lock()
-		defer mu.Unlock()
+		got := listener.take()
 		if len(got) != 1 || got[0] != want {
 			t.Errorf("%s: heard %+v, want [%+v]", what, got, want)
 		}
 		if c != nil && (len(got) == 0 || !got[0].Stops(c)) {
 			t.Errorf("%s: the revocation does not stop the caller %+v", what, c)
 		}
-		got = nil
 	}
 
 	s, tok, secret := e.create(t, e.ws, memstore.SessionCreate{TokenTTL: time.Hour})
@@ -878,13 +908,11 @@ func testRevocations(t *testing.T, e *sessionEnv) {
 	// A refused change tells nobody, and stop ends the listening.
 	_, err = e.b.RevokeSessionToken(ctx, e.ws2, other.ID)
 	wantCode(t, err, memstore.ENotFound, "revoke a token of another workspace")
-	stop()
+	listener.stop()
 	if _, err := e.b.RevokeSessionToken(ctx, e.ws, other.ID); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 0 {
+	if got := listener.take(); len(got) != 0 {
 		t.Errorf("heard %+v after a refused change and after stop", got)
 	}
 }

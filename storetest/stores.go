@@ -399,12 +399,7 @@ func checkStoreEqual(t *testing.T, got, want *memstore.Store, what string) {
 	}
 	wantTime(t, got.CreatedAt, want.CreatedAt, what+": CreatedAt")
 	wantTime(t, got.UpdatedAt, want.UpdatedAt, what+": UpdatedAt")
-	switch {
-	case (got.ArchivedAt == nil) != (want.ArchivedAt == nil):
-		t.Errorf("%s: ArchivedAt = %v, want %v", what, got.ArchivedAt, want.ArchivedAt)
-	case got.ArchivedAt != nil && !got.ArchivedAt.Equal(*want.ArchivedAt):
-		t.Errorf("%s: ArchivedAt = %v, want %v", what, *got.ArchivedAt, *want.ArchivedAt)
-	}
+	wantTimeOrNil(t, got.ArchivedAt, want.ArchivedAt, what+": ArchivedAt")
 }
 
 // checkStoreGone checks that every method answers ENotFound for a store

@@ -127,7 +127,7 @@ func testUsers(t *testing.T, b memstore.Database) {
 
 func testSignIn(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
-	clk := &clock{now: time.Now()}
+	clk := NewClock(time.Now())
 	idle, life := 10*time.Minute, time.Hour
 	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now), memstore.SignInExpiry(idle, life))
 	ws := mustWorkspace(t, b, "one")
@@ -209,7 +209,7 @@ func testSignIn(t *testing.T, b memstore.Database) {
 
 func testSignInLinks(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
-	clk := &clock{now: time.Now()}
+	clk := NewClock(time.Now())
 	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now))
 	ws := mustWorkspace(t, b, "one")
 	op := operator(ws)
@@ -360,7 +360,7 @@ func wantLimited(t *testing.T, err error, byAddress bool, what string) {
 // SignInAddrInterval; each key's allowance is its own.
 func testSignInLimits(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
-	clk := &clock{now: time.Now()}
+	clk := NewClock(time.Now())
 	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now))
 	ws := mustWorkspace(t, b, "one")
 	ann := mustUser(t, us, operator(ws), "ann", memstore.RoleMember, goodPassword)
@@ -478,7 +478,7 @@ func testSignInAttemptCounts(t *testing.T, b memstore.Database) {
 // have; nobody else changes a password this way.
 func testChangePassword(t *testing.T, b memstore.Database) {
 	ctx := context.Background()
-	clk := &clock{now: time.Now()}
+	clk := NewClock(time.Now())
 	life := time.Hour
 	us := memstore.NewUsers(b, memstore.UsersClock(clk.Now), memstore.SignInExpiry(life, life))
 	ws := mustWorkspace(t, b, "one")

@@ -263,13 +263,7 @@ func testRedact(t *testing.T, open func(*testing.T) backend) {
 		secret := "password: hunter2"
 		m := mustCreateMemoryBy(t, b, wsA, sid, "/secret/path.md", secret, actorSession)
 		u := mustUpdateMemory(t, b, wsA, sid, m.ID, memstore.MemoryUpdate{Content: ptr("password: [removed]")}, actorKey)
-		before := mustVersion(t, b, wsA, sid, m.VersionID)
-
-		r, err := b.RedactVersion(t.Context(), wsA, sid, m.VersionID, actorUser)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkRedacted(t, r, before, actorUser, "RedactVersion result")
+		before, r := mustRedact(t, b, sid, m.VersionID, actorUser, "RedactVersion result")
 		got := mustVersion(t, b, wsA, sid, m.VersionID)
 		checkRedacted(t, got, before, actorUser, "Version() after redaction")
 		if !got.RedactedAt.Equal(*r.RedactedAt) {
@@ -317,12 +311,7 @@ func testRedact(t *testing.T, open func(*testing.T) backend) {
 	t.Run("CurrentVersion", func(t *testing.T) {
 		b, sid := newStore(t, open)
 		m := mustCreateMemory(t, b, wsA, sid, "/current.md", "current content")
-		before := mustVersion(t, b, wsA, sid, m.VersionID)
-		r, err := b.RedactVersion(t.Context(), wsA, sid, m.VersionID, actorSvc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkRedacted(t, r, before, actorSvc, "redacted current version")
+		mustRedact(t, b, sid, m.VersionID, actorSvc, "redacted current version")
 		live := mustMemory(t, b, wsA, sid, m.ID)
 		checkMemory(t, live, "/current.md", "current content", true, "live memory after redacting its version")
 		if live.VersionID != m.VersionID {
@@ -363,6 +352,19 @@ func testRedact(t *testing.T, open func(*testing.T) backend) {
 			t.Error("version redacted through another store")
 		}
 	})
+}
+
+// mustRedact redacts a version of workspace A by by, checks the result
+// against the version as it was, and returns both.
+func mustRedact(t *testing.T, b backend, storeID, versionID string, by memstore.Actor, what string) (before, redacted *memstore.Version) {
+	t.Helper()
+	before = mustVersion(t, b, wsA, storeID, versionID)
+	redacted, err := b.RedactVersion(t.Context(), wsA, storeID, versionID, by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRedacted(t, redacted, before, by, what)
+	return before, redacted
 }
 
 // checkRedacted checks a redacted version against the same version before

@@ -78,6 +78,23 @@ func (tn *hookTenant) log(t *testing.T, db backend) []memstore.WebhookDelivery {
 	return l
 }
 
+// createStores creates a store in each tenant's workspace, each an event
+// for its endpoint, and waits until the good tenant's delivery is recorded
+// delivered.
+func createStores(t *testing.T, db backend, hostile, good *hookTenant) {
+	t.Helper()
+	co := memstore.NewCore(db)
+	for _, tn := range []*hookTenant{hostile, good} {
+		if _, err := co.CreateStore(t.Context(), tn.c, memstore.StoreCreate{Name: "notes"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the good delivery recorded", func() bool {
+		l := good.log(t, db)
+		return len(l) == 1 && l[0].State == memstore.DeliveryDelivered
+	})
+}
+
 // quick is how these tests run a deliverer: attempts 10 ms apart, 3 at
 // most.
 var quick = webhook.Options{Poll: 10 * time.Millisecond, Timeout: 2 * time.Second,
@@ -93,16 +110,7 @@ func TestHostileAnswerIsRecorded(t *testing.T) {
 	onBackends(t, func(t *testing.T, db backend) {
 		hostile, good := twoTenants(t, db)
 		runDeliverer(t, db, quick)
-		co := memstore.NewCore(db)
-		for _, tn := range []*hookTenant{hostile, good} {
-			if _, err := co.CreateStore(t.Context(), tn.c, memstore.StoreCreate{Name: "notes"}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		waitFor(t, "the good delivery recorded", func() bool {
-			l := good.log(t, db)
-			return len(l) == 1 && l[0].State == memstore.DeliveryDelivered
-		})
+		createStores(t, db, hostile, good)
 		waitFor(t, "the hostile endpoint disabled", func() bool {
 			w, err := memstore.NewWebhooks(db).Webhook(t.Context(), hostile.c, hostile.endpoint.ID)
 			return err == nil && w.State == memstore.WebhookDisabled
@@ -151,16 +159,7 @@ func TestUnrecordableAttemptFailsNoOther(t *testing.T) {
 	hostile, good := twoTenants(t, db)
 	r := &refusing{backend: db, endpoint: hostile.endpoint.ID}
 	runDeliverer(t, r, quick)
-	co := memstore.NewCore(db)
-	for _, tn := range []*hookTenant{hostile, good} {
-		if _, err := co.CreateStore(t.Context(), tn.c, memstore.StoreCreate{Name: "notes"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the good delivery recorded", func() bool {
-		l := good.log(t, db)
-		return len(l) == 1 && l[0].State == memstore.DeliveryDelivered
-	})
+	createStores(t, db, hostile, good)
 	if r.refused.Load() == 0 || good.got.Load() != 1 {
 		t.Errorf("%d batches refused, %d good requests; want some, and 1", r.refused.Load(), good.got.Load())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/storetest"
 )
 
 func TestUpperBound(t *testing.T) {
@@ -53,29 +54,14 @@ func sliceFetch(paths []string, reads *int) keyset.FetchMemories {
 func walkAll(t *testing.T, paths []string, f memstore.MemoryFilter) (items []string, reads int) {
 	t.Helper()
 	fetch := sliceFetch(paths, &reads)
-	for range 100 {
+	items = storetest.ListNames(t, f, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 		w, err := keyset.NewMemoryWalk(f)
 		if err != nil {
-			t.Fatal(err)
+			return memstore.Page[memstore.ListItem]{}, err
 		}
-		p, err := w.Walk(fetch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range p.Items {
-			if it.Memory != nil {
-				items = append(items, it.Memory.Path)
-			} else {
-				items = append(items, it.Prefix)
-			}
-		}
-		if p.Next == "" {
-			return items, reads
-		}
-		f.Page = p.Next
-	}
-	t.Fatal("the pages never end")
-	return nil, 0
+		return w.Walk(fetch)
+	})
+	return items, reads
 }
 
 func TestMemoryWalk(t *testing.T) {

@@ -159,24 +159,35 @@ func TestBusyConnectionsAreKept(t *testing.T) {
 	}
 }
 
-// TestCloseEndsAWaitingAccept: a server stopping while every connection
-// is busy stops accepting at once.
-func TestCloseEndsAWaitingAccept(t *testing.T) {
+// holdOne makes a Listener with room for one connection, dials it dials
+// times and accepts the first, which it returns.
+func holdOne(t *testing.T, dials int) (*netlimit.Listener, net.Conn) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln := netlimit.New(inner, 1)
-	c, err := net.Dial("tcp", inner.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { ln.Close() })
+	for range dials {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
 	}
-	defer c.Close()
 	held, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Close()
+	t.Cleanup(func() { held.Close() })
+	return ln, held
+}
+
+// TestCloseEndsAWaitingAccept: a server stopping while every connection
+// is busy stops accepting at once.
+func TestCloseEndsAWaitingAccept(t *testing.T) {
+	ln, held := holdOne(t, 1)
 	ln.ConnState(held, http.StateActive)
 	accepted := make(chan error, 1)
 	go func() {
@@ -208,24 +219,7 @@ func TestCloseEndsAWaitingAccept(t *testing.T) {
 // TestTLSConnectionBusy: an HTTPS server reports the state of its TLS
 // connections, which wrap the Listener's: a busy one is kept too.
 func TestTLSConnectionBusy(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := netlimit.New(inner, 1)
-	defer ln.Close()
-	for range 2 {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-	}
-	held, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
+	ln, held := holdOne(t, 2)
 	// As http.Server.ServeTLS does, which then reports the *tls.Conn.
 	ln.ConnState(tls.Server(held, &tls.Config{}), http.StateActive)
 	accepted := make(chan net.Conn, 1)
