@@ -11,6 +11,7 @@ import (
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
+	"github.com/memstore/memstore/storetest"
 )
 
 // The authentication cache must let go of a credential the moment it
@@ -20,10 +21,10 @@ import (
 
 // newRevocationEnv is a server whose cache keeps callers for ttl, on a
 // database file at path, with one store and a session attached to it.
-func newRevocationEnv(t *testing.T, path string, clock *stepClock, ttl time.Duration) (e *serverEnv, store, sessionID, token string) {
+func newRevocationEnv(t *testing.T, path string, clock *storetest.Clock, ttl time.Duration) (e *serverEnv, store, sessionID, token string) {
 	t.Helper()
-	db := sqlitetest.OpenAt(t, path, sqlite.Options{Now: clock.now})
-	e = newServerEnvOn(t, db, func(c *httpapi.Config) { c.Now, c.AuthCacheTTL = clock.now, ttl })
+	db := sqlitetest.OpenAt(t, path, sqlite.Options{Now: clock.Now})
+	e = newServerEnvOn(t, db, func(c *httpapi.Config) { c.Now, c.AuthCacheTTL = clock.Now, ttl })
 	store = e.createStore(t, "notes")
 	s, token := e.createSession(t, attach(store, ""))
 	return e, store, s["id"].(string), token
@@ -37,7 +38,7 @@ func write(t *testing.T, e *serverEnv, store, token, path string) apiResult {
 }
 
 func TestArchivedSessionStopsAtOnce(t *testing.T) {
-	clock := &stepClock{t: time.Now()}
+	clock := storetest.NewClock(time.Now())
 	e, store, sid, token := newRevocationEnv(t, filepath.Join(t.TempDir(), "m.db"), clock, time.Hour)
 	if res := write(t, e, store, token, "/before.md"); res.status != 200 {
 		t.Fatalf("write before the archive: %d %s", res.status, res.body)
@@ -48,7 +49,7 @@ func TestArchivedSessionStopsAtOnce(t *testing.T) {
 }
 
 func TestRevokedTokenStopsAtOnce(t *testing.T) {
-	clock := &stepClock{t: time.Now()}
+	clock := storetest.NewClock(time.Now())
 	e, store, sid, token := newRevocationEnv(t, filepath.Join(t.TempDir(), "m.db"), clock, time.Hour)
 	other := e.ok(t, "POST", "/v1/sessions/"+sid+"/tokens", "{}")
 	for _, tok := range []string{token, other["token"].(string)} {
@@ -66,7 +67,7 @@ func TestRevokedTokenStopsAtOnce(t *testing.T) {
 }
 
 func TestRevokedKeyStopsAtOnce(t *testing.T) {
-	clock := &stepClock{t: time.Now()}
+	clock := storetest.NewClock(time.Now())
 	e, _, _, _ := newRevocationEnv(t, filepath.Join(t.TempDir(), "m.db"), clock, time.Hour)
 	key, secret := sqlitetest.APIKey(t, e.db, e.workspace, "to revoke")
 	asKey := withHeader("X-Api-Key", secret)
@@ -86,10 +87,10 @@ func TestRevokedKeyStopsAtOnce(t *testing.T) {
 // database within moments, long before its cache would forget the
 // credential (the clock never moves).
 func TestRevokedElsewhereStopsWithinMoments(t *testing.T) {
-	clock := &stepClock{t: time.Now()}
+	clock := storetest.NewClock(time.Now())
 	path := filepath.Join(t.TempDir(), "m.db")
 	e, store, sid, token := newRevocationEnv(t, path, clock, time.Hour)
-	elsewhere := memstore.NewCore(sqlitetest.OpenAt(t, path, sqlite.Options{Now: clock.now}))
+	elsewhere := memstore.NewCore(sqlitetest.OpenAt(t, path, sqlite.Options{Now: clock.Now}))
 	key, secret := sqlitetest.APIKey(t, e.db, e.workspace, "to revoke")
 	asKey := withHeader("X-Api-Key", secret)
 	e.ok(t, "GET", "/v1/memory_stores", "", asKey)
@@ -124,17 +125,17 @@ func TestRevokedElsewhereStopsWithinMoments(t *testing.T) {
 }
 
 func TestExpiredTokenIsNotRemembered(t *testing.T) {
-	clock := &stepClock{t: time.Now()}
+	clock := storetest.NewClock(time.Now())
 	e, store, sid, _ := newRevocationEnv(t, filepath.Join(t.TempDir(), "m.db"), clock, time.Hour)
 	tok := e.ok(t, "POST", "/v1/sessions/"+sid+"/tokens", `{"expires_in_seconds":1}`)["token"].(string)
 	if res := write(t, e, store, tok, "/before.md"); res.status != 200 {
 		t.Fatalf("write before expiry: %d %s", res.status, res.body)
 	}
-	clock.advance(time.Second - time.Millisecond)
+	clock.Advance(time.Second - time.Millisecond)
 	if res := write(t, e, store, tok, "/just-before.md"); res.status != 200 {
 		t.Fatalf("write a millisecond before expiry: %d %s", res.status, res.body)
 	}
-	clock.advance(time.Millisecond)
+	clock.Advance(time.Millisecond)
 	write(t, e, store, tok, "/after.md").apiError(t, 401, "authentication_error")
 }
 
@@ -155,10 +156,10 @@ func (k *revokingKeys) Authenticate(ctx context.Context, secret string) (*memsto
 }
 
 func TestRevocationDuringAuthenticationIsNotRemembered(t *testing.T) {
-	clock := &stepClock{t: time.Now()}
+	clock := storetest.NewClock(time.Now())
 	db := sqlitetest.Open(t, sqlite.Options{})
 	e := newServerEnvOn(t, db, func(c *httpapi.Config) {
-		c.Now, c.AuthCacheTTL = clock.now, time.Hour
+		c.Now, c.AuthCacheTTL = clock.Now, time.Hour
 		c.Keys = &revokingKeys{KeyService: c.Keys}
 	})
 	// The request that raced the revocation is served; the next is not.

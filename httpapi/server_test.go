@@ -499,24 +499,6 @@ func TestStrictHeaders(t *testing.T) {
 	}
 }
 
-// stepClock is a clock that moves only when told.
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stepClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stepClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestAnotherWorkspaceSeesNothing(t *testing.T) {
 	e := newServerEnv(t)
 	store := e.createStore(t, "mine")
