@@ -96,17 +96,11 @@ func tableRows(tb testing.TB, url string) string {
 	tb.Helper()
 	ctx := context.Background()
 	conn := connect(tb, url)
-	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname NOT IN ('memstore_schema', 'schema_migrations') ORDER BY c.relname`)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var b strings.Builder
-	for _, table := range tables {
+	for _, table := range publicTables(tb, conn) {
+		if table == "memstore_schema" || table == "schema_migrations" {
+			continue
+		}
 		t := pgx.Identifier{table}.Sanitize()
 		rows, err := conn.Query(ctx, `SELECT t::text FROM `+t+` t ORDER BY 1`)
 		if err != nil {

@@ -101,17 +101,8 @@ func seedRows(tb testing.TB, url string) string {
 		tb.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY c.relname`)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var b strings.Builder
-	for _, table := range tables {
+	for _, table := range publicTables(tb, conn) {
 		var n int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{table}.Sanitize()).Scan(&n); err != nil {
 			tb.Fatal(err)
@@ -134,4 +125,20 @@ func seedRows(tb testing.TB, url string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// publicTables is the names of the tables in conn's schema public, in
+// order.
+func publicTables(tb testing.TB, conn *pgx.Conn) []string {
+	tb.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY c.relname`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tables
 }

@@ -42,49 +42,43 @@ const fillWorkspace = "filled"
 func FillDatabase(t *testing.T, db DatabaseBackend) *Filled {
 	t.Helper()
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	f := &Filled{UserName: "ann", UserPassword: "correct horse battery"}
 	co := memstore.NewCore(db)
 	w, err := co.CreateWorkspace(ctx, fillWorkspace)
-	must(err)
+	noError(t, err)
 	f.WorkspaceID = w.ID
 	_, f.Key, err = co.CreateAPIKey(ctx, w.ID, "laptop")
-	must(err)
+	noError(t, err)
 	c, err := co.Authenticate(ctx, f.Key)
-	must(err)
+	noError(t, err)
 	hook, err := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)).CreateWebhook(ctx, c,
 		memstore.WebhookCreate{URL: "http://127.0.0.1:9/", EnabledEvents: memstore.WebhookEventTypes})
-	must(err)
+	noError(t, err)
 	f.Webhook = hook.ID
 
 	s, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: "notes", Description: "what we agreed", Metadata: map[string]string{"team": "core"}})
-	must(err)
+	noError(t, err)
 	f.Store = s.ID
 	m, err := co.CreateMemory(ctx, c, s.ID, memstore.MemoryCreate{Path: "/zoo/pangolin.md", Content: "scales and a long tongue"})
-	must(err)
+	noError(t, err)
 	f.Memory = m.ID
 	_, err = co.UpdateMemory(ctx, c, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("scales, a long tongue, and pangolin facts")})
-	must(err)
+	noError(t, err)
 	_, err = co.UpdateMemory(ctx, c, s.ID, m.ID, memstore.MemoryUpdate{Path: ptr("/animals/pangolin.md")})
-	must(err)
+	noError(t, err)
 	_, err = co.RedactVersion(ctx, c, s.ID, m.VersionID)
-	must(err)
+	noError(t, err)
 	gone, err := co.CreateMemory(ctx, c, s.ID, memstore.MemoryCreate{Path: "/todo.md", Content: "buy milk"})
-	must(err)
-	must(co.DeleteMemory(ctx, c, s.ID, gone.ID, ""))
+	noError(t, err)
+	noError(t, co.DeleteMemory(ctx, c, s.ID, gone.ID, ""))
 	f.versions = 5
 	old, err := co.CreateStore(ctx, c, memstore.StoreCreate{Name: "old"})
-	must(err)
+	noError(t, err)
 	f.ArchivedStore = old.ID
 	_, err = co.CreateMemory(ctx, c, old.ID, memstore.MemoryCreate{Path: "/old.md", Content: "from before"})
-	must(err)
+	noError(t, err)
 	_, err = co.ArchiveStore(ctx, c, old.ID)
-	must(err)
+	noError(t, err)
 	f.archivedVersion = 1
 
 	_, _, f.Token, err = co.CreateSession(ctx, c, memstore.SessionCreate{
@@ -92,14 +86,14 @@ func FillDatabase(t *testing.T, db DatabaseBackend) *Filled {
 		Stores: []memstore.AttachmentCreate{{StoreID: s.ID, Instructions: "keep the notes tidy"}},
 		Fields: map[string]json.RawMessage{"agent": json.RawMessage(`{"name":"helper"}`)},
 	})
-	must(err)
+	noError(t, err)
 	us := memstore.NewUsers(db)
 	_, err = us.CreateUser(ctx, c, memstore.UserCreate{Name: f.UserName, Role: memstore.RoleAdmin, Password: f.UserPassword})
-	must(err)
+	noError(t, err)
 	_, _, err = us.SignIn(ctx, fillWorkspace, f.UserName, f.UserPassword)
-	must(err)
+	noError(t, err)
 	p, err := co.Events(ctx, c, s.ID, memstore.EventFilter{Limit: memstore.MaxPageSize})
-	must(err)
+	noError(t, err)
 	f.LastEvent = p.Events[len(p.Events)-1].Seq
 	return f
 }
@@ -114,17 +108,11 @@ func FillDatabase(t *testing.T, db DatabaseBackend) *Filled {
 func CheckDatabase(t *testing.T, db DatabaseBackend, f *Filled) {
 	t.Helper()
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	co := memstore.NewCore(db)
 	c, err := co.Authenticate(ctx, f.Key)
-	must(err)
+	noError(t, err)
 	agent, err := co.AuthenticateSession(ctx, f.Token)
-	must(err)
+	noError(t, err)
 	if _, _, err := memstore.NewUsers(db).SignIn(ctx, fillWorkspace, f.UserName, f.UserPassword); err != nil {
 		t.Errorf("the console user cannot sign in: %v", err)
 	}
@@ -143,19 +131,19 @@ func CheckDatabase(t *testing.T, db DatabaseBackend, f *Filled) {
 		}
 	}
 	st, err := co.Store(ctx, c, f.Store)
-	must(err)
+	noError(t, err)
 	if st.MemoryCount != 1 || st.ContentSize != int64(len("scales, a long tongue, and pangolin facts")) {
 		t.Errorf("store %s counts %d memories of %d bytes, want its one memory", f.Store, st.MemoryCount, st.ContentSize)
 	}
 
 	m, err := co.CreateMemory(ctx, agent, f.Store, memstore.MemoryCreate{Path: "/zoo/okapi.md", Content: "striped legs, pangolin's neighbour"})
-	must(err)
+	noError(t, err)
 	p, err := co.SearchMemories(ctx, agent, []string{f.Store}, memstore.SearchQuery{Text: "pangolin"})
 	if err != nil || len(p.Items) != 2 {
 		t.Errorf("search after a write: %v %+v, want both memories", err, p.Items)
 	}
 	feed, err := co.Events(ctx, c, f.Store, memstore.EventFilter{Limit: memstore.MaxPageSize})
-	must(err)
+	noError(t, err)
 	if n := len(feed.Events); n == 0 || feed.Events[n-1].Seq != f.LastEvent+1 || feed.Events[n-1].VersionID != m.VersionID ||
 		feed.Events[n-1].Type != memstore.EventMemoryCreated {
 		t.Errorf("the feed after a write ends %+v, want event %d for version %s", feed.Events[max(n-1, 0):], f.LastEvent+1, m.VersionID)
@@ -163,7 +151,7 @@ func CheckDatabase(t *testing.T, db DatabaseBackend, f *Filled) {
 
 	now := time.Now()
 	ds, err := db.ClaimWebhookDeliveries(ctx, memstore.WebhookClaim{Now: now, Until: now.Add(time.Minute), N: 100, PerEndpoint: 100, AllFeeds: true})
-	must(err)
+	noError(t, err)
 	var got []string
 	for _, d := range ds {
 		if d.EndpointID == f.Webhook {
@@ -177,5 +165,13 @@ func CheckDatabase(t *testing.T, db DatabaseBackend, f *Filled) {
 	}
 	if n := len(got); n != 2+int(f.LastEvent)+1+2 { // two stores made, the store's feed and the write, the other's archive and its memory
 		t.Errorf("the webhook is delivered %d events, want %d: %q", n, 2+int(f.LastEvent)+1+2, got)
+	}
+}
+
+// noError ends the test at an unexpected error.
+func noError(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
