@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
@@ -85,7 +86,9 @@ func (s snapshot) fetch(query string, scan func(sqlrow.Row) error) (int, error) 
 	return read, rows.Err()
 }
 
-func (s snapshot) Attach(sessions []*memstore.Session) error { return attach(s.ctx, s.tx, sessions) }
+func (s snapshot) Attach(sessions []*memstore.Session) error {
+	return sqlread.Attach(reader{s.ctx, s.tx}, dialect, sessions)
+}
 
 // restoreBatch and restoreBatchBytes bound what a Restore sends the
 // server at once: the statements of up to restoreBatch rows in one

@@ -4,22 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // getStore reads a store of the workspace (ENotFound), locking its row
 // until tx ends when lock is set (FOR UPDATE, FOR SHARE, ...).
 func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(tx.QueryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = $1 AND workspace_id = $2 `+lock, id, workspaceID))
-	return s, notFound(err, errStoreNotFound(id))
+	return sqlread.Store(reader{ctx, tx}, dialect, workspaceID, id, lock)
 }
 
 // CreateStore implements memstore.StoreStorage, checking q by withinQuota.
@@ -56,56 +53,17 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 	return s, nil
 }
 
-// Store implements memstore.StoreStorage.
+// Store implements memstore.StoreStorage: one statement.
 func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(db.pool.QueryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
-	if err != nil {
-		return nil, wrap(notFound(err, errStoreNotFound(id)), "get store %s", id)
-	}
-	return s, nil
+	s, err := sqlread.Store(reader{ctx, db.pool}, dialect, workspaceID, id, "")
+	return s, wrap(err, "get store %s", id)
 }
 
-// Stores implements memstore.StoreStorage with keyset pagination on
-// (created_at DESC, id DESC), served by stores_by_workspace.
+// Stores implements memstore.StoreStorage (sqlread.Stores), in single
+// statements.
 func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	var page memstore.Page[memstore.Store]
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return page, err
-	}
-	cur, err := keyset.Parse(f.Page, keyset.Stores)
-	if err != nil {
-		return page, err
-	}
-	q := newQuery(workspaceID)
-	where := []string{"workspace_id = $1"}
-	if !f.IncludeArchived {
-		where = append(where, "archived_at IS NULL")
-	}
-	if f.CreatedAtGTE != nil {
-		where = append(where, "created_at >= "+q.arg(keyset.Nanos(*f.CreatedAtGTE)))
-	}
-	if f.CreatedAtLTE != nil {
-		where = append(where, "created_at <= "+q.arg(keyset.Nanos(*f.CreatedAtLTE)))
-	}
-	if cur != nil {
-		where = append(where, "(created_at, id) < ("+q.arg(cur.Time)+", "+q.arg(cur.Key)+")")
-	}
-	rows, err := db.pool.Query(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY created_at DESC, id DESC LIMIT `+q.arg(n+1), q.args...)
-	if err != nil {
-		return page, wrap(err, "list stores")
-	}
-	page.Items, err = collect(rows, sqlrow.ScanStore)
-	if err != nil {
-		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
-	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = keyset.Cursor{Kind: keyset.Stores, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	page, err := sqlread.Stores(func(fn func(sqlread.Tx) error) error { return fn(reader{ctx, db.pool}) }, dialect, workspaceID, f)
+	return page, wrap(err, "list stores")
 }
 
 // UpdateStore implements memstore.StoreStorage: StoreUpdate.Apply's rule
@@ -187,17 +145,6 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 		db.evented(id)
 	}
 	return wrap(err, "delete store %s", id)
-}
-
-// A query collects the arguments of a statement built piece by piece.
-type query struct{ args []any }
-
-func newQuery(args ...any) *query { return &query{args: slices.Clone(args)} }
-
-// arg adds v and returns its placeholder.
-func (q *query) arg(v any) string {
-	q.args = append(q.args, v)
-	return "$" + strconv.Itoa(len(q.args))
 }
 
 // collect scans every row of rows with scan, and closes rows.

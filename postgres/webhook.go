@@ -268,10 +268,10 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 	q := newQuery(fill.Full()) // never nil, which would be NULL and match nothing
 	where := cursorsClaimed + " AND w.id <> ALL ($1)"
 	if !c.AllFeeds {
-		where += " AND c.store_id = ANY (" + q.arg(c.Changed) + ")"
+		where += " AND c.store_id = ANY (" + q.Arg(c.Changed) + ")"
 	}
 	cursors, err := feedCursors(ctx, tx, where, `ORDER BY (SELECT e.created_at FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq ORDER BY e.seq LIMIT 1)
-		FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED`, q.args...)
+		FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED`, q.Args...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
@@ -93,7 +94,9 @@ func scanPage(rows *sql.Rows, scan func(sqlrow.Row) error, last []any) (int, err
 	return read, rows.Err()
 }
 
-func (s snapshot) Attach(sessions []*memstore.Session) error { return attach(s.ctx, s.tx, sessions) }
+func (s snapshot) Attach(sessions []*memstore.Session) error {
+	return sqlread.Attach(reader(s), dialect, sessions)
+}
 
 // Restore implements memstore.Restorer (sqlrow.Restore), in one write
 // transaction of the writer: other writes wait for it, and the indexer

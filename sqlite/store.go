@@ -2,24 +2,18 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/sqlrow"
+	"github.com/memstore/memstore/internal/sqlread"
 )
 
+// getStore reads a store of the workspace (ENotFound).
 func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(tx.queryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.ErrStoreNotFound(id)
-	}
-	return s, err
+	return sqlread.Store(reader{ctx, tx}, dialect, workspaceID, id, "")
 }
 
 // CreateStore implements memstore.StoreStorage, checking q by withinQuota.
@@ -66,53 +60,10 @@ func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Stor
 	return s, wrap(err, "get store %s", id)
 }
 
-// Stores implements memstore.StoreStorage with keyset pagination on
-// (created_at DESC, id DESC), served by stores_by_workspace.
+// Stores implements memstore.StoreStorage (sqlread.Stores).
 func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	var page memstore.Page[memstore.Store]
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return page, err
-	}
-	cur, err := parseCursor(f.Page, kindStores)
-	if err != nil {
-		return page, err
-	}
-	where := []string{"workspace_id = ?"}
-	args := []any{workspaceID}
-	if !f.IncludeArchived {
-		where = append(where, "archived_at IS NULL")
-	}
-	if f.CreatedAtGTE != nil {
-		where, args = append(where, "created_at >= ?"), append(args, nanos(*f.CreatedAtGTE))
-	}
-	if f.CreatedAtLTE != nil {
-		where, args = append(where, "created_at <= ?"), append(args, nanos(*f.CreatedAtLTE))
-	}
-	if cur != nil {
-		where = append(where, "(created_at, id) < (?, ?)")
-		args = append(args, cur.Time, cur.Key)
-	}
-	args = append(args, n+1)
-	err = db.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		page.Items, err = sqlrow.Collect(rows, sqlrow.ScanStore)
-		return err
-	})
-	if err != nil {
-		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
-	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = cursor{Kind: kindStores, Time: nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	page, err := sqlread.Stores(db.reads(ctx), dialect, workspaceID, f)
+	return page, wrap(err, "list stores")
 }
 
 // UpdateStore implements memstore.StoreStorage. Metadata is a merge

@@ -102,3 +102,45 @@ var StoreColumns = stores.table.Select()
 
 // ScanStore scans a row of StoreColumns.
 func ScanStore(r Row) (*memstore.Store, error) { return stores.scan(r) }
+
+// MemoryColumns are the columns of a memory's row, in the order
+// ScanMemory reads them; when full is false, empty (the empty value of
+// the content column's type in the backend's dialect) stands in for the
+// content, which a list reads only when asked.
+func MemoryColumns(full bool, empty string) string {
+	if full {
+		return memories.table.Columns
+	}
+	return strings.Replace(memories.table.Columns, ", content,", ", "+empty+",", 1)
+}
+
+// ScanMemory scans a row of MemoryColumns.
+func ScanMemory(r Row) (*memstore.Memory, error) { return memories.scan(r) }
+
+// SessionColumns are the columns of a session's row, of the sessions
+// table named s, in the order ScanSession reads them.
+var SessionColumns = Prefixed("s.", sessions.table.Columns)
+
+// ScanSession scans a row of SessionColumns, without its attachments.
+func ScanSession(r Row) (*memstore.Session, error) { return sessions.scan(r) }
+
+// TokenColumns are the columns of a session token as the API reads it,
+// without the hash of its secret, in the order ScanToken reads them.
+const TokenColumns = tokenColumns
+
+// ScanToken scans a row of TokenColumns.
+func ScanToken(r Row) (*memstore.SessionToken, error) {
+	var t memstore.SessionToken
+	return &t, r.Scan(tokenFields(&t)...)
+}
+
+// AttachmentColumns are the columns of an attachment's row, of the
+// table SessionStores, in the order ScanAttachment reads them.
+const AttachmentColumns = "session_id, store_id, access, instructions, name, description, mount_path"
+
+// ScanAttachment scans a row of AttachmentColumns: the attachment and
+// the ID of its session.
+func ScanAttachment(r Row) (sessionID string, a memstore.Attachment, err error) {
+	err = r.Scan(&sessionID, &a.StoreID, enum(&a.Access), byteText{&a.Instructions}, &a.Name, byteText{&a.Description}, &a.MountPath)
+	return sessionID, a, err
+}
