@@ -395,28 +395,12 @@ func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*feedCursor
-	for rows.Next() {
-		cur := &feedCursor{}
-		w, err := sqlrow.ScanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq, &cur.owedTo}})
-		if err != nil {
-			return nil, err
-		}
-		cur.w = w
-		out = append(out, cur)
-	}
-	return out, rows.Err()
+	return sqlrow.CollectRefs(rows, func(r row) (cur *feedCursor, err error) {
+		cur = &feedCursor{}
+		cur.w, err = sqlrow.ScanWebhook(sqlrow.Extra(r, &cur.store, &cur.seq, &cur.owedTo))
+		return cur, err
+	})
 }
-
-// extraColumns scans a row whose last columns go to extra, after those
-// the row's own scan function reads: so that a table's one scan function
-// serves a query with more columns.
-type extraColumns struct {
-	row
-	extra []any
-}
-
-func (r extraColumns) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extra...)...) }
 
 // pull makes the deliveries, claimed until until, of up to n events past
 // the cursor that its endpoint asks for, by the types it asks for now,

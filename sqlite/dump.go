@@ -87,7 +87,7 @@ func scanPage(rows *sql.Rows, scan func(sqlrow.Row) error, last []any) (int, err
 	}
 	read := 0
 	for ; rows.Next(); read++ {
-		if err := scan(row{rows, key}); err != nil {
+		if err := scan(row{sqlrow.Extra(rows, key...)}); err != nil {
 			return 0, err
 		}
 	}
@@ -138,12 +138,8 @@ func (r restoreTx) Insert(t *sqlrow.Table, values []any, _ any) error {
 }
 
 // row is a row for sqlrow to scan, with SQLite's lists, which it keeps
-// as comma-separated text; extra, when set, take the columns after those
-// scanned.
-type row struct {
-	row   interface{ Scan(...any) error }
-	extra []any
-}
+// as comma-separated text.
+type row struct{ sqlrow.Row }
 
 func (r row) Scan(dest ...any) error {
 	for i, d := range dest {
@@ -151,7 +147,7 @@ func (r row) Scan(dest ...any) error {
 			dest[i] = list{l}
 		}
 	}
-	return r.row.Scan(append(dest, r.extra...)...)
+	return r.Row.Scan(dest...)
 }
 
 // list scans comma-separated text into a list.

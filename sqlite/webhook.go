@@ -19,7 +19,7 @@ var _ memstore.WebhookStorage = (*DB)(nil)
 // scanWebhook scans a row of sqlrow.WebhookColumns, whose events SQLite keeps
 // as comma-separated text.
 func scanWebhook(r interface{ Scan(...any) error }) (*memstore.WebhookEndpoint, error) {
-	return sqlrow.ScanWebhook(row{r, nil})
+	return sqlrow.ScanWebhook(row{r})
 }
 
 // webhookArgs are the values of w's row, in sqlrow.WebhookColumns' order, as
@@ -320,17 +320,11 @@ func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*fe
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*feedCursor
-	for rows.Next() {
-		cur := &feedCursor{}
-		w, err := scanWebhook(row{rows, []any{&cur.store, &cur.seq, &cur.upto, &cur.workspace}})
-		if err != nil {
-			return nil, err
-		}
-		cur.w = w
-		out = append(out, cur)
-	}
-	return out, rows.Err()
+	return sqlrow.CollectRefs(rows, func(r sqlrow.Row) (cur *feedCursor, err error) {
+		cur = &feedCursor{}
+		cur.w, err = scanWebhook(sqlrow.Extra(r, &cur.store, &cur.seq, &cur.upto, &cur.workspace))
+		return cur, err
+	})
 }
 
 // pull makes the deliveries, claimed until until, of up to n events past
