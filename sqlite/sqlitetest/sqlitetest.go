@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/testdb"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -23,18 +24,7 @@ func Open(tb testing.TB, opts sqlite.Options) *sqlite.DB {
 // the test ends.
 func OpenAt(tb testing.TB, path string, opts sqlite.Options) *sqlite.DB {
 	tb.Helper()
-	db, err := sqlite.Open(context.Background(), path, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Registered first, so it runs after the cleanups of whatever the
-	// test builds on db, such as a server.
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return db
+	return testdb.Open(tb, func(ctx context.Context) (*sqlite.DB, error) { return sqlite.Open(ctx, path, opts) })
 }
 
 // Workspace makes a workspace called name.
