@@ -66,57 +66,58 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 	return page, wrap(err, "list stores")
 }
 
-// UpdateStore implements memstore.StoreStorage: StoreUpdate.Apply's rule
-// on the store's row, locked.
-func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil {
-			return err
-		}
-		if changed, err := u.Apply(s); err != nil || !changed {
-			return err
-		}
-		b, err := json.Marshal(s.Metadata)
+// WriteStore implements memstore.StoreStorage: fn runs in one
+// transaction that holds the store's row locked (FOR NO KEY UPDATE), on
+// every process.
+func (db *DB) WriteStore(ctx context.Context, workspaceID, id string, fn func(memstore.StoreTx) error) error {
+	var t *storeTx
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		s, err := getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE")
 		if err != nil {
 			return err
 		}
-		now := db.stamp()
-		if _, err := tx.Exec(ctx, `UPDATE stores SET name = $1, description = $2, metadata = $3, updated_at = $4 WHERE id = $5`,
-			s.Name, []byte(s.Description), string(b), keyset.Nanos(now), id); err != nil {
-			return err
-		}
-		s.UpdatedAt = now
-		return nil
+		t = &storeTx{ctx: ctx, db: db, tx: tx, s: s}
+		return fn(t)
 	})
-	if err != nil {
-		return nil, wrap(err, "update store %s", id)
+	if err == nil && t.archived {
+		db.evented(id)
 	}
-	return s, nil
+	return wrap(err, "change store %s", id)
 }
 
-// ArchiveStore implements memstore.StoreStorage; the first archive sets
-// both archived_at and updated_at, later ones change nothing.
-func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memstore.Actor) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil || s.ArchivedAt != nil {
-			return err
-		}
-		now := db.stamp()
-		if _, err = tx.Exec(ctx, `UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), id); err != nil {
-			return err
-		}
-		s.ArchivedAt, s.UpdatedAt = &now, now
-		_, err = tx.Exec(ctx, insertEvent("$1", "$2", "NULL", "$3", "$4", "$5"),
-			id, string(memstore.EventStoreArchived), string(by.Type), by.ID, keyset.Nanos(now))
-		return err
-	})
-	if err != nil {
-		return nil, wrap(err, "archive store %s", id)
+// A storeTx is a memstore.StoreTx over one transaction.
+type storeTx struct {
+	ctx      context.Context
+	db       *DB
+	tx       pgx.Tx
+	s        *memstore.Store
+	archived bool // the store.archived event is to be told once committed
+}
+
+func (t *storeTx) Store() *memstore.Store { return t.s }
+
+func (t *storeTx) Update(s *memstore.Store) error {
+	s.UpdatedAt = t.db.stamp()
+	values, err := sqlrow.UpdateStoreValues(s)
+	if err == nil {
+		_, err = t.tx.Exec(t.ctx, sqlrow.UpdateStore(dialect.Param), values...)
 	}
-	db.evented(id)
-	return s, nil
+	return err
+}
+
+// Archive sets archived_at and updated_at, and adds the event, in one
+// round trip.
+func (t *storeTx) Archive(s *memstore.Store, by memstore.Actor) error {
+	now := t.db.stamp()
+	var b pgx.Batch
+	b.Queue(`UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), s.ID)
+	b.Queue(insertEvent("$1", "$2", "NULL", "$3", "$4", "$5"), s.ID, string(memstore.EventStoreArchived), string(by.Type), by.ID, keyset.Nanos(now))
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		return err
+	}
+	s.ArchivedAt, s.UpdatedAt = &now, now
+	t.archived = true
+	return nil
 }
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade

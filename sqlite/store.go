@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
-	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/sqlread"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // getStore reads a store of the workspace (ENotFound).
@@ -66,64 +66,50 @@ func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFi
 	return page, wrap(err, "list stores")
 }
 
-// UpdateStore implements memstore.StoreStorage. Metadata is a merge
-// patch whose result must still hold at most 16 pairs.
-func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.write(ctx, func(tx *txn) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id); err != nil {
-			return err
-		}
-		if changed, err := u.Apply(s); err != nil || !changed {
-			return err
-		}
-		b, err := json.Marshal(s.Metadata)
+// WriteStore implements memstore.StoreStorage: fn runs as a write
+// closure of the writer (see DB.write), which runs one transaction at a
+// time: the store cannot change before it commits.
+func (db *DB) WriteStore(ctx context.Context, workspaceID, id string, fn func(memstore.StoreTx) error) error {
+	err := db.write(ctx, func(tx *txn) error {
+		s, err := getStore(ctx, tx, workspaceID, id)
 		if err != nil {
 			return err
 		}
-		now := fromNanos(nanos(db.now()))
-		if _, err := tx.exec(ctx, `UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-			s.Name, s.Description, string(b), nanos(now), id); err != nil {
-			return err
-		}
-		s.UpdatedAt = now
-		return nil
+		return fn(&storeTx{ctx: ctx, db: db, tx: tx, s: s})
 	})
-	if err != nil {
-		return nil, wrap(err, "update store %s", id)
-	}
-	return s, nil
+	return wrap(err, "change store %s", id)
 }
 
-// ArchiveStore implements memstore.StoreStorage; the first archive sets
-// both archived_at and updated_at and adds the store.archived event,
-// later ones change nothing.
-func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memstore.Actor) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.write(ctx, func(tx *txn) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
-			return err
-		}
-		t, err := db.archive(ctx, tx, "stores", id)
-		tx.storeChanged(id)
-		if err != nil {
-			return err
-		}
-		s.ArchivedAt, s.UpdatedAt = &t, t
-		return insertEvent(ctx, tx, id, memstore.EventStoreArchived, "", by, t)
-	})
-	if err != nil {
-		return nil, wrap(err, "archive store %s", id)
-	}
-	return s, nil
+// A storeTx is a memstore.StoreTx over one transaction of the writer.
+type storeTx struct {
+	ctx context.Context
+	db  *DB
+	tx  *txn
+	s   *memstore.Store
 }
 
-// archive sets archived_at and updated_at of row id of table (stores or
-// sessions) to now, and returns now as stored.
-func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time, error) {
-	now := nanos(db.now())
-	_, err := tx.exec(ctx, `UPDATE `+table+` SET archived_at = ?, updated_at = ? WHERE id = ?`, now, now, id)
-	return fromNanos(now), err
+func (t *storeTx) Store() *memstore.Store { return t.s }
+
+func (t *storeTx) Update(s *memstore.Store) error {
+	s.UpdatedAt = fromNanos(nanos(t.db.now()))
+	values, err := sqlrow.UpdateStoreValues(s)
+	if err == nil {
+		_, err = t.tx.exec(t.ctx, sqlrow.UpdateStore(dialect.Param), args(values)...)
+	}
+	return err
+}
+
+// Archive tells the writes after it in the same batch that the store is
+// no longer live (storeChanged).
+func (t *storeTx) Archive(s *memstore.Store, by memstore.Actor) error {
+	now := fromNanos(nanos(t.db.now()))
+	_, err := t.tx.exec(t.ctx, `UPDATE stores SET archived_at = ?1, updated_at = ?1 WHERE id = ?2`, nanos(now), s.ID)
+	t.tx.storeChanged(s.ID)
+	if err != nil {
+		return err
+	}
+	s.ArchivedAt, s.UpdatedAt = &now, now
+	return insertEvent(t.ctx, t.tx, s.ID, memstore.EventStoreArchived, "", by, now)
 }
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
 )
 
 // Users and webhook endpoints are read and written by the backends' own
@@ -143,4 +144,21 @@ const AttachmentColumns = "session_id, store_id, access, instructions, name, des
 func ScanAttachment(r Row) (sessionID string, a memstore.Attachment, err error) {
 	err = r.Scan(&sessionID, &a.StoreID, enum(&a.Access), byteText{&a.Instructions}, &a.Name, byteText{&a.Description}, &a.MountPath)
 	return sessionID, a, err
+}
+
+// UpdateStore is the statement that keeps a store's name, description,
+// metadata and time of update (UpdateStoreValues), given the
+// placeholder of the nth value in the backend's dialect.
+func UpdateStore(param func(n int) string) string {
+	return `UPDATE stores SET name = ` + param(1) + `, description = ` + param(2) + `, metadata = ` + param(3) +
+		`, updated_at = ` + param(4) + ` WHERE id = ` + param(5)
+}
+
+// UpdateStoreValues are the values of UpdateStore for s.
+func UpdateStoreValues(s *memstore.Store) ([]any, error) {
+	meta, err := jsonMap[string]{&s.Metadata}.Value()
+	if err != nil {
+		return nil, err
+	}
+	return []any{s.Name, text(s.Description), meta, keyset.Nanos(s.UpdatedAt), s.ID}, nil
 }

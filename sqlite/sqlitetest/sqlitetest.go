@@ -68,7 +68,7 @@ func Create(tb testing.TB, db *sqlite.DB, workspaceID, storeID, path, content st
 	return m
 }
 
-// Writes makes the memory writes of a core over a database, spoken of in
+// Writes makes the memory and store writes of a core over a database, spoken of in
 // workspaces and actors as the database's own methods are: each call is
 // made as an API key's caller of workspace ws, recorded as made by by. It
 // lets a test of the database write through the core's rules.
@@ -96,4 +96,14 @@ func (w Writes) UpdateMemory(ctx context.Context, ws, storeID, id string, u mems
 // DeleteMemory is memstore.Core's.
 func (w Writes) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
 	return w.core.DeleteMemory(ctx, caller(ws, by), storeID, id, ifSHA256)
+}
+
+// UpdateStore is memstore.Core's, as an API key of ws.
+func (w Writes) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return w.core.UpdateStore(ctx, caller(ws, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_sqlitetest"}), id, u)
+}
+
+// ArchiveStore is memstore.Core's.
+func (w Writes) ArchiveStore(ctx context.Context, ws, id string, by memstore.Actor) (*memstore.Store, error) {
+	return w.core.ArchiveStore(ctx, caller(ws, by), id)
 }
