@@ -11,11 +11,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var (
-	_ memstore.Dumper   = (*DB)(nil)
-	_ memstore.Restorer = (*DB)(nil)
-)
-
 // Dump implements memstore.Dumper (sqlrow.Dump), in one REPEATABLE READ
 // transaction: a snapshot that writes made meanwhile, by any process, do
 // not reach. It runs once: the sink has seen what a second run would

@@ -16,8 +16,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.WebhookStorage = (*DB)(nil)
-
 // CreateWebhook implements memstore.WebhookStorage, checking q by
 // withinQuota.
 func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, q memstore.Quota) (*memstore.WebhookEndpoint, error) {
@@ -155,8 +153,6 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	}
 	return wrap(err, "delete webhook endpoint %s", id)
 }
-
-var _ memstore.WebhookDeliveryStorage = (*DB)(nil)
 
 const deliveryColumns = "d.endpoint_id, d.event_id, d.workspace_id, d.type, d.store_id, d.memory_id, d.version_id, d.event_at, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error"
 

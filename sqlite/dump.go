@@ -12,11 +12,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var (
-	_ memstore.Dumper   = (*DB)(nil)
-	_ memstore.Restorer = (*DB)(nil)
-)
-
 // Dump implements memstore.Dumper (sqlrow.Dump), in one read
 // transaction: under WAL, a snapshot that writes made meanwhile do not
 // reach.

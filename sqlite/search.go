@@ -13,8 +13,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.SearchStorage = (*DB)(nil)
-
 // Search is each backend's own, as its engine's full-text index is.
 // SQLite's runs on the FTS5 indexes of the schema, which indexer.go
 // keeps current, over the live memories only: memories_words (stemmed

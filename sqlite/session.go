@@ -10,8 +10,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlread"
 )
 
-var _ memstore.SessionStorage = (*DB)(nil)
-
 // Sessions are deleted only when asked to (DeleteSession); deleting a
 // store leaves the sessions that attach it as they were (see
 // migrations/0001_schema.sql).

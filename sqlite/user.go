@@ -11,8 +11,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.UserStorage = (*DB)(nil)
-
 // CreateUser implements memstore.UserStorage.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
 	u.ID, u.WorkspaceID = db.ids.New(memstore.UserIDPrefix, u.CreatedAt), workspaceID

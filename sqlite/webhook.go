@@ -14,8 +14,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.WebhookStorage = (*DB)(nil)
-
 // scanWebhook scans a row of sqlrow.WebhookColumns, whose events SQLite keeps
 // as comma-separated text.
 func scanWebhook(r interface{ Scan(...any) error }) (*memstore.WebhookEndpoint, error) {
@@ -125,8 +123,6 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	})
 	return wrap(err, "delete webhook endpoint %s", id)
 }
-
-var _ memstore.WebhookDeliveryStorage = (*DB)(nil)
 
 const deliveryColumns = "endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at, state, attempts, next_attempt_at, last_attempt_at, last_status, last_error"
 
