@@ -219,16 +219,10 @@ func countChange(op, store string) string {
 		content_size = content_size ` + op + ` (SELECT coalesce(sum(size), 0) FROM m) WHERE id = ` + store + ` RETURNING memory_count`
 }
 
-// Memory implements memstore.MemoryStorage: one statement, the store's
-// workspace checked by the join.
+// Memory implements memstore.MemoryStorage (sqlread.Memory).
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
-	m, err := sqlrow.ScanMemory(db.pool.QueryRow(ctx, `SELECT m.id, m.store_id, m.path, m.content, m.sha256, m.size, m.version_id, m.created_at, m.updated_at
-		FROM memories m JOIN stores s ON s.id = m.store_id
-		WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`, id, storeID, workspaceID))
-	if err != nil {
-		return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
-	}
-	return m, nil
+	m, err := sqlread.Memory(reader{ctx, db.pool}, dialect, workspaceID, storeID, id)
+	return m, wrap(err, "get memory %s", id)
 }
 
 // MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup
@@ -243,27 +237,12 @@ func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, vers
 		}
 		switch {
 		case err != nil:
-			return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
+			return nil, wrap(sqlread.MemoryMissing(reader{ctx, db.pool}, dialect, err, workspaceID, storeID, id), "get memory %s", id)
 		case current == version:
 			return nil, nil
 		}
 	}
 	return db.Memory(ctx, workspaceID, storeID, id)
-}
-
-// memoryMissing turns the failure of a lookup of a memory into the error
-// to report, saying whether the store or the memory is missing.
-func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID, id string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		var one int
-		err = db.pool.QueryRow(ctx, `SELECT 1 FROM stores WHERE id = $1 AND workspace_id = $2`, storeID, workspaceID).Scan(&one)
-		if err == nil {
-			err = errMemoryNotFound(id)
-		} else {
-			err = notFound(err, errStoreNotFound(storeID))
-		}
-	}
-	return wrap(err, "get memory %s", id)
 }
 
 // Memories implements memstore.MemoryStorage (sqlread.Memories).

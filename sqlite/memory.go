@@ -155,18 +155,12 @@ func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	return err
 }
 
-// Memory implements memstore.MemoryStorage.
+// Memory implements memstore.MemoryStorage (sqlread.Memory): one
+// statement on a prepared query and no transaction (a single statement
+// reads one snapshot).
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
-	// The hot path of every client: one statement on a prepared query and
-	// no transaction (a single statement reads one snapshot), the store's
-	// workspace checked by the join.
-	m, err := sqlrow.ScanMemory(db.rs.queryRow(ctx, `SELECT m.id, m.store_id, m.path, m.content, m.sha256, m.size, m.version_id, m.created_at, m.updated_at
-		FROM memories m JOIN stores s ON s.id = m.store_id
-		WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID))
-	if err != nil {
-		return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
-	}
-	return m, nil
+	m, err := sqlread.Memory(statements{ctx, &db.rs}, dialect, workspaceID, storeID, id)
+	return m, wrap(translate(err), "get memory %s", id)
 }
 
 // MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup of the
@@ -181,26 +175,13 @@ func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, vers
 			WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID).Scan(&current)
 		switch {
 		case err != nil:
-			return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
+			err = sqlread.MemoryMissing(statements{ctx, &db.rs}, dialect, err, workspaceID, storeID, id)
+			return nil, wrap(translate(err), "get memory %s", id)
 		case current == version:
 			return nil, nil
 		}
 	}
 	return db.Memory(ctx, workspaceID, storeID, id)
-}
-
-// memoryMissing turns the failure of a lookup of a memory into the error
-// to report, saying whether the store or the memory is missing.
-func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID, id string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		err = db.read(ctx, func(tx *txn) error {
-			if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
-				return err
-			}
-			return memstore.ErrMemoryNotFound(id)
-		})
-	}
-	return wrap(translate(err), "get memory %s", id)
 }
 
 // Memories implements memstore.MemoryStorage (sqlread.Memories).

@@ -49,6 +49,26 @@ func (r reader) Query(query string, args ...any) (sqlread.Rows, error) {
 	return readRows{rows}, nil
 }
 
+// statements runs the statements of sqlread one at a time on the read
+// pool's prepared statements, outside a transaction: each reads one
+// snapshot.
+type statements struct {
+	ctx context.Context
+	c   *stmtCache
+}
+
+func (s statements) QueryRow(query string, args ...any) sqlrow.Row {
+	return s.c.queryRow(s.ctx, query, args...)
+}
+
+func (s statements) Query(query string, args ...any) (sqlread.Rows, error) {
+	rows, err := s.c.pool.QueryContext(s.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return readRows{rows}, nil
+}
+
 // readRows are rows whose Close reports nothing: a read's error is in
 // Err.
 type readRows struct{ *sql.Rows }

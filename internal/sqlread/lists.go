@@ -1,6 +1,7 @@
 package sqlread
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -9,10 +10,25 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
+// The statements of the reads that always read alike, with PostgreSQL's
+// placeholders, made in a dialect's once (Dialect.SQL).
+var (
+	storeQuery   = `SELECT ` + sqlrow.StoreColumns + ` FROM stores WHERE id = $1 AND workspace_id = $2`
+	sessionQuery = `SELECT ` + sqlrow.SessionColumns + ` FROM sessions s WHERE s.id = $1 AND s.workspace_id = $2`
+	memoryQuery  = `SELECT ` + sqlrow.Prefixed("m.", sqlrow.MemoryColumns(true, "")) + `
+		FROM memories m JOIN stores s ON s.id = m.store_id
+		WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`
+	// The version's store, always the event's, lets SQLite read
+	// versions by its (store_id, id) key.
+	eventsQuery = `SELECT ` + sqlrow.EventColumns + `
+		FROM events e LEFT JOIN versions v ON v.store_id = e.store_id AND v.id = e.version_id
+		WHERE e.store_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`
+)
+
 // Store reads a store of the workspace (ENotFound); lock, when set,
 // ends the statement (FOR UPDATE, FOR SHARE, ...).
 func Store(tx Tx, d *Dialect, workspaceID, id, lock string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(tx.QueryRow(`SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = `+d.Param(1)+` AND workspace_id = `+d.Param(2)+lockClause(lock), id, workspaceID))
+	s, err := sqlrow.ScanStore(tx.QueryRow(d.SQL(storeQuery+lockClause(lock)), id, workspaceID))
 	if err != nil {
 		return nil, d.notFound(err, memstore.ErrStoreNotFound(id))
 	}
@@ -125,15 +141,11 @@ func Events(read Read, d *Dialect, storeID string, f memstore.EventFilter) (mems
 	var events []memstore.Event
 	err = read(func(tx Tx) error {
 		if !known {
-			if err := tx.QueryRow(`SELECT coalesce((SELECT seq FROM events WHERE store_id = `+d.Param(1)+` ORDER BY seq DESC LIMIT 1), 0)`, storeID).Scan(&after); err != nil {
+			if err := tx.QueryRow(d.SQL(`SELECT coalesce((SELECT seq FROM events WHERE store_id = $1 ORDER BY seq DESC LIMIT 1), 0)`), storeID).Scan(&after); err != nil {
 				return err
 			}
 		}
-		// The version's store, always the event's, lets SQLite read
-		// versions by its (store_id, id) key.
-		rows, err := tx.Query(`SELECT `+sqlrow.EventColumns+`
-			FROM events e LEFT JOIN versions v ON v.store_id = e.store_id AND v.id = e.version_id
-			WHERE e.store_id = `+d.Param(1)+` AND e.seq > `+d.Param(2)+` ORDER BY e.seq LIMIT `+d.Param(3), storeID, after, n+1)
+		rows, err := tx.Query(d.SQL(eventsQuery), storeID, after, n+1)
 		events, err = collect(rows, err, sqlrow.ScanEvent)
 		return err
 	})
@@ -146,7 +158,7 @@ func Events(read Read, d *Dialect, storeID string, f memstore.EventFilter) (mems
 // Session reads a session of the workspace with its attachments
 // (ENotFound); lock, when set, ends the statement.
 func Session(tx Tx, d *Dialect, workspaceID, id, lock string) (*memstore.Session, error) {
-	s, err := sqlrow.ScanSession(tx.QueryRow(`SELECT `+sqlrow.SessionColumns+` FROM sessions s WHERE s.id = `+d.Param(1)+` AND s.workspace_id = `+d.Param(2)+lockClause(lock), id, workspaceID))
+	s, err := sqlrow.ScanSession(tx.QueryRow(d.SQL(sessionQuery+lockClause(lock)), id, workspaceID))
 	if err != nil {
 		return nil, d.notFound(err, memstore.ErrSessionNotFound(id))
 	}
@@ -282,7 +294,7 @@ func SessionTokens(read Read, d *Dialect, workspaceID, sessionID string, f memst
 	}
 	err = read(func(tx Tx) error {
 		var one int
-		err := tx.QueryRow(`SELECT 1 FROM sessions WHERE id = `+d.Param(1)+` AND workspace_id = `+d.Param(2), sessionID, workspaceID).Scan(&one)
+		err := tx.QueryRow(d.SQL(`SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`), sessionID, workspaceID).Scan(&one)
 		if err != nil {
 			return d.notFound(err, memstore.ErrSessionNotFound(sessionID))
 		}
@@ -298,7 +310,7 @@ func SessionTokens(read Read, d *Dialect, workspaceID, sessionID string, f memst
 
 // SessionToken reads a token of the workspace (ENotFound).
 func SessionToken(tx Tx, d *Dialect, workspaceID, id string) (*memstore.SessionToken, error) {
-	t, err := sqlrow.ScanToken(tx.QueryRow(`SELECT `+sqlrow.TokenColumns+` FROM session_tokens WHERE id = `+d.Param(1)+` AND workspace_id = `+d.Param(2), id, workspaceID))
+	t, err := sqlrow.ScanToken(tx.QueryRow(d.SQL(`SELECT `+sqlrow.TokenColumns+` FROM session_tokens WHERE id = $1 AND workspace_id = $2`), id, workspaceID))
 	if err != nil {
 		return nil, d.notFound(err, memstore.ErrTokenNotFound(id))
 	}
@@ -308,7 +320,7 @@ func SessionToken(tx Tx, d *Dialect, workspaceID, id string) (*memstore.SessionT
 // TokenBySecret reads the token whose secret has the hash secretHash
 // (one indexed lookup), then its session, in the read of tx.
 func TokenBySecret(tx Tx, d *Dialect, secretHash string) (*memstore.SessionToken, *memstore.Session, error) {
-	t, err := sqlrow.ScanToken(tx.QueryRow(`SELECT `+sqlrow.TokenColumns+` FROM session_tokens WHERE secret_sha256 = `+d.Param(1), secretHash))
+	t, err := sqlrow.ScanToken(tx.QueryRow(d.SQL(`SELECT `+sqlrow.TokenColumns+` FROM session_tokens WHERE secret_sha256 = $1`), secretHash))
 	if err != nil {
 		return nil, nil, d.notFound(err, memstore.ErrUnknownSecret("session token"))
 	}
@@ -317,4 +329,27 @@ func TokenBySecret(tx Tx, d *Dialect, secretHash string) (*memstore.SessionToken
 		return nil, nil, err
 	}
 	return t, s, nil
+}
+
+// Memory reads a memory in one statement, the store's workspace checked
+// by the join: the hot path of every client.
+func Memory(tx Tx, d *Dialect, workspaceID, storeID, id string) (*memstore.Memory, error) {
+	m, err := sqlrow.ScanMemory(tx.QueryRow(d.SQL(memoryQuery), id, storeID, workspaceID))
+	if err != nil {
+		return nil, MemoryMissing(tx, d, err, workspaceID, storeID, id)
+	}
+	return m, nil
+}
+
+// MemoryMissing turns the failure err of a lookup of a memory into the
+// error to report, saying whether the store or the memory is missing.
+func MemoryMissing(tx Tx, d *Dialect, err error, workspaceID, storeID, id string) error {
+	if !errors.Is(err, d.NoRows) {
+		return err
+	}
+	var one int
+	if err := tx.QueryRow(d.SQL(`SELECT 1 FROM stores WHERE id = $1 AND workspace_id = $2`), storeID, workspaceID).Scan(&one); err != nil {
+		return d.notFound(err, memstore.ErrStoreNotFound(storeID))
+	}
+	return memstore.ErrMemoryNotFound(id)
 }

@@ -8,7 +8,10 @@ package sqlread
 
 import (
 	"errors"
+	"regexp"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/sqlrow"
@@ -48,6 +51,25 @@ type Dialect struct {
 	// OneOf is the condition that column is one of ids, whose argument
 	// it adds to q: each driver passes a list its own way.
 	OneOf func(q *Query, column string, ids []string) string
+
+	made sync.Map // statements made by SQL, by their text in PostgreSQL's
+}
+
+// placeholder is a placeholder of PostgreSQL's: $1, $2, ...
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
+// SQL is the statement q, written with PostgreSQL's placeholders, in d's
+// dialect: made once, so that the hot reads build no statement.
+func (d *Dialect) SQL(q string) string {
+	if s, ok := d.made.Load(q); ok {
+		return s.(string)
+	}
+	s := placeholder.ReplaceAllStringFunc(q, func(p string) string {
+		n, _ := strconv.Atoi(p[1:]) // digits only
+		return d.Param(n)
+	})
+	d.made.Store(q, s)
+	return s
 }
 
 // A Query collects the arguments of a statement built piece by piece.
