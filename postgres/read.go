@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,7 +12,7 @@ import (
 // dialect is PostgreSQL's SQL for the reads both backends make
 // (sqlread).
 var dialect = &sqlread.Dialect{
-	Param:        func(n int) string { return "$" + strconv.Itoa(n) },
+	Placeholder:  "$",
 	NoRows:       pgx.ErrNoRows,
 	EmptyContent: "''::bytea",
 	// The schema's session_agent_id function.
@@ -43,11 +42,7 @@ func (r reader) QueryRow(query string, args ...any) sqlrow.Row {
 }
 
 func (r reader) Query(query string, args ...any) (sqlread.Rows, error) {
-	rows, err := r.q.Query(r.ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return r.q.Query(r.ctx, query, args...)
 }
 
 // read is a read transaction for sqlread.

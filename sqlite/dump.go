@@ -90,7 +90,7 @@ func scanPage(rows *sql.Rows, scan func(sqlrow.Row) error, last []any) (int, err
 }
 
 func (s snapshot) Attach(sessions []*memstore.Session) error {
-	return sqlread.Attach(reader(s), dialect, sessions)
+	return sqlread.Attach(reader{s.ctx, s.tx}, dialect, sessions)
 }
 
 // Restore implements memstore.Restorer (sqlrow.Restore), in one write

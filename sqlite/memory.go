@@ -159,7 +159,7 @@ func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 // statement on a prepared query and no transaction (a single statement
 // reads one snapshot).
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
-	m, err := sqlread.Memory(statements{ctx, &db.rs}, dialect, workspaceID, storeID, id)
+	m, err := sqlread.Memory(reader{ctx, &db.rs}, dialect, workspaceID, storeID, id)
 	return m, wrap(translate(err), "get memory %s", id)
 }
 
@@ -175,7 +175,7 @@ func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, vers
 			WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID).Scan(&current)
 		switch {
 		case err != nil:
-			err = sqlread.MemoryMissing(statements{ctx, &db.rs}, dialect, err, workspaceID, storeID, id)
+			err = sqlread.MemoryMissing(reader{ctx, &db.rs}, dialect, err, workspaceID, storeID, id)
 			return nil, wrap(translate(err), "get memory %s", id)
 		case current == version:
 			return nil, nil

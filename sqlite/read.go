@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"strconv"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/sqlread"
@@ -14,7 +13,7 @@ import (
 // dialect is SQLite's SQL for the reads both backends make (sqlread):
 // numbered placeholders (?1), which SQLite binds as the plain ones.
 var dialect = &sqlread.Dialect{
-	Param:        func(n int) string { return "?" + strconv.Itoa(n) },
+	Placeholder:  "?",
 	NoRows:       sql.ErrNoRows,
 	EmptyContent: "''",
 	// memstore.SessionAgentID's rule: the agent field when a string,
@@ -31,38 +30,30 @@ var dialect = &sqlread.Dialect{
 	},
 }
 
-// reader runs the statements of sqlread in tx.
+// A querier is a transaction (txn) or the read pool's prepared
+// statements (stmtCache), outside a transaction, where each statement
+// reads one snapshot.
+type querier interface {
+	queryRow(ctx context.Context, query string, args ...any) *sql.Row
+	query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return c.pool.QueryContext(ctx, query, args...)
+}
+
+// reader runs the statements of sqlread on q.
 type reader struct {
 	ctx context.Context
-	tx  *txn
+	q   querier
 }
 
 func (r reader) QueryRow(query string, args ...any) sqlrow.Row {
-	return r.tx.queryRow(r.ctx, query, args...)
+	return r.q.queryRow(r.ctx, query, args...)
 }
 
 func (r reader) Query(query string, args ...any) (sqlread.Rows, error) {
-	rows, err := r.tx.query(r.ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return readRows{rows}, nil
-}
-
-// statements runs the statements of sqlread one at a time on the read
-// pool's prepared statements, outside a transaction: each reads one
-// snapshot.
-type statements struct {
-	ctx context.Context
-	c   *stmtCache
-}
-
-func (s statements) QueryRow(query string, args ...any) sqlrow.Row {
-	return s.c.queryRow(s.ctx, query, args...)
-}
-
-func (s statements) Query(query string, args ...any) (sqlread.Rows, error) {
-	rows, err := s.c.pool.QueryContext(s.ctx, query, args...)
+	rows, err := r.q.query(r.ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -37,9 +37,10 @@ type Read func(fn func(Tx) error) error
 
 // A Dialect is what the two backends' SQL spells differently.
 type Dialect struct {
-	// Param is the placeholder of the nth argument of a statement
-	// (from 1).
-	Param func(n int) string
+	// Placeholder begins the placeholder of the nth argument of a
+	// statement (from 1), followed by n: $ for $1, ? for ?1, which
+	// SQLite binds as it binds ?.
+	Placeholder string
 	// NoRows is the error of the driver's QueryRow when no row matched.
 	NoRows error
 	// EmptyContent is the empty value of the content column's type, for
@@ -71,6 +72,10 @@ func (d *Dialect) SQL(q string) string {
 	d.made.Store(q, s)
 	return s
 }
+
+// Param is the placeholder of the nth argument of a statement (from
+// 1).
+func (d *Dialect) Param(n int) string { return d.Placeholder + strconv.Itoa(n) }
 
 // A Query collects the arguments of a statement built piece by piece.
 type Query struct {
