@@ -225,24 +225,19 @@ func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*mem
 	return m, wrap(err, "get memory %s", id)
 }
 
-// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup
-// of the memory's version alone, the memory itself only when that is not
-// version. The lookups of concurrent calls go together in one statement
-// (revalidate.go), each taken after its call began.
+// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage
+// (sqlread.MemoryUnlessAt). The lookups of the versions of concurrent
+// calls go together in one statement (revalidate.go), each taken after
+// its call began.
 func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*memstore.Memory, error) {
-	if version != "" {
+	m, err := sqlread.MemoryUnlessAt(reader{ctx, db.pool}, dialect, workspaceID, storeID, id, version, func() (string, error) {
 		current, err := db.revalidate.Do(ctx, versionQuery{id: id, storeID: storeID, workspaceID: workspaceID})
 		if err == nil && current == "" {
 			err = pgx.ErrNoRows
 		}
-		switch {
-		case err != nil:
-			return nil, wrap(sqlread.MemoryMissing(reader{ctx, db.pool}, dialect, err, workspaceID, storeID, id), "get memory %s", id)
-		case current == version:
-			return nil, nil
-		}
-	}
-	return db.Memory(ctx, workspaceID, storeID, id)
+		return current, err
+	})
+	return m, wrap(err, "get memory %s", id)
 }
 
 // Memories implements memstore.MemoryStorage (sqlread.Memories).

@@ -163,25 +163,17 @@ func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*mem
 	return m, wrap(translate(err), "get memory %s", id)
 }
 
-// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup of the
-// memory's version alone, the memory itself only when that is not
-// version. (A single statement returning every column, empty when at
-// version, cost nearly as much as reading the memory: most of a
-// statement's cost is per column.)
+// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage
+// (sqlread.MemoryUnlessAt). (A single statement returning every column,
+// empty when at version, cost nearly as much as reading the memory: most
+// of a statement's cost is per column.)
 func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*memstore.Memory, error) {
-	if version != "" {
-		var current string
-		err := db.rs.queryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
+	m, err := sqlread.MemoryUnlessAt(reader{ctx, &db.rs}, dialect, workspaceID, storeID, id, version, func() (current string, err error) {
+		err = db.rs.queryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
 			WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID).Scan(&current)
-		switch {
-		case err != nil:
-			err = sqlread.MemoryMissing(reader{ctx, &db.rs}, dialect, err, workspaceID, storeID, id)
-			return nil, wrap(translate(err), "get memory %s", id)
-		case current == version:
-			return nil, nil
-		}
-	}
-	return db.Memory(ctx, workspaceID, storeID, id)
+		return current, err
+	})
+	return m, wrap(translate(err), "get memory %s", id)
 }
 
 // Memories implements memstore.MemoryStorage (sqlread.Memories).

@@ -353,3 +353,20 @@ func MemoryMissing(tx Tx, d *Dialect, err error, workspaceID, storeID, id string
 	}
 	return memstore.ErrMemoryNotFound(id)
 }
+
+// MemoryUnlessAt reads a memory unless its version is version, when it
+// returns nil: version reads the memory's version alone (d.NoRows when
+// it is missing), which costs less than the memory, and the memory is
+// read only when that is not version.
+func MemoryUnlessAt(tx Tx, d *Dialect, workspaceID, storeID, id, version string, current func() (string, error)) (*memstore.Memory, error) {
+	if version != "" {
+		v, err := current()
+		switch {
+		case err != nil:
+			return nil, MemoryMissing(tx, d, err, workspaceID, storeID, id)
+		case v == version:
+			return nil, nil
+		}
+	}
+	return Memory(tx, d, workspaceID, storeID, id)
+}
