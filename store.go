@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"maps"
 	"time"
 )
 
@@ -32,6 +33,17 @@ type StoreCreate struct {
 	Name        string
 	Description string
 	Metadata    map[string]string
+}
+
+// NewStore is the store that c makes in the workspace, with the ID and
+// time (as stored) a backend gives it: its metadata is a copy of c's,
+// empty rather than nil.
+func NewStore(id, workspaceID string, c StoreCreate, now time.Time) *Store {
+	meta := maps.Clone(c.Metadata)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return &Store{ID: id, WorkspaceID: workspaceID, Name: c.Name, Description: c.Description, Metadata: meta, CreatedAt: now, UpdatedAt: now}
 }
 
 // StoreUpdate changes a store; nil fields are left as they are. Metadata

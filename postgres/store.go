@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"maps"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,29 +20,13 @@ func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*me
 // CreateStore implements memstore.StoreStorage, checking q by withinQuota.
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.stamp()
-	s := &memstore.Store{
-		ID:          db.ids.New(memstore.StoreIDPrefix, now),
-		WorkspaceID: workspaceID,
-		Name:        c.Name,
-		Description: c.Description,
-		Metadata:    maps.Clone(c.Metadata),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	meta, err := json.Marshal(s.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+	s := memstore.NewStore(db.ids.New(memstore.StoreIDPrefix, now), workspaceID, c, now)
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		// Archived stores count: they keep their memories.
 		if err := withinQuota(ctx, tx, q, "stores "+workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, workspaceID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-			s.ID, workspaceID, s.Name, []byte(s.Description), string(meta), keyset.Nanos(now))
+		_, err := tx.Exec(ctx, sqlrow.InsertStore(dialect.Param), sqlrow.StoreValues(s)...)
 		return err
 	})
 	if err != nil {

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"maps"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/sqlread"
@@ -18,30 +16,14 @@ func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 
 // CreateStore implements memstore.StoreStorage, checking q by withinQuota.
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
-	now := db.now()
-	s := &memstore.Store{
-		ID:          db.ids.New(memstore.StoreIDPrefix, now),
-		WorkspaceID: workspaceID,
-		Name:        c.Name,
-		Description: c.Description,
-		Metadata:    maps.Clone(c.Metadata),
-		CreatedAt:   fromNanos(nanos(now)),
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	s.UpdatedAt = s.CreatedAt
-	meta, err := json.Marshal(s.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	err = db.write(ctx, func(tx *txn) error {
+	now := fromNanos(nanos(db.now()))
+	s := memstore.NewStore(db.ids.New(memstore.StoreIDPrefix, now), workspaceID, c, now)
+	err := db.write(ctx, func(tx *txn) error {
 		// Archived stores count: they keep their memories.
 		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, workspaceID); err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, workspaceID, s.Name, s.Description, string(meta), nanos(now), nanos(now))
+		_, err := tx.exec(ctx, sqlrow.InsertStore(dialect.Param), args(sqlrow.StoreValues(s))...)
 		return err
 	})
 	if err != nil {

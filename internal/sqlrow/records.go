@@ -104,6 +104,14 @@ var StoreColumns = stores.table.Select()
 // ScanStore scans a row of StoreColumns.
 func ScanStore(r Row) (*memstore.Store, error) { return stores.scan(r) }
 
+// InsertStore is the statement that inserts a new store's row
+// (StoreValues), given the placeholder of the nth value in the
+// backend's dialect.
+func InsertStore(param func(n int) string) string { return stores.table.Insert(param) }
+
+// StoreValues are the values of s's row.
+func StoreValues(s *memstore.Store) []any { return must(stores.values(s)) }
+
 // MemoryColumns are the columns of a memory's row, in the order
 // ScanMemory reads them; when full is false, empty (the empty value of
 // the content column's type in the backend's dialect) stands in for the
