@@ -114,44 +114,41 @@ func (t *sessionTx) LiveTokens(sessionID string, now time.Time, max int) (int, e
 }
 
 func (t *sessionTx) CreateSession(s *memstore.Session) error {
-	meta, fields, err := s.KeptJSON()
-	if err != nil {
-		return err
-	}
 	s.ID = t.db.ids.New(memstore.SessionIDPrefix, s.CreatedAt)
-	if _, err := t.tx.Exec(t.ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		s.ID, t.workspaceID, []byte(s.Title), meta, fields, keyset.Nanos(s.CreatedAt), keyset.Nanos(s.UpdatedAt)); err != nil {
+	v, err := sqlrow.SessionValues(s)
+	if err == nil {
+		_, err = t.tx.Exec(t.ctx, sqlrow.InsertSession(dialect.Param), v...)
+	}
+	if err != nil {
 		return err
 	}
 	return t.insertAttachments(s)
 }
 
-// insertAttachments stores the attachments of s in their order, each
-// with the session's creation time, by which a store's sessions are
-// listed (session_stores_by_store).
-func (t *sessionTx) insertAttachments(s *memstore.Session) error {
-	for i, a := range s.Attachments {
-		if _, err := t.tx.Exec(t.ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, s.ID, i, a.StoreID, string(a.Access), []byte(a.Instructions), a.Name, []byte(a.Description), a.MountPath, keyset.Nanos(s.CreatedAt)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// UpdateSession replaces the session's attachments, when asked, by
+// deleting them all and inserting those of s.
 func (t *sessionTx) UpdateSession(s *memstore.Session, attachments bool) error {
-	meta, fields, err := s.KeptJSON()
-	if err != nil {
-		return err
+	v, err := sqlrow.UpdateSessionValues(s)
+	if err == nil {
+		_, err = t.tx.Exec(t.ctx, sqlrow.UpdateSession(dialect.Param), v...)
 	}
-	if _, err := t.tx.Exec(t.ctx, `UPDATE sessions SET title = $1, metadata = $2, fields = $3, updated_at = $4, archived_at = $5 WHERE id = $6 AND workspace_id = $7`,
-		[]byte(s.Title), meta, fields, keyset.Nanos(s.UpdatedAt), keyset.NullNanos(s.ArchivedAt), s.ID, t.workspaceID); err != nil || !attachments {
+	if err != nil || !attachments {
 		return err
 	}
 	if _, err := t.tx.Exec(t.ctx, `DELETE FROM session_stores WHERE session_id = $1`, s.ID); err != nil {
 		return err
 	}
 	return t.insertAttachments(s)
+}
+
+// insertAttachments stores the attachments of s in their order.
+func (t *sessionTx) insertAttachments(s *memstore.Session) error {
+	for i := range s.Attachments {
+		if _, err := t.tx.Exec(t.ctx, sqlrow.InsertAttachment(dialect.Param), sqlrow.AttachmentValues(s, i)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteSession lets the foreign keys cascade to the session's
@@ -166,8 +163,7 @@ func (t *sessionTx) DeleteSession(id string) error {
 
 func (t *sessionTx) CreateToken(tok *memstore.SessionToken, secretHash string) error {
 	tok.ID = t.db.ids.New(memstore.SessionTokenIDPrefix, tok.CreatedAt)
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, tok.ID, tok.SessionID, tok.WorkspaceID, secretHash, tok.Hint, keyset.Nanos(tok.CreatedAt), keyset.NullNanos(tok.ExpiresAt))
+	_, err := t.tx.Exec(t.ctx, sqlrow.InsertToken(dialect.Param), sqlrow.TokenValues(tok, secretHash)...)
 	return err
 }
 

@@ -2,12 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"log/slog"
 	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/sqlread"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // Sessions are deleted only when asked to (DeleteSession); deleting a
@@ -123,48 +123,41 @@ func (t *sessionTx) LiveTokens(sessionID string, now time.Time, max int) (int, e
 }
 
 func (t *sessionTx) CreateSession(s *memstore.Session) error {
-	meta, fields, err := s.KeptJSON()
-	if err != nil {
-		return err
-	}
 	s.ID = t.db.ids.New(memstore.SessionIDPrefix, s.CreatedAt)
-	if _, err := t.tx.exec(t.ctx, `INSERT INTO sessions (id, workspace_id, title, metadata, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, t.workspaceID, s.Title, meta, fields, nanos(s.CreatedAt), nanos(s.UpdatedAt)); err != nil {
+	v, err := sqlrow.SessionValues(s)
+	if err == nil {
+		_, err = t.tx.exec(t.ctx, sqlrow.InsertSession(dialect.Param), args(v)...)
+	}
+	if err != nil {
 		return err
 	}
 	return t.insertAttachments(s)
 }
 
-// insertAttachments stores the attachments of s in their order, each
-// with the session's creation time, by which a store's sessions are
-// listed (session_stores_by_store).
-func (t *sessionTx) insertAttachments(s *memstore.Session) error {
-	for i, a := range s.Attachments {
-		if _, err := t.tx.exec(t.ctx, `INSERT INTO session_stores (session_id, position, store_id, access, instructions, name, description, mount_path, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, i, a.StoreID, string(a.Access), a.Instructions, a.Name, a.Description, a.MountPath, nanos(s.CreatedAt)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// UpdateSession replaces the session's attachments, when asked, by
+// deleting them all and inserting those of s.
 func (t *sessionTx) UpdateSession(s *memstore.Session, attachments bool) error {
-	meta, fields, err := s.KeptJSON()
-	if err != nil {
-		return err
+	v, err := sqlrow.UpdateSessionValues(s)
+	if err == nil {
+		_, err = t.tx.exec(t.ctx, sqlrow.UpdateSession(dialect.Param), args(v)...)
 	}
-	var archived sql.NullInt64
-	if s.ArchivedAt != nil {
-		archived = sql.NullInt64{Int64: nanos(*s.ArchivedAt), Valid: true}
-	}
-	if _, err := t.tx.exec(t.ctx, `UPDATE sessions SET title = ?, metadata = ?, fields = ?, updated_at = ?, archived_at = ? WHERE id = ? AND workspace_id = ?`,
-		s.Title, meta, fields, nanos(s.UpdatedAt), archived, s.ID, t.workspaceID); err != nil || !attachments {
+	if err != nil || !attachments {
 		return err
 	}
 	if _, err := t.tx.exec(t.ctx, `DELETE FROM session_stores WHERE session_id = ?`, s.ID); err != nil {
 		return err
 	}
 	return t.insertAttachments(s)
+}
+
+// insertAttachments stores the attachments of s in their order.
+func (t *sessionTx) insertAttachments(s *memstore.Session) error {
+	for i := range s.Attachments {
+		if _, err := t.tx.exec(t.ctx, sqlrow.InsertAttachment(dialect.Param), args(sqlrow.AttachmentValues(s, i))...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteSession lets the foreign keys cascade to the session's
@@ -190,12 +183,7 @@ func (t *sessionTx) DeleteSession(id string) error {
 
 func (t *sessionTx) CreateToken(tok *memstore.SessionToken, secretHash string) error {
 	tok.ID = t.db.ids.New(memstore.SessionTokenIDPrefix, tok.CreatedAt)
-	var exp sql.NullInt64
-	if tok.ExpiresAt != nil {
-		exp = sql.NullInt64{Int64: nanos(*tok.ExpiresAt), Valid: true}
-	}
-	_, err := t.tx.exec(t.ctx, `INSERT INTO session_tokens (id, session_id, workspace_id, secret_sha256, hint, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, tok.ID, tok.SessionID, tok.WorkspaceID, secretHash, tok.Hint, nanos(tok.CreatedAt), exp)
+	_, err := t.tx.exec(t.ctx, sqlrow.InsertToken(dialect.Param), args(sqlrow.TokenValues(tok, secretHash))...)
 	return err
 }
 

@@ -170,3 +170,50 @@ func UpdateStoreValues(s *memstore.Store) ([]any, error) {
 	}
 	return []any{s.Name, text(s.Description), meta, keyset.Nanos(s.UpdatedAt), s.ID}, nil
 }
+
+// InsertSession is the statement that inserts a new session's row
+// (SessionValues), given the placeholder of the nth value in the
+// backend's dialect; its attachments are rows of their own
+// (InsertAttachment).
+func InsertSession(param func(n int) string) string { return sessions.table.Insert(param) }
+
+// SessionValues are the values of s's row: an error when its fields
+// do not encode.
+func SessionValues(s *memstore.Session) ([]any, error) { return sessions.values(s) }
+
+// UpdateSession is the statement that keeps a session's title,
+// metadata, fields and times of update and archive
+// (UpdateSessionValues).
+func UpdateSession(param func(n int) string) string {
+	return `UPDATE sessions SET title = ` + param(1) + `, metadata = ` + param(2) + `, fields = ` + param(3) + `, updated_at = ` + param(4) +
+		`, archived_at = ` + param(5) + ` WHERE id = ` + param(6) + ` AND workspace_id = ` + param(7)
+}
+
+// UpdateSessionValues are the values of UpdateSession for s: those of
+// its row, in the statement's order.
+func UpdateSessionValues(s *memstore.Session) ([]any, error) {
+	v, err := sessions.values(s) // id, workspace_id, title, metadata, fields, created_at, updated_at, archived_at
+	if err != nil {
+		return nil, err
+	}
+	return []any{v[2], v[3], v[4], v[6], v[7], v[0], v[1]}, nil
+}
+
+// InsertAttachment is the statement that inserts the row of an
+// attachment of a session (AttachmentValues).
+func InsertAttachment(param func(n int) string) string { return SessionStores.Insert(param) }
+
+// AttachmentValues are the values of the row of attachment i of s, at
+// its position i and with the session's creation time, by which a
+// store's sessions are listed.
+func AttachmentValues(s *memstore.Session, i int) []any { return attachmentValues(s, i) }
+
+// InsertToken is the statement that inserts a new session token's row
+// (TokenValues).
+func InsertToken(param func(n int) string) string { return sessionTokens.table.Insert(param) }
+
+// TokenValues are the values of the row of t, whose secret has the hash
+// secretHash.
+func TokenValues(t *memstore.SessionToken, secretHash string) []any {
+	return must(sessionTokens.values(&memstore.SessionTokenRecord{SessionToken: *t, SecretSHA256: secretHash}))
+}
