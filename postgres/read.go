@@ -31,7 +31,8 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// reader runs the statements of sqlread on q.
+// reader runs the statements of sqlread on q. Each backend has its own,
+// as each driver has its own types of rows.
 type reader struct {
 	ctx context.Context
 	q   querier

@@ -42,7 +42,8 @@ func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.
 	return c.pool.QueryContext(ctx, query, args...)
 }
 
-// reader runs the statements of sqlread on q.
+// reader runs the statements of sqlread on q. Each backend has its own,
+// as each driver has its own types of rows.
 type reader struct {
 	ctx context.Context
 	q   querier
