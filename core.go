@@ -103,8 +103,8 @@ func (co *Core) Stores(ctx context.Context, c *Caller, f StoreFilter) (Page[Stor
 
 // UpdateStore implements StoreService. Each pair of the metadata patch is
 // checked here; the metadata it makes, which depends on what is kept, is
-// checked by StoreUpdate.Apply, which the backend runs on the store it
-// read.
+// checked by StoreUpdate.Apply on the store as the backend's transaction
+// read it.
 func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUpdate) (*Store, error) {
 	if err := c.CanManageStores(true); err != nil {
 		return nil, err
@@ -118,7 +118,18 @@ func (co *Core) UpdateStore(ctx context.Context, c *Caller, id string, u StoreUp
 	if err := validateMetadataPatch(u.Metadata); err != nil {
 		return nil, err
 	}
-	return co.b.UpdateStore(ctx, c.WorkspaceID, id, u)
+	var s *Store
+	err := co.b.WriteStore(ctx, c.WorkspaceID, id, func(tx StoreTx) error {
+		s = tx.Store()
+		if changed, err := u.Apply(s); err != nil || !changed {
+			return err
+		}
+		return tx.Update(s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // ArchiveStore implements StoreService.
@@ -129,7 +140,18 @@ func (co *Core) ArchiveStore(ctx context.Context, c *Caller, id string) (*Store,
 	if err := ValidateID("memory_store_id", id); err != nil {
 		return nil, err
 	}
-	return co.b.ArchiveStore(ctx, c.WorkspaceID, id, c.Actor)
+	var s *Store
+	err := co.b.WriteStore(ctx, c.WorkspaceID, id, func(tx StoreTx) error {
+		// Archiving again changes nothing.
+		if s = tx.Store(); s.ArchivedAt != nil {
+			return nil
+		}
+		return tx.Archive(s, c.Actor)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // DeleteStore implements StoreService.

@@ -54,14 +54,9 @@ func (r *recording) Stores(ctx context.Context, ws string, f memstore.StoreFilte
 	return r.db.Stores(ctx, ws, f)
 }
 
-func (r *recording) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	r.record("UpdateStore")
-	return r.db.UpdateStore(ctx, ws, id, u)
-}
-
-func (r *recording) ArchiveStore(ctx context.Context, ws, id string, by memstore.Actor) (*memstore.Store, error) {
-	r.record("ArchiveStore")
-	return r.db.ArchiveStore(ctx, ws, id, by)
+func (r *recording) WriteStore(ctx context.Context, ws, id string, fn func(memstore.StoreTx) error) error {
+	r.record("WriteStore")
+	return r.db.WriteStore(ctx, ws, id, fn)
 }
 
 func (r *recording) Events(ctx context.Context, ws, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {

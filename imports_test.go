@@ -68,6 +68,7 @@ func TestImportRules(t *testing.T) {
 		// What the backends share knows neither of them, and the edges'
 		// shared homes know no backend.
 		"/internal/sqlrow":      {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
+		"/internal/sqlread":     {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
 		"/internal/httpstatus":  {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
 		"/internal/heldcallers": {"/sqlite", "/postgres", "/httpapi", "/console", "/mcpserver"},
 	}

@@ -58,9 +58,9 @@
 // several things in turn, so the Core runs their rules inside the
 // backend's transaction, over a MemoryTx (MemoryStorage.WriteMemory) or a
 // SessionTx (SessionStorage.WriteSessions), a handful of reads and
-// changes; an update of a store reads one record, and the backend calls
-// its rule on it in its transaction (StoreUpdate.Apply); PageSize sizes
-// a page. A create that a quota caps (Limits, and the fixed caps of API
+// changes; an update or archive of a store runs over a StoreTx
+// (StoreStorage.WriteStore), which reads the store with its row locked;
+// PageSize sizes a page. A create that a quota caps (Limits, and the fixed caps of API
 // keys and webhook endpoints) is checked on a count made in the insert's
 // transaction (Quota.Check): the Core counts through its MemoryTx or
 // SessionTx, and hands the other creates' Quota to the backend. Every

@@ -191,12 +191,13 @@ func pathConflict(path string, o *Memory) *Error {
 	return &Error{Code: EPathConflict, Message: msg, ConflictingMemoryID: o.ID, ConflictingPath: o.Path}
 }
 
-// Apply is UpdateStore's rule, for a backend to run on the store s it
-// read in its transaction: an archived store is not updated (EConflict);
+// Apply is UpdateStore's rule, which the core runs on the store s as a
+// backend's transaction read it (StoreTx): an archived store is not
+// updated (EConflict);
 // the metadata the patch makes must be valid (EInvalid); an update that
 // changes nothing reports changed false and leaves s as it was, UpdatedAt
-// included. Otherwise s takes the new name, description and metadata, and
-// the backend stores them with UpdatedAt set to now.
+// included. Otherwise s takes the new name, description and metadata,
+// which StoreTx.Update keeps with UpdatedAt set to now.
 func (u StoreUpdate) Apply(s *Store) (changed bool, err error) {
 	if s.ArchivedAt != nil {
 		return false, Errorf(EConflict, "memory store %s is archived and cannot be updated", s.ID)

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"maps"
 	"time"
 )
 
@@ -32,6 +33,17 @@ type StoreCreate struct {
 	Name        string
 	Description string
 	Metadata    map[string]string
+}
+
+// NewStore is the store that c makes in the workspace, with the ID and
+// time (as stored) a backend gives it: its metadata is a copy of c's,
+// empty rather than nil.
+func NewStore(id, workspaceID string, c StoreCreate, now time.Time) *Store {
+	meta := maps.Clone(c.Metadata)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return &Store{ID: id, WorkspaceID: workspaceID, Name: c.Name, Description: c.Description, Metadata: meta, CreatedAt: now, UpdatedAt: now}
 }
 
 // StoreUpdate changes a store; nil fields are left as they are. Metadata
@@ -86,10 +98,25 @@ type StoreStorage interface {
 	CreateStore(ctx context.Context, workspaceID string, sc StoreCreate, q Quota) (*Store, error)
 	Store(ctx context.Context, workspaceID, id string) (*Store, error)
 	Stores(ctx context.Context, workspaceID string, f StoreFilter) (Page[Store], error)
-	UpdateStore(ctx context.Context, workspaceID, id string, u StoreUpdate) (*Store, error)
-	// ArchiveStore records by as the actor of the store.archived event.
-	ArchiveStore(ctx context.Context, workspaceID, id string, by Actor) (*Store, error)
+	// WriteStore runs fn in one transaction over the store id of the
+	// workspace (ENotFound before fn runs), whose row stays locked
+	// against every other change until it commits: the core decides
+	// what UpdateStore and ArchiveStore change, the StoreTx writes it,
+	// and it commits once fn returns nil.
+	WriteStore(ctx context.Context, workspaceID, id string, fn func(StoreTx) error) error
 	DeleteStore(ctx context.Context, workspaceID, id string) error
+}
+
+// A StoreTx is the transaction of WriteStore.
+type StoreTx interface {
+	// Store is the store as the transaction read it.
+	Store() *Store
+	// Update keeps s's name, description and metadata, and sets
+	// s.UpdatedAt to now.
+	Update(s *Store) error
+	// Archive archives s now, setting its ArchivedAt and UpdatedAt, and
+	// adds its store.archived event, by by.
+	Archive(s *Store, by Actor) error
 }
 
 // Page sizes of every list, as the hosted API has them: a Limit of 0 means

@@ -75,7 +75,7 @@ func TestWriteLimitsAndArchive(t *testing.T) {
 	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" is at its limit of 1 memories; delete some before creating more, or have the server's operator raise the limit (memstore serve --max-memories-per-store).")
 	wantAbsent(t, db, notes.ID, "/b.md")
 
-	if _, err := db.ArchiveStore(t.Context(), ws, notes.ID, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {
+	if _, err := sqlitetest.Writer(db).ArchiveStore(t.Context(), ws, notes.ID, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {
 		t.Fatal(err)
 	}
 	archived := "The memory store mounted at /mnt/memory/notes/ is archived: its memories can still be listed, searched and read, but not created or changed."

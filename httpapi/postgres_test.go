@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
-
 	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/testdb"
 	"github.com/memstore/memstore/postgres"
 )
 
@@ -43,17 +43,7 @@ func postgresURL(tb testing.TB) string {
 // openPostgresURL opens the database at url, closed when the test ends.
 func openPostgresURL(tb testing.TB, url string, opts postgres.Options) *postgres.DB {
 	tb.Helper()
-	db, err := postgres.Open(context.Background(), url, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Registered before the server's cleanup, so it runs after it.
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return db
+	return testdb.Open(tb, func(ctx context.Context) (*postgres.DB, error) { return postgres.Open(ctx, url, opts) })
 }
 
 // postgresReplicas starts n servers, each with a process's connection

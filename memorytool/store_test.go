@@ -413,7 +413,7 @@ func TestStoreFailures(t *testing.T) {
 		env := newStoreEnv(t)
 		tool := env.tool(t, nil, memorytool.Options{})
 		seed(t, tool, map[string]string{"/memories/a.md": "a\n"})
-		if _, err := env.DB.ArchiveStore(ctx, env.WS, env.Store, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {
+		if _, err := sqlitetest.Writer(env.DB).ArchiveStore(ctx, env.WS, env.Store, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {
 			t.Fatal(err)
 		}
 		archived := "memory store " + env.Store + " is archived; its memories are read-only"

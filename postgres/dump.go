@@ -7,12 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
-)
-
-var (
-	_ memstore.Dumper   = (*DB)(nil)
-	_ memstore.Restorer = (*DB)(nil)
 )
 
 // Dump implements memstore.Dumper (sqlrow.Dump), in one REPEATABLE READ
@@ -85,7 +81,9 @@ func (s snapshot) fetch(query string, scan func(sqlrow.Row) error) (int, error) 
 	return read, rows.Err()
 }
 
-func (s snapshot) Attach(sessions []*memstore.Session) error { return attach(s.ctx, s.tx, sessions) }
+func (s snapshot) Attach(sessions []*memstore.Session) error {
+	return sqlread.Attach(reader{s.ctx, s.tx}, dialect, sessions)
+}
 
 // restoreBatch and restoreBatchBytes bound what a Restore sends the
 // server at once: the statements of up to restoreBatch rows in one

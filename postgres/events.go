@@ -3,11 +3,8 @@ package postgres
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/keyset"
-	"github.com/memstore/memstore/internal/sqlrow"
+	"github.com/memstore/memstore/internal/sqlread"
 )
 
 // The change feed (memstore's feed.go) in the events table. Each write
@@ -27,38 +24,8 @@ func insertEvent(store, typ, version, actorType, actorID, at string) string {
 		typ + `, ` + version + `, ` + actorType + `, ` + actorID + `, ` + at + `)`
 }
 
-// Events implements memstore.EventStorage: in one snapshot, the events
-// joined to their versions for the path and hash.
+// Events implements memstore.EventStorage (sqlread.Events).
 func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return memstore.EventPage{}, err
-	}
-	after, known, err := keyset.EventsAfter(f.After, storeID)
-	if err != nil {
-		return memstore.EventPage{}, err
-	}
-	var events []memstore.Event
-	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
-		if _, err := storeState(ctx, tx, workspaceID, storeID, false); err != nil {
-			return err
-		}
-		if !known {
-			if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT seq FROM events WHERE store_id = $1 ORDER BY seq DESC LIMIT 1), 0)`, storeID).Scan(&after); err != nil {
-				return err
-			}
-		}
-		rows, err := tx.Query(ctx, `SELECT `+sqlrow.EventColumns+`
-			FROM events e LEFT JOIN versions v ON v.id = e.version_id
-			WHERE e.store_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, storeID, after, n+1)
-		if err != nil {
-			return err
-		}
-		events, err = collect(rows, sqlrow.ScanEvent)
-		return err
-	})
-	if err != nil {
-		return memstore.EventPage{}, wrap(err, "list events")
-	}
-	return keyset.EventsPage(storeID, after, events, n), nil
+	page, err := sqlread.Events(db.readStore(ctx, workspaceID, storeID), dialect, storeID, f)
+	return page, wrap(err, "list events")
 }

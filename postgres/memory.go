@@ -10,31 +10,13 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlread"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // memoryColumns selects a memory; with full false the content is left out
 // of the row, so lists without content never read it.
-func memoryColumns(full bool) string {
-	c := "''::bytea"
-	if full {
-		c = "content"
-	}
-	return `id, store_id, path, ` + c + `, sha256, size, version_id, created_at, updated_at`
-}
-
-func scanMemory(r row) (*memstore.Memory, error) {
-	var (
-		m        memstore.Memory
-		content  []byte
-		cat, uat int64
-	)
-	if err := r.Scan(&m.ID, &m.StoreID, &m.Path, &content, &m.ContentSHA256, &m.ContentSize, &m.VersionID, &cat, &uat); err != nil {
-		return nil, err
-	}
-	m.Content = string(content)
-	m.CreatedAt, m.UpdatedAt = keyset.Time(cat), keyset.Time(uat)
-	return &m, nil
-}
+func memoryColumns(full bool) string { return sqlrow.MemoryColumns(full, dialect.EmptyContent) }
 
 func errMemoryNotFound(id string) *memstore.Error {
 	return memstore.ErrMemoryNotFound(id)
@@ -139,12 +121,12 @@ func (t *memTx) next() (string, time.Time) {
 func (t *memTx) Archived() bool { return t.archived }
 
 func (t *memTx) Memory(id string) (*memstore.Memory, error) {
-	m, err := scanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1 AND store_id = $2`, id, t.storeID))
+	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1 AND store_id = $2`, id, t.storeID))
 	return m, notFound(err, errMemoryNotFound(id))
 }
 
 func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
-	m, err := scanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = $1 AND path = $2`, t.storeID, path))
+	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = $1 AND path = $2`, t.storeID, path))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -237,95 +219,29 @@ func countChange(op, store string) string {
 		content_size = content_size ` + op + ` (SELECT coalesce(sum(size), 0) FROM m) WHERE id = ` + store + ` RETURNING memory_count`
 }
 
-// Memory implements memstore.MemoryStorage: one statement, the store's
-// workspace checked by the join.
+// Memory implements memstore.MemoryStorage (sqlread.Memory).
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
-	m, err := scanMemory(db.pool.QueryRow(ctx, `SELECT m.id, m.store_id, m.path, m.content, m.sha256, m.size, m.version_id, m.created_at, m.updated_at
-		FROM memories m JOIN stores s ON s.id = m.store_id
-		WHERE m.id = $1 AND m.store_id = $2 AND s.workspace_id = $3`, id, storeID, workspaceID))
-	if err != nil {
-		return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
-	}
-	return m, nil
+	m, err := sqlread.Memory(reader{ctx, db.pool}, dialect, workspaceID, storeID, id)
+	return m, wrap(err, "get memory %s", id)
 }
 
-// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup
-// of the memory's version alone, the memory itself only when that is not
-// version. The lookups of concurrent calls go together in one statement
-// (revalidate.go), each taken after its call began.
+// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage
+// (sqlread.MemoryUnlessAt). The lookups of the versions of concurrent
+// calls go together in one statement (revalidate.go), each taken after
+// its call began.
 func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*memstore.Memory, error) {
-	if version != "" {
+	m, err := sqlread.MemoryUnlessAt(reader{ctx, db.pool}, dialect, workspaceID, storeID, id, version, func() (string, error) {
 		current, err := db.revalidate.Do(ctx, versionQuery{id: id, storeID: storeID, workspaceID: workspaceID})
 		if err == nil && current == "" {
 			err = pgx.ErrNoRows
 		}
-		switch {
-		case err != nil:
-			return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
-		case current == version:
-			return nil, nil
-		}
-	}
-	return db.Memory(ctx, workspaceID, storeID, id)
-}
-
-// memoryMissing turns the failure of a lookup of a memory into the error
-// to report, saying whether the store or the memory is missing.
-func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID, id string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		var one int
-		err = db.pool.QueryRow(ctx, `SELECT 1 FROM stores WHERE id = $1 AND workspace_id = $2`, storeID, workspaceID).Scan(&one)
-		if err == nil {
-			err = errMemoryNotFound(id)
-		} else {
-			err = notFound(err, errStoreNotFound(storeID))
-		}
-	}
-	return wrap(err, "get memory %s", id)
-}
-
-// Memories implements memstore.MemoryStorage: the walk of the list
-// (keyset.MemoryWalk) over the (store_id, path) index, in one read
-// transaction.
-func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-	w, err := keyset.NewMemoryWalk(f)
-	if err != nil {
-		return memstore.Page[memstore.ListItem]{}, err
-	}
-	var page memstore.Page[memstore.ListItem]
-	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
-		if _, err := storeState(ctx, tx, workspaceID, storeID, false); err != nil {
-			return err
-		}
-		page, err = w.Walk(func(r keyset.MemoryRange, yield func(*memstore.Memory) bool) error {
-			q := newQuery(storeID, r.From)
-			where := "store_id = $1 AND path > $2"
-			if r.Inclusive {
-				where = "store_id = $1 AND path >= $2"
-			}
-			if r.To != "" {
-				where += " AND path < " + q.arg(r.To)
-			}
-			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE `+where+` ORDER BY path LIMIT `+q.arg(r.Want), q.args...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				m, err := scanMemory(rows)
-				if err != nil {
-					return err
-				}
-				if !yield(m) {
-					return nil
-				}
-			}
-			return rows.Err()
-		})
-		return err
+		return current, err
 	})
-	if err != nil {
-		return memstore.Page[memstore.ListItem]{}, wrap(err, "list memories")
-	}
-	return page, nil
+	return m, wrap(err, "get memory %s", id)
+}
+
+// Memories implements memstore.MemoryStorage (sqlread.Memories).
+func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	page, err := sqlread.Memories(db.readStore(ctx, workspaceID, storeID), dialect, storeID, f)
+	return page, wrap(err, "list memories")
 }

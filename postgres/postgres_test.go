@@ -9,6 +9,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/testdb"
 	"github.com/memstore/memstore/postgres"
 	"github.com/memstore/memstore/storetest"
 )
@@ -37,12 +38,7 @@ func mustOpen(t *testing.T, opts postgres.Options) *postgres.DB {
 // mustOpenAt opens the database at url, closed when the test ends.
 func mustOpenAt(t *testing.T, url string, opts postgres.Options) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), url, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return testdb.Open(t, func(ctx context.Context) (*postgres.DB, error) { return postgres.Open(ctx, url, opts) })
 }
 
 // TestConformance holds the database to the contract every backend

@@ -10,6 +10,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
 	"github.com/memstore/memstore/internal/searchtext"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // Search is each backend's own, as its engine's full-text index is.
@@ -111,7 +112,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 			return err
 		}
 		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
-			return scanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
+			return sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
 		})
 		return err
 	})
@@ -140,17 +141,17 @@ type searcher struct {
 func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix string, memories int64) *searcher {
 	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[string]{}, count: min(memories, searchCountCap)}
 	q := newQuery()
-	s.filter = "m.store_id = ANY(" + q.arg(storeIDs) + ")"
+	s.filter = "m.store_id = ANY(" + q.Arg(storeIDs) + ")"
 	if prefix != "" && prefix != "/" {
 		s.count = -1
 		// As in Memories: a prefix ending with "/" takes whole
 		// segments, any other is a plain string prefix.
-		s.filter += " AND m.path >= " + q.arg(prefix)
+		s.filter += " AND m.path >= " + q.Arg(prefix)
 		if hi, ok := keyset.UpperBound(prefix); ok {
-			s.filter += " AND m.path < " + q.arg(hi)
+			s.filter += " AND m.path < " + q.Arg(hi)
 		}
 	}
-	s.args = q.args
+	s.args = q.Args
 	return s
 }
 
@@ -159,9 +160,9 @@ func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix strin
 func (s *searcher) with(vs ...any) (args []any, marks []string) {
 	q := newQuery(s.args...)
 	for _, v := range vs {
-		marks = append(marks, q.arg(v))
+		marks = append(marks, q.Arg(v))
 	}
-	return q.args, marks
+	return q.Args, marks
 }
 
 // idf is the inverse document frequency of a term found in df memories.

@@ -2,52 +2,31 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // getStore reads a store of the workspace (ENotFound), locking its row
 // until tx ends when lock is set (FOR UPDATE, FOR SHARE, ...).
 func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(tx.QueryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = $1 AND workspace_id = $2 `+lock, id, workspaceID))
-	return s, notFound(err, errStoreNotFound(id))
+	return sqlread.Store(reader{ctx, tx}, dialect, workspaceID, id, lock)
 }
 
 // CreateStore implements memstore.StoreStorage, checking q by withinQuota.
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.stamp()
-	s := &memstore.Store{
-		ID:          db.ids.New(memstore.StoreIDPrefix, now),
-		WorkspaceID: workspaceID,
-		Name:        c.Name,
-		Description: c.Description,
-		Metadata:    maps.Clone(c.Metadata),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	meta, err := json.Marshal(s.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+	s := memstore.NewStore(db.ids.New(memstore.StoreIDPrefix, now), workspaceID, c, now)
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		// Archived stores count: they keep their memories.
 		if err := withinQuota(ctx, tx, q, "stores "+workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, workspaceID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-			s.ID, workspaceID, s.Name, []byte(s.Description), string(meta), keyset.Nanos(now))
+		_, err := tx.Exec(ctx, sqlrow.InsertStore(dialect.Param), sqlrow.StoreValues(s)...)
 		return err
 	})
 	if err != nil {
@@ -56,109 +35,71 @@ func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.St
 	return s, nil
 }
 
-// Store implements memstore.StoreStorage.
+// Store implements memstore.StoreStorage: one statement.
 func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(db.pool.QueryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
-	if err != nil {
-		return nil, wrap(notFound(err, errStoreNotFound(id)), "get store %s", id)
-	}
-	return s, nil
+	s, err := sqlread.Store(reader{ctx, db.pool}, dialect, workspaceID, id, "")
+	return s, wrap(err, "get store %s", id)
 }
 
-// Stores implements memstore.StoreStorage with keyset pagination on
-// (created_at DESC, id DESC), served by stores_by_workspace.
+// Stores implements memstore.StoreStorage (sqlread.Stores), in single
+// statements.
 func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	var page memstore.Page[memstore.Store]
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return page, err
-	}
-	cur, err := keyset.Parse(f.Page, keyset.Stores)
-	if err != nil {
-		return page, err
-	}
-	q := newQuery(workspaceID)
-	where := []string{"workspace_id = $1"}
-	if !f.IncludeArchived {
-		where = append(where, "archived_at IS NULL")
-	}
-	if f.CreatedAtGTE != nil {
-		where = append(where, "created_at >= "+q.arg(keyset.Nanos(*f.CreatedAtGTE)))
-	}
-	if f.CreatedAtLTE != nil {
-		where = append(where, "created_at <= "+q.arg(keyset.Nanos(*f.CreatedAtLTE)))
-	}
-	if cur != nil {
-		where = append(where, "(created_at, id) < ("+q.arg(cur.Time)+", "+q.arg(cur.Key)+")")
-	}
-	rows, err := db.pool.Query(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY created_at DESC, id DESC LIMIT `+q.arg(n+1), q.args...)
-	if err != nil {
-		return page, wrap(err, "list stores")
-	}
-	page.Items, err = collect(rows, sqlrow.ScanStore)
-	if err != nil {
-		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
-	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = keyset.Cursor{Kind: keyset.Stores, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	page, err := sqlread.Stores(func(fn func(sqlread.Tx) error) error { return fn(reader{ctx, db.pool}) }, dialect, workspaceID, f)
+	return page, wrap(err, "list stores")
 }
 
-// UpdateStore implements memstore.StoreStorage: StoreUpdate.Apply's rule
-// on the store's row, locked.
-func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil {
-			return err
-		}
-		if changed, err := u.Apply(s); err != nil || !changed {
-			return err
-		}
-		b, err := json.Marshal(s.Metadata)
+// WriteStore implements memstore.StoreStorage: fn runs in one
+// transaction that holds the store's row locked (FOR NO KEY UPDATE), on
+// every process.
+func (db *DB) WriteStore(ctx context.Context, workspaceID, id string, fn func(memstore.StoreTx) error) error {
+	var t *storeTx
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		s, err := getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE")
 		if err != nil {
 			return err
 		}
-		now := db.stamp()
-		if _, err := tx.Exec(ctx, `UPDATE stores SET name = $1, description = $2, metadata = $3, updated_at = $4 WHERE id = $5`,
-			s.Name, []byte(s.Description), string(b), keyset.Nanos(now), id); err != nil {
-			return err
-		}
-		s.UpdatedAt = now
-		return nil
+		t = &storeTx{ctx: ctx, db: db, tx: tx, s: s}
+		return fn(t)
 	})
-	if err != nil {
-		return nil, wrap(err, "update store %s", id)
+	if err == nil && t.archived {
+		db.evented(id)
 	}
-	return s, nil
+	return wrap(err, "change store %s", id)
 }
 
-// ArchiveStore implements memstore.StoreStorage; the first archive sets
-// both archived_at and updated_at, later ones change nothing.
-func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memstore.Actor) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id, "FOR NO KEY UPDATE"); err != nil || s.ArchivedAt != nil {
-			return err
-		}
-		now := db.stamp()
-		if _, err = tx.Exec(ctx, `UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), id); err != nil {
-			return err
-		}
-		s.ArchivedAt, s.UpdatedAt = &now, now
-		_, err = tx.Exec(ctx, insertEvent("$1", "$2", "NULL", "$3", "$4", "$5"),
-			id, string(memstore.EventStoreArchived), string(by.Type), by.ID, keyset.Nanos(now))
-		return err
-	})
-	if err != nil {
-		return nil, wrap(err, "archive store %s", id)
+// A storeTx is a memstore.StoreTx over one transaction.
+type storeTx struct {
+	ctx      context.Context
+	db       *DB
+	tx       pgx.Tx
+	s        *memstore.Store
+	archived bool // the store.archived event is to be told once committed
+}
+
+func (t *storeTx) Store() *memstore.Store { return t.s }
+
+func (t *storeTx) Update(s *memstore.Store) error {
+	s.UpdatedAt = t.db.stamp()
+	values, err := sqlrow.UpdateStoreValues(s)
+	if err == nil {
+		_, err = t.tx.Exec(t.ctx, sqlrow.UpdateStore(dialect.Param), values...)
 	}
-	db.evented(id)
-	return s, nil
+	return err
+}
+
+// Archive sets archived_at and updated_at, and adds the event, in one
+// round trip.
+func (t *storeTx) Archive(s *memstore.Store, by memstore.Actor) error {
+	now := t.db.stamp()
+	var b pgx.Batch
+	b.Queue(`UPDATE stores SET archived_at = $1, updated_at = $1 WHERE id = $2`, keyset.Nanos(now), s.ID)
+	b.Queue(insertEvent("$1", "$2", "NULL", "$3", "$4", "$5"), s.ID, string(memstore.EventStoreArchived), string(by.Type), by.ID, keyset.Nanos(now))
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		return err
+	}
+	s.ArchivedAt, s.UpdatedAt = &now, now
+	t.archived = true
+	return nil
 }
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade
@@ -187,17 +128,6 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 		db.evented(id)
 	}
 	return wrap(err, "delete store %s", id)
-}
-
-// A query collects the arguments of a statement built piece by piece.
-type query struct{ args []any }
-
-func newQuery(args ...any) *query { return &query{args: slices.Clone(args)} }
-
-// arg adds v and returns its placeholder.
-func (q *query) arg(v any) string {
-	q.args = append(q.args, v)
-	return "$" + strconv.Itoa(len(q.args))
 }
 
 // collect scans every row of rows with scan, and closes rows.

@@ -13,8 +13,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.UserStorage = (*DB)(nil)
-
 // CreateUser implements memstore.UserStorage: one statement, which the
 // name's unique constraint decides.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {

@@ -35,7 +35,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 	}
 	q := newQuery(storeID)
 	where := []string{"store_id = $1"}
-	add := func(cond string, arg any) { where = append(where, cond+" "+q.arg(arg)) }
+	add := func(cond string, arg any) { where = append(where, cond+" "+q.Arg(arg)) }
 	if f.MemoryID != "" {
 		add("memory_id =", f.MemoryID)
 	}
@@ -65,7 +65,7 @@ func (db *DB) Versions(ctx context.Context, workspaceID, storeID string, f memst
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT `+versionColumns(f.Full)+` FROM versions WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY id DESC LIMIT `+q.arg(n+1), q.args...)
+			` ORDER BY id DESC LIMIT `+q.Arg(n+1), q.Args...)
 		if err != nil {
 			return err
 		}

@@ -16,8 +16,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.WebhookStorage = (*DB)(nil)
-
 // CreateWebhook implements memstore.WebhookStorage, checking q by
 // withinQuota.
 func (db *DB) CreateWebhook(ctx context.Context, workspaceID string, w memstore.WebhookEndpoint, q memstore.Quota) (*memstore.WebhookEndpoint, error) {
@@ -156,8 +154,6 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	return wrap(err, "delete webhook endpoint %s", id)
 }
 
-var _ memstore.WebhookDeliveryStorage = (*DB)(nil)
-
 const deliveryColumns = "d.endpoint_id, d.event_id, d.workspace_id, d.type, d.store_id, d.memory_id, d.version_id, d.event_at, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error"
 
 func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
@@ -268,10 +264,10 @@ func pullFeeds(ctx context.Context, tx pgx.Tx, c memstore.WebhookClaim, claimed 
 	q := newQuery(fill.Full()) // never nil, which would be NULL and match nothing
 	where := cursorsClaimed + " AND w.id <> ALL ($1)"
 	if !c.AllFeeds {
-		where += " AND c.store_id = ANY (" + q.arg(c.Changed) + ")"
+		where += " AND c.store_id = ANY (" + q.Arg(c.Changed) + ")"
 	}
 	cursors, err := feedCursors(ctx, tx, where, `ORDER BY (SELECT e.created_at FROM events e WHERE e.store_id = c.store_id AND e.seq > c.seq ORDER BY e.seq LIMIT 1)
-		FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED`, q.args...)
+		FOR UPDATE OF c SKIP LOCKED FOR KEY SHARE OF w SKIP LOCKED`, q.Args...)
 	if err != nil {
 		return nil, err
 	}
@@ -395,28 +391,12 @@ func feedCursors(ctx context.Context, tx pgx.Tx, where, tail string, args ...any
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*feedCursor
-	for rows.Next() {
-		cur := &feedCursor{}
-		w, err := sqlrow.ScanWebhook(extraColumns{rows, []any{&cur.store, &cur.seq, &cur.owedTo}})
-		if err != nil {
-			return nil, err
-		}
-		cur.w = w
-		out = append(out, cur)
-	}
-	return out, rows.Err()
+	return sqlrow.CollectRefs(rows, func(r row) (cur *feedCursor, err error) {
+		cur = &feedCursor{}
+		cur.w, err = sqlrow.ScanWebhook(sqlrow.Extra(r, &cur.store, &cur.seq, &cur.owedTo))
+		return cur, err
+	})
 }
-
-// extraColumns scans a row whose last columns go to extra, after those
-// the row's own scan function reads: so that a table's one scan function
-// serves a query with more columns.
-type extraColumns struct {
-	row
-	extra []any
-}
-
-func (r extraColumns) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extra...)...) }
 
 // pull makes the deliveries, claimed until until, of up to n events past
 // the cursor that its endpoint asks for, by the types it asks for now,

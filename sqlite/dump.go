@@ -8,12 +8,8 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
-)
-
-var (
-	_ memstore.Dumper   = (*DB)(nil)
-	_ memstore.Restorer = (*DB)(nil)
 )
 
 // Dump implements memstore.Dumper (sqlrow.Dump), in one read
@@ -86,14 +82,16 @@ func scanPage(rows *sql.Rows, scan func(sqlrow.Row) error, last []any) (int, err
 	}
 	read := 0
 	for ; rows.Next(); read++ {
-		if err := scan(row{rows, key}); err != nil {
+		if err := scan(row{sqlrow.Extra(rows, key...)}); err != nil {
 			return 0, err
 		}
 	}
 	return read, rows.Err()
 }
 
-func (s snapshot) Attach(sessions []*memstore.Session) error { return attach(s.ctx, s.tx, sessions) }
+func (s snapshot) Attach(sessions []*memstore.Session) error {
+	return sqlread.Attach(reader{s.ctx, s.tx}, dialect, sessions)
+}
 
 // Restore implements memstore.Restorer (sqlrow.Restore), in one write
 // transaction of the writer: other writes wait for it, and the indexer
@@ -135,12 +133,8 @@ func (r restoreTx) Insert(t *sqlrow.Table, values []any, _ any) error {
 }
 
 // row is a row for sqlrow to scan, with SQLite's lists, which it keeps
-// as comma-separated text; extra, when set, take the columns after those
-// scanned.
-type row struct {
-	row   interface{ Scan(...any) error }
-	extra []any
-}
+// as comma-separated text.
+type row struct{ sqlrow.Row }
 
 func (r row) Scan(dest ...any) error {
 	for i, d := range dest {
@@ -148,7 +142,7 @@ func (r row) Scan(dest ...any) error {
 			dest[i] = list{l}
 		}
 	}
-	return r.row.Scan(append(dest, r.extra...)...)
+	return r.Row.Scan(dest...)
 }
 
 // list scans comma-separated text into a list.

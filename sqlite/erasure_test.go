@@ -119,7 +119,7 @@ func erasureScenario(tb testing.TB, path, how string, at func(stage string)) *sq
 		}
 	case eraseStore, eraseArchivedStore:
 		if how == eraseArchivedStore {
-			if _, err := db.ArchiveStore(ctx, ws, s.ID, alice); err != nil {
+			if _, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/keyset"
-	"github.com/memstore/memstore/internal/sqlrow"
+	"github.com/memstore/memstore/internal/sqlread"
 )
 
 // The change feed (memstore's feed.go) in the events table: each write
@@ -43,40 +42,8 @@ func (db *DB) notifyEvents(stores []string) {
 	}
 }
 
-// Events implements memstore.EventStorage: one read transaction, the
-// events joined to their versions for the path and hash.
+// Events implements memstore.EventStorage (sqlread.Events).
 func (db *DB) Events(ctx context.Context, workspaceID, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return memstore.EventPage{}, err
-	}
-	after, known, err := keyset.EventsAfter(f.After, storeID)
-	if err != nil {
-		return memstore.EventPage{}, err
-	}
-	var events []memstore.Event
-	err = db.read(ctx, func(tx *txn) error {
-		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
-			return err
-		}
-		if !known {
-			err := tx.queryRow(ctx, `SELECT coalesce((SELECT seq FROM events WHERE store_id = ? ORDER BY seq DESC LIMIT 1), 0)`, storeID).Scan(&after)
-			if err != nil {
-				return err
-			}
-		}
-		rows, err := tx.query(ctx, `SELECT `+sqlrow.EventColumns+`
-			FROM events e LEFT JOIN versions v ON v.store_id = e.store_id AND v.id = e.version_id
-			WHERE e.store_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, storeID, after, n+1)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		events, err = sqlrow.Collect(rows, sqlrow.ScanEvent)
-		return err
-	})
-	if err != nil {
-		return memstore.EventPage{}, wrap(err, "list events")
-	}
-	return keyset.EventsPage(storeID, after, events, n), nil
+	page, err := sqlread.Events(db.readStore(ctx, workspaceID, storeID), dialect, storeID, f)
+	return page, wrap(err, "list events")
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.KeyStorage = (*DB)(nil)
-
 // Now implements memstore.KeyStorage and memstore.SessionStorage: the
 // DB's clock, to the nanosecond it keeps.
 func (db *DB) Now() time.Time { return fromNanos(nanos(db.now())) }

@@ -7,33 +7,16 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlread"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
 
 // memoryColumns selects a memory; with full false the content is left out
 // of the row, so lists without content never read it.
-func memoryColumns(full bool) string {
-	c := "''"
-	if full {
-		c = "content"
-	}
-	return `id, store_id, path, ` + c + `, sha256, size, version_id, created_at, updated_at`
-}
-
-func scanMemory(row interface{ Scan(...any) error }) (*memstore.Memory, error) {
-	var (
-		m        memstore.Memory
-		cat, uat int64
-	)
-	if err := row.Scan(&m.ID, &m.StoreID, &m.Path, &m.Content, &m.ContentSHA256, &m.ContentSize, &m.VersionID, &cat, &uat); err != nil {
-		return nil, err
-	}
-	m.CreatedAt, m.UpdatedAt = fromNanos(cat), fromNanos(uat)
-	return &m, nil
-}
+func memoryColumns(full bool) string { return sqlrow.MemoryColumns(full, dialect.EmptyContent) }
 
 func getMemory(ctx context.Context, tx *txn, storeID, id string) (*memstore.Memory, error) {
-	m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ? AND store_id = ?`, id, storeID))
+	m, err := sqlrow.ScanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ? AND store_id = ?`, id, storeID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memstore.ErrMemoryNotFound(id)
 	}
@@ -81,7 +64,7 @@ func (t *memTx) Memory(id string) (*memstore.Memory, error) {
 }
 
 func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
-	m, err := scanMemory(t.tx.queryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, t.storeID, path))
+	m, err := sqlrow.ScanMemory(t.tx.queryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = ? AND path = ?`, t.storeID, path))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -172,96 +155,29 @@ func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	return err
 }
 
-// Memory implements memstore.MemoryStorage.
+// Memory implements memstore.MemoryStorage (sqlread.Memory): one
+// statement on a prepared query and no transaction (a single statement
+// reads one snapshot).
 func (db *DB) Memory(ctx context.Context, workspaceID, storeID, id string) (*memstore.Memory, error) {
-	// The hot path of every client: one statement on a prepared query and
-	// no transaction (a single statement reads one snapshot), the store's
-	// workspace checked by the join.
-	m, err := scanMemory(db.rs.queryRow(ctx, `SELECT m.id, m.store_id, m.path, m.content, m.sha256, m.size, m.version_id, m.created_at, m.updated_at
-		FROM memories m JOIN stores s ON s.id = m.store_id
-		WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID))
-	if err != nil {
-		return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
-	}
-	return m, nil
+	m, err := sqlread.Memory(reader{ctx, &db.rs}, dialect, workspaceID, storeID, id)
+	return m, wrap(translate(err), "get memory %s", id)
 }
 
-// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage: a lookup of the
-// memory's version alone, the memory itself only when that is not
-// version. (A single statement returning every column, empty when at
-// version, cost nearly as much as reading the memory: most of a
-// statement's cost is per column.)
+// MemoryUnlessAt implements memstore.MemoryRevalidatorStorage
+// (sqlread.MemoryUnlessAt). (A single statement returning every column,
+// empty when at version, cost nearly as much as reading the memory: most
+// of a statement's cost is per column.)
 func (db *DB) MemoryUnlessAt(ctx context.Context, workspaceID, storeID, id, version string) (*memstore.Memory, error) {
-	if version != "" {
-		var current string
-		err := db.rs.queryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
+	m, err := sqlread.MemoryUnlessAt(reader{ctx, &db.rs}, dialect, workspaceID, storeID, id, version, func() (current string, err error) {
+		err = db.rs.queryRow(ctx, `SELECT m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
 			WHERE m.id = ? AND m.store_id = ? AND s.workspace_id = ?`, id, storeID, workspaceID).Scan(&current)
-		switch {
-		case err != nil:
-			return nil, db.memoryMissing(ctx, err, workspaceID, storeID, id)
-		case current == version:
-			return nil, nil
-		}
-	}
-	return db.Memory(ctx, workspaceID, storeID, id)
-}
-
-// memoryMissing turns the failure of a lookup of a memory into the error
-// to report, saying whether the store or the memory is missing.
-func (db *DB) memoryMissing(ctx context.Context, err error, workspaceID, storeID, id string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		err = db.read(ctx, func(tx *txn) error {
-			if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
-				return err
-			}
-			return memstore.ErrMemoryNotFound(id)
-		})
-	}
-	return wrap(translate(err), "get memory %s", id)
-}
-
-// Memories implements memstore.MemoryStorage: the walk of the list
-// (keyset.MemoryWalk) over the (store_id, path) index, in one read
-// transaction.
-func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-	w, err := keyset.NewMemoryWalk(f)
-	if err != nil {
-		return memstore.Page[memstore.ListItem]{}, err
-	}
-	var page memstore.Page[memstore.ListItem]
-	err = db.read(ctx, func(tx *txn) error {
-		if _, err := storeState(ctx, tx, workspaceID, storeID); err != nil {
-			return err
-		}
-		page, err = w.Walk(func(r keyset.MemoryRange, yield func(*memstore.Memory) bool) error {
-			where, args := "store_id = ? AND path > ?", make([]any, 0, 4)
-			if r.Inclusive {
-				where = "store_id = ? AND path >= ?"
-			}
-			args = append(args, storeID, r.From)
-			if r.To != "" {
-				where, args = where+" AND path < ?", append(args, r.To)
-			}
-			rows, err := tx.query(ctx, `SELECT `+memoryColumns(f.Full)+` FROM memories WHERE `+where+` ORDER BY path LIMIT ?`, append(args, r.Want)...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				m, err := scanMemory(rows)
-				if err != nil {
-					return err
-				}
-				if !yield(m) {
-					return nil
-				}
-			}
-			return rows.Err()
-		})
-		return err
+		return current, err
 	})
-	if err != nil {
-		return memstore.Page[memstore.ListItem]{}, wrap(err, "list memories")
-	}
-	return page, nil
+	return m, wrap(translate(err), "get memory %s", id)
+}
+
+// Memories implements memstore.MemoryStorage (sqlread.Memories).
+func (db *DB) Memories(ctx context.Context, workspaceID, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	page, err := sqlread.Memories(db.readStore(ctx, workspaceID, storeID), dialect, storeID, f)
+	return page, wrap(err, "list memories")
 }

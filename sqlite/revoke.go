@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/tick"
 )
 
 // Revocations between processes. SQLite has no notices from one process
@@ -84,19 +85,12 @@ func (db *DB) startPolling() {
 	go func() {
 		defer close(db.poll.done)
 		unheard := err != nil // from where, then, is not known
-		t := time.NewTicker(revocationPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		tick.Every(ctx, revocationPoll, func() bool {
 			if unheard {
 				// Once the table can be read, its end is where this
 				// reader starts, and what came before went unheard.
 				if err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM revocations`).Scan(&last); err != nil {
-					continue
+					return true
 				}
 				unheard = false
 				db.log.LogAttrs(ctx, slog.LevelInfo, "reading other processes' revocations again")
@@ -107,7 +101,8 @@ func (db *DB) startPolling() {
 				db.log.LogAttrs(ctx, slog.LevelWarn, "could not read other processes' revocations; reading them again", slog.String("error", err.Error()))
 				unheard = true
 			}
-		}
+			return true
+		})
 	}()
 }
 

@@ -10,9 +10,8 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
 	"github.com/memstore/memstore/internal/searchtext"
+	"github.com/memstore/memstore/internal/sqlrow"
 )
-
-var _ memstore.SearchStorage = (*DB)(nil)
 
 // Search is each backend's own, as its engine's full-text index is.
 // SQLite's runs on the FTS5 indexes of the schema, which indexer.go
@@ -82,7 +81,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 			return err
 		}
 		page, err = keyset.SearchResults(sq, hits, func(rowid int64) (*memstore.Memory, error) {
-			m, err := scanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, rowid))
+			m, err := sqlrow.ScanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, rowid))
 			if errors.Is(err, sql.ErrNoRows) {
 				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
 			}

@@ -135,11 +135,11 @@ func TestStores(t *testing.T) {
 
 	// A no-op update leaves UpdatedAt alone; a change moves it.
 	now = now.Add(time.Minute)
-	u, err := db.UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Name: ptr("a"), Metadata: map[string]*string{"k": ptr("v")}})
+	u, err := sqlitetest.Writer(db).UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Name: ptr("a"), Metadata: map[string]*string{"k": ptr("v")}})
 	if err != nil || !u.UpdatedAt.Equal(s.UpdatedAt) {
 		t.Fatalf("no-op update: %v %+v", err, u)
 	}
-	u, err = db.UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Metadata: map[string]*string{"k": nil, "n": ptr("1")}})
+	u, err = sqlitetest.Writer(db).UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Metadata: map[string]*string{"k": nil, "n": ptr("1")}})
 	if err != nil || !u.UpdatedAt.Equal(now) || len(u.Metadata) != 2 || u.Metadata["n"] != "1" || u.Metadata["x"] != "y" {
 		t.Fatalf("merge patch: %v %+v", err, u)
 	}
@@ -147,19 +147,19 @@ func TestStores(t *testing.T) {
 	for i := range 15 {
 		big[fmt.Sprint("key", i)] = ptr("v")
 	}
-	_, err = db.UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Metadata: big})
+	_, err = sqlitetest.Writer(db).UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Metadata: big})
 	wantCode(t, err, memstore.EInvalid) // 2 + 15 > 16
 
-	a, err := db.ArchiveStore(ctx, ws, s.ID, alice)
+	a, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice)
 	if err != nil || a.ArchivedAt == nil || !a.UpdatedAt.Equal(now) {
 		t.Fatalf("archive: %v %+v", err, a)
 	}
 	now = now.Add(time.Minute)
-	a2, err := db.ArchiveStore(ctx, ws, s.ID, alice)
+	a2, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice)
 	if err != nil || !a2.ArchivedAt.Equal(*a.ArchivedAt) || !a2.UpdatedAt.Equal(a.UpdatedAt) {
 		t.Fatalf("archive again: %v %+v", err, a2)
 	}
-	_, err = db.UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Name: ptr("b")})
+	_, err = sqlitetest.Writer(db).UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Name: ptr("b")})
 	wantCode(t, err, memstore.EConflict)
 
 	// Pagination newest first; ties on created_at broken by ID.
@@ -281,7 +281,7 @@ func TestUpdateAndDelete(t *testing.T) {
 	wantCode(t, sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, stale, alice), memstore.EPreconditionFailed)
 
 	// Archived: no create or update, but delete works.
-	if _, err := db.ArchiveStore(ctx, ws, s.ID, alice); err != nil {
+	if _, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice); err != nil {
 		t.Fatal(err)
 	}
 	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("x")}, alice)
@@ -777,7 +777,7 @@ func TestWritesOfOneBatch(t *testing.T) {
 		s := mustStore(t, db)
 		errs := inOneBatch(t, db,
 			create(s, "/before"),
-			func() error { _, err := db.ArchiveStore(ctx, ws, s.ID, alice); return err },
+			func() error { _, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice); return err },
 			create(s, "/after"))
 		if errs[0] != nil || errs[1] != nil || memstore.ErrorCode(errs[2]) != memstore.EConflict {
 			t.Fatalf("errors %v, want nil, nil, the archived store's conflict", errs)

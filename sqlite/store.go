@@ -2,52 +2,28 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"log/slog"
-	"maps"
-	"strings"
-	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/sqlread"
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
+// getStore reads a store of the workspace (ENotFound).
 func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.Store, error) {
-	s, err := sqlrow.ScanStore(tx.queryRow(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE id = ? AND workspace_id = ?`, id, workspaceID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memstore.ErrStoreNotFound(id)
-	}
-	return s, err
+	return sqlread.Store(reader{ctx, tx}, dialect, workspaceID, id, "")
 }
 
 // CreateStore implements memstore.StoreStorage, checking q by withinQuota.
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
-	now := db.now()
-	s := &memstore.Store{
-		ID:          db.ids.New(memstore.StoreIDPrefix, now),
-		WorkspaceID: workspaceID,
-		Name:        c.Name,
-		Description: c.Description,
-		Metadata:    maps.Clone(c.Metadata),
-		CreatedAt:   fromNanos(nanos(now)),
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
-	}
-	s.UpdatedAt = s.CreatedAt
-	meta, err := json.Marshal(s.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	err = db.write(ctx, func(tx *txn) error {
+	now := fromNanos(nanos(db.now()))
+	s := memstore.NewStore(db.ids.New(memstore.StoreIDPrefix, now), workspaceID, c, now)
+	err := db.write(ctx, func(tx *txn) error {
 		// Archived stores count: they keep their memories.
 		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, workspaceID); err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, `INSERT INTO stores (id, workspace_id, name, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, workspaceID, s.Name, s.Description, string(meta), nanos(now), nanos(now))
+		_, err := tx.exec(ctx, sqlrow.InsertStore(dialect.Param), args(sqlrow.StoreValues(s))...)
 		return err
 	})
 	if err != nil {
@@ -66,113 +42,56 @@ func (db *DB) Store(ctx context.Context, workspaceID, id string) (*memstore.Stor
 	return s, wrap(err, "get store %s", id)
 }
 
-// Stores implements memstore.StoreStorage with keyset pagination on
-// (created_at DESC, id DESC), served by stores_by_workspace.
+// Stores implements memstore.StoreStorage (sqlread.Stores).
 func (db *DB) Stores(ctx context.Context, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	var page memstore.Page[memstore.Store]
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return page, err
-	}
-	cur, err := parseCursor(f.Page, kindStores)
-	if err != nil {
-		return page, err
-	}
-	where := []string{"workspace_id = ?"}
-	args := []any{workspaceID}
-	if !f.IncludeArchived {
-		where = append(where, "archived_at IS NULL")
-	}
-	if f.CreatedAtGTE != nil {
-		where, args = append(where, "created_at >= ?"), append(args, nanos(*f.CreatedAtGTE))
-	}
-	if f.CreatedAtLTE != nil {
-		where, args = append(where, "created_at <= ?"), append(args, nanos(*f.CreatedAtLTE))
-	}
-	if cur != nil {
-		where = append(where, "(created_at, id) < (?, ?)")
-		args = append(args, cur.Time, cur.Key)
-	}
-	args = append(args, n+1)
-	err = db.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	page, err := sqlread.Stores(db.reads(ctx), dialect, workspaceID, f)
+	return page, wrap(err, "list stores")
+}
+
+// WriteStore implements memstore.StoreStorage: fn runs as a write
+// closure of the writer (see DB.write), which runs one transaction at a
+// time: the store cannot change before it commits.
+func (db *DB) WriteStore(ctx context.Context, workspaceID, id string, fn func(memstore.StoreTx) error) error {
+	err := db.write(ctx, func(tx *txn) error {
+		s, err := getStore(ctx, tx, workspaceID, id)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		page.Items, err = sqlrow.Collect(rows, sqlrow.ScanStore)
+		return fn(&storeTx{ctx: ctx, db: db, tx: tx, s: s})
+	})
+	return wrap(err, "change store %s", id)
+}
+
+// A storeTx is a memstore.StoreTx over one transaction of the writer.
+type storeTx struct {
+	ctx context.Context
+	db  *DB
+	tx  *txn
+	s   *memstore.Store
+}
+
+func (t *storeTx) Store() *memstore.Store { return t.s }
+
+func (t *storeTx) Update(s *memstore.Store) error {
+	s.UpdatedAt = fromNanos(nanos(t.db.now()))
+	values, err := sqlrow.UpdateStoreValues(s)
+	if err == nil {
+		_, err = t.tx.exec(t.ctx, sqlrow.UpdateStore(dialect.Param), args(values)...)
+	}
+	return err
+}
+
+// Archive tells the writes after it in the same batch that the store is
+// no longer live (storeChanged).
+func (t *storeTx) Archive(s *memstore.Store, by memstore.Actor) error {
+	now := fromNanos(nanos(t.db.now()))
+	_, err := t.tx.exec(t.ctx, `UPDATE stores SET archived_at = ?1, updated_at = ?1 WHERE id = ?2`, nanos(now), s.ID)
+	t.tx.storeChanged(s.ID)
+	if err != nil {
 		return err
-	})
-	if err != nil {
-		return memstore.Page[memstore.Store]{}, wrap(err, "list stores")
 	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = cursor{Kind: kindStores, Time: nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
-}
-
-// UpdateStore implements memstore.StoreStorage. Metadata is a merge
-// patch whose result must still hold at most 16 pairs.
-func (db *DB) UpdateStore(ctx context.Context, workspaceID, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.write(ctx, func(tx *txn) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id); err != nil {
-			return err
-		}
-		if changed, err := u.Apply(s); err != nil || !changed {
-			return err
-		}
-		b, err := json.Marshal(s.Metadata)
-		if err != nil {
-			return err
-		}
-		now := fromNanos(nanos(db.now()))
-		if _, err := tx.exec(ctx, `UPDATE stores SET name = ?, description = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-			s.Name, s.Description, string(b), nanos(now), id); err != nil {
-			return err
-		}
-		s.UpdatedAt = now
-		return nil
-	})
-	if err != nil {
-		return nil, wrap(err, "update store %s", id)
-	}
-	return s, nil
-}
-
-// ArchiveStore implements memstore.StoreStorage; the first archive sets
-// both archived_at and updated_at and adds the store.archived event,
-// later ones change nothing.
-func (db *DB) ArchiveStore(ctx context.Context, workspaceID, id string, by memstore.Actor) (*memstore.Store, error) {
-	var s *memstore.Store
-	err := db.write(ctx, func(tx *txn) (err error) {
-		if s, err = getStore(ctx, tx, workspaceID, id); err != nil || s.ArchivedAt != nil {
-			return err
-		}
-		t, err := db.archive(ctx, tx, "stores", id)
-		tx.storeChanged(id)
-		if err != nil {
-			return err
-		}
-		s.ArchivedAt, s.UpdatedAt = &t, t
-		return insertEvent(ctx, tx, id, memstore.EventStoreArchived, "", by, t)
-	})
-	if err != nil {
-		return nil, wrap(err, "archive store %s", id)
-	}
-	return s, nil
-}
-
-// archive sets archived_at and updated_at of row id of table (stores or
-// sessions) to now, and returns now as stored.
-func (db *DB) archive(ctx context.Context, tx *txn, table, id string) (time.Time, error) {
-	now := nanos(db.now())
-	_, err := tx.exec(ctx, `UPDATE `+table+` SET archived_at = ?, updated_at = ? WHERE id = ?`, now, now, id)
-	return fromNanos(now), err
+	s.ArchivedAt, s.UpdatedAt = &now, now
+	return insertEvent(t.ctx, t.tx, s.ID, memstore.EventStoreArchived, "", by, now)
 }
 
 // DeleteStore implements memstore.StoreStorage; the foreign keys cascade

@@ -11,9 +11,9 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.UserStorage = (*DB)(nil)
-
-// CreateUser implements memstore.UserStorage.
+// CreateUser implements memstore.UserStorage: the single writer lets it
+// look for the workspace and the name first, where PostgreSQL, whose
+// processes write at once, leaves the name to its unique constraint.
 func (db *DB) CreateUser(ctx context.Context, workspaceID string, u memstore.User) (*memstore.User, error) {
 	u.ID, u.WorkspaceID = db.ids.New(memstore.UserIDPrefix, u.CreatedAt), workspaceID
 	u.CreatedAt, u.UpdatedAt = fromNanos(nanos(u.CreatedAt)), fromNanos(nanos(u.UpdatedAt))

@@ -14,12 +14,10 @@ import (
 	"github.com/memstore/memstore/internal/sqlrow"
 )
 
-var _ memstore.WebhookStorage = (*DB)(nil)
-
 // scanWebhook scans a row of sqlrow.WebhookColumns, whose events SQLite keeps
 // as comma-separated text.
 func scanWebhook(r interface{ Scan(...any) error }) (*memstore.WebhookEndpoint, error) {
-	return sqlrow.ScanWebhook(row{r, nil})
+	return sqlrow.ScanWebhook(row{r})
 }
 
 // webhookArgs are the values of w's row, in sqlrow.WebhookColumns' order, as
@@ -125,8 +123,6 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	})
 	return wrap(err, "delete webhook endpoint %s", id)
 }
-
-var _ memstore.WebhookDeliveryStorage = (*DB)(nil)
 
 const deliveryColumns = "endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at, state, attempts, next_attempt_at, last_attempt_at, last_status, last_error"
 
@@ -320,17 +316,11 @@ func feedCursors(ctx context.Context, tx *txn, where string, args ...any) ([]*fe
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*feedCursor
-	for rows.Next() {
-		cur := &feedCursor{}
-		w, err := scanWebhook(row{rows, []any{&cur.store, &cur.seq, &cur.upto, &cur.workspace}})
-		if err != nil {
-			return nil, err
-		}
-		cur.w = w
-		out = append(out, cur)
-	}
-	return out, rows.Err()
+	return sqlrow.CollectRefs(rows, func(r sqlrow.Row) (cur *feedCursor, err error) {
+		cur = &feedCursor{}
+		cur.w, err = scanWebhook(sqlrow.Extra(r, &cur.store, &cur.seq, &cur.upto, &cur.workspace))
+		return cur, err
+	})
 }
 
 // pull makes the deliveries, claimed until until, of up to n events past

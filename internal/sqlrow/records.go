@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
 )
 
 // Users and webhook endpoints are read and written by the backends' own
@@ -102,3 +103,117 @@ var StoreColumns = stores.table.Select()
 
 // ScanStore scans a row of StoreColumns.
 func ScanStore(r Row) (*memstore.Store, error) { return stores.scan(r) }
+
+// InsertStore is the statement that inserts a new store's row
+// (StoreValues), given the placeholder of the nth value in the
+// backend's dialect.
+func InsertStore(param func(n int) string) string { return stores.table.Insert(param) }
+
+// StoreValues are the values of s's row.
+func StoreValues(s *memstore.Store) []any { return must(stores.values(s)) }
+
+// MemoryColumns are the columns of a memory's row, in the order
+// ScanMemory reads them; when full is false, empty (the empty value of
+// the content column's type in the backend's dialect) stands in for the
+// content, which a list reads only when asked.
+func MemoryColumns(full bool, empty string) string {
+	if full {
+		return memories.table.Columns
+	}
+	return strings.Replace(memories.table.Columns, ", content,", ", "+empty+",", 1)
+}
+
+// ScanMemory scans a row of MemoryColumns.
+func ScanMemory(r Row) (*memstore.Memory, error) { return memories.scan(r) }
+
+// SessionColumns are the columns of a session's row, of the sessions
+// table named s, in the order ScanSession reads them.
+var SessionColumns = Prefixed("s.", sessions.table.Columns)
+
+// ScanSession scans a row of SessionColumns, without its attachments.
+func ScanSession(r Row) (*memstore.Session, error) { return sessions.scan(r) }
+
+// TokenColumns are the columns of a session token as the API reads it,
+// without the hash of its secret, in the order ScanToken reads them.
+const TokenColumns = tokenColumns
+
+// ScanToken scans a row of TokenColumns.
+func ScanToken(r Row) (*memstore.SessionToken, error) {
+	var t memstore.SessionToken
+	return &t, r.Scan(tokenFields(&t)...)
+}
+
+// AttachmentColumns are the columns of an attachment's row, of the
+// table SessionStores, in the order ScanAttachment reads them.
+const AttachmentColumns = "session_id, store_id, access, instructions, name, description, mount_path"
+
+// ScanAttachment scans a row of AttachmentColumns: the attachment and
+// the ID of its session.
+func ScanAttachment(r Row) (sessionID string, a memstore.Attachment, err error) {
+	err = r.Scan(&sessionID, &a.StoreID, enum(&a.Access), byteText{&a.Instructions}, &a.Name, byteText{&a.Description}, &a.MountPath)
+	return sessionID, a, err
+}
+
+// UpdateStore is the statement that keeps a store's name, description,
+// metadata and time of update (UpdateStoreValues), given the
+// placeholder of the nth value in the backend's dialect.
+func UpdateStore(param func(n int) string) string {
+	return `UPDATE stores SET name = ` + param(1) + `, description = ` + param(2) + `, metadata = ` + param(3) +
+		`, updated_at = ` + param(4) + ` WHERE id = ` + param(5)
+}
+
+// UpdateStoreValues are the values of UpdateStore for s.
+func UpdateStoreValues(s *memstore.Store) ([]any, error) {
+	meta, err := jsonMap[string]{&s.Metadata}.Value()
+	if err != nil {
+		return nil, err
+	}
+	return []any{s.Name, text(s.Description), meta, keyset.Nanos(s.UpdatedAt), s.ID}, nil
+}
+
+// InsertSession is the statement that inserts a new session's row
+// (SessionValues), given the placeholder of the nth value in the
+// backend's dialect; its attachments are rows of their own
+// (InsertAttachment).
+func InsertSession(param func(n int) string) string { return sessions.table.Insert(param) }
+
+// SessionValues are the values of s's row: an error when its fields
+// do not encode.
+func SessionValues(s *memstore.Session) ([]any, error) { return sessions.values(s) }
+
+// UpdateSession is the statement that keeps a session's title,
+// metadata, fields and times of update and archive
+// (UpdateSessionValues).
+func UpdateSession(param func(n int) string) string {
+	return `UPDATE sessions SET title = ` + param(1) + `, metadata = ` + param(2) + `, fields = ` + param(3) + `, updated_at = ` + param(4) +
+		`, archived_at = ` + param(5) + ` WHERE id = ` + param(6) + ` AND workspace_id = ` + param(7)
+}
+
+// UpdateSessionValues are the values of UpdateSession for s: those of
+// its row, in the statement's order.
+func UpdateSessionValues(s *memstore.Session) ([]any, error) {
+	v, err := sessions.values(s) // id, workspace_id, title, metadata, fields, created_at, updated_at, archived_at
+	if err != nil {
+		return nil, err
+	}
+	return []any{v[2], v[3], v[4], v[6], v[7], v[0], v[1]}, nil
+}
+
+// InsertAttachment is the statement that inserts the row of an
+// attachment of a session (AttachmentValues).
+func InsertAttachment(param func(n int) string) string { return SessionStores.Insert(param) }
+
+// AttachmentValues are the values of the row of attachment i of s, at
+// its position i and with the session's creation time, by which a
+// store's sessions are listed.
+func AttachmentValues(s *memstore.Session, i int) []any { return attachmentValues(s, i) }
+
+// InsertToken is the statement that inserts a new session token's row
+// (TokenValues).
+func InsertToken(param func(n int) string) string { return sessionTokens.table.Insert(param) }
+
+// TokenValues are the values of the row of t, whose secret has the hash
+// secretHash.
+func TokenValues(t *memstore.SessionToken, secretHash string) []any {
+	return must(sessionTokens.values(&memstore.SessionTokenRecord{SessionToken: *t, SecretSHA256: secretHash}))
+}

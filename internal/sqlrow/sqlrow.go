@@ -96,6 +96,32 @@ func Collect[T any](rows Rows, scan func(Row) (*T, error)) ([]T, error) {
 	return items, rows.Err()
 }
 
+// CollectRefs is Collect keeping each record's pointer, for records
+// that their reader changes in place.
+func CollectRefs[T any](rows Rows, scan func(Row) (*T, error)) ([]*T, error) {
+	var items []*T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, v)
+	}
+	return items, rows.Err()
+}
+
+// Extra is r, whose last columns scan into extra, after those that the
+// scan of its table reads: so that a table's one scan serves a query
+// with more columns.
+func Extra(r Row, extra ...any) Row { return extraColumns{r, extra} }
+
+type extraColumns struct {
+	Row
+	extra []any
+}
+
+func (r extraColumns) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
+
 // A Snapshot is one consistent read of a whole database, in which Dump
 // reads every table.
 type Snapshot interface {

@@ -138,12 +138,20 @@ func attachmentValues(s *memstore.Session, i int) []any {
 	return []any{s.ID, i, a.StoreID, string(a.Access), text(a.Instructions), a.Name, text(a.Description), a.MountPath, keyset.Nanos(s.CreatedAt)}
 }
 
+// sessionTokens are a token's row as the API reads it (tokenFields),
+// then the hash of its secret.
 var sessionTokens = byFields(&Table{Kind: memstore.KindSessionTokens, Name: "session_tokens", Key: "id",
-	Columns: "id, session_id, workspace_id, hint, created_at, expires_at, revoked_at, secret_sha256"},
+	Columns: tokenColumns + ", secret_sha256"},
 	func(t *memstore.SessionTokenRecord) []any {
-		return []any{&t.ID, &t.SessionID, &t.WorkspaceID, &t.Hint, nanos{&t.CreatedAt}, nullNanos{&t.ExpiresAt}, nullNanos{&t.RevokedAt}, &t.SecretSHA256}
+		return append(tokenFields(&t.SessionToken), &t.SecretSHA256)
 	},
 	memstore.RecordSink.SessionToken)
+
+const tokenColumns = "id, session_id, workspace_id, hint, created_at, expires_at, revoked_at"
+
+func tokenFields(t *memstore.SessionToken) []any {
+	return []any{&t.ID, &t.SessionID, &t.WorkspaceID, &t.Hint, nanos{&t.CreatedAt}, nullNanos{&t.ExpiresAt}, nullNanos{&t.RevokedAt}}
+}
 
 var webhooks = byFields(&Table{Kind: memstore.KindWebhooks, Name: "webhook_endpoints", Key: "id",
 	Columns: "id, workspace_id, name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at"},

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/memstore/memstore/internal/tick"
 )
 
 // The bounds of every stream (docs/api.md, Limits).
@@ -106,14 +108,7 @@ func (s *Writer) Unwrap() http.ResponseWriter { return s.w }
 // stream, until ctx ends. When one cannot be sent (the client is gone or
 // stopped reading) it calls end, which must end the stream, and returns.
 func (s *Writer) Heartbeat(ctx context.Context, every time.Duration, end func()) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, every, func() bool {
 		s.mu.Lock()
 		var err error
 		if s.streaming {
@@ -122,7 +117,7 @@ func (s *Writer) Heartbeat(ctx context.Context, every time.Duration, end func())
 		s.mu.Unlock()
 		if err != nil {
 			end()
-			return
 		}
-	}
+		return err == nil
+	})
 }

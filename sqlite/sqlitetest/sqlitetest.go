@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/testdb"
 	"github.com/memstore/memstore/sqlite"
 )
 
@@ -23,18 +24,7 @@ func Open(tb testing.TB, opts sqlite.Options) *sqlite.DB {
 // the test ends.
 func OpenAt(tb testing.TB, path string, opts sqlite.Options) *sqlite.DB {
 	tb.Helper()
-	db, err := sqlite.Open(context.Background(), path, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Registered first, so it runs after the cleanups of whatever the
-	// test builds on db, such as a server.
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return db
+	return testdb.Open(tb, func(ctx context.Context) (*sqlite.DB, error) { return sqlite.Open(ctx, path, opts) })
 }
 
 // Workspace makes a workspace called name.
@@ -78,7 +68,7 @@ func Create(tb testing.TB, db *sqlite.DB, workspaceID, storeID, path, content st
 	return m
 }
 
-// Writes makes the memory writes of a core over a database, spoken of in
+// Writes makes the memory and store writes of a core over a database, spoken of in
 // workspaces and actors as the database's own methods are: each call is
 // made as an API key's caller of workspace ws, recorded as made by by. It
 // lets a test of the database write through the core's rules.
@@ -106,4 +96,14 @@ func (w Writes) UpdateMemory(ctx context.Context, ws, storeID, id string, u mems
 // DeleteMemory is memstore.Core's.
 func (w Writes) DeleteMemory(ctx context.Context, ws, storeID, id, ifSHA256 string, by memstore.Actor) error {
 	return w.core.DeleteMemory(ctx, caller(ws, by), storeID, id, ifSHA256)
+}
+
+// UpdateStore is memstore.Core's, as an API key of ws.
+func (w Writes) UpdateStore(ctx context.Context, ws, id string, u memstore.StoreUpdate) (*memstore.Store, error) {
+	return w.core.UpdateStore(ctx, caller(ws, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_sqlitetest"}), id, u)
+}
+
+// ArchiveStore is memstore.Core's.
+func (w Writes) ArchiveStore(ctx context.Context, ws, id string, by memstore.Actor) (*memstore.Store, error) {
+	return w.core.ArchiveStore(ctx, caller(ws, by), id)
 }
