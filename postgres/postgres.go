@@ -92,11 +92,6 @@ var _ memstore.Database = (*DB)(nil)
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// devSchema is the version of the release schema that equals the schema
-// of the last development build (development version devLast), which a
-// database that build made is taken over at.
-const devSchema = 1
-
 // devLast is the last development build's version in schema_migrations.
 const devLast = 13
 
@@ -180,9 +175,9 @@ const migrationLock = 0x6d656d73746f7265 // "memstore"
 // recorded in memstore_schema, and records each there. A database made
 // by the last development build before the first release (which
 // recorded its migrations in schema_migrations instead, up to devLast)
-// has the release's schema: it is taken over at release version
-// devSchema, once, and logged. One of an earlier or a later development
-// build, or of a newer memstore, is refused.
+// has the release's schema: it is taken over at schema.FirstRelease,
+// once, and logged. One of an earlier or a later development build, or
+// of a newer memstore, is refused.
 func (db *DB) migrate(ctx context.Context) error {
 	release, err := schema.Read(migrations, "migrations")
 	if err != nil {
@@ -215,7 +210,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, `DROP TABLE schema_migrations`); err != nil {
 				return err
 			}
-			upgraded, have = true, devSchema
+			upgraded, have = true, schema.FirstRelease
 		}
 		// One row per release migration applied.
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS memstore_schema (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {

@@ -93,11 +93,6 @@ var migrations embed.FS
 // release left it 0.
 const applicationID = 0x6d656d73
 
-// devSchema is the version of the release schema that equals the schema
-// of the last development build (development version devLast), which a
-// database that build made is taken over at.
-const devSchema = 1
-
 // devLast is the last development build's user_version.
 const devLast = 18
 
@@ -242,8 +237,8 @@ func (db *DB) Close() error {
 // and marks it as memstore's (applicationID). A database made by the
 // last development build before the first release (application_id 0,
 // user_version devLast) has the release's schema: it is taken over at
-// release version devSchema, once, and logged; one of an earlier or a
-// later development build is refused (schema.Development).
+// schema.FirstRelease, once, and logged; one of an earlier or a later
+// development build is refused (schema.Development).
 // A database of a newer memstore, or a file of another application, is
 // refused.
 func (db *DB) migrate(ctx context.Context) error {
@@ -268,7 +263,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if err := schema.Development(have, devLast); err != nil {
 				return err
 			}
-			fromDev, have = have, devSchema
+			fromDev, have = have, schema.FirstRelease
 		case have > known:
 			return fmt.Errorf("the database's schema is at version %d, newer than this memstore knows (%d): upgrade memstore", have, known)
 		}

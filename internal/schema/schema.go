@@ -61,6 +61,11 @@ func Development(have, last int) error {
 	return nil
 }
 
+// FirstRelease is the version of the first release's schema, which is
+// the schema of the last development build: a database that build made
+// is taken over at this version.
+const FirstRelease = 1
+
 // LastDevelopmentBuild is the last commit whose memstore upgrades a
 // database of any development build to the last development version.
 const LastDevelopmentBuild = "de0f595"
