@@ -11,6 +11,7 @@ type Backend interface {
 	KeyStorage
 	StoreStorage
 	MemoryStorage
+	ExportStorage
 	VersionStorage
 	SessionStorage
 	SearchStorage
@@ -33,12 +34,14 @@ type Core struct {
 	limits   Limits                   // the quotas of workspaces, stores, sessions and credentials
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
+	exports  exportPlaces             // the exports in progress
 }
 
 var (
 	_ StoreService       = (*Core)(nil)
 	_ MemoryService      = (*Core)(nil)
 	_ MemoryRevalidator  = (*Core)(nil)
+	_ ExportService      = (*Core)(nil)
 	_ VersionService     = (*Core)(nil)
 	_ SessionService     = (*Core)(nil)
 	_ KeyService         = (*Core)(nil)
