@@ -1,11 +1,237 @@
 package httpapi_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/storetest"
 )
 
 func (b clients) ExportMemories(ctx context.Context, c *memstore.Caller, storeID string, content bool, sink memstore.ExportSink) error {
 	return b.client(c).ExportMemories(ctx, c, storeID, content, sink)
+}
+
+// exportGet sends GET .../memories/export with query, as the hosted
+// API's clients do: Claude Code authenticates with a bearer token and
+// sends neither anthropic-version nor anthropic-beta.
+func exportGet(t *testing.T, h *apiHarness, bearer, storeID, query string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, h.URL+"/v1/memory_stores/"+storeID+"/memories/export"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	res, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
+}
+
+// exportLines splits an export's body into its lines, each a JSON
+// object, failing on anything else.
+func exportLines(t *testing.T, body []byte) []map[string]any {
+	t.Helper()
+	if !bytes.HasSuffix(body, []byte("\n")) {
+		t.Errorf("the export does not end with a newline")
+	}
+	var lines []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d of the export is not a JSON object: %v", len(lines)+1, err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+func keysOf(m map[string]any) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestExportLines: the lines of both views are exactly those Claude
+// Code parses: a store line first (view basic or full), one memory line
+// per live memory with exactly its view's fields, in path order, and a
+// complete line last that counts them; the route is counted in the
+// metrics; what is refused is refused before the first line, as the
+// API's JSON error.
+func TestExportLines(t *testing.T) {
+	onEachBackend(t, func(t *testing.T, backend harnessBackend) {
+		reg := prometheus.NewRegistry()
+		h := newAPIHarness(t, harnessOptions{backend: backend, configure: func(c *httpapi.Config) { c.Registry = reg }})
+		ctx := t.Context()
+		_, _, secret := h.newKey(t, "export")
+		cl := h.client(secret)
+		st, err := cl.CreateStore(ctx, nil, memstore.StoreCreate{Name: "team"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		contents := map[string]string{"/b/two.md": "two \"quoted\"\nline", "/a.md": "", "/c.md": strings.Repeat("é", 1000)}
+		ids := map[string]string{}
+		for _, p := range []string{"/c.md", "/a.md", "/b/two.md", "/deleted.md"} {
+			m, err := cl.CreateMemory(ctx, nil, st.ID, memstore.MemoryCreate{Path: p, Content: contents[p]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[p] = m.ID
+		}
+		if err := cl.DeleteMemory(ctx, nil, st.ID, ids["/deleted.md"], ""); err != nil {
+			t.Fatal(err)
+		}
+		paths := []string{"/a.md", "/b/two.md", "/c.md"}
+
+		for _, view := range []string{"full", "basic"} {
+			query := "?view=" + view
+			if view == "full" {
+				query = "" // the default
+			}
+			res, body := exportGet(t, h, secret, st.ID, query)
+			if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/x-ndjson" {
+				t.Fatalf("%s view: %d %q: %s", view, res.StatusCode, res.Header.Get("Content-Type"), body)
+			}
+			lines := exportLines(t, body)
+			if len(lines) != len(paths)+2 {
+				t.Fatalf("%s view: %d lines, want the store, %d memories and the end", view, len(lines), len(paths))
+			}
+			if s := lines[0]; s["type"] != "store" || s["view"] != view || s["id"] != st.ID || s["name"] != "team" {
+				t.Errorf("%s view: first line %v, want the store line", view, s)
+			}
+			want := []string{"content", "content_sha256", "id", "path", "type", "updated_at"}
+			if view == "basic" {
+				want = []string{"content_sha256", "content_size_bytes", "id", "path", "type"}
+			}
+			for i, p := range paths {
+				l := lines[i+1]
+				if got := keysOf(l); !slices.Equal(got, want) {
+					t.Errorf("%s view: memory line %v has fields %v, want exactly %v", view, l, got, want)
+				}
+				sum := memstore.ContentSHA256(contents[p])
+				if l["type"] != "memory" || l["id"] != ids[p] || l["path"] != p || l["content_sha256"] != sum {
+					t.Errorf("%s view: line %d is %v, want memory %s at %s", view, i+1, l, ids[p], p)
+				}
+				if view == "full" && l["content"] != contents[p] {
+					t.Errorf("full view: %s has content %q, want %q", p, l["content"], contents[p])
+				}
+				if view == "basic" && l["content_size_bytes"] != float64(len(contents[p])) {
+					t.Errorf("basic view: %s has content_size_bytes %v, want %d", p, l["content_size_bytes"], len(contents[p]))
+				}
+			}
+			end := lines[len(lines)-1]
+			if got := keysOf(end); end["type"] != "complete" || end["memory_count"] != float64(len(paths)) || end["error_count"] != float64(0) ||
+				!slices.Equal(got, []string{"error_count", "memory_count", "type"}) {
+				t.Errorf("%s view: last line %v, want {type: complete, memory_count: %d, error_count: 0}", view, end, len(paths))
+			}
+		}
+
+		// Refusals come before the stream, as JSON errors.
+		_, _, other := h.newKey(t, "other")
+		for _, tc := range []struct {
+			name, secret, store, query string
+			status                     int
+			errType                    string
+		}{
+			{"unknown view", secret, st.ID, "?view=everything", 400, memstore.EInvalid},
+			{"unknown store", secret, "memstore_nosuchstore", "", 404, memstore.ENotFound},
+			{"another workspace's store", other, st.ID, "", 404, memstore.ENotFound},
+			{"no credential", "", st.ID, "", 401, memstore.EUnauthenticated},
+		} {
+			res, body := exportGet(t, h, tc.secret, tc.store, tc.query)
+			var env httpapi.ErrorJSON
+			if res.StatusCode != tc.status || res.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &env) != nil || env.Error.Type != tc.errType {
+				t.Errorf("%s: %d %q %s, want %d %s", tc.name, res.StatusCode, res.Header.Get("Content-Type"), body, tc.status, tc.errType)
+			}
+		}
+
+		mres, err := h.srv.Client().Get(h.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, _ := io.ReadAll(mres.Body)
+		mres.Body.Close()
+		for _, want := range []string{
+			`memstore_http_requests_total{method="GET",route="GET /v1/memory_stores/{memory_store_id}/memories/export",status="200"} 2`,
+			`memstore_http_requests_total{method="GET",route="GET /v1/memory_stores/{memory_store_id}/memories/export",status="404"} 2`,
+		} {
+			if !strings.Contains(string(metrics), want) {
+				t.Errorf("the metrics lack %s", want)
+			}
+		}
+	})
+}
+
+// TestExportSessionTokens: a session token exports the stores attached
+// to its session, read-only ones included, with a bearer token and no
+// version header, as Claude Code does; a store not attached is refused.
+func TestExportSessionTokens(t *testing.T) {
+	onEachBackend(t, func(t *testing.T, backend harnessBackend) {
+		h := newAPIHarness(t, harnessOptions{backend: backend})
+		ctx := t.Context()
+		_, _, secret := h.newKey(t, "sessions")
+		cl := h.client(secret)
+		var stores []string
+		for _, name := range []string{"rw", "ro", "unattached"} {
+			st, err := cl.CreateStore(ctx, nil, memstore.StoreCreate{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cl.CreateMemory(ctx, nil, st.ID, memstore.MemoryCreate{Path: "/note.md", Content: name}); err != nil {
+				t.Fatal(err)
+			}
+			stores = append(stores, st.ID)
+		}
+		_, _, token, err := cl.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{
+			{StoreID: stores[0]}, {StoreID: stores[1], Access: memstore.AccessReadOnly},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int{200, 200, 403} {
+			res, body := exportGet(t, h, token, stores[i], "?view=basic")
+			if res.StatusCode != want {
+				t.Errorf("store %d: %d %s, want %d", i, res.StatusCode, body, want)
+				continue
+			}
+			if want == 200 {
+				if lines := exportLines(t, body); len(lines) != 3 || lines[2]["memory_count"] != float64(1) {
+					t.Errorf("store %d: %v, want the store, its memory and the end", i, lines)
+				}
+			}
+		}
+	})
+}
+
+// TestExportHeapOverHTTP: a store of 20,000 memories streams from the
+// server to the client holding a little at a time on both sides (they
+// share this process's heap).
+func TestExportHeapOverHTTP(t *testing.T) {
+	onEachBackend(t, func(t *testing.T, backend harnessBackend) {
+		h := newAPIHarness(t, harnessOptions{backend: backend})
+		ws, storeID := storetest.FillLargeStore(t, h.DB)
+		_, secret := h.newAPIKey(t, ws, "export")
+		storetest.ExportHeapGrowth(t, h.client(secret), nil, storeID)
+	})
 }

@@ -299,7 +299,7 @@ const (
 // testExportFlat: the export of a store of 20,000 memories holds a
 // little at a time (ExportHeapGrowth), in path order, each memory whole.
 func testExportFlat(t *testing.T, db memstore.Database) {
-	storeID := FillLargeStore(t, db)
+	_, storeID := FillLargeStore(t, db)
 	ExportHeapGrowth(t, memstore.NewCore(db), keyCaller(wsA, actorKey), storeID)
 }
 
@@ -316,11 +316,11 @@ const (
 // workspace A holding LargeStoreMemories memories of 1,500 bytes each,
 // restored in one transaction (memstore.Restorer: creating them one by
 // one takes minutes) without their versions, which an export does not
-// read, and returns its ID.
-func FillLargeStore(t *testing.T, db memstore.Restorer) string {
+// read, and returns the IDs of its workspace and of the store.
+func FillLargeStore(t *testing.T, db memstore.Restorer) (workspaceID, storeID string) {
 	t.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	storeID := "memstore_exportlarge"
+	storeID = "memstore_exportlarge"
 	err := db.Restore(t.Context(), func(sink memstore.RecordSink) error {
 		if err := sink.Begin(memstore.KindWorkspaces, 1); err != nil {
 			return err
@@ -355,7 +355,7 @@ func FillLargeStore(t *testing.T, db memstore.Restorer) string {
 	if err != nil {
 		t.Fatalf("restore a store of %d memories: %v", LargeStoreMemories, err)
 	}
-	return storeID
+	return wsA, storeID
 }
 
 // ExportHeapGrowth exports the store of FillLargeStore as c and checks
