@@ -55,7 +55,7 @@ var (
 // store nor any quota unless an option sets one.
 func NewCore(b Backend, opts ...CoreOption) *Core {
 	rv, _ := b.(MemoryRevalidatorStorage)
-	co := &Core{b: b, rv: rv, now: time.Now}
+	co := &Core{b: b, rv: rv, now: time.Now, exports: exportPlaces{hold: ExportHold, wait: ExportWait}}
 	for _, o := range opts {
 		o(co)
 	}

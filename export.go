@@ -82,7 +82,7 @@ func (co *Core) ExportMemories(ctx context.Context, c *Caller, storeID string, c
 		return err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, ExportHold)
+	ctx, cancel := context.WithTimeout(ctx, co.exports.hold)
 	defer cancel()
 	return co.b.ExportMemories(ctx, c.WorkspaceID, storeID, content, sink)
 }
@@ -90,6 +90,8 @@ func (co *Core) ExportMemories(ctx context.Context, c *Caller, storeID string, c
 // exportPlaces counts the exports in progress, overall and by workspace,
 // and lets a new one wait for a place.
 type exportPlaces struct {
+	hold, wait time.Duration // ExportHold and ExportWait, but in tests
+
 	mu      sync.Mutex
 	total   int
 	held    map[string]int
@@ -99,7 +101,7 @@ type exportPlaces struct {
 // take waits up to ExportWait for a place for an export of workspace ws
 // and returns its release.
 func (p *exportPlaces) take(ctx context.Context, ws string) (release func(), err error) {
-	timer := time.NewTimer(ExportWait)
+	timer := time.NewTimer(p.wait)
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
@@ -121,8 +123,8 @@ func (p *exportPlaces) take(ctx context.Context, ws string) (release func(), err
 			return nil, ctx.Err()
 		case <-timer.C:
 			e := Errorf(ERateLimited, "too many exports in progress (at most %d at once, %d per workspace); %s, or list the memories page by page",
-				MaxExportsAtOnce, MaxExportsPerWorkspace, WaitAndRetry(ExportWait))
-			e.Retry, e.RetryAfter = true, ExportWait
+				MaxExportsAtOnce, MaxExportsPerWorkspace, WaitAndRetry(p.wait))
+			e.Retry, e.RetryAfter = true, p.wait
 			return nil, e
 		}
 	}
