@@ -122,7 +122,7 @@ func TestExportHold(t *testing.T) {
 	ctx := t.Context()
 	co, callers, stores := exportEnv(t)
 	memstore.SetExportBounds(co, 200*time.Millisecond, time.Minute)
-	slow := exportFunc(func(*memstore.Memory) error {
+	slow := memstore.ExportFunc(func(*memstore.Memory) error {
 		time.Sleep(400 * time.Millisecond)
 		return nil
 	})
@@ -134,8 +134,3 @@ func TestExportHold(t *testing.T) {
 		t.Errorf("the next export: %v", err)
 	}
 }
-
-type exportFunc func(*memstore.Memory) error
-
-func (exportFunc) Store(*memstore.Store) error       { return nil }
-func (f exportFunc) Memory(m *memstore.Memory) error { return f(m) }

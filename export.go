@@ -45,6 +45,16 @@ type ExportSink interface {
 	Memory(*Memory) error
 }
 
+// ExportFunc is an ExportSink that takes each memory with a function,
+// and the store with nothing.
+type ExportFunc func(*Memory) error
+
+// Store implements ExportSink.
+func (ExportFunc) Store(*Store) error { return nil }
+
+// Memory implements ExportSink.
+func (f ExportFunc) Memory(m *Memory) error { return f(m) }
+
 // ExportService streams a store's memories in one snapshot.
 type ExportService interface {
 	// ExportMemories hands sink the store storeID and every live memory

@@ -375,7 +375,7 @@ func ExportHeapGrowth(t *testing.T, es memstore.ExportService, c *memstore.Calle
 	base := heap()
 	var peak int64
 	n, last := 0, ""
-	sink := exportFunc(func(m *memstore.Memory) error {
+	sink := memstore.ExportFunc(func(m *memstore.Memory) error {
 		n++
 		sum := sha256.Sum256([]byte(m.Content))
 		if hex.EncodeToString(sum[:]) != m.ContentSHA256 || len(m.Content) != largeStoreContent {
@@ -401,9 +401,3 @@ func ExportHeapGrowth(t *testing.T, es memstore.ExportService, c *memstore.Calle
 		t.Errorf("the heap grew by %d bytes during the export, more than %d: the export holds more than a memory at a time", peak, largeStoreGrowth)
 	}
 }
-
-// exportFunc is an ExportSink that takes the memories with a function.
-type exportFunc func(*memstore.Memory) error
-
-func (exportFunc) Store(*memstore.Store) error       { return nil }
-func (f exportFunc) Memory(m *memstore.Memory) error { return f(m) }
