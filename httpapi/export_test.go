@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -234,4 +239,111 @@ func TestExportHeapOverHTTP(t *testing.T) {
 		_, secret := h.newAPIKey(t, ws, "export")
 		storetest.ExportHeapGrowth(t, h.client(secret), nil, storeID)
 	})
+}
+
+// TestExportClientReadsStrictly: the client takes an export only whole:
+// it fails one without its complete line, with a line after it, with
+// counts that do not match, or with a memory line missing a field of its
+// view; it reads a memory the server could not serve (memory_error) on
+// its own, and skips lines of types it does not know.
+func TestExportClientReadsStrictly(t *testing.T) {
+	const store = "memstore_strict"
+	mem := `{"type":"memory","id":"mem_a","path":"/a.md","content":"a","content_sha256":"ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb","updated_at":"2026-01-02T03:04:05Z"}`
+	head := `{"type":"store","view":"full","id":"` + store + `","name":"s"}`
+	for _, tc := range []struct {
+		name, body, wantErr string
+		memories            int
+	}{
+		{"whole", head + "\n" + mem + "\n" + `{"type":"complete","memory_count":1,"error_count":0}` + "\n", "", 1},
+		{"unknown line types skipped", head + "\n" + `{"type":"progress","n":1}` + "\n" + mem + "\n" + `{"type":"complete","memory_count":1,"error_count":0}` + "\n", "", 1},
+		{"no store line in the full view", mem + "\n" + `{"type":"complete","memory_count":1,"error_count":0}` + "\n", "", 1},
+		{"memory_error read on its own", head + "\n" + `{"type":"memory_error","id":"mem_b","path":"/b.md"}` + "\n" + `{"type":"complete","memory_count":0,"error_count":1}` + "\n", "", 1},
+		{"no complete line", head + "\n" + mem + "\n", "before its complete line", 1},
+		{"a line after complete", head + "\n" + `{"type":"complete","memory_count":0,"error_count":0}` + "\n" + mem + "\n", "after its complete line", 0},
+		{"a wrong count", head + "\n" + mem + "\n" + `{"type":"complete","memory_count":2,"error_count":0}` + "\n", "does not count", 1},
+		{"a memory line without content", head + "\n" + `{"type":"memory","id":"mem_a","path":"/a.md","content_sha256":"x","updated_at":"2026-01-02T03:04:05Z"}` + "\n", "without its content", 0},
+		{"not JSON", head + "\n" + "{oops\n", "not JSON", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/memories/mem_b") {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"type":"memory","id":"mem_b","memory_store_id":"`+store+`","path":"/b.md","content":"b","content_sha256":"3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d","content_size_bytes":1,"memory_version_id":"memver_b","created_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z"}`)
+					return
+				}
+				w.Header().Set("Content-Type", "application/x-ndjson")
+				io.WriteString(w, tc.body)
+			})
+			cl := httpapi.NewClient(srv, "sk-test")
+			var got []*memstore.Memory
+			err := cl.ExportMemories(t.Context(), nil, store, true, memstore.ExportFunc(func(m *memstore.Memory) error {
+				got = append(got, m)
+				return nil
+			}))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("%v, want success", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("%v, want an error saying %q", err, tc.wantErr)
+			}
+			if len(got) != tc.memories {
+				t.Errorf("%d memories taken, want %d", len(got), tc.memories)
+			}
+			if tc.name == "memory_error read on its own" && len(got) == 1 && got[0].Content != "b" {
+				t.Errorf("the memory read on its own: %+v", got[0])
+			}
+		})
+	}
+}
+
+// httptestServer serves h for the test and returns its URL.
+func httptestServer(t *testing.T, h http.HandlerFunc) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestExportLetsAStalledReaderGo: a client that stops reading an export
+// (here, one that never reads its answer) is let go once a write of the
+// stream cannot complete in time, and its place and snapshot with it:
+// the workspace's next export, which waits for that place, succeeds
+// well before the export's two minutes are up.
+func TestExportLetsAStalledReaderGo(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	ctx := t.Context()
+	_, _, secret := h.newKey(t, "stalled")
+	cl := h.client(secret)
+	st, err := cl.CreateStore(ctx, nil, memstore.StoreCreate{Name: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 MB: more than the socket buffers of both ends hold.
+	content := strings.Repeat("x", memstore.MaxContentBytes)
+	for i := range 200 {
+		if _, err := cl.CreateMemory(ctx, nil, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/big/%03d.md", i), Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, _ := url.Parse(h.URL)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/memory_stores/%s/memories/export HTTP/1.1\r\nHost: %s\r\nx-api-key: %s\r\n\r\n", st.ID, u.Host, secret)
+	start := time.Now()
+	time.Sleep(time.Second) // the stalled export has its place
+	for {
+		err := cl.ExportMemories(ctx, nil, st.ID, false, memstore.ExportFunc(func(*memstore.Memory) error { return nil }))
+		if err == nil {
+			break
+		}
+		if memstore.ErrorCode(err) != memstore.ERateLimited {
+			t.Fatalf("the next export: %v", err)
+		}
+		if time.Since(start) > 100*time.Second {
+			t.Fatalf("the stalled export still holds its place after %v", time.Since(start))
+		}
+	}
+	t.Logf("the stalled export was let go within %v", time.Since(start).Round(time.Second))
 }
