@@ -14,7 +14,8 @@ import (
 // SQLite's WAL, checkpoints cannot pass it and the log grows; on
 // PostgreSQL, vacuum cannot remove what changed after its snapshot), so
 // an export is bounded in time (ExportHold) and in number
-// (MaxExportsAtOnce, MaxExportsPerWorkspace).
+// (MaxExportsAtOnce, MaxExportsPerWorkspace), and the HTTP API lets go a
+// client that stops reading (each write of the stream is bounded).
 
 // The bounds of exports (docs/security.md, Limits).
 const (

@@ -286,16 +286,6 @@ func testExportAccess(t *testing.T, e *isolationEnv) {
 	}
 }
 
-// exportFlatMemories is the size of the store whose export must not
-// hold more than a little of it at a time.
-const (
-	exportFlatMemories = 20_000
-	exportFlatContent  = 1500 // bytes each: 30 MB in all
-	// exportFlatGrowth bounds how much the heap may grow during the
-	// export: a fifth of the store's content.
-	exportFlatGrowth = exportFlatMemories * exportFlatContent / 5
-)
-
 // testExportFlat: the export of a store of 20,000 memories holds a
 // little at a time (ExportHeapGrowth), in path order, each memory whole.
 func testExportFlat(t *testing.T, db memstore.Database) {
