@@ -81,13 +81,17 @@ func (s *Server) exportMemories(w *responseWriter, r *http.Request, c *memstore.
 	if p.err != nil {
 		return p.err
 	}
-	ctx := r.Context()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	if c.ExpiresAt != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, *c.ExpiresAt)
-		defer cancel()
+		var cancelAt context.CancelFunc
+		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
+		defer cancelAt()
 	}
 	storeID := r.PathValue("memory_store_id")
+	// A credential revoked, or a store detached from the session, ends
+	// the export in progress, as it ends an event stream.
+	defer s.held.Hold(ctx, c, storeID, cancel)()
 	x := &exportWriter{w: w, full: full}
 	err := s.exports.ExportMemories(ctx, c, storeID, full, x)
 	if x.sw == nil {

@@ -303,47 +303,85 @@ func httptestServer(t *testing.T, h http.HandlerFunc) string {
 	return srv.URL
 }
 
-// TestExportLetsAStalledReaderGo: a client that stops reading an export
-// (here, one that never reads its answer) is let go once a write of the
-// stream cannot complete in time, and its place and snapshot with it:
-// the workspace's next export, which waits for that place, succeeds
-// well before the export's two minutes are up.
-func TestExportLetsAStalledReaderGo(t *testing.T) {
+// TestExportLetsGo: an export in progress over a store of 20 MB (more
+// than the socket buffers of both ends hold) lets go of its snapshot and
+// its place when its session token is revoked (the stream ends without
+// its complete line), and when its client stops reading (once a write
+// cannot complete in time): the workspace's next export, which waits for
+// that place, succeeds well before the export's two minutes are up.
+func TestExportLetsGo(t *testing.T) {
 	h := newAPIHarness(t, harnessOptions{})
 	ctx := t.Context()
-	_, _, secret := h.newKey(t, "stalled")
+	_, _, secret := h.newKey(t, "let-go")
 	cl := h.client(secret)
 	st, err := cl.CreateStore(ctx, nil, memstore.StoreCreate{Name: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 20 MB: more than the socket buffers of both ends hold.
 	content := strings.Repeat("x", memstore.MaxContentBytes)
 	for i := range 200 {
 		if _, err := cl.CreateMemory(ctx, nil, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/big/%03d.md", i), Content: content}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	u, _ := url.Parse(h.URL)
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET /v1/memory_stores/%s/memories/export HTTP/1.1\r\nHost: %s\r\nx-api-key: %s\r\n\r\n", st.ID, u.Host, secret)
-	start := time.Now()
-	time.Sleep(time.Second) // the stalled export has its place
-	for {
-		err := cl.ExportMemories(ctx, nil, st.ID, false, memstore.ExportFunc(func(*memstore.Memory) error { return nil }))
-		if err == nil {
-			break
-		}
-		if memstore.ErrorCode(err) != memstore.ERateLimited {
-			t.Fatalf("the next export: %v", err)
-		}
-		if time.Since(start) > 100*time.Second {
-			t.Fatalf("the stalled export still holds its place after %v", time.Since(start))
+	// nextExport waits until the workspace's next export succeeds.
+	nextExport := func(t *testing.T, start time.Time) {
+		t.Helper()
+		for {
+			err := cl.ExportMemories(ctx, nil, st.ID, false, memstore.ExportFunc(func(*memstore.Memory) error { return nil }))
+			if err == nil {
+				return
+			}
+			if memstore.ErrorCode(err) != memstore.ERateLimited {
+				t.Fatalf("the next export: %v", err)
+			}
+			if time.Since(start) > 100*time.Second {
+				t.Fatalf("the first export still holds its place after %v", time.Since(start))
+			}
 		}
 	}
-	t.Logf("the stalled export was let go within %v", time.Since(start).Round(time.Second))
+
+	t.Run("revoked token", func(t *testing.T) {
+		_, tok, token, err := cl.CreateSession(ctx, nil, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: st.ID}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/v1/memory_stores/"+st.ID+"/memories/export", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := h.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		br := bufio.NewReaderSize(res.Body, 1<<20)
+		if first, err := br.ReadString('\n'); err != nil || !strings.Contains(first, `"type":"store"`) {
+			t.Fatalf("first line %q, %v", first, err)
+		}
+		if _, err := cl.RevokeSessionToken(ctx, nil, tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		rest, err := io.ReadAll(br)
+		if err != nil {
+			t.Fatalf("the rest of the stream: %v", err)
+		}
+		if n := bytes.Count(rest, []byte("\n")); bytes.Contains(rest, []byte(`"type":"complete"`)) || n >= 200 {
+			t.Fatalf("the export went on to the end (%d more lines) after its token was revoked", n)
+		}
+		nextExport(t, start)
+	})
+
+	t.Run("stalled reader", func(t *testing.T) {
+		u, _ := url.Parse(h.URL)
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET /v1/memory_stores/%s/memories/export HTTP/1.1\r\nHost: %s\r\nx-api-key: %s\r\n\r\n", st.ID, u.Host, secret)
+		start := time.Now()
+		time.Sleep(time.Second) // the stalled export has its place
+		nextExport(t, start)
+		t.Logf("the stalled export was let go within %v", time.Since(start).Round(time.Second))
+	})
 }
