@@ -13,6 +13,7 @@ import "context"
 type Services interface {
 	StoreService
 	MemoryService
+	ExportService
 	VersionService
 	SessionService
 	SearchService

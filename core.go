@@ -11,6 +11,7 @@ type Backend interface {
 	KeyStorage
 	StoreStorage
 	MemoryStorage
+	ExportStorage
 	VersionStorage
 	SessionStorage
 	SearchStorage
@@ -33,12 +34,14 @@ type Core struct {
 	limits   Limits                   // the quotas of workspaces, stores, sessions and credentials
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
+	exports  exportPlaces             // the exports in progress
 }
 
 var (
 	_ StoreService       = (*Core)(nil)
 	_ MemoryService      = (*Core)(nil)
 	_ MemoryRevalidator  = (*Core)(nil)
+	_ ExportService      = (*Core)(nil)
 	_ VersionService     = (*Core)(nil)
 	_ SessionService     = (*Core)(nil)
 	_ KeyService         = (*Core)(nil)
@@ -52,7 +55,7 @@ var (
 // store nor any quota unless an option sets one.
 func NewCore(b Backend, opts ...CoreOption) *Core {
 	rv, _ := b.(MemoryRevalidatorStorage)
-	co := &Core{b: b, rv: rv, now: time.Now}
+	co := &Core{b: b, rv: rv, now: time.Now, exports: exportPlaces{hold: ExportHold, wait: ExportWait}}
 	for _, o := range opts {
 		o(co)
 	}

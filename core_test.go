@@ -282,6 +282,9 @@ func (f *coreFixture) memoryCallsOf(storeID, id, versionID string) (reads, write
 		{"Memories", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.Memories(ctx, c, storeID, memstore.MemoryFilter{}))
 		}},
+		{"ExportMemories", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
+			return co.ExportMemories(ctx, c, storeID, true, discardExport{})
+		}},
 		{"Versions", func(ctx context.Context, co *memstore.Core, c *memstore.Caller) error {
 			return errOf(co.Versions(ctx, c, storeID, memstore.VersionFilter{}))
 		}},

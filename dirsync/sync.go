@@ -29,6 +29,9 @@ type syncer struct {
 	tree  *localTree
 	st    *state
 	stamp string // UTC time in conflict copies' names
+	// withContent says that this pass's listing holds the memories'
+	// content (a full export), which pulls then write without a request.
+	withContent bool
 
 	mu  sync.Mutex // guards st.Base and rep while a pass runs its tasks
 	rep *Report
@@ -160,9 +163,33 @@ func (s *syncer) pass(ctx context.Context) ([]string, error) {
 	return s.execute(ctx, tasks)
 }
 
-// list lists the store without content.
+// list lists the store: through the export stream when the service has
+// one (one request, one snapshot), else page by page without content. A
+// first sync, which has no base, exports the full view: a new mount
+// pulls most of the store, and its memories then come with their
+// content (s.withContent), held until written, instead of one request
+// each. Other syncs export the basic view and read the few memories they
+// pull one by one.
 func (s *syncer) list(ctx context.Context) (map[string]*memstore.Memory, error) {
 	out := map[string]*memstore.Memory{}
+	if es, ok := s.o.Memories.(memstore.ExportService); ok {
+		full := len(s.st.Base) == 0
+		err := es.ExportMemories(ctx, s.o.Caller, s.o.StoreID, full, memstore.ExportFunc(func(m *memstore.Memory) error {
+			out[m.Path] = m
+			return nil
+		}))
+		if err == nil {
+			s.withContent = full
+			return out, nil
+		}
+		if ctx.Err() != nil {
+			return nil, remoteErr("export store "+s.o.StoreID, err)
+		}
+		// A server without the export stream, or too busy for one now:
+		// the list does.
+		clear(out)
+	}
+	s.withContent = false
 	f := memstore.MemoryFilter{Limit: listPageSize}
 	for {
 		page, err := s.o.Memories.Memories(ctx, s.o.Caller, s.o.StoreID, f)
@@ -365,15 +392,19 @@ func (s *syncer) skip(k Skip) {
 // fetch reads a listed memory with its content, checking that the content
 // is what its hash says and that it is still at the path.
 func (s *syncer) fetch(ctx context.Context, t task) (*memstore.Memory, outcome, error) {
-	m, err := s.o.Memories.Memory(ctx, s.o.Caller, s.o.StoreID, t.remote.ID)
-	if memstore.ErrorCode(err) == memstore.ENotFound {
-		return nil, raced, nil // deleted since the listing
-	}
-	if err != nil {
-		return nil, skipped, remoteErr("read "+t.path, err)
-	}
-	if m.Path != t.path {
-		return nil, raced, nil // renamed since the listing
+	m := t.remote // listed with its content
+	if !s.withContent {
+		var err error
+		m, err = s.o.Memories.Memory(ctx, s.o.Caller, s.o.StoreID, t.remote.ID)
+		if memstore.ErrorCode(err) == memstore.ENotFound {
+			return nil, raced, nil // deleted since the listing
+		}
+		if err != nil {
+			return nil, skipped, remoteErr("read "+t.path, err)
+		}
+		if m.Path != t.path {
+			return nil, raced, nil // renamed since the listing
+		}
 	}
 	if sha256Hex([]byte(m.Content)) != m.ContentSHA256 {
 		return nil, skipped, remoteErr("read "+t.path, errors.New("the content does not match its content_sha256"))

@@ -35,6 +35,7 @@ import (
 type Server struct {
 	stores   memstore.StoreService
 	memories memstore.MemoryService
+	exports  memstore.ExportService // nil: no export stream
 	versions memstore.VersionService
 	keys     memstore.KeyService
 	sessions memstore.SessionService // nil: no sessions, no session tokens
@@ -133,6 +134,9 @@ func New(c Config) *Server {
 	}
 	if s.search != nil {
 		s.handle("GET "+memories+"/search", s.searchStore)
+	}
+	if s.exports, _ = c.Memories.(memstore.ExportService); s.exports != nil {
+		s.handle("GET "+memories+"/export", s.exportMemories)
 	}
 	if s.sessions != nil {
 		s.routeSessions()

@@ -94,6 +94,9 @@ func reads(storeID, memoryID, versionID string) []isolationCall {
 		{"Memories", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(b.Memories(ctx, c, storeID, memstore.MemoryFilter{}))
 		}},
+		{"ExportMemories", func(ctx context.Context, b Services, c *memstore.Caller) error {
+			return b.ExportMemories(ctx, c, storeID, true, &exportTaken{})
+		}},
 		{"FindMemory", func(ctx context.Context, b Services, c *memstore.Caller) error {
 			return errorOf(memstore.FindMemory(ctx, b, c, storeID, "/note.md"))
 		}},

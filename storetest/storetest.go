@@ -104,6 +104,7 @@ func RunAll(t *testing.T, tg Target) {
 		runSessions(t, func(t *testing.T, now func() time.Time) Services { return open(t, memstore.Limits{}, now) })
 	})
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
+	t.Run("Export", func(t *testing.T) { runExport(t, fresh) })
 	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })
 
 	// The storage beside the core, called directly.
@@ -118,6 +119,7 @@ func RunAll(t *testing.T, tg Target) {
 	storage("Keys", func(t *testing.T, open func(t *testing.T) memstore.Database) {
 		runKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(open(t)) })
 	})
+	storage("ExportFlatMemory", func(t *testing.T, open func(t *testing.T) memstore.Database) { testExportFlat(t, open(t)) })
 	storage("Users", runUsers)
 	storage("Webhooks", runWebhooks)
 	storage("WebhookDeliveries", func(t *testing.T, open func(t *testing.T) memstore.Database) {

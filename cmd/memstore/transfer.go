@@ -21,7 +21,8 @@ import (
 
 const exportHelp = `Usage: memstore export [--store ID] DIR|FILE.jsonl|-
 
-Writes every memory of a store out:
+Writes every memory of a store out, as of one moment (the server's
+export stream: one request for the whole store):
 
   DIR          one file per memory at its path below DIR (created mode
                0700, files 0600); existing files at those paths are
@@ -66,13 +67,13 @@ func runExport(ctx context.Context, e env, args []string) error {
 	defer c.Close()
 	target := pos[0]
 
-	// A first, cheap pass over the basic view counts the memories, for
+	// A first, cheap export of the basic view counts the memories, for
 	// the progress lines.
 	total := 0
-	if err := c.eachMemory(ctx, storeID, memstore.MemoryFilter{Limit: 100}, func(*memstore.ListItem) error {
+	if err := c.ExportMemories(ctx, c.caller, storeID, false, memstore.ExportFunc(func(*memstore.Memory) error {
 		total++
 		return nil
-	}); err != nil {
+	})); err != nil {
 		return err
 	}
 
@@ -128,28 +129,26 @@ func runExport(ctx context.Context, e env, args []string) error {
 
 	p := newProgress(e.stderr, "exported", total)
 	exported, skipped, failed := 0, 0, 0
-	err = c.eachMemory(ctx, storeID, memstore.MemoryFilter{Full: true, Limit: 20}, func(it *memstore.ListItem) error {
-		if it.Memory == nil {
-			return nil
-		}
-		if err := write(it.Memory); err != nil {
+	// One export: the store as of one moment, in one request.
+	err = c.ExportMemories(ctx, c.caller, storeID, true, memstore.ExportFunc(func(m *memstore.Memory) error {
+		if err := write(m); err != nil {
 			if fatal != nil {
 				return fatal
 			}
 			var why notAFile
 			if errors.As(err, &why) {
 				skipped++
-				fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v (a JSON-lines export keeps it)\n", cell(it.Memory.Path), err)
+				fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v (a JSON-lines export keeps it)\n", cell(m.Path), err)
 				return nil
 			}
 			failed++
-			fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v\n", cell(it.Memory.Path), err)
+			fmt.Fprintf(e.stderr, "memstore export: skipped %s: %v\n", cell(m.Path), err)
 			return nil
 		}
 		exported++
 		p.step()
 		return nil
-	})
+	}))
 	if err == nil {
 		err = finish()
 	}
