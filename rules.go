@@ -69,11 +69,12 @@ func ContentSHA256(content string) string {
 }
 
 // createMemory is CreateMemory's rule, in a transaction of the store:
-// archived (EInvalid, ErrArchived); with Upsert and without IfNotExists, the memory at
-// exactly the path takes the content (unchanged when it is the same);
-// then the path must be free (EPathConflict, or EPreconditionFailed with
-// IfNotExists, both naming the memory in the way) and the store within its quota q of memories (EInvalid).
-// sum is mc.Content's hash, computed before the transaction.
+// archived (EInvalid, ErrArchived); with Upsert and without IfNotExists,
+// the memory at exactly the path takes the content (unchanged when it is
+// the same); then the path must be free (EPathConflict, or
+// EPreconditionFailed with IfNotExists, both naming the memory in the
+// way) and the store within its quota q of memories (EInvalid). sum is
+// mc.Content's hash, computed before the transaction.
 func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by Actor, q Quota) (*Memory, error) {
 	if tx.Archived() {
 		return nil, ErrArchived(storeID)
@@ -204,11 +205,11 @@ func pathConflict(path string, o *Memory) *Error {
 
 // Apply is UpdateStore's rule, for a backend to run on the store s it
 // read in its transaction: an archived store is not updated (EInvalid,
-// ErrStoreArchived);
-// the metadata the patch makes must be valid (EInvalid); an update that
-// changes nothing reports changed false and leaves s as it was, UpdatedAt
-// included. Otherwise s takes the new name, description and metadata, and
-// the backend stores them with UpdatedAt set to now.
+// ErrStoreArchived); the metadata the patch makes must be valid
+// (EInvalid); an update that changes nothing reports changed false and
+// leaves s as it was, UpdatedAt included. Otherwise s takes the new name,
+// description and metadata, and the backend stores them with UpdatedAt
+// set to now.
 func (u StoreUpdate) Apply(s *Store) (changed bool, err error) {
 	if s.ArchivedAt != nil {
 		return false, ErrStoreArchived(s.ID)
