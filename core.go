@@ -32,6 +32,7 @@ type Core struct {
 	b        Backend
 	rv       MemoryRevalidatorStorage // b's own, nil when it has none
 	limits   Limits                   // the quotas of workspaces, stores, sessions and credentials
+	rules    ContentRules             // the hosted API's rules on content; the zero value applies both
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
@@ -198,6 +199,9 @@ func (co *Core) CreateMemory(ctx context.Context, c *Caller, storeID string, mc 
 	if err := ValidateContent(mc.Content); err != nil {
 		return nil, err
 	}
+	if err := co.checkContent(mc.Path, mc.Content); err != nil {
+		return nil, err
+	}
 	// Hashed before the transaction: a backend's writer may be the one
 	// thread every write waits for.
 	sum := ContentSHA256(mc.Content)
@@ -270,11 +274,14 @@ func (co *Core) UpdateMemory(ctx context.Context, c *Caller, storeID, id string,
 		if err := ValidateContent(*u.Content); err != nil {
 			return nil, err
 		}
+		if err := co.rules.checkCredentials(*u.Content); err != nil {
+			return nil, err
+		}
 		sum = ContentSHA256(*u.Content)
 	}
 	var m *Memory
 	err := co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) (err error) {
-		m, err = updateMemory(tx, storeID, id, u, sum, c.Actor)
+		m, err = updateMemory(tx, storeID, id, u, sum, c.Actor, co.rules)
 		return err
 	})
 	if err != nil {
@@ -292,7 +299,7 @@ func (co *Core) DeleteMemory(ctx context.Context, c *Caller, storeID, id, ifSHA2
 		return err
 	}
 	return co.b.WriteMemory(ctx, c.WorkspaceID, storeID, func(tx MemoryTx) error {
-		return deleteMemory(tx, id, ifSHA256, c.Actor)
+		return deleteMemory(tx, storeID, id, ifSHA256, c.Actor)
 	})
 }
 

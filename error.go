@@ -15,7 +15,7 @@ const (
 	EUnauthenticated    = "authentication_error"             // missing, unknown, revoked or expired credential (401)
 	EPermission         = "permission_error"                 // the caller may not do this: a session token beyond its session, a user beyond their role (403)
 	ENotFound           = "not_found_error"                  // no such record in the caller's workspace (404)
-	EConflict           = "conflict_error"                   // an archived store or session, a name taken, or transient contention (409)
+	EConflict           = "conflict_error"                   // an archived session, a name taken, or transient contention (409)
 	EPathConflict       = "memory_path_conflict_error"       // path taken, or overlapping a memory (409)
 	EPreconditionFailed = "memory_precondition_failed_error" // content_sha256 mismatch (409)
 	ERateLimited        = "rate_limit_error"                 // over a rate, such as searches per second (429)
@@ -29,8 +29,14 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// Detail is memstore's own account of the refusal, where Message is
+	// the hosted API's fixed wording that clients match word for word
+	// (hosted.go): what exactly was over which limit. "" when Message says
+	// it all.
+	Detail string
 	// ConflictingMemoryID and ConflictingPath describe the memory that
-	// blocks a path (EPathConflict only).
+	// blocks a path (EPathConflict, and EPreconditionFailed of a create
+	// whose path is taken).
 	ConflictingMemoryID string
 	ConflictingPath     string
 	// Retry says that the same request may succeed later (transient
@@ -42,7 +48,14 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
-func (e *Error) Error() string { return e.Message }
+// Error is the message, followed by the detail when there is one, for
+// people and agents, who read both.
+func (e *Error) Error() string {
+	if e.Detail == "" {
+		return e.Message
+	}
+	return e.Message + " (" + e.Detail + ")"
+}
 
 // RetrySeconds is a wait in whole seconds, rounded up and at least one:
 // what a refusal over a rate sends as Retry-After and says in its
@@ -88,15 +101,22 @@ func ErrorMessage(err error) string {
 	case err == nil:
 		return ""
 	case errors.As(err, &e):
-		return e.Message
+		return e.Error()
 	}
 	return "internal server error"
 }
 
 // ErrArchived is the error for a write to the memories of an archived
-// store, the same wherever it is found.
+// store (a create, an update or a delete), the same wherever it is found:
+// the hosted API's 400 (ArchivedMessage), never a 409, which clients read
+// as a concurrent change to merge.
 func ErrArchived(storeID string) *Error {
-	return Errorf(EConflict, "memory store %s is archived; its memories are read-only", storeID)
+	return Errorf(EInvalid, "%s: memory store %s is archived; its memories are read-only", ArchivedMessage, storeID)
+}
+
+// ErrStoreArchived is the error for an update of an archived store.
+func ErrStoreArchived(storeID string) *Error {
+	return Errorf(EInvalid, "%s: memory store %s is archived and cannot be updated", ArchivedMessage, storeID)
 }
 
 // The refusals that every backend makes in the same words: a record

@@ -104,6 +104,7 @@ func raiseWith(flag string) string {
 type Quota struct {
 	max                      int // 0: no limit
 	holder, what, room, flag string
+	hosted                   string // the hosted API's message of this refusal, if it has one
 }
 
 // newQuota is a cap of max (0 for none) and its refusal, in the words of
@@ -128,8 +129,14 @@ func (q Quota) Check(n int) error {
 	return q.refusal()
 }
 
+// refusal says what LimitReached says, as the detail of the hosted API's
+// message where it has one.
 func (q Quota) refusal() *Error {
-	return &Error{Code: EInvalid, Message: LimitReached(q.holder, q.max, q.what, q.room, q.flag)}
+	msg := LimitReached(q.holder, q.max, q.what, q.room, q.flag)
+	if q.hosted != "" {
+		return &Error{Code: EInvalid, Message: q.hosted, Detail: msg}
+	}
+	return &Error{Code: EInvalid, Message: msg}
 }
 
 // The flags of memstore serve that raise each limit, as its messages name
@@ -151,7 +158,9 @@ func storeQuota(workspaceID string, limit int) Quota {
 }
 
 func memoryQuota(storeID string, limit int) Quota {
-	return newQuota(limit, "memory store "+storeID, "memories", "delete some before creating more", flagMaxMemories)
+	q := newQuota(limit, "memory store "+storeID, "memories", "delete some before creating more", flagMaxMemories)
+	q.hosted = MemoryLimitMessage
+	return q
 }
 
 func sessionQuota(workspaceID string, limit int) Quota {

@@ -69,11 +69,12 @@ func ContentSHA256(content string) string {
 }
 
 // createMemory is CreateMemory's rule, in a transaction of the store:
-// archived (EConflict); with Upsert and without IfNotExists, the memory at
-// exactly the path takes the content (unchanged when it is the same);
-// then the path must be free (EPathConflict, or EPreconditionFailed with
-// IfNotExists) and the store within its quota q of memories (EInvalid).
-// sum is mc.Content's hash, computed before the transaction.
+// archived (EInvalid, ErrArchived); with Upsert and without IfNotExists,
+// the memory at exactly the path takes the content (unchanged when it is
+// the same); then the path must be free (EPathConflict, or
+// EPreconditionFailed with IfNotExists, both naming the memory in the
+// way) and the store within its quota q of memories (EInvalid). sum is
+// mc.Content's hash, computed before the transaction.
 func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by Actor, q Quota) (*Memory, error) {
 	if tx.Archived() {
 		return nil, ErrArchived(storeID)
@@ -94,7 +95,9 @@ func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by A
 	case err != nil:
 		return nil, err
 	case o != nil && mc.IfNotExists:
-		return nil, Errorf(EPreconditionFailed, "%s", pathConflict(mc.Path, o).Message)
+		e := pathConflict(mc.Path, o)
+		e.Code = EPreconditionFailed
+		return nil, e
 	case o != nil:
 		return nil, pathConflict(mc.Path, o)
 	}
@@ -112,12 +115,13 @@ func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by A
 }
 
 // updateMemory is UpdateMemory's rule, deciding in the order of the API's
-// contract: the memory (ENotFound), archived (EConflict), an update that
-// changes nothing (success, whatever its precondition, so that a retry
-// succeeds), the precondition (EPreconditionFailed), then a new path's
-// overlaps (EPathConflict, or a successful no-op with RenameIfFree).
-// newSum is the hash of u.Content when that is set.
-func updateMemory(tx MemoryTx, storeID, id string, u MemoryUpdate, newSum string, by Actor) (*Memory, error) {
+// contract: the memory (ENotFound), archived (EInvalid, ErrArchived), an
+// update that changes nothing (success, whatever its precondition, so
+// that a retry succeeds), the index cap of what the memory becomes
+// (EInvalid, rules), the precondition (EPreconditionFailed), then a new
+// path's overlaps (EPathConflict, or a successful no-op with
+// RenameIfFree). newSum is the hash of u.Content when that is set.
+func updateMemory(tx MemoryTx, storeID, id string, u MemoryUpdate, newSum string, by Actor, rules ContentRules) (*Memory, error) {
 	m, err := tx.Memory(id)
 	if err != nil {
 		return nil, err
@@ -134,6 +138,11 @@ func updateMemory(tx MemoryTx, storeID, id string, u MemoryUpdate, newSum string
 	}
 	if path == m.Path && content == m.Content {
 		return m, nil
+	}
+	// Here, where the path and the content it will have are both known: a
+	// rename may make a memory the index.
+	if err := rules.checkIndex(path, content); err != nil {
+		return nil, err
 	}
 	if err := precondition(m, u.IfSHA256); err != nil {
 		return nil, err
@@ -152,13 +161,16 @@ func updateMemory(tx MemoryTx, storeID, id string, u MemoryUpdate, newSum string
 	return m, modify(tx, m, path, content, sum, by)
 }
 
-// deleteMemory is DeleteMemory's rule: the memory (ENotFound), then the
-// precondition (EPreconditionFailed). An archived store's memories may be
-// deleted.
-func deleteMemory(tx MemoryTx, id, ifSHA256 string, by Actor) error {
+// deleteMemory is DeleteMemory's rule: the memory (ENotFound), archived
+// (EInvalid, ErrArchived: an archived store's memories are read-only, as
+// on the hosted API), then the precondition (EPreconditionFailed).
+func deleteMemory(tx MemoryTx, storeID, id, ifSHA256 string, by Actor) error {
 	m, err := tx.Memory(id)
 	if err != nil {
 		return err
+	}
+	if tx.Archived() {
+		return ErrArchived(storeID)
 	}
 	if err := precondition(m, ifSHA256); err != nil {
 		return err
@@ -193,14 +205,14 @@ func pathConflict(path string, o *Memory) *Error {
 
 // Apply is UpdateStore's rule, which the core runs on the store s as a
 // backend's transaction read it (StoreTx): an archived store is not
-// updated (EConflict);
-// the metadata the patch makes must be valid (EInvalid); an update that
-// changes nothing reports changed false and leaves s as it was, UpdatedAt
-// included. Otherwise s takes the new name, description and metadata,
-// which StoreTx.Update keeps with UpdatedAt set to now.
+// updated (EInvalid, ErrStoreArchived); the metadata the patch makes must
+// be valid (EInvalid); an update that changes nothing reports changed
+// false and leaves s as it was, UpdatedAt included. Otherwise s takes the
+// new name, description and metadata, which StoreTx.Update keeps with
+// UpdatedAt set to now.
 func (u StoreUpdate) Apply(s *Store) (changed bool, err error) {
 	if s.ArchivedAt != nil {
-		return false, Errorf(EConflict, "memory store %s is archived and cannot be updated", s.ID)
+		return false, ErrStoreArchived(s.ID)
 	}
 	name, desc, meta := s.Name, s.Description, patchMetadata(s.Metadata, u.Metadata)
 	if u.Name != nil {

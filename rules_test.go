@@ -108,12 +108,12 @@ func TestMemoryRules(t *testing.T) {
 		if u.Content != nil {
 			sum = ContentSHA256(*u.Content)
 		}
-		return updateMemory(tx, "memstore_s", "mem_a", u, sum, by)
+		return updateMemory(tx, "memstore_s", "mem_a", u, sum, by, ContentRules{})
 	}
 	ptr := func(s string) *string { return &s }
 
 	tx := newMemTx(true)
-	wantRule(t, "create in an archived store", create(tx, MemoryCreate{Path: "/x", Content: "x"}, 0), EConflict, tx)
+	wantRule(t, "create in an archived store", create(tx, MemoryCreate{Path: "/x", Content: "x"}, 0), EInvalid, tx)
 	tx = newMemTx(false, a())
 	wantRule(t, "create at a taken path", create(tx, MemoryCreate{Path: "/notes/a.md"}, 0), EPathConflict, tx)
 	tx = newMemTx(false, a())
@@ -121,7 +121,11 @@ func TestMemoryRules(t *testing.T) {
 	tx = newMemTx(false, a())
 	wantRule(t, "create above a memory", create(tx, MemoryCreate{Path: "/notes"}, 0), EPathConflict, tx)
 	tx = newMemTx(false, a())
-	wantRule(t, "create if not exists", create(tx, MemoryCreate{Path: "/notes/a.md", IfNotExists: true}, 0), EPreconditionFailed, tx)
+	err := create(tx, MemoryCreate{Path: "/notes/a.md/b", IfNotExists: true}, 0)
+	wantRule(t, "create if not exists", err, EPreconditionFailed, tx)
+	if e, _ := err.(*Error); e == nil || e.ConflictingMemoryID != "mem_a" || e.ConflictingPath != "/notes/a.md" {
+		t.Errorf("create if not exists: %#v, want the memory in the way named", err)
+	}
 	tx = newMemTx(false, a())
 	wantRule(t, "upsert with the same content", create(tx, MemoryCreate{Path: "/notes/a.md", Content: "alpha", Upsert: true}, 0), "", tx)
 	tx = newMemTx(false, a())
@@ -134,11 +138,23 @@ func TestMemoryRules(t *testing.T) {
 	wantRule(t, "create below the limit", create(tx, MemoryCreate{Path: "/b"}, 2), "", tx, "created /b")
 
 	tx = newMemTx(false)
-	_, err := update(tx, MemoryUpdate{Content: ptr("x")})
+	_, err = update(tx, MemoryUpdate{Content: ptr("x")})
 	wantRule(t, "update a missing memory", err, ENotFound, tx)
 	tx = newMemTx(true, a())
 	_, err = update(tx, MemoryUpdate{Content: ptr("alpha")})
-	wantRule(t, "update in an archived store, even to no change", err, EConflict, tx)
+	wantRule(t, "update in an archived store, even to no change", err, EInvalid, tx)
+	if !IsArchived(err) {
+		t.Errorf("update in an archived store: %v, want %q first", err, ArchivedMessage)
+	}
+	tx = newMemTx(false, a())
+	_, err = update(tx, MemoryUpdate{Path: ptr(IndexPath), Content: ptr(strings.Repeat("- x\n", MaxIndexLines+1))})
+	wantRule(t, "rename to an oversized index", err, EInvalid, tx)
+	tx = newMemTx(false, mem("mem_a", "/notes/a.md", strings.Repeat("- x\n", MaxIndexLines+1)))
+	_, err = update(tx, MemoryUpdate{Path: ptr(IndexPath)})
+	wantRule(t, "rename of oversized content to the index", err, EInvalid, tx)
+	tx = newMemTx(false, mem("mem_a", "/notes/a.md", strings.Repeat("- x\n", MaxIndexLines+1)))
+	_, err = update(tx, MemoryUpdate{Path: ptr("/notes/MEMORY.md")})
+	wantRule(t, "rename of oversized content to a MEMORY.md below the root", err, "", tx, "renamed /notes/MEMORY.md")
 	tx = newMemTx(false, a())
 	m, err := update(tx, MemoryUpdate{Content: ptr("alpha"), IfSHA256: "stale"})
 	wantRule(t, "update to no change with a stale precondition", err, "", tx)
@@ -168,11 +184,11 @@ func TestMemoryRules(t *testing.T) {
 	wantRule(t, "rename with new content", err, "", tx, "renamed /c.md")
 
 	tx = newMemTx(false, a())
-	wantRule(t, "delete with a stale precondition", deleteMemory(tx, "mem_a", "stale", by), EPreconditionFailed, tx)
+	wantRule(t, "delete with a stale precondition", deleteMemory(tx, "memstore_s", "mem_a", "stale", by), EPreconditionFailed, tx)
 	tx = newMemTx(false)
-	wantRule(t, "delete a missing memory", deleteMemory(tx, "mem_a", "", by), ENotFound, tx)
+	wantRule(t, "delete a missing memory", deleteMemory(tx, "memstore_s", "mem_a", "", by), ENotFound, tx)
 	tx = newMemTx(true, a())
-	wantRule(t, "delete in an archived store", deleteMemory(tx, "mem_a", ContentSHA256("alpha"), by), "", tx, "deleted /notes/a.md")
+	wantRule(t, "delete in an archived store", deleteMemory(tx, "memstore_s", "mem_a", ContentSHA256("alpha"), by), EInvalid, tx)
 }
 
 // TestMemoryRuleErrors: a failing read is returned as it is, and nothing
@@ -211,7 +227,7 @@ func TestStoreUpdateApply(t *testing.T) {
 	}
 	s = base()
 	s.ArchivedAt = &now
-	if _, err := (StoreUpdate{Name: ptr("m")}).Apply(s); ErrorCode(err) != EConflict || s.Name != "n" {
+	if _, err := (StoreUpdate{Name: ptr("m")}).Apply(s); !IsArchived(err) || s.Name != "n" {
 		t.Errorf("an archived store's update: %v, name %q", err, s.Name)
 	}
 	s, patch := base(), map[string]*string{}

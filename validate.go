@@ -25,35 +25,36 @@ const (
 // non-empty segments and at most 1,024 bytes, no "." or ".." segment, no
 // control or format characters nor U+2028/U+2029, and is valid UTF-8 in
 // NFC (never normalised for the caller: a path is stored as given). A
-// violation is EInvalid.
+// violation is EInvalid, in the hosted API's words where it has some
+// (hosted.go).
 func ValidatePath(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "/") || len(p) < 2:
 		return Errorf(EInvalid, "path %q must start with / and name a memory", p)
 	case len(p) > MaxPathBytes:
-		return Errorf(EInvalid, "path is %d bytes long; the limit is %d", len(p), MaxPathBytes)
+		return refusal(pathTooLong(MaxPathBytes), "path is %d bytes long; the limit is %d", len(p), MaxPathBytes)
 	case !utf8.ValidString(p):
 		return Errorf(EInvalid, "path %q is not valid UTF-8", p)
 	}
 	segments := strings.Split(p[1:], "/")
 	if len(segments) > MaxPathSegments {
-		return Errorf(EInvalid, "path %q has %d segments; the limit is %d", p, len(segments), MaxPathSegments)
+		return refusal(pathTooDeep(MaxPathSegments), "path %q has %d segments; the limit is %d", p, len(segments), MaxPathSegments)
 	}
 	for _, s := range segments {
 		switch s {
 		case "":
 			return Errorf(EInvalid, "path %q has an empty segment (a trailing or doubled /)", p)
 		case ".", "..":
-			return Errorf(EInvalid, "path %q has a %q segment", p, s)
+			return refusal(pathDotSegment, "path %q has a %q segment", p, s)
 		}
 	}
 	for _, r := range p {
 		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
-			return Errorf(EInvalid, "path %q contains the control or format character %U", p, r)
+			return refusal(pathControlChar, "path %q contains the control or format character %U", p, r)
 		}
 	}
 	if !norm.NFC.IsNormalString(p) {
-		return Errorf(EInvalid, "path %q is not in Unicode NFC; send it normalised", p)
+		return refusal(pathNotNFC, "path %q is not in Unicode NFC; send it normalised", p)
 	}
 	return nil
 }
@@ -68,11 +69,12 @@ func PathsOverlap(a, b string) bool {
 }
 
 // ValidateContent checks memory content: valid UTF-8, at most 102,400
-// bytes (EInvalid). Content is stored byte for byte, never normalised.
+// bytes (EInvalid, in the hosted API's words). Content is stored byte for
+// byte, never normalised.
 func ValidateContent(c string) error {
 	switch {
 	case len(c) > MaxContentBytes:
-		return Errorf(EInvalid, "content is %d bytes; the limit is %d", len(c), MaxContentBytes)
+		return refusal(contentTooLarge(MaxContentBytes), "content is %d bytes; the limit is %d", len(c), MaxContentBytes)
 	case !utf8.ValidString(c):
 		return Errorf(EInvalid, "content is not valid UTF-8")
 	}

@@ -22,16 +22,19 @@ func explain(err error, m *mount, full string) error {
 	}
 	switch e.Code {
 	case memstore.EInvalid:
+		if memstore.IsArchived(e) {
+			return failf("The memory store mounted at %s is archived: its memories can still be listed, searched and read, but not created, changed or deleted.", m.show(""))
+		}
 		// The services' EInvalid messages are written for clients and
 		// name only what the request carried, or a store's limit.
-		return failf("%s: %s.", full, trimDot(e.Message))
+		return failf("%s: %s.", full, trimDot(e.Error()))
 	case memstore.ENotFound:
 		return failf("The memory store mounted at %s no longer exists, so %s cannot be reached.", m.show(""), full)
 	case memstore.EConflict:
 		if e.Retry {
 			return failf("The memory store mounted at %s is busy; nothing was changed. Try again in a moment.", m.show(""))
 		}
-		return failf("The memory store mounted at %s is archived: its memories can still be listed, searched and read, but not created or changed.", m.show(""))
+		return failf("The memory store mounted at %s refused the change: %s.", m.show(""), trimDot(e.Error()))
 	case memstore.EPermission:
 		return failf("This session may not do that with %s: %s", full, accessText(m))
 	case memstore.EUnauthenticated:

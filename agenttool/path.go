@@ -148,7 +148,7 @@ func pathError(err error, m *mount, storePath string) error {
 	if !errors.As(err, &e) {
 		return err
 	}
-	msg := strings.ReplaceAll(e.Message, strconv.Quote(storePath), strconv.Quote(m.show(storePath)))
+	msg := strings.ReplaceAll(e.Error(), strconv.Quote(storePath), strconv.Quote(m.show(storePath)))
 	return failf("Invalid path: %s. Paths are used exactly as given, never resolved: write each memory's full path, such as %s/topic/notes.md.", msg, m.path)
 }
 

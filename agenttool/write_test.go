@@ -72,17 +72,18 @@ func TestWriteLimitsAndArchive(t *testing.T) {
 	notes := newStore(t, db, "Notes", "/a.md", "alpha\n")
 	ts := newToolset(t, services(db, memstore.MaxMemoriesPerStore(1)), newSession(attach{store: notes}))
 	got := fails(t, ts, "memory_write", map[string]any{"path": "/b.md", "content": "x"})
-	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store "+notes.ID+" is at its limit of 1 memories; delete some before creating more, or have the server's operator raise the limit (memstore serve --max-memories-per-store).")
+	wantContains(t, got, "Error: /mnt/memory/notes/b.md: memory store has reached its memory limit (memory store "+notes.ID+" is at its limit of 1 memories; delete some before creating more, or have the server's operator raise the limit (memstore serve --max-memories-per-store)).")
 	wantAbsent(t, db, notes.ID, "/b.md")
 
 	if _, err := sqlitetest.Writer(db).ArchiveStore(t.Context(), ws, notes.ID, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {
 		t.Fatal(err)
 	}
-	archived := "The memory store mounted at /mnt/memory/notes/ is archived: its memories can still be listed, searched and read, but not created or changed."
+	archived := "The memory store mounted at /mnt/memory/notes/ is archived: its memories can still be listed, searched and read, but not created, changed or deleted."
 	for _, c := range []struct{ tool, args string }{
 		{"memory_write", `{"path": "/a.md", "content": "new"}`},
 		{"memory_write", `{"path": "/c.md", "content": "new"}`},
 		{"memory_edit", `{"path": "/a.md", "old_str": "alpha", "new_str": "beta"}`},
+		{"memory_delete", `{"path": "/a.md"}`},
 	} {
 		if got := fails(t, ts, c.tool, c.args); got != "Error: "+archived {
 			t.Errorf("%s %s on an archived store:\n%s\nwant:\n%s", c.tool, c.args, got, archived)
@@ -90,9 +91,6 @@ func TestWriteLimitsAndArchive(t *testing.T) {
 	}
 	wantContent(t, db, notes.ID, "/a.md", "alpha\n")
 	wantContains(t, ok(t, ts, "memory_read", map[string]any{"path": "/a.md"}), "     1\talpha")
-	// Deleting is allowed on an archived store, as in the API.
-	ok(t, ts, "memory_delete", map[string]any{"path": "/a.md"})
-	wantAbsent(t, db, notes.ID, "/a.md")
 }
 
 func TestEdit(t *testing.T) {

@@ -47,7 +47,7 @@
 // not text (not UTF-8, or with a NUL byte) and anything that is not a
 // regular file are skipped and reported, and neither side of such a path
 // is touched. A file that holds a private key or another credential
-// (internal/secrets) is never uploaded, in either scope; the report names
+// (memstore.FindCredential) is never uploaded, in either scope; the report names
 // the kind of credential, never the text.
 package dirsync
 

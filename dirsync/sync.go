@@ -12,7 +12,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
-	"github.com/memstore/memstore/internal/secrets"
 )
 
 // listPageSize is the largest page of a content-free listing: a pass with
@@ -450,12 +449,12 @@ func (s *syncer) remoteOutcome(t task, op string, err error) (outcome, error) {
 		if me.Retry {
 			return raced, nil
 		}
-		s.skip(Skip{Path: t.path, Side: "remote", Reason: "the store refused it: " + me.Message})
+		s.skip(Skip{Path: t.path, Side: "remote", Reason: "the store refused it: " + me.Error()})
 		return skipped, nil
 	case memstore.EInvalid, memstore.EPermission:
 		// EPermission here, after a listing that worked: a store attached
 		// read-only to the session whose token this is. Pulls go on.
-		s.skip(Skip{Path: t.path, Side: "remote", Reason: "the store refused it: " + me.Message})
+		s.skip(Skip{Path: t.path, Side: "remote", Reason: "the store refused it: " + me.Error()})
 		return skipped, nil
 	case memstore.EPathConflict:
 		if me.ConflictingPath != "" && me.ConflictingPath != t.path {
@@ -486,7 +485,7 @@ func (s *syncer) readLocal(t task) ([]byte, outcome, error) {
 // with other devices and people. A refusal is reported by the kind of
 // credential, never its text.
 func (s *syncer) secretFree(t task, content string) bool {
-	kind, found := secrets.Find(content)
+	kind, found := memstore.FindCredential(content)
 	if !found {
 		return true
 	}

@@ -270,6 +270,7 @@ func clientError(where string, res *http.Response, data []byte) error {
 	e := &memstore.Error{
 		Code:       env.Error.Type,
 		Message:    env.Error.Message,
+		Detail:     env.Error.Detail,
 		Retry:      res.Header.Get("x-should-retry") == "true",
 		RetryAfter: clientRetryAfter(res.Header),
 	}

@@ -113,7 +113,7 @@ func dispatchEvent(where, typ string, data []byte, fn func(memstore.Event) error
 		}
 		// Only a transient failure is worth a new stream.
 		retry := httpstatus.Of(env.Error.Type) >= 500 || env.Error.Type == memstore.EConflict
-		return &memstore.Error{Code: env.Error.Type, Message: env.Error.Message, Retry: retry}
+		return &memstore.Error{Code: env.Error.Type, Message: env.Error.Message, Detail: env.Error.Detail, Retry: retry}
 	}
 	var j EventJSON
 	if err := json.Unmarshal(data, &j); err != nil || j.ID == "" {

@@ -874,6 +874,10 @@ func TestClientErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kept, err := c.CreateMemory(ctx, nil, archived.ID, memstore.MemoryCreate{Path: "/kept.md", Content: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.ArchiveStore(ctx, nil, archived.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -911,7 +915,7 @@ func TestClientErrors(t *testing.T) {
 		{"NotExists", func() error {
 			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/dir/m.md", Content: "x", IfNotExists: true})
 			return err
-		}, memstore.Error{Code: memstore.EPreconditionFailed}},
+		}, memstore.Error{Code: memstore.EPreconditionFailed, ConflictingMemoryID: m.ID, ConflictingPath: "/dir/m.md"}},
 		{"StaleHash", func() error {
 			_, err := c.UpdateMemory(ctx, nil, s.ID, m.ID, memstore.MemoryUpdate{Content: ptrTo("y"), IfSHA256: sha256Hex("old")})
 			return err
@@ -922,7 +926,14 @@ func TestClientErrors(t *testing.T) {
 		{"Archived", func() error {
 			_, err := c.CreateMemory(ctx, nil, archived.ID, memstore.MemoryCreate{Path: "/x.md", Content: "x"})
 			return err
-		}, memstore.Error{Code: memstore.EConflict, Message: "archived"}},
+		}, memstore.Error{Code: memstore.EInvalid, Message: "cannot modify archived resource: memory store " + archived.ID + " is archived"}},
+		{"ArchivedDelete", func() error {
+			return c.DeleteMemory(ctx, nil, archived.ID, kept.ID, "")
+		}, memstore.Error{Code: memstore.EInvalid, Message: "cannot modify archived resource"}},
+		{"TooLong", func() error {
+			_, err := c.CreateMemory(ctx, nil, s.ID, memstore.MemoryCreate{Path: "/" + strings.Repeat("p", memstore.MaxPathBytes), Content: "x"})
+			return err
+		}, memstore.Error{Code: memstore.EInvalid, Message: "path must be at most 1024 bytes", Detail: "path is 1025 bytes long; the limit is 1024"}},
 		{"UnknownMemory", func() error {
 			_, err := c.Memory(ctx, nil, s.ID, "mem_unknown")
 			return err
@@ -939,6 +950,9 @@ func TestClientErrors(t *testing.T) {
 		}
 		if e.Message == "" || !strings.Contains(e.Message, tc.want.Message) {
 			t.Errorf("%s: message %q, want one mentioning %q", tc.name, e.Message, tc.want.Message)
+		}
+		if e.Detail != tc.want.Detail {
+			t.Errorf("%s: detail %q, want %q", tc.name, e.Detail, tc.want.Detail)
 		}
 	}
 	got, err := c.Memory(ctx, nil, s.ID, m.ID)

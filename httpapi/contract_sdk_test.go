@@ -275,7 +275,7 @@ func testSDKStores(t *testing.T, e *sdkEnv) {
 		t.Error("archived store not listed with include_archived")
 	}
 	_, err = e.svc.Update(ctx, s.ID, anthropic.BetaMemoryStoreUpdateParams{Name: anthropic.String("x")})
-	sdkError(t, err, 409, memstore.EConflict, "update of an archived store")
+	sdkArchived(t, err, "update of an archived store")
 
 	d, err := e.svc.Delete(ctx, s.ID, anthropic.BetaMemoryStoreDeleteParams{})
 	if err != nil || d.ID != s.ID || d.Type != "memory_store_deleted" {
@@ -491,7 +491,18 @@ func testSDKErrors(t *testing.T, e *sdkEnv) {
 		{"ArchivedStore", func() error {
 			_, err := e.mems.New(ctx, archived.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/x.md", Content: anthropic.String("x")})
 			return err
-		}, 409, memstore.EConflict, nil},
+		}, 400, memstore.EInvalid, nil},
+		{"NotExistsTaken", func() error {
+			// Claude Code's create; the Go SDK's params have no
+			// precondition, so it is set on the body.
+			_, err := e.mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/notes", Content: anthropic.String("again")},
+				option.WithJSONSet("precondition", map[string]string{"type": "not_exists"}))
+			return err
+		}, 409, memstore.EPreconditionFailed, map[string]any{"conflicting_memory_id": m.ID, "conflicting_path": "/notes/todo.md"}},
+		{"PathTooDeep", func() error {
+			_, err := e.mems.New(ctx, s.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: strings.Repeat("/d", memstore.MaxPathSegments+1), Content: anthropic.String("x")})
+			return err
+		}, 400, memstore.EInvalid, map[string]any{"message": "path must be at most 20 segments deep"}},
 	} {
 		before := e.count()
 		errBody := sdkError(t, c.call(), c.status, c.typ, c.name)
@@ -764,13 +775,20 @@ func testSDKArchivedStore(t *testing.T, e *sdkEnv) {
 		t.Fatal(err)
 	}
 
-	// Writes are 409 conflict_error.
+	// Writes, deletes included, are the hosted API's 400, each in one
+	// request (x-should-retry: false).
+	before := e.count()
 	_, err := e.mems.New(ctx, sid, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/new.md", Content: anthropic.String("x")})
-	sdkError(t, err, 409, memstore.EConflict, "create")
+	sdkArchived(t, err, "create")
 	_, err = e.mems.Update(ctx, m.ID, anthropic.BetaMemoryStoreMemoryUpdateParams{MemoryStoreID: sid, Content: anthropic.String("changed")})
-	sdkError(t, err, 409, memstore.EConflict, "update")
+	sdkArchived(t, err, "update")
+	_, err = e.mems.Delete(ctx, gone.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid})
+	sdkArchived(t, err, "delete")
 	_, err = e.svc.Update(ctx, sid, anthropic.BetaMemoryStoreUpdateParams{Name: anthropic.String("renamed")})
-	sdkError(t, err, 409, memstore.EConflict, "store update")
+	sdkArchived(t, err, "store update")
+	if n := e.count() - before; n != 4 {
+		t.Errorf("%d requests for 4 refused writes, want 4", n)
+	}
 
 	// Reads work.
 	if s, err := e.svc.Get(ctx, sid, anthropic.BetaMemoryStoreGetParams{}); err != nil || s.ArchivedAt.IsZero() {
@@ -779,6 +797,9 @@ func testSDKArchivedStore(t *testing.T, e *sdkEnv) {
 	if got, err := e.mems.Get(ctx, m.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid}); err != nil || got.Content != "kept" {
 		t.Errorf("Get memory: %v, %v", got, err)
 	}
+	if got, err := e.mems.Get(ctx, gone.ID, anthropic.BetaMemoryStoreMemoryGetParams{MemoryStoreID: sid}); err != nil || got.Content != "gone" {
+		t.Errorf("Get memory after a refused delete: %v, %v", got, err)
+	}
 	if page, err := e.mems.List(ctx, sid, anthropic.BetaMemoryStoreMemoryListParams{}); err != nil || len(page.Data) != 2 {
 		t.Errorf("List memories: %v, %v", page, err)
 	}
@@ -786,15 +807,23 @@ func testSDKArchivedStore(t *testing.T, e *sdkEnv) {
 		t.Errorf("List versions: %v, %v", page, err)
 	}
 
-	// Deleting memories and redacting versions work.
-	if _, err := e.mems.Delete(ctx, gone.ID, anthropic.BetaMemoryStoreMemoryDeleteParams{MemoryStoreID: sid}); err != nil {
-		t.Errorf("Delete memory of an archived store: %v", err)
-	}
+	// Redacting versions and deleting the store work.
 	if r, err := e.svc.MemoryVersions.Redact(ctx, gone.MemoryVersionID, anthropic.BetaMemoryStoreMemoryVersionRedactParams{MemoryStoreID: sid}); err != nil || r.RedactedAt.IsZero() {
 		t.Errorf("Redact in an archived store: %v, %v", r, err)
 	}
 	if _, err := e.svc.Delete(ctx, sid, anthropic.BetaMemoryStoreDeleteParams{}); err != nil {
 		t.Errorf("Delete archived store: %v", err)
+	}
+}
+
+// sdkArchived checks that err is the refusal of a write to an archived
+// store: 400 invalid_request_error, "cannot modify archived resource"
+// first.
+func sdkArchived(t *testing.T, err error, what string) {
+	t.Helper()
+	body := sdkError(t, err, 400, memstore.EInvalid, what)
+	if msg, _ := body["message"].(string); !strings.HasPrefix(msg, "cannot modify archived resource") {
+		t.Errorf("%s: message %q", what, msg)
 	}
 }
 

@@ -57,10 +57,12 @@ func (s *Server) writeError(w *responseWriter, status int, e *memstore.Error) {
 	}
 	body := ErrorJSON{
 		Type:      typeError,
-		Error:     ErrorDetail{Type: e.Code, Message: e.Message},
+		Error:     ErrorDetail{Type: e.Code, Message: e.Message, Detail: e.Detail},
 		RequestID: w.requestID,
 	}
-	if e.Code == memstore.EPathConflict {
+	// A path conflict always names what blocks it ("" when unknown); a
+	// create's failed not_exists precondition names it too.
+	if e.Code == memstore.EPathConflict || e.ConflictingMemoryID != "" {
 		id, path := e.ConflictingMemoryID, e.ConflictingPath
 		body.Error.ConflictingMemoryID, body.Error.ConflictingPath = &id, &path
 	}

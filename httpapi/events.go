@@ -214,7 +214,7 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		}
 		buf.Reset()
 		buf.WriteString("event: error\ndata: ")
-		encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message}, RequestID: w.requestID})
+		encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message, Detail: e.Detail}, RequestID: w.requestID})
 		buf.WriteByte('\n')
 		send(buf.Bytes())
 	}

@@ -198,11 +198,12 @@ func TestCreateAtAnOccupiedPath(t *testing.T) {
 				}
 			}
 
-			// not_exists: a precondition failure, never an upsert.
+			// not_exists: a precondition failure, never an upsert, naming
+			// the blocker as a path conflict does.
 			res = e.call(t, "POST", base, `{"path":"/notes/a.md","content":"three","precondition":{"type":"not_exists"}}`)
 			er := res.apiError(t, 409, "memory_precondition_failed_error")
-			if _, has := er["conflicting_memory_id"]; has {
-				t.Errorf("precondition error with conflict fields: %v", er)
+			if er["conflicting_memory_id"] != id || er["conflicting_path"] != "/notes/a.md" {
+				t.Errorf("precondition error without the blocker: %v", er)
 			}
 			if res.header.Get("X-Should-Retry") != "false" {
 				t.Errorf("x-should-retry %q", res.header.Get("X-Should-Retry"))
@@ -288,14 +289,15 @@ func TestArchivedStoreMemories(t *testing.T) {
 		{"POST", base, `{"path":"/c.md","content":"x"}`},
 		{"POST", base + "/" + id, `{"content":"two"}`},
 		{"PATCH", base + "/" + id, `{"path":"/z.md"}`},
+		{"DELETE", base + "/" + id, ""},
 	} {
 		res := e.call(t, tc.method, tc.target, tc.body)
-		res.apiError(t, 409, "conflict_error")
+		res.apiError(t, 400, "invalid_request_error")
 		if res.header.Get("X-Should-Retry") != "false" {
 			t.Errorf("%s %s: x-should-retry %q", tc.method, tc.target, res.header.Get("X-Should-Retry"))
 		}
 	}
-	// Reads, deletes and redactions still work.
+	// Reads and redactions still work.
 	if got := e.ok(t, "GET", base+"/"+id, ""); got["content"] != "one" {
 		t.Errorf("read %v", got)
 	}
@@ -303,7 +305,6 @@ func TestArchivedStoreMemories(t *testing.T) {
 		t.Errorf("list %v", p)
 	}
 	e.ok(t, "POST", "/v1/memory_stores/"+store+"/memory_versions/"+m["memory_version_id"].(string)+"/redact", "")
-	e.ok(t, "DELETE", base+"/"+id, "")
 }
 
 // TestMemoryValidation covers the 400s of the memory endpoints; none
@@ -327,7 +328,7 @@ func TestMemoryValidation(t *testing.T) {
 		{"create: boolean path", "POST", base, `{"path":true,"content":""}`, "path must be a string, not a boolean"},
 		{"create: relative path", "POST", base, `{"path":"b.md","content":""}`, "must start with /"},
 		{"create: trailing slash", "POST", base, `{"path":"/b/","content":""}`, "empty segment"},
-		{"create: dot segment", "POST", base, `{"path":"/a/../b","content":""}`, `".."`},
+		{"create: dot segment", "POST", base, `{"path":"/a/../b","content":""}`, "path must not contain . or .. segments"},
 		{"create: not NFC", "POST", base, `{"path":"/e\u0301.md","content":""}`, "NFC"},
 		{"create: format character", "POST", base, `{"path":"/a\u200b.md","content":""}`, "format"},
 		{"create: content too long", "POST", base, `{"path":"/b.md","content":"` + strings.Repeat("x", 102_401) + `"}`, "102400"},

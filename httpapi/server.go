@@ -358,7 +358,7 @@ func checkHeaders(r *http.Request) error {
 // sent anthropic-workspace-id must be the credential's workspace, which
 // the response then echoes.
 func (s *Server) caller(w *responseWriter, r *http.Request) (*memstore.Caller, error) {
-	if s.strict {
+	if s.strict && !bareBearer(r) {
 		if err := checkHeaders(r); err != nil {
 			return nil, err
 		}

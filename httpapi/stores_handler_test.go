@@ -60,7 +60,7 @@ func TestStoreLifecycle(t *testing.T) {
 	}
 	e.call(t, "POST", "/v1/memory_stores/"+bare["id"].(string)+"/archive", "[1]").apiError(t, 400, "invalid_request_error")
 	res := e.call(t, "POST", "/v1/memory_stores/"+id, `{"name":"x"}`)
-	res.apiError(t, 409, "conflict_error")
+	res.apiError(t, 400, "invalid_request_error")
 	if res.header.Get("X-Should-Retry") != "false" {
 		t.Errorf("x-should-retry %q", res.header.Get("X-Should-Retry"))
 	}

@@ -356,10 +356,14 @@ type ErrorJSON struct {
 }
 
 // ErrorDetail is the error inside the envelope. The conflicting_* fields
-// are present only on memory_path_conflict_error.
+// are present on memory_path_conflict_error, and on the
+// memory_precondition_failed_error of a create whose not_exists
+// precondition failed. Detail is memstore's own account of a refusal
+// whose message is the hosted API's fixed wording.
 type ErrorDetail struct {
 	Type                string  `json:"type"`
 	Message             string  `json:"message"`
+	Detail              string  `json:"detail,omitempty"`
 	ConflictingMemoryID *string `json:"conflicting_memory_id,omitempty"`
 	ConflictingPath     *string `json:"conflicting_path,omitempty"`
 }

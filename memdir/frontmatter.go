@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/localfile"
 )
 
@@ -61,7 +62,7 @@ var ErrNoFrontmatter = fmt.Errorf("no frontmatter: the file must start with a li
 // one level of nested maps, plain, quoted and block (| or >) scalars, and
 // comments; lists are skipped.
 func ParseFrontmatter(text string) (Frontmatter, string, error) {
-	block, body, ok := splitFrontmatter(text)
+	block, body, ok := memstore.SplitFrontmatter(text)
 	if !ok {
 		return Frontmatter{}, text, ErrNoFrontmatter
 	}
@@ -100,36 +101,6 @@ func parseTime(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// splitFrontmatter splits text into its frontmatter block (the lines
-// between an opening line "---" and the next line "---") and the body
-// after the closing line. ok is false when text does not start with a
-// complete block.
-func splitFrontmatter(text string) (block, body string, ok bool) {
-	first, rest, found := strings.Cut(text, "\n")
-	if !found || strings.TrimRight(first, " \t\r") != "---" {
-		return "", text, false
-	}
-	for i := 0; i <= len(rest); {
-		j := strings.IndexByte(rest[i:], '\n')
-		end := len(rest)
-		if j >= 0 {
-			end = i + j
-		}
-		if strings.TrimRight(rest[i:end], " \t\r") == "---" {
-			body = ""
-			if end < len(rest) {
-				body = rest[end+1:]
-			}
-			return rest[:i], body, true
-		}
-		if j < 0 {
-			break
-		}
-		i = end + 1
-	}
-	return "", text, false
 }
 
 // parseYAMLSubset reads the frontmatter block; see ParseFrontmatter.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/memstore/memstore"
 )
 
 // CanonicalGitRoot finds the git repository that holds dir
@@ -76,12 +78,12 @@ func canonicalRoot(root string) (canonical, notFollowed string) {
 	if err != nil { // a .git directory: a main checkout
 		return root, ""
 	}
-	content := trimJS(string(data))
+	content := memstore.TrimJS(string(data))
 	gitdir, ok := strings.CutPrefix(content, "gitdir:")
 	if !ok {
 		return root, ""
 	}
-	entry := resolvePath(root, trimJS(gitdir))
+	entry := resolvePath(root, memstore.TrimJS(gitdir))
 	cd, err := os.ReadFile(filepath.Join(entry, "commondir"))
 	if err != nil {
 		if _, serr := os.Stat(entry); errors.Is(serr, fs.ErrNotExist) {
@@ -89,7 +91,7 @@ func canonicalRoot(root string) (canonical, notFollowed string) {
 		}
 		return root, "" // a submodule: its git directory has no commondir
 	}
-	common := resolvePath(entry, trimJS(string(cd)))
+	common := resolvePath(entry, memstore.TrimJS(string(cd)))
 	if filepath.Dir(entry) != filepath.Join(common, "worktrees") {
 		return root, fmt.Sprintf("%s points at %s, which is not an entry of %s", dotGit, entry, filepath.Join(common, "worktrees"))
 	}
@@ -99,7 +101,7 @@ func canonicalRoot(root string) (canonical, notFollowed string) {
 	}
 	// Git writes an absolute back-link, or (worktree.useRelativePaths)
 	// one relative to the entry.
-	backReal, err1 := filepath.EvalSymlinks(resolvePath(entry, trimJS(string(back))))
+	backReal, err1 := filepath.EvalSymlinks(resolvePath(entry, memstore.TrimJS(string(back))))
 	rootReal, err2 := filepath.EvalSymlinks(root)
 	if err1 != nil || err2 != nil || backReal != filepath.Join(rootReal, ".git") {
 		return root, fmt.Sprintf("%s points at %s, which belongs to another worktree", dotGit, entry)

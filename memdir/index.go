@@ -8,16 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/memstore/memstore"
 )
 
 // The limits on the part of MEMORY.md that is loaded
-// (docs/memory-directory.md, MEMORY.md limits). The size limit is counted
-// in UTF-16 code units, the way Claude Code measures a string's length,
-// though Claude Code names it in bytes.
+// (docs/memory-directory.md, MEMORY.md limits): memstore's, which the
+// server also holds a store's /MEMORY.md to.
 const (
-	MaxIndexLines = 200
-	MaxIndexUnits = 25_000
+	MaxIndexLines = memstore.MaxIndexLines
+	MaxIndexUnits = memstore.MaxIndexUnits
 )
 
 // The thresholds above which lint warns that the index is close to its
@@ -28,7 +28,7 @@ const (
 )
 
 // indexName is the index's file name, in the directory and in team/.
-const indexName = "MEMORY.md"
+const indexName = memstore.IndexName
 
 // An Index is MEMORY.md as loaded into an agent's context: cleaned,
 // measured, and cut to the limits with a warning when it is over them.
@@ -56,8 +56,9 @@ func (x Index) Truncated() bool { return x.LinesCut || x.SizeCut }
 // line feed at or before MaxIndexUnits (or hard at MaxIndexUnits when
 // there is none); a cut adds a warning that names the reason.
 func LoadIndex(raw string) Index {
-	text := CleanIndex(raw)
-	x := Index{Lines: strings.Count(text, "\n") + 1, Units: Units(text)}
+	m := memstore.MeasureIndex(raw)
+	text := m.Text
+	x := Index{Lines: m.Lines, Units: m.Units}
 	x.LinesCut = x.Lines > MaxIndexLines
 	x.SizeCut = x.Units > MaxIndexUnits
 	if !x.LinesCut && !x.SizeCut {
@@ -105,34 +106,9 @@ func ReadIndex(path string) (Index, error) {
 	return LoadIndex(string(b)), nil
 }
 
-// CleanIndex is the text of MEMORY.md as it is measured and loaded: YAML
-// frontmatter and block HTML comments removed, then trimmed of white
-// space (the white space of JavaScript's String.prototype.trim, so that
-// the count agrees with Claude Code's).
-func CleanIndex(raw string) string {
-	if _, body, ok := splitFrontmatter(raw); ok {
-		raw = body
-	}
-	return trimJS(stripBlockComments(raw))
-}
-
-// Units is the length of s in UTF-16 code units: one per character of the
-// Basic Multilingual Plane, two for any other. An invalid UTF-8 byte counts
-// as one, the replacement character it decodes to.
-func Units(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += utf16.RuneLen(r)
-		i += size
-	}
-	return n
-}
+// Units is the length of s in UTF-16 code units (memstore.TextUnits), the
+// way Claude Code measures a string's length.
+func Units(s string) int { return memstore.TextUnits(s) }
 
 // prefixUnits is the longest prefix of s at most n UTF-16 units long.
 // It never splits a character; for one outside the Basic Multilingual
@@ -189,113 +165,4 @@ func FormatSize(n int) string {
 		div *= 1024
 	}
 	panic("unreachable")
-}
-
-// isJSSpace reports whether JavaScript's trim removes r: its white space
-// and line terminators.
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
-func trimJS(s string) string { return strings.TrimFunc(s, isJSSpace) }
-
-// stripBlockComments removes HTML comments that open a block (a line whose
-// first non-blank characters, indented at most three spaces, are "<!--")
-// outside fenced code, the way a Markdown renderer drops them. As in
-// CommonMark, such a block ends at the line holding "-->"; text after the
-// comment on that line is kept. A comment that is never closed, one inside
-// a paragraph and one inside a code fence are left as they are.
-func stripBlockComments(s string) string {
-	if !strings.Contains(s, "<!--") {
-		return s
-	}
-	lines := strings.SplitAfter(s, "\n")
-	var b strings.Builder
-	b.Grow(len(s))
-	var fence string // the open fence's marker, "" outside code
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		body := strings.TrimLeft(line, " ")
-		indent := len(line) - len(body)
-		if fence != "" {
-			if indent <= 3 && strings.HasPrefix(body, fence) && strings.Trim(strings.TrimRight(body, " \t\r\n"), fence[:1]) == "" {
-				fence = ""
-			}
-			b.WriteString(line)
-			continue
-		}
-		if indent <= 3 {
-			if f := fenceMarker(body); f != "" {
-				fence = f
-				b.WriteString(line)
-				continue
-			}
-		}
-		if indent > 3 || !strings.HasPrefix(body, "<!--") {
-			b.WriteString(line)
-			continue
-		}
-		// Find the line that closes the comment block.
-		end := -1
-		for j := i; j < len(lines); j++ {
-			from := 0
-			if j == i {
-				from = indent + 4
-			}
-			if strings.Contains(lines[j][from:], "-->") {
-				end = j
-				break
-			}
-		}
-		if end < 0 {
-			b.WriteString(line)
-			continue
-		}
-		block := strings.Join(lines[i:end+1], "")
-		residue := removeComments(block)
-		if strings.TrimSpace(residue) != "" {
-			b.WriteString(residue)
-		}
-		i = end
-	}
-	return b.String()
-}
-
-// fenceMarker is the marker of a code fence opened by line (three or more
-// backticks or tildes), or "".
-func fenceMarker(line string) string {
-	if len(line) < 3 || (line[0] != '`' && line[0] != '~') {
-		return ""
-	}
-	n := 0
-	for n < len(line) && line[n] == line[0] {
-		n++
-	}
-	if n < 3 || (line[0] == '`' && strings.Contains(line[n:], "`")) {
-		return ""
-	}
-	return line[:n]
-}
-
-// removeComments removes every closed "<!-- ... -->" span of s.
-func removeComments(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "<!--")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(s[i+4:], "-->")
-		if j < 0 {
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i+4+j+3:]
-	}
-	b.WriteString(s)
-	return b.String()
 }

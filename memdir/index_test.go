@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/memdir"
 )
 
@@ -147,7 +148,7 @@ func TestCleanIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := memdir.CleanIndex(tt.raw); got != tt.want {
+			if got := memstore.CleanIndex(tt.raw); got != tt.want {
 				t.Errorf("CleanIndex(%q)\n got %q\nwant %q", tt.raw, got, tt.want)
 			}
 		})

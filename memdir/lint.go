@@ -15,7 +15,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/private"
-	"github.com/memstore/memstore/internal/secrets"
 )
 
 // The lengths of an index line, in UTF-16 units: the guidance asks for
@@ -202,13 +201,13 @@ func lintScope(root string, s scope) ([]Finding, error) {
 		} else if x.Units > NearIndexUnits {
 			add("index-near-size", SeverityWarning, indexName, 0, "%d units, near the limit of %d", x.Units, MaxIndexUnits)
 		}
-		if _, _, ok := splitFrontmatter(text); ok {
+		if _, _, ok := memstore.SplitFrontmatter(text); ok {
 			add("index-frontmatter", SeverityWarning, indexName, 1, "the index has frontmatter; it is an index of the topic files, not a memory")
 		}
-		if kind, found := secrets.Find(text); found {
+		if kind, found := memstore.FindCredential(text); found {
 			add("secret", secretSeverity, indexName, 0, "looks like it holds a credential (%s)", kind)
 		}
-		clean := CleanIndex(text)
+		clean := memstore.CleanIndex(text)
 		lineNos := sourceLines(text, clean)
 		for i, line := range strings.Split(clean, "\n") {
 			n := lineNos[i]
@@ -254,7 +253,7 @@ func lintScope(root string, s scope) ([]Finding, error) {
 		if haveIndex && !linked[f.Name] {
 			add("index-missing-topic", SeverityWarning, f.Name, 0, "no line in %s%s links to it, so an agent will not see it", s.prefix, indexName)
 		}
-		if kind, found := secrets.Find(t.Content); found {
+		if kind, found := memstore.FindCredential(t.Content); found {
 			add("secret", secretSeverity, f.Name, 0, "looks like it holds a credential (%s)", kind)
 		}
 		if f.Size > memstore.MaxContentBytes {
@@ -442,7 +441,7 @@ func FixIndex(dir string) ([]FixResult, error) {
 			return nil, err
 		}
 		old := map[string]IndexLine{}
-		for _, line := range strings.Split(CleanIndex(string(raw)), "\n") {
+		for _, line := range strings.Split(memstore.CleanIndex(string(raw)), "\n") {
 			if l, ok := ParseIndexLine(line); ok {
 				if target, inside := linkTarget(l.File); inside {
 					old[target] = l

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/memstore/memstore"
 )
 
 // The environment variables that decide where memory is and whether it is
@@ -438,7 +440,7 @@ func (r *resolver) enablement(files []settingsFile) (bool, string) {
 // envTruthy and envFalsy read a boolean variable as Claude Code does:
 // trimmed, in any case.
 func envTruthy(v string) bool {
-	switch strings.ToLower(trimJS(v)) {
+	switch strings.ToLower(memstore.TrimJS(v)) {
 	case "1", "true", "yes", "on":
 		return true
 	}
@@ -446,7 +448,7 @@ func envTruthy(v string) bool {
 }
 
 func envFalsy(v string) bool {
-	switch strings.ToLower(trimJS(v)) {
+	switch strings.ToLower(memstore.TrimJS(v)) {
 	case "0", "false", "no", "off":
 		return true
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/private"
-	"github.com/memstore/memstore/internal/secrets"
 )
 
 // Options are memstore's additions to the memory tool. All are off by
@@ -435,7 +435,7 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 // command brings in, size the resulting file's size in bytes.
 func (o Options) guard(p, added string, size int64) error {
 	if o.DenySecrets {
-		if kind, found := secrets.Find(added); found {
+		if kind, found := memstore.FindCredential(added); found {
 			return errSecret(p, kind)
 		}
 	}

@@ -576,6 +576,9 @@ func (s *Store) fail(p string, err error, op storeOp) error {
 		}
 		return errorf("The memory store failed while reading %s; try again.", p)
 	}
+	if memstore.IsArchived(e) {
+		return errorf("%s cannot be changed: %s", p, e.Error())
+	}
 	switch e.Code {
 	case memstore.EPreconditionFailed:
 		return errorf("The file %s was changed by someone else while this command ran, so nothing was written. View it again and retry.", p)
@@ -583,16 +586,16 @@ func (s *Store) fail(p string, err error, op storeOp) error {
 		if op == opChange {
 			return errVanished(p)
 		}
-		return errorf("The memory store is not available: %s", e.Message)
+		return errorf("The memory store is not available: %s", e.Error())
 	case memstore.EPermission:
-		return errorf("Permission denied for %s: %s", p, e.Message)
+		return errorf("Permission denied for %s: %s", p, e.Error())
 	case memstore.EUnauthenticated:
-		return errorf("The memory store refused the credential: %s", e.Message)
+		return errorf("The memory store refused the credential: %s", e.Error())
 	case memstore.EConflict:
 		if e.Retry {
 			return errorf("The memory store is busy; %s was not changed. Try again.", p)
 		}
-		return errorf("%s cannot be changed: %s", p, e.Message)
+		return errorf("%s cannot be changed: %s", p, e.Error())
 	}
-	return errorf("The memory store refused the command on %s: %s", p, e.Message)
+	return errorf("The memory store refused the command on %s: %s", p, e.Error())
 }

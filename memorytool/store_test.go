@@ -416,7 +416,7 @@ func TestStoreFailures(t *testing.T) {
 		if _, err := sqlitetest.Writer(env.DB).ArchiveStore(ctx, env.WS, env.Store, memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}); err != nil {
 			t.Fatal(err)
 		}
-		archived := "memory store " + env.Store + " is archived; its memories are read-only"
+		archived := "cannot modify archived resource: memory store " + env.Store + " is archived; its memories are read-only"
 		for _, tc := range []struct {
 			in   map[string]any
 			want string
@@ -425,6 +425,7 @@ func TestStoreFailures(t *testing.T) {
 			{create("/memories/b.md", "b"), "Error: /memories/b.md cannot be changed: " + archived},
 			{strReplace("/memories/a.md", "a", "b"), "Error: /memories/a.md cannot be changed: " + archived},
 			{rename("/memories/a.md", "/memories/b.md"), "Error: /memories/a.md cannot be changed: " + archived},
+			{del("/memories/a.md"), "Error: /memories/a.md cannot be changed: " + archived},
 		} {
 			if got := do(t, tool, tc.in); got.Content != tc.want {
 				t.Errorf("%v\n got %q\nwant %q", tc.in, got.Content, tc.want)
@@ -560,9 +561,9 @@ func TestStoreLimits(t *testing.T) {
 	}{
 		{create(long, "x"), "Error: The path " + long + " is too long"},
 		{view(long), "Error: The path " + long + " is too long"},
-		{create(deep, "x"), `Error: The path ` + deep + ` cannot be kept in a memory store: path "` + deep[len("/memories"):] + `" has 21 segments; the limit is 20`},
-		{create("/memories/a\tb.md", "x"), `Error: The path /memories/a` + "\t" + `b.md cannot be kept in a memory store: path "/a\tb.md" contains the control or format character U+0009`},
-		{rename("/memories/full.md", "/memories/e\u0301.md"), `Error: The path /memories/e` + "\u0301" + `.md cannot be kept in a memory store: path "/e` + "\u0301" + `.md" is not in Unicode NFC; send it normalised`},
+		{create(deep, "x"), `Error: The path ` + deep + ` cannot be kept in a memory store: path must be at most 20 segments deep (path "` + deep[len("/memories"):] + `" has 21 segments; the limit is 20)`},
+		{create("/memories/a\tb.md", "x"), `Error: The path /memories/a` + "\t" + `b.md cannot be kept in a memory store: path must not contain control or format characters (path "/a\tb.md" contains the control or format character U+0009)`},
+		{rename("/memories/full.md", "/memories/e\u0301.md"), `Error: The path /memories/e` + "\u0301" + `.md cannot be kept in a memory store: path must be NFC-normalized (path "/e` + "\u0301" + `.md" is not in Unicode NFC; send it normalised)`},
 		{create("/memories/big.md", strings.Repeat("y", memstore.MaxContentBytes+1)),
 			"Error: The file /memories/big.md would be 102401 bytes, over the 102400-byte limit for a memory file. Keep memory files short: split this one or remove what is no longer needed."},
 		{insertAt("/memories/full.md", 0, ""),

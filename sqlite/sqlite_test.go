@@ -160,7 +160,7 @@ func TestStores(t *testing.T) {
 		t.Fatalf("archive again: %v %+v", err, a2)
 	}
 	_, err = sqlitetest.Writer(db).UpdateStore(ctx, ws, s.ID, memstore.StoreUpdate{Name: ptr("b")})
-	wantCode(t, err, memstore.EConflict)
+	wantCode(t, err, memstore.EInvalid)
 
 	// Pagination newest first; ties on created_at broken by ID.
 	for i := range 25 {
@@ -280,19 +280,25 @@ func TestUpdateAndDelete(t *testing.T) {
 
 	wantCode(t, sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, stale, alice), memstore.EPreconditionFailed)
 
-	// Archived: no create or update, but delete works.
-	if _, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice); err != nil {
-		t.Fatal(err)
-	}
-	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: ptr("x")}, alice)
-	wantCode(t, err, memstore.EConflict)
-	_, err = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/b"}, alice)
-	wantCode(t, err, memstore.EConflict)
 	if err := sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, m.ID, u.ContentSHA256, agent); err != nil {
 		t.Fatal(err)
 	}
 	_, err = db.Memory(ctx, ws, s.ID, m.ID)
 	wantCode(t, err, memstore.ENotFound)
+
+	// Archived: no create, update or delete.
+	kept := sqlitetest.Create(t, db, ws, s.ID, "/kept", "k", alice)
+	if _, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, kept.ID, memstore.MemoryUpdate{Content: ptr("x")}, alice)
+	wantCode(t, err, memstore.EInvalid)
+	_, err = sqlitetest.Writer(db).CreateMemory(ctx, ws, s.ID, memstore.MemoryCreate{Path: "/b"}, alice)
+	wantCode(t, err, memstore.EInvalid)
+	wantCode(t, sqlitetest.Writer(db).DeleteMemory(ctx, ws, s.ID, kept.ID, "", agent), memstore.EInvalid)
+	if _, err := db.Memory(ctx, ws, s.ID, kept.ID); err != nil {
+		t.Fatalf("memory after a refused delete: %v", err)
+	}
 
 	p, err := db.Versions(ctx, ws, s.ID, memstore.VersionFilter{MemoryID: m.ID, Full: true})
 	if err != nil || len(p.Items) != 3 {
@@ -779,8 +785,8 @@ func TestWritesOfOneBatch(t *testing.T) {
 			create(s, "/before"),
 			func() error { _, err := sqlitetest.Writer(db).ArchiveStore(ctx, ws, s.ID, alice); return err },
 			create(s, "/after"))
-		if errs[0] != nil || errs[1] != nil || memstore.ErrorCode(errs[2]) != memstore.EConflict {
-			t.Fatalf("errors %v, want nil, nil, the archived store's conflict", errs)
+		if errs[0] != nil || errs[1] != nil || !memstore.IsArchived(errs[2]) {
+			t.Fatalf("errors %v, want nil, nil, the archived store's refusal", errs)
 		}
 		if got := listAll(t, db, s.ID, memstore.MemoryFilter{}); !slices.Equal(got, []string{"/before"}) {
 			t.Errorf("memories %q", got)

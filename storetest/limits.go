@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,24 +42,31 @@ func race(n int, create func() error) (made int, errs []error) {
 // many of what, then what makes room.
 var limitMessage = regexp.MustCompile(`^\S.* is at its limit of \d+ [^;]+; .+$`)
 
-// wantRefusal reports an error unless err is want: its code and message,
-// in the form of every limit's, which must name the flag that raises the
-// limit, or none for a fixed cap (flag "").
+// wantRefusal reports an error unless err is want: its code, message and
+// detail, memstore's words in the form of every limit's (the detail,
+// where the message is the hosted API's), which must name the flag that
+// raises the limit, or none for a fixed cap (flag "").
 func wantRefusal(t *testing.T, err error, want *memstore.Error, flag, what string) {
 	t.Helper()
 	if !wantCode(t, err, want.Code, what) {
 		return
 	}
-	if err.Error() != want.Message {
-		t.Errorf("%s: error %q, want %q", what, err, want.Message)
+	var e *memstore.Error
+	if !errors.As(err, &e) || e.Message != want.Message || e.Detail != want.Detail {
+		t.Errorf("%s: error %q, want %q", what, err, want)
+		return
 	}
-	if !limitMessage.MatchString(err.Error()) {
-		t.Errorf("%s: error %q is not in the form of a limit's refusal (%s)", what, err, limitMessage)
+	words := e.Message
+	if e.Detail != "" {
+		words = e.Detail
+	}
+	if !limitMessage.MatchString(words) {
+		t.Errorf("%s: error %q is not in the form of a limit's refusal (%s)", what, words, limitMessage)
 	}
 	switch {
-	case flag != "" && !strings.HasSuffix(err.Error(), "(memstore serve "+flag+")"):
-		t.Errorf("%s: error %q does not end naming %s", what, err, flag)
-	case flag == "" && strings.Contains(err.Error(), "memstore serve"):
-		t.Errorf("%s: error %q names a flag for a fixed cap", what, err)
+	case flag != "" && !strings.HasSuffix(words, "(memstore serve "+flag+")"):
+		t.Errorf("%s: error %q does not end naming %s", what, words, flag)
+	case flag == "" && strings.Contains(words, "memstore serve"):
+		t.Errorf("%s: error %q names a flag for a fixed cap", what, words)
 	}
 }

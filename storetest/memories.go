@@ -565,29 +565,45 @@ func testDeleteMemory(t *testing.T, open func(*testing.T) backend) {
 func testArchivedStore(t *testing.T, open func(*testing.T) backend) {
 	b, sid := newStore(t, open)
 	m := mustCreateMemory(t, b, wsA, sid, "/a.md", "a")
-	gone := mustCreateMemory(t, b, wsA, sid, "/gone.md", "gone")
 	mustArchiveStore(t, b, wsA, sid)
 
 	t.Run("CreateRefused", func(t *testing.T) {
 		_, err := b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: "/new.md", Content: "x"}, actorKey)
-		wantCode(t, err, memstore.EConflict, "create")
+		wantArchived(t, err, sid, "create")
 		_, err = b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: "/a.md", Content: "x", Upsert: true}, actorKey)
-		wantCode(t, err, memstore.EConflict, "upsert")
+		wantArchived(t, err, sid, "upsert")
 		// Archived comes before the path conflict, validation before both.
 		_, err = b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: "/a.md", Content: "x"}, actorKey)
-		wantCode(t, err, memstore.EConflict, "create on a taken path")
+		wantArchived(t, err, sid, "create on a taken path")
+		_, err = b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: "/a.md", Content: "x", IfNotExists: true}, actorKey)
+		wantArchived(t, err, sid, "create if not exists on a taken path")
 		_, err = b.CreateMemory(t.Context(), wsA, sid, memstore.MemoryCreate{Path: "/bad/", Content: "x"}, actorKey)
-		wantCode(t, err, memstore.EInvalid, "create with an invalid path")
+		if wantCode(t, err, memstore.EInvalid, "create with an invalid path") && memstore.IsArchived(err) {
+			t.Errorf("create with an invalid path: %v, want the path refused first", err)
+		}
 	})
 
 	t.Run("UpdateRefused", func(t *testing.T) {
 		_, err := b.UpdateMemory(t.Context(), wsA, sid, m.ID, memstore.MemoryUpdate{Content: ptr("b")}, actorKey)
-		wantCode(t, err, memstore.EConflict, "update")
+		wantArchived(t, err, sid, "update")
 		_, err = b.UpdateMemory(t.Context(), wsA, sid, m.ID, memstore.MemoryUpdate{Content: ptr("b"), IfSHA256: sha("stale")}, actorKey)
-		wantCode(t, err, memstore.EConflict, "update with a stale hash")
+		wantArchived(t, err, sid, "update with a stale hash")
 		_, err = b.UpdateMemory(t.Context(), wsA, sid, "mem_01jzzzzzzzzzzzzzzzzzzzzzzz", memstore.MemoryUpdate{Content: ptr("b")}, actorKey)
 		wantCode(t, err, memstore.ENotFound, "update of an unknown memory")
 		checkMemory(t, mustMemory(t, b, wsA, sid, m.ID), "/a.md", "a", true, "memory after refused updates")
+	})
+
+	// Deletes are writes too, refused as on the hosted API.
+	t.Run("DeleteRefused", func(t *testing.T) {
+		err := b.DeleteMemory(t.Context(), wsA, sid, m.ID, "", actorKey)
+		wantArchived(t, err, sid, "delete")
+		err = b.DeleteMemory(t.Context(), wsA, sid, m.ID, sha("a"), actorKey)
+		wantArchived(t, err, sid, "delete with a matching hash")
+		err = b.DeleteMemory(t.Context(), wsA, sid, m.ID, sha("stale"), actorKey)
+		wantArchived(t, err, sid, "delete with a stale hash")
+		err = b.DeleteMemory(t.Context(), wsA, sid, "mem_01jzzzzzzzzzzzzzzzzzzzzzzz", "", actorKey)
+		wantCode(t, err, memstore.ENotFound, "delete of an unknown memory")
+		checkMemory(t, mustMemory(t, b, wsA, sid, m.ID), "/a.md", "a", true, "memory after refused deletes")
 	})
 
 	t.Run("ReadsAllowed", func(t *testing.T) {
@@ -601,14 +617,6 @@ func testArchivedStore(t *testing.T, open func(*testing.T) backend) {
 		}
 	})
 
-	t.Run("DeleteAllowed", func(t *testing.T) {
-		if err := b.DeleteMemory(t.Context(), wsA, sid, gone.ID, "", actorKey); err != nil {
-			t.Fatalf("DeleteMemory in an archived store: %v", err)
-		}
-		_, err := b.Memory(t.Context(), wsA, sid, gone.ID)
-		wantCode(t, err, memstore.ENotFound, "deleted memory")
-	})
-
 	t.Run("RedactAllowed", func(t *testing.T) {
 		v, err := b.RedactVersion(t.Context(), wsA, sid, m.VersionID, actorUser)
 		if err != nil {
@@ -618,4 +626,17 @@ func testArchivedStore(t *testing.T, open func(*testing.T) backend) {
 			t.Error("not redacted")
 		}
 	})
+}
+
+// wantArchived checks that err is the refusal of a write to archived
+// store storeID: the hosted API's 400, whose message begins "cannot
+// modify archived resource", never a conflict.
+func wantArchived(t *testing.T, err error, storeID, what string) {
+	t.Helper()
+	if !wantCode(t, err, memstore.EInvalid, what) {
+		return
+	}
+	if want := "cannot modify archived resource: memory store " + storeID + " is archived"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%s: error %q, want it to begin %q", what, err, want)
+	}
 }

@@ -331,7 +331,7 @@ func testStores(t *testing.T, open func(*testing.T) backend) {
 		s := mustCreateStore(t, b, wsA, "n")
 		a := mustArchiveStore(t, b, wsA, s.ID)
 		_, err := b.UpdateStore(t.Context(), wsA, s.ID, memstore.StoreUpdate{Name: ptr("other")})
-		wantCode(t, err, memstore.EConflict, "update of an archived store")
+		wantArchived(t, err, s.ID, "update of an archived store")
 		checkStoreEqual(t, mustStore(t, b, wsA, s.ID), a, "archived store after a refused update")
 	})
 

@@ -140,6 +140,9 @@ func runMemories(t *testing.T, open func(t *testing.T) Services) {
 	t.Run("UpdateMemory", func(t *testing.T) { testUpdateMemory(t, o) })
 	t.Run("DeleteMemory", func(t *testing.T) { testDeleteMemory(t, o) })
 	t.Run("ArchivedStore", func(t *testing.T) { testArchivedStore(t, o) })
+	t.Run("HostedLimits", func(t *testing.T) { testHostedLimits(t, o) })
+	t.Run("ContentRules", func(t *testing.T) { testContentRules(t, o) })
+	t.Run("NotExistsConflict", func(t *testing.T) { testNotExistsConflict(t, o) })
 	t.Run("Versions", func(t *testing.T) { testVersions(t, o) })
 	t.Run("Redact", func(t *testing.T) { testRedact(t, o) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, o) })
@@ -151,5 +154,6 @@ func runMemories(t *testing.T, open func(t *testing.T) Services) {
 func runLimits(t *testing.T, openWithLimit func(t *testing.T, maxMemoriesPerStore int) Services) {
 	o := func(t *testing.T, n int) backend { return viewOf(openWithLimit(t, n)) }
 	t.Run("MemoryLimit", func(t *testing.T) { testMemoryLimit(t, o) })
+	t.Run("HostedMemoryLimit", func(t *testing.T) { testHostedMemoryLimit(t, o) })
 	t.Run("MemoryCount", func(t *testing.T) { testMemoryCount(t, o) })
 }

@@ -24,6 +24,8 @@ type dbOptions struct {
 	create bool
 	// limits are the core's quotas (memstore.Limits); none when zero.
 	limits memstore.Limits
+	// rules are the content rules the core applies; both when zero.
+	rules memstore.ContentRules
 	// logger hears of the database's long or failing background work;
 	// nil discards it.
 	logger *slog.Logger
@@ -79,7 +81,7 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (memstore.Databa
 
 // newCore is the core over db, with the options o asks for.
 func newCore(db memstore.Database, o dbOptions) *memstore.Core {
-	return memstore.NewCore(db, memstore.WithLimits(o.limits))
+	return memstore.NewCore(db, memstore.WithLimits(o.limits), memstore.WithContentRules(o.rules))
 }
 
 // openSQLite opens the SQLite database file at path. With o.create, a

@@ -43,9 +43,9 @@ func TestMigrateChecksRecords(t *testing.T) {
 		want []string // in the message, in order; regexps
 	}{
 		{"PathTraversal", `UPDATE memories SET path = '/../../etc/cron.d/x' WHERE path = '/api.md'`,
-			[]string{`memory mem_\w+ at "/\.\./\.\./etc/cron\.d/x" in store memstore_\w+: path "/\.\./\.\./etc/cron\.d/x" has a "\.\." segment`}},
+			[]string{`memory mem_\w+ at "/\.\./\.\./etc/cron\.d/x" in store memstore_\w+: path must not contain \. or \.\. segments \(path "/\.\./\.\./etc/cron\.d/x" has a "\.\." segment\)`}},
 		{"VersionPath", `UPDATE versions SET path = '/ok/../../x' WHERE path = '/api.md'`,
-			[]string{`version memver_\w+ at "/ok/\.\./\.\./x" in store memstore_\w+: path "/ok/\.\./\.\./x" has a "\.\." segment`}},
+			[]string{`version memver_\w+ at "/ok/\.\./\.\./x" in store memstore_\w+: path must not contain \. or \.\. segments \(path "/ok/\.\./\.\./x" has a "\.\." segment\)`}},
 		{"ControlInPath", `UPDATE memories SET path = '/a' || char(27) || '[2J.md' WHERE path = '/api.md'`,
 			[]string{`memory mem_\w+ at "/a\\x1b\[2J\.md"`, `control or format character U\+001B`}},
 		{"ContentTampered", `UPDATE memories SET content = 'tampered' WHERE path = '/api.md'`,
@@ -116,7 +116,7 @@ func TestMigrateChecksRecords(t *testing.T) {
 	conn.Close(ctx)
 	target := filepath.Join(t.TempDir(), "target.db")
 	code, _, stderr := run(t, "", "migrate", "--from", pg, "--to", target)
-	if code != 1 || !regexp.MustCompile(`holds a record that memstore refuses: memory mem_\w+ at "/\.\./\.\./etc/cron\.d/x" in store memstore_\w+: path "/\.\./\.\./etc/cron\.d/x" has a "\.\." segment`).MatchString(stderr) {
+	if code != 1 || !regexp.MustCompile(`holds a record that memstore refuses: memory mem_\w+ at "/\.\./\.\./etc/cron\.d/x" in store memstore_\w+: path must not contain \. or \.\. segments \(path "/\.\./\.\./etc/cron\.d/x" has a "\.\." segment\)`).MatchString(stderr) {
 		t.Errorf("migrate from a crafted PostgreSQL: exit %d, %q", code, stderr)
 	}
 	emptyAfter(t, target)

@@ -165,6 +165,8 @@ type serveConfig struct {
 	addr           hostPort
 	createExisting *choice
 	strictHeaders  boolValue
+	refuseCreds    boolValue // the hosted API's content rules (memstore.ContentRules)
+	refuseIndex    boolValue
 	maxMemories    count
 	maxStores      count // the quotas of memstore.Limits
 	maxSessions    count
@@ -206,6 +208,8 @@ var serveEnv = map[string]string{
 	"addr":                   "MEMSTORE_ADDR",
 	"create-existing":        "MEMSTORE_CREATE_EXISTING",
 	"strict-headers":         "MEMSTORE_STRICT_HEADERS",
+	"refuse-credentials":     "MEMSTORE_REFUSE_CREDENTIALS",
+	"refuse-oversized-index": "MEMSTORE_REFUSE_OVERSIZED_INDEX",
 	"max-memories-per-store": "MEMSTORE_MAX_MEMORIES_PER_STORE",
 	"max-body-bytes":         "MEMSTORE_MAX_BODY_BYTES",
 	"max-connections":        "MEMSTORE_MAX_CONNECTIONS",
@@ -265,6 +269,8 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		feedPerCred:    httpapi.DefaultMaxStreamsPerCredential,
 		webhookMax:     webhook.Pool,
 		console:        true,
+		refuseCreds:    true,
+		refuseIndex:    true,
 		consoleIdle:    duration(memstore.DefaultSignInIdle),
 		consoleLife:    duration(memstore.DefaultSignInLifetime),
 		webhookRetry:   duration(memstore.DefaultRetryPolicy.MinBackoff),
@@ -276,7 +282,9 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.backend.db, "db", "", "memstore database `FILE` or postgres:// URL (MEMSTORE_DB)")
 	fs.Var(&c.addr, "addr", "listen on `HOST:PORT`; port 0 picks a free one (MEMSTORE_ADDR)")
 	fs.Var(c.createExisting, "create-existing", "`MODE` of creating a memory at a taken path: conflict (409, as the SDKs expect) or upsert (MEMSTORE_CREATE_EXISTING)")
-	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta (MEMSTORE_STRICT_HEADERS)")
+	fs.Var(&c.strictHeaders, "strict-headers", "refuse requests without anthropic-version or a memory beta in anthropic-beta, except a bearer token's to the memory stores that sends neither, as Claude Code does (MEMSTORE_STRICT_HEADERS)")
+	fs.Var(&c.refuseCreds, "refuse-credentials", "refuse memory content that looks like it holds a credential or API key, as the hosted API does; =false to allow it (MEMSTORE_REFUSE_CREDENTIALS; default true)")
+	fs.Var(&c.refuseIndex, "refuse-oversized-index", fmt.Sprintf("refuse a store's /MEMORY.md beyond the prompt-index cap (%d lines, %d UTF-16 units), as the hosted API does; =false to allow it (MEMSTORE_REFUSE_OVERSIZED_INDEX; default true)", memstore.MaxIndexLines, memstore.MaxIndexUnits))
 	fs.Var(&c.maxMemories, "max-memories-per-store", "cap on the memories of a store, `N`; 0 for no limit (MEMSTORE_MAX_MEMORIES_PER_STORE)")
 	fs.Var(&c.maxStores, "max-stores-per-workspace", "cap on the memory stores of a workspace, archived ones included, `N`; 0 for no limit (MEMSTORE_MAX_STORES_PER_WORKSPACE)")
 	fs.Var(&c.maxSessions, "max-sessions-per-workspace", "cap on the live (unarchived) sessions of a workspace, `N`; 0 for no limit (MEMSTORE_MAX_SESSIONS_PER_WORKSPACE)")
@@ -385,6 +393,11 @@ func (c *serveConfig) limits() memstore.Limits {
 	}
 }
 
+// contentRules are the content rules the flags leave on.
+func (c *serveConfig) contentRules() memstore.ContentRules {
+	return memstore.ContentRules{AllowCredentials: !bool(c.refuseCreds), AllowOversizedIndex: !bool(c.refuseIndex)}
+}
+
 // loadTLS reads the certificate and key of --tls-cert and --tls-key into
 // c.tls, when given. Neither file's content is ever reported.
 func (c *serveConfig) loadTLS() error {
@@ -462,7 +475,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		defer cln.Close()
 	}
 	log := c.logger(e.stderr)
-	c.backend.opts.logger, c.backend.opts.limits = log, c.limits()
+	c.backend.opts.logger, c.backend.opts.limits, c.backend.opts.rules = log, c.limits(), c.contentRules()
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err

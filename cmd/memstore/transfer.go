@@ -312,7 +312,7 @@ func (im *importer) apply(ctx context.Context, where, path, content string) erro
 	var me *memstore.Error
 	switch {
 	case errors.As(err, &me):
-		im.fail(where, me.Message)
+		im.fail(where, me.Error())
 		return nil
 	case err != nil:
 		return err

@@ -248,12 +248,33 @@ assert.equal(redacted.redacted_by.type, 'api_actor');
 assert.deepEqual(redacted.created_by, first.created_by);
 assert.deepEqual(await client.beta.memoryStores.memoryVersions.retrieve(first.id, { memory_store_id: sid }), redacted);
 
-// --- Archive, then delete.
+// --- A failed not_exists create (Claude Code's) names the memory in the way.
+{
+  const held = await client.beta.memoryStores.memories.create(sid, { path: '/held/a.md', content: 'held' });
+  const body = await expectError('not_exists on a taken path', ConflictError, 409, 'memory_precondition_failed_error', () =>
+    client.beta.memoryStores.memories.create(sid, { path: '/held', content: 'x', precondition: { type: 'not_exists' } }),
+  );
+  assert.equal(body.error.conflicting_memory_id, held.id);
+  assert.equal(body.error.conflicting_path, '/held/a.md');
+}
+
+// --- Archive, then delete. Writes to an archived store, deletes
+// included, are the hosted API's 400.
 const archived = await client.beta.memoryStores.archive(sid);
 assert.ok(archived.archived_at);
-await expectError('write to an archived store', ConflictError, 409, 'conflict_error', () =>
-  client.beta.memoryStores.memories.create(sid, { path: '/late.md', content: 'x' }),
-);
+{
+  const late = await client.beta.memoryStores.memories.list(sid, { path_prefix: '/held/' });
+  const heldID = late.data[0].id;
+  for (const [what, fn] of [
+    ['create', () => client.beta.memoryStores.memories.create(sid, { path: '/late.md', content: 'x' })],
+    ['update', () => client.beta.memoryStores.memories.update(heldID, { memory_store_id: sid, content: 'y' })],
+    ['delete', () => client.beta.memoryStores.memories.delete(heldID, { memory_store_id: sid })],
+    ['store update', () => client.beta.memoryStores.update(sid, { name: 'renamed' })],
+  ]) {
+    const body = await expectError(`${what} in an archived store`, BadRequestError, 400, 'invalid_request_error', fn);
+    assert.ok(body.error.message.startsWith('cannot modify archived resource'), `${what}: ${body.error.message}`);
+  }
+}
 {
   const visible = (await collect(client.beta.memoryStores.list())).map((s) => s.id);
   assert.ok(!visible.includes(sid), 'archived stores are hidden by default');

@@ -1,14 +1,17 @@
-// Package secrets recognises text that looks like a credential, so that
-// memstore can keep credentials out of memory. It favours precision: each
-// pattern matches a documented token format or an unmistakable shape, so a
-// refusal is rarely a false alarm. It never returns the matched text.
-package secrets
+package memstore
+
+// The recognition of text that looks like a credential, so that memstore
+// keeps credentials out of memory: the server refuses such content
+// (ContentRules), and directory sync, the memory tool and memdir's lint
+// never upload or write it. It favours precision: each pattern matches a
+// documented token format or an unmistakable shape, so a refusal is
+// rarely a false alarm. It never returns the matched text.
 
 import "regexp"
 
 // A kind of credential and how to recognise it. Order matters where
 // formats overlap: the more specific comes first.
-var kinds = []struct {
+var credentialKinds = []struct {
 	name string
 	re   *regexp.Regexp
 }{
@@ -38,9 +41,10 @@ var kinds = []struct {
 	{"password in a URL", regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:[^/\s@]+@[^/\s@]+`)},
 }
 
-// Find reports the kind of the first credential found in text, if any.
-func Find(text string) (kind string, found bool) {
-	for _, k := range kinds {
+// FindCredential reports the kind of the first credential found in text,
+// if any.
+func FindCredential(text string) (kind string, found bool) {
+	for _, k := range credentialKinds {
 		if k.re.MatchString(text) {
 			return k.name, true
 		}

@@ -1,13 +1,13 @@
-package secrets_test
+package memstore_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/memstore/memstore/internal/secrets"
+	"github.com/memstore/memstore"
 )
 
-func TestFind(t *testing.T) {
+func TestFindCredential(t *testing.T) {
 	// Test credentials are assembled from parts so that this file does not
 	// itself look like it leaks any.
 	j := func(parts ...string) string { return strings.Join(parts, "") }
@@ -43,7 +43,7 @@ func TestFind(t *testing.T) {
 		{j("//registry.npmjs.org/:_auth", "Token=abc123"), "npm registry credential"},
 		{j("_auth = ", "bWU6czNjcmV0"), "npm registry credential"},
 	} {
-		kind, found := secrets.Find("some notes\n" + tc.text + "\nmore notes")
+		kind, found := memstore.FindCredential("some notes\n" + tc.text + "\nmore notes")
 		if !found || kind != tc.kind {
 			t.Errorf("Find(%q) = %q, %v; want %q", tc.text, kind, found, tc.kind)
 		}
@@ -57,7 +57,7 @@ func TestFind(t *testing.T) {
 		"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMine me@laptop", "---- BEGIN SSH2 PUBLIC KEY ----",
 		"set _auth in .npmrc, never here", "(public-key (ecc))",
 	} {
-		if kind, found := secrets.Find(text); found {
+		if kind, found := memstore.FindCredential(text); found {
 			t.Errorf("Find(%q) = %q, want nothing", text, kind)
 		}
 	}
