@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -60,19 +59,15 @@ func (c *Client) StreamEvents(ctx context.Context, caller *memstore.Caller, stor
 	if err != nil {
 		return err
 	}
-	res, where, err := c.send(ctx, r, "text/event-stream")
+	body, where, err := c.openStream(ctx, r, "text/event-stream")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		data, _ := io.ReadAll(io.LimitReader(res.Body, clientMaxEventBytes))
-		return clientError(where, res, data)
-	}
-	sc := bufio.NewScanner(res.Body)
+	defer body.Close()
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 4096), clientMaxEventBytes)
 	var typ string
 	var data []byte

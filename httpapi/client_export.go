@@ -52,16 +52,12 @@ func (c *Client) ExportMemories(ctx context.Context, caller *memstore.Caller, st
 	if err != nil {
 		return err
 	}
-	res, where, err := c.send(ctx, r, "application/x-ndjson")
+	body, where, err := c.openStream(ctx, r, "application/x-ndjson")
 	if err != nil {
 		return err
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		data, _ := io.ReadAll(io.LimitReader(res.Body, clientMaxEventBytes))
-		return clientError(where, res, data)
-	}
-	sc := bufio.NewScanner(res.Body)
+	defer body.Close()
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 64<<10), clientMaxExportLine)
 	var (
 		lines, memories, failed int64
@@ -159,4 +155,20 @@ func (j *exportLineJSON) memory(storeID string, content bool) (*memstore.Memory,
 	}
 	m.ContentSize = *j.ContentSize
 	return m, nil
+}
+
+// openStream sends r for a streamed answer of type accept and returns
+// its body, and where it came from, when the answer is 200, else the
+// error the answer says.
+func (c *Client) openStream(ctx context.Context, r clientRequest, accept string) (body io.ReadCloser, where string, err error) {
+	res, where, err := c.send(ctx, r, accept)
+	if err != nil {
+		return nil, where, err
+	}
+	if res.StatusCode != http.StatusOK {
+		defer res.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(res.Body, clientMaxEventBytes))
+		return nil, where, clientError(where, res, data)
+	}
+	return res.Body, where, nil
 }

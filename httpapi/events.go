@@ -131,18 +131,25 @@ func (s *Server) storeEvents(w *responseWriter, r *http.Request, c *memstore.Cal
 	return nil
 }
 
+// streamContext is the context of a response that outlives a request's
+// usual span (a stream): r's, ended too when c's credential expires, or
+// by the returned cancel, which ends both.
+func streamContext(r *http.Request, c *memstore.Caller) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	if c.ExpiresAt == nil {
+		return ctx, cancel
+	}
+	ctx, cancelAt := context.WithDeadline(ctx, *c.ExpiresAt)
+	return ctx, func() { cancelAt(); cancel() }
+}
+
 // streamEvents streams a store's feed from cursor after. Everything that
 // can be refused (the caller, the store, the cursor, the bounds on
 // streams) is decided before the first byte, as an ordinary error; a
 // failure after it ends the stream with an "error" event.
 func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Caller, storeID, after string) error {
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := streamContext(r, c)
 	defer cancel()
-	if c.ExpiresAt != nil {
-		var cancelAt context.CancelFunc
-		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
-		defer cancelAt()
-	}
 	o, err := s.streams.add(c, cancel)
 	if err != nil {
 		return err

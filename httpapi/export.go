@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"net/http"
 
@@ -81,13 +80,8 @@ func (s *Server) exportMemories(w *responseWriter, r *http.Request, c *memstore.
 	if p.err != nil {
 		return p.err
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := streamContext(r, c)
 	defer cancel()
-	if c.ExpiresAt != nil {
-		var cancelAt context.CancelFunc
-		ctx, cancelAt = context.WithDeadline(ctx, *c.ExpiresAt)
-		defer cancelAt()
-	}
 	storeID := r.PathValue("memory_store_id")
 	// A credential revoked, or a store detached from the session, ends
 	// the export in progress, as it ends an event stream.

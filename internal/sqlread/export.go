@@ -19,6 +19,13 @@ func Export(tx Tx, d *Dialect, workspaceID, storeID string, content bool, sink m
 		return err
 	}
 	rows, err := tx.Query(`SELECT `+sqlrow.MemoryColumns(content, d.EmptyContent)+` FROM memories WHERE store_id = `+d.Param(1)+` ORDER BY path`, storeID)
+	return eachMemory(rows, err, func(m *memstore.Memory) (bool, error) { return true, sink.Memory(m) })
+}
+
+// eachMemory calls fn with each memory of rows (of MemoryColumns), the
+// result of a query that failed with err or not, until fn returns false
+// or an error, and closes rows.
+func eachMemory(rows Rows, err error, fn func(*memstore.Memory) (bool, error)) error {
 	if err != nil {
 		return err
 	}
@@ -28,7 +35,7 @@ func Export(tx Tx, d *Dialect, workspaceID, storeID string, content bool, sink m
 		if err != nil {
 			return err
 		}
-		if err := sink.Memory(m); err != nil {
+		if more, err := fn(m); !more || err != nil {
 			return err
 		}
 	}

@@ -104,20 +104,7 @@ func Memories(read Read, d *Dialect, storeID string, f memstore.MemoryFilter) (m
 				where += " AND path < " + q.Arg(r.To)
 			}
 			rows, err := tx.Query(`SELECT `+sqlrow.MemoryColumns(f.Full, d.EmptyContent)+` FROM memories WHERE `+where+` ORDER BY path LIMIT `+q.Arg(r.Want), q.Args...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				m, err := sqlrow.ScanMemory(rows)
-				if err != nil {
-					return err
-				}
-				if !yield(m) {
-					return nil
-				}
-			}
-			return rows.Err()
+			return eachMemory(rows, err, func(m *memstore.Memory) (bool, error) { return yield(m), nil })
 		})
 		return err
 	})
