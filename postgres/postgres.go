@@ -108,10 +108,11 @@ type Options struct {
 
 // DB is a memstore database in PostgreSQL, over a pool of connections.
 type DB struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
-	ids  *ids.Generator
-	log  *slog.Logger
+	sessionReads // the reads of sessions and tokens
+	pool         *pgxpool.Pool
+	now          func() time.Time
+	ids          *ids.Generator
+	log          *slog.Logger
 	// Revocations tells this process's listeners of every key revoked,
 	// token revoked and session archived through this DB, and of those
 	// other processes tell of (notify.go).
@@ -139,6 +140,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db.sessionReads = sessionReads{Dialect: dialect, Read: db.read, Wrap: wrap}
 	db.revalidate = db.newRevalidator(int(cfg.MaxConns))
 	if db.now == nil {
 		db.now = time.Now

@@ -22,46 +22,6 @@ func getSession(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*
 	return sqlread.Session(reader{ctx, tx}, dialect, workspaceID, id, lock)
 }
 
-// Session implements memstore.SessionStorage.
-func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
-	var s *memstore.Session
-	err := db.read(ctx)(func(tx sqlread.Tx) (err error) {
-		s, err = sqlread.Session(tx, dialect, workspaceID, id, "")
-		return err
-	})
-	return s, wrap(err, "get session %s", id)
-}
-
-// Sessions implements memstore.SessionStorage (sqlread.Sessions).
-func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
-	page, err := sqlread.Sessions(db.read(ctx), dialect, workspaceID, f)
-	return page, wrap(err, "list sessions")
-}
-
-// SessionTokens implements memstore.SessionStorage
-// (sqlread.SessionTokens).
-func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
-	page, err := sqlread.SessionTokens(db.read(ctx), dialect, workspaceID, sessionID, f)
-	return page, wrap(err, "list tokens of session %s", sessionID)
-}
-
-// SessionToken implements memstore.SessionStorage: one statement.
-func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
-	t, err := sqlread.SessionToken(reader{ctx, db.pool}, dialect, workspaceID, id)
-	return t, wrap(err, "get session token %s", id)
-}
-
-// SessionTokenBySecret implements memstore.SessionStorage: one indexed
-// lookup by the secret's hash, then the session, in one snapshot. Nothing
-// is written: unlike an API key's, a token's last use is not recorded.
-func (db *DB) SessionTokenBySecret(ctx context.Context, secretHash string) (t *memstore.SessionToken, s *memstore.Session, err error) {
-	err = db.read(ctx)(func(tx sqlread.Tx) error {
-		t, s, err = sqlread.TokenBySecret(tx, dialect, secretHash)
-		return err
-	})
-	return t, s, wrap(err, "authenticate session")
-}
-
 // WriteSessions implements memstore.SessionStorage: fn runs in one
 // transaction over a sessionTx, and the revocations it announces are told
 // to every process once committed (revoked).

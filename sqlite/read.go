@@ -86,3 +86,7 @@ func (db *DB) readStore(ctx context.Context, workspaceID, storeID string) sqlrea
 		})
 	}
 }
+
+// sessionReads are the reads of sessions both SQL backends make, for DB
+// to embed without a field of its own in its API.
+type sessionReads = sqlread.SessionReads

@@ -20,50 +20,6 @@ func getSession(ctx context.Context, tx *txn, workspaceID, id string) (*memstore
 	return sqlread.Session(reader{ctx, tx}, dialect, workspaceID, id, "")
 }
 
-// Session implements memstore.SessionStorage.
-func (db *DB) Session(ctx context.Context, workspaceID, id string) (*memstore.Session, error) {
-	var s *memstore.Session
-	err := db.read(ctx, func(tx *txn) (err error) {
-		s, err = getSession(ctx, tx, workspaceID, id)
-		return err
-	})
-	return s, wrap(err, "get session %s", id)
-}
-
-// Sessions implements memstore.SessionStorage (sqlread.Sessions).
-func (db *DB) Sessions(ctx context.Context, workspaceID string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
-	page, err := sqlread.Sessions(db.reads(ctx), dialect, workspaceID, f)
-	return page, wrap(err, "list sessions")
-}
-
-// SessionTokens implements memstore.SessionStorage
-// (sqlread.SessionTokens).
-func (db *DB) SessionTokens(ctx context.Context, workspaceID, sessionID string, f memstore.SessionTokenFilter) (memstore.Page[memstore.SessionToken], error) {
-	page, err := sqlread.SessionTokens(db.reads(ctx), dialect, workspaceID, sessionID, f)
-	return page, wrap(err, "list tokens of session %s", sessionID)
-}
-
-// SessionToken implements memstore.SessionStorage.
-func (db *DB) SessionToken(ctx context.Context, workspaceID, id string) (*memstore.SessionToken, error) {
-	var t *memstore.SessionToken
-	err := db.read(ctx, func(tx *txn) (err error) {
-		t, err = sqlread.SessionToken(reader{ctx, tx}, dialect, workspaceID, id)
-		return err
-	})
-	return t, wrap(err, "get session token %s", id)
-}
-
-// SessionTokenBySecret implements memstore.SessionStorage: one indexed
-// lookup by the secret's hash, then the session, in one snapshot. Nothing
-// is written: unlike an API key's, a token's last use is not recorded.
-func (db *DB) SessionTokenBySecret(ctx context.Context, secretHash string) (t *memstore.SessionToken, s *memstore.Session, err error) {
-	err = db.reads(ctx)(func(tx sqlread.Tx) error {
-		t, s, err = sqlread.TokenBySecret(tx, dialect, secretHash)
-		return err
-	})
-	return t, s, wrap(err, "authenticate session")
-}
-
 // WriteSessions implements memstore.SessionStorage: fn runs as a write
 // closure of the writer (see DB.write), over a sessionTx. The revocations
 // it announces are noted in the revocations table in its transaction, for
