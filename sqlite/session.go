@@ -80,40 +80,17 @@ func (t *sessionTx) LiveTokens(sessionID string, now time.Time, max int) (int, e
 
 func (t *sessionTx) CreateSession(s *memstore.Session) error {
 	s.ID = t.db.ids.New(memstore.SessionIDPrefix, s.CreatedAt)
-	v, err := sqlrow.SessionValues(s)
-	if err == nil {
-		_, err = t.tx.exec(t.ctx, sqlrow.InsertSession(dialect.Param), args(v)...)
-	}
-	if err != nil {
-		return err
-	}
-	return t.insertAttachments(s)
+	return sqlrow.WriteSession(t.exec, dialect.Param, s, false, true)
 }
 
-// UpdateSession replaces the session's attachments, when asked, by
-// deleting them all and inserting those of s.
 func (t *sessionTx) UpdateSession(s *memstore.Session, attachments bool) error {
-	v, err := sqlrow.UpdateSessionValues(s)
-	if err == nil {
-		_, err = t.tx.exec(t.ctx, sqlrow.UpdateSession(dialect.Param), args(v)...)
-	}
-	if err != nil || !attachments {
-		return err
-	}
-	if _, err := t.tx.exec(t.ctx, `DELETE FROM session_stores WHERE session_id = ?`, s.ID); err != nil {
-		return err
-	}
-	return t.insertAttachments(s)
+	return sqlrow.WriteSession(t.exec, dialect.Param, s, true, attachments)
 }
 
-// insertAttachments stores the attachments of s in their order.
-func (t *sessionTx) insertAttachments(s *memstore.Session) error {
-	for i := range s.Attachments {
-		if _, err := t.tx.exec(t.ctx, sqlrow.InsertAttachment(dialect.Param), args(sqlrow.AttachmentValues(s, i))...); err != nil {
-			return err
-		}
-	}
-	return nil
+// exec runs a statement of sqlrow's in t, its values as SQLite keeps them.
+func (t *sessionTx) exec(query string, values ...any) error {
+	_, err := t.tx.exec(t.ctx, query, args(values)...)
+	return err
 }
 
 // DeleteSession lets the foreign keys cascade to the session's

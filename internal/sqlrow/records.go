@@ -217,3 +217,35 @@ func InsertToken(param func(n int) string) string { return sessionTokens.table.I
 func TokenValues(t *memstore.SessionToken, secretHash string) []any {
 	return must(sessionTokens.values(&memstore.SessionTokenRecord{SessionToken: *t, SecretSHA256: secretHash}))
 }
+
+// An Exec runs one statement in a backend's write transaction.
+type Exec func(query string, args ...any) error
+
+// WriteSession inserts the session s (a new one with its attachments) or,
+// with update, updates its row and, with attachments, replaces its
+// attachments by deleting them all and inserting those of s; in the
+// dialect whose placeholders param spells.
+func WriteSession(exec Exec, param func(n int) string, s *memstore.Session, update, attachments bool) error {
+	query, values := InsertSession(param), SessionValues
+	if update {
+		query, values = UpdateSession(param), UpdateSessionValues
+	}
+	v, err := values(s)
+	if err == nil {
+		err = exec(query, v...)
+	}
+	if err != nil || !attachments {
+		return err
+	}
+	if update {
+		if err := exec(`DELETE FROM session_stores WHERE session_id = `+param(1), s.ID); err != nil {
+			return err
+		}
+	}
+	for i := range s.Attachments {
+		if err := exec(InsertAttachment(param), AttachmentValues(s, i)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
