@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/claudeproxy"
+	"github.com/memstore/memstore/internal/private"
 )
 
 const claudeHelp = `Usage: memstore claude [--url URL] [--store NAME_OR_ID[:ro]]... [--claude PATH] [-- CLAUDE ARGS]
@@ -45,8 +47,9 @@ its real destination unchanged and is not logged or kept.
 
 It refuses to start where sync could not work: with
 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC or CLAUDE_CODE_DISABLE_AUTO_MEMORY
-set, with HTTPS_PROXY or NODE_EXTRA_CA_CERTS already set, or with a Claude
-Code version it was not tested with (--allow-untested-version to try one).
+set, with HTTPS_PROXY already set, or with a Claude Code version it was
+not tested with (--allow-untested-version to try one). Authorities already
+in NODE_EXTRA_CA_CERTS stay trusted beside the proxy's.
 
 What memstore claude says goes to standard error (standard output is
 Claude Code's); --json says it as JSON lines. Claude Code's exit status is
@@ -148,6 +151,12 @@ func runClaude(ctx context.Context, e env, args []string) error {
 	if err := claudeEnvReady(e, route); err != nil {
 		return err
 	}
+	var ownCAs []byte // the user's own NODE_EXTRA_CA_CERTS, kept trusted
+	if v := e.getenv("NODE_EXTRA_CA_CERTS"); v != "" && route == routeProxy {
+		if ownCAs, err = os.ReadFile(v); err != nil {
+			return fmt.Errorf("cannot read NODE_EXTRA_CA_CERTS, to add the proxy's authority to it: %w", err)
+		}
+	}
 	sel, err := bf.selectBackend(e)
 	if err != nil {
 		return err
@@ -209,6 +218,11 @@ func runClaude(ctx context.Context, e env, args []string) error {
 		proxyAddr = l.Addr().String()
 		vars["HTTPS_PROXY"] = "http://" + proxyAddr
 		vars["NODE_EXTRA_CA_CERTS"] = ca.CertFile
+		if ownCAs != nil {
+			if vars["NODE_EXTRA_CA_CERTS"], err = r.caBundle(ownCAs, ca.CertFile); err != nil {
+				return err
+			}
+		}
 	}
 	r.say(map[string]any{
 		"event": "started", "session_id": s.ID, "claude": bin, "claude_version": version,
@@ -229,9 +243,9 @@ func claudeEnvReady(e env, route claudeRoute) error {
 			return usageError(e, "memstore claude: %s is set, which %s, so team memory would not sync; unset it for this command (env -u %s memstore claude ...)", d.name, d.does, d.name)
 		}
 	}
-	for _, v := range []string{"HTTPS_PROXY", "https_proxy", "NODE_EXTRA_CA_CERTS"} {
+	for _, v := range []string{"HTTPS_PROXY", "https_proxy"} {
 		if route == routeProxy && e.getenv(v) != "" {
-			return usageError(e, "memstore claude: %s is set; memstore claude gives Claude Code its own HTTPS proxy and certificate authority and cannot chain them with yours: unset it for this command, or set up the bridge in your own proxy (see docs/claude-code.md)", v)
+			return usageError(e, "memstore claude: %s is set; memstore claude gives Claude Code its own HTTPS proxy and cannot chain it with yours: unset it for this command, or set up the bridge in your own proxy (see docs/claude-code.md)", v)
 		}
 	}
 	return nil
@@ -403,7 +417,8 @@ type claudeRun struct {
 	c       *conn
 	session string
 	proxy   *claudeproxy.Proxy
-	exit    int // Claude Code's exit status
+	exit    int    // Claude Code's exit status
+	tmp     string // a directory of the run's files, removed at its end
 }
 
 // forwardedSignals are passed on to Claude Code. SIGINT is not: from a
@@ -446,11 +461,29 @@ func (r *claudeRun) run(cmd *exec.Cmd) error {
 	}
 }
 
+// caBundle writes the user's own extra authorities (NODE_EXTRA_CA_CERTS)
+// and the proxy's into a file of the run, removed at its end, since the
+// variable names one file.
+func (r *claudeRun) caBundle(own []byte, ours string) (string, error) {
+	b, err := os.ReadFile(ours)
+	if err != nil {
+		return "", err
+	}
+	if r.tmp, err = os.MkdirTemp("", "memstore-claude-"); err != nil {
+		return "", err
+	}
+	name := filepath.Join(r.tmp, "ca.pem")
+	return name, private.WriteFile(name, append(append(own, '\n'), b...))
+}
+
 // end stops the proxy and ends the run's session, so that its token stops
 // working, even when the command was interrupted.
 func (r *claudeRun) end() {
 	if r.proxy != nil {
 		r.proxy.Close()
+	}
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/signal"
@@ -53,6 +55,7 @@ func fakeClaude() {
 		if err != nil || !pool.AppendCertsFromPEM(pem) {
 			report["error"] = fmt.Sprintf("NODE_EXTRA_CA_CERTS: %v", err)
 		}
+		report["ca_count"] = strings.Count(string(pem), "BEGIN CERTIFICATE")
 		proxy, _ := url.Parse(os.Getenv("HTTPS_PROXY"))
 		tr.Proxy, tr.TLSClientConfig = http.ProxyURL(proxy), &tls.Config{RootCAs: pool}
 	}
@@ -101,6 +104,7 @@ type fakeReport struct {
 	NO_PROXY                         string
 	Status                           map[string]int
 	Error                            string
+	CACount                          int `json:"ca_count"`
 }
 
 // claudeSetup starts a server with two stores, team and docs, and returns
@@ -170,6 +174,12 @@ func jsonLines(t *testing.T, s string) []map[string]any {
 // after it exits.
 func TestClaudeRun(t *testing.T) {
 	srv, team, docs, fake, reportFile := claudeSetup(t)
+	// The user's own extra authority stays trusted beside the proxy's.
+	own := filepath.Join(t.TempDir(), "corp.pem")
+	ownCA := httptest.NewTLSServer(http.NotFoundHandler())
+	ownCA.Close()
+	os.WriteFile(own, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ownCA.Certificate().Raw}), 0o600)
+	t.Setenv("NODE_EXTRA_CA_CERTS", own)
 	code, stdout, stderr := run(t, "", "claude", "--store", "team", "--store", docs+":ro", "--claude", fake, "--json", "--", "-p", "hello")
 	if code != 7 {
 		t.Fatalf("exit %d; want Claude Code's 7: %s %s", code, stdout, stderr)
@@ -188,10 +198,13 @@ func TestClaudeRun(t *testing.T) {
 		t.Errorf("Claude Code got MEMSTORE_API_KEY=%q NO_PROXY=%q; want neither", r.MEMSTORE_API_KEY, r.NO_PROXY)
 	case !strings.HasPrefix(r.HTTPS_PROXY, "http://127.0.0.1:"):
 		t.Errorf("HTTPS_PROXY = %q; want a loopback proxy", r.HTTPS_PROXY)
-	case r.NODE_EXTRA_CA_CERTS != filepath.Join(os.Getenv("XDG_DATA_HOME"), "memstore", claudeproxy.CACertFile):
-		t.Errorf("NODE_EXTRA_CA_CERTS = %q", r.NODE_EXTRA_CA_CERTS)
+	case r.CACount != 2 || r.NODE_EXTRA_CA_CERTS == own:
+		t.Errorf("NODE_EXTRA_CA_CERTS = %q with %d certificates; want a bundle of the user's and the proxy's", r.NODE_EXTRA_CA_CERTS, r.CACount)
 	case r.CLAUDE_CODE_SESSION_ACCESS_TOKEN == "" || r.CLAUDE_CODE_SESSION_ACCESS_TOKEN == srv.key:
 		t.Errorf("CLAUDE_CODE_SESSION_ACCESS_TOKEN = %q; want the run's own token", r.CLAUDE_CODE_SESSION_ACCESS_TOKEN)
+	}
+	if _, err := os.Stat(r.NODE_EXTRA_CA_CERTS); err == nil {
+		t.Errorf("the run's bundle %s is still there after the run", r.NODE_EXTRA_CA_CERTS)
 	}
 	if fi, err := os.Stat(filepath.Join(os.Getenv("XDG_DATA_HOME"), "memstore", claudeproxy.CAKeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the authority's key: %v %v; want mode 0600", fi, err)
@@ -264,7 +277,7 @@ func TestClaudeRefuses(t *testing.T) {
 		{"nonessential", map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}, nil, 2, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is set"},
 		{"auto memory", map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "true"}, nil, 2, "unset it for this command"},
 		{"own proxy", map[string]string{"HTTPS_PROXY": "http://corp:3128"}, nil, 2, "HTTPS_PROXY is set"},
-		{"own CAs", map[string]string{"NODE_EXTRA_CA_CERTS": "/etc/corp.pem"}, nil, 2, "NODE_EXTRA_CA_CERTS is set"},
+		{"own CAs unreadable", map[string]string{"NODE_EXTRA_CA_CERTS": "/nonexistent/corp.pem"}, nil, 1, "cannot read NODE_EXTRA_CA_CERTS"},
 		{"untested", map[string]string{"FAKE_CLAUDE_VERSION": "2.1.400"}, nil, 1, "version 2.1.400 of Claude Code (" + fake + ") was not tested with memstore claude, which was tested with 2.1.332"},
 		{"no claude", nil, []string{"--claude", filepath.Join(t.TempDir(), "nothing")}, 1, "install it (npm install -g @anthropic-ai/claude-code@2.1.332) or give its path with --claude PATH"},
 		{"argument without --", nil, []string{"-p"}, 2, "flag provided but not defined"},
