@@ -60,6 +60,7 @@ type Proxy struct {
 	intercep *connListener
 	memstore *httputil.ReverseProxy
 	upstream *httputil.ReverseProxy
+	plain    *httputil.ReverseProxy // http:// requests
 	log      *log.Logger
 
 	mu      sync.Mutex
@@ -103,6 +104,15 @@ func Start(l net.Listener, cfg Config) (*Proxy, error) {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   true,
 	})
+	p.plain = &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.Out.Host = r.In.Host },
+		Transport:     &http.Transport{Proxy: nil, DisableCompression: true},
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			p.log.Printf("claudeproxy: %s unreachable: %v", r.URL.Host, errors.Unwrap(err))
+			writeError(w, http.StatusBadGateway, "api_error", "memstore claude's proxy could not reach "+r.URL.Host)
+		},
+	}
 	p.intercep = newConnListener(l.Addr())
 	p.inner = &http.Server{Handler: http.HandlerFunc(p.serveMemoryHost), ErrorLog: p.log}
 	p.outer = &http.Server{Handler: http.HandlerFunc(p.serveConnect), ReadHeaderTimeout: connectHeaderTimeout, ErrorLog: p.log}
@@ -148,7 +158,7 @@ func (p *Proxy) reverseProxy(target *url.URL, t *http.Transport) *httputil.Rever
 // tunnel for any other.
 func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodConnect {
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "this proxy only carries HTTPS (CONNECT HOST:443)")
+		p.serveHTTP(w, r)
 		return
 	}
 	host, _, err := net.SplitHostPort(r.Host)
@@ -236,6 +246,20 @@ func (p *Proxy) untrack(cs ...net.Conn) {
 	for _, c := range cs {
 		c.Close()
 		delete(p.tunnels, c)
+	}
+}
+
+// serveHTTP forwards a plain HTTP request (Claude Code sends its model
+// calls to an http:// ANTHROPIC_BASE_URL through the proxy too) to its
+// destination unchanged, unless it carries the memstore token.
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case !r.URL.IsAbs() || r.URL.Scheme != "http":
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "this proxy carries HTTPS (CONNECT HOST:PORT) and http:// URLs only")
+	case p.carriesToken(r):
+		writeError(w, http.StatusForbidden, "permission_error", "memstore claude's proxy refused to forward the memstore token to "+r.URL.Host)
+	default:
+		p.plain.ServeHTTP(w, r)
 	}
 }
 

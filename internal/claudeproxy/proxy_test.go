@@ -343,3 +343,33 @@ func TestCANameConstraints(t *testing.T) {
 		t.Errorf("LoadCA over junk: %v; want an error saying to remove the files", err)
 	}
 }
+
+// TestPlainHTTPForwarded: Claude Code sends its model calls to an http://
+// ANTHROPIC_BASE_URL through the proxy too; they arrive unchanged, and the
+// memstore token is refused there as well.
+func TestPlainHTTPForwarded(t *testing.T) {
+	f := newFixture(t)
+	model := &seen{}
+	srv := httptest.NewServer(model.handler("model"))
+	defer srv.Close()
+	body := `{"model":"claude","stream":true}`
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/messages?beta=true", strings.NewReader(body))
+	req.Header.Set("X-Api-Key", "sk-ant-the-users-own")
+	req.Header.Set("Accept-Encoding", "br")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "POST " + srv.Listener.Addr().String() + "/v1/messages?beta=true auth= key=sk-ant-the-users-own ae=br xff= body=" + body
+	if got := model.list(); resp.StatusCode != 200 || string(b) != "model answered /v1/messages" || len(got) != 1 || got[0] != want {
+		t.Errorf("POST through the proxy = %d %q, server got %q; want %q", resp.StatusCode, b, got, want)
+	}
+	if code, body, _ := f.do(t, "GET", srv.URL+"/v1/models", "Bearer "+token, ""); code != 403 || !strings.Contains(body, "refused to forward the memstore token") {
+		t.Errorf("GET with the token = %d %q; want 403", code, body)
+	}
+	if got := model.list(); len(got) != 1 {
+		t.Errorf("server got %q; want the first request only", got)
+	}
+}
