@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -79,6 +80,13 @@ const (
 // or not the build honours the variable.
 var testedClaudeVersions = map[string]claudeRoute{
 	"2.1.332": routeProxy,
+}
+
+// claudeTestUpstream, set by tests only, stands a local server in for
+// api.anthropic.com behind the proxy (claudeproxy.Config.Upstream).
+var claudeTestUpstream struct {
+	addr  string
+	roots *x509.CertPool
 }
 
 // claudeTokenTTL bounds the run's token should memstore claude be killed
@@ -209,7 +217,8 @@ func runClaude(ctx context.Context, e env, args []string) error {
 		for i, a := range att {
 			ids[i] = a.StoreID
 		}
-		p, err := claudeproxy.Start(l, claudeproxy.Config{CA: ca, Memstore: base, Stores: ids, Token: secret})
+		p, err := claudeproxy.Start(l, claudeproxy.Config{CA: ca, Memstore: base, Stores: ids, Token: secret,
+			Upstream: claudeTestUpstream.addr, UpstreamRoots: claudeTestUpstream.roots})
 		if err != nil {
 			l.Close()
 			return err
