@@ -37,8 +37,10 @@ const claudeCodeDir = "testdata/claudecode"
 type scriptedModel struct {
 	mu    sync.Mutex
 	steps func() []map[string]any // the tool calls, made when first needed
-	calls []map[string]any
-	seen  []string // each request's headers and body, for the token check
+	// before runs before the tool call of that index is answered (once).
+	before map[int]func()
+	calls  []map[string]any
+	seen   []string // each request's headers and body, for the token check
 }
 
 func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +75,10 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.calls = m.steps()
 		}
 		if results < len(m.calls) {
+			if f := m.before[results]; f != nil {
+				delete(m.before, results)
+				f()
+			}
 			block, stop = m.calls[results], "tool_use"
 		} else {
 			block = map[string]any{"type": "text", "text": "All done."}
@@ -150,10 +156,21 @@ func memoryHostServer(t *testing.T, h http.Handler) (*httptest.Server, *x509.Cer
 	return srv, pool
 }
 
-// TestClaudeCodeEndToEnd runs the real Claude Code under memstore claude,
-// with a scripted model on loopback and a fake api.anthropic.com for every
-// other request, and checks what reaches the stores.
-func TestClaudeCodeEndToEnd(t *testing.T) {
+// e2e is a memstore server with stores, a scripted model and a stand-in
+// for api.anthropic.com, for runs of the real Claude Code.
+type e2e struct {
+	t      *testing.T
+	bin    string // Claude Code
+	srv    *child
+	home   string
+	stores map[string]string // by name
+	model  *scriptedModel
+	up     *fakeUpstream
+}
+
+// newE2E installs Claude Code (or skips), starts the rest, makes a store
+// for each name and enters a project directory.
+func newE2E(t *testing.T, names ...string) *e2e {
 	npmtest.Want(t, claudeCodeDir, "@anthropic-ai/claude-code")
 	bin, err := filepath.Abs(filepath.Join(claudeCodeDir, "node_modules", ".bin", "claude"))
 	if err != nil {
@@ -164,13 +181,13 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	}
 	clearEnv(t)
 	dir := t.TempDir()
-	srv := startChild(t, filepath.Join(dir, "served.db"), "--log-level", "info")
-	home := filepath.Join(dir, "home")
+	e := &e2e{t: t, bin: bin, srv: startChild(t, filepath.Join(dir, "served.db"), "--log-level", "info"),
+		home: filepath.Join(dir, "home"), stores: map[string]string{}, model: &scriptedModel{}, up: &fakeUpstream{}}
 	project := filepath.Join(dir, "project")
 	os.MkdirAll(project, 0o700)
 	for k, v := range map[string]string{
-		"MEMSTORE_URL": srv.url, "MEMSTORE_API_KEY": srv.key, "HOME": home, "XDG_DATA_HOME": filepath.Join(dir, "data"),
-		"XDG_CONFIG_HOME": filepath.Join(home, ".config"), "ANTHROPIC_API_KEY": "sk-ant-e2e-model-key",
+		"MEMSTORE_URL": e.srv.url, "MEMSTORE_API_KEY": e.srv.key, "HOME": e.home, "XDG_DATA_HOME": filepath.Join(dir, "data"),
+		"XDG_CONFIG_HOME": filepath.Join(e.home, ".config"), "ANTHROPIC_API_KEY": "sk-ant-e2e-model-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "", "HTTPS_PROXY": "", "https_proxy": "",
 		"NODE_EXTRA_CA_CERTS": "", "CLAUDE_CONFIG_DIR": "", "ANTHROPIC_AUTH_TOKEN": "",
 	} {
@@ -180,99 +197,174 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 		}
 	}
 	t.Chdir(project)
-
-	stores := map[string]string{}
-	for _, name := range []string{"team", "docs"} {
+	for _, name := range names {
 		code, out, errs := run(t, "", "stores", "create", name, "--json")
 		var s httpapi.StoreJSON
 		if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
 			t.Fatalf("stores create: %d %s %s", code, out, errs)
 		}
-		stores[name] = s.ID
+		e.stores[name] = s.ID
 	}
-	put := func(store, path, content string) {
-		t.Helper()
-		if code, _, errs := run(t, content, "put", "--store", stores[store], path); code != 0 {
-			t.Fatalf("put %s: %s", path, errs)
-		}
-	}
-	put("team", "/from-server.md", "server side note\n")
-	put("docs", "/handbook.md", "read only\n")
+	modelSrv := httptest.NewServer(e.model)
+	t.Cleanup(modelSrv.Close)
+	t.Setenv("ANTHROPIC_BASE_URL", modelSrv.URL)
+	upSrv, roots := memoryHostServer(t, e.up)
+	claudeTestUpstream.addr, claudeTestUpstream.roots = upSrv.Listener.Addr().String(), roots
+	t.Cleanup(func() { claudeTestUpstream.addr, claudeTestUpstream.roots = "", nil })
+	return e
+}
 
-	mount := func(store string) string {
-		m, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "memory", "team", stores[store]))
-		if len(m) != 1 {
-			t.Errorf("mount of %s: %q", store, m)
-			return filepath.Join(home, "nowhere")
-		}
-		return m[0]
+// put writes a memory with the CLI, as a user.
+func (e *e2e) put(store, path, content string) {
+	e.t.Helper()
+	if code, _, errs := run(e.t, content, "put", "--store", e.stores[store], path); code != 0 {
+		e.t.Fatalf("put %s: %s", path, errs)
 	}
-	model := &scriptedModel{steps: func() []map[string]any {
-		team, docs := mount("team"), mount("docs")
-		call := func(n int, name string, input map[string]any) map[string]any {
-			return map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_e2e_%d", n), "name": name, "input": input}
-		}
+}
+
+// cat reads a memory with the CLI.
+func (e *e2e) cat(store, path string) (int, string) {
+	code, out, _ := run(e.t, "", "cat", "--store", e.stores[store], path)
+	return code, out
+}
+
+// mount is the directory Claude Code mounted a store in.
+func (e *e2e) mount(store string) string {
+	m, _ := filepath.Glob(filepath.Join(e.home, ".claude", "projects", "*", "memory", "team", e.stores[store]))
+	if len(m) != 1 {
+		e.t.Errorf("mount of %s: %q", store, m)
+		return filepath.Join(e.home, "nowhere")
+	}
+	return m[0]
+}
+
+// call is a tool call of the scripted model.
+func call(n int, name string, input map[string]any) map[string]any {
+	return map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_e2e_%d", n), "name": name, "input": input}
+}
+
+// claude runs 'claude -p' under memstore claude with the tools the
+// scripted model calls allowed, and returns the session of the run.
+func (e *e2e) claude(stores ...string) string {
+	e.t.Helper()
+	args := []string{"claude", "--claude", e.bin, "--json"}
+	for _, s := range stores {
+		args = append(args, "--store", s)
+	}
+	args = append(args, "--", "-p", "Do the memory chores.", "--permission-mode", "acceptEdits", "--allowedTools", "Write,Read,Edit")
+	code, stdout, stderr := run(e.t, "", args...)
+	if code != 0 {
+		e.t.Fatalf("memstore claude: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	events := jsonLines(e.t, stderr[strings.Index(stderr, "{"):])
+	sid, _ := events[0]["session_id"].(string)
+	return sid
+}
+
+// TestClaudeCodeEndToEnd runs the real Claude Code under memstore claude,
+// with a scripted model on loopback and a fake api.anthropic.com for every
+// other request, and checks what reaches the stores.
+func TestClaudeCodeEndToEnd(t *testing.T) {
+	e := newE2E(t, "team", "docs")
+	e.put("team", "/from-server.md", "server side note\n")
+	e.put("docs", "/handbook.md", "read only\n")
+	e.model.steps = func() []map[string]any {
+		team, docs := e.mount("team"), e.mount("docs")
 		return []map[string]any{
 			call(1, "Write", map[string]any{"file_path": filepath.Join(team, "model-note.md"), "content": "written by the model\n"}),
 			call(2, "Read", map[string]any{"file_path": filepath.Join(team, "from-server.md")}),
 			call(3, "Edit", map[string]any{"file_path": filepath.Join(team, "from-server.md"), "old_string": "server side note", "new_string": "edited by the model"}),
 			call(4, "Write", map[string]any{"file_path": filepath.Join(docs, "intruder.md"), "content": "must not reach the store\n"}),
 		}
-	}}
-	modelSrv := httptest.NewServer(model)
-	defer modelSrv.Close()
-	t.Setenv("ANTHROPIC_BASE_URL", modelSrv.URL)
-	up := &fakeUpstream{}
-	upSrv, roots := memoryHostServer(t, up)
-	claudeTestUpstream.addr, claudeTestUpstream.roots = upSrv.Listener.Addr().String(), roots
-	defer func() { claudeTestUpstream.addr, claudeTestUpstream.roots = "", nil }()
-
-	code, stdout, stderr := run(t, "", "claude", "--claude", bin, "--store", "team", "--store", "docs:ro", "--json", "--",
-		"-p", "Do the memory chores.", "--permission-mode", "acceptEdits", "--allowedTools", "Write,Read,Edit")
-	t.Logf("claude -p: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
-	if code != 0 {
-		t.Fatalf("memstore claude: exit %d", code)
 	}
-	events := jsonLines(t, stderr[strings.Index(stderr, "{"):])
-	sid, _ := events[0]["session_id"].(string)
+	sid := e.claude("team", "docs:ro")
 
 	// Pulled in one export request per mount, no memory read one by one.
-	logs := srv.stderr.String()
+	logs := e.srv.stderr.String()
 	exports := strings.Count(logs, `route="GET /v1/memory_stores/{memory_store_id}/memories/export"`)
 	single := strings.Count(logs, `route="GET /v1/memory_stores/{memory_store_id}/memories/{memory_id}"`)
 	if exports < 2 || single != 0 {
 		t.Errorf("%d export requests and %d single reads; want one export per mount and no single read", exports, single)
 	}
-	if b, err := os.ReadFile(filepath.Join(mount("team"), "from-server.md")); err != nil || !strings.Contains(string(b), "edited by the model") {
+	if b, err := os.ReadFile(filepath.Join(e.mount("team"), "from-server.md")); err != nil || !strings.Contains(string(b), "edited by the model") {
 		t.Errorf("the local from-server.md: %q %v", b, err)
 	}
 
-	cat := func(store, path string) (int, string) {
-		code, out, _ := run(t, "", "cat", "--store", stores[store], path)
-		return code, out
-	}
-	if code, out := cat("team", "/model-note.md"); code != 0 || out != "written by the model\n" {
+	if code, out := e.cat("team", "/model-note.md"); code != 0 || out != "written by the model\n" {
 		t.Errorf("/model-note.md in team: %d %q; want the model's file", code, out)
 	}
-	if code, out, _ := run(t, "", "log", "--store", stores["team"], "--json", "/model-note.md"); code != 0 || !strings.Contains(out, sid) {
+	if code, out, _ := run(t, "", "log", "--store", e.stores["team"], "--json", "/model-note.md"); code != 0 || !strings.Contains(out, sid) {
 		t.Errorf("/model-note.md's versions: %s; want one by session %s", out, sid)
 	}
-	if code, out := cat("team", "/from-server.md"); code != 0 || !strings.Contains(out, "edited by the model") {
+	if code, out := e.cat("team", "/from-server.md"); code != 0 || !strings.Contains(out, "edited by the model") {
 		t.Errorf("/from-server.md in team: %d %q; want the edit", code, out)
 	}
-	if _, out, _ := run(t, "", "ls", "--store", stores["docs"]); strings.Contains(out, "intruder") || !strings.Contains(out, "handbook") {
+	if _, out, _ := run(t, "", "ls", "--store", e.stores["docs"]); strings.Contains(out, "intruder") || !strings.Contains(out, "handbook") {
 		t.Errorf("docs after the run: %s; want /handbook.md alone", out)
 	}
 
 	// The token reached memstore only.
-	model.mu.Lock()
-	up.mu.Lock()
-	for _, s := range append(append([]string(nil), model.seen...), up.seen...) {
+	e.model.mu.Lock()
+	e.up.mu.Lock()
+	for _, s := range append(append([]string(nil), e.model.seen...), e.up.seen...) {
 		if strings.Contains(s, memstore.SessionTokenPrefix) {
 			t.Errorf("a session token left for a model or upstream request: %.200s", s)
 		}
 	}
-	t.Logf("%d model requests, %d upstream requests", len(model.seen), len(up.seen))
-	up.mu.Unlock()
-	model.mu.Unlock()
+	t.Logf("%d model requests, %d upstream requests", len(e.model.seen), len(e.up.seen))
+	e.up.mu.Unlock()
+	e.model.mu.Unlock()
+}
+
+// TestClaudeCodeConflictAndArchive changes the server under a running
+// Claude Code: a memory it is about to edit is changed by someone else,
+// and a store it is about to write to is archived.
+func TestClaudeCodeConflictAndArchive(t *testing.T) {
+	e := newE2E(t, "team", "old")
+	e.put("team", "/shared.md", "first version\n")
+	client := httpapi.NewClient(e.srv.url, e.srv.key)
+	ctx := t.Context()
+	e.model.before = map[int]func(){
+		// Someone else changes /shared.md after Claude Code read it.
+		1: func() { e.put("team", "/shared.md", "changed on the server\n") },
+		// The store old is archived before Claude Code writes to it.
+		2: func() {
+			if _, err := client.ArchiveStore(ctx, nil, e.stores["old"]); err != nil {
+				t.Errorf("archive: %v", err)
+			}
+		},
+	}
+	e.model.steps = func() []map[string]any {
+		team, old := e.mount("team"), e.mount("old")
+		return []map[string]any{
+			call(1, "Read", map[string]any{"file_path": filepath.Join(team, "shared.md")}),
+			call(2, "Edit", map[string]any{"file_path": filepath.Join(team, "shared.md"), "old_string": "first version", "new_string": "edited in Claude Code"}),
+			call(3, "Write", map[string]any{"file_path": filepath.Join(old, "late.md"), "content": "written after the archive\n"}),
+		}
+	}
+	e.claude("team", "old")
+
+	// The conflict: the stale edit does not overwrite the server's change
+	// (its precondition fails with 409). Claude Code 2.1.332 then takes
+	// the server's copy for the file; its own edit stays in the session's
+	// transcript, where the model's next turn can redo it.
+	if _, server := e.cat("team", "/shared.md"); server != "changed on the server\n" {
+		t.Errorf("/shared.md after the conflict: %q; want the server's change kept", server)
+	}
+	transcripts, _ := filepath.Glob(filepath.Join(e.home, ".claude", "projects", "*", "*.jsonl"))
+	kept := false
+	for _, f := range transcripts {
+		b, _ := os.ReadFile(f)
+		kept = kept || strings.Contains(string(b), "edited in Claude Code")
+	}
+	if !kept {
+		t.Errorf("Claude Code's edit is in no transcript (%q)", transcripts)
+	}
+	// The archived store: nothing written, the local file kept.
+	if code, _ := e.cat("old", "/late.md"); code == 0 {
+		t.Errorf("/late.md reached the archived store")
+	}
+	if b, err := os.ReadFile(filepath.Join(e.mount("old"), "late.md")); err != nil || string(b) != "written after the archive\n" {
+		t.Errorf("the local late.md: %q %v; want it kept", b, err)
+	}
 }
