@@ -35,13 +35,22 @@ func dbPath(e env, flagValue string) (string, error) {
 	if p := e.getenv("MEMSTORE_DB"); p != "" {
 		return p, nil
 	}
-	if dir := e.getenv("XDG_DATA_HOME"); dir != "" {
-		return filepath.Join(dir, "memstore", "memstore.db"), nil
-	}
-	if home := e.getenv("HOME"); home != "" {
-		return filepath.Join(home, ".local", "share", "memstore", "memstore.db"), nil
+	if dir := dataDir(e); dir != "" {
+		return filepath.Join(dir, "memstore.db"), nil
 	}
 	return "", errors.New("no database given and no home directory to keep one in: give --db FILE or set MEMSTORE_DB")
+}
+
+// dataDir is memstore's data directory: memstore under $XDG_DATA_HOME,
+// else under ~/.local/share; "" without a home directory.
+func dataDir(e env) string {
+	if dir := e.getenv("XDG_DATA_HOME"); dir != "" {
+		return filepath.Join(dir, "memstore")
+	}
+	if home := e.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "share", "memstore")
+	}
+	return ""
 }
 
 // ensureWorkspace returns the workspace with an ID or name, creating one

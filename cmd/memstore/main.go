@@ -86,6 +86,7 @@ func commands() []command {
 		{"export", "write a store's memories to a directory or a JSON-lines file", runExport},
 		{"import", "load memories into a store from a directory or a JSON-lines file", runImport},
 		{"migrate", "copy a whole database into an empty one: a file to PostgreSQL, or back", runMigrate},
+		{"claude", "run Claude Code with its team memory on a memstore server", runClaude},
 		{"memdir", "the Claude-Code-style memory directory: path, prompt, log, lint, recall, sync", runMemdir},
 		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},
 		{"version", "print the version", runVersion},

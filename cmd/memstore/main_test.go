@@ -18,7 +18,7 @@ import (
 // It runs main itself, so that signals stop the command as they stop the
 // real binary.
 func TestMain(m *testing.M) {
-	testscript.Main(stopPostgresAfter{m}, map[string]func(){"memstore": main})
+	testscript.Main(stopPostgresAfter{m}, map[string]func(){"memstore": main, "fake-claude": fakeClaude})
 }
 
 // stopPostgresAfter runs the tests, then stops the PostgreSQL server they

@@ -59,3 +59,23 @@ func install(dir, pkg string) error {
 	}
 	return nil
 }
+
+// Want is Need for a package that is too large to require everywhere (a
+// whole program): where npm cannot install it, the test is skipped with
+// npm's reason instead of failed.
+func Want(t testing.TB, dir, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("node is not on PATH: this test runs %s (install nodejs and npm, e.g. apt-get install nodejs npm)", pkg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	err, done := installs[dir]
+	if !done {
+		err = install(dir, pkg)
+		installs[dir] = err
+	}
+	if err != nil {
+		t.Skipf("npm cannot install %s here, so this test cannot run: %v", pkg, err)
+	}
+}
