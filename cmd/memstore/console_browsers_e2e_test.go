@@ -128,6 +128,18 @@ func consoleFlowsIn(t *testing.T, srv *child, open openPage) {
 		// From the page's start, Tab goes to the link that skips the
 		// header, then through the header's links in order, each showing
 		// where the focus is.
+		// A loaded machine may hand keys to the window before it holds
+		// the focus: wait until the page is loaded and focused.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var ready bool
+			if err := s.Eval(`return document.readyState === "complete" && document.hasFocus()`, &ready); err != nil {
+				t.Fatal(err)
+			}
+			if ready || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		var reached []string
 		for range 7 {
 			if err := s.Keys(webdriver.Tab); err != nil {
