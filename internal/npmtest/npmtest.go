@@ -25,8 +25,27 @@ var (
 // install fails.
 func Need(t testing.TB, dir, pkg string) {
 	t.Helper()
+	if err := installOnce(t, dir, pkg); err != nil {
+		t.Fatalf("cannot install %s: %v", pkg, err)
+	}
+}
+
+// Want is Need for a package that is too large to require everywhere (a
+// whole program): where npm cannot install it, the test is skipped with
+// npm's reason instead of failed.
+func Want(t testing.TB, dir, pkg string) {
+	t.Helper()
+	if err := installOnce(t, dir, pkg); err != nil {
+		t.Skipf("npm cannot install %s here, so this test cannot run: %v", pkg, err)
+	}
+}
+
+// installOnce installs pkg in dir once per test binary and returns the
+// outcome, skipping the test when node is not on PATH.
+func installOnce(t testing.TB, dir, pkg string) error {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node is not on PATH: this test drives %s under Node.js (install nodejs and npm, e.g. apt-get install nodejs npm)", pkg)
+		t.Skipf("node is not on PATH: this test runs %s under Node.js (install nodejs and npm, e.g. apt-get install nodejs npm)", pkg)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -35,9 +54,7 @@ func Need(t testing.TB, dir, pkg string) {
 		err = install(dir, pkg)
 		installs[dir] = err
 	}
-	if err != nil {
-		t.Fatalf("cannot install %s: %v", pkg, err)
-	}
+	return err
 }
 
 func install(dir, pkg string) error {
@@ -58,24 +75,4 @@ func install(dir, pkg string) error {
 		return fmt.Errorf("`npm ci` in %s did not install %s: %v", dir, pkg, err)
 	}
 	return nil
-}
-
-// Want is Need for a package that is too large to require everywhere (a
-// whole program): where npm cannot install it, the test is skipped with
-// npm's reason instead of failed.
-func Want(t testing.TB, dir, pkg string) {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node is not on PATH: this test runs %s (install nodejs and npm, e.g. apt-get install nodejs npm)", pkg)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	err, done := installs[dir]
-	if !done {
-		err = install(dir, pkg)
-		installs[dir] = err
-	}
-	if err != nil {
-		t.Skipf("npm cannot install %s here, so this test cannot run: %v", pkg, err)
-	}
 }
