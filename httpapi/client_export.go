@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,6 +43,10 @@ type exportLineJSON struct {
 // with its complete line, whose counts match the lines before it, and
 // nothing after. A memory the server could not serve (a memory_error
 // line) is read on its own (GET .../memories/{id}).
+//
+// A server without the export stream (it answers 404 for the route of a
+// store it has) is listed page by page instead: the same memories, but
+// not as of one moment, as a list is not.
 func (c *Client) ExportMemories(ctx context.Context, caller *memstore.Caller, storeID string, content bool, sink memstore.ExportSink) error {
 	p, err := clientStorePath(storeID)
 	view := "basic"
@@ -53,6 +58,13 @@ func (c *Client) ExportMemories(ctx context.Context, caller *memstore.Caller, st
 		return err
 	}
 	body, where, err := c.openStream(ctx, r, "application/x-ndjson")
+	if errors.Is(err, errStreamNotFound) {
+		st, serr := c.Store(ctx, caller, storeID)
+		if serr != nil {
+			return serr // the store, not the route, is missing
+		}
+		return c.exportByList(ctx, caller, st, content, sink)
+	}
 	if err != nil {
 		return err
 	}
@@ -157,9 +169,46 @@ func (j *exportLineJSON) memory(storeID string, content bool) (*memstore.Memory,
 	return m, nil
 }
 
+// exportByList hands sink the store st and its memories, listed page by
+// page (with their content when content is set).
+func (c *Client) exportByList(ctx context.Context, caller *memstore.Caller, st *memstore.Store, content bool, sink memstore.ExportSink) error {
+	if err := sink.Store(st); err != nil {
+		return err
+	}
+	f := memstore.MemoryFilter{Full: content, Limit: memstore.MaxPageSize} // a full page holds MaxFullPageSize
+	for {
+		page, err := c.Memories(ctx, caller, st.ID, f)
+		if err != nil {
+			return err
+		}
+		for _, it := range page.Items {
+			if it.Memory == nil {
+				continue
+			}
+			if err := sink.Memory(it.Memory); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" || page.Next == f.Page {
+			return nil
+		}
+		f.Page = page.Next
+	}
+}
+
+// errStreamNotFound is what the error of a stream's request that
+// answered 404 also is (errors.Is), which its caller may tell apart.
+var errStreamNotFound = errors.New("the server has no such stream")
+
+// streamNotFound is that error: it says what the answer said.
+type streamNotFound struct{ error }
+
+func (e streamNotFound) Unwrap() error      { return e.error }
+func (streamNotFound) Is(target error) bool { return target == errStreamNotFound }
+
 // openStream sends r for a streamed answer of type accept and returns
 // its body, and where it came from, when the answer is 200, else the
-// error the answer says.
+// error the answer says (wrapping errStreamNotFound for a 404).
 func (c *Client) openStream(ctx context.Context, r clientRequest, accept string) (body io.ReadCloser, where string, err error) {
 	res, where, err := c.send(ctx, r, accept)
 	if err != nil {
@@ -168,7 +217,11 @@ func (c *Client) openStream(ctx context.Context, r clientRequest, accept string)
 	if res.StatusCode != http.StatusOK {
 		defer res.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(res.Body, clientMaxEventBytes))
-		return nil, where, clientError(where, res, data)
+		err := clientError(where, res, data)
+		if res.StatusCode == http.StatusNotFound {
+			err = streamNotFound{err}
+		}
+		return nil, where, err
 	}
 	return res.Body, where, nil
 }

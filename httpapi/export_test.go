@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
@@ -385,3 +386,76 @@ func TestExportLetsGo(t *testing.T) {
 		t.Logf("the stalled export was let go within %v", time.Since(start).Round(time.Second))
 	})
 }
+
+// TestExportWithoutTheStream: against a server without the export route
+// (here memstore behind a proxy that answers 404 for it), the client
+// lists the store page by page instead, content included when asked;
+// a store the server does not have is still its not_found_error.
+func TestExportWithoutTheStream(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	ctx := t.Context()
+	_, _, secret := h.newKey(t, "no-stream")
+	st, err := h.client(secret).CreateStore(ctx, nil, memstore.StoreCreate{Name: "listed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range 45 { // more than two pages of the full view
+		p, c := fmt.Sprintf("/n/%02d.md", i), fmt.Sprintf("note %d\n", i)
+		if _, err := h.client(secret).CreateMemory(ctx, nil, st.ID, memstore.MemoryCreate{Path: p, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = c
+	}
+	target, _ := url.Parse(h.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	exports := 0
+	cl := httpapi.NewClient(httptestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/memories/export") {
+			exports++
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"no such endpoint"}}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}), secret)
+	for _, content := range []bool{true, false} {
+		var store *memstore.Store
+		got := map[string]string{}
+		err := cl.ExportMemories(ctx, nil, st.ID, content, exportSink{
+			store:  func(s *memstore.Store) error { store = s; return nil },
+			memory: func(m *memstore.Memory) error { got[m.Path] = m.Content; return nil },
+		})
+		if err != nil {
+			t.Fatalf("export (content %v): %v", content, err)
+		}
+		if store == nil || store.Name != "listed" {
+			t.Errorf("content %v: the store handed over: %+v", content, store)
+		}
+		if len(got) != len(want) {
+			t.Errorf("content %v: %d memories, want %d", content, len(got), len(want))
+		}
+		for p, c := range want {
+			if g, ok := got[p]; !ok || content && g != c || !content && g != "" {
+				t.Errorf("content %v: %s is %q (listed %v)", content, p, g, ok)
+			}
+		}
+	}
+	err = cl.ExportMemories(ctx, nil, "memstore_01nosuchstore0000000000000", true, memstore.ExportFunc(func(*memstore.Memory) error { return nil }))
+	if memstore.ErrorCode(err) != memstore.ENotFound || !strings.Contains(err.Error(), "memory store") {
+		t.Errorf("export of a missing store: %v; want the store's not_found_error", err)
+	}
+	if exports != 3 {
+		t.Errorf("%d export requests, want 3 (one an export)", exports)
+	}
+}
+
+// exportSink hands the store and the memories to functions.
+type exportSink struct {
+	store  func(*memstore.Store) error
+	memory func(*memstore.Memory) error
+}
+
+func (s exportSink) Store(st *memstore.Store) error  { return s.store(st) }
+func (s exportSink) Memory(m *memstore.Memory) error { return s.memory(m) }

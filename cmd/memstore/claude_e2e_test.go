@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,8 @@ const claudeCodeDir = "testdata/claudecode"
 type scriptedModel struct {
 	mu    sync.Mutex
 	steps func() []map[string]any // the tool calls, made when first needed
-	// before runs before the tool call of that index is answered (once).
+	// before runs before the tool call of that index is answered (once),
+	// outside the lock.
 	before map[int]func()
 	calls  []map[string]any
 	seen   []string // each request's headers and body, for the token check
@@ -74,11 +76,14 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if m.calls == nil {
 			m.calls = m.steps()
 		}
+		f := m.before[results]
+		delete(m.before, results)
+		m.mu.Unlock()
+		if f != nil {
+			f() // unlocked: it may wait for Claude Code's sync, which goes on meanwhile
+		}
+		m.mu.Lock()
 		if results < len(m.calls) {
-			if f := m.before[results]; f != nil {
-				delete(m.before, results)
-				f()
-			}
 			block, stop = m.calls[results], "tool_use"
 		} else {
 			block = map[string]any{"type": "text", "text": "All done."}
@@ -238,6 +243,21 @@ func (e *e2e) mount(store string) string {
 	return m[0]
 }
 
+// await waits for cond while Claude Code runs (from the scripted model's
+// goroutine, so it reports with Errorf, not Fatal).
+func (e *e2e) await(what string, within time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			e.t.Errorf("waited %v for %s", within, what)
+			return
+		}
+	}
+}
+
+// settle is the first tool call of a run: a short pause, so that the
+// model acts once Claude Code has pulled its mounts and watches them.
+var settle = call(0, "Bash", map[string]any{"command": "sleep 2", "description": "wait for memory sync"})
+
 // call is a tool call of the scripted model.
 func call(n int, name string, input map[string]any) map[string]any {
 	return map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_e2e_%d", n), "name": name, "input": input}
@@ -251,7 +271,7 @@ func (e *e2e) claude(stores ...string) string {
 	for _, s := range stores {
 		args = append(args, "--store", s)
 	}
-	args = append(args, "--", "-p", "Do the memory chores.", "--permission-mode", "acceptEdits", "--allowedTools", "Write,Read,Edit")
+	args = append(args, "--", "-p", "Do the memory chores.", "--permission-mode", "acceptEdits", "--allowedTools", "Write,Read,Edit,Bash")
 	code, stdout, stderr := run(e.t, "", args...)
 	if code != 0 {
 		e.t.Fatalf("memstore claude: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -267,23 +287,32 @@ func (e *e2e) claude(stores ...string) string {
 func TestClaudeCodeEndToEnd(t *testing.T) {
 	e := newE2E(t, "team", "docs")
 	e.put("team", "/from-server.md", "server side note\n")
+	e.put("team", "/stale.md", "no longer true\n")
 	e.put("docs", "/handbook.md", "read only\n")
 	e.model.steps = func() []map[string]any {
 		team, docs := e.mount("team"), e.mount("docs")
 		return []map[string]any{
+			settle,
 			call(1, "Write", map[string]any{"file_path": filepath.Join(team, "model-note.md"), "content": "written by the model\n"}),
 			call(2, "Read", map[string]any{"file_path": filepath.Join(team, "from-server.md")}),
 			call(3, "Edit", map[string]any{"file_path": filepath.Join(team, "from-server.md"), "old_string": "server side note", "new_string": "edited by the model"}),
 			call(4, "Write", map[string]any{"file_path": filepath.Join(docs, "intruder.md"), "content": "must not reach the store\n"}),
+			call(5, "Bash", map[string]any{"command": "rm " + filepath.Join(team, "stale.md"), "description": "forget a stale memory"}),
+			call(6, "Bash", map[string]any{"command": "true", "description": "done"}),
 		}
 	}
+	// Claude Code pushes a delete once two walks of the mount, 30 s apart,
+	// found the file gone; the run lasts until the store has lost it.
+	var pulled string // the server's log once the mounts are pulled
+	e.model.before = map[int]func(){1: func() { pulled = e.srv.stderr.String() }, 6: func() {
+		e.await("the delete of /stale.md", 90*time.Second, func() bool { code, _ := e.cat("team", "/stale.md"); return code != 0 })
+	}}
 	sid := e.claude("team", "docs:ro")
 
 	// Pulled in one export request per mount, no memory read one by one.
-	logs := e.srv.stderr.String()
-	exports := strings.Count(logs, `route="GET /v1/memory_stores/{memory_store_id}/memories/export"`)
-	single := strings.Count(logs, `route="GET /v1/memory_stores/{memory_store_id}/memories/{memory_id}"`)
-	if exports < 2 || single != 0 {
+	exports := strings.Count(pulled, `route="GET /v1/memory_stores/{memory_store_id}/memories/export"`)
+	single := strings.Count(pulled, `route="GET /v1/memory_stores/{memory_store_id}/memories/{memory_id}"`)
+	if exports != 2 || single != 0 {
 		t.Errorf("%d export requests and %d single reads; want one export per mount and no single read", exports, single)
 	}
 	if b, err := os.ReadFile(filepath.Join(e.mount("team"), "from-server.md")); err != nil || !strings.Contains(string(b), "edited by the model") {
@@ -298,6 +327,14 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	}
 	if code, out := e.cat("team", "/from-server.md"); code != 0 || !strings.Contains(out, "edited by the model") {
 		t.Errorf("/from-server.md in team: %d %q; want the edit", code, out)
+	}
+	_, out, _ := run(t, "", "log", "--store", e.stores["team"], "--json")
+	var versions []httpapi.VersionJSON
+	json.Unmarshal([]byte(out), &versions)
+	if i := slices.IndexFunc(versions, func(v httpapi.VersionJSON) bool {
+		return v.Operation == "deleted" && v.Path != nil && *v.Path == "/stale.md" && v.CreatedBy != nil && strings.Contains(fmt.Sprint(*v.CreatedBy), sid)
+	}); i < 0 {
+		t.Errorf("the store's versions: %s; want /stale.md deleted by session %s", out, sid)
 	}
 	if _, out, _ := run(t, "", "ls", "--store", e.stores["docs"]); strings.Contains(out, "intruder") || !strings.Contains(out, "handbook") {
 		t.Errorf("docs after the run: %s; want /handbook.md alone", out)
@@ -324,41 +361,64 @@ func TestClaudeCodeConflictAndArchive(t *testing.T) {
 	e.put("team", "/shared.md", "first version\n")
 	client := httpapi.NewClient(e.srv.url, e.srv.key)
 	ctx := t.Context()
+	merged := "changed on the server, and edited in Claude Code\n"
+	var told int // the model requests before Claude Code's conflict notice could be sent
 	e.model.before = map[int]func(){
 		// Someone else changes /shared.md after Claude Code read it.
-		1: func() { e.put("team", "/shared.md", "changed on the server\n") },
+		2: func() { e.put("team", "/shared.md", "changed on the server\n") },
 		// The store old is archived before Claude Code writes to it.
-		2: func() {
+		3: func() {
 			if _, err := client.ArchiveStore(ctx, nil, e.stores["old"]); err != nil {
 				t.Errorf("archive: %v", err)
 			}
 		},
+		// The stale edit's push failed its precondition; Claude Code
+		// took the server's copy for the file and tells the model so.
+		5: func() {
+			e.await("Claude Code to take the server's /shared.md", time.Minute, func() bool {
+				b, _ := os.ReadFile(filepath.Join(e.mount("team"), "shared.md"))
+				return string(b) == "changed on the server\n"
+			})
+			e.model.mu.Lock()
+			told = len(e.model.seen)
+			e.model.mu.Unlock()
+		},
+		// The model redid its edit on the server's text.
+		8: func() {
+			e.await("the redone edit in the store", time.Minute, func() bool { _, out := e.cat("team", "/shared.md"); return out == merged })
+		},
 	}
 	e.model.steps = func() []map[string]any {
 		team, old := e.mount("team"), e.mount("old")
+		shared := filepath.Join(team, "shared.md")
 		return []map[string]any{
-			call(1, "Read", map[string]any{"file_path": filepath.Join(team, "shared.md")}),
-			call(2, "Edit", map[string]any{"file_path": filepath.Join(team, "shared.md"), "old_string": "first version", "new_string": "edited in Claude Code"}),
+			settle,
+			call(1, "Read", map[string]any{"file_path": shared}),
+			call(2, "Edit", map[string]any{"file_path": shared, "old_string": "first version", "new_string": "edited in Claude Code"}),
 			call(3, "Write", map[string]any{"file_path": filepath.Join(old, "late.md"), "content": "written after the archive\n"}),
+			call(4, "Bash", map[string]any{"command": "true", "description": "go on"}),
+			call(5, "Bash", map[string]any{"command": "true", "description": "go on"}),
+			call(6, "Read", map[string]any{"file_path": shared}),
+			call(7, "Edit", map[string]any{"file_path": shared, "old_string": "changed on the server\n", "new_string": merged}),
+			call(8, "Bash", map[string]any{"command": "true", "description": "done"}),
 		}
 	}
 	e.claude("team", "old")
 
-	// The conflict: the stale edit does not overwrite the server's change
-	// (its precondition fails with 409). Claude Code 2.1.332 then takes
-	// the server's copy for the file; its own edit stays in the session's
-	// transcript, where the model's next turn can redo it.
-	if _, server := e.cat("team", "/shared.md"); server != "changed on the server\n" {
-		t.Errorf("/shared.md after the conflict: %q; want the server's change kept", server)
+	// The conflict: the stale edit did not overwrite the server's change
+	// (its precondition failed with 409); Claude Code told the model,
+	// which redid it on the server's text, so neither change is lost.
+	e.model.mu.Lock()
+	notice := false
+	for _, s := range e.model.seen[told:] {
+		notice = notice || strings.Contains(s, "shared.md") && strings.Contains(s, "was NOT saved to shared memory") && strings.Contains(s, "concurrent-write conflict")
 	}
-	transcripts, _ := filepath.Glob(filepath.Join(e.home, ".claude", "projects", "*", "*.jsonl"))
-	kept := false
-	for _, f := range transcripts {
-		b, _ := os.ReadFile(f)
-		kept = kept || strings.Contains(string(b), "edited in Claude Code")
+	e.model.mu.Unlock()
+	if !notice {
+		t.Errorf("no model request after the conflict carried Claude Code's conflict notice")
 	}
-	if !kept {
-		t.Errorf("Claude Code's edit is in no transcript (%q)", transcripts)
+	if _, server := e.cat("team", "/shared.md"); server != merged {
+		t.Errorf("/shared.md after the conflict: %q; want %q", server, merged)
 	}
 	// The archived store: nothing written, the local file kept.
 	if code, _ := e.cat("old", "/late.md"); code == 0 {

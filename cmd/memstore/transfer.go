@@ -22,7 +22,8 @@ import (
 const exportHelp = `Usage: memstore export [--store ID] DIR|FILE.jsonl|-
 
 Writes every memory of a store out, as of one moment (the server's
-export stream: one request for the whole store):
+export stream: one request for the whole store; a server without it is
+listed page by page, which is not one moment):
 
   DIR          one file per memory at its path below DIR (created mode
                0700, files 0600); existing files at those paths are
