@@ -19,11 +19,7 @@ func TestConsoleConnectionBusy(t *testing.T) {
 	const max = 2
 	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--console-addr", "127.0.0.1:0",
 		"--max-connections", strconv.Itoa(max), "--mcp-max-sessions", "1")
-	m := consoleLine.FindStringSubmatch(s.stderr.String())
-	if m == nil {
-		t.Fatalf("no console address in:\n%s", s.stderr)
-	}
-	base := m[1]
+	base := s.consoleURL(t)
 	addr := strings.TrimPrefix(base, "http://")
 	dial := func() net.Conn {
 		t.Helper()
@@ -74,11 +70,7 @@ func TestConsoleConnectionBusy(t *testing.T) {
 // address, the request is answered in full before Main returns.
 func TestConsoleShutdownWaitsForRequest(t *testing.T) {
 	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"), "--console-addr", "127.0.0.1:0")
-	m := consoleLine.FindStringSubmatch(s.stderr.String())
-	if m == nil {
-		t.Fatalf("no console address in:\n%s", s.stderr)
-	}
-	base := m[1]
+	base := s.consoleURL(t)
 	addr := strings.TrimPrefix(base, "http://")
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

@@ -39,11 +39,7 @@ func TestSlowBodiesAtTheCap(t *testing.T) {
 			s := startServer(t, args...)
 			consoleBase := s.url
 			if own {
-				m := consoleLine.FindStringSubmatch(s.stderr.String())
-				if m == nil {
-					t.Fatalf("no console address in:\n%s", s.stderr)
-				}
-				consoleBase = m[1]
+				consoleBase = s.consoleURL(t)
 			}
 			noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			ck := consoleSignIn(t, noRedirect, consoleBase, "ann", consolePassword)

@@ -62,6 +62,19 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 
 var consoleLine = regexp.MustCompile(`(?m)^memstore: console at (\S+)/console/ `)
 
+// consoleURL is the base URL of the console on its own address, once the
+// server has said it (after its serving line, which startServer awaits).
+func (s *testServer) consoleURL(tb testing.TB) string {
+	tb.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := consoleLine.FindStringSubmatch(s.stderr.String()); m != nil {
+			return m[1]
+		}
+	}
+	tb.Fatalf("no console address in:\n%s", s.stderr)
+	return ""
+}
+
 // TestServeTLS: with --tls-cert and --tls-key, the API and the console on
 // its own address are served over HTTPS (TLS 1.2 at least, never plain
 // HTTP), and the console's session cookie is Secure, HttpOnly and
@@ -80,11 +93,10 @@ func TestServeTLS(t *testing.T) {
 	if !strings.HasPrefix(s.url, "https://") {
 		t.Fatalf("serving %s; want https://", s.url)
 	}
-	m := consoleLine.FindStringSubmatch(s.stderr.String())
-	if m == nil || !strings.HasPrefix(m[1], "https://") {
+	consoleURL := s.consoleURL(t)
+	if !strings.HasPrefix(consoleURL, "https://") {
 		t.Fatalf("the console line is not https:\n%s", s.stderr)
 	}
-	consoleURL := m[1]
 	trusting := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 
 	t.Run("API", func(t *testing.T) {
