@@ -194,3 +194,49 @@ func userNames(t *testing.T, out string) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// TestWebhooksEnableRemote: an endpoint that memstore disabled after a
+// delivery failed every attempt is enabled again with 'memstore webhooks
+// enable --url', without its reason, and is sent the next events.
+func TestWebhooksEnableRemote(t *testing.T) {
+	clearEnv(t)
+	rcv := newHookReceiver(t, func(n int) int {
+		if n == 1 {
+			return 500
+		}
+		return 204
+	})
+	db := filepath.Join(t.TempDir(), "m.db")
+	s := startServer(t, "--db", db, "--webhook-allow-private", "--webhook-retry-min", "50ms", "--webhook-retry-max", "50ms", "--webhook-attempts", "1")
+	remote := func(args ...string) []string { return append(args, "--url", s.url, "--api-key", s.key) }
+	var hook httpapi.WebhookEndpointJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "", remote("webhooks", "create", "--endpoint-url", rcv.URL, "--event", "memory_store.created", "--json")...)), &hook); err != nil {
+		t.Fatal(err)
+	}
+	a := s.api(t)
+	a.createStore(t, "first")
+	state := func() httpapi.WebhookEndpointJSON {
+		var hooks []httpapi.WebhookEndpointJSON
+		if err := json.Unmarshal([]byte(mustRun(t, "", remote("webhooks", "ls", "--json")...)), &hooks); err != nil || len(hooks) != 1 {
+			t.Fatalf("webhooks ls: %+v, %v", hooks, err)
+		}
+		return hooks[0]
+	}
+	waitUntil(t, "the endpoint disabled after its failed delivery", func() bool { return state().State == "disabled" })
+	if h := state(); !strings.Contains(h.DisabledReason, "HTTP 500") {
+		t.Errorf("disabled for %q", h.DisabledReason)
+	}
+	mustRun(t, "", remote("webhooks", "enable", hook.ID)...)
+	if h := state(); h.State != "enabled" || h.DisabledReason != "" {
+		t.Errorf("after enable: %+v", h)
+	}
+	second := a.createStore(t, "second")
+	waitUntil(t, "the next event delivered", func() bool {
+		for _, q := range rcv.requests() {
+			if strings.Contains(string(q.body), second) {
+				return true
+			}
+		}
+		return false
+	})
+}
