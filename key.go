@@ -266,6 +266,21 @@ func (co *Core) authenticateToken(ctx context.Context, secret string) (*Caller, 
 
 func errInvalidToken() error { return Errorf(EUnauthenticated, "invalid session token") }
 
+// APIKeyService manages the API keys of the caller's workspace: Keys
+// implements it over a KeyService, the HTTP API serves it, and
+// httpapi.Client calls it on a server. Only a caller that administers
+// changes keys (CanAdminister), one that reads the administration lists
+// them (CanReadAdmin), and a session token does neither; a key of
+// another workspace is not found.
+type APIKeyService interface {
+	APIKeys(ctx context.Context, c *Caller, page string, limit int) (Page[APIKey], error)
+	APIKey(ctx context.Context, c *Caller, id string) (*APIKey, error)
+	CreateAPIKey(ctx context.Context, c *Caller, name string) (*APIKey, string, error)
+	RevokeAPIKey(ctx context.Context, c *Caller, id string) (*APIKey, error)
+}
+
+var _ APIKeyService = (*Keys)(nil)
+
 // Keys manages a workspace's API keys for a caller that may: an API key
 // or an admin changes them, an auditor lists them (CanAdminister,
 // CanReadAdmin), a session token does neither. It is the KeyService's

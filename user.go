@@ -140,6 +140,22 @@ func ValidateUserName(name string) error {
 	return nil
 }
 
+// UserService manages the console users of the caller's workspace: Users
+// implements it, the HTTP API serves it, and httpapi.Client calls it on a
+// server. Only a caller that administers changes users (CanAdminister),
+// one that reads the administration reads them (CanReadAdmin), and a
+// session token does neither; a user of another workspace is not found.
+type UserService interface {
+	CreateUser(ctx context.Context, c *Caller, uc UserCreate) (*User, error)
+	User(ctx context.Context, c *Caller, idOrName string) (*User, error)
+	Users(ctx context.Context, c *Caller, f UserFilter) (Page[User], error)
+	DeleteUser(ctx context.Context, c *Caller, idOrName string) error
+	SetPassword(ctx context.Context, c *Caller, idOrName, password string) (*User, error)
+	CreateSignInLink(ctx context.Context, c *Caller, idOrName string) (secret string, expires time.Time, err error)
+}
+
+var _ UserService = (*Users)(nil)
+
 // Users is the core of console users: it manages users for callers,
 // checking what each may do (Caller.CanAdminister, CanReadAdmin) before
 // the storage is called, and signs users in, turning a user into the

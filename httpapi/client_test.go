@@ -80,7 +80,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	}
 	core := memstore.NewCore(db, o.core...)
 	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Counts: db.Counts,
-		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))}
+		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)), APIKeys: memstore.NewKeys(core), Users: memstore.NewUsers(db)}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
@@ -386,7 +386,7 @@ func (b *clientServices) AuthenticateSession(ctx context.Context, secret string)
 // the server and SQLite: every behaviour of the services survives the
 // trip over HTTP.
 func TestClientConformance(t *testing.T) {
-	storetest.RunAll(t, storetest.Target{Services: openClients})
+	storetest.RunAll(t, storetest.Target{Services: openClients, Admin: openAdminClients})
 }
 
 // --- What the client sends.

@@ -44,6 +44,10 @@ type Config struct {
 	Feed memstore.FeedService
 	// Webhooks, when set, serves /v1/organizations/webhooks.
 	Webhooks memstore.WebhookService
+	// APIKeys, when set, serves the workspace's API keys, and Users its
+	// console users, under AdminPrefix (memstore.NewKeys, NewUsers).
+	APIKeys memstore.APIKeyService
+	Users   memstore.UserService
 	// StreamHeartbeat spaces the comments an idle event stream sends, so
 	// that proxies keep it open and clients see it alive; 0 means
 	// DefaultStreamHeartbeat.

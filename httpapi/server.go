@@ -42,6 +42,8 @@ type Server struct {
 	search   memstore.SearchService  // nil: no search
 	feed     memstore.FeedService    // nil: no change feed
 	webhooks memstore.WebhookService // nil: no webhooks
+	apiKeys  memstore.APIKeyService  // nil: no API key routes
+	users    memstore.UserService    // nil: no user routes
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -70,6 +72,7 @@ func New(c Config) *Server {
 	s := &Server{
 		stores: c.Stores, memories: c.Memories, versions: c.Versions, keys: c.Keys,
 		sessions: c.Sessions, search: c.Search, feed: c.Feed, webhooks: c.Webhooks,
+		apiKeys: c.APIKeys, users: c.Users,
 		log: c.Logger, now: c.Now, ids: ids.NewGenerator(),
 		maxBody: c.MaxBodyBytes, upsert: c.CreateExisting == CreateUpsert, strict: c.StrictHeaders,
 		mux: http.NewServeMux(),
@@ -146,6 +149,12 @@ func New(c Config) *Server {
 	}
 	if s.webhooks != nil {
 		s.routeWebhooks()
+	}
+	if s.apiKeys != nil {
+		s.routeAPIKeys()
+	}
+	if s.users != nil {
+		s.routeUsers()
 	}
 	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handleOpen("GET /metrics", s.metrics.handler)

@@ -60,6 +60,10 @@ type Target struct {
 	// server sets it and no Database: it keeps no storage of its own, so
 	// the tests of storage are skipped.
 	Services func(t *testing.T, l memstore.Limits, now func() time.Time) Services
+	// Admin, when set, opens fresh, empty services and the Admin that
+	// manages the same workspaces, in place of a core over Database and
+	// memstore's Keys, Users and Webhooks over it.
+	Admin func(t *testing.T) (Services, Admin)
 }
 
 // What a target cannot do, it says by implementing the interface that
@@ -106,6 +110,16 @@ func RunAll(t *testing.T, tg Target) {
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
 	t.Run("Export", func(t *testing.T) { runExport(t, fresh) })
 	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })
+	t.Run("Admin", func(t *testing.T) {
+		admin := tg.Admin
+		if admin == nil && tg.Database != nil {
+			admin = func(t *testing.T) (Services, Admin) { return adminOf(tg.Database(t, nil)) }
+		}
+		if admin == nil {
+			t.Skip("the target has no administration services")
+		}
+		runAdmin(t, admin)
+	})
 
 	// The storage beside the core, called directly.
 	storage := func(name string, run func(t *testing.T, open func(t *testing.T) memstore.Database)) {

@@ -114,6 +114,10 @@ type conn struct {
 	store string // --store or MEMSTORE_STORE, "" when not given
 	json  bool
 	close func() error
+
+	// client is the server's client with --url, nil with --db: the
+	// administrative commands reach its routes beside Services.
+	client *httpapi.Client
 }
 
 // Close closes the backend.
@@ -228,7 +232,7 @@ func (s *selection) open(ctx context.Context, e env) (*conn, error) {
 			}
 			client.Caller, c.caller = caller, caller
 		}
-		c.Services, c.close = client, func() error { return nil }
+		c.Services, c.client, c.close = client, client, func() error { return nil }
 		return c, nil
 	}
 	db, err := openDatabase(ctx, s.db, s.f.opts)

@@ -498,8 +498,10 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(bool(c.webhookPrivate)))
+	users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
 	api := httpapi.New(httpapi.Config{
 		Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
+		APIKeys: memstore.NewKeys(core), Users: users,
 		Counts:                  db.Counts,
 		PoolStats:               db.PoolStats,
 		Ping:                    db.Ping,
@@ -525,7 +527,6 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	api.Mount("/mcp", mcpHandler)
 	var consoleSrv *http.Server
 	if c.console {
-		users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
 		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users,
 			SecureCookies: bool(c.consoleSecure), TrustedProxies: c.trustedProxies, Logger: log})
 		if cln == nil {

@@ -15,17 +15,21 @@ import (
 	"golang.org/x/term"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/console"
 )
 
-const usersHelp = `Usage: memstore users create [--db FILE|URL] [--workspace NAME] --name NAME [--role admin|member|auditor] [--link] [--json]
-       memstore users ls [--db FILE|URL] [--workspace NAME] [--json]
-       memstore users rm [--db FILE|URL] [--workspace NAME] NAME
-       memstore users passwd [--db FILE|URL] [--workspace NAME] NAME
+const usersHelp = `Usage: memstore users create [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] --name NAME [--role admin|member|auditor] [--link] [--json]
+       memstore users ls [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] [--json]
+       memstore users rm [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] NAME
+       memstore users passwd [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] NAME
 
 Manages the people who sign in to the web console ('memstore serve'
-serves it at /console/), working on the database itself. A user belongs
-to one workspace (--workspace, MEMSTORE_WORKSPACE, default "default"),
-where the name is unique, and has a role:
+serves it at /console/), on the database itself (--db) or through a
+running server (--url with an API key, or MEMSTORE_URL and
+MEMSTORE_API_KEY; use https, since a password travels to it). A user
+belongs to one workspace (on a database --workspace, MEMSTORE_WORKSPACE,
+default "default"; through a server the API key's), where the name is
+unique, and has a role:
 
   admin    everything in the workspace: memories, stores, keys, users,
            sessions
@@ -37,7 +41,8 @@ from the first line of standard input otherwise; with --link it sets no
 password and prints a sign-in link instead, which works once, within
 15 minutes (the user then sets a password on the console's Password
 page, or an operator with 'users passwd'). --console-url (MEMSTORE_CONSOLE_URL) is where the link points;
-by default the console of a 'memstore serve' with its default address.
+by default the console of --url, else of a 'memstore serve' with its
+default address.
 
 'users passwd NAME' sets a new password the same way, and signs the user
 out everywhere. 'users rm NAME' removes a user and their sessions; the
@@ -51,6 +56,7 @@ Passwords are kept as argon2id hashes, never as given.
 const defaultConsoleURL = "http://" + defaultAddr + "/console/"
 
 func runUsers(ctx context.Context, e env, args []string) error {
+	args = hoistCommand(args) // memstore users --url URL ls, as memstore --url URL users ls
 	if len(args) == 0 {
 		return usageError(e, "memstore users: say what to do: create, ls, rm or passwd; run 'memstore users --help' for more")
 	}
@@ -91,11 +97,11 @@ func newUserJSON(u *memstore.User, workspaceName string) userJSON {
 		Name: u.Name, Role: string(u.Role), CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
-// usersCmd is an open users subcommand: its database's users, and the
-// operator's caller in the workspace.
+// usersCmd is an open users subcommand: the users of its database or
+// server, and the caller in the workspace.
 type usersCmd struct {
 	*adminCmd
-	users *memstore.Users
+	users memstore.UserService
 }
 
 // openUsers parses a users subcommand's flags (with extra ones defined by
@@ -105,6 +111,9 @@ func openUsers(ctx context.Context, e env, name string, args []string, more func
 	a, pos, err := openAdmin(ctx, e, "users", name, args, name == "create", usersHelp, map[string]string{"console-url": "MEMSTORE_CONSOLE_URL"}, more)
 	if err != nil {
 		return nil, nil, err
+	}
+	if a.client != nil {
+		return &usersCmd{adminCmd: a, users: a.client}, pos, nil
 	}
 	return &usersCmd{adminCmd: a, users: memstore.NewUsers(a.db)}, pos, nil
 }
@@ -116,7 +125,7 @@ func runUsersCreate(ctx context.Context, e env, args []string) error {
 		fs.StringVar(&name, "name", "", "the user's `NAME`, unique in the workspace")
 		fs.StringVar(&role, "role", string(memstore.RoleMember), "`ROLE`: admin, member or auditor")
 		fs.BoolVar(&link, "link", false, "set no password: print a one-time sign-in link instead")
-		fs.StringVar(&consoleURL, "console-url", defaultConsoleURL, "the console's `URL`, for --link (or MEMSTORE_CONSOLE_URL)")
+		fs.StringVar(&consoleURL, "console-url", "", "the console's `URL`, for --link (or MEMSTORE_CONSOLE_URL; default: --url's /console/, else "+defaultConsoleURL+")")
 	})
 	if err != nil {
 		return err
@@ -133,13 +142,19 @@ func runUsersCreate(ctx context.Context, e env, args []string) error {
 	}
 	var base *url.URL
 	if link {
+		if consoleURL == "" {
+			consoleURL = defaultConsoleURL
+			if uc.client != nil {
+				consoleURL = uc.client.BaseURL + console.Prefix
+			}
+		}
 		if base, err = parseConsoleURL(consoleURL); err != nil {
 			return usageError(e, "memstore users create: --console-url: %v", err)
 		}
 	}
 	// The name is checked before a password is asked for.
 	if _, err := uc.users.User(ctx, uc.caller, name); err == nil {
-		return memstore.Errorf(memstore.EConflict, "a user named %q already exists in workspace %q", name, uc.ws.Name)
+		return memstore.Errorf(memstore.EConflict, "a user named %q already exists in %s", name, uc.where())
 	}
 	pw := ""
 	if !link {
@@ -151,7 +166,7 @@ func runUsersCreate(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	j := newUserJSON(u, uc.ws.Name)
+	j := newUserJSON(u, uc.wsName())
 	if link {
 		secret, expires, err := uc.users.CreateSignInLink(ctx, uc.caller, u.ID)
 		if err != nil {
@@ -162,7 +177,7 @@ func runUsersCreate(ctx context.Context, e env, args []string) error {
 	if uc.json {
 		return printJSON(e.stdout, j)
 	}
-	fmt.Fprintf(e.stdout, "Created user %q (%s), %s, in workspace %q.\n", u.Name, u.ID, u.Role, uc.ws.Name)
+	fmt.Fprintf(e.stdout, "Created user %q (%s), %s, in %s.\n", u.Name, u.ID, u.Role, uc.where())
 	if link {
 		fmt.Fprintf(e.stdout, "This link signs them in once, until %s; it will not be shown again:\n", fmtTime(*j.SignInLinkExpiry))
 		fmt.Fprintln(e.stdout, j.SignInLink)
@@ -208,7 +223,7 @@ func runUsersList(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		for i := range p.Items {
-			out = append(out, newUserJSON(&p.Items[i], uc.ws.Name))
+			out = append(out, newUserJSON(&p.Items[i], uc.wsName()))
 		}
 		if f.Page = p.Next; f.Page == "" {
 			break
@@ -217,7 +232,7 @@ func runUsersList(ctx context.Context, e env, args []string) error {
 	if uc.json {
 		return printJSON(e.stdout, out)
 	}
-	return printTable(e, out, fmt.Sprintf("no users in workspace %q; make one with 'memstore users create --name NAME'", uc.ws.Name),
+	return printTable(e, out, fmt.Sprintf("no users in %s; make one with 'memstore users create --name NAME'", uc.where()),
 		[]string{"ID", "NAME", "ROLE", "CREATED", "UPDATED"},
 		func(u *userJSON) []string {
 			return []string{u.ID, u.Name, u.Role, fmtTime(u.CreatedAt), fmtTime(u.UpdatedAt)}
@@ -241,9 +256,9 @@ func runUsersRemove(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if uc.json {
-		return printJSON(e.stdout, newUserJSON(u, uc.ws.Name))
+		return printJSON(e.stdout, newUserJSON(u, uc.wsName()))
 	}
-	fmt.Fprintf(e.stdout, "Removed user %q (%s) from workspace %q, and signed them out.\n", u.Name, u.ID, uc.ws.Name)
+	fmt.Fprintf(e.stdout, "Removed user %q (%s) from %s, and signed them out.\n", u.Name, u.ID, uc.where())
 	return nil
 }
 
@@ -268,7 +283,7 @@ func runUsersPasswd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if uc.json {
-		return printJSON(e.stdout, newUserJSON(u, uc.ws.Name))
+		return printJSON(e.stdout, newUserJSON(u, uc.wsName()))
 	}
 	fmt.Fprintf(e.stdout, "Set the password of user %q (%s), and signed them out everywhere.\n", u.Name, u.ID)
 	return nil

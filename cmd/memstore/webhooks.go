@@ -11,30 +11,41 @@ import (
 	"github.com/memstore/memstore/httpapi"
 )
 
-const webhooksHelp = `Usage: memstore webhooks ls [--db FILE|URL] [--workspace NAME] [--json]
-       memstore webhooks create [--db FILE|URL] [--workspace NAME] --url URL --event TYPE [--event TYPE]... [--name NAME] [--description TEXT] [--webhook-allow-private] [--json]
-       memstore webhooks rm [--db FILE|URL] [--workspace NAME] ID
-       memstore webhooks deliveries [--db FILE|URL] [--workspace NAME] [--limit N] [--json] ID
+const webhooksHelp = `Usage: memstore webhooks ls [BACKEND] [--json]
+       memstore webhooks create [BACKEND] --endpoint-url URL --event TYPE [--event TYPE]... [--name NAME] [--description TEXT] [--json]
+       memstore webhooks update [BACKEND] [--endpoint-url URL] [--event TYPE]... [--name NAME] [--description TEXT] [--json] ID
+       memstore webhooks enable|disable [BACKEND] [--json] ID
+       memstore webhooks rm [BACKEND] ID
+       memstore webhooks deliveries [BACKEND] [--limit N] [--json] ID
 
-Manages a workspace's webhook endpoints (--workspace, MEMSTORE_WORKSPACE,
-default "default"), working on the database itself; API keys manage them
-over HTTP at /v1/organizations/webhooks. A running 'memstore serve'
-delivers their events, signed with the endpoint's secret, which 'create'
-prints once.
+BACKEND is --db FILE|URL [--workspace NAME] [--webhook-allow-private],
+or --url URL --api-key KEY.
+
+Manages a workspace's webhook endpoints, on the database itself (--db;
+--workspace, MEMSTORE_WORKSPACE, default "default") or through a running
+server (--url with an API key, or MEMSTORE_URL and MEMSTORE_API_KEY: the
+key's workspace). A running 'memstore serve' delivers their events,
+signed with the endpoint's secret, which 'create' prints once.
 
   ls          list the endpoints, newest first
   create      make an endpoint for the event types given with --event:
               ` + "%s" + `
+  update      change the endpoint's URL, event types (--event replaces
+              them all), name or description: only what is given
+  enable      send the endpoint its events again, such as after memstore
+              disabled it for failing deliveries; its pending deliveries
+              go out, and the events it was owed when it was disabled
+  disable     send the endpoint nothing until it is enabled
   rm          remove an endpoint and its delivery log
   deliveries  print an endpoint's latest deliveries: state, attempts,
               last status and error, next attempt
 
-URLs must be https and reach public addresses only, unless
---webhook-allow-private is given (as to 'memstore serve'), which also
-allows http. create refuses an address that is not public and a
-localhost name; it does not look a name up, so an endpoint may be made
-before its DNS exists: 'memstore serve' checks every address it
-connects to.
+URLs must be https and reach public addresses only, unless the server
+runs with --webhook-allow-private, or, with --db, this command is given
+it (as 'memstore serve' would be), which also allows http. create and
+update refuse an address that is not public and a localhost name; they
+do not look a name up, so an endpoint may be made before its DNS
+exists: 'memstore serve' checks every address it connects to.
 `
 
 func webhooksUsage() string {
@@ -42,14 +53,21 @@ func webhooksUsage() string {
 }
 
 func runWebhooks(ctx context.Context, e env, args []string) error {
+	args = hoistCommand(args) // memstore webhooks --url URL ls, as memstore --url URL webhooks ls
 	if len(args) == 0 {
-		return usageError(e, "memstore webhooks: say what to do: ls, create, rm or deliveries; run 'memstore webhooks --help' for more")
+		return usageError(e, "memstore webhooks: say what to do: ls, create, update, enable, disable, rm or deliveries; run 'memstore webhooks --help' for more")
 	}
 	switch args[0] {
 	case "ls", "list":
 		return runWebhooksList(ctx, e, args[1:])
 	case "create":
 		return runWebhooksCreate(ctx, e, args[1:])
+	case "update":
+		return runWebhooksUpdate(ctx, e, args[1:])
+	case "enable":
+		return runWebhooksState(ctx, e, args[1:], memstore.WebhookEnabled)
+	case "disable":
+		return runWebhooksState(ctx, e, args[1:], memstore.WebhookDisabled)
 	case "rm", "remove":
 		return runWebhooksRemove(ctx, e, args[1:])
 	case "deliveries":
@@ -59,29 +77,36 @@ func runWebhooks(ctx context.Context, e env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return usageError(e, "memstore webhooks: unknown subcommand %q; it is ls, create, rm or deliveries", args[0])
+	return usageError(e, "memstore webhooks: unknown subcommand %q; it is ls, create, update, enable, disable, rm or deliveries", args[0])
 }
 
-// webhooksCmd is an open webhooks subcommand: its database's endpoints,
-// and the operator's caller in the workspace.
+// webhooksCmd is an open webhooks subcommand: the endpoints of its
+// database or server, and the caller in the workspace.
 type webhooksCmd struct {
 	*adminCmd
-	hooks *memstore.Webhooks
+	hooks memstore.WebhookService
 }
 
 // openWebhooks parses a webhooks subcommand's flags (with extra ones
-// defined by more) and opens its database; it returns the positional
+// defined by more) and opens its backend; it returns the positional
 // arguments.
 func openWebhooks(ctx context.Context, e env, name string, args []string, more func(fs *flag.FlagSet)) (*webhooksCmd, []string, error) {
 	var private *bool
 	a, pos, err := openAdmin(ctx, e, "webhooks", name, args, false, webhooksUsage(), map[string]string{"webhook-allow-private": "MEMSTORE_WEBHOOK_ALLOW_PRIVATE"}, func(fs *flag.FlagSet) {
-		private = fs.Bool("webhook-allow-private", false, "allow URLs of loopback, link-local and private addresses, and http")
+		private = fs.Bool("webhook-allow-private", false, "with --db, allow URLs of loopback, link-local and private addresses, and http")
 		if more != nil {
 			more(fs)
 		}
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if a.client != nil {
+		if *private {
+			a.close()
+			return nil, nil, usageError(e, "memstore webhooks %s: --webhook-allow-private goes with --db; through a server, its own --webhook-allow-private decides", name)
+		}
+		return &webhooksCmd{adminCmd: a, hooks: a.client}, pos, nil
 	}
 	return &webhooksCmd{adminCmd: a, hooks: memstore.NewWebhooks(a.db, memstore.WebhooksAllowPrivate(*private))}, pos, nil
 }
@@ -113,21 +138,35 @@ func runWebhooksList(ctx context.Context, e env, args []string) error {
 	if wc.json {
 		return printJSON(e.stdout, out)
 	}
-	return printTable(e, out, fmt.Sprintf("no webhook endpoints in workspace %q; make one with 'memstore webhooks create --url URL --event TYPE'", wc.ws.Name),
+	return printTable(e, out, fmt.Sprintf("no webhook endpoints in %s; make one with 'memstore webhooks create --endpoint-url URL --event TYPE'", wc.where()),
 		[]string{"ID", "STATE", "URL", "EVENTS", "NAME", "DISABLED REASON"},
 		func(w *httpapi.WebhookEndpointJSON) []string {
 			return []string{w.ID, w.State, w.URL, strings.Join(w.EnabledEvents, ","), w.Name, w.DisabledReason}
 		})
 }
 
+// endpointFlags defines the flags of an endpoint's fields on fs.
+func endpointFlags(fs *flag.FlagSet, url, name, description *string, events *listFlag) {
+	fs.StringVar(url, "endpoint-url", "", "the `URL` deliveries are posted to (https)")
+	fs.Var(events, "event", "an event `TYPE` to deliver (repeatable)")
+	fs.StringVar(name, "name", "", "a short `NAME` for the endpoint")
+	fs.StringVar(description, "description", "", "notes about the endpoint")
+}
+
+// errEndpointURL is the usage error of a webhooks subcommand given --url
+// but no --endpoint-url: --url names the server, as everywhere.
+func errEndpointURL(e env, cmd string) error {
+	return usageError(e, "memstore webhooks %s: give the endpoint's address with --endpoint-url URL; --url names the memstore server", cmd)
+}
+
 func runWebhooksCreate(ctx context.Context, e env, args []string) error {
+	if givenFlag(args, "url") && !givenFlag(args, "endpoint-url") {
+		return errEndpointURL(e, "create")
+	}
 	var url, name, description string
 	var events listFlag
 	wc, pos, err := openWebhooks(ctx, e, "create", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&url, "url", "", "the `URL` deliveries are posted to (https)")
-		fs.Var(&events, "event", "an event `TYPE` to deliver (repeatable)")
-		fs.StringVar(&name, "name", "", "a short `NAME` for the endpoint")
-		fs.StringVar(&description, "description", "", "notes about the endpoint")
+		endpointFlags(fs, &url, &name, &description, &events)
 	})
 	if err != nil {
 		return err
@@ -135,9 +174,9 @@ func runWebhooksCreate(ctx context.Context, e env, args []string) error {
 	defer wc.close()
 	switch {
 	case len(pos) > 0:
-		return usageError(e, "memstore webhooks create: unexpected argument %q (give the URL with --url)", pos[0])
+		return usageError(e, "memstore webhooks create: unexpected argument %q (give the URL with --endpoint-url)", pos[0])
 	case url == "":
-		return usageError(e, "memstore webhooks create: give the endpoint's --url")
+		return usageError(e, "memstore webhooks create: give the endpoint's --endpoint-url")
 	case len(events) == 0:
 		return usageError(e, "memstore webhooks create: give at least one --event, of %s", strings.Join(memstore.WebhookEventTypes, ", "))
 	}
@@ -148,8 +187,79 @@ func runWebhooksCreate(ctx context.Context, e env, args []string) error {
 	if wc.json {
 		return printJSON(e.stdout, httpapi.NewWebhookEndpointJSON(w))
 	}
-	fmt.Fprintf(e.stdout, "Created webhook endpoint %s for %s in workspace %q. Its signing secret will not be shown again:\n", w.ID, w.URL, wc.ws.Name)
+	fmt.Fprintf(e.stdout, "Created webhook endpoint %s for %s in %s. Its signing secret will not be shown again:\n", w.ID, w.URL, wc.where())
 	fmt.Fprintln(e.stdout, w.Secret)
+	return nil
+}
+
+func runWebhooksUpdate(ctx context.Context, e env, args []string) error {
+	var url, name, description string
+	var events listFlag
+	var fs *flag.FlagSet
+	wc, pos, err := openWebhooks(ctx, e, "update", args, func(f *flag.FlagSet) {
+		fs = f
+		endpointFlags(fs, &url, &name, &description, &events)
+	})
+	if err != nil {
+		return err
+	}
+	defer wc.close()
+	if len(pos) != 1 {
+		return usageError(e, "memstore webhooks update: give the ID of one endpoint; 'memstore webhooks ls' lists them")
+	}
+	var u memstore.WebhookUpdate
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "endpoint-url":
+			u.URL = &url
+		case "event":
+			u.EnabledEvents = events
+		case "name":
+			u.Name = &name
+		case "description":
+			u.Description = &description
+		}
+	})
+	if u.URL == nil && u.EnabledEvents == nil && u.Name == nil && u.Description == nil {
+		return usageError(e, "memstore webhooks update: say what to change: --endpoint-url, --event, --name or --description ('webhooks enable' and 'disable' change its state)")
+	}
+	w, err := wc.hooks.UpdateWebhook(ctx, wc.caller, pos[0], u)
+	if err != nil {
+		return err
+	}
+	if wc.json {
+		return printJSON(e.stdout, httpapi.NewWebhookEndpointJSON(w))
+	}
+	fmt.Fprintf(e.stdout, "Updated webhook endpoint %s: %s, for %s.\n", w.ID, w.URL, strings.Join(w.EnabledEvents, ", "))
+	return nil
+}
+
+// runWebhooksState enables or disables an endpoint.
+func runWebhooksState(ctx context.Context, e env, args []string, state memstore.WebhookState) error {
+	cmd := "enable"
+	if state == memstore.WebhookDisabled {
+		cmd = "disable"
+	}
+	wc, pos, err := openWebhooks(ctx, e, cmd, args, nil)
+	if err != nil {
+		return err
+	}
+	defer wc.close()
+	if len(pos) != 1 {
+		return usageError(e, "memstore webhooks %s: give the ID of one endpoint; 'memstore webhooks ls' lists them", cmd)
+	}
+	w, err := wc.hooks.UpdateWebhook(ctx, wc.caller, pos[0], memstore.WebhookUpdate{State: &state})
+	if err != nil {
+		return err
+	}
+	if wc.json {
+		return printJSON(e.stdout, httpapi.NewWebhookEndpointJSON(w))
+	}
+	if state == memstore.WebhookEnabled {
+		fmt.Fprintf(e.stdout, "Enabled webhook endpoint %s: its pending deliveries go out, and new events are sent to it.\n", w.ID)
+	} else {
+		fmt.Fprintf(e.stdout, "Disabled webhook endpoint %s: nothing is sent to it until 'memstore webhooks enable %s'.\n", w.ID, w.ID)
+	}
 	return nil
 }
 
@@ -221,4 +331,22 @@ func runWebhooksDeliveries(ctx context.Context, e env, args []string) error {
 // oneLine is s on one line, for a table's cell.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// givenFlag reports whether args holds the flag name, as -name, --name or
+// --name=value, before a "--" that ends the flags.
+func givenFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }

@@ -229,7 +229,8 @@ func TestServeWebhookRetriesAcrossRestart(t *testing.T) {
 
 // TestServeWebhookDisables checks that with --webhook-attempts 2 an
 // endpoint whose delivery fails twice is disabled, saying why, as
-// 'memstore webhooks ls' and 'deliveries' show.
+// 'memstore webhooks ls' and 'deliveries' show, and that 'memstore
+// webhooks enable' enables it again.
 func TestServeWebhookDisables(t *testing.T) {
 	rcv := newHookReceiver(t, func(int) int { return http.StatusInternalServerError })
 	db := filepath.Join(t.TempDir(), "m.db")
@@ -259,6 +260,14 @@ func TestServeWebhookDisables(t *testing.T) {
 	if len(log) != 1 || log[0].State != "failed" || log[0].Attempts != 2 || log[0].LastStatusCode != 500 || len(rcv.received()) != 2 {
 		t.Errorf("memstore webhooks deliveries: %+v, %d requests received", log, len(rcv.received()))
 	}
+	// Enabled again from the command line, without its reason.
+	cli(t, "webhooks", "enable", "--db", db, hook.ID)
+	if err := json.Unmarshal([]byte(cli(t, "webhooks", "ls", "--db", db, "--json")), &hooks); err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) != 1 || hooks[0].State != "enabled" || hooks[0].DisabledReason != "" {
+		t.Errorf("memstore webhooks ls after enable: %+v", hooks)
+	}
 }
 
 // TestWebhooksCreateOffline checks that an endpoint is made before its
@@ -276,7 +285,7 @@ func TestWebhooksCreateOffline(t *testing.T) {
 			}
 			s := startServer(t, "--db", db)
 			a := s.api(t)
-			out := cli(t, "webhooks", "create", "--db", db, "--json", "--url", "https://example.com/hooks",
+			out := cli(t, "webhooks", "create", "--db", db, "--json", "--endpoint-url", "https://example.com/hooks",
 				"--event", "memory_store.created", "--event", "memstore.memory.created")
 			var made httpapi.WebhookEndpointJSON
 			if err := json.Unmarshal([]byte(out), &made); err != nil || made.URL != "https://example.com/hooks" || made.State != "enabled" {
@@ -291,9 +300,9 @@ func TestWebhooksCreateOffline(t *testing.T) {
 				"https://0x7f000001/x":           "dotted decimal",
 			} {
 				stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
-				code := Main(t.Context(), []string{"webhooks", "create", "--db", db, "--url", u, "--event", "memory_store.created"}, strings.NewReader(""), stdout, stderr)
+				code := Main(t.Context(), []string{"webhooks", "create", "--db", db, "--endpoint-url", u, "--event", "memory_store.created"}, strings.NewReader(""), stdout, stderr)
 				if code == 0 || !strings.Contains(stderr.String(), why) {
-					t.Errorf("webhooks create --url %s: exit %d, %q; want a refusal saying %q", u, code, stderr, why)
+					t.Errorf("webhooks create --endpoint-url %s: exit %d, %q; want a refusal saying %q", u, code, stderr, why)
 				}
 			}
 
