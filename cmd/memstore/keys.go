@@ -13,7 +13,7 @@ import (
 
 const keysHelp = `Usage: memstore keys create [--db FILE|URL] [--workspace NAME] [--name NAME] [--json]
        memstore keys ls [--db FILE|URL] [--workspace NAME] [--json]
-       memstore keys revoke [--db FILE|URL] [--json] ID
+       memstore keys revoke [--db FILE|URL] [--json] [--yes] ID
 
 Manages the API keys of a memstore database, working on the file itself
 (a server may be running on it meanwhile).
@@ -32,7 +32,8 @@ hint is the key's last four characters.
 'keys revoke ID' stops a key from working, for good: a running server on
 the same database file hears of it within about half a second, servers
 on PostgreSQL within a second, and they end the change-feed streams and
-MCP sessions it opened then.
+MCP sessions it opened then. It asks first on a terminal; --yes confirms
+for scripts.
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share: the one 'memstore serve' uses.
@@ -190,6 +191,7 @@ func runKeysList(ctx context.Context, e env, args []string) error {
 
 func runKeysRevoke(ctx context.Context, e env, args []string) error {
 	fs, f := keysFlags(e, "revoke", false)
+	yes := addYesFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -207,6 +209,9 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := confirm(e, "keys revoke", *yes, "revoke API key "+cell(id)+" for good"); err != nil {
+		return err
+	}
 	k, err := c.keys.RevokeAPIKey(ctx, id)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 
 const webhooksHelp = `Usage: memstore webhooks ls [--db FILE|URL] [--workspace NAME] [--json]
        memstore webhooks create [--db FILE|URL] [--workspace NAME] --url URL --event TYPE [--event TYPE]... [--name NAME] [--description TEXT] [--webhook-allow-private] [--json]
-       memstore webhooks rm [--db FILE|URL] [--workspace NAME] ID
+       memstore webhooks rm [--db FILE|URL] [--workspace NAME] [--yes] ID
        memstore webhooks deliveries [--db FILE|URL] [--workspace NAME] [--limit N] [--json] ID
 
 Manages a workspace's webhook endpoints (--workspace, MEMSTORE_WORKSPACE,
@@ -25,7 +25,8 @@ prints once.
   ls          list the endpoints, newest first
   create      make an endpoint for the event types given with --event:
               ` + "%s" + `
-  rm          remove an endpoint and its delivery log
+  rm          remove an endpoint and its delivery log; it asks first on a
+              terminal, --yes confirms for scripts
   deliveries  print an endpoint's latest deliveries: state, attempts,
               last status and error, next attempt
 
@@ -154,13 +155,17 @@ func runWebhooksCreate(ctx context.Context, e env, args []string) error {
 }
 
 func runWebhooksRemove(ctx context.Context, e env, args []string) error {
-	wc, pos, err := openWebhooks(ctx, e, "rm", args, nil)
+	var yes *bool
+	wc, pos, err := openWebhooks(ctx, e, "rm", args, func(fs *flag.FlagSet) { yes = addYesFlag(fs) })
 	if err != nil {
 		return err
 	}
 	defer wc.close()
 	if len(pos) != 1 {
 		return usageError(e, "memstore webhooks rm: give the ID of one endpoint; 'memstore webhooks ls' lists them")
+	}
+	if err := confirm(e, "webhooks rm", *yes, "remove webhook endpoint "+cell(pos[0])+" and its delivery log"); err != nil {
+		return err
 	}
 	if err := wc.hooks.DeleteWebhook(ctx, wc.caller, pos[0]); err != nil {
 		return err
