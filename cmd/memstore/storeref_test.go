@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,6 +110,23 @@ func TestStoreNames(t *testing.T) {
 		var list []httpapi.SessionJSON
 		if err := json.Unmarshal([]byte(ok("", "sessions", "ls", "--store", "work", "--json")), &list); err != nil || len(list) != 1 || list[0].ID != ses.ID {
 			t.Errorf("sessions ls --store work: %+v, %v", list, err)
+		}
+		// The memory tool, and memdir sync (a server's only).
+		if out := ok(`{"command":"view","path":"/memories"}`+"\n", "tool", "--store", "notes"); !strings.Contains(out, "a.md") {
+			t.Errorf("tool --store notes: %s", out)
+		}
+		if name == "url" {
+			memdir := t.TempDir()
+			ok("", "memdir", "sync", "--dir", memdir, "--store", "notes")
+			if b, err := os.ReadFile(filepath.Join(memdir, "a.md")); err != nil || string(b) != "alpha beta\n" {
+				t.Errorf("memdir sync --store notes: a.md = %q, %v", b, err)
+			}
+			if code, _, errs := cli("", "memdir", "sync", "--dir", memdir, "--store", "dup"); code != 2 || !strings.Contains(errs, `2 memory stores are named "dup"`) {
+				t.Errorf("memdir sync --store dup: exit %d: %s", code, errs)
+			}
+			bench := []string{"bench", "--duration", "100ms", "--concurrency", "1", "--memories", "1", "--mix", "read", "--json"}
+			ok("", append(bench, "--store", "work")...)
+			refused(1, []string{`2 memory stores are named "dup"`}, append(bench, "--store", "dup")...)
 		}
 		ok("", "sessions", "detach", ses.ID, "--store", "work")
 		ok("", "sessions", "attach", ses.ID, "--store", "work:ro")
