@@ -68,6 +68,8 @@ func (c *conn) resolveStore(ctx context.Context, ref string, archived bool) (str
 		return live[0], nil
 	case len(live) > 1:
 		return "", memstore.Errorf(memstore.EInvalid, "%d memory stores are named %q: %s; give one by its ID", len(live), cell(ref), strings.Join(live, ", "))
+	case len(old) == 0 && c.caller != nil && c.caller.Session != nil:
+		return "", memstore.Errorf(memstore.ENotFound, "session %s has no memory store named %q; 'memstore sessions show %s' lists its stores", c.caller.Session.ID, cell(ref), c.caller.Session.ID)
 	case len(old) == 0:
 		return "", memstore.Errorf(memstore.ENotFound, "no memory store named %q; 'memstore stores ls' lists them (give a store by its name or ID)", cell(ref))
 	case !archived:

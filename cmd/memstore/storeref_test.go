@@ -136,6 +136,10 @@ func TestStoreNames(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "a.md") {
 				t.Errorf("tool --token --store notes: exit %d: %s %s", code, out, errs)
 			}
+			code, _, errs = run(t, "", "tool", "--url", backend[1], "--token", ses.Token, "--store", "dup")
+			if code != 1 || !strings.Contains(errs, "session "+ses.ID+` has no memory store named "dup"`) {
+				t.Errorf("tool --token --store dup: exit %d: %s", code, errs)
+			}
 		}
 
 		// Two stores named dup, and no store named nope.
