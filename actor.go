@@ -54,3 +54,19 @@ type Actor struct {
 	Type ActorType
 	ID   string
 }
+
+// The operator is who works on a database directly, with memstore's
+// command line (--db): no API key, session or console user. Its changes
+// are recorded as a user actor with a reserved ID, so that every client
+// of the API, the official SDKs included, reads them as the user actors
+// they know. No user can have this ID: user IDs end in a ULID, and user
+// names may not begin with user_.
+const (
+	OperatorUserID = UserIDPrefix + "operator"
+	// OperatorName is how the command line and the console show the
+	// operator.
+	OperatorName = "operator"
+)
+
+// OperatorActor is the actor of the operator's changes.
+var OperatorActor = Actor{Type: ActorUser, ID: OperatorUserID}

@@ -58,7 +58,9 @@ func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstor
 		name := ""
 		switch a.Type {
 		case memstore.ActorUser:
-			if u, err := h.cfg.Users.User(ctx, s.caller, a.ID); err == nil {
+			if a == memstore.OperatorActor {
+				name = memstore.OperatorName
+			} else if u, err := h.cfg.Users.User(ctx, s.caller, a.ID); err == nil {
 				name = u.Name
 			}
 		case memstore.ActorSession:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os/user"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -24,8 +23,8 @@ The backend is a database file (--db or MEMSTORE_DB, by default the one
 'memstore serve' uses) or a memstore server (--url with --api-key, or
 MEMSTORE_URL and MEMSTORE_API_KEY). On a database the workspace is
 --workspace (MEMSTORE_WORKSPACE, default "default") and changes are
-recorded as made by the local user; on a server the key decides both.
-`
+recorded as made by the operator; on a server the key decides both.
+` + storeNameHelp + "\n"
 
 // What a command may be given to reach its backend.
 type backendKinds uint8
@@ -50,7 +49,10 @@ type backendFlags struct {
 	token     string
 	workspace string
 	store     string
-	json      bool
+	// archived is set by the commands that can act on an archived
+	// store (reads and deletions), so that --store finds one by name.
+	archived bool
+	json     bool
 	// admin is for the commands that manage the database itself (keys,
 	// serve): they are given the database and no caller.
 	admin bool
@@ -60,13 +62,13 @@ type backendFlags struct {
 // addBackendFlags defines the shared flags on fs; withStore adds --store,
 // for the commands that work inside one store.
 func addBackendFlags(fs *flag.FlagSet, cmd string, withStore bool) *backendFlags {
-	f := &backendFlags{cmd: cmd, kinds: withDB | withKey}
+	f := &backendFlags{cmd: cmd, kinds: withDB | withKey, archived: onArchived[cmd]}
 	fs.StringVar(&f.db, "db", "", "memstore database `FILE` or postgres:// URL (or MEMSTORE_DB)")
 	fs.StringVar(&f.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
 	fs.StringVar(&f.workspace, "workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\" with --db)")
 	if withStore {
-		fs.StringVar(&f.store, "store", "", "memory store `ID` (or MEMSTORE_STORE; may be left out when the workspace has one store)")
+		fs.StringVar(&f.store, "store", "", "memory store `NAME` or ID (or MEMSTORE_STORE; may be left out when the workspace has one store)")
 	}
 	fs.BoolVar(&f.json, "json", false, "print JSON (the API's objects) instead of text")
 	return f
@@ -112,8 +114,10 @@ type conn struct {
 	db    memstore.Database
 	keys  memstore.KeyService
 	store string // --store or MEMSTORE_STORE, "" when not given
-	json  bool
-	close func() error
+	// archived: the command can act on an archived store (resolveStore).
+	archived bool
+	json     bool
+	close    func() error
 
 	// client is the server's client with --url, nil with --db: the
 	// administrative commands reach its routes beside Services.
@@ -219,7 +223,7 @@ func (f *backendFlags) open(ctx context.Context, e env) (*conn, error) {
 // open opens the selected backend. A session token is authenticated at
 // once, so that a wrong one is reported before any work.
 func (s *selection) open(ctx context.Context, e env) (*conn, error) {
-	c := &conn{e: e, store: s.store, json: s.f.json}
+	c := &conn{e: e, store: s.store, archived: s.f.archived, json: s.f.json}
 	if s.url != "" {
 		client := httpapi.NewClient(s.url, s.secret)
 		// Sent as anthropic-workspace-id: the server refuses a
@@ -268,43 +272,17 @@ func localWorkspace(ctx context.Context, ks memstore.KeyService, name string) (*
 	return ws, err
 }
 
-// localActor is who changes made with --db are recorded as: the local
-// user.
-func localActor(e env) memstore.Actor {
-	name := ""
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	if name == "" {
-		name = e.getenv("USER")
-	}
-	return memstore.Actor{Type: memstore.ActorUser, ID: userID(name)}
+// localActor is who changes made with --db are recorded as: the
+// operator (memstore.OperatorActor), whoever runs the command.
+func localActor(env) memstore.Actor {
+	return memstore.OperatorActor
 }
 
-// userID is the actor ID of a local user name: user_ and the name in
-// lower case, with every character outside [a-z0-9_] made a _ ("local" for
-// no name).
-func userID(name string) string {
-	name = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '_'
-	}, name)
-	if name == "" {
-		name = "local"
-	}
-	return "user_" + name
-}
-
-// storeID is the store a command works in: --store, MEMSTORE_STORE, or
-// the workspace's only live store.
+// storeID is the store a command works in: --store or MEMSTORE_STORE (a
+// name or an ID), or the workspace's only live store.
 func (c *conn) storeID(ctx context.Context) (string, error) {
 	if c.store != "" {
-		return c.store, nil
+		return c.resolveStore(ctx, c.store, c.archived)
 	}
 	page, err := c.Stores(ctx, c.caller, memstore.StoreFilter{Limit: 10})
 	if err != nil {
@@ -317,7 +295,7 @@ func (c *conn) storeID(ctx context.Context) (string, error) {
 		return "", errors.New("the workspace has no memory store; create one with 'memstore stores create NAME'")
 	}
 	var b strings.Builder
-	b.WriteString("the workspace has several memory stores; pick one with --store ID or MEMSTORE_STORE:")
+	b.WriteString("the workspace has several memory stores; pick one with --store NAME or ID (or MEMSTORE_STORE):")
 	for _, s := range page.Items {
 		fmt.Fprintf(&b, "\n  %s  %s", s.ID, cell(s.Name))
 	}

@@ -51,7 +51,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&cfg.Concurrency, "concurrency", 32, "concurrent clients")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to measure")
 	fs.StringVar(&cfg.Mix, "mix", loadgen.MixRead, "`MIX` of requests: "+strings.Join(loadgen.Mixes, ", "))
-	fs.StringVar(&cfg.StoreID, "store", "", "use this store `ID` instead of a throwaway one")
+	fs.StringVar(&cfg.StoreID, "store", "", "use this store (`NAME` or ID) instead of a throwaway one")
 	fs.IntVar(&cfg.Memories, "memories", 100, "memories to seed before measuring")
 	fs.IntVar(&cfg.ContentBytes, "content-bytes", 1024, "size of each memory's content")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -67,6 +67,17 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	cfg.URL, cfg.APIKey = sel.url, sel.secret
+	if cfg.StoreID != "" {
+		c, err := sel.open(ctx, e)
+		if err != nil {
+			return err
+		}
+		cfg.StoreID, err = c.resolveStore(ctx, cfg.StoreID, false)
+		c.Close()
+		if err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	cfg.Progress = func(done, total int) {
 		fmt.Fprintf(e.stderr, "seeded %d/%d memories (%.0f/s)\n", done, total, float64(done)/time.Since(start).Seconds())

@@ -307,38 +307,11 @@ func claudeAttachments(ctx context.Context, c *conn, refs []claudeStoreRef) ([]m
 		}
 		return []memstore.AttachmentCreate{{StoreID: id, Access: memstore.AccessReadWrite}}, nil
 	}
-	var all []memstore.Store // listed once, when a name is given
 	var att []memstore.AttachmentCreate
 	for _, r := range refs {
-		id := r.ref
-		if !strings.HasPrefix(r.ref, memstore.StoreIDPrefix) {
-			if all == nil {
-				for f := (memstore.StoreFilter{Limit: memstore.MaxPageSize}); ; {
-					page, err := c.Stores(ctx, c.caller, f)
-					if err != nil {
-						return nil, err
-					}
-					all = append(all, page.Items...)
-					if page.Next == "" {
-						break
-					}
-					f.Page = page.Next
-				}
-			}
-			var found []string
-			for _, s := range all {
-				if s.Name == r.ref {
-					found = append(found, s.ID)
-				}
-			}
-			switch len(found) {
-			case 0:
-				return nil, fmt.Errorf("no live store named %q in the workspace; 'memstore stores ls' lists them", r.ref)
-			case 1:
-				id = found[0]
-			default:
-				return nil, fmt.Errorf("several stores are named %q (%s); give one by its ID", r.ref, strings.Join(found, ", "))
-			}
+		id, err := c.resolveStore(ctx, r.ref, false)
+		if err != nil {
+			return nil, err
 		}
 		access := memstore.AccessReadWrite
 		if r.readOnly {

@@ -282,7 +282,7 @@ func TestClaudeRefuses(t *testing.T) {
 		{"no claude", nil, []string{"--claude", filepath.Join(t.TempDir(), "nothing")}, 1, "install it (npm install -g @anthropic-ai/claude-code@2.1.332) or give its path with --claude PATH"},
 		{"argument without --", nil, []string{"-p"}, 2, "flag provided but not defined"},
 		{"positional", nil, []string{"hello"}, 2, "give Claude Code's own arguments after --"},
-		{"bad store", nil, []string{"--store", "nosuch"}, 1, `no live store named "nosuch"`},
+		{"bad store", nil, []string{"--store", "nosuch"}, 1, `no memory store named "nosuch"`},
 		{"twice", nil, []string{"--store", "team", "--store", team + ":ro"}, 1, "is given twice"},
 		{"bad mode", nil, []string{"--store", "team:rx"}, 2, "want NAME_OR_ID or NAME_OR_ID:ro"},
 	}

@@ -13,7 +13,7 @@ import (
 
 const keysHelp = `Usage: memstore keys create [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] [--name NAME] [--json]
        memstore keys ls [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] [--json]
-       memstore keys revoke [--db FILE|URL | --url URL --api-key KEY] [--json] ID
+       memstore keys revoke [--db FILE|URL | --url URL --api-key KEY] [--json] [--yes] ID
 
 Manages API keys, on a database file (--db; a server may be running on
 it meanwhile) or through a running server (--url with an API key).
@@ -37,7 +37,8 @@ key's workspace.
 the same database file hears of it within about half a second, servers
 on PostgreSQL within a second, and they end the change-feed streams and
 MCP sessions it opened then. Through a server, only a key of the API
-key's own workspace can be revoked.
+key's own workspace can be revoked. It asks first on a terminal; --yes
+confirms for scripts.
 
 The database is --db, else MEMSTORE_DB, else memstore/memstore.db under
 $XDG_DATA_HOME or ~/.local/share: the one 'memstore serve' uses. A
@@ -242,6 +243,7 @@ func localKeys(ctx context.Context, ks memstore.KeyService, workspace string, na
 
 func runKeysRevoke(ctx context.Context, e env, args []string) error {
 	fs, f := keysFlags(e, "revoke", false)
+	yes := addYesFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -259,6 +261,9 @@ func runKeysRevoke(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := confirm(e, "keys revoke", *yes, "revoke API key "+cell(id)+" for good"); err != nil {
+		return err
+	}
 	var k *memstore.APIKey
 	names := map[string]string{}
 	if c.client != nil {

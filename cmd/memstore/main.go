@@ -34,6 +34,9 @@ type env struct {
 	// newJSONWriter) and for an editor; nil means stdout and stderr.
 	rawStdout, rawStderr io.Writer
 	getenv               func(string) string
+	// onFlags, when set, is given each flag set a command makes
+	// (newFlags), for completion to learn the command's flags.
+	onFlags func(*flag.FlagSet)
 }
 
 // raw is standard output as it is.
@@ -89,6 +92,7 @@ func commands() []command {
 		{"claude", "run Claude Code with its team memory on a memstore server", runClaude},
 		{"memdir", "the Claude-Code-style memory directory: path, prompt, log, lint, recall, sync", runMemdir},
 		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},
+		{"completion", "print a shell completion script: bash, zsh or fish", runCompletion},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -118,23 +122,30 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if args[0] == "--version" || args[0] == "-version" || args[0] == "-v" {
 		args = append([]string{"version"}, args[1:]...)
 	}
+	if args[0] == completeCommand { // hidden: for the completion scripts
+		return exitStatus(runComplete(ctx, e, args[1:]))
+	}
 	args = hoistCommand(args) // memstore --db FILE COMMAND ...
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
 		}
-		err := reported(e, c.name, c.run(ctx, e, args[1:]))
-		var code exitCode
-		switch {
-		case err == nil, errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.As(err, &code):
-			return int(code)
-		}
-		return 2 // errUsage
+		return exitStatus(reported(e, c.name, c.run(ctx, e, args[1:])))
 	}
 	fmt.Fprintf(stderr, "memstore: unknown command %q; run 'memstore help' for the list\n", args[0])
 	return 2
+}
+
+// exitStatus is the exit status of what reported returned.
+func exitStatus(err error) int {
+	var code exitCode
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	}
+	return 2 // errUsage
 }
 
 func usage(w io.Writer) {
@@ -154,6 +165,9 @@ var errUsage = errors.New("usage error")
 func newFlags(e env, name, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet("memstore "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	if e.onFlags != nil {
+		e.onFlags(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, help)
 		fmt.Fprintln(e.stderr, "\nFlags:")

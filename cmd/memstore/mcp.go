@@ -45,7 +45,7 @@ func runMCP(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&bf.token, "token", "", "session `TOKEN` for --url (or MEMSTORE_TOKEN)")
 	fs.StringVar(&bf.workspace, "workspace", "", "workspace `NAME` or ID with --db (or MEMSTORE_WORKSPACE)")
 	var att attachFlags
-	fs.Var(att.store(), "store", "with --db: attach store `ID`, read-only with ID:ro (repeatable)")
+	fs.Var(att.store(), "store", "with --db: attach store `NAME` or ID, read-only with NAME:ro (repeatable)")
 	fs.Var(att.instructions(), "instructions", "with --db: `TEXT` telling the agent how to use the store before it")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -71,6 +71,9 @@ func runMCP(ctx context.Context, e env, args []string) error {
 	defer c.Close()
 	caller := c.caller
 	if sel.url == "" {
+		if err := c.resolveAttachments(ctx, att.list); err != nil {
+			return err
+		}
 		// A session of its own, which lasts as long as this process.
 		s, _, secret, err := c.CreateSession(ctx, caller, memstore.SessionCreate{Title: "memstore mcp", Stores: att.list})
 		if err != nil {

@@ -64,7 +64,7 @@ func TestMCPStdioLocal(t *testing.T) {
 			t.Fatalf("stores create: %d %s %s", code, out, errs)
 		}
 	}
-	cmd := exec.Command(memstoreBin(t), "mcp", "--db", db, "--store", notes.ID, "--instructions", "Project notes.", "--store", prefs.ID+":ro")
+	cmd := exec.Command(memstoreBin(t), "mcp", "--db", db, "--store", notes.ID, "--instructions", "Project notes.", "--store", "prefs:ro") // by ID and by name
 	cs := mcpConnect(t, &mcp.CommandTransport{Command: cmd})
 
 	ins := cs.InitializeResult().Instructions

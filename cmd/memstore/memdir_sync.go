@@ -65,7 +65,7 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "memdir sync", memdirSyncHelp)
 	scope := newChoice(string(dirsync.ScopePrivate), string(dirsync.ScopePrivate), string(dirsync.ScopeTeam))
 	fs.Var(scope, "scope", "`private` (the directory without team/) or team")
-	store := fs.String("store", "", "memory store `ID` (or MEMSTORE_STORE)")
+	store := fs.String("store", "", "memory store `NAME` or ID (or MEMSTORE_STORE)")
 	bf := &backendFlags{cmd: "memdir sync", kinds: withServer}
 	fs.StringVar(&bf.url, "url", "", "memstore server `URL`, without /v1 (or MEMSTORE_URL)")
 	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY` (or MEMSTORE_API_KEY)")
@@ -120,6 +120,14 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 		return exitServer
 	}
 	defer c.Close()
+	if *store, err = c.resolveStore(ctx, *store, false); err != nil {
+		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
+		switch memstore.ErrorCode(err) {
+		case memstore.ENotFound, memstore.EInvalid, memstore.EConflict:
+			return exitCode(2) // no store, or several, by that name
+		}
+		return exitServer
+	}
 	device, _ := os.Hostname()
 	o := dirsync.Options{
 		Memories: c,

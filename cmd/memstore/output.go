@@ -311,8 +311,11 @@ func fmtTimePtr(t *time.Time) string {
 	return fmtTime(*t)
 }
 
-// fmtActor is an actor as type:id.
+// fmtActor is an actor as type:id, or "operator" for the operator.
 func fmtActor(a memstore.Actor) string {
+	if a == memstore.OperatorActor {
+		return memstore.OperatorName
+	}
 	return string(a.Type) + ":" + a.ID
 }
 

@@ -114,7 +114,7 @@ func TestServePostgres(t *testing.T) {
 	// Revoked by another process, the key, which the second replica has
 	// just authenticated and remembers, stops working there within a
 	// second, not at the end of its cache's time to live.
-	if code, _, stderr := run(t, "", "keys", "revoke", "--db", db, key.ID); code != 0 {
+	if code, _, stderr := run(t, "", "keys", "revoke", "--yes", "--db", db, key.ID); code != 0 {
 		t.Fatalf("keys revoke: exit %d, %s", code, stderr)
 	}
 	waitRefused(t, laptop, time.Now(), revokedRefusedWithin)

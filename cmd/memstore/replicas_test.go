@@ -311,7 +311,7 @@ func TestReplicasDatabaseRestart(t *testing.T) {
 	// The key the readers used, revoked by another process, is refused by
 	// each replica within a second: each listens for revocations again
 	// and empties its authentication cache once it can.
-	if code, _, stderr := run(t, "", "keys", "revoke", "--db", db, unseen.ID); code != 0 {
+	if code, _, stderr := run(t, "", "keys", "revoke", "--yes", "--db", db, unseen.ID); code != 0 {
 		t.Fatalf("keys revoke: exit %d, %s", code, stderr)
 	}
 	revoked := time.Now()

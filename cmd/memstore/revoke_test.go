@@ -178,15 +178,15 @@ func testRevokedByAnotherProcess(t *testing.T, db string) {
 		f.receives(t)
 	}
 
-	at := revoke(t, "keys", "revoke", "--db", db, key.ID)
+	at := revoke(t, "keys", "revoke", "--yes", "--db", db, key.ID)
 	keyed.endsWithin(t, at, endedWithin)
-	at = revoke(t, "sessions", "revoke", "--db", db, two.TokenID)
+	at = revoke(t, "sessions", "revoke", "--yes", "--db", db, two.TokenID)
 	first.endsWithin(t, at, endedWithin)
 	at = revoke(t, "sessions", "detach", "--db", db, two.ID, "--store", notes)
 	detached.endsWithin(t, at, endedWithin)
-	at = revoke(t, "sessions", "revoke", "--db", db, ended.ID)
+	at = revoke(t, "sessions", "revoke", "--yes", "--db", db, ended.ID)
 	endedFeed.endsWithin(t, at, endedWithin)
-	at = revoke(t, "sessions", "rm", "--db", db, deleted.ID)
+	at = revoke(t, "sessions", "rm", "--yes", "--db", db, deleted.ID)
 	deletedFeed.endsWithin(t, at, endedWithin)
 
 	// The stream of a credential that still works goes on.
@@ -203,7 +203,7 @@ func testRevokedByAnotherProcess(t *testing.T, db string) {
 	if n := mcpSessions(t, srv.url); n != "1" {
 		t.Fatalf("open MCP sessions: %s, want 1", n)
 	}
-	at = revoke(t, "sessions", "revoke", "--db", db, mcpOwner.TokenID)
+	at = revoke(t, "sessions", "revoke", "--yes", "--db", db, mcpOwner.TokenID)
 	for mcpSessions(t, srv.url) != "0" {
 		if time.Since(at) > endedWithin {
 			t.Fatalf("the MCP session of a token revoked by another process is still open %v after", endedWithin)

@@ -17,11 +17,11 @@ const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instruc
        memstore sessions ls [--store ID] [--archived]
        memstore sessions show ID
        memstore sessions token ID [--expires-in DURATION]
-       memstore sessions revoke ID
+       memstore sessions revoke ID [--yes]
        memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
        memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]
        memstore sessions detach ID --store STORE
-       memstore sessions rm ID
+       memstore sessions rm ID [--yes]
 
 Manages sessions: the way an agent reaches memory. A session attaches up
 to 8 stores, each read-write or read-only (ID:ro), with instructions for
@@ -48,6 +48,9 @@ read-write ones. Its changes are recorded as the session's.
           reach it from their next request
   rm      delete a session with its tokens, which stop working; the
           memories it wrote keep its ID as their author
+
+STORE is a store's name or ID. revoke and rm cannot be undone: they ask
+first on a terminal, and take --yes in scripts.
 
 With --url, revoke, attach, detach and rm take effect on the session's
 next request; with --db, a running server may go on with what its tokens
@@ -97,10 +100,10 @@ func (a *attachFlags) store() flag.Value {
 		case "rw", "read_write":
 			c.Access = memstore.AccessReadWrite
 		default:
-			return fmt.Errorf("want ID, ID:ro or ID:rw, not %q", s)
+			return fmt.Errorf("want STORE, STORE:ro or STORE:rw (a name or ID), not %q", s)
 		}
 		if id == "" {
-			return errors.New("a store ID is required")
+			return errors.New("a store name or ID is required")
 		}
 		a.list = append(a.list, c)
 		return nil
@@ -126,7 +129,7 @@ func (f flagFunc) Set(s string) error { return f(s) }
 func runSessionsCreate(ctx context.Context, e env, args []string) error {
 	fs, bf := sessionFlags(e, "create", "Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION]\n\nMakes a session with stores attached and prints its ID and its token.\n")
 	var att attachFlags
-	fs.Var(att.store(), "store", "attach store `ID`, read-only with ID:ro (repeatable, at most 8)")
+	fs.Var(att.store(), "store", "attach store `NAME` or ID, read-only with NAME:ro (repeatable, at most 8)")
 	fs.Var(att.instructions(), "instructions", "`TEXT` telling the agent how to use the store given before it")
 	title := fs.String("title", "", "a `TITLE` for the session")
 	expires := fs.Duration("expires-in", 0, "the token expires after `DURATION` (e.g. 8h; default: never)")
@@ -147,6 +150,9 @@ func runSessionsCreate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := c.resolveAttachments(ctx, att.list); err != nil {
+		return err
+	}
 	s, tok, secret, err := c.CreateSession(ctx, c.caller, memstore.SessionCreate{Title: *title, Stores: att.list, TokenTTL: *expires})
 	if err != nil {
 		return err
@@ -180,7 +186,7 @@ func writeAttachments(c *conn, s *memstore.Session) {
 
 func runSessionsLs(ctx context.Context, e env, args []string) error {
 	fs, bf := sessionFlags(e, "ls", "Usage: memstore sessions ls [--store ID] [--archived]\n\nLists sessions, newest first.\n")
-	store := fs.String("store", "", "only sessions that attach store `ID`")
+	store := fs.String("store", "", "only sessions that attach store `NAME` or ID")
 	archived := fs.Bool("archived", false, "include ended (archived) sessions")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -194,6 +200,11 @@ func runSessionsLs(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if *store != "" {
+		if *store, err = c.resolveStore(ctx, *store, bf.archived); err != nil {
+			return err
+		}
+	}
 	var all []memstore.Session
 	f := memstore.SessionFilter{StoreID: *store, IncludeArchived: *archived, Limit: 100}
 	for {
@@ -298,13 +309,21 @@ func runSessionsToken(ctx context.Context, e env, args []string) error {
 }
 
 func runSessionsRevoke(ctx context.Context, e env, args []string) error {
-	fs, bf := sessionFlags(e, "revoke", "Usage: memstore sessions revoke ID\n\nStops a token (sesntok_...), or ends a session (sesn_...) and so all its tokens.\n")
+	fs, bf := sessionFlags(e, "revoke", "Usage: memstore sessions revoke ID [--yes]\n\nStops a token (sesntok_...), or ends a session (sesn_...) and so all its\ntokens, for good. There is no undo: it asks first on a terminal; --yes\nconfirms for scripts.\n")
+	yes := addYesFlag(fs)
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if strings.HasPrefix(id, "sesntok_") {
+	what := "end session " + cell(id) + " and stop all its tokens"
+	if strings.HasPrefix(id, memstore.SessionTokenIDPrefix) {
+		what = "stop session token " + cell(id)
+	}
+	if err := confirm(e, "sessions revoke", *yes, what); err != nil {
+		return err
+	}
+	if strings.HasPrefix(id, memstore.SessionTokenIDPrefix) {
 		tok, err := c.RevokeSessionToken(ctx, c.caller, id)
 		if err != nil {
 			return err
@@ -382,7 +401,7 @@ func runSessionsUpdate(ctx context.Context, e env, args []string) error {
 func runSessionsAttach(ctx context.Context, e env, args []string) error {
 	fs, bf := sessionFlags(e, "attach", "Usage: memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]\n\nAttaches a store to a live session, read-write unless STORE:ro, and\nprints the session. For a store already attached, changes its access\n(only when :ro or :rw is given) and its instructions (only when\n--instructions is given).\n")
 	var att attachFlags
-	fs.Var(att.store(), "store", "the store `ID`, read-only with ID:ro, read-write with ID:rw")
+	fs.Var(att.store(), "store", "the store `NAME` or ID, read-only with NAME:ro, read-write with NAME:rw")
 	fs.Var(att.instructions(), "instructions", "`TEXT` telling the agent how to use the store")
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {
@@ -391,6 +410,9 @@ func runSessionsAttach(ctx context.Context, e env, args []string) error {
 	defer c.Close()
 	if len(att.list) != 1 {
 		return usageError(e, "memstore sessions attach: give one --store ID (see 'memstore stores ls'); attach several with one command each")
+	}
+	if err := c.resolveAttachments(ctx, att.list); err != nil {
+		return err
 	}
 	a := att.list[0]
 	s, err := c.Session(ctx, c.caller, id)
@@ -427,7 +449,7 @@ func runSessionsAttach(ctx context.Context, e env, args []string) error {
 
 func runSessionsDetach(ctx context.Context, e env, args []string) error {
 	fs, bf := sessionFlags(e, "detach", "Usage: memstore sessions detach ID --store STORE\n\nRemoves a store from a live session and prints the session's stores.\n")
-	store := fs.String("store", "", "the store `ID` to remove")
+	store := fs.String("store", "", "the store `NAME` or ID to remove")
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
@@ -435,6 +457,9 @@ func runSessionsDetach(ctx context.Context, e env, args []string) error {
 	defer c.Close()
 	if *store == "" {
 		return usageError(e, "memstore sessions detach: give the --store ID to remove (see 'memstore sessions show %s')", id)
+	}
+	if *store, err = c.resolveStore(ctx, *store, bf.archived); err != nil {
+		return err
 	}
 	s, err := c.DetachStore(ctx, c.caller, id, *store)
 	if err != nil {
@@ -449,12 +474,16 @@ func runSessionsDetach(ctx context.Context, e env, args []string) error {
 }
 
 func runSessionsRm(ctx context.Context, e env, args []string) error {
-	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID\n\nDeletes a session with its tokens, which stop working. The memories and\nversions it wrote stay, with its ID as their author. To end a session\nbut keep its record, use 'memstore sessions revoke ID'.\n")
+	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID [--yes]\n\nDeletes a session with its tokens, which stop working. The memories and\nversions it wrote stay, with its ID as their author. To end a session\nbut keep its record, use 'memstore sessions revoke ID'. There is no\nundo: it asks first on a terminal; --yes confirms for scripts.\n")
+	yes := addYesFlag(fs)
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if err := confirm(e, "sessions rm", *yes, "delete session "+cell(id)+" and its tokens"); err != nil {
+		return err
+	}
 	if err := c.DeleteSession(ctx, c.caller, id); err != nil {
 		return err
 	}

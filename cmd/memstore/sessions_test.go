@@ -104,12 +104,12 @@ func TestSessionsChange(t *testing.T) {
 		refused(1, "not attached", "sessions", "detach", id, "--store", prefs.ID)
 		refused(2, "give the --store ID", "sessions", "detach", id)
 
-		code, out, errs := cli("sessions", "rm", id, "--json")
+		code, out, errs := cli("sessions", "rm", id, "--json", "--yes")
 		var del httpapi.DeletedJSON
 		if code != 0 || json.Unmarshal([]byte(out), &del) != nil || del.Type != "session_deleted" || del.ID != id {
 			t.Errorf("sessions rm: exit %d: %s %s", code, out, errs)
 		}
 		refused(1, "not found", "sessions", "show", id)
-		refused(1, "not found", "sessions", "rm", id)
+		refused(1, "not found", "sessions", "rm", id, "--yes")
 	})
 }

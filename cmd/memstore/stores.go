@@ -18,8 +18,8 @@ const storesHelp = `Usage: memstore stores [ls] [--archived]
        memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]...
        memstore stores show ID
        memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
-       memstore stores archive ID
-       memstore stores rm ID --yes
+       memstore stores archive ID [--yes]
+       memstore stores rm ID [--yes]
 
 Manages the memory stores of a workspace.
 
@@ -29,9 +29,12 @@ Manages the memory stores of a workspace.
   show     print a store
   update   change a store's name, description or metadata; metadata is
            merged: --metadata sets a key, --unset-metadata removes one
-  archive  make a store read-only for good: its memories can be read and
-           deleted but no longer written, and it can no longer be attached
+  archive  make a store read-only for good: its memories can be read
+           but no longer written, and it can no longer be attached
   rm       delete a store with all its memories and versions, for good
+
+ID is a store's ID or its name. archive and rm cannot be undone: they
+ask first on a terminal, and take --yes in scripts.
 
 Run 'memstore stores SUBCOMMAND --help' for a subcommand's flags.
 ` + backendHelp
@@ -191,21 +194,26 @@ func runStoresCreate(ctx context.Context, e env, args []string) error {
 	return c.printStore(s)
 }
 
-// oneStoreArg parses a subcommand that takes one store ID and opens the
-// backend.
+// oneStoreArg parses a subcommand that takes one store, by name or ID,
+// opens the backend and resolves the store's ID.
 func oneStoreArg(ctx context.Context, e env, fs *flag.FlagSet, bf *backendFlags, args []string) (*conn, string, error) {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, "", err
 	}
 	if len(pos) != 1 {
-		return nil, "", usageError(e, "memstore %s: give one store ID (see 'memstore stores ls')", bf.cmd)
+		return nil, "", usageError(e, "memstore %s: give one store, by name or ID (see 'memstore stores ls')", bf.cmd)
 	}
 	c, err := bf.open(ctx, e)
 	if err != nil {
 		return nil, "", err
 	}
-	return c, pos[0], nil
+	id, err := c.resolveStore(ctx, pos[0], bf.archived)
+	if err != nil {
+		c.Close()
+		return nil, "", err
+	}
+	return c, id, nil
 }
 
 func runStoresShow(ctx context.Context, e env, args []string) error {
@@ -259,13 +267,23 @@ func runStoresUpdate(ctx context.Context, e env, args []string) error {
 }
 
 func runStoresArchive(ctx context.Context, e env, args []string) error {
-	fs, bf := storeFlags(e, "archive", "Usage: memstore stores archive ID\n\nArchives a memory store, for good: its memories stay readable and\ndeletable but can no longer be written, and it can no longer be attached\nto sessions. Archiving an archived store changes nothing.\n")
+	fs, bf := storeFlags(e, "archive", "Usage: memstore stores archive ID [--yes]\n\nArchives a memory store, for good: its memories stay readable but can\nno longer be written, and it can no longer be attached to sessions.\nArchiving an archived store changes nothing. There is no undo: it asks\nfirst on a terminal; --yes confirms for scripts.\n")
+	yes := addYesFlag(fs)
 	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	s, err := c.ArchiveStore(ctx, c.caller, id)
+	s, err := c.Store(ctx, c.caller, id)
+	if err != nil {
+		return err
+	}
+	if s.ArchivedAt == nil {
+		if err := confirm(e, "stores archive", *yes, fmt.Sprintf("archive memory store %s (%s), making it read-only for good", s.ID, cell(s.Name))); err != nil {
+			return err
+		}
+	}
+	s, err = c.ArchiveStore(ctx, c.caller, id)
 	if err != nil {
 		return err
 	}
@@ -273,15 +291,19 @@ func runStoresArchive(ctx context.Context, e env, args []string) error {
 }
 
 func runStoresRm(ctx context.Context, e env, args []string) error {
-	fs, bf := storeFlags(e, "rm", "Usage: memstore stores rm ID --yes\n\nDeletes a memory store with all its memories and their versions, for\ngood. There is no undo, hence --yes; 'memstore export' keeps a copy.\n")
-	yes := fs.Bool("yes", false, "confirm the deletion")
+	fs, bf := storeFlags(e, "rm", "Usage: memstore stores rm ID [--yes]\n\nDeletes a memory store with all its memories and their versions, for\ngood. There is no undo: it asks first on a terminal; --yes confirms for\nscripts. 'memstore export' keeps a copy.\n")
+	yes := addYesFlag(fs)
 	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if !*yes {
-		return usageError(e, "memstore stores rm: deleting %s removes all its memories and versions for good; add --yes to confirm", id)
+	s, err := c.Store(ctx, c.caller, id)
+	if err != nil {
+		return err
+	}
+	if err := confirm(e, "stores rm", *yes, fmt.Sprintf("delete memory store %s (%s) with all its memories and versions", s.ID, cell(s.Name))); err != nil {
+		return err
 	}
 	if err := c.DeleteStore(ctx, c.caller, id); err != nil {
 		return err

@@ -207,7 +207,7 @@ func TestHostileTextShownNotObeyed(t *testing.T) {
 			}
 		}
 		// What prints paths, IDs and sizes only.
-		for _, args := range [][]string{{"ls", "--depth", "0"}, {"log"}, {"redact", versions[1].ID}} {
+		for _, args := range [][]string{{"ls", "--depth", "0"}, {"log"}, {"redact", "--yes", versions[1].ID}} {
 			stdout, stderr := cli("", append(args, st...)...)
 			if bad := obeyed(stdout + stderr); len(bad) > 0 || stdout == "" {
 				t.Errorf("%v prints %v: %q", args, bad, stdout)

@@ -21,7 +21,7 @@ const toolHelp = `Usage: memstore tool --root DIR [flags]
        memstore tool --url URL --api-key KEY --store ID [flags]
        memstore tool --url URL --token TOKEN [--store ID] [flags]
        memstore tool --db FILE --store ID [flags]
-       memstore tool prune --root DIR --older-than DURATION [--dry-run] [--json]
+       memstore tool prune --root DIR --older-than DURATION [--dry-run] [--json] [--yes]
 
 Runs the memory tool (memory_20250818) for agents in any language, on a
 local directory or on a memory store.
@@ -56,7 +56,8 @@ the end of input.
 
 'tool prune' removes files that were neither read nor written for DURATION
 (such as 90m, 36h, 30d or 2w) and the directories this leaves empty, and
-prints each removed file. It works on a local directory only.
+prints each removed file. It works on a local directory only. It asks
+first on a terminal; --yes confirms for scripts (a cron job).
 `
 
 func runTool(ctx context.Context, e env, args []string) error {
@@ -69,7 +70,7 @@ func runTool(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&bf.url, "url", "", "memstore server `URL`, without /v1, whose store /memories maps to (or MEMSTORE_URL)")
 	fs.StringVar(&bf.apiKey, "api-key", "", "API `KEY` for --url (or MEMSTORE_API_KEY)")
 	fs.StringVar(&bf.token, "token", "", "session `TOKEN` for --url, instead of an API key (or MEMSTORE_TOKEN)")
-	fs.StringVar(&bf.store, "store", "", "memory store `ID` that /memories maps to (or MEMSTORE_STORE)")
+	fs.StringVar(&bf.store, "store", "", "memory store `NAME` or ID that /memories maps to (or MEMSTORE_STORE)")
 	fs.StringVar(&bf.db, "db", "", "memstore database `FILE` or postgres:// URL holding the store, instead of --url (or MEMSTORE_DB)")
 	fs.StringVar(&bf.workspace, "workspace", "", "workspace `NAME` or ID of the store with --db (or MEMSTORE_WORKSPACE; default \"default\")")
 	var opts memorytool.Options
@@ -132,7 +133,9 @@ func openToolStore(ctx context.Context, e env, bf *backendFlags, opts memorytool
 		return nil, nil, err
 	}
 	storeID := c.store
-	if storeID == "" && c.caller != nil && c.caller.Session != nil {
+	if storeID != "" {
+		storeID, err = c.resolveStore(ctx, storeID, false)
+	} else if c.caller != nil && c.caller.Session != nil {
 		storeID, err = sessionStore(c.caller.Session)
 	} else if storeID == "" {
 		err = usageError(e, "memstore tool: --store ID (or MEMSTORE_STORE) is required: the memory store that /memories maps to ('memstore stores ls' lists them)")
@@ -222,6 +225,7 @@ func runToolPrune(ctx context.Context, e env, args []string) error {
 	olderThan := fs.String("older-than", "", "remove files not read or written for `DURATION` (required; such as 30d)")
 	dryRun := fs.Bool("dry-run", false, "print what would be removed, remove nothing")
 	asJSON := fs.Bool("json", false, "print a JSON object instead of lines")
+	yes := addYesFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -231,6 +235,11 @@ func runToolPrune(ctx context.Context, e env, args []string) error {
 	d, err := parseDuration(*olderThan)
 	if err != nil {
 		return usageError(e, "memstore tool prune: --older-than: %v", err)
+	}
+	if !*dryRun {
+		if err := confirm(e, "tool prune", *yes, fmt.Sprintf("remove the files of %s not read or written for %s", *root, *olderThan)); err != nil {
+			return err
+		}
 	}
 	tool, err := memorytool.OpenLocal(*root, memorytool.Options{})
 	if err != nil {

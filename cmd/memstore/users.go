@@ -20,7 +20,7 @@ import (
 
 const usersHelp = `Usage: memstore users create [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] --name NAME [--role admin|member|auditor] [--link] [--json]
        memstore users ls [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] [--json]
-       memstore users rm [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] NAME
+       memstore users rm [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] [--yes] NAME
        memstore users passwd [--db FILE|URL | --url URL --api-key KEY] [--workspace NAME] NAME
 
 Manages the people who sign in to the web console ('memstore serve'
@@ -46,7 +46,8 @@ default address.
 
 'users passwd NAME' sets a new password the same way, and signs the user
 out everywhere. 'users rm NAME' removes a user and their sessions; the
-changes they made still name them by ID.
+changes they made still name them by ID. It asks first on a terminal;
+--yes confirms for scripts.
 
 Passwords are kept as argon2id hashes, never as given.
 `
@@ -240,7 +241,8 @@ func runUsersList(ctx context.Context, e env, args []string) error {
 }
 
 func runUsersRemove(ctx context.Context, e env, args []string) error {
-	uc, pos, err := openUsers(ctx, e, "rm", args, nil)
+	var yes *bool
+	uc, pos, err := openUsers(ctx, e, "rm", args, func(fs *flag.FlagSet) { yes = addYesFlag(fs) })
 	if err != nil {
 		return err
 	}
@@ -250,6 +252,9 @@ func runUsersRemove(ctx context.Context, e env, args []string) error {
 	}
 	u, err := uc.users.User(ctx, uc.caller, pos[0])
 	if err != nil {
+		return err
+	}
+	if err := confirm(e, "users rm", *yes, fmt.Sprintf("remove user %q (%s) from workspace %q", u.Name, u.ID, uc.ws.Name)); err != nil {
 		return err
 	}
 	if err := uc.users.DeleteUser(ctx, uc.caller, u.ID); err != nil {

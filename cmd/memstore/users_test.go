@@ -54,10 +54,10 @@ func TestUsersCommands(t *testing.T) {
 	if code, _, errOut := run(t, "short\n", "users", "passwd", "--db", db, "bo"); code != 1 || !strings.Contains(errOut, "nothing was changed") {
 		t.Errorf("passwd bo short: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := run(t, "", "users", "rm", "--db", db, "cy"); code != 1 || !strings.Contains(errOut, `no user "cy"`) {
+	if code, _, errOut := run(t, "", "users", "rm", "--yes", "--db", db, "cy"); code != 1 || !strings.Contains(errOut, `no user "cy"`) {
 		t.Errorf("rm cy: exit %d, %q", code, errOut)
 	}
-	if code, out, errOut := run(t, "", "users", "rm", "--db", db, "bo"); code != 0 || !strings.Contains(out, `Removed user "bo"`) {
+	if code, out, errOut := run(t, "", "users", "rm", "--yes", "--db", db, "bo"); code != 0 || !strings.Contains(out, `Removed user "bo"`) {
 		t.Errorf("rm bo: exit %d, %q %q", code, out, errOut)
 	}
 	code, out, _ = run(t, "", "users", "ls", "--db", db)

@@ -38,11 +38,12 @@ Control characters a terminal would obey are shown as visible symbols;
 --raw prints the lines exactly as stored.
 ` + backendHelp
 
-const redactHelp = `Usage: memstore redact [--store ID] VERSION
+const redactHelp = `Usage: memstore redact [--store ID] VERSION [--yes]
 
 Erases the path and content of a version, for good, and prints what
 remains. The live memory keeps its content even when VERSION holds it.
-Redacting again changes nothing.
+Redacting again changes nothing. There is no undo: it asks first on a
+terminal; --yes confirms for scripts.
 ` + backendHelp
 
 func runLog(ctx context.Context, e env, args []string) error {
@@ -113,12 +114,22 @@ func runShow(ctx context.Context, e env, args []string) error {
 
 func runRedact(ctx context.Context, e env, args []string) error {
 	fs, bf := memoryFlags(e, "redact", redactHelp)
+	yes := addYesFlag(fs)
 	c, storeID, pos, err := storeArgs(ctx, e, fs, bf, args, 1, "one VERSION")
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	v, err := c.RedactVersion(ctx, c.caller, storeID, pos[0])
+	v, err := c.Version(ctx, c.caller, storeID, pos[0])
+	if err != nil {
+		return err
+	}
+	if !v.Redacted() {
+		if err := confirm(e, "redact", *yes, fmt.Sprintf("erase the path and content of version %s (%s of %s)", v.ID, v.Operation, cell(v.Path))); err != nil {
+			return err
+		}
+	}
+	v, err = c.RedactVersion(ctx, c.caller, storeID, pos[0])
 	if err != nil {
 		return err
 	}

@@ -96,13 +96,13 @@ func TestWatchDatabase(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	lines, stop := watchLines(t, "--db", db, "--from-start")
-	if got := lines(1); !strings.Contains(got[0], "  1  memory.created    /one.md  user_") {
+	if got := lines(1); !strings.Contains(got[0], "  1  memory.created    /one.md  operator  ") {
 		t.Errorf("the replay: %q", got)
 	}
 	if code, _, stderr := run(t, "two", "put", "--db", db, "/two.md"); code != 0 {
 		t.Fatal(stderr)
 	}
-	if got := lines(2); !strings.Contains(got[1], "  2  memory.created    /two.md  user_") {
+	if got := lines(2); !strings.Contains(got[1], "  2  memory.created    /two.md  operator  ") {
 		t.Errorf("a change by another process: %q", got)
 	}
 	stop()

@@ -15,7 +15,7 @@ const webhooksHelp = `Usage: memstore webhooks ls [BACKEND] [--json]
        memstore webhooks create [BACKEND] --endpoint-url URL --event TYPE [--event TYPE]... [--name NAME] [--description TEXT] [--json]
        memstore webhooks update [BACKEND] [--endpoint-url URL] [--event TYPE]... [--name NAME] [--description TEXT] [--json] ID
        memstore webhooks enable|disable [BACKEND] [--json] ID
-       memstore webhooks rm [BACKEND] ID
+       memstore webhooks rm [BACKEND] [--yes] ID
        memstore webhooks deliveries [BACKEND] [--limit N] [--json] ID
 
 BACKEND is --db FILE|URL [--workspace NAME] [--webhook-allow-private],
@@ -36,7 +36,8 @@ signed with the endpoint's secret, which 'create' prints once.
               disabled it for failing deliveries; its pending deliveries
               go out, and the events it was owed when it was disabled
   disable     send the endpoint nothing until it is enabled
-  rm          remove an endpoint and its delivery log
+  rm          remove an endpoint and its delivery log; it asks first on a
+              terminal, --yes confirms for scripts
   deliveries  print an endpoint's latest deliveries: state, attempts,
               last status and error, next attempt
 
@@ -264,13 +265,17 @@ func runWebhooksState(ctx context.Context, e env, args []string, state memstore.
 }
 
 func runWebhooksRemove(ctx context.Context, e env, args []string) error {
-	wc, pos, err := openWebhooks(ctx, e, "rm", args, nil)
+	var yes *bool
+	wc, pos, err := openWebhooks(ctx, e, "rm", args, func(fs *flag.FlagSet) { yes = addYesFlag(fs) })
 	if err != nil {
 		return err
 	}
 	defer wc.close()
 	if len(pos) != 1 {
 		return usageError(e, "memstore webhooks rm: give the ID of one endpoint; 'memstore webhooks ls' lists them")
+	}
+	if err := confirm(e, "webhooks rm", *yes, "remove webhook endpoint "+cell(pos[0])+" and its delivery log"); err != nil {
+		return err
 	}
 	if err := wc.hooks.DeleteWebhook(ctx, wc.caller, pos[0]); err != nil {
 		return err
