@@ -92,7 +92,7 @@ func TestConfirm(t *testing.T) {
 	other := id(cli("", "sessions", "create", "--store", "notes", "--json"))
 	key := id(cli("", "keys", "create", "--name", "ci", "--json"))
 	cli("", "users", "create", "--name", "bo", "--link")
-	hook := id(cli("", "webhooks", "create", "--url", "https://hooks.example.com/in", "--event", "memstore.memory.created", "--json"))
+	hook := id(cli("", "webhooks", "create", "--endpoint-url", "https://hooks.example.com/in", "--event", "memstore.memory.created", "--json"))
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "kept.md"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)

@@ -71,8 +71,8 @@ func TestAdminCommandsRemote(t *testing.T) {
 			if err := json.Unmarshal([]byte(mustRun(t, "", remote("keys", "ls", "--json")...)), &keys); err != nil || len(keys) != 2 {
 				t.Errorf("keys ls --json: %+v, %v; want the first key and ci", keys, err)
 			}
-			mustRefuse(t, 1, "no API key", remote("keys", "revoke", otherKey.ID)...)
-			if out := mustRun(t, "", remote("keys", "revoke", ci.ID)...); !strings.Contains(out, ci.ID+" ("+ci.Hint+")") || !strings.Contains(out, "revoked") {
+			mustRefuse(t, 1, "no API key", remote("keys", "revoke", "--yes", otherKey.ID)...)
+			if out := mustRun(t, "", remote("keys", "revoke", "--yes", ci.ID)...); !strings.Contains(out, ci.ID+" ("+ci.Hint+")") || !strings.Contains(out, "revoked") {
 				t.Errorf("keys revoke: %s", out)
 			}
 			mustRefuse(t, 1, "revoked", "keys", "ls", "--url", s.url, "--api-key", ci.Secret)
@@ -99,9 +99,9 @@ func TestAdminCommandsRemote(t *testing.T) {
 			if out := mustRun(t, "another long password\n", remote("users", "passwd", "bo")...); !strings.Contains(out, "signed them out") {
 				t.Errorf("users passwd: %s", out)
 			}
-			mustRefuse(t, 1, `no user "cy"`, remote("users", "rm", "cy")...)
+			mustRefuse(t, 1, `no user "cy"`, remote("users", "rm", "--yes", "cy")...)
 			mustRefuse(t, 1, `no user "cy"`, remote("users", "passwd", "cy")...)
-			if out := mustRun(t, "", remote("users", "rm", "bo")...); !strings.Contains(out, `Removed user "bo"`) {
+			if out := mustRun(t, "", remote("users", "rm", "--yes", "bo")...); !strings.Contains(out, `Removed user "bo"`) {
 				t.Errorf("users rm: %s", out)
 			}
 			// What the server made is on the database.
@@ -131,14 +131,14 @@ func TestAdminCommandsRemote(t *testing.T) {
 				t.Errorf("webhooks ls:\n%s", out)
 			}
 			mustRun(t, "", remote("webhooks", "deliveries", hook.ID)...)
-			for _, cmd := range []string{"disable", "enable", "rm", "deliveries"} {
-				mustRefuse(t, 1, otherHook.ID, remote("webhooks", cmd, otherHook.ID)...)
+			for _, cmd := range [][]string{{"disable"}, {"enable"}, {"rm", "--yes"}, {"deliveries"}} {
+				mustRefuse(t, 1, otherHook.ID, remote(append(append([]string{"webhooks"}, cmd...), otherHook.ID)...)...)
 			}
 			mustRefuse(t, 1, otherHook.ID, remote("webhooks", "update", otherHook.ID, "--name", "x")...)
 			mustRefuse(t, 2, "--webhook-allow-private goes with --db", remote("webhooks", "ls", "--webhook-allow-private")...)
 			mustRefuse(t, 2, "--endpoint-url", "webhooks", "create", "--url", "https://example.com/hooks", "--event", "memory_store.created")
 			mustRefuse(t, 2, "say what to change", remote("webhooks", "update", hook.ID)...)
-			if out := mustRun(t, "", remote("webhooks", "rm", hook.ID)...); !strings.Contains(out, "Removed webhook endpoint "+hook.ID) {
+			if out := mustRun(t, "", remote("webhooks", "rm", "--yes", hook.ID)...); !strings.Contains(out, "Removed webhook endpoint "+hook.ID) {
 				t.Errorf("webhooks rm: %s", out)
 			}
 

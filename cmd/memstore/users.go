@@ -254,7 +254,7 @@ func runUsersRemove(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := confirm(e, "users rm", *yes, fmt.Sprintf("remove user %q (%s) from workspace %q", u.Name, u.ID, uc.ws.Name)); err != nil {
+	if err := confirm(e, "users rm", *yes, fmt.Sprintf("remove user %q (%s) from %s", u.Name, u.ID, uc.where())); err != nil {
 		return err
 	}
 	if err := uc.users.DeleteUser(ctx, uc.caller, u.ID); err != nil {
