@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -107,6 +108,24 @@ func TestFirstRunInitAdmin(t *testing.T) {
 	}
 }
 
+// wantRoot checks the answer to GET / of the server at base: a redirect
+// to location, or the API's JSON 404.
+func wantRoot(t *testing.T, base string, status int, location string) {
+	t.Helper()
+	resp, err := noRedirect().Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != status || resp.Header.Get("Location") != location {
+		t.Errorf("GET %s/: %s to %q; want %d to %q", base, resp.Status, resp.Header.Get("Location"), status, location)
+	}
+	if status == http.StatusNotFound && (resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), "no such endpoint: GET /")) {
+		t.Errorf("GET %s/: %s %q; want the API's JSON 404", base, resp.Header.Get("Content-Type"), body)
+	}
+}
+
 // TestFirstRunNextSteps: without --init-admin, a first run prints the
 // command that makes the first console user, and that command, run as
 // printed, makes one.
@@ -129,6 +148,7 @@ func TestFirstRunNextSteps(t *testing.T) {
 	if _, err := os.Stat(db + ".key"); err != nil {
 		t.Errorf("no key file: %v", err)
 	}
+	wantRoot(t, c.url, http.StatusFound, "/console/")
 	// With the console off, the console's lines are left out, and
 	// --init-admin is refused.
 	db2 := filepath.Join(t.TempDir(), "m.db")
@@ -136,6 +156,16 @@ func TestFirstRunNextSteps(t *testing.T) {
 	if out := c2.stdout.String(); strings.Contains(out, "Console") || strings.Contains(out, "users create") || c2.key == "" {
 		t.Errorf("first run without the console:\n%s", out)
 	}
+	wantRoot(t, c2.url, http.StatusNotFound, "")
+	// With the console on its own address, the root of each leads to it,
+	// or is the API's 404.
+	c3 := startChild(t, filepath.Join(t.TempDir(), "m.db"), "--console-addr", "127.0.0.1:0")
+	m = regexp.MustCompile(`(?m)^  Console   (http://\S+)/console/$`).FindStringSubmatch(c3.stdout.String())
+	if m == nil || m[1] == c3.url {
+		t.Fatalf("first run with --console-addr names no console of its own:\n%s", c3.stdout)
+	}
+	wantRoot(t, m[1], http.StatusFound, "/console/")
+	wantRoot(t, c3.url, http.StatusNotFound, "")
 	if code, _, stderr := run(t, "", "serve", "--db", db2, "--console=false", "--init-admin", "ada"); code != 2 || !strings.Contains(stderr, "--console=false") {
 		t.Errorf("--init-admin without the console: %d %s; want a usage error", code, stderr)
 	}

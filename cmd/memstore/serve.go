@@ -557,6 +557,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 			SecureCookies: bool(c.consoleSecure), TrustedProxies: c.trustedProxies, Logger: log})
 		if cln == nil {
 			api.Mount(console.Prefix, ch)
+			api.Mount(console.Root, ch) // GET / leads to the console
 		} else {
 			// Its own server, with the API's limits and a log.
 			climited := netlimit.New(cln, int(c.maxConns))
