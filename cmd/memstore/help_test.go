@@ -109,7 +109,7 @@ func TestHelpTopLevel(t *testing.T) {
 	// A usage error is on stderr, exit 2, with the usage and where the
 	// help is, not the whole help.
 	code, stdout, stderr = run(t, "", "ls", "--bogus")
-	if code != 2 || stdout != "" || !strings.Contains(stderr, "Usage: memstore ls") || !strings.Contains(stderr, "memstore ls --help") || strings.Contains(stderr, "Examples:") {
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "flag provided but not defined: -bogus\n") || !strings.Contains(stderr, "Usage: memstore ls") || !strings.Contains(stderr, "memstore ls --help") || strings.Contains(stderr, "Examples:") {
 		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want exit 2, the usage and a hint on stderr", code, stdout, stderr)
 	}
 	code, _, stderr = run(t, "", "help", "frob")

@@ -146,6 +146,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'memstore help COMMAND' (or 'memstore COMMAND --help') for a command's flags and examples.")
+	fmt.Fprintln(w, "New here? Run 'memstore serve': on a new database it says what to do next.")
 }
 
 // errUsage marks a usage error that was already reported on stderr.

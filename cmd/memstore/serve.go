@@ -44,9 +44,14 @@ $XDG_DATA_HOME or ~/.local/share; it and its directory are created if
 missing. --db postgres://USER:PASSWORD@HOST/DATABASE serves a PostgreSQL
 database instead (an existing one; its tables are made or upgraded), which
 several servers may share. On a database without API keys, serve makes
-the workspace "default" and a key for it, prints the key once on standard
-output, and, for a file, writes it to FILE.key (mode 0600, never
-overwritten). Make more keys with 'memstore keys create'.
+the workspace "default" and a key for it, and prints on standard output
+(the log is on standard error) the API's and the console's URLs, the
+command that makes the first console user, and the key, once, alone on
+the last line; for a file, it also writes the key to FILE.key (mode
+0600, never overwritten). Make more keys with 'memstore keys create'.
+--init-admin NAME makes that first user, an admin, and prints a sign-in
+link that works once, within 15 minutes; when the workspace has users
+already it makes none, so the flag may stay in a service's command line.
 
 The server holds at most --max-connections connections at once. At the
 cap, a new connection closes one that waits on its client: the one idle
