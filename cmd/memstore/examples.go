@@ -26,7 +26,7 @@ var examples = map[string][]string{
 		"memstore users passwd ada",
 	},
 	"webhooks": {
-		"memstore webhooks create --url https://hooks.example.com/memstore --event memory.created --event memory.updated",
+		"memstore webhooks create --url https://hooks.example.com/memstore --event memstore.memory.created --event memstore.memory.modified",
 		"memstore webhooks deliveries webhook_01...",
 	},
 	"vacuum": {

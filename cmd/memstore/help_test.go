@@ -146,3 +146,38 @@ Backend flags:
 		t.Errorf("help:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// TestExamplesUseTheirFlags: every flag an example gives is one its
+// command's help lists, and every example names a command that exists.
+func TestExamplesUseTheirFlags(t *testing.T) {
+	clearEnv(t)
+	for name, lines := range examples {
+		code, help, stderr := run(t, "", append(strings.Fields(name), "--help")...)
+		if code != 0 {
+			t.Errorf("examples of %q: no such command (%d %s)", name, code, stderr)
+			continue
+		}
+		for _, l := range lines {
+			_, cmd, ok := strings.Cut(l, "memstore "+name)
+			if !ok {
+				t.Errorf("example of %q runs another command: %s", name, l)
+				continue
+			}
+			cmd, _, _ = strings.Cut(cmd, " -- ") // Claude Code's own arguments
+			cmd, _, _ = strings.Cut(cmd, " | ")
+			cmd, _, _ = strings.Cut(cmd, " > ")
+			cmd, _, _ = strings.Cut(cmd, " # ")
+			full, flags := name, help
+			// An example of a command may run one of its subcommands.
+			if words := strings.Fields(cmd); !strings.Contains(name, " ") && len(words) > 0 && slices.Contains(subcommandsIn(name, help), words[0]) {
+				full = name + " " + words[0]
+				_, flags, _ = run(t, "", name, words[0], "--help")
+			}
+			for _, f := range regexp.MustCompile(`(?:^| )(--[a-z][a-z0-9-]*)`).FindAllStringSubmatch(cmd, -1) {
+				if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(f[1]) + `( |$)`).MatchString(flags) {
+					t.Errorf("example %q gives %s, which memstore %s does not take", l, f[1], full)
+				}
+			}
+		}
+	}
+}
