@@ -81,6 +81,12 @@ func initAdmin(ctx context.Context, e env, db memstore.Database, ks memstore.Key
 		return "", time.Time{}, nil
 	}
 	u, err := us.CreateUser(ctx, caller, memstore.UserCreate{Name: name, Role: memstore.RoleAdmin})
+	if memstore.ErrorCode(err) == memstore.EConflict {
+		// Another server of the database, started at the same time, made
+		// the user and printed the link.
+		fmt.Fprintf(e.stderr, "memstore: --init-admin %s: another server made the user meanwhile, so no link is printed here\n", name)
+		return "", time.Time{}, nil
+	}
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("--init-admin: %w", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 // noRedirect is a client that shows redirects instead of following them.
@@ -171,5 +176,33 @@ func TestFirstRunNextSteps(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "", "serve", "--db", db2, "--init-admin", "user_x"); code != 2 || !strings.Contains(stderr, "--init-admin") {
 		t.Errorf("--init-admin user_x: %d %s; want a usage error", code, stderr)
+	}
+}
+
+// lateList is a database whose user list is read before another server
+// made its user: it lists none.
+type lateList struct{ memstore.Database }
+
+func (lateList) Users(context.Context, string, memstore.UserFilter) (memstore.Page[memstore.User], error) {
+	return memstore.Page[memstore.User]{}, nil
+}
+
+// TestInitAdminTogether: of servers of one database started together
+// with --init-admin, the one that finds the user made meanwhile (after
+// it saw none) starts all the same, without a link, and says why.
+func TestInitAdminTogether(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t, sqlite.Options{})
+	core := memstore.NewCore(db)
+	base := consoleBase("http", "127.0.0.1:6366")
+	e := env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	if link, _, err := initAdmin(ctx, e, db, core, "ada", base); err != nil || link == "" {
+		t.Fatalf("the first server: %q, %v; want a link", link, err)
+	}
+	var stderr strings.Builder
+	e.stderr = &stderr
+	link, _, err := initAdmin(ctx, e, lateList{db}, core, "ada", base)
+	if err != nil || link != "" || !strings.Contains(stderr.String(), "another server made the user meanwhile") {
+		t.Errorf("the second server: %q, %v, %q; want no link, no error, and why", link, err, stderr.String())
 	}
 }
