@@ -65,6 +65,8 @@ type UserStorage interface {
 	// Users lists a workspace's users by name, f.Limit (already sized) at
 	// a time; Next is the cursor of the following page.
 	Users(ctx context.Context, workspaceID string, f UserFilter) (Page[User], error)
+	// HasUsers reports whether there is any user, in any workspace.
+	HasUsers(ctx context.Context) (bool, error)
 	// SetUserPassword sets a user's password hash and UpdatedAt, and
 	// removes all the user's sign-ins, in one transaction (ENotFound).
 	SetUserPassword(ctx context.Context, workspaceID, id, hash string, at time.Time) (*User, error)
@@ -265,6 +267,14 @@ func (us *Users) Users(ctx context.Context, c *Caller, f UserFilter) (Page[User]
 		withoutHash(&p.Items[i])
 	}
 	return p, err
+}
+
+// AnyUsers reports whether the database has a console user, in any
+// workspace. It asks for no caller: it tells nothing but that, so that
+// the console's sign-in page can tell a new installation how to make the
+// first user.
+func (us *Users) AnyUsers(ctx context.Context) (bool, error) {
+	return us.s.HasUsers(ctx)
 }
 
 // DeleteUser removes a user by ID or name, ending its sign-ins; the

@@ -131,6 +131,9 @@ func New(cfg Config) *Handler {
 		files.ServeHTTP(w, r)
 	})
 	h.mux.HandleFunc("GET "+Prefix+"{$}", h.home)
+	// The server's root leads to the console, on its own address or
+	// mounted beside the API (Root).
+	h.mux.HandleFunc(Root, h.root)
 	h.mux.HandleFunc("GET "+Prefix+"signin", h.signInPage)
 	h.mux.HandleFunc("POST "+Prefix+"signin", h.signIn)
 	h.mux.HandleFunc("GET "+Prefix+"link", h.linkPage)
@@ -456,17 +459,37 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
 }
 
+// Root is the pattern of the server's root, which the console answers
+// with a redirect to itself: a server that mounts the console beside
+// other routes mounts it at Prefix and at Root.
+const Root = "GET /{$}"
+
+func (h *Handler) root(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, Prefix, http.StatusFound)
+}
+
 func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
-	v := view{Title: "Sign in", Data: map[string]string{"Workspace": memstore.DefaultWorkspace}}
+	v := view{Title: "Sign in", Data: h.signInData(r, memstore.DefaultWorkspace, "")}
 	if r.URL.Query().Get("ended") != "" {
 		v.Notice = "Your session has ended (it expired, was idle too long or was signed out). Sign in again."
 	}
 	h.render(w, r, http.StatusOK, "signin", nil, v)
 }
 
+// signInData is what the sign-in form shows: the workspace and name
+// typed, and, while the database has no user at all, how to make the
+// first one ("NoUsers").
+func (h *Handler) signInData(r *http.Request, workspace, name string) map[string]string {
+	data := map[string]string{"Workspace": workspace, "Name": name}
+	if any, err := h.cfg.Users.AnyUsers(r.Context()); err == nil && !any {
+		data["NoUsers"] = "yes"
+	}
+	return data
+}
+
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	ws, name, pw := r.PostFormValue("workspace"), r.PostFormValue("name"), r.PostFormValue("password")
-	data := map[string]string{"Workspace": ws, "Name": name}
+	data := h.signInData(r, ws, name)
 	// The address first: a request refused for it takes nothing from the
 	// name's allowance.
 	err := h.cfg.Users.AttemptFrom(r.Context(), h.cfg.TrustedProxies.Key(r))

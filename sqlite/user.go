@@ -76,6 +76,15 @@ func (db *DB) Users(ctx context.Context, workspaceID string, f memstore.UserFilt
 	return page, nil
 }
 
+// HasUsers implements memstore.UserStorage.
+func (db *DB) HasUsers(ctx context.Context) (bool, error) {
+	var any bool
+	if err := db.r.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM users)").Scan(&any); err != nil {
+		return false, wrap(translate(err), "look for users")
+	}
+	return any, nil
+}
+
 // SetUserPassword implements memstore.UserStorage.
 func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string, at time.Time) (*memstore.User, error) {
 	var u *memstore.User

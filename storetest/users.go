@@ -57,7 +57,13 @@ func testUsers(t *testing.T, b memstore.Database) {
 	us := memstore.NewUsers(b)
 	ws, other := mustWorkspace(t, b, "one"), mustWorkspace(t, b, "two")
 	op := operator(ws)
+	if any, err := us.AnyUsers(ctx); err != nil || any {
+		t.Fatalf("AnyUsers before any user = %v, %v; want false", any, err)
+	}
 	ann := mustUser(t, us, op, "ann", memstore.RoleAdmin, goodPassword)
+	if any, err := us.AnyUsers(ctx); err != nil || !any {
+		t.Errorf("AnyUsers with a user = %v, %v; want true", any, err)
+	}
 	wantPrefix(t, ann.ID, "user_", "user ID")
 	if ann.WorkspaceID != ws || ann.Name != "ann" || ann.Role != memstore.RoleAdmin || ann.PasswordHash != "" || ann.CreatedAt.IsZero() {
 		t.Errorf("created %+v", ann)

@@ -137,9 +137,7 @@ func runClaude(ctx context.Context, e env, args []string) error {
 	claudePath := fs.String("claude", "claude", "Claude Code's executable `PATH`")
 	anyVersion := fs.Bool("allow-untested-version", false, "run a Claude Code version memstore claude was not tested with, through the proxy")
 	if slices.ContainsFunc(ours, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
-		fmt.Fprint(e.stdout, claudeHelp, backendHelp, "\nFlags:\n")
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
+		writeHelp(e.stdout, "claude", fs, claudeHelp+backendHelp)
 		return flag.ErrHelp
 	}
 	pos, err := parseArgs(fs, ours)

@@ -322,7 +322,7 @@ func (a *adminCmd) wsName() string {
 // positional arguments.
 func openAdmin(ctx context.Context, e env, cmd, name string, args []string, create bool, usage string, vars map[string]string, more func(fs *flag.FlagSet)) (*adminCmd, []string, error) {
 	fs, f := keysFlags(e, name, create)
-	fs.Usage = func() { fmt.Fprint(e.stderr, usage) }
+	setHelp(fs, usage)
 	workspace := fs.String("workspace", "", "workspace `NAME` or ID (or MEMSTORE_WORKSPACE; default \"default\" with --db)")
 	if more != nil {
 		more(fs)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
 
@@ -109,14 +110,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer safeErr.Flush()
 	defer safeOut.Flush()
 	e := env{stdin: stdin, stdout: safeOut, stderr: safeErr, rawStdout: stdout, rawStderr: stderr, getenv: os.Getenv}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		if len(args) > 1 {
-			return Main(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 { // memstore help COMMAND [SUB]
+			return Main(ctx, append(slices.Clone(args[1:]), "--help"), stdin, stdout, stderr)
 		}
 		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "-version" || args[0] == "-v" {
@@ -154,35 +156,36 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'memstore COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'memstore help COMMAND' (or 'memstore COMMAND --help') for a command's flags and examples.")
+	fmt.Fprintln(w, "New here? Run 'memstore serve': on a new database it says what to do next.")
 }
 
 // errUsage marks a usage error that was already reported on stderr.
 var errUsage = errors.New("usage error")
 
-// newFlags returns a flag set that reports to e.stderr, with the command's
-// help text printed before its flags.
+// newFlags returns a flag set that reports errors to e.stderr, and whose
+// help (the command's help text, then its flags: writeHelp) parse prints
+// on e.stdout when asked.
 func newFlags(e env, name, help string) *flag.FlagSet {
 	fs := flag.NewFlagSet("memstore "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(&flagOutput{Writer: e.stderr, stdout: e.stdout, help: help})
 	if e.onFlags != nil {
 		e.onFlags(fs)
 	}
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, help)
-		fmt.Fprintln(e.stderr, "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // parse prints what fits: the help, or a hint
 	return fs
 }
 
-// parse parses args, turning a flag error into errUsage (flag has already
-// printed it) and passing -h through as flag.ErrHelp.
+// parse parses args: --help prints the help on standard output and
+// returns flag.ErrHelp; a flag error (already reported by flag) adds the
+// usage lines on standard error and returns errUsage.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			helpAsked(fs)
 			return err
 		}
+		usageHint(fs)
 		return errUsage
 	}
 	return nil

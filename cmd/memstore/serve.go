@@ -44,9 +44,14 @@ $XDG_DATA_HOME or ~/.local/share; it and its directory are created if
 missing. --db postgres://USER:PASSWORD@HOST/DATABASE serves a PostgreSQL
 database instead (an existing one; its tables are made or upgraded), which
 several servers may share. On a database without API keys, serve makes
-the workspace "default" and a key for it, prints the key once on standard
-output, and, for a file, writes it to FILE.key (mode 0600, never
-overwritten). Make more keys with 'memstore keys create'.
+the workspace "default" and a key for it, and prints on standard output
+(the log is on standard error) the API's and the console's URLs, the
+command that makes the first console user, and the key, once, alone on
+the last line; for a file, it also writes the key to FILE.key (mode
+0600, never overwritten). Make more keys with 'memstore keys create'.
+--init-admin NAME makes that first user, an admin, and prints a sign-in
+link that works once, within 15 minutes; when the workspace has users
+already it makes none, so the flag may stay in a service's command line.
 
 The server holds at most --max-connections connections at once. At the
 cap, a new connection closes one that waits on its client: the one idle
@@ -199,6 +204,7 @@ type serveConfig struct {
 	trustedProxies clientaddr.Proxies // whose X-Forwarded-For or Forwarded names the client
 	tlsCert        string             // PEM files; both or neither
 	tlsKey         string
+	initAdmin      string      // the first console user to make, with a sign-in link
 	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
 }
 
@@ -231,6 +237,7 @@ var serveEnv = map[string]string{
 	"trusted-proxies":        "MEMSTORE_TRUSTED_PROXIES",
 	"tls-cert":               "MEMSTORE_TLS_CERT",
 	"tls-key":                "MEMSTORE_TLS_KEY",
+	"init-admin":             "MEMSTORE_INIT_ADMIN",
 
 	// The quotas of workspaces, sessions and credentials (memstore.Limits).
 	"max-stores-per-workspace":   "MEMSTORE_MAX_STORES_PER_WORKSPACE",
@@ -317,6 +324,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.trustedProxies, "trusted-proxies", "comma-separated `CIDRS` (or addresses) of proxies in front, from which alone X-Forwarded-For (else Forwarded) is believed to name the client, for the console's sign-in limits; default none (MEMSTORE_TRUSTED_PROXIES)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
+	fs.StringVar(&c.initAdmin, "init-admin", "", "when the workspace has no console user, make `NAME`, an admin, and print a one-time sign-in link (MEMSTORE_INIT_ADMIN)")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -325,6 +333,14 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	}
 	if err := applyEnv(e, "serve", fs, serveEnv); err != nil {
 		return nil, err
+	}
+	if c.initAdmin != "" {
+		if err := memstore.ValidateUserName(c.initAdmin); err != nil {
+			return nil, usageError(e, "memstore serve: --init-admin: %v", err)
+		}
+		if !c.console {
+			return nil, usageError(e, "memstore serve: --init-admin makes a console user, but --console=false turns the console off")
+		}
 	}
 	if c.maxConns == 0 {
 		c.maxConns = defaultMaxConnections
@@ -492,9 +508,25 @@ func runServe(ctx context.Context, e env, args []string) error {
 // cln when it is not nil, else mounted beside the API.
 func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln net.Listener, path string, db memstore.Database) error {
 	core := newCore(db, c.backend.opts)
-	if err := firstKey(ctx, e, core, path); err != nil {
+	run := &firstRun{api: c.scheme() + "://" + ln.Addr().String(), db: path}
+	var err error
+	if run.key, err = firstKey(ctx, e, core, path); err != nil {
 		return err
 	}
+	if c.console {
+		at := ln.Addr()
+		if cln != nil {
+			at = cln.Addr()
+		}
+		run.consoleURL = consoleBase(c.scheme(), at.String())
+	}
+	if c.initAdmin != "" {
+		run.admin = c.initAdmin
+		if run.link, run.expires, err = initAdmin(ctx, e, db, core, c.initAdmin, run.consoleURL); err != nil {
+			return err
+		}
+	}
+	run.print(e.stdout)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hooks := memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(bool(c.webhookPrivate)))
@@ -531,6 +563,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 			SecureCookies: bool(c.consoleSecure), TrustedProxies: c.trustedProxies, Logger: log})
 		if cln == nil {
 			api.Mount(console.Prefix, ch)
+			api.Mount(console.Root, ch) // GET / leads to the console
 		} else {
 			// Its own server, with the API's limits and a log.
 			climited := netlimit.New(cln, int(c.maxConns))
@@ -562,12 +595,8 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	served := make(chan error, 1)
 	go func() { served <- c.serveOn(srv, limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving %s://%s (database %s)\n", c.scheme(), ln.Addr(), databaseName(path))
-	if c.console {
-		at := ln.Addr()
-		if cln != nil {
-			at = cln.Addr()
-		}
-		fmt.Fprintf(e.stderr, "memstore: console at %s://%s%s (add users with 'memstore users create')\n", c.scheme(), at, console.Prefix)
+	if run.consoleURL != nil {
+		fmt.Fprintf(e.stderr, "memstore: console at %s (add users with 'memstore users create')\n", run.consoleURL)
 	}
 
 	select {
@@ -623,42 +652,6 @@ func httpServer(h http.Handler, l *netlimit.Listener, log *slog.Logger) *http.Se
 	}
 	l.Serve(srv)
 	return srv
-}
-
-// firstKey gives a database without API keys its first one, so that a
-// fresh server can be used at once: it makes the default workspace if
-// missing and a key in it, prints the key once, and, for a database file,
-// keeps a copy in path.key (mode 0600), never overwriting a file already
-// there; a database URL has no place beside it that all its servers
-// share. Keys revoked since count: a database whose keys were all revoked
-// gets none. Replicas that start together on an empty database may each
-// make one: make the first key with 'memstore keys create' before
-// starting them.
-func firstKey(ctx context.Context, e env, ks memstore.KeyService, path string) error {
-	keys, err := ks.APIKeys(ctx, "", "", 1)
-	if err != nil || len(keys) > 0 {
-		return err
-	}
-	ws, _, err := ensureWorkspace(ctx, ks, memstore.DefaultWorkspace)
-	if err != nil {
-		return err
-	}
-	k, secret, err := ks.CreateAPIKey(ctx, ws.ID, "first key")
-	if err != nil {
-		return err
-	}
-	where := "store it now: a database that is not a file keeps no copy beside it"
-	if _, isURL := databaseURL(path); !isURL {
-		keyFile := path + ".key"
-		where = fmt.Sprintf("a copy is in %s, readable by you only", keyFile)
-		if err := writeKeyFile(keyFile, secret); err != nil {
-			fmt.Fprintf(e.stderr, "memstore: warning: the key was not saved to a file: %v\n", err)
-			where = "store it now"
-		}
-	}
-	fmt.Fprintf(e.stdout, "Created API key %s in workspace %q. It will not be shown again (%s):\n", k.ID, ws.Name, where)
-	fmt.Fprintln(e.stdout, secret)
-	return nil
 }
 
 // writeKeyFile writes secret to a new file that only its owner may read.

@@ -150,11 +150,11 @@ func TestServeHelpZero(t *testing.T) {
 	}
 	usage := map[string]string{} // flag → its usage text
 	var name string
-	for _, line := range strings.Split(out+errOut, "\n") {
-		if f, ok := strings.CutPrefix(line, "  -"); ok {
+	for _, line := range strings.Split(out, "\n") {
+		if f, ok := strings.CutPrefix(line, "  --"); ok {
 			name, _, _ = strings.Cut(f, " ")
 		} else if name != "" {
-			usage[name] += strings.TrimSpace(line)
+			usage[name] += " " + strings.TrimSpace(line)
 		}
 	}
 	for _, flag := range []string{

@@ -63,7 +63,7 @@ func dispatch(ctx context.Context, e env, command, help, def string, subs []comm
 	if len(args) > 0 {
 		switch args[0] {
 		case "-h", "-help", "--help", "help":
-			fmt.Fprint(e.stderr, help)
+			writeHelp(e.stdout, command, nil, help)
 			return flag.ErrHelp
 		}
 	}
