@@ -21,9 +21,9 @@ Prints a script that completes memstore's commands, subcommands and
 flags in the shell, and the names and IDs of stores after --store (read
 from the database or server that the line, or the environment, names).
 
-  bash  source <(memstore completion bash)          # in ~/.bashrc
-  zsh   source <(memstore completion zsh)           # in ~/.zshrc, after compinit
-  fish  memstore completion fish > ~/.config/fish/completions/memstore.fish
+  bash  in ~/.bashrc
+  zsh   in ~/.zshrc, after compinit: source <(memstore completion zsh)
+  fish  into ~/.config/fish/completions/memstore.fish
 
 The script asks memstore itself what fits (memstore __complete), so it
 stays right as memstore changes.

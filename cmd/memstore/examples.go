@@ -26,8 +26,13 @@ var examples = map[string][]string{
 		"memstore users passwd ada",
 	},
 	"webhooks": {
-		"memstore webhooks create --url https://hooks.example.com/memstore --event memstore.memory.created --event memstore.memory.modified",
+		"memstore webhooks create --endpoint-url https://hooks.example.com/memstore --event memstore.memory.created --event memstore.memory.modified",
+		"memstore webhooks enable webhook_01...   # again, after it was disabled for failing",
 		"memstore webhooks deliveries webhook_01...",
+	},
+	"completion": {
+		"source <(memstore completion bash)   # in ~/.bashrc",
+		"memstore completion fish > ~/.config/fish/completions/memstore.fish",
 	},
 	"vacuum": {
 		"memstore vacuum --db notes.db",
