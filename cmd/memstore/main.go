@@ -89,6 +89,7 @@ func commands() []command {
 		{"claude", "run Claude Code with its team memory on a memstore server", runClaude},
 		{"memdir", "the Claude-Code-style memory directory: path, prompt, log, lint, recall, sync", runMemdir},
 		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},
+		{"healthcheck", "ask a server whether it can serve (a container's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -141,7 +142,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "memstore: persistent memory for AI agents.")
 	fmt.Fprintln(w, "\nUsage: memstore COMMAND [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'memstore COMMAND --help' for a command's flags.")
 }
