@@ -611,7 +611,7 @@ func TestContainerImage(t *testing.T) {
 		args := append([]string{"run", "-d", "--name", name}, podmanArgs()...)
 		podman(t, append(args, "-p", fmt.Sprintf("127.0.0.1:%d:%s", port, img.port), "-v", volume+":/data", tag)...)
 		t.Cleanup(func() { exec.Command("podman", "rm", "-f", "-t", "0", name).Run() })
-		waitHealthz(t, base, func() string { out, _ := exec.Command("podman", "logs", name).CombinedOutput(); return string(out) })
+		waitHealthz(t, base, name)
 	}
 	first := "memstore-test-1-" + suffix
 	run(first)
@@ -661,23 +661,28 @@ func TestContainerImage(t *testing.T) {
 	}
 }
 
-// waitHealthz waits up to 60 seconds for base/healthz to answer 200.
-func waitHealthz(t *testing.T, base string, logs func() string) {
+// waitHealthz waits up to 60 seconds for base/healthz, served by the
+// container name, to answer 200, and fails at once if the container
+// stops.
+func waitHealthz(t *testing.T, base, name string) {
 	t.Helper()
 	var last error
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		res, err := http.Get(base + "/healthz")
-		if err != nil {
-			last = err
-			continue
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+			err = errors.New(res.Status)
 		}
-		res.Body.Close()
-		if res.StatusCode == http.StatusOK {
-			return
+		last = err
+		if running, _ := exec.Command("podman", "inspect", "--format", "{{.State.Running}}", name).Output(); strings.TrimSpace(string(running)) == "false" {
+			break
 		}
-		last = errors.New(res.Status)
 	}
-	t.Fatalf("%s/healthz did not answer 200 within 60s (%v):\n%s", base, last, logs())
+	logs, _ := exec.Command("podman", "logs", name).CombinedOutput()
+	t.Fatalf("%s/healthz did not answer 200 (%v); the container's log:\n%s", base, last, logs)
 }
 
 // buildStage runs the commands of the Dockerfile's build stage on this
