@@ -110,15 +110,7 @@ func parseDockerfile(t *testing.T, name string) *dockerfile {
 }
 
 // all is the arguments of every instruction cmd of st, in order.
-func (st *dockerStage) all(cmd string) []string {
-	var out []string
-	for _, in := range st.ins {
-		if in.cmd == cmd {
-			out = append(out, in.args)
-		}
-	}
-	return out
-}
+func (st *dockerStage) all(cmd string) []string { return instructionArgs(st.ins, cmd) }
 
 // one is the arguments of st's only instruction cmd; a test error when
 // there is not exactly one.
@@ -269,6 +261,8 @@ func checkDockerfile(t *testing.T) imageCommand {
 	return imageCommand{argv: argv, env: env, healthcheck: health, user: user, port: port}
 }
 
+// instructionArgs is the arguments of every instruction cmd of ins, in
+// order.
 func instructionArgs(ins []dockerInstruction, cmd string) []string {
 	var out []string
 	for _, in := range ins {
