@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,14 +25,17 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/memstore/memstore/internal/freeport"
+	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/internal/syncbuf"
 )
 
-// The container image (Dockerfile, compose.yaml) is tested three ways:
+// The container image (Dockerfile, compose.yaml) is tested four ways:
 // TestContainerFiles reads both files and checks what the image and the
 // services promise; TestContainerCommand runs the image's command line,
-// with the image's environment, outside a container; TestContainerImage
-// builds the image with podman and runs it, where podman is installed.
+// with the image's environment, outside a container, and
+// TestContainerReplicas so runs the postgres profile's replicas;
+// TestContainerImage builds the image with podman and runs it, where
+// podman is installed.
 
 // repoRoot is the repository's root, two directories up from this
 // package's.
@@ -292,14 +297,9 @@ type composeFile struct {
 	Volumes map[string]any `yaml:"volumes"`
 }
 
-// TestContainerFiles checks the Dockerfile's image (see checkDockerfile)
-// and compose.yaml's services: memstore on SQLite by default, its data in
-// a named volume; PostgreSQL and two replicas in the "postgres" profile,
-// the password never in a URL, the second replica started once the first
-// made the first key.
-func TestContainerFiles(t *testing.T) {
-	img := checkDockerfile(t)
-
+// readCompose reads compose.yaml.
+func readCompose(t *testing.T) *composeFile {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "compose.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +308,30 @@ func TestContainerFiles(t *testing.T) {
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		t.Fatalf("compose.yaml: %v", err)
 	}
-	var replicas []string
+	return &c
+}
+
+// replicas is the memstore services of the postgres profile, by name.
+func (c *composeFile) replicas() []string {
+	var names []string
+	for name, s := range c.Services {
+		if s.Image == "memstore" && slices.Contains(s.Profiles, "postgres") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestContainerFiles checks the Dockerfile's image (see checkDockerfile)
+// and compose.yaml's services: memstore on SQLite by default, its data in
+// a named volume; PostgreSQL and two replicas in the "postgres" profile,
+// the password never in a URL, the second replica started once the first
+// made the first key.
+func TestContainerFiles(t *testing.T) {
+	img := checkDockerfile(t)
+
+	c := readCompose(t)
 	for name, s := range c.Services {
 		for _, v := range s.Volumes {
 			if vol, _, _ := strings.Cut(v, ":"); !strings.HasPrefix(vol, ".") && !strings.HasPrefix(vol, "/") {
@@ -327,9 +350,6 @@ func TestContainerFiles(t *testing.T) {
 			if !strings.HasSuffix(p, ":"+img.port) {
 				t.Errorf("service %s publishes %s, not the image's port %s", name, p, img.port)
 			}
-		}
-		if slices.Contains(s.Profiles, "postgres") {
-			replicas = append(replicas, name)
 		}
 	}
 
@@ -363,7 +383,7 @@ func TestContainerFiles(t *testing.T) {
 	if len(pg.Healthcheck.Test) == 0 {
 		t.Error("service postgres has no healthcheck for the replicas to wait on")
 	}
-	slices.Sort(replicas)
+	replicas := c.replicas()
 	if len(replicas) != 2 {
 		t.Fatalf("the postgres profile runs the replicas %q; want two", replicas)
 	}
@@ -385,15 +405,16 @@ func TestContainerFiles(t *testing.T) {
 	}
 }
 
-// imageEnv is the image's environment with /data, the volume, at dir,
-// and the server's port changed to port: the container's, outside one.
-func imageEnv(img imageCommand, dir string, port int) []string {
+// imageEnv is the image's environment, with a compose service's
+// variables over it, /data (the volume) at dir, and the server's port
+// changed to port: the container's, outside one.
+func imageEnv(img imageCommand, service map[string]string, dir string, port int) []string {
+	vars := maps.Clone(img.env)
+	maps.Copy(vars, service)
+	delete(vars, "PATH") // the test binary is run by its path
 	var env []string
-	for k, v := range img.env {
-		switch k {
-		case "PATH":
-			continue // the test binary is run by its path
-		case "MEMSTORE_ADDR":
+	for k, v := range vars {
+		if k == "MEMSTORE_ADDR" {
 			host, _, _ := net.SplitHostPort(v)
 			v = net.JoinHostPort(host, strconv.Itoa(port))
 		}
@@ -424,13 +445,13 @@ func TestContainerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := imageEnv(img, data, port)
+	env := imageEnv(img, nil, data, port)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 
-	stdout := startImageCommand(t, img.argv, env, base)
-	key := keyLine.FindString(stdout.String())
+	first := startImageCommand(t, img.argv, env, base)
+	key := keyLine.FindString(first.stdout.String())
 	if key == "" {
-		t.Fatalf("the first run printed no key:\n%s", stdout)
+		t.Fatalf("the first run printed no key:\n%s", first.stdout)
 	}
 	saved, err := os.ReadFile(filepath.Join(data, "memstore.db.key"))
 	if err != nil || strings.TrimSpace(string(saved)) != key {
@@ -447,9 +468,9 @@ func TestContainerCommand(t *testing.T) {
 	}
 
 	// A restart on the same /data, as after an upgrade.
-	stopImageCommand(t)
-	stdout = startImageCommand(t, img.argv, env, base)
-	if k := keyLine.FindString(stdout.String()); k != "" {
+	first.stop(t)
+	second := startImageCommand(t, img.argv, env, base)
+	if k := keyLine.FindString(second.stdout.String()); k != "" {
 		t.Errorf("a second run on the same /data printed a key")
 	}
 	var list struct {
@@ -461,57 +482,116 @@ func TestContainerCommand(t *testing.T) {
 	}
 }
 
-// The running image command of TestContainerCommand, to stop.
-var imageCommandProc *exec.Cmd
+// TestContainerReplicas runs the postgres profile's replicas outside
+// containers: the image's command with each replica's environment, on a
+// PostgreSQL database of the test's own in place of the postgres service,
+// each started once the one before is healthy, as compose starts them.
+// The first makes and prints the first key, the others none, and all
+// serve the same stores.
+func TestContainerReplicas(t *testing.T) {
+	img := checkDockerfile(t)
+	c := readCompose(t)
+	if t.Failed() {
+		t.FailNow()
+	}
+	db := pgtest.DB(t, migratePostgres)
+	var key string
+	var bases []string
+	for i, name := range c.replicas() {
+		vars := maps.Clone(c.Services[name].Environment)
+		u, err := url.Parse(vars["MEMSTORE_DB"])
+		if err != nil || u.User == nil {
+			t.Fatalf("replica %s: MEMSTORE_DB=%q", name, vars["MEMSTORE_DB"])
+		}
+		if _, has := u.User.Password(); has {
+			t.Fatalf("replica %s: MEMSTORE_DB=%q holds a password", name, vars["MEMSTORE_DB"])
+		}
+		vars["MEMSTORE_DB"] = db
+		vars["PGPASSWORD"] = "" // the test's server trusts local connections
+		port, err := freeport.Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := "http://127.0.0.1:" + strconv.Itoa(port)
+		p := startImageCommand(t, img.argv, imageEnv(img, vars, t.TempDir(), port), base)
+		printed := keyLine.FindString(p.stdout.String())
+		switch {
+		case i == 0 && printed == "":
+			t.Fatalf("the first replica, %s, printed no key:\n%s", name, p.stdout)
+		case i == 0:
+			key = printed
+		case printed != "":
+			t.Errorf("replica %s printed a key, after %s made the first", name, c.replicas()[0])
+		}
+		bases = append(bases, base)
+	}
+	store := newAPI(bases[0], key).createStore(t, "Replicas")
+	for _, base := range bases[1:] {
+		newAPI(base, key).must(t, "GET", "/v1/memory_stores/"+store, nil, nil)
+	}
+}
 
-// startImageCommand starts argv (memstore ...) with env alone, waits until
-// base/healthz answers 200 (30 seconds at most) and returns its standard
-// output so far.
-func startImageCommand(t *testing.T, argv, env []string, base string) *syncbuf.Buffer {
+// imageProc is the image's command running outside a container.
+type imageProc struct {
+	cmd    *exec.Cmd
+	stdout *syncbuf.Buffer
+	done   chan error
+}
+
+// startImageCommand starts argv (memstore ...) with env alone, and waits
+// until base/healthz answers 200 (30 seconds at most). It is stopped at
+// the end of the test, if not before.
+func startImageCommand(t *testing.T, argv, env []string, base string) *imageProc {
 	t.Helper()
 	cmd := exec.Command(memstoreBin(t), argv[1:]...)
 	cmd.Env = env
-	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	p := &imageProc{cmd: cmd, stdout: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	stderr := &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = p.stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	imageCommandProc = cmd
-	t.Cleanup(func() { stopImageCommand(t) })
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { p.stop(t) })
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		res, err := http.Get(base + "/healthz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return stdout
+				return p
 			}
 		}
+		select {
+		case exit := <-p.done:
+			p.done = nil
+			t.Fatalf("%q with %q ended before serving (%v):\n%s\n%s", argv, env, exit, p.stdout, stderr)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%q with %q: /healthz did not answer 200 within 30s (%v):\n%s\n%s", argv, env, err, stdout, stderr)
+			t.Fatalf("%q with %q: /healthz did not answer 200 within 30s (%v):\n%s\n%s", argv, env, err, p.stdout, stderr)
 		}
 	}
 }
 
-// stopImageCommand stops the running image command as a container
-// engine does (SIGTERM), and checks that it exits 0 within 15 seconds.
-func stopImageCommand(t *testing.T) {
-	cmd := imageCommandProc
-	if cmd == nil {
+// stop stops the command as a container engine does (SIGTERM), and
+// checks that it exits 0 within 15 seconds; once stopped, it does
+// nothing.
+func (p *imageProc) stop(t *testing.T) {
+	if p.done == nil {
 		return
 	}
-	imageCommandProc = nil
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-done:
+	case err := <-p.done:
 		if err != nil {
 			t.Errorf("the server stopped by SIGTERM: %v", err)
 		}
 	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
+		p.cmd.Process.Kill()
+		<-p.done
 		t.Errorf("the server did not stop within 15s of SIGTERM")
 	}
+	p.done = nil
 }
 
 // podmanArgs are the arguments of every 'podman run': runc, when
