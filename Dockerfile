@@ -1,7 +1,7 @@
 # memstore's container image: the static binary alone, on an empty base.
 #
 #   docker build -t memstore .
-#   docker run -d --name memstore -p 6366:6366 -v memstore:/data memstore
+#   docker run -d --name memstore -p 127.0.0.1:6366:6366 -v memstore:/data memstore
 #   docker logs memstore        # the first API key, printed once
 #
 # The server is configured by MEMSTORE_* variables (docker run -e ...),
