@@ -56,9 +56,9 @@ func runHealthcheck(ctx context.Context, e env, args []string) error {
 		// Only the server asked may say that it is healthy.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	target := *base
+	target, from := *base, "--url"
 	if target == "" {
-		target = e.getenv("MEMSTORE_URL")
+		target, from = e.getenv("MEMSTORE_URL"), "MEMSTORE_URL"
 	}
 	if target == "" {
 		var err error
@@ -66,7 +66,7 @@ func runHealthcheck(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	} else if err := checkBaseURL(target); err != nil {
-		return usageError(e, "memstore healthcheck: --url %q: %v", target, err)
+		return usageError(e, "memstore healthcheck: %s %q: %v", from, target, err)
 	}
 	u := strings.TrimSuffix(target, "/") + "/healthz"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)

@@ -88,6 +88,11 @@ func TestHealthcheck(t *testing.T) {
 			t.Errorf("%q: status %d, stderr %q; want a usage error", args, code, errOut)
 		}
 	}
+	t.Setenv("MEMSTORE_URL", srv.url+"/v1")
+	if code, _, errOut := run(t, "", "healthcheck"); code != 2 || !strings.Contains(errOut, "MEMSTORE_URL") {
+		t.Errorf("MEMSTORE_URL with a path: status %d, stderr %q; want a usage error naming the variable", code, errOut)
+	}
+	t.Setenv("MEMSTORE_URL", "")
 	t.Setenv("MEMSTORE_ADDR", "nonsense")
 	if code, _, errOut := run(t, "", "healthcheck"); code != 2 || !strings.Contains(errOut, "MEMSTORE_ADDR") {
 		t.Errorf("MEMSTORE_ADDR=nonsense: status %d, stderr %q; want a usage error naming the variable", code, errOut)
