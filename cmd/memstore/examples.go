@@ -30,6 +30,10 @@ var examples = map[string][]string{
 		"memstore webhooks enable webhook_01...   # again, after it was disabled for failing",
 		"memstore webhooks deliveries webhook_01...",
 	},
+	"healthcheck": {
+		"memstore healthcheck --url http://127.0.0.1:6366",
+		"HEALTHCHECK CMD [\"memstore\", \"healthcheck\"]   # in a Dockerfile, beside serve's MEMSTORE_ADDR",
+	},
 	"completion": {
 		"source <(memstore completion bash)   # in ~/.bashrc",
 		"memstore completion fish > ~/.config/fish/completions/memstore.fish",

@@ -94,6 +94,7 @@ func commands() []command {
 		{"memdir", "the Claude-Code-style memory directory: path, prompt, log, lint, recall, sync", runMemdir},
 		{"bench", "measure a memstore server: requests per second and latency percentiles", runBench},
 		{"completion", "print a shell completion script: bash, zsh or fish", runCompletion},
+		{"healthcheck", "ask a server whether it can serve (a container's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -154,7 +155,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "memstore: persistent memory for AI agents.")
 	fmt.Fprintln(w, "\nUsage: memstore COMMAND [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'memstore help COMMAND' (or 'memstore COMMAND --help') for a command's flags and examples.")
 	fmt.Fprintln(w, "New here? Run 'memstore serve': on a new database it says what to do next.")
