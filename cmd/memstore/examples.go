@@ -32,7 +32,7 @@ var examples = map[string][]string{
 	},
 	"healthcheck": {
 		"memstore healthcheck --url http://127.0.0.1:6366",
-		"HEALTHCHECK CMD [\"memstore\", \"healthcheck\"]   # in a Dockerfile, beside serve's MEMSTORE_ADDR",
+		"MEMSTORE_ADDR=0.0.0.0:6366 memstore healthcheck   # as the image's HEALTHCHECK: asks 127.0.0.1",
 	},
 	"completion": {
 		"source <(memstore completion bash)   # in ~/.bashrc",
