@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,11 +182,12 @@ func axeViolations(t *testing.T, p consolePage, name string) []violation {
 	return res.Violations
 }
 
-// consoleAccessibleIn checks every page of the console (walkConsole) with
-// axe-core, in a browser that open starts, against a new server.
-func consoleAccessibleIn(t *testing.T, open openPage) {
+// consolePagesIn checks every page of the console (walkConsole) with
+// axe-core, in a browser that open starts, against a new server; then
+// runs the administration's flows there (consoleAdminFlows).
+func consolePagesIn(t *testing.T, open openPage) {
 	axeScript(t) // skip before starting anything when it cannot be installed
-	srv, _ := startConsoleServer(t)
+	srv, db := startConsoleServer(t)
 	p, err := open(t, webdriver.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -214,36 +216,182 @@ func consoleAccessibleIn(t *testing.T, open openPage) {
 		checkAccessible(t, p, name)
 	})
 	t.Logf("%d pages checked", pages)
+	consoleAdminFlows(t, srv, db, p)
 }
 
-// TestConsoleAccessibleInChromium: no page of the console has a serious
-// or critical accessibility violation that axe-core finds, in Chromium.
-func TestConsoleAccessibleInChromium(t *testing.T) {
+// consoleAdminFlows drives, as ann, signed in to the console of srv in p,
+// an endpoint's life (made, its secret shown once, renamed, disabled and
+// enabled, its secret regenerated), a user's (a new role, a sign-in link
+// that works, a removal confirmed first) and an actor followed in the
+// activity with one click.
+func consoleAdminFlows(t *testing.T, srv *child, db string, p consolePage) {
+	base := srv.url + "/console/"
+	t.Run("webhook", func(t *testing.T) {
+		err := errors.Join(p.Navigate(base+"webhooks"), p.Click("#new-webhook"), p.Wait("#url"),
+			p.Type("#name", "Deploy hook"), p.Type("#url", "https://deploy.example.com/in"),
+			p.Click(`input[value="memstore.memory.deleted"]`), // unchecked
+			p.Click("#create"), p.Wait("#secret"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := strings.TrimSpace(p.Text("#secret"))
+		if !strings.HasPrefix(first, "whsec_") {
+			t.Fatalf("the secret shown: %q", first)
+		}
+		if err := errors.Join(p.Click("#to-webhook"), p.Wait("#deliveries")); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(p.Text("main"), first) {
+			t.Error("the endpoint's page shows its secret again")
+		}
+		u, err := p.URL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := u[strings.LastIndex(u, "/")+1:]
+		endpoint := func() (e struct {
+			Name, State   string
+			EnabledEvents []string `json:"enabled_events"`
+		}) {
+			if code := apiGet(t, srv, "/v1/organizations/webhooks/"+id, &e); code != http.StatusOK {
+				t.Fatalf("GET the endpoint %s: %d", id, code)
+			}
+			return e
+		}
+		if e := endpoint(); e.Name != "Deploy hook" || len(e.EnabledEvents) != 7 || strings.Contains(strings.Join(e.EnabledEvents, " "), "memory.deleted") {
+			t.Errorf("the endpoint made: %+v", e)
+		}
+		err = errors.Join(p.Type("#name", "Release hook"), p.Click("#save"), p.Wait(".notice"))
+		if e := endpoint(); err != nil || e.Name != "Release hook" || p.Text("h1") != "Release hook" {
+			t.Errorf("renamed: %+v, h1 %q (%v)", e, p.Text("h1"), err)
+		}
+		for _, c := range []struct{ button, then, state string }{{"#disable", "#enable", "disabled"}, {"#enable", "#disable", "enabled"}} {
+			err := errors.Join(p.Click(c.button), p.Wait(c.then))
+			if e := endpoint(); err != nil || e.State != c.state || p.Text("#state") != c.state {
+				t.Errorf("%s: %+v, the page says %q (%v)", c.button, e, p.Text("#state"), err)
+			}
+		}
+		if err := errors.Join(p.Click("#regenerate"), p.Wait("#secret")); err != nil {
+			t.Fatal(err)
+		}
+		if next := strings.TrimSpace(p.Text("#secret")); !strings.HasPrefix(next, "whsec_") || next == first {
+			t.Errorf("the regenerated secret: %q (the first %q)", next, first)
+		}
+	})
+
+	// userID is the ID of the user named name, off the users page.
+	userID := func(t *testing.T, name string) string {
+		var id string
+		err := errors.Join(p.Navigate(base+"users"), p.Wait("#users"),
+			p.Eval(fmt.Sprintf(`const e = document.querySelector('select[aria-label="Role of %s"]'); return e ? e.id.replace("role-", "") : ""`, name), &id))
+		if err != nil || id == "" {
+			t.Fatalf("no role to change for %s (%v)", name, err)
+		}
+		return id
+	}
+	role := func(t *testing.T, name string) string {
+		_, out, _ := run(t, "", "users", "ls", "--db", db)
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && f[1] == name {
+				return f[2]
+			}
+		}
+		t.Fatalf("no %s in\n%s", name, out)
+		return ""
+	}
+	t.Run("role", func(t *testing.T) {
+		id := userID(t, "meg")
+		err := errors.Join(p.Eval(`document.querySelector('#role-`+id+`').value = "auditor"; return true`, nil),
+			p.Click("#set-role-"+id), p.Wait(".notice"))
+		if got := role(t, "meg"); err != nil || got != "auditor" {
+			t.Errorf("meg's role: %s (%v)", got, err)
+		}
+	})
+	t.Run("sign-in link", func(t *testing.T) {
+		id := userID(t, "audra")
+		if err := errors.Join(p.Click("#link-"+id), p.Wait("#link")); err != nil {
+			t.Fatal(err)
+		}
+		link, err := url.Parse(strings.TrimSpace(p.Text("#link")))
+		if err != nil || link.Path != "/console/link" {
+			t.Fatalf("the link shown: %q (%v)", p.Text("#link"), err)
+		}
+		// Redeemed by audra's browser, not this one.
+		req, _ := http.NewRequest(http.MethodPost, srv.url+"/console/link", strings.NewReader(url.Values{"t": {link.Query().Get("t")}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", srv.url)
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) == 0 {
+			t.Errorf("redeeming the link: %d, cookies %v", resp.StatusCode, resp.Cookies())
+		}
+	})
+	t.Run("remove", func(t *testing.T) {
+		id := userID(t, "meg")
+		err := errors.Join(p.Click("#remove-"+id), p.Wait("#remove"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if role(t, "meg") == "" {
+			t.Fatal("the confirmation page removed meg")
+		}
+		if err := errors.Join(p.Click("#remove"), p.Wait(".notice")); err != nil {
+			t.Fatal(err)
+		}
+		if _, out, _ := run(t, "", "users", "ls", "--db", db); strings.Contains(out, " meg ") || strings.Contains(p.Text("#users"), "meg") {
+			t.Errorf("meg is still there:\n%s", out)
+		}
+	})
+	t.Run("follow an actor", func(t *testing.T) {
+		err := errors.Join(p.Navigate(base+"activity"), p.Wait("#activity"),
+			p.Click(`#activity a.follow[title="Only this actor's changes"]`), p.Wait("#clear-filters"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := p.URL()
+		var actors []string
+		err = p.Eval(`return [...document.querySelectorAll('#activity a.follow[title="Only this actor\'s changes"]')].map(a => a.textContent)`, &actors)
+		if err != nil || !strings.Contains(u, "actor=") || len(actors) == 0 {
+			t.Fatalf("followed to %s: %q (%v)", u, actors, err)
+		}
+		for _, a := range actors {
+			if a != actors[0] {
+				t.Errorf("following %s shows %s's changes too", actors[0], a)
+			}
+		}
+	})
+}
+
+// TestConsolePagesInChromium: no page of the console has a serious or
+// critical accessibility violation that axe-core finds, in Chromium, and
+// the administration's pages work there (consolePagesIn).
+func TestConsolePagesInChromium(t *testing.T) {
 	newTab := chromiumTabs(t, 10*time.Minute)
-	consoleAccessibleIn(t, func(t *testing.T, o webdriver.Options) (consolePage, error) {
+	consolePagesIn(t, func(t *testing.T, o webdriver.Options) (consolePage, error) {
 		ctx, dialogs := newTab(t)
 		return chromedpPage{ctx, dialogs}, nil
 	})
 }
 
-// TestConsoleAccessibleInFirefox is TestConsoleAccessibleInChromium in
-// Firefox.
-func TestConsoleAccessibleInFirefox(t *testing.T) {
+// TestConsolePagesInFirefox is TestConsolePagesInChromium in Firefox.
+func TestConsolePagesInFirefox(t *testing.T) {
 	if webdriver.FirefoxPath() == "" {
 		skipOrFailInCI(t, "no firefox-esr or firefox on PATH: the console's Firefox test needs one (apt-get install firefox-esr)")
 	}
-	consoleAccessibleIn(t, func(t *testing.T, o webdriver.Options) (consolePage, error) {
+	consolePagesIn(t, func(t *testing.T, o webdriver.Options) (consolePage, error) {
 		return webdriver.Firefox(t.TempDir(), o)
 	})
 }
 
-// TestConsoleAccessibleInWebKit is TestConsoleAccessibleInChromium in
-// WebKit.
-func TestConsoleAccessibleInWebKit(t *testing.T) {
+// TestConsolePagesInWebKit is TestConsolePagesInChromium in WebKit.
+func TestConsolePagesInWebKit(t *testing.T) {
 	if webdriver.WebKitDriverPath() == "" || webdriver.MiniBrowserPath() == "" || webdriver.XvfbPath() == "" {
 		skipOrFailInCI(t, "no WebKitWebDriver, MiniBrowser or Xvfb: the console's WebKit test needs them (apt-get install webkit2gtk-driver xvfb)")
 	}
-	consoleAccessibleIn(t, func(t *testing.T, o webdriver.Options) (consolePage, error) {
+	consolePagesIn(t, func(t *testing.T, o webdriver.Options) (consolePage, error) {
 		return webdriver.WebKit(o)
 	})
 }
