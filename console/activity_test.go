@@ -114,6 +114,9 @@ func TestActivityPages(t *testing.T) {
 		{"sessions, by kind alone", "?actor_type=session_actor", n},
 		{"API keys, by kind alone", "?actor_type=api_actor", 1},
 		{"the store and the session", "?store=" + f.storeID + "&actor_type=session_actor&actor=" + ses.ID, n},
+		{"every filter", "?op=created&store=" + f.storeID + "&actor_type=session_actor&actor=" + ses.ID, n},
+		{"an operation alone", "?op=created", n + 1},
+		{"an operation none made, with the rest", "?op=deleted&store=" + f.storeID + "&actor=" + ses.ID, 0},
 	} {
 		shown := pages("/console/activity" + c.query)
 		seen := map[string]bool{}
