@@ -205,6 +205,8 @@ func New(cfg Config) *Handler {
 			"POST webhooks/{webhook}":        h.updateWebhook,
 			"POST webhooks/{webhook}/state":  h.setWebhookState,
 			"POST webhooks/{webhook}/secret": h.regenerateWebhookSecret,
+			"GET webhooks/{webhook}/delete":  h.deleteWebhookPage,
+			"POST webhooks/{webhook}/delete": h.deleteWebhook,
 		})
 	}
 	for route, f := range signedIn {

@@ -169,3 +169,18 @@ func (h *Handler) regenerateWebhookSecret(w http.ResponseWriter, r *http.Request
 	}
 	h.showSecret(w, r, s, e, secret, "regenerated")
 }
+
+// deleteWebhookPage asks before an endpoint is deleted.
+func (h *Handler) deleteWebhookPage(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	e, err := h.cfg.Webhooks.Webhook(r.Context(), s.caller, r.PathValue("webhook"))
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "webhookdelete", s, view{Title: "Delete " + e.URL, Data: e})
+}
+
+func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	err := h.cfg.Webhooks.DeleteWebhook(r.Context(), s.caller, r.PathValue("webhook"))
+	h.finish(w, r, s, err, Prefix+"webhooks?done=deleted")
+}

@@ -24,7 +24,8 @@ func webhookForm(csrf, name, target string, events ...string) url.Values {
 // TestWebhooksPages: an administrator makes an endpoint (its secret shown
 // once), sees it listed with its name escaped, changes it, has a bad
 // change refused with the core's reason and the form kept, disables and
-// enables it, and regenerates its secret.
+// enables it, regenerates its secret, and deletes it after a
+// confirmation page.
 func TestWebhooksPages(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "x")
@@ -107,6 +108,18 @@ func TestWebhooksPages(t *testing.T) {
 	if resp, _ := f.get(t, admin, "/console/webhooks/webhook_nosuch"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown endpoint: %d", resp.StatusCode)
 	}
+
+	// Deleting asks first.
+	if page := mustGet(t, f, admin, ep+"/delete"); !strings.Contains(page, "Delete notifier?") || !strings.Contains(page, `action="`+ep+`/delete"`) {
+		t.Errorf("the confirmation:\n%s", page)
+	}
+	if _, err := hooks.Webhook(ctx, f.op, e.ID); err != nil {
+		t.Fatalf("the confirmation page deleted the endpoint: %v", err)
+	}
+	resp, _ = f.post(t, admin, ep+"/delete", f.srv.URL, url.Values{"csrf": {csrf}})
+	if _, err := hooks.Webhook(ctx, f.op, e.ID); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/webhooks?done=deleted" || memstore.ErrorCode(err) != memstore.ENotFound {
+		t.Errorf("delete: %d %s, then %v", resp.StatusCode, resp.Header.Get("Location"), err)
+	}
 }
 
 // TestWebhooksAdminsOnly: as in the API, only administrators reach the
@@ -124,7 +137,7 @@ func TestWebhooksAdminsOnly(t *testing.T) {
 	ep := "/console/webhooks/" + e.ID
 	for _, role := range []string{"auditor", "member"} {
 		c := f.signIn(t, role)
-		for _, path := range []string{"/console/webhooks", "/console/webhooks/new", ep} {
+		for _, path := range []string{"/console/webhooks", "/console/webhooks/new", ep, ep + "/delete"} {
 			if resp, body := f.get(t, c, path); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, role+" role cannot manage webhooks") {
 				t.Errorf("%s GET %s: %d\n%s", role, path, resp.StatusCode, body)
 			}
@@ -136,6 +149,7 @@ func TestWebhooksAdminsOnly(t *testing.T) {
 			ep:                  webhookForm(csrf, "x", "http://127.0.0.1:9/x", memstore.WebhookMemoryCreated),
 			ep + "/state":       {"csrf": {csrf}, "state": {"disabled"}},
 			ep + "/secret":      {"csrf": {csrf}},
+			ep + "/delete":      {"csrf": {csrf}},
 		} {
 			if resp, body := f.post(t, c, path, f.srv.URL, form); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, role+" role cannot manage webhooks") {
 				t.Errorf("%s POST %s: %d\n%s", role, path, resp.StatusCode, body)

@@ -93,6 +93,7 @@ func walkConsole(t *testing.T, srv *child, p consolePage, visit func(name string
 	// A change for the endpoint's log: its host resolves nowhere here.
 	apiPost(t, srv, "/v1/memory_stores/"+storeID+"/memories", `{"path":"/notes/later.md","content":"x"}`)
 	step("webhook", p.Click("#to-webhook"), p.Wait("#deliveries"))
+	step("webhook-delete", p.Click("#delete-webhook"), p.Wait("#delete"))
 	step("users", nav(base+"users"), p.Wait("#users"))
 	remove := href(`a[id^="remove-"]`)
 	step("user-link", p.Click(`button[id^="link-"]`), p.Wait("#link"))
@@ -221,7 +222,7 @@ func consolePagesIn(t *testing.T, open openPage) {
 
 // consoleAdminFlows drives, as ann, signed in to the console of srv in p,
 // an endpoint's life (made, its secret shown once, renamed, disabled and
-// enabled, its secret regenerated), a user's (a new role, a sign-in link
+// enabled, its secret regenerated, deleted), a user's (a new role, a sign-in link
 // that works, a removal confirmed first) and an actor followed in the
 // activity with one click.
 func consoleAdminFlows(t *testing.T, srv *child, db string, p consolePage) {
@@ -276,6 +277,10 @@ func consoleAdminFlows(t *testing.T, srv *child, db string, p consolePage) {
 		}
 		if next := strings.TrimSpace(p.Text("#secret")); !strings.HasPrefix(next, "whsec_") || next == first {
 			t.Errorf("the regenerated secret: %q (the first %q)", next, first)
+		}
+		err = errors.Join(p.Click("#to-webhook"), p.Click("#delete-webhook"), p.Click("#delete"), p.Wait(".notice"))
+		if code := apiGet(t, srv, "/v1/organizations/webhooks/"+id, &struct{}{}); err != nil || code != http.StatusNotFound {
+			t.Errorf("deleted: GET the endpoint %d (%v)", code, err)
 		}
 	})
 
