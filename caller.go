@@ -44,6 +44,7 @@ const (
 	ManageUsers    Permission = "manage users"
 	ListKeys       Permission = "list API keys"
 	ManageKeys     Permission = "manage API keys"
+	ManageWebhooks Permission = "manage webhooks"
 )
 
 // Credential names the credential c authenticated with, as a key of the

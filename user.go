@@ -70,6 +70,8 @@ type UserStorage interface {
 	// SetUserPassword sets a user's password hash and UpdatedAt, and
 	// removes all the user's sign-ins, in one transaction (ENotFound).
 	SetUserPassword(ctx context.Context, workspaceID, id, hash string, at time.Time) (*User, error)
+	// SetUserRole sets a user's role and UpdatedAt (ENotFound).
+	SetUserRole(ctx context.Context, workspaceID, id string, role Role, at time.Time) (*User, error)
 	// DeleteUser removes a user with its sign-ins (ENotFound).
 	DeleteUser(ctx context.Context, workspaceID, id string) error
 	// CreateSignIn stores s.
@@ -278,19 +280,48 @@ func (us *Users) AnyUsers(ctx context.Context) (bool, error) {
 }
 
 // DeleteUser removes a user by ID or name, ending its sign-ins; the
-// versions it made still name it.
+// versions it made still name it. A user cannot remove themselves.
 func (us *Users) DeleteUser(ctx context.Context, c *Caller, idOrName string) error {
-	if err := c.CanAdminister(ManageUsers); err != nil {
-		return err
-	}
-	if err := ValidateID(userField, idOrName); err != nil {
-		return err
-	}
-	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
+	u, err := us.otherUser(ctx, c, idOrName, "remove yourself")
 	if err != nil {
 		return err
 	}
 	return us.s.DeleteUser(ctx, c.WorkspaceID, u.ID)
+}
+
+// SetRole changes a user's role, in force from the user's next request
+// (EInvalid for a role not of Roles). A user cannot change their own
+// role: an administrator who could would be able to leave the workspace
+// with none.
+func (us *Users) SetRole(ctx context.Context, c *Caller, idOrName string, role Role) (*User, error) {
+	if err := ValidateRole(role); err != nil {
+		return nil, err
+	}
+	u, err := us.otherUser(ctx, c, idOrName, "change your own role")
+	if err != nil {
+		return nil, err
+	}
+	nu, err := us.s.SetUserRole(ctx, c.WorkspaceID, u.ID, role, us.now())
+	return withoutHash(nu), err
+}
+
+// otherUser is the user an administrator manages, which must not be the
+// caller (EPermission, saying that the caller cannot do what).
+func (us *Users) otherUser(ctx context.Context, c *Caller, idOrName, what string) (*User, error) {
+	if err := c.CanAdminister(ManageUsers); err != nil {
+		return nil, err
+	}
+	if err := ValidateID(userField, idOrName); err != nil {
+		return nil, err
+	}
+	u, err := us.s.User(ctx, c.WorkspaceID, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	if c.Actor == (Actor{Type: ActorUser, ID: u.ID}) {
+		return nil, Errorf(EPermission, "you cannot %s; another administrator can", what)
+	}
+	return u, nil
 }
 
 // SetPassword sets a user's password, ending all the user's sign-ins: a

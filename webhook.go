@@ -183,9 +183,6 @@ func NewWebhooks(s WebhookStorage, opts ...WebhooksOption) *Webhooks {
 	return w
 }
 
-// manageWebhooks is what a refused caller is told it cannot do.
-const manageWebhooks = "manage webhooks"
-
 // withoutSecret is w as a service returns it, but from create and
 // regenerate.
 func withoutSecret(w *WebhookEndpoint) *WebhookEndpoint {
@@ -198,7 +195,7 @@ func withoutSecret(w *WebhookEndpoint) *WebhookEndpoint {
 // CreateWebhook makes an endpoint and returns it with its secret, which
 // is shown this once.
 func (ws *Webhooks) CreateWebhook(ctx context.Context, c *Caller, wc WebhookCreate) (*WebhookEndpoint, error) {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return nil, err
 	}
 	events, err := validateWebhookEvents(wc.EnabledEvents)
@@ -221,7 +218,7 @@ func (ws *Webhooks) CreateWebhook(ctx context.Context, c *Caller, wc WebhookCrea
 // Webhook returns an endpoint of the caller's workspace, without its
 // secret (ENotFound).
 func (ws *Webhooks) Webhook(ctx context.Context, c *Caller, id string) (*WebhookEndpoint, error) {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return nil, err
 	}
 	if err := ValidateID(webhookIDField, id); err != nil {
@@ -234,7 +231,7 @@ func (ws *Webhooks) Webhook(ctx context.Context, c *Caller, id string) (*Webhook
 // Webhooks returns a page of the caller's workspace's endpoints, without
 // their secrets, and whether more follow.
 func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (items []WebhookEndpoint, more bool, err error) {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return nil, false, err
 	}
 	n, err := PageSize(f.Limit, false)
@@ -293,7 +290,7 @@ func (ws *Webhooks) Webhooks(ctx context.Context, c *Caller, f WebhookFilter) (i
 // UpdateWebhook changes the fields of u that are set. Enabling an
 // endpoint clears the reason memstore disabled it for.
 func (ws *Webhooks) UpdateWebhook(ctx context.Context, c *Caller, id string, u WebhookUpdate) (*WebhookEndpoint, error) {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return nil, err
 	}
 	if err := ValidateID(webhookIDField, id); err != nil {
@@ -343,7 +340,7 @@ func (ws *Webhooks) UpdateWebhook(ctx context.Context, c *Caller, id string, u W
 // RegenerateWebhookSecret gives an endpoint a new signing secret, which
 // it returns (shown this once); the old one stops signing at once.
 func (ws *Webhooks) RegenerateWebhookSecret(ctx context.Context, c *Caller, id string) (string, error) {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return "", err
 	}
 	if err := ValidateID(webhookIDField, id); err != nil {
@@ -362,7 +359,7 @@ func (ws *Webhooks) RegenerateWebhookSecret(ctx context.Context, c *Caller, id s
 
 // DeleteWebhook removes an endpoint with its deliveries (ENotFound).
 func (ws *Webhooks) DeleteWebhook(ctx context.Context, c *Caller, id string) error {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return err
 	}
 	if err := ValidateID(webhookIDField, id); err != nil {

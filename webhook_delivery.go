@@ -484,7 +484,7 @@ type WebhookDeliveryStorage interface {
 // endpoints, newest event first, a page of limit (1-100, 0 for the
 // default) at most. The deliveries never hold the secret.
 func (ws *Webhooks) WebhookDeliveries(ctx context.Context, c *Caller, endpointID string, limit int) ([]WebhookDelivery, error) {
-	if err := c.CanAdminister(manageWebhooks); err != nil {
+	if err := c.CanAdminister(ManageWebhooks); err != nil {
 		return nil, err
 	}
 	n, err := PageSize(limit, false)

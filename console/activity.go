@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/memstore/memstore"
 )
@@ -49,6 +50,25 @@ func (h *Handler) activity(w http.ResponseWriter, r *http.Request, s *signedIn) 
 	next.Set("page", p.Next)
 	data["Items"], data["Next"], data["NextURL"], data["Partial"] = p.Items, p.Next, Prefix+"activity?"+next.Encode(), p.Partial
 	data["Names"] = h.actorNames(ctx, s, actors...)
+	data["Follow"] = followURL(q)
 	data["Max"] = memstore.MaxActivityStores
 	h.render(w, r, http.StatusOK, "activity", s, view{Title: "Activity", Data: data})
+}
+
+// followURL returns what makes the address of the activity filtered as
+// q is, and further by a store or an actor: kv are query keys and their
+// values, in pairs. The other filters stay, and paging starts again.
+func followURL(q url.Values) func(kv ...string) string {
+	return func(kv ...string) string {
+		f := url.Values{}
+		for k, v := range q {
+			if k != "page" {
+				f[k] = v
+			}
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			f.Set(kv[i], kv[i+1])
+		}
+		return Prefix + "activity?" + f.Encode()
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -113,6 +114,9 @@ func TestActivityPages(t *testing.T) {
 		{"sessions, by kind alone", "?actor_type=session_actor", n},
 		{"API keys, by kind alone", "?actor_type=api_actor", 1},
 		{"the store and the session", "?store=" + f.storeID + "&actor_type=session_actor&actor=" + ses.ID, n},
+		{"every filter", "?op=created&store=" + f.storeID + "&actor_type=session_actor&actor=" + ses.ID, n},
+		{"an operation alone", "?op=created", n + 1},
+		{"an operation none made, with the rest", "?op=deleted&store=" + f.storeID + "&actor=" + ses.ID, 0},
 	} {
 		shown := pages("/console/activity" + c.query)
 		seen := map[string]bool{}
@@ -130,6 +134,89 @@ func TestActivityPages(t *testing.T) {
 		resp, body := f.get(t, admin, "/console/activity"+query)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, want) {
 			t.Errorf("%s: %d, want 400 saying %q:\n%s", query, resp.StatusCode, want, body)
+		}
+	}
+}
+
+var followRE = regexp.MustCompile(`<a href="([^"]+)" class="follow" title="Only this (store|actor)'s changes">`)
+
+// TestActivityFollow: each row's store and actor are links that set that
+// filter, keeping the others and starting the pages again, and lead to
+// that store's or actor's changes only.
+func TestActivityFollow(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "x")
+	ses, agent := f.agentSession(t)
+	if _, err := f.core.CreateMemory(ctx, agent, f.storeID, memstore.MemoryCreate{Path: "/agent/today.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := f.core.CreateStore(ctx, f.op, memstore.StoreCreate{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.core.CreateMemory(ctx, f.op, other.ID, memstore.MemoryCreate{Path: "/elsewhere.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	admin := f.signIn(t, "admin")
+	body := mustGet(t, f, admin, "/console/activity?op=created&page=")
+	// follow returns the link of the given kind in the row of path.
+	follow := func(body, path, kind string) string {
+		t.Helper()
+		at := strings.Index(body, ">"+path+"</a>")
+		if at < 0 {
+			t.Fatalf("no row of %s:\n%s", path, body)
+		}
+		row := body[strings.LastIndex(body[:at], "<tr>"):]
+		row = row[:strings.Index(row, "</tr>")]
+		for _, m := range followRE.FindAllStringSubmatch(row, -1) {
+			if m[2] == kind {
+				return html.UnescapeString(m[1])
+			}
+		}
+		t.Fatalf("the row of %s has no link to follow its %s:\n%s", path, kind, row)
+		return ""
+	}
+	for _, c := range []struct {
+		path, kind string
+		want       map[string]string
+		shown      []string
+		hidden     []string
+	}{
+		{"/agent/today.md", "actor", map[string]string{"op": "created", "actor_type": "session_actor", "actor": ses.ID},
+			[]string{"/agent/today.md"}, []string{"/prefs/style.md", "/elsewhere.md"}},
+		{"/elsewhere.md", "store", map[string]string{"op": "created", "store": other.ID},
+			[]string{"/elsewhere.md"}, []string{"/prefs/style.md", "/agent/today.md"}},
+		{"/prefs/style.md", "actor", map[string]string{"op": "created", "actor_type": "api_actor", "actor": f.op.Actor.ID},
+			[]string{"/prefs/style.md", "/elsewhere.md"}, []string{"/agent/today.md"}},
+	} {
+		link := follow(body, c.path, c.kind)
+		u, err := url.Parse(link)
+		if err != nil || u.Path != "/console/activity" || u.Query().Has("page") || len(u.Query()) != len(c.want) {
+			t.Errorf("%s's %s link: %s", c.path, c.kind, link)
+		}
+		for k, v := range c.want {
+			if got := u.Query().Get(k); got != v {
+				t.Errorf("%s's %s link sets %s=%q, want %q", c.path, c.kind, k, got, v)
+			}
+		}
+		page := mustGet(t, f, admin, link)
+		for _, p := range c.shown {
+			if !strings.Contains(page, ">"+p+"</a>") {
+				t.Errorf("following %s's %s: %s is not shown", c.path, c.kind, p)
+			}
+		}
+		for _, p := range c.hidden {
+			if strings.Contains(page, ">"+p+"</a>") {
+				t.Errorf("following %s's %s: %s is shown", c.path, c.kind, p)
+			}
+		}
+		// Following the other kind from there narrows further.
+		if c.kind == "store" {
+			both := follow(page, c.path, "actor")
+			q, _ := url.Parse(both)
+			if q.Query().Get("store") != other.ID || q.Query().Get("actor") != f.op.Actor.ID {
+				t.Errorf("the store's page's actor link drops a filter: %s", both)
+			}
 		}
 	}
 }

@@ -93,8 +93,13 @@ func BenchmarkPages(b *testing.B) {
 	if _, _, err := core.CreateAPIKey(ctx, op.WorkspaceID, "ci"); err != nil {
 		b.Fatal(err)
 	}
+	hooks := memstore.NewWebhooks(db)
+	hook, err := hooks.CreateWebhook(ctx, op, memstore.WebhookCreate{URL: "https://hooks.example.com/in", EnabledEvents: memstore.WebhookEventTypes})
+	if err != nil {
+		b.Fatal(err)
+	}
 	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core,
-		Keys: memstore.NewKeys(core), Users: users})
+		Keys: memstore.NewKeys(core), Users: users, Webhooks: hooks})
 	sid := "/console/stores/" + st.ID
 	for _, p := range []struct{ name, path string }{
 		{"stores", "/console/stores"},
@@ -115,6 +120,9 @@ func BenchmarkPages(b *testing.B) {
 		{"session", "/console/sessions/" + ses.ID},
 		{"keys", "/console/keys"},
 		{"transfer", sid + "/transfer"},
+		{"webhooks", "/console/webhooks"},
+		{"webhook", "/console/webhooks/" + hook.ID},
+		{"users", "/console/users"},
 	} {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {

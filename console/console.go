@@ -91,6 +91,9 @@ type Config struct {
 	Activity memstore.ActivityService
 	// Keys, when set, serves the API keys page.
 	Keys *memstore.Keys
+	// Webhooks, when set, serves the webhooks pages: the endpoints, their
+	// settings and their delivery logs.
+	Webhooks memstore.WebhookService
 	// SecureCookies says that browsers reach the console over HTTPS even
 	// when requests arrive over plain HTTP, from a proxy in front that
 	// ends TLS: the session cookie is then always Secure with the __Host-
@@ -167,9 +170,13 @@ func New(cfg Config) *Handler {
 		"POST stores/{store}/versions/{version}/restore": h.restore,
 		"GET stores/{store}/versions/{version}/redact":   h.redactPage,
 		"POST stores/{store}/versions/{version}/redact":  h.redact,
-		"GET users":     h.users,
-		"GET users/new": h.newUserPage,
-		"POST users":    h.createUser,
+		"GET users":                h.users,
+		"GET users/new":            h.newUserPage,
+		"POST users":               h.createUser,
+		"POST users/{user}/role":   h.setRole,
+		"GET users/{user}/remove":  h.removeUserPage,
+		"POST users/{user}/remove": h.removeUser,
+		"POST users/{user}/link":   h.signInLink,
 	}
 	if cfg.Sessions != nil {
 		maps.Copy(signedIn, map[string]authedFunc{
@@ -190,6 +197,19 @@ func New(cfg Config) *Handler {
 			"GET keys":               h.keys,
 			"POST keys":              h.createKey,
 			"POST keys/{key}/revoke": h.revokeKey,
+		})
+	}
+	if cfg.Webhooks != nil {
+		maps.Copy(signedIn, map[string]authedFunc{
+			"GET webhooks":                   h.webhooks,
+			"GET webhooks/new":               h.newWebhookPage,
+			"POST webhooks":                  h.createWebhook,
+			"GET webhooks/{webhook}":         h.webhook,
+			"POST webhooks/{webhook}":        h.updateWebhook,
+			"POST webhooks/{webhook}/state":  h.setWebhookState,
+			"POST webhooks/{webhook}/secret": h.regenerateWebhookSecret,
+			"GET webhooks/{webhook}/delete":  h.deleteWebhookPage,
+			"POST webhooks/{webhook}/delete": h.deleteWebhook,
 		})
 	}
 	for route, f := range signedIn {
@@ -377,6 +397,9 @@ func mainNav(cfg Config) []navLink {
 	}
 	if cfg.Keys != nil {
 		nav = append(nav, navLink{"keys", "API keys", readAdmin(memstore.ListKeys)})
+	}
+	if cfg.Webhooks != nil {
+		nav = append(nav, navLink{"webhooks", "Webhooks", func(c *memstore.Caller) error { return c.CanAdminister(memstore.ManageWebhooks) }})
 	}
 	return append(nav, navLink{"users", "Users", readAdmin(memstore.ListUsers)})
 }
@@ -667,7 +690,10 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		h.failErr(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "users", s, view{Title: "Users", Data: map[string]any{"Users": p.Items, "Next": p.Next}})
+	h.render(w, r, http.StatusOK, "users", s, view{Title: "Users", Notice: notice(r), Data: map[string]any{
+		"Users": p.Items, "Next": p.Next, "Roles": memstore.Roles,
+		"CanManage": s.caller.CanAdminister(memstore.ManageUsers) == nil, "Self": s.user.ID,
+	}})
 }
 
 // newUserPage is the form of a new user, for those the core lets manage

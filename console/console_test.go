@@ -78,7 +78,8 @@ func newFixture(t *testing.T, content string, opts ...func(*console.Config)) *fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users}
+	cfg := console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users,
+		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true))}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -431,13 +432,13 @@ func TestStoreTotals(t *testing.T) {
 // linked refuses the role.
 func TestNavByRole(t *testing.T) {
 	f := newFixture(t, "x")
-	pages := []string{"stores", "activity", "sessions", "keys", "users"}
+	pages := []string{"stores", "activity", "sessions", "keys", "webhooks", "users"}
 	for _, tc := range []struct {
 		role  memstore.Role
 		shown []string
 	}{
 		{memstore.RoleAdmin, pages},
-		{memstore.RoleAuditor, pages},
+		{memstore.RoleAuditor, []string{"stores", "activity", "sessions", "keys", "users"}},
 		{memstore.RoleMember, []string{"stores", "activity"}},
 	} {
 		c := f.signIn(t, string(tc.role))

@@ -23,6 +23,10 @@ var notices = map[string]string{
 	"revoked":  "Revoked: it no longer works.",
 	"ended":    "Archived: none of the session's tokens works any more.",
 	"password": "Your password is set, and your other sign-ins have ended.",
+	"enabled":  "Enabled: it is sent the changes it was owed, and new ones.",
+	"disabled": "Disabled: nothing is sent to it until it is enabled again.",
+	"role":     "Role changed: it applies from the user's next page.",
+	"removed":  "Removed: the user's sign-ins have ended; the changes they made still name them.",
 }
 
 // notice is the notice a request's ?done= names, "" for none.

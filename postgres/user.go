@@ -95,6 +95,16 @@ func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string,
 	return u, wrap(err, "set the password of user %s", id)
 }
 
+// SetUserRole implements memstore.UserStorage.
+func (db *DB) SetUserRole(ctx context.Context, workspaceID, id string, role memstore.Role, at time.Time) (*memstore.User, error) {
+	u, err := sqlrow.ScanUser(db.pool.QueryRow(ctx, `UPDATE users SET role = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING `+sqlrow.UserColumns,
+		string(role), keyset.Nanos(at), workspaceID, id))
+	if err != nil {
+		err = notFound(err, memstore.ErrNoUser(id))
+	}
+	return u, wrap(err, "set the role of user %s", id)
+}
+
 // DeleteUser implements memstore.UserStorage; its sign-ins go with it
 // (ON DELETE CASCADE).
 func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {

@@ -105,6 +105,23 @@ func (db *DB) SetUserPassword(ctx context.Context, workspaceID, id, hash string,
 	return u, wrap(err, "set the password of user %s", id)
 }
 
+// SetUserRole implements memstore.UserStorage.
+func (db *DB) SetUserRole(ctx context.Context, workspaceID, id string, role memstore.Role, at time.Time) (*memstore.User, error) {
+	var u *memstore.User
+	err := db.write(ctx, func(tx *txn) error {
+		res, err := tx.exec(ctx, "UPDATE users SET role = ?, updated_at = ? WHERE workspace_id = ? AND id = ?", string(role), nanos(at), workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return memstore.ErrNoUser(id)
+		}
+		u, err = sqlrow.ScanUser(tx.queryRow(ctx, "SELECT "+sqlrow.UserColumns+" FROM users WHERE id = ?", id))
+		return err
+	})
+	return u, wrap(err, "set the role of user %s", id)
+}
+
 // DeleteUser implements memstore.UserStorage; its sign-ins go with it
 // (ON DELETE CASCADE).
 func (db *DB) DeleteUser(ctx context.Context, workspaceID, id string) error {

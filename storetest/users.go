@@ -23,6 +23,7 @@ func runUsers(t *testing.T, open func(t *testing.T) memstore.Database) {
 	t.Run("SignInLinks", func(t *testing.T) { testSignInLinks(t, open(t)) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, open(t)) })
 	t.Run("ChangePassword", func(t *testing.T) { testChangePassword(t, open(t)) })
+	t.Run("SetRole", func(t *testing.T) { testSetRole(t, open(t)) })
 	t.Run("SignInLimits", func(t *testing.T) { testSignInLimits(t, open(t)) })
 	t.Run("SignInAttemptCounts", func(t *testing.T) { testSignInAttemptCounts(t, open(t)) })
 }
@@ -544,5 +545,54 @@ func testChangePassword(t *testing.T, b memstore.Database) {
 	}
 	if _, _, err := us.SignIn(ctx, "one", "linda", pw); err != nil {
 		t.Errorf("sign in with the first password: %v", err)
+	}
+}
+
+// testSetRole changes users' roles and removes users as the console's
+// users page does: administrators only, never their own role or
+// themselves (so that a workspace keeps the administrator acting), the
+// new role in force from the user's next request.
+func testSetRole(t *testing.T, b memstore.Database) {
+	ctx := context.Background()
+	us := memstore.NewUsers(b)
+	ws, other := mustWorkspace(t, b, "one"), mustWorkspace(t, b, "two")
+	op := operator(ws)
+	ann := mustUser(t, us, op, "ann", memstore.RoleAdmin, goodPassword)
+	mustUser(t, us, op, "meg", memstore.RoleMember, goodPassword)
+	mustUser(t, us, operator(other), "olga", memstore.RoleMember, goodPassword)
+	_, admin, err := us.SignIn(ctx, "one", "ann", goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	megSecret, member, err := us.SignIn(ctx, "one", "meg", goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = us.SetRole(ctx, member, "ann", memstore.RoleAuditor)
+	wantCode(t, err, memstore.EPermission, "a member sets a role")
+	wantCode(t, us.DeleteUser(ctx, member, "ann"), memstore.EPermission, "a member removes a user")
+	_, err = us.SetRole(ctx, admin, "meg", "owner")
+	wantCode(t, err, memstore.EInvalid, "an unknown role")
+	_, err = us.SetRole(ctx, admin, "olga", memstore.RoleAdmin)
+	wantCode(t, err, memstore.ENotFound, "a user of another workspace")
+	_, err = us.SetRole(ctx, admin, "ann", memstore.RoleMember)
+	wantMessage(t, err, memstore.EPermission, "your own role", "an administrator's own role")
+	wantMessage(t, us.DeleteUser(ctx, admin, ann.ID), memstore.EPermission, "yourself", "an administrator removes themselves")
+
+	u, err := us.SetRole(ctx, admin, "meg", memstore.RoleAuditor)
+	if err != nil || u.Role != memstore.RoleAuditor || u.PasswordHash != "" || !u.HasPassword {
+		t.Fatalf("set meg's role: %+v, %v", u, err)
+	}
+	// Meg's session goes on, with her new role.
+	c, _, err := us.Authenticate(ctx, megSecret)
+	if err != nil || c.Role != memstore.RoleAuditor {
+		t.Errorf("meg's session after the change: %+v, %v", c, err)
+	}
+	if u, err := us.User(ctx, op, "ann"); err != nil || u.Role != memstore.RoleAdmin {
+		t.Errorf("ann after the refusals: %+v, %v", u, err)
+	}
+	if u, err := us.User(ctx, operator(other), "olga"); err != nil || u.Role != memstore.RoleMember {
+		t.Errorf("olga: %+v, %v", u, err)
 	}
 }

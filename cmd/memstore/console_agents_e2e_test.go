@@ -32,29 +32,11 @@ func apiAs(t *testing.T, c *child, secret, method, path, body string) int {
 	return resp.StatusCode
 }
 
-// screenshot saves a full-page screenshot of what ctx shows as NAME.png
-// in the directory MEMSTORE_SCREENSHOTS names; nothing when it is unset.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	dir := os.Getenv("MEMSTORE_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Errorf("screenshot %s: %v", name, err)
-		return
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Error(err)
-	}
-}
-
 // consoleAgentFlows drives the console's administration through a
 // browser: a session made with a store attached, whose token (read off
 // the page) lets an agent write; the agent's write in the activity; an
 // API key made and revoked (the API then refuses it); a store's export
-// downloaded. With MEMSTORE_SCREENSHOTS set, it saves screenshots of the
-// main pages there.
+// downloaded.
 func consoleAgentFlows(t *testing.T, e consoleEnv) {
 	storeID := apiPost(t, e.srv, "/v1/memory_stores", `{"name":"Agent memory","description":"What the nightly agent learns"}`)
 	apiPost(t, e.srv, "/v1/memory_stores/"+storeID+"/memories", `{"path":"/team/conventions.md","content":"# Conventions\n\nShort commits, small reviews.\n"}`)
@@ -65,7 +47,6 @@ func consoleAgentFlows(t *testing.T, e consoleEnv) {
 	if err := e.signIn(ctx, "ann", e.password, "table"); err != nil {
 		t.Fatal(err)
 	}
-	screenshot(t, ctx, "stores")
 
 	var token, sessionID string
 	t.Run("session", func(t *testing.T) {
@@ -95,7 +76,6 @@ func consoleAgentFlows(t *testing.T, e consoleEnv) {
 			t.Fatal(err)
 		}
 		sessionID = e.text(ctx, "#session-id")
-		screenshot(t, ctx, "session")
 	})
 
 	t.Run("activity", func(t *testing.T) {
@@ -116,7 +96,6 @@ func consoleAgentFlows(t *testing.T, e consoleEnv) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(e.base+"activity"), chromedp.WaitVisible(chromedp.CSS("#activity"))); err != nil {
 			t.Fatal(err)
 		}
-		screenshot(t, ctx, "activity")
 	})
 
 	t.Run("api key", func(t *testing.T) {
@@ -143,7 +122,6 @@ func consoleAgentFlows(t *testing.T, e consoleEnv) {
 		if code := apiAs(t, e.srv, key, http.MethodGet, "/v1/memory_stores", ""); code != http.StatusUnauthorized {
 			t.Errorf("the revoked key: %d, want 401", code)
 		}
-		screenshot(t, ctx, "keys")
 	})
 
 	t.Run("export", func(t *testing.T) {
@@ -170,19 +148,4 @@ func consoleAgentFlows(t *testing.T, e consoleEnv) {
 			t.Errorf("the downloaded export: %q (%v)", b, err)
 		}
 	})
-
-	if os.Getenv("MEMSTORE_SCREENSHOTS") != "" {
-		err := chromedp.Do(ctx,
-			chromedp.Navigate(e.base+"stores/"+storeID+"?path=/team/"),
-			chromedp.Click(`//a[text()="conventions.md"]`),
-			chromedp.WaitVisible(chromedp.CSS("#rendered")),
-		)
-		if err != nil {
-			t.Fatal(err)
-		}
-		screenshot(t, ctx, "memory")
-		if err := chromedp.Do(ctx, chromedp.Navigate(e.base+"sessions"), chromedp.WaitVisible(chromedp.CSS("table"))); err == nil {
-			screenshot(t, ctx, "sessions")
-		}
-	}
 }

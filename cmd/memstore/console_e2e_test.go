@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/memstore/memstore/internal/webdriver"
@@ -40,39 +38,11 @@ func browserPath() string {
 // every browser runs (consoleFlowsIn), the editing flows
 // (consoleEditFlows) and the administration's (consoleAgentFlows).
 func TestConsoleInBrowser(t *testing.T) {
-	bin := browserPath()
-	if bin == "" && os.Getenv("CI") != "" {
-		t.Fatal("no chromium on PATH, and CI must run the console's browser tests: .ci/run installs Debian's chromium")
-	}
-	if bin == "" {
-		t.Skip("no chromium or google-chrome on PATH: the console's browser tests need one (apt-get install chromium)")
-	}
+	newBrowser := chromiumTabs(t, 90*time.Second)
 	srv, db := startConsoleServer(t)
 	const pw = consolePassword
 	base := srv.url + "/console/"
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Flag("headless", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	newBrowser := func(t *testing.T) (context.Context, *atomic.Int32) {
-		ctx, cancel := chromedp.NewContext(actx)
-		t.Cleanup(cancel)
-		ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-		t.Cleanup(cancelT)
-		var dialogs atomic.Int32
-		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-			t.Fatalf("start %s: %v", bin, err)
-		}
-		err := chromedp.Listen(ctx, func(ev any) {
-			if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-				dialogs.Add(1)
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ctx, &dialogs
-	}
 	signIn := func(ctx context.Context, name, password, waitFor string) error {
 		return chromedp.Do(ctx,
 			chromedp.Navigate(base+"signin"),

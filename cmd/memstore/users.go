@@ -200,12 +200,7 @@ func parseConsoleURL(s string) (*url.URL, error) {
 
 // signInLinkURL is the link that redeems a sign-in link's secret in the
 // console at base.
-func signInLinkURL(base *url.URL, secret string) string {
-	u := *base
-	u.Path += "link"
-	u.RawQuery = url.Values{"t": {secret}}.Encode()
-	return u.String()
-}
+func signInLinkURL(base *url.URL, secret string) string { return console.LinkURL(base, secret) }
 
 func runUsersList(ctx context.Context, e env, args []string) error {
 	uc, pos, err := openUsers(ctx, e, "ls", args, nil)
