@@ -167,9 +167,9 @@ func New(cfg Config) *Handler {
 		"POST stores/{store}/versions/{version}/restore": h.restore,
 		"GET stores/{store}/versions/{version}/redact":   h.redactPage,
 		"POST stores/{store}/versions/{version}/redact":  h.redact,
-		"GET users":     h.users,
-		"GET users/new": h.newUserPage,
-		"POST users":    h.createUser,
+		"GET users":                                      h.users,
+		"GET users/new":                                  h.newUserPage,
+		"POST users":                                     h.createUser,
 	}
 	if cfg.Sessions != nil {
 		maps.Copy(signedIn, map[string]authedFunc{
