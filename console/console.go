@@ -687,7 +687,7 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, s *signedIn
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
 	"prefix":  func() string { return Prefix },
-	"time":    formatTime,
+	"time":    when, // the same as when, for templates that name it so
 	"when":    when,
 	"shortid": shortID,
 	"actor":   actor,

@@ -69,8 +69,9 @@ type chartSeries struct {
 }
 
 type chartTick struct {
-	X, Y int
-	Text string
+	X, Y   int
+	Text   string
+	Anchor string // where the text is anchored at X: start, middle or end
 }
 
 // newChart lays series out as stacked bars, one a day of days.
@@ -111,8 +112,11 @@ func newChart(id, title string, days []time.Time, series []chartSeries) chart {
 			}
 			c.Rows = append(c.Rows, row)
 		}
-		if d%7 == 2 || d == len(days)-1 { // a label a week, and today's
-			c.Ticks = append(c.Ticks, chartTick{X: b.X + b.W/2, Y: chartH - 5, Text: day.Format("2 Jan")})
+		switch { // a label a week, and today's, which ends at the right
+		case d == len(days)-1:
+			c.Ticks = append(c.Ticks, chartTick{X: b.X + b.W, Y: chartH - 5, Text: day.Format("2 Jan"), Anchor: "end"})
+		case d%7 == 2 && d < len(days)-4:
+			c.Ticks = append(c.Ticks, chartTick{X: b.X + b.W/2, Y: chartH - 5, Text: day.Format("2 Jan"), Anchor: "middle"})
 		}
 	}
 	return c
