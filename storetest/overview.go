@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -139,6 +140,14 @@ func testOverview(t *testing.T, open func(t *testing.T, now func() time.Time) me
 	// 25 days on, the changes of 10 days ago have left the chart.
 	if o, err := core.Overview(ctx, key, base.Add(25*day)); err != nil || o.Changes24h != 0 || o.Changes30d != 4 {
 		t.Errorf("25 days on: %+v, %v; want 0 and 4 changes", o, err)
+	}
+	// A workspace of more stores than an overview counts says so.
+	many := caller("three", memstore.ActorAPIKey, "apikey_three", "")
+	for i := range memstore.MaxActivityStores + 1 {
+		store(many, fmt.Sprint("store ", i))
+	}
+	if o, err := core.Overview(ctx, many, base); err != nil || !o.Partial || len(o.Stores) != memstore.MaxActivityStores {
+		t.Errorf("an overview of %d stores: %+v, %v; want the first %d, partial", memstore.MaxActivityStores+1, o, err, memstore.MaxActivityStores)
 	}
 	// A deleted store's counts go with it.
 	if err := core.DeleteStore(ctx, key, s2); err != nil {
