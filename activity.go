@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"time"
 )
 
 // The workspace's activity: its stores' versions, newest first, merged.
@@ -26,9 +27,11 @@ import (
 // says Partial), so that a page stays O(page × stores).
 const MaxActivityStores = 50
 
-// ActivityService reads the activity of the caller's stores.
+// ActivityService reads the activity of the caller's stores, and the
+// workspace's overview (overview.go).
 type ActivityService interface {
 	Activity(ctx context.Context, c *Caller, f ActivityFilter) (ActivityPage, error)
+	Overview(ctx context.Context, c *Caller, now time.Time) (*Overview, error)
 }
 
 var _ ActivityService = (*Core)(nil)

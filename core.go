@@ -16,6 +16,7 @@ type Backend interface {
 	SessionStorage
 	SearchStorage
 	EventStorage
+	OverviewStorage
 }
 
 // Core is memstore's one domain core: the StoreService, MemoryService,

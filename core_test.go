@@ -59,6 +59,16 @@ func (r *recording) WriteStore(ctx context.Context, ws, id string, fn func(memst
 	return r.db.WriteStore(ctx, ws, id, fn)
 }
 
+func (r *recording) ChangeCounts(ctx context.Context, ws string, storeIDs []string, since time.Time, hours int) ([]memstore.ChangeCount, error) {
+	r.record("ChangeCounts")
+	return r.db.ChangeCounts(ctx, ws, storeIDs, since, hours)
+}
+
+func (r *recording) LiveSessions(ctx context.Context, ws string) (int64, error) {
+	r.record("LiveSessions")
+	return r.db.LiveSessions(ctx, ws)
+}
+
 func (r *recording) Events(ctx context.Context, ws, storeID string, f memstore.EventFilter) (memstore.EventPage, error) {
 	r.record("Events")
 	return r.db.Events(ctx, ws, storeID, f)

@@ -61,7 +61,7 @@ func TestActorAPIKeyName(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := "/console/stores/" + f.storeID + "/memories/" + m.ID
-	escaped := "api_actor " + k.ID + " (&lt;b&gt;deploy&lt;/b&gt; bot)"
+	escaped := `title="api_actor ` + k.ID + `"><span class="badge">key</span> <span class="name">&lt;b&gt;deploy&lt;/b&gt; bot</span>`
 	for _, path := range []string{page, "/console/activity", page + "/history"} {
 		if body := mustGet(t, f, f.signIn(t, "auditor"), path); !strings.Contains(body, escaped) || strings.Contains(body, "<b>deploy") {
 			t.Errorf("%s, as an auditor: the key is not shown as %q:\n%s", path, escaped, body)

@@ -98,14 +98,20 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	deep, err := core.CreateMemory(ctx, op, st.ID, memstore.MemoryCreate{Path: "/d42/deeper/still/m.md", Content: "deep"})
+	if err != nil {
+		b.Fatal(err)
+	}
 	h := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core,
 		Keys: memstore.NewKeys(core), Users: users, Webhooks: hooks})
 	sid := "/console/stores/" + st.ID
 	for _, p := range []struct{ name, path string }{
+		{"home", "/console/"},
 		{"stores", "/console/stores"},
 		{"tree root", sid},
 		{"tree dir", sid + "?path=/d42/"},
 		{"memory", sid + "/memories/" + m.ID},
+		{"memory with tree", sid + "/memories/" + deep.ID},
 		{"edit", sid + "/memories/" + m.ID + "/edit"},
 		{"history", sid + "/memories/" + m.ID + "/history"},
 		{"diff", sid + "/memories/" + m.ID + "/diff?from=" + versions[1] + "&to=" + versions[0]},

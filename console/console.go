@@ -91,8 +91,9 @@ type Config struct {
 	Activity memstore.ActivityService
 	// Keys, when set, serves the API keys page.
 	Keys *memstore.Keys
-	// Webhooks, when set, serves the webhooks pages: the endpoints, their
-	// settings and their delivery logs.
+	// Webhooks, when set, serves the webhooks pages (the endpoints, their
+	// settings and their delivery logs) and shows on the home page the
+	// endpoints memstore disabled after failures.
 	Webhooks memstore.WebhookService
 	// SecureCookies says that browsers reach the console over HTTPS even
 	// when requests arrive over plain HTTP, from a proxy in front that
@@ -133,7 +134,6 @@ func New(cfg Config) *Handler {
 		w.Header().Del("Content-Type")
 		files.ServeHTTP(w, r)
 	})
-	h.mux.HandleFunc("GET "+Prefix+"{$}", h.home)
 	// The server's root leads to the console, on its own address or
 	// mounted beside the API (Root).
 	h.mux.HandleFunc(Root, h.root)
@@ -143,6 +143,7 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("POST "+Prefix+"link", h.redeemLink)
 	// The pages of a signed-in person: each behind h.auth.
 	signedIn := map[string]authedFunc{
+		"GET {$}":                                        h.homePage,
 		"POST signout":                                   h.signOut,
 		"GET password":                                   h.passwordPage,
 		"POST password":                                  h.setPassword,
@@ -374,11 +375,12 @@ func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: h.cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.https(r), SameSite: http.SameSiteLaxMode})
 }
 
-// navLink is a link of the main navigation, to the page at Prefix+Path.
-// may is the core's check of the call that page makes first.
+// navLink is a link of the main navigation, to the page at Prefix+Path,
+// with its keyboard shortcut (accesskey: the browser's modifier keys
+// and Key). may is the core's check of the call that page makes first.
 type navLink struct {
-	Path, Label string
-	may         func(*memstore.Caller) error
+	Path, Label, Key string
+	may              func(*memstore.Caller) error
 }
 
 // mainNav is the main navigation over cfg's services: a link to each page
@@ -388,20 +390,24 @@ func mainNav(cfg Config) []navLink {
 	readAdmin := func(what memstore.Permission) func(*memstore.Caller) error {
 		return func(c *memstore.Caller) error { return c.CanReadAdmin(what) }
 	}
-	nav := []navLink{{"stores", "Stores", readStores}}
+	var nav []navLink
 	if cfg.Activity != nil {
-		nav = append(nav, navLink{"activity", "Activity", readStores})
+		nav = append(nav, navLink{"", "Home", "h", readStores})
+	}
+	nav = append(nav, navLink{"stores", "Stores", "s", readStores})
+	if cfg.Activity != nil {
+		nav = append(nav, navLink{"activity", "Activity", "a", readStores})
 	}
 	if cfg.Sessions != nil {
-		nav = append(nav, navLink{"sessions", "Sessions", readAdmin(memstore.ManageSessions)})
+		nav = append(nav, navLink{"sessions", "Sessions", "e", readAdmin(memstore.ManageSessions)})
 	}
 	if cfg.Keys != nil {
-		nav = append(nav, navLink{"keys", "API keys", readAdmin(memstore.ListKeys)})
+		nav = append(nav, navLink{"keys", "API keys", "k", readAdmin(memstore.ListKeys)})
 	}
 	if cfg.Webhooks != nil {
-		nav = append(nav, navLink{"webhooks", "Webhooks", func(c *memstore.Caller) error { return c.CanAdminister(memstore.ManageWebhooks) }})
+		nav = append(nav, navLink{"webhooks", "Webhooks", "w", func(c *memstore.Caller) error { return c.CanAdminister(memstore.ManageWebhooks) }})
 	}
-	return append(nav, navLink{"users", "Users", readAdmin(memstore.ListUsers)})
+	return append(nav, navLink{"users", "Users", "u", readAdmin(memstore.ListUsers)})
 }
 
 // navFor is the main navigation that c sees: the links to the pages the
@@ -418,6 +424,7 @@ func (h *Handler) navFor(c *memstore.Caller) []navLink {
 
 // view is what every page's template gets.
 type view struct {
+	Path   string // the page's path, to mark its link in the navigation
 	Title  string
 	User   *memstore.User
 	Nav    []navLink
@@ -431,6 +438,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, pag
 	if s != nil {
 		v.User, v.Nav, v.CSRF = s.user, h.navFor(s.caller), s.csrf()
 	}
+	v.Path = r.URL.Path
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := h.pages[page].ExecuteTemplate(w, "layout", v); err != nil {
@@ -476,10 +484,6 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, s *signedIn, er
 		return
 	}
 	http.Redirect(w, r, url, http.StatusSeeOther)
-}
-
-func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
-	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
 }
 
 // Root is the pattern of the server's root, which the console answers
@@ -678,9 +682,19 @@ func (h *Handler) memory(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		h.failErr(w, r, s, err)
 		return
 	}
+	st, err := h.cfg.Stores.Store(ctx, s.caller, storeID)
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
+	tree, err := h.storeTree(ctx, s, storeID, m)
+	if err != nil {
+		h.failErr(w, r, s, err)
+		return
+	}
 	h.render(w, r, http.StatusOK, "memory", s, view{Title: m.Path, Notice: notice(r), Data: map[string]any{
-		"Memory": m, "Version": v, "HTML": renderMarkdown(m.Content), "StoreID": storeID, "Crumbs": crumbs(dirOf(m.Path)),
-		"By": h.actorNames(ctx, s, v.CreatedBy)[v.CreatedBy],
+		"Memory": m, "Version": v, "HTML": renderMarkdown(m.Content), "StoreID": storeID, "Store": st, "Crumbs": crumbs(dirOf(m.Path)),
+		"By": h.actorNames(ctx, s, v.CreatedBy)[v.CreatedBy], "Tree": tree,
 	}})
 }
 
@@ -719,15 +733,23 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, s *signedIn
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"prefix": func() string { return Prefix },
-	"time":   formatTime,
+	"prefix":  func() string { return Prefix },
+	"time":    when, // the same as when, for templates that name it so
+	"when":    when,
+	"shortid": shortID,
+	"actor":   actor,
+	"inc":     func(n int) int { return n + 1 },
+	// dict makes a partial's data of pairs of a name and a value.
+	"dict": func(kv ...any) map[string]any {
+		m := make(map[string]any, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	},
 	// size is a count of bytes as a person reads it ("24.4KB").
 	"size": func(n int64) string { return memdir.FormatSize(int(n)) },
-	// base is the last segment of a path or prefix ("/a/b/" → "b").
-	"base": func(p string) string {
-		p = strings.TrimSuffix(p, "/")
-		return p[strings.LastIndex(p, "/")+1:]
-	},
+	"base": baseName,
 }
 
 // formatTime is how the console shows a time.

@@ -410,7 +410,7 @@ func TestStoreTotals(t *testing.T) {
 	f := newFixture(t, strings.Repeat("x", 2048))
 	c := f.signIn(t, "member")
 	_, list := f.get(t, c, "/console/stores")
-	if !strings.Contains(list, `<td class="num">1</td>`) || !strings.Contains(list, `<td class="num">2KB</td>`) {
+	if !strings.Contains(list, `<td data-label="Memories" class="num">1</td>`) || !strings.Contains(list, `<td data-label="Size" class="num">2KB</td>`) {
 		t.Errorf("the list of stores does not show 1 memory of 2KB:\n%s", list)
 	}
 	_, page := f.get(t, c, "/console/stores/"+f.storeID)
@@ -422,7 +422,7 @@ func TestStoreTotals(t *testing.T) {
 	}
 	_, list = f.get(t, c, "/console/stores")
 	_, page = f.get(t, c, "/console/stores/"+f.storeID)
-	if !strings.Contains(list, `<td class="num">2</td>`) || !strings.Contains(list, `<td class="num">102KB</td>`) || !strings.Contains(page, "2 memories · 102KB") {
+	if !strings.Contains(list, `<td data-label="Memories" class="num">2</td>`) || !strings.Contains(list, `<td data-label="Size" class="num">102KB</td>`) || !strings.Contains(page, "2 memories · 102KB") {
 		t.Errorf("after a second memory of 100KB, want 2 memories of 102KB:\n%s\n%s", list, page)
 	}
 }
@@ -432,18 +432,18 @@ func TestStoreTotals(t *testing.T) {
 // linked refuses the role.
 func TestNavByRole(t *testing.T) {
 	f := newFixture(t, "x")
-	pages := []string{"stores", "activity", "sessions", "keys", "webhooks", "users"}
+	pages := []string{"", "stores", "activity", "sessions", "keys", "webhooks", "users"} // "" is the home page
 	for _, tc := range []struct {
 		role  memstore.Role
 		shown []string
 	}{
 		{memstore.RoleAdmin, pages},
-		{memstore.RoleAuditor, []string{"stores", "activity", "sessions", "keys", "users"}},
-		{memstore.RoleMember, []string{"stores", "activity"}},
+		{memstore.RoleAuditor, []string{"", "stores", "activity", "sessions", "keys", "users"}},
+		{memstore.RoleMember, []string{"", "stores", "activity"}},
 	} {
 		c := f.signIn(t, string(tc.role))
 		_, body := f.get(t, c, "/console/stores")
-		nav := body[strings.Index(body, `<nav aria-label="Main">`):]
+		nav := body[strings.Index(body, `<nav aria-label="Main"`):]
 		nav = nav[:strings.Index(nav, "</nav>")]
 		for _, p := range pages {
 			linked := strings.Contains(nav, `href="/console/`+p+`"`)

@@ -187,7 +187,7 @@ func TestHistory(t *testing.T) {
 	if resp.StatusCode != 200 || len(ids) != 3 {
 		t.Fatalf("history: %d, %d versions\n%s", resp.StatusCode, len(ids), body)
 	}
-	for _, want := range []string{"created", "modified", "api_actor apikey_test", "user_actor user_", "(admin)"} {
+	for _, want := range []string{"created", "modified", "api_actor apikey_test", "user_actor user_", `<span class="name">admin</span>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the history lacks %q", want)
 		}

@@ -1,7 +1,9 @@
 package console
 
 import (
+	"cmp"
 	"context"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,12 +47,12 @@ func unified(fromLabel, toLabel, from, to string) ([]diffLine, error) {
 	return out, nil
 }
 
-// actorNames gives each actor the words the console shows for it: its
-// type and ID, with the user's name, the session's title or the API
-// key's name where the person may read them (one indexed read per
-// distinct actor of the page; a member, who may not, sees type and ID).
-func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstore.Actor) map[memstore.Actor]string {
-	names := make(map[memstore.Actor]string, len(actors))
+// actorNames gives each actor how pages show it (actor): with the
+// user's name, the session's title (else its agent) or the API key's
+// name where the person may read them (one indexed read per distinct
+// actor of the page; a member, who may not, sees kind and ID).
+func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstore.Actor) map[memstore.Actor]template.HTML {
+	names := make(map[memstore.Actor]template.HTML, len(actors))
 	for _, a := range actors {
 		if _, done := names[a]; done {
 			continue
@@ -66,7 +68,7 @@ func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstor
 		case memstore.ActorSession:
 			if h.cfg.Sessions != nil {
 				if ses, err := h.cfg.Sessions.Session(ctx, s.caller, a.ID); err == nil {
-					name = ses.Title
+					name = cmp.Or(ses.Title, memstore.SessionAgentID(ses.Fields))
 				}
 			}
 		case memstore.ActorAPIKey:
@@ -76,10 +78,7 @@ func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstor
 				}
 			}
 		}
-		names[a] = string(a.Type) + " " + a.ID
-		if name != "" {
-			names[a] += " (" + name + ")"
-		}
+		names[a] = actor(a, name)
 	}
 	return names
 }

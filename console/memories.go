@@ -1,6 +1,7 @@
 package console
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,7 +36,7 @@ type editForm struct {
 // theirs, and who changed it.
 type conflict struct {
 	Current *memstore.Memory
-	By      string
+	By      template.HTML
 	Diff    []diffLine
 }
 
@@ -175,9 +176,9 @@ func (h *Handler) conflict(w http.ResponseWriter, r *http.Request, s *signedIn, 
 		h.failErr(w, r, s, err)
 		return
 	}
-	by := ""
+	var by template.HTML
 	if v, err := h.cfg.Versions.Version(ctx, s.caller, f.StoreID, cur.VersionID); err == nil {
-		by = h.actorNames(ctx, s, v.CreatedBy)[v.CreatedBy] + " at " + formatTime(v.CreatedAt)
+		by = h.actorNames(ctx, s, v.CreatedBy)[v.CreatedBy] + " " + when(v.CreatedAt)
 	}
 	d, err := unified("current", "yours", cur.Content, f.Content)
 	if err != nil {

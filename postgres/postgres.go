@@ -108,11 +108,12 @@ type Options struct {
 
 // DB is a memstore database in PostgreSQL, over a pool of connections.
 type DB struct {
-	sessionReads // the reads of sessions and tokens
-	pool         *pgxpool.Pool
-	now          func() time.Time
-	ids          *ids.Generator
-	log          *slog.Logger
+	sessionReads  // the reads of sessions and tokens
+	overviewReads // the counts of an overview
+	pool          *pgxpool.Pool
+	now           func() time.Time
+	ids           *ids.Generator
+	log           *slog.Logger
 	// Revocations tells this process's listeners of every key revoked,
 	// token revoked and session archived through this DB, and of those
 	// other processes tell of (notify.go).
@@ -141,6 +142,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.read, Wrap: wrap}
+	db.overviewReads = overviewReads(db.sessionReads)
 	db.revalidate = db.newRevalidator(int(cfg.MaxConns))
 	if db.now == nil {
 		db.now = time.Now

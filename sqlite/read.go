@@ -90,3 +90,6 @@ func (db *DB) readStore(ctx context.Context, workspaceID, storeID string) sqlrea
 // sessionReads are the reads of sessions both SQL backends make, for DB
 // to embed without a field of its own in its API.
 type sessionReads = sqlread.SessionReads
+
+// overviewReads are the counts of an overview both SQL backends make.
+type overviewReads = sqlread.OverviewReads

@@ -120,12 +120,13 @@ type Options struct {
 // such pool, the indexer's, which attaches the search index file
 // (indexfile.go).
 type DB struct {
-	sessionReads // the reads of sessions and tokens
-	path         string
-	w, r         *sql.DB
-	ws, rs       stmtCache // their prepared statements
-	ck           *checkpointer
-	ix           *indexer // keeps the search indexes (indexer.go)
+	sessionReads  // the reads of sessions and tokens
+	overviewReads // the counts of an overview
+	path          string
+	w, r          *sql.DB
+	ws, rs        stmtCache // their prepared statements
+	ck            *checkpointer
+	ix            *indexer // keeps the search indexes (indexer.go)
 	// writes and indexWrites (the indexer's) feed the batcher
 	// (writer.go), which runs every write.
 	writes, indexWrites chan writeReq
@@ -153,6 +154,7 @@ type DB struct {
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger, poll: polling{origin: newOrigin()}}
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.reads, Wrap: wrap}
+	db.overviewReads = overviewReads(db.sessionReads)
 	if db.now == nil {
 		db.now = time.Now
 	}

@@ -134,6 +134,12 @@ func RunAll(t *testing.T, tg Target) {
 		runKeys(t, func(t *testing.T) memstore.KeyService { return memstore.NewCore(open(t)) })
 	})
 	storage("ExportFlatMemory", func(t *testing.T, open func(t *testing.T) memstore.Database) { testExportFlat(t, open(t)) })
+	t.Run("Overview", func(t *testing.T) {
+		if tg.Database == nil {
+			t.Skip("the target keeps no storage of its own")
+		}
+		testOverview(t, tg.Database)
+	})
 	storage("Users", runUsers)
 	storage("Webhooks", runWebhooks)
 	storage("WebhookDeliveries", func(t *testing.T, open func(t *testing.T) memstore.Database) {
