@@ -20,7 +20,7 @@ func TestOperatorShown(t *testing.T) {
 	}
 	c := f.signIn(t, "admin")
 	resp, body := f.get(t, c, "/console/stores/"+f.storeID+"/memories/"+f.memID+"/history")
-	if resp.StatusCode != 200 || !strings.Contains(body, "user_actor user_operator (operator)") {
+	if resp.StatusCode != 200 || !strings.Contains(body, `<span class="actor" title="user_actor user_operator"><span class="badge">user</span> <span class="name">operator</span></span>`) {
 		t.Errorf("history: %d; want the operator named\n%s", resp.StatusCode, body)
 	}
 }
