@@ -160,6 +160,82 @@ func TestDistScript(t *testing.T) {
 	}
 }
 
+// TestGoInstallTag installs memstore as a Go user would, with go install
+// of a tagged module version, from a module proxy in a directory serving
+// a copy of this tree at that tag (the dependencies come from the local
+// module cache, into a temporary one): Go records no commit for a
+// downloaded module, and memstore --version names the tag's version,
+// never a pseudo-version.
+func TestGoInstallTag(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skipf("the test copies the tree with git: %v", err)
+	}
+	src := checkout(t)
+	version := "v" + strings.TrimSpace(readFile(t, filepath.Join(src, "cmd/memstore/VERSION"))) + "-rc.1"
+	proxy := t.TempDir()
+	at := filepath.Join(proxy, "github.com/memstore/memstore/@v")
+	os.MkdirAll(at, 0o755)
+	for name, content := range map[string]string{
+		"list":            version + "\n",
+		version + ".info": `{"Version":"` + version + `","Time":"2026-11-24T13:14:10Z"}`,
+		version + ".mod":  readFile(t, filepath.Join(src, "go.mod")),
+	} {
+		if err := os.WriteFile(filepath.Join(at, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moduleZip(t, src, "github.com/memstore/memstore@"+version, filepath.Join(at, version+".zip"))
+
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	cmd := exec.Command("go", "install", "-trimpath", "github.com/memstore/memstore/cmd/memstore@"+version)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(tmp, "bin"), "GOMODCACHE="+filepath.Join(tmp, "mod"),
+		"GOFLAGS=-modcacherw", "GOSUMDB=off", "CGO_ENABLED=0",
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(strings.TrimSpace(string(modcache)), "cache/download")))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install: %v\n%s", err, out)
+	}
+	want := "memstore " + version[1:] + " (go install)\n"
+	if got := runVersion(t, filepath.Join(tmp, "bin", "memstore")); got != want {
+		t.Errorf("go install ...@%s: memstore --version printed %q; want %q", version, got, want)
+	}
+}
+
+// moduleZip writes the module zip of the files in dir (but .git) to
+// path, each under prefix, as a module proxy serves it.
+func moduleZip(t *testing.T, dir, prefix, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if err == nil && d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		w, err := zw.Create(prefix + "/" + filepath.ToSlash(rel))
+		if err == nil {
+			return copyFile(p, func(int64) (io.Writer, error) { return w, nil })
+		}
+		return err
+	})
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkout copies this tree's files (tracked and new, as git sees them,
 // with their changes) to a new git repository with one commit dated
 // 2026-11-24T13:14:10Z, and returns its directory.
