@@ -21,8 +21,9 @@ var release string
 // What scripts/dist.sh stamps with -ldflags "-X main.tag=v0.3.0 ...": the
 // git tag at the commit built (if any), the commit, its time, and
 // "true" when the work tree had changes. The Go toolchain records the
-// last three itself in a clone, but not in a git worktree nor with
-// -buildvcs=false; empty when not stamped.
+// last three itself in a clone's go build and go install, but not for
+// go run, in a git worktree nor with -buildvcs=false; empty when not
+// stamped.
 var tag, commit, commitTime, modified string
 
 // build describes this binary; Version is its version alone, as the MCP
