@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path"
-	"syscall"
 	"time"
 )
 
@@ -98,13 +97,12 @@ func (l *Local) prune(ctx context.Context, dir string, cutoff time.Time, dryRun 
 	return left == 0, nil
 }
 
-// lastTouched is the later of a file's modification and access times.
+// lastTouched is the later of a file's modification and access times
+// (atime, where the system reports it: see atime_*.go).
 func lastTouched(fi fs.FileInfo) time.Time {
 	t := fi.ModTime()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if at := time.Unix(st.Atim.Unix()); at.After(t) {
-			t = at
-		}
+	if at := accessTime(fi); at.After(t) {
+		t = at
 	}
 	return t
 }

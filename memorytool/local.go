@@ -246,7 +246,7 @@ func (l *Local) collect(ctx context.Context, f *os.File, dir, prefix string, dep
 // opened for reading as a file or directory (a socket, or a symlink that
 // appeared since resolution) is reported with notAFile.
 func (l *Local) open(t target, notAFile func(string) error) (*os.File, fs.FileInfo, error) {
-	f, err := l.root.OpenFile(t.real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openNoFollow(l.root, t.real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, errVanished(t.model)

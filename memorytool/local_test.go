@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,9 +113,7 @@ func fixture(tb testing.TB, dir string) (outside string) {
 			tb.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
-		tb.Fatal(err)
-	}
+	mkfifo(tb, filepath.Join(dir, "fifo"))
 	return outside
 }
 

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -283,9 +282,7 @@ func refFixture(t *testing.T, base string) {
 		}
 	}
 	pipe := filepath.Join(mem, "pipe")
-	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
+	mkfifo(t, pipe)
 	if err := os.Chmod(pipe, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/cputime"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 	"github.com/memstore/memstore/webhook"
@@ -105,7 +105,7 @@ func writeCycles(b *testing.B, db *sqlite.DB, s *memstore.Store) {
 	var n atomic.Int64
 	b.SetParallelism(16) // 32 goroutines on 2 cores
 	b.ResetTimer()
-	cpu := cpuTime(b)
+	cpu := cputime.Process(b)
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -127,15 +127,5 @@ func writeCycles(b *testing.B, db *sqlite.DB, s *memstore.Store) {
 		}
 	})
 	b.ReportMetric(3*float64(b.N)/b.Elapsed().Seconds(), "writes/s")
-	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-}
-
-// cpuTime is the CPU time the process has used, in user and system mode:
-// on a shared machine, what a cycle costs whatever else runs beside it.
-func cpuTime(b *testing.B) time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/cputime"
 	"github.com/memstore/memstore/webhook"
 )
 
@@ -43,7 +43,7 @@ func BenchmarkDeliver(b *testing.B) {
 				}
 			}
 			b.ResetTimer()
-			cpu := cpuTime(b)
+			cpu := cputime.Process(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {
@@ -56,18 +56,8 @@ func BenchmarkDeliver(b *testing.B) {
 			cancel()
 			<-done
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(want), "cpu-µs/delivery")
+			b.ReportMetric(float64((cputime.Process(b)-cpu).Microseconds())/float64(want), "cpu-µs/delivery")
 			b.ReportMetric(float64(want)/b.Elapsed().Seconds(), "deliveries/s")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, in user and system mode:
-// on a shared machine, what the work costs whatever else runs beside it.
-func cpuTime(b *testing.B) time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

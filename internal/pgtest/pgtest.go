@@ -36,7 +36,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -389,7 +388,7 @@ func startLocal(ctx context.Context, bin string) (*server, error) {
 	// when Stop closes it or this process ends, however it ends.
 	stopArgs := append(slices.Clone(c.as), filepath.Join(bin, "pg_ctl"), "-D", c.data, "-m", "immediate", "stop")
 	w := exec.Command("sh", append([]string{"-c", `read -r _; "$@" >/dev/null 2>&1; rm -rf "$0"`, dir}, stopArgs...)...)
-	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(w)
 	stop, err := w.StdinPipe()
 	if err == nil {
 		err = w.Start()
@@ -409,7 +408,7 @@ func (c *cluster) run(ctx context.Context, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	// Its own process group: an interrupt of the tests must not reach
 	// the server, which the watchdog stops.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v\n%s", name, err, out)
 	}

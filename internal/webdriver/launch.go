@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memstore/memstore/internal/freeport"
@@ -60,7 +59,7 @@ type proc struct {
 }
 
 func start(cmd *exec.Cmd) (*proc, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func start(cmd *exec.Cmd) (*proc, error) {
 }
 
 func (p *proc) kill() {
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(p.cmd.Process)
 	<-p.exited
 }
 
