@@ -18,10 +18,11 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG TARGETOS TARGETARCH
-# VERSION names the build, as a release's does (memstore --version).
-ARG VERSION=""
+# VERSION (a tag, v0.3.0) and COMMIT stamp the build as make dist does
+# (memstore --version); .git is not sent to the build.
+ARG VERSION="" COMMIT=""
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -buildvcs=false -ldflags "-s -w${VERSION:+ -X main.Version=$VERSION}" \
+    go build -trimpath -buildvcs=false -ldflags "-s -w${VERSION:+ -X main.tag=$VERSION}${COMMIT:+ -X main.commit=$COMMIT}" \
       -o /rootfs/usr/local/bin/memstore ./cmd/memstore
 # /tmp for SQLite's temporary files, the CA certificates for webhooks
 # over HTTPS and PostgreSQL with sslmode=verify-full, and /data, the

@@ -773,12 +773,17 @@ func buildStage(t *testing.T, dir string) {
 		run = regexp.MustCompile(`(^|\s)/data(\s|$)`).ReplaceAllString(run, "${1}"+dir+"/data${2}")
 		cmd := exec.Command("sh", "-ec", run)
 		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "TARGETOS=linux", "TARGETARCH="+runtime.GOARCH, "VERSION=")
+		cmd.Env = append(os.Environ(), "TARGETOS=linux", "TARGETARCH="+runtime.GOARCH, "VERSION=v0.0.1-image", "COMMIT=0123456789abcdef")
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", run, err, out)
 		}
 		t.Logf("%s: %v", firstWords(run, 4), time.Since(start).Round(time.Second))
+	}
+	// The build arguments stamp the version as a release build does.
+	out, err := exec.Command(filepath.Join(dir, "rootfs", "usr", "local", "bin", "memstore"), "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "memstore 0.0.1-image (commit 0123456") {
+		t.Errorf("the image's memstore --version: %q %v; want the stamped version and commit", out, err)
 	}
 }
 
