@@ -171,13 +171,13 @@ func New(cfg Config) *Handler {
 		"POST stores/{store}/versions/{version}/restore": h.restore,
 		"GET stores/{store}/versions/{version}/redact":   h.redactPage,
 		"POST stores/{store}/versions/{version}/redact":  h.redact,
-		"GET users":                h.users,
-		"GET users/new":            h.newUserPage,
-		"POST users":               h.createUser,
-		"POST users/{user}/role":   h.setRole,
-		"GET users/{user}/remove":  h.removeUserPage,
-		"POST users/{user}/remove": h.removeUser,
-		"POST users/{user}/link":   h.signInLink,
+		"GET users":                                      h.users,
+		"GET users/new":                                  h.newUserPage,
+		"POST users":                                     h.createUser,
+		"POST users/{user}/role":                         h.setRole,
+		"GET users/{user}/remove":                        h.removeUserPage,
+		"POST users/{user}/remove":                       h.removeUser,
+		"POST users/{user}/link":                         h.signInLink,
 	}
 	if cfg.Sessions != nil {
 		maps.Copy(signedIn, map[string]authedFunc{
