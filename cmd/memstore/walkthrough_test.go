@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,15 +34,17 @@ var (
 	readmeServe = regexp.MustCompile("`(memstore serve)`")
 	placeholder = regexp.MustCompile(`[A-Za-z0-9_-]*\.\.\.`)
 	readmeHome  = regexp.MustCompile(`/home/[a-z]+/`)
+	readmeOpen  = regexp.MustCompile("open <(http://[^>]+)>")
+	readmeSpace = regexp.MustCompile("sign in\\s+to the workspace `([^`]+)`")
 )
 
 // walkPassword is what the walk-through's 'memstore users create' reads
 // on standard input, as a person would type it.
 const walkPassword = "a long enough password\n"
 
-// readmeWalkThrough returns the serve command of the README's walk-through,
+// readmeWalkThrough returns the README's walk-through, its serve command,
 // its first-run output block, and its shell blocks.
-func readmeWalkThrough(t *testing.T) (serve, firstRun string, blocks []string) {
+func readmeWalkThrough(t *testing.T) (section, serve, firstRun string, blocks []string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -50,7 +54,7 @@ func readmeWalkThrough(t *testing.T) (serve, firstRun string, blocks []string) {
 	if !ok {
 		t.Fatalf("README.md has no section %q", walkThroughTitle)
 	}
-	section, _, _ := strings.Cut(rest, "\n## ")
+	section, _, _ = strings.Cut(rest, "\n## ")
 	m := readmeServe.FindStringSubmatch(section)
 	if m == nil {
 		t.Fatalf("the walk-through does not say to start `memstore serve`")
@@ -68,7 +72,7 @@ func readmeWalkThrough(t *testing.T) (serve, firstRun string, blocks []string) {
 	if firstRun == "" || len(blocks) == 0 {
 		t.Fatalf("the walk-through lacks its first-run output (```text) or its commands (```sh)")
 	}
-	return m[1], firstRun, blocks
+	return section, m[1], firstRun, blocks
 }
 
 // shellCommands splits a shell block into its commands: one a line, a
@@ -108,6 +112,7 @@ type walk struct {
 	checked  map[string]bool   // the checks that ran
 
 	claudeCode string // where npm installs Claude Code (claudeCodeDir)
+	prose      string // the walk-through, its URLs rewritten to the server's
 }
 
 var (
@@ -168,7 +173,7 @@ func TestReadmeWalkThrough(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not on PATH, and the walk-through uses it: install it (apt-get install curl) to run this test")
 	}
-	serveCmd, firstRun, blocks := readmeWalkThrough(t)
+	section, serveCmd, firstRun, blocks := readmeWalkThrough(t)
 	clearEnv(t)
 
 	// A new user's home: the default database is under it. The server
@@ -241,7 +246,7 @@ func TestReadmeWalkThrough(t *testing.T) {
 		}
 	}
 
-	w := &walk{t: t, bash: bash, vars: map[string]string{}, memories: map[string]string{}, contents: map[string]string{}, checked: map[string]bool{}, claudeCode: claudeCode}
+	w := &walk{t: t, bash: bash, vars: map[string]string{}, memories: map[string]string{}, contents: map[string]string{}, checked: map[string]bool{}, claudeCode: claudeCode, prose: rewrite(section)}
 	for _, block := range blocks {
 		for _, cmd := range shellCommands(block) {
 			w.step(rewrite(cmd), base)
@@ -395,6 +400,7 @@ func (w *walk) step(cmd, base string) {
 			if name == "" || code != 0 || !strings.Contains(users, " "+name+" ") {
 				t.Errorf("after %s, users ls: %d\n%s", flat, code, users)
 			}
+			w.signIn(name)
 			w.checked["users create"] = true
 		case "sessions create":
 			lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -447,6 +453,7 @@ func (w *walk) claudeMCPAdd(t *testing.T, cmd, flat string) {
 		t.Errorf("%s: POST %s with its header: %s; want 200", flat, url, resp.Status)
 	}
 
+	t.Logf("%s: its URL and header reach the server; now it runs in Claude Code, where npm can install it", flat)
 	npmtest.Want(t, w.claudeCode, "@anthropic-ai/claude-code")
 	bin := filepath.Join(w.claudeCode, "node_modules", ".bin")
 	if _, err := os.Stat(filepath.Join(bin, "claude")); err != nil {
@@ -458,5 +465,43 @@ func (w *walk) claudeMCPAdd(t *testing.T, cmd, flat string) {
 	t.Logf("claude mcp get %s:\n%s", server, out)
 	if !strings.Contains(out, url) || !strings.Contains(out, "Connected") {
 		t.Errorf("after %s, claude mcp get %s:\n%s", flat, server, out)
+	}
+}
+
+// signIn follows the walk-through after 'memstore users create': the URL
+// it says to open leads to the console's sign-in page, where the user
+// signs in to the workspace it names with the password typed.
+func (w *walk) signIn(name string) {
+	t := w.t
+	t.Helper()
+	open, space := readmeOpen.FindStringSubmatch(w.prose), readmeSpace.FindStringSubmatch(w.prose)
+	if open == nil || space == nil {
+		t.Fatalf("the walk-through no longer says which URL to open and which workspace to sign in to")
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(open[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/console/signin" {
+		t.Fatalf("opening %s led to %s (%s); want the console's sign-in page", open[1], resp.Request.URL, resp.Status)
+	}
+	signin := resp.Request.URL
+	form := url.Values{"workspace": {space[1]}, "name": {name}, "password": {strings.TrimSuffix(walkPassword, "\n")}}
+	req, _ := http.NewRequest("POST", signin.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", signin.Scheme+"://"+signin.Host)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.HasPrefix(resp.Request.URL.Path, "/console/signin") {
+		t.Errorf("signing in as %s to workspace %s: %s at %s; want the console", name, space[1], resp.Status, resp.Request.URL)
 	}
 }
