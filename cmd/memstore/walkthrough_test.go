@@ -171,6 +171,9 @@ func TestReadmeWalkThrough(t *testing.T) {
 		t.Skip("bash is not on PATH: the README's commands are bash")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("curl is not on PATH, and the walk-through uses it: CI installs it (.ci/run)")
+		}
 		t.Skip("curl is not on PATH, and the walk-through uses it: install it (apt-get install curl) to run this test")
 	}
 	section, serveCmd, firstRun, blocks := readmeWalkThrough(t)
