@@ -538,7 +538,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setCookie(w, r, secret)
-	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix, http.StatusSeeOther) // the home page
 }
 
 // linkPage asks before redeeming a sign-in link, so that a program that
@@ -561,7 +561,7 @@ func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setCookie(w, r, secret)
-	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix, http.StatusSeeOther) // the home page
 }
 
 // waitAndRetry answers err when it asks the user to wait and try again

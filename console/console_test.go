@@ -186,6 +186,9 @@ func TestSignIn(t *testing.T) {
 		!strings.HasPrefix(ck.Value, memstore.SignInSecretPrefix) {
 		t.Fatalf("sign in: %d, cookie %+v", resp.StatusCode, ck)
 	}
+	if got := resp.Header.Get("Location"); got != "/console/" {
+		t.Errorf("signed in to %q, want the home page /console/", got)
+	}
 	resp, body = f.get(t, c, "/console/stores")
 	if resp.StatusCode != 200 || !strings.Contains(body, "Notes") {
 		t.Fatalf("stores: %d\n%s", resp.StatusCode, body)
