@@ -93,7 +93,8 @@ type Config struct {
 	Keys *memstore.Keys
 	// Webhooks, when set, serves the webhooks pages (the endpoints, their
 	// settings and their delivery logs) and shows on the home page the
-	// endpoints memstore disabled after failures.
+	// endpoints failing: disabled by memstore after failures, or enabled
+	// with their latest delivery attempt failed.
 	Webhooks memstore.WebhookService
 	// SecureCookies says that browsers reach the console over HTTPS even
 	// when requests arrive over plain HTTP, from a proxy in front that
