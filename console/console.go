@@ -9,8 +9,9 @@
 // core's; the console adds no rule of its own.
 //
 // Security: every response forbids framing and carries a strict
-// Content-Security-Policy (no script at all, styles from the console's
-// own stylesheet only); every POST must come from a page of the same
+// Content-Security-Policy (one script, the console's own, allowed by its
+// hash, which only adds copy buttons; styles from the console's own
+// stylesheet only); every POST must come from a page of the same
 // host (Origin, else Referer) and, once signed in, carry the session's
 // CSRF token; the session cookie is HttpOnly and SameSite=Lax, Secure
 // with the __Host- prefix over HTTPS (see Config.SecureCookies); sign-in is rate limited per user
@@ -60,11 +61,11 @@ const (
 )
 
 // securityHeaders are set on every response of the console. The
-// policy allows no script (default-src 'none' covers script-src): the
-// console has none, every action being a plain form. docs/console.md
-// quotes it (TestCSPDocumented).
+// policy allows one script, the console's own copy.js, by its hash
+// (copyScript): every action is a plain form, and the script only adds
+// copy buttons. docs/console.md quotes it (TestCSPDocumented).
 var securityHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"Content-Security-Policy": "default-src 'none'; script-src '" + copyScript.Integrity + "'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	"X-Frame-Options":         "DENY",
 	"X-Content-Type-Options":  "nosniff",
 	"Referrer-Policy":         "same-origin",
@@ -133,6 +134,10 @@ func New(cfg Config) *Handler {
 		// text/css, without which nosniff makes the browser drop the
 		// stylesheet.
 		w.Header().Del("Content-Type")
+		if r.URL.Path == Prefix+"static/copy.js" && r.URL.Query().Get("v") == copyScript.version {
+			// This address names this content only (copyScript).
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
 		files.ServeHTTP(w, r)
 	})
 	// The server's root leads to the console, on its own address or
@@ -739,7 +744,9 @@ var funcs = template.FuncMap{
 	"when":    when,
 	"shortid": shortID,
 	"actor":   actor,
-	"inc":     func(n int) int { return n + 1 },
+	// copyscript is the console's script, for the layout's <script>.
+	"copyscript": func() script { return copyScript },
+	"inc":        func(n int) int { return n + 1 },
 	// dict makes a partial's data of pairs of a name and a value.
 	"dict": func(kv ...any) map[string]any {
 		m := make(map[string]any, len(kv)/2)
