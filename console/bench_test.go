@@ -98,6 +98,13 @@ func BenchmarkPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As many enabled endpoints as a workspace may have: the home page
+	// reads the latest deliveries of each.
+	for i := 1; i < memstore.MaxWebhookEndpoints; i++ {
+		if _, err := hooks.CreateWebhook(ctx, op, memstore.WebhookCreate{URL: fmt.Sprintf("https://hooks.example.com/in%d", i), EnabledEvents: memstore.WebhookEventTypes}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	deep, err := core.CreateMemory(ctx, op, st.ID, memstore.MemoryCreate{Path: "/d42/deeper/still/m.md", Content: "deep"})
 	if err != nil {
 		b.Fatal(err)

@@ -9,8 +9,9 @@
 // core's; the console adds no rule of its own.
 //
 // Security: every response forbids framing and carries a strict
-// Content-Security-Policy (no script at all, styles from the console's
-// own stylesheet only); every POST must come from a page of the same
+// Content-Security-Policy (one script, the console's own, allowed by its
+// hash, which only adds copy buttons; styles from the console's own
+// stylesheet only); every POST must come from a page of the same
 // host (Origin, else Referer) and, once signed in, carry the session's
 // CSRF token; the session cookie is HttpOnly and SameSite=Lax, Secure
 // with the __Host- prefix over HTTPS (see Config.SecureCookies); sign-in is rate limited per user
@@ -60,11 +61,11 @@ const (
 )
 
 // securityHeaders are set on every response of the console. The
-// policy allows no script (default-src 'none' covers script-src): the
-// console has none, every action being a plain form. docs/console.md
-// quotes it (TestCSPDocumented).
+// policy allows one script, the console's own copy.js, by its hash
+// (copyScript): every action is a plain form, and the script only adds
+// copy buttons. docs/console.md quotes it (TestCSPDocumented).
 var securityHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"Content-Security-Policy": "default-src 'none'; script-src '" + copyScript.Integrity + "'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	"X-Frame-Options":         "DENY",
 	"X-Content-Type-Options":  "nosniff",
 	"Referrer-Policy":         "same-origin",
@@ -93,7 +94,8 @@ type Config struct {
 	Keys *memstore.Keys
 	// Webhooks, when set, serves the webhooks pages (the endpoints, their
 	// settings and their delivery logs) and shows on the home page the
-	// endpoints memstore disabled after failures.
+	// endpoints failing: disabled by memstore after failures, or enabled
+	// with their latest delivery attempt failed.
 	Webhooks memstore.WebhookService
 	// SecureCookies says that browsers reach the console over HTTPS even
 	// when requests arrive over plain HTTP, from a proxy in front that
@@ -132,6 +134,10 @@ func New(cfg Config) *Handler {
 		// text/css, without which nosniff makes the browser drop the
 		// stylesheet.
 		w.Header().Del("Content-Type")
+		if r.URL.Path == Prefix+"static/copy.js" && r.URL.Query().Get("v") == copyScript.version {
+			// This address names this content only (copyScript).
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
 		files.ServeHTTP(w, r)
 	})
 	// The server's root leads to the console, on its own address or
@@ -538,7 +544,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setCookie(w, r, secret)
-	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix, http.StatusSeeOther) // the home page
 }
 
 // linkPage asks before redeeming a sign-in link, so that a program that
@@ -561,7 +567,7 @@ func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setCookie(w, r, secret)
-	http.Redirect(w, r, Prefix+"stores", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix, http.StatusSeeOther) // the home page
 }
 
 // waitAndRetry answers err when it asks the user to wait and try again
@@ -738,7 +744,9 @@ var funcs = template.FuncMap{
 	"when":    when,
 	"shortid": shortID,
 	"actor":   actor,
-	"inc":     func(n int) int { return n + 1 },
+	// copyscript is the console's script, for the layout's <script>.
+	"copyscript": func() script { return copyScript },
+	"inc":        func(n int) int { return n + 1 },
 	// dict makes a partial's data of pairs of a name and a value.
 	"dict": func(kv ...any) map[string]any {
 		m := make(map[string]any, len(kv)/2)

@@ -12,8 +12,9 @@ import (
 
 // The home page: the workspace at a glance (the core's Overview), charts
 // of its changes by day, the actors most active among its latest
-// changes, the webhook endpoints memstore disabled after failures, and
-// the latest changes.
+// changes, the webhook endpoints failing (disabled by memstore after
+// failures, or enabled with their latest attempt failed), and the latest
+// changes.
 
 // homeRecent is how many of the latest changes the home page reads, to
 // list the newest and rank the most active actors.
@@ -22,6 +23,34 @@ const homeRecent = 100
 // homeShown is how many of the latest changes, of the most active
 // actors and of the stores in the chart by store the home page shows.
 const homeShown = 8
+
+// homeDeliveries is how many of an enabled webhook endpoint's latest
+// deliveries the home page reads to find its latest attempt.
+const homeDeliveries = 5
+
+// A failingEndpoint is a webhook endpoint on the home page's list of
+// those failing: disabled by memstore (its DisabledReason), or enabled
+// with Last, the delivery whose latest attempt failed.
+type failingEndpoint struct {
+	Endpoint memstore.WebhookEndpoint
+	Last     *memstore.WebhookDelivery
+}
+
+// lastFailure is, of an endpoint's deliveries, the one attempted last
+// when that attempt failed, else nil (none attempted, or the last
+// attempt succeeded).
+func lastFailure(log []memstore.WebhookDelivery) *memstore.WebhookDelivery {
+	var last *memstore.WebhookDelivery
+	for i, d := range log {
+		if d.LastAttemptAt != nil && (last == nil || d.LastAttemptAt.After(*last.LastAttemptAt)) {
+			last = &log[i]
+		}
+	}
+	if last == nil || last.LastError == "" {
+		return nil
+	}
+	return last
+}
 
 // The chart's geometry, in the SVG's units (it scales to its box).
 const (
@@ -211,10 +240,27 @@ func (h *Handler) homePage(w http.ResponseWriter, r *http.Request, s *signedIn) 
 			h.failErr(w, r, s, err)
 			return
 		}
-		var failing []memstore.WebhookEndpoint
+		var failing []failingEndpoint
 		for _, e := range eps {
-			if e.DisabledReason != "" {
-				failing = append(failing, e)
+			switch {
+			case e.DisabledReason != "":
+				failing = append(failing, failingEndpoint{Endpoint: e})
+			case e.State == memstore.WebhookEnabled:
+				// An endpoint still enabled fails while its latest
+				// attempt failed: a few of its deliveries, by the
+				// primary key, tell (at most MaxWebhookEndpoints reads).
+				log, err := h.cfg.Webhooks.WebhookDeliveries(ctx, s.caller, e.ID, homeDeliveries)
+				switch memstore.ErrorCode(err) {
+				case "":
+				case memstore.ENotFound, memstore.EInvalid: // deleted since, or no log kept
+					continue
+				default:
+					h.failErr(w, r, s, err)
+					return
+				}
+				if d := lastFailure(log); d != nil {
+					failing = append(failing, failingEndpoint{Endpoint: e, Last: d})
+				}
 			}
 		}
 		data["Webhooks"], data["Failing"] = err == nil, failing

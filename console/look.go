@@ -19,8 +19,9 @@ const shortIDTail = 6
 
 // shortID is an ID as a table shows it: its prefix and its last
 // characters ("memver_…k2qz9a"), the whole ID on hover and for screen
-// readers (the console runs no script, so it has no copy button: the
-// whole ID is on the record's own page, to select).
+// readers; the console's script (static/copy.js) adds a button that
+// copies it, and without script the whole ID is on the record's own
+// page, to select.
 func shortID(id string) template.HTML {
 	short := id
 	if i := strings.LastIndexByte(id, '_') + 1; len(id)-i > shortIDTail+2 {

@@ -81,8 +81,8 @@ func TestUsersManage(t *testing.T) {
 	}
 	link, _ := url.Parse(html.UnescapeString(m[1]))
 	c := f.client(t)
-	if resp, _ := f.post(t, c, "/console/link", f.srv.URL, url.Values{"t": {link.Query().Get("t")}}); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("redeeming the link: %d", resp.StatusCode)
+	if resp, _ := f.post(t, c, "/console/link", f.srv.URL, url.Values{"t": {link.Query().Get("t")}}); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/" {
+		t.Fatalf("redeeming the link: %d to %q, want 303 to the home page /console/", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	if resp, body := f.get(t, c, "/console/users/new"); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "auditor role cannot") {
 		t.Errorf("the link signed in as another than the auditor: %d\n%s", resp.StatusCode, body)

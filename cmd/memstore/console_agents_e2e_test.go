@@ -113,7 +113,7 @@ func consoleAgentFlows(t *testing.T, e consoleEnv) {
 			t.Fatalf("the new key: %d", code)
 		}
 		err = chromedp.Do(ctx,
-			chromedp.Click(`//tr[td[1]="ci"]//button`),
+			chromedp.Click(`//tr[td[1]="ci"]//button[starts-with(@id,"revoke-")]`),
 			chromedp.WaitVisible(`//p[contains(@class,"notice") and starts-with(text(),"Revoked")]`),
 		)
 		if err != nil {

@@ -119,7 +119,7 @@ func consoleFlowsIn(t *testing.T, srv *child, open openPage) {
 		if err := signIn(s); err != nil {
 			t.Fatal(err)
 		}
-		if u, err := s.URL(); err != nil || !strings.HasSuffix(u, "/console/stores") {
+		if u, err := s.URL(); err != nil || !strings.HasSuffix(u, "/console/") {
 			t.Errorf("signed in at %q (%v)", u, err)
 		}
 	})
@@ -162,7 +162,7 @@ func consoleFlowsIn(t *testing.T, srv *child, open openPage) {
 	})
 
 	t.Run("browse to a hostile memory", func(t *testing.T) {
-		err := errors.Join(s.ClickLink("Team notes"), s.ClickLink("prefs/"), s.ClickLink("style.md"), s.Wait("#rendered"))
+		err := errors.Join(s.Navigate(base+"stores"), s.ClickLink("Team notes"), s.ClickLink("prefs/"), s.ClickLink("style.md"), s.Wait("#rendered"))
 		if err != nil {
 			t.Fatal(err)
 		}
