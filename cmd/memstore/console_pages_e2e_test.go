@@ -62,6 +62,7 @@ func walkConsole(t *testing.T, srv *child, p consolePage, visit func(name string
 	if err := errors.Join(nav(base+"signin"), p.Type("#name", "ann"), p.Type("#password", consolePassword+webdriver.Enter), p.Wait("table")); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
+	step("home", nav(base), p.Wait("#changes-30d"))
 	step("stores", nav(base+"stores"))
 	step("store-new", nav(base+"stores/new"))
 	step("tree", nav(store))
