@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -143,7 +144,22 @@ func (r *firstRun) print(w io.Writer) {
 
 // consoleBase is the console's URL on a server at addr.
 func consoleBase(scheme, addr string) *url.URL {
-	return &url.URL{Scheme: scheme, Host: addr, Path: console.Prefix}
+	return &url.URL{Scheme: scheme, Host: dialable(addr), Path: console.Prefix}
+}
+
+// dialable is the address to give people and clients for a server
+// listening on addr: a listener on every interface (0.0.0.0, [::], as
+// in a container) has loopback among them, and its own address cannot
+// be opened as written.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // shellWord quotes s for a POSIX shell when it needs it.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -171,6 +172,14 @@ func TestFirstRunNextSteps(t *testing.T) {
 	}
 	wantRoot(t, m[1], http.StatusFound, "/console/")
 	wantRoot(t, c3.url, http.StatusNotFound, "")
+	// On every interface (as in a container), the next steps name
+	// loopback, which a person can open, not 0.0.0.0.
+	c4 := startChild(t, filepath.Join(t.TempDir(), "m.db"), "--addr", "0.0.0.0:0")
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(c4.url, "http://"))
+	local := "http://127.0.0.1:" + port
+	if out := c4.stdout.String(); !strings.Contains(out, "  API       "+local+"  ") || !strings.Contains(out, "  Console   "+local+"/console/\n") {
+		t.Errorf("first run on every interface:\n%s", out)
+	}
 	if code, _, stderr := run(t, "", "serve", "--db", db2, "--console=false", "--init-admin", "ada"); code != 2 || !strings.Contains(stderr, "--console=false") {
 		t.Errorf("--init-admin without the console: %d %s; want a usage error", code, stderr)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -110,13 +109,10 @@ func localServer(e env) (string, http.RoundTripper, error) {
 			return "", nil, usageError(e, "memstore healthcheck: MEMSTORE_ADDR=%q: %v", v, err)
 		}
 	}
-	host, port, _ := net.SplitHostPort(string(addr)) // checked by Set
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1" // every interface, loopback included
-	}
+	hostport := dialable(string(addr)) // checked by Set
 	certFile := e.getenv("MEMSTORE_TLS_CERT")
 	if certFile == "" {
-		return "http://" + net.JoinHostPort(host, port), nil, nil
+		return "http://" + hostport, nil, nil
 	}
 	leaf, err := firstCertificate(certFile)
 	if err != nil {
@@ -135,7 +131,7 @@ func localServer(e env) (string, http.RoundTripper, error) {
 			return nil
 		},
 	}
-	return "https://" + net.JoinHostPort(host, port), t, nil
+	return "https://" + hostport, t, nil
 }
 
 // firstCertificate is the DER of the first certificate in a PEM file:

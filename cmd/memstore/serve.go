@@ -508,7 +508,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 // cln when it is not nil, else mounted beside the API.
 func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln net.Listener, path string, db memstore.Database) error {
 	core := newCore(db, c.backend.opts)
-	run := &firstRun{api: c.scheme() + "://" + ln.Addr().String(), db: path}
+	run := &firstRun{api: c.scheme() + "://" + dialable(ln.Addr().String()), db: path}
 	var err error
 	if run.key, err = firstKey(ctx, e, core, path); err != nil {
 		return err
