@@ -131,7 +131,7 @@ func TestAdminCommandsRemote(t *testing.T) {
 				t.Errorf("webhooks ls:\n%s", out)
 			}
 			mustRun(t, "", remote("webhooks", "deliveries", hook.ID)...)
-			for _, cmd := range [][]string{{"disable"}, {"enable"}, {"rm", "--yes"}, {"deliveries"}} {
+			for _, cmd := range [][]string{{"disable"}, {"enable"}, {"rm"}, {"deliveries"}} {
 				mustRefuse(t, 1, otherHook.ID, remote(append(append([]string{"webhooks"}, cmd...), otherHook.ID)...)...)
 			}
 			mustRefuse(t, 1, otherHook.ID, remote("webhooks", "update", otherHook.ID, "--name", "x")...)

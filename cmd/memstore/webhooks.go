@@ -274,10 +274,15 @@ func runWebhooksRemove(ctx context.Context, e env, args []string) error {
 	if len(pos) != 1 {
 		return usageError(e, "memstore webhooks rm: give the ID of one endpoint; 'memstore webhooks ls' lists them")
 	}
-	if err := confirm(e, "webhooks rm", *yes, "remove webhook endpoint "+cell(pos[0])+" and its delivery log"); err != nil {
+	// Looked up first, so that a wrong ID is said before anything is asked.
+	w, err := wc.hooks.Webhook(ctx, wc.caller, pos[0])
+	if err != nil {
 		return err
 	}
-	if err := wc.hooks.DeleteWebhook(ctx, wc.caller, pos[0]); err != nil {
+	if err := confirm(e, "webhooks rm", *yes, "remove webhook endpoint "+cell(w.ID)+" ("+cell(w.URL)+") and its delivery log"); err != nil {
+		return err
+	}
+	if err := wc.hooks.DeleteWebhook(ctx, wc.caller, w.ID); err != nil {
 		return err
 	}
 	if wc.json {
