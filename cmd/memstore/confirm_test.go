@@ -65,11 +65,7 @@ func TestConfirm(t *testing.T) {
 	db := notesDatabase(t)
 	cli := func(stdin string, args ...string) string {
 		t.Helper()
-		code, out, errs := run(t, stdin, append(args, "--db", db)...)
-		if code != 0 {
-			t.Fatalf("memstore %s: exit %d: %s", strings.Join(args, " "), code, errs)
-		}
-		return out
+		return mustRun(t, stdin, append(args, "--db", db)...)
 	}
 	id := func(out string) string {
 		t.Helper()

@@ -28,11 +28,7 @@ func TestOperatorActor(t *testing.T) {
 	db := notesDatabase(t)
 	cli := func(stdin string, args ...string) string {
 		t.Helper()
-		code, out, errs := run(t, stdin, append(args, "--db", db)...)
-		if code != 0 {
-			t.Fatalf("memstore %s: exit %d: %s", strings.Join(args, " "), code, errs)
-		}
-		return out
+		return mustRun(t, stdin, append(args, "--db", db)...)
 	}
 	cli("one\n", "put", "/a.md")
 	cli("two\n", "put", "/a.md")
