@@ -155,8 +155,7 @@ func runSessionsImport(ctx context.Context, e env, args []string) error {
 // within importChunkBytes and memstore.MaxEventsPerAppend (counting a
 // block as an event at most), in order: by the index of each turn's
 // first message. A turn ends before a message that answers no tool call,
-// where it can, so that a tool call and its result stay in one turn (and
-// the result names the call's event).
+// where it can, so that a tool call and its result stay in one request.
 func importChunks(msgs []cctranscript.Message) func(yield func(int, []memstore.TurnMessage) bool) {
 	return func(yield func(int, []memstore.TurnMessage) bool) {
 		var (
