@@ -243,7 +243,11 @@ func (co *Core) appendEvents(ctx context.Context, c *Caller, sessionID string, d
 			return err
 		}
 		if q.Limited() && last+int64(len(drafts)) > int64(q.Max()) {
-			return q.Check(q.Max())
+			if last >= int64(q.Max()) {
+				return q.Check(q.Max())
+			}
+			return Errorf(EInvalid, "session %s holds %d events; %d more would pass its limit of %d events: send at most %d, "+
+				"or start a new session for what follows, or %s", sessionID, last, len(drafts), q.Max(), int64(q.Max())-last, raiseWith("--max-events-per-session"))
 		}
 		now := co.b.Now()
 		ids := map[string]string{} // a tool_use block's ID -> its event's

@@ -290,7 +290,7 @@ func testTranscriptBounds(t *testing.T, e *eventsEnv) {
 		t.Fatal(err)
 	}
 	_, err := e.ev.SendSessionEvents(ctx, key, s.ID, []json.RawMessage{msg("a"), msg("b")})
-	if wantCode(t, err, memstore.EInvalid, "an append past the cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("limit of %d events", eventsLimit)) {
+	if wantCode(t, err, memstore.EInvalid, "an append past the cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("holds %d events; 2 more would pass its limit of %d events: send at most 1", eventsLimit-1, eventsLimit)) {
 		t.Errorf("the refusal %q does not name the limit", memstore.ErrorMessage(err))
 	}
 	if n := count(); n != eventsLimit-1 {
@@ -300,7 +300,9 @@ func testTranscriptBounds(t *testing.T, e *eventsEnv) {
 		t.Fatalf("the last event within the cap: %v", err)
 	}
 	_, err = e.ev.AppendSessionTurn(ctx, key, s.ID, aTurn)
-	wantCode(t, err, memstore.EInvalid, "a turn at the cap")
+	if wantCode(t, err, memstore.EInvalid, "a turn at the cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("is at its limit of %d events", eventsLimit)) {
+		t.Errorf("the refusal at the cap %q does not say so", memstore.ErrorMessage(err))
+	}
 	// Another session has its own.
 	other, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
 	if _, err := e.ev.AppendSessionTurn(ctx, key, other.ID, aTurn); err != nil {
