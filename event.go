@@ -362,8 +362,35 @@ func userEvent(what string, raw json.RawMessage) (eventDraft, error) {
 			return eventDraft{}, Errorf(EInvalid, "%s.content must be an array of content blocks", what)
 		}
 	}
+	if c, ok := fields["content"]; ok {
+		if err := checkBlocks(what+".content", c); err != nil {
+			return eventDraft{}, err
+		}
+	}
 	d := eventDraft{typ: typ, fields: fields}
 	return d, d.checkSize(what)
+}
+
+// checkBlocks checks a content that is an array: each of its items must
+// be a content block, an object with a type, as every reader of
+// transcripts expects. Other values are the event's to define.
+func checkBlocks(what string, content json.RawMessage) error {
+	if !isArray(content) {
+		return nil
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return Errorf(EInvalid, "%s is not a valid JSON array", what)
+	}
+	for i, raw := range blocks {
+		var b struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &b) != nil || b.Type == "" {
+			return Errorf(EInvalid, "%s[%d] must be a content block: an object with a type, such as {\"type\": \"text\", \"text\": ...}", what, i)
+		}
+	}
+	return nil
 }
 
 func isArray(b json.RawMessage) bool {
@@ -453,6 +480,9 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 						return nil, err
 					}
 					f["content"] = mustJSON(content)
+					if err := checkBlocks(bw+".content", f["content"]); err != nil {
+						return nil, err
+					}
 				}
 				if b.IsError != nil {
 					f["is_error"] = mustJSON(*b.IsError)

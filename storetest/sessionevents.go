@@ -255,6 +255,7 @@ func testTranscriptBounds(t *testing.T, e *eventsEnv) {
 		{"no type", []json.RawMessage{json.RawMessage(`{"content":[]}`)}, "type is required"},
 		{"not an object", []json.RawMessage{json.RawMessage(`"hello"`)}, "JSON object"},
 		{"no events", nil, "at least one"},
+		{"a block that is no object", []json.RawMessage{json.RawMessage(`{"type":"user.message","content":[{"type":"text","text":"ok"},42]}`)}, "content[1] must be a content block"},
 	} {
 		_, err := e.ev.SendSessionEvents(ctx, key, s.ID, tc.events)
 		if wantCode(t, err, memstore.EInvalid, tc.what) && !strings.Contains(memstore.ErrorMessage(err), tc.words) {
@@ -270,6 +271,7 @@ func testTranscriptBounds(t *testing.T, e *eventsEnv) {
 		{"a bad role", memstore.Turn{Messages: []memstore.TurnMessage{{Role: "system", Content: json.RawMessage(`"x"`)}}}, "user or assistant"},
 		{"a tool_use in a user message", memstore.Turn{Messages: []memstore.TurnMessage{{Role: "user", Content: json.RawMessage(`[{"type":"tool_use","id":"t","name":"n","input":{}}]`)}}}, "is not kept in a user message"},
 		{"no messages", memstore.Turn{}, "at least one"},
+		{"a tool result's block without a type", memstore.Turn{Messages: []memstore.TurnMessage{{Role: "user", Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"t","content":[{"text":"x"}]}]`)}}}, "content[0].content[0] must be a content block"},
 	} {
 		_, err := e.ev.AppendSessionTurn(ctx, key, s.ID, tc.turn)
 		if wantCode(t, err, memstore.EInvalid, tc.what) && !strings.Contains(memstore.ErrorMessage(err), tc.words) {
