@@ -281,6 +281,8 @@ func checkSessionEvent(e *SessionEvent) error {
 	switch {
 	case e.Seq < 1:
 		return Errorf(EInvalid, "seq %d is not a sequence number: they start at 1", e.Seq)
+	case e.TranscriptBytes < int64(len(e.Body)):
+		return Errorf(EInvalid, "the transcript's size through the event, %d bytes, is less than the event's own %d", e.TranscriptBytes, len(e.Body))
 	case len(e.Body) > MaxSessionEventBytes:
 		return Errorf(EInvalid, "the event is %d bytes; the limit is %d", len(e.Body), MaxSessionEventBytes)
 	case json.Unmarshal(e.Body, &body) != nil:

@@ -45,6 +45,10 @@ type SessionEvent struct {
 	// without id and processed_at, which Object adds.
 	Body        json.RawMessage
 	ProcessedAt time.Time
+	// TranscriptBytes is the size of the bodies of the session's events
+	// up to this one included: what the cap on a transcript's size
+	// counts, kept with each event so that the last one tells it.
+	TranscriptBytes int64
 	// ToolUseID is, for an agent.tool_use appended from a turn, the ID
 	// its tool_use block had, by which a tool_result of a later turn
 	// finds the event it answers; "" otherwise. It is not on the wire.
@@ -238,7 +242,7 @@ func (co *Core) appendEvents(ctx context.Context, c *Caller, sessionID string, d
 		if s.ArchivedAt != nil {
 			return Errorf(EConflict, "session %s is archived; its transcript takes no more events", sessionID)
 		}
-		last, err := tx.LastEventSeq(sessionID)
+		last, size, err := tx.TranscriptEnd(sessionID)
 		if err != nil {
 			return err
 		}
@@ -260,6 +264,12 @@ func (co *Core) appendEvents(ctx context.Context, c *Caller, sessionID string, d
 			if e.Body, err = d.body(ids); err != nil {
 				return err
 			}
+			size += int64(len(e.Body))
+			if limit := co.limits.EventBytesPerSession; limit > 0 && size > int64(limit) {
+				return Errorf(EInvalid, "session %s's transcript would take %d bytes with this request; its limit is %d bytes: "+
+					"start a new session for what follows, or %s", sessionID, size, limit, raiseWith("--max-transcript-bytes"))
+			}
+			e.TranscriptBytes = size
 			if err := tx.AppendEvent(&e); err != nil {
 				return err
 			}

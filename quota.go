@@ -27,8 +27,10 @@ type Limits struct {
 	// expired), its first one included; revoking one makes room.
 	TokensPerSession int
 	// EventsPerSession caps the events of a session's transcript, which
-	// are never removed but with the session.
-	EventsPerSession int
+	// are never removed but with the session, and EventBytesPerSession
+	// the size of their bodies together.
+	EventsPerSession     int
+	EventBytesPerSession int
 	// SearchesPerCredential caps the searches of one credential (an API
 	// key, a session token, a console user) per second, with a burst of
 	// as many; SearchesPerWorkspace those of all of a workspace's
@@ -44,6 +46,7 @@ const (
 	DefaultMaxSessionsPerWorkspace = 10_000
 	DefaultMaxTokensPerSession     = 100
 	DefaultMaxEventsPerSession     = 10_000
+	DefaultMaxEventBytesPerSession = 64 << 20
 	DefaultSearchRate              = 10 // per credential, per second
 	DefaultSearchRatePerWorkspace  = 50 // per second
 )
@@ -57,6 +60,7 @@ func DefaultLimits() Limits {
 		SessionsPerWorkspace:  DefaultMaxSessionsPerWorkspace,
 		TokensPerSession:      DefaultMaxTokensPerSession,
 		EventsPerSession:      DefaultMaxEventsPerSession,
+		EventBytesPerSession:  DefaultMaxEventBytesPerSession,
 		SearchesPerCredential: DefaultSearchRate,
 		SearchesPerWorkspace:  DefaultSearchRatePerWorkspace,
 	}

@@ -427,9 +427,9 @@ type SessionTx interface {
 	// RevokeToken sets the RevokedAt of a token of the workspace to at,
 	// unless it has one already, and returns the token (ENotFound).
 	RevokeToken(id string, at time.Time) (*SessionToken, error)
-	// LastEventSeq is the sequence number of a session's last event, 0
-	// when it has none.
-	LastEventSeq(sessionID string) (int64, error)
+	// TranscriptEnd is the sequence number of a session's last event and
+	// its TranscriptBytes, both 0 when it has none.
+	TranscriptEnd(sessionID string) (seq, size int64, err error)
 	// ToolUseEvent is the ID of the latest agent.tool_use event of a
 	// session whose ToolUseID is toolUseID, "" when none.
 	ToolUseEvent(sessionID, toolUseID string) (string, error)

@@ -128,8 +128,8 @@ func (t *sessionTx) RevokeToken(id string, at time.Time) (*memstore.SessionToken
 	return sqlread.SessionToken(reader{t.ctx, t.tx}, dialect, t.workspaceID, id)
 }
 
-func (t *sessionTx) LastEventSeq(sessionID string) (int64, error) {
-	return sqlread.LastEventSeq(reader{t.ctx, t.tx}, dialect, sessionID)
+func (t *sessionTx) TranscriptEnd(sessionID string) (seq, size int64, err error) {
+	return sqlread.TranscriptEnd(reader{t.ctx, t.tx}, dialect, sessionID)
 }
 
 func (t *sessionTx) ToolUseEvent(sessionID, toolUseID string) (string, error) {

@@ -12,9 +12,13 @@ import (
 	"github.com/memstore/memstore"
 )
 
-// eventsLimit is the cap on a session's events in the tests of
-// transcripts: small, so that reaching it is cheap.
-const eventsLimit = 8
+// eventsLimit and eventBytesLimit are the caps on a session's events
+// and their size in the tests of transcripts: small, so that reaching
+// them is cheap.
+const (
+	eventsLimit     = 8
+	eventBytesLimit = 16 << 10
+)
 
 // runSessionEvents runs the tests of memstore.EventService (docs/api.md,
 // Session transcripts). open returns fresh, empty services whose core
@@ -28,6 +32,7 @@ func runSessionEvents(t *testing.T, open func(t *testing.T, now func() time.Time
 		{"Erasure", testTranscriptErasure},
 		{"Concurrent", testTranscriptConcurrent},
 		{"ResultsOfEarlierTurns", testResultsOfEarlierTurns},
+		{"SizeCap", testTranscriptSizeCap},
 	}, func(t *testing.T, c *Clock) *eventsEnv {
 		raw := open(t, c.Now)
 		e := &eventsEnv{sessionEnv: sessionEnv{b: &asKeys{stores: raw, sessions: raw, KeyService: raw}, raw: raw, clock: c}, ev: raw}
@@ -481,5 +486,39 @@ func testResultsOfEarlierTurns(t *testing.T, e *eventsEnv) {
 	}
 	if field(t, lone[0], "tool_use_id", &useID); useID != "toolu_x" {
 		t.Errorf("a result that answers no call of its session names %q, want the ID it was given", useID)
+	}
+}
+
+// testTranscriptSizeCap: a session's events together are capped in bytes
+// as well: an append that would pass the cap is refused whole, saying
+// so, and another session has its own.
+func testTranscriptSizeCap(t *testing.T, e *eventsEnv) {
+	ctx := t.Context()
+	key := e.key(e.ws)
+	s, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	big := func(n int) []json.RawMessage {
+		var out []json.RawMessage
+		for range n {
+			b, _ := json.Marshal(map[string]any{"type": "user.message", "content": []any{map[string]string{"type": "text", "text": strings.Repeat("z", 6<<10)}}})
+			out = append(out, b)
+		}
+		return out
+	}
+	if _, err := e.ev.SendSessionEvents(ctx, key, s.ID, big(2)); err != nil {
+		t.Fatalf("two events of 6 KiB under a cap of 16 KiB: %v", err)
+	}
+	_, err := e.ev.SendSessionEvents(ctx, key, s.ID, append([]json.RawMessage{json.RawMessage(`{"type":"user.interrupt"}`)}, big(1)...))
+	if wantCode(t, err, memstore.EInvalid, "an append past the size cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("its limit is %d bytes", eventBytesLimit)) {
+		t.Errorf("the refusal %q does not name the limit", memstore.ErrorMessage(err))
+	}
+	if got := e.events(t, key, s.ID, memstore.SessionEventFilter{}); len(got) != 2 {
+		t.Errorf("after a refusal at the size cap: %d events, want 2", len(got))
+	}
+	if _, err := e.ev.SendSessionEvents(ctx, key, s.ID, []json.RawMessage{json.RawMessage(`{"type":"user.interrupt"}`)}); err != nil {
+		t.Errorf("a small event within the size cap: %v", err)
+	}
+	other, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	if _, err := e.ev.SendSessionEvents(ctx, key, other.ID, big(2)); err != nil {
+		t.Errorf("another session's events: %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func RunAll(t *testing.T, tg Target) {
 	})
 	t.Run("SessionEvents", func(t *testing.T) {
 		runSessionEvents(t, func(t *testing.T, now func() time.Time) Services {
-			return open(t, memstore.Limits{EventsPerSession: eventsLimit}, now)
+			return open(t, memstore.Limits{EventsPerSession: eventsLimit, EventBytesPerSession: eventBytesLimit}, now)
 		})
 	})
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })

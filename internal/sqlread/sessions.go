@@ -64,12 +64,12 @@ func (r SessionReads) SessionEvents(ctx context.Context, workspaceID, sessionID 
 	return page, r.Wrap(err, "list events of session %s", sessionID)
 }
 
-// LastEventSeq is the number of a session's last event, 0 for none, read
-// in tx (the session's write transaction).
-func LastEventSeq(tx Tx, d *Dialect, sessionID string) (int64, error) {
-	var seq int64
-	err := tx.QueryRow(d.SQL(`SELECT coalesce((SELECT seq FROM session_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1), 0)`), sessionID).Scan(&seq)
-	return seq, err
+// TranscriptEnd is the number and transcript size of a session's last
+// event, 0 and 0 for none, read in tx (the session's write transaction).
+func TranscriptEnd(tx Tx, d *Dialect, sessionID string) (seq, size int64, err error) {
+	err = tx.QueryRow(d.SQL(`SELECT coalesce(max(seq), 0), coalesce(max(bytes_through), 0) FROM
+		(SELECT seq, bytes_through FROM session_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) last`), sessionID).Scan(&seq, &size)
+	return seq, size, err
 }
 
 // ToolUseEvent is the ID of the latest agent.tool_use event of a session

@@ -12,6 +12,9 @@ CREATE TABLE session_events (
 	type         text COLLATE "C" NOT NULL,
 	body         text NOT NULL,
 	processed_at bigint NOT NULL,
+	-- The size of the session's bodies through this event, which the
+	-- cap on a transcript's size reads from the last one.
+	bytes_through bigint NOT NULL,
 	tool_use_id  text COLLATE "C", -- an agent.tool_use's block ID, for the results of later turns
 	PRIMARY KEY (session_id, seq)
 );

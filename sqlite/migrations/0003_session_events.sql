@@ -11,6 +11,9 @@ CREATE TABLE session_events (
 	type         TEXT NOT NULL,
 	body         TEXT NOT NULL,
 	processed_at INTEGER NOT NULL,
+	-- The size of the session's bodies through this event, which the
+	-- cap on a transcript's size reads from the last one.
+	bytes_through INTEGER NOT NULL,
 	tool_use_id  TEXT, -- an agent.tool_use's block ID, for the results of later turns
 	PRIMARY KEY (session_id, seq)
 ) STRICT, WITHOUT ROWID;
