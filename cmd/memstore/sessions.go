@@ -48,8 +48,8 @@ read-write ones. Its changes are recorded as the session's.
           tokens reach the store from their next request
   detach  remove a store from a live session: its tokens no longer
           reach it from their next request
-  rm      delete a session with its tokens, which stop working; the
-          memories it wrote keep its ID as their author
+  rm      delete a session with its tokens, which stop working, and its
+          transcript; the memories it wrote keep its ID as their author
   events  print a session's transcript, oldest first
   import  append a Claude Code transcript (a .jsonl file) to a session's
           transcript, tool calls and results included
@@ -481,7 +481,7 @@ func runSessionsDetach(ctx context.Context, e env, args []string) error {
 }
 
 func runSessionsRm(ctx context.Context, e env, args []string) error {
-	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID [--yes]\n\nDeletes a session with its tokens, which stop working. The memories and\nversions it wrote stay, with its ID as their author. To end a session\nbut keep its record, use 'memstore sessions revoke ID'. There is no\nundo: it asks first on a terminal; --yes confirms for scripts.\n")
+	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID [--yes]\n\nDeletes a session with its tokens, which stop working, and its\ntranscript. The memories and versions it wrote stay, with its ID as\ntheir author. To end a session but keep its record, use 'memstore\nsessions revoke ID'. There is no undo: it asks first on a terminal;\n--yes confirms for scripts.\n")
 	yes := addYesFlag(fs)
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {
