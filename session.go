@@ -427,6 +427,17 @@ type SessionTx interface {
 	// RevokeToken sets the RevokedAt of a token of the workspace to at,
 	// unless it has one already, and returns the token (ENotFound).
 	RevokeToken(id string, at time.Time) (*SessionToken, error)
+	// TranscriptEnd is the sequence number of a session's last event and
+	// its TranscriptBytes, both 0 when it has none.
+	TranscriptEnd(sessionID string) (seq, size int64, err error)
+	// ToolUseEvent is the ID of the latest agent.tool_use event of a
+	// session whose ToolUseID is toolUseID, "" when none.
+	ToolUseEvent(sessionID, toolUseID string) (string, error)
+	// AppendEvent stores e, a new event of one of the workspace's
+	// sessions with its Seq given, giving it an ID; the session's
+	// listeners hear of it once committed (EventNotifier, with the
+	// session's ID).
+	AppendEvent(e *SessionEvent) error
 	// Announce tells every process that shares the database of r, this
 	// one included, once the transaction commits, and nobody if it does
 	// not (see RevocationNotifier).

@@ -22,6 +22,8 @@ const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instruc
        memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]
        memstore sessions detach ID --store STORE
        memstore sessions rm ID [--yes]
+       memstore sessions events ID
+       memstore sessions import FILE --session ID
 
 Manages sessions: the way an agent reaches memory. A session attaches up
 to 8 stores, each read-write or read-only (ID:ro), with instructions for
@@ -46,8 +48,11 @@ read-write ones. Its changes are recorded as the session's.
           tokens reach the store from their next request
   detach  remove a store from a live session: its tokens no longer
           reach it from their next request
-  rm      delete a session with its tokens, which stop working; the
-          memories it wrote keep its ID as their author
+  rm      delete a session with its tokens, which stop working, and its
+          transcript; the memories it wrote keep its ID as their author
+  events  print a session's transcript, oldest first
+  import  append a Claude Code transcript (a .jsonl file) to a session's
+          transcript, tool calls and results included
 
 STORE is a store's name or ID. revoke and rm cannot be undone: they ask
 first on a terminal, and take --yes in scripts.
@@ -70,12 +75,14 @@ func sessionsCommands() []command {
 		{"attach", "attach a store, or change its access", runSessionsAttach},
 		{"detach", "remove a store from a session", runSessionsDetach},
 		{"rm", "delete a session and its tokens", runSessionsRm},
+		{"events", "print a session's transcript", runSessionsEvents},
+		{"import", "append a Claude Code transcript to a session", runSessionsImport},
 	}
 }
 
 func runSessions(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return usageError(e, "memstore sessions: say what to do: create, ls, show, token, revoke, update, attach, detach or rm; run 'memstore sessions --help' for more")
+		return usageError(e, "memstore sessions: say what to do: create, ls, show, token, revoke, update, attach, detach, rm, events or import; run 'memstore sessions --help' for more")
 	}
 	return dispatch(ctx, e, "sessions", sessionsHelp, "", sessionsCommands(), args)
 }
@@ -474,7 +481,7 @@ func runSessionsDetach(ctx context.Context, e env, args []string) error {
 }
 
 func runSessionsRm(ctx context.Context, e env, args []string) error {
-	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID [--yes]\n\nDeletes a session with its tokens, which stop working. The memories and\nversions it wrote stay, with its ID as their author. To end a session\nbut keep its record, use 'memstore sessions revoke ID'. There is no\nundo: it asks first on a terminal; --yes confirms for scripts.\n")
+	fs, bf := sessionFlags(e, "rm", "Usage: memstore sessions rm ID [--yes]\n\nDeletes a session with its tokens, which stop working, and its\ntranscript. The memories and versions it wrote stay, with its ID as\ntheir author. To end a session but keep its record, use 'memstore\nsessions revoke ID'. There is no undo: it asks first on a terminal;\n--yes confirms for scripts.\n")
 	yes := addYesFlag(fs)
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {

@@ -57,3 +57,25 @@ func (r SessionReads) SessionTokenBySecret(ctx context.Context, secretHash strin
 	})
 	return t, s, r.Wrap(err, "authenticate session")
 }
+
+// SessionEvents implements memstore.SessionEventStorage.
+func (r SessionReads) SessionEvents(ctx context.Context, workspaceID, sessionID string, f memstore.SessionEventFilter) (memstore.Page[memstore.SessionEvent], error) {
+	page, err := SessionEvents(r.Read(ctx), r.Dialect, workspaceID, sessionID, f)
+	return page, r.Wrap(err, "list events of session %s", sessionID)
+}
+
+// TranscriptEnd is the number and transcript size of a session's last
+// event, 0 and 0 for none, read in tx (the session's write transaction).
+func TranscriptEnd(tx Tx, d *Dialect, sessionID string) (seq, size int64, err error) {
+	err = tx.QueryRow(d.SQL(`SELECT coalesce(max(seq), 0), coalesce(max(bytes_through), 0) FROM
+		(SELECT seq, bytes_through FROM session_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) last`), sessionID).Scan(&seq, &size)
+	return seq, size, err
+}
+
+// ToolUseEvent is the ID of the latest agent.tool_use event of a session
+// whose block ID was toolUseID, "" when none, read in tx.
+func ToolUseEvent(tx Tx, d *Dialect, sessionID, toolUseID string) (string, error) {
+	var id string
+	err := tx.QueryRow(d.SQL(`SELECT coalesce((SELECT id FROM session_events WHERE session_id = $1 AND tool_use_id = $2 ORDER BY seq DESC LIMIT 1), '')`), sessionID, toolUseID).Scan(&id)
+	return id, err
+}
