@@ -151,14 +151,23 @@ func (e *CapError) Error() string {
 	return fmt.Sprintf("the run reached its %s cap (%s)", e.Cap, e.Limit)
 }
 
-// ModelError is an error answer of the model's endpoint (after retries).
+// ModelError is an error answer of the model's endpoint (after retries),
+// or its failure to answer at all.
 type ModelError struct {
-	StatusCode int
+	StatusCode int    // 0 when the endpoint could not be reached
 	Type       string // the error's type in the body, when it has one
 	Message    string // the error's message in the body, cut to a few hundred bytes
+	// Err is the client's error when the endpoint could not be reached:
+	// for logs, as it names the endpoint's address.
+	Err error
 }
 
+func (e *ModelError) Unwrap() error { return e.Err }
+
 func (e *ModelError) Error() string {
+	if e.StatusCode == 0 {
+		return "the model endpoint could not be reached; check the model's base URL, and that it is up"
+	}
 	msg := fmt.Sprintf("the model endpoint answered %d", e.StatusCode)
 	if e.Type != "" {
 		msg += " " + e.Type
@@ -354,7 +363,7 @@ func modelError(ctx context.Context, err error) error {
 	}
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) {
-		return fmt.Errorf("the model endpoint could not be reached: %w", err)
+		return &ModelError{Err: err}
 	}
 	me := &ModelError{StatusCode: apiErr.StatusCode}
 	var body struct {

@@ -295,3 +295,21 @@ func TestCancelOfTheCallerEndsTheRun(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// An endpoint that cannot be reached fails the run, after the retries,
+// with an error that does not repeat its address.
+func TestUnreachableEndpoint(t *testing.T) {
+	t.Parallel()
+	s := sm.New(t, sm.Seq())
+	url := s.URL
+	s.Close()
+	c := agentloop.Config{BaseURL: url, Model: "m"}
+	_, err := agentloop.Do(context.Background(), c, agentloop.Run{Prompt: "go", Tools: &notes{}, Limits: roomy})
+	var me *agentloop.ModelError
+	if !errors.As(err, &me) || me.StatusCode != 0 || me.Err == nil {
+		t.Fatalf("err = %v, want an unreachable endpoint", err)
+	}
+	if strings.Contains(err.Error(), url) {
+		t.Errorf("error %q names the endpoint", err)
+	}
+}

@@ -187,6 +187,9 @@ func New(t testing.TB, script Script) *Server {
 	return s
 }
 
+// Close stops the server at once (it is also closed when the test ends).
+func (s *Server) Close() { s.srv.Close() }
+
 // SetScript replaces the script for the requests to come.
 func (s *Server) SetScript(script Script) {
 	s.mu.Lock()
