@@ -451,7 +451,6 @@ func TestRealModelDream(t *testing.T) {
 	}
 }
 
-
 // The prompt holds the newest events of each input session, within
 // dream.MaxTranscriptBytes, and says when older ones are left out.
 func TestDreamPromptBoundsTranscripts(t *testing.T) {
