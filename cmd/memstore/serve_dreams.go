@@ -48,11 +48,11 @@ func (d *dreamFlags) register(fs *flag.FlagSet) {
 	d.maxTime, d.concurrency = duration(dream.DefaultMaxTime), dream.DefaultConcurrency
 	fs.StringVar(&d.baseURL, "model-base-url", "", "run dreams with the Anthropic-compatible Messages API at `URL` (a gateway, a local model server); default Anthropic's API when a key is set (ANTHROPIC_BASE_URL)")
 	fs.StringVar(&d.keyFile, "model-api-key-file", "", "read the model endpoint's API key from `FILE`; default the variable ANTHROPIC_API_KEY (MEMSTORE_MODEL_API_KEY_FILE)")
-	fs.Var(&d.maxSteps, "dream-max-steps", "cap on the model's answers in one run of a dream, `N`; 0 for the default (MEMSTORE_DREAM_MAX_STEPS)")
-	fs.Var(&d.maxTokens, "dream-max-tokens", "cap on the tokens of one run of a dream, input, output and cache summed over its answers, `N`; 0 for the default (MEMSTORE_DREAM_MAX_TOKENS)")
-	fs.Var(&d.maxWrites, "dream-max-writes", "cap on the memory writes, edits and deletes of one run of a dream, `N`; 0 for the default (MEMSTORE_DREAM_MAX_WRITES)")
+	fs.Var(&d.maxSteps, "dream-max-steps", fmt.Sprintf("cap on the model's answers in one run of a dream, `N`; 0 for the default of %d (MEMSTORE_DREAM_MAX_STEPS)", dream.DefaultMaxSteps))
+	fs.Var(&d.maxTokens, "dream-max-tokens", fmt.Sprintf("cap on the tokens of one run of a dream, input, output and cache summed over its answers, `N`; 0 for the default of %d (MEMSTORE_DREAM_MAX_TOKENS)", dream.DefaultMaxTokens))
+	fs.Var(&d.maxWrites, "dream-max-writes", fmt.Sprintf("cap on the memory writes, edits and deletes of one run of a dream, `N`; 0 for the default of %d (MEMSTORE_DREAM_MAX_WRITES)", dream.DefaultMaxWrites))
 	fs.Var(&d.maxTime, "dream-max-time", "cap on the time of one run of a dream, `DURATION` (MEMSTORE_DREAM_MAX_TIME)")
-	fs.Var(&d.concurrency, "dream-concurrency", "dreams the server runs at once, `N`; 0 for the default (MEMSTORE_DREAM_CONCURRENCY)")
+	fs.Var(&d.concurrency, "dream-concurrency", fmt.Sprintf("dreams the server runs at once, `N`; 0 for the default of %d (MEMSTORE_DREAM_CONCURRENCY)", dream.DefaultConcurrency))
 }
 
 // resolve checks the flags and reads the key. It runs after the
