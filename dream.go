@@ -394,10 +394,12 @@ func validateDreamFilter(f DreamFilter) error {
 	return nil
 }
 
-// canDream checks that c may read (write false) or change the dreams of
-// its workspace: an API key, or a user whose role reads, or writes,
-// memories, as for stores. A session token may not.
-func (c *Caller) canDream(write bool) error {
+// CanDream returns nil when c may read (write false) or create, cancel
+// and archive (write true) the dreams of its workspace: an API key, or a
+// user whose role reads, or writes, memories, as for stores (EPermission
+// for a session token or any other role). Surfaces that ask before they
+// offer (the console) call it too.
+func (c *Caller) CanDream(write bool) error {
 	if write {
 		return c.canManage(ManageDreams, writeData)
 	}
@@ -406,7 +408,7 @@ func (c *Caller) canDream(write bool) error {
 
 // CreateDream implements DreamService.
 func (co *Core) CreateDream(ctx context.Context, c *Caller, dc DreamCreate) (*Dream, error) {
-	if err := c.canDream(true); err != nil {
+	if err := c.CanDream(true); err != nil {
 		return nil, err
 	}
 	if !co.dreams {
@@ -470,7 +472,7 @@ func createDream(tx DreamTx, d *Dream, now time.Time) error {
 
 // Dream implements DreamService.
 func (co *Core) Dream(ctx context.Context, c *Caller, id string) (*Dream, error) {
-	if err := c.canDream(false); err != nil {
+	if err := c.CanDream(false); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("dream_id", id); err != nil {
@@ -481,7 +483,7 @@ func (co *Core) Dream(ctx context.Context, c *Caller, id string) (*Dream, error)
 
 // Dreams implements DreamService.
 func (co *Core) Dreams(ctx context.Context, c *Caller, f DreamFilter) (Page[Dream], error) {
-	if err := c.canDream(false); err != nil {
+	if err := c.CanDream(false); err != nil {
 		return Page[Dream]{}, err
 	}
 	if err := validateDreamFilter(f); err != nil {
@@ -524,7 +526,7 @@ func (co *Core) CancelDream(ctx context.Context, c *Caller, id string) (*Dream, 
 // changeDream applies change to dream id in the caller's workspace,
 // storing it when it reports a change.
 func (co *Core) changeDream(ctx context.Context, c *Caller, id string, change func(d *Dream, now time.Time) (bool, error)) (*Dream, error) {
-	if err := c.canDream(true); err != nil {
+	if err := c.CanDream(true); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("dream_id", id); err != nil {

@@ -395,6 +395,7 @@ func testDreamLiveLimit(t *testing.T, e *dreamEnv) {
 // events.
 func runDreamRunner(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
 	t.Run("Claim", func(t *testing.T) { testDreamClaim(t, open) })
+	t.Run("ClaimFair", func(t *testing.T) { testDreamClaimFair(t, open) })
 	t.Run("Begin", func(t *testing.T) { testDreamBegin(t, open) })
 	t.Run("BeginUpdateExisting", func(t *testing.T) { testDreamBeginUpdate(t, open) })
 	t.Run("Cancel", func(t *testing.T) { testDreamRunnerCancel(t, open) })
@@ -491,6 +492,33 @@ func testDreamClaim(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	}
 	if got.Status != memstore.DreamFailed || got.Error == nil || !strings.Contains(got.Error.Message, "interrupted") || got.EndedAt == nil {
 		t.Errorf("a dream past its attempts: status %s, error %+v, ended %v", got.Status, got.Error, got.EndedAt)
+	}
+}
+
+// testDreamClaimFair: a workspace whose dream runs waits while another's
+// pending dream, made later, is claimed first.
+func testDreamClaimFair(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
+	ctx := t.Context()
+	_, co, _, e := openRunner(t, open)
+	a1 := e.mustCreateDream(t, e.create())
+	a2 := e.mustCreateDream(t, e.create())
+	b1, err := co.CreateDream(ctx, e.adminB, memstore.DreamCreate{
+		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: e.storeB},
+			{Type: memstore.DreamInputSessions, SessionIDs: []string{e.sessionB}}},
+		Model: memstore.DreamModel{ID: "claude-test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 3 {
+		d, err := co.ClaimDream(ctx, "w", lease)
+		if err != nil || d == nil {
+			t.Fatalf("claim: %v, %v", d, err)
+		}
+		got = append(got, d.ID)
+	}
+	if want := []string{a1.ID, b1.ID, a2.ID}; !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want %v: the workspace running none first", got, want)
 	}
 }
 
