@@ -97,9 +97,15 @@ func (u DreamUsage) Add(o DreamUsage) DreamUsage {
 
 // DreamError is why a dream failed.
 type DreamError struct {
-	Type    string // an error type of error.go's, or the model endpoint's
+	Type    string // a code, such as DreamErrorInternal or DreamErrorTimeout
 	Message string
 }
+
+// Codes of a failed dream's error, as the hosted API names them.
+const (
+	DreamErrorInternal = "internal_error" // the dream could not go on: its worker stopped too often, say
+	DreamErrorTimeout  = "timeout"        // the dream ran out of time
+)
 
 // A Dream is one consolidation job of a workspace.
 type Dream struct {
@@ -574,7 +580,7 @@ func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duratio
 		if d.Attempts <= MaxDreamAttempts {
 			return d, nil
 		}
-		err = co.FinishDream(ctx, d.ID, owner, DreamFailed, d.Usage, &DreamError{Type: EInternal,
+		err = co.FinishDream(ctx, d.ID, owner, DreamFailed, d.Usage, &DreamError{Type: DreamErrorInternal,
 			Message: fmt.Sprintf("the dream was interrupted %d times (the server stopped while it ran) and was not retried again", MaxDreamAttempts)})
 		if err != nil {
 			return nil, err

@@ -490,7 +490,8 @@ func testDreamClaim(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != memstore.DreamFailed || got.Error == nil || !strings.Contains(got.Error.Message, "interrupted") || got.EndedAt == nil {
+	if got.Status != memstore.DreamFailed || got.Error == nil || got.Error.Type != memstore.DreamErrorInternal ||
+		!strings.Contains(got.Error.Message, "interrupted") || got.EndedAt == nil {
 		t.Errorf("a dream past its attempts: status %s, error %+v, ended %v", got.Status, got.Error, got.EndedAt)
 	}
 }
