@@ -250,9 +250,11 @@ type DreamTx interface {
 	// LiveDreams counts the workspace's pending and running dreams, up
 	// to max, waiting for concurrent counts as LiveSessions does.
 	LiveDreams(max int) (int, error)
-	// UpdatingDream returns the ID of a pending or running
-	// update_existing dream of the store, "" when none.
-	UpdatingDream(storeID string) (string, error)
+	// UpdatingDream returns the ID of an update_existing dream of the
+	// store that has not stopped at now, "" when none: one pending or
+	// running, or canceled while its worker's lease still holds (the
+	// worker may write until its next step).
+	UpdatingDream(storeID string, now time.Time) (string, error)
 	// CreateDream stores d, giving it an ID.
 	CreateDream(d *Dream) error
 	// UpdateDream stores every field of d.
@@ -464,7 +466,7 @@ func createDream(tx DreamTx, d *Dream, now time.Time) error {
 		return Errorf(EInvalid, "this workspace has %d dreams pending or running, its limit (MaxLiveDreams); wait for one to finish, or cancel one", MaxLiveDreams)
 	}
 	if d.OutputBehavior == OutputUpdateExisting {
-		other, err := tx.UpdatingDream(d.InputStoreID)
+		other, err := tx.UpdatingDream(d.InputStoreID, now)
 		if err != nil {
 			return err
 		}

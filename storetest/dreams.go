@@ -627,7 +627,7 @@ func testDreamBegin(t *testing.T, open func(t *testing.T, now func() time.Time) 
 
 func testDreamBeginUpdate(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
 	ctx := t.Context()
-	_, co, _, e := openRunner(t, open)
+	_, co, clock, e := openRunner(t, open)
 	dc := e.create()
 	dc.OutputBehavior, dc.OutputStoreID = memstore.OutputUpdateExisting, e.store
 	e.mustCreateDream(t, dc)
@@ -659,6 +659,21 @@ func testDreamBeginUpdate(t *testing.T, open func(t *testing.T, now func() time.
 	if err := co.FinishDream(ctx, d.ID, "w1", memstore.DreamCanceled, memstore.DreamUsage{}, nil); err != nil {
 		t.Fatal(err)
 	}
+	next := e.mustCreateDream(t, dc)
+	// A worker that stopped without finishing (its dream canceled while
+	// it held it) holds the store only until its lease expires.
+	d, err = co.ClaimDream(ctx, "w2", lease)
+	if err != nil || d == nil || d.ID != next.ID {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	if _, err := co.CancelDream(ctx, e.admin, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = co.BeginDream(ctx, d, "w2")
+	wantCode(t, err, memstore.EConflict, "a begin of a dream canceled while claimed")
+	_, err = co.CreateDream(ctx, e.admin, dc)
+	wantCode(t, err, memstore.EConflict, "update_existing while a canceled dream's lease holds")
+	clock.add(lease + time.Second)
 	e.mustCreateDream(t, dc)
 }
 
