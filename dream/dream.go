@@ -59,11 +59,11 @@ const (
 // its lease) once the worker is stopping.
 const releaseTimeout = 10 * time.Second
 
-// The error types a failed dream records (beside the model endpoint's own,
-// such as invalid_request_error or overloaded_error).
+// The error types a failed dream records, beside the core's
+// (memstore.DreamErrorTimeout when the run reached its time cap,
+// memstore.DreamErrorInternal) and the model endpoint's own (such as
+// invalid_request_error or overloaded_error).
 const (
-	// ErrTypeTimeout: the run reached its time cap.
-	ErrTypeTimeout = "timeout"
 	// ErrTypeLimit: the run reached its step, token or write cap.
 	ErrTypeLimit = "limit_exceeded"
 	// ErrTypeModel: the model's endpoint could not be reached.
@@ -343,7 +343,7 @@ func (r *run) finish(ctx context.Context, log *slog.Logger, err error) {
 		return
 	}
 	if dreamErr != nil {
-		if dreamErr.Type == memstore.EInternal {
+		if dreamErr.Type == memstore.DreamErrorInternal {
 			log.Error("dream: failed", "err", err)
 		}
 		log.Info("dream: failed", "type", dreamErr.Type)
@@ -371,7 +371,7 @@ func outcome(err error) (memstore.DreamStatus, *memstore.DreamError) {
 	case errors.As(err, &ce):
 		typ := ErrTypeLimit
 		if ce.Cap == agentloop.CapTime {
-			typ = ErrTypeTimeout
+			typ = memstore.DreamErrorTimeout
 		}
 		return memstore.DreamFailed, &memstore.DreamError{Type: typ,
 			Message: fmt.Sprintf("the dream stopped at its %s cap (%s; memstore serve %s): what it wrote so far stays in the output store", ce.Cap, ce.Limit, capFlags[ce.Cap])}
@@ -388,7 +388,7 @@ func outcome(err error) (memstore.DreamStatus, *memstore.DreamError) {
 	}
 	// Anything else may name internals: the log has it, the dream says
 	// where to look.
-	return memstore.DreamFailed, &memstore.DreamError{Type: memstore.EInternal, Message: "the dream stopped on an internal error; the server's log has the details"}
+	return memstore.DreamFailed, &memstore.DreamError{Type: memstore.DreamErrorInternal, Message: "the dream stopped on an internal error; the server's log has the details"}
 }
 
 // capFlags are the serve flags of the caps, for the errors that name them.

@@ -182,7 +182,7 @@ func TestDreamCaps(t *testing.T) {
 		{name: "steps", typ: dream.ErrTypeLimit, flag: "--dream-max-steps", tool: agenttool.ToolList, limits: agentloop.Limits{MaxSteps: 3, MaxTokens: 1e6, MaxWrites: 10, MaxTime: time.Minute}},
 		{name: "writes", typ: dream.ErrTypeLimit, flag: "--dream-max-writes", tool: agenttool.ToolWrite, limits: agentloop.Limits{MaxSteps: 50, MaxTokens: 1e6, MaxWrites: 2, MaxTime: time.Minute}},
 		{name: "tokens", typ: dream.ErrTypeLimit, flag: "--dream-max-tokens", tool: agenttool.ToolList, limits: agentloop.Limits{MaxSteps: 50, MaxTokens: 250, MaxWrites: 10, MaxTime: time.Minute}},
-		{name: "time", typ: dream.ErrTypeTimeout, flag: "--dream-max-time", tool: agenttool.ToolList, delay: 100 * time.Millisecond, limits: agentloop.Limits{MaxSteps: 1000, MaxTokens: 1e9, MaxWrites: 10, MaxTime: time.Second}},
+		{name: "time", typ: memstore.DreamErrorTimeout, flag: "--dream-max-time", tool: agenttool.ToolList, delay: 100 * time.Millisecond, limits: agentloop.Limits{MaxSteps: 1000, MaxTokens: 1e9, MaxWrites: 10, MaxTime: time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, _ := sqliteDB(t)
