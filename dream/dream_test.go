@@ -256,7 +256,7 @@ func TestDreamStaysInItsStore(t *testing.T) {
 	}
 	var errorsKept int
 	for _, ev := range e.events(t, got.SessionID) {
-		if strings.Contains(string(ev.Body), `"is_error":true`) {
+		if strings.Contains(ev.Raw, `"is_error":true`) {
 			errorsKept++
 		}
 	}
@@ -506,5 +506,34 @@ func TestDreamInputEventsAreTheHoldersOnly(t *testing.T) {
 	}
 	if _, err := e.core.DreamInputEvents(t.Context(), d.ID, "worker-1", other, f); memstore.ErrorCode(err) != memstore.EPermission {
 		t.Errorf("a session that is no input: %v", err)
+	}
+}
+
+// One answer slower than the lease does not lose the dream: the worker
+// renews its lease while it waits, so another worker cannot take it.
+func TestDreamSlowAnswerKeepsLease(t *testing.T) {
+	db, _ := sqliteDB(t)
+	waiting := make(chan struct{})
+	var once sync.Once
+	e := newEnv(t, db, func(r *sm.Request) sm.Response {
+		once.Do(func() { close(waiting) })
+		time.Sleep(2 * time.Second)
+		return sm.Answer(sm.Usage{InputTokens: 1}, sm.Text("done"))
+	})
+	in := e.store(t, "Notes", "/a.md", "a\n")
+	d := e.newDream(t, in.ID, []string{e.session(t, "hello")}, false)
+	lease := 600 * time.Millisecond
+	done := make(chan struct{})
+	go func() { defer close(done); e.runOne(t, e.worker(dream.Options{Lease: lease})) }()
+	<-waiting
+	other := e.worker(dream.Options{Lease: lease})
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if ok, err := other.RunOne(t.Context()); ok || err != nil {
+			t.Fatalf("another worker took the dream while its answer was awaited (%v, %v)", ok, err)
+		}
+	}
+	<-done
+	if got := e.get(t, d.ID); got.Status != "completed" || len(e.model.Requests()) != 1 {
+		t.Fatalf("dream: %s; %d requests", got.RawJSON(), len(e.model.Requests()))
 	}
 }
