@@ -517,17 +517,17 @@ func TestDreamSlowAnswerKeepsLease(t *testing.T) {
 	var once sync.Once
 	e := newEnv(t, db, func(r *sm.Request) sm.Response {
 		once.Do(func() { close(waiting) })
-		time.Sleep(2 * time.Second)
+		time.Sleep(4 * time.Second)
 		return sm.Answer(sm.Usage{InputTokens: 1}, sm.Text("done"))
 	})
 	in := e.store(t, "Notes", "/a.md", "a\n")
 	d := e.newDream(t, in.ID, []string{e.session(t, "hello")}, false)
-	lease := 600 * time.Millisecond
+	lease := 1500 * time.Millisecond
 	done := make(chan struct{})
 	go func() { defer close(done); e.runOne(t, e.worker(dream.Options{Lease: lease})) }()
 	<-waiting
 	other := e.worker(dream.Options{Lease: lease})
-	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if ok, err := other.RunOne(t.Context()); ok || err != nil {
 			t.Fatalf("another worker took the dream while its answer was awaited (%v, %v)", ok, err)
 		}
