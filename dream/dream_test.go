@@ -537,3 +537,24 @@ func TestDreamSlowAnswerKeepsLease(t *testing.T) {
 		t.Fatalf("dream: %s; %d requests", got.RawJSON(), len(e.model.Requests()))
 	}
 }
+
+// An answer cut at its max_tokens, or a refusal, fails the dream, saying
+// so: the run did not finish its work.
+func TestDreamCutOrRefused(t *testing.T) {
+	for _, tc := range []struct{ stop, typ, msg string }{
+		{"max_tokens", dream.ErrTypeLimit, "cut at its limit of 4096 tokens"},
+		{"refusal", dream.ErrTypeModel, "refused"},
+	} {
+		t.Run(tc.stop, func(t *testing.T) {
+			db, _ := sqliteDB(t)
+			e := newEnv(t, db, sm.Seq(sm.AnswerStop(tc.stop, sm.Usage{OutputTokens: 9}, sm.Text("I will not"))))
+			in := e.store(t, "Notes", "/a.md", "a\n")
+			d := e.newDream(t, in.ID, []string{e.session(t, "hello")}, false)
+			e.runOne(t, e.worker(dream.Options{}))
+			got := e.get(t, d.ID)
+			if got.Status != "failed" || got.Error.Type != tc.typ || !strings.Contains(got.Error.Message, tc.msg) || got.Usage.OutputTokens != 9 {
+				t.Fatalf("dream: %s", got.RawJSON())
+			}
+		})
+	}
+}
