@@ -69,6 +69,9 @@ const (
 	// MaxLiveDreams caps the dreams of a workspace that are pending or
 	// running, so that one workspace cannot fill the worker's queue.
 	MaxLiveDreams = 10
+	// MaxDreamError bounds a failed dream's error message and code, in
+	// bytes: what the worker gives is cut to it (StorableText).
+	MaxDreamError = 1024
 	// MaxDreamAttempts caps how often a dream is claimed: a dream whose
 	// worker stopped (a restart) is claimed again when its lease
 	// expires, and fails once it has been claimed this often.
@@ -570,8 +573,8 @@ func (co *Core) changeDream(ctx context.Context, c *Caller, id string, change fu
 // MaxDreamAttempts times fails instead (its worker stopped that often),
 // and the next is claimed.
 func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duration) (*Dream, error) {
-	if owner == "" || lease <= 0 {
-		return nil, Errorf(EInvalid, "a claim needs an owner and a positive lease")
+	if owner == "" || len(owner) > maxIDLength || lease <= 0 {
+		return nil, Errorf(EInvalid, "a claim needs an owner of 1 to %d bytes and a positive lease", maxIDLength)
 	}
 	for {
 		now := co.b.Now()
@@ -786,8 +789,7 @@ func (co *Core) FinishDream(ctx context.Context, id, owner string, status DreamS
 		if d.Status != DreamCanceled {
 			d.Status, d.EndedAt = status, &now
 			if status == DreamFailed {
-				e := *dreamErr
-				d.Error = &e
+				d.Error = &DreamError{Type: StorableText(dreamErr.Type, MaxDreamError), Message: StorableText(dreamErr.Message, MaxDreamError)}
 			}
 		}
 		if d.SessionID != "" {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 )
@@ -400,6 +401,7 @@ func runDreamRunner(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	t.Run("BeginUpdateExisting", func(t *testing.T) { testDreamBeginUpdate(t, open) })
 	t.Run("Cancel", func(t *testing.T) { testDreamRunnerCancel(t, open) })
 	t.Run("Finish", func(t *testing.T) { testDreamFinish(t, open) })
+	t.Run("FinishLongError", func(t *testing.T) { testDreamFinishLongError(t, open) })
 }
 
 // dreamClock is a clock the test moves.
@@ -823,5 +825,33 @@ func testDreamFinish(t *testing.T, open func(t *testing.T, now func() time.Time)
 		if strings.HasPrefix(d.Event.Type, memstore.WebhookOwnPrefix+"dream.") {
 			t.Errorf("an endpoint that does not ask for dreams got %+v", d.Event)
 		}
+	}
+}
+
+// testDreamFinishLongError: the worker's account of a failure is kept
+// cut to MaxDreamError bytes, as valid text.
+func testDreamFinishLongError(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
+	ctx := t.Context()
+	_, co, _, e := openRunner(t, open)
+	e.mustCreateDream(t, e.create())
+	d, err := co.ClaimDream(ctx, "w1", lease)
+	if err != nil || d == nil {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	long := strings.Repeat("é", memstore.MaxDreamError) + "\x00\xff"
+	if err := co.FinishDream(ctx, d.ID, "w1", memstore.DreamFailed, memstore.DreamUsage{}, &memstore.DreamError{Type: memstore.DreamErrorTimeout, Message: long}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := co.Dream(ctx, e.admin, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Error == nil || got.Error.Type != memstore.DreamErrorTimeout || len(got.Error.Message) > memstore.MaxDreamError ||
+		!utf8.ValidString(got.Error.Message) || !strings.HasPrefix(long, got.Error.Message) {
+		t.Errorf("the kept error: %+v", got.Error)
+	}
+	for _, owner := range []string{"", strings.Repeat("w", 65)} {
+		_, err := co.ClaimDream(ctx, owner, lease)
+		wantCode(t, err, memstore.EInvalid, "a claim by owner "+owner)
 	}
 }
