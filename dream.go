@@ -606,6 +606,11 @@ func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller
 	if d == nil {
 		return nil, Errorf(EInvalid, "no dream to begin")
 	}
+	// The lease the claim gave, which the copy keeps up.
+	var lease time.Duration
+	if d.LeaseUntil != nil {
+		lease = d.LeaseUntil.Sub(d.UpdatedAt)
+	}
 	var ses *Session
 	var started bool
 	err := co.b.WriteDreams(ctx, d.WorkspaceID, func(tx DreamTx) error {
@@ -625,7 +630,7 @@ func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller
 		return caller, nil
 	}
 	if d.OutputBehavior == OutputCreateNew {
-		if err := co.copyStore(ctx, d, caller.Actor); err != nil {
+		if err := co.copyStore(ctx, d, owner, lease, caller.Actor); err != nil {
 			return nil, err
 		}
 	}
@@ -719,12 +724,34 @@ func prepareDream(tx DreamTx, d *Dream, l Limits, now time.Time) (ses *Session, 
 	return ses, false, tx.UpdateDream(d)
 }
 
+// dreamCopyCheck is how many memories a dream's copy writes between two
+// checks that its worker still holds the dream, each of which renews the
+// lease: a copy longer than a lease is neither taken over meanwhile nor
+// goes on once another worker has the dream.
+const dreamCopyCheck = 100
+
 // copyStore copies the live memories of d's input store into its output
 // store, as by, passing over the paths the output has already (a copy
-// that was interrupted and is finished now).
-func (co *Core) copyStore(ctx context.Context, d *Dream, by Actor) error {
+// that was interrupted and is finished now), for owner, who holds the
+// dream for lease at a time.
+func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
 	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
+	n := 0
 	return co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, true, ExportFunc(func(m *Memory) error {
+		if n++; n%dreamCopyCheck == 0 {
+			err := co.b.WriteDreams(ctx, d.WorkspaceID, func(tx DreamTx) error {
+				cur, err := heldDream(tx, d.ID, owner)
+				if err != nil || lease <= 0 {
+					return err
+				}
+				until := co.b.Now().Add(lease)
+				cur.LeaseUntil = &until
+				return tx.UpdateDream(cur)
+			})
+			if err != nil {
+				return err
+			}
+		}
 		mc := MemoryCreate{Path: m.Path, Content: m.Content}
 		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
 			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -399,6 +400,7 @@ func runDreamRunner(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	t.Run("ClaimFair", func(t *testing.T) { testDreamClaimFair(t, open) })
 	t.Run("Begin", func(t *testing.T) { testDreamBegin(t, open) })
 	t.Run("BeginUpdateExisting", func(t *testing.T) { testDreamBeginUpdate(t, open) })
+	t.Run("BeginLongCopy", func(t *testing.T) { testDreamBeginLongCopy(t, open) })
 	t.Run("Cancel", func(t *testing.T) { testDreamRunnerCancel(t, open) })
 	t.Run("Finish", func(t *testing.T) { testDreamFinish(t, open) })
 	t.Run("FinishLongError", func(t *testing.T) { testDreamFinishLongError(t, open) })
@@ -406,15 +408,22 @@ func runDreamRunner(t *testing.T, open func(t *testing.T, now func() time.Time) 
 
 // dreamClock is a clock the test moves.
 type dreamClock struct {
-	mu sync.Mutex
-	at time.Time
+	mu   sync.Mutex
+	at   time.Time
+	step time.Duration // added at each reading, beside a microsecond
 }
 
 func (c *dreamClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.at = c.at.Add(time.Microsecond) // every call later than the last
+	c.at = c.at.Add(time.Microsecond + c.step) // every call later than the last
 	return c.at
+}
+
+func (c *dreamClock) setStep(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.step = d
 }
 
 func (c *dreamClock) add(d time.Duration) {
@@ -853,5 +862,35 @@ func testDreamFinishLongError(t *testing.T, open func(t *testing.T, now func() t
 	for _, owner := range []string{"", strings.Repeat("w", 65)} {
 		_, err := co.ClaimDream(ctx, owner, lease)
 		wantCode(t, err, memstore.EInvalid, "a claim by owner "+owner)
+	}
+}
+
+// testDreamBeginLongCopy: a copy that lasts longer than the claim's
+// lease keeps the lease up, so that no other worker takes the dream
+// while it runs.
+func testDreamBeginLongCopy(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
+	ctx := t.Context()
+	_, co, clock, e := openRunner(t, open)
+	for i := range 250 {
+		if _, err := co.CreateMemory(ctx, e.admin, e.store, memstore.MemoryCreate{Path: fmt.Sprintf("/many/%03d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mustCreateDream(t, e.create())
+	d, err := co.ClaimDream(ctx, "w1", lease)
+	if err != nil || d == nil {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	clock.setStep(time.Second) // the copy's 250 writes take minutes
+	if _, err := co.BeginDream(ctx, d, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	clock.setStep(0)
+	if other, err := co.ClaimDream(ctx, "w2", lease); other != nil || err != nil {
+		t.Errorf("another worker claimed the dream just begun: %+v, %v", other, err)
+	}
+	items, _ := allItems(t, viewOf(co), e.admin.WorkspaceID, d.OutputStoreID, memstore.MemoryFilter{Depth: 100})
+	if len(items) != 250+len(e.memories) {
+		t.Errorf("the copy holds %d memories, want %d", len(items), 250+len(e.memories))
 	}
 }
