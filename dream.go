@@ -298,6 +298,9 @@ func ValidateDreamCreate(dc DreamCreate) (*Dream, error) {
 		switch in.Type {
 		case DreamInputMemoryStore:
 			stores++
+			if in.SessionIDs != nil {
+				return nil, Errorf(EInvalid, "%s is a %s input, which takes no session_ids: give them in the %s input", what, DreamInputMemoryStore, DreamInputSessions)
+			}
 			if in.MemoryStoreID == "" {
 				return nil, Errorf(EInvalid, "%s.memory_store_id is required", what)
 			}
@@ -307,6 +310,9 @@ func ValidateDreamCreate(dc DreamCreate) (*Dream, error) {
 			d.InputStoreID = in.MemoryStoreID
 		case DreamInputSessions:
 			sessions++
+			if in.MemoryStoreID != "" {
+				return nil, Errorf(EInvalid, "%s is a %s input, which takes no memory_store_id: give it in the %s input", what, DreamInputSessions, DreamInputMemoryStore)
+			}
 			ids, err := validateDreamSessions(what, in.SessionIDs)
 			if err != nil {
 				return nil, err

@@ -179,6 +179,8 @@ func testDreamBadInput(t *testing.T, e *dreamEnv) {
 		{"a session twice", func(dc *memstore.DreamCreate) { dc.Inputs[1].SessionIDs = []string{e.sessions[0], e.sessions[0]} }, "list each session once"},
 		{"a session of no one", func(dc *memstore.DreamCreate) { dc.Inputs[1].SessionIDs = []string{"sesn_nosuchsession"} }, "session sesn_nosuchsession of the sessions input is not in this workspace"},
 		{"no store ID", func(dc *memstore.DreamCreate) { dc.Inputs[0].MemoryStoreID = "" }, "inputs[0].memory_store_id is required"},
+		{"a store in the sessions input", func(dc *memstore.DreamCreate) { dc.Inputs[1].MemoryStoreID = e.store }, "inputs[1] is a sessions input, which takes no memory_store_id"},
+		{"sessions in the store input", func(dc *memstore.DreamCreate) { dc.Inputs[0].SessionIDs = e.sessions }, "inputs[0] is a memory_store input, which takes no session_ids"},
 		{"a store of no one", func(dc *memstore.DreamCreate) { dc.Inputs[0].MemoryStoreID = "memstore_nosuchstore" }, "memory store memstore_nosuchstore of the memory_store input is not in this workspace"},
 		{"no model", func(dc *memstore.DreamCreate) { dc.Model = memstore.DreamModel{} }, "model is required"},
 		{"fast", func(dc *memstore.DreamCreate) { dc.Model.Speed = "fast" }, "model.speed must be standard"},
