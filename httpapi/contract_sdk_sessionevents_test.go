@@ -262,3 +262,67 @@ func TestSessionEventStreamAcrossReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionEventStreamEnds: a session's stream ends when its session is
+// deleted, and a session token's stream when the token is revoked,
+// rather than hanging on.
+func TestSessionEventStreamEnds(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	_, _, secret := h.newKey(t, "streams")
+	c := h.client(secret)
+	ctx := t.Context()
+	sdk := func(opts ...option.RequestOption) anthropic.Client {
+		return anthropic.NewClient(append([]option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithBaseURL(h.URL), option.WithHTTPClient(h.srv.Client())}, opts...)...)
+	}
+	for _, tc := range []struct {
+		what string
+		end  func(s *memstore.Session, tok *memstore.SessionToken) error
+	}{
+		{"the session deleted", func(s *memstore.Session, _ *memstore.SessionToken) error { return c.DeleteSession(ctx, nil, s.ID) }},
+		{"the token revoked", func(_ *memstore.Session, tok *memstore.SessionToken) error {
+			_, err := c.RevokeSessionToken(ctx, nil, tok.ID)
+			return err
+		}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			s, tok, token, err := c.CreateSession(ctx, nil, memstore.SessionCreate{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := sdk(option.WithAuthToken(token), option.WithAPIKey(""))
+			stream := client.Beta.Sessions.Events.StreamEvents(ctx, s.ID, anthropic.BetaSessionEventStreamParams{})
+			defer stream.Close()
+			ended := make(chan error, 1)
+			got := make(chan string, 1)
+			go func() {
+				for stream.Next() {
+					got <- stream.Current().ID
+				}
+				ended <- stream.Err()
+			}()
+			sent, err := c.SendSessionEvents(ctx, nil, s.ID, []json.RawMessage{json.RawMessage(`{"type":"user.interrupt"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case id := <-got:
+				if id != sent[0].ID {
+					t.Errorf("streamed %s, want %s", id, sent[0].ID)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the stream is not open")
+			}
+			if err := tc.end(s, tok); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-ended:
+				if err == nil || !strings.Contains(err.Error(), "credential stopped working") {
+					t.Errorf("the stream ended with %v, want an error saying its credential stopped working", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("the stream goes on after %s", tc.what)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -98,7 +99,7 @@ func runSessionsImport(ctx context.Context, e env, args []string) error {
 		"assistant message, tool calls and their results included. Summaries,\n"+
 		"Claude Code's own notes and subagents' messages are left out, and a text\n"+
 		"or tool result longer than 64 KiB is cut, saying so. It says how many\n"+
-		"messages wrote to the memory directory themselves.\n")
+		"messages wrote to the memory directory themselves. FILE - reads standard input.\n")
 	session := fs.String("session", "", "append to session `ID` (required)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -110,12 +111,16 @@ func runSessionsImport(ctx context.Context, e env, args []string) error {
 	case *session == "":
 		return usageError(e, "memstore sessions import: --session is required: the ID of the session to append to (see 'memstore sessions ls')")
 	}
-	f, err := os.Open(pos[0])
-	if err != nil {
-		return fmt.Errorf("memstore sessions import: %w", err)
+	var in io.Reader = e.stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return fmt.Errorf("memstore sessions import: %w", err)
+		}
+		defer f.Close()
+		in = f
 	}
-	defer f.Close()
-	msgs, err := cctranscript.ParseMessages(f, cctranscript.Options{MaxBlockBytes: importBlockBytes})
+	msgs, err := cctranscript.ParseMessages(in, cctranscript.Options{MaxBlockBytes: importBlockBytes})
 	if err != nil {
 		return fmt.Errorf("memstore sessions import: %s: %w", pos[0], err)
 	}
@@ -155,8 +160,7 @@ func runSessionsImport(ctx context.Context, e env, args []string) error {
 // within importChunkBytes and memstore.MaxEventsPerAppend (counting a
 // block as an event at most), in order: by the index of each turn's
 // first message. A turn ends before a message that answers no tool call,
-// where it can, so that a tool call and its result stay in one turn (and
-// the result names the call's event).
+// where it can, so that a tool call and its result stay in one request.
 func importChunks(msgs []cctranscript.Message) func(yield func(int, []memstore.TurnMessage) bool) {
 	return func(yield func(int, []memstore.TurnMessage) bool) {
 		var (

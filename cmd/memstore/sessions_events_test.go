@@ -76,6 +76,18 @@ func TestSessionsImport(t *testing.T) {
 			t.Errorf("sessions events: exit %d: %s %s", code, out, errs)
 		}
 
+		// From standard input, into another session.
+		code, out, errs = cli("sessions", "create", "--store", "notes", "--json")
+		var piped httpapi.SessionJSON
+		if code != 0 || json.Unmarshal([]byte(out), &piped) != nil {
+			t.Fatalf("sessions create: exit %d: %s %s", code, out, errs)
+		}
+		raw, _ := os.ReadFile(transcript)
+		code, out, errs = run(t, string(raw), append([]string{"sessions", "import", "-", "--session", piped.ID}, backend...)...)
+		if code != 0 || !strings.Contains(out, "Imported 6 messages") || !strings.Contains(out, "as 8 events; 1 of them wrote to memory") {
+			t.Errorf("sessions import - : exit %d: %s %s", code, out, errs)
+		}
+
 		// Refusals, each changing nothing.
 		notTranscript := filepath.Join(t.TempDir(), "notes.txt")
 		os.WriteFile(notTranscript, []byte("just some notes\n"), 0o600)
