@@ -558,3 +558,27 @@ func TestDreamCutOrRefused(t *testing.T) {
 		})
 	}
 }
+
+// A secret the model tries to keep is refused by the core's content
+// rules, as for any writer: the model reads why, and nothing is written.
+func TestDreamNeverWritesSecrets(t *testing.T) {
+	db, _ := sqliteDB(t)
+	secret := "deploy key: sk-ant-" + "api03-" + strings.Repeat("Zx9", 10)
+	e := newEnv(t, db, func(r *sm.Request) sm.Response {
+		if r.N > 1 {
+			return sm.Answer(sm.Usage{}, sm.Text("done"))
+		}
+		return sm.Answer(sm.Usage{}, sm.ToolUse("tu_1", agenttool.ToolWrite, map[string]string{"path": mount(r) + "/keys.md", "content": secret}))
+	})
+	in := e.store(t, "Notes", "/a.md", "a\n")
+	d := e.newDream(t, in.ID, []string{e.session(t, "the deploy key is in the vault")}, false)
+	e.runOne(t, e.worker(dream.Options{}))
+	got := e.get(t, d.ID)
+	res := e.model.Requests()[1].ToolResults()
+	if got.Status != "completed" || len(res) != 1 || !res[0].IsError || !strings.Contains(strings.ToLower(res[0].ResultText()), "credential") {
+		t.Fatalf("dream %s; tool results %+v", got.RawJSON(), res)
+	}
+	if mems := e.memories(t, got.Outputs[0].MemoryStoreID); len(mems) != 1 {
+		t.Errorf("the output store: %v", mems)
+	}
+}
