@@ -147,9 +147,10 @@ type Dream struct {
 }
 
 // Outputs is the output store as the API shows it: none while the dream
-// is pending, nor when it stopped before one was made.
+// is pending, nor when it stopped before it was prepared (its store and
+// session made, in one transaction).
 func (d *Dream) Outputs() []string {
-	if d.Status == DreamPending || d.OutputStoreID == "" {
+	if d.Status == DreamPending || d.OutputStoreID == "" || d.SessionID == "" {
 		return nil
 	}
 	return []string{d.OutputStoreID}

@@ -361,8 +361,12 @@ func testDreamUpdateExisting(t *testing.T, e *dreamEnv) {
 	// A create_new of the same store is fine meanwhile, and once the
 	// first is canceled (no worker held it), so is another update.
 	e.mustCreateDream(t, e.create())
-	if _, err := e.b.CancelDream(ctx, e.admin, d.ID); err != nil {
+	c, err := e.b.CancelDream(ctx, e.admin, d.ID)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(c.Outputs()) != 0 || c.RunningSessionID() != "" {
+		t.Errorf("an update_existing dream canceled before it ran shows outputs %v, session %q", c.Outputs(), c.RunningSessionID())
 	}
 	e.mustCreateDream(t, dc)
 }
