@@ -147,9 +147,10 @@ type Dream struct {
 }
 
 // Outputs is the output store as the API shows it: none while the dream
-// is pending, nor when it stopped before one was made.
+// is pending, nor when it stopped before it was prepared (its store and
+// session made, in one transaction).
 func (d *Dream) Outputs() []string {
-	if d.Status == DreamPending || d.OutputStoreID == "" {
+	if d.Status == DreamPending || d.OutputStoreID == "" || d.SessionID == "" {
 		return nil
 	}
 	return []string{d.OutputStoreID}
@@ -472,7 +473,7 @@ func createDream(tx DreamTx, d *Dream, now time.Time) error {
 		return err
 	}
 	if n >= MaxLiveDreams {
-		return Errorf(EInvalid, "this workspace has %d dreams pending or running, its limit (MaxLiveDreams); wait for one to finish, or cancel one", MaxLiveDreams)
+		return Errorf(EInvalid, "this workspace has %d dreams pending or running, the most it may have (a fixed limit); wait for one to finish, or cancel one", MaxLiveDreams)
 	}
 	if d.OutputBehavior == OutputUpdateExisting {
 		other, err := tx.UpdatingDream(d.InputStoreID, now)

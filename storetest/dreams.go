@@ -361,8 +361,12 @@ func testDreamUpdateExisting(t *testing.T, e *dreamEnv) {
 	// A create_new of the same store is fine meanwhile, and once the
 	// first is canceled (no worker held it), so is another update.
 	e.mustCreateDream(t, e.create())
-	if _, err := e.b.CancelDream(ctx, e.admin, d.ID); err != nil {
+	c, err := e.b.CancelDream(ctx, e.admin, d.ID)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(c.Outputs()) != 0 || c.RunningSessionID() != "" {
+		t.Errorf("an update_existing dream canceled before it ran shows outputs %v, session %q", c.Outputs(), c.RunningSessionID())
 	}
 	e.mustCreateDream(t, dc)
 }
@@ -377,7 +381,7 @@ func testDreamLiveLimit(t *testing.T, e *dreamEnv) {
 		}
 	}
 	_, err := e.b.CreateDream(ctx, e.admin, e.create())
-	if wantCode(t, err, memstore.EInvalid, "a dream past the limit") && !strings.Contains(memstore.ErrorMessage(err), "MaxLiveDreams") {
+	if wantCode(t, err, memstore.EInvalid, "a dream past the limit") && !strings.Contains(memstore.ErrorMessage(err), "10 dreams pending or running, the most it may have") {
 		t.Errorf("the refusal does not name the limit: %q", memstore.ErrorMessage(err))
 	}
 	// Another workspace has its own.
