@@ -1,0 +1,98 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/memstore/memstore/internal/agentloop"
+)
+
+// The caps of one run of memstore memdir dream or extract, by default
+// (docs/dreams.md, The memory directory): a run that reaches one stops,
+// and nothing it did is applied.
+const (
+	memdirMaxSteps  = 40
+	memdirMaxTokens = 400_000
+	memdirMaxWrites = 60 // memory tool calls, views included
+	memdirMaxTime   = 10 * time.Minute
+)
+
+// modelFlags say which model a memdir command calls, and the caps of its
+// run: the Anthropic-compatible Messages endpoint, its key and the model,
+// from the same flags and variables as serve's dreams.
+type modelFlags struct {
+	baseURL, keyFile, model        string
+	maxSteps, maxTokens, maxWrites count
+	maxTime                        duration
+}
+
+// modelEnv names the variable of each flag of modelFlags.
+var modelEnv = map[string]string{
+	"model-base-url":     "ANTHROPIC_BASE_URL",
+	"model-api-key-file": "MEMSTORE_MODEL_API_KEY_FILE",
+	"model":              "ANTHROPIC_MODEL",
+}
+
+func addModelFlags(fs *flag.FlagSet) *modelFlags {
+	m := &modelFlags{maxSteps: memdirMaxSteps, maxTokens: memdirMaxTokens, maxWrites: memdirMaxWrites, maxTime: duration(memdirMaxTime)}
+	fs.StringVar(&m.baseURL, "model-base-url", "", "the Anthropic-compatible Messages API at `URL` (a gateway, a local model server); default Anthropic's (ANTHROPIC_BASE_URL)")
+	fs.StringVar(&m.keyFile, "model-api-key-file", "", "read the endpoint's API key from `FILE`; default the variable ANTHROPIC_API_KEY (MEMSTORE_MODEL_API_KEY_FILE)")
+	fs.StringVar(&m.model, "model", "", "the model `ID` to call (ANTHROPIC_MODEL)")
+	fs.Var(&m.maxSteps, "max-steps", "cap on the model's answers, `N`")
+	fs.Var(&m.maxTokens, "max-tokens", "cap on the tokens, input, output and cache summed over the answers, `N`")
+	fs.Var(&m.maxWrites, "max-writes", "cap on the memory tool's calls, `N`")
+	fs.Var(&m.maxTime, "max-time", "cap on the run's time, `DURATION`")
+	return m
+}
+
+// resolve checks the flags, after the environment is applied, and
+// returns the endpoint's configuration and the run's caps. An error was
+// reported and is the exit status.
+func (m *modelFlags) resolve(e env, cmd string, fs *flag.FlagSet) (agentloop.Config, agentloop.Limits, error) {
+	var cfg agentloop.Config
+	var lim agentloop.Limits
+	if err := applyEnv(e, cmd, fs, modelEnv); err != nil {
+		return cfg, lim, err
+	}
+	if m.model == "" {
+		return cfg, lim, usageError(e, "memstore %s: say which model to call: --model ID, or ANTHROPIC_MODEL", cmd)
+	}
+	if m.baseURL != "" {
+		u, err := url.Parse(m.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return cfg, lim, usageError(e, "memstore %s: --model-base-url (ANTHROPIC_BASE_URL) must be an http or https URL, such as https://api.anthropic.com", cmd)
+		}
+		if u.User != nil {
+			return cfg, lim, usageError(e, "memstore %s: --model-base-url (ANTHROPIC_BASE_URL) must not hold credentials; put the key in --model-api-key-file or ANTHROPIC_API_KEY", cmd)
+		}
+	}
+	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
+	if m.keyFile != "" {
+		b, err := os.ReadFile(m.keyFile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "memstore %s: cannot read the model's API key (--model-api-key-file): %v\n", cmd, err)
+			return cfg, lim, exitLocalIO
+		}
+		if key = strings.TrimSpace(string(b)); key == "" {
+			return cfg, lim, usageError(e, "memstore %s: the model's API key file %s (--model-api-key-file) is empty", cmd, m.keyFile)
+		}
+	}
+	if key == "" && m.baseURL == "" {
+		return cfg, lim, usageError(e, "memstore %s: no model endpoint: set ANTHROPIC_API_KEY (or --model-api-key-file) for Anthropic's API, or --model-base-url for another", cmd)
+	}
+	for name, v := range map[string]count{"max-steps": m.maxSteps, "max-tokens": m.maxTokens, "max-writes": m.maxWrites} {
+		if v <= 0 {
+			return cfg, lim, usageError(e, "memstore %s: --%s must be 1 or more, not %d", cmd, name, v)
+		}
+	}
+	if m.maxTime <= 0 {
+		return cfg, lim, usageError(e, "memstore %s: --max-time must be positive", cmd)
+	}
+	cfg = agentloop.Config{BaseURL: m.baseURL, APIKey: key, Model: m.model}
+	lim = agentloop.Limits{MaxSteps: int(m.maxSteps), MaxTokens: int(m.maxTokens), MaxWrites: int(m.maxWrites), MaxTime: time.Duration(m.maxTime)}
+	return cfg, lim, nil
+}
