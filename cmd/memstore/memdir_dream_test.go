@@ -17,7 +17,7 @@ func dreamDir(t *testing.T) string {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"logs/2026/01/2026-01-02.md": "- 09:00 deploys moved to Fridays\n- 17:00 the user wants short answers\n",
-		"logs/2026/01/2026-01-03.md": "- 10:00 deploy checklist lives in docs/deploy.md\n",
+		"logs/2026/01/2026-01-03.md": "- 10:00 deploy checklist lives in the wiki page Deploy\n",
 		"MEMORY.md":                  "- [Old](old.md) — an older memory\n",
 		"old.md":                     "---\nname: Old\ndescription: an older memory\ntype: project\n---\nOld.\n",
 	} {
@@ -54,7 +54,7 @@ func dreamArgs(srv *scriptedmodel.Server, dir string, more ...string) []string {
 	return append([]string{"memdir", "dream", "--dir", dir, "--model", "scripted", "--model-base-url", srv.URL}, more...)
 }
 
-const deploysTopic = "---\nname: Deploys\ndescription: when and how deploys happen\nmetadata:\n  type: project\n---\nDeploys are on Fridays; the checklist is docs/deploy.md.\n"
+const deploysTopic = "---\nname: Deploys\ndescription: when and how deploys happen\nmetadata:\n  type: project\n---\nDeploys are on Fridays; the checklist is the wiki page Deploy.\n"
 
 // TestMemdirDreamDistills: a dream reads the two daily logs, writes a
 // topic file, updates MEMORY.md, cannot write to a log, records what it
@@ -107,7 +107,7 @@ func TestMemdirDreamDistills(t *testing.T) {
 	reqs := srv.Requests()
 	first := reqs[0]
 	prompt := first.Messages[0].Content[0].Text
-	for _, want := range []string{"deploys moved to Fridays", "short answers", "docs/deploy.md", "an older memory", `path="/memories/logs/2026/01/2026-01-02.md"`} {
+	for _, want := range []string{"deploys moved to Fridays", "short answers", "the wiki page Deploy", "an older memory", `path="/memories/logs/2026/01/2026-01-02.md"`} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
 		}
@@ -148,7 +148,7 @@ func TestMemdirDreamDistills(t *testing.T) {
 		t.Fatalf("second dream: exit %d: %s%s", code, out, stderr)
 	}
 	prompt = srv2.Requests()[0].Messages[0].Content[0].Text
-	if !strings.Contains(prompt, "two approvals") || strings.Contains(prompt, "deploys moved") || strings.Contains(prompt, "lives in docs/deploy.md") {
+	if !strings.Contains(prompt, "two approvals") || strings.Contains(prompt, "deploys moved") || strings.Contains(prompt, "lives in the wiki page Deploy") {
 		t.Fatalf("the second dream read old entries:\n%s", prompt)
 	}
 
