@@ -16,6 +16,7 @@ type Backend interface {
 	SessionStorage
 	SearchStorage
 	EventStorage
+	SessionEventStorage
 	OverviewStorage
 }
 
@@ -51,6 +52,7 @@ var (
 	_ RevocationNotifier = (*Core)(nil)
 	_ FeedService        = (*Core)(nil)
 	_ EventNotifier      = (*Core)(nil)
+	_ EventService       = (*Core)(nil)
 )
 
 // NewCore returns the core over b, with no limit on the memories of a

@@ -107,6 +107,11 @@ func RunAll(t *testing.T, tg Target) {
 	t.Run("Sessions", func(t *testing.T) {
 		runSessions(t, func(t *testing.T, now func() time.Time) Services { return open(t, memstore.Limits{}, now) })
 	})
+	t.Run("SessionEvents", func(t *testing.T) {
+		runSessionEvents(t, func(t *testing.T, now func() time.Time) Services {
+			return open(t, memstore.Limits{EventsPerSession: eventsLimit}, now)
+		})
+	})
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
 	t.Run("Export", func(t *testing.T) { runExport(t, fresh) })
 	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })

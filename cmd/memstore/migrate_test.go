@@ -137,6 +137,12 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	_, err = co.RevokeSessionToken(ctx, c, revoked.ID)
 	must(err)
 	src.revokedToken = secret
+	_, err = co.AppendSessionTurn(ctx, c, s.ID, memstore.Turn{Messages: []memstore.TurnMessage{
+		{Role: "user", Content: json.RawMessage(`"tidy the notes"`)},
+		{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"toolu_1","name":"memory_list","input":{"path":"/"}}]`)},
+		{Role: "user", Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"toolu_1","content":"notes.md"}]`)},
+	}})
+	must(err)
 	ended, _, _, err := co.CreateSession(ctx, c, memstore.SessionCreate{Title: "ended", Stores: []memstore.AttachmentCreate{{StoreID: ref.ID}}})
 	must(err)
 	_, err = co.ArchiveSession(ctx, c, ended.ID)
@@ -159,7 +165,7 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	src.counts = map[memstore.RecordKind]int64{
 		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindUsers: 2, memstore.KindSignIns: 2, memstore.KindStores: 4,
 		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindEvents: 11, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
-		memstore.KindWebhooks: 0, memstore.KindCursors: 0, memstore.KindDeliveries: 0,
+		memstore.KindSessionEvents: 3, memstore.KindWebhooks: 0, memstore.KindCursors: 0, memstore.KindDeliveries: 0,
 	}
 	return src
 }
@@ -203,6 +209,7 @@ func (r *recorder) Version(v *memstore.Version) error                 { return r
 func (r *recorder) Event(v *memstore.Event) error                     { return r.add("event", v) }
 func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
 func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
+func (r *recorder) SessionEvent(v *memstore.SessionEvent) error       { return r.add("session event", v) }
 func (r *recorder) Webhook(v *memstore.WebhookEndpoint) error         { return r.add("webhook", v) }
 func (r *recorder) WebhookCursor(v *memstore.WebhookCursor) error     { return r.add("cursor", v) }
 func (r *recorder) WebhookDelivery(v *memstore.WebhookDelivery) error { return r.add("delivery", v) }

@@ -70,8 +70,9 @@ is busy (503, with Retry-After).
 
 Each workspace holds at most --max-stores-per-workspace stores
 (archived ones included) and --max-sessions-per-workspace live sessions,
-each session --max-tokens-per-session live tokens; a create beyond one
-is refused (400) naming the flag. Each API key, session token or console
+each session --max-tokens-per-session live tokens and
+--max-events-per-session events of its transcript; a create or append
+beyond one is refused (400) naming the flag. Each API key, session token or console
 user searches at most --search-rate-per-credential times a second, and a
 workspace's credentials together --search-rate-per-workspace times (429
 with Retry-After); each server counts its own searches.
@@ -176,6 +177,7 @@ type serveConfig struct {
 	maxStores      count // the quotas of memstore.Limits
 	maxSessions    count
 	maxTokens      count
+	maxEvents      count
 	searchRate     count
 	searchRateWS   count
 	maxBodyBytes   count
@@ -243,6 +245,7 @@ var serveEnv = map[string]string{
 	"max-stores-per-workspace":   "MEMSTORE_MAX_STORES_PER_WORKSPACE",
 	"max-sessions-per-workspace": "MEMSTORE_MAX_SESSIONS_PER_WORKSPACE",
 	"max-tokens-per-session":     "MEMSTORE_MAX_TOKENS_PER_SESSION",
+	"max-events-per-session":     "MEMSTORE_MAX_EVENTS_PER_SESSION",
 	"search-rate-per-credential": "MEMSTORE_SEARCH_RATE_PER_CREDENTIAL",
 	"search-rate-per-workspace":  "MEMSTORE_SEARCH_RATE_PER_WORKSPACE",
 
@@ -265,6 +268,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		maxStores:      memstore.DefaultMaxStoresPerWorkspace,
 		maxSessions:    memstore.DefaultMaxSessionsPerWorkspace,
 		maxTokens:      memstore.DefaultMaxTokensPerSession,
+		maxEvents:      memstore.DefaultMaxEventsPerSession,
 		searchRate:     memstore.DefaultSearchRate,
 		searchRateWS:   memstore.DefaultSearchRatePerWorkspace,
 		logFormat:      newChoice("text", "text", "json"),
@@ -296,6 +300,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.maxStores, "max-stores-per-workspace", "cap on the memory stores of a workspace, archived ones included, `N`; 0 for no limit (MEMSTORE_MAX_STORES_PER_WORKSPACE)")
 	fs.Var(&c.maxSessions, "max-sessions-per-workspace", "cap on the live (unarchived) sessions of a workspace, `N`; 0 for no limit (MEMSTORE_MAX_SESSIONS_PER_WORKSPACE)")
 	fs.Var(&c.maxTokens, "max-tokens-per-session", "cap on the live (neither revoked nor expired) tokens of a session, `N`; 0 for no limit (MEMSTORE_MAX_TOKENS_PER_SESSION)")
+	fs.Var(&c.maxEvents, "max-events-per-session", "cap on the events of a session's transcript, `N`; 0 for no limit (MEMSTORE_MAX_EVENTS_PER_SESSION)")
 	fs.Var(&c.searchRate, "search-rate-per-credential", "searches a second of one API key, session token or console user, `N`, in bursts of as many; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_CREDENTIAL)")
 	fs.Var(&c.searchRateWS, "search-rate-per-workspace", "searches a second of all the credentials of a workspace together, `N`; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_WORKSPACE)")
 	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
@@ -404,6 +409,7 @@ func (c *serveConfig) limits() memstore.Limits {
 		MemoriesPerStore:      int(c.maxMemories),
 		SessionsPerWorkspace:  int(c.maxSessions),
 		TokensPerSession:      int(c.maxTokens),
+		EventsPerSession:      int(c.maxEvents),
 		SearchesPerCredential: int(c.searchRate),
 		SearchesPerWorkspace:  int(c.searchRateWS),
 	}

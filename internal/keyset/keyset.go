@@ -38,6 +38,10 @@ const (
 	Tokens      = "st"
 	Users       = "u"
 	Events      = "e" // Key: the store's ID
+	// SessionEvents is a session's transcript oldest first, and
+	// SessionEventsDesc newest first. Key: the session's ID.
+	SessionEvents     = "se"
+	SessionEventsDesc = "sd"
 )
 
 func (c Cursor) String() string {

@@ -256,6 +256,9 @@ func (r restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
 func (r restorer) SessionToken(t *memstore.SessionTokenRecord) error {
 	return sessionTokens.insert(r.tx, t)
 }
+func (r restorer) SessionEvent(e *memstore.SessionEvent) error {
+	return sessionEvents.insert(r.tx, e)
+}
 
 // Session inserts the session, then each of its attachments at its
 // position.
