@@ -76,9 +76,10 @@ func ReadDreamState(dir string) (DreamState, error) {
 // A LogPart is the part of a daily log a dream reads: bytes [From, To) of
 // the log at Path (slash-separated, relative to the directory).
 type LogPart struct {
-	Path     string `json:"path"`
-	From, To int64
-	Text     string `json:"-"`
+	Path string `json:"path"`
+	From int64  `json:"from"`
+	To   int64  `json:"to"`
+	Text string `json:"-"`
 }
 
 // PendingLogs are the parts of the daily logs of dir not consolidated by
@@ -330,9 +331,9 @@ func (s *Staging) FitIndex() (bool, error) {
 
 // dreamJournal is what an apply will do, written before it starts.
 type dreamJournal struct {
-	Staging string     `json:"staging"` // the staging directory's name in dir
-	Changes []Change   `json:"changes"`
-	State   DreamState `json:"state"`
+	Staging string      `json:"staging"` // the staging directory's name in dir
+	Changes []Change    `json:"changes"`
+	State   *DreamState `json:"state,omitempty"` // nil: the record stays as it is
 }
 
 // Apply makes the changes in the directory and records state, all or
@@ -341,8 +342,9 @@ type dreamJournal struct {
 // then writes a journal, moves each new file into place (each one
 // atomically) and removes the removed ones; an apply interrupted midway
 // is finished by the next BeginStaging or RecoverDream, from the journal.
-// The staging copy is gone afterwards, and the lock released.
-func (s *Staging) Apply(changes []Change, state DreamState) error {
+// The staging copy is gone afterwards, and the lock released. A nil state
+// leaves the record as it is (an extraction consolidates no log).
+func (s *Staging) Apply(changes []Change, state *DreamState) error {
 	for _, c := range changes {
 		cur, err := os.ReadFile(filepath.Join(s.orig, filepath.FromSlash(c.Path)))
 		exists := err == nil
@@ -434,12 +436,14 @@ func finishApply(dir string) error {
 				return err
 			}
 		}
-		sb, err := json.MarshalIndent(j.State, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := private.WriteFile(filepath.Join(dir, DreamStateName), append(sb, '\n')); err != nil {
-			return err
+		if j.State != nil {
+			sb, err := json.MarshalIndent(j.State, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := private.WriteFile(filepath.Join(dir, DreamStateName), append(sb, '\n')); err != nil {
+				return err
+			}
 		}
 		if err := os.Remove(jpath); err != nil {
 			return err

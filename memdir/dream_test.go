@@ -99,7 +99,7 @@ func TestStagingApply(t *testing.T) {
 	os.Remove(filepath.Join(s.Dir, "old.md"))
 	changes, _ = s.Changes()
 	writeFiles(t, dir, map[string]string{"old.md": "edited meanwhile\n"})
-	if err := s.Apply(changes, DreamState{}); err == nil || !strings.Contains(err.Error(), "old.md changed") {
+	if err := s.Apply(changes, nil); err == nil || !strings.Contains(err.Error(), "old.md changed") {
 		t.Fatalf("apply over a change: %v", err)
 	}
 	s.Discard()
@@ -112,7 +112,8 @@ func TestStagingApply(t *testing.T) {
 	os.Remove(filepath.Join(s.Dir, "old.md"))
 	changes, _ = s.Changes()
 	at := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
-	if err := s.Apply(changes, DreamState{Logs: map[string]int64{"logs/2026/01/2026-01-02.md": 10}}.Consolidated(nil, at)); err != nil {
+	st := DreamState{Logs: map[string]int64{"logs/2026/01/2026-01-02.md": 10}}.Consolidated(nil, at)
+	if err := s.Apply(changes, &st); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "sub/new.md")); string(b) != "new\n" {
@@ -121,7 +122,7 @@ func TestStagingApply(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "old.md")); err == nil {
 		t.Fatal("old.md survived")
 	}
-	st, err := ReadDreamState(dir)
+	st, err = ReadDreamState(dir)
 	if err != nil || !st.LastDream.Equal(at) || st.Logs["logs/2026/01/2026-01-02.md"] != 10 {
 		t.Fatalf("state %+v %v", st, err)
 	}
@@ -143,7 +144,7 @@ func TestStagingInterruptedApply(t *testing.T) {
 	changes, _ := s.Changes()
 	// What Apply writes before it moves anything, then a crash: a.md has
 	// been moved, the rest not.
-	j := dreamJournal{Staging: filepath.Base(s.Dir), State: DreamState{Logs: map[string]int64{"logs/x.md": 3}}}
+	j := dreamJournal{Staging: filepath.Base(s.Dir), State: &DreamState{Logs: map[string]int64{"logs/x.md": 3}}}
 	for _, c := range changes {
 		j.Changes = append(j.Changes, Change{Path: c.Path, Op: c.Op})
 	}

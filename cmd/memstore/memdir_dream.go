@@ -154,10 +154,11 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 		return localErr(err)
 	}
 	now := time.Now()
-	if err := s.Apply(changes, st.Consolidated(parts, now)); err != nil {
+	next := st.Consolidated(parts, now)
+	if err := s.Apply(changes, &next); err != nil {
 		return localErr(err)
 	}
-	out := dreamJSON{Dir: dir, Logs: parts, Changes: changes, IndexRebuilt: rebuilt, Steps: res.Steps, Usage: res.Usage, Summary: res.Final}
+	out := dreamJSON{Dir: dir, Logs: parts, Changes: changes, IndexRebuilt: rebuilt, Steps: res.Steps, Usage: usageOf(res.Usage), Summary: res.Final}
 	if t.json {
 		return printJSON(e.stdout, out)
 	}
@@ -168,7 +169,7 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 	if rebuilt {
 		fmt.Fprintln(e.stdout, "  MEMORY.md was over its limits and was rebuilt from the topic files")
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s; %d input and %d output tokens\n", plural(res.Steps, "step", "steps"), res.Usage.InputTokens+res.Usage.CacheCreationInputTokens+res.Usage.CacheReadInputTokens, res.Usage.OutputTokens)
+	_, err = fmt.Fprintln(e.stdout, usageLine(res))
 	return err
 }
 
@@ -180,7 +181,7 @@ type dreamJSON struct {
 	Changes      []memdir.Change  `json:"changes"`
 	IndexRebuilt bool             `json:"index_rebuilt,omitempty"`
 	Steps        int              `json:"steps"`
-	Usage        agentloop.Usage  `json:"usage"`
+	Usage        usageJSON        `json:"usage"`
 	Summary      string           `json:"summary,omitempty"`
 }
 

@@ -96,3 +96,22 @@ func (m *modelFlags) resolve(e env, cmd string, fs *flag.FlagSet) (agentloop.Con
 	lim = agentloop.Limits{MaxSteps: int(m.maxSteps), MaxTokens: int(m.maxTokens), MaxWrites: int(m.maxWrites), MaxTime: time.Duration(m.maxTime)}
 	return cfg, lim, nil
 }
+
+// usageJSON is a run's usage as --json prints it, in the Messages API's
+// names.
+type usageJSON struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+func usageOf(u agentloop.Usage) usageJSON {
+	return usageJSON{u.InputTokens, u.OutputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens}
+}
+
+// usageLine says what a run cost, for a person.
+func usageLine(res agentloop.Result) string {
+	u := res.Usage
+	return fmt.Sprintf("%s; %d input and %d output tokens", plural(res.Steps, "step", "steps"), u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens, u.OutputTokens)
+}
