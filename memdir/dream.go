@@ -270,10 +270,6 @@ func walkFiles(dir string, fn func(rel string, content []byte) error) error {
 type Change struct {
 	Path string `json:"path"`
 	Op   string `json:"op"` // "added", "changed" or "removed"
-	// Old and New are the content before and after ("" for a side that
-	// does not exist).
-	Old string `json:"-"`
-	New string `json:"-"`
 }
 
 // Changes compares the staging copy with the directory as it was copied.
@@ -290,13 +286,9 @@ func (s *Staging) Changes() ([]Change, error) {
 		h, existed := s.base[rel]
 		switch {
 		case !existed:
-			out = append(out, Change{Path: rel, Op: "added", New: string(b)})
+			out = append(out, Change{Path: rel, Op: "added"})
 		case h != sha256.Sum256(b):
-			old, err := os.ReadFile(filepath.Join(s.orig, filepath.FromSlash(rel)))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			out = append(out, Change{Path: rel, Op: "changed", Old: string(old), New: string(b)})
+			out = append(out, Change{Path: rel, Op: "changed"})
 		}
 		return nil
 	})
@@ -305,8 +297,7 @@ func (s *Staging) Changes() ([]Change, error) {
 	}
 	for rel := range s.base {
 		if !seen[rel] && !isLog(rel) {
-			old, _ := os.ReadFile(filepath.Join(s.orig, filepath.FromSlash(rel)))
-			out = append(out, Change{Path: rel, Op: "removed", Old: string(old)})
+			out = append(out, Change{Path: rel, Op: "removed"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -345,11 +336,22 @@ type dreamJournal struct {
 // The staging copy is gone afterwards, and the lock released. A nil state
 // leaves the record as it is (an extraction consolidates no log).
 func (s *Staging) Apply(changes []Change, state *DreamState) error {
+	// Everything below goes through the directory as a root, so that a
+	// symbolic link in it never leads a write elsewhere.
+	root, err := os.OpenRoot(s.orig)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	for _, c := range changes {
-		cur, err := os.ReadFile(filepath.Join(s.orig, filepath.FromSlash(c.Path)))
+		cur, err := root.ReadFile(filepath.FromSlash(c.Path))
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return fmt.Errorf("%s: %w; nothing was applied", c.Path, err)
+		}
+		// Its directory must be in this one (or not be there yet).
+		if _, err := root.Stat(filepath.Dir(filepath.FromSlash(c.Path))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w; nothing was applied", c.Path, err)
 		}
 		h, copied := s.base[c.Path]
 		switch {
@@ -413,26 +415,30 @@ func finishApply(dir string) error {
 		if err := json.Unmarshal(b, &j); err != nil || !strings.HasPrefix(j.Staging, dreamStagingMark) || strings.ContainsAny(j.Staging, `/\`) {
 			return fmt.Errorf("%s does not parse; remove it (the dream it records is lost)", jpath)
 		}
-		staging := filepath.Join(dir, j.Staging)
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
 		for _, c := range j.Changes {
 			if !filepath.IsLocal(filepath.FromSlash(c.Path)) {
 				return fmt.Errorf("%s names %q, outside the directory; remove it", jpath, c.Path)
 			}
-			dst := filepath.Join(dir, filepath.FromSlash(c.Path))
+			dst := filepath.FromSlash(c.Path)
 			if c.Op == "removed" {
-				if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if err := root.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return err
 				}
 				continue
 			}
-			src := filepath.Join(staging, filepath.FromSlash(c.Path))
-			if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+			src := filepath.Join(j.Staging, dst)
+			if _, err := root.Lstat(src); errors.Is(err, fs.ErrNotExist) {
 				continue // moved already
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), private.DirMode); err != nil {
+			if err := root.MkdirAll(filepath.Dir(dst), private.DirMode); err != nil {
 				return err
 			}
-			if err := os.Rename(src, dst); err != nil {
+			if err := root.Rename(src, dst); err != nil {
 				return err
 			}
 		}

@@ -224,3 +224,33 @@ func mustReadDir(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// TestStagingApplyStaysInside: a directory of the memory directory that is
+// a symbolic link to elsewhere is not a way out: a file the dream adds
+// below it is refused, and nothing is written outside.
+func TestStagingApplyStaysInside(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.md": "a\n"})
+	if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := BeginStaging(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Discard()
+	writeFiles(t, s.Dir, map[string]string{"sub/x.md": "escaped\n"})
+	changes, err := s.Changes()
+	if err != nil || len(changes) != 1 || changes[0].Path != "sub/x.md" {
+		t.Fatalf("changes %+v, %v", changes, err)
+	}
+	if err := s.Apply(changes, nil); err == nil {
+		t.Fatal("applied a file below a link out of the directory")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.md")); err == nil {
+		t.Fatal("the dream wrote outside the memory directory")
+	}
+	if _, err := os.Stat(filepath.Join(dir, dreamJournalName)); err == nil {
+		t.Fatal("a refused apply left its journal")
+	}
+}
