@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,45 @@ func TestMemdirSnapshotCommands(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "", "memdir", "snapshot", "create", "--agent", "x", "--dir", src); code != 2 || !strings.Contains(stderr, "--scope") {
 		t.Fatalf("--agent without --scope: exit %d: %s", code, stderr)
+	}
+}
+
+// TestMemdirSnapshotPublishedToStore: a snapshot published to a memory
+// store by syncing its directory, and synced down elsewhere, initializes
+// a memory directory there with the snapshot's time.
+func TestMemdirSnapshotPublishedToStore(t *testing.T) {
+	clearEnv(t)
+	api, key := newStoresAPI(t)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	remote := []string{"--url", srv.URL, "--api-key", key}
+	code, out, stderr := run(t, "", append([]string{"stores", "create", "snapshots", "--json"}, remote...)...)
+	if code != 0 {
+		t.Fatalf("stores create: exit %d: %s", code, stderr)
+	}
+	var st struct{ ID string }
+	json.Unmarshal([]byte(out), &st)
+
+	src, snap, pulled, dst := t.TempDir(), filepath.Join(t.TempDir(), "snap"), t.TempDir(), filepath.Join(t.TempDir(), "mem")
+	os.WriteFile(filepath.Join(src, "MEMORY.md"), []byte("- [Deploys](deploys.md) — Fridays\n"), 0o600)
+	os.WriteFile(filepath.Join(src, "deploys.md"), []byte("Deploy on Fridays.\n"), 0o600)
+	code, out, stderr = run(t, "", "memdir", "snapshot", "create", "--dir", src, "--snapshot", snap, "--json")
+	if code != 0 {
+		t.Fatalf("create: exit %d: %s", code, stderr)
+	}
+	var created snapshotJSON
+	json.Unmarshal([]byte(out), &created)
+	for _, dir := range []string{snap, pulled} {
+		if code, out, stderr := run(t, "", append([]string{"memdir", "sync", "--dir", dir, "--store", st.ID}, remote...)...); code != 0 {
+			t.Fatalf("sync %s: exit %d: %s%s", dir, code, out, stderr)
+		}
+	}
+	code, out, stderr = run(t, "", "memdir", "snapshot", "apply", "--dir", dst, "--snapshot", pulled, "--json")
+	var applied snapshotJSON
+	if err := json.Unmarshal([]byte(out), &applied); code != 0 || err != nil || applied.Done != "initialized" || applied.Applied != created.SnapshotState.Snapshot {
+		t.Fatalf("apply: exit %d: %s%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "deploys.md")); string(b) != "Deploy on Fridays.\n" {
+		t.Fatalf("deploys.md = %q", b)
 	}
 }
