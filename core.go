@@ -18,6 +18,7 @@ type Backend interface {
 	EventStorage
 	SessionEventStorage
 	OverviewStorage
+	DreamStorage
 }
 
 // Core is memstore's one domain core: the StoreService, MemoryService,
@@ -38,6 +39,7 @@ type Core struct {
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
+	dreams   bool                     // dreams run: the server has a model (WithDreams)
 }
 
 var (
@@ -52,6 +54,7 @@ var (
 	_ RevocationNotifier = (*Core)(nil)
 	_ FeedService        = (*Core)(nil)
 	_ EventNotifier      = (*Core)(nil)
+	_ DreamService       = (*Core)(nil)
 	_ EventService       = (*Core)(nil)
 )
 

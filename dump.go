@@ -29,6 +29,7 @@ const (
 	KindWebhooks      RecordKind = "webhooks"
 	KindCursors       RecordKind = "webhook_cursors"
 	KindDeliveries    RecordKind = "deliveries"
+	KindDreams        RecordKind = "dreams"
 )
 
 // RecordKinds is the order in which a Dumper hands the kinds over and a
@@ -39,7 +40,7 @@ const (
 // endpoints come after the stores, memories and events, so that restoring
 // those makes no webhook events. The events are copied as they are, so
 // that a feed's consumer resumes on the copy from the cursor it holds.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindSessionEvents, KindWebhooks, KindCursors, KindDeliveries}
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindSessionEvents, KindDreams, KindWebhooks, KindCursors, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -87,6 +88,8 @@ type RecordSink interface {
 	// Session takes a session with its attachments, in their order.
 	Session(*Session) error
 	SessionToken(*SessionTokenRecord) error
+	// Dream takes a dream as it stands, its lease included.
+	Dream(*Dream) error
 	// SessionEvent takes an event of a session's transcript as it is
 	// kept: its ID, session, number, type, body and time.
 	SessionEvent(*SessionEvent) error

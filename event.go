@@ -114,7 +114,7 @@ type EventService interface {
 	// archived session; nothing is kept then).
 	SendSessionEvents(ctx context.Context, c *Caller, sessionID string, events []json.RawMessage) ([]SessionEvent, error)
 	// AppendSessionTurn appends a turn in the Messages API's shape as the
-	// SDKs' events (TurnEvents), in order, and returns them.
+	// SDKs' events (turnDrafts), in order, and returns them.
 	AppendSessionTurn(ctx context.Context, c *Caller, sessionID string, turn Turn) ([]SessionEvent, error)
 	// ListSessionEvents lists a session's events, oldest first unless
 	// f.Descending (EInvalid for a bad filter or cursor).
@@ -359,7 +359,7 @@ type turnBlock struct {
 	IsError   *bool           `json:"is_error"`
 }
 
-// TurnEvents is the rule by which a turn becomes the SDKs' events, in
+// turnDrafts is the rule by which a turn becomes the SDKs' events, in
 // order: a user message's text, image and document blocks one
 // user.message, each tool_result block an agent.tool_result; an
 // assistant message's text blocks one agent.message, each tool_use an

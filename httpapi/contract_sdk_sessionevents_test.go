@@ -146,6 +146,18 @@ func testSDKSessionEvents(t *testing.T, e *sdkEnv) {
 		}
 	}
 
+	// What the stream does not do is refused, saying so.
+	resumed := sessions.Events.StreamEvents(ctx, sess.ID, anthropic.BetaSessionEventStreamParams{}, option.WithHeader("Last-Event-ID", page.Data[0].ID))
+	if resumed.Next() {
+		t.Error("a stream resumed by Last-Event-ID gave an event")
+	}
+	sdkErrorSays(t, resumed.Err(), 400, "invalid_request_error", "Last-Event-ID is not supported", "StreamEvents with Last-Event-ID")
+	deltas := sessions.Events.StreamEvents(ctx, sess.ID, anthropic.BetaSessionEventStreamParams{EventDeltas: []anthropic.BetaManagedAgentsDeltaType{"agent.message"}})
+	if deltas.Next() {
+		t.Error("a stream of event deltas gave an event")
+	}
+	sdkErrorSays(t, deltas.Err(), 400, "invalid_request_error", "event_deltas is not supported", "StreamEvents with event_deltas")
+
 	// The bounds: clear errors, nothing kept.
 	_, err = sessions.Events.Send(ctx, sess.ID, anthropic.BetaSessionEventSendParams{
 		Events: []anthropic.BetaManagedAgentsEventParamsUnion{sdkText("fine"), sdkText(strings.Repeat("x", memstore.MaxSessionEventBytes))},

@@ -153,6 +153,10 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		return invalid("event_deltas is not supported: memstore streams whole events only; leave it out")
 	}
 	sessionID := r.PathValue("session_id")
+	if r.Header.Get("Last-Event-ID") != "" {
+		return invalid("Last-Event-ID is not supported: a session's stream sends the events appended after it opens; " +
+			"read those before with GET /v1/sessions/%s/events (created_at[gt] or a page)", sessionID)
+	}
 	ctx, cancel := streamContext(r, c)
 	defer cancel()
 	o, err := s.streams.add(c, cancel)

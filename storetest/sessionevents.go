@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ func runSessionEvents(t *testing.T, open func(t *testing.T, now func() time.Time
 		{"Bounds", testTranscriptBounds},
 		{"Access", testTranscriptAccess},
 		{"Erasure", testTranscriptErasure},
+		{"Concurrent", testTranscriptConcurrent},
 	}, func(t *testing.T, c *Clock) *eventsEnv {
 		raw := open(t, c.Now)
 		e := &eventsEnv{sessionEnv: sessionEnv{b: &asKeys{stores: raw, sessions: raw, KeyService: raw}, raw: raw, clock: c}, ev: raw}
@@ -378,5 +380,52 @@ func testTranscriptErasure(t *testing.T, e *eventsEnv) {
 	wantCode(t, err, memstore.ENotFound, "a deleted session's events")
 	if got := e.events(t, key, keep.ID, memstore.SessionEventFilter{}); len(got) != len(aTurnTypes) {
 		t.Errorf("another session keeps %d events, want %d", len(got), len(aTurnTypes))
+	}
+}
+
+// testTranscriptConcurrent: appends to one session at once all succeed,
+// each whole and in one piece, every event numbered once.
+func testTranscriptConcurrent(t *testing.T, e *eventsEnv) {
+	ctx := t.Context()
+	key := e.key(e.ws)
+	s, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	const writers = eventsLimit / 2
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.ev.SendSessionEvents(ctx, key, s.ID, []json.RawMessage{
+				json.RawMessage(fmt.Sprintf(`{"type":"user.message","content":[{"type":"text","text":"w%d a"}]}`, i)),
+				json.RawMessage(fmt.Sprintf(`{"type":"user.message","content":[{"type":"text","text":"w%d b"}]}`, i)),
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a concurrent append: %v", err)
+		}
+	}
+	all := e.events(t, key, s.ID, memstore.SessionEventFilter{})
+	if len(all) != writers*2 {
+		t.Fatalf("%d events, want %d", len(all), writers*2)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(all); i += 2 {
+		var a, b []struct{ Text string }
+		field(t, all[i], "content", &a)
+		field(t, all[i+1], "content", &b)
+		w, ok := strings.CutSuffix(a[0].Text, " a")
+		if !ok || b[0].Text != w+" b" || seen[w] {
+			t.Errorf("events %d and %d are %q and %q: an append was split or repeated", i, i+1, a[0].Text, b[0].Text)
+		}
+		seen[w] = true
+		if all[i].Seq != 0 && (all[i].Seq != int64(i+1) || all[i+1].Seq != int64(i+2)) {
+			t.Errorf("events %d and %d are numbered %d and %d", i, i+1, all[i].Seq, all[i+1].Seq)
+		}
 	}
 }

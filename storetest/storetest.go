@@ -94,6 +94,7 @@ func RunAll(t *testing.T, tg Target) {
 			if now != nil {
 				opts = append(opts, memstore.CoreClock(now))
 			}
+			opts = append(opts, memstore.WithDreams(true))
 			return memstore.NewCore(db, opts...)
 		}
 	}
@@ -115,6 +116,7 @@ func RunAll(t *testing.T, tg Target) {
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
 	t.Run("Export", func(t *testing.T) { runExport(t, fresh) })
 	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })
+	t.Run("Dreams", func(t *testing.T) { runDreams(t, fresh) })
 	t.Run("Admin", func(t *testing.T) {
 		admin := tg.Admin
 		if admin == nil && tg.Database != nil {
@@ -144,6 +146,12 @@ func RunAll(t *testing.T, tg Target) {
 			t.Skip("the target keeps no storage of its own")
 		}
 		testOverview(t, tg.Database)
+	})
+	t.Run("DreamRunner", func(t *testing.T) {
+		if tg.Database == nil {
+			t.Skip("the target keeps no storage of its own")
+		}
+		runDreamRunner(t, tg.Database)
 	})
 	storage("Users", runUsers)
 	storage("Webhooks", runWebhooks)

@@ -209,3 +209,40 @@ func TestMemdirDreamFailedLeavesNothing(t *testing.T) {
 		t.Fatalf("a dry run changed the directory:\n%s", after)
 	}
 }
+
+// TestMemdirModelFlags: a dream without a model, an endpoint, or with a
+// base URL that is not one, is a usage error that says what to give; a
+// key file is read and sent as the key.
+func TestMemdirModelFlags(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("ANTHROPIC_BASE_URL", "")
+	t.Setenv("ANTHROPIC_MODEL", "")
+	dir := dreamDir(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model-base-url", "http://127.0.0.1:1"}, "--model ID, or ANTHROPIC_MODEL"},
+		{[]string{"--model", "m"}, "set ANTHROPIC_API_KEY"},
+		{[]string{"--model", "m", "--model-base-url", "ftp://x"}, "must be an http or https URL"},
+		{[]string{"--model", "m", "--model-base-url", "https://u:p@x"}, "must not hold credentials"},
+		{[]string{"--model", "m", "--model-base-url", "http://127.0.0.1:1", "--max-steps", "0"}, "--max-steps must be 1 or more"},
+	} {
+		code, _, stderr := run(t, "", append([]string{"memdir", "dream", "--dir", dir}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
+		}
+	}
+	srv := scriptedmodel.New(t, scriptedmodel.Seq(scriptedmodel.Answer(scriptedmodel.Usage{}, scriptedmodel.Text("done"))))
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte("sk-test-key\n"), 0o600)
+	t.Setenv("ANTHROPIC_MODEL", "from-env")
+	code, _, stderr := run(t, "", "memdir", "dream", "--dir", dir, "--model-base-url", srv.URL, "--model-api-key-file", keyFile)
+	if code != 0 {
+		t.Fatalf("dream: exit %d: %s", code, stderr)
+	}
+	if req := srv.Requests()[0]; req.Header.Get("X-Api-Key") != "sk-test-key" || req.Model != "from-env" {
+		t.Fatalf("key %q, model %q", req.Header.Get("X-Api-Key"), req.Model)
+	}
+}

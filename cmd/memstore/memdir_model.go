@@ -8,17 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memstore/memstore/dream"
 	"github.com/memstore/memstore/internal/agentloop"
-)
-
-// The caps of one run of memstore memdir dream or extract, by default
-// (docs/dreams.md, The memory directory): a run that reaches one stops,
-// and nothing it did is applied.
-const (
-	memdirMaxSteps  = 40
-	memdirMaxTokens = 400_000
-	memdirMaxWrites = 60 // memory tool calls, views included
-	memdirMaxTime   = 10 * time.Minute
 )
 
 // modelFlags say which model a memdir command calls, and the caps of its
@@ -38,7 +29,8 @@ var modelEnv = map[string]string{
 }
 
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
-	m := &modelFlags{maxSteps: memdirMaxSteps, maxTokens: memdirMaxTokens, maxWrites: memdirMaxWrites, maxTime: duration(memdirMaxTime)}
+	// The caps of a store's dream (docs/dreams.md, The memory directory).
+	m := &modelFlags{maxSteps: dream.DefaultMaxSteps, maxTokens: dream.DefaultMaxTokens, maxWrites: dream.DefaultMaxWrites, maxTime: duration(dream.DefaultMaxTime)}
 	fs.StringVar(&m.baseURL, "model-base-url", "", "the Anthropic-compatible Messages API at `URL` (a gateway, a local model server); default Anthropic's (ANTHROPIC_BASE_URL)")
 	fs.StringVar(&m.keyFile, "model-api-key-file", "", "read the endpoint's API key from `FILE`; default the variable ANTHROPIC_API_KEY (MEMSTORE_MODEL_API_KEY_FILE)")
 	fs.StringVar(&m.model, "model", "", "the model `ID` to call (ANTHROPIC_MODEL)")
@@ -61,25 +53,9 @@ func (m *modelFlags) resolve(e env, cmd string, fs *flag.FlagSet) (agentloop.Con
 	if m.model == "" {
 		return cfg, lim, usageError(e, "memstore %s: say which model to call: --model ID, or ANTHROPIC_MODEL", cmd)
 	}
-	if m.baseURL != "" {
-		u, err := url.Parse(m.baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return cfg, lim, usageError(e, "memstore %s: --model-base-url (ANTHROPIC_BASE_URL) must be an http or https URL, such as https://api.anthropic.com", cmd)
-		}
-		if u.User != nil {
-			return cfg, lim, usageError(e, "memstore %s: --model-base-url (ANTHROPIC_BASE_URL) must not hold credentials; put the key in --model-api-key-file or ANTHROPIC_API_KEY", cmd)
-		}
-	}
-	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
-	if m.keyFile != "" {
-		b, err := os.ReadFile(m.keyFile)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: cannot read the model's API key (--model-api-key-file): %v\n", cmd, err)
-			return cfg, lim, exitLocalIO
-		}
-		if key = strings.TrimSpace(string(b)); key == "" {
-			return cfg, lim, usageError(e, "memstore %s: the model's API key file %s (--model-api-key-file) is empty", cmd, m.keyFile)
-		}
+	key, err := modelEndpoint(e, cmd, m.baseURL, m.keyFile)
+	if err != nil {
+		return cfg, lim, err
 	}
 	if key == "" && m.baseURL == "" {
 		return cfg, lim, usageError(e, "memstore %s: no model endpoint: set ANTHROPIC_API_KEY (or --model-api-key-file) for Anthropic's API, or --model-base-url for another", cmd)
@@ -114,4 +90,30 @@ func usageOf(u agentloop.Usage) usageJSON {
 func usageLine(res agentloop.Result) string {
 	u := res.Usage
 	return fmt.Sprintf("%s; %d input and %d output tokens", plural(res.Steps, "step", "steps"), u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens, u.OutputTokens)
+}
+
+// modelEndpoint checks the base URL of a model endpoint and reads its
+// key, from keyFile or else ANTHROPIC_API_KEY ("" for none), for command
+// cmd. The key is never printed.
+func modelEndpoint(e env, cmd, baseURL, keyFile string) (key string, err error) {
+	if baseURL != "" {
+		u, err := url.Parse(baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", usageError(e, "memstore %s: --model-base-url (ANTHROPIC_BASE_URL) must be an http or https URL, such as https://api.anthropic.com", cmd)
+		}
+		if u.User != nil {
+			return "", usageError(e, "memstore %s: --model-base-url (ANTHROPIC_BASE_URL) must not hold credentials; put the key in --model-api-key-file or ANTHROPIC_API_KEY", cmd)
+		}
+	}
+	if keyFile == "" {
+		return strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY")), nil
+	}
+	b, err := os.ReadFile(keyFile)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the model's API key (--model-api-key-file): %w", err)
+	}
+	if key = strings.TrimSpace(string(b)); key == "" {
+		return "", fmt.Errorf("the model's API key file %s (--model-api-key-file) is empty", keyFile)
+	}
+	return key, nil
 }

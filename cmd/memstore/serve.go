@@ -109,6 +109,14 @@ lapses, by this server restarted or another. Their URLs may not reach
 loopback, link-local or private addresses unless --webhook-allow-private
 is set.
 
+Dreams (/v1/dreams) run when the server has a model: ANTHROPIC_API_KEY
+or --model-api-key-file for Anthropic's API, --model-base-url
+(ANTHROPIC_BASE_URL) for any endpoint that speaks the Messages API. Each
+run is capped by --dream-max-steps, --dream-max-tokens,
+--dream-max-writes and --dream-max-time, and --dream-concurrency run at
+once. A dream running when the server stops is resumed by the next
+server to claim it (docs/dreams.md).
+
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
 Behind a proxy that ends TLS, --console-secure-cookies makes the console's
@@ -208,6 +216,7 @@ type serveConfig struct {
 	tlsKey         string
 	initAdmin      string      // the first console user to make, with a sign-in link
 	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
+	dreams         dreamFlags  // the model that runs dreams, and its caps
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -330,6 +339,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
 	fs.StringVar(&c.initAdmin, "init-admin", "", "when the workspace has no console user, make `NAME`, an admin, and print a one-time sign-in link (MEMSTORE_INIT_ADMIN)")
+	c.dreams.register(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -337,6 +347,12 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError(e, "memstore serve: unexpected argument %q", fs.Arg(0))
 	}
 	if err := applyEnv(e, "serve", fs, serveEnv); err != nil {
+		return nil, err
+	}
+	if err := applyEnv(e, "serve", fs, dreamEnv); err != nil {
+		return nil, err
+	}
+	if err := c.dreams.resolve(e); err != nil {
 		return nil, err
 	}
 	if c.initAdmin != "" {
@@ -498,6 +514,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	log := c.logger(e.stderr)
 	c.backend.opts.logger, c.backend.opts.limits, c.backend.opts.rules = log, c.limits(), c.contentRules()
+	c.backend.opts.dreams = c.dreams.enabled()
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err
@@ -539,7 +556,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
 	api := httpapi.New(httpapi.Config{
 		Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
-		APIKeys: memstore.NewKeys(core), Users: users,
+		APIKeys: memstore.NewKeys(core), Users: users, Dreams: core,
 		Counts:                  db.Counts,
 		PoolStats:               db.PoolStats,
 		Ping:                    db.Ping,
@@ -598,11 +615,18 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 			MaxHeld: int(c.webhookMax), MaxHeldPerWorkspace: int(c.webhookShare)}).Run(dctx)
 	}()
 	defer func() { stopDelivery(); <-delivered }()
+	// The dream worker runs until the server stops; the dreams it runs
+	// then let their leases go, to be resumed by this server restarted or
+	// another.
+	defer c.dreams.start(ctx, core, log)()
 	served := make(chan error, 1)
 	go func() { served <- c.serveOn(srv, limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving %s://%s (database %s)\n", c.scheme(), ln.Addr(), databaseName(path))
 	if run.consoleURL != nil {
 		fmt.Fprintf(e.stderr, "memstore: console at %s (add users with 'memstore users create')\n", run.consoleURL)
+	}
+	if !c.dreams.enabled() {
+		fmt.Fprintln(e.stderr, "memstore: dreams are off: no model endpoint (set ANTHROPIC_API_KEY, or --model-base-url; see docs/dreams.md)")
 	}
 
 	select {

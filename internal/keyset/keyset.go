@@ -38,6 +38,7 @@ const (
 	Tokens      = "st"
 	Users       = "u"
 	Events      = "e" // Key: the store's ID
+	Dreams      = "d"
 	// SessionEvents is a session's transcript oldest first, and
 	// SessionEventsDesc newest first. Key: the session's ID.
 	SessionEvents     = "se"

@@ -256,6 +256,7 @@ func (r restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
 func (r restorer) SessionToken(t *memstore.SessionTokenRecord) error {
 	return sessionTokens.insert(r.tx, t)
 }
+func (r restorer) Dream(d *memstore.Dream) error { return dreams.insert(r.tx, d) }
 func (r restorer) SessionEvent(e *memstore.SessionEvent) error {
 	return sessionEvents.insert(r.tx, e)
 }
