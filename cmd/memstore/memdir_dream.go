@@ -91,21 +91,18 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	dir := loc.Dir
-	localErr := func(err error) error {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
-	}
 
+	// A first look, which writes nothing: a dry run, or nothing new, ends
+	// here.
+	st, err := memdir.ReadDreamState(dir)
+	if err != nil {
+		return localIOError(e, cmd, err)
+	}
+	parts, err := memdir.PendingLogs(dir, st, memdir.MaxDreamLogBytes)
+	if err != nil {
+		return localIOError(e, cmd, err)
+	}
 	if *dryRun {
-		// A dry run reads; finishing an interrupted apply would write.
-		st, err := memdir.ReadDreamState(dir)
-		if err != nil {
-			return localErr(err)
-		}
-		parts, err := memdir.PendingLogs(dir, st, memdir.MaxDreamLogBytes)
-		if err != nil {
-			return localErr(err)
-		}
 		if err := printDreamPlan(e, t.json, dir, st, parts); err != nil {
 			return err
 		}
@@ -114,31 +111,36 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 		}
 		return nil
 	}
-
-	s, err := memdir.BeginStaging(dir)
-	if err != nil {
-		return localErr(err)
-	}
-	defer s.Discard()
-	st, err := memdir.ReadDreamState(dir)
-	if err != nil {
-		return localErr(err)
-	}
-	parts, err := memdir.PendingLogs(dir, st, memdir.MaxDreamLogBytes)
-	if err != nil {
-		return localErr(err)
-	}
-	if len(parts) == 0 {
-		if t.json {
-			return errors.Join(printJSON(e.stdout, dreamJSON{Dir: dir, Logs: []memdir.LogPart{}, Changes: []memdir.Change{}}), exitFindings)
+	if len(parts) > 0 {
+		// Under the lock, after an interrupted apply is finished, again.
+		s, err := memdir.BeginStaging(dir)
+		if err != nil {
+			return localIOError(e, cmd, err)
 		}
-		fmt.Fprintf(e.stdout, "nothing to consolidate: no daily log entries since the last dream%s\n", sinceText(st))
-		return exitFindings
+		defer s.Discard()
+		if st, err = memdir.ReadDreamState(dir); err != nil {
+			return localIOError(e, cmd, err)
+		}
+		if parts, err = memdir.PendingLogs(dir, st, memdir.MaxDreamLogBytes); err != nil {
+			return localIOError(e, cmd, err)
+		}
+		if len(parts) > 0 {
+			return dreamOnce(ctx, e, cmd, t.json, cfg, lim, dir, s, st, parts)
+		}
 	}
+	if t.json {
+		return errors.Join(printJSON(e.stdout, dreamJSON{Dir: dir, Logs: []memdir.LogPart{}, Changes: []memdir.Change{}}), exitFindings)
+	}
+	fmt.Fprintf(e.stdout, "nothing to consolidate: no daily log entries since the last dream%s\n", sinceText(st))
+	return exitFindings
+}
 
+// dreamOnce runs the model on the staging copy s for the log parts and
+// applies what it did, recording them consolidated.
+func dreamOnce(ctx context.Context, e env, cmd string, asJSON bool, cfg agentloop.Config, lim agentloop.Limits, dir string, s *memdir.Staging, st memdir.DreamState, parts []memdir.LogPart) error {
 	index, err := memdir.ReadIndex(filepath.Join(s.Dir, "MEMORY.md"))
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	res, err := runMemoryModel(ctx, cfg, lim, s.Dir, memdirDreamSystem+memdir.Guidance(memorytool.Root, false, memdir.DetailFull), dreamPrompt(parts, index, time.Now()), true)
 	if err != nil {
@@ -147,19 +149,19 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 	}
 	rebuilt, err := s.FitIndex()
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	changes, err := s.Changes()
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	now := time.Now()
 	next := st.Consolidated(parts, now)
 	if err := s.Apply(changes, &next); err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	out := dreamJSON{Dir: dir, Logs: parts, Changes: changes, IndexRebuilt: rebuilt, Steps: res.Steps, Usage: usageOf(res.Usage), Summary: res.Final}
-	if t.json {
+	if asJSON {
 		return printJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "consolidated %s of daily logs in %s\n", plural(len(parts), "part", "parts"), cell(dir))
@@ -171,6 +173,12 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 	}
 	_, err = fmt.Fprintln(e.stdout, usageLine(res))
 	return err
+}
+
+// localIOError reports err, a local file's, and is exit status 5.
+func localIOError(e env, cmd string, err error) error {
+	fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
+	return exitLocalIO
 }
 
 // dreamJSON is the --json output of memstore memdir dream.

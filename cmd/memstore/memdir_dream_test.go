@@ -208,6 +208,16 @@ func TestMemdirDreamFailedLeavesNothing(t *testing.T) {
 	if after := treeOf(t, dir); after != before {
 		t.Fatalf("a dry run changed the directory:\n%s", after)
 	}
+
+	// A directory that is not there has nothing to consolidate, and a
+	// dream does not make it.
+	missing := filepath.Join(t.TempDir(), "missing")
+	if code, out, _ := run(t, "", dreamArgs(none, missing)...); code != 1 || !strings.Contains(out, "nothing to consolidate") {
+		t.Fatalf("missing directory: exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("a dream with nothing to do made the directory")
+	}
 }
 
 // TestMemdirModelFlags: a dream without a model, an endpoint, or with a

@@ -84,19 +84,15 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	dir := loc.Dir
-	localErr := func(err error) error {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
-	}
 
 	f, err := os.Open(*transcript)
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	msgs, err := cctranscript.ParseMessages(f, cctranscript.Options{IsMemoryPath: memoryPathIn(dir)})
 	f.Close()
 	if err != nil {
-		return localErr(fmt.Errorf("%s: %w", *transcript, err))
+		return localIOError(e, cmd, fmt.Errorf("%s: %w", *transcript, err))
 	}
 	turns := splitTurns(msgs)
 	text, kept, skipped := renderTurns(turns, memdir.MaxDreamLogBytes)
@@ -110,7 +106,7 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 
 	s, err := memdir.BeginStaging(dir)
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	defer s.Discard()
 	prompt := "The transcript of the conversation (turns in which the agent saved memory itself are left out):\n\n" + text +
@@ -122,14 +118,14 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 	}
 	rebuilt, err := s.FitIndex()
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	changes, err := s.Changes()
 	if err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	if err := s.Apply(changes, nil); err != nil {
-		return localErr(err)
+		return localIOError(e, cmd, err)
 	}
 	out := extractJSON{Dir: dir, Turns: len(turns), Skipped: skipped, Read: kept, Changes: changes, IndexRebuilt: rebuilt, Steps: res.Steps, Usage: usageOf(res.Usage), Summary: res.Final}
 	if t.json {
