@@ -130,3 +130,36 @@ func TestMemdirSnapshotPublishedToStore(t *testing.T) {
 		t.Fatalf("deploys.md = %q", b)
 	}
 }
+
+// TestMemdirSnapshotAgent: an agent's memory goes to Claude Code's
+// .claude/agent-memory-snapshots/NAME/ of the project, and initializes
+// the agent's memory of another checkout from there.
+func TestMemdirSnapshotAgent(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("HOME", t.TempDir())
+	a, b := t.TempDir(), t.TempDir()
+	mem := filepath.Join(a, ".claude", "agent-memory", "code-reviewer")
+	os.MkdirAll(mem, 0o700)
+	os.WriteFile(filepath.Join(mem, "MEMORY.md"), []byte("- [Style](style.md) — tabs\n"), 0o600)
+	os.WriteFile(filepath.Join(mem, "style.md"), []byte("Tabs.\n"), 0o600)
+	agent := []string{"--agent", "code-reviewer", "--scope", "project", "--managed-settings", ""}
+	if code, _, stderr := run(t, "", append([]string{"memdir", "snapshot", "create", "--cwd", a}, agent...)...); code != 0 {
+		t.Fatalf("create: exit %d: %s", code, stderr)
+	}
+	snap := filepath.Join(a, ".claude", "agent-memory-snapshots", "code-reviewer")
+	if _, err := os.Stat(filepath.Join(snap, "snapshot.json")); err != nil {
+		t.Fatal(err)
+	}
+	// The project is committed and checked out elsewhere.
+	os.MkdirAll(filepath.Join(b, ".claude", "agent-memory-snapshots"), 0o700)
+	if err := os.Rename(snap, filepath.Join(b, ".claude", "agent-memory-snapshots", "code-reviewer")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "", append([]string{"memdir", "snapshot", "apply", "--cwd", b}, agent...)...)
+	if code != 0 || !strings.HasPrefix(out, "initialized ") {
+		t.Fatalf("apply: exit %d: %s%s", code, out, stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b, ".claude", "agent-memory", "code-reviewer", "style.md")); string(got) != "Tabs.\n" {
+		t.Fatalf("style.md = %q", got)
+	}
+}
