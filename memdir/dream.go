@@ -48,10 +48,12 @@ const (
 
 // DreamState is the record of what the dreams consolidated: how many bytes
 // of each daily log (logs are only ever appended to, so the rest of a log
-// is what is new), and when the last dream was applied.
+// is what is new), and when the last dream was applied; and how many
+// turns of each transcript extractions read.
 type DreamState struct {
-	LastDream time.Time        `json:"last_dream"`
-	Logs      map[string]int64 `json:"logs"` // "logs/2026/01/2026-01-02.md" → bytes consolidated
+	LastDream time.Time        `json:"last_dream,omitzero"`
+	Logs      map[string]int64 `json:"logs"`                // "logs/2026/01/2026-01-02.md" → bytes consolidated
+	Extracted map[string]int   `json:"extracted,omitempty"` // a transcript's absolute path → turns read
 }
 
 // ReadDreamState reads the record in dir; none yet is the zero state.
@@ -162,12 +164,29 @@ func cutEntries(text []byte, n int) int {
 
 // Consolidated is st after a dream that read parts.
 func (st DreamState) Consolidated(parts []LogPart, at time.Time) DreamState {
-	out := DreamState{LastDream: at.UTC(), Logs: map[string]int64{}}
+	out := st.clone()
+	out.LastDream = at.UTC()
+	for _, p := range parts {
+		out.Logs[p.Path] = p.To
+	}
+	return out
+}
+
+// Extraction is st after an extraction that read the transcript at path
+// up to turn turns.
+func (st DreamState) Extraction(path string, turns int) DreamState {
+	out := st.clone()
+	out.Extracted[path] = turns
+	return out
+}
+
+func (st DreamState) clone() DreamState {
+	out := DreamState{LastDream: st.LastDream, Logs: map[string]int64{}, Extracted: map[string]int{}}
 	for k, v := range st.Logs {
 		out.Logs[k] = v
 	}
-	for _, p := range parts {
-		out.Logs[p.Path] = p.To
+	for k, v := range st.Extracted {
+		out.Extracted[k] = v
 	}
 	return out
 }

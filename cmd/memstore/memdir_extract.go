@@ -28,7 +28,9 @@ Edit under a memory directory, or the memory tool) are left out: what it
 kept is kept already. Every write is held to the secret guard: text that
 looks like a credential is refused. The model works on a copy of the
 directory, and its changes are applied all at once when it finishes, or
-not at all. The model and the caps are those of memstore memdir dream.
+not at all; .dream.json records the turns read, so that extracting the
+same transcript again reads only the turns added since. The model and the
+caps are those of memstore memdir dream.
 
 Exit status: 0 done; 1 nothing to extract (every turn wrote memory);
 2 usage; 3 memory is disabled; 5 a file cannot be read or written;
@@ -85,7 +87,11 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 	}
 	dir := loc.Dir
 
-	f, err := os.Open(*transcript)
+	abs, err := filepath.Abs(*transcript)
+	if err != nil {
+		return localIOError(e, cmd, err)
+	}
+	f, err := os.Open(abs)
 	if err != nil {
 		return localIOError(e, cmd, err)
 	}
@@ -95,12 +101,22 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 		return localIOError(e, cmd, fmt.Errorf("%s: %w", *transcript, err))
 	}
 	turns := splitTurns(msgs)
-	text, kept, skipped := renderTurns(turns, memdir.MaxDreamLogBytes)
+	// The turns an earlier extraction read are not read again; a
+	// transcript shorter than recorded was rewritten and is read whole.
+	st, err := memdir.ReadDreamState(dir)
+	if err != nil {
+		return localIOError(e, cmd, err)
+	}
+	from := st.Extracted[abs]
+	if from > len(turns) {
+		from = 0
+	}
+	text, next, kept, skipped := renderTurns(turns, from, memdir.MaxDreamLogBytes)
 	if kept == 0 {
 		if t.json {
-			return errors.Join(printJSON(e.stdout, extractJSON{Dir: dir, Turns: len(turns), Skipped: skipped, Changes: []memdir.Change{}}), exitFindings)
+			return errors.Join(printJSON(e.stdout, extractJSON{Dir: dir, Turns: len(turns), From: from, Skipped: skipped, Changes: []memdir.Change{}}), exitFindings)
 		}
-		fmt.Fprintf(e.stdout, "nothing to extract: %s, %d of them writing memory already\n", plural(len(turns), "turn", "turns"), skipped)
+		fmt.Fprintf(e.stdout, "nothing to extract: %s new, %d of them writing memory already\n", plural(len(turns)-from, "turn", "turns"), skipped)
 		return exitFindings
 	}
 
@@ -124,10 +140,15 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return localIOError(e, cmd, err)
 	}
-	if err := s.Apply(changes, nil); err != nil {
+	// Re-read under the lock: a dream may have recorded since.
+	if st, err = memdir.ReadDreamState(dir); err != nil {
 		return localIOError(e, cmd, err)
 	}
-	out := extractJSON{Dir: dir, Turns: len(turns), Skipped: skipped, Read: kept, Changes: changes, IndexRebuilt: rebuilt, Steps: res.Steps, Usage: usageOf(res.Usage), Summary: res.Final}
+	recorded := st.Extraction(abs, next)
+	if err := s.Apply(changes, &recorded); err != nil {
+		return localIOError(e, cmd, err)
+	}
+	out := extractJSON{Dir: dir, Turns: len(turns), From: from, Skipped: skipped, Read: kept, Changes: changes, IndexRebuilt: rebuilt, Steps: res.Steps, Usage: usageOf(res.Usage), Summary: res.Final}
 	if t.json {
 		return printJSON(e.stdout, out)
 	}
@@ -143,6 +164,7 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 type extractJSON struct {
 	Dir          string          `json:"dir"`
 	Turns        int             `json:"turns"`
+	From         int             `json:"from"`    // turns read by earlier extractions, not read again
 	Skipped      int             `json:"skipped"` // turns in which the agent wrote memory
 	Read         int             `json:"read"`    // turns given to the model
 	Changes      []memdir.Change `json:"changes"`
@@ -224,15 +246,18 @@ const (
 	extractToolResultBytes = 500
 )
 
-// renderTurns writes the turns in which the agent did not write memory as
-// text for the model, up to limit bytes (the turns after wait out);
-// kept counts the turns written, skipped those left out for writing
-// memory.
-func renderTurns(turns []turn, limit int) (text string, kept, skipped int) {
+// renderTurns writes the turns from turns[from] on in which the agent did
+// not write memory as text for the model, up to limit bytes; next is the
+// first turn not read (the rest wait for the next extraction), kept
+// counts the turns written, skipped those left out for writing memory.
+func renderTurns(turns []turn, from, limit int) (text string, next, kept, skipped int) {
 	var b strings.Builder
-	for i, t := range turns {
+	next = from
+	for i := from; i < len(turns); i++ {
+		t := turns[i]
 		if t.wroteMemory {
 			skipped++
+			next = i + 1
 			continue
 		}
 		var tb strings.Builder
@@ -254,13 +279,15 @@ func renderTurns(turns []turn, limit int) (text string, kept, skipped int) {
 			if b.Len() == 0 { // one turn longer than the limit: its start
 				b.WriteString(clipText(tb.String(), limit) + "\n</turn>\n")
 				kept++
+				next = i + 1
 			}
 			break
 		}
 		b.WriteString(tb.String())
 		kept++
+		next = i + 1
 	}
-	return b.String(), kept, skipped
+	return b.String(), next, kept, skipped
 }
 
 // resultText is a tool result's content as text.

@@ -90,8 +90,24 @@ func TestMemdirExtract(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "MEMORY.md")); !strings.Contains(string(b), "(deploys.md)") {
 		t.Fatalf("MEMORY.md = %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".dream.json")); err == nil {
-		t.Fatal("an extraction wrote the dream's record")
+	if b, _ := os.ReadFile(filepath.Join(dir, ".dream.json")); !strings.Contains(string(b), `"extracted"`) || strings.Contains(string(b), `"last_dream"`) {
+		t.Fatalf("the record after an extraction: %s", b)
+	}
+
+	// Again: the turns read are not read again; a new one is.
+	srv2 := scriptedmodel.New(t, scriptedmodel.Seq(scriptedmodel.Answer(scriptedmodel.Usage{}, scriptedmodel.Text("Nothing new."))))
+	args2 := []string{"memdir", "extract", "--transcript", file, "--dir", dir, "--model", "scripted", "--model-base-url", srv2.URL}
+	if code, out, _ := run(t, "", args2...); code != 1 || !strings.Contains(out, "nothing to extract: 0 turns new") || len(srv2.Requests()) != 0 {
+		t.Fatalf("again: exit %d: %s", code, out)
+	}
+	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(ccLine(t, "user", "u5", map[string]any{"role": "user", "content": "We ship on the 3rd of March."}))
+	f.Close()
+	if code, out, stderr := run(t, "", args2...); code != 0 || !strings.HasPrefix(out, "read 1 turn") {
+		t.Fatalf("after a new turn: exit %d: %s%s", code, out, stderr)
+	}
+	if p := srv2.Requests()[0].Messages[0].Content[0].Text; !strings.Contains(p, "3rd of March") || strings.Contains(p, "Keep answers short") || !strings.Contains(p, `<turn n="4">`) {
+		t.Fatalf("the second extraction read:\n%s", p)
 	}
 
 	// A transcript whose every turn wrote memory calls no model.
