@@ -254,3 +254,53 @@ func TestStagingApplyStaysInside(t *testing.T) {
 		t.Fatal("a refused apply left its journal")
 	}
 }
+
+// TestStagingOneAtATime: a second dream of a directory waits for the
+// first to finish, then sees what it applied; an entry logged during a
+// dream stays in the log, and is left for the next dream.
+func TestStagingOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"logs/2026/01/2026-01-02.md": "- 09:00 one\n"})
+	first, err := BeginStaging(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, _ := PendingLogs(dir, DreamState{}, MaxDreamLogBytes)
+	got := make(chan *Staging, 1)
+	go func() {
+		s, err := BeginStaging(dir)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- s
+	}()
+	select {
+	case <-got:
+		t.Fatal("a second dream began while the first ran")
+	case <-time.After(300 * time.Millisecond):
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "logs/2026/01/2026-01-02.md"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("- 09:30 two\n")
+	f.Close()
+	writeFiles(t, first.Dir, map[string]string{"one.md": "one\n"})
+	changes, _ := first.Changes()
+	st := DreamState{}.Consolidated(parts, time.Now())
+	if err := first.Apply(changes, &st); err != nil {
+		t.Fatal(err)
+	}
+	var second *Staging
+	select {
+	case second = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second dream did not begin once the first was applied")
+	}
+	defer second.Discard()
+	if b, _ := os.ReadFile(filepath.Join(second.Dir, "one.md")); string(b) != "one\n" {
+		t.Fatalf("the second dream's copy lacks the first's change: %q", b)
+	}
+	st, _ = ReadDreamState(dir)
+	parts, _ = PendingLogs(dir, st, MaxDreamLogBytes)
+	if len(parts) != 1 || parts[0].Text != "- 09:30 two\n" {
+		t.Fatalf("pending after the first dream: %+v", parts)
+	}
+}
