@@ -259,3 +259,26 @@ func IsModelError(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
 }
+
+// InputSchema is the memory tool's input as a JSON Schema, for an endpoint
+// that is offered the tool as an ordinary (custom) tool named ToolName
+// rather than as the built-in memory_20250818: the fields Execute reads,
+// for every command.
+const InputSchema = `{"type":"object","properties":{` +
+	`"command":{"type":"string","enum":["view","create","str_replace","insert","delete","rename"]},` +
+	`"path":{"type":"string","description":"a path below /memories, such as /memories/notes.md"},` +
+	`"view_range":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2,"description":"view: [first line, last line], -1 for the end"},` +
+	`"file_text":{"type":"string","description":"create: the file's content"},` +
+	`"old_str":{"type":"string","description":"str_replace: the text to replace, found exactly once"},` +
+	`"new_str":{"type":"string","description":"str_replace: the replacement"},` +
+	`"insert_line":{"type":"integer","description":"insert: the line after which the text goes (0 for the top)"},` +
+	`"insert_text":{"type":"string","description":"insert: the text"},` +
+	`"old_path":{"type":"string","description":"rename: the path to move"},` +
+	`"new_path":{"type":"string","description":"rename: where to move it"}},` +
+	`"required":["command"]}`
+
+// Description describes the memory tool to a model that is offered it as
+// a custom tool.
+const Description = "Views, creates and edits the files of the memory directory, /memories: " +
+	"view lists a directory or shows a file with line numbers; create writes a new file; " +
+	"str_replace and insert edit a file; delete removes a file or directory; rename moves one."

@@ -131,6 +131,10 @@ var examples = map[string][]string{
 		"memstore memdir sync --store memstore_01... --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\"",
 		"memstore memdir sync --scope team --watch --store memstore_01... --url http://127.0.0.1:6366 --token \"$MEMSTORE_TOKEN\"",
 	},
+	"memdir dream":           {"memstore memdir dream --model claude-sonnet-4-5 --dry-run", "memstore memdir dream --model claude-sonnet-4-5"},
+	"memdir extract":         {"memstore memdir extract --model claude-sonnet-4-5 --transcript ~/.claude/projects/-home-me-app/SESSION.jsonl"},
+	"memdir snapshot create": {"memstore memdir snapshot create", "memstore memdir snapshot create --agent reviewer --scope project"},
+	"memdir snapshot apply":  {"memstore memdir snapshot apply", "memstore memdir snapshot apply --yes"},
 	"bench": {
 		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\"",
 		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\" --mix write --concurrency 32 --duration 30s",

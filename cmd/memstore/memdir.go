@@ -37,6 +37,9 @@ func memdirCommands() []command {
 		{"lint", "check the index and topic files; --fix rebuilds the index, newest first", runMemdirLint},
 		{"recall", "find the memories that bear on a query, or a UserPromptSubmit hook's context", runMemdirRecall},
 		{"sync", "sync the directory, or team/, with a memory store on a server, both ways", runMemdirSync},
+		{"dream", "distill the daily logs since the last dream into topic files and MEMORY.md, with a model", runMemdirDream},
+		{"extract", "write memories from a Claude Code transcript, skipping the turns that wrote memory, with a model", runMemdirExtract},
+		{"snapshot", "create a snapshot a project commits, or initialize or update the directory from one", runMemdirSnapshot},
 	}
 }
 

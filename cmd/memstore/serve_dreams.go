@@ -5,9 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -58,26 +55,11 @@ func (d *dreamFlags) register(fs *flag.FlagSet) {
 // resolve checks the flags and reads the key. It runs after the
 // environment is applied.
 func (d *dreamFlags) resolve(e env) error {
-	if d.baseURL != "" {
-		u, err := url.Parse(d.baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageError(e, "memstore serve: --model-base-url (ANTHROPIC_BASE_URL) must be an http or https URL, such as https://api.anthropic.com")
-		}
-		if u.User != nil {
-			return usageError(e, "memstore serve: --model-base-url (ANTHROPIC_BASE_URL) must not hold credentials; put the key in --model-api-key-file or ANTHROPIC_API_KEY")
-		}
+	key, err := modelEndpoint(e, "serve", d.baseURL, d.keyFile)
+	if err != nil {
+		return err
 	}
-	if d.keyFile != "" {
-		b, err := os.ReadFile(d.keyFile)
-		if err != nil {
-			return fmt.Errorf("cannot read the model's API key (--model-api-key-file): %w", err)
-		}
-		if d.key = strings.TrimSpace(string(b)); d.key == "" {
-			return fmt.Errorf("the model's API key file %s (--model-api-key-file) is empty", d.keyFile)
-		}
-	} else {
-		d.key = strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
-	}
+	d.key = key
 	if d.maxSteps == 0 {
 		d.maxSteps = dream.DefaultMaxSteps
 	}
