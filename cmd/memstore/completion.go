@@ -167,7 +167,7 @@ func complete(ctx context.Context, e env, words []string, cur string) []string {
 
 // storeArgSubcommands are the stores subcommands whose argument is a
 // store.
-var storeArgSubcommands = []string{"show", "update", "archive", "rm"}
+var storeArgSubcommands = []string{"show", "update", "archive", "rm", "diff"}
 
 // commandIndex is the index of the first word that is neither a flag nor
 // the value of one (per fs, else the shared backend flags), -1 if none.

@@ -57,6 +57,10 @@ var examples = map[string][]string{
 	"stores update":  {"memstore stores update memstore_01... --name team-notes --unset-metadata team"},
 	"stores archive": {"memstore stores archive memstore_01..."},
 	"stores rm":      {"memstore stores rm memstore_01... --yes"},
+	"stores diff": {
+		"memstore stores diff notes 'notes (dream drm_01...)'",
+		"memstore stores diff memstore_01... memstore_02... --stat --json",
+	},
 	"ls": {
 		"memstore ls",
 		"memstore ls /projects/ --depth 0 --json",
