@@ -45,6 +45,8 @@ const (
 	ListKeys       Permission = "list API keys"
 	ManageKeys     Permission = "manage API keys"
 	ManageWebhooks Permission = "manage webhooks"
+	ListDreams     Permission = "list dreams"
+	ManageDreams   Permission = "manage dreams"
 )
 
 // Credential names the credential c authenticated with, as a key of the

@@ -18,6 +18,7 @@ type Services interface {
 	SessionService
 	SearchService
 	FeedService
+	DreamService
 }
 
 var _ Services = (*Core)(nil)

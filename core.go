@@ -17,6 +17,7 @@ type Backend interface {
 	SearchStorage
 	EventStorage
 	OverviewStorage
+	DreamStorage
 }
 
 // Core is memstore's one domain core: the StoreService, MemoryService,
@@ -37,6 +38,7 @@ type Core struct {
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
+	dreams   bool                     // dreams run: the server has a model (WithDreams)
 }
 
 var (
@@ -51,6 +53,7 @@ var (
 	_ RevocationNotifier = (*Core)(nil)
 	_ FeedService        = (*Core)(nil)
 	_ EventNotifier      = (*Core)(nil)
+	_ DreamService       = (*Core)(nil)
 )
 
 // NewCore returns the core over b, with no limit on the memories of a

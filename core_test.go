@@ -114,6 +114,31 @@ func (r *recording) RedactVersion(ctx context.Context, ws, storeID, id string, b
 	return r.db.RedactVersion(ctx, ws, storeID, id, by)
 }
 
+func (r *recording) Dream(ctx context.Context, ws, id string) (*memstore.Dream, error) {
+	r.record("Dream")
+	return r.db.Dream(ctx, ws, id)
+}
+
+func (r *recording) DreamByID(ctx context.Context, id string) (*memstore.Dream, error) {
+	r.record("DreamByID")
+	return r.db.DreamByID(ctx, id)
+}
+
+func (r *recording) Dreams(ctx context.Context, ws string, f memstore.DreamFilter) (memstore.Page[memstore.Dream], error) {
+	r.record("Dreams")
+	return r.db.Dreams(ctx, ws, f)
+}
+
+func (r *recording) WriteDreams(ctx context.Context, ws string, fn func(memstore.DreamTx) error) error {
+	r.record("WriteDreams")
+	return r.db.WriteDreams(ctx, ws, fn)
+}
+
+func (r *recording) ClaimDream(ctx context.Context, owner string, now, until time.Time) (*memstore.Dream, error) {
+	r.record("ClaimDream")
+	return r.db.ClaimDream(ctx, owner, now, until)
+}
+
 func (r *recording) Session(ctx context.Context, ws, id string) (*memstore.Session, error) {
 	r.record("Session")
 	return r.db.Session(ctx, ws, id)

@@ -28,6 +28,7 @@ const (
 	KindWebhooks      RecordKind = "webhooks"
 	KindCursors       RecordKind = "webhook_cursors"
 	KindDeliveries    RecordKind = "deliveries"
+	KindDreams        RecordKind = "dreams"
 )
 
 // RecordKinds is the order in which a Dumper hands the kinds over and a
@@ -38,7 +39,7 @@ const (
 // endpoints come after the stores, memories and events, so that restoring
 // those makes no webhook events. The events are copied as they are, so
 // that a feed's consumer resumes on the copy from the cursor it holds.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindWebhooks, KindCursors, KindDeliveries}
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindDreams, KindWebhooks, KindCursors, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -86,6 +87,8 @@ type RecordSink interface {
 	// Session takes a session with its attachments, in their order.
 	Session(*Session) error
 	SessionToken(*SessionTokenRecord) error
+	// Dream takes a dream as it stands, its lease included.
+	Dream(*Dream) error
 	// Webhook takes a webhook endpoint with its signing secret and
 	// state.
 	Webhook(*WebhookEndpoint) error

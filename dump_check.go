@@ -261,6 +261,44 @@ func (c *checkedSink) SessionToken(t *SessionTokenRecord) error {
 	return c.next.SessionToken(t)
 }
 
+func (c *checkedSink) Dream(d *Dream) error {
+	if err := c.check(KindDreams, d.ID,
+		validateIDOf("id", DreamIDPrefix, d.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, d.WorkspaceID), checkDream(d)); err != nil {
+		return err
+	}
+	return c.next.Dream(d)
+}
+
+// checkDream checks a copied dream as the core leaves it: its inputs as
+// a create takes them, a known status, and a store and session only
+// where the dream's life makes them.
+func checkDream(d *Dream) error {
+	dc := DreamCreate{Inputs: []DreamInput{{Type: DreamInputMemoryStore, MemoryStoreID: d.InputStoreID}, {Type: DreamInputSessions, SessionIDs: d.SessionIDs}},
+		Model: d.Model, OutputBehavior: d.OutputBehavior}
+	if d.Instructions != "" {
+		dc.Instructions = &d.Instructions
+	}
+	if d.OutputBehavior == OutputUpdateExisting {
+		dc.OutputStoreID = d.OutputStoreID
+	}
+	if _, err := ValidateDreamCreate(dc); err != nil {
+		return err
+	}
+	switch {
+	case !slices.Contains(DreamStatuses, d.Status):
+		return Errorf(EInvalid, "status %q is not a dream's status", d.Status)
+	case d.Status == DreamFailed && d.Error == nil:
+		return Errorf(EInvalid, "a failed dream has no error")
+	case d.Status.Final() != (d.EndedAt != nil):
+		return Errorf(EInvalid, "ended_at is set exactly when the status is final")
+	case d.OutputStoreID != "" && validateIDOf("output_store_id", StoreIDPrefix, d.OutputStoreID) != nil:
+		return validateIDOf("output_store_id", StoreIDPrefix, d.OutputStoreID)
+	case d.SessionID != "" && validateIDOf("session_id", SessionIDPrefix, d.SessionID) != nil:
+		return validateIDOf("session_id", SessionIDPrefix, d.SessionID)
+	}
+	return nil
+}
+
 func (c *checkedSink) Webhook(w *WebhookEndpoint) error {
 	if err := c.check(KindWebhooks, w.ID,
 		validateIDOf("id", WebhookIDPrefix, w.ID), validateIDOf("workspace_id", WorkspaceIDPrefix, w.WorkspaceID), checkWebhook(w)); err != nil {
@@ -325,7 +363,7 @@ func checkDelivery(d *WebhookDelivery) error {
 	ev := d.Event
 	for _, err := range []error{validateIDOf("event.id", WebhookEventIDPrefix, ev.ID), validateIDOf("event.workspace_id", WorkspaceIDPrefix, ev.WorkspaceID),
 		validateIDOf("event.store_id", StoreIDPrefix, ev.StoreID), optionalID("event.memory_id", MemoryIDPrefix, ev.MemoryID),
-		optionalID("event.version_id", VersionIDPrefix, ev.VersionID), checkText("last_error", d.LastError, MaxDeliveryError)} {
+		optionalID("event.version_id", VersionIDPrefix, ev.VersionID), optionalID("event.dream_id", DreamIDPrefix, ev.DreamID), checkText("last_error", d.LastError, MaxDeliveryError)} {
 		if err != nil {
 			return err
 		}

@@ -61,6 +61,8 @@ const (
 	WebhookMemoryRenamed   = WebhookOwnPrefix + string(EventMemoryRenamed)
 	WebhookMemoryDeleted   = WebhookOwnPrefix + string(EventMemoryDeleted)
 	WebhookVersionRedacted = WebhookOwnPrefix + string(EventVersionRedacted)
+	WebhookDreamCompleted  = WebhookOwnPrefix + "dream.completed"
+	WebhookDreamFailed     = WebhookOwnPrefix + "dream.failed"
 )
 
 // WebhookOwnPrefix begins the names of memstore's own event types.
@@ -70,6 +72,7 @@ const WebhookOwnPrefix = "memstore."
 var WebhookEventTypes = []string{
 	WebhookStoreCreated, WebhookStoreArchived, WebhookStoreDeleted,
 	WebhookMemoryCreated, WebhookMemoryModified, WebhookMemoryRenamed, WebhookMemoryDeleted, WebhookVersionRedacted,
+	WebhookDreamCompleted, WebhookDreamFailed,
 }
 
 // The limits of webhook endpoints.

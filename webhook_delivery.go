@@ -116,6 +116,7 @@ type WebhookEvent struct {
 	StoreID     string
 	MemoryID    string // "" for the events of stores
 	VersionID   string // "" for the events of stores
+	DreamID     string // of the events of dreams, whose StoreID is the output store (the input when none was made)
 	CreatedAt   time.Time
 }
 

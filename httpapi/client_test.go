@@ -80,7 +80,7 @@ func newAPIHarness(tb testing.TB, o harnessOptions) *apiHarness {
 	}
 	core := memstore.NewCore(db, o.core...)
 	cfg := httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Counts: db.Counts,
-		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)), APIKeys: memstore.NewKeys(core), Users: memstore.NewUsers(db)}
+		Webhooks: memstore.NewWebhooks(db, memstore.WebhooksAllowPrivate(true)), APIKeys: memstore.NewKeys(core), Users: memstore.NewUsers(db), Dreams: core}
 	if o.configure != nil {
 		o.configure(&cfg)
 	}
@@ -238,6 +238,26 @@ func (b clients) RedactVersion(ctx context.Context, c *memstore.Caller, storeID,
 	return b.client(c).RedactVersion(ctx, c, storeID, id)
 }
 
+func (b clients) CreateDream(ctx context.Context, c *memstore.Caller, dc memstore.DreamCreate) (*memstore.Dream, error) {
+	return b.client(c).CreateDream(ctx, c, dc)
+}
+
+func (b clients) Dream(ctx context.Context, c *memstore.Caller, id string) (*memstore.Dream, error) {
+	return b.client(c).Dream(ctx, c, id)
+}
+
+func (b clients) Dreams(ctx context.Context, c *memstore.Caller, f memstore.DreamFilter) (memstore.Page[memstore.Dream], error) {
+	return b.client(c).Dreams(ctx, c, f)
+}
+
+func (b clients) ArchiveDream(ctx context.Context, c *memstore.Caller, id string) (*memstore.Dream, error) {
+	return b.client(c).ArchiveDream(ctx, c, id)
+}
+
+func (b clients) CancelDream(ctx context.Context, c *memstore.Caller, id string) (*memstore.Dream, error) {
+	return b.client(c).CancelDream(ctx, c, id)
+}
+
 func (b clients) CreateSession(ctx context.Context, c *memstore.Caller, sc memstore.SessionCreate) (*memstore.Session, *memstore.SessionToken, string, error) {
 	return b.client(c).CreateSession(ctx, c, sc)
 }
@@ -332,6 +352,7 @@ func openClients(t *testing.T, l memstore.Limits, now func() time.Time) storetes
 	if now != nil {
 		core = append(core, memstore.CoreClock(now))
 	}
+	core = append(core, memstore.WithDreams(true))
 	b := &clientServices{KeyService: memstore.NewCore(db, core...), tokens: map[string]string{}}
 	serve := func(mode string) clients {
 		h := newAPIHarness(t, harnessOptions{db: db, core: core, configure: func(c *httpapi.Config) {

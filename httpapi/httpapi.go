@@ -48,6 +48,8 @@ type Config struct {
 	// console users, under AdminPrefix (memstore.NewKeys, NewUsers).
 	APIKeys memstore.APIKeyService
 	Users   memstore.UserService
+	// Dreams, when set, serves /v1/dreams.
+	Dreams memstore.DreamService
 	// StreamHeartbeat spaces the comments an idle event stream sends, so
 	// that proxies keep it open and clients see it alive; 0 means
 	// DefaultStreamHeartbeat.

@@ -44,6 +44,7 @@ type Server struct {
 	webhooks memstore.WebhookService // nil: no webhooks
 	apiKeys  memstore.APIKeyService  // nil: no API key routes
 	users    memstore.UserService    // nil: no user routes
+	dreams   memstore.DreamService   // nil: no dream routes
 
 	log     *slog.Logger
 	now     func() time.Time
@@ -72,7 +73,7 @@ func New(c Config) *Server {
 	s := &Server{
 		stores: c.Stores, memories: c.Memories, versions: c.Versions, keys: c.Keys,
 		sessions: c.Sessions, search: c.Search, feed: c.Feed, webhooks: c.Webhooks,
-		apiKeys: c.APIKeys, users: c.Users,
+		apiKeys: c.APIKeys, users: c.Users, dreams: c.Dreams,
 		log: c.Logger, now: c.Now, ids: ids.NewGenerator(),
 		maxBody: c.MaxBodyBytes, upsert: c.CreateExisting == CreateUpsert, strict: c.StrictHeaders,
 		mux: http.NewServeMux(),
@@ -155,6 +156,9 @@ func New(c Config) *Server {
 	}
 	if s.users != nil {
 		s.routeUsers()
+	}
+	if s.dreams != nil {
+		s.routeDreams()
 	}
 	s.handleOpen("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handleOpen("GET /metrics", s.metrics.handler)
@@ -354,12 +358,12 @@ func checkHeaders(r *http.Request) error {
 	}
 	for _, h := range r.Header.Values("Anthropic-Beta") {
 		for b := range strings.SplitSeq(h, ",") {
-			if b = strings.TrimSpace(b); b == BetaMemory || b == betaManagedAgents || b == BetaWebhooks {
+			if b = strings.TrimSpace(b); b == BetaMemory || b == betaManagedAgents || b == BetaWebhooks || b == BetaDreams {
 				return nil
 			}
 		}
 	}
-	return invalid("anthropic-beta must include %s (or %s, or %s for webhooks)", BetaMemory, betaManagedAgents, BetaWebhooks)
+	return invalid("anthropic-beta must include %s (or %s, or %s for webhooks, or %s for dreams)", BetaMemory, betaManagedAgents, BetaWebhooks, BetaDreams)
 }
 
 // caller checks the headers and authenticates the request: the

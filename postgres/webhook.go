@@ -154,14 +154,14 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	return wrap(err, "delete webhook endpoint %s", id)
 }
 
-const deliveryColumns = "d.endpoint_id, d.event_id, d.workspace_id, d.type, d.store_id, d.memory_id, d.version_id, d.event_at, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error"
+const deliveryColumns = "d.endpoint_id, d.event_id, d.workspace_id, d.type, d.store_id, d.memory_id, d.version_id, d.event_at, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.dream_id"
 
 func scanDelivery(r row, more ...any) (*memstore.WebhookDelivery, error) {
 	var d memstore.WebhookDelivery
 	var at, next, last int64
 	e := &d.Event
 	if err := r.Scan(append([]any{&d.EndpointID, &e.ID, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at,
-		&d.State, &d.Attempts, &next, &last, &d.LastStatus, &d.LastError}, more...)...); err != nil {
+		&d.State, &d.Attempts, &next, &last, &d.LastStatus, &d.LastError, &e.DreamID}, more...)...); err != nil {
 		return nil, err
 	}
 	e.CreatedAt, d.NextAttemptAt = keyset.Time(at), keyset.Time(next)
@@ -460,7 +460,7 @@ func (cur *feedCursor) pull(ctx context.Context, tx pgx.Tx, n int, until time.Ti
 // deliveryInsert is the statement that adds a delivery as it stands, of
 // deliveryArgs.
 var deliveryInsert = `INSERT INTO webhook_deliveries (` + strings.ReplaceAll(deliveryColumns, "d.", "") + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 
 // deliveryArgs are d's columns, in deliveryColumns' order.
 func deliveryArgs(d *memstore.WebhookDelivery) []any {
@@ -470,7 +470,7 @@ func deliveryArgs(d *memstore.WebhookDelivery) []any {
 	}
 	e := &d.Event
 	return []any{d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, keyset.Nanos(e.CreatedAt),
-		string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError}
+		string(d.State), d.Attempts, keyset.Nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, e.DreamID}
 }
 
 // RecordWebhookAttempts implements memstore.WebhookDeliveryStorage: one

@@ -61,7 +61,9 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	// trigger kept them.
 	raw := rawDB(t, path)
 	before := tableRows(t, raw)
-	if _, err := raw.Exec(fmt.Sprintf("DROP TRIGGER versions_change_count; DROP TABLE change_counts; PRAGMA application_id = 0; PRAGMA user_version = %d", lastDev)); err != nil {
+	if _, err := raw.Exec(fmt.Sprintf("DROP TRIGGER versions_change_count; DROP TABLE change_counts; "+
+		"DROP TABLE dreams; ALTER TABLE webhook_deliveries DROP COLUMN dream_id; "+
+		"PRAGMA application_id = 0; PRAGMA user_version = %d", lastDev)); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
@@ -71,8 +73,8 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	if after := tableRows(t, rawDB(t, path)); after != before {
 		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
-	if h := header(t, path); h != "1835363699 2" {
-		t.Errorf("application_id and user_version after the upgrade: %s, want memstore's and 2", h)
+	if h := header(t, path); h != "1835363699 4" {
+		t.Errorf("application_id and user_version after the upgrade: %s, want memstore's and 4", h)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -107,7 +109,7 @@ func TestRefuseOtherDatabases(t *testing.T) {
 	for _, c := range []struct {
 		name, header, want string
 	}{
-		{"newer", "PRAGMA application_id = 1835363699; PRAGMA user_version = 3", "newer than this memstore knows (2): upgrade memstore"},
+		{"newer", "PRAGMA application_id = 1835363699; PRAGMA user_version = 5", "newer than this memstore knows (4): upgrade memstore"},
 		{"newer development build", "PRAGMA application_id = 0; PRAGMA user_version = 19", "made by a development build of memstore newer than this one"},
 		{"early development build", "PRAGMA application_id = 0; PRAGMA user_version = 10", "early development build of memstore (its schema is at development version 10; this memstore takes over version 18 only): open it once with memstore built from commit " + schema.LastDevelopmentBuild},
 		{"another application", "PRAGMA application_id = 1; PRAGMA user_version = 1", "not a memstore database"},

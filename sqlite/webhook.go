@@ -124,14 +124,14 @@ func (db *DB) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
 	return wrap(err, "delete webhook endpoint %s", id)
 }
 
-const deliveryColumns = "endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at, state, attempts, next_attempt_at, last_attempt_at, last_status, last_error"
+const deliveryColumns = "endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at, state, attempts, next_attempt_at, last_attempt_at, last_status, last_error, dream_id"
 
 func scanDelivery(row interface{ Scan(...any) error }, more ...any) (*memstore.WebhookDelivery, error) {
 	var d memstore.WebhookDelivery
 	var at, next, last int64
 	e := &d.Event
 	if err := row.Scan(append([]any{&d.EndpointID, &e.ID, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, &at,
-		&d.State, &d.Attempts, &next, &last, &d.LastStatus, &d.LastError}, more...)...); err != nil {
+		&d.State, &d.Attempts, &next, &last, &d.LastStatus, &d.LastError, &e.DreamID}, more...)...); err != nil {
 		return nil, err
 	}
 	e.CreatedAt, d.NextAttemptAt = fromNanos(at), fromNanos(next)
@@ -375,9 +375,9 @@ func insertDelivery(ctx context.Context, tx *txn, d *memstore.WebhookDelivery) e
 		last = nanos(*d.LastAttemptAt)
 	}
 	e := &d.Event
-	_, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.EndpointID, e.ID, e.WorkspaceID, e.Type, e.StoreID, e.MemoryID, e.VersionID, nanos(e.CreatedAt),
-		string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError)
+		string(d.State), d.Attempts, nanos(d.NextAttemptAt), last, d.LastStatus, d.LastError, e.DreamID)
 	return err
 }
 

@@ -721,10 +721,14 @@ type dataJSON struct {
 // Envelope is the body of a delivery of e: the same for every attempt.
 // data.id names what the event is about: the store for memory_store.*,
 // the memory for memstore.memory.*, the version for
-// memstore.version.redacted.
+// memstore.version.redacted, the dream for memstore.dream.* (whose
+// memory_store_id is the dream's output store, or its input when it
+// stopped before making one).
 func Envelope(e memstore.WebhookEvent) ([]byte, error) {
 	data := dataJSON{Type: e.Type, ID: e.StoreID, OrganizationID: e.WorkspaceID, WorkspaceID: e.WorkspaceID}
 	switch {
+	case e.DreamID != "":
+		data.ID = e.DreamID
 	case e.Type == memstore.WebhookVersionRedacted:
 		data.ID = e.VersionID
 	case e.MemoryID != "":

@@ -254,6 +254,10 @@ func (t *tally) SessionToken(r *memstore.SessionTokenRecord) error {
 	return put(t, r, func(r *memstore.SessionTokenRecord) error { return t.RecordSink.SessionToken(r) })
 }
 
+func (t *tally) Dream(r *memstore.Dream) error {
+	return put(t, r, func(r *memstore.Dream) error { return t.RecordSink.Dream(r) })
+}
+
 func (t *tally) Webhook(r *memstore.WebhookEndpoint) error {
 	return put(t, r, func(r *memstore.WebhookEndpoint) error { return t.RecordSink.Webhook(r) })
 }

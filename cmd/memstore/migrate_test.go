@@ -203,6 +203,7 @@ func (r *recorder) Version(v *memstore.Version) error                 { return r
 func (r *recorder) Event(v *memstore.Event) error                     { return r.add("event", v) }
 func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
 func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
+func (r *recorder) Dream(v *memstore.Dream) error                     { return r.add("dream", v) }
 func (r *recorder) Webhook(v *memstore.WebhookEndpoint) error         { return r.add("webhook", v) }
 func (r *recorder) WebhookCursor(v *memstore.WebhookCursor) error     { return r.add("cursor", v) }
 func (r *recorder) WebhookDelivery(v *memstore.WebhookDelivery) error { return r.add("delivery", v) }

@@ -533,7 +533,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	users := memstore.NewUsers(db, memstore.SignInExpiry(time.Duration(c.consoleIdle), time.Duration(c.consoleLife)))
 	api := httpapi.New(httpapi.Config{
 		Stores: core, Memories: core, Versions: core, Keys: core, Sessions: core, Search: core, Feed: core, Webhooks: hooks,
-		APIKeys: memstore.NewKeys(core), Users: users,
+		APIKeys: memstore.NewKeys(core), Users: users, Dreams: core,
 		Counts:                  db.Counts,
 		PoolStats:               db.PoolStats,
 		Ping:                    db.Ping,

@@ -98,3 +98,10 @@ func Derived(prefix string, t time.Time, key string) string {
 func FeedEvent(storeID string, seq int64, t time.Time) string {
 	return Derived(memstore.WebhookEventIDPrefix, t, storeID+"/"+strconv.FormatInt(seq, 10))
 }
+
+// DreamEvent is the ID of the webhook event of type typ of a dream, made
+// at t: derived from them, so that every endpoint's delivery of it has
+// the same ID.
+func DreamEvent(dreamID, typ string, t time.Time) string {
+	return Derived(memstore.WebhookEventIDPrefix, t, "dream/"+dreamID+"/"+typ)
+}

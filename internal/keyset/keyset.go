@@ -38,6 +38,7 @@ const (
 	Tokens      = "st"
 	Users       = "u"
 	Events      = "e" // Key: the store's ID
+	Dreams      = "d"
 )
 
 func (c Cursor) String() string {

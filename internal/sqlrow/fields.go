@@ -233,3 +233,28 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// jsonValue is a value kept as its JSON text; a nil pointer or slice is
+// kept as NULL, and NULL reads as one.
+type jsonValue[T any] struct{ v *T }
+
+func (f jsonValue[T]) Scan(src any) error {
+	var zero T
+	*f.v = zero
+	if src == nil {
+		return nil
+	}
+	s, err := str(src)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal([]byte(s), f.v)
+}
+
+func (f jsonValue[T]) Value() (driver.Value, error) {
+	b, err := json.Marshal(*f.v)
+	if err != nil || string(b) == "null" {
+		return nil, err
+	}
+	return string(b), nil
+}

@@ -249,3 +249,40 @@ func WriteSession(exec Exec, param func(n int) string, s *memstore.Session, upda
 	}
 	return nil
 }
+
+// DreamColumns are the columns of a dream's row, in the order ScanDream
+// reads them.
+var DreamColumns = dreams.table.Columns
+
+// ScanDream scans a row of DreamColumns.
+func ScanDream(r Row) (*memstore.Dream, error) { return dreams.scan(r) }
+
+// InsertDream is the statement that inserts a new dream's row
+// (DreamValues), given the placeholder of the nth value in the
+// backend's dialect.
+func InsertDream(param func(n int) string) string { return dreams.table.Insert(param) }
+
+// DreamValues are the values of d's row.
+func DreamValues(d *memstore.Dream) ([]any, error) { return dreams.values(d) }
+
+// UpdateDream is the statement that keeps every column of a dream's row
+// but its ID and workspace, with the values of DreamValues in their
+// order, the ID and workspace last.
+func UpdateDream(param func(n int) string) string {
+	cols := strings.Split(dreams.table.Columns, ", ")
+	set := make([]string, 0, len(cols))
+	for i, c := range cols[2:] {
+		set = append(set, c+" = "+param(i+1))
+	}
+	n := len(set)
+	return `UPDATE dreams SET ` + strings.Join(set, ", ") + ` WHERE id = ` + param(n+1) + ` AND workspace_id = ` + param(n+2)
+}
+
+// UpdateDreamValues are the values of UpdateDream for d.
+func UpdateDreamValues(d *memstore.Dream) ([]any, error) {
+	v, err := dreams.values(d)
+	if err != nil {
+		return nil, err
+	}
+	return append(v[2:], v[0], v[1]), nil
+}

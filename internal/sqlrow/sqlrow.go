@@ -256,6 +256,7 @@ func (r restorer) WebhookDelivery(d *memstore.WebhookDelivery) error {
 func (r restorer) SessionToken(t *memstore.SessionTokenRecord) error {
 	return sessionTokens.insert(r.tx, t)
 }
+func (r restorer) Dream(d *memstore.Dream) error { return dreams.insert(r.tx, d) }
 
 // Session inserts the session, then each of its attachments at its
 // position.

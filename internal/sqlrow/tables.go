@@ -15,7 +15,7 @@ var kinds = map[memstore.RecordKind]interface {
 	memstore.KindWorkspaces: workspaces, memstore.KindAPIKeys: apiKeys, memstore.KindUsers: users, memstore.KindSignIns: signIns,
 	memstore.KindStores: stores, memstore.KindMemories: memories, memstore.KindVersions: versions, memstore.KindEvents: events,
 	memstore.KindSessions: sessions, memstore.KindSessionTokens: sessionTokens, memstore.KindWebhooks: webhooks,
-	memstore.KindCursors: cursors, memstore.KindDeliveries: deliveries,
+	memstore.KindCursors: cursors, memstore.KindDeliveries: deliveries, memstore.KindDreams: dreams,
 }
 
 var workspaces = byFields(&Table{Kind: memstore.KindWorkspaces, Name: "workspaces", Key: "id",
@@ -174,10 +174,26 @@ var cursors = byFields(&Table{Kind: memstore.KindCursors, Name: "webhook_cursors
 // deliveries are copied as they stand, pending ones with their attempts
 // and next attempt. No last attempt is kept as 0.
 var deliveries = byFields(&Table{Kind: memstore.KindDeliveries, Name: "webhook_deliveries", Key: "endpoint_id, event_id",
-	Columns: "endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at, state, attempts, next_attempt_at, last_attempt_at, last_status, last_error"},
+	Columns: "endpoint_id, event_id, workspace_id, type, store_id, memory_id, version_id, event_at, state, attempts, next_attempt_at, last_attempt_at, last_status, last_error, dream_id"},
 	func(d *memstore.WebhookDelivery) []any {
 		e := &d.Event
 		return []any{&d.EndpointID, &e.ID, &e.WorkspaceID, &e.Type, &e.StoreID, &e.MemoryID, &e.VersionID, nanos{&e.CreatedAt},
-			enum(&d.State), &d.Attempts, nanos{&d.NextAttemptAt}, zeroNanos{&d.LastAttemptAt}, &d.LastStatus, &d.LastError}
+			enum(&d.State), &d.Attempts, nanos{&d.NextAttemptAt}, zeroNanos{&d.LastAttemptAt}, &d.LastStatus, &d.LastError, &e.DreamID}
 	},
 	memstore.RecordSink.WebhookDelivery)
+
+// dreams keep their sessions input as a JSON list, and a failed dream's
+// error as a JSON object (NULL for none).
+var dreams = byFields(&Table{Kind: memstore.KindDreams, Name: "dreams", Key: "id",
+	Columns: "id, workspace_id, status, input_store_id, session_ids, model_id, model_speed, instructions, output_behavior, " +
+		"output_store_id, session_id, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, " +
+		"error, cancel_requested, attempts, owner, lease_until, created_at, updated_at, started_at, ended_at, archived_at"},
+	func(d *memstore.Dream) []any {
+		u := &d.Usage
+		return []any{&d.ID, &d.WorkspaceID, enum(&d.Status), &d.InputStoreID, jsonValue[[]string]{&d.SessionIDs}, &d.Model.ID, &d.Model.Speed,
+			&d.Instructions, &d.OutputBehavior, &d.OutputStoreID, &d.SessionID,
+			&u.InputTokens, &u.OutputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens,
+			jsonValue[*memstore.DreamError]{&d.Error}, &d.CancelRequested, &d.Attempts, &d.Owner, nullNanos{&d.LeaseUntil},
+			nanos{&d.CreatedAt}, nanos{&d.UpdatedAt}, nullNanos{&d.StartedAt}, nullNanos{&d.EndedAt}, nullNanos{&d.ArchivedAt}}
+	},
+	memstore.RecordSink.Dream)
