@@ -140,6 +140,12 @@ func RunAll(t *testing.T, tg Target) {
 		}
 		testOverview(t, tg.Database)
 	})
+	t.Run("DreamReview", func(t *testing.T) {
+		if tg.Database == nil {
+			t.Skip("the target keeps no storage of its own")
+		}
+		testDreamReview(t, tg.Database)
+	})
 	storage("Users", runUsers)
 	storage("Webhooks", runWebhooks)
 	storage("WebhookDeliveries", func(t *testing.T, open func(t *testing.T) memstore.Database) {
