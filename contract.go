@@ -19,6 +19,7 @@ type Services interface {
 	SearchService
 	FeedService
 	DreamService
+	EventService
 }
 
 var _ Services = (*Core)(nil)

@@ -16,6 +16,7 @@ type Backend interface {
 	SessionStorage
 	SearchStorage
 	EventStorage
+	SessionEventStorage
 	OverviewStorage
 	DreamStorage
 }
@@ -54,6 +55,7 @@ var (
 	_ FeedService        = (*Core)(nil)
 	_ EventNotifier      = (*Core)(nil)
 	_ DreamService       = (*Core)(nil)
+	_ EventService       = (*Core)(nil)
 )
 
 // NewCore returns the core over b, with no limit on the memories of a

@@ -144,6 +144,11 @@ func (r *recording) Session(ctx context.Context, ws, id string) (*memstore.Sessi
 	return r.db.Session(ctx, ws, id)
 }
 
+func (r *recording) SessionEvents(ctx context.Context, ws, id string, f memstore.SessionEventFilter) (memstore.Page[memstore.SessionEvent], error) {
+	r.record("SessionEvents")
+	return r.db.SessionEvents(ctx, ws, id, f)
+}
+
 func (r *recording) Sessions(ctx context.Context, ws string, f memstore.SessionFilter) (memstore.Page[memstore.Session], error) {
 	r.record("Sessions")
 	return r.db.Sessions(ctx, ws, f)

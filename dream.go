@@ -97,9 +97,15 @@ func (u DreamUsage) Add(o DreamUsage) DreamUsage {
 
 // DreamError is why a dream failed.
 type DreamError struct {
-	Type    string // an error type of error.go's, or the model endpoint's
+	Type    string // a code, such as DreamErrorInternal or DreamErrorTimeout
 	Message string
 }
+
+// Codes of a failed dream's error, as the hosted API names them.
+const (
+	DreamErrorInternal = "internal_error" // the dream could not go on: its worker stopped too often, say
+	DreamErrorTimeout  = "timeout"        // the dream ran out of time
+)
 
 // A Dream is one consolidation job of a workspace.
 type Dream struct {
@@ -244,9 +250,11 @@ type DreamTx interface {
 	// LiveDreams counts the workspace's pending and running dreams, up
 	// to max, waiting for concurrent counts as LiveSessions does.
 	LiveDreams(max int) (int, error)
-	// UpdatingDream returns the ID of a pending or running
-	// update_existing dream of the store, "" when none.
-	UpdatingDream(storeID string) (string, error)
+	// UpdatingDream returns the ID of an update_existing dream of the
+	// store that has not stopped at now, "" when none: one pending or
+	// running, or canceled while its worker's lease still holds (the
+	// worker may write until its next step).
+	UpdatingDream(storeID string, now time.Time) (string, error)
 	// CreateDream stores d, giving it an ID.
 	CreateDream(d *Dream) error
 	// UpdateDream stores every field of d.
@@ -394,10 +402,12 @@ func validateDreamFilter(f DreamFilter) error {
 	return nil
 }
 
-// canDream checks that c may read (write false) or change the dreams of
-// its workspace: an API key, or a user whose role reads, or writes,
-// memories, as for stores. A session token may not.
-func (c *Caller) canDream(write bool) error {
+// CanDream returns nil when c may read (write false) or create, cancel
+// and archive (write true) the dreams of its workspace: an API key, or a
+// user whose role reads, or writes, memories, as for stores (EPermission
+// for a session token or any other role). Surfaces that ask before they
+// offer (the console) call it too.
+func (c *Caller) CanDream(write bool) error {
 	if write {
 		return c.canManage(ManageDreams, writeData)
 	}
@@ -406,7 +416,7 @@ func (c *Caller) canDream(write bool) error {
 
 // CreateDream implements DreamService.
 func (co *Core) CreateDream(ctx context.Context, c *Caller, dc DreamCreate) (*Dream, error) {
-	if err := c.canDream(true); err != nil {
+	if err := c.CanDream(true); err != nil {
 		return nil, err
 	}
 	if !co.dreams {
@@ -456,7 +466,7 @@ func createDream(tx DreamTx, d *Dream, now time.Time) error {
 		return Errorf(EInvalid, "this workspace has %d dreams pending or running, its limit (MaxLiveDreams); wait for one to finish, or cancel one", MaxLiveDreams)
 	}
 	if d.OutputBehavior == OutputUpdateExisting {
-		other, err := tx.UpdatingDream(d.InputStoreID)
+		other, err := tx.UpdatingDream(d.InputStoreID, now)
 		if err != nil {
 			return err
 		}
@@ -470,7 +480,7 @@ func createDream(tx DreamTx, d *Dream, now time.Time) error {
 
 // Dream implements DreamService.
 func (co *Core) Dream(ctx context.Context, c *Caller, id string) (*Dream, error) {
-	if err := c.canDream(false); err != nil {
+	if err := c.CanDream(false); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("dream_id", id); err != nil {
@@ -481,7 +491,7 @@ func (co *Core) Dream(ctx context.Context, c *Caller, id string) (*Dream, error)
 
 // Dreams implements DreamService.
 func (co *Core) Dreams(ctx context.Context, c *Caller, f DreamFilter) (Page[Dream], error) {
-	if err := c.canDream(false); err != nil {
+	if err := c.CanDream(false); err != nil {
 		return Page[Dream]{}, err
 	}
 	if err := validateDreamFilter(f); err != nil {
@@ -524,7 +534,7 @@ func (co *Core) CancelDream(ctx context.Context, c *Caller, id string) (*Dream, 
 // changeDream applies change to dream id in the caller's workspace,
 // storing it when it reports a change.
 func (co *Core) changeDream(ctx context.Context, c *Caller, id string, change func(d *Dream, now time.Time) (bool, error)) (*Dream, error) {
-	if err := c.canDream(true); err != nil {
+	if err := c.CanDream(true); err != nil {
 		return nil, err
 	}
 	if err := ValidateID("dream_id", id); err != nil {
@@ -572,7 +582,7 @@ func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duratio
 		if d.Attempts <= MaxDreamAttempts {
 			return d, nil
 		}
-		err = co.FinishDream(ctx, d.ID, owner, DreamFailed, d.Usage, &DreamError{Type: EInternal,
+		err = co.FinishDream(ctx, d.ID, owner, DreamFailed, d.Usage, &DreamError{Type: DreamErrorInternal,
 			Message: fmt.Sprintf("the dream was interrupted %d times (the server stopped while it ran) and was not retried again", MaxDreamAttempts)})
 		if err != nil {
 			return nil, err

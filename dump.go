@@ -25,6 +25,7 @@ const (
 	KindEvents        RecordKind = "events"
 	KindSessions      RecordKind = "sessions"
 	KindSessionTokens RecordKind = "tokens"
+	KindSessionEvents RecordKind = "session_events"
 	KindWebhooks      RecordKind = "webhooks"
 	KindCursors       RecordKind = "webhook_cursors"
 	KindDeliveries    RecordKind = "deliveries"
@@ -39,7 +40,7 @@ const (
 // endpoints come after the stores, memories and events, so that restoring
 // those makes no webhook events. The events are copied as they are, so
 // that a feed's consumer resumes on the copy from the cursor it holds.
-var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindDreams, KindWebhooks, KindCursors, KindDeliveries}
+var RecordKinds = []RecordKind{KindWorkspaces, KindAPIKeys, KindUsers, KindSignIns, KindStores, KindMemories, KindVersions, KindEvents, KindSessions, KindSessionTokens, KindSessionEvents, KindDreams, KindWebhooks, KindCursors, KindDeliveries}
 
 // DumpPage is how many records a Dumper reads from its database at a
 // time: with MaxContentBytes of content each at most, a page of memories
@@ -89,6 +90,9 @@ type RecordSink interface {
 	SessionToken(*SessionTokenRecord) error
 	// Dream takes a dream as it stands, its lease included.
 	Dream(*Dream) error
+	// SessionEvent takes an event of a session's transcript as it is
+	// kept: its ID, session, number, type, body and time.
+	SessionEvent(*SessionEvent) error
 	// Webhook takes a webhook endpoint with its signing secret and
 	// state.
 	Webhook(*WebhookEndpoint) error

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func (e *RecordError) Unwrap() error { return e.Err }
 var recordNames = map[RecordKind]string{
 	KindWorkspaces: "workspace", KindAPIKeys: "API key", KindUsers: "user", KindSignIns: "sign-in",
 	KindStores: "store", KindMemories: "memory", KindVersions: "version", KindEvents: "event",
-	KindSessions: "session", KindSessionTokens: "session token", KindWebhooks: "webhook endpoint",
+	KindSessions: "session", KindSessionTokens: "session token", KindSessionEvents: "session event", KindWebhooks: "webhook endpoint",
 	KindCursors: "webhook cursor", KindDeliveries: "webhook delivery",
 }
 
@@ -297,6 +298,35 @@ func checkDream(d *Dream) error {
 		return validateIDOf("session_id", SessionIDPrefix, d.SessionID)
 	}
 	return nil
+}
+
+func (c *checkedSink) SessionEvent(e *SessionEvent) error {
+	if err := c.check(KindSessionEvents, e.ID,
+		validateIDOf("id", SessionEventIDPrefix, e.ID), validateIDOf("session_id", SessionIDPrefix, e.SessionID), validateIDOf("workspace_id", WorkspaceIDPrefix, e.WorkspaceID),
+		checkSessionEvent(e)); err != nil {
+		return err
+	}
+	return c.next.SessionEvent(e)
+}
+
+// checkSessionEvent checks an event as an append leaves it: a number
+// from 1, a type, and a JSON object of that type within
+// MaxSessionEventBytes.
+func checkSessionEvent(e *SessionEvent) error {
+	var body struct {
+		Type string `json:"type"`
+	}
+	switch {
+	case e.Seq < 1:
+		return Errorf(EInvalid, "seq %d is not a sequence number: they start at 1", e.Seq)
+	case len(e.Body) > MaxSessionEventBytes:
+		return Errorf(EInvalid, "the event is %d bytes; the limit is %d", len(e.Body), MaxSessionEventBytes)
+	case json.Unmarshal(e.Body, &body) != nil:
+		return Errorf(EInvalid, "the event's body is not a JSON object")
+	case body.Type != e.Type || e.Type == "":
+		return Errorf(EInvalid, "the event's type %q is not its body's %q", e.Type, body.Type)
+	}
+	return ValidateJSONText("the event's body", e.Body)
 }
 
 func (c *checkedSink) Webhook(w *WebhookEndpoint) error {

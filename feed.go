@@ -130,8 +130,10 @@ type EventStorage interface {
 type EventNotifier interface {
 	// NotifyEvents calls f with a store's ID after events of that store
 	// have been committed, or the store deleted (its feed is then gone,
-	// which a reader learns by reading it: ENotFound), until stop is
-	// called. f must not block.
+	// which a reader learns by reading it: ENotFound), and with a
+	// session's ID after events of its transcript have been committed
+	// (the prefixes of the IDs tell them apart), until stop is called. f
+	// must not block.
 	NotifyEvents(f func(storeID string)) (stop func())
 }
 

@@ -43,10 +43,27 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{module + "/cmd/memstore", module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir", module + "/webhook"} {
+	for _, pkg := range []string{module + "/memorytool", module + "/httpapi", module + "/agenttool", module + "/mcpserver", module + "/dirsync", module + "/memdir", module + "/webhook"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, "github.com/anthropics/") {
 				t.Errorf("%s depends on %s", pkg, d)
+			}
+		}
+	}
+	// In the memstore binary, the SDK is the model's client of dreams
+	// alone: internal/agentloop is the one package that imports it.
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/cmd/memstore").Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s/cmd/memstore: %v", module, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if !strings.HasPrefix(f[0], module) || f[0] == module+"/internal/agentloop" {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if strings.HasPrefix(imp, "github.com/anthropics/") {
+				t.Errorf("%s imports %s: only internal/agentloop calls the model", f[0], imp)
 			}
 		}
 	}
@@ -64,6 +81,7 @@ func TestImportRules(t *testing.T) {
 		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
 		"/console":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/webhook":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
+		"/dream":      {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/console"},
 		"/sqlite":     {"/httpapi", "/mcpserver", "/postgres", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/console", "/internal/httpstatus", "/internal/heldcallers"},
 		"/postgres":   {"/httpapi", "/mcpserver", "/sqlite", "/agenttool", "/memorytool", "/dirsync", "/memdir", "/storetest", "/internal/pgtest", "/console", "/internal/httpstatus", "/internal/heldcallers"},
 		// What the backends share knows neither of them, and the edges'
@@ -84,7 +102,7 @@ func TestImportRules(t *testing.T) {
 	}
 	// Only the command's wiring names the SQLite backend: every other
 	// surface reaches storage through a Core it is given.
-	out, err := exec.Command("go", "list", module+"/...").Output()
+	out, err = exec.Command("go", "list", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list %s/...: %v", module, err)
 	}

@@ -26,6 +26,9 @@ type Limits struct {
 	// TokensPerSession caps a session's live tokens (neither revoked nor
 	// expired), its first one included; revoking one makes room.
 	TokensPerSession int
+	// EventsPerSession caps the events of a session's transcript, which
+	// are never removed but with the session.
+	EventsPerSession int
 	// SearchesPerCredential caps the searches of one credential (an API
 	// key, a session token, a console user) per second, with a burst of
 	// as many; SearchesPerWorkspace those of all of a workspace's
@@ -40,6 +43,7 @@ const (
 	DefaultMaxMemoriesPerStore     = 2000 // the hosted service's (docs/api.md)
 	DefaultMaxSessionsPerWorkspace = 10_000
 	DefaultMaxTokensPerSession     = 100
+	DefaultMaxEventsPerSession     = 10_000
 	DefaultSearchRate              = 10 // per credential, per second
 	DefaultSearchRatePerWorkspace  = 50 // per second
 )
@@ -52,6 +56,7 @@ func DefaultLimits() Limits {
 		MemoriesPerStore:      DefaultMaxMemoriesPerStore,
 		SessionsPerWorkspace:  DefaultMaxSessionsPerWorkspace,
 		TokensPerSession:      DefaultMaxTokensPerSession,
+		EventsPerSession:      DefaultMaxEventsPerSession,
 		SearchesPerCredential: DefaultSearchRate,
 		SearchesPerWorkspace:  DefaultSearchRatePerWorkspace,
 	}

@@ -121,7 +121,7 @@ func reviewable(d *Dream) error {
 
 // ApplyDreamChanges implements DreamReviewService.
 func (co *Core) ApplyDreamChanges(ctx context.Context, c *Caller, id string, paths []string) ([]AppliedChange, error) {
-	if err := c.canDream(true); err != nil {
+	if err := c.CanDream(true); err != nil {
 		return nil, err
 	}
 	if len(paths) == 0 {

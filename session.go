@@ -427,6 +427,14 @@ type SessionTx interface {
 	// RevokeToken sets the RevokedAt of a token of the workspace to at,
 	// unless it has one already, and returns the token (ENotFound).
 	RevokeToken(id string, at time.Time) (*SessionToken, error)
+	// LastEventSeq is the sequence number of a session's last event, 0
+	// when it has none.
+	LastEventSeq(sessionID string) (int64, error)
+	// AppendEvent stores e, a new event of one of the workspace's
+	// sessions with its Seq given, giving it an ID; the session's
+	// listeners hear of it once committed (EventNotifier, with the
+	// session's ID).
+	AppendEvent(e *SessionEvent) error
 	// Announce tells every process that shares the database of r, this
 	// one included, once the transaction commits, and nobody if it does
 	// not (see RevocationNotifier).

@@ -39,6 +39,8 @@ func (tx *sessTx) Store(id string) (*Store, error)                { return tx.st
 func (tx *sessTx) LiveSessions(max int) (int, error)              { return min(tx.live, max), nil }
 func (tx *sessTx) LiveTokens(string, time.Time, int) (int, error) { return tx.live, nil }
 func (tx *sessTx) Announce(r Revocation) error                    { tx.announced = append(tx.announced, r); return nil }
+func (tx *sessTx) LastEventSeq(string) (int64, error)             { return 0, nil }
+func (tx *sessTx) AppendEvent(*SessionEvent) error                { return nil }
 func (tx *sessTx) change(what string, id string)                  { tx.changes = append(tx.changes, what+" "+id) }
 func (tx *sessTx) keep(s *Session)                                { c := *s; tx.sessions[s.ID] = &c }
 func (tx *sessTx) UpdateSession(s *Session, attachments bool) error {

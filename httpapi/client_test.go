@@ -319,6 +319,18 @@ func (b clients) Events(ctx context.Context, c *memstore.Caller, storeID string,
 	return b.client(c).Events(ctx, c, storeID, f)
 }
 
+func (b clients) SendSessionEvents(ctx context.Context, c *memstore.Caller, id string, events []json.RawMessage) ([]memstore.SessionEvent, error) {
+	return b.client(c).SendSessionEvents(ctx, c, id, events)
+}
+
+func (b clients) AppendSessionTurn(ctx context.Context, c *memstore.Caller, id string, turn memstore.Turn) ([]memstore.SessionEvent, error) {
+	return b.client(c).AppendSessionTurn(ctx, c, id, turn)
+}
+
+func (b clients) ListSessionEvents(ctx context.Context, c *memstore.Caller, id string, f memstore.SessionEventFilter) (memstore.Page[memstore.SessionEvent], error) {
+	return b.client(c).ListSessionEvents(ctx, c, id, f)
+}
+
 func (b clients) SearchMemories(ctx context.Context, c *memstore.Caller, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
 	return b.client(c).SearchMemories(ctx, c, storeIDs, q)
 }

@@ -15,8 +15,8 @@ import (
 
 // TestSDKSessionAdmin calls every method of the Go SDK's Beta.Sessions and
 // Beta.Sessions.Resources, and asserts each outcome: updates, deletion,
-// the list's filters and a live session's memory stores work; events and
-// threads are a 404 saying that memstore runs no agent. A memory_store
+// the list's filters and a live session's memory stores work; threads
+// are a 404 saying that memstore runs no agent. A memory_store
 // resource is added and changed with the SDK's own methods, whose typed
 // parameters name file resources and token rotation only, by setting the
 // body's fields (option.WithJSONSet).
@@ -164,16 +164,7 @@ func testSDKSessionAdmin(t *testing.T, e *sdkEnv) {
 		sdkError(t, err, 400, "invalid_request_error", "List by a filter memstore cannot honour")
 	}
 
-	// Events and threads: memstore runs no agent.
-	_, err = sessions.Events.List(ctx, sess.ID, anthropic.BetaSessionEventListParams{})
-	sdkError(t, err, 404, "not_found_error", "Events.List")
-	_, err = sessions.Events.Send(ctx, sess.ID, anthropic.BetaSessionEventSendParams{})
-	sdkError(t, err, 404, "not_found_error", "Events.Send")
-	es := sessions.Events.StreamEvents(ctx, sess.ID, anthropic.BetaSessionEventStreamParams{})
-	if es.Next() {
-		t.Error("Events.StreamEvents gave an event")
-	}
-	sdkError(t, es.Err(), 404, "not_found_error", "Events.StreamEvents")
+	// Threads: memstore runs no agent. (Events: TestSDKSessionEvents.)
 	_, err = sessions.Threads.List(ctx, sess.ID, anthropic.BetaSessionThreadListParams{})
 	sdkError(t, err, 404, "not_found_error", "Threads.List")
 	_, err = sessions.Threads.Get(ctx, "thr_1", anthropic.BetaSessionThreadGetParams{SessionID: sess.ID})

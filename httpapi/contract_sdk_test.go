@@ -53,11 +53,12 @@ func steppingClock() func() time.Time {
 	}
 }
 
-// newSDKEnv starts a server over backend.
-func newSDKEnv(t *testing.T, backend harnessBackend) *sdkEnv {
+// newSDKEnv starts a server over backend, whose core has the options
+// core.
+func newSDKEnv(t *testing.T, backend harnessBackend, core ...memstore.CoreOption) *sdkEnv {
 	t.Helper()
 	e := &sdkEnv{}
-	e.h = newAPIHarness(t, harnessOptions{backend: backend, now: steppingClock(), wrap: func(next http.Handler) http.Handler {
+	e.h = newAPIHarness(t, harnessOptions{backend: backend, now: steppingClock(), core: core, wrap: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			e.mu.Lock()
 			e.requests++

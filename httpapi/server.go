@@ -39,6 +39,7 @@ type Server struct {
 	versions memstore.VersionService
 	keys     memstore.KeyService
 	sessions memstore.SessionService // nil: no sessions, no session tokens
+	events   memstore.EventService   // nil: no session transcripts
 	search   memstore.SearchService  // nil: no search
 	feed     memstore.FeedService    // nil: no change feed
 	webhooks memstore.WebhookService // nil: no webhooks

@@ -42,9 +42,13 @@ func (s *Server) routeSessions() {
 	s.handle("GET "+resource, s.getResource)
 	s.handle("POST "+resource, s.updateResource)
 	s.handle("DELETE "+resource, s.deleteResource)
-	// The SDKs' events and threads belong to an agent's runs, and
-	// memstore runs no agent: each of their routes is a 404 saying so.
-	for _, p := range []string{session + "/events", session + "/events/", session + "/threads", session + "/threads/"} {
+	// A session's transcript, when the sessions service keeps them.
+	if s.events, _ = s.sessions.(memstore.EventService); s.events != nil {
+		s.routeSessionEvents(session)
+	}
+	// The SDKs' threads belong to an agent's runs, and memstore runs no
+	// agent: each of their routes is a 404 saying so.
+	for _, p := range []string{session + "/threads", session + "/threads/"} {
 		s.handle(p, noAgent)
 	}
 	s.handle("POST "+tokens, s.createSessionToken)
@@ -446,7 +450,7 @@ func (s *Server) deleteResource(w *responseWriter, r *http.Request, c *memstore.
 
 // noAgent answers the SDKs' session events and threads.
 func noAgent(*responseWriter, *http.Request, *memstore.Caller) error {
-	return memstore.Errorf(memstore.ENotFound, "memstore runs no agent, so its sessions have no events or threads; "+
+	return memstore.Errorf(memstore.ENotFound, "memstore runs no agent, so its sessions have no threads; "+
 		"a session here attaches memory stores to the tokens of an agent that runs elsewhere")
 }
 

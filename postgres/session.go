@@ -37,6 +37,9 @@ func (db *DB) WriteSessions(ctx context.Context, workspaceID string, fn func(mem
 	for _, r := range t.announced {
 		db.revoked(ctx, r)
 	}
+	if t.evented != "" {
+		db.evented(t.evented)
+	}
 	return nil
 }
 
@@ -49,6 +52,7 @@ type sessionTx struct {
 	tx          pgx.Tx
 	workspaceID string
 	announced   []memstore.Revocation
+	evented     string // the session whose transcript grew, told of once committed
 }
 
 func (t *sessionTx) Session(id string) (*memstore.Session, error) {
@@ -112,6 +116,22 @@ func (t *sessionTx) RevokeToken(id string, at time.Time) (*memstore.SessionToken
 		return nil, notFound(err, memstore.ErrTokenNotFound(id))
 	}
 	return tok, nil
+}
+
+func (t *sessionTx) LastEventSeq(sessionID string) (int64, error) {
+	return sqlread.LastEventSeq(reader{t.ctx, t.tx}, dialect, sessionID)
+}
+
+// AppendEvent relies on the session's row, locked by the transaction's
+// read of it (Session), to make the appends of a session wait for one
+// another; the primary key refuses a number taken twice all the same.
+func (t *sessionTx) AppendEvent(e *memstore.SessionEvent) error {
+	e.ID = t.db.ids.New(memstore.SessionEventIDPrefix, e.ProcessedAt)
+	if err := t.exec(sqlrow.InsertSessionEvent(dialect.Param), sqlrow.SessionEventValues(e)...); err != nil {
+		return err
+	}
+	t.evented = e.SessionID
+	return nil
 }
 
 // Announce keeps r for WriteSessions to tell once committed: a NOTIFY

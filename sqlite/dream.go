@@ -93,11 +93,11 @@ func (t *dreamTx) LiveDreams(max int) (int, error) {
 	return countRows(t.ctx, t.tx, max, `SELECT 1 FROM dreams WHERE workspace_id = ? AND status IN ('pending', 'running')`, t.workspaceID)
 }
 
-func (t *dreamTx) UpdatingDream(storeID string) (string, error) {
+func (t *dreamTx) UpdatingDream(storeID string, now time.Time) (string, error) {
 	var id string
 	err := t.tx.queryRow(t.ctx, `SELECT id FROM dreams WHERE workspace_id = ? AND input_store_id = ? AND output_behavior = ?
-		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '')) LIMIT 1`,
-		t.workspaceID, storeID, memstore.OutputUpdateExisting).Scan(&id)
+		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > ?)) LIMIT 1`,
+		t.workspaceID, storeID, memstore.OutputUpdateExisting, nanos(now)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -128,6 +128,21 @@ func (t *sessionTx) RevokeToken(id string, at time.Time) (*memstore.SessionToken
 	return sqlread.SessionToken(reader{t.ctx, t.tx}, dialect, t.workspaceID, id)
 }
 
+func (t *sessionTx) LastEventSeq(sessionID string) (int64, error) {
+	return sqlread.LastEventSeq(reader{t.ctx, t.tx}, dialect, sessionID)
+}
+
+// AppendEvent notes the session for the notice once the batch commits
+// (the writer's notifyEvents), as a store's events are.
+func (t *sessionTx) AppendEvent(e *memstore.SessionEvent) error {
+	e.ID = t.db.ids.New(memstore.SessionEventIDPrefix, e.ProcessedAt)
+	if err := t.exec(sqlrow.InsertSessionEvent(dialect.Param), sqlrow.SessionEventValues(e)...); err != nil {
+		return err
+	}
+	t.tx.evented = append(t.tx.evented, e.SessionID)
+	return nil
+}
+
 // Announce notes r in the revocations table, for the other processes on
 // the file; WriteSessions tells this process once committed.
 func (t *sessionTx) Announce(r memstore.Revocation) error {

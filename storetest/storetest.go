@@ -94,6 +94,7 @@ func RunAll(t *testing.T, tg Target) {
 			if now != nil {
 				opts = append(opts, memstore.CoreClock(now))
 			}
+			opts = append(opts, memstore.WithDreams(true))
 			return memstore.NewCore(db, opts...)
 		}
 	}
@@ -107,9 +108,15 @@ func RunAll(t *testing.T, tg Target) {
 	t.Run("Sessions", func(t *testing.T) {
 		runSessions(t, func(t *testing.T, now func() time.Time) Services { return open(t, memstore.Limits{}, now) })
 	})
+	t.Run("SessionEvents", func(t *testing.T) {
+		runSessionEvents(t, func(t *testing.T, now func() time.Time) Services {
+			return open(t, memstore.Limits{EventsPerSession: eventsLimit}, now)
+		})
+	})
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
 	t.Run("Export", func(t *testing.T) { runExport(t, fresh) })
 	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })
+	t.Run("Dreams", func(t *testing.T) { runDreams(t, fresh) })
 	t.Run("Admin", func(t *testing.T) {
 		admin := tg.Admin
 		if admin == nil && tg.Database != nil {
@@ -145,6 +152,12 @@ func RunAll(t *testing.T, tg Target) {
 			t.Skip("the target keeps no storage of its own")
 		}
 		testDreamReview(t, tg.Database)
+	})
+	t.Run("DreamRunner", func(t *testing.T) {
+		if tg.Database == nil {
+			t.Skip("the target keeps no storage of its own")
+		}
+		runDreamRunner(t, tg.Database)
 	})
 	storage("Users", runUsers)
 	storage("Webhooks", runWebhooks)

@@ -29,6 +29,8 @@ type dbOptions struct {
 	// logger hears of the database's long or failing background work;
 	// nil discards it.
 	logger *slog.Logger
+	// dreams tells the core that the server runs dreams (it has a model).
+	dreams bool
 }
 
 // postgresSchemes are the URL schemes that name a PostgreSQL database.
@@ -81,7 +83,7 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (memstore.Databa
 
 // newCore is the core over db, with the options o asks for.
 func newCore(db memstore.Database, o dbOptions) *memstore.Core {
-	return memstore.NewCore(db, memstore.WithLimits(o.limits), memstore.WithContentRules(o.rules))
+	return memstore.NewCore(db, memstore.WithLimits(o.limits), memstore.WithContentRules(o.rules), memstore.WithDreams(o.dreams))
 }
 
 // openSQLite opens the SQLite database file at path. With o.create, a

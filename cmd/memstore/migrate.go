@@ -258,6 +258,10 @@ func (t *tally) Dream(r *memstore.Dream) error {
 	return put(t, r, func(r *memstore.Dream) error { return t.RecordSink.Dream(r) })
 }
 
+func (t *tally) SessionEvent(r *memstore.SessionEvent) error {
+	return put(t, r, func(r *memstore.SessionEvent) error { return t.RecordSink.SessionEvent(r) })
+}
+
 func (t *tally) Webhook(r *memstore.WebhookEndpoint) error {
 	return put(t, r, func(r *memstore.WebhookEndpoint) error { return t.RecordSink.Webhook(r) })
 }

@@ -47,8 +47,9 @@ type liveMemories struct {
 // services: two workspaces, keys (one revoked, one used), stores (one
 // archived, with metadata), memories with several versions, a deleted
 // memory and a redacted version, sessions (one archived) with two stores
-// attached (one read-only) and fields, and tokens (one revoked, one that
-// expires).
+// attached (one read-only) and fields, tokens (one revoked, one that
+// expires), and dreams (one pending, one canceled and archived, one that
+// ran and failed, with its session).
 func buildMigrationSource(t *testing.T, path string) migrationSource {
 	t.Helper()
 	ctx := context.Background()
@@ -57,7 +58,7 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	co := memstore.NewCore(db)
+	co := memstore.NewCore(db, memstore.WithDreams(true))
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -137,10 +138,40 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	_, err = co.RevokeSessionToken(ctx, c, revoked.ID)
 	must(err)
 	src.revokedToken = secret
+	_, err = co.AppendSessionTurn(ctx, c, s.ID, memstore.Turn{Messages: []memstore.TurnMessage{
+		{Role: "user", Content: json.RawMessage(`"tidy the notes"`)},
+		{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"toolu_1","name":"memory_list","input":{"path":"/"}}]`)},
+		{Role: "user", Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"toolu_1","content":"notes.md"}]`)},
+	}})
+	must(err)
 	ended, _, _, err := co.CreateSession(ctx, c, memstore.SessionCreate{Title: "ended", Stores: []memstore.AttachmentCreate{{StoreID: ref.ID}}})
 	must(err)
 	_, err = co.ArchiveSession(ctx, c, ended.ID)
 	must(err)
+
+	dream := func(behavior string) *memstore.Dream {
+		t.Helper()
+		in := "merge duplicates"
+		d, err := co.CreateDream(ctx, c, memstore.DreamCreate{
+			Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: ref.ID},
+				{Type: memstore.DreamInputSessions, SessionIDs: []string{s.ID, ended.ID}}},
+			Model: memstore.DreamModel{ID: "claude-test"}, Instructions: &in, OutputBehavior: behavior, OutputStoreID: ref.ID})
+		must(err)
+		return d
+	}
+	dream(memstore.OutputUpdateExisting)
+	ran, err := co.ClaimDream(ctx, "worker", time.Hour)
+	must(err)
+	_, err = co.BeginDream(ctx, ran, "worker")
+	must(err)
+	must(co.FinishDream(ctx, ran.ID, "worker", memstore.DreamFailed, memstore.DreamUsage{InputTokens: 12, OutputTokens: 3},
+		&memstore.DreamError{Type: memstore.EOverloaded, Message: "the model endpoint was overloaded"}))
+	canceled := dream(memstore.OutputUpdateExisting)
+	_, err = co.CancelDream(ctx, c, canceled.ID)
+	must(err)
+	_, err = co.ArchiveDream(ctx, c, canceled.ID)
+	must(err)
+	dream(memstore.OutputUpdateExisting)
 
 	// Console users: an admin with a password, signed in, and an auditor
 	// who has only a sign-in link so far.
@@ -158,8 +189,8 @@ func buildMigrationSource(t *testing.T, path string) migrationSource {
 	src.live = []liveMemories{{notes.ID, src.keys[0], 2}, {ref.ID, src.keys[0], 1}, {other.ID, src.keys[1], 1}}
 	src.counts = map[memstore.RecordKind]int64{
 		memstore.KindWorkspaces: 2, memstore.KindAPIKeys: 3, memstore.KindUsers: 2, memstore.KindSignIns: 2, memstore.KindStores: 4,
-		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindEvents: 11, memstore.KindSessions: 2, memstore.KindSessionTokens: 4,
-		memstore.KindWebhooks: 0, memstore.KindCursors: 0, memstore.KindDeliveries: 0,
+		memstore.KindMemories: 5, memstore.KindVersions: 9, memstore.KindEvents: 11, memstore.KindSessions: 3, memstore.KindSessionTokens: 4,
+		memstore.KindSessionEvents: 3, memstore.KindDreams: 3, memstore.KindWebhooks: 0, memstore.KindCursors: 0, memstore.KindDeliveries: 0,
 	}
 	return src
 }
@@ -204,6 +235,7 @@ func (r *recorder) Event(v *memstore.Event) error                     { return r
 func (r *recorder) Session(v *memstore.Session) error                 { return r.add("session", v) }
 func (r *recorder) SessionToken(v *memstore.SessionTokenRecord) error { return r.add("token", v) }
 func (r *recorder) Dream(v *memstore.Dream) error                     { return r.add("dream", v) }
+func (r *recorder) SessionEvent(v *memstore.SessionEvent) error       { return r.add("session event", v) }
 func (r *recorder) Webhook(v *memstore.WebhookEndpoint) error         { return r.add("webhook", v) }
 func (r *recorder) WebhookCursor(v *memstore.WebhookCursor) error     { return r.add("cursor", v) }
 func (r *recorder) WebhookDelivery(v *memstore.WebhookDelivery) error { return r.add("delivery", v) }

@@ -70,8 +70,9 @@ is busy (503, with Retry-After).
 
 Each workspace holds at most --max-stores-per-workspace stores
 (archived ones included) and --max-sessions-per-workspace live sessions,
-each session --max-tokens-per-session live tokens; a create beyond one
-is refused (400) naming the flag. Each API key, session token or console
+each session --max-tokens-per-session live tokens and
+--max-events-per-session events of its transcript; a create or append
+beyond one is refused (400) naming the flag. Each API key, session token or console
 user searches at most --search-rate-per-credential times a second, and a
 workspace's credentials together --search-rate-per-workspace times (429
 with Retry-After); each server counts its own searches.
@@ -107,6 +108,14 @@ is neither counted nor logged as failed: it is made again once its claim
 lapses, by this server restarted or another. Their URLs may not reach
 loopback, link-local or private addresses unless --webhook-allow-private
 is set.
+
+Dreams (/v1/dreams) run when the server has a model: ANTHROPIC_API_KEY
+or --model-api-key-file for Anthropic's API, --model-base-url
+(ANTHROPIC_BASE_URL) for any endpoint that speaks the Messages API. Each
+run is capped by --dream-max-steps, --dream-max-tokens,
+--dream-max-writes and --dream-max-time, and --dream-concurrency run at
+once. A dream running when the server stops is resumed by the next
+server to claim it (docs/dreams.md).
 
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
@@ -176,6 +185,7 @@ type serveConfig struct {
 	maxStores      count // the quotas of memstore.Limits
 	maxSessions    count
 	maxTokens      count
+	maxEvents      count
 	searchRate     count
 	searchRateWS   count
 	maxBodyBytes   count
@@ -206,6 +216,7 @@ type serveConfig struct {
 	tlsKey         string
 	initAdmin      string      // the first console user to make, with a sign-in link
 	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
+	dreams         dreamFlags  // the model that runs dreams, and its caps
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -243,6 +254,7 @@ var serveEnv = map[string]string{
 	"max-stores-per-workspace":   "MEMSTORE_MAX_STORES_PER_WORKSPACE",
 	"max-sessions-per-workspace": "MEMSTORE_MAX_SESSIONS_PER_WORKSPACE",
 	"max-tokens-per-session":     "MEMSTORE_MAX_TOKENS_PER_SESSION",
+	"max-events-per-session":     "MEMSTORE_MAX_EVENTS_PER_SESSION",
 	"search-rate-per-credential": "MEMSTORE_SEARCH_RATE_PER_CREDENTIAL",
 	"search-rate-per-workspace":  "MEMSTORE_SEARCH_RATE_PER_WORKSPACE",
 
@@ -265,6 +277,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		maxStores:      memstore.DefaultMaxStoresPerWorkspace,
 		maxSessions:    memstore.DefaultMaxSessionsPerWorkspace,
 		maxTokens:      memstore.DefaultMaxTokensPerSession,
+		maxEvents:      memstore.DefaultMaxEventsPerSession,
 		searchRate:     memstore.DefaultSearchRate,
 		searchRateWS:   memstore.DefaultSearchRatePerWorkspace,
 		logFormat:      newChoice("text", "text", "json"),
@@ -296,6 +309,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.Var(&c.maxStores, "max-stores-per-workspace", "cap on the memory stores of a workspace, archived ones included, `N`; 0 for no limit (MEMSTORE_MAX_STORES_PER_WORKSPACE)")
 	fs.Var(&c.maxSessions, "max-sessions-per-workspace", "cap on the live (unarchived) sessions of a workspace, `N`; 0 for no limit (MEMSTORE_MAX_SESSIONS_PER_WORKSPACE)")
 	fs.Var(&c.maxTokens, "max-tokens-per-session", "cap on the live (neither revoked nor expired) tokens of a session, `N`; 0 for no limit (MEMSTORE_MAX_TOKENS_PER_SESSION)")
+	fs.Var(&c.maxEvents, "max-events-per-session", "cap on the events of a session's transcript, `N`; 0 for no limit (MEMSTORE_MAX_EVENTS_PER_SESSION)")
 	fs.Var(&c.searchRate, "search-rate-per-credential", "searches a second of one API key, session token or console user, `N`, in bursts of as many; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_CREDENTIAL)")
 	fs.Var(&c.searchRateWS, "search-rate-per-workspace", "searches a second of all the credentials of a workspace together, `N`; 0 for no limit (MEMSTORE_SEARCH_RATE_PER_WORKSPACE)")
 	fs.Var(&c.maxBodyBytes, "max-body-bytes", "cap on a request body, `N` bytes; 0 for the default of 1 MiB (MEMSTORE_MAX_BODY_BYTES)")
@@ -325,6 +339,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate chain in `FILE`; needs --tls-key (MEMSTORE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
 	fs.StringVar(&c.initAdmin, "init-admin", "", "when the workspace has no console user, make `NAME`, an admin, and print a one-time sign-in link (MEMSTORE_INIT_ADMIN)")
+	c.dreams.register(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -332,6 +347,12 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, usageError(e, "memstore serve: unexpected argument %q", fs.Arg(0))
 	}
 	if err := applyEnv(e, "serve", fs, serveEnv); err != nil {
+		return nil, err
+	}
+	if err := applyEnv(e, "serve", fs, dreamEnv); err != nil {
+		return nil, err
+	}
+	if err := c.dreams.resolve(e); err != nil {
 		return nil, err
 	}
 	if c.initAdmin != "" {
@@ -404,6 +425,7 @@ func (c *serveConfig) limits() memstore.Limits {
 		MemoriesPerStore:      int(c.maxMemories),
 		SessionsPerWorkspace:  int(c.maxSessions),
 		TokensPerSession:      int(c.maxTokens),
+		EventsPerSession:      int(c.maxEvents),
 		SearchesPerCredential: int(c.searchRate),
 		SearchesPerWorkspace:  int(c.searchRateWS),
 	}
@@ -492,6 +514,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	log := c.logger(e.stderr)
 	c.backend.opts.logger, c.backend.opts.limits, c.backend.opts.rules = log, c.limits(), c.contentRules()
+	c.backend.opts.dreams = c.dreams.enabled()
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err
@@ -592,11 +615,18 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 			MaxHeld: int(c.webhookMax), MaxHeldPerWorkspace: int(c.webhookShare)}).Run(dctx)
 	}()
 	defer func() { stopDelivery(); <-delivered }()
+	// The dream worker runs until the server stops; the dreams it runs
+	// then let their leases go, to be resumed by this server restarted or
+	// another.
+	defer c.dreams.start(ctx, core, log)()
 	served := make(chan error, 1)
 	go func() { served <- c.serveOn(srv, limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving %s://%s (database %s)\n", c.scheme(), ln.Addr(), databaseName(path))
 	if run.consoleURL != nil {
 		fmt.Fprintf(e.stderr, "memstore: console at %s (add users with 'memstore users create')\n", run.consoleURL)
+	}
+	if !c.dreams.enabled() {
+		fmt.Fprintln(e.stderr, "memstore: dreams are off: no model endpoint (set ANTHROPIC_API_KEY, or --model-base-url; see docs/dreams.md)")
 	}
 
 	select {

@@ -39,6 +39,10 @@ const (
 	Users       = "u"
 	Events      = "e" // Key: the store's ID
 	Dreams      = "d"
+	// SessionEvents is a session's transcript oldest first, and
+	// SessionEventsDesc newest first. Key: the session's ID.
+	SessionEvents     = "se"
+	SessionEventsDesc = "sd"
 )
 
 func (c Cursor) String() string {

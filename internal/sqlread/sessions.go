@@ -57,3 +57,17 @@ func (r SessionReads) SessionTokenBySecret(ctx context.Context, secretHash strin
 	})
 	return t, s, r.Wrap(err, "authenticate session")
 }
+
+// SessionEvents implements memstore.SessionEventStorage.
+func (r SessionReads) SessionEvents(ctx context.Context, workspaceID, sessionID string, f memstore.SessionEventFilter) (memstore.Page[memstore.SessionEvent], error) {
+	page, err := SessionEvents(r.Read(ctx), r.Dialect, workspaceID, sessionID, f)
+	return page, r.Wrap(err, "list events of session %s", sessionID)
+}
+
+// LastEventSeq is the number of a session's last event, 0 for none, read
+// in tx (the session's write transaction).
+func LastEventSeq(tx Tx, d *Dialect, sessionID string) (int64, error) {
+	var seq int64
+	err := tx.QueryRow(d.SQL(`SELECT coalesce((SELECT seq FROM session_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1), 0)`), sessionID).Scan(&seq)
+	return seq, err
+}

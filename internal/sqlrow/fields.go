@@ -169,6 +169,17 @@ func (f jsonMap[V]) Value() (driver.Value, error) {
 	return string(b), err
 }
 
+// rawJSON is a JSON value kept as its text, as it was given.
+type rawJSON struct{ b *json.RawMessage }
+
+func (f rawJSON) Scan(src any) error {
+	s, err := str(src)
+	*f.b = json.RawMessage(s)
+	return err
+}
+
+func (f rawJSON) Value() (driver.Value, error) { return string(*f.b), nil }
+
 // enumField is a string of a named type, such as a role or a state.
 type enumField[S ~string] struct{ s *S }
 

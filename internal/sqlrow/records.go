@@ -286,3 +286,18 @@ func UpdateDreamValues(d *memstore.Dream) ([]any, error) {
 	}
 	return append(v[2:], v[0], v[1]), nil
 }
+
+// SessionEventColumns are the columns of a session event's row, in the
+// order ScanSessionEvent reads them and SessionEventValues gives them.
+var SessionEventColumns = sessionEvents.table.Columns
+
+// ScanSessionEvent scans a row of SessionEventColumns.
+func ScanSessionEvent(r Row) (*memstore.SessionEvent, error) { return sessionEvents.scan(r) }
+
+// SessionEventValues are the values of e's row, in SessionEventColumns'
+// order.
+func SessionEventValues(e *memstore.SessionEvent) []any { return must(sessionEvents.values(e)) }
+
+// InsertSessionEvent is the statement that inserts a session event's row
+// (SessionEventValues), given the placeholder of the nth value.
+func InsertSessionEvent(param func(n int) string) string { return sessionEvents.table.Insert(param) }

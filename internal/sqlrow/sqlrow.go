@@ -257,6 +257,9 @@ func (r restorer) SessionToken(t *memstore.SessionTokenRecord) error {
 	return sessionTokens.insert(r.tx, t)
 }
 func (r restorer) Dream(d *memstore.Dream) error { return dreams.insert(r.tx, d) }
+func (r restorer) SessionEvent(e *memstore.SessionEvent) error {
+	return sessionEvents.insert(r.tx, e)
+}
 
 // Session inserts the session, then each of its attachments at its
 // position.

@@ -14,7 +14,7 @@ var kinds = map[memstore.RecordKind]interface {
 }{
 	memstore.KindWorkspaces: workspaces, memstore.KindAPIKeys: apiKeys, memstore.KindUsers: users, memstore.KindSignIns: signIns,
 	memstore.KindStores: stores, memstore.KindMemories: memories, memstore.KindVersions: versions, memstore.KindEvents: events,
-	memstore.KindSessions: sessions, memstore.KindSessionTokens: sessionTokens, memstore.KindWebhooks: webhooks,
+	memstore.KindSessions: sessions, memstore.KindSessionTokens: sessionTokens, memstore.KindSessionEvents: sessionEvents, memstore.KindWebhooks: webhooks,
 	memstore.KindCursors: cursors, memstore.KindDeliveries: deliveries, memstore.KindDreams: dreams,
 }
 
@@ -152,6 +152,15 @@ const tokenColumns = "id, session_id, workspace_id, hint, created_at, expires_at
 func tokenFields(t *memstore.SessionToken) []any {
 	return []any{&t.ID, &t.SessionID, &t.WorkspaceID, &t.Hint, nanos{&t.CreatedAt}, nullNanos{&t.ExpiresAt}, nullNanos{&t.RevokedAt}}
 }
+
+// sessionEvents are copied as they are kept: ID, session, number, type,
+// body and time.
+var sessionEvents = byFields(&Table{Kind: memstore.KindSessionEvents, Name: "session_events", Key: "session_id, seq",
+	Columns: "session_id, seq, id, workspace_id, type, body, processed_at"},
+	func(e *memstore.SessionEvent) []any {
+		return []any{&e.SessionID, &e.Seq, &e.ID, &e.WorkspaceID, &e.Type, rawJSON{&e.Body}, nanos{&e.ProcessedAt}}
+	},
+	memstore.RecordSink.SessionEvent)
 
 var webhooks = byFields(&Table{Kind: memstore.KindWebhooks, Name: "webhook_endpoints", Key: "id",
 	Columns: "id, workspace_id, name, description, url, enabled_events, state, disabled_reason, secret, created_at, updated_at"},

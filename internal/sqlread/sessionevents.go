@@ -1,0 +1,72 @@
+package sqlread
+
+import (
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
+)
+
+// SessionEvents lists the events of a session of the workspace by f, in
+// the order of their numbers: one range of the table's primary key per
+// page. The cursor names the session, so that one session's cursor is
+// refused by another's list.
+func SessionEvents(read Read, d *Dialect, workspaceID, sessionID string, f memstore.SessionEventFilter) (memstore.Page[memstore.SessionEvent], error) {
+	var page memstore.Page[memstore.SessionEvent]
+	n, err := memstore.PageSize(f.Limit, false)
+	if err != nil {
+		return page, err
+	}
+	kind, order, cmp := keyset.SessionEvents, "", ">"
+	if f.Descending {
+		kind, order, cmp = keyset.SessionEventsDesc, " DESC", "<"
+	}
+	cur, err := keyset.Parse(f.Page, kind)
+	if err != nil {
+		return page, err
+	}
+	if cur != nil && cur.Key != sessionID {
+		return page, memstore.Errorf(memstore.EInvalid, "page %q is a cursor of another session's events", f.Page)
+	}
+	q := d.Query(sessionID)
+	where := `session_id = ` + d.Param(1)
+	switch {
+	case cur != nil:
+		where += ` AND seq ` + cmp + ` ` + q.Arg(cur.Seq)
+	case f.AfterSeq > 0:
+		where += ` AND seq > ` + q.Arg(f.AfterSeq)
+	}
+	for _, b := range []struct {
+		at *time.Time
+		op string
+	}{{f.CreatedAtGT, ">"}, {f.CreatedAtGTE, ">="}, {f.CreatedAtLT, "<"}, {f.CreatedAtLTE, "<="}} {
+		if b.at != nil {
+			where += ` AND processed_at ` + b.op + ` ` + q.Arg(keyset.Nanos(*b.at))
+		}
+	}
+	if len(f.Types) > 0 {
+		where += ` AND ` + d.OneOf(q, "type", f.Types)
+	}
+	err = read(func(tx Tx) error {
+		var one int
+		err := tx.QueryRow(d.SQL(`SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`), sessionID, workspaceID).Scan(&one)
+		if err != nil {
+			return d.notFound(err, memstore.ErrSessionNotFound(sessionID))
+		}
+		rows, err := tx.Query(`SELECT `+sqlrow.SessionEventColumns+` FROM session_events WHERE `+where+` ORDER BY seq`+order+` LIMIT `+q.Arg(n+1), q.Args...)
+		page.Items, err = collect(rows, err, sqlrow.ScanSessionEvent)
+		return err
+	})
+	if err != nil {
+		return page, err
+	}
+	if page.Items == nil {
+		page.Items = []memstore.SessionEvent{}
+	}
+	if len(page.Items) > n {
+		page.Items = page.Items[:n]
+		page.Next = keyset.Cursor{Kind: kind, Key: sessionID, Seq: page.Items[n-1].Seq}.String()
+	}
+	return page, nil
+}
