@@ -423,8 +423,7 @@ func mainNav(cfg Config) []navLink {
 		nav = append(nav, navLink{"sessions", "Sessions", "e", readAdmin(memstore.ManageSessions)})
 	}
 	if cfg.Dreams != nil {
-		// Dreams are read by whoever reads the stores (the core's rule).
-		nav = append(nav, navLink{"dreams", "Dreams", "d", readStores})
+		nav = append(nav, navLink{"dreams", "Dreams", "d", func(c *memstore.Caller) error { return c.CanDream(false) }})
 	}
 	if cfg.Keys != nil {
 		nav = append(nav, navLink{"keys", "API keys", "k", readAdmin(memstore.ListKeys)})

@@ -66,7 +66,9 @@ func (h *Handler) renderDream(w http.ResponseWriter, r *http.Request, s *signedI
 		h.failErr(w, r, s, err)
 		return
 	}
-	data := map[string]any{"Dream": d, "CanApply": d.Status.Final()}
+	// The changes can be chosen once the dream has stopped, by whom the
+	// core lets apply them.
+	data := map[string]any{"Dream": d, "CanApply": d.Status.Final() && s.caller.CanDream(true) == nil}
 	if d.OutputBehavior == memstore.OutputCreateNew && d.StartedAt != nil && h.cfg.Review != nil {
 		_, changes, err := h.cfg.Review.DreamChanges(ctx, s.caller, id)
 		if err != nil {

@@ -128,6 +128,9 @@ func TestDreamPages(t *testing.T) {
 	}
 	auditor := f.signIn(t, "auditor")
 	_, page := f.get(t, auditor, "/console/dreams/"+id)
+	if !strings.Contains(page, "tabs, consolidated") || strings.Contains(page, `id="apply"`) || strings.Contains(page, `name="path" value="/prefs/style.md">`) {
+		t.Errorf("an auditor's page of the dream offers to apply, or lacks the changes")
+	}
 	resp, _ = f.post(t, auditor, apply, f.srv.URL, url.Values{"csrf": {csrfOf(t, page)}, "path": {"/prefs/style.md"}})
 	if resp.StatusCode != http.StatusForbidden || input("/prefs/style.md") != "tabs\n" {
 		t.Errorf("an auditor's apply: %d, style %q", resp.StatusCode, input("/prefs/style.md"))
