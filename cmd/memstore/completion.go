@@ -264,7 +264,7 @@ func commandFlags(ctx context.Context, name, sub string) *flag.FlagSet {
 // subcommandTables are the commands whose subcommands are in a table; the
 // others' are read from the usage lines of their help.
 var subcommandTables = map[string]func() []command{
-	"stores": storesCommands, "sessions": sessionsCommands, "memdir": memdirCommands,
+	"stores": storesCommands, "sessions": sessionsCommands, "memdir": memdirCommands, "dreams": dreamsCommands,
 }
 
 // subcommands are the subcommands of command name: from its table, else

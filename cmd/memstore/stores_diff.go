@@ -68,17 +68,22 @@ func runStoresDiff(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	return c.printStoreDiff(ctx, out(), ids[0], ids[1], *stat)
+	js, err := c.diffStores(ctx, out(), ids[0], ids[1], *stat)
+	if err != nil || !c.json {
+		return err
+	}
+	return printJSON(e.stdout, js)
 }
 
-// printStoreDiff compares store fromID with store toID and prints the
-// changes as stores diff does: JSON with --json, a table of counts with
-// stat, otherwise each change's unified diff to w; a summary on standard
-// error. The content of one change at a time is held.
-func (c *conn) printStoreDiff(ctx context.Context, w io.Writer, fromID, toID string, stat bool) error {
+// diffStores compares store fromID with store toID and prints the
+// changes as stores diff does: with --json nothing, the result being
+// returned to print; a table of counts with stat; otherwise each
+// change's unified diff to w; a summary on standard error. The content
+// of one change at a time is held.
+func (c *conn) diffStores(ctx context.Context, w io.Writer, fromID, toID string, stat bool) (*storeDiffJSON, error) {
 	d, err := storediff.Compare(ctx, c, c.caller, fromID, toID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	js := storeDiffJSON{From: httpapi.NewStoreJSON(d.From), To: httpapi.NewStoreJSON(d.To), Changes: []storeChangeJSON{}, Same: d.Same}
 	tw := newTable(c.e.stdout)
@@ -87,7 +92,7 @@ func (c *conn) printStoreDiff(ctx context.Context, w io.Writer, fromID, toID str
 	for _, ch := range d.Changes {
 		t, err := d.Text(ctx, c, c.caller, ch)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		counts[ch.Kind]++
 		added += t.Added
@@ -113,21 +118,21 @@ func (c *conn) printStoreDiff(ctx context.Context, w io.Writer, fromID, toID str
 			row(tw, string(ch.Kind), ch.Path, counts)
 		default:
 			if _, err := io.WriteString(w, t.Diff); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if c.json {
-		return printJSON(c.e.stdout, js)
+		return &js, nil
 	}
 	if err := tw.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	if len(d.Changes) == 0 {
 		fmt.Fprintf(c.e.stderr, "no differences: %s and %s hold the same %d memories\n", cell(d.From.Name), cell(d.To.Name), d.Same)
-		return nil
+	} else {
+		fmt.Fprintf(c.e.stderr, "%d changed, %d added, %d removed (%d lines added, %d deleted); %d paths alike\n",
+			counts[storediff.Changed], counts[storediff.Added], counts[storediff.Removed], added, deleted, d.Same)
 	}
-	fmt.Fprintf(c.e.stderr, "%d changed, %d added, %d removed (%d lines added, %d deleted); %d paths alike\n",
-		counts[storediff.Changed], counts[storediff.Added], counts[storediff.Removed], added, deleted, d.Same)
-	return nil
+	return &js, nil
 }
