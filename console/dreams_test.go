@@ -151,3 +151,38 @@ func TestDreamPages(t *testing.T) {
 		}
 	}
 }
+
+// TestDreamPageBeforeItRuns: a pending dream's page says it proposes
+// nothing yet and offers a cancel, which the core does.
+func TestDreamPageBeforeItRuns(t *testing.T) {
+	f := newFixture(t, "tabs\n", withDreams)
+	core := memstore.NewCore(f.db, memstore.WithDreams(true))
+	ses, _, _, err := core.CreateSession(t.Context(), f.op, memstore.SessionCreate{Title: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := core.CreateDream(t.Context(), f.op, memstore.DreamCreate{
+		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: f.storeID},
+			{Type: memstore.DreamInputSessions, SessionIDs: []string{ses.ID}}},
+		Model: memstore.DreamModel{ID: "m"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.signIn(t, "member")
+	resp, body := f.get(t, c, "/console/dreams/"+d.ID)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "has not started") || strings.Contains(body, "apply-form") || !strings.Contains(body, `id="cancel-dream"`) {
+		t.Fatalf("a pending dream's page: %d\n%s", resp.StatusCode, body)
+	}
+	resp, _ = f.post(t, c, "/console/dreams/"+d.ID+"/cancel", f.srv.URL, url.Values{"csrf": {csrfOf(t, body)}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", resp.StatusCode)
+	}
+	if got, err := core.Dream(t.Context(), f.op, d.ID); err != nil || got.Status != memstore.DreamCanceled {
+		t.Errorf("after the cancel: %+v %v", got, err)
+	}
+	_, body = f.get(t, c, resp.Header.Get("Location"))
+	if !strings.Contains(body, "Canceled: the dream stops") || !strings.Contains(body, `id="archive-dream"`) {
+		t.Errorf("the page after the cancel lacks its notice or the archive")
+	}
+}
