@@ -128,7 +128,7 @@ func (co *Core) ApplyDreamChanges(ctx context.Context, c *Caller, id string, pat
 		return nil, Errorf(EInvalid, "no change chosen: give the path of at least one proposed change")
 	}
 	if len(paths) > MaxApplyPaths {
-		return nil, Errorf(EInvalid, "%d paths were given; one apply takes at most %d (MaxApplyPaths)", len(paths), MaxApplyPaths)
+		return nil, Errorf(EInvalid, "%d paths were given; one apply takes at most %d (MaxApplyPaths): apply them in parts", len(paths), MaxApplyPaths)
 	}
 	d, changes, err := co.DreamChanges(ctx, c, id)
 	if err != nil {

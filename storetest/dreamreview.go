@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -137,6 +138,10 @@ func testDreamReview(t *testing.T, open func(t *testing.T, now func() time.Time)
 	wantCode(t, err, memstore.EInvalid, "a path the dream did not change")
 	_, err = core.ApplyDreamChanges(ctx, key, d.ID, nil)
 	wantCode(t, err, memstore.EInvalid, "no path")
+	_, err = core.ApplyDreamChanges(ctx, key, d.ID, make([]string, memstore.MaxApplyPaths+1))
+	if wantCode(t, err, memstore.EInvalid, "too many paths") && !strings.Contains(err.Error(), "MaxApplyPaths") {
+		t.Errorf("too many paths: %v", err)
+	}
 	_, err = core.ApplyDreamChanges(ctx, dreamer, d.ID, []string{"/a.md"})
 	wantCode(t, err, memstore.EPermission, "an apply by a session")
 	_, err = core.ApplyDreamChanges(ctx, keyCaller(wsB, actorKey), d.ID, []string{"/a.md"})
