@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strconv"
@@ -30,7 +31,8 @@ alone: review the changes with 'memstore stores diff' or in the console
 writes STORE itself, each change a new version.
 
 Without --wait, prints the dream as soon as it is made (pending). With
---wait, shows its progress on standard error until it stops, then prints
+--wait, shows its progress on standard error until it stops (its status,
+its usage, and each tool call it makes, read from its session), then prints
 what it changed: the diff from STORE to the new store (as 'memstore
 stores diff'), or the versions it wrote with --update-existing. The exit
 status is 1 when the dream failed or was canceled. Stopping the wait
@@ -149,6 +151,7 @@ func runDream(ctx context.Context, e env, args []string) error {
 // status and usage on standard error. Stopping the wait leaves it be.
 func (c *conn) waitDream(ctx context.Context, d *memstore.Dream) (*memstore.Dream, error) {
 	last := *d
+	steps := &dreamSteps{}
 	tick := time.NewTicker(dreamPoll)
 	defer tick.Stop()
 	for !d.Status.Final() {
@@ -163,6 +166,7 @@ func (c *conn) waitDream(ctx context.Context, d *memstore.Dream) (*memstore.Drea
 			return nil, err
 		}
 		d = cur
+		steps.show(ctx, c, d)
 		switch {
 		case d.Status != last.Status && d.Status == memstore.DreamRunning:
 			fmt.Fprintf(c.e.stderr, "dream %s: running in session %s, writing memory store %s\n", d.ID, d.RunningSessionID(), strings.Join(d.Outputs(), ", "))
@@ -174,6 +178,42 @@ func (c *conn) waitDream(ctx context.Context, d *memstore.Dream) (*memstore.Drea
 		last = *d
 	}
 	return d, nil
+}
+
+// dreamSteps shows the tool calls of a dream's session as they are
+// appended to its transcript: what the dream reads and writes.
+type dreamSteps struct {
+	seq    int64 // the last event shown
+	failed bool  // the transcript could not be read: said once
+}
+
+// show prints the tool calls of d's session since the last shown.
+func (s *dreamSteps) show(ctx context.Context, c *conn, d *memstore.Dream) {
+	ses := d.RunningSessionID()
+	if ses == "" || s.failed {
+		return
+	}
+	for {
+		page, err := c.ListSessionEvents(ctx, c.caller, ses, memstore.SessionEventFilter{Types: []string{"agent.tool_use"}, AfterSeq: s.seq, Limit: memstore.MaxPageSize})
+		if err != nil {
+			s.failed = true
+			fmt.Fprintf(c.e.stderr, "dream %s: its steps cannot be shown (%s); waiting for it to stop\n", d.ID, memstore.ErrorMessage(err))
+			return
+		}
+		for _, ev := range page.Items {
+			s.seq = ev.Seq
+			var call struct {
+				Name  string
+				Input struct{ Path string }
+			}
+			if json.Unmarshal(ev.Body, &call) == nil {
+				fmt.Fprintf(c.e.stderr, "dream %s: %s %s\n", d.ID, cell(call.Name), cell(call.Input.Path))
+			}
+		}
+		if len(page.Items) < memstore.MaxPageSize {
+			return
+		}
+	}
 }
 
 // usageText is a dream's usage for people.

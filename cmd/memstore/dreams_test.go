@@ -67,7 +67,7 @@ func TestDreamCommand(t *testing.T) {
 			t.Errorf("dream --wait printed:\n%s\nlacking:\n%s", out, want)
 		}
 	}
-	for _, want := range []string{": pending\n", ": completed; 120 input tokens", "1 changed, 1 added, 0 removed"} {
+	for _, want := range []string{": pending\n", ": completed; 120 input tokens", "1 changed, 1 added, 0 removed", "memory_write /mnt/memory/", "/a.md\n", "/new.md\n"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("dream --wait's progress:\n%s\nlacks %q", errOut, want)
 		}
