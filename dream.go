@@ -69,6 +69,9 @@ const (
 	// MaxLiveDreams caps the dreams of a workspace that are pending or
 	// running, so that one workspace cannot fill the worker's queue.
 	MaxLiveDreams = 10
+	// MaxDreamError bounds a failed dream's error message and code, in
+	// bytes: what the worker gives is cut to it (StorableText).
+	MaxDreamError = 1024
 	// MaxDreamAttempts caps how often a dream is claimed: a dream whose
 	// worker stopped (a restart) is claimed again when its lease
 	// expires, and fails once it has been claimed this often.
@@ -295,6 +298,9 @@ func ValidateDreamCreate(dc DreamCreate) (*Dream, error) {
 		switch in.Type {
 		case DreamInputMemoryStore:
 			stores++
+			if in.SessionIDs != nil {
+				return nil, Errorf(EInvalid, "%s is a %s input, which takes no session_ids: give them in the %s input", what, DreamInputMemoryStore, DreamInputSessions)
+			}
 			if in.MemoryStoreID == "" {
 				return nil, Errorf(EInvalid, "%s.memory_store_id is required", what)
 			}
@@ -304,6 +310,9 @@ func ValidateDreamCreate(dc DreamCreate) (*Dream, error) {
 			d.InputStoreID = in.MemoryStoreID
 		case DreamInputSessions:
 			sessions++
+			if in.MemoryStoreID != "" {
+				return nil, Errorf(EInvalid, "%s is a %s input, which takes no memory_store_id: give it in the %s input", what, DreamInputSessions, DreamInputMemoryStore)
+			}
 			ids, err := validateDreamSessions(what, in.SessionIDs)
 			if err != nil {
 				return nil, err
@@ -570,8 +579,8 @@ func (co *Core) changeDream(ctx context.Context, c *Caller, id string, change fu
 // MaxDreamAttempts times fails instead (its worker stopped that often),
 // and the next is claimed.
 func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duration) (*Dream, error) {
-	if owner == "" || lease <= 0 {
-		return nil, Errorf(EInvalid, "a claim needs an owner and a positive lease")
+	if owner == "" || len(owner) > maxIDLength || lease <= 0 {
+		return nil, Errorf(EInvalid, "a claim needs an owner of 1 to %d bytes and a positive lease", maxIDLength)
 	}
 	for {
 		now := co.b.Now()
@@ -603,6 +612,11 @@ func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller
 	if d == nil {
 		return nil, Errorf(EInvalid, "no dream to begin")
 	}
+	// The lease the claim gave, which the copy keeps up.
+	var lease time.Duration
+	if d.LeaseUntil != nil {
+		lease = d.LeaseUntil.Sub(d.UpdatedAt)
+	}
 	var ses *Session
 	var started bool
 	err := co.b.WriteDreams(ctx, d.WorkspaceID, func(tx DreamTx) error {
@@ -622,7 +636,7 @@ func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller
 		return caller, nil
 	}
 	if d.OutputBehavior == OutputCreateNew {
-		if err := co.copyStore(ctx, d, caller.Actor); err != nil {
+		if err := co.copyStore(ctx, d, owner, lease, caller.Actor); err != nil {
 			return nil, err
 		}
 	}
@@ -716,12 +730,34 @@ func prepareDream(tx DreamTx, d *Dream, l Limits, now time.Time) (ses *Session, 
 	return ses, false, tx.UpdateDream(d)
 }
 
+// dreamCopyCheck is how many memories a dream's copy writes between two
+// checks that its worker still holds the dream, each of which renews the
+// lease: a copy longer than a lease is neither taken over meanwhile nor
+// goes on once another worker has the dream.
+const dreamCopyCheck = 100
+
 // copyStore copies the live memories of d's input store into its output
 // store, as by, passing over the paths the output has already (a copy
-// that was interrupted and is finished now).
-func (co *Core) copyStore(ctx context.Context, d *Dream, by Actor) error {
+// that was interrupted and is finished now), for owner, who holds the
+// dream for lease at a time.
+func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
 	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
+	n := 0
 	return co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, true, ExportFunc(func(m *Memory) error {
+		if n++; n%dreamCopyCheck == 0 {
+			err := co.b.WriteDreams(ctx, d.WorkspaceID, func(tx DreamTx) error {
+				cur, err := heldDream(tx, d.ID, owner)
+				if err != nil || lease <= 0 {
+					return err
+				}
+				until := co.b.Now().Add(lease)
+				cur.LeaseUntil = &until
+				return tx.UpdateDream(cur)
+			})
+			if err != nil {
+				return err
+			}
+		}
 		mc := MemoryCreate{Path: m.Path, Content: m.Content}
 		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
 			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
@@ -786,8 +822,7 @@ func (co *Core) FinishDream(ctx context.Context, id, owner string, status DreamS
 		if d.Status != DreamCanceled {
 			d.Status, d.EndedAt = status, &now
 			if status == DreamFailed {
-				e := *dreamErr
-				d.Error = &e
+				d.Error = &DreamError{Type: StorableText(dreamErr.Type, MaxDreamError), Message: StorableText(dreamErr.Message, MaxDreamError)}
 			}
 		}
 		if d.SessionID != "" {

@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
@@ -74,3 +75,57 @@ func TestDreamRoles(t *testing.T) {
 		t.Error("CanDream does not answer as the calls do")
 	}
 }
+
+// TestCheckDreamRecords: a copied dream (memstore migrate) is held to
+// the rules a create and the worker keep; a hostile one is refused,
+// naming what is wrong.
+func TestCheckDreamRecords(t *testing.T) {
+	now := time.Now().UTC()
+	good := func() *memstore.Dream {
+		return &memstore.Dream{ID: "drm_01jq2x7v3k5m8n9p0r4s6t1w2y", WorkspaceID: "wrkspc_01jq2x7v3k5m8n9p0r4s6t1w2y",
+			Status: memstore.DreamCompleted, InputStoreID: "memstore_01jq2x7v3k5m8n9p0r4s6t1w2y",
+			SessionIDs: []string{"sesn_01jq2x7v3k5m8n9p0r4s6t1w2y"}, Model: memstore.DreamModel{ID: "claude-test", Speed: memstore.SpeedStandard},
+			OutputBehavior: memstore.OutputCreateNew, OutputStoreID: "memstore_01jq2x7v3k5m8n9p0r4s6t1w2z",
+			SessionID: "sesn_01jq2x7v3k5m8n9p0r4s6t1w2z", CreatedAt: now, UpdatedAt: now, StartedAt: &now, EndedAt: &now}
+	}
+	check := func(d *memstore.Dream) error {
+		sink := memstore.CheckRecords(acceptAll{})
+		if err := sink.Begin(memstore.KindDreams, 1); err != nil {
+			t.Fatal(err)
+		}
+		return sink.Dream(d)
+	}
+	if err := check(good()); err != nil {
+		t.Fatalf("a good dream: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func(d *memstore.Dream)
+		want   string
+	}{
+		{"bad ID", func(d *memstore.Dream) { d.ID = "drm_../x" }, "is not an ID"},
+		{"unknown status", func(d *memstore.Dream) { d.Status = "sleeping" }, `status "sleeping" is not a dream's status`},
+		{"failed without error", func(d *memstore.Dream) { d.Status = memstore.DreamFailed }, "a failed dream has no error"},
+		{"running but ended", func(d *memstore.Dream) { d.Status = memstore.DreamRunning }, "ended_at is set exactly when the status is final"},
+		{"no sessions", func(d *memstore.Dream) { d.SessionIDs = nil }, "1 to 100 sessions"},
+		{"a session twice", func(d *memstore.Dream) { d.SessionIDs = append(d.SessionIDs, d.SessionIDs[0]) }, "list each session once"},
+		{"fast", func(d *memstore.Dream) { d.Model.Speed = "fast" }, "model.speed must be standard"},
+		{"bad output store", func(d *memstore.Dream) { d.OutputStoreID = "mem_x" }, "output_store_id"},
+		{"update_existing of another store", func(d *memstore.Dream) { d.OutputBehavior = memstore.OutputUpdateExisting }, "must be the memory store of the memory_store input"},
+		{"bad session", func(d *memstore.Dream) { d.SessionID = "sesn_\x00" }, "session_id"},
+		{"a long error", func(d *memstore.Dream) {
+			d.Status, d.Error = memstore.DreamFailed, &memstore.DreamError{Type: "timeout", Message: strings.Repeat("x", memstore.MaxDreamError+1)}
+		}, "error.message is 1025 bytes; the limit is 1024"},
+		{"an error of a completed dream", func(d *memstore.Dream) { d.Error = &memstore.DreamError{Type: "timeout", Message: "x"} }, "only a failed dream has an error"},
+		{"negative usage", func(d *memstore.Dream) { d.Usage.OutputTokens = -1 }, "must not be negative"},
+	} {
+		d := good()
+		c.change(d)
+		err := check(d)
+		if memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+func (acceptAll) Dream(*memstore.Dream) error { return nil }

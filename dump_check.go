@@ -290,6 +290,16 @@ func checkDream(d *Dream) error {
 		return Errorf(EInvalid, "status %q is not a dream's status", d.Status)
 	case d.Status == DreamFailed && d.Error == nil:
 		return Errorf(EInvalid, "a failed dream has no error")
+	case d.Error != nil && d.Status != DreamFailed:
+		return Errorf(EInvalid, "only a failed dream has an error")
+	case d.Error != nil && checkText("error.type", d.Error.Type, MaxDreamError) != nil:
+		return checkText("error.type", d.Error.Type, MaxDreamError)
+	case d.Error != nil && checkText("error.message", d.Error.Message, MaxDreamError) != nil:
+		return checkText("error.message", d.Error.Message, MaxDreamError)
+	case d.Attempts < 0 || d.Usage.InputTokens < 0 || d.Usage.OutputTokens < 0 || d.Usage.CacheCreationInputTokens < 0 || d.Usage.CacheReadInputTokens < 0:
+		return Errorf(EInvalid, "its attempts and token counts must not be negative")
+	case checkText("owner", d.Owner, maxIDLength) != nil:
+		return checkText("owner", d.Owner, maxIDLength)
 	case d.Status.Final() != (d.EndedAt != nil):
 		return Errorf(EInvalid, "ended_at is set exactly when the status is final")
 	case d.OutputStoreID != "" && validateIDOf("output_store_id", StoreIDPrefix, d.OutputStoreID) != nil:

@@ -45,6 +45,10 @@ type SessionEvent struct {
 	// without id and processed_at, which Object adds.
 	Body        json.RawMessage
 	ProcessedAt time.Time
+	// ToolUseID is, for an agent.tool_use appended from a turn, the ID
+	// its tool_use block had, by which a tool_result of a later turn
+	// finds the event it answers; "" otherwise. It is not on the wire.
+	ToolUseID string
 }
 
 // Object is the event as the SDKs read it: Body with its id and
@@ -114,7 +118,7 @@ type EventService interface {
 	// archived session; nothing is kept then).
 	SendSessionEvents(ctx context.Context, c *Caller, sessionID string, events []json.RawMessage) ([]SessionEvent, error)
 	// AppendSessionTurn appends a turn in the Messages API's shape as the
-	// SDKs' events (TurnEvents), in order, and returns them.
+	// SDKs' events (turnDrafts), in order, and returns them.
 	AppendSessionTurn(ctx context.Context, c *Caller, sessionID string, turn Turn) ([]SessionEvent, error)
 	// ListSessionEvents lists a session's events, oldest first unless
 	// f.Descending (EInvalid for a bad filter or cursor).
@@ -239,12 +243,20 @@ func (co *Core) appendEvents(ctx context.Context, c *Caller, sessionID string, d
 			return err
 		}
 		if q.Limited() && last+int64(len(drafts)) > int64(q.Max()) {
-			return q.Check(q.Max())
+			if last >= int64(q.Max()) {
+				return q.Check(q.Max())
+			}
+			return Errorf(EInvalid, "session %s holds %d events; %d more would pass its limit of %d events: send at most %d, "+
+				"or start a new session for what follows, or %s", sessionID, last, len(drafts), q.Max(), int64(q.Max())-last, raiseWith("--max-events-per-session"))
 		}
 		now := co.b.Now()
 		ids := map[string]string{} // a tool_use block's ID -> its event's
 		for i, d := range drafts {
 			e := SessionEvent{WorkspaceID: c.WorkspaceID, SessionID: sessionID, Seq: last + int64(i) + 1, Type: d.typ, ProcessedAt: now}
+			if err := findToolUse(tx, sessionID, d, ids); err != nil {
+				return err
+			}
+			e.ToolUseID = d.toolUseID
 			if e.Body, err = d.body(ids); err != nil {
 				return err
 			}
@@ -262,6 +274,19 @@ func (co *Core) appendEvents(ctx context.Context, c *Caller, sessionID string, d
 		return nil, err
 	}
 	return out, nil
+}
+
+// findToolUse puts in ids the event of the tool use that d answers, when
+// an earlier append of the session made it: the latest with that ID.
+func findToolUse(tx SessionTx, sessionID string, d eventDraft, ids map[string]string) error {
+	if d.resultOf == "" || ids[d.resultOf] != "" {
+		return nil
+	}
+	id, err := tx.ToolUseEvent(sessionID, d.resultOf)
+	if err == nil && id != "" {
+		ids[d.resultOf] = id
+	}
+	return err
 }
 
 // An eventDraft is an event still to write: its type and fields; when it
@@ -359,15 +384,16 @@ type turnBlock struct {
 	IsError   *bool           `json:"is_error"`
 }
 
-// TurnEvents is the rule by which a turn becomes the SDKs' events, in
+// turnDrafts is the rule by which a turn becomes the SDKs' events, in
 // order: a user message's text, image and document blocks one
 // user.message, each tool_result block an agent.tool_result; an
 // assistant message's text blocks one agent.message, each tool_use an
 // agent.tool_use, each thinking or redacted_thinking block an
 // agent.thinking (which the SDKs define without content). A string
-// content is one text block. A tool_result that answers a tool_use of the
-// same turn names that tool_use's event in tool_use_id (the SDKs' rule);
-// one that answers an earlier turn keeps the ID it was given.
+// content is one text block. A tool_result names the event of the
+// tool_use it answers in tool_use_id (the SDKs' rule), whether that
+// tool_use is in the same turn or an earlier one of the session; one that
+// answers no tool_use of the session keeps the ID it was given.
 func turnDrafts(turn Turn) ([]eventDraft, error) {
 	if len(turn.Messages) == 0 {
 		return nil, Errorf(EInvalid, "messages must hold at least one message")

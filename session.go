@@ -430,6 +430,9 @@ type SessionTx interface {
 	// LastEventSeq is the sequence number of a session's last event, 0
 	// when it has none.
 	LastEventSeq(sessionID string) (int64, error)
+	// ToolUseEvent is the ID of the latest agent.tool_use event of a
+	// session whose ToolUseID is toolUseID, "" when none.
+	ToolUseEvent(sessionID, toolUseID string) (string, error)
 	// AppendEvent stores e, a new event of one of the workspace's
 	// sessions with its Seq given, giving it an ID; the session's
 	// listeners hear of it once committed (EventNotifier, with the

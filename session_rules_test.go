@@ -41,6 +41,7 @@ func (tx *sessTx) LiveTokens(string, time.Time, int) (int, error) { return tx.li
 func (tx *sessTx) Announce(r Revocation) error                    { tx.announced = append(tx.announced, r); return nil }
 func (tx *sessTx) LastEventSeq(string) (int64, error)             { return 0, nil }
 func (tx *sessTx) AppendEvent(*SessionEvent) error                { return nil }
+func (tx *sessTx) ToolUseEvent(string, string) (string, error)    { return "", nil }
 func (tx *sessTx) change(what string, id string)                  { tx.changes = append(tx.changes, what+" "+id) }
 func (tx *sessTx) keep(s *Session)                                { c := *s; tx.sessions[s.ID] = &c }
 func (tx *sessTx) UpdateSession(s *Session, attachments bool) error {

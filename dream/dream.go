@@ -59,14 +59,16 @@ const (
 // its lease) once the worker is stopping.
 const releaseTimeout = 10 * time.Second
 
-// The error types a failed dream records (beside the model endpoint's own,
-// such as invalid_request_error or overloaded_error).
+// The error types a failed dream records, beside the core's
+// (memstore.DreamErrorTimeout when the run reached its time cap,
+// memstore.DreamErrorInternal) and the model endpoint's own (such as
+// invalid_request_error or overloaded_error).
 const (
-	// ErrTypeTimeout: the run reached its time cap.
-	ErrTypeTimeout = "timeout"
-	// ErrTypeLimit: the run reached its step, token or write cap.
+	// ErrTypeLimit: the run reached its step, token or write cap, or an
+	// answer was cut at its max_tokens or the model's context window.
 	ErrTypeLimit = "limit_exceeded"
-	// ErrTypeModel: the model's endpoint could not be reached.
+	// ErrTypeModel: the model's endpoint could not be reached, or the
+	// model refused to go on.
 	ErrTypeModel = "model_error"
 )
 
@@ -180,6 +182,7 @@ func (w *Worker) RunOne(ctx context.Context) (bool, error) {
 var (
 	errCanceled  = errors.New("the dream was canceled")
 	errLeaseLost = errors.New("the dream's lease was lost to another worker")
+	errRefused   = errors.New("the model refused to go on (stop_reason refusal)")
 )
 
 // run is one claimed dream's run.
@@ -303,6 +306,9 @@ func (r *run) do(ctx context.Context) error {
 		},
 	})
 	r.setUsage(res.Usage)
+	if err == nil && res.StopReason == "refusal" {
+		return errRefused
+	}
 	return err
 }
 
@@ -343,7 +349,7 @@ func (r *run) finish(ctx context.Context, log *slog.Logger, err error) {
 		return
 	}
 	if dreamErr != nil {
-		if dreamErr.Type == memstore.EInternal {
+		if dreamErr.Type == memstore.DreamErrorInternal {
 			log.Error("dream: failed", "err", err)
 		}
 		log.Info("dream: failed", "type", dreamErr.Type)
@@ -362,6 +368,7 @@ func isCap(err error) bool {
 // a failed one records.
 func outcome(err error) (memstore.DreamStatus, *memstore.DreamError) {
 	var ce *agentloop.CapError
+	var cut *agentloop.CutError
 	var me *agentloop.ModelError
 	switch {
 	case err == nil:
@@ -371,10 +378,15 @@ func outcome(err error) (memstore.DreamStatus, *memstore.DreamError) {
 	case errors.As(err, &ce):
 		typ := ErrTypeLimit
 		if ce.Cap == agentloop.CapTime {
-			typ = ErrTypeTimeout
+			typ = memstore.DreamErrorTimeout
 		}
 		return memstore.DreamFailed, &memstore.DreamError{Type: typ,
 			Message: fmt.Sprintf("the dream stopped at its %s cap (%s; memstore serve %s): what it wrote so far stays in the output store", ce.Cap, ce.Limit, capFlags[ce.Cap])}
+	case errors.As(err, &cut):
+		return memstore.DreamFailed, &memstore.DreamError{Type: ErrTypeLimit,
+			Message: "the dream stopped: " + cut.Error() + "; what it wrote so far stays in the output store"}
+	case errors.Is(err, errRefused):
+		return memstore.DreamFailed, &memstore.DreamError{Type: ErrTypeModel, Message: errRefused.Error() + "; what it wrote so far stays in the output store"}
 	case errors.As(err, &me):
 		typ := me.Type
 		if typ == "" {
@@ -388,7 +400,7 @@ func outcome(err error) (memstore.DreamStatus, *memstore.DreamError) {
 	}
 	// Anything else may name internals: the log has it, the dream says
 	// where to look.
-	return memstore.DreamFailed, &memstore.DreamError{Type: memstore.EInternal, Message: "the dream stopped on an internal error; the server's log has the details"}
+	return memstore.DreamFailed, &memstore.DreamError{Type: memstore.DreamErrorInternal, Message: "the dream stopped on an internal error; the server's log has the details"}
 }
 
 // capFlags are the serve flags of the caps, for the errors that name them.

@@ -182,7 +182,7 @@ func TestDreamCaps(t *testing.T) {
 		{name: "steps", typ: dream.ErrTypeLimit, flag: "--dream-max-steps", tool: agenttool.ToolList, limits: agentloop.Limits{MaxSteps: 3, MaxTokens: 1e6, MaxWrites: 10, MaxTime: time.Minute}},
 		{name: "writes", typ: dream.ErrTypeLimit, flag: "--dream-max-writes", tool: agenttool.ToolWrite, limits: agentloop.Limits{MaxSteps: 50, MaxTokens: 1e6, MaxWrites: 2, MaxTime: time.Minute}},
 		{name: "tokens", typ: dream.ErrTypeLimit, flag: "--dream-max-tokens", tool: agenttool.ToolList, limits: agentloop.Limits{MaxSteps: 50, MaxTokens: 250, MaxWrites: 10, MaxTime: time.Minute}},
-		{name: "time", typ: dream.ErrTypeTimeout, flag: "--dream-max-time", tool: agenttool.ToolList, delay: 100 * time.Millisecond, limits: agentloop.Limits{MaxSteps: 1000, MaxTokens: 1e9, MaxWrites: 10, MaxTime: time.Second}},
+		{name: "time", typ: memstore.DreamErrorTimeout, flag: "--dream-max-time", tool: agenttool.ToolList, delay: 100 * time.Millisecond, limits: agentloop.Limits{MaxSteps: 1000, MaxTokens: 1e9, MaxWrites: 10, MaxTime: time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, _ := sqliteDB(t)
@@ -256,7 +256,7 @@ func TestDreamStaysInItsStore(t *testing.T) {
 	}
 	var errorsKept int
 	for _, ev := range e.events(t, got.SessionID) {
-		if strings.Contains(string(ev.Body), `"is_error":true`) {
+		if strings.Contains(ev.Raw, `"is_error":true`) {
 			errorsKept++
 		}
 	}
@@ -506,5 +506,55 @@ func TestDreamInputEventsAreTheHoldersOnly(t *testing.T) {
 	}
 	if _, err := e.core.DreamInputEvents(t.Context(), d.ID, "worker-1", other, f); memstore.ErrorCode(err) != memstore.EPermission {
 		t.Errorf("a session that is no input: %v", err)
+	}
+}
+
+// One answer slower than the lease does not lose the dream: the worker
+// renews its lease while it waits, so another worker cannot take it.
+func TestDreamSlowAnswerKeepsLease(t *testing.T) {
+	db, _ := sqliteDB(t)
+	waiting := make(chan struct{})
+	var once sync.Once
+	e := newEnv(t, db, func(r *sm.Request) sm.Response {
+		once.Do(func() { close(waiting) })
+		time.Sleep(4 * time.Second)
+		return sm.Answer(sm.Usage{InputTokens: 1}, sm.Text("done"))
+	})
+	in := e.store(t, "Notes", "/a.md", "a\n")
+	d := e.newDream(t, in.ID, []string{e.session(t, "hello")}, false)
+	lease := 1500 * time.Millisecond
+	done := make(chan struct{})
+	go func() { defer close(done); e.runOne(t, e.worker(dream.Options{Lease: lease})) }()
+	<-waiting
+	other := e.worker(dream.Options{Lease: lease})
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if ok, err := other.RunOne(t.Context()); ok || err != nil {
+			t.Fatalf("another worker took the dream while its answer was awaited (%v, %v)", ok, err)
+		}
+	}
+	<-done
+	if got := e.get(t, d.ID); got.Status != "completed" || len(e.model.Requests()) != 1 {
+		t.Fatalf("dream: %s; %d requests", got.RawJSON(), len(e.model.Requests()))
+	}
+}
+
+// An answer cut at its max_tokens, or a refusal, fails the dream, saying
+// so: the run did not finish its work.
+func TestDreamCutOrRefused(t *testing.T) {
+	for _, tc := range []struct{ stop, typ, msg string }{
+		{"max_tokens", dream.ErrTypeLimit, "cut at its limit of 4096 tokens"},
+		{"refusal", dream.ErrTypeModel, "refused"},
+	} {
+		t.Run(tc.stop, func(t *testing.T) {
+			db, _ := sqliteDB(t)
+			e := newEnv(t, db, sm.Seq(sm.AnswerStop(tc.stop, sm.Usage{OutputTokens: 9}, sm.Text("I will not"))))
+			in := e.store(t, "Notes", "/a.md", "a\n")
+			d := e.newDream(t, in.ID, []string{e.session(t, "hello")}, false)
+			e.runOne(t, e.worker(dream.Options{}))
+			got := e.get(t, d.ID)
+			if got.Status != "failed" || got.Error.Type != tc.typ || !strings.Contains(got.Error.Message, tc.msg) || got.Usage.OutputTokens != 9 {
+				t.Fatalf("dream: %s", got.RawJSON())
+			}
+		})
 	}
 }

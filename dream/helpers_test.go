@@ -211,22 +211,21 @@ func (e *env) versions(t *testing.T, storeID string) []memstore.Version {
 	return page.Items
 }
 
-// events returns the types and bodies of a session's events.
-func (e *env) events(t *testing.T, sessionID string) []memstore.SessionEvent {
+// event is one event of a session's transcript, as the SDK reads it.
+type event struct{ Type, Raw string }
+
+// events lists a session's transcript through the official SDK.
+func (e *env) events(t *testing.T, sessionID string) []event {
 	t.Helper()
-	var out []memstore.SessionEvent
-	f := memstore.SessionEventFilter{Limit: 100}
-	for {
-		page, err := e.core.ListSessionEvents(t.Context(), e.admin, sessionID, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, page.Items...)
-		if page.Next == "" {
-			return out
-		}
-		f.Page = page.Next
+	var out []event
+	it := e.sdk.Beta.Sessions.Events.ListAutoPaging(t.Context(), sessionID, anthropic.BetaSessionEventListParams{})
+	for it.Next() {
+		out = append(out, event{Type: it.Current().Type, Raw: it.Current().RawJSON()})
 	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 var mountRE = regexp.MustCompile(`mounted at (/mnt/memory/[^;\s]+);`)

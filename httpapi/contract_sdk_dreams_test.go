@@ -238,6 +238,7 @@ func testSDKDreams(t *testing.T, e *sdkEnv) {
 		{"an input's unknown field", `{"inputs": [{"type": "memory_store", "memory_store_id": "` + store.ID + `", "access": "read_only"}], "model": "m"}`, "inputs[0] must be"},
 		{"model of the wrong type", `{"inputs": [], "model": 7}`, "model must be a model ID"},
 		{"output_behavior without type", `{"inputs": [], "model": "m", "output_behavior": {}}`, "output_behavior.type is required"},
+		{"output_behavior's unknown field", `{"inputs": [], "model": "m", "output_behavior": {"type": "create_new", "name": "x"}}`, "output_behavior must be"},
 	} {
 		err := e.sdk.Post(ctx, "v1/dreams", []byte(c.body), nil, option.WithHeader("content-type", "application/json"))
 		body := sdkError(t, err, 400, "invalid_request_error", c.name)

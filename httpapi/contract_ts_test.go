@@ -3,8 +3,8 @@ package httpapi_test
 // The contract with the official TypeScript SDK (@anthropic-ai/sdk 1.13.0,
 // pinned in testdata/tssdk): testdata/tssdk/script.mjs drives the real
 // server through client.beta.memoryStores, .memories and .memoryVersions,
-// and client.beta.sessions with its resources, events and threads,
-// as the SDK sends them (Bearer auth, anthropic-version 2026-10-21, no
+// and client.beta.sessions with its resources, events and threads
+// (testdata/tssdk/dreams.mjs: client.beta.dreams), as the SDK sends them (Bearer auth, anthropic-version 2026-10-21, no
 // ?beta=true), once over each backend (onEachBackend).
 
 import (
@@ -80,4 +80,27 @@ func TestTypeScriptSDKWebhooks(t *testing.T) {
 	if want := "ok: unwrap verified the deliveries of " + memstore.WebhookStoreCreated + " and " + memstore.WebhookMemoryCreated; !strings.HasPrefix(string(out), want) {
 		t.Errorf("node webhooks.mjs printed %q", out)
 	}
+}
+
+// TestTypeScriptSDKDreams runs testdata/tssdk/dreams.mjs: the SDK's
+// client.beta.dreams against a server that runs dreams, once over each
+// backend.
+func TestTypeScriptSDKDreams(t *testing.T) {
+	onEachBackend(t, func(t *testing.T, backend harnessBackend) {
+		npmtest.Need(t, tsSDKDir, "@anthropic-ai/sdk")
+		h := newAPIHarness(t, harnessOptions{backend: backend, core: []memstore.CoreOption{memstore.WithDreams(true)}})
+		_, _, secret := h.newKey(t, "typescript")
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", "dreams.mjs")
+		cmd.Dir = tsSDKDir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSTORE_URL=" + h.URL, "MEMSTORE_API_KEY=" + secret}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node dreams.mjs: %v\n%s", err, out)
+		}
+		if !strings.HasPrefix(string(out), "ok: ") {
+			t.Errorf("node dreams.mjs printed %q, want a line starting with \"ok: \"", out)
+		}
+	})
 }

@@ -186,7 +186,7 @@ func dreamCreate(body map[string]json.RawMessage) (memstore.DreamCreate, error) 
 	}
 	if raw := body["output_behavior"]; len(raw) > 0 {
 		var ob *DreamOutputJSON
-		if err := json.Unmarshal(raw, &ob); err != nil {
+		if err := strictJSON(raw, &ob); err != nil {
 			return dc, invalid("output_behavior must be {\"type\": \"create_new\"} or {\"type\": \"update_existing\", \"memory_store_id\": ...}: %v", err)
 		}
 		if ob != nil {

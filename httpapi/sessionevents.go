@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -153,6 +155,10 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		return invalid("event_deltas is not supported: memstore streams whole events only; leave it out")
 	}
 	sessionID := r.PathValue("session_id")
+	if r.Header.Get("Last-Event-ID") != "" {
+		return invalid("Last-Event-ID is not supported: a session's stream sends the events appended after it opens; "+
+			"read those before with GET /v1/sessions/%s/events (created_at[gt] or a page)", sessionID)
+	}
 	ctx, cancel := streamContext(r, c)
 	defer cancel()
 	o, err := s.streams.add(c, cancel)
@@ -160,7 +166,9 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		return err
 	}
 	defer s.streams.release(o)
-	defer s.held.Hold(ctx, c, "", cancel)()
+	// A credential that stops working ends the stream, saying so.
+	var stopped atomic.Bool
+	defer s.held.Hold(ctx, c, "", func() { stopped.Store(true); cancel() })()
 	// Listening before the first read: an event appended meanwhile
 	// wakes the stream.
 	wake, stop := s.wakes.listen(sessionID)
@@ -202,10 +210,14 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		}
 		return send(buf.Bytes())
 	})
-	if o.reclaimed.Load() {
+	ended := o.reclaimed.Load() || stopped.Load() || errors.Is(ctx.Err(), context.DeadlineExceeded)
+	switch {
+	case o.reclaimed.Load():
 		err = &memstore.Error{Code: memstore.EOverloaded, Retry: true, Message: reclaimedMessage}
+	case ended:
+		err = memstore.Errorf(memstore.EUnauthenticated, "this stream's credential stopped working: its token was revoked or expired, or its session was archived or deleted")
 	}
-	if err != nil && (ctx.Err() == nil || o.reclaimed.Load()) {
+	if err != nil && (ctx.Err() == nil || ended) {
 		var e *memstore.Error
 		if !errors.As(err, &e) {
 			s.log.LogAttrs(ctx, slog.LevelError, "a session's event stream failed",

@@ -34,6 +34,8 @@ func asDevelopmentBuild(v int) []string {
 		`DROP TABLE change_counts`, `DROP FUNCTION versions_change_count() CASCADE`,
 		// Nor the dreams of 0004.
 		`DROP TABLE dreams`, `ALTER TABLE webhook_deliveries DROP COLUMN dream_id`,
+		// Nor the session events of 0003.
+		`DROP TABLE session_events`,
 		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`,
 		fmt.Sprintf(`INSERT INTO schema_migrations SELECT generate_series(1, %d), 0`, v)}
 }
@@ -172,7 +174,7 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	if after := tableRows(t, url); after != before {
 		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
-	if got, want := schemaVersions(t, url), "memstore_schema [1 2 4], schema_migrations none"; got != want {
+	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4], schema_migrations none"; got != want {
 		t.Errorf("the versions recorded after the upgrade: %s, want %s", got, want)
 	}
 	db.Close()

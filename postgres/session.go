@@ -122,6 +122,10 @@ func (t *sessionTx) LastEventSeq(sessionID string) (int64, error) {
 	return sqlread.LastEventSeq(reader{t.ctx, t.tx}, dialect, sessionID)
 }
 
+func (t *sessionTx) ToolUseEvent(sessionID, toolUseID string) (string, error) {
+	return sqlread.ToolUseEvent(reader{t.ctx, t.tx}, dialect, sessionID, toolUseID)
+}
+
 // AppendEvent relies on the session's row, locked by the transaction's
 // read of it (Session), to make the appends of a session wait for one
 // another; the primary key refuses a number taken twice all the same.

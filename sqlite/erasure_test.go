@@ -352,8 +352,8 @@ func testErasesEveryFileAfterKill(t *testing.T, how string) {
 }
 
 // TestSessionDeletionErasesEveryFile: what a deleted session kept (its
-// title, metadata, fields and its stores' instructions) is in no file of
-// the database when DeleteSession returns.
+// title, metadata, fields, its stores' instructions and its transcript)
+// is in no file of the database when DeleteSession returns.
 func TestSessionDeletionErasesEveryFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -372,6 +372,12 @@ func TestSessionDeletionErasesEveryFile(t *testing.T) {
 		Stores:   []memstore.AttachmentCreate{{StoreID: st.ID, Instructions: "instructions " + secretToken}},
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.AppendSessionTurn(ctx, asAlice, s.ID, memstore.Turn{Messages: []memstore.TurnMessage{
+		{Role: "user", Content: json.RawMessage(`"transcript ` + secretToken + `"`)},
+		{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"t1","name":"memory_read","input":{"path":"/` + secretToken + `"}}]`)},
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(holding(t, dir)) == 0 {

@@ -58,10 +58,10 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	// for the mark of the release (proven when the release schema was
 	// made from its migrations), without the counts of changes of the
 	// second migration, which fills them from the versions: as the
-	// trigger kept them.
+	// trigger kept them; nor the third's session events.
 	raw := rawDB(t, path)
 	before := tableRows(t, raw)
-	if _, err := raw.Exec(fmt.Sprintf("DROP TRIGGER versions_change_count; DROP TABLE change_counts; "+
+	if _, err := raw.Exec(fmt.Sprintf("DROP TRIGGER versions_change_count; DROP TABLE change_counts; DROP TABLE session_events; "+
 		"DROP TABLE dreams; ALTER TABLE webhook_deliveries DROP COLUMN dream_id; "+
 		"PRAGMA application_id = 0; PRAGMA user_version = %d", lastDev)); err != nil {
 		t.Fatal(err)

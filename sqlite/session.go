@@ -132,6 +132,10 @@ func (t *sessionTx) LastEventSeq(sessionID string) (int64, error) {
 	return sqlread.LastEventSeq(reader{t.ctx, t.tx}, dialect, sessionID)
 }
 
+func (t *sessionTx) ToolUseEvent(sessionID, toolUseID string) (string, error) {
+	return sqlread.ToolUseEvent(reader{t.ctx, t.tx}, dialect, sessionID, toolUseID)
+}
+
 // AppendEvent notes the session for the notice once the batch commits
 // (the writer's notifyEvents), as a store's events are.
 func (t *sessionTx) AppendEvent(e *memstore.SessionEvent) error {

@@ -1,11 +1,13 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 )
@@ -177,6 +179,8 @@ func testDreamBadInput(t *testing.T, e *dreamEnv) {
 		{"a session twice", func(dc *memstore.DreamCreate) { dc.Inputs[1].SessionIDs = []string{e.sessions[0], e.sessions[0]} }, "list each session once"},
 		{"a session of no one", func(dc *memstore.DreamCreate) { dc.Inputs[1].SessionIDs = []string{"sesn_nosuchsession"} }, "session sesn_nosuchsession of the sessions input is not in this workspace"},
 		{"no store ID", func(dc *memstore.DreamCreate) { dc.Inputs[0].MemoryStoreID = "" }, "inputs[0].memory_store_id is required"},
+		{"a store in the sessions input", func(dc *memstore.DreamCreate) { dc.Inputs[1].MemoryStoreID = e.store }, "inputs[1] is a sessions input, which takes no memory_store_id"},
+		{"sessions in the store input", func(dc *memstore.DreamCreate) { dc.Inputs[0].SessionIDs = e.sessions }, "inputs[0] is a memory_store input, which takes no session_ids"},
 		{"a store of no one", func(dc *memstore.DreamCreate) { dc.Inputs[0].MemoryStoreID = "memstore_nosuchstore" }, "memory store memstore_nosuchstore of the memory_store input is not in this workspace"},
 		{"no model", func(dc *memstore.DreamCreate) { dc.Model = memstore.DreamModel{} }, "model is required"},
 		{"fast", func(dc *memstore.DreamCreate) { dc.Model.Speed = "fast" }, "model.speed must be standard"},
@@ -398,21 +402,30 @@ func runDreamRunner(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	t.Run("ClaimFair", func(t *testing.T) { testDreamClaimFair(t, open) })
 	t.Run("Begin", func(t *testing.T) { testDreamBegin(t, open) })
 	t.Run("BeginUpdateExisting", func(t *testing.T) { testDreamBeginUpdate(t, open) })
+	t.Run("BeginLongCopy", func(t *testing.T) { testDreamBeginLongCopy(t, open) })
 	t.Run("Cancel", func(t *testing.T) { testDreamRunnerCancel(t, open) })
 	t.Run("Finish", func(t *testing.T) { testDreamFinish(t, open) })
+	t.Run("FinishLongError", func(t *testing.T) { testDreamFinishLongError(t, open) })
 }
 
 // dreamClock is a clock the test moves.
 type dreamClock struct {
-	mu sync.Mutex
-	at time.Time
+	mu   sync.Mutex
+	at   time.Time
+	step time.Duration // added at each reading, beside a microsecond
 }
 
 func (c *dreamClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.at = c.at.Add(time.Microsecond) // every call later than the last
+	c.at = c.at.Add(time.Microsecond + c.step) // every call later than the last
 	return c.at
+}
+
+func (c *dreamClock) setStep(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.step = d
 }
 
 func (c *dreamClock) add(d time.Duration) {
@@ -823,5 +836,63 @@ func testDreamFinish(t *testing.T, open func(t *testing.T, now func() time.Time)
 		if strings.HasPrefix(d.Event.Type, memstore.WebhookOwnPrefix+"dream.") {
 			t.Errorf("an endpoint that does not ask for dreams got %+v", d.Event)
 		}
+	}
+}
+
+// testDreamFinishLongError: the worker's account of a failure is kept
+// cut to MaxDreamError bytes, as valid text.
+func testDreamFinishLongError(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
+	ctx := t.Context()
+	_, co, _, e := openRunner(t, open)
+	e.mustCreateDream(t, e.create())
+	d, err := co.ClaimDream(ctx, "w1", lease)
+	if err != nil || d == nil {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	long := strings.Repeat("é", memstore.MaxDreamError) + "\x00\xff"
+	if err := co.FinishDream(ctx, d.ID, "w1", memstore.DreamFailed, memstore.DreamUsage{}, &memstore.DreamError{Type: memstore.DreamErrorTimeout, Message: long}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := co.Dream(ctx, e.admin, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Error == nil || got.Error.Type != memstore.DreamErrorTimeout || len(got.Error.Message) > memstore.MaxDreamError ||
+		!utf8.ValidString(got.Error.Message) || !strings.HasPrefix(long, got.Error.Message) {
+		t.Errorf("the kept error: %+v", got.Error)
+	}
+	for _, owner := range []string{"", strings.Repeat("w", 65)} {
+		_, err := co.ClaimDream(ctx, owner, lease)
+		wantCode(t, err, memstore.EInvalid, "a claim by owner "+owner)
+	}
+}
+
+// testDreamBeginLongCopy: a copy that lasts longer than the claim's
+// lease keeps the lease up, so that no other worker takes the dream
+// while it runs.
+func testDreamBeginLongCopy(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
+	ctx := t.Context()
+	_, co, clock, e := openRunner(t, open)
+	for i := range 250 {
+		if _, err := co.CreateMemory(ctx, e.admin, e.store, memstore.MemoryCreate{Path: fmt.Sprintf("/many/%03d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mustCreateDream(t, e.create())
+	d, err := co.ClaimDream(ctx, "w1", lease)
+	if err != nil || d == nil {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	clock.setStep(time.Second) // the copy's 250 writes take minutes
+	if _, err := co.BeginDream(ctx, d, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	clock.setStep(0)
+	if other, err := co.ClaimDream(ctx, "w2", lease); other != nil || err != nil {
+		t.Errorf("another worker claimed the dream just begun: %+v, %v", other, err)
+	}
+	items, _ := allItems(t, viewOf(co), e.admin.WorkspaceID, d.OutputStoreID, memstore.MemoryFilter{Depth: 100})
+	if len(items) != 250+len(e.memories) {
+		t.Errorf("the copy holds %d memories, want %d", len(items), 250+len(e.memories))
 	}
 }

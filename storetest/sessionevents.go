@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ func runSessionEvents(t *testing.T, open func(t *testing.T, now func() time.Time
 		{"Bounds", testTranscriptBounds},
 		{"Access", testTranscriptAccess},
 		{"Erasure", testTranscriptErasure},
+		{"Concurrent", testTranscriptConcurrent},
+		{"ResultsOfEarlierTurns", testResultsOfEarlierTurns},
 	}, func(t *testing.T, c *Clock) *eventsEnv {
 		raw := open(t, c.Now)
 		e := &eventsEnv{sessionEnv: sessionEnv{b: &asKeys{stores: raw, sessions: raw, KeyService: raw}, raw: raw, clock: c}, ev: raw}
@@ -287,7 +290,7 @@ func testTranscriptBounds(t *testing.T, e *eventsEnv) {
 		t.Fatal(err)
 	}
 	_, err := e.ev.SendSessionEvents(ctx, key, s.ID, []json.RawMessage{msg("a"), msg("b")})
-	if wantCode(t, err, memstore.EInvalid, "an append past the cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("limit of %d events", eventsLimit)) {
+	if wantCode(t, err, memstore.EInvalid, "an append past the cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("holds %d events; 2 more would pass its limit of %d events: send at most 1", eventsLimit-1, eventsLimit)) {
 		t.Errorf("the refusal %q does not name the limit", memstore.ErrorMessage(err))
 	}
 	if n := count(); n != eventsLimit-1 {
@@ -297,7 +300,9 @@ func testTranscriptBounds(t *testing.T, e *eventsEnv) {
 		t.Fatalf("the last event within the cap: %v", err)
 	}
 	_, err = e.ev.AppendSessionTurn(ctx, key, s.ID, aTurn)
-	wantCode(t, err, memstore.EInvalid, "a turn at the cap")
+	if wantCode(t, err, memstore.EInvalid, "a turn at the cap") && !strings.Contains(memstore.ErrorMessage(err), fmt.Sprintf("is at its limit of %d events", eventsLimit)) {
+		t.Errorf("the refusal at the cap %q does not say so", memstore.ErrorMessage(err))
+	}
 	// Another session has its own.
 	other, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
 	if _, err := e.ev.AppendSessionTurn(ctx, key, other.ID, aTurn); err != nil {
@@ -378,5 +383,101 @@ func testTranscriptErasure(t *testing.T, e *eventsEnv) {
 	wantCode(t, err, memstore.ENotFound, "a deleted session's events")
 	if got := e.events(t, key, keep.ID, memstore.SessionEventFilter{}); len(got) != len(aTurnTypes) {
 		t.Errorf("another session keeps %d events, want %d", len(got), len(aTurnTypes))
+	}
+}
+
+// testTranscriptConcurrent: appends to one session at once all succeed,
+// each whole and in one piece, every event numbered once.
+func testTranscriptConcurrent(t *testing.T, e *eventsEnv) {
+	ctx := t.Context()
+	key := e.key(e.ws)
+	s, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	const writers = eventsLimit / 2
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.ev.SendSessionEvents(ctx, key, s.ID, []json.RawMessage{
+				json.RawMessage(fmt.Sprintf(`{"type":"user.message","content":[{"type":"text","text":"w%d a"}]}`, i)),
+				json.RawMessage(fmt.Sprintf(`{"type":"user.message","content":[{"type":"text","text":"w%d b"}]}`, i)),
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a concurrent append: %v", err)
+		}
+	}
+	all := e.events(t, key, s.ID, memstore.SessionEventFilter{})
+	if len(all) != writers*2 {
+		t.Fatalf("%d events, want %d", len(all), writers*2)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(all); i += 2 {
+		var a, b []struct{ Text string }
+		field(t, all[i], "content", &a)
+		field(t, all[i+1], "content", &b)
+		w, ok := strings.CutSuffix(a[0].Text, " a")
+		if !ok || b[0].Text != w+" b" || seen[w] {
+			t.Errorf("events %d and %d are %q and %q: an append was split or repeated", i, i+1, a[0].Text, b[0].Text)
+		}
+		seen[w] = true
+		if all[i].Seq != 0 && (all[i].Seq != int64(i+1) || all[i+1].Seq != int64(i+2)) {
+			t.Errorf("events %d and %d are numbered %d and %d", i, i+1, all[i].Seq, all[i+1].Seq)
+		}
+	}
+}
+
+// testResultsOfEarlierTurns: a harness that appends a tool call in one
+// turn and its result in the next still gets a result naming the call's
+// event; a result that answers no call of the session keeps its ID, and
+// a session never finds another's calls.
+func testResultsOfEarlierTurns(t *testing.T, e *eventsEnv) {
+	ctx := t.Context()
+	key := e.key(e.ws)
+	s, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	other, _, _ := e.create(t, e.ws, memstore.SessionCreate{})
+	call := memstore.Turn{Messages: []memstore.TurnMessage{{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"toolu_x","name":"memory_list","input":{}}]`)}}}
+	result := memstore.Turn{Messages: []memstore.TurnMessage{{Role: "user", Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"toolu_x","content":"ok"}]`)}}}
+	calls, err := e.ev.AppendSessionTurn(ctx, key, s.ID, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, err := e.ev.AppendSessionTurn(ctx, key, s.ID, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var useID string
+	field(t, answered[0], "tool_use_id", &useID)
+	if useID != calls[0].ID {
+		t.Errorf("a result of an earlier turn names %q, want the call's event %s", useID, calls[0].ID)
+	}
+	if !strings.Contains(string(calls[0].Object()), `"name":"memory_list"`) || strings.Contains(string(calls[0].Object()), "toolu_x") {
+		t.Errorf("the call's event shows its block ID: %s", calls[0].Object())
+	}
+	// The same call ID again: a result answers the latest.
+	again, err := e.ev.AppendSessionTurn(ctx, key, s.ID, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, err = e.ev.AppendSessionTurn(ctx, key, s.ID, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if field(t, answered[0], "tool_use_id", &useID); useID != again[0].ID {
+		t.Errorf("a result names %q, want the latest call's event %s", useID, again[0].ID)
+	}
+	// Another session has no such call.
+	lone, err := e.ev.AppendSessionTurn(ctx, key, other.ID, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if field(t, lone[0], "tool_use_id", &useID); useID != "toolu_x" {
+		t.Errorf("a result that answers no call of its session names %q, want the ID it was given", useID)
 	}
 }

@@ -60,6 +60,8 @@ func TestMigrateChecksRecords(t *testing.T) {
 			[]string{`session sesn_\w+: resources\[0\]\.mount_path "/etc/cron\.d" is not /mnt/memory/ and a name`}},
 		{"ActorID", `UPDATE versions SET actor_id = 'apikey_../x' WHERE path = '/api.md'`,
 			[]string{`version memver_\w+ at /api\.md in store memstore_\w+: created_by id "apikey_\.\./x" is not an ID`}},
+		{"SessionEventType", `UPDATE session_events SET type = 'agent.message' WHERE seq = 1`,
+			[]string{`session event sevt_\w+: the event's type "agent\.message" is not its body's "user\.message"`}},
 		{"SecretHash", `UPDATE api_keys SET secret_sha256 = 'x' WHERE name = 'old'`,
 			[]string{`API key apikey_\w+: the secret's hash is not a lowercase hex SHA-256`}},
 	} {

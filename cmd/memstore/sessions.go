@@ -22,6 +22,8 @@ const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instruc
        memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]
        memstore sessions detach ID --store STORE
        memstore sessions rm ID [--yes]
+       memstore sessions events ID
+       memstore sessions import FILE --session ID
 
 Manages sessions: the way an agent reaches memory. A session attaches up
 to 8 stores, each read-write or read-only (ID:ro), with instructions for
@@ -48,6 +50,9 @@ read-write ones. Its changes are recorded as the session's.
           reach it from their next request
   rm      delete a session with its tokens, which stop working; the
           memories it wrote keep its ID as their author
+  events  print a session's transcript, oldest first
+  import  append a Claude Code transcript (a .jsonl file) to a session's
+          transcript, tool calls and results included
 
 STORE is a store's name or ID. revoke and rm cannot be undone: they ask
 first on a terminal, and take --yes in scripts.
@@ -70,12 +75,14 @@ func sessionsCommands() []command {
 		{"attach", "attach a store, or change its access", runSessionsAttach},
 		{"detach", "remove a store from a session", runSessionsDetach},
 		{"rm", "delete a session and its tokens", runSessionsRm},
+		{"events", "print a session's transcript", runSessionsEvents},
+		{"import", "append a Claude Code transcript to a session", runSessionsImport},
 	}
 }
 
 func runSessions(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return usageError(e, "memstore sessions: say what to do: create, ls, show, token, revoke, update, attach, detach or rm; run 'memstore sessions --help' for more")
+		return usageError(e, "memstore sessions: say what to do: create, ls, show, token, revoke, update, attach, detach, rm, events or import; run 'memstore sessions --help' for more")
 	}
 	return dispatch(ctx, e, "sessions", sessionsHelp, "", sessionsCommands(), args)
 }

@@ -151,6 +151,21 @@ func (e *CapError) Error() string {
 	return fmt.Sprintf("the run reached its %s cap (%s)", e.Cap, e.Limit)
 }
 
+// CutError is an answer the model could not finish: cut at its
+// max_tokens (Config.MaxTokensPerAnswer), or at the model's context
+// window. Its tool calls, if any, may be incomplete, so none is run.
+type CutError struct {
+	Reason    string // the stop_reason: max_tokens or model_context_window_exceeded
+	MaxTokens int    // the answer's max_tokens
+}
+
+func (e *CutError) Error() string {
+	if e.Reason == string(anthropic.StopReasonMaxTokens) {
+		return fmt.Sprintf("the model's answer was cut at its limit of %d tokens", e.MaxTokens)
+	}
+	return "the model's answer was cut: the conversation fills the model's context window"
+}
+
 // ModelError is an error answer of the model's endpoint (after retries),
 // or its failure to answer at all.
 type ModelError struct {
@@ -234,6 +249,10 @@ func Do(ctx context.Context, cfg Config, r Run) (Result, error) {
 		}
 		pending = 0
 
+		switch msg.StopReason {
+		case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+			return res, &CutError{Reason: string(msg.StopReason), MaxTokens: maxTokens}
+		}
 		calls := toolUses(msg)
 		if msg.StopReason != anthropic.StopReasonToolUse || len(calls) == 0 {
 			return res, nil

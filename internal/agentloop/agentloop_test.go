@@ -313,3 +313,21 @@ func TestUnreachableEndpoint(t *testing.T) {
 		t.Errorf("error %q names the endpoint", err)
 	}
 }
+
+// An answer cut at max_tokens (or at the context window) stops the run:
+// its tool calls may be incomplete, so none is run.
+func TestCutAnswerStopsTheRun(t *testing.T) {
+	t.Parallel()
+	for _, reason := range []string{"max_tokens", "model_context_window_exceeded"} {
+		s := sm.New(t, sm.Seq(sm.AnswerStop(reason, sm.Usage{OutputTokens: 4096}, sm.ToolUse("tu_1", "write", map[string]string{"path": "/a"}))))
+		n := &notes{}
+		res, err := agentloop.Do(context.Background(), cfg(s), agentloop.Run{Prompt: "go", Tools: n, Limits: roomy})
+		var ce *agentloop.CutError
+		if !errors.As(err, &ce) || ce.Reason != reason || ce.MaxTokens != agentloop.DefaultMaxTokensPerAnswer {
+			t.Fatalf("%s: err = %v", reason, err)
+		}
+		if len(n.calls) != 0 || res.Usage.OutputTokens != 4096 || res.StopReason != reason {
+			t.Errorf("%s: calls %v, result %+v", reason, n.calls, res)
+		}
+	}
+}

@@ -71,3 +71,11 @@ func LastEventSeq(tx Tx, d *Dialect, sessionID string) (int64, error) {
 	err := tx.QueryRow(d.SQL(`SELECT coalesce((SELECT seq FROM session_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1), 0)`), sessionID).Scan(&seq)
 	return seq, err
 }
+
+// ToolUseEvent is the ID of the latest agent.tool_use event of a session
+// whose block ID was toolUseID, "" when none, read in tx.
+func ToolUseEvent(tx Tx, d *Dialect, sessionID, toolUseID string) (string, error) {
+	var id string
+	err := tx.QueryRow(d.SQL(`SELECT coalesce((SELECT id FROM session_events WHERE session_id = $1 AND tool_use_id = $2 ORDER BY seq DESC LIMIT 1), '')`), sessionID, toolUseID).Scan(&id)
+	return id, err
+}

@@ -154,11 +154,11 @@ func tokenFields(t *memstore.SessionToken) []any {
 }
 
 // sessionEvents are copied as they are kept: ID, session, number, type,
-// body and time.
+// body, time, and a tool use's block ID (NULL for none).
 var sessionEvents = byFields(&Table{Kind: memstore.KindSessionEvents, Name: "session_events", Key: "session_id, seq",
-	Columns: "session_id, seq, id, workspace_id, type, body, processed_at"},
+	Columns: "session_id, seq, id, workspace_id, type, body, processed_at, tool_use_id"},
 	func(e *memstore.SessionEvent) []any {
-		return []any{&e.SessionID, &e.Seq, &e.ID, &e.WorkspaceID, &e.Type, rawJSON{&e.Body}, nanos{&e.ProcessedAt}}
+		return []any{&e.SessionID, &e.Seq, &e.ID, &e.WorkspaceID, &e.Type, rawJSON{&e.Body}, nanos{&e.ProcessedAt}, emptyNull{&e.ToolUseID}}
 	},
 	memstore.RecordSink.SessionEvent)
 

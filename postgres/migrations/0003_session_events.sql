@@ -12,5 +12,9 @@ CREATE TABLE session_events (
 	type         text COLLATE "C" NOT NULL,
 	body         text NOT NULL,
 	processed_at bigint NOT NULL,
+	tool_use_id  text COLLATE "C", -- an agent.tool_use's block ID, for the results of later turns
 	PRIMARY KEY (session_id, seq)
 );
+
+-- A tool result finds the event of the tool use it answers in one probe.
+CREATE INDEX session_events_tool_use ON session_events (session_id, tool_use_id) WHERE tool_use_id IS NOT NULL;

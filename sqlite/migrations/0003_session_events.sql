@@ -11,5 +11,9 @@ CREATE TABLE session_events (
 	type         TEXT NOT NULL,
 	body         TEXT NOT NULL,
 	processed_at INTEGER NOT NULL,
+	tool_use_id  TEXT, -- an agent.tool_use's block ID, for the results of later turns
 	PRIMARY KEY (session_id, seq)
 ) STRICT, WITHOUT ROWID;
+
+-- A tool result finds the event of the tool use it answers in one probe.
+CREATE INDEX session_events_tool_use ON session_events (session_id, tool_use_id) WHERE tool_use_id IS NOT NULL;

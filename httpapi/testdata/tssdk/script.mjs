@@ -328,11 +328,25 @@ await expectError('deleted store', NotFoundError, 404, 'not_found_error', () => 
     client.beta.sessions.resources.add(sess.id, { type: 'file', file_id: 'file_1' }),
   );
 
-  await expectError('events.list', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.events.list(sess.id));
-  await expectError('events.send', NotFoundError, 404, 'not_found_error', () =>
-    client.beta.sessions.events.send(sess.id, { events: [] }),
+  // A session's transcript: send, list, and a stream opened first.
+  const stream = await client.beta.sessions.events.stream(sess.id);
+  const sentEvents = await client.beta.sessions.events.send(sess.id, {
+    events: [{ type: 'user.message', content: [{ type: 'text', text: 'from ts' }] }],
+  });
+  assert.equal(sentEvents.data.length, 1);
+  assert.equal(sentEvents.data[0].type, 'user.message');
+  assert.ok(sentEvents.data[0].id.startsWith('sevt_'), sentEvents.data[0].id);
+  assert.equal(sentEvents.data[0].content[0].text, 'from ts');
+  const evs = await collect(client.beta.sessions.events.list(sess.id));
+  assert.deepEqual(evs.map((e) => [e.id, e.type]), [[sentEvents.data[0].id, 'user.message']]);
+  for await (const ev of stream) {
+    assert.equal(ev.id, sentEvents.data[0].id);
+    assert.equal(ev.type, 'user.message');
+    break;
+  }
+  await expectError('events.send of an agent event', BadRequestError, 400, 'invalid_request_error', () =>
+    client.beta.sessions.events.send(sess.id, { events: [{ type: 'agent.message', content: [] }] }),
   );
-  await expectError('events.stream', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.events.stream(sess.id));
   await expectError('threads.list', NotFoundError, 404, 'not_found_error', () => client.beta.sessions.threads.list(sess.id));
   await expectError('threads.retrieve', NotFoundError, 404, 'not_found_error', () =>
     client.beta.sessions.threads.retrieve('thr_1', { session_id: sess.id }),
