@@ -472,7 +472,7 @@ func createDream(tx DreamTx, d *Dream, now time.Time) error {
 		return err
 	}
 	if n >= MaxLiveDreams {
-		return Errorf(EInvalid, "this workspace has %d dreams pending or running, its limit (MaxLiveDreams); wait for one to finish, or cancel one", MaxLiveDreams)
+		return Errorf(EInvalid, "this workspace has %d dreams pending or running, the most it may have (a fixed limit); wait for one to finish, or cancel one", MaxLiveDreams)
 	}
 	if d.OutputBehavior == OutputUpdateExisting {
 		other, err := tx.UpdatingDream(d.InputStoreID, now)

@@ -377,7 +377,7 @@ func testDreamLiveLimit(t *testing.T, e *dreamEnv) {
 		}
 	}
 	_, err := e.b.CreateDream(ctx, e.admin, e.create())
-	if wantCode(t, err, memstore.EInvalid, "a dream past the limit") && !strings.Contains(memstore.ErrorMessage(err), "MaxLiveDreams") {
+	if wantCode(t, err, memstore.EInvalid, "a dream past the limit") && !strings.Contains(memstore.ErrorMessage(err), "10 dreams pending or running, the most it may have") {
 		t.Errorf("the refusal does not name the limit: %q", memstore.ErrorMessage(err))
 	}
 	// Another workspace has its own.

@@ -36,8 +36,13 @@ CREATE TABLE dreams (
 -- A workspace's list, newest first.
 CREATE INDEX dreams_by_workspace ON dreams (workspace_id, created_at, id);
 
--- The worker's claims read the dreams that are not final, oldest first.
-CREATE INDEX dreams_live ON dreams (created_at, id) WHERE status IN ('pending', 'running');
+-- The dreams that are not final, by workspace: what the worker's claims
+-- read, and what a workspace's count of live dreams counts.
+CREATE INDEX dreams_live ON dreams (workspace_id, created_at, id) WHERE status IN ('pending', 'running');
+
+-- The dreams of an input store, for the conflict of two update_existing
+-- dreams.
+CREATE INDEX dreams_by_input ON dreams (input_store_id);
 
 -- A delivery of a dream's event names the dream ('' for other events).
 ALTER TABLE webhook_deliveries ADD COLUMN dream_id text COLLATE "C" NOT NULL DEFAULT '';
