@@ -71,6 +71,13 @@ func (h *Handler) renderDream(w http.ResponseWriter, r *http.Request, s *signedI
 	data := map[string]any{"Dream": d, "CanApply": d.Status.Final() && s.caller.CanDream(true) == nil}
 	if d.OutputBehavior == memstore.OutputCreateNew && d.StartedAt != nil && h.cfg.Review != nil {
 		_, changes, err := h.cfg.Review.DreamChanges(ctx, s.caller, id)
+		if memstore.ErrorCode(err) == memstore.ENotFound {
+			// A store of the dream was deleted since: the dream's
+			// facts are still worth showing.
+			data["Gone"] = memstore.ErrorMessage(err)
+			h.render(w, r, status, "dream", s, view{Title: "Dream " + d.ID, Error: msg, Notice: note, Data: data})
+			return
+		}
 		if err != nil {
 			h.failErr(w, r, s, err)
 			return

@@ -186,3 +186,21 @@ func TestDreamPageBeforeItRuns(t *testing.T) {
 		t.Errorf("the page after the cancel lacks its notice or the archive")
 	}
 }
+
+// TestDreamPageStoreDeleted: a dream whose output store was deleted
+// still shows its facts, and says why its changes cannot be shown.
+func TestDreamPageStoreDeleted(t *testing.T) {
+	f := newFixture(t, "tabs\n", withDreams)
+	id := dreamFixture(t, f)
+	d, err := f.core.Dream(t.Context(), f.op, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.core.DeleteStore(t.Context(), f.op, d.OutputStoreID); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := f.get(t, f.signIn(t, "admin"), "/console/dreams/"+id)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="changes-gone"`) || !strings.Contains(body, "42 input tokens") {
+		t.Errorf("the page of a dream whose output store was deleted: %d\n%s", resp.StatusCode, body)
+	}
+}
