@@ -15,14 +15,15 @@ import (
 	"github.com/memstore/memstore/internal/textdiff"
 )
 
-// Kind is what happened to a path from the first store to the second.
-type Kind string
+// Kind is what happened to a path from the first store to the second:
+// the core's kinds of change, which a dream's review names too.
+type Kind = memstore.ChangeKind
 
 // The kinds of change.
 const (
-	Added   Kind = "added"   // only the second store has the path
-	Removed Kind = "removed" // only the first store has it
-	Changed Kind = "changed" // both have it, with different content
+	Added   = memstore.ChangeAdded   // only the second store has the path
+	Removed = memstore.ChangeRemoved // only the first store has it
+	Changed = memstore.ChangeChanged // both have it, with different content
 )
 
 // A Change is one path that differs. From and To are the memories at
