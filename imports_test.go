@@ -77,6 +77,7 @@ func TestImportRules(t *testing.T) {
 		"/memorytool": {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/dirsync":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/memorytool"},
 		"/memdir":     {"/sqlite", "/postgres", "/httpapi", "/mcpserver", "/dirsync"},
+		"/storediff":  {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/storetest":  {"/sqlite", "/postgres", "/httpapi"},
 		"/console":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},
 		"/webhook":    {"/sqlite", "/postgres", "/httpapi", "/mcpserver"},

@@ -97,6 +97,10 @@ type Config struct {
 	// endpoints failing: disabled by memstore after failures, or enabled
 	// with their latest delivery attempt failed.
 	Webhooks memstore.WebhookService
+	// Dreams, when set, serves the dreams pages; Review, with it, shows a
+	// dream's proposed changes and applies the chosen ones.
+	Dreams memstore.DreamService
+	Review memstore.DreamReviewService
 	// SecureCookies says that browsers reach the console over HTTPS even
 	// when requests arrive over plain HTTP, from a proxy in front that
 	// ends TLS: the session cookie is then always Secure with the __Host-
@@ -198,6 +202,17 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.Activity != nil {
 		signedIn["GET activity"] = h.activity
+	}
+	if cfg.Dreams != nil {
+		maps.Copy(signedIn, map[string]authedFunc{
+			"GET dreams":                  h.dreams,
+			"GET dreams/{dream}":          h.dream,
+			"POST dreams/{dream}/cancel":  h.cancelDream,
+			"POST dreams/{dream}/archive": h.archiveDream,
+		})
+		if cfg.Review != nil {
+			signedIn["POST dreams/{dream}/apply"] = h.applyDream
+		}
 	}
 	if cfg.Keys != nil {
 		maps.Copy(signedIn, map[string]authedFunc{
@@ -406,6 +421,9 @@ func mainNav(cfg Config) []navLink {
 	}
 	if cfg.Sessions != nil {
 		nav = append(nav, navLink{"sessions", "Sessions", "e", readAdmin(memstore.ManageSessions)})
+	}
+	if cfg.Dreams != nil {
+		nav = append(nav, navLink{"dreams", "Dreams", "d", func(c *memstore.Caller) error { return c.CanDream(false) }})
 	}
 	if cfg.Keys != nil {
 		nav = append(nav, navLink{"keys", "API keys", "k", readAdmin(memstore.ListKeys)})

@@ -6,45 +6,19 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strings"
-
-	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/textdiff"
 )
 
-// diffLine is one line of a unified diff, with its kind for the
-// stylesheet: "add", "del", "hunk", "head" or "" for context.
-type diffLine struct {
-	Kind string
-	Text string
-}
-
-// unified is the line diff from one text to another.
-func unified(fromLabel, toLabel, from, to string) ([]diffLine, error) {
-	d, err := udiff.ToUnified(fromLabel, toLabel, from, udiff.Lines(from, to), udiff.DefaultContextLines)
+// unified is the line diff from one text to another, its lines
+// classified for the stylesheet.
+func unified(fromLabel, toLabel, from, to string) ([]textdiff.Line, error) {
+	d, err := textdiff.Unified(fromLabel, toLabel, from, to)
 	if err != nil {
 		return nil, err
 	}
-	var out []diffLine
-	for _, l := range strings.SplitAfter(d, "\n") {
-		if l == "" {
-			continue
-		}
-		kind := ""
-		switch {
-		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
-			kind = "head"
-		case strings.HasPrefix(l, "@@"):
-			kind = "hunk"
-		case strings.HasPrefix(l, "+"):
-			kind = "add"
-		case strings.HasPrefix(l, "-"):
-			kind = "del"
-		}
-		out = append(out, diffLine{kind, strings.TrimSuffix(l, "\n")})
-	}
-	return out, nil
+	return textdiff.Lines(d), nil
 }
 
 // actorNames gives each actor how pages show it (actor): with the

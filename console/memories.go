@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/textdiff"
 )
 
 // editForm is what a memory's edit form carries: the person's path and
@@ -37,7 +38,7 @@ type editForm struct {
 type conflict struct {
 	Current *memstore.Memory
 	By      template.HTML
-	Diff    []diffLine
+	Diff    []textdiff.Line
 }
 
 // formContent is the content of a form's text area, its line endings as

@@ -14,19 +14,21 @@ import (
 // notices are what a page says after the change that led to it, by the
 // name a redirect gives in ?done=.
 var notices = map[string]string{
-	"created":  "Created.",
-	"saved":    "Saved.",
-	"deleted":  "Deleted.",
-	"restored": "Restored: the memory has the version's content again, as a new version.",
-	"redacted": "Redacted: this version's content and path are erased.",
-	"archived": "Archived: its memories are read-only now.",
-	"revoked":  "Revoked: it no longer works.",
-	"ended":    "Archived: none of the session's tokens works any more.",
-	"password": "Your password is set, and your other sign-ins have ended.",
-	"enabled":  "Enabled: it is sent the changes it was owed, and new ones.",
-	"disabled": "Disabled: nothing is sent to it until it is enabled again.",
-	"role":     "Role changed: it applies from the user's next page.",
-	"removed":  "Removed: the user's sign-ins have ended; the changes they made still name them.",
+	"created":        "Created.",
+	"saved":          "Saved.",
+	"deleted":        "Deleted.",
+	"restored":       "Restored: the memory has the version's content again, as a new version.",
+	"redacted":       "Redacted: this version's content and path are erased.",
+	"archived":       "Archived: its memories are read-only now.",
+	"revoked":        "Revoked: it no longer works.",
+	"ended":          "Archived: none of the session's tokens works any more.",
+	"password":       "Your password is set, and your other sign-ins have ended.",
+	"enabled":        "Enabled: it is sent the changes it was owed, and new ones.",
+	"disabled":       "Disabled: nothing is sent to it until it is enabled again.",
+	"role":           "Role changed: it applies from the user's next page.",
+	"removed":        "Removed: the user's sign-ins have ended; the changes they made still name them.",
+	"canceled":       "Canceled: the dream stops at its next step; what it wrote stays.",
+	"dream-archived": "Archived: the dream is listed only with the archived ones.",
 }
 
 // notice is the notice a request's ?done= names, "" for none.

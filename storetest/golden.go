@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/memstore/memstore/internal/textdiff"
 )
 
 // Golden holds got, a backend's schema as text, to the committed file:
@@ -29,7 +29,7 @@ func Golden(t *testing.T, file, got string, update bool) {
 
 // Diff is the unified diff of two texts, for a failure's message.
 func Diff(want, got string) string {
-	d, err := udiff.ToUnified("want", "got", want, udiff.Lines(want, got), udiff.DefaultContextLines)
+	d, err := textdiff.Unified("want", "got", want, got)
 	if err != nil {
 		return err.Error()
 	}

@@ -147,6 +147,12 @@ func RunAll(t *testing.T, tg Target) {
 		}
 		testOverview(t, tg.Database)
 	})
+	t.Run("DreamReview", func(t *testing.T) {
+		if tg.Database == nil {
+			t.Skip("the target keeps no storage of its own")
+		}
+		testDreamReview(t, tg.Database)
+	})
 	t.Run("DreamRunner", func(t *testing.T) {
 		if tg.Database == nil {
 			t.Skip("the target keeps no storage of its own")

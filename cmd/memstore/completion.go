@@ -167,7 +167,7 @@ func complete(ctx context.Context, e env, words []string, cur string) []string {
 
 // storeArgSubcommands are the stores subcommands whose argument is a
 // store.
-var storeArgSubcommands = []string{"show", "update", "archive", "rm"}
+var storeArgSubcommands = []string{"show", "update", "archive", "rm", "diff"}
 
 // commandIndex is the index of the first word that is neither a flag nor
 // the value of one (per fs, else the shared backend flags), -1 if none.
@@ -264,7 +264,7 @@ func commandFlags(ctx context.Context, name, sub string) *flag.FlagSet {
 // subcommandTables are the commands whose subcommands are in a table; the
 // others' are read from the usage lines of their help.
 var subcommandTables = map[string]func() []command{
-	"stores": storesCommands, "sessions": sessionsCommands, "memdir": memdirCommands,
+	"stores": storesCommands, "sessions": sessionsCommands, "memdir": memdirCommands, "dreams": dreamsCommands,
 }
 
 // subcommands are the subcommands of command name: from its table, else

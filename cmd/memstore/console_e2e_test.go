@@ -145,6 +145,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	env := consoleEnv{srv: srv, base: base, password: pw, newBrowser: newBrowser, signIn: signIn, text: text}
 	consoleEditFlows(t, env)
 	consoleAgentFlows(t, env)
+	consoleDreamFlows(t, env, db)
 
 	t.Run("password page", func(t *testing.T) {
 		if code, out, errOut := run(t, pw+"\n", "users", "create", "--db", db, "--name", "pat", "--role", "member"); code != 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/npmtest"
 	"github.com/memstore/memstore/internal/webdriver"
 )
@@ -27,8 +28,9 @@ import (
 // console, calling visit with each page's name once the page is shown:
 // the sign-in pages first, signed out, then every page reached by a link
 // or a form, the pages shown once after a form (a session's token, a
-// webhook's signing secret, a sign-in link) and an error page.
-func walkConsole(t *testing.T, srv *child, p consolePage, visit func(name string)) {
+// webhook's signing secret, a sign-in link) and an error page. db is the
+// server's database file, where a dream to review is made (seedDream).
+func walkConsole(t *testing.T, srv *child, db string, p consolePage, visit func(name string)) {
 	t.Helper()
 	base := srv.url + "/console/"
 	storeID := apiPost(t, srv, "/v1/memory_stores", `{"name":"Plans","description":"What the team plans, and why"}`)
@@ -86,6 +88,9 @@ func walkConsole(t *testing.T, srv *child, p consolePage, visit func(name string
 	step("token", err, p.Click("#create-session"), p.Wait("#secret"))
 	step("session", p.Click("#to-session"), p.Wait("#session-id"))
 	step("sessions", nav(base+"sessions"))
+	seedDream(t, db, storeID)
+	step("dreams", nav(base+"dreams"), p.Wait("#dreams"))
+	step("dream", p.Click("#dreams tbody a"), p.Wait("#apply-form"))
 	step("keys", nav(base+"keys"))
 	step("webhooks", nav(base+"webhooks"))
 	step("webhook-new", nav(base+"webhooks/new"), p.Wait("#url"))
@@ -213,7 +218,7 @@ func consolePagesIn(t *testing.T, open openPage) {
 		t.Fatalf("axe-core does not see an image without alt text and a field without a label: %v", found)
 	}
 	pages := 0
-	walkConsole(t, srv, p, func(name string) {
+	walkConsole(t, srv, db, p, func(name string) {
 		pages++
 		checkAccessible(t, p, name)
 	})
@@ -260,7 +265,7 @@ func consoleAdminFlows(t *testing.T, srv *child, db string, p consolePage) {
 			}
 			return e
 		}
-		if e := endpoint(); e.Name != "Deploy hook" || len(e.EnabledEvents) != 7 || strings.Contains(strings.Join(e.EnabledEvents, " "), "memory.deleted") {
+		if e := endpoint(); e.Name != "Deploy hook" || len(e.EnabledEvents) != len(memstore.WebhookEventTypes)-1 || strings.Contains(strings.Join(e.EnabledEvents, " "), "memory.deleted") {
 			t.Errorf("the endpoint made: %+v", e)
 		}
 		err = errors.Join(p.Type("#name", "Release hook"), p.Click("#save"), p.Wait(".notice"))
@@ -456,8 +461,8 @@ func TestConsoleScreenshots(t *testing.T) {
 		t.Skip("MEMSTORE_SCREENSHOTS names no directory to save the console's screenshots in (scripts/screenshots sets it)")
 	}
 	ctx, _ := chromiumTabs(t, 10*time.Minute)(t)
-	srv, _ := startConsoleServer(t)
-	walkConsole(t, srv, chromedpPage{ctx, new(atomic.Int32)}, func(name string) {
+	srv, db := startConsoleServer(t)
+	walkConsole(t, srv, db, chromedpPage{ctx, new(atomic.Int32)}, func(name string) {
 		for _, s := range []struct {
 			width int64
 			file  string

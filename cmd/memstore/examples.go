@@ -57,6 +57,10 @@ var examples = map[string][]string{
 	"stores update":  {"memstore stores update memstore_01... --name team-notes --unset-metadata team"},
 	"stores archive": {"memstore stores archive memstore_01..."},
 	"stores rm":      {"memstore stores rm memstore_01... --yes"},
+	"stores diff": {
+		"memstore stores diff notes 'notes (dream drm_01...)'",
+		"memstore stores diff memstore_01... memstore_02... --stat --json",
+	},
 	"ls": {
 		"memstore ls",
 		"memstore ls /projects/ --depth 0 --json",
@@ -86,6 +90,19 @@ var examples = map[string][]string{
 		"memstore watch",
 		"memstore watch --from-start --json",
 	},
+	"dream": {
+		"memstore dream --store notes --session sesn_01... --session sesn_02... --wait",
+		"memstore dream --store notes --session sesn_01...,sesn_02... --instructions 'merge duplicates; drop stale facts' --wait --json",
+		"memstore dream --store notes --session sesn_01... --update-existing",
+	},
+	"dreams": {
+		"memstore dreams",
+		"memstore dreams get drm_01... --diff",
+	},
+	"dreams ls":      {"memstore dreams ls --status running --status pending --json"},
+	"dreams get":     {"memstore dreams get drm_01... --diff"},
+	"dreams cancel":  {"memstore dreams cancel drm_01... --yes"},
+	"dreams archive": {"memstore dreams archive drm_01... --yes"},
 	"sessions": {
 		"memstore sessions create --store memstore_01... --store memstore_02...:ro --title 'nightly agent'",
 		"memstore sessions ls",

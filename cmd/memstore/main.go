@@ -87,6 +87,8 @@ func commands() []command {
 		{"grep", "search the memories of a store", runGrep},
 		{"watch", "print the changes of a store as they happen", runWatch},
 		{"sessions", "create, list, show and revoke sessions: agents' access to stores", runSessions},
+		{"dream", "run a dream: the server's model consolidates a store from session transcripts", runDream},
+		{"dreams", "list, show, cancel and archive dreams", runDreams},
 		{"export", "write a store's memories to a directory or a JSON-lines file", runExport},
 		{"import", "load memories into a store from a directory or a JSON-lines file", runImport},
 		{"migrate", "copy a whole database into an empty one: a file to PostgreSQL, or back", runMigrate},

@@ -588,7 +588,7 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	api.Mount("/mcp", mcpHandler)
 	var consoleSrv *http.Server
 	if c.console {
-		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users, Webhooks: hooks,
+		ch := console.New(console.Config{Stores: core, Memories: core, Versions: core, Search: core, Sessions: core, Activity: core, Keys: memstore.NewKeys(core), Users: users, Webhooks: hooks, Dreams: core, Review: core,
 			SecureCookies: bool(c.consoleSecure), TrustedProxies: c.trustedProxies, Logger: log})
 		if cln == nil {
 			api.Mount(console.Prefix, ch)

@@ -21,7 +21,7 @@ by several stores is refused with their IDs, to pick one.`
 var onArchived = map[string]bool{
 	"ls": true, "cat": true, "log": true, "show": true, "diff": true, "redact": true,
 	"grep": true, "watch": true, "export": true,
-	"stores show": true, "stores archive": true, "stores rm": true,
+	"stores show": true, "stores archive": true, "stores rm": true, "stores diff": true,
 	"sessions ls": true, "sessions detach": true,
 }
 

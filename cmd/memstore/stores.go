@@ -20,6 +20,7 @@ const storesHelp = `Usage: memstore stores [ls] [--archived]
        memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
        memstore stores archive ID [--yes]
        memstore stores rm ID [--yes]
+       memstore stores diff A B [--stat]
 
 Manages the memory stores of a workspace.
 
@@ -32,6 +33,8 @@ Manages the memory stores of a workspace.
   archive  make a store read-only for good: its memories can be read
            but no longer written, and it can no longer be attached
   rm       delete a store with all its memories and versions, for good
+  diff     compare two stores path by path: added, removed and changed
+           memories, with a unified diff of each
 
 ID is a store's ID or its name. archive and rm cannot be undone: they
 ask first on a terminal, and take --yes in scripts.
@@ -48,6 +51,7 @@ func storesCommands() []command {
 		{"update", "change a store", runStoresUpdate},
 		{"archive", "make a store read-only for good", runStoresArchive},
 		{"rm", "delete a store and everything in it", runStoresRm},
+		{"diff", "compare two stores path by path", runStoresDiff},
 	}
 }
 

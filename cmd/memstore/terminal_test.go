@@ -171,8 +171,11 @@ func TestHostileTextShownNotObeyed(t *testing.T) {
 			t.Fatalf("log --json: %v: %q", err, out)
 		}
 		newest := versions[0].ID
+		out, _ = cli("", "stores", "create", "empty", "--json")
+		empty := regexp.MustCompile(`memstore_\w+`).FindString(out)
 
 		for _, args := range [][]string{
+			{"stores", "diff", store.ID, empty},
 			{"cat", "/notes/a.md"},
 			{"show", newest},
 			{"diff", newest},
@@ -230,6 +233,9 @@ func TestHostileTextShownNotObeyed(t *testing.T) {
 		}
 		if out, _ := cli("", append([]string{"diff", newest, "--raw"}, st...)...); !strings.Contains(out, "\n+more "+hostileC1+"\n") {
 			t.Errorf("diff --raw = %q", out)
+		}
+		if out, _ := cli("", "stores", "diff", store.ID, empty, "--raw"); !strings.Contains(out, "\n-more "+hostileC1+"\n") {
+			t.Errorf("stores diff --raw = %q", out)
 		}
 		// --json escapes it, and decodes to it.
 		out, _ = cli("", append([]string{"cat", "/notes/a.md", "--json"}, st...)...)

@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	udiff "github.com/aymanbagabas/go-udiff"
-
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/textdiff"
 )
 
 const logHelp = `Usage: memstore log [--store ID] [PATH|MEMORY_ID]
@@ -206,7 +205,7 @@ func runDiff(ctx context.Context, e env, args []string) error {
 
 	oldText, oldLabel := diffSide(e, from)
 	newText, newLabel := diffSide(e, to)
-	d, err := udiff.ToUnified(oldLabel, newLabel, oldText, udiff.Lines(oldText, newText), udiff.DefaultContextLines)
+	d, err := textdiff.Unified(oldLabel, newLabel, oldText, newText)
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
