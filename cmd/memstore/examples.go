@@ -148,8 +148,8 @@ var examples = map[string][]string{
 		"memstore memdir sync --store memstore_01... --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\"",
 		"memstore memdir sync --scope team --watch --store memstore_01... --url http://127.0.0.1:6366 --token \"$MEMSTORE_TOKEN\"",
 	},
-	"memdir dream":           {"memstore memdir dream --model claude-sonnet-4-5 --dry-run", "memstore memdir dream --model claude-sonnet-4-5"},
-	"memdir extract":         {"memstore memdir extract --model claude-sonnet-4-5 --transcript ~/.claude/projects/-home-me-app/SESSION.jsonl"},
+	"memdir dream":           {"memstore memdir dream --dry-run", "memstore memdir dream --model claude-opus-4-8"},
+	"memdir extract":         {"memstore memdir extract --transcript ~/.claude/projects/-home-me-app/SESSION.jsonl"},
 	"memdir snapshot create": {"memstore memdir snapshot create", "memstore memdir snapshot create --agent reviewer --scope project"},
 	"memdir snapshot apply":  {"memstore memdir snapshot apply", "memstore memdir snapshot apply --yes"},
 	"bench": {

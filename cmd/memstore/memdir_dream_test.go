@@ -233,7 +233,7 @@ func TestMemdirModelFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model-base-url", "http://127.0.0.1:1"}, "--model ID, or ANTHROPIC_MODEL"},
+		{[]string{"--model", "", "--model-base-url", "http://127.0.0.1:1"}, "--model ID, or ANTHROPIC_MODEL"},
 		{[]string{"--model", "m"}, "set ANTHROPIC_API_KEY"},
 		{[]string{"--model", "m", "--model-base-url", "ftp://x"}, "must be an http or https URL"},
 		{[]string{"--model", "m", "--model-base-url", "https://u:p@x"}, "must not hold credentials"},
@@ -244,7 +244,7 @@ func TestMemdirModelFlags(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
 		}
 	}
-	srv := scriptedmodel.New(t, scriptedmodel.Seq(scriptedmodel.Answer(scriptedmodel.Usage{}, scriptedmodel.Text("done"))))
+	srv := scriptedmodel.New(t, scriptedmodel.Seq(scriptedmodel.Answer(scriptedmodel.Usage{}, scriptedmodel.Text("done")), scriptedmodel.Answer(scriptedmodel.Usage{}, scriptedmodel.Text("done"))))
 	keyFile := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(keyFile, []byte("sk-test-key\n"), 0o600)
 	t.Setenv("ANTHROPIC_MODEL", "from-env")
@@ -254,5 +254,15 @@ func TestMemdirModelFlags(t *testing.T) {
 	}
 	if req := srv.Requests()[0]; req.Header.Get("X-Api-Key") != "sk-test-key" || req.Model != "from-env" {
 		t.Fatalf("key %q, model %q", req.Header.Get("X-Api-Key"), req.Model)
+	}
+	// Without --model or ANTHROPIC_MODEL, the model a store's dream asks for.
+	os.Unsetenv("ANTHROPIC_MODEL")
+	os.MkdirAll(filepath.Join(dir, "logs", "2026", "11"), 0o700)
+	os.WriteFile(filepath.Join(dir, "logs", "2026", "11", "2026-11-29.md"), []byte("- a new entry\n"), 0o600)
+	if code, _, stderr := run(t, "", "memdir", "dream", "--dir", dir, "--model-base-url", srv.URL, "--model-api-key-file", keyFile); code != 0 {
+		t.Fatalf("dream: exit %d: %s", code, stderr)
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || reqs[1].Model != defaultDreamModel {
+		t.Fatalf("%d requests; the second asked for model %q, want %q", len(reqs), reqs[len(reqs)-1].Model, defaultDreamModel)
 	}
 }

@@ -33,7 +33,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	m := &modelFlags{maxSteps: dream.DefaultMaxSteps, maxTokens: dream.DefaultMaxTokens, maxWrites: dream.DefaultMaxWrites, maxTime: duration(dream.DefaultMaxTime)}
 	fs.StringVar(&m.baseURL, "model-base-url", "", "the Anthropic-compatible Messages API at `URL` (a gateway, a local model server); default Anthropic's (ANTHROPIC_BASE_URL)")
 	fs.StringVar(&m.keyFile, "model-api-key-file", "", "read the endpoint's API key from `FILE`; default the variable ANTHROPIC_API_KEY (MEMSTORE_MODEL_API_KEY_FILE)")
-	fs.StringVar(&m.model, "model", "", "the model `ID` to call (ANTHROPIC_MODEL)")
+	fs.StringVar(&m.model, "model", defaultDreamModel, "the model `ID` to call (ANTHROPIC_MODEL)")
 	fs.Var(&m.maxSteps, "max-steps", "cap on the model's answers, `N`")
 	fs.Var(&m.maxTokens, "max-tokens", "cap on the tokens, input, output and cache summed over the answers, `N`")
 	fs.Var(&m.maxWrites, "max-writes", "cap on the memory tool's calls, `N`")
