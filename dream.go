@@ -578,7 +578,9 @@ func (co *Core) changeDream(ctx context.Context, c *Caller, id string, change fu
 // pending one, or a running one whose worker's lease expired, with
 // Attempts+1, held until now+lease. A dream claimed more than
 // MaxDreamAttempts times fails instead (its worker stopped that often),
-// and the next is claimed.
+// and the next is claimed. So does a dream canceled while it ran whose
+// worker stopped before it learnt of the cancel: it is finished here
+// (its session archived, its lease let go), or nobody ever would.
 func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duration) (*Dream, error) {
 	if owner == "" || len(owner) > maxIDLength || lease <= 0 {
 		return nil, Errorf(EInvalid, "a claim needs an owner of 1 to %d bytes and a positive lease", maxIDLength)
@@ -588,6 +590,12 @@ func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duratio
 		d, err := co.b.ClaimDream(ctx, owner, now, now.Add(lease))
 		if err != nil || d == nil {
 			return nil, err
+		}
+		if d.Status == DreamCanceled {
+			if err := co.FinishDream(ctx, d.ID, owner, DreamCanceled, d.Usage, nil); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if d.Attempts <= MaxDreamAttempts {
 			return d, nil

@@ -62,7 +62,7 @@ func (db *DB) ClaimDream(ctx context.Context, owner string, now, until time.Time
 		var err error
 		d, err = sqlrow.ScanDream(tx.QueryRow(ctx, `WITH c AS (
 				SELECT d.id FROM dreams d
-				WHERE d.status IN ('pending', 'running') AND (d.lease_until IS NULL OR d.lease_until <= $3)
+				WHERE (d.status IN ('pending', 'running') OR (d.status = 'canceled' AND d.owner <> '')) AND (d.lease_until IS NULL OR d.lease_until <= $3)
 				ORDER BY (SELECT count(*) FROM dreams h WHERE h.workspace_id = d.workspace_id AND h.status IN ('pending', 'running') AND h.lease_until > $3),
 					d.created_at, d.id
 				LIMIT 1 FOR UPDATE OF d SKIP LOCKED)

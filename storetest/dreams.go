@@ -696,7 +696,7 @@ func testDreamBeginUpdate(t *testing.T, open func(t *testing.T, now func() time.
 
 func testDreamRunnerCancel(t *testing.T, open func(t *testing.T, now func() time.Time) memstore.Database) {
 	ctx := t.Context()
-	_, co, _, e := openRunner(t, open)
+	_, co, clock, e := openRunner(t, open)
 	e.mustCreateDream(t, e.create())
 	d, err := co.ClaimDream(ctx, "w1", lease)
 	if err != nil || d == nil {
@@ -737,6 +737,33 @@ func testDreamRunnerCancel(t *testing.T, open func(t *testing.T, now func() time
 	}
 	if len(got.Outputs()) != 1 || got.RunningSessionID() == "" {
 		t.Errorf("a dream canceled while running shows outputs %v, session %q", got.Outputs(), got.RunningSessionID())
+	}
+	// A dream canceled while it ran, whose worker stopped before it
+	// learnt of it, is finished by the next claim: its session archived,
+	// no owner left, nothing to run.
+	g := e.mustCreateDream(t, e.create())
+	if d, err = co.ClaimDream(ctx, "w1", lease); err != nil || d == nil || d.ID != g.ID {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	if _, err := co.BeginDream(ctx, d, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := co.CancelDream(ctx, e.admin, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.add(2 * lease)
+	if next, err := co.ClaimDream(ctx, "w2", lease); next != nil || err != nil {
+		t.Errorf("the claim after a canceled dream's worker stopped: %+v, %v; want none", next, err)
+	}
+	got, err = co.Dream(ctx, e.admin, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != memstore.DreamCanceled || got.Owner != "" || got.LeaseUntil != nil {
+		t.Errorf("a canceled dream whose worker stopped, after the next claim: %+v", got)
+	}
+	if s, err := co.Session(ctx, e.admin, got.SessionID); err != nil || s.ArchivedAt == nil {
+		t.Errorf("its session: %+v, %v; want archived", s, err)
 	}
 	// A canceled pending dream is never claimed.
 	p := e.mustCreateDream(t, e.create())
