@@ -229,14 +229,29 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	}
 }
 
+// settledGoroutines is the number of goroutines once those that earlier
+// tests left ending (closing connections, timers) are gone: the same
+// count five readings in a row, 20 ms apart, or the last after 2 s.
+func settledGoroutines() int {
+	n, same := -1, 0
+	for deadline := time.Now().Add(2 * time.Second); same < 5 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		runtime.GC()
+		if m := runtime.NumGoroutine(); m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+	}
+	return n
+}
+
 // TestRevocationClosesSessions checks that the MCP sessions of a memstore
 // session end, and their goroutines with them, as soon as it is archived,
 // its token revoked, or its token expires.
 func TestRevocationClosesSessions(t *testing.T) {
 	e := newEnv(t)
 	h, srv := serveMCP(t, e, mcpserver.HandlerConfig{MaxSessionsPerSession: 50})
-	runtime.GC()
-	before := runtime.NumGoroutine()
+	before := settledGoroutines()
 
 	// Archive: 20 sessions, each holding goroutines.
 	var sids []string
