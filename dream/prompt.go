@@ -63,9 +63,11 @@ func systemPrompt(d *memstore.Dream, s *memstore.Session) string {
 }
 
 // prompt is the dream's first message: the store's listing and the input
-// sessions' transcripts.
-func (r *run) prompt(ctx context.Context, ts toolset) (string, error) {
-	var b strings.Builder
+// sessions' transcripts. record is the same message as the dream's
+// session keeps it: each transcript named, not copied, so that deleting
+// an input session leaves no copy of its transcript behind.
+func (r *run) prompt(ctx context.Context, ts toolset) (prompt, record string, err error) {
+	var b, rec strings.Builder
 	if r.d.Attempts > 1 {
 		b.WriteString("This dream was interrupted and is resumed: the store may already hold some of its changes. Look at the store as it is now and finish the work.\n\n")
 	}
@@ -74,16 +76,19 @@ func (r *run) prompt(ctx context.Context, ts toolset) (string, error) {
 	b.WriteString(listing)
 	b.WriteString("\n\n## Session transcripts\n\n")
 	fmt.Fprintf(&b, "The transcripts of %d session(s) follow, each in a <transcript> element, oldest event first.\n", len(r.d.SessionIDs))
+	rec.WriteString(b.String())
 	share := MaxTranscriptBytes / max(1, len(r.d.SessionIDs))
 	for _, id := range r.d.SessionIDs {
 		text, err := r.transcript(ctx, id, share)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		fmt.Fprintf(&b, "\n<transcript session=%q>\n%s</transcript>\n", id, text)
+		fmt.Fprintf(&rec, "\n<transcript session=%q>\n(The transcript of session %s, as it was then: it stays in that session's own events, and leaves with them.)\n</transcript>\n", id, id)
 	}
 	b.WriteString("\nConsolidate the store now.")
-	return b.String(), nil
+	rec.WriteString("\nConsolidate the store now.")
+	return b.String(), rec.String(), nil
 }
 
 // transcript renders the newest events of session id that fit in budget
