@@ -58,9 +58,13 @@ func SnapshotDir(o Options, agent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(r.workDir, ".claude", "memory-snapshot")
+	elems := []string{".claude", "memory-snapshot"}
 	if agent != "" {
-		dir = filepath.Join(r.workDir, ".claude", "agent-memory-snapshots", agentDirName(agent))
+		elems = []string{".claude", "agent-memory-snapshots", agentDirName(agent)}
+	}
+	dir, err := checkoutDir(r.workDir, elems...)
+	if err != nil {
+		return "", err
 	}
 	return dir + string(filepath.Separator), nil
 }
