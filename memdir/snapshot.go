@@ -176,6 +176,18 @@ func ApplySnapshot(dir, snap string) (SnapshotState, error) {
 		return SnapshotState{}, err
 	}
 	defer root.Close()
+	// A name the directory holds as a directory (or another non-file)
+	// cannot take the snapshot's file: refused before anything changes.
+	for _, name := range sortedKeys(files) {
+		fi, err := root.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return SnapshotState{}, err
+		case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0:
+			return SnapshotState{}, fmt.Errorf("the snapshot's file %s would replace %s, which is not a file; nothing was applied: move it, or fix the snapshot", name, filepath.Join(dir, name))
+		}
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return SnapshotState{}, err
