@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -166,8 +167,15 @@ func eventLine(e *memstore.SessionEvent) string {
 	if len(text) > maxEventText {
 		text = strings.ToValidUTF8(text[:maxEventText], "") + " […]"
 	}
+	// A transcript neither closes its element nor opens another: what it
+	// says stays data.
+	text = transcriptTag.ReplaceAllString(text, "<\\$1")
 	return fmt.Sprintf("[%s %s] %s\n", e.ProcessedAt.UTC().Format(time.DateTime), e.Type, text)
 }
+
+// transcriptTag is a tag of the element transcripts are given in, in any
+// case.
+var transcriptTag = regexp.MustCompile(`(?i)<(/?\s*transcript)`)
 
 // contentText is the text of a content field: a string, or the text of
 // its blocks.
