@@ -109,13 +109,18 @@ func (u Usage) Total() int64 {
 	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 }
 
-// add sums an answer's counts; a count below zero (an endpoint's bug or
-// lie) counts as zero, so that it cannot undo the tokens cap.
+// maxAnswerTokens bounds each count of one answer's usage, far above
+// any model's, so that sums cannot wrap around.
+const maxAnswerTokens = 1 << 40
+
+// add sums an answer's counts, each taken between 0 and maxAnswerTokens:
+// an endpoint's count below zero or beyond (its bug, or its lie) cannot
+// undo the tokens cap.
 func (u *Usage) add(v anthropic.Usage) {
-	u.InputTokens += max(v.InputTokens, 0)
-	u.OutputTokens += max(v.OutputTokens, 0)
-	u.CacheCreationInputTokens += max(v.CacheCreationInputTokens, 0)
-	u.CacheReadInputTokens += max(v.CacheReadInputTokens, 0)
+	u.InputTokens += min(max(v.InputTokens, 0), maxAnswerTokens)
+	u.OutputTokens += min(max(v.OutputTokens, 0), maxAnswerTokens)
+	u.CacheCreationInputTokens += min(max(v.CacheCreationInputTokens, 0), maxAnswerTokens)
+	u.CacheReadInputTokens += min(max(v.CacheReadInputTokens, 0), maxAnswerTokens)
 }
 
 // A Message is one message of the conversation in the Messages API's

@@ -140,6 +140,13 @@ func TestNegativeUsageIsNotCounted(t *testing.T) {
 	if res.Steps != 2 || res.Usage.OutputTokens != 0 {
 		t.Errorf("result %+v", res)
 	}
+	// Counts so large that their sum would wrap around stop the run too.
+	huge := int64(1) << 62
+	s2 := sm.New(t, forever("read", sm.Usage{InputTokens: huge, OutputTokens: huge, CacheReadInputTokens: huge}))
+	res, err = agentloop.Do(context.Background(), cfg(s2), agentloop.Run{Prompt: "go", Tools: &notes{files: map[string]string{"/a": "x"}}, Limits: lim})
+	if !errors.As(err, &ce) || ce.Cap != agentloop.CapTokens || res.Steps != 1 || res.Usage.Total() < 0 {
+		t.Fatalf("huge counts: err = %v, result %+v", err, res)
+	}
 }
 
 // An endpoint that echoes the key in its error (a gateway's "invalid key
