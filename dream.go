@@ -640,7 +640,17 @@ func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller
 	if err != nil {
 		return nil, err
 	}
-	caller := &Caller{WorkspaceID: d.WorkspaceID, Actor: Actor{Type: ActorSession, ID: ses.ID}, Session: ses}
+	// The caller reaches the output store alone, whatever else was
+	// attached to the session since it was made: what a transcript asks
+	// of the model must not reach another store.
+	own := *ses
+	own.Attachments = nil
+	for _, a := range ses.Attachments {
+		if a.StoreID == d.OutputStoreID {
+			own.Attachments = append(own.Attachments, a)
+		}
+	}
+	caller := &Caller{WorkspaceID: d.WorkspaceID, Actor: Actor{Type: ActorSession, ID: ses.ID}, Session: &own}
 	if started {
 		return caller, nil
 	}

@@ -32,6 +32,11 @@ const (
 	// MaxEventsPerAppend bounds the events that one Send or one turn
 	// makes; a longer transcript is appended in several calls.
 	MaxEventsPerAppend = 1000
+	// MaxSessionEventPageBytes bounds the bodies of the events of one
+	// page of a list (and so of a stream's read): a page ends early,
+	// with a next page, rather than pass it, and holds at least one
+	// event. Without it a page of large events would be 25 MiB.
+	MaxSessionEventPageBytes = 2 << 20
 )
 
 // A SessionEvent is one entry of a session's transcript, append-only.

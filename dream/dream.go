@@ -19,6 +19,7 @@ package dream
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -288,7 +289,7 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	ts := toolset{tools}
-	prompt, err := r.prompt(ctx, ts)
+	prompt, record, err := r.prompt(ctx, ts)
 	if err != nil {
 		return err
 	}
@@ -301,6 +302,9 @@ func (r *run) do(ctx context.Context) error {
 		Limits: r.w.o.Limits,
 		Step: func(s agentloop.StepInfo) error {
 			r.setUsage(s.Usage)
+			if s.Step == 1 && len(s.Messages) > 0 {
+				s.Messages[0].Content = textContent(record)
+			}
 			r.record(ctx, s.Messages)
 			return r.renew(ctx)
 		},
@@ -310,6 +314,12 @@ func (r *run) do(ctx context.Context) error {
 		return errRefused
 	}
 	return err
+}
+
+// textContent is a message's content of one text block.
+func textContent(text string) json.RawMessage {
+	b, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
+	return b
 }
 
 // record keeps a step's messages in the dream's session transcript. A

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -63,9 +64,11 @@ func systemPrompt(d *memstore.Dream, s *memstore.Session) string {
 }
 
 // prompt is the dream's first message: the store's listing and the input
-// sessions' transcripts.
-func (r *run) prompt(ctx context.Context, ts toolset) (string, error) {
-	var b strings.Builder
+// sessions' transcripts. record is the same message as the dream's
+// session keeps it: each transcript named, not copied, so that deleting
+// an input session leaves no copy of its transcript behind.
+func (r *run) prompt(ctx context.Context, ts toolset) (prompt, record string, err error) {
+	var b, rec strings.Builder
 	if r.d.Attempts > 1 {
 		b.WriteString("This dream was interrupted and is resumed: the store may already hold some of its changes. Look at the store as it is now and finish the work.\n\n")
 	}
@@ -74,16 +77,19 @@ func (r *run) prompt(ctx context.Context, ts toolset) (string, error) {
 	b.WriteString(listing)
 	b.WriteString("\n\n## Session transcripts\n\n")
 	fmt.Fprintf(&b, "The transcripts of %d session(s) follow, each in a <transcript> element, oldest event first.\n", len(r.d.SessionIDs))
+	rec.WriteString(b.String())
 	share := MaxTranscriptBytes / max(1, len(r.d.SessionIDs))
 	for _, id := range r.d.SessionIDs {
 		text, err := r.transcript(ctx, id, share)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		fmt.Fprintf(&b, "\n<transcript session=%q>\n%s</transcript>\n", id, text)
+		fmt.Fprintf(&rec, "\n<transcript session=%q>\n(The transcript of session %s, as it was then: it stays in that session's own events, and leaves with them.)\n</transcript>\n", id, id)
 	}
 	b.WriteString("\nConsolidate the store now.")
-	return b.String(), nil
+	rec.WriteString("\nConsolidate the store now.")
+	return b.String(), rec.String(), nil
 }
 
 // transcript renders the newest events of session id that fit in budget
@@ -161,8 +167,15 @@ func eventLine(e *memstore.SessionEvent) string {
 	if len(text) > maxEventText {
 		text = strings.ToValidUTF8(text[:maxEventText], "") + " […]"
 	}
+	// A transcript neither closes its element nor opens another: what it
+	// says stays data.
+	text = transcriptTag.ReplaceAllString(text, "<\\$1")
 	return fmt.Sprintf("[%s %s] %s\n", e.ProcessedAt.UTC().Format(time.DateTime), e.Type, text)
 }
+
+// transcriptTag is a tag of the element transcripts are given in, in any
+// case.
+var transcriptTag = regexp.MustCompile(`(?i)<(/?\s*transcript)`)
 
 // contentText is the text of a content field: a string, or the text of
 // its blocks.

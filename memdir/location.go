@@ -3,6 +3,7 @@ package memdir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -295,18 +296,46 @@ func AgentDir(o Options, agent string, scope Scope) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	parent := filepath.Join(r.workDir, ".claude", "agent-memory")
+	var dir string
 	switch scope {
 	case ScopeUser:
 		base, err := r.base()
 		if err != nil {
 			return "", err
 		}
-		parent = filepath.Join(base, "agent-memory")
+		dir = filepath.Join(base, "agent-memory", agentDirName(agent))
 	case ScopeLocal:
-		parent = filepath.Join(r.workDir, ".claude", "agent-memory-local")
+		dir, err = checkoutDir(r.workDir, ".claude", "agent-memory-local", agentDirName(agent))
+	default:
+		dir, err = checkoutDir(r.workDir, ".claude", "agent-memory", agentDirName(agent))
 	}
-	return filepath.Join(parent, agentDirName(agent)) + string(filepath.Separator), nil
+	if err != nil {
+		return "", err
+	}
+	return dir + string(filepath.Separator), nil
+}
+
+// checkoutDir is the directory elems below the checkout workDir, refused
+// when any of elems that exists is a symbolic link: the checkout's files
+// are the repository's, which could point its .claude, or a directory in
+// it, at any directory of the user's, and an apply or a sync would then
+// write there, and remove memories there.
+func checkoutDir(workDir string, elems ...string) (string, error) {
+	p := workDir
+	for _, e := range elems {
+		p = filepath.Join(p, e)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("%s is a symbolic link: memstore follows no link in a checkout's .claude, as a repository could point it anywhere; replace it with a directory", p)
+		}
+	}
+	return filepath.Join(append([]string{workDir}, elems...)...), nil
 }
 
 // agentDirName is agent with every UTF-16 unit outside [A-Za-z0-9_-]

@@ -58,9 +58,13 @@ func SnapshotDir(o Options, agent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(r.workDir, ".claude", "memory-snapshot")
+	elems := []string{".claude", "memory-snapshot"}
 	if agent != "" {
-		dir = filepath.Join(r.workDir, ".claude", "agent-memory-snapshots", agentDirName(agent))
+		elems = []string{".claude", "agent-memory-snapshots", agentDirName(agent)}
+	}
+	dir, err := checkoutDir(r.workDir, elems...)
+	if err != nil {
+		return "", err
 	}
 	return dir + string(filepath.Separator), nil
 }
@@ -172,6 +176,18 @@ func ApplySnapshot(dir, snap string) (SnapshotState, error) {
 		return SnapshotState{}, err
 	}
 	defer root.Close()
+	// A name the directory holds as a directory (or another non-file)
+	// cannot take the snapshot's file: refused before anything changes.
+	for _, name := range sortedKeys(files) {
+		fi, err := root.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return SnapshotState{}, err
+		case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0:
+			return SnapshotState{}, fmt.Errorf("the snapshot's file %s would replace %s, which is not a file; nothing was applied: move it, or fix the snapshot", name, filepath.Join(dir, name))
+		}
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return SnapshotState{}, err

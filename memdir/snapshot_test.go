@@ -167,3 +167,27 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Fatal("a refused snapshot was partly applied")
 	}
 }
+
+// A snapshot's file whose name the memory directory holds as something
+// else than a file (a directory, such as team/) cannot be applied: the
+// apply is refused before it removes or writes anything.
+func TestSnapshotApplyRefusedChangesNothing(t *testing.T) {
+	dir, snap := t.TempDir(), t.TempDir()
+	writeFiles(t, dir, map[string]string{"mine.md": "mine\n", "team/MEMORY.md": "- team\n"})
+	writeFiles(t, snap, map[string]string{
+		SnapshotMetaName: `{"updatedAt":"2026-01-02T03:04:05.000Z"}`,
+		"a.md":           "a\n",
+		"team":           "not a directory\n",
+	})
+	if _, err := ApplySnapshot(dir, snap); err == nil || !strings.Contains(err.Error(), "team") {
+		t.Fatalf("apply: %v, want a refusal naming team", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "mine.md")); got != "mine\n" {
+		t.Errorf("mine.md = %q", got)
+	}
+	for _, name := range []string{"a.md", SyncedMetaName} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s was written", name)
+		}
+	}
+}

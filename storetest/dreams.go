@@ -617,6 +617,22 @@ func testDreamBegin(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	if n := len(stores()); n != before+1 {
 		t.Errorf("%d stores after two begins, want %d", n, before+1)
 	}
+	// A store attached to the dream's session since (by a key of the
+	// workspace) is not the dream's: resumed, it still reaches its output
+	// alone, so a prompt in a transcript cannot write there.
+	if _, err := co.AttachStore(ctx, e.admin, d.SessionID, memstore.AttachmentCreate{StoreID: e.store, Access: memstore.AccessReadWrite}); err != nil {
+		t.Fatal(err)
+	}
+	d3 := *d
+	c3, err := co.BeginDream(ctx, &d3, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = co.CreateMemory(ctx, c3, e.store, memstore.MemoryCreate{Path: "/x.md", Content: "x"})
+	wantCode(t, err, memstore.EPermission, "a resumed dream's write to a store attached to its session since")
+	if len(c3.Session.Attachments) != 1 || c3.Session.Attachments[0].StoreID != d.OutputStoreID {
+		t.Errorf("a resumed dream's caller reaches %+v, want its output %s alone", c3.Session.Attachments, d.OutputStoreID)
+	}
 	sessions, err := co.Sessions(ctx, e.admin, memstore.SessionFilter{IncludeArchived: true})
 	if err != nil {
 		t.Fatal(err)

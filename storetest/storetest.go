@@ -113,6 +113,7 @@ func RunAll(t *testing.T, tg Target) {
 			return open(t, memstore.Limits{EventsPerSession: eventsLimit, EventBytesPerSession: eventBytesLimit}, now)
 		})
 	})
+	t.Run("SessionEventPageBytes", func(t *testing.T) { testTranscriptPageBytes(t, fresh(t)) })
 	t.Run("Isolation", func(t *testing.T) { runIsolation(t, fresh) })
 	t.Run("Export", func(t *testing.T) { runExport(t, fresh) })
 	t.Run("Quotas", func(t *testing.T) { runQuotas(t, open) })

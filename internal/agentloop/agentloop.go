@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -34,6 +35,15 @@ const MaxRetries = 3
 // DefaultMaxTokensPerAnswer is the max_tokens of each request when Config
 // leaves it zero.
 const DefaultMaxTokensPerAnswer = 4096
+
+// MaxAnswerBytes bounds the body of one answer of the endpoint (a
+// message or an error): a longer one fails the run, read no further. An
+// answer of DefaultMaxTokensPerAnswer tokens is a few tens of kilobytes.
+const MaxAnswerBytes = 4 << 20
+
+// MaxToolCallsPerAnswer bounds the tool calls run for one answer; the
+// calls beyond it are not run and go back to the model as errors.
+const MaxToolCallsPerAnswer = 32
 
 // maxErrorText bounds the endpoint's error message kept in a run's error.
 const maxErrorText = 500
@@ -99,11 +109,18 @@ func (u Usage) Total() int64 {
 	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 }
 
+// maxAnswerTokens bounds each count of one answer's usage, far above
+// any model's, so that sums cannot wrap around.
+const maxAnswerTokens = 1 << 40
+
+// add sums an answer's counts, each taken between 0 and maxAnswerTokens:
+// an endpoint's count below zero or beyond (its bug, or its lie) cannot
+// undo the tokens cap.
 func (u *Usage) add(v anthropic.Usage) {
-	u.InputTokens += v.InputTokens
-	u.OutputTokens += v.OutputTokens
-	u.CacheCreationInputTokens += v.CacheCreationInputTokens
-	u.CacheReadInputTokens += v.CacheReadInputTokens
+	u.InputTokens += min(max(v.InputTokens, 0), maxAnswerTokens)
+	u.OutputTokens += min(max(v.OutputTokens, 0), maxAnswerTokens)
+	u.CacheCreationInputTokens += min(max(v.CacheCreationInputTokens, 0), maxAnswerTokens)
+	u.CacheReadInputTokens += min(max(v.CacheReadInputTokens, 0), maxAnswerTokens)
 }
 
 // A Message is one message of the conversation in the Messages API's
@@ -180,6 +197,9 @@ type ModelError struct {
 func (e *ModelError) Unwrap() error { return e.Err }
 
 func (e *ModelError) Error() string {
+	if e.StatusCode == 0 && e.Message != "" {
+		return "the model endpoint " + e.Message
+	}
 	if e.StatusCode == 0 {
 		return "the model endpoint could not be reached; check the model's base URL, and that it is up"
 	}
@@ -230,7 +250,7 @@ func Do(ctx context.Context, cfg Config, r Run) (Result, error) {
 	for {
 		msg, err := client.Messages.New(ctx, params)
 		if err != nil {
-			return res, modelError(ctx, err)
+			return res, modelError(ctx, err, cfg.APIKey)
 		}
 		res.Steps++
 		res.Usage.add(msg.Usage)
@@ -266,7 +286,11 @@ func Do(ctx context.Context, cfg Config, r Run) (Result, error) {
 			return res, &CapError{Cap: CapTokens, Limit: fmt.Sprint(r.Limits.MaxTokens)}
 		}
 		var results []anthropic.ContentBlockParamUnion
-		for _, c := range calls {
+		for i, c := range calls {
+			if i >= MaxToolCallsPerAnswer {
+				results = append(results, anthropic.NewToolResultBlock(c.ID, fmt.Sprintf("not run: one answer runs at most %d tool calls; ask for this one again in the next answer", MaxToolCallsPerAnswer), true))
+				continue
+			}
 			if !readOnly[c.Name] {
 				if res.Writes >= r.Limits.MaxWrites {
 					return res, &CapError{Cap: CapWrites, Limit: fmt.Sprint(r.Limits.MaxWrites)}
@@ -301,11 +325,68 @@ func clientOptions(cfg Config) []option.RequestOption {
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return opts
+	return append(opts, option.WithHTTPClient(httpClient(cfg.HTTPClient)))
 }
+
+// httpClient is a copy of hc (or of a default client) that follows no
+// redirect, so that the key and the prompt (memories and transcripts) go
+// only to the base URL the operator chose: Go's client would send the
+// x-api-key header, and on a 307 or 308 the body, to any host a redirect
+// names. Each answer's body is bounded by MaxAnswerBytes.
+func httpClient(hc *http.Client) *http.Client {
+	c := &http.Client{}
+	if hc != nil {
+		*c = *hc
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = boundedTransport{next}
+	return c
+}
+
+var (
+	errRedirect    = errors.New("answered with a redirect, which is not followed; set the model's base URL to the address that answers")
+	errAnswerLarge = fmt.Errorf("sent an answer over %d bytes, which is not read; check the model's base URL", MaxAnswerBytes)
+)
+
+// boundedTransport cuts every response body at MaxAnswerBytes.
+type boundedTransport struct{ next http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := t.next.RoundTrip(req)
+	if err == nil && res.Body != nil {
+		res.Body = &boundedBody{rc: res.Body, left: MaxAnswerBytes}
+	}
+	return res, err
+}
+
+type boundedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells an answer of exactly the bound from a
+		// longer one.
+		var one [1]byte
+		if n, _ := b.rc.Read(one[:]); n > 0 {
+			return 0, errAnswerLarge
+		}
+		return b.rc.Read(p)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
 
 // toolParams converts the toolset's descriptions, and notes which tools
 // are read-only.
@@ -375,14 +456,21 @@ func toMessage(p anthropic.MessageParam) Message {
 }
 
 // modelError turns a failed request into the run's error: the cap or
-// cancel that ended ctx, or the endpoint's answer.
-func modelError(ctx context.Context, err error) error {
+// cancel that ended ctx, or the endpoint's answer, with key (which an
+// endpoint may echo) cut out of it.
+func modelError(ctx context.Context, err error, key string) error {
 	if cause := context.Cause(ctx); cause != nil {
 		return cause
 	}
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) {
-		return &ModelError{Err: err}
+		me := &ModelError{Err: err}
+		for _, known := range []error{errRedirect, errAnswerLarge} {
+			if errors.Is(err, known) {
+				me.Message = known.Error()
+			}
+		}
+		return me
 	}
 	me := &ModelError{StatusCode: apiErr.StatusCode}
 	var body struct {
@@ -392,10 +480,17 @@ func modelError(ctx context.Context, err error) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal([]byte(apiErr.RawJSON()), &body) == nil {
-		me.Type = clip(body.Error.Type, 64)
-		me.Message = clip(body.Error.Message, maxErrorText)
+		me.Type = clip(withoutKey(body.Error.Type, key), 64)
+		me.Message = clip(withoutKey(body.Error.Message, key), maxErrorText)
 	}
 	return me
+}
+
+func withoutKey(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[key]")
 }
 
 // clip cuts s to at most n bytes, dropping a rune cut in half.

@@ -48,6 +48,7 @@ func SessionEvents(read Read, d *Dialect, workspaceID, sessionID string, f memst
 	if len(f.Types) > 0 {
 		where += ` AND ` + d.OneOf(q, "type", f.Types)
 	}
+	full := false // more events follow the page
 	err = read(func(tx Tx) error {
 		var one int
 		err := tx.QueryRow(d.SQL(`SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`), sessionID, workspaceID).Scan(&one)
@@ -55,8 +56,27 @@ func SessionEvents(read Read, d *Dialect, workspaceID, sessionID string, f memst
 			return d.notFound(err, memstore.ErrSessionNotFound(sessionID))
 		}
 		rows, err := tx.Query(`SELECT `+sqlrow.SessionEventColumns+` FROM session_events WHERE `+where+` ORDER BY seq`+order+` LIMIT `+q.Arg(n+1), q.Args...)
-		page.Items, err = collect(rows, err, sqlrow.ScanSessionEvent)
-		return err
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		page.Items, full = nil, false
+		// The page ends early rather than hold more than
+		// MaxSessionEventPageBytes of events; the next page starts at
+		// the event left out.
+		size := 0
+		for rows.Next() {
+			e, err := sqlrow.ScanSessionEvent(rows)
+			if err != nil {
+				return err
+			}
+			if size += len(e.Body); len(page.Items) > 0 && size > memstore.MaxSessionEventPageBytes {
+				full = true
+				break
+			}
+			page.Items = append(page.Items, *e)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return page, err
@@ -66,7 +86,10 @@ func SessionEvents(read Read, d *Dialect, workspaceID, sessionID string, f memst
 	}
 	if len(page.Items) > n {
 		page.Items = page.Items[:n]
-		page.Next = keyset.Cursor{Kind: kind, Key: sessionID, Seq: page.Items[n-1].Seq}.String()
+		full = true
+	}
+	if full {
+		page.Next = keyset.Cursor{Kind: kind, Key: sessionID, Seq: page.Items[len(page.Items)-1].Seq}.String()
 	}
 	return page, nil
 }
