@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/sse"
 )
 
 // Session transcripts (docs/api.md, Session transcripts): the SDKs'
@@ -178,26 +176,11 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		return err
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	h.Del("Content-Length")
-	sw := sse.NewWriter(w)
-	send := func(b []byte) error {
-		_, err := sw.Write(b)
-		return err
-	}
-	sw.WriteHeader(http.StatusOK)
+	sw, send := startStream(w)
 	if err := send([]byte(": open\n\n")); err != nil {
 		return nil // the client is gone
 	}
-	beating := make(chan struct{})
-	go func() {
-		defer close(beating)
-		sw.Heartbeat(ctx, s.heartbeatEvery, cancel)
-	}()
-	defer func() { cancel(); <-beating }()
+	defer s.heartbeat(ctx, sw, cancel)()
 
 	var buf bytes.Buffer
 	err = memstore.FollowSessionEvents(ctx, s.events, c, sessionID, after, wake, StreamRecheck, func(events []memstore.SessionEvent) error {
@@ -218,17 +201,7 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		err = memstore.Errorf(memstore.EUnauthenticated, "this stream's credential stopped working: its token was revoked or expired, or its session was archived or deleted")
 	}
 	if err != nil && (ctx.Err() == nil || ended) {
-		var e *memstore.Error
-		if !errors.As(err, &e) {
-			s.log.LogAttrs(ctx, slog.LevelError, "a session's event stream failed",
-				slog.String("request_id", w.requestID), slog.String("error", err.Error()))
-			e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
-		}
-		buf.Reset()
-		buf.WriteString("event: error\ndata: ")
-		encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message, Detail: e.Detail}, RequestID: w.requestID})
-		buf.WriteByte('\n')
-		send(buf.Bytes())
+		s.sendStreamError(ctx, w, send, "a session's event stream failed", err)
 	}
 	return nil
 }
