@@ -83,11 +83,8 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	loc, err := t.locate(e, cmd, "")
+	loc, err := t.locateEnabled(e, cmd)
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, cmd, loc); err != nil {
 		return err
 	}
 	dir := loc.Dir
@@ -173,12 +170,6 @@ func dreamOnce(ctx context.Context, e env, cmd string, asJSON bool, cfg agentloo
 	}
 	_, err = fmt.Fprintln(e.stdout, usageLine(res))
 	return err
-}
-
-// localIOError reports err, a local file's, and is exit status 5.
-func localIOError(e env, cmd string, err error) error {
-	fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-	return exitLocalIO
 }
 
 // dreamJSON is the --json output of memstore memdir dream.

@@ -78,11 +78,8 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	loc, err := t.locate(e, cmd, "")
+	loc, err := t.locateEnabled(e, cmd)
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, cmd, loc); err != nil {
 		return err
 	}
 	dir := loc.Dir

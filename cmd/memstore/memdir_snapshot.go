@@ -83,11 +83,8 @@ func (f *snapshotFlags) dirs(e env, cmd string, pos []string) (dir, snap string,
 			return "", "", exitLocalIO
 		}
 	} else {
-		loc, err := f.target.locate(e, cmd, "")
+		loc, err := f.target.locateEnabled(e, cmd)
 		if err != nil {
-			return "", "", err
-		}
-		if err := requireEnabled(e, cmd, loc); err != nil {
 			return "", "", err
 		}
 		dir = loc.Dir
@@ -126,8 +123,7 @@ func runSnapshotCreate(ctx context.Context, e env, args []string) error {
 	}
 	st, err := memdir.CreateSnapshot(dir, snap, time.Now())
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if f.target.json {
 		return printJSON(e.stdout, snapshotJSON{Dir: dir, SnapshotDir: snap, SnapshotState: st, Done: "created"})
@@ -150,8 +146,7 @@ func runSnapshotStatus(ctx context.Context, e env, args []string) error {
 	}
 	st, err := memdir.CheckSnapshot(dir, snap)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if f.target.json {
 		err = printJSON(e.stdout, snapshotJSON{Dir: dir, SnapshotDir: snap, SnapshotState: st})
@@ -194,8 +189,7 @@ func runSnapshotApply(ctx context.Context, e env, args []string) error {
 	}
 	st, err := memdir.CheckSnapshot(dir, snap)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	done := "initialized"
 	switch st.Action {
@@ -216,8 +210,7 @@ func runSnapshotApply(ctx context.Context, e env, args []string) error {
 		done = "updated"
 	}
 	if st, err = memdir.ApplySnapshot(dir, snap); err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if f.target.json {
 		return printJSON(e.stdout, snapshotJSON{Dir: dir, SnapshotDir: snap, SnapshotState: st, Done: done})
