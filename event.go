@@ -570,33 +570,21 @@ func mustJSON(v any) json.RawMessage {
 // when wake delivers (a notice, which may be lost or repeated: nothing
 // depends on it), and at least every recheck.
 func FollowSessionEvents(ctx context.Context, events EventService, c *Caller, sessionID string, after int64, wake <-chan struct{}, recheck time.Duration, fn func([]SessionEvent) error) error {
-	t := time.NewTimer(recheck)
-	defer t.Stop()
-	for {
-		page, err := events.ListSessionEvents(ctx, c, sessionID, SessionEventFilter{AfterSeq: after, Limit: MaxPageSize})
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if n := len(page.Items); n > 0 {
+	return follow(ctx, wake, recheck,
+		func() (Page[SessionEvent], error) {
+			return events.ListSessionEvents(ctx, c, sessionID, SessionEventFilter{AfterSeq: after, Limit: MaxPageSize})
+		},
+		func(page Page[SessionEvent]) (bool, error) {
+			n := len(page.Items)
+			if n == 0 {
+				return false, nil
+			}
 			if err := fn(page.Items); err != nil {
-				return err
+				return false, err
 			}
 			after = page.Items[n-1].Seq
-			if page.Next != "" {
-				continue
-			}
-		}
-		t.Reset(recheck)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-wake:
-		case <-t.C:
-		}
-	}
+			return page.Next != "", nil
+		})
 }
 
 // LastSessionEventSeq is the number of a session's last event, 0 when it
