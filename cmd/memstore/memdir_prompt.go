@@ -86,8 +86,7 @@ func runMemdirPrompt(ctx context.Context, e env, args []string) error {
 	}
 	p, err := loadPrompt(loc.Dir, *team)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore memdir prompt: %v\n", err)
-		return exitLocalIO
+		return localIOError(e, "memdir prompt", err)
 	}
 	text, shrunk := p.Render(*maxChars)
 	if !t.json {
@@ -182,8 +181,7 @@ func (t *memdirTarget) locate(e env, cmd, cwd string) (*memdir.Location, error) 
 	if t.dir != "" {
 		dir, err := filepath.Abs(t.dir)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return nil, exitLocalIO
+			return nil, localIOError(e, cmd, err)
 		}
 		return &memdir.Location{Enabled: true, EnabledBy: "--dir", Source: "--dir", Dir: dir + string(filepath.Separator)}, nil
 	}
@@ -193,8 +191,7 @@ func (t *memdirTarget) locate(e env, cmd, cwd string) (*memdir.Location, error) 
 	}
 	loc, err := memdir.Resolve(o)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return nil, exitLocalIO
+		return nil, localIOError(e, cmd, err)
 	}
 	return loc, nil
 }

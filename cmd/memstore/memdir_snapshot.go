@@ -79,8 +79,7 @@ func (f *snapshotFlags) dirs(e env, cmd string, pos []string) (dir, snap string,
 	o := f.target.loc.options(e, func(s string) { fmt.Fprintf(e.stderr, "memstore %s: warning: %s\n", cmd, s) })
 	if f.agent != "" {
 		if dir, err = memdir.AgentDir(o, f.agent, memdir.Scope(f.scope.value)); err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return "", "", exitLocalIO
+			return "", "", localIOError(e, cmd, err)
 		}
 	} else {
 		loc, err := f.target.locateEnabled(e, cmd)
@@ -92,8 +91,7 @@ func (f *snapshotFlags) dirs(e env, cmd string, pos []string) (dir, snap string,
 	snap = f.snap
 	if snap == "" {
 		if snap, err = memdir.SnapshotDir(o, f.agent); err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return "", "", exitLocalIO
+			return "", "", localIOError(e, cmd, err)
 		}
 	}
 	return dir, snap, nil
