@@ -111,11 +111,7 @@ func (e *dreamEnv) dreamIDs(t *testing.T) []string {
 	ds, _ := allPages(t, "dreams", 100, "", func(page string) (memstore.Page[memstore.Dream], error) {
 		return e.b.Dreams(t.Context(), e.admin, memstore.DreamFilter{IncludeArchived: true, Limit: 100, Page: page})
 	})
-	ids := make([]string, len(ds))
-	for i := range ds {
-		ids[i] = ds[i].ID
-	}
-	return ids
+	return dreamList(ds)
 }
 
 func testDreamCreate(t *testing.T, e *dreamEnv) {
@@ -303,6 +299,7 @@ func testDreamList(t *testing.T, e *dreamEnv) {
 	}
 }
 
+// dreamList is the IDs of ds, in their order.
 func dreamList(ds []memstore.Dream) []string {
 	ids := make([]string, len(ds))
 	for i := range ds {
