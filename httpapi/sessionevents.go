@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"net/http"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -111,24 +109,16 @@ var sessionEventListParams = map[string]bool{
 // unless order=desc.
 func (s *Server) listSessionEvents(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
-	for _, k := range slices.Sorted(maps.Keys(p.q)) {
-		if !sessionEventListParams[k] {
-			return invalid("the list of a session's events cannot filter by %s; "+
-				"it takes limit, page, order, types[] and created_at[gt|gte|lt|lte]", shortParam(k))
-		}
+	if err := p.only(sessionEventListParams, "the list of a session's events cannot filter by %s; "+
+		"it takes limit, page, order, types[] and created_at[gt|gte|lt|lte]"); err != nil {
+		return err
 	}
 	f := memstore.SessionEventFilter{
-		Types:       slices.Concat(p.q["types[]"], p.q["types"]),
+		Types:       p.list("types"),
 		CreatedAtGT: p.createdAt("gt"), CreatedAtGTE: p.createdAt("gte"), CreatedAtLT: p.createdAt("lt"), CreatedAtLTE: p.createdAt("lte"),
 		Limit: p.limit(false), Page: p.get("page"),
 	}
-	switch o := p.get("order"); o {
-	case "", "asc":
-	case "desc":
-		f.Descending = true
-	default:
-		p.fail("order must be asc or desc, not %q", o)
-	}
+	f.Descending = !p.ascending(true)
 	if p.err != nil {
 		return p.err
 	}
@@ -149,7 +139,7 @@ func (s *Server) listSessionEvents(w *responseWriter, r *http.Request, c *memsto
 // failure after it ends the stream with an "error" event.
 func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
-	if len(p.q["event_deltas[]"])+len(p.q["event_deltas"]) > 0 {
+	if len(p.list("event_deltas")) > 0 {
 		return invalid("event_deltas is not supported: memstore streams whole events only; leave it out")
 	}
 	sessionID := r.PathValue("session_id")
