@@ -313,7 +313,7 @@ type eventDraft struct {
 func (d eventDraft) body(ids map[string]string) (json.RawMessage, error) {
 	if d.resultOf != "" {
 		if id, ok := ids[d.resultOf]; ok {
-			d.fields["tool_use_id"] = quoteJSON(id)
+			d.fields["tool_use_id"] = mustJSON(id)
 		}
 	}
 	b, err := json.Marshal(d.fields)
@@ -339,11 +339,6 @@ func (d eventDraft) checkSize(what string) error {
 		return err
 	}
 	return ValidateJSONDepth(what, b)
-}
-
-func quoteJSON(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // userEvent checks one event of Send: a JSON object of a user-side type
@@ -461,7 +456,7 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 				typ = "agent.message"
 			}
 			content, _ := json.Marshal(group)
-			drafts = append(drafts, eventDraft{typ: typ, fields: map[string]json.RawMessage{"type": quoteJSON(typ), "content": content}})
+			drafts = append(drafts, eventDraft{typ: typ, fields: map[string]json.RawMessage{"type": mustJSON(typ), "content": content}})
 			group = nil
 		}
 		for j, raw := range blocks {
@@ -483,7 +478,7 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 				if b.ToolUseID == "" {
 					return nil, Errorf(EInvalid, "%s.tool_use_id is required", bw)
 				}
-				f := map[string]json.RawMessage{"type": quoteJSON("agent.tool_result"), "tool_use_id": quoteJSON(b.ToolUseID)}
+				f := map[string]json.RawMessage{"type": mustJSON("agent.tool_result"), "tool_use_id": mustJSON(b.ToolUseID)}
 				if len(b.Content) > 0 {
 					content, err := turnBlocks(bw, b.Content)
 					if err != nil {
@@ -511,11 +506,11 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 					return nil, Errorf(EInvalid, "%s.input must be a JSON object", bw)
 				}
 				drafts = append(drafts, eventDraft{typ: "agent.tool_use", toolUseID: b.ID, fields: map[string]json.RawMessage{
-					"type": quoteJSON("agent.tool_use"), "name": quoteJSON(b.Name), "input": input,
+					"type": mustJSON("agent.tool_use"), "name": mustJSON(b.Name), "input": input,
 				}})
 			case agent && (b.Type == "thinking" || b.Type == "redacted_thinking"):
 				flush()
-				drafts = append(drafts, eventDraft{typ: "agent.thinking", fields: map[string]json.RawMessage{"type": quoteJSON("agent.thinking")}})
+				drafts = append(drafts, eventDraft{typ: "agent.thinking", fields: map[string]json.RawMessage{"type": mustJSON("agent.thinking")}})
 			default:
 				allowed := "text, image, document and tool_result"
 				if agent {
@@ -555,6 +550,8 @@ func turnBlocks(what string, content json.RawMessage) ([]json.RawMessage, error)
 	return blocks, nil
 }
 
+// mustJSON is v as JSON, for a v that always marshals: a string, a
+// bool, blocks already checked.
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
