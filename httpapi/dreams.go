@@ -339,12 +339,7 @@ func (c *Client) Dreams(ctx context.Context, caller *memstore.Caller, f memstore
 	for _, st := range f.Statuses {
 		q.Add("statuses[]", string(st))
 	}
-	if f.CreatedAtGT != nil {
-		q.Set("created_at[gt]", f.CreatedAtGT.Format(time.RFC3339Nano))
-	}
-	if f.CreatedAtLT != nil {
-		q.Set("created_at[lt]", f.CreatedAtLT.Format(time.RFC3339Nano))
-	}
+	clientCreatedAt(q, f.CreatedAtGT, nil, f.CreatedAtLT, nil)
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: "/v1/dreams", query: q},
 		pageIn(func(j *DreamJSON, ws string) memstore.Dream { return *dreamIn(j, ws) }))
 }
