@@ -118,13 +118,8 @@ func (t *dreamTx) UpdateDream(d *memstore.Dream) error {
 }
 
 func (t *dreamTx) CreateStore(s *memstore.Store, q memstore.Quota) error {
-	// Archived stores count: they keep their memories.
-	if err := withinQuota(t.ctx, t.tx, q, "stores "+t.workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, t.workspaceID); err != nil {
-		return err
-	}
 	s.ID = t.db.ids.New(memstore.StoreIDPrefix, s.CreatedAt)
-	_, err := t.tx.Exec(t.ctx, sqlrow.InsertStore(dialect.Param), sqlrow.StoreValues(s)...)
-	return err
+	return insertStore(t.ctx, t.tx, t.workspaceID, s, q)
 }
 
 // QueueWebhookEvent inserts the deliveries directly, with the event's

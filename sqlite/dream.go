@@ -122,13 +122,8 @@ func (t *dreamTx) UpdateDream(d *memstore.Dream) error {
 }
 
 func (t *dreamTx) CreateStore(s *memstore.Store, q memstore.Quota) error {
-	// Archived stores count: they keep their memories.
-	if err := withinQuota(t.ctx, t.tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, t.workspaceID); err != nil {
-		return err
-	}
 	s.ID = t.db.ids.New(memstore.StoreIDPrefix, s.CreatedAt)
-	_, err := t.tx.exec(t.ctx, sqlrow.InsertStore(dialect.Param), args(sqlrow.StoreValues(s))...)
-	return err
+	return insertStore(t.ctx, t.tx, t.workspaceID, s, q)
 }
 
 // QueueWebhookEvent inserts the deliveries directly, with the event's
