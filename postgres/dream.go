@@ -45,9 +45,7 @@ func (db *DB) WriteDreams(ctx context.Context, workspaceID string, fn func(memst
 	if err != nil {
 		return wrap(err, "change dreams")
 	}
-	for _, r := range t.announced {
-		db.revoked(ctx, r)
-	}
+	db.sessionsCommitted(ctx, t.sessionTx)
 	return nil
 }
 

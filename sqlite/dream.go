@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -52,12 +51,7 @@ func (db *DB) WriteDreams(ctx context.Context, workspaceID string, fn func(memst
 	if err != nil {
 		return wrap(err, "change dreams")
 	}
-	for _, r := range t.announced {
-		db.Revoked(r)
-	}
-	for _, id := range t.deleted {
-		db.eraseDeleted(ctx, slog.String("session", id))
-	}
+	db.sessionsCommitted(ctx, t.sessionTx)
 	return nil
 }
 
