@@ -88,14 +88,7 @@ func (t *dreamTx) LiveDreams(max int) (int, error) {
 // UpdatingDream is read under the workspace's lock of LiveDreams, which
 // a create takes first, so that two creates cannot both find none.
 func (t *dreamTx) UpdatingDream(storeID string, now time.Time) (string, error) {
-	var id string
-	err := t.tx.QueryRow(t.ctx, `SELECT id FROM dreams WHERE workspace_id = $1 AND input_store_id = $2 AND output_behavior = $3
-		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > $4)) LIMIT 1`,
-		t.workspaceID, storeID, memstore.OutputUpdateExisting, keyset.Nanos(now)).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return id, err
+	return sqlread.UpdatingDream(reader{t.ctx, t.tx}, dialect, t.workspaceID, storeID, now)
 }
 
 func (t *dreamTx) CreateDream(d *memstore.Dream) error {

@@ -88,14 +88,7 @@ func (t *dreamTx) LiveDreams(max int) (int, error) {
 }
 
 func (t *dreamTx) UpdatingDream(storeID string, now time.Time) (string, error) {
-	var id string
-	err := t.tx.queryRow(t.ctx, `SELECT id FROM dreams WHERE workspace_id = ? AND input_store_id = ? AND output_behavior = ?
-		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > ?)) LIMIT 1`,
-		t.workspaceID, storeID, memstore.OutputUpdateExisting, nanos(now)).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return id, err
+	return sqlread.UpdatingDream(reader{t.ctx, t.tx}, dialect, t.workspaceID, storeID, now)
 }
 
 func (t *dreamTx) CreateDream(d *memstore.Dream) error {

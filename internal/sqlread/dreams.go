@@ -1,6 +1,7 @@
 package sqlread
 
 import (
+	"errors"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -16,6 +17,20 @@ func Dream(tx Tx, d *Dialect, workspaceID, id, lock string) (*memstore.Dream, er
 		return nil, d.notFound(err, memstore.ErrDreamNotFound(id))
 	}
 	return dr, nil
+}
+
+// UpdatingDream reads the ID of an update_existing dream of store
+// storeID that has not stopped at now ("" for none): pending or running,
+// or canceled while its worker's lease still holds.
+func UpdatingDream(tx Tx, d *Dialect, workspaceID, storeID string, now time.Time) (string, error) {
+	var id string
+	err := tx.QueryRow(d.SQL(`SELECT id FROM dreams WHERE workspace_id = $1 AND input_store_id = $2 AND output_behavior = $3
+		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > $4)) LIMIT 1`),
+		workspaceID, storeID, memstore.OutputUpdateExisting, keyset.Nanos(now)).Scan(&id)
+	if errors.Is(err, d.NoRows) {
+		return "", nil
+	}
+	return id, err
 }
 
 // DreamByID reads a dream of whichever workspace (ENotFound).
