@@ -143,15 +143,7 @@ type SessionEventStorage interface {
 // administers sessions likewise, a session caller its own alone
 // (EPermission).
 func (c *Caller) CanWriteSession(sessionID string) error {
-	switch {
-	case c == nil:
-		return errNoCaller()
-	case c.Session == nil:
-		return c.Role.allows(administer, ManageSessions)
-	case c.Session.ID == sessionID:
-		return nil
-	}
-	return Errorf(EPermission, "a session token reaches only its own session (%s)", c.Session.ID)
+	return c.canReachSession(sessionID, administer, ManageSessions)
 }
 
 // SendSessionEvents implements EventService.
