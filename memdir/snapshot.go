@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -186,7 +185,7 @@ func ApplySnapshot(dir, snap string) (SnapshotState, error) {
 			return SnapshotState{}, err
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
+	for _, name := range sortedKeys(files) {
 		if err := private.WriteFileIn(root, name, files[name]); err != nil {
 			return SnapshotState{}, err
 		}
@@ -344,7 +343,7 @@ func replaceDir(dir string, files map[string][]byte) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	for _, name := range slices.Sorted(maps.Keys(files)) {
+	for _, name := range sortedKeys(files) {
 		if err := private.WriteFile(filepath.Join(tmp, name), files[name]); err != nil {
 			return err
 		}
@@ -366,4 +365,13 @@ func replaceDir(dir string, files map[string][]byte) error {
 		return os.RemoveAll(old)
 	}
 	return nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
