@@ -111,11 +111,18 @@ func (c *Caller) CanWrite(storeID string) error {
 // key any of its workspace's, a user whose role reads the workspace's
 // administration likewise, a session token its own alone (EPermission).
 func (c *Caller) CanReadSession(sessionID string) error {
+	return c.canReachSession(sessionID, readAdmin, ReadSessions)
+}
+
+// canReachSession returns nil when the caller may act on a session: an
+// API key or a user whose role allows act on what, on any session of its
+// workspace; a session caller on its own alone (EPermission).
+func (c *Caller) canReachSession(sessionID string, act action, what Permission) error {
 	switch {
 	case c == nil:
 		return errNoCaller()
 	case c.Session == nil:
-		return c.Role.allows(readAdmin, ReadSessions)
+		return c.Role.allows(act, what)
 	case c.Session.ID == sessionID:
 		return nil
 	}

@@ -684,13 +684,24 @@ func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller
 // when another worker holds it now, or when it is final (canceled while
 // it waited, say).
 func heldDream(tx DreamTx, id, owner string) (*Dream, error) {
+	d, err := ownedDream(tx, id, owner)
+	if err == nil && d.Status == DreamCanceled {
+		return nil, Errorf(EConflict, "dream %s is %s", id, d.Status)
+	}
+	return d, err
+}
+
+// ownedDream reads dream id, canceled or not, for the worker owner that
+// holds it: EConflict when another worker holds it now, or it is
+// completed or failed.
+func ownedDream(tx DreamTx, id, owner string) (*Dream, error) {
 	d, err := tx.Dream(id)
 	switch {
 	case err != nil:
 		return nil, err
 	case d.Owner != owner:
 		return nil, Errorf(EConflict, "dream %s is held by another worker: this worker's lease was lost", id)
-	case d.Status.Final():
+	case d.Status == DreamCompleted || d.Status == DreamFailed:
 		return nil, Errorf(EConflict, "dream %s is %s", id, d.Status)
 	}
 	return d, nil
@@ -795,14 +806,9 @@ func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease tim
 // or the dream is completed or failed.
 func (co *Core) RenewDream(ctx context.Context, id, owner string, lease time.Duration, usage DreamUsage) (cancelRequested bool, err error) {
 	err = co.writeHeldDream(ctx, id, func(tx DreamTx) error {
-		d, err := tx.Dream(id)
-		switch {
-		case err != nil:
+		d, err := ownedDream(tx, id, owner)
+		if err != nil {
 			return err
-		case d.Owner != owner:
-			return Errorf(EConflict, "dream %s is held by another worker: this worker's lease was lost", id)
-		case d.Status == DreamCompleted || d.Status == DreamFailed:
-			return Errorf(EConflict, "dream %s is %s", id, d.Status)
 		}
 		now := co.b.Now()
 		until := now.Add(lease)
@@ -827,14 +833,9 @@ func (co *Core) FinishDream(ctx context.Context, id, owner string, status DreamS
 		return Errorf(EInvalid, "a failed dream needs its error")
 	}
 	return co.writeHeldDream(ctx, id, func(tx DreamTx) error {
-		d, err := tx.Dream(id)
-		switch {
-		case err != nil:
+		d, err := ownedDream(tx, id, owner)
+		if err != nil {
 			return err
-		case d.Owner != owner:
-			return Errorf(EConflict, "dream %s is held by another worker: this worker's lease was lost", id)
-		case d.Status == DreamCompleted || d.Status == DreamFailed:
-			return Errorf(EConflict, "dream %s is %s already", id, d.Status)
 		}
 		now := co.b.Now()
 		d.Usage, d.Owner, d.LeaseUntil, d.UpdatedAt = usage, "", nil, now

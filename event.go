@@ -148,15 +148,7 @@ type SessionEventStorage interface {
 // administers sessions likewise, a session caller its own alone
 // (EPermission).
 func (c *Caller) CanWriteSession(sessionID string) error {
-	switch {
-	case c == nil:
-		return errNoCaller()
-	case c.Session == nil:
-		return c.Role.allows(administer, ManageSessions)
-	case c.Session.ID == sessionID:
-		return nil
-	}
-	return Errorf(EPermission, "a session token reaches only its own session (%s)", c.Session.ID)
+	return c.canReachSession(sessionID, administer, ManageSessions)
 }
 
 // SendSessionEvents implements EventService.
@@ -318,7 +310,7 @@ type eventDraft struct {
 func (d eventDraft) body(ids map[string]string) (json.RawMessage, error) {
 	if d.resultOf != "" {
 		if id, ok := ids[d.resultOf]; ok {
-			d.fields["tool_use_id"] = quoteJSON(id)
+			d.fields["tool_use_id"] = mustJSON(id)
 		}
 	}
 	b, err := json.Marshal(d.fields)
@@ -344,11 +336,6 @@ func (d eventDraft) checkSize(what string) error {
 		return err
 	}
 	return ValidateJSONDepth(what, b)
-}
-
-func quoteJSON(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // userEvent checks one event of Send: a JSON object of a user-side type
@@ -466,7 +453,7 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 				typ = "agent.message"
 			}
 			content, _ := json.Marshal(group)
-			drafts = append(drafts, eventDraft{typ: typ, fields: map[string]json.RawMessage{"type": quoteJSON(typ), "content": content}})
+			drafts = append(drafts, eventDraft{typ: typ, fields: map[string]json.RawMessage{"type": mustJSON(typ), "content": content}})
 			group = nil
 		}
 		for j, raw := range blocks {
@@ -488,7 +475,7 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 				if b.ToolUseID == "" {
 					return nil, Errorf(EInvalid, "%s.tool_use_id is required", bw)
 				}
-				f := map[string]json.RawMessage{"type": quoteJSON("agent.tool_result"), "tool_use_id": quoteJSON(b.ToolUseID)}
+				f := map[string]json.RawMessage{"type": mustJSON("agent.tool_result"), "tool_use_id": mustJSON(b.ToolUseID)}
 				if len(b.Content) > 0 {
 					content, err := turnBlocks(bw, b.Content)
 					if err != nil {
@@ -516,11 +503,11 @@ func turnDrafts(turn Turn) ([]eventDraft, error) {
 					return nil, Errorf(EInvalid, "%s.input must be a JSON object", bw)
 				}
 				drafts = append(drafts, eventDraft{typ: "agent.tool_use", toolUseID: b.ID, fields: map[string]json.RawMessage{
-					"type": quoteJSON("agent.tool_use"), "name": quoteJSON(b.Name), "input": input,
+					"type": mustJSON("agent.tool_use"), "name": mustJSON(b.Name), "input": input,
 				}})
 			case agent && (b.Type == "thinking" || b.Type == "redacted_thinking"):
 				flush()
-				drafts = append(drafts, eventDraft{typ: "agent.thinking", fields: map[string]json.RawMessage{"type": quoteJSON("agent.thinking")}})
+				drafts = append(drafts, eventDraft{typ: "agent.thinking", fields: map[string]json.RawMessage{"type": mustJSON("agent.thinking")}})
 			default:
 				allowed := "text, image, document and tool_result"
 				if agent {
@@ -560,6 +547,8 @@ func turnBlocks(what string, content json.RawMessage) ([]json.RawMessage, error)
 	return blocks, nil
 }
 
+// mustJSON is v as JSON, for a v that always marshals: a string, a
+// bool, blocks already checked.
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -575,33 +564,21 @@ func mustJSON(v any) json.RawMessage {
 // when wake delivers (a notice, which may be lost or repeated: nothing
 // depends on it), and at least every recheck.
 func FollowSessionEvents(ctx context.Context, events EventService, c *Caller, sessionID string, after int64, wake <-chan struct{}, recheck time.Duration, fn func([]SessionEvent) error) error {
-	t := time.NewTimer(recheck)
-	defer t.Stop()
-	for {
-		page, err := events.ListSessionEvents(ctx, c, sessionID, SessionEventFilter{AfterSeq: after, Limit: MaxPageSize})
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if n := len(page.Items); n > 0 {
+	return follow(ctx, wake, recheck,
+		func() (Page[SessionEvent], error) {
+			return events.ListSessionEvents(ctx, c, sessionID, SessionEventFilter{AfterSeq: after, Limit: MaxPageSize})
+		},
+		func(page Page[SessionEvent]) (bool, error) {
+			n := len(page.Items)
+			if n == 0 {
+				return false, nil
+			}
 			if err := fn(page.Items); err != nil {
-				return err
+				return false, err
 			}
 			after = page.Items[n-1].Seq
-			if page.Next != "" {
-				continue
-			}
-		}
-		t.Reset(recheck)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-wake:
-		case <-t.C:
-		}
-	}
+			return page.Next != "", nil
+		})
 }
 
 // LastSessionEventSeq is the number of a session's last event, 0 when it

@@ -177,23 +177,42 @@ func (ns *Notices) Notify(storeID string) { ns.l.tell(storeID) }
 // repeated: nothing depends on it), and at least every recheck, which
 // bounds how late a change is seen without notices.
 func FollowEvents(ctx context.Context, feed FeedService, c *Caller, storeID, after string, wake <-chan struct{}, recheck time.Duration, fn func(EventPage) error) error {
+	return follow(ctx, wake, recheck,
+		func() (EventPage, error) {
+			return feed.Events(ctx, c, storeID, EventFilter{After: after, Limit: MaxPageSize})
+		},
+		func(page EventPage) (bool, error) {
+			if len(page.Events) > 0 {
+				if err := fn(page); err != nil {
+					return false, err
+				}
+			}
+			after = page.Cursor
+			return page.More, nil
+		})
+}
+
+// follow is the loop of FollowEvents and FollowSessionEvents: read reads
+// what is new, deliver hands it on and says whether more waits. It reads
+// again at once while more waits, else when wake delivers or recheck has
+// passed, until ctx ends (nil) or a read or a delivery fails (that
+// error). What a read returns once ctx has ended is not delivered.
+func follow[P any](ctx context.Context, wake <-chan struct{}, recheck time.Duration, read func() (P, error), deliver func(P) (more bool, err error)) error {
 	t := time.NewTimer(recheck)
 	defer t.Stop()
 	for {
-		page, err := feed.Events(ctx, c, storeID, EventFilter{After: after, Limit: MaxPageSize})
+		page, err := read()
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if len(page.Events) > 0 {
-			if err := fn(page); err != nil {
-				return err
-			}
+		more, err := deliver(page)
+		if err != nil {
+			return err
 		}
-		after = page.Cursor
-		if page.More {
+		if more {
 			continue
 		}
 		t.Reset(recheck)

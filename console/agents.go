@@ -10,11 +10,7 @@ import (
 
 // sessionURL is a session's page; done names a notice to show there.
 func sessionURL(id, done string) string {
-	u := Prefix + "sessions/" + url.PathEscape(id)
-	if done != "" {
-		u += "?done=" + done
-	}
-	return u
+	return withNotice(Prefix+"sessions/"+url.PathEscape(id), done)
 }
 
 // sessionStatuses are the choices of the sessions list's status filter;

@@ -16,11 +16,7 @@ const reviewPage = 20
 
 // dreamURL is a dream's page; done names a notice to show there.
 func dreamURL(id, done string) string {
-	u := Prefix + "dreams/" + url.PathEscape(id)
-	if done != "" {
-		u += "?done=" + done
-	}
-	return u
+	return withNotice(Prefix+"dreams/"+url.PathEscape(id), done)
 }
 
 func (h *Handler) dreams(w http.ResponseWriter, r *http.Request, s *signedIn) {

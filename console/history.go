@@ -59,11 +59,7 @@ func (h *Handler) actorNames(ctx context.Context, s *signedIn, actors ...memstor
 
 // versionURL is the page of a version; done names a notice to show there.
 func versionURL(storeID, id, done string) string {
-	u := Prefix + "stores/" + url.PathEscape(storeID) + "/versions/" + url.PathEscape(id)
-	if done != "" {
-		u += "?done=" + done
-	}
-	return u
+	return withNotice(Prefix+"stores/"+url.PathEscape(storeID)+"/versions/"+url.PathEscape(id), done)
 }
 
 // history lists a memory's versions, newest first, a page at a time; it

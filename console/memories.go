@@ -67,11 +67,7 @@ func fixable(err error) (int, bool) {
 
 // memoryURL is the page of a memory; done names a notice to show there.
 func memoryURL(storeID, id, done string) string {
-	u := Prefix + "stores/" + url.PathEscape(storeID) + "/memories/" + url.PathEscape(id)
-	if done != "" {
-		u += "?done=" + done
-	}
-	return u
+	return withNotice(Prefix+"stores/"+url.PathEscape(storeID)+"/memories/"+url.PathEscape(id), done)
 }
 
 // treeURL is a store's tree at a prefix.

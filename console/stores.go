@@ -34,6 +34,15 @@ var notices = map[string]string{
 // notice is the notice a request's ?done= names, "" for none.
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
 
+// withNotice is page u naming in ?done= the notice to show there, u
+// alone when done is "".
+func withNotice(u, done string) string {
+	if done == "" {
+		return u
+	}
+	return u + "?done=" + done
+}
+
 // storeURL is a store's page, or one below it.
 func storeURL(storeID, below string) string {
 	return Prefix + "stores/" + url.PathEscape(storeID) + below

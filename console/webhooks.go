@@ -18,11 +18,7 @@ const maxDeliveryLog = memstore.MaxPageSize
 
 // webhookURL is an endpoint's page; done names a notice to show there.
 func webhookURL(id, done string) string {
-	u := Prefix + "webhooks/" + url.PathEscape(id)
-	if done != "" {
-		u += "?done=" + done
-	}
-	return u
+	return withNotice(Prefix+"webhooks/"+url.PathEscape(id), done)
 }
 
 func (h *Handler) webhooks(w http.ResponseWriter, r *http.Request, s *signedIn) {

@@ -207,6 +207,26 @@ func TestDreamCaps(t *testing.T) {
 	}
 }
 
+// TestDreamZeroCapIsDefault: a cap left 0 is the worker's default, as
+// memstore serve passes --dream-max-steps 0 on.
+func TestDreamZeroCapIsDefault(t *testing.T) {
+	db, _ := sqliteDB(t)
+	e := newEnv(t, db, func(r *sm.Request) sm.Response {
+		return sm.Answer(sm.Usage{InputTokens: 1},
+			sm.ToolUse(fmt.Sprint("tu_", r.N), agenttool.ToolList, map[string]string{"path": mount(r)}))
+	})
+	in := e.store(t, "Notes", "/a.md", "a\n")
+	d := e.newDream(t, in.ID, []string{e.session(t, "hello")}, false)
+	e.runOne(t, e.worker(dream.Options{Limits: agentloop.Limits{MaxTokens: 1e9, MaxWrites: 10, MaxTime: time.Minute}}))
+	got := e.get(t, d.ID)
+	if got.Status != "failed" || !strings.Contains(got.Error.Message, "steps cap") {
+		t.Fatalf("dream: %s", got.RawJSON())
+	}
+	if n := len(e.model.Requests()); n != dream.DefaultMaxSteps {
+		t.Errorf("the model was asked %d times, want the default cap of %d", n, dream.DefaultMaxSteps)
+	}
+}
+
 // A model that reaches for anything but its output store is refused,
 // each refusal a tool error it reads (and the dream's transcript keeps),
 // and nothing is written anywhere.

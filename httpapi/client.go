@@ -398,14 +398,17 @@ func clientListQuery(limit int, page string, full bool) url.Values {
 	return q
 }
 
-// clientTimeRange adds the created_at bounds, in RFC 3339 with the
+// clientCreatedAt adds the created_at bounds a filter has (nil for
+// none) as created_at[gt], [gte], [lt] and [lte], in RFC 3339 with the
 // caller's zone (bounds are instants).
-func clientTimeRange(q url.Values, gte, lte *time.Time) {
-	if gte != nil {
-		q.Set("created_at[gte]", gte.Format(time.RFC3339Nano))
-	}
-	if lte != nil {
-		q.Set("created_at[lte]", lte.Format(time.RFC3339Nano))
+func clientCreatedAt(q url.Values, gt, gte, lt, lte *time.Time) {
+	for _, b := range []struct {
+		op string
+		at *time.Time
+	}{{"gt", gt}, {"gte", gte}, {"lt", lt}, {"lte", lte}} {
+		if b.at != nil {
+			q.Set("created_at["+b.op+"]", b.at.Format(time.RFC3339Nano))
+		}
 	}
 }
 
@@ -485,7 +488,7 @@ func (c *Client) Stores(ctx context.Context, caller *memstore.Caller, f memstore
 	if f.IncludeArchived {
 		q.Set("include_archived", "true")
 	}
-	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
+	clientCreatedAt(q, nil, f.CreatedAtGTE, nil, f.CreatedAtLTE)
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: "/v1/memory_stores", query: q},
 		pageIn(func(j *StoreJSON, ws string) memstore.Store { return *storeIn(j, ws) }))
 }
@@ -613,7 +616,7 @@ func (c *Client) Versions(ctx context.Context, caller *memstore.Caller, storeID 
 			q.Set(k, v)
 		}
 	}
-	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
+	clientCreatedAt(q, nil, f.CreatedAtGTE, nil, f.CreatedAtLTE)
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p + "/memory_versions", query: q, err: err},
 		pageIn(func(j *VersionJSON, _ string) memstore.Version { return *j.Version() }))
 }

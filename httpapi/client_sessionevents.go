@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/memstore/memstore"
 )
@@ -29,15 +28,8 @@ func sessionEventsCall(ctx context.Context, c *Client, caller *memstore.Caller, 
 		err    error
 	}
 	a, err := call(ctx, c, caller, r, func(j *SessionEventsJSON, ws string) answer {
-		out := make([]memstore.SessionEvent, len(j.Data))
-		for i, raw := range j.Data {
-			e, err := sessionEventIn(raw, sessionID, ws)
-			if err != nil {
-				return answer{err: err}
-			}
-			out[i] = e
-		}
-		return answer{events: out}
+		out, err := sessionEventsIn(j.Data, sessionID, ws)
+		return answer{events: out, err: err}
 	})
 	if err == nil {
 		err = a.err
@@ -61,25 +53,17 @@ func (c *Client) ListSessionEvents(ctx context.Context, caller *memstore.Caller,
 	for _, t := range f.Types {
 		q.Add("types[]", t)
 	}
-	clientTimeRange(q, f.CreatedAtGTE, f.CreatedAtLTE)
-	for op, t := range map[string]*time.Time{"gt": f.CreatedAtGT, "lt": f.CreatedAtLT} {
-		if t != nil {
-			q.Set("created_at["+op+"]", t.Format(time.RFC3339Nano))
-		}
-	}
+	clientCreatedAt(q, f.CreatedAtGT, f.CreatedAtGTE, f.CreatedAtLT, f.CreatedAtLTE)
 	type answer struct {
 		page memstore.Page[memstore.SessionEvent]
 		err  error
 	}
 	a, err := call(ctx, c, caller, clientRequest{method: http.MethodGet, path: p + "/events", query: q, err: err}, func(j *PageJSON[json.RawMessage], ws string) answer {
-		page := memstore.Page[memstore.SessionEvent]{Items: make([]memstore.SessionEvent, 0, len(j.Data))}
-		for _, raw := range j.Data {
-			e, err := sessionEventIn(raw, sessionID, ws)
-			if err != nil {
-				return answer{err: err}
-			}
-			page.Items = append(page.Items, e)
+		items, err := sessionEventsIn(j.Data, sessionID, ws)
+		if err != nil {
+			return answer{err: err}
 		}
+		page := memstore.Page[memstore.SessionEvent]{Items: items}
 		if j.NextPage != nil {
 			page.Next = *j.NextPage
 		}
@@ -89,4 +73,18 @@ func (c *Client) ListSessionEvents(ctx context.Context, caller *memstore.Caller,
 		err = a.err
 	}
 	return a.page, err
+}
+
+// sessionEventsIn is wire events of a session as the client keeps them
+// (sessionEventIn).
+func sessionEventsIn(raws []json.RawMessage, sessionID, ws string) ([]memstore.SessionEvent, error) {
+	out := make([]memstore.SessionEvent, len(raws))
+	for i, raw := range raws {
+		e, err := sessionEventIn(raw, sessionID, ws)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
 }

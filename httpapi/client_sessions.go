@@ -100,11 +100,7 @@ func (c *Client) Sessions(ctx context.Context, caller *memstore.Caller, f memsto
 	if f.Ascending {
 		q.Set("order", "asc")
 	}
-	for op, t := range map[string]*time.Time{"gt": f.CreatedAtGT, "gte": f.CreatedAtGTE, "lt": f.CreatedAtLT, "lte": f.CreatedAtLTE} {
-		if t != nil {
-			q.Set("created_at["+op+"]", t.Format(time.RFC3339Nano))
-		}
-	}
+	clientCreatedAt(q, f.CreatedAtGT, f.CreatedAtGTE, f.CreatedAtLT, f.CreatedAtLTE)
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: "/v1/sessions", query: q},
 		pageIn(func(j *SessionJSON, ws string) memstore.Session { return *sessionIn(j, ws) }))
 }

@@ -244,17 +244,15 @@ var dreamListParams = map[string]bool{
 // listDreams serves GET /v1/dreams, newest first.
 func (s *Server) listDreams(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
-	for _, k := range slices.Sorted(maps.Keys(p.q)) {
-		if !dreamListParams[k] {
-			return invalid("the dream list cannot filter by %s; it takes statuses[], include_archived, created_at[gt], created_at[lt], limit and page", shortParam(k))
-		}
+	if err := p.only(dreamListParams, "the dream list cannot filter by %s; it takes statuses[], include_archived, created_at[gt], created_at[lt], limit and page"); err != nil {
+		return err
 	}
 	f := memstore.DreamFilter{IncludeArchived: p.boolean("include_archived"), CreatedAtGT: p.createdAt("gt"), CreatedAtLT: p.createdAt("lt"),
 		Limit: p.limit(false), Page: p.get("page")}
 	if p.err != nil {
 		return p.err
 	}
-	for _, st := range slices.Concat(p.q["statuses[]"], p.q["statuses"]) {
+	for _, st := range p.list("statuses") {
 		f.Statuses = append(f.Statuses, memstore.DreamStatus(st))
 	}
 	page, err := s.dreams.Dreams(r.Context(), c, f)
@@ -341,12 +339,7 @@ func (c *Client) Dreams(ctx context.Context, caller *memstore.Caller, f memstore
 	for _, st := range f.Statuses {
 		q.Add("statuses[]", string(st))
 	}
-	if f.CreatedAtGT != nil {
-		q.Set("created_at[gt]", f.CreatedAtGT.Format(time.RFC3339Nano))
-	}
-	if f.CreatedAtLT != nil {
-		q.Set("created_at[lt]", f.CreatedAtLT.Format(time.RFC3339Nano))
-	}
+	clientCreatedAt(q, f.CreatedAtGT, nil, f.CreatedAtLT, nil)
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: "/v1/dreams", query: q},
 		pageIn(func(j *DreamJSON, ws string) memstore.Dream { return *dreamIn(j, ws) }))
 }

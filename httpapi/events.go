@@ -165,30 +165,11 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		return err
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold events back
-	h.Del("Content-Length")
-	// The server's read and write timeouts are for requests that end:
-	// this one's reads have ended, and each of its writes gets its own
-	// deadline.
-	sw := sse.NewWriter(w)
-	send := func(b []byte) error {
-		_, err := sw.Write(b)
-		return err
-	}
-	sw.WriteHeader(http.StatusOK)
+	sw, send := startStream(w)
 	if err := send([]byte(": memstore events of " + storeID + "\n\n")); err != nil {
 		return nil // the client is gone
 	}
-	beating := make(chan struct{})
-	go func() {
-		defer close(beating)
-		sw.Heartbeat(ctx, s.heartbeatEvery, cancel)
-	}()
-	// Nothing may write once the handler has returned.
-	defer func() { cancel(); <-beating }()
+	defer s.heartbeat(ctx, sw, cancel)()
 
 	var buf bytes.Buffer
 	sendPage := func(p memstore.EventPage) error {
@@ -213,19 +194,56 @@ func (s *Server) streamEvents(w *responseWriter, r *http.Request, c *memstore.Ca
 		err = &memstore.Error{Code: memstore.EOverloaded, Retry: true, Message: reclaimedMessage}
 	}
 	if err != nil && (ctx.Err() == nil || o.reclaimed.Load()) {
-		var e *memstore.Error
-		if !errors.As(err, &e) {
-			s.log.LogAttrs(ctx, slog.LevelError, "an event stream failed",
-				slog.String("request_id", w.requestID), slog.String("error", err.Error()))
-			e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
-		}
-		buf.Reset()
-		buf.WriteString("event: error\ndata: ")
-		encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message, Detail: e.Detail}, RequestID: w.requestID})
-		buf.WriteByte('\n')
-		send(buf.Bytes())
+		s.sendStreamError(ctx, w, send, "an event stream failed", err)
 	}
 	return nil
+}
+
+// startStream starts w's response as a stream of Server-Sent Events: its
+// headers and status, and send, which writes to it. The server's read
+// and write timeouts are for requests that end: a stream's reads have
+// ended, and each of its writes gets its own deadline (sse.Writer).
+func startStream(w *responseWriter) (sw *sse.Writer, send func([]byte) error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold events back
+	h.Del("Content-Length")
+	sw = sse.NewWriter(w)
+	sw.WriteHeader(http.StatusOK)
+	return sw, func(b []byte) error {
+		_, err := sw.Write(b)
+		return err
+	}
+}
+
+// heartbeat keeps the stream sw alive until ctx ends, calling cancel
+// when a heartbeat cannot be written. The returned stop cancels and
+// waits for it: nothing may write once the handler has returned.
+func (s *Server) heartbeat(ctx context.Context, sw *sse.Writer, cancel context.CancelFunc) (stop func()) {
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		sw.Heartbeat(ctx, s.heartbeatEvery, cancel)
+	}()
+	return func() { cancel(); <-beating }
+}
+
+// sendStreamError ends a stream with an "error" event saying err: a
+// memstore error as it is, any other logged (as what) and said as an
+// internal error.
+func (s *Server) sendStreamError(ctx context.Context, w *responseWriter, send func([]byte) error, what string, err error) {
+	var e *memstore.Error
+	if !errors.As(err, &e) {
+		s.log.LogAttrs(ctx, slog.LevelError, what,
+			slog.String("request_id", w.requestID), slog.String("error", err.Error()))
+		e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
+	}
+	var buf bytes.Buffer
+	buf.WriteString("event: error\ndata: ")
+	encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message, Detail: e.Detail}, RequestID: w.requestID})
+	buf.WriteByte('\n')
+	send(buf.Bytes())
 }
 
 // reclaimedMessage is the error event of a stream ended to make room for

@@ -22,7 +22,8 @@ import (
 
 // params reads the query string of a request. Unknown parameters (such as
 // the SDKs' beta=true, or order_by and order, which older clients send)
-// are ignored. The first bad value is kept in err, naming its parameter;
+// are ignored, but by the lists that refuse them by name (only). The
+// first bad value is kept in err, naming its parameter;
 // the getters return a zero value after it.
 type params struct {
 	q   url.Values
@@ -53,6 +54,37 @@ func (p *params) get(name string) string {
 		return ""
 	}
 	return p.q.Get(name)
+}
+
+// only refuses the first parameter, in the order of their names, that
+// known does not hold: refusal is the message, %s its quoted name.
+func (p *params) only(known map[string]bool, refusal string) error {
+	for _, k := range slices.Sorted(maps.Keys(p.q)) {
+		if !known[k] {
+			return invalid(refusal, shortParam(k))
+		}
+	}
+	return nil
+}
+
+// list returns the values of a list parameter, sent as name[] or name.
+func (p *params) list(name string) []string {
+	return slices.Concat(p.q[name+"[]"], p.q[name])
+}
+
+// ascending returns whether order=asc, or def when order is absent.
+func (p *params) ascending(def bool) bool {
+	switch o := p.get("order"); o {
+	case "":
+		return def
+	case "asc":
+		return true
+	case "desc":
+		return false
+	default:
+		p.fail("order must be asc or desc, not %q", o)
+		return def
+	}
 }
 
 // view returns whether view=full, or def when view is absent.

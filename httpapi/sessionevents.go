@@ -5,15 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/internal/sse"
 )
 
 // Session transcripts (docs/api.md, Session transcripts): the SDKs'
@@ -113,24 +109,16 @@ var sessionEventListParams = map[string]bool{
 // unless order=desc.
 func (s *Server) listSessionEvents(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
-	for _, k := range slices.Sorted(maps.Keys(p.q)) {
-		if !sessionEventListParams[k] {
-			return invalid("the list of a session's events cannot filter by %s; "+
-				"it takes limit, page, order, types[] and created_at[gt|gte|lt|lte]", shortParam(k))
-		}
+	if err := p.only(sessionEventListParams, "the list of a session's events cannot filter by %s; "+
+		"it takes limit, page, order, types[] and created_at[gt|gte|lt|lte]"); err != nil {
+		return err
 	}
 	f := memstore.SessionEventFilter{
-		Types:       slices.Concat(p.q["types[]"], p.q["types"]),
+		Types:       p.list("types"),
 		CreatedAtGT: p.createdAt("gt"), CreatedAtGTE: p.createdAt("gte"), CreatedAtLT: p.createdAt("lt"), CreatedAtLTE: p.createdAt("lte"),
 		Limit: p.limit(false), Page: p.get("page"),
 	}
-	switch o := p.get("order"); o {
-	case "", "asc":
-	case "desc":
-		f.Descending = true
-	default:
-		p.fail("order must be asc or desc, not %q", o)
-	}
+	f.Descending = !p.ascending(true)
 	if p.err != nil {
 		return p.err
 	}
@@ -151,7 +139,7 @@ func (s *Server) listSessionEvents(w *responseWriter, r *http.Request, c *memsto
 // failure after it ends the stream with an "error" event.
 func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
-	if len(p.q["event_deltas[]"])+len(p.q["event_deltas"]) > 0 {
+	if len(p.list("event_deltas")) > 0 {
 		return invalid("event_deltas is not supported: memstore streams whole events only; leave it out")
 	}
 	sessionID := r.PathValue("session_id")
@@ -178,26 +166,11 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		return err
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	h.Del("Content-Length")
-	sw := sse.NewWriter(w)
-	send := func(b []byte) error {
-		_, err := sw.Write(b)
-		return err
-	}
-	sw.WriteHeader(http.StatusOK)
+	sw, send := startStream(w)
 	if err := send([]byte(": open\n\n")); err != nil {
 		return nil // the client is gone
 	}
-	beating := make(chan struct{})
-	go func() {
-		defer close(beating)
-		sw.Heartbeat(ctx, s.heartbeatEvery, cancel)
-	}()
-	defer func() { cancel(); <-beating }()
+	defer s.heartbeat(ctx, sw, cancel)()
 
 	var buf bytes.Buffer
 	err = memstore.FollowSessionEvents(ctx, s.events, c, sessionID, after, wake, StreamRecheck, func(events []memstore.SessionEvent) error {
@@ -218,17 +191,7 @@ func (s *Server) streamSessionEvents(w *responseWriter, r *http.Request, c *mems
 		err = memstore.Errorf(memstore.EUnauthenticated, "this stream's credential stopped working: its token was revoked or expired, or its session was archived or deleted")
 	}
 	if err != nil && (ctx.Err() == nil || ended) {
-		var e *memstore.Error
-		if !errors.As(err, &e) {
-			s.log.LogAttrs(ctx, slog.LevelError, "a session's event stream failed",
-				slog.String("request_id", w.requestID), slog.String("error", err.Error()))
-			e = &memstore.Error{Code: memstore.EInternal, Message: internalMessage}
-		}
-		buf.Reset()
-		buf.WriteString("event: error\ndata: ")
-		encodeJSON(&buf, ErrorJSON{Type: typeError, Error: ErrorDetail{Type: e.Code, Message: e.Message, Detail: e.Detail}, RequestID: w.requestID})
-		buf.WriteByte('\n')
-		send(buf.Bytes())
+		s.sendStreamError(ctx, w, send, "a session's event stream failed", err)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -216,28 +215,20 @@ var sessionListParams = map[string]bool{
 // session.
 func (s *Server) listSessions(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
-	for _, k := range slices.Sorted(maps.Keys(p.q)) {
-		if !sessionListParams[k] {
-			return invalid("the session list cannot filter by %s: memstore keeps nothing it could honour it by; "+
-				"it takes memory_store_id, agent_id, include_archived, statuses[], order and created_at[gt|gte|lt|lte]", shortParam(k))
-		}
+	if err := p.only(sessionListParams, "the session list cannot filter by %s: memstore keeps nothing it could honour it by; "+
+		"it takes memory_store_id, agent_id, include_archived, statuses[], order and created_at[gt|gte|lt|lte]"); err != nil {
+		return err
 	}
 	f := memstore.SessionFilter{
 		StoreID: p.get("memory_store_id"), AgentID: p.get("agent_id"), IncludeArchived: p.boolean("include_archived"),
 		CreatedAtGT: p.createdAt("gt"), CreatedAtGTE: p.createdAt("gte"), CreatedAtLT: p.createdAt("lt"), CreatedAtLTE: p.createdAt("lte"),
 		Limit: p.limit(false), Page: p.get("page"),
 	}
-	switch o := p.get("order"); o {
-	case "", "desc":
-	case "asc":
-		f.Ascending = true
-	default:
-		p.fail("order must be asc or desc, not %q", o)
-	}
+	f.Ascending = p.ascending(false)
 	if p.err != nil {
 		return p.err
 	}
-	for _, st := range slices.Concat(p.q["statuses[]"], p.q["statuses"]) {
+	for _, st := range p.list("statuses") {
 		f.Statuses = append(f.Statuses, memstore.SessionStatus(st))
 	}
 	page, err := s.sessions.Sessions(r.Context(), c, f)

@@ -127,13 +127,7 @@ func (s *Server) updateWebhook(w *responseWriter, r *http.Request, c *memstore.C
 func (s *Server) listWebhooks(w *responseWriter, r *http.Request, c *memstore.Caller) error {
 	p := newParams(r)
 	f := memstore.WebhookFilter{AfterID: p.get("after_id"), BeforeID: p.get("before_id"), Limit: p.count("limit", memstore.DefaultPageSize, memstore.MaxPageSize)}
-	switch o := p.get("order"); o {
-	case "", "desc":
-	case "asc":
-		f.Asc = true
-	default:
-		p.fail("order must be asc or desc, not %q", o)
-	}
+	f.Asc = p.ascending(false)
 	if p.err != nil {
 		return p.err
 	}

@@ -45,9 +45,7 @@ func (db *DB) WriteDreams(ctx context.Context, workspaceID string, fn func(memst
 	if err != nil {
 		return wrap(err, "change dreams")
 	}
-	for _, r := range t.announced {
-		db.revoked(ctx, r)
-	}
+	db.sessionsCommitted(ctx, t.sessionTx)
 	return nil
 }
 
@@ -90,14 +88,7 @@ func (t *dreamTx) LiveDreams(max int) (int, error) {
 // UpdatingDream is read under the workspace's lock of LiveDreams, which
 // a create takes first, so that two creates cannot both find none.
 func (t *dreamTx) UpdatingDream(storeID string, now time.Time) (string, error) {
-	var id string
-	err := t.tx.QueryRow(t.ctx, `SELECT id FROM dreams WHERE workspace_id = $1 AND input_store_id = $2 AND output_behavior = $3
-		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > $4)) LIMIT 1`,
-		t.workspaceID, storeID, memstore.OutputUpdateExisting, keyset.Nanos(now)).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return id, err
+	return sqlread.UpdatingDream(reader{t.ctx, t.tx}, dialect, t.workspaceID, storeID, now)
 }
 
 func (t *dreamTx) CreateDream(d *memstore.Dream) error {
@@ -118,13 +109,8 @@ func (t *dreamTx) UpdateDream(d *memstore.Dream) error {
 }
 
 func (t *dreamTx) CreateStore(s *memstore.Store, q memstore.Quota) error {
-	// Archived stores count: they keep their memories.
-	if err := withinQuota(t.ctx, t.tx, q, "stores "+t.workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, t.workspaceID); err != nil {
-		return err
-	}
 	s.ID = t.db.ids.New(memstore.StoreIDPrefix, s.CreatedAt)
-	_, err := t.tx.Exec(t.ctx, sqlrow.InsertStore(dialect.Param), sqlrow.StoreValues(s)...)
-	return err
+	return insertStore(t.ctx, t.tx, t.workspaceID, s, q)
 }
 
 // QueueWebhookEvent inserts the deliveries directly, with the event's

@@ -34,13 +34,20 @@ func (db *DB) WriteSessions(ctx context.Context, workspaceID string, fn func(mem
 	if err != nil {
 		return wrap(err, "change sessions")
 	}
+	db.sessionsCommitted(ctx, t)
+	return nil
+}
+
+// sessionsCommitted does what a committed transaction t of sessions (or
+// dreams) leaves to do: tell this process's listeners of the credentials
+// it revoked and of the session whose transcript it appended to.
+func (db *DB) sessionsCommitted(ctx context.Context, t *sessionTx) {
 	for _, r := range t.announced {
 		db.revoked(ctx, r)
 	}
 	if t.evented != "" {
 		db.evented(t.evented)
 	}
-	return nil
 }
 
 // A sessionTx is a memstore.SessionTx over one transaction: a session it

@@ -21,18 +21,21 @@ func getStore(ctx context.Context, tx pgx.Tx, workspaceID, id, lock string) (*me
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := db.stamp()
 	s := memstore.NewStore(db.ids.New(memstore.StoreIDPrefix, now), workspaceID, c, now)
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		// Archived stores count: they keep their memories.
-		if err := withinQuota(ctx, tx, q, "stores "+workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, workspaceID); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, sqlrow.InsertStore(dialect.Param), sqlrow.StoreValues(s)...)
-		return err
-	})
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error { return insertStore(ctx, tx, workspaceID, s, q) })
 	if err != nil {
 		return nil, wrap(err, "create store")
 	}
 	return s, nil
+}
+
+// insertStore adds store s to the workspace within q, which counts the
+// archived stores too: they keep their memories.
+func insertStore(ctx context.Context, tx pgx.Tx, workspaceID string, s *memstore.Store, q memstore.Quota) error {
+	if err := withinQuota(ctx, tx, q, "stores "+workspaceID, `SELECT 1 FROM stores WHERE workspace_id = $1`, workspaceID); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, sqlrow.InsertStore(dialect.Param), sqlrow.StoreValues(s)...)
+	return err
 }
 
 // Store implements memstore.StoreStorage: one statement.

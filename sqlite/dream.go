@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -52,12 +51,7 @@ func (db *DB) WriteDreams(ctx context.Context, workspaceID string, fn func(memst
 	if err != nil {
 		return wrap(err, "change dreams")
 	}
-	for _, r := range t.announced {
-		db.Revoked(r)
-	}
-	for _, id := range t.deleted {
-		db.eraseDeleted(ctx, slog.String("session", id))
-	}
+	db.sessionsCommitted(ctx, t.sessionTx)
 	return nil
 }
 
@@ -94,14 +88,7 @@ func (t *dreamTx) LiveDreams(max int) (int, error) {
 }
 
 func (t *dreamTx) UpdatingDream(storeID string, now time.Time) (string, error) {
-	var id string
-	err := t.tx.queryRow(t.ctx, `SELECT id FROM dreams WHERE workspace_id = ? AND input_store_id = ? AND output_behavior = ?
-		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > ?)) LIMIT 1`,
-		t.workspaceID, storeID, memstore.OutputUpdateExisting, nanos(now)).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return id, err
+	return sqlread.UpdatingDream(reader{t.ctx, t.tx}, dialect, t.workspaceID, storeID, now)
 }
 
 func (t *dreamTx) CreateDream(d *memstore.Dream) error {
@@ -122,13 +109,8 @@ func (t *dreamTx) UpdateDream(d *memstore.Dream) error {
 }
 
 func (t *dreamTx) CreateStore(s *memstore.Store, q memstore.Quota) error {
-	// Archived stores count: they keep their memories.
-	if err := withinQuota(t.ctx, t.tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, t.workspaceID); err != nil {
-		return err
-	}
 	s.ID = t.db.ids.New(memstore.StoreIDPrefix, s.CreatedAt)
-	_, err := t.tx.exec(t.ctx, sqlrow.InsertStore(dialect.Param), args(sqlrow.StoreValues(s))...)
-	return err
+	return insertStore(t.ctx, t.tx, t.workspaceID, s, q)
 }
 
 // QueueWebhookEvent inserts the deliveries directly, with the event's

@@ -35,13 +35,20 @@ func (db *DB) WriteSessions(ctx context.Context, workspaceID string, fn func(mem
 	if err != nil {
 		return wrap(err, "change sessions")
 	}
+	db.sessionsCommitted(ctx, t)
+	return nil
+}
+
+// sessionsCommitted does what a committed transaction t of sessions (or
+// dreams) leaves to do: tell this process's listeners of the credentials
+// it revoked, and erase the content of the sessions it deleted.
+func (db *DB) sessionsCommitted(ctx context.Context, t *sessionTx) {
 	for _, r := range t.announced {
 		db.Revoked(r)
 	}
 	for _, id := range t.deleted {
 		db.eraseDeleted(ctx, slog.String("session", id))
 	}
-	return nil
 }
 
 // A sessionTx is a memstore.SessionTx over one transaction of the

@@ -18,18 +18,21 @@ func getStore(ctx context.Context, tx *txn, workspaceID, id string) (*memstore.S
 func (db *DB) CreateStore(ctx context.Context, workspaceID string, c memstore.StoreCreate, q memstore.Quota) (*memstore.Store, error) {
 	now := fromNanos(nanos(db.now()))
 	s := memstore.NewStore(db.ids.New(memstore.StoreIDPrefix, now), workspaceID, c, now)
-	err := db.write(ctx, func(tx *txn) error {
-		// Archived stores count: they keep their memories.
-		if err := withinQuota(ctx, tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, workspaceID); err != nil {
-			return err
-		}
-		_, err := tx.exec(ctx, sqlrow.InsertStore(dialect.Param), args(sqlrow.StoreValues(s))...)
-		return err
-	})
+	err := db.write(ctx, func(tx *txn) error { return insertStore(ctx, tx, workspaceID, s, q) })
 	if err != nil {
 		return nil, wrap(err, "create store")
 	}
 	return s, nil
+}
+
+// insertStore adds store s to the workspace within q, which counts the
+// archived stores too: they keep their memories.
+func insertStore(ctx context.Context, tx *txn, workspaceID string, s *memstore.Store, q memstore.Quota) error {
+	if err := withinQuota(ctx, tx, q, `SELECT 1 FROM stores WHERE workspace_id = ?`, workspaceID); err != nil {
+		return err
+	}
+	_, err := tx.exec(ctx, sqlrow.InsertStore(dialect.Param), args(sqlrow.StoreValues(s))...)
+	return err
 }
 
 // Store implements memstore.StoreStorage.

@@ -111,11 +111,7 @@ func (e *dreamEnv) dreamIDs(t *testing.T) []string {
 	ds, _ := allPages(t, "dreams", 100, "", func(page string) (memstore.Page[memstore.Dream], error) {
 		return e.b.Dreams(t.Context(), e.admin, memstore.DreamFilter{IncludeArchived: true, Limit: 100, Page: page})
 	})
-	ids := make([]string, len(ds))
-	for i := range ds {
-		ids[i] = ds[i].ID
-	}
-	return ids
+	return dreamList(ds)
 }
 
 func testDreamCreate(t *testing.T, e *dreamEnv) {
@@ -303,6 +299,7 @@ func testDreamList(t *testing.T, e *dreamEnv) {
 	}
 }
 
+// dreamList is the IDs of ds, in their order.
 func dreamList(ds []memstore.Dream) []string {
 	ids := make([]string, len(ds))
 	for i := range ds {
@@ -407,6 +404,7 @@ func runDreamRunner(t *testing.T, open func(t *testing.T, now func() time.Time) 
 	t.Run("Begin", func(t *testing.T) { testDreamBegin(t, open) })
 	t.Run("BeginUpdateExisting", func(t *testing.T) { testDreamBeginUpdate(t, open) })
 	t.Run("BeginLongCopy", func(t *testing.T) { testDreamBeginLongCopy(t, open) })
+	t.Run("BeginStoreQuota", func(t *testing.T) { testDreamBeginStoreQuota(t, open) })
 	t.Run("Cancel", func(t *testing.T) { testDreamRunnerCancel(t, open) })
 	t.Run("Finish", func(t *testing.T) { testDreamFinish(t, open) })
 	t.Run("FinishLongError", func(t *testing.T) { testDreamFinishLongError(t, open) })

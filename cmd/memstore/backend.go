@@ -310,6 +310,22 @@ func (c *conn) findMemory(ctx context.Context, storeID, path string) (*memstore.
 	return memstore.FindMemory(ctx, c, c.caller, storeID, path)
 }
 
+// allPages reads a whole list: list reads the page at a cursor ("" for
+// the first), and allPages follows each page's Next to the end.
+func allPages[T any](list func(page string) (memstore.Page[T], error)) ([]T, error) {
+	var all []T
+	for page := ""; ; {
+		p, err := list(page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, p.Items...)
+		if page = p.Next; page == "" {
+			return all, nil
+		}
+	}
+}
+
 // eachMemory calls fn for every memory the filter selects, page by page.
 func (c *conn) eachMemory(ctx context.Context, storeID string, f memstore.MemoryFilter, fn func(*memstore.ListItem) error) error {
 	for {

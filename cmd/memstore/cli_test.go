@@ -338,3 +338,56 @@ func TestProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestAllPages reads a list of three pages whole, following each page's
+// cursor, and stops at the first failing page with its error.
+func TestAllPages(t *testing.T) {
+	pages := map[string]memstore.Page[int]{
+		"":   {Items: []int{1, 2}, Next: "p2"},
+		"p2": {Items: []int{}, Next: "p3"},
+		"p3": {Items: []int{3}},
+	}
+	var asked []string
+	got, err := allPages(func(page string) (memstore.Page[int], error) {
+		asked = append(asked, page)
+		return pages[page], nil
+	})
+	if err != nil || !slices.Equal(got, []int{1, 2, 3}) || !slices.Equal(asked, []string{"", "p2", "p3"}) {
+		t.Fatalf("allPages = %v, %v after asking %q; want [1 2 3] after asking every page", got, err, asked)
+	}
+	bad := memstore.Errorf(memstore.EInvalid, "bad page")
+	got, err = allPages(func(page string) (memstore.Page[int], error) {
+		if page == "p2" {
+			return memstore.Page[int]{}, bad
+		}
+		return pages[page], nil
+	})
+	if err != bad || got != nil {
+		t.Fatalf("allPages with a failing page = %v, %v; want nil, %v", got, err, bad)
+	}
+}
+
+// TestMemdirDisabled runs the memdir commands that need memory on where
+// it is disabled: each fails with status 3, saying so, and works with
+// --dir.
+func TestMemdirDisabled(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+	for _, args := range [][]string{
+		{"memdir", "log", "--cwd", home, "an entry"},
+		{"memdir", "prompt", "--cwd", home},
+		{"memdir", "dream", "--cwd", home, "--dry-run"},
+		{"memdir", "snapshot", "status", "--cwd", home},
+	} {
+		code, _, stderr := run(t, "", args...)
+		if code != 3 || !strings.Contains(stderr, "memory is disabled (by CLAUDE_CODE_DISABLE_AUTO_MEMORY); give --dir DIR") {
+			t.Errorf("%s: exit %d, stderr %q; want 3, memory is disabled", strings.Join(args, " "), code, stderr)
+		}
+	}
+	dir := filepath.Join(home, "memory")
+	if code, _, stderr := run(t, "", "memdir", "log", "--dir", dir, "an entry"); code != 0 {
+		t.Errorf("memdir log --dir: exit %d: %s", code, stderr)
+	}
+}

@@ -264,15 +264,14 @@ func (c *conn) printDreamChanges(ctx context.Context, d *memstore.Dream) error {
 		return printJSON(c.e.stdout, map[string]any{"dream": httpapi.NewDreamJSON(d), "diff": js})
 	}
 	var versions []memstore.Version
-	f := memstore.VersionFilter{SessionID: d.RunningSessionID(), Limit: memstore.MaxPageSize}
-	for f.SessionID != "" {
-		page, err := c.Versions(ctx, c.caller, d.InputStoreID, f)
+	if f := (memstore.VersionFilter{SessionID: d.RunningSessionID(), Limit: memstore.MaxPageSize}); f.SessionID != "" {
+		var err error
+		versions, err = allPages(func(page string) (memstore.Page[memstore.Version], error) {
+			f.Page = page
+			return c.Versions(ctx, c.caller, d.InputStoreID, f)
+		})
 		if err != nil {
 			return err
-		}
-		versions = append(versions, page.Items...)
-		if f.Page = page.Next; f.Page == "" {
-			break
 		}
 	}
 	if c.json {
@@ -325,17 +324,13 @@ func runDreamsLs(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	var dreams []memstore.Dream
 	f := memstore.DreamFilter{IncludeArchived: *archived, Statuses: statuses, Limit: memstore.MaxPageSize}
-	for {
-		page, err := c.Dreams(ctx, c.caller, f)
-		if err != nil {
-			return err
-		}
-		dreams = append(dreams, page.Items...)
-		if f.Page = page.Next; f.Page == "" {
-			break
-		}
+	dreams, err := allPages(func(page string) (memstore.Page[memstore.Dream], error) {
+		f.Page = page
+		return c.Dreams(ctx, c.caller, f)
+	})
+	if err != nil {
+		return err
 	}
 	if c.json {
 		return printJSONList(e.stdout, dreams, httpapi.NewDreamJSON)

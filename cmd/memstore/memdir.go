@@ -1,6 +1,9 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 const memdirHelp = `Usage: memstore memdir SUBCOMMAND [flags]
 
@@ -26,6 +29,13 @@ const (
 	exitLocalIO  = exitCode(5)
 	exitServer   = exitCode(6) // server or authentication error
 )
+
+// localIOError reports err, a local file's, on stderr, and is exit
+// status 5.
+func localIOError(e env, cmd string, err error) error {
+	fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
+	return exitLocalIO
+}
 
 // memdirCommands are the subcommands of memstore memdir, in the order of
 // the help.

@@ -83,11 +83,8 @@ func runMemdirDream(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	loc, err := t.locate(e, cmd, "")
+	loc, err := t.locateEnabled(e, cmd)
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, cmd, loc); err != nil {
 		return err
 	}
 	dir := loc.Dir
@@ -142,18 +139,9 @@ func dreamOnce(ctx context.Context, e env, cmd string, asJSON bool, cfg agentloo
 	if err != nil {
 		return localIOError(e, cmd, err)
 	}
-	res, err := runMemoryModel(ctx, cfg, lim, s.Dir, memdirDreamSystem+memdir.Guidance(memorytool.Root, false, memdir.DetailFull), dreamPrompt(parts, index, time.Now()), true)
+	res, changes, rebuilt, err := runStaged(ctx, e, cmd, "the dream", cfg, lim, s, memdirDreamSystem, dreamPrompt(parts, index, time.Now()))
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: the dream stopped after %s: %v; nothing was applied\n", cmd, plural(res.Steps, "step", "steps"), err)
-		return exitServer
-	}
-	rebuilt, err := s.FitIndex()
-	if err != nil {
-		return localIOError(e, cmd, err)
-	}
-	changes, err := s.Changes()
-	if err != nil {
-		return localIOError(e, cmd, err)
+		return err
 	}
 	now := time.Now()
 	next := st.Consolidated(parts, now)
@@ -175,10 +163,23 @@ func dreamOnce(ctx context.Context, e env, cmd string, asJSON bool, cfg agentloo
 	return err
 }
 
-// localIOError reports err, a local file's, and is exit status 5.
-func localIOError(e env, cmd string, err error) error {
-	fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-	return exitLocalIO
+// runStaged runs the model, told system and then the memory guidance, on
+// prompt in the staging copy s, and reads what it changed there, MEMORY.md
+// fitted to its limits first. A run that fails is said on stderr (what
+// names it) and is exit status 6: nothing is applied.
+func runStaged(ctx context.Context, e env, cmd, what string, cfg agentloop.Config, lim agentloop.Limits, s *memdir.Staging, system, prompt string) (res agentloop.Result, changes []memdir.Change, rebuilt bool, err error) {
+	res, err = runMemoryModel(ctx, cfg, lim, s.Dir, system+memdir.Guidance(memorytool.Root, false, memdir.DetailFull), prompt, true)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "memstore %s: %s stopped after %s: %v; nothing was applied\n", cmd, what, plural(res.Steps, "step", "steps"), err)
+		return res, nil, false, exitServer
+	}
+	if rebuilt, err = s.FitIndex(); err != nil {
+		return res, nil, false, localIOError(e, cmd, err)
+	}
+	if changes, err = s.Changes(); err != nil {
+		return res, nil, false, localIOError(e, cmd, err)
+	}
+	return res, changes, rebuilt, nil
 }
 
 // dreamJSON is the --json output of memstore memdir dream.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/memstore/memstore/internal/cctranscript"
 	"github.com/memstore/memstore/memdir"
-	"github.com/memstore/memstore/memorytool"
 )
 
 const memdirExtractHelp = `Usage: memstore memdir extract --transcript FILE [--model ID] [--model-base-url URL]
@@ -78,11 +77,8 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	loc, err := t.locate(e, cmd, "")
+	loc, err := t.locateEnabled(e, cmd)
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, cmd, loc); err != nil {
 		return err
 	}
 	dir := loc.Dir
@@ -127,18 +123,9 @@ func runMemdirExtract(ctx context.Context, e env, args []string) error {
 	defer s.Discard()
 	prompt := "The transcript of the conversation (turns in which the agent saved memory itself are left out):\n\n" + text +
 		"\nSave what is worth remembering from it."
-	res, err := runMemoryModel(ctx, cfg, lim, s.Dir, memdirExtractSystem+memdir.Guidance(memorytool.Root, false, memdir.DetailFull), prompt, true)
+	res, changes, rebuilt, err := runStaged(ctx, e, cmd, "the extraction", cfg, lim, s, memdirExtractSystem, prompt)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: the extraction stopped after %s: %v; nothing was applied\n", cmd, plural(res.Steps, "step", "steps"), err)
-		return exitServer
-	}
-	rebuilt, err := s.FitIndex()
-	if err != nil {
-		return localIOError(e, cmd, err)
-	}
-	changes, err := s.Changes()
-	if err != nil {
-		return localIOError(e, cmd, err)
+		return err
 	}
 	// Re-read under the lock: a dream may have recorded since.
 	if st, err = memdir.ReadDreamState(dir); err != nil {

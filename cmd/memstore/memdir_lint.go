@@ -78,14 +78,12 @@ func runMemdirLint(ctx context.Context, e env, args []string) error {
 	var fixed []memdir.FixResult
 	if *fix {
 		if fixed, err = memdir.FixIndex(loc.Dir); err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return exitLocalIO
+			return localIOError(e, cmd, err)
 		}
 	}
 	findings, err := memdir.Lint(loc.Dir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	errs := 0
 	for _, f := range findings {

@@ -56,18 +56,14 @@ func runMemdirLog(ctx context.Context, e env, args []string) error {
 	if _, err := memdir.LogEntry(now, text); err != nil {
 		return usageError(e, "memstore %s: %v", cmd, err)
 	}
-	loc, err := t.locate(e, cmd, "")
+	loc, err := t.locateEnabled(e, cmd)
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, cmd, loc); err != nil {
 		return err
 	}
 	path := loc.LogPath(now)
 	entry, err := memdir.AppendLog(path, now, text)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if t.json {
 		return printJSON(e.stdout, struct {

@@ -80,17 +80,13 @@ func runMemdirPrompt(ctx context.Context, e env, args []string) error {
 		return nil
 	}
 
-	loc, err := t.locate(e, "memdir prompt", "")
+	loc, err := t.locateEnabled(e, "memdir prompt")
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, "memdir prompt", loc); err != nil {
 		return err
 	}
 	p, err := loadPrompt(loc.Dir, *team)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore memdir prompt: %v\n", err)
-		return exitLocalIO
+		return localIOError(e, "memdir prompt", err)
 	}
 	text, shrunk := p.Render(*maxChars)
 	if !t.json {
@@ -185,8 +181,7 @@ func (t *memdirTarget) locate(e env, cmd, cwd string) (*memdir.Location, error) 
 	if t.dir != "" {
 		dir, err := filepath.Abs(t.dir)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return nil, exitLocalIO
+			return nil, localIOError(e, cmd, err)
 		}
 		return &memdir.Location{Enabled: true, EnabledBy: "--dir", Source: "--dir", Dir: dir + string(filepath.Separator)}, nil
 	}
@@ -196,20 +191,24 @@ func (t *memdirTarget) locate(e env, cmd, cwd string) (*memdir.Location, error) 
 	}
 	loc, err := memdir.Resolve(o)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return nil, exitLocalIO
+		return nil, localIOError(e, cmd, err)
 	}
 	return loc, nil
 }
 
-// requireEnabled fails with exitDisabled, said on stderr, when memory is
-// off at loc.
-func requireEnabled(e env, cmd string, loc *memdir.Location) error {
-	if loc.Enabled {
-		return nil
+// locateEnabled finds the memory directory as locate does from the
+// working directory, and fails with exitDisabled, said on stderr, when
+// memory is off there.
+func (t *memdirTarget) locateEnabled(e env, cmd string) (*memdir.Location, error) {
+	loc, err := t.locate(e, cmd, "")
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(e.stderr, "memstore %s: memory is disabled (by %s); give --dir DIR to use a directory anyway\n", cmd, loc.DisabledBy)
-	return exitDisabled
+	if !loc.Enabled {
+		fmt.Fprintf(e.stderr, "memstore %s: memory is disabled (by %s); give --dir DIR to use a directory anyway\n", cmd, loc.DisabledBy)
+		return nil, exitDisabled
+	}
+	return loc, nil
 }
 
 // hookInput is what Claude Code passes a hook on standard input; only the

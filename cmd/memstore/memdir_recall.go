@@ -108,8 +108,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		if errors.Is(err, memdir.ErrEmptyQuery) {
 			return usageError(e, "memstore %s: %v", cmd, err)
 		}
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if t.json {
 		type hitJS struct {

@@ -79,15 +79,11 @@ func (f *snapshotFlags) dirs(e env, cmd string, pos []string) (dir, snap string,
 	o := f.target.loc.options(e, func(s string) { fmt.Fprintf(e.stderr, "memstore %s: warning: %s\n", cmd, s) })
 	if f.agent != "" {
 		if dir, err = memdir.AgentDir(o, f.agent, memdir.Scope(f.scope.value)); err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return "", "", exitLocalIO
+			return "", "", localIOError(e, cmd, err)
 		}
 	} else {
-		loc, err := f.target.locate(e, cmd, "")
+		loc, err := f.target.locateEnabled(e, cmd)
 		if err != nil {
-			return "", "", err
-		}
-		if err := requireEnabled(e, cmd, loc); err != nil {
 			return "", "", err
 		}
 		dir = loc.Dir
@@ -95,8 +91,7 @@ func (f *snapshotFlags) dirs(e env, cmd string, pos []string) (dir, snap string,
 	snap = f.snap
 	if snap == "" {
 		if snap, err = memdir.SnapshotDir(o, f.agent); err != nil {
-			fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-			return "", "", exitLocalIO
+			return "", "", localIOError(e, cmd, err)
 		}
 	}
 	return dir, snap, nil
@@ -126,8 +121,7 @@ func runSnapshotCreate(ctx context.Context, e env, args []string) error {
 	}
 	st, err := memdir.CreateSnapshot(dir, snap, time.Now())
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if f.target.json {
 		return printJSON(e.stdout, snapshotJSON{Dir: dir, SnapshotDir: snap, SnapshotState: st, Done: "created"})
@@ -150,8 +144,7 @@ func runSnapshotStatus(ctx context.Context, e env, args []string) error {
 	}
 	st, err := memdir.CheckSnapshot(dir, snap)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if f.target.json {
 		err = printJSON(e.stdout, snapshotJSON{Dir: dir, SnapshotDir: snap, SnapshotState: st})
@@ -194,8 +187,7 @@ func runSnapshotApply(ctx context.Context, e env, args []string) error {
 	}
 	st, err := memdir.CheckSnapshot(dir, snap)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	done := "initialized"
 	switch st.Action {
@@ -216,8 +208,7 @@ func runSnapshotApply(ctx context.Context, e env, args []string) error {
 		done = "updated"
 	}
 	if st, err = memdir.ApplySnapshot(dir, snap); err != nil {
-		fmt.Fprintf(e.stderr, "memstore %s: %v\n", cmd, err)
-		return exitLocalIO
+		return localIOError(e, cmd, err)
 	}
 	if f.target.json {
 		return printJSON(e.stdout, snapshotJSON{Dir: dir, SnapshotDir: snap, SnapshotState: st, Done: done})

@@ -101,11 +101,8 @@ func runMemdirSync(ctx context.Context, e env, args []string) error {
 	}
 
 	const cmd = "memdir sync"
-	loc, err := target.locate(e, cmd, "")
+	loc, err := target.locateEnabled(e, cmd)
 	if err != nil {
-		return err
-	}
-	if err := requireEnabled(e, cmd, loc); err != nil {
 		return err
 	}
 	syncDir := loc.Dir

@@ -53,25 +53,14 @@ func (d *dreamFlags) register(fs *flag.FlagSet) {
 }
 
 // resolve checks the flags and reads the key. It runs after the
-// environment is applied.
+// environment is applied. A cap given as 0 stays 0: the worker takes
+// its default for it (dream.New).
 func (d *dreamFlags) resolve(e env) error {
 	key, err := modelEndpoint(e, "serve", d.baseURL, d.keyFile)
 	if err != nil {
 		return err
 	}
 	d.key = key
-	if d.maxSteps == 0 {
-		d.maxSteps = dream.DefaultMaxSteps
-	}
-	if d.maxTokens == 0 {
-		d.maxTokens = dream.DefaultMaxTokens
-	}
-	if d.maxWrites == 0 {
-		d.maxWrites = dream.DefaultMaxWrites
-	}
-	if d.concurrency == 0 {
-		d.concurrency = dream.DefaultConcurrency
-	}
 	return nil
 }
 

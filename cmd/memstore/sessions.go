@@ -212,18 +212,13 @@ func runSessionsLs(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	var all []memstore.Session
 	f := memstore.SessionFilter{StoreID: *store, IncludeArchived: *archived, Limit: 100}
-	for {
-		page, err := c.Sessions(ctx, c.caller, f)
-		if err != nil {
-			return err
-		}
-		all = append(all, page.Items...)
-		if page.Next == "" {
-			break
-		}
-		f.Page = page.Next
+	all, err := allPages(func(page string) (memstore.Page[memstore.Session], error) {
+		f.Page = page
+		return c.Sessions(ctx, c.caller, f)
+	})
+	if err != nil {
+		return err
 	}
 	if c.json {
 		return printJSONList(e.stdout, all, httpapi.NewSessionJSON)
@@ -268,17 +263,13 @@ func runSessionsShow(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var toks []memstore.SessionToken
-	for f := (memstore.SessionTokenFilter{Limit: memstore.MaxPageSize}); ; {
-		page, err := c.SessionTokens(ctx, c.caller, id, f)
-		if err != nil {
-			return err
-		}
-		toks = append(toks, page.Items...)
-		if page.Next == "" {
-			break
-		}
-		f.Page = page.Next
+	f := memstore.SessionTokenFilter{Limit: memstore.MaxPageSize}
+	toks, err := allPages(func(page string) (memstore.Page[memstore.SessionToken], error) {
+		f.Page = page
+		return c.SessionTokens(ctx, c.caller, id, f)
+	})
+	if err != nil {
+		return err
 	}
 	if err := c.printSession(s); err != nil || c.json {
 		return err

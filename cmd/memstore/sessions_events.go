@@ -22,17 +22,13 @@ func runSessionsEvents(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	var all []memstore.SessionEvent
-	for f := (memstore.SessionEventFilter{Limit: memstore.MaxPageSize}); ; {
-		page, err := c.ListSessionEvents(ctx, c.caller, id, f)
-		if err != nil {
-			return err
-		}
-		all = append(all, page.Items...)
-		if page.Next == "" {
-			break
-		}
-		f.Page = page.Next
+	f := memstore.SessionEventFilter{Limit: memstore.MaxPageSize}
+	all, err := allPages(func(page string) (memstore.Page[memstore.SessionEvent], error) {
+		f.Page = page
+		return c.ListSessionEvents(ctx, c.caller, id, f)
+	})
+	if err != nil {
+		return err
 	}
 	if c.json {
 		return printJSONList(e.stdout, all, func(ev *memstore.SessionEvent) json.RawMessage { return ev.Object() })

@@ -107,18 +107,13 @@ func runStoresLs(ctx context.Context, e env, args []string) error {
 	}
 	defer c.Close()
 
-	var stores []memstore.Store
 	f := memstore.StoreFilter{IncludeArchived: *archived, Limit: 100}
-	for {
-		page, err := c.Stores(ctx, c.caller, f)
-		if err != nil {
-			return err
-		}
-		stores = append(stores, page.Items...)
-		if page.Next == "" {
-			break
-		}
-		f.Page = page.Next
+	stores, err := allPages(func(page string) (memstore.Page[memstore.Store], error) {
+		f.Page = page
+		return c.Stores(ctx, c.caller, f)
+	})
+	if err != nil {
+		return err
 	}
 	if c.json {
 		return printJSONList(e.stdout, stores, httpapi.NewStoreJSON)

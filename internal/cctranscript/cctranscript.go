@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memstore/memstore"
 )
@@ -237,14 +238,12 @@ func shorten(s json.RawMessage, limit int) json.RawMessage {
 		return s
 	}
 	keep := max(limit-100, 0)
-	for keep > 0 && !isRuneStart(text[keep]) {
+	for keep > 0 && !utf8.RuneStart(text[keep]) {
 		keep--
 	}
 	b, _ := json.Marshal(fmt.Sprintf("%s\n[%d more bytes left out]", text[:keep], len(text)-keep))
 	return b
 }
-
-func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 
 // The tools of Claude Code that write a file, and the input that names
 // it.

@@ -1,7 +1,7 @@
 package sqlread
 
 import (
-	"strings"
+	"errors"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -12,11 +12,25 @@ import (
 // Dream reads a dream of the workspace (ENotFound), locked until tx ends
 // by lock ("" for none).
 func Dream(tx Tx, d *Dialect, workspaceID, id, lock string) (*memstore.Dream, error) {
-	dr, err := sqlrow.ScanDream(tx.QueryRow(d.SQL(`SELECT `+sqlrow.DreamColumns+` FROM dreams WHERE id = $1 AND workspace_id = $2 `+lock), id, workspaceID))
+	dr, err := sqlrow.ScanDream(tx.QueryRow(d.SQL(`SELECT `+sqlrow.DreamColumns+` FROM dreams WHERE id = $1 AND workspace_id = $2`+lockClause(lock)), id, workspaceID))
 	if err != nil {
 		return nil, d.notFound(err, memstore.ErrDreamNotFound(id))
 	}
 	return dr, nil
+}
+
+// UpdatingDream reads the ID of an update_existing dream of store
+// storeID that has not stopped at now ("" for none): pending or running,
+// or canceled while its worker's lease still holds.
+func UpdatingDream(tx Tx, d *Dialect, workspaceID, storeID string, now time.Time) (string, error) {
+	var id string
+	err := tx.QueryRow(d.SQL(`SELECT id FROM dreams WHERE workspace_id = $1 AND input_store_id = $2 AND output_behavior = $3
+		AND (status IN ('pending', 'running') OR (status = 'canceled' AND owner <> '' AND lease_until > $4)) LIMIT 1`),
+		workspaceID, storeID, memstore.OutputUpdateExisting, keyset.Nanos(now)).Scan(&id)
+	if errors.Is(err, d.NoRows) {
+		return "", nil
+	}
+	return id, err
 }
 
 // DreamByID reads a dream of whichever workspace (ENotFound).
@@ -32,44 +46,28 @@ func DreamByID(tx Tx, d *Dialect, id string) (*memstore.Dream, error) {
 // pagination on (created_at, id): one range of dreams_by_workspace per
 // page.
 func Dreams(read Read, d *Dialect, workspaceID string, f memstore.DreamFilter) (memstore.Page[memstore.Dream], error) {
-	var page memstore.Page[memstore.Dream]
-	n, err := memstore.PageSize(f.Limit, false)
-	if err != nil {
-		return page, err
-	}
-	cur, err := keyset.Parse(f.Page, keyset.Dreams)
-	if err != nil {
-		return page, err
-	}
-	q := d.Query(workspaceID)
-	where := []string{"workspace_id = " + d.Param(1)}
-	if !f.IncludeArchived {
-		where = append(where, "archived_at IS NULL")
-	}
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, s := range f.Statuses {
-			statuses[i] = string(s)
+	return dreamList.page(read, d, workspaceID, f.Limit, f.Page, func(q *Query) (where []string) {
+		if !f.IncludeArchived {
+			where = append(where, "archived_at IS NULL")
 		}
-		where = append(where, d.OneOf(q, "status", statuses))
-	}
-	if f.CreatedAtGT != nil {
-		where = append(where, "created_at > "+q.Arg(keyset.Nanos(*f.CreatedAtGT)))
-	}
-	if f.CreatedAtLT != nil {
-		where = append(where, "created_at < "+q.Arg(keyset.Nanos(*f.CreatedAtLT)))
-	}
-	if cur != nil {
-		where = append(where, "(created_at, id) < ("+q.Arg(cur.Time)+", "+q.Arg(cur.Key)+")")
-	}
-	err = read(func(tx Tx) error {
-		rows, err := tx.Query(`SELECT `+sqlrow.DreamColumns+` FROM dreams WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY created_at DESC, id DESC LIMIT `+q.Arg(n+1), q.Args...)
-		page.Items, err = collect(rows, err, sqlrow.ScanDream)
-		return err
+		if len(f.Statuses) > 0 {
+			statuses := make([]string, len(f.Statuses))
+			for i, s := range f.Statuses {
+				statuses[i] = string(s)
+			}
+			where = append(where, d.OneOf(q, "status", statuses))
+		}
+		if f.CreatedAtGT != nil {
+			where = append(where, "created_at > "+q.Arg(keyset.Nanos(*f.CreatedAtGT)))
+		}
+		if f.CreatedAtLT != nil {
+			where = append(where, "created_at < "+q.Arg(keyset.Nanos(*f.CreatedAtLT)))
+		}
+		return where
 	})
-	if err != nil {
-		return memstore.Page[memstore.Dream]{}, err
-	}
-	return keyset.ByTime(page.Items, n, keyset.Dreams, func(dr *memstore.Dream) (time.Time, string) { return dr.CreatedAt, dr.ID }), nil
+}
+
+var dreamList = newestFirst[memstore.Dream]{
+	table: "dreams", columns: sqlrow.DreamColumns, kind: keyset.Dreams, scan: sqlrow.ScanDream,
+	key: func(dr *memstore.Dream) (time.Time, string) { return dr.CreatedAt, dr.ID },
 }

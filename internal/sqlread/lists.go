@@ -45,44 +45,62 @@ func lockClause(lock string) string {
 // Stores lists the stores of a workspace with keyset pagination on
 // (created_at DESC, id DESC), served by stores_by_workspace.
 func Stores(read Read, d *Dialect, workspaceID string, f memstore.StoreFilter) (memstore.Page[memstore.Store], error) {
-	var page memstore.Page[memstore.Store]
-	n, err := memstore.PageSize(f.Limit, false)
+	return storeList.page(read, d, workspaceID, f.Limit, f.Page, func(q *Query) (where []string) {
+		if !f.IncludeArchived {
+			where = append(where, "archived_at IS NULL")
+		}
+		if f.CreatedAtGTE != nil {
+			where = append(where, "created_at >= "+q.Arg(keyset.Nanos(*f.CreatedAtGTE)))
+		}
+		if f.CreatedAtLTE != nil {
+			where = append(where, "created_at <= "+q.Arg(keyset.Nanos(*f.CreatedAtLTE)))
+		}
+		return where
+	})
+}
+
+var storeList = newestFirst[memstore.Store]{
+	table: "stores", columns: sqlrow.StoreColumns, kind: keyset.Stores, scan: sqlrow.ScanStore,
+	key: func(s *memstore.Store) (time.Time, string) { return s.CreatedAt, s.ID },
+}
+
+// A newestFirst is a list of a workspace's rows of one table, newest
+// first, with keyset pagination on (created_at, id): one range of the
+// table's (workspace_id, created_at, id) index per page.
+type newestFirst[T any] struct {
+	table, columns, kind string
+	scan                 func(sqlrow.Row) (*T, error)
+	key                  func(*T) (time.Time, string)
+}
+
+// page reads a page of the workspace's rows from cursor page ("" for
+// the first): filter returns the list's own conditions, their arguments
+// added to q.
+func (l newestFirst[T]) page(read Read, d *Dialect, workspaceID string, limit int, page string, filter func(q *Query) []string) (memstore.Page[T], error) {
+	n, err := memstore.PageSize(limit, false)
 	if err != nil {
-		return page, err
+		return memstore.Page[T]{}, err
 	}
-	cur, err := keyset.Parse(f.Page, keyset.Stores)
+	cur, err := keyset.Parse(page, l.kind)
 	if err != nil {
-		return page, err
+		return memstore.Page[T]{}, err
 	}
 	q := d.Query(workspaceID)
-	where := []string{"workspace_id = " + d.Param(1)}
-	if !f.IncludeArchived {
-		where = append(where, "archived_at IS NULL")
-	}
-	if f.CreatedAtGTE != nil {
-		where = append(where, "created_at >= "+q.Arg(keyset.Nanos(*f.CreatedAtGTE)))
-	}
-	if f.CreatedAtLTE != nil {
-		where = append(where, "created_at <= "+q.Arg(keyset.Nanos(*f.CreatedAtLTE)))
-	}
+	where := append([]string{"workspace_id = " + d.Param(1)}, filter(q)...)
 	if cur != nil {
 		where = append(where, "(created_at, id) < ("+q.Arg(cur.Time)+", "+q.Arg(cur.Key)+")")
 	}
+	var items []T
 	err = read(func(tx Tx) error {
-		rows, err := tx.Query(`SELECT `+sqlrow.StoreColumns+` FROM stores WHERE `+strings.Join(where, " AND ")+
+		rows, err := tx.Query(`SELECT `+l.columns+` FROM `+l.table+` WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY created_at DESC, id DESC LIMIT `+q.Arg(n+1), q.Args...)
-		page.Items, err = collect(rows, err, sqlrow.ScanStore)
+		items, err = collect(rows, err, l.scan)
 		return err
 	})
 	if err != nil {
-		return memstore.Page[memstore.Store]{}, err
+		return memstore.Page[T]{}, err
 	}
-	if len(page.Items) > n {
-		page.Items = page.Items[:n]
-		last := page.Items[n-1]
-		page.Next = keyset.Cursor{Kind: keyset.Stores, Time: keyset.Nanos(last.CreatedAt), Key: last.ID}.String()
-	}
-	return page, nil
+	return keyset.ByTime(items, n, l.kind, l.key), nil
 }
 
 // Memories lists the memories of a store: the walk of the list
@@ -150,6 +168,15 @@ func Session(tx Tx, d *Dialect, workspaceID, id, lock string) (*memstore.Session
 		return nil, d.notFound(err, memstore.ErrSessionNotFound(id))
 	}
 	return s, Attach(tx, d, []*memstore.Session{s})
+}
+
+// sessionExists fails with ENotFound unless the workspace has session id:
+// a list of a session's rows is not an empty page of another
+// workspace's session.
+func sessionExists(tx Tx, d *Dialect, workspaceID, id string) error {
+	var one int
+	err := tx.QueryRow(d.SQL(`SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`), id, workspaceID).Scan(&one)
+	return d.notFound(err, memstore.ErrSessionNotFound(id))
 }
 
 // Attach loads the attachments of sessions, in their order, in one
@@ -280,10 +307,8 @@ func SessionTokens(read Read, d *Dialect, workspaceID, sessionID string, f memst
 		where += ` AND (created_at, id) > (` + q.Arg(cur.Time) + `, ` + q.Arg(cur.Key) + `)`
 	}
 	err = read(func(tx Tx) error {
-		var one int
-		err := tx.QueryRow(d.SQL(`SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`), sessionID, workspaceID).Scan(&one)
-		if err != nil {
-			return d.notFound(err, memstore.ErrSessionNotFound(sessionID))
+		if err := sessionExists(tx, d, workspaceID, sessionID); err != nil {
+			return err
 		}
 		rows, err := tx.Query(`SELECT `+sqlrow.TokenColumns+` FROM session_tokens WHERE `+where+` ORDER BY created_at, id LIMIT `+q.Arg(n+1), q.Args...)
 		page.Items, err = collect(rows, err, sqlrow.ScanToken)

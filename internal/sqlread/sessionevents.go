@@ -50,10 +50,8 @@ func SessionEvents(read Read, d *Dialect, workspaceID, sessionID string, f memst
 	}
 	full := false // more events follow the page
 	err = read(func(tx Tx) error {
-		var one int
-		err := tx.QueryRow(d.SQL(`SELECT 1 FROM sessions WHERE id = $1 AND workspace_id = $2`), sessionID, workspaceID).Scan(&one)
-		if err != nil {
-			return d.notFound(err, memstore.ErrSessionNotFound(sessionID))
+		if err := sessionExists(tx, d, workspaceID, sessionID); err != nil {
+			return err
 		}
 		rows, err := tx.Query(`SELECT `+sqlrow.SessionEventColumns+` FROM session_events WHERE `+where+` ORDER BY seq`+order+` LIMIT `+q.Arg(n+1), q.Args...)
 		if err != nil {
