@@ -183,8 +183,12 @@ func (c *conn) waitDream(ctx context.Context, d *memstore.Dream) (*memstore.Drea
 // dreamSteps shows the tool calls of a dream's session as they are
 // appended to its transcript: what the dream reads and writes.
 type dreamSteps struct {
-	seq    int64 // the last event shown
-	failed bool  // the transcript could not be read: said once
+	// since is when the last event shown was processed, and shown the
+	// events shown of that instant, which the next read returns again:
+	// events carry no number over the wire, and several may share a time.
+	since  *time.Time
+	shown  map[string]bool
+	failed bool // the transcript could not be read: said once
 }
 
 // show prints the tool calls of d's session since the last shown.
@@ -193,15 +197,23 @@ func (s *dreamSteps) show(ctx context.Context, c *conn, d *memstore.Dream) {
 	if ses == "" || s.failed {
 		return
 	}
+	f := memstore.SessionEventFilter{Types: []string{"agent.tool_use"}, CreatedAtGTE: s.since, Limit: memstore.MaxPageSize}
 	for {
-		page, err := c.ListSessionEvents(ctx, c.caller, ses, memstore.SessionEventFilter{Types: []string{"agent.tool_use"}, AfterSeq: s.seq, Limit: memstore.MaxPageSize})
+		page, err := c.ListSessionEvents(ctx, c.caller, ses, f)
 		if err != nil {
 			s.failed = true
 			fmt.Fprintf(c.e.stderr, "dream %s: its steps cannot be shown (%s); waiting for it to stop\n", d.ID, memstore.ErrorMessage(err))
 			return
 		}
 		for _, ev := range page.Items {
-			s.seq = ev.Seq
+			if s.shown[ev.ID] {
+				continue
+			}
+			if s.since == nil || ev.ProcessedAt.After(*s.since) {
+				at := ev.ProcessedAt
+				s.since, s.shown = &at, map[string]bool{}
+			}
+			s.shown[ev.ID] = true
 			var call struct {
 				Name  string
 				Input struct{ Path string }
@@ -210,9 +222,10 @@ func (s *dreamSteps) show(ctx context.Context, c *conn, d *memstore.Dream) {
 				fmt.Fprintf(c.e.stderr, "dream %s: %s %s\n", d.ID, cell(call.Name), cell(call.Input.Path))
 			}
 		}
-		if len(page.Items) < memstore.MaxPageSize {
+		if page.Next == "" {
 			return
 		}
+		f.Page = page.Next
 	}
 }
 

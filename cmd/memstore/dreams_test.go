@@ -72,6 +72,12 @@ func TestDreamCommand(t *testing.T) {
 			t.Errorf("dream --wait's progress:\n%s\nlacks %q", errOut, want)
 		}
 	}
+	// Each step is shown once, however many times the wait polls.
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.Contains(line, ": memory_") && strings.Count(errOut, line+"\n") != 1 {
+			t.Errorf("dream --wait showed a step %d times: %q", strings.Count(errOut, line+"\n"), line)
+		}
+	}
 	id := regexp.MustCompile(`dream (drm_\w+)`).FindStringSubmatch(errOut)
 	if id == nil {
 		t.Fatalf("no dream ID in %s", errOut)
