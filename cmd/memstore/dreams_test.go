@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore/agenttool"
 	sm "github.com/memstore/memstore/internal/scriptedmodel"
@@ -25,7 +27,13 @@ func TestDreamCommand(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("ANTHROPIC_BASE_URL", "")
+	// The first dream's last answer is slow, so that --wait polls
+	// several times after its steps were recorded.
+	var slowed atomic.Bool
 	model := sm.New(t, func(r *sm.Request) sm.Response {
+		if len(r.Messages) > 1 && slowed.CompareAndSwap(false, true) {
+			time.Sleep(3 * dreamPoll)
+		}
 		if strings.Contains(r.System+r.Messages[0].Content[0].Text, "please fail") {
 			return sm.Error(400, "invalid_request_error", "the scripted model refuses")
 		}
