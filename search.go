@@ -25,6 +25,13 @@ type SearchQuery struct {
 	PathPrefix string
 	Limit      int    // 1-MaxSearchLimit; 0 means DefaultSearchLimit
 	Page       string // cursor from a previous page's Next
+	// Conversation says the memories are turns of conversations, the
+	// conversation their path's directory and the turn the number in its
+	// last segment ("/chats/ana/0007.md"): a turn's score then draws on
+	// its neighbours' (searchtext.ContextScores), among the best
+	// MaxSearchLimit matches, in one page. Memories whose paths hold no
+	// turn rank as without it.
+	Conversation bool
 }
 
 // A SearchResult is one memory that matches a query.
@@ -33,6 +40,11 @@ type SearchResult struct {
 	// Score orders results: higher is better. It compares results of one
 	// query only.
 	Score float64
+	// Relevance is the lexical score the ranking adds up (BM25 over the
+	// query's terms, path words weighted): 0 or more, higher is better,
+	// comparable within one query only, for fusing with other rankings.
+	// The backends fill it; it is not on the wire, so a client has 0.
+	Relevance float64
 	// Snippet is the text around the best match in the body, cut at word
 	// boundaries, with "…" where it was cut; "" when only the path matches.
 	Snippet string
@@ -73,6 +85,8 @@ func ValidateSearchQuery(q SearchQuery) error {
 		return Errorf(EInvalid, "the search query is not valid UTF-8")
 	case q.Limit < 0 || q.Limit > MaxSearchLimit:
 		return Errorf(EInvalid, "limit must be between 1 and %d, not %d", MaxSearchLimit, q.Limit)
+	case q.Conversation && q.Page != "":
+		return Errorf(EInvalid, "a search with conversation context ranks its best %d matches in one page; ask for a larger limit instead of a next page", MaxSearchLimit)
 	}
 	if q.PathPrefix != "" {
 		return ValidatePathPrefix(q.PathPrefix)

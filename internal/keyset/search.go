@@ -59,7 +59,7 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		if err != nil {
 			return memstore.Page[memstore.SearchResult]{}, err
 		}
-		r := memstore.SearchResult{Score: h.Score, Snippet: searchtext.Snippet(m.Content, s.Terms)}
+		r := memstore.SearchResult{Score: h.Score, Relevance: h.BM25, Snippet: searchtext.Snippet(m.Content, s.Terms)}
 		m.Content = ""
 		r.Memory = *m
 		page.Items = append(page.Items, r)
