@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 
 	"github.com/memstore/memstore"
 )
@@ -289,30 +288,13 @@ func evaluate(queries []Query, ks []int, rank ranker) (*Report, error) {
 	return rep, nil
 }
 
-// load creates the documents in the store, several at a time.
+// load creates the documents in the store one by one, in order, so that
+// the ranking's ties (the newer first) are the same from run to run.
 func load(ctx context.Context, b Backend, opts Options, storeID string, docs []Doc) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	work := make(chan Doc)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for d := range work {
-				if _, err := b.CreateMemory(ctx, opts.Caller, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}); err != nil {
-					cancel(fmt.Errorf("load document %q: %w", d.ID, err))
-				}
-			}
-		})
-	}
-feed:
 	for _, d := range docs {
-		select {
-		case work <- d:
-		case <-ctx.Done():
-			break feed
+		if _, err := b.CreateMemory(ctx, opts.Caller, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}); err != nil {
+			return fmt.Errorf("load document %q: %w", d.ID, err)
 		}
 	}
-	close(work)
-	wg.Wait()
-	return context.Cause(ctx)
+	return nil
 }
