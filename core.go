@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"time"
 )
@@ -665,19 +664,7 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	if err := co.allowSearch(c); err != nil {
 		return none, err
 	}
-	if !q.Conversation {
-		return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
-	}
-	// A turn's neighbours are ranked among the best matches: the page is
-	// cut from them once ranked.
-	limit := cmp.Or(q.Limit, DefaultSearchLimit)
-	q.Limit = MaxSearchLimit
-	page, err := co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
-	if err != nil {
-		return none, err
-	}
-	withContext(page.Items)
-	return Page[SearchResult]{Items: page.Items[:min(limit, len(page.Items))]}, nil
+	return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
 }
 
 // NotifyRevocations implements RevocationNotifier: the core tells of the

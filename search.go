@@ -27,10 +27,10 @@ type SearchQuery struct {
 	Page       string // cursor from a previous page's Next
 	// Conversation says the memories are turns of conversations, the
 	// conversation their path's directory and the turn the number in its
-	// last segment ("/chats/ana/0007.md"): a turn's score then draws on
-	// its neighbours' (searchtext.ContextScores), among the best
-	// MaxSearchLimit matches, in one page. Memories whose paths hold no
-	// turn rank as without it.
+	// last segment ("/chats/ana/0007.md"): among the best MaxSearchLimit
+	// matches, a turn's score then adds its neighbours' in the same
+	// conversation, the turns next to it at half weight and two away at
+	// a quarter. Memories whose paths hold no turn rank as without it.
 	Conversation bool
 }
 
@@ -85,8 +85,6 @@ func ValidateSearchQuery(q SearchQuery) error {
 		return Errorf(EInvalid, "the search query is not valid UTF-8")
 	case q.Limit < 0 || q.Limit > MaxSearchLimit:
 		return Errorf(EInvalid, "limit must be between 1 and %d, not %d", MaxSearchLimit, q.Limit)
-	case q.Conversation && q.Page != "":
-		return Errorf(EInvalid, "a search with conversation context ranks its best %d matches in one page; ask for a larger limit instead of a next page", MaxSearchLimit)
 	}
 	if q.PathPrefix != "" {
 		return ValidatePathPrefix(q.PathPrefix)

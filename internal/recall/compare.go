@@ -3,8 +3,8 @@ package recall
 import (
 	"context"
 
-	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/bm25"
+	"github.com/memstore/memstore/internal/searchtext"
 )
 
 // A System is one ranking measured by Compare.
@@ -17,7 +17,7 @@ type System struct {
 // Compare measures memstore's search against plain BM25 (package bm25)
 // on the same documents and queries, each without and with conversation
 // context: memstore's with SearchQuery.Conversation, BM25's by adding
-// each document's neighbours' scores as memstore.ContextScores does. The
+// each document's neighbours' scores as searchtext.ContextScores does. The
 // documents are loaded once, into a new store left in place.
 func Compare(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Options) ([]System, error) {
 	opts.Context = false
@@ -45,7 +45,7 @@ func Compare(ctx context.Context, b Backend, docs []Doc, queries []Query, opts O
 		rep, err := evaluate(queries, ks, func(query string) ([]string, error) {
 			scores := ix.Scores(query)
 			if context {
-				scores = memstore.ContextScores(paths, scores)
+				scores = searchtext.ContextScores(paths, scores)
 			}
 			var found []string
 			for _, d := range bm25.Top(scores, ks[len(ks)-1]) {
