@@ -21,6 +21,16 @@ func corpora(t *testing.T) map[string][2]any {
 		t.Fatal(err)
 	}
 	out := map[string][2]any{"generated": {gen, genQ}}
+	if !testing.Short() {
+		// Enough conversations that a person's name and a fact's words
+		// are in more memories than a search reads of each term
+		// (searchtext.Window).
+		big, bigQ, err := recall.Generate(1, 100).Docs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["generated-100"] = [2]any{big, bigQ}
+	}
 	for _, name := range []string{"chat", "synth"} {
 		docs := readFile(t, filepath.Join("testdata", name+"_docs.jsonl"), func(r *os.File) ([]recall.Doc, error) { return recall.ReadDocs(r) })
 		qs := readFile(t, filepath.Join("testdata", name+"_queries.jsonl"), func(r *os.File) ([]recall.Query, error) { return recall.ReadQueries(r) })
@@ -34,7 +44,12 @@ func corpora(t *testing.T) map[string][2]any {
 // and with conversation context; and on the generated conversations,
 // context finds more than without.
 func TestCompareWithBM25(t *testing.T) {
-	for name, c := range corpora(t) {
+	all := corpora(t)
+	for _, name := range []string{"generated", "generated-100", "chat", "synth"} {
+		c, ok := all[name]
+		if !ok {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			docs, qs := c[0].([]recall.Doc), c[1].([]recall.Query)
 			systems, err := recall.Compare(context.Background(), memstore.NewCore(sqlitetest.Open(t, sqlite.Options{})), docs, qs, recall.Options{Caller: loader})
