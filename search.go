@@ -25,6 +25,13 @@ type SearchQuery struct {
 	PathPrefix string
 	Limit      int    // 1-MaxSearchLimit; 0 means DefaultSearchLimit
 	Page       string // cursor from a previous page's Next
+	// Conversation says the memories are turns of conversations, the
+	// conversation their path's directory and the turn the number in its
+	// last segment ("/chats/ana/0007.md"): among the best MaxSearchLimit
+	// matches, a turn's score then adds its neighbours' in the same
+	// conversation, the turns next to it at half weight and two away at
+	// a quarter. Memories whose paths hold no turn rank as without it.
+	Conversation bool
 }
 
 // A SearchResult is one memory that matches a query.
@@ -33,6 +40,11 @@ type SearchResult struct {
 	// Score orders results: higher is better. It compares results of one
 	// query only.
 	Score float64
+	// Relevance is the lexical score the ranking adds up (BM25 over the
+	// query's terms, path words weighted): 0 or more, higher is better,
+	// comparable within one query only, for fusing with other rankings.
+	// The backends fill it; it is not on the wire, so a client has 0.
+	Relevance float64
 	// Snippet is the text around the best match in the body, cut at word
 	// boundaries, with "…" where it was cut; "" when only the path matches.
 	Snippet string

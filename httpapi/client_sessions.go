@@ -358,6 +358,9 @@ func (c *Client) search(ctx context.Context, caller *memstore.Caller, path strin
 	if q.PathPrefix != "" {
 		query.Set("path_prefix", q.PathPrefix)
 	}
+	if q.Conversation {
+		query.Set("conversation", "true")
+	}
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: path + "/memories/search", query: query, err: pathErr},
 		pageIn(func(j *SearchResultJSON, _ string) memstore.SearchResult { return j.SearchResult() }))
 }

@@ -113,6 +113,18 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		}
 		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
 			return sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
+		}, func(ids []string) (map[string]string, error) {
+			rows, err := tx.Query(ctx, `SELECT id, path FROM memories WHERE id = ANY($1)`, ids)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[string]string, len(ids))
+			var id, path string
+			_, err = pgx.ForEachRow(rows, []any{&id, &path}, func() error {
+				out[id] = path
+				return nil
+			})
+			return out, err
 		})
 		return err
 	})

@@ -713,3 +713,33 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportMetric(millis(g), "grep-p50-ms")
 	b.ReportMetric(float64(g)/float64(o), "x-faster-than-grep")
 }
+
+// BenchmarkSearchConversation runs BenchmarkSearch's queries through a
+// Core, each search twice in turn: as memories of topics, then as turns
+// of conversations (SearchQuery.Conversation), which ranks the best
+// MaxSearchLimit matches with their neighbours. It reports the latency
+// percentiles of each, measured side by side.
+func BenchmarkSearchConversation(b *testing.B) {
+	f := searchBench(b)
+	co := memstore.NewCore(f.db)
+	c := &memstore.Caller{WorkspaceID: ws, Actor: alice}
+	var plain, turns []time.Duration
+	for i := 0; b.Loop(); i++ {
+		q := f.queries[i%len(f.queries)]
+		for _, conv := range []bool{false, true} {
+			start := time.Now()
+			if _, err := co.SearchMemories(context.Background(), c, []string{f.storeID}, memstore.SearchQuery{Text: q, Conversation: conv}); err != nil {
+				b.Fatal(err)
+			}
+			if conv {
+				turns = append(turns, time.Since(start))
+			} else {
+				plain = append(plain, time.Since(start))
+			}
+		}
+	}
+	b.ReportMetric(millis(percentile(plain, 50)), "p50-ms")
+	b.ReportMetric(millis(percentile(plain, 99)), "p99-ms")
+	b.ReportMetric(millis(percentile(turns, 50)), "conv-p50-ms")
+	b.ReportMetric(millis(percentile(turns, 99)), "conv-p99-ms")
+}

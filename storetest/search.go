@@ -37,6 +37,8 @@ func runSearch(t *testing.T, openSearch func(t *testing.T) Services) {
 	t.Run("Validation", func(t *testing.T) { testSearchValidation(t, open) })
 	t.Run("Unicode", func(t *testing.T) { testSearchUnicode(t, open) })
 	t.Run("QuerySyntax", func(t *testing.T) { testSearchQuerySyntax(t, open) })
+	t.Run("Questions", func(t *testing.T) { testSearchQuestions(t, open) })
+	t.Run("Conversation", func(t *testing.T) { testSearchConversation(t, open) })
 }
 
 func newSearchStore(t *testing.T, open func(*testing.T) searchBackend) (searchBackend, string) {
@@ -495,4 +497,80 @@ func testSearchQuerySyntax(t *testing.T, open func(*testing.T) searchBackend) {
 	}
 	wantFound(t, b, sid, "col:value", "/fruit.md")
 	wantFound(t, b, sid, "(v2)", "/fruit.md")
+}
+
+// testSearchQuestions: a question finds by its words, not its question
+// words; dates and numbers are kept; a query that no memory matches
+// wholly finds those that match some of it.
+func testSearchQuestions(t *testing.T, open func(*testing.T) searchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/chat/01.md", "Ana: we adopted a beagle from the shelter on 2024-03-14.")
+	mustCreateMemory(t, b, wsA, sid, "/chat/02.md", "Ben: I ran 42 km last week, and what about you?")
+	mustCreateMemory(t, b, wsA, sid, "/chat/03.md", "Ana: what would you do when it rains?")
+	for q, want := range map[string]string{
+		"When did Ana adopt the beagle?":        "/chat/01.md",
+		"What happened on 2024-03-14?":          "/chat/01.md",
+		"Who ran 42 km?":                        "/chat/02.md",
+		"Which zebra did Ana adopt at the zoo?": "/chat/01.md", // zebra and zoo are nowhere
+		"How many kilometres did Ben run, 42?":  "/chat/02.md",
+		"what would you do":                     "/chat/03.md", // only stop words: those
+	} {
+		if got := found(t, b, sid, q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q found %q; want %s first", q, got, want)
+		}
+	}
+}
+
+// testSearchConversation: with SearchQuery.Conversation, a turn's score
+// draws on its neighbours' in its conversation, pages follow that
+// ranking, and memories that are no turns (topic files) rank as without
+// it.
+func testSearchConversation(t *testing.T, open func(*testing.T) searchBackend) {
+	b, sid := newSearchStore(t, open)
+	// The answer (turn 3) has one of the words; its neighbours the other.
+	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0001.md", "Ana: we adopted a rescue dog from the shelter, finally a dog of our own")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0002.md", "Ben: a dog! what breed is the dog?")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0003.md", "Ana: a beagle called Biscuit, who sleeps all day long on the sofa")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0001.md", "Cem: beagle")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0002.md", "Dee: the weather is awful")
+	q := memstore.SearchQuery{Text: "dog beagle", Limit: memstore.MaxSearchLimit, Conversation: true}
+	got := resultPaths(search(t, b, []string{sid}, q).Items)
+	if i, j := slices.Index(got, "/chats/c1/0003.md"), slices.Index(got, "/chats/c2/0001.md"); i < 0 || j < 0 || i > j {
+		t.Errorf("with context: %q; want the beagle of the dog's conversation above the lone beagle", got)
+	}
+	if slices.Contains(got, "/chats/c2/0002.md") {
+		t.Errorf("with context: %q; a turn without the words is found", got)
+	}
+	// Pages of one at a time give the same order.
+	var paged []string
+	for q.Limit = 1; ; {
+		p := search(t, b, []string{sid}, q)
+		paged = append(paged, resultPaths(p.Items)...)
+		if p.Next == "" {
+			break
+		}
+		q.Page = p.Next
+	}
+	if !slices.Equal(paged, got) {
+		t.Errorf("pages of one: %q; want %q", paged, got)
+	}
+	// A plain search's cursor is not a conversation search's.
+	plain := search(t, b, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1})
+	_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1, Page: plain.Next, Conversation: true})
+	wantCode(t, err, memstore.EInvalid, "a plain search's cursor with conversation")
+
+	// Topic files: the same results, scores and order either way.
+	topics := mustCreateStore(t, b, wsA, "topics").ID
+	mustCreateMemory(t, b, wsA, topics, "/misc/standup.md", "Notes: we talked about the deploy once, then lunch.")
+	mustCreateMemory(t, b, wsA, topics, "/runbooks/deploy.md", "Checklist for Fridays: freeze, tag, announce the deploy.")
+	mustCreateMemory(t, b, wsA, topics, "/infra/cluster.md", "The cluster upgrade failed twice; plan the deploy again.")
+	for _, text := range []string{"deploy", "cluster deploy", "plan"} {
+		without := search(t, b, []string{topics}, memstore.SearchQuery{Text: text})
+		with := search(t, b, []string{topics}, memstore.SearchQuery{Text: text, Conversation: true})
+		if !slices.EqualFunc(without.Items, with.Items, func(a, b memstore.SearchResult) bool {
+			return a.Memory.Path == b.Memory.Path && a.Score == b.Score
+		}) {
+			t.Errorf("%q in topic files: %q with context, %q without; want the same", text, resultPaths(with.Items), resultPaths(without.Items))
+		}
+	}
 }

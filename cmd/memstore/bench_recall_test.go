@@ -41,7 +41,11 @@ func TestBenchRecall(t *testing.T) {
 	}
 	for _, want := range []string{
 		"3 documents, 3 queries\n",
-		"recall@1  0.667\n", "recall@5  0.667\n", "MRR       0.667\n",
+		"ranking   context  recall@1  recall@5  MRR\n",
+		"memstore  off      0.667     0.667     0.667\n",
+		"memstore  on       0.667     0.667     0.667\n",
+		"bm25      off      ",
+		"bm25      on       ",
 		"Which cake did they eat?", // the miss, listed
 	} {
 		if !strings.Contains(stdout, want) {
@@ -56,12 +60,55 @@ func TestBenchRecall(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--json: exit %d: %s", code, stderr)
 	}
-	var rep recall.Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+	var out struct {
+		Docs    int
+		Systems []recall.System
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("--json output %q: %v", stdout, err)
 	}
-	if rep.Docs != 3 || len(rep.Recall) != 2 || rep.Recall[0].K != 5 || rep.Recall[1].K != 10 || len(rep.Results) != 3 || rep.Results[0].Rank != 1 || rep.Results[2].Rank != 0 {
+	if out.Docs != 3 || len(out.Systems) != 4 {
+		t.Fatalf("report %+v", out)
+	}
+	for i, s := range out.Systems {
+		if name, ctx := []string{"memstore", "memstore", "bm25", "bm25"}[i], i%2 == 1; s.Name != name || s.Context != ctx {
+			t.Errorf("system %d: %s, context %v; want %s, %v", i, s.Name, s.Context, name, ctx)
+		}
+	}
+	rep := out.Systems[0]
+	if len(rep.Recall) != 2 || rep.Recall[0].K != 5 || rep.Recall[1].K != 10 || len(rep.Results) != 3 || rep.Results[0].Rank != 1 || rep.Results[2].Rank != 0 {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+// TestBenchRecallConversations: generated conversations, and a file of
+// conversations, each measured against plain BM25 with and without
+// context.
+func TestBenchRecallConversations(t *testing.T) {
+	clearEnv(t)
+	code, stdout, stderr := run(t, "", "bench", "recall", "--generate", "4", "--seed", "7")
+	if code != 0 || !strings.Contains(stdout, "documents, 72 queries\n") || strings.Count(stdout, "memstore  ") != 2 || strings.Count(stdout, "bm25  ") != 2 {
+		t.Errorf("--generate 4: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "conv.json")
+	if err := os.WriteFile(file, []byte(`{"conversations": [{"id": "c1", "turns": [
+		{"speaker": "Ana", "date": "2024-03-12", "text": "We adopted a dog!"},
+		{"speaker": "Ben", "text": "What breed?"},
+		{"speaker": "Ana", "text": "A beagle called Biscuit."}]}],
+		"questions": [{"question": "Which dog did they adopt?", "evidence": [{"conversation": "c1", "turn": 3}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = run(t, "", "bench", "recall", "--conversations", file, "--json")
+	var out struct{ Systems []recall.System }
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Systems) != 4 {
+		t.Fatalf("--conversations: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// The answer shares no word with the question but a neighbour does:
+	// BM25, which scores every turn, finds it with context only.
+	for _, s := range out.Systems[2:] {
+		if r := s.Results[0]; r.Relevant[0] != "/conversations/c1/0003.md" || (r.Rank > 0) != s.Context {
+			t.Errorf("%s, context %v: found %v, rank %d", s.Name, s.Context, r.Found, r.Rank)
+		}
 	}
 }
 
@@ -82,7 +129,11 @@ func TestBenchRecallErrors(t *testing.T) {
 		code       int
 		wantStderr string
 	}{
-		{[]string{"--docs", docs}, 2, "--docs and --queries are required"},
+		{[]string{"--docs", docs}, 2, "--docs and --queries are required together"},
+		{nil, 2, "give one of --docs and --queries, --conversations or --generate"},
+		{[]string{"--generate", "3", "--conversations", docs}, 2, "give one of"},
+		{[]string{"--generate", "1001"}, 2, "--generate 1001: give 1 to 1000"},
+		{[]string{"--conversations", bad}, 1, "bad.jsonl: not a JSON object of conversations"},
 		{[]string{"--docs", docs, "--queries", queries, "--k", "0"}, 2, "--k"},
 		{[]string{"--docs", docs, "--queries", queries, "--k", "5,x"}, 2, "--k"},
 		{[]string{"--docs", docs, "--queries", queries, "extra"}, 2, `unexpected argument "extra"`},

@@ -20,22 +20,25 @@ type Search struct {
 	Terms  []searchtext.Term
 	Stores []string
 	Prefix string
-	limit  int
-	offset int
-	hash   string
+	// Conversation ranks the best hits as turns of conversations
+	// (memstore.SearchQuery.Conversation).
+	Conversation bool
+	limit        int
+	offset       int
+	hash         string
 }
 
 // NewSearch makes q over the stores ready, refusing a cursor of another
 // search (EInvalid).
 func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
-	s := Search{Terms: searchtext.ParseQuery(q.Text), Prefix: q.PathPrefix, limit: q.Limit}
+	s := Search{Terms: searchtext.ParseQuery(q.Text), Prefix: q.PathPrefix, Conversation: q.Conversation, limit: q.Limit}
 	if s.limit == 0 {
 		s.limit = memstore.DefaultSearchLimit
 	}
 	s.Stores = slices.Clone(storeIDs)
 	slices.Sort(s.Stores)
 	s.Stores = slices.Compact(s.Stores)
-	s.hash = searchHash(s.Terms, s.Prefix, s.Stores)
+	s.hash = searchHash(s.Terms, s.Prefix, s.Stores, s.Conversation)
 	var err error
 	s.offset, err = parseSearch(q.Page, s.hash)
 	return s, err
@@ -47,8 +50,26 @@ func (s Search) Need() int { return s.offset + s.limit + 1 }
 
 // SearchResults is the page of s among its hits, ranked best first. read
 // returns a hit's memory with its content, which gives the snippet and is
-// then left out of the result.
-func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error)) (memstore.Page[memstore.SearchResult], error) {
+// then left out of the result. paths returns the paths of hits' keys, for
+// a search of conversations (Search.Conversation), which ranks the best
+// hits again with their neighbours (searchtext.WithContext); it is called
+// for no other search.
+func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), paths func(keys []K) (map[K]string, error)) (memstore.Page[memstore.SearchResult], error) {
+	if n := searchtext.ContextHits(hits); s.Conversation && n > 0 {
+		keys := make([]K, n)
+		for i, h := range hits[:n] {
+			keys[i] = h.Key
+		}
+		byKey, err := paths(keys)
+		if err != nil {
+			return memstore.Page[memstore.SearchResult]{}, err
+		}
+		ps := make([]string, n)
+		for i, k := range keys {
+			ps[i] = byKey[k]
+		}
+		searchtext.WithContext(hits, ps)
+	}
 	var page memstore.Page[memstore.SearchResult]
 	if s.offset >= len(hits) {
 		return page, nil
@@ -59,7 +80,7 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		if err != nil {
 			return memstore.Page[memstore.SearchResult]{}, err
 		}
-		r := memstore.SearchResult{Score: h.Score, Snippet: searchtext.Snippet(m.Content, s.Terms)}
+		r := memstore.SearchResult{Score: h.Score, Relevance: h.BM25, Snippet: searchtext.Snippet(m.Content, s.Terms)}
 		m.Content = ""
 		r.Memory = *m
 		page.Items = append(page.Items, r)
@@ -90,12 +111,15 @@ func searchPage(offset int, hash string) string {
 // searchHash identifies a search's list of results: its terms, prefix
 // and stores (sorted, each once). The page size may change from page to
 // page.
-func searchHash(terms []searchtext.Term, prefix string, storeIDs []string) string {
+func searchHash(terms []searchtext.Term, prefix string, storeIDs []string, conversation bool) string {
 	h := sha256.New()
 	for _, t := range terms {
 		fmt.Fprintf(h, "%q ", t.Text)
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
+	if conversation {
+		h.Write([]byte("\x00conversation"))
+	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
 }
 

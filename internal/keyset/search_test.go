@@ -40,7 +40,7 @@ func TestSearchPages(t *testing.T) {
 		if want := 2*page + 3; s.Need() != want {
 			t.Errorf("page %d needs %d hits; want %d", page, s.Need(), want)
 		}
-		p, err := keyset.SearchResults(s, hits, readHit)
+		p, err := keyset.SearchResults(s, hits, readHit, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestSearchPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := keyset.SearchResults(first, hits, readHit)
+	p, err := keyset.SearchResults(first, hits, readHit, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +76,10 @@ func TestSearchPages(t *testing.T) {
 		stores []string
 		q      memstore.SearchQuery
 	}{
-		"query":  {stores, memstore.SearchQuery{Text: "apple", Page: p.Next}},
-		"prefix": {stores, memstore.SearchQuery{Text: "pear", PathPrefix: "/a/", Page: p.Next}},
-		"stores": {[]string{"a"}, memstore.SearchQuery{Text: "pear", Page: p.Next}},
+		"query":        {stores, memstore.SearchQuery{Text: "apple", Page: p.Next}},
+		"prefix":       {stores, memstore.SearchQuery{Text: "pear", PathPrefix: "/a/", Page: p.Next}},
+		"stores":       {[]string{"a"}, memstore.SearchQuery{Text: "pear", Page: p.Next}},
+		"conversation": {stores, memstore.SearchQuery{Text: "pear", Conversation: true, Page: p.Next}},
 	} {
 		if _, err := keyset.NewSearch(other.stores, other.q); memstore.ErrorCode(err) != memstore.EInvalid {
 			t.Errorf("another %s: %v; want EInvalid", name, err)
@@ -94,12 +95,76 @@ func TestSearchResultsPastTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := keyset.SearchResults(s, rankedHits(0), readHit); err != nil || len(p.Items) != 0 || p.Next != "" {
+	if p, err := keyset.SearchResults(s, rankedHits(0), readHit, nil); err != nil || len(p.Items) != 0 || p.Next != "" {
 		t.Errorf("no hits: %v, %v; want an empty last page", p, err)
 	}
 	bad := errors.New("disk on fire")
-	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad })
+	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad }, nil)
 	if !errors.Is(err, bad) {
 		t.Errorf("a failed read: %v; want its error", err)
+	}
+}
+
+// TestSearchConversation: a search of conversations ranks the best hits
+// again with their neighbours, reading their paths once, and pages
+// through the list so ranked; a failed read of the paths is its error.
+func TestSearchConversation(t *testing.T) {
+	// Turn 5 scores most alone; turn 2, between turns 1 and 3, gains
+	// most from its neighbours; the topic file keeps its own score.
+	scores := map[string]float64{"/c/1.md": 2, "/c/2.md": 1, "/c/3.md": 2, "/c/5.md": 3, "/notes.md": 2.5}
+	keys := []string{"/c/5.md", "/notes.md", "/c/1.md", "/c/3.md", "/c/2.md"}
+	hits := func() []*searchtext.Hit[string] {
+		var hs []*searchtext.Hit[string]
+		for _, k := range keys {
+			hs = append(hs, &searchtext.Hit[string]{Key: k, Tier: searchtext.TierWords, BM25: scores[k], Score: searchtext.Score(scores[k], searchtext.TierWords)})
+		}
+		return append(hs, &searchtext.Hit[string]{Key: "/c/4.md", Tier: searchtext.TierInside, BM25: 9, Score: searchtext.Score(9, searchtext.TierInside)})
+	}
+	read := func(k string) (*memstore.Memory, error) { return &memstore.Memory{Path: k, Content: "pear"}, nil }
+	reads := 0
+	paths := func(ks []string) (map[string]string, error) {
+		reads++
+		m := map[string]string{}
+		for _, k := range ks {
+			m[k] = k
+		}
+		return m, nil
+	}
+	// 1: 2 + 0.5*1 + 0.25*2 = 3; 2: 1 + 0.5*4 = 3; 3: 2 + 0.5*1 + 0.25*(2+3) = 3.75;
+	// 5: 3 + 0.25*2 = 3.5; the topic file 2.5; turn 4, found only inside
+	// a word, last whatever its neighbours.
+	want := []string{"/c/3.md", "/c/5.md", "/c/2.md", "/c/1.md", "/notes.md", "/c/4.md"}
+	var got []string
+	q := memstore.SearchQuery{Text: "pear", Limit: 4, Conversation: true}
+	for {
+		s, err := keyset.NewSearch([]string{"a"}, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := keyset.SearchResults(s, hits(), read, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Items {
+			got = append(got, r.Memory.Path)
+		}
+		if p.Next == "" {
+			break
+		}
+		q.Page = p.Next
+	}
+	if !slices.Equal(got, want) || reads != 2 {
+		t.Errorf("pages %v after %d reads of paths; want %v after 2", got, reads, want)
+	}
+	// Without it, the ranking as it was, and no paths read.
+	s, _ := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10})
+	p, err := keyset.SearchResults(s, hits(), read, nil)
+	if err != nil || len(p.Items) != 6 || p.Items[0].Memory.Path != "/c/5.md" || p.Items[1].Memory.Path != "/notes.md" {
+		t.Errorf("without context: %v, %v", p.Items, err)
+	}
+	bad := errors.New("disk on fire")
+	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Conversation: true})
+	if _, err := keyset.SearchResults(s, hits(), read, func([]string) (map[string]string, error) { return nil, bad }); !errors.Is(err, bad) {
+		t.Errorf("a failed read of paths: %v; want its error", err)
 	}
 }
