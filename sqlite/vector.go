@@ -136,7 +136,8 @@ func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Emb
 				return err
 			}
 		}
-		return nil
+		_, err := tx.exec(ctx, `DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?`, vectorLogKeep)
+		return err
 	})
 	return wrap(err, "store vectors")
 }
@@ -163,27 +164,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 				return err
 			}
 		}
-		q := `SELECT v.memory_id, v.vector FROM memory_vectors v`
-		var args []any
-		filter := ` WHERE v.store_id IN (?` + strings.Repeat(", ?", len(storeIDs)-1) + `) AND v.model = ? AND v.dims = ?`
-		for _, id := range storeIDs {
-			args = append(args, id)
-		}
-		args = append(args, model, len(query))
-		if pathPrefix != "" && pathPrefix != "/" {
-			q += ` JOIN memories m ON m.id = v.memory_id`
-			filter += ` AND m.path >= ?`
-			args = append(args, pathPrefix)
-			if hi, ok := keyset.UpperBound(pathPrefix); ok {
-				filter += ` AND m.path < ?`
-				args = append(args, hi)
-			}
-		}
-		set, err := scanVectors(ctx, tx, q+filter, args...)
-		if err != nil {
-			return err
-		}
-		hits, err := set.Nearest(vector.Encode(query), limit)
+		hits, err := db.nearest(ctx, tx, storeIDs, model, query, pathPrefix, limit)
 		if err != nil {
 			return err
 		}
@@ -200,6 +181,48 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 		return nil
 	})
 	return out, wrap(err, "find nearest memories")
+}
+
+// nearest scans the vectors of the stores: the copies in memory
+// (vectorcache.go), or, for a search below a path prefix, the rows of the
+// memories below it, which the copies cannot tell.
+func (db *DB) nearest(ctx context.Context, tx *txn, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]vector.Hit, error) {
+	q := vector.Encode(query)
+	if pathPrefix != "" && pathPrefix != "/" {
+		args := []any{model, len(query), pathPrefix}
+		filter := ` AND m.path >= ?`
+		if hi, ok := keyset.UpperBound(pathPrefix); ok {
+			filter += ` AND m.path < ?`
+			args = append(args, hi)
+		}
+		filter += ` AND m.store_id IN (?` + strings.Repeat(", ?", len(storeIDs)-1) + `)`
+		for _, id := range storeIDs {
+			args = append(args, id)
+		}
+		set, err := scanVectors(ctx, tx, `SELECT v.memory_id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
+			WHERE v.model = ? AND v.dims = ?`+filter, args...)
+		if err != nil {
+			return nil, err
+		}
+		return set.Nearest(q, limit)
+	}
+	var head, tail int64
+	if err := tx.queryRow(ctx, `SELECT ifnull(max(seq), 0), ifnull(min(seq), 0) FROM vector_log`).Scan(&head, &tail); err != nil {
+		return nil, err
+	}
+	var all []vector.Hit
+	for _, id := range storeIDs {
+		err := db.withStoreSet(ctx, tx, vectorKey{id, model, len(query)}, head, tail, func(s *vector.Set) error {
+			hits, err := s.Nearest(q, limit)
+			all = append(all, hits...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	vector.SortHits(all)
+	return all[:min(limit, len(all))], nil
 }
 
 func scanVectors(ctx context.Context, tx *txn, q string, args ...any) (*vector.Set, error) {

@@ -83,18 +83,46 @@ type Set struct {
 	dims int
 	ids  []string
 	data []byte
+	at   map[string]int // id → its place
 }
 
-// Add appends one blob; a blob of another length than the set's is an
-// error, as vectors of another model must never be compared.
+// Add puts one blob in the set, replacing the id's blob if it has one; a
+// blob of another length than the set's is an error, as vectors of
+// another model must never be compared.
 func (s *Set) Add(id string, blob []byte) error {
 	if len(blob) == 0 || (s.dims != 0 && len(blob) != s.dims) {
 		return ErrDimensions
 	}
+	if s.at == nil {
+		s.at = map[string]int{}
+	}
 	s.dims = len(blob)
+	if i, ok := s.at[id]; ok {
+		copy(s.data[i*s.dims:], blob)
+		return nil
+	}
+	s.at[id] = len(s.ids)
 	s.ids = append(s.ids, id)
 	s.data = append(s.data, blob...)
 	return nil
+}
+
+// Remove takes id's blob out of the set, if it has one: the last blob
+// takes its place.
+func (s *Set) Remove(id string) {
+	i, ok := s.at[id]
+	if !ok {
+		return
+	}
+	last := len(s.ids) - 1
+	if i != last {
+		s.ids[i] = s.ids[last]
+		s.at[s.ids[i]] = i
+		copy(s.data[i*s.dims:(i+1)*s.dims], s.data[last*s.dims:])
+	}
+	delete(s.at, id)
+	s.ids = s.ids[:last]
+	s.data = s.data[:last*s.dims]
 }
 
 // Len is how many vectors the set holds.
@@ -124,12 +152,18 @@ func (s *Set) Nearest(query []byte, k int) ([]Hit, error) {
 		wg.Go(func() { results[p] = s.scan(query, k, lo, hi) })
 	}
 	wg.Wait()
-	var all hits
+	var all []Hit
 	for _, r := range results {
 		all = append(all, r...)
 	}
-	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
+	SortHits(all)
 	return all[:min(k, len(all))], nil
+}
+
+// SortHits orders hits best first, ties by ID: the order of Nearest, for
+// hits of several sets merged.
+func SortHits(hs []Hit) {
+	sort.Slice(hs, func(i, j int) bool { return better(hs[i], hs[j]) })
 }
 
 // scan keeps the k best of vectors lo to hi in a min-heap of raw scores.

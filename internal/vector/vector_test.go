@@ -89,3 +89,22 @@ func TestSetRefusesOtherDimensions(t *testing.T) {
 		t.Fatal("an empty set found something")
 	}
 }
+
+func TestSetReplacesAndRemoves(t *testing.T) {
+	s := &Set{}
+	s.Add("a", Encode([]float32{1, 0}))
+	s.Add("b", Encode([]float32{0, 1}))
+	s.Add("c", Encode([]float32{-1, 0}))
+	s.Add("a", Encode([]float32{0, -1})) // replaced: now the farthest from (1, 0)
+	s.Remove("b")
+	s.Remove("zzz")
+	hits, _ := s.Nearest(Encode([]float32{1, 0}), 5)
+	if s.Len() != 2 || len(hits) != 2 || hits[0].ID != "a" || hits[1].ID != "c" {
+		t.Fatalf("len %d, hits %v: want a (replaced) then c, b removed", s.Len(), hits)
+	}
+	s.Remove("a")
+	s.Remove("c")
+	if h, _ := s.Nearest(Encode([]float32{1, 0}), 5); s.Len() != 0 || len(h) != 0 {
+		t.Fatalf("an emptied set found %v", h)
+	}
+}

@@ -55,3 +55,27 @@ END;
 -- The memories written before this migration wait for a vector too.
 INSERT INTO vector_queue (memory_id, workspace_id, version_id)
 SELECT m.id, s.workspace_id, m.version_id FROM memories m JOIN stores s ON s.id = m.store_id ORDER BY m.rowid;
+
+-- Every change of a vector, in order, so that a process's copy of a
+-- store's vectors in memory (vectorcache.go) catches up by reading what
+-- changed since it was made, whichever process made the change. Old
+-- entries are trimmed; a copy older than the oldest entry is read again.
+CREATE TABLE vector_log (
+	seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+	store_id  TEXT NOT NULL,
+	memory_id TEXT NOT NULL
+) STRICT;
+
+CREATE INDEX vector_log_by_store ON vector_log (store_id, seq);
+
+CREATE TRIGGER memory_vectors_log_insert AFTER INSERT ON memory_vectors BEGIN
+	INSERT INTO vector_log (store_id, memory_id) VALUES (new.store_id, new.memory_id);
+END;
+
+CREATE TRIGGER memory_vectors_log_update AFTER UPDATE ON memory_vectors BEGIN
+	INSERT INTO vector_log (store_id, memory_id) VALUES (new.store_id, new.memory_id);
+END;
+
+CREATE TRIGGER memory_vectors_log_delete AFTER DELETE ON memory_vectors BEGIN
+	INSERT INTO vector_log (store_id, memory_id) VALUES (old.store_id, old.memory_id);
+END;
