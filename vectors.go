@@ -123,7 +123,7 @@ func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []strin
 	}
 	vs, ok := co.b.(VectorStorage)
 	if co.embedder == nil || !ok {
-		return nil, Errorf(EInvalid, "semantic search is off: the server has no embedding model (see docs/search.md)")
+		return nil, Errorf(EInvalid, "semantic search is off: the server has no embedding model (see docs/semantic-search.md)")
 	}
 	if len(storeIDs) == 0 {
 		return nil, nil

@@ -123,7 +123,7 @@ the model the server is given: --embed-url and --embed-model for an
 OpenAI-compatible /v1/embeddings API (Ollama, vLLM, llama.cpp, LM
 Studio, OpenAI, Voyage; key in --embed-api-key-file or
 MEMSTORE_EMBED_API_KEY), or --embed-model-file for a model2vec model
-directory read in the process. Off when neither is set (docs/search.md).
+directory read in the process. Off when neither is set (docs/semantic-search.md).
 
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
