@@ -63,8 +63,8 @@ type Embedding struct {
 // to embed. It is trusted: only a Core and the indexing worker call it.
 type VectorStorage interface {
 	// ResetEmbeddings deletes every vector not of model and dims, and
-	// queues the memories that have none, so that a change of model
-	// computes every vector again.
+	// queues their memories, so that a change of model computes every
+	// vector again.
 	ResetEmbeddings(ctx context.Context, model string, dims int) error
 	// ClaimEmbeddings takes up to limit queued memories whose lease
 	// expired, holding them until until, shared between workspaces: each
@@ -143,4 +143,31 @@ func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []strin
 		limit = DefaultSearchLimit
 	}
 	return vs.NearestMemories(ctx, c.WorkspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
+}
+
+// ClaimShared is the share of a claim of limit tasks between the
+// workspaces that have work, for the backends' ClaimEmbeddings: each gets
+// an equal part, and what one leaves of its part goes to the others, in
+// passes. claim takes up to n of a workspace's tasks and says how many
+// it took.
+func ClaimShared(workspaces []string, limit int, claim func(workspaceID string, n int) (int, error)) error {
+	left := limit
+	for len(workspaces) > 0 && left > 0 {
+		var full []string
+		for i, w := range workspaces {
+			share := max(1, left/(len(workspaces)-i))
+			got, err := claim(w, min(share, left))
+			if err != nil {
+				return err
+			}
+			if got == share {
+				full = append(full, w)
+			}
+			if left -= got; left <= 0 {
+				break
+			}
+		}
+		workspaces = full
+	}
+	return nil
 }

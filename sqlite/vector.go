@@ -24,15 +24,17 @@ var _ memstore.VectorStorage = (*DB)(nil)
 
 // ResetEmbeddings implements memstore.VectorStorage.
 func (db *DB) ResetEmbeddings(ctx context.Context, model string, dims int) error {
+	// Only the memories whose vectors this deletes are queued: every
+	// other memory has a vector of the model or is queued already.
 	err := db.write(ctx, func(tx *txn) error {
-		if _, err := tx.exec(ctx, `DELETE FROM memory_vectors WHERE model <> ? OR dims <> ?`, model, dims); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO vector_queue (memory_id, workspace_id, version_id)
+			SELECT m.id, s.workspace_id, m.version_id FROM memory_vectors v JOIN memories m ON m.id = v.memory_id JOIN stores s ON s.id = m.store_id
+			WHERE v.model <> ? OR v.dims <> ?
+			ORDER BY m.rowid
+			ON CONFLICT DO NOTHING`, model, dims); err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, `INSERT INTO vector_queue (memory_id, workspace_id, version_id)
-			SELECT m.id, s.workspace_id, m.version_id FROM memories m JOIN stores s ON s.id = m.store_id
-			WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)
-			ORDER BY m.rowid
-			ON CONFLICT DO NOTHING`)
+		_, err := tx.exec(ctx, `DELETE FROM memory_vectors WHERE model <> ? OR dims <> ?`, model, dims)
 		return err
 	})
 	return wrap(err, "reset vectors")
@@ -61,28 +63,11 @@ func (db *DB) ClaimEmbeddings(ctx context.Context, now, until time.Time, limit i
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		// An equal part of the batch for each workspace with work; what a
-		// workspace leaves of its part goes to the others, in passes.
-		left := limit
-		for len(workspaces) > 0 && left > 0 {
-			var full []string
-			for i, w := range workspaces {
-				share := max(1, left/(len(workspaces)-i))
-				got, err := claimWorkspace(ctx, tx, w, now, until, min(share, left))
-				if err != nil {
-					return err
-				}
-				tasks = append(tasks, got...)
-				if len(got) == share {
-					full = append(full, w)
-				}
-				if left -= len(got); left <= 0 {
-					break
-				}
-			}
-			workspaces = full
-		}
-		return nil
+		return memstore.ClaimShared(workspaces, limit, func(w string, n int) (int, error) {
+			got, err := claimWorkspace(ctx, tx, w, now, until, n)
+			tasks = append(tasks, got...)
+			return len(got), err
+		})
 	})
 	return tasks, wrap(err, "claim memories to embed")
 }
