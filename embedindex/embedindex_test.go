@@ -442,3 +442,37 @@ func TestReplicasEmbedEachMemoryOnce(t *testing.T) {
 		t.Errorf("the workers embedded %d and %d of %d", workers[0].Embedded(), workers[1].Embedded(), n)
 	}
 }
+
+// A copy of a database (memstore migrate) copies no vectors: the memories
+// restored wait for one, and a worker on the copy embeds them.
+func TestRestoredMemoriesAreEmbeddedAgain(t *testing.T) {
+	backends(t, func(t *testing.T, src *fixture) {
+		for _, p := range []string{"/a.md", "/b.md"} {
+			src.create(p, "text of "+p)
+		}
+		src.run(src.emb)
+		src.settle()
+		dstPath := filepath.Join(t.TempDir(), "copy.db")
+		dst := sqlitetest.OpenAt(t, dstPath, sqlite.Options{})
+		if err := dst.Restore(context.Background(), func(sink memstore.RecordSink) error { return src.db.Dump(context.Background(), sink) }); err != nil {
+			t.Fatal(err)
+		}
+		embedded, queued, err := dst.EmbeddingCounts(context.Background())
+		if err != nil || embedded != 0 || queued != 2 {
+			t.Fatalf("the copy has %d vectors and %d memories queued, want 0 and 2: %v", embedded, queued, err)
+		}
+		w := embedindex.New(embedindex.Config{Storage: dst, Embedder: src.emb, Idle: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if n, _, _ := dst.EmbeddingCounts(context.Background()); n == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the copy's memories were not embedded within a minute")
+			}
+		}
+	})
+}
