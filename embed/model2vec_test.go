@@ -3,57 +3,22 @@ package embed_test
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/memstore/memstore/embed"
+	"github.com/memstore/memstore/embed/embedtest"
 )
 
 // testVocab is a small BERT-like vocabulary, with a continuation piece.
 var testVocab = []string{"[UNK]", "[CLS]", "hello", "world", "##s", "memory", "cafe", ",", "deploy"}
 
-type tensorSpec struct {
-	dtype string
-	shape []int
-	data  []byte
-}
+type tensorSpec = embedtest.Tensor
 
-// writeSafetensors writes tensors in the safetensors layout: the length of
-// a JSON header, the header, then each tensor's little-endian bytes.
-func writeSafetensors(t *testing.T, path string, tensors map[string]tensorSpec) {
-	t.Helper()
-	names := make([]string, 0, len(tensors))
-	for n := range tensors {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
-	var data []byte
-	for _, n := range names {
-		ts := tensors[n]
-		header[n] = map[string]any{"dtype": ts.dtype, "shape": ts.shape, "data_offsets": []int{len(data), len(data) + len(ts.data)}}
-		data = append(data, ts.data...)
-	}
-	h, _ := json.Marshal(header)
-	out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
-	out = append(append(out, h...), data...)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func f32(vs ...float32) []byte {
-	var b []byte
-	for _, v := range vs {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-	}
-	return b
-}
+var f32 = embedtest.F32
 
 // f16 encodes small exact values (integers and halves) as IEEE halves.
 func f16(vs ...float32) []byte {
@@ -82,25 +47,7 @@ func rowVectors(n int) []float32 {
 func writeModel(t *testing.T, normalize bool, tensors map[string]tensorSpec) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tiny-model")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	vocab := map[string]int{}
-	for i, tok := range testVocab {
-		vocab[tok] = i
-	}
-	tok := map[string]any{
-		"version":       "1.0",
-		"added_tokens":  []any{},
-		"normalizer":    map[string]any{"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": nil, "lowercase": true},
-		"pre_tokenizer": map[string]any{"type": "BertPreTokenizer"},
-		"model":         map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab},
-	}
-	b, _ := json.Marshal(tok)
-	os.WriteFile(filepath.Join(dir, "tokenizer.json"), b, 0o644)
-	cfg, _ := json.Marshal(map[string]any{"model_type": "model2vec", "normalize": normalize, "hidden_dim": 3})
-	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
-	writeSafetensors(t, filepath.Join(dir, "model.safetensors"), tensors)
+	embedtest.WriteModel2Vec(t, dir, testVocab, normalize, tensors)
 	return dir
 }
 
@@ -130,7 +77,7 @@ func near(a, b []float32) bool {
 // the unknown "!" is dropped.
 func TestModel2VecMeanPools(t *testing.T) {
 	n := len(testVocab)
-	dir := writeModel(t, false, map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, f32(rowVectors(n)...)}})
+	dir := writeModel(t, false, map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: f32(rowVectors(n)...)}})
 	m, err := embed.LoadModel2Vec(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +96,7 @@ func TestModel2VecMeanPools(t *testing.T) {
 
 func TestModel2VecNormalisesHalfFloats(t *testing.T) {
 	n := len(testVocab)
-	dir := writeModel(t, true, map[string]tensorSpec{"embeddings": {"F16", []int{n, 3}, f16(rowVectors(n)...)}})
+	dir := writeModel(t, true, map[string]tensorSpec{"embeddings": {Dtype: "F16", Shape: []int{n, 3}, Data: f16(rowVectors(n)...)}})
 	m, err := embed.LoadModel2Vec(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -171,9 +118,9 @@ func TestModel2VecMappingAndWeights(t *testing.T) {
 		weights[i] = float32(i)
 	}
 	dir := writeModel(t, false, map[string]tensorSpec{
-		"embeddings": {"F32", []int{2, 3}, f32(1, 0, 0, 0, 1, 0)},
-		"mapping":    {"I64", []int{n}, mapping},
-		"weights":    {"F32", []int{n}, f32(weights...)},
+		"embeddings": {Dtype: "F32", Shape: []int{2, 3}, Data: f32(1, 0, 0, 0, 1, 0)},
+		"mapping":    {Dtype: "I64", Shape: []int{n}, Data: mapping},
+		"weights":    {Dtype: "F32", Shape: []int{n}, Data: f32(weights...)},
 	})
 	m, err := embed.LoadModel2Vec(dir)
 	if err != nil {
@@ -187,10 +134,10 @@ func TestModel2VecMappingAndWeights(t *testing.T) {
 
 func TestModel2VecChangedFileChangesName(t *testing.T) {
 	n := len(testVocab)
-	a, _ := embed.LoadModel2Vec(writeModel(t, false, map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, f32(rowVectors(n)...)}}))
+	a, _ := embed.LoadModel2Vec(writeModel(t, false, map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: f32(rowVectors(n)...)}}))
 	v := rowVectors(n)
 	v[0] = 9
-	b, _ := embed.LoadModel2Vec(writeModel(t, false, map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, f32(v...)}}))
+	b, _ := embed.LoadModel2Vec(writeModel(t, false, map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: f32(v...)}}))
 	if a == nil || b == nil || a.Model() == b.Model() {
 		t.Fatal("two different model files have the same name: a changed model would not re-embed")
 	}
@@ -203,12 +150,12 @@ func TestModel2VecRefusesBadFiles(t *testing.T) {
 		tensors map[string]tensorSpec
 		want    string
 	}{
-		"no embeddings":  {map[string]tensorSpec{"other": {"F32", []int{n, 3}, good}}, `no "embeddings" tensor`},
-		"short table":    {map[string]tensorSpec{"embeddings": {"F32", []int{2, 3}, f32(1, 2, 3, 4, 5, 6)}}, "the tokenizer has 9 tokens"},
-		"shape mismatch": {map[string]tensorSpec{"embeddings": {"F32", []int{n, 4}, good}}, "does not match"},
-		"text type":      {map[string]tensorSpec{"embeddings": {"BOOL", []int{n, 3}, make([]byte, n*3)}}, "not a number type"},
-		"not finite":     {map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, append(f32(float32(math.Inf(1))), good[4:]...)}}, "not finite"},
-		"bad mapping":    {map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, good}, "mapping": {"I64", []int{1}, binary.LittleEndian.AppendUint64(nil, 99)}}, "row 99"},
+		"no embeddings":  {map[string]tensorSpec{"other": {Dtype: "F32", Shape: []int{n, 3}, Data: good}}, `no "embeddings" tensor`},
+		"short table":    {map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{2, 3}, Data: f32(1, 2, 3, 4, 5, 6)}}, "the tokenizer has 9 tokens"},
+		"shape mismatch": {map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 4}, Data: good}}, "does not match"},
+		"text type":      {map[string]tensorSpec{"embeddings": {Dtype: "BOOL", Shape: []int{n, 3}, Data: make([]byte, n*3)}}, "not a number type"},
+		"not finite":     {map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: append(f32(float32(math.Inf(1))), good[4:]...)}}, "not finite"},
+		"bad mapping":    {map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: good}, "mapping": {Dtype: "I64", Shape: []int{1}, Data: binary.LittleEndian.AppendUint64(nil, 99)}}, "row 99"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -219,14 +166,14 @@ func TestModel2VecRefusesBadFiles(t *testing.T) {
 		})
 	}
 	t.Run("header out of range", func(t *testing.T) {
-		dir := writeModel(t, false, map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, good}})
+		dir := writeModel(t, false, map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: good}})
 		os.WriteFile(filepath.Join(dir, "model.safetensors"), binary.LittleEndian.AppendUint64(nil, 1<<40), 0o644)
 		if _, err := embed.LoadModel2Vec(dir); err == nil || !strings.Contains(err.Error(), "header length") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("unigram tokenizer", func(t *testing.T) {
-		dir := writeModel(t, false, map[string]tensorSpec{"embeddings": {"F32", []int{n, 3}, good}})
+		dir := writeModel(t, false, map[string]tensorSpec{"embeddings": {Dtype: "F32", Shape: []int{n, 3}, Data: good}})
 		os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(`{"model":{"type":"Unigram","vocab":[["a",0]]}}`), 0o644)
 		if _, err := embed.LoadModel2Vec(dir); err == nil || !strings.Contains(err.Error(), `"Unigram" is not one memstore reads`) {
 			t.Fatalf("err = %v", err)

@@ -105,3 +105,32 @@ func TestServeRefusesBadEmbedFlags(t *testing.T) {
 		}
 	}
 }
+
+// serve embeds memories with a model2vec model directory, in the process.
+func TestServeEmbedsWithModelFile(t *testing.T) {
+	dir := t.TempDir()
+	vocab := []string{"[UNK]", "text", "of", "a", "b", "c", ".", "/", "md"}
+	vectors := make([]float32, 0, len(vocab)*4)
+	for i := range vocab {
+		vectors = append(vectors, float32(i), 1, 0, -float32(i))
+	}
+	model := filepath.Join(dir, "tiny-model")
+	embedtest.WriteModel2Vec(t, model, vocab, true, map[string]embedtest.Tensor{
+		"embeddings": {Dtype: "F32", Shape: []int{len(vocab), 4}, Data: embedtest.F32(vectors...)},
+	})
+	s := startServer(t, "--db", filepath.Join(dir, "m.db"), "--embed-model-file", model)
+	c := dreamClient(s)
+	st, err := c.Beta.MemoryStores.New(t.Context(), anthropic.BetaMemoryStoreNewParams{Name: "Notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Beta.MemoryStores.Memories.New(t.Context(), st.ID, anthropic.BetaMemoryStoreMemoryNewParams{Path: "/a.md", Content: anthropic.String("text of a")}); err != nil {
+		t.Fatal(err)
+	}
+	computed := regexp.MustCompile(`(?m)^memstore_embeddings_computed_total 1$`)
+	for deadline := time.Now().Add(time.Minute); !computed.MatchString(metrics(t, s)); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the memory was not embedded within a minute; metrics:\n%s", grepLines(metrics(t, s), "memstore_embedding"))
+		}
+	}
+}
