@@ -476,3 +476,30 @@ func TestRestoredMemoriesAreEmbeddedAgain(t *testing.T) {
 		}
 	})
 }
+
+// The whole path on real vectors: memories embedded in the background
+// with a model2vec model of GloVe word vectors are found by meaning, by a
+// query that shares no word with them.
+func TestSemanticSearchOnGloveVectors(t *testing.T) {
+	m, err := embed.LoadModel2Vec(embedtest.GloveModel(t, filepath.Join("..", "embed", "testdata", "glove")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends(t, func(t *testing.T, f *fixture) {
+		f.core = memstore.NewCore(f.db, memstore.WithEmbedder(m))
+		f.create("/garage.md", "My truck needs new tires and the engine is broken.")
+		f.create("/kitchen.md", "Apples and bananas for breakfast, with orange juice.")
+		f.create("/concert.md", "The guitar and drums were loud at the show.")
+		f.run(m)
+		f.settle()
+		for q, want := range map[string]string{
+			"automobile repair mechanic": "/garage.md",
+			"fruit salad":                "/kitchen.md",
+			"rock band music":            "/concert.md",
+		} {
+			if hits := f.nearest(q); len(hits) == 0 || hits[0].Memory.Path != want {
+				t.Errorf("%q: nearest %v, want %s first", q, hits, want)
+			}
+		}
+	})
+}
