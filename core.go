@@ -40,6 +40,7 @@ type Core struct {
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
 	dreams   bool                     // dreams run: the server has a model (WithDreams)
+	embedder Embedder                 // embeds the queries of NearestMemories; nil when semantic search is off
 }
 
 var (

@@ -144,6 +144,7 @@ type DB struct {
 	// Notices tells this process's listeners of the stores with new
 	// events, after each commit (events.go).
 	memstore.Notices
+	vectors vectorCache // the stores' vectors in memory (vectorcache.go)
 }
 
 // Open opens (creating if needed) the database at path and brings its

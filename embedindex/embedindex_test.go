@@ -1,0 +1,505 @@
+package embedindex_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/embed"
+	"github.com/memstore/memstore/embed/embedtest"
+	"github.com/memstore/memstore/embedindex"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/postgres"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// backend is a database the tests run on, and how to count its rows.
+type backend interface {
+	memstore.Database
+	memstore.VectorStorage
+}
+
+// backends runs test on a SQLite file and on a PostgreSQL database.
+func backends(t *testing.T, test func(t *testing.T, f *fixture)) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "memstore.db")
+		db := sqlitetest.OpenAt(t, path, sqlite.Options{})
+		test(t, newFixture(t, db, func(q string, args ...any) int {
+			raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			var n int
+			if err := raw.QueryRow(q, args...).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.DB(t, func(ctx context.Context, url string) error {
+			db, err := postgres.Open(ctx, url, postgres.Options{})
+			if err != nil {
+				return err
+			}
+			return db.Close()
+		})
+		db, err := postgres.Open(context.Background(), url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		test(t, newFixture(t, db, func(q string, args ...any) int {
+			for i := 1; strings.Contains(q, "?"); i++ {
+				q = strings.Replace(q, "?", fmt.Sprintf("$%d", i), 1)
+			}
+			conn, err := pgx.Connect(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			var n int
+			if err := conn.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}))
+	})
+}
+
+const dims = 64
+
+type fixture struct {
+	t     *testing.T
+	db    backend
+	count func(q string, args ...any) int
+	core  *memstore.Core
+	emb   memstore.Embedder
+	srv   *embedtest.Server
+	ws    string
+	store string
+	c     *memstore.Caller
+}
+
+func newFixture(t *testing.T, db backend, count func(q string, args ...any) int) *fixture {
+	f := &fixture{t: t, db: db, count: count}
+	f.srv = embedtest.New(t, dims)
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: f.srv.BaseURL(), Model: "hash-64", Dimensions: dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.emb = e
+	f.core = memstore.NewCore(f.db, memstore.WithEmbedder(e))
+	f.ws = f.workspace("acme")
+	f.c = &memstore.Caller{WorkspaceID: f.ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}
+	f.store = f.newStore(f.c, "notes")
+	return f
+}
+
+func (f *fixture) workspace(name string) string {
+	w, err := f.db.CreateWorkspace(context.Background(), name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return w.ID
+}
+
+func (f *fixture) newStore(c *memstore.Caller, name string) string {
+	s, err := f.core.CreateStore(context.Background(), c, memstore.StoreCreate{Name: name})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s.ID
+}
+
+func (f *fixture) create(path, content string) *memstore.Memory {
+	m, err := f.core.CreateMemory(context.Background(), f.c, f.store, memstore.MemoryCreate{Path: path, Content: content})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return m
+}
+
+// run starts a worker until the test ends.
+func (f *fixture) run(e memstore.Embedder) *embedindex.Worker {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: e, Idle: 20 * time.Millisecond})
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	f.t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+// settle waits, within a generous bound, until nothing is queued.
+func (f *fixture) settle() {
+	f.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, queued, err := f.db.EmbeddingCounts(context.Background())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if queued == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%d memories still wait for a vector after 60s", queued)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (f *fixture) nearest(text string) []memstore.SearchResult {
+	f.t.Helper()
+	hits, err := f.core.NearestMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: text, Limit: 3})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return hits
+}
+
+func TestWorkerEmbedsWrittenMemories(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		f.create("/deploys.md", "kubernetes rollout rollback deploy pipeline")
+		f.create("/food.md", "lunch pizza pasta restaurant")
+		f.create("/people.md", "alice bob carol team")
+		w := f.run(f.emb)
+		f.settle()
+		hits := f.nearest("how do we rollback a kubernetes deploy")
+		if len(hits) == 0 || hits[0].Memory.Path != "/deploys.md" {
+			t.Fatalf("nearest = %v, want /deploys.md first", hits)
+		}
+		if hits[0].Score <= hits[len(hits)-1].Score || hits[0].Memory.Content != "" {
+			t.Errorf("hits %v: want best first, without content", hits)
+		}
+		if w.Embedded() != 3 {
+			t.Errorf("Embedded() = %d, want 3", w.Embedded())
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE model = 'hash-64' AND dims = ? AND length(vector) = ?`, dims, dims); n != 3 {
+			t.Errorf("%d vectors of the model stored, want 3", n)
+		}
+	})
+}
+
+// A write does not wait for the model: with the endpoint stuck, writes
+// succeed and the lexical search finds them.
+func TestWritesDoNotWaitForTheModel(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		stuck := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-stuck:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(stuck)
+		e, _ := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL, Model: "stuck", Dimensions: dims, Timeout: time.Minute})
+		f.run(e)
+		for i := range 20 {
+			f.create("/n/"+string(rune('a'+i))+".md", "zebra crossing notes")
+		}
+		page, err := f.core.SearchMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: "zebra"})
+		if err != nil || len(page.Items) != 10 {
+			t.Fatalf("lexical search while the model is stuck: %d results, %v", len(page.Items), err)
+		}
+	})
+}
+
+// No vector outlives its content: a change replaces it, a redaction of the
+// version and a deletion of the memory remove it.
+func TestVectorsFollowTheContent(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		m := f.create("/a.md", "volcano lava eruption")
+		f.create("/b.md", "ocean waves surfing")
+		f.run(f.emb)
+		f.settle()
+		old := m.VersionID
+		content := "glacier ice snow"
+		m2, err := f.core.UpdateMemory(context.Background(), f.c, f.store, m.ID, memstore.MemoryUpdate{Content: &content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE version_id = ?`, old); n != 0 {
+			t.Fatalf("the vector of the replaced content remains")
+		}
+		f.settle()
+		if hits := f.nearest("glacier snow"); hits[0].Memory.ID != m.ID {
+			t.Fatalf("after the change, nearest = %v", hits)
+		}
+		if hits := f.nearest("volcano lava"); len(hits) > 0 && hits[0].Memory.ID == m.ID && hits[0].Score > 0.5 {
+			t.Fatalf("the old content is still found: %v", hits)
+		}
+		// Redacting the current version (after a deletion made it history)
+		// and deleting the memory leave no vector of either version.
+		if err := f.core.DeleteMemory(context.Background(), f.c, f.store, m.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.core.RedactVersion(context.Background(), f.c, f.store, m2.VersionID); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE memory_id = ? OR version_id IN (?, ?)`, m.ID, old, m2.VersionID); n != 0 {
+			t.Fatalf("%d vectors of a deleted, redacted memory remain", n)
+		}
+		if n := f.count(`SELECT count(*) FROM vector_queue WHERE memory_id = ?`, m.ID); n != 0 {
+			t.Fatalf("a deleted memory is still queued")
+		}
+	})
+}
+
+// Redacting a version leaves no vector of it, whichever version it is.
+func TestRedactionErasesTheVector(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		m := f.create("/secret.md", "password hunter2 vault")
+		f.run(f.emb)
+		f.settle()
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE version_id = ?`, m.VersionID); n != 1 {
+			t.Fatalf("%d vectors of the version before redaction, want 1", n)
+		}
+		// The current version cannot be redacted while it is current: replace it.
+		content := "nothing to see"
+		if _, err := f.core.UpdateMemory(context.Background(), f.c, f.store, m.ID, memstore.MemoryUpdate{Content: &content}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.core.RedactVersion(context.Background(), f.c, f.store, m.VersionID); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE version_id = ?`, m.VersionID); n != 0 {
+			t.Fatalf("a vector of the redacted version remains")
+		}
+	})
+}
+
+// renamed is the same endpoint under another model name.
+type renamed struct {
+	memstore.Embedder
+	name string
+}
+
+func (r renamed) Model() string { return r.name }
+
+// A change of model computes every vector again.
+func TestModelChangeReembeds(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		for _, p := range []string{"/a.md", "/b.md", "/c.md"} {
+			f.create(p, "text of "+p)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: f.emb, Idle: 20 * time.Millisecond})
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		f.settle()
+		cancel()
+		<-done
+		f.run(renamed{f.emb, "hash-64-v2"})
+		deadline := time.Now().Add(60 * time.Second)
+		for f.count(`SELECT count(*) FROM memory_vectors WHERE model = 'hash-64-v2'`) != 3 {
+			if time.Now().After(deadline) {
+				t.Fatal("the vectors were not computed again with the new model")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE model <> 'hash-64-v2'`); n != 0 {
+			t.Fatalf("%d vectors of the old model remain", n)
+		}
+	})
+}
+
+// One claim shares its batch between workspaces: a workspace with a large
+// backlog does not hold back another's single memory.
+func TestClaimsShareBetweenWorkspaces(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		for i := range 50 {
+			f.create("/bulk/"+strings.Repeat("x", i+1)+".md", "bulk")
+		}
+		other := f.workspace("other")
+		oc := &memstore.Caller{WorkspaceID: other, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_other"}}
+		os := f.newStore(oc, "small")
+		m, err := f.core.CreateMemory(context.Background(), oc, os, memstore.MemoryCreate{Path: "/one.md", Content: "one"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		tasks, err := f.db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, task := range tasks {
+			found = found || task.MemoryID == m.ID
+		}
+		if len(tasks) != 10 || !found {
+			t.Fatalf("claim of 10 took %d tasks, the other workspace's memory among them: %v", len(tasks), found)
+		}
+		// Claimed memories are held by their lease: a second claim takes others.
+		again, _ := f.db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 100)
+		if len(again) != 41 {
+			t.Fatalf("second claim took %d, want the 41 not held", len(again))
+		}
+	})
+}
+
+// The worker retries after the model fails, and gets there.
+func TestWorkerRetriesFailures(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		var calls atomic.Int32
+		var mu sync.Mutex
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls.Add(1) <= 2 {
+				http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+				return
+			}
+			f.srv.Config.Handler.ServeHTTP(w, r)
+		}))
+		defer srv.Close()
+		e, _ := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL + "/v1", Model: "hash-64", Dimensions: dims})
+		f.create("/a.md", "retry me")
+		w := f.run(e)
+		f.settle()
+		if w.Failures() < 1 || w.Embedded() != 1 {
+			t.Fatalf("failures %d, embedded %d: want failures retried until embedded", w.Failures(), w.Embedded())
+		}
+	})
+}
+
+func TestNearestMemoriesChecks(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		off := memstore.NewCore(f.db)
+		if _, err := off.NearestMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: "x"}); memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), "no embedding model") {
+			t.Errorf("without a model: %v", err)
+		}
+		if _, err := f.core.NearestMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: " "}); memstore.ErrorCode(err) != memstore.EInvalid {
+			t.Errorf("empty query: %v", err)
+		}
+		stranger := &memstore.Caller{WorkspaceID: f.workspace("stranger"), Actor: f.c.Actor}
+		if _, err := f.core.NearestMemories(context.Background(), stranger, []string{f.store}, memstore.SearchQuery{Text: "x"}); memstore.ErrorCode(err) != memstore.ENotFound {
+			t.Errorf("another workspace's store: %v", err)
+		}
+	})
+}
+
+// Two workers, as two servers on one PostgreSQL database, share the queue:
+// every memory is embedded, each once.
+func TestReplicasEmbedEachMemoryOnce(t *testing.T) {
+	url := pgtest.DB(t, func(ctx context.Context, url string) error {
+		db, err := postgres.Open(ctx, url, postgres.Options{})
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
+	open := func() *postgres.DB {
+		db, err := postgres.Open(context.Background(), url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a, b := open(), open()
+	f := newFixture(t, a, nil)
+	const n = 300
+	for i := range n {
+		f.create(fmt.Sprintf("/m/%03d.md", i), fmt.Sprintf("memory %d", i))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var workers []*embedindex.Worker
+	for _, db := range []*postgres.DB{a, b} {
+		w := embedindex.New(embedindex.Config{Storage: db, Embedder: f.emb, Batch: 8, Idle: 20 * time.Millisecond})
+		workers = append(workers, w)
+		wg.Go(func() { w.Run(ctx) })
+	}
+	f.settle()
+	cancel()
+	wg.Wait()
+	if got := f.srv.Texts(); got != n {
+		t.Errorf("the endpoint embedded %d texts for %d memories: some twice", got, n)
+	}
+	if workers[0].Embedded() == 0 || workers[1].Embedded() == 0 || workers[0].Embedded()+workers[1].Embedded() != n {
+		t.Errorf("the workers embedded %d and %d of %d", workers[0].Embedded(), workers[1].Embedded(), n)
+	}
+}
+
+// A copy of a database (memstore migrate) copies no vectors: the memories
+// restored wait for one, and a worker on the copy embeds them.
+func TestRestoredMemoriesAreEmbeddedAgain(t *testing.T) {
+	backends(t, func(t *testing.T, src *fixture) {
+		for _, p := range []string{"/a.md", "/b.md"} {
+			src.create(p, "text of "+p)
+		}
+		src.run(src.emb)
+		src.settle()
+		dstPath := filepath.Join(t.TempDir(), "copy.db")
+		dst := sqlitetest.OpenAt(t, dstPath, sqlite.Options{})
+		if err := dst.Restore(context.Background(), func(sink memstore.RecordSink) error { return src.db.Dump(context.Background(), sink) }); err != nil {
+			t.Fatal(err)
+		}
+		embedded, queued, err := dst.EmbeddingCounts(context.Background())
+		if err != nil || embedded != 0 || queued != 2 {
+			t.Fatalf("the copy has %d vectors and %d memories queued, want 0 and 2: %v", embedded, queued, err)
+		}
+		w := embedindex.New(embedindex.Config{Storage: dst, Embedder: src.emb, Idle: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if n, _, _ := dst.EmbeddingCounts(context.Background()); n == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the copy's memories were not embedded within a minute")
+			}
+		}
+	})
+}
+
+// The whole path on real vectors: memories embedded in the background
+// with a model2vec model of GloVe word vectors are found by meaning, by a
+// query that shares no word with them.
+func TestSemanticSearchOnGloveVectors(t *testing.T) {
+	m, err := embed.LoadModel2Vec(embedtest.GloveModel(t, filepath.Join("..", "embed", "testdata", "glove")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends(t, func(t *testing.T, f *fixture) {
+		f.core = memstore.NewCore(f.db, memstore.WithEmbedder(m))
+		f.create("/garage.md", "My truck needs new tires and the engine is broken.")
+		f.create("/kitchen.md", "Apples and bananas for breakfast, with orange juice.")
+		f.create("/concert.md", "The guitar and drums were loud at the show.")
+		f.run(m)
+		f.settle()
+		for q, want := range map[string]string{
+			"automobile repair mechanic": "/garage.md",
+			"fruit salad":                "/kitchen.md",
+			"rock band music":            "/concert.md",
+		} {
+			if hits := f.nearest(q); len(hits) == 0 || hits[0].Memory.Path != want {
+				t.Errorf("%q: nearest %v, want %s first", q, hits, want)
+			}
+		}
+	})
+}

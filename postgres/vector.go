@@ -1,0 +1,186 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/keyset"
+	"github.com/memstore/memstore/internal/sqlrow"
+	"github.com/memstore/memstore/internal/vector"
+)
+
+var _ memstore.VectorStorage = (*DB)(nil)
+
+// Vectors are kept in memory_vectors and the memories to embed in
+// vector_queue (migrations/0005_vectors.sql), whose triggers queue every
+// written memory and delete the vector of content that changed, was
+// deleted or was redacted. Vectors are bytea blobs, so no extension is
+// needed; a search reads its stores' vectors and scans them exactly
+// (internal/vector), which costs in proportion to the stores' memories:
+// the fallback of a database without pgvector.
+
+// ResetEmbeddings implements memstore.VectorStorage.
+func (db *DB) ResetEmbeddings(ctx context.Context, model string, dims int) error {
+	// Only the memories whose vectors this deletes are queued: every
+	// other memory has a vector of the model or is queued already, and
+	// queuing one whose vector another worker is storing would embed it
+	// twice.
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `WITH d AS (DELETE FROM memory_vectors WHERE model <> $1 OR dims <> $2 RETURNING memory_id)
+			INSERT INTO vector_queue (memory_id, workspace_id, version_id)
+			SELECT m.id, s.workspace_id, m.version_id FROM d JOIN memories m ON m.id = d.memory_id JOIN stores s ON s.id = m.store_id
+			ORDER BY m.created_at, m.id
+			ON CONFLICT (memory_id) DO NOTHING`, model, dims)
+		return err
+	})
+	return wrap(err, "reset vectors")
+}
+
+// ClaimEmbeddings implements memstore.VectorStorage: FOR UPDATE SKIP
+// LOCKED, so that the workers of several servers take different memories.
+func (db *DB) ClaimEmbeddings(ctx context.Context, now, until time.Time, limit int) ([]memstore.EmbeddingTask, error) {
+	var tasks []memstore.EmbeddingTask
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		tasks = nil
+		rows, err := tx.Query(ctx, `SELECT DISTINCT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= $1`, keyset.Nanos(now))
+		if err != nil {
+			return err
+		}
+		workspaces, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return memstore.ClaimShared(workspaces, limit, func(w string, n int) (int, error) {
+			rows, err := tx.Query(ctx, `WITH c AS (
+					SELECT memory_id FROM vector_queue
+					WHERE workspace_id = $1 AND (lease_until IS NULL OR lease_until <= $2)
+					ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+				UPDATE vector_queue q SET lease_until = $4, attempts = q.attempts + 1 FROM c, memories m
+				WHERE q.memory_id = c.memory_id AND m.id = q.memory_id
+				RETURNING q.memory_id, q.version_id, q.attempts - 1, m.store_id, m.path, m.content`,
+				w, keyset.Nanos(now), n, keyset.Nanos(until))
+			if err != nil {
+				return 0, err
+			}
+			got := 0
+			for rows.Next() {
+				t := memstore.EmbeddingTask{WorkspaceID: w}
+				var content []byte
+				if err := rows.Scan(&t.MemoryID, &t.VersionID, &t.Attempts, &t.StoreID, &t.Path, &content); err != nil {
+					rows.Close()
+					return 0, err
+				}
+				t.Content = string(content)
+				tasks = append(tasks, t)
+				got++
+			}
+			rows.Close()
+			return got, rows.Err()
+		})
+	})
+	return tasks, wrap(err, "claim memories to embed")
+}
+
+// DeferEmbeddings implements memstore.VectorStorage.
+func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTask, until time.Time) error {
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		for _, t := range tasks {
+			if _, err := tx.Exec(ctx, `UPDATE vector_queue SET lease_until = $1 WHERE memory_id = $2 AND version_id = $3`, keyset.Nanos(until), t.MemoryID, t.VersionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "defer memories to embed")
+}
+
+// PutEmbeddings implements memstore.VectorStorage. A vector is kept only
+// while its version is the memory's current one; the task ends only if
+// the memory was not changed since its claim.
+func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Embedding) error {
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		for _, e := range es {
+			if _, err := tx.Exec(ctx, `INSERT INTO memory_vectors (memory_id, store_id, version_id, model, dims, vector)
+				SELECT id, store_id, version_id, $1, $2, $3 FROM memories WHERE id = $4 AND version_id = $5
+				ON CONFLICT (memory_id) DO UPDATE SET version_id = excluded.version_id, model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
+				model, len(e.Vector), vector.Encode(e.Vector), e.MemoryID, e.VersionID); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM vector_queue WHERE memory_id = $1 AND version_id = $2`, e.MemoryID, e.VersionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "store vectors")
+}
+
+// NearestMemories implements memstore.VectorStorage.
+func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]memstore.SearchResult, error) {
+	var out []memstore.SearchResult
+	err := db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+		out = nil
+		for _, id := range storeIDs {
+			if _, err := storeState(ctx, tx, workspaceID, id, false); err != nil {
+				return err
+			}
+		}
+		lo, hi := "", ""
+		if pathPrefix != "" && pathPrefix != "/" {
+			lo = pathPrefix
+			hi, _ = keyset.UpperBound(pathPrefix)
+		}
+		rows, err := tx.Query(ctx, `SELECT v.memory_id, v.vector FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+			WHERE v.store_id = ANY($1) AND v.model = $2 AND v.dims = $3 AND m.path >= $4 AND ($5 = '' OR m.path < $5)`,
+			storeIDs, model, len(query), lo, hi)
+		if err != nil {
+			return err
+		}
+		set := &vector.Set{}
+		for rows.Next() {
+			var id string
+			var blob []byte
+			if err := rows.Scan(&id, &blob); err != nil {
+				rows.Close()
+				return err
+			}
+			if err := set.Add(id, blob); err != nil {
+				rows.Close()
+				return fmt.Errorf("vector of memory %s: %w", id, err)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		hits, err := set.Nearest(vector.Encode(query), limit)
+		if err != nil {
+			return err
+		}
+		for _, h := range hits {
+			m, err := sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(false)+` FROM memories WHERE id = $1`, h.ID))
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("memory %s has a vector but no row", h.ID)
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, memstore.SearchResult{Memory: *m, Score: h.Score})
+		}
+		return nil
+	})
+	return out, wrap(err, "find nearest memories")
+}
+
+// EmbeddingCounts implements memstore.VectorStorage.
+func (db *DB) EmbeddingCounts(ctx context.Context) (embedded, queued int64, err error) {
+	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM memory_vectors), (SELECT count(*) FROM vector_queue)`).Scan(&embedded, &queued)
+	})
+	return embedded, queued, wrap(err, "count vectors")
+}

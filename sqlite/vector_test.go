@@ -1,0 +1,87 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
+)
+
+// embedQueued gives each queued memory of db the vector vec(path).
+func embedQueued(t *testing.T, db *sqlite.DB, vec func(path string) []float32) {
+	t.Helper()
+	now := time.Now()
+	tasks, err := db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := make([]memstore.Embedding, len(tasks))
+	for i, task := range tasks {
+		es[i] = memstore.Embedding{MemoryID: task.MemoryID, VersionID: task.VersionID, Vector: vec(task.Path)}
+	}
+	if err := db.PutEmbeddings(context.Background(), "m", es); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func axis(i int) []float32 {
+	v := make([]float32, 4)
+	v[i] = 1
+	return v
+}
+
+// A process's copy of a store's vectors follows the changes another
+// process makes on the file: new vectors, changed memories, deletions.
+func TestNearestSeesOtherProcessesChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memstore.db")
+	a := sqlitetest.OpenAt(t, path, sqlite.Options{})
+	b := sqlitetest.OpenAt(t, path, sqlite.Options{})
+	ctx := context.Background()
+	ws := sqlitetest.Workspace(t, a, "acme").ID
+	s := sqlitetest.Store(t, a, ws, memstore.StoreCreate{Name: "notes"})
+	dims := map[string]int{"/x.md": 0, "/y.md": 1, "/z.md": 2, "/w.md": 3}
+	vec := func(p string) []float32 { return axis(dims[p]) }
+	x := sqlitetest.Create(t, a, ws, s.ID, "/x.md", "x", alice)
+	embedQueued(t, a, vec)
+	nearest := func(q []float32, prefix string) []memstore.SearchResult {
+		t.Helper()
+		hits, err := a.NearestMemories(ctx, ws, []string{s.ID}, "m", q, prefix, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	if h := nearest(axis(0), ""); len(h) != 1 || h[0].Memory.ID != x.ID {
+		t.Fatalf("nearest = %v", h)
+	}
+	// Another process adds a memory and its vector.
+	y := sqlitetest.Create(t, b, ws, s.ID, "/y.md", "y", alice)
+	embedQueued(t, b, vec)
+	if h := nearest(axis(1), ""); len(h) != 2 || h[0].Memory.ID != y.ID {
+		t.Fatalf("after another process's write, nearest = %v", h)
+	}
+	// ... and deletes one: its vector goes, from the copy too.
+	if err := sqlitetest.Writer(b).DeleteMemory(ctx, ws, s.ID, x.ID, "", alice); err != nil {
+		t.Fatal(err)
+	}
+	if h := nearest(axis(0), ""); len(h) != 1 || h[0].Memory.ID != y.ID {
+		t.Fatalf("after another process's deletion, nearest = %v", h)
+	}
+	// A search below a prefix sees only the memories below it.
+	sqlitetest.Create(t, b, ws, s.ID, "/sub/z.md", "z", alice)
+	embedQueued(t, b, func(string) []float32 { return axis(2) })
+	if h := nearest(axis(1), "/sub/"); len(h) != 1 || h[0].Memory.Path != "/sub/z.md" {
+		t.Fatalf("below /sub/, nearest = %v", h)
+	}
+	// Vectors of another model or length are never compared.
+	if h, err := a.NearestMemories(ctx, ws, []string{s.ID}, "other", axis(1), "", 10); err != nil || len(h) != 0 {
+		t.Fatalf("another model found %v, %v", h, err)
+	}
+	if h, err := a.NearestMemories(ctx, ws, []string{s.ID}, "m", []float32{1, 0}, "", 10); err != nil || len(h) != 0 {
+		t.Fatalf("another length found %v, %v", h, err)
+	}
+}

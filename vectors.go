@@ -1,0 +1,173 @@
+package memstore
+
+import (
+	"context"
+	"time"
+)
+
+// Semantic search: each live memory's current version has one vector,
+// computed in the background by the indexing worker (a write never waits
+// for a model) with the server's embedding model, and kept by the backend
+// beside the memory. A change of the memory's content, its deletion and
+// the redaction of its version delete the vector; a vector of another
+// model is never compared, and is computed again.
+
+// Limits of semantic search.
+const (
+	// MaxEmbeddingText is how much of a memory (its path, a line break,
+	// its content) is given to the model: models read a few hundred
+	// tokens at most, and the start of a memory says what it is about.
+	MaxEmbeddingText = 8 << 10
+	// EmbeddingLease is how long a worker holds the memories it claimed
+	// before another may claim them.
+	EmbeddingLease = 2 * time.Minute
+)
+
+// An Embedder turns texts into vectors of one model (package embed has
+// the providers).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the model; vectors of another name are computed again.
+	Model() string
+	Dimensions() int
+}
+
+// An EmbeddingTask is a memory whose current version has no vector yet.
+type EmbeddingTask struct {
+	WorkspaceID, StoreID, MemoryID, VersionID string
+	Path, Content                             string
+	Attempts                                  int // claims before this one
+}
+
+// EmbeddingText is what the model reads of a memory: its path, which
+// often names its subject, and the start of its content.
+func EmbeddingText(path, content string) string {
+	s := path + "\n" + content
+	if len(s) <= MaxEmbeddingText {
+		return s
+	}
+	cut := MaxEmbeddingText
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		cut--
+	}
+	return s[:cut]
+}
+
+// An Embedding is the vector of one version of a memory.
+type Embedding struct {
+	MemoryID, VersionID string
+	Vector              []float32
+}
+
+// VectorStorage keeps the vectors of memories and the queue of memories
+// to embed. It is trusted: only a Core and the indexing worker call it.
+type VectorStorage interface {
+	// ResetEmbeddings deletes every vector not of model and dims, and
+	// queues their memories, so that a change of model computes every
+	// vector again.
+	ResetEmbeddings(ctx context.Context, model string, dims int) error
+	// ClaimEmbeddings takes up to limit queued memories whose lease
+	// expired, holding them until until, shared between workspaces: each
+	// workspace with work gets an equal part of limit.
+	ClaimEmbeddings(ctx context.Context, now, until time.Time, limit int) ([]EmbeddingTask, error)
+	// PutEmbeddings stores vectors of model and ends their tasks; a
+	// vector of a version that is no longer its memory's current one is
+	// dropped (the memory is queued again by its change).
+	PutEmbeddings(ctx context.Context, model string, es []Embedding) error
+	// DeferEmbeddings holds claimed tasks until until, when the model
+	// failed them: they are claimed again then, not at their lease's end.
+	DeferEmbeddings(ctx context.Context, tasks []EmbeddingTask, until time.Time) error
+	// NearestMemories returns the limit live memories of the stores,
+	// inside workspaceID, whose vectors of model are nearest to query,
+	// best first, with their cosine similarity as Score; memories not yet
+	// embedded are not among them (ENotFound: a store not in the
+	// workspace).
+	NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]SearchResult, error)
+	// EmbeddingCounts is how many memories have a vector and how many
+	// wait for one.
+	EmbeddingCounts(ctx context.Context) (embedded, queued int64, err error)
+}
+
+// WithEmbedder sets the model that embeds the queries of NearestMemories;
+// it must be the indexing worker's, whose vectors the queries are compared
+// with.
+func WithEmbedder(e Embedder) CoreOption {
+	return func(co *Core) { co.embedder = e }
+}
+
+// NearestMemories returns the live memories of the stores whose meaning
+// is nearest to q.Text, best first, Score being the cosine similarity of
+// their vectors (-1 to 1): the semantic search that the lexical one is
+// fused with. Memories not yet embedded are not found here; the lexical
+// search finds them. The checks are SearchMemories' (a caller's shares
+// included); q.Page must be empty: the nearest memories are one page.
+// EInvalid when the server has no embedding model or the backend keeps
+// no vectors; EOverloaded when the model fails to embed the query.
+func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) ([]SearchResult, error) {
+	if c == nil {
+		return nil, errNoCaller()
+	}
+	for _, id := range storeIDs {
+		if err := c.CanRead(id); err != nil {
+			return nil, err
+		}
+		if err := ValidateID("memory_store_id", id); err != nil {
+			return nil, err
+		}
+	}
+	if err := ValidateSearchQuery(q); err != nil {
+		return nil, err
+	}
+	if q.Page != "" {
+		return nil, Errorf(EInvalid, "semantic search answers one page; leave page out")
+	}
+	vs, ok := co.b.(VectorStorage)
+	if co.embedder == nil || !ok {
+		return nil, Errorf(EInvalid, "semantic search is off: the server has no embedding model (see docs/semantic-search.md)")
+	}
+	if len(storeIDs) == 0 {
+		return nil, nil
+	}
+	if err := co.allowSearch(c); err != nil {
+		return nil, err
+	}
+	vecs, err := co.embedder.Embed(ctx, []string{q.Text})
+	if err != nil || len(vecs) != 1 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, Errorf(EOverloaded, "semantic search is unavailable: the embedding model did not embed the query; try again later")
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = DefaultSearchLimit
+	}
+	return vs.NearestMemories(ctx, c.WorkspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
+}
+
+// ClaimShared is the share of a claim of limit tasks between the
+// workspaces that have work, for the backends' ClaimEmbeddings: each gets
+// an equal part, and what one leaves of its part goes to the others, in
+// passes. claim takes up to n of a workspace's tasks and says how many
+// it took.
+func ClaimShared(workspaces []string, limit int, claim func(workspaceID string, n int) (int, error)) error {
+	left := limit
+	for len(workspaces) > 0 && left > 0 {
+		var full []string
+		for i, w := range workspaces {
+			share := max(1, left/(len(workspaces)-i))
+			got, err := claim(w, min(share, left))
+			if err != nil {
+				return err
+			}
+			if got == share {
+				full = append(full, w)
+			}
+			if left -= got; left <= 0 {
+				break
+			}
+		}
+		workspaces = full
+	}
+	return nil
+}
