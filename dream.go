@@ -700,11 +700,17 @@ func ownedDream(tx DreamTx, id, owner string) (*Dream, error) {
 	case err != nil:
 		return nil, err
 	case d.Owner != owner:
-		return nil, Errorf(EConflict, "dream %s is held by another worker: this worker's lease was lost", id)
+		return nil, errLeaseLost(id)
 	case d.Status == DreamCompleted || d.Status == DreamFailed:
 		return nil, Errorf(EConflict, "dream %s is %s", id, d.Status)
 	}
 	return d, nil
+}
+
+// errLeaseLost refuses a worker's call about dream id, which another
+// worker holds now.
+func errLeaseLost(id string) error {
+	return Errorf(EConflict, "dream %s is held by another worker: this worker's lease was lost", id)
 }
 
 // prepareDream makes what dream d lacks to run, in its transaction: the

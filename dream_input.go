@@ -20,7 +20,7 @@ func (co *Core) DreamInputEvents(ctx context.Context, id, owner, sessionID strin
 	case err != nil:
 		return Page[SessionEvent]{}, err
 	case d.Owner != owner:
-		return Page[SessionEvent]{}, Errorf(EConflict, "dream %s is held by another worker: this worker's lease was lost", id)
+		return Page[SessionEvent]{}, errLeaseLost(id)
 	case !slices.Contains(d.SessionIDs, sessionID):
 		return Page[SessionEvent]{}, Errorf(EPermission, "session %s is not an input of dream %s", sessionID, id)
 	}

@@ -141,7 +141,7 @@ func consoleDreamFlows(t *testing.T, e consoleEnv, db string) {
 
 	t.Run("auditor reads only", func(t *testing.T) {
 		mctx, _ := e.newBrowser(t)
-		err := e.signIn(mctx, "audra", e.password, "main")
+		err := e.signIn(mctx, "audra", e.password, "#signout")
 		if err == nil {
 			err = chromedp.Do(mctx, chromedp.Navigate(e.base+"dreams/"+d.ID), chromedp.WaitVisible(chromedp.CSS("#apply-form")))
 		}

@@ -400,11 +400,11 @@ func runDreamsCancel(ctx context.Context, e env, args []string) error {
 	fs, bf := dreamsFlags(e, "cancel", "Usage: memstore dreams cancel ID [--yes]\n\nStops a pending or running dream: its status is canceled at once, and a\nrunning one stops at its next step. What it wrote stays. Canceling a\ncanceled dream changes nothing. It asks first on a terminal; --yes\nconfirms for scripts.\n")
 	yes := addYesFlag(fs)
 	return changeDream(ctx, e, fs, bf, args, func(c *conn, d *memstore.Dream) (*memstore.Dream, error) {
-		if d.Status.Final() {
-			return c.CancelDream(ctx, c.caller, d.ID) // the core says what it says
-		}
-		if err := confirm(e, "dreams cancel", *yes, fmt.Sprintf("cancel dream %s (%s)", d.ID, d.Status)); err != nil {
-			return nil, err
+		// A final dream is the core's to answer for: nothing to confirm.
+		if !d.Status.Final() {
+			if err := confirm(e, "dreams cancel", *yes, fmt.Sprintf("cancel dream %s (%s)", d.ID, d.Status)); err != nil {
+				return nil, err
+			}
 		}
 		return c.CancelDream(ctx, c.caller, d.ID)
 	})
