@@ -101,7 +101,9 @@ func wantUpgradeLogged(tb testing.TB, log *syncbuf.Buffer, v int) {
 }
 
 // tableRows lists every row of every table of the database at url but
-// the tables of schema versions, table by table.
+// the tables of schema versions, table by table. The vector queue is
+// listed without its order numbers, which a migration that fills it
+// again gives anew.
 func tableRows(tb testing.TB, url string) string {
 	tb.Helper()
 	ctx := context.Background()
@@ -112,7 +114,11 @@ func tableRows(tb testing.TB, url string) string {
 			continue
 		}
 		t := pgx.Identifier{table}.Sanitize()
-		rows, err := conn.Query(ctx, `SELECT t::text FROM `+t+` t ORDER BY 1`)
+		q := `SELECT t::text FROM ` + t + ` t ORDER BY 1`
+		if table == "vector_queue" {
+			q = `SELECT (memory_id, workspace_id, version_id, attempts, lease_until)::text FROM vector_queue ORDER BY 1`
+		}
+		rows, err := conn.Query(ctx, q)
 		if err != nil {
 			tb.Fatal(err)
 		}
