@@ -192,12 +192,14 @@ func (db *DB) nearest(ctx context.Context, tx *txn, storeIDs []string, model str
 		return set.Nearest(q, limit)
 	}
 	var head, tail int64
-	if err := tx.queryRow(ctx, `SELECT ifnull(max(seq), 0), ifnull(min(seq), 0) FROM vector_log`).Scan(&head, &tail); err != nil {
+	// Two subqueries: SQLite finds a lone max or min in the index, but
+	// scans the whole log for the two in one query.
+	if err := tx.queryRow(ctx, `SELECT ifnull((SELECT max(seq) FROM vector_log), 0), ifnull((SELECT min(seq) FROM vector_log), 0)`).Scan(&head, &tail); err != nil {
 		return nil, err
 	}
 	var all []vector.Hit
 	for _, id := range storeIDs {
-		err := db.withStoreSet(ctx, tx, vectorKey{id, model, len(query)}, head, tail, func(s *vector.Set) error {
+		err := db.withStoreSet(ctx, tx, vector.CopyKey{Store: id, Model: model, Dims: len(query)}, head, tail, func(s *vector.Set) error {
 			hits, err := s.Nearest(q, limit)
 			all = append(all, hits...)
 			return err

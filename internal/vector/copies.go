@@ -1,0 +1,65 @@
+package vector
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// Copies are a process's copies in memory of the vectors of the stores it
+// searched, one Set a store, model and length, each with the position in
+// its database's log of vector changes it was brought up to (At: what a
+// backend's log counts in). Reading a store's vectors from the database
+// costs far more than comparing them, so a backend keeps a copy and reads
+// only what changed since. A copy holds no content, only memory IDs and
+// vectors, which the database holds too.
+type Copies[P comparable] struct {
+	mu sync.Mutex
+	m  map[CopyKey]*Copy[P]
+}
+
+// A CopyKey names a copy: a store's vectors of one model and length.
+type CopyKey struct {
+	Store, Model string
+	Dims         int
+}
+
+// A Copy is one store's vectors, valid as of At; Set is nil before the
+// first read and after a failed one.
+type Copy[P comparable] struct {
+	Key CopyKey
+	mu  sync.Mutex // held while the copy is brought up to date and scanned
+	Set *Set
+	At  P
+}
+
+// Lock returns the copies of keys (each once, whatever the repeats), each
+// locked, in an order that two callers cannot deadlock in, and the
+// function that unlocks them.
+func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
+	keys = slices.Clone(keys)
+	slices.SortFunc(keys, func(a, b CopyKey) int {
+		return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Dims, b.Dims))
+	})
+	keys = slices.Compact(keys)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[CopyKey]*Copy[P]{}
+	}
+	copies := make([]*Copy[P], len(keys))
+	for i, k := range keys {
+		if c.m[k] == nil {
+			c.m[k] = &Copy[P]{Key: k}
+		}
+		copies[i] = c.m[k]
+	}
+	c.mu.Unlock()
+	for _, cp := range copies {
+		cp.mu.Lock()
+	}
+	return copies, func() {
+		for _, cp := range copies {
+			cp.mu.Unlock()
+		}
+	}
+}
