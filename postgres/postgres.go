@@ -125,6 +125,7 @@ type DB struct {
 	send sending
 	// revalidate batches MemoryUnlessAt's lookups (revalidate.go).
 	revalidate *batch.Batcher[versionQuery, string]
+	vectors    vectorCache
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value

@@ -1,0 +1,252 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/vector"
+	"github.com/memstore/memstore/postgres"
+)
+
+// embedQueued gives each queued memory a vector from vec, through db, and
+// records it in want (memory ID → vector).
+func embedQueued(t *testing.T, db *postgres.DB, model string, vec func(memstore.EmbeddingTask) []float32, want map[string][]float32) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		now := time.Now()
+		tasks, err := db.ClaimEmbeddings(ctx, now, now.Add(time.Minute), 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) == 0 {
+			return
+		}
+		es := make([]memstore.Embedding, len(tasks))
+		for i, task := range tasks {
+			es[i] = memstore.Embedding{MemoryID: task.MemoryID, VersionID: task.VersionID, Vector: vec(task)}
+			want[task.MemoryID] = es[i].Vector
+		}
+		if err := db.PutEmbeddings(ctx, model, es); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// exactNearest is the k nearest of want to q, best first, ties by ID,
+// scored as the backends score (internal/vector's blobs).
+func exactNearest(want map[string][]float32, q []float32, k int) []vector.Hit {
+	qb := vector.Encode(q)
+	var hs []vector.Hit
+	for id, v := range want {
+		hs = append(hs, vector.Hit{ID: id, Score: vector.Dot(qb, vector.Encode(v))})
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].Score != hs[j].Score {
+			return hs[i].Score > hs[j].Score
+		}
+		return hs[i].ID < hs[j].ID
+	})
+	return hs[:min(k, len(hs))]
+}
+
+func sameHits(got []memstore.SearchResult, want []vector.Hit) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d hits, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Memory.ID != want[i].ID || got[i].Score != want[i].Score {
+			return fmt.Errorf("hit %d is %s (%.4f), want %s (%.4f)", i, got[i].Memory.ID, got[i].Score, want[i].ID, want[i].Score)
+		}
+	}
+	return nil
+}
+
+// Each replica keeps its own copy of a store's vectors in memory and
+// brings it up to date from the database's log of vector changes before a
+// search: its searches answer exactly what a scan of the database would,
+// whichever replica wrote, while a search reads from the database only the
+// vectors that changed since the last, not every vector of the store.
+func TestNearestReplicasFollowChanges(t *testing.T) {
+	const dims, memories = 16, 300
+	url := pgtest.DB(t, migrate)
+	a, b := mustOpenAt(t, url, postgres.Options{}), mustOpenAt(t, url, postgres.Options{})
+	ca := memstore.NewCore(a)
+	ctx := context.Background()
+	s, err := ca.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	randomVec := func(memstore.EmbeddingTask) []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	ids := make([]string, memories)
+	for i := range ids {
+		m, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%03d.md", i), Content: fmt.Sprintf("memory %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = m.ID
+	}
+	want := map[string][]float32{}
+	embedQueued(t, a, "m", randomVec, want)
+	check := func(db *postgres.DB, what string) {
+		t.Helper()
+		q := randomVec(memstore.EmbeddingTask{})
+		got, err := db.NearestMemories(ctx, ws, []string{s.ID}, "m", q, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameHits(got, exactNearest(want, q, 10)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	check(b, "first search")
+	read := b.VectorRowsRead()
+	if read != memories {
+		t.Fatalf("the first search read %d vectors, want the store's %d", read, memories)
+	}
+	for range 5 {
+		check(b, "search again")
+	}
+	if n := b.VectorRowsRead() - read; n != 0 {
+		t.Fatalf("searches with nothing changed read %d vectors from the database, want 0", n)
+	}
+
+	// The other replica changes 3 memories (their vectors go, and come
+	// again), deletes 2 and creates 2.
+	for _, id := range ids[:3] {
+		if _, err := ca.UpdateMemory(ctx, alice, s.ID, id, memstore.MemoryUpdate{Content: new("changed " + id)}); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, id)
+	}
+	check(b, "changed memories not yet embedded again")
+	for _, id := range ids[3:5] {
+		if err := ca.DeleteMemory(ctx, alice, s.ID, id, ""); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, id)
+	}
+	for i := range 2 {
+		if _, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "new"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read = b.VectorRowsRead()
+	embedQueued(t, a, "m", randomVec, want)
+	check(b, "after the other replica's changes")
+	if n := b.VectorRowsRead() - read; n > 10 {
+		t.Fatalf("catching up with 5 new vectors and 2 deletions read %d vectors from the database", n)
+	}
+	check(a, "on the replica that wrote")
+
+	// Searches while the other replica writes and embeds always answer
+	// without error; once the writes end, exactly.
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			q := make([]float32, dims)
+			q[0] = 1
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.NearestMemories(ctx, ws, []string{s.ID}, "m", q, "", 10); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var mu sync.Mutex
+	for i := range 40 {
+		id := ids[10+i]
+		if _, err := ca.UpdateMemory(ctx, alice, s.ID, id, memstore.MemoryUpdate{Content: new(fmt.Sprintf("rewritten %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		embedQueued(t, a, "m", randomVec, want)
+		mu.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	check(b, "after concurrent writes")
+
+	// A search below a path prefix, and vectors of another model.
+	if h, err := b.NearestMemories(ctx, ws, []string{s.ID}, "m", randomVec(memstore.EmbeddingTask{}), "/new/", 10); err != nil || len(h) != 2 {
+		t.Fatalf("below /new/: %d hits, %v; want the 2 new memories", len(h), err)
+	}
+	if h, err := b.NearestMemories(ctx, ws, []string{s.ID}, "other", randomVec(memstore.EmbeddingTask{}), "", 10); err != nil || len(h) != 0 {
+		t.Fatalf("another model found %d hits, %v", len(h), err)
+	}
+}
+
+// A copy that fell behind the log's trimmed entries reads the store's
+// vectors again whole, and still answers exactly.
+func TestNearestAfterTrimmedLog(t *testing.T) {
+	const dims = 8
+	defer postgres.SetVectorLogKeep(5)()
+	url := pgtest.DB(t, migrate)
+	a, b := mustOpenAt(t, url, postgres.Options{}), mustOpenAt(t, url, postgres.Options{})
+	ca := memstore.NewCore(a)
+	ctx := context.Background()
+	s, err := ca.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	randomVec := func(memstore.EmbeddingTask) []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	want := map[string][]float32{}
+	for i := range 20 {
+		if _, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	embedQueued(t, a, "m", randomVec, want)
+	check := func(what string) {
+		t.Helper()
+		q := randomVec(memstore.EmbeddingTask{})
+		got, err := b.NearestMemories(ctx, ws, []string{s.ID}, "m", q, "", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameHits(got, exactNearest(want, q, 5)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	check("first search")
+	// 12 changes, one a batch: more than the 5 entries kept.
+	for i := range 12 {
+		if _, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/more/%d.md", i), Content: "y"}); err != nil {
+			t.Fatal(err)
+		}
+		embedQueued(t, a, "m", randomVec, want)
+	}
+	read := b.VectorRowsRead()
+	check("after the log was trimmed")
+	if n := b.VectorRowsRead() - read; n != int64(len(want)) {
+		t.Fatalf("a copy behind the trimmed log read %d vectors, want the whole store's %d", n, len(want))
+	}
+}
