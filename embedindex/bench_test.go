@@ -14,6 +14,7 @@ import (
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/httpapi"
+	"github.com/memstore/memstore/internal/cputime"
 	"github.com/memstore/memstore/internal/loadgen"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
@@ -31,39 +32,43 @@ const benchRound = 5 * time.Second
 // same process: its CPU is counted against the writes). The write mix
 // deletes what it writes; the ingest mix keeps every memory, each of
 // which the worker must embed. It reports the median writes a second of
-// each, their ratio, and the memories still waiting for a vector when a
-// round with the worker ends (a few: indexing keeps up).
+// each, their ratio, the process's CPU time a write (less moved by the
+// machine's other work than the rate), and the memories still waiting
+// for a vector when a round with the worker ends (a few: indexing keeps
+// up).
 func BenchmarkWritesWithIndexing(b *testing.B) {
 	for _, mix := range []string{loadgen.MixWrite, loadgen.MixIngest} {
 		b.Run("mix="+mix, func(b *testing.B) {
-			var off, on, queued []float64
+			var off, on, cpuOff, cpuOn, queued []float64
 			for i := 0; b.Loop(); i++ {
 				order := []bool{false, true}
 				if i%2 == 1 {
 					order = []bool{true, false}
 				}
 				for _, indexing := range order {
-					perSec, left := writeRound(b, mix, indexing)
+					perSec, cpu, left := writeRound(b, mix, indexing)
 					if indexing {
-						on = append(on, perSec)
+						on, cpuOn = append(on, perSec), append(cpuOn, cpu)
 						queued = append(queued, float64(left))
 					} else {
-						off = append(off, perSec)
+						off, cpuOff = append(off, perSec), append(cpuOff, cpu)
 					}
 				}
 			}
 			b.ReportMetric(median(off), "writes/s-alone")
 			b.ReportMetric(median(on), "writes/s-indexing")
 			b.ReportMetric(median(on)/median(off), "indexing/alone")
+			b.ReportMetric(median(cpuOff), "cpu-µs/write-alone")
+			b.ReportMetric(median(cpuOn), "cpu-µs/write-indexing")
 			b.ReportMetric(median(queued), "queued-at-end")
 		})
 	}
 }
 
 // writeRound runs one round of mix on a new database, with the indexing
-// worker or without, and returns the requests a second and the memories
-// waiting for a vector at its end.
-func writeRound(b *testing.B, mix string, indexing bool) (float64, int64) {
+// worker or without, and returns the requests a second, the process's CPU
+// time a request in µs, and the memories waiting for a vector at its end.
+func writeRound(b *testing.B, mix string, indexing bool) (float64, float64, int64) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -87,6 +92,7 @@ func writeRound(b *testing.B, mix string, indexing bool) (float64, int64) {
 		worker = embedindex.New(embedindex.Config{Storage: db, Embedder: client})
 		wg.Go(func() { worker.Run(ctx) })
 	}
+	c0 := cputime.Process(b)
 	r, err := loadgen.Run(ctx, loadgen.Config{
 		URL: srv.URL, APIKey: key, StoreID: s.ID, Concurrency: 32, Duration: benchRound,
 		Mix: mix, Memories: 100, ContentBytes: 1024,
@@ -94,6 +100,7 @@ func writeRound(b *testing.B, mix string, indexing bool) (float64, int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cpu := float64(cputime.Process(b)-c0) / float64(time.Microsecond) / float64(r.Total.Requests)
 	if len(r.Total.Errors) > 0 {
 		b.Fatalf("errors: %v", r.Total.Errors)
 	}
@@ -106,8 +113,8 @@ func writeRound(b *testing.B, mix string, indexing bool) (float64, int64) {
 	if indexing && worker.Embedded() == 0 {
 		b.Fatal("the worker embedded nothing")
 	}
-	b.Logf("%s, indexing %v: %.0f requests/s, %d queued at the end", mix, indexing, r.Total.PerSecond, left)
-	return r.Total.PerSecond, left
+	b.Logf("%s, indexing %v: %.0f requests/s, %.0f µs of CPU a request, %d queued at the end", mix, indexing, r.Total.PerSecond, cpu, left)
+	return r.Total.PerSecond, cpu, left
 }
 
 func median(xs []float64) float64 {

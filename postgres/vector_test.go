@@ -69,6 +69,51 @@ func sameHits(got []memstore.SearchResult, want []vector.Hit) error {
 	return nil
 }
 
+// twoReplicas is two handles on one new database, as two processes
+// would have, a core over the first, a store in it, and random vectors of
+// dims dimensions.
+type twoReplicas struct {
+	a, b   *postgres.DB
+	core   *memstore.Core
+	store  string
+	random func(memstore.EmbeddingTask) []float32
+}
+
+func newTwoReplicas(t *testing.T, dims int, seed uint64) *twoReplicas {
+	t.Helper()
+	url := pgtest.DB(t, migrate)
+	f := &twoReplicas{a: mustOpenAt(t, url, postgres.Options{}), b: mustOpenAt(t, url, postgres.Options{})}
+	f.core = memstore.NewCore(f.a)
+	s, err := f.core.CreateStore(context.Background(), alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store = s.ID
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	f.random = func(memstore.EmbeddingTask) []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	return f
+}
+
+// check compares db's nearest k memories to a random query with an
+// exact scan of want.
+func (f *twoReplicas) check(t *testing.T, db *postgres.DB, want map[string][]float32, k int, what string) {
+	t.Helper()
+	q := f.random(memstore.EmbeddingTask{})
+	got, err := db.NearestMemories(context.Background(), ws, []string{f.store}, "m", q, "", k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameHits(got, exactNearest(want, q, k)); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
 // Each replica keeps its own copy of a store's vectors in memory and
 // brings it up to date from the database's log of vector changes before a
 // search: its searches answer exactly what a scan of the database would,
@@ -76,25 +121,12 @@ func sameHits(got []memstore.SearchResult, want []vector.Hit) error {
 // vectors that changed since the last, not every vector of the store.
 func TestNearestReplicasFollowChanges(t *testing.T) {
 	const dims, memories = 16, 300
-	url := pgtest.DB(t, migrate)
-	a, b := mustOpenAt(t, url, postgres.Options{}), mustOpenAt(t, url, postgres.Options{})
-	ca := memstore.NewCore(a)
+	f := newTwoReplicas(t, dims, 1)
+	a, b, ca, randomVec := f.a, f.b, f.core, f.random
 	ctx := context.Background()
-	s, err := ca.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	randomVec := func(memstore.EmbeddingTask) []float32 {
-		v := make([]float32, dims)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
 	ids := make([]string, memories)
 	for i := range ids {
-		m, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%03d.md", i), Content: fmt.Sprintf("memory %d", i)})
+		m, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%03d.md", i), Content: fmt.Sprintf("memory %d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,14 +136,7 @@ func TestNearestReplicasFollowChanges(t *testing.T) {
 	embedQueued(t, a, "m", randomVec, want)
 	check := func(db *postgres.DB, what string) {
 		t.Helper()
-		q := randomVec(memstore.EmbeddingTask{})
-		got, err := db.NearestMemories(ctx, ws, []string{s.ID}, "m", q, "", 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sameHits(got, exactNearest(want, q, 10)); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		f.check(t, db, want, 10, what)
 	}
 	check(b, "first search")
 	read := b.VectorRowsRead()
@@ -128,20 +153,20 @@ func TestNearestReplicasFollowChanges(t *testing.T) {
 	// The other replica changes 3 memories (their vectors go, and come
 	// again), deletes 2 and creates 2.
 	for _, id := range ids[:3] {
-		if _, err := ca.UpdateMemory(ctx, alice, s.ID, id, memstore.MemoryUpdate{Content: new("changed " + id)}); err != nil {
+		if _, err := ca.UpdateMemory(ctx, alice, f.store, id, memstore.MemoryUpdate{Content: new("changed " + id)}); err != nil {
 			t.Fatal(err)
 		}
 		delete(want, id)
 	}
 	check(b, "changed memories not yet embedded again")
 	for _, id := range ids[3:5] {
-		if err := ca.DeleteMemory(ctx, alice, s.ID, id, ""); err != nil {
+		if err := ca.DeleteMemory(ctx, alice, f.store, id, ""); err != nil {
 			t.Fatal(err)
 		}
 		delete(want, id)
 	}
 	for i := range 2 {
-		if _, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "new"}); err != nil {
+		if _, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "new"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +192,7 @@ func TestNearestReplicasFollowChanges(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := b.NearestMemories(ctx, ws, []string{s.ID}, "m", q, "", 10); err != nil {
+				if _, err := b.NearestMemories(ctx, ws, []string{f.store}, "m", q, "", 10); err != nil {
 					t.Error(err)
 					return
 				}
@@ -177,7 +202,7 @@ func TestNearestReplicasFollowChanges(t *testing.T) {
 	var mu sync.Mutex
 	for i := range 40 {
 		id := ids[10+i]
-		if _, err := ca.UpdateMemory(ctx, alice, s.ID, id, memstore.MemoryUpdate{Content: new(fmt.Sprintf("rewritten %d", i))}); err != nil {
+		if _, err := ca.UpdateMemory(ctx, alice, f.store, id, memstore.MemoryUpdate{Content: new(fmt.Sprintf("rewritten %d", i))}); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -189,10 +214,10 @@ func TestNearestReplicasFollowChanges(t *testing.T) {
 	check(b, "after concurrent writes")
 
 	// A search below a path prefix, and vectors of another model.
-	if h, err := b.NearestMemories(ctx, ws, []string{s.ID}, "m", randomVec(memstore.EmbeddingTask{}), "/new/", 10); err != nil || len(h) != 2 {
+	if h, err := b.NearestMemories(ctx, ws, []string{f.store}, "m", randomVec(memstore.EmbeddingTask{}), "/new/", 10); err != nil || len(h) != 2 {
 		t.Fatalf("below /new/: %d hits, %v; want the 2 new memories", len(h), err)
 	}
-	if h, err := b.NearestMemories(ctx, ws, []string{s.ID}, "other", randomVec(memstore.EmbeddingTask{}), "", 10); err != nil || len(h) != 0 {
+	if h, err := b.NearestMemories(ctx, ws, []string{f.store}, "other", randomVec(memstore.EmbeddingTask{}), "", 10); err != nil || len(h) != 0 {
 		t.Fatalf("another model found %d hits, %v", len(h), err)
 	}
 }
@@ -200,46 +225,25 @@ func TestNearestReplicasFollowChanges(t *testing.T) {
 // A copy that fell behind the log's trimmed entries reads the store's
 // vectors again whole, and still answers exactly.
 func TestNearestAfterTrimmedLog(t *testing.T) {
-	const dims = 8
 	defer postgres.SetVectorLogKeep(5)()
-	url := pgtest.DB(t, migrate)
-	a, b := mustOpenAt(t, url, postgres.Options{}), mustOpenAt(t, url, postgres.Options{})
-	ca := memstore.NewCore(a)
+	f := newTwoReplicas(t, 8, 3)
+	a, b, ca, randomVec := f.a, f.b, f.core, f.random
 	ctx := context.Background()
-	s, err := ca.CreateStore(ctx, alice, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	randomVec := func(memstore.EmbeddingTask) []float32 {
-		v := make([]float32, dims)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return v
-	}
 	want := map[string][]float32{}
 	for i := range 20 {
-		if _, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%d.md", i), Content: "x"}); err != nil {
+		if _, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%d.md", i), Content: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	embedQueued(t, a, "m", randomVec, want)
 	check := func(what string) {
 		t.Helper()
-		q := randomVec(memstore.EmbeddingTask{})
-		got, err := b.NearestMemories(ctx, ws, []string{s.ID}, "m", q, "", 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sameHits(got, exactNearest(want, q, 5)); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		f.check(t, b, want, 5, what)
 	}
 	check("first search")
 	// 12 changes, one a batch: more than the 5 entries kept.
 	for i := range 12 {
-		if _, err := ca.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/more/%d.md", i), Content: "y"}); err != nil {
+		if _, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/more/%d.md", i), Content: "y"}); err != nil {
 			t.Fatal(err)
 		}
 		embedQueued(t, a, "m", randomVec, want)
