@@ -1,10 +1,18 @@
 package embedindex_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,8 +36,9 @@ const benchRound = 5 * time.Second
 // on a new SQLite file each round) in rounds without the indexing worker
 // and with it, alternating (each iteration is one round of each, their
 // order swapped every other time), the worker embedding through an
-// OpenAI-compatible endpoint (embedtest's server, 384 dimensions, in the
-// same process: its CPU is counted against the writes). The write mix
+// OpenAI-compatible endpoint (embedtest's, 384 dimensions, in a process
+// of its own, as a model is: its CPU time is not the server's, though it
+// shares the machine). The write mix
 // deletes what it writes; the ingest mix keeps every memory, each of
 // which the worker must embed. It reports the median writes a second of
 // each, their ratio, the process's CPU time a write (less moved by the
@@ -84,8 +93,9 @@ func writeRound(b *testing.B, mix string, indexing bool) (float64, float64, int6
 	var wg sync.WaitGroup
 	var worker *embedindex.Worker
 	if indexing {
-		model := embedtest.New(b, 384)
-		client, err := embed.NewOpenAI(embed.OpenAIConfig{URL: model.BaseURL(), Model: "hash-384"})
+		url, stop := modelProcess(b, 384)
+		defer stop()
+		client, err := embed.NewOpenAI(embed.OpenAIConfig{URL: url, Model: "hash-384"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -124,4 +134,45 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// modelProcessEnv, set to a number of dimensions, makes the test binary
+// an embedding endpoint (embedtest's) that prints its base URL.
+const modelProcessEnv = "MEMSTORE_EMBEDTEST_DIMS"
+
+// modelProcess starts the test binary as an embedding endpoint of dims
+// dimensions and returns its base URL and what stops it.
+func modelProcess(b *testing.B, dims int) (string, func()) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", modelProcessEnv, dims))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		b.Fatalf("the model process printed no address: %v", err)
+	}
+	return strings.TrimSpace(line), stop
+}
+
+// serveModel serves embedtest's endpoint of dims dimensions on a free
+// port of the loopback, until the process is killed.
+func serveModel(dims string) {
+	n, err := strconv.Atoi(dims)
+	if err != nil {
+		panic(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("http://%s/v1\n", l.Addr())
+	panic(http.Serve(l, embedtest.Handler(n)))
 }

@@ -27,6 +27,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if dims := os.Getenv(modelProcessEnv); dims != "" {
+		serveModel(dims) // the model process of BenchmarkWritesWithIndexing
+		return
+	}
 	code := m.Run()
 	pgtest.Stop()
 	os.Exit(code)
