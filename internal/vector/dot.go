@@ -1,9 +1,10 @@
 package vector
 
 // The scan's kernel: the dot products of a query blob with n blobs laid
-// end to end. Where the CPU has vector instructions (dot_amd64.s: AVX2)
-// an assembly kernel computes them; everywhere else, and for lengths it
-// does not take, the pure-Go one. TestKernelsAgree proves they agree.
+// end to end. Where the CPU has vector instructions (dot_amd64.s: AVX2;
+// dot_arm64.s: NEON) an assembly kernel computes them over each vector's
+// blocks of 16 bytes; everywhere else the pure-Go one.
+// TestKernelsAgree proves they agree.
 
 // A kernel writes the dot product of q with each of the len(out) blobs of
 // data, of len(q) bytes each, to out.
@@ -14,6 +15,24 @@ type kernel struct {
 
 // dots is the fastest kernel of this CPU (dot_amd64.go, dot_other.go).
 var dots = kernels()[0].fn
+
+// inBlocks runs asm, an assembly kernel of the blocks of 16 bytes, over
+// the first body bytes of each vector (dims rounded down to 16), and adds
+// the remainder's products in Go.
+func inBlocks(q, data []byte, dims int, out []int32, asm func(body int)) {
+	body := dims &^ 15
+	if len(out) == 0 || body == 0 {
+		dotsGo(q, data, dims, out)
+		return
+	}
+	_ = data[len(out)*dims-1]
+	asm(body)
+	if body < dims {
+		for i := range out {
+			out[i] += dot(q[body:], data[i*dims+body:(i+1)*dims])
+		}
+	}
+}
 
 // dotsGo is the pure-Go kernel.
 func dotsGo(q, data []byte, dims int, out []int32) {

@@ -18,24 +18,17 @@ func kernels() []kernel {
 //go:noescape
 func dotsAVX2(q *int16, data *byte, stride, body, n int, out *int32)
 
-// dotsWide runs dotsAVX2 over the blocks of 16 of each vector and adds
-// the remainder's products in Go.
+// dotsWide runs dotsAVX2 with the query widened to int16.
 func dotsWide(q, data []byte, dims int, out []int32) {
-	n := len(out)
-	body := dims &^ 15
-	if n == 0 || body == 0 {
-		dotsGo(q, data, dims, out)
-		return
-	}
-	_ = data[n*dims-1]
-	wide := make([]int16, body)
-	for i := range wide {
-		wide[i] = int16(int8(q[i]))
-	}
-	dotsAVX2(&wide[0], &data[0], dims, body, n, &out[0])
-	if body < dims {
-		for i := range out {
-			out[i] += dot(q[body:], data[i*dims+body:(i+1)*dims])
+	inBlocks(q, data, dims, out, func(body int) {
+		var buf [1024]int16
+		wide := buf[:0]
+		if body > len(buf) {
+			wide = make([]int16, 0, body)
 		}
-	}
+		for _, x := range q[:body] {
+			wide = append(wide, int16(int8(x)))
+		}
+		dotsAVX2(&wide[0], &data[0], dims, body, len(out), &out[0])
+	})
 }
