@@ -134,14 +134,8 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 	below := pathPrefix != "" && pathPrefix != "/"
 	var copies []*vector.Copy[string]
 	if !below {
-		// Locked before the transaction takes its snapshot, which is
-		// then never older than theirs.
-		keys := make([]vector.CopyKey, len(storeIDs))
-		for i, id := range storeIDs {
-			keys[i] = vector.CopyKey{Store: id, Model: model, Dims: len(query)}
-		}
 		var unlock func()
-		copies, unlock = db.vectors.Lock(keys...)
+		copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
 		defer unlock()
 	}
 	q := vector.Encode(query)

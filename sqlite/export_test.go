@@ -80,3 +80,7 @@ var KeptRevocations = &keptRevocations
 func (db *DB) ReadRevocations(ctx context.Context, last int64) (int64, error) {
 	return db.readRevocations(ctx, last)
 }
+
+// VectorRowsRead is how many vectors this DB's semantic searches read
+// from the file.
+func (db *DB) VectorRowsRead() int64 { return db.vectors.rowsRead.Load() }

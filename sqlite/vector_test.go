@@ -2,7 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,5 +86,62 @@ func TestNearestSeesOtherProcessesChanges(t *testing.T) {
 	}
 	if h, err := a.NearestMemories(ctx, ws, []string{s.ID}, "m", []float32{1, 0}, "", 10); err != nil || len(h) != 0 {
 		t.Fatalf("another length found %v, %v", h, err)
+	}
+}
+
+// Searches at once while vectors are stored read the file only for what
+// changed: a search whose transaction began before another search brought
+// the copy further never reads the store's vectors again whole.
+func TestNearestConcurrentSearchesCatchUp(t *testing.T) {
+	const memories, dims = 100, 8 // embedQueued embeds up to 100
+	db := sqlitetest.OpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{})
+	ctx := context.Background()
+	ws := sqlitetest.Workspace(t, db, "acme").ID
+	s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "notes"})
+	r := rand.New(rand.NewPCG(1, 2))
+	var mu sync.Mutex
+	vec := func(string) []float32 {
+		mu.Lock()
+		defer mu.Unlock()
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	for i := range memories {
+		sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/m/%03d.md", i), "x", alice)
+	}
+	embedQueued(t, db, vec)
+	if _, err := db.NearestMemories(ctx, ws, []string{s.ID}, "m", vec(""), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	read := db.VectorRowsRead()
+	const rounds = 60
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := db.NearestMemories(ctx, ws, []string{s.ID}, "m", vec(""), "", 10); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for i := range rounds {
+		sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/new/%03d.md", i), "y", alice)
+		embedQueued(t, db, vec)
+	}
+	close(stop)
+	wg.Wait()
+	if n := db.VectorRowsRead() - read; n > 2*rounds {
+		t.Fatalf("searches during %d new vectors read %d vectors from the file: the store's %d again", rounds, n, memories)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync/atomic"
 
 	"github.com/memstore/memstore/internal/vector"
 )
@@ -16,39 +17,41 @@ import (
 // writer, so entries are committed in their order); a copy older than
 // the log's oldest entry is read whole. The copies are dropped with the
 // DB.
-type vectorCache = vector.Copies[int64]
+type vectorCache struct {
+	vector.Copies[int64]
+	rowsRead atomic.Int64 // vectors read from the file by searches
+}
 
 // vectorLogKeep is how many entries of vector_log are kept: a copy that
 // fell further behind is read again whole.
 const vectorLogKeep = 200_000
 
-// withStoreSet calls fn with the vectors of store of model k as of tx,
-// whose reads see vector_log from its entry tail to its entry head.
-func (db *DB) withStoreSet(ctx context.Context, tx *txn, k vector.CopyKey, head, tail int64, fn func(*vector.Set) error) error {
-	copies, unlock := db.vectors.Lock(k)
-	defer unlock()
-	cp := copies[0]
+// storeSet returns the vectors of cp's store as of tx, whose reads see
+// vector_log from its entry tail to its entry head; cp is locked.
+func (db *DB) storeSet(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail int64) (*vector.Set, error) {
 	if cp.Set != nil && cp.At > head {
-		// This transaction began before the copy was made: read as of it.
-		fresh := &vector.Copy[int64]{Key: k}
-		if err := load(ctx, tx, fresh, head); err != nil {
-			return err
+		// The copy is newer than tx, which should not be, since a
+		// search locks its copies before its transaction begins: read
+		// as of tx.
+		fresh := &vector.Copy[int64]{Key: cp.Key}
+		if err := db.load(ctx, tx, fresh, head); err != nil {
+			return nil, err
 		}
-		return fn(fresh.Set)
+		return fresh.Set, nil
 	}
-	if err := catchUp(ctx, tx, cp, head, tail); err != nil {
-		return err
+	if err := db.catchUp(ctx, tx, cp, head, tail); err != nil {
+		return nil, err
 	}
-	return fn(cp.Set)
+	return cp.Set, nil
 }
 
-func catchUp(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail int64) error {
+func (db *DB) catchUp(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail int64) error {
 	k := cp.Key
 	switch {
 	case cp.Set != nil && cp.At == head:
 		return nil
 	case cp.Set == nil || cp.At < tail-1:
-		return load(ctx, tx, cp, head)
+		return db.load(ctx, tx, cp, head)
 	}
 	rows, err := tx.query(ctx, `SELECT DISTINCT memory_id FROM vector_log WHERE store_id = ? AND seq > ? AND seq <= ?`, k.Store, cp.At, head)
 	if err != nil {
@@ -72,6 +75,7 @@ func catchUp(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail in
 		err := tx.queryRow(ctx, `SELECT vector FROM memory_vectors WHERE memory_id = ? AND store_id = ? AND model = ? AND dims = ?`, id, k.Store, k.Model, k.Dims).Scan(&blob)
 		switch {
 		case err == nil:
+			db.vectors.rowsRead.Add(1)
 			if err := cp.Set.Add(id, blob); err != nil {
 				cp.Set = nil
 				return err
@@ -87,9 +91,9 @@ func catchUp(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail in
 	return nil
 }
 
-func load(ctx context.Context, tx *txn, cp *vector.Copy[int64], head int64) error {
+func (db *DB) load(ctx context.Context, tx *txn, cp *vector.Copy[int64], head int64) error {
 	k := cp.Key
-	set, err := scanVectors(ctx, tx, `SELECT memory_id, vector FROM memory_vectors WHERE store_id = ? AND model = ? AND dims = ?`, k.Store, k.Model, k.Dims)
+	set, err := db.scanVectors(ctx, tx, `SELECT memory_id, vector FROM memory_vectors WHERE store_id = ? AND model = ? AND dims = ?`, k.Store, k.Model, k.Dims)
 	if err != nil {
 		cp.Set = nil
 		return err

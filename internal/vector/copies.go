@@ -33,6 +33,18 @@ type Copy[P comparable] struct {
 	At  P
 }
 
+// LockStores locks the copies of the stores' vectors of model and dims,
+// as Lock does. A search locks them before its transaction reads
+// anything: its snapshot is then never older than a copy's, which it can
+// only bring forward.
+func (c *Copies[P]) LockStores(storeIDs []string, model string, dims int) ([]*Copy[P], func()) {
+	keys := make([]CopyKey, len(storeIDs))
+	for i, id := range storeIDs {
+		keys[i] = CopyKey{Store: id, Model: model, Dims: dims}
+	}
+	return c.Lock(keys...)
+}
+
 // Lock returns the copies of keys (each once, whatever the repeats), each
 // locked, in an order that two callers cannot deadlock in, and the
 // function that unlocks them.
