@@ -132,16 +132,28 @@ func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Emb
 // from the database, which the copies cannot tell.
 func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]memstore.SearchResult, error) {
 	below := pathPrefix != "" && pathPrefix != "/"
+	// The copies are locked before the transaction takes its snapshot
+	// (at its first statement), and let go once scanned. They are locked
+	// before the transaction begins, so that a search waiting for another
+	// holds no connection of the pool; a transaction run again locks them
+	// again, before its first statement.
 	var copies []*vector.Copy[string]
-	if !below {
-		var unlock func()
-		copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
-		defer unlock()
+	unlock, locked := func() {}, false
+	lock := func() {
+		if !below && !locked {
+			copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
+			locked = true
+		}
 	}
+	release := func() { unlock(); locked = false }
+	lock()
+	defer func() { release() }()
 	q := vector.Encode(query)
 	var out []memstore.SearchResult
 	err := db.inTx(ctx, readTx, func(tx pgx.Tx) error {
 		out = nil
+		lock()
+		defer release()
 		var snap, trimmed string
 		if err := tx.QueryRow(ctx, `SELECT pg_current_snapshot()::text, (SELECT xid::text FROM vector_log_trimmed)`).Scan(&snap, &trimmed); err != nil {
 			return err
@@ -182,6 +194,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 				}
 				hits = append(hits, hs...)
 			}
+			release()
 			vector.SortHits(hits)
 			hits = hits[:min(limit, len(hits))]
 		}

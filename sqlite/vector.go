@@ -142,12 +142,14 @@ func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTas
 
 // NearestMemories implements memstore.VectorStorage.
 func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]memstore.SearchResult, error) {
+	// The copies are locked before the transaction reads (a search that
+	// waits for another holds no connection), and let go once scanned.
 	var copies []*vector.Copy[int64]
+	unlock := func() {}
 	if pathPrefix == "" || pathPrefix == "/" {
-		var unlock func()
 		copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
-		defer unlock()
 	}
+	defer unlock()
 	var out []memstore.SearchResult
 	err := db.read(ctx, func(tx *txn) error {
 		for _, id := range storeIDs {
@@ -156,6 +158,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 			}
 		}
 		hits, err := db.nearest(ctx, tx, storeIDs, copies, model, query, pathPrefix, limit)
+		unlock()
 		if err != nil {
 			return err
 		}

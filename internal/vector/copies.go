@@ -36,7 +36,7 @@ type Copy[P comparable] struct {
 // LockStores locks the copies of the stores' vectors of model and dims,
 // as Lock does. A search locks them before its transaction reads
 // anything: its snapshot is then never older than a copy's, which it can
-// only bring forward.
+// only bring forward; it may unlock them once it scanned them.
 func (c *Copies[P]) LockStores(storeIDs []string, model string, dims int) ([]*Copy[P], func()) {
 	keys := make([]CopyKey, len(storeIDs))
 	for i, id := range storeIDs {
@@ -47,7 +47,7 @@ func (c *Copies[P]) LockStores(storeIDs []string, model string, dims int) ([]*Co
 
 // Lock returns the copies of keys (each once, whatever the repeats), each
 // locked, in an order that two callers cannot deadlock in, and the
-// function that unlocks them.
+// function that unlocks them, which may be called more than once.
 func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
 	keys = slices.Clone(keys)
 	slices.SortFunc(keys, func(a, b CopyKey) int {
@@ -69,9 +69,9 @@ func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
 	for _, cp := range copies {
 		cp.mu.Lock()
 	}
-	return copies, func() {
+	return copies, sync.OnceFunc(func() {
 		for _, cp := range copies {
 			cp.mu.Unlock()
 		}
-	}
+	})
 }
