@@ -145,3 +145,32 @@ func TestNearestConcurrentSearchesCatchUp(t *testing.T) {
 		t.Fatalf("searches during %d new vectors read %d vectors from the file: the store's %d again", rounds, n, memories)
 	}
 }
+
+// The copies of stores' vectors stay within their bound: a store whose
+// copy went for another's is read again, and answered exactly.
+func TestNearestCopiesWithinTheirBound(t *testing.T) {
+	db := sqlitetest.OpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{})
+	db.SetVectorCopyBytes(1) // one copy at a time
+	ctx := context.Background()
+	ws := sqlitetest.Workspace(t, db, "acme").ID
+	stores := map[string]string{}
+	for _, name := range []string{"a", "b"} {
+		s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: name})
+		stores[name] = s.ID
+		for i := range 4 {
+			sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/%s/%d.md", name, i), "x", alice)
+		}
+	}
+	embedQueued(t, db, func(p string) []float32 { return axis(int(p[len(p)-4] - '0')) })
+	read := db.VectorRowsRead()
+	for round, name := range []string{"a", "a", "b", "a", "b"} {
+		hits, err := db.NearestMemories(ctx, ws, []string{stores[name]}, "m", axis(2), "", 1)
+		if err != nil || len(hits) != 1 || hits[0].Memory.Path != "/"+name+"/2.md" {
+			t.Fatalf("round %d, store %s: %v, %v; want /%s/2.md", round, name, hits, err, name)
+		}
+	}
+	// a, then b (a goes), a (b goes), b: four reads of 4 vectors.
+	if n := db.VectorRowsRead() - read; n != 16 {
+		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
+	}
+}

@@ -64,10 +64,11 @@ type Hit struct {
 // A Set is vectors of one length laid end to end, the layout a scan reads
 // fastest. The zero value is an empty set of any length.
 type Set struct {
-	dims int
-	ids  []string
-	data []byte
-	at   map[string]int // id → its place
+	dims    int
+	ids     []string
+	data    []byte
+	at      map[string]int // id → its place
+	idBytes int64          // the IDs' lengths, summed
 }
 
 // Add puts one blob in the set, replacing the id's blob if it has one; a
@@ -88,6 +89,7 @@ func (s *Set) Add(id string, blob []byte) error {
 	s.at[id] = len(s.ids)
 	s.ids = append(s.ids, id)
 	s.data = append(s.data, blob...)
+	s.idBytes += int64(len(id))
 	return nil
 }
 
@@ -105,8 +107,22 @@ func (s *Set) Remove(id string) {
 		copy(s.data[i*s.dims:(i+1)*s.dims], s.data[last*s.dims:])
 	}
 	delete(s.at, id)
+	s.idBytes -= int64(len(id))
 	s.ids = s.ids[:last]
 	s.data = s.data[:last*s.dims]
+}
+
+// entryBytes is about what a vector's entry costs beside its bytes and
+// its ID's: the ID's string header and slot in the list, and its entry in
+// the map of places.
+const entryBytes = 64
+
+// Bytes is about how much memory the set holds (0 for a nil set).
+func (s *Set) Bytes() int64 {
+	if s == nil {
+		return 0
+	}
+	return int64(len(s.data)) + s.idBytes + int64(len(s.ids))*entryBytes
 }
 
 // Len is how many vectors the set holds.
