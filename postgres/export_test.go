@@ -37,3 +37,6 @@ func SetVectorLogKeep(n int) func() {
 	vectorLogKeep = n
 	return func() { vectorLogKeep = old }
 }
+
+// SetVectorCopyBytes sets the bound of db's copies of stores' vectors.
+func (db *DB) SetVectorCopyBytes(n int64) { db.vectors.Limit = n }

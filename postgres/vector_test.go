@@ -254,3 +254,51 @@ func TestNearestAfterTrimmedLog(t *testing.T) {
 		t.Fatalf("a copy behind the trimmed log read %d vectors, want the whole store's %d", n, len(want))
 	}
 }
+
+// The copies of stores' vectors stay within their bound: a store whose
+// copy went for another's is read again, and answered exactly.
+func TestNearestCopiesWithinTheirBound(t *testing.T) {
+	f := newTwoReplicas(t, 8, 5)
+	f.b.SetVectorCopyBytes(1) // one copy at a time
+	ctx := context.Background()
+	other, err := f.core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := map[string]string{"a": f.store, "b": other.ID}
+	wants := map[string]map[string][]float32{"a": {}, "b": {}}
+	for name, id := range stores {
+		for i := range 4 {
+			if _, err := f.core.CreateMemory(ctx, alice, id, memstore.MemoryCreate{Path: fmt.Sprintf("/%s/%d.md", name, i), Content: "x"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, storeOf := map[string][]float32{}, map[string]string{}
+	embedQueued(t, f.a, "m", func(task memstore.EmbeddingTask) []float32 {
+		storeOf[task.MemoryID] = task.StoreID
+		return f.random(task)
+	}, all)
+	for id, v := range all {
+		for name, sid := range stores {
+			if storeOf[id] == sid {
+				wants[name][id] = v
+			}
+		}
+	}
+	read := f.b.VectorRowsRead()
+	for round, name := range []string{"a", "a", "b", "a", "b"} {
+		q := f.random(memstore.EmbeddingTask{})
+		got, err := f.b.NearestMemories(ctx, ws, []string{stores[name]}, "m", q, "", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameHits(got, exactNearest(wants[name], q, 2)); err != nil {
+			t.Fatalf("round %d, store %s: %v", round, name, err)
+		}
+	}
+	// a, then b (a goes), a (b goes), b: four reads of 4 vectors.
+	if n := f.b.VectorRowsRead() - read; n != 16 {
+		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
+	}
+}
