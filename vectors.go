@@ -21,6 +21,11 @@ const (
 	// EmbeddingLease is how long a worker holds the memories it claimed
 	// before another may claim them.
 	EmbeddingLease = 2 * time.Minute
+	// VectorCopyBytes bounds the memory a process keeps of the stores'
+	// vectors, the copies that spare a search reading them from the
+	// database: 1 GiB holds about 2.2 million vectors of 384 dimensions.
+	// Past it the copies of the stores least recently searched go.
+	VectorCopyBytes = 1 << 30
 )
 
 // An Embedder turns texts into vectors of one model (package embed has

@@ -21,8 +21,12 @@ const (
 	MaxResponseBytes = 32 << 20
 	// DefaultTimeout bounds one request to the endpoint.
 	DefaultTimeout = 60 * time.Second
-	// maxErrorText bounds the part of an endpoint's error quoted back.
-	maxErrorText = 300
+	// maxErrorText bounds the message of an endpoint's error quoted back.
+	maxErrorText = 200
+	// echoRun is the shortest run of bytes a quoted message may not share
+	// with the texts sent: an endpoint may echo its input (memories) in
+	// its error, and the error reaches logs.
+	echoRun = 12
 )
 
 // OpenAIConfig configures a client of an OpenAI-compatible embeddings API.
@@ -137,9 +141,28 @@ type embeddingsResponse struct {
 		Index     *int      `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
-	Error *struct {
+	// Error is OpenAI's {"message": ...} or, from Ollama and others, a
+	// string.
+	Error json.RawMessage `json:"error"`
+}
+
+// errorMessage is the message of an error answer, "" when it has none.
+func errorMessage(raw []byte) string {
+	var ans embeddingsResponse
+	if json.Unmarshal(raw, &ans) != nil || len(ans.Error) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(ans.Error, &s) == nil {
+		return s
+	}
+	var obj struct {
 		Message string `json:"message"`
-	} `json:"error"`
+	}
+	if json.Unmarshal(ans.Error, &obj) == nil {
+		return obj.Message
+	}
+	return ""
 }
 
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
@@ -167,17 +190,14 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	if len(raw) > MaxResponseBytes {
 		return nil, o.fail(fmt.Sprintf("sent an answer over %d bytes, which is not read; check the embedding URL", MaxResponseBytes))
 	}
+	if res.StatusCode != http.StatusOK {
+		// Only the message of a JSON error is quoted, never the rest of
+		// the body, which may echo the texts.
+		msg := o.quote(errorMessage(raw), texts)
+		return nil, &StatusError{Status: res.StatusCode, err: o.fail(fmt.Sprintf("answered %s: %s", res.Status, msg))}
+	}
 	var ans embeddingsResponse
 	jerr := json.Unmarshal(raw, &ans)
-	if res.StatusCode != http.StatusOK {
-		msg := ""
-		if jerr == nil && ans.Error != nil {
-			msg = ans.Error.Message
-		} else if jerr != nil {
-			msg = string(raw)
-		}
-		return nil, &StatusError{Status: res.StatusCode, err: o.fail(fmt.Sprintf("answered %s: %s", res.Status, o.quote(msg)))}
-	}
 	if jerr != nil {
 		return nil, o.fail("answered with JSON that is not an embeddings answer: " + o.scrub(jerr.Error()))
 	}
@@ -239,14 +259,37 @@ func (o *OpenAI) scrub(s string) string {
 	return s
 }
 
-// quote bounds and scrubs a message from the endpoint.
-func (o *OpenAI) quote(s string) string {
+// quote bounds and scrubs an error message from the endpoint, and
+// withholds it when it repeats a run of the texts sent.
+func (o *OpenAI) quote(s string, texts []string) string {
 	s = strings.TrimSpace(o.scrub(s))
 	if len(s) > maxErrorText {
 		s = strings.ToValidUTF8(s[:maxErrorText], "") + "..."
 	}
-	if s == "" {
-		s = "(no message)"
+	switch {
+	case s == "":
+		return "(no error message; the endpoint's own log may say more)"
+	case echoes(s, texts):
+		return "(message withheld: it quotes the texts sent; the endpoint's own log may say more)"
 	}
 	return s
+}
+
+// echoes says whether msg shares a run of echoRun bytes with a text.
+func echoes(msg string, texts []string) bool {
+	if len(msg) < echoRun {
+		return false
+	}
+	runs := make(map[string]struct{}, len(msg))
+	for i := 0; i+echoRun <= len(msg); i++ {
+		runs[msg[i:i+echoRun]] = struct{}{}
+	}
+	for _, t := range texts {
+		for i := 0; i+echoRun <= len(t); i++ {
+			if _, ok := runs[t[i:i+echoRun]]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }

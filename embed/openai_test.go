@@ -168,3 +168,45 @@ func TestNewOpenAIRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint's error may echo the texts it was sent, which are memories,
+// and the error reaches logs: a body that is not a JSON error is never
+// quoted, and a JSON error's message is quoted only when it repeats none
+// of the texts.
+func TestOpenAIErrorQuotesNoInput(t *testing.T) {
+	const memory = "the launch code of project falcon is 7741-alpha, keep it private"
+	cases := map[string]struct {
+		status int
+		body   string
+		want   string // in the error
+	}{
+		"plain text echo":     {400, "bad input: " + memory, "400 Bad Request"},
+		"html echo":           {500, "<html><pre>" + memory + "</pre></html>", "500 Internal Server Error"},
+		"json message echo":   {400, `{"error":{"message":"cannot embed 'the launch code of project falcon is 7741-al...'"}}`, "withheld"},
+		"json string echo":    {413, `{"error":"input ` + memory + ` is too long"}`, "withheld"},
+		"json other field":    {400, `{"error":{"message":"bad request","param":"` + memory + `"}}`, "bad request"},
+		"ollama style string": {404, `{"error":"model \"nomic\" not found, try pulling it first"}`, `model "nomic" not found`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			c, _ := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL, Model: "m"})
+			_, err := c.Embed(context.Background(), []string{"notes/falcon.md\n" + memory})
+			if err == nil {
+				t.Fatal("an error answer was accepted")
+			}
+			for _, part := range []string{"falcon", "7741", "launch code"} {
+				if strings.Contains(err.Error(), part) {
+					t.Errorf("error quotes the input (%q): %v", part, err)
+				}
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -153,5 +153,12 @@ func (w *Worker) step(ctx context.Context, reset bool) (time.Duration, error) {
 		return 0, err
 	}
 	w.embedded.Add(int64(len(es)))
+	if len(tasks) < w.cfg.Batch {
+		// The queue is short: let it fill for a while, so that a steady
+		// trickle of writes is embedded in a few full batches, not in
+		// a claim and a store of vectors for every few writes, each a
+		// write that the writes queue behind.
+		return w.cfg.Idle, nil
+	}
 	return 0, nil
 }

@@ -27,6 +27,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if dims := os.Getenv(modelProcessEnv); dims != "" {
+		serveModel(dims) // the model process of BenchmarkWritesWithIndexing
+		return
+	}
 	code := m.Run()
 	pgtest.Stop()
 	os.Exit(code)
@@ -500,6 +504,40 @@ func TestSemanticSearchOnGloveVectors(t *testing.T) {
 			if hits := f.nearest(q); len(hits) == 0 || hits[0].Memory.Path != want {
 				t.Errorf("%q: nearest %v, want %s first", q, hits, want)
 			}
+		}
+	})
+}
+
+// While less than a batch waits, the worker lets the queue fill for its
+// Idle period before it claims again: writes that come faster than the
+// worker's round trips are embedded in full batches and a few partial
+// ones, not in a claim and a store of vectors (each a write that the
+// writes queue behind) for every few writes.
+func TestWorkerBatchesSteadyWrites(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		ctx, cancel := context.WithCancel(context.Background())
+		w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: f.emb, Batch: 64, Idle: time.Second})
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		// Longer than Idle, so that the worker is awake during the writes.
+		start := time.Now()
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := 0; time.Since(start) < 2500*time.Millisecond; i++ {
+					f.create(fmt.Sprintf("/w%d/%04d.md", g, i), "a note about the weather")
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		f.settle()
+		n := int(w.Embedded())
+		// The full batches, a partial one a second while the writes
+		// went on, and the last ones after.
+		if max := n/64 + int(elapsed/time.Second) + 3; f.srv.Requests() > max {
+			t.Fatalf("%d memories written over %s embedded in %d requests to the model, want at most %d", n, elapsed.Round(time.Millisecond), f.srv.Requests(), max)
 		}
 	})
 }

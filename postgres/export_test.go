@@ -25,3 +25,18 @@ func (db *DB) FailAfterWebhookEvents(ctx context.Context, workspaceID, storeID s
 		return memstore.Errorf(memstore.EConflict, "failed after its changes")
 	})
 }
+
+// VectorRowsRead is how many vectors this DB's semantic searches read
+// from the database.
+func (db *DB) VectorRowsRead() int64 { return db.vectors.rowsRead.Load() }
+
+// SetVectorLogKeep keeps n entries of vector_log, until the returned
+// function restores the default.
+func SetVectorLogKeep(n int) func() {
+	old := vectorLogKeep
+	vectorLogKeep = n
+	return func() { vectorLogKeep = old }
+}
+
+// SetVectorCopyBytes sets the bound of db's copies of stores' vectors.
+func (db *DB) SetVectorCopyBytes(n int64) { db.vectors.Limit = n }

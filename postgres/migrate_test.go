@@ -33,8 +33,8 @@ func asDevelopmentBuild(v int) []string {
 		// counts of changes.
 		`DROP TABLE change_counts`, `DROP FUNCTION versions_change_count() CASCADE`,
 		// Nor the vectors of 0005.
-		`DROP TABLE memory_vectors`, `DROP TABLE vector_queue`,
-		`DROP FUNCTION memories_vector_queue() CASCADE`, `DROP FUNCTION versions_vector_redact() CASCADE`,
+		`DROP TABLE memory_vectors`, `DROP TABLE vector_queue`, `DROP TABLE vector_log`, `DROP TABLE vector_log_trimmed`,
+		`DROP FUNCTION memories_vector_queue() CASCADE`, `DROP FUNCTION versions_vector_redact() CASCADE`, `DROP FUNCTION memory_vectors_log() CASCADE`,
 		// Nor the dreams of 0004.
 		`DROP TABLE dreams`, `ALTER TABLE webhook_deliveries DROP COLUMN dream_id`,
 		// Nor the session events of 0003.

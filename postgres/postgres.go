@@ -125,6 +125,7 @@ type DB struct {
 	send sending
 	// revalidate batches MemoryUnlessAt's lookups (revalidate.go).
 	revalidate *batch.Batcher[versionQuery, string]
+	vectors    vectorCache
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -141,6 +142,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db.vectors.Limit = memstore.VectorCopyBytes
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.read, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	db.revalidate = db.newRevalidator(int(cfg.MaxConns))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,52 +116,87 @@ func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Emb
 				return err
 			}
 		}
-		return nil
+		// The log's oldest entries go; the newest transaction among them
+		// tells the copies behind it to read their stores again.
+		_, err := tx.Exec(ctx, `WITH d AS (DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - $1 RETURNING xid),
+				newest AS (SELECT xid FROM d ORDER BY xid DESC LIMIT 1)
+			UPDATE vector_log_trimmed t SET xid = newest.xid FROM newest WHERE t.xid < newest.xid`, vectorLogKeep)
+		return err
 	})
 	return wrap(err, "store vectors")
 }
 
-// NearestMemories implements memstore.VectorStorage.
+// NearestMemories implements memstore.VectorStorage: it scans the
+// process's copies of the stores' vectors (vectorcache.go), or, for a
+// search below a path prefix, the vectors of the memories below it, read
+// from the database, which the copies cannot tell.
 func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]memstore.SearchResult, error) {
+	below := pathPrefix != "" && pathPrefix != "/"
+	// The copies are locked before the transaction takes its snapshot
+	// (at its first statement), and let go once scanned. They are locked
+	// before the transaction begins, so that a search waiting for another
+	// holds no connection of the pool; a transaction run again locks them
+	// again, before its first statement.
+	var copies []*vector.Copy[string]
+	unlock, locked := func() {}, false
+	lock := func() {
+		if !below && !locked {
+			copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
+			locked = true
+		}
+	}
+	release := func() { unlock(); locked = false }
+	lock()
+	defer func() { release() }()
+	q := vector.Encode(query)
 	var out []memstore.SearchResult
 	err := db.inTx(ctx, readTx, func(tx pgx.Tx) error {
 		out = nil
+		lock()
+		defer release()
+		var snap, trimmed string
+		if err := tx.QueryRow(ctx, `SELECT pg_current_snapshot()::text, (SELECT xid::text FROM vector_log_trimmed)`).Scan(&snap, &trimmed); err != nil {
+			return err
+		}
 		for _, id := range storeIDs {
 			if _, err := storeState(ctx, tx, workspaceID, id, false); err != nil {
 				return err
 			}
 		}
-		lo, hi := "", ""
-		if pathPrefix != "" && pathPrefix != "/" {
-			lo = pathPrefix
-			hi, _ = keyset.UpperBound(pathPrefix)
-		}
-		rows, err := tx.Query(ctx, `SELECT v.memory_id, v.vector FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
-			WHERE v.store_id = ANY($1) AND v.model = $2 AND v.dims = $3 AND m.path >= $4 AND ($5 = '' OR m.path < $5)`,
-			storeIDs, model, len(query), lo, hi)
-		if err != nil {
-			return err
-		}
-		set := &vector.Set{}
-		for rows.Next() {
-			var id string
-			var blob []byte
-			if err := rows.Scan(&id, &blob); err != nil {
-				rows.Close()
+		var hits []vector.Hit
+		if below {
+			hi, _ := keyset.UpperBound(pathPrefix)
+			rows, err := tx.Query(ctx, `SELECT v.memory_id, v.vector FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+				WHERE v.store_id = ANY($1) AND v.model = $2 AND v.dims = $3 AND m.path >= $4 AND ($5 = '' OR m.path < $5)`,
+				storeIDs, model, len(query), pathPrefix, hi)
+			if err != nil {
 				return err
 			}
-			if err := set.Add(id, blob); err != nil {
-				rows.Close()
-				return fmt.Errorf("vector of memory %s: %w", id, err)
+			set := &vector.Set{}
+			if err := db.vectors.each(rows, set.Add); err != nil {
+				return err
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		hits, err := set.Nearest(vector.Encode(query), limit)
-		if err != nil {
-			return err
+			if hits, err = set.Nearest(q, limit); err != nil {
+				return err
+			}
+		} else {
+			trimmedXid, err := strconv.ParseUint(trimmed, 10, 64)
+			if err != nil {
+				return fmt.Errorf("vector_log_trimmed: %w", err)
+			}
+			for _, cp := range copies {
+				if err := db.vectors.catchUp(ctx, tx, cp, snap, trimmedXid); err != nil {
+					return err
+				}
+				hs, err := cp.Set.Nearest(q, limit)
+				if err != nil {
+					return err
+				}
+				hits = append(hits, hs...)
+			}
+			release()
+			vector.SortHits(hits)
+			hits = hits[:min(limit, len(hits))]
 		}
 		for _, h := range hits {
 			m, err := sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(false)+` FROM memories WHERE id = $1`, h.ID))

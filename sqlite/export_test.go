@@ -80,3 +80,10 @@ var KeptRevocations = &keptRevocations
 func (db *DB) ReadRevocations(ctx context.Context, last int64) (int64, error) {
 	return db.readRevocations(ctx, last)
 }
+
+// VectorRowsRead is how many vectors this DB's semantic searches read
+// from the file.
+func (db *DB) VectorRowsRead() int64 { return db.vectors.rowsRead.Load() }
+
+// SetVectorCopyBytes sets the bound of db's copies of stores' vectors.
+func (db *DB) SetVectorCopyBytes(n int64) { db.vectors.Limit = n }

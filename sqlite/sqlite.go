@@ -154,6 +154,7 @@ type DB struct {
 // A database that this user may not write is refused (ErrReadOnly).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger, poll: polling{origin: newOrigin()}}
+	db.vectors.Limit = memstore.VectorCopyBytes
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.reads, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	if db.now == nil {

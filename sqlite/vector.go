@@ -142,6 +142,14 @@ func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTas
 
 // NearestMemories implements memstore.VectorStorage.
 func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]memstore.SearchResult, error) {
+	// The copies are locked before the transaction reads (a search that
+	// waits for another holds no connection), and let go once scanned.
+	var copies []*vector.Copy[int64]
+	unlock := func() {}
+	if pathPrefix == "" || pathPrefix == "/" {
+		copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
+	}
+	defer unlock()
 	var out []memstore.SearchResult
 	err := db.read(ctx, func(tx *txn) error {
 		for _, id := range storeIDs {
@@ -149,7 +157,8 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 				return err
 			}
 		}
-		hits, err := db.nearest(ctx, tx, storeIDs, model, query, pathPrefix, limit)
+		hits, err := db.nearest(ctx, tx, storeIDs, copies, model, query, pathPrefix, limit)
+		unlock()
 		if err != nil {
 			return err
 		}
@@ -168,10 +177,10 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 	return out, wrap(err, "find nearest memories")
 }
 
-// nearest scans the vectors of the stores: the copies in memory
-// (vectorcache.go), or, for a search below a path prefix, the rows of the
-// memories below it, which the copies cannot tell.
-func (db *DB) nearest(ctx context.Context, tx *txn, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]vector.Hit, error) {
+// nearest scans the vectors of the stores: their copies in memory
+// (vectorcache.go), locked, or, for a search below a path prefix, the
+// rows of the memories below it, which the copies cannot tell.
+func (db *DB) nearest(ctx context.Context, tx *txn, storeIDs []string, copies []*vector.Copy[int64], model string, query []float32, pathPrefix string, limit int) ([]vector.Hit, error) {
 	q := vector.Encode(query)
 	if pathPrefix != "" && pathPrefix != "/" {
 		args := []any{model, len(query), pathPrefix}
@@ -184,7 +193,7 @@ func (db *DB) nearest(ctx context.Context, tx *txn, storeIDs []string, model str
 		for _, id := range storeIDs {
 			args = append(args, id)
 		}
-		set, err := scanVectors(ctx, tx, `SELECT v.memory_id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
+		set, err := db.scanVectors(ctx, tx, `SELECT v.memory_id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_id = m.id
 			WHERE v.model = ? AND v.dims = ?`+filter, args...)
 		if err != nil {
 			return nil, err
@@ -192,25 +201,28 @@ func (db *DB) nearest(ctx context.Context, tx *txn, storeIDs []string, model str
 		return set.Nearest(q, limit)
 	}
 	var head, tail int64
-	if err := tx.queryRow(ctx, `SELECT ifnull(max(seq), 0), ifnull(min(seq), 0) FROM vector_log`).Scan(&head, &tail); err != nil {
+	// Two subqueries: SQLite finds a lone max or min in the index, but
+	// scans the whole log for the two in one query.
+	if err := tx.queryRow(ctx, `SELECT ifnull((SELECT max(seq) FROM vector_log), 0), ifnull((SELECT min(seq) FROM vector_log), 0)`).Scan(&head, &tail); err != nil {
 		return nil, err
 	}
 	var all []vector.Hit
-	for _, id := range storeIDs {
-		err := db.withStoreSet(ctx, tx, vectorKey{id, model, len(query)}, head, tail, func(s *vector.Set) error {
-			hits, err := s.Nearest(q, limit)
-			all = append(all, hits...)
-			return err
-		})
+	for _, cp := range copies {
+		set, err := db.storeSet(ctx, tx, cp, head, tail)
 		if err != nil {
 			return nil, err
 		}
+		hits, err := set.Nearest(q, limit)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, hits...)
 	}
 	vector.SortHits(all)
 	return all[:min(limit, len(all))], nil
 }
 
-func scanVectors(ctx context.Context, tx *txn, q string, args ...any) (*vector.Set, error) {
+func (db *DB) scanVectors(ctx context.Context, tx *txn, q string, args ...any) (*vector.Set, error) {
 	rows, err := tx.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -223,6 +235,7 @@ func scanVectors(ctx context.Context, tx *txn, q string, args ...any) (*vector.S
 		if err := rows.Scan(&id, &blob); err != nil {
 			return nil, err
 		}
+		db.vectors.rowsRead.Add(1)
 		if err := set.Add(id, blob); err != nil {
 			return nil, fmt.Errorf("vector of memory %s: %w", id, err)
 		}

@@ -2,7 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,5 +86,91 @@ func TestNearestSeesOtherProcessesChanges(t *testing.T) {
 	}
 	if h, err := a.NearestMemories(ctx, ws, []string{s.ID}, "m", []float32{1, 0}, "", 10); err != nil || len(h) != 0 {
 		t.Fatalf("another length found %v, %v", h, err)
+	}
+}
+
+// Searches at once while vectors are stored read the file only for what
+// changed: a search whose transaction began before another search brought
+// the copy further never reads the store's vectors again whole.
+func TestNearestConcurrentSearchesCatchUp(t *testing.T) {
+	const memories, dims = 100, 8 // embedQueued embeds up to 100
+	db := sqlitetest.OpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{})
+	ctx := context.Background()
+	ws := sqlitetest.Workspace(t, db, "acme").ID
+	s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: "notes"})
+	r := rand.New(rand.NewPCG(1, 2))
+	var mu sync.Mutex
+	vec := func(string) []float32 {
+		mu.Lock()
+		defer mu.Unlock()
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	for i := range memories {
+		sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/m/%03d.md", i), "x", alice)
+	}
+	embedQueued(t, db, vec)
+	if _, err := db.NearestMemories(ctx, ws, []string{s.ID}, "m", vec(""), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	read := db.VectorRowsRead()
+	const rounds = 60
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := db.NearestMemories(ctx, ws, []string{s.ID}, "m", vec(""), "", 10); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for i := range rounds {
+		sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/new/%03d.md", i), "y", alice)
+		embedQueued(t, db, vec)
+	}
+	close(stop)
+	wg.Wait()
+	if n := db.VectorRowsRead() - read; n > 2*rounds {
+		t.Fatalf("searches during %d new vectors read %d vectors from the file: the store's %d again", rounds, n, memories)
+	}
+}
+
+// The copies of stores' vectors stay within their bound: a store whose
+// copy went for another's is read again, and answered exactly.
+func TestNearestCopiesWithinTheirBound(t *testing.T) {
+	db := sqlitetest.OpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{})
+	db.SetVectorCopyBytes(1) // one copy at a time
+	ctx := context.Background()
+	ws := sqlitetest.Workspace(t, db, "acme").ID
+	stores := map[string]string{}
+	for _, name := range []string{"a", "b"} {
+		s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: name})
+		stores[name] = s.ID
+		for i := range 4 {
+			sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/%s/%d.md", name, i), "x", alice)
+		}
+	}
+	embedQueued(t, db, func(p string) []float32 { return axis(int(p[len(p)-4] - '0')) })
+	read := db.VectorRowsRead()
+	for round, name := range []string{"a", "a", "b", "a", "b"} {
+		hits, err := db.NearestMemories(ctx, ws, []string{stores[name]}, "m", axis(2), "", 1)
+		if err != nil || len(hits) != 1 || hits[0].Memory.Path != "/"+name+"/2.md" {
+			t.Fatalf("round %d, store %s: %v, %v; want /%s/2.md", round, name, hits, err, name)
+		}
+	}
+	// a, then b (a goes), a (b goes), b: four reads of 4 vectors.
+	if n := db.VectorRowsRead() - read; n != 16 {
+		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
 	}
 }

@@ -4,82 +4,56 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sync"
+	"sync/atomic"
 
 	"github.com/memstore/memstore/internal/vector"
 )
 
-// Reading a store's vectors from the file costs far more than comparing
-// them (100,000 rows are hundreds of milliseconds), so each process keeps
-// a copy of the vectors of the stores it searched, one vector.Set a store
-// and model, and brings it up to date before each search from vector_log
-// (migrations/0005_vectors.sql): the vectors changed since the copy, by
-// any process on the file, are read again, one by one. A copy older than
-// the log's oldest entry is read whole. The copy holds no content, only
-// memory IDs and vectors, which the file holds too; it is dropped with
-// the DB.
+// Each process keeps a copy of the vectors of the stores it searched
+// (vector.Copies), and brings it up to date before each search from
+// vector_log (migrations/0005_vectors.sql): the vectors changed since the
+// copy, by any process on the file, are read again, one by one. A copy's
+// position is the last entry of the log it applied (the file has one
+// writer, so entries are committed in their order); a copy older than
+// the log's oldest entry is read whole. The copies are dropped with the
+// DB.
 type vectorCache struct {
-	mu     sync.Mutex
-	stores map[vectorKey]*storeVectors
-}
-
-type vectorKey struct {
-	store, model string
-	dims         int
-}
-
-type storeVectors struct {
-	mu  sync.Mutex // held while the copy is brought up to date and scanned
-	seq int64      // the last entry of vector_log applied, 0 before the first read
-	set *vector.Set
+	vector.Copies[int64]
+	rowsRead atomic.Int64 // vectors read from the file by searches
 }
 
 // vectorLogKeep is how many entries of vector_log are kept: a copy that
 // fell further behind is read again whole.
 const vectorLogKeep = 200_000
 
-func (c *vectorCache) get(k vectorKey) *storeVectors {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stores == nil {
-		c.stores = map[vectorKey]*storeVectors{}
-	}
-	sv := c.stores[k]
-	if sv == nil {
-		sv = &storeVectors{}
-		c.stores[k] = sv
-	}
-	return sv
-}
-
-// withStoreSet calls fn with the vectors of store of model k as of tx,
-// whose reads see vector_log from its entry tail to its entry head.
-func (db *DB) withStoreSet(ctx context.Context, tx *txn, k vectorKey, head, tail int64, fn func(*vector.Set) error) error {
-	sv := db.vectors.get(k)
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	if sv.set != nil && sv.seq > head {
-		// This transaction began before the copy was made: read as of it.
-		fresh := &storeVectors{}
-		if err := fresh.load(ctx, tx, k, head); err != nil {
-			return err
+// storeSet returns the vectors of cp's store as of tx, whose reads see
+// vector_log from its entry tail to its entry head; cp is locked.
+func (db *DB) storeSet(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail int64) (*vector.Set, error) {
+	if cp.Set != nil && cp.At > head {
+		// The copy is newer than tx, which should not be, since a
+		// search locks its copies before its transaction begins: read
+		// as of tx.
+		fresh := &vector.Copy[int64]{Key: cp.Key}
+		if err := db.load(ctx, tx, fresh, head); err != nil {
+			return nil, err
 		}
-		return fn(fresh.set)
+		return fresh.Set, nil
 	}
-	if err := sv.catchUp(ctx, tx, k, head, tail); err != nil {
-		return err
+	if err := db.catchUp(ctx, tx, cp, head, tail); err != nil {
+		return nil, err
 	}
-	return fn(sv.set)
+	return cp.Set, nil
 }
 
-func (sv *storeVectors) catchUp(ctx context.Context, tx *txn, k vectorKey, head, tail int64) error {
+func (db *DB) catchUp(ctx context.Context, tx *txn, cp *vector.Copy[int64], head, tail int64) error {
+	k := cp.Key
 	switch {
-	case sv.set != nil && sv.seq == head:
+	case cp.Set != nil && cp.At == head:
 		return nil
-	case sv.set == nil || sv.seq < tail-1:
-		return sv.load(ctx, tx, k, head)
+	case cp.Set == nil || cp.At < tail-1:
+		return db.load(ctx, tx, cp, head)
 	}
-	rows, err := tx.query(ctx, `SELECT DISTINCT memory_id FROM vector_log WHERE store_id = ? AND seq > ? AND seq <= ?`, k.store, sv.seq, head)
+	rows, err := tx.query(ctx, `SELECT DISTINCT memory_id FROM vector_log WHERE store_id = ? AND seq > ? AND seq <= ?`, k.Store, cp.At, head)
 	if err != nil {
 		return err
 	}
@@ -98,30 +72,32 @@ func (sv *storeVectors) catchUp(ctx context.Context, tx *txn, k vectorKey, head,
 	}
 	for _, id := range changed {
 		var blob []byte
-		err := tx.queryRow(ctx, `SELECT vector FROM memory_vectors WHERE memory_id = ? AND store_id = ? AND model = ? AND dims = ?`, id, k.store, k.model, k.dims).Scan(&blob)
+		err := tx.queryRow(ctx, `SELECT vector FROM memory_vectors WHERE memory_id = ? AND store_id = ? AND model = ? AND dims = ?`, id, k.Store, k.Model, k.Dims).Scan(&blob)
 		switch {
 		case err == nil:
-			if err := sv.set.Add(id, blob); err != nil {
-				sv.set = nil
+			db.vectors.rowsRead.Add(1)
+			if err := cp.Set.Add(id, blob); err != nil {
+				cp.Set = nil
 				return err
 			}
 		case errors.Is(err, sql.ErrNoRows):
-			sv.set.Remove(id)
+			cp.Set.Remove(id)
 		default:
-			sv.set = nil // half applied: read whole next time
+			cp.Set = nil // half applied: read whole next time
 			return err
 		}
 	}
-	sv.seq = head
+	cp.At = head
 	return nil
 }
 
-func (sv *storeVectors) load(ctx context.Context, tx *txn, k vectorKey, head int64) error {
-	set, err := scanVectors(ctx, tx, `SELECT memory_id, vector FROM memory_vectors WHERE store_id = ? AND model = ? AND dims = ?`, k.store, k.model, k.dims)
+func (db *DB) load(ctx context.Context, tx *txn, cp *vector.Copy[int64], head int64) error {
+	k := cp.Key
+	set, err := db.scanVectors(ctx, tx, `SELECT memory_id, vector FROM memory_vectors WHERE store_id = ? AND model = ? AND dims = ?`, k.Store, k.Model, k.Dims)
 	if err != nil {
-		sv.set = nil
+		cp.Set = nil
 		return err
 	}
-	sv.set, sv.seq = set, head
+	cp.Set, cp.At = set, head
 	return nil
 }

@@ -61,6 +61,13 @@ func New(t testing.TB, dims int) *Server {
 	return s
 }
 
+// Handler answers as a Server of dims numbers does, for a server of the
+// caller's own, such as one in another process.
+func Handler(dims int) http.Handler {
+	s := &Server{Dims: dims}
+	return http.HandlerFunc(s.serve)
+}
+
 // BaseURL is the base URL to configure, ending in /v1.
 func (s *Server) BaseURL() string { return s.Server.URL + "/v1" }
 

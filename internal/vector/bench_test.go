@@ -3,6 +3,7 @@ package vector
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -23,12 +24,21 @@ func randomSet(n, dims int) (*Set, []byte) {
 }
 
 // BenchmarkScan is the exact scan's own cost at 100,000 vectors of 384
-// dimensions, the kernel of semantic search on either backend.
+// dimensions, the kernel of semantic search on either backend, with each
+// kernel of this CPU, on one goroutine and shared between the CPUs.
 func BenchmarkScan(b *testing.B) {
 	s, q := randomSet(100_000, 384)
-	for b.Loop() {
-		if _, err := s.Nearest(q, 10); err != nil {
-			b.Fatal(err)
+	defer func(fn func(q, data []byte, dims int, out []int32), w int) { dots, scanWorkers = fn, w }(dots, scanWorkers)
+	for _, k := range kernels() {
+		for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("kernel=%s/workers=%d", k.name, workers), func(b *testing.B) {
+				dots, scanWorkers = k.fn, workers
+				for b.Loop() {
+					if _, err := s.Nearest(q, 10); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

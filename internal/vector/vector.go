@@ -55,22 +55,6 @@ func Dot(a, b []byte) float64 {
 	return float64(dot(a, b)) / (127 * 127)
 }
 
-func dot(a, b []byte) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += int32(int8(a[i])) * int32(int8(b[i]))
-		s1 += int32(int8(a[i+1])) * int32(int8(b[i+1]))
-		s2 += int32(int8(a[i+2])) * int32(int8(b[i+2]))
-		s3 += int32(int8(a[i+3])) * int32(int8(b[i+3]))
-	}
-	for ; i < len(a); i++ {
-		s0 += int32(int8(a[i])) * int32(int8(b[i]))
-	}
-	return s0 + s1 + s2 + s3
-}
-
 // A Hit is one stored vector and its similarity to the query.
 type Hit struct {
 	ID    string
@@ -80,10 +64,11 @@ type Hit struct {
 // A Set is vectors of one length laid end to end, the layout a scan reads
 // fastest. The zero value is an empty set of any length.
 type Set struct {
-	dims int
-	ids  []string
-	data []byte
-	at   map[string]int // id → its place
+	dims    int
+	ids     []string
+	data    []byte
+	at      map[string]int // id → its place
+	idBytes int64          // the IDs' lengths, summed
 }
 
 // Add puts one blob in the set, replacing the id's blob if it has one; a
@@ -104,6 +89,7 @@ func (s *Set) Add(id string, blob []byte) error {
 	s.at[id] = len(s.ids)
 	s.ids = append(s.ids, id)
 	s.data = append(s.data, blob...)
+	s.idBytes += int64(len(id))
 	return nil
 }
 
@@ -121,8 +107,22 @@ func (s *Set) Remove(id string) {
 		copy(s.data[i*s.dims:(i+1)*s.dims], s.data[last*s.dims:])
 	}
 	delete(s.at, id)
+	s.idBytes -= int64(len(id))
 	s.ids = s.ids[:last]
 	s.data = s.data[:last*s.dims]
+}
+
+// entryBytes is about what a vector's entry costs beside its bytes and
+// its ID's: the ID's string header and slot in the list, and its entry in
+// the map of places.
+const entryBytes = 64
+
+// Bytes is about how much memory the set holds (0 for a nil set).
+func (s *Set) Bytes() int64 {
+	if s == nil {
+		return 0
+	}
+	return int64(len(s.data)) + s.idBytes + int64(len(s.ids))*entryBytes
 }
 
 // Len is how many vectors the set holds.
@@ -166,18 +166,30 @@ func SortHits(hs []Hit) {
 	sort.Slice(hs, func(i, j int) bool { return better(hs[i], hs[j]) })
 }
 
-// scan keeps the k best of vectors lo to hi in a min-heap of raw scores.
+// scanChunk is how many vectors a scan scores at a time, before it picks
+// the best of them: few enough that their scores stay in the L1 cache.
+const scanChunk = 256
+
+// scan keeps the k best of vectors lo to hi in a min-heap.
 func (s *Set) scan(query []byte, k, lo, hi int) []Hit {
 	h := make(hits, 0, k)
 	d := s.dims
-	for i := lo; i < hi; i++ {
-		score := Dot(query, s.data[i*d:(i+1)*d])
-		c := Hit{ID: s.ids[i], Score: score}
-		if len(h) < k {
-			heap.Push(&h, c)
-		} else if better(c, h[0]) {
-			h[0] = c
-			heap.Fix(&h, 0)
+	var buf [scanChunk]int32
+	for start := lo; start < hi; start += scanChunk {
+		scores := buf[:min(scanChunk, hi-start)]
+		dots(query, s.data[start*d:(start+len(scores))*d], d, scores)
+		for j, raw := range scores {
+			score := float64(raw) / (127 * 127)
+			if len(h) == k && score < h[0].Score {
+				continue
+			}
+			c := Hit{ID: s.ids[start+j], Score: score}
+			if len(h) < k {
+				heap.Push(&h, c)
+			} else if better(c, h[0]) {
+				h[0] = c
+				heap.Fix(&h, 0)
+			}
 		}
 	}
 	return h

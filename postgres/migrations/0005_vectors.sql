@@ -65,3 +65,39 @@ FOR EACH ROW WHEN (new.redacted_at IS NOT NULL) EXECUTE FUNCTION versions_vector
 -- The memories written before this migration wait for a vector too.
 INSERT INTO vector_queue (memory_id, workspace_id, version_id)
 SELECT m.id, s.workspace_id, m.version_id FROM memories m JOIN stores s ON s.id = m.store_id ORDER BY m.created_at, m.id;
+
+-- Every change of a vector, so that a process's copy of a store's vectors
+-- in memory (vectorcache.go) catches up by reading what changed since it
+-- was made, whichever process made the change. An entry carries the ID of
+-- its transaction: transactions commit out of the order of their IDs, and
+-- a copy's snapshot tells which of them it saw. Old entries are trimmed;
+-- vector_log_trimmed keeps the newest transaction of a trimmed entry, and
+-- a copy whose snapshot may have missed it is read again whole.
+CREATE TABLE vector_log (
+	seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	xid       xid8 NOT NULL DEFAULT pg_current_xact_id(),
+	store_id  text COLLATE "C" NOT NULL,
+	memory_id text COLLATE "C" NOT NULL
+);
+
+CREATE INDEX vector_log_by_store ON vector_log (store_id, xid);
+
+CREATE TABLE vector_log_trimmed (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	xid xid8 NOT NULL
+);
+
+INSERT INTO vector_log_trimmed (xid) VALUES ('0');
+
+CREATE FUNCTION memory_vectors_log() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		INSERT INTO vector_log (store_id, memory_id) VALUES (old.store_id, old.memory_id);
+	ELSE
+		INSERT INTO vector_log (store_id, memory_id) VALUES (new.store_id, new.memory_id);
+	END IF;
+	RETURN NULL;
+END $$;
+
+CREATE TRIGGER memory_vectors_log AFTER INSERT OR UPDATE OR DELETE ON memory_vectors
+FOR EACH ROW EXECUTE FUNCTION memory_vectors_log();

@@ -1,0 +1,60 @@
+package vector
+
+import (
+	"fmt"
+	"testing"
+)
+
+// fill gives cp a set of n vectors of 4 dimensions, as a search that read
+// its store would.
+func fill(cp *Copy[int], n int) {
+	cp.Set = &Set{}
+	for i := range n {
+		cp.Set.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
+	}
+}
+
+// The copies stay within their limit: the least recently used go first,
+// never the ones just used, even when those alone are over the limit.
+func TestCopiesKeepTheirLimit(t *testing.T) {
+	var one Set
+	for i := range 100 {
+		one.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
+	}
+	per := one.Bytes()
+	if per < 100*(4+8) {
+		t.Fatalf("a set of 100 vectors of 4 bytes with 8-byte IDs is %d bytes", per)
+	}
+	c := &Copies[int]{Limit: 2*per + per/2}
+	use := func(store string) bool {
+		cps, unlock := c.LockStores([]string{store}, "m", 4)
+		defer unlock()
+		had := cps[0].Set != nil
+		if !had {
+			fill(cps[0], 100)
+		}
+		return had
+	}
+	for _, s := range []string{"a", "b", "a", "c"} { // c pushes b, the least recently used, out
+		use(s)
+	}
+	if !use("a") || !use("c") || use("b") {
+		t.Fatal("after a, b, a, c within a limit of two and a half: want a and c kept, b dropped")
+	}
+	// b came back and pushed out a (used before c).
+	if use("a") {
+		t.Fatal("a is still kept after b came back")
+	}
+	// A copy over the limit alone is kept while it is the last used.
+	c.Limit = per / 2
+	use("z")
+	if !use("z") {
+		t.Fatal("the copy just used was dropped")
+	}
+	c.mu.Lock()
+	n := len(c.m)
+	c.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d copies kept over the limit, want only the last used", n)
+	}
+}
