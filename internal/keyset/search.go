@@ -119,7 +119,7 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 	}
 	var near []Place
 	byStore := map[string][]string{}
-	for _, p := range places {
+	for _, p := range places[:min(n, searchtext.NeighbourPool)] {
 		for _, np := range searchtext.NeighbourPaths(p.Path) {
 			c := Place{p.Store, np}
 			// The range of the backends' prefix filter: for valid
