@@ -42,6 +42,9 @@ func TurnOf(p string) (Turn, bool) {
 	return t, ok
 }
 
+// maxTurn is the largest number of a turn, of nine digits.
+const maxTurn = 999_999_999
+
 // turnOf is TurnOf, with where the number is in p: p[at[0]:at[1]].
 func turnOf(p string) (t Turn, at [2]int, ok bool) {
 	dir, base := path.Split(p)
@@ -75,8 +78,8 @@ func NeighbourPaths(p string) []string {
 	var out []string
 	for d := 1; d <= len(NeighbourWeights); d++ {
 		for _, n := range [2]int{t.N - d, t.N + d} {
-			if n < 0 {
-				continue
+			if n < 0 || n > maxTurn {
+				continue // no turn's number: TurnOf reads nine digits
 			}
 			plain := strconv.Itoa(n)
 			padded := plain

@@ -57,6 +57,7 @@ func TestNeighbourPaths(t *testing.T) {
 		"/c/9.md":          {"/c/8.md", "/c/10.md", "/c/7.md", "/c/11.md"},
 		"/c/1":             {"/c/0", "/c/2", "/c/3"},
 		"/c7/2024-05-1.md": {"/c7/2023-05-1.md", "/c7/2025-05-1.md", "/c7/2022-05-1.md", "/c7/2026-05-1.md"},
+		"/c/999999999.md":  {"/c/999999998.md", "/c/999999997.md"},
 	} {
 		if got := searchtext.NeighbourPaths(p); !slices.Equal(got, want) {
 			t.Errorf("NeighbourPaths(%q) = %q, want %q", p, got, want)
