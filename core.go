@@ -665,6 +665,9 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	if err := co.allowSearch(c); err != nil {
 		return none, err
 	}
+	if err := co.conversationStores(ctx, c, storeIDs, &q); err != nil {
+		return none, err
+	}
 	return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
 }
 

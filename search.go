@@ -25,13 +25,21 @@ type SearchQuery struct {
 	PathPrefix string
 	Limit      int    // 1-MaxSearchLimit; 0 means DefaultSearchLimit
 	Page       string // cursor from a previous page's Next
-	// Conversation says the memories are turns of conversations, the
-	// conversation their path's directory and the turn the number in its
+	// Conversation, when set, says whether the memories are turns of
+	// conversations, for every store searched; nil leaves it to the
+	// caller's session, then to each store (ConversationKey in their
+	// metadata; see ConversationStores). A turn's conversation is its
+	// store and its path's directory, its number the one in the path's
 	// last segment ("/chats/ana/0007.md"): among the best MaxSearchLimit
 	// matches, a turn's score then adds its neighbours' in the same
 	// conversation, the turns next to it at half weight and two away at
 	// a quarter. Memories whose paths hold no turn rank as without it.
-	Conversation bool
+	Conversation *bool
+	// ConversationStores are the stores searched whose memories are
+	// turns of conversations, as the core resolved Conversation: the
+	// storage reads this alone, and the core sets it (a caller's value is
+	// replaced).
+	ConversationStores []string
 }
 
 // A SearchResult is one memory that matches a query.

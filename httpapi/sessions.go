@@ -565,9 +565,9 @@ func (s *Server) searchIn(w *responseWriter, r *http.Request, c *memstore.Caller
 		PathPrefix: p.get("path_prefix"),
 		Limit:      p.count("limit", memstore.DefaultSearchLimit, memstore.MaxSearchLimit),
 		Page:       p.get("page"),
-		// The memories are turns of conversations: see
-		// memstore.SearchQuery.Conversation.
-		Conversation: p.boolean("conversation"),
+		// The memories are turns of conversations, or not; absent, the
+		// session and the stores say: see memstore.SearchQuery.Conversation.
+		Conversation: p.optionalBoolean("conversation"),
 	}
 	if p.err != nil {
 		return p.err

@@ -113,15 +113,16 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		}
 		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
 			return sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
-		}, func(ids []string) (map[string]string, error) {
-			rows, err := tx.Query(ctx, `SELECT id, path FROM memories WHERE id = ANY($1)`, ids)
+		}, func(ids []string) (map[string]keyset.Place, error) {
+			rows, err := tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids)
 			if err != nil {
 				return nil, err
 			}
-			out := make(map[string]string, len(ids))
-			var id, path string
-			_, err = pgx.ForEachRow(rows, []any{&id, &path}, func() error {
-				out[id] = path
+			out := make(map[string]keyset.Place, len(ids))
+			var id string
+			var p keyset.Place
+			_, err = pgx.ForEachRow(rows, []any{&id, &p.Store, &p.Path}, func() error {
+				out[id] = p
 				return nil
 			})
 			return out, err

@@ -86,8 +86,8 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
 			}
 			return m, err
-		}, func(rowids []int64) (map[int64]string, error) {
-			return searchPaths(ctx, tx, rowids)
+		}, func(rowids []int64) (map[int64]keyset.Place, error) {
+			return searchPlaces(ctx, tx, rowids)
 		})
 		return err
 	})
@@ -97,22 +97,23 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	return page, nil
 }
 
-// searchPaths returns the paths of the memories of rowids, in one query.
-func searchPaths(ctx context.Context, tx *txn, rowids []int64) (map[int64]string, error) {
+// searchPlaces returns the stores and paths of the memories of rowids, in
+// one query.
+func searchPlaces(ctx context.Context, tx *txn, rowids []int64) (map[int64]keyset.Place, error) {
 	args := make([]any, len(rowids))
 	for i, r := range rowids {
 		args[i] = r
 	}
-	rows, err := tx.query(ctx, `SELECT rowid, path FROM memories WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`)`, args...)
+	rows, err := tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[int64]string, len(rowids))
+	out := make(map[int64]keyset.Place, len(rowids))
 	for rows.Next() {
 		var r int64
-		var p string
-		if err := rows.Scan(&r, &p); err != nil {
+		var p keyset.Place
+		if err := rows.Scan(&r, &p.Store, &p.Path); err != nil {
 			return nil, err
 		}
 		out[r] = p

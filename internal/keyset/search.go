@@ -20,24 +20,30 @@ type Search struct {
 	Terms  []searchtext.Term
 	Stores []string
 	Prefix string
-	// Conversation ranks the best hits as turns of conversations
-	// (memstore.SearchQuery.Conversation).
-	Conversation bool
+	// Conversation are the stores, sorted, whose hits rank as turns of
+	// conversations (memstore.SearchQuery.ConversationStores).
+	Conversation []string
 	limit        int
 	offset       int
 	hash         string
 }
 
+// A Place is where a memory is: its store and its path.
+type Place struct{ Store, Path string }
+
 // NewSearch makes q over the stores ready, refusing a cursor of another
 // search (EInvalid).
 func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
-	s := Search{Terms: searchtext.ParseQuery(q.Text), Prefix: q.PathPrefix, Conversation: q.Conversation, limit: q.Limit}
+	s := Search{Terms: searchtext.ParseQuery(q.Text), Prefix: q.PathPrefix, limit: q.Limit}
 	if s.limit == 0 {
 		s.limit = memstore.DefaultSearchLimit
 	}
 	s.Stores = slices.Clone(storeIDs)
 	slices.Sort(s.Stores)
 	s.Stores = slices.Compact(s.Stores)
+	s.Conversation = slices.Clone(q.ConversationStores)
+	slices.Sort(s.Conversation)
+	s.Conversation = slices.Compact(s.Conversation)
 	s.hash = searchHash(s.Terms, s.Prefix, s.Stores, s.Conversation)
 	var err error
 	s.offset, err = parseSearch(q.Page, s.hash)
@@ -50,23 +56,29 @@ func (s Search) Need() int { return s.offset + s.limit + 1 }
 
 // SearchResults is the page of s among its hits, ranked best first. read
 // returns a hit's memory with its content, which gives the snippet and is
-// then left out of the result. paths returns the paths of hits' keys, for
-// a search of conversations (Search.Conversation), which ranks the best
-// hits again with their neighbours (searchtext.WithContext); it is called
-// for no other search.
-func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), paths func(keys []K) (map[K]string, error)) (memstore.Page[memstore.SearchResult], error) {
-	if n := searchtext.ContextHits(hits); s.Conversation && n > 0 {
+// then left out of the result. places returns the places of hits' keys,
+// for a search of conversations (Search.Conversation), which ranks the
+// best hits again with their neighbours (searchtext.WithContext): those
+// of the stores of conversations, each conversation within its store;
+// it is called for no other search.
+func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), places func(keys []K) (map[K]Place, error)) (memstore.Page[memstore.SearchResult], error) {
+	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
 		keys := make([]K, n)
 		for i, h := range hits[:n] {
 			keys[i] = h.Key
 		}
-		byKey, err := paths(keys)
+		byKey, err := places(keys)
 		if err != nil {
 			return memstore.Page[memstore.SearchResult]{}, err
 		}
+		// A turn's conversation is its store's directory: the store's
+		// ID before its path keeps conversations of two stores apart,
+		// and a memory of any other store is no turn ("").
 		ps := make([]string, n)
 		for i, k := range keys {
-			ps[i] = byKey[k]
+			if p := byKey[k]; slices.Contains(s.Conversation, p.Store) {
+				ps[i] = p.Store + p.Path
+			}
 		}
 		searchtext.WithContext(hits, ps)
 	}
@@ -108,17 +120,17 @@ func searchPage(offset int, hash string) string {
 	return "page_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
-// searchHash identifies a search's list of results: its terms, prefix
-// and stores (sorted, each once). The page size may change from page to
-// page.
-func searchHash(terms []searchtext.Term, prefix string, storeIDs []string, conversation bool) string {
+// searchHash identifies a search's list of results: its terms, prefix,
+// stores and stores of conversations (sorted, each once). The page size
+// may change from page to page.
+func searchHash(terms []searchtext.Term, prefix string, storeIDs, conversation []string) string {
 	h := sha256.New()
 	for _, t := range terms {
 		fmt.Fprintf(h, "%q ", t.Text)
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
-	if conversation {
-		h.Write([]byte("\x00conversation"))
+	if len(conversation) > 0 {
+		fmt.Fprintf(h, "\x00conversation%q", conversation)
 	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
 }

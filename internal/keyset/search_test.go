@@ -79,7 +79,7 @@ func TestSearchPages(t *testing.T) {
 		"query":        {stores, memstore.SearchQuery{Text: "apple", Page: p.Next}},
 		"prefix":       {stores, memstore.SearchQuery{Text: "pear", PathPrefix: "/a/", Page: p.Next}},
 		"stores":       {[]string{"a"}, memstore.SearchQuery{Text: "pear", Page: p.Next}},
-		"conversation": {stores, memstore.SearchQuery{Text: "pear", Conversation: true, Page: p.Next}},
+		"conversation": {stores, memstore.SearchQuery{Text: "pear", ConversationStores: stores[:1], Page: p.Next}},
 	} {
 		if _, err := keyset.NewSearch(other.stores, other.q); memstore.ErrorCode(err) != memstore.EInvalid {
 			t.Errorf("another %s: %v; want EInvalid", name, err)
@@ -122,11 +122,11 @@ func TestSearchConversation(t *testing.T) {
 	}
 	read := func(k string) (*memstore.Memory, error) { return &memstore.Memory{Path: k, Content: "pear"}, nil }
 	reads := 0
-	paths := func(ks []string) (map[string]string, error) {
+	paths := func(ks []string) (map[string]keyset.Place, error) {
 		reads++
-		m := map[string]string{}
+		m := map[string]keyset.Place{}
 		for _, k := range ks {
-			m[k] = k
+			m[k] = keyset.Place{Store: "a", Path: k}
 		}
 		return m, nil
 	}
@@ -135,7 +135,7 @@ func TestSearchConversation(t *testing.T) {
 	// a word, last whatever its neighbours.
 	want := []string{"/c/3.md", "/c/5.md", "/c/2.md", "/c/1.md", "/notes.md", "/c/4.md"}
 	var got []string
-	q := memstore.SearchQuery{Text: "pear", Limit: 4, Conversation: true}
+	q := memstore.SearchQuery{Text: "pear", Limit: 4, ConversationStores: []string{"a"}}
 	for {
 		s, err := keyset.NewSearch([]string{"a"}, q)
 		if err != nil {
@@ -163,8 +163,54 @@ func TestSearchConversation(t *testing.T) {
 		t.Errorf("without context: %v, %v", p.Items, err)
 	}
 	bad := errors.New("disk on fire")
-	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Conversation: true})
-	if _, err := keyset.SearchResults(s, hits(), read, func([]string) (map[string]string, error) { return nil, bad }); !errors.Is(err, bad) {
+	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", ConversationStores: []string{"a"}})
+	if _, err := keyset.SearchResults(s, hits(), read, func([]string) (map[string]keyset.Place, error) { return nil, bad }); !errors.Is(err, bad) {
 		t.Errorf("a failed read of paths: %v; want its error", err)
+	}
+}
+
+// TestSearchConversationStores: context ranks the turns of the stores of
+// conversations alone, and turns of two stores at the same paths are not
+// neighbours.
+func TestSearchConversationStores(t *testing.T) {
+	// Store a holds turns 1-3, store b turn 2 alone at the same path as
+	// a's, and store c (not of conversations) turns 1-2.
+	type key struct{ store, path string }
+	keys := []key{{"a", "/c/1.md"}, {"a", "/c/2.md"}, {"a", "/c/3.md"}, {"b", "/c/2.md"}, {"c", "/c/1.md"}, {"c", "/c/2.md"}}
+	hits := func() []*searchtext.Hit[int] {
+		var hs []*searchtext.Hit[int]
+		for i := range keys {
+			hs = append(hs, &searchtext.Hit[int]{Key: i, Tier: searchtext.TierWords, BM25: 1, Score: searchtext.Score(1, searchtext.TierWords)})
+		}
+		return hs
+	}
+	places := func(ks []int) (map[int]keyset.Place, error) {
+		m := map[int]keyset.Place{}
+		for _, k := range ks {
+			m[k] = keyset.Place{Store: keys[k].store, Path: keys[k].path}
+		}
+		return m, nil
+	}
+	s, err := keyset.NewSearch([]string{"a", "b", "c"}, memstore.SearchQuery{Text: "pear", ConversationStores: []string{"b", "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := keyset.SearchResults(s, hits(), func(k int) (*memstore.Memory, error) {
+		return &memstore.Memory{StoreID: keys[k].store, Path: keys[k].path}, nil
+	}, places)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's turn 2: 1 + 0.5*2 = 2; a's turns 1 and 3: 1 + 0.5 + 0.25 = 1.75;
+	// b's turn 2 and c's turns keep 1, c's the newer first.
+	score := map[key]float64{}
+	for _, r := range p.Items {
+		score[key{r.Memory.StoreID, r.Memory.Path}] = r.Score
+	}
+	want := map[key]float64{{"a", "/c/2.md"}: 2, {"a", "/c/1.md"}: 1.75, {"a", "/c/3.md"}: 1.75, {"b", "/c/2.md"}: 1, {"c", "/c/1.md"}: 1, {"c", "/c/2.md"}: 1}
+	for k, bm := range want {
+		if w := searchtext.Score(bm, searchtext.TierWords); score[k] != w {
+			t.Errorf("%s in store %s scores %v; want %v (BM25 %v)", k.path, k.store, score[k], w, bm)
+		}
 	}
 }

@@ -234,7 +234,7 @@ func searcher(ctx context.Context, b Backend, c *memstore.Caller, storeID string
 		byPath[d.Path] = d.ID
 	}
 	return func(query string) ([]string, error) {
-		page, err := b.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: query, Limit: ks[len(ks)-1], Conversation: context})
+		page, err := b.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: query, Limit: ks[len(ks)-1], Conversation: new(context)})
 		if err != nil {
 			return nil, err
 		}
