@@ -32,6 +32,12 @@ type RecallOptions struct {
 	Body bool
 	// Team includes the team directory's topic files.
 	Team bool
+	// Conversation ranks the files as turns of conversations, one a
+	// file, the conversation their directory and the turn the number in
+	// their name (chats/ana/0007.md): a turn's score adds its
+	// neighbours', as a server's search does (searchtext.ContextScores).
+	// Files whose names hold no number rank as without it.
+	Conversation bool
 }
 
 // A Hit is a topic file that matches a recall query.
@@ -150,6 +156,15 @@ func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
 		}
 		if score > 0 {
 			ranked = append(ranked, scored{d, score})
+		}
+	}
+	if opts.Conversation {
+		names, scores := make([]string, len(ranked)), make([]float64, len(ranked))
+		for i, r := range ranked {
+			names[i], scores[i] = r.d.topic.Name, r.score
+		}
+		for i, s := range searchtext.ContextScores(names, scores) {
+			ranked[i].score = s
 		}
 	}
 	slices.SortStableFunc(ranked, func(a, b scored) int {

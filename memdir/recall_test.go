@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,5 +260,57 @@ func TestRecallSearchText(t *testing.T) {
 		case tt.first != "" && (len(hits) == 0 || hits[0].File != tt.first):
 			t.Errorf("%q: hits %+v, want %s first", tt.query, hits, tt.first)
 		}
+	}
+}
+
+// TestRecallConversation: with Conversation, a turn of a conversation
+// (chats/NAME/0003.md) ranks with its neighbours, so the answer beside
+// the turns that share the query's other word comes first; topic files
+// rank as without it.
+func TestRecallConversation(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"chats/c1/0001.md": "Ana: we adopted a rescue dog from the shelter, finally a dog of our own\n",
+		"chats/c1/0002.md": "Ben: a dog! what breed is the dog?\n",
+		"chats/c1/0003.md": "Ana: a beagle called Biscuit, who sleeps all day long on the sofa\n",
+		"chats/c2/0001.md": "Cem: beagle\n",
+		"chats/c2/0002.md": "Dee: the weather is awful\n",
+		"pets.md":          topic("Pets", "the beagle of the office", "reference"),
+		"dogs.md":          topic("Dogs", "walking the office dog, a beagle, on Fridays", "reference"),
+	})
+	files := func(hits []memdir.Hit) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.File)
+		}
+		return out
+	}
+	rank := func(conv bool) []string {
+		t.Helper()
+		hits, err := memdir.Recall(dir, "dog beagle", memdir.RecallOptions{Limit: 10, Body: true, Conversation: conv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files(hits)
+	}
+	before := func(got []string, a, b string) bool {
+		i, j := slices.Index(got, a), slices.Index(got, b)
+		return i >= 0 && j >= 0 && i < j
+	}
+	without, with := rank(false), rank(true)
+	if before(without, "chats/c1/0003.md", "chats/c2/0001.md") {
+		t.Fatalf("without context %q: the data does not tell context apart", without)
+	}
+	if !before(with, "chats/c1/0003.md", "chats/c2/0001.md") {
+		t.Errorf("with context %q; want the answer above the lone beagle", with)
+	}
+	if slices.Contains(with, "chats/c2/0002.md") {
+		t.Errorf("with context %q: a turn without the words is found", with)
+	}
+	topics := func(got []string) []string {
+		return slices.DeleteFunc(slices.Clone(got), func(f string) bool { return strings.HasPrefix(f, "chats/") })
+	}
+	if !slices.Equal(topics(with), topics(without)) {
+		t.Errorf("topic files with context %q, without %q; want the same order", topics(with), topics(without))
 	}
 }

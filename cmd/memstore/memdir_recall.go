@@ -11,7 +11,7 @@ import (
 	"github.com/memstore/memstore/memdir"
 )
 
-const memdirRecallHelp = `Usage: memstore memdir recall [--limit 5] [--body] [--team] [--max-chars N]
+const memdirRecallHelp = `Usage: memstore memdir recall [--limit 5] [--body] [--team] [--conversation] [--max-chars N]
          [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json] [--raw] QUERY...
        memstore memdir recall --hook user-prompt-submit [flags]
 
@@ -23,6 +23,13 @@ the team directory's as well. Each hit is printed under a heading with its
 file and age ("saved 3 days ago", from the frontmatter's modified, else
 the file's time), followed by its content, cut at 200 lines and 4,096
 bytes.
+
+--conversation ranks the files as turns of conversations, one a file, the
+conversation their directory and the turn the number in their name
+(chats/ana/0007.md): each turn's score adds its neighbours', the turns
+next to it at half weight and two away at a quarter, as a server's search
+does for a store of conversations. Files whose names hold no number rank
+as without it.
 
 --hook user-prompt-submit runs it as a Claude Code UserPromptSubmit hook:
 the query is the prompt in the hook's JSON on standard input (its cwd is
@@ -50,6 +57,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	limit := fs.Int("limit", 5, "the most `N` memories to print")
 	body := fs.Bool("body", false, "search the memories' text too, not only name, description and file name")
 	team := fs.Bool("team", false, "search the team directory too")
+	conversation := fs.Bool("conversation", false, "rank the files as turns of conversations (chats/NAME/0007.md), each with its neighbours")
 	maxChars := fs.Int("max-chars", 0, "keep the output within `N` characters; 0: no limit (10000 with --hook)")
 	hook := newChoice("", "user-prompt-submit")
 	fs.Var(hook, "hook", "run as a Claude Code hook: `user-prompt-submit`")
@@ -71,7 +79,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	case hook.value == "" && len(pos) == 0:
 		return usageError(e, "memstore %s: say what to recall: QUERY...", cmd)
 	}
-	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team}
+	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team, Conversation: *conversation}
 	now := time.Now()
 
 	if hook.value != "" {
