@@ -361,6 +361,9 @@ func (c *Client) search(ctx context.Context, caller *memstore.Caller, path strin
 	if q.Conversation {
 		query.Set("conversation", "true")
 	}
+	if q.Mode != "" {
+		query.Set("mode", q.Mode)
+	}
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: path + "/memories/search", query: query, err: pathErr},
 		pageIn(func(j *SearchResultJSON, _ string) memstore.SearchResult { return j.SearchResult() }))
 }

@@ -568,6 +568,9 @@ func (s *Server) searchIn(w *responseWriter, r *http.Request, c *memstore.Caller
 		// The memories are turns of conversations: see
 		// memstore.SearchQuery.Conversation.
 		Conversation: p.boolean("conversation"),
+		// lexical, semantic or hybrid; empty for the server's default
+		// (memstore.SearchQuery.Mode, checked by the core).
+		Mode: p.get("mode"),
 	}
 	if p.err != nil {
 		return p.err
