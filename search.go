@@ -40,7 +40,20 @@ type SearchQuery struct {
 	// storage reads this alone, and the core sets it (a caller's value is
 	// replaced).
 	ConversationStores []string
+	// Mode is how memories are matched: ModeLexical (by their words),
+	// ModeSemantic (by the nearness of their vectors to the query's) or
+	// ModeHybrid (both, fused: see Fuse). "" is the server's default:
+	// hybrid when it has an embedding model, lexical when not. Semantic
+	// and hybrid search answer one page.
+	Mode string
 }
+
+// The modes of search (SearchQuery.Mode).
+const (
+	ModeLexical  = "lexical"
+	ModeSemantic = "semantic"
+	ModeHybrid   = "hybrid"
+)
 
 // A SearchResult is one memory that matches a query.
 type SearchResult struct {
@@ -82,7 +95,8 @@ type SearchStorage interface {
 
 // ValidateSearchQuery checks a query (EInvalid): text of 1 to
 // MaxSearchQuery bytes of valid UTF-8 that is not only spaces, a valid
-// path prefix, a limit in range.
+// path prefix, a limit in range, a known mode, no page for a mode that
+// answers one.
 func ValidateSearchQuery(q SearchQuery) error {
 	switch {
 	case strings.TrimSpace(q.Text) == "":
@@ -93,6 +107,10 @@ func ValidateSearchQuery(q SearchQuery) error {
 		return Errorf(EInvalid, "the search query is not valid UTF-8")
 	case q.Limit < 0 || q.Limit > MaxSearchLimit:
 		return Errorf(EInvalid, "limit must be between 1 and %d, not %d", MaxSearchLimit, q.Limit)
+	case q.Mode != "" && q.Mode != ModeLexical && q.Mode != ModeSemantic && q.Mode != ModeHybrid:
+		return Errorf(EInvalid, "mode %q is not a search mode; use %s, %s or %s, or leave it out for the server's default", q.Mode, ModeLexical, ModeSemantic, ModeHybrid)
+	case q.Page != "" && (q.Mode == ModeSemantic || q.Mode == ModeHybrid):
+		return Errorf(EInvalid, "%s search answers one page; leave page out (only lexical search pages)", q.Mode)
 	}
 	if q.PathPrefix != "" {
 		return ValidatePathPrefix(q.PathPrefix)

@@ -362,6 +362,9 @@ func (c *Client) search(ctx context.Context, caller *memstore.Caller, path strin
 	if q.Conversation != nil {
 		query.Set("conversation", strconv.FormatBool(*q.Conversation))
 	}
+	if q.Mode != "" {
+		query.Set("mode", q.Mode)
+	}
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: path + "/memories/search", query: query, err: pathErr},
 		pageIn(func(j *SearchResultJSON, _ string) memstore.SearchResult { return j.SearchResult() }))
 }

@@ -568,6 +568,9 @@ func (s *Server) searchIn(w *responseWriter, r *http.Request, c *memstore.Caller
 		// The memories are turns of conversations, or not; absent, the
 		// session and the stores say: see memstore.SearchQuery.Conversation.
 		Conversation: p.optionalBoolean("conversation"),
+		// lexical, semantic or hybrid; empty for the server's default
+		// (memstore.SearchQuery.Mode, checked by the core).
+		Mode: p.get("mode"),
 	}
 	if p.err != nil {
 		return p.err

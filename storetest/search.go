@@ -464,12 +464,31 @@ func testSearchValidation(t *testing.T, open func(*testing.T) searchBackend) {
 		"prefix":       {Text: "x", PathPrefix: "notes/"},
 		"prefix NUL":   {Text: "x", PathPrefix: "/a\x00"},
 		"page garbage": {Text: "x", Page: "nonsense"},
+		"mode unknown": {Text: "x", Mode: "fuzzy"},
+		"mode case":    {Text: "x", Mode: "Lexical"},
+		// A server without an embedding model searches by words only.
+		"semantic": {Text: "x", Mode: memstore.ModeSemantic},
+		"hybrid":   {Text: "x", Mode: memstore.ModeHybrid},
 	} {
 		_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, q)
 		wantCode(t, err, memstore.EInvalid, "query "+name)
 	}
 	// At the limit is fine.
 	search(t, b, []string{sid}, memstore.SearchQuery{Text: strings.Repeat("a", memstore.MaxSearchQuery), Limit: memstore.MaxSearchLimit})
+	// Lexical is the default of a server without a model, and pages.
+	mustCreateMemory(t, b, wsA, sid, "/a.md", "alpha")
+	mustCreateMemory(t, b, wsA, sid, "/b.md", "alpha")
+	p := search(t, b, []string{sid}, memstore.SearchQuery{Text: "alpha", Mode: memstore.ModeLexical, Limit: 1})
+	if p.Next == "" {
+		t.Fatal("lexical search answered no next page")
+	}
+	if p = search(t, b, []string{sid}, memstore.SearchQuery{Text: "alpha", Limit: 1, Page: p.Next}); len(p.Items) != 1 {
+		t.Errorf("the default search's next page of a lexical one: %d results, want 1", len(p.Items))
+	}
+	_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, memstore.SearchQuery{Text: "x", Mode: memstore.ModeHybrid})
+	if !strings.Contains(fmt.Sprint(err), "--embed-url") {
+		t.Errorf("hybrid search without a model: %v, want it to say how to configure one", err)
+	}
 }
 
 func testSearchUnicode(t *testing.T, open func(*testing.T) searchBackend) {
