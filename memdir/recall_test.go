@@ -54,7 +54,7 @@ func TestRecallRanking(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			hits, err := memdir.Recall(dir, tt.query, tt.opts)
+			hits, err := memdir.Recall(t.Context(), dir, tt.query, tt.opts)
 			if tt.first == "error" {
 				if err == nil {
 					t.Fatalf("no error; hits %+v", hits)
@@ -90,7 +90,7 @@ func TestRecallDescriptionWeight(t *testing.T) {
 		"a.md": topic("Kubernetes", "cluster notes", "project"),
 		"b.md": topic("Cluster", "kubernetes notes", "project"),
 	})
-	hits, err := memdir.Recall(dir, "kubernetes", memdir.RecallOptions{})
+	hits, err := memdir.Recall(t.Context(), dir, "kubernetes", memdir.RecallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestRecallNewest(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, "m000.md"), base, base); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := memdir.Recall(dir, "gadget", memdir.RecallOptions{})
+	hits, err := memdir.Recall(t.Context(), dir, "gadget", memdir.RecallOptions{})
 	if err != nil || len(hits) != 0 {
 		t.Errorf("the 201st newest file was searched: %+v, %v", hits, err)
 	}
-	hits, err = memdir.Recall(dir, "widget", memdir.RecallOptions{Limit: 3})
+	hits, err = memdir.Recall(t.Context(), dir, "widget", memdir.RecallOptions{Limit: 3})
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("limit 3: %d hits, %v", len(hits), err)
 	}
@@ -147,7 +147,7 @@ func TestRecallCap(t *testing.T) {
 		query string
 		cut   bool
 	}{{"many lines", true}, {"many bytes", true}, {"few", false}} {
-		hits, err := memdir.Recall(dir, tt.query, memdir.RecallOptions{Limit: 1})
+		hits, err := memdir.Recall(t.Context(), dir, tt.query, memdir.RecallOptions{Limit: 1})
 		if err != nil || len(hits) != 1 {
 			t.Fatalf("%s: %+v, %v", tt.query, hits, err)
 		}
@@ -220,7 +220,7 @@ func BenchmarkRecall(b *testing.B) {
 	for _, body := range []bool{false, true} {
 		b.Run(fmt.Sprintf("body=%v", body), func(b *testing.B) {
 			for b.Loop() {
-				hits, err := memdir.Recall(dir, "how do we handle a database migration incident?", memdir.RecallOptions{Body: body})
+				hits, err := memdir.Recall(b.Context(), dir, "how do we handle a database migration incident?", memdir.RecallOptions{Body: body})
 				if err != nil || len(hits) == 0 {
 					b.Fatal(len(hits), err)
 				}
@@ -247,7 +247,7 @@ func TestRecallSearchText(t *testing.T) {
 		{"please make sure of it", "error"},      // the words of a request
 	}
 	for _, tt := range tests {
-		hits, err := memdir.Recall(dir, tt.query, memdir.RecallOptions{})
+		hits, err := memdir.Recall(t.Context(), dir, tt.query, memdir.RecallOptions{})
 		switch {
 		case tt.first == "error":
 			if !errors.Is(err, memdir.ErrEmptyQuery) {
@@ -287,7 +287,7 @@ func TestRecallConversation(t *testing.T) {
 	}
 	rank := func(conv bool) []string {
 		t.Helper()
-		hits, err := memdir.Recall(dir, "dog beagle", memdir.RecallOptions{Limit: 10, Body: true, Conversation: conv})
+		hits, err := memdir.Recall(t.Context(), dir, "dog beagle", memdir.RecallOptions{Limit: 10, Body: true, Conversation: conv})
 		if err != nil {
 			t.Fatal(err)
 		}

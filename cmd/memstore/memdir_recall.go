@@ -94,7 +94,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		if err != nil || !loc.Enabled {
 			return nil
 		}
-		hits, err := memdir.Recall(loc.Dir, in.Prompt, opts)
+		hits, err := memdir.Recall(ctx, loc.Dir, in.Prompt, opts)
 		if err != nil || len(hits) == 0 {
 			return nil // a prompt of common words only, or nothing relevant
 		}
@@ -111,7 +111,7 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	if !loc.Enabled {
 		fmt.Fprintf(e.stderr, "memstore %s: note: memory is disabled here (by %s)\n", cmd, loc.DisabledBy)
 	}
-	hits, err := memdir.Recall(loc.Dir, query, opts)
+	hits, err := memdir.Recall(ctx, loc.Dir, query, opts)
 	if err != nil {
 		if errors.Is(err, memdir.ErrEmptyQuery) {
 			return usageError(e, "memstore %s: %v", cmd, err)
