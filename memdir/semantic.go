@@ -37,8 +37,13 @@ type vectorCache struct {
 	Vectors map[string][]byte `json:"vectors"`
 }
 
-// ErrNoEmbedder is a semantic or hybrid recall without a model.
-var ErrNoEmbedder = errors.New("semantic and hybrid recall need an embedding model")
+// Errors of semantic and hybrid recall.
+var (
+	// ErrNoEmbedder is a semantic or hybrid recall without a model.
+	ErrNoEmbedder = errors.New("semantic and hybrid recall need an embedding model")
+	// ErrModel wraps what the model failed with.
+	ErrModel = errors.New("the embedding model failed")
+)
 
 // fileVectors returns the vectors of texts, by index, each of dims
 // numbers, from the cache in dir where it has them and from e for the
@@ -66,14 +71,14 @@ func fileVectors(ctx context.Context, dir string, e memstore.Embedder, texts []s
 		}
 		vs, err := e.Embed(ctx, batch)
 		if err != nil {
-			return nil, fmt.Errorf("embedding the memories: %w", err)
+			return nil, fmt.Errorf("embedding the memories: %w: %w", ErrModel, err)
 		}
 		if len(vs) != len(batch) {
-			return nil, fmt.Errorf("embedding the memories: %d vectors for %d texts", len(vs), len(batch))
+			return nil, fmt.Errorf("embedding the memories: %w: %d vectors for %d texts", ErrModel, len(vs), len(batch))
 		}
 		for j, i := range missing {
 			if len(vs[j]) != dims {
-				return nil, fmt.Errorf("embedding the memories: a vector of %d dimensions, the query's of %d", len(vs[j]), dims)
+				return nil, fmt.Errorf("embedding the memories: %w: a vector of %d dimensions, the query's of %d", ErrModel, len(vs[j]), dims)
 			}
 			out[i] = vector.Encode(vs[j])
 		}
@@ -129,10 +134,10 @@ func writeVectorCache(dir string, c vectorCache) {
 func queryVector(ctx context.Context, e memstore.Embedder, query string) ([]byte, error) {
 	vs, err := e.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, fmt.Errorf("embedding the query: %w", err)
+		return nil, fmt.Errorf("embedding the query: %w: %w", ErrModel, err)
 	}
 	if len(vs) != 1 {
-		return nil, fmt.Errorf("embedding the query: %d vectors for 1 text", len(vs))
+		return nil, fmt.Errorf("embedding the query: %w: %d vectors for 1 text", ErrModel, len(vs))
 	}
 	return vector.Encode(vs[0]), nil
 }

@@ -5,7 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/memstore/memstore/embed/embedtest"
+	"github.com/memstore/memstore/memdir"
 )
 
 // TestMemdirRecallConversation: memdir recall --conversation ranks the
@@ -55,5 +59,69 @@ func TestMemdirRecallConversation(t *testing.T) {
 	}
 	if got := first("--conversation", "dog", "beagle"); got != "answer" {
 		t.Errorf("with --conversation the %s beagle first; want the answer", got)
+	}
+}
+
+// TestMemdirRecallModes: memdir recall with an embedding endpoint finds
+// by meaning (hybrid by default), keeps the files' vectors in the
+// directory, and says what is wrong with a mode without a model or a
+// model that fails; as a hook, a failing model leaves recall by words.
+func TestMemdirRecallModes(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"notes.md":      "---\nname: Notes\ndescription: miscellany\ntype: user\n---\nThe staging cluster is called kestrel.\n",
+		"dashboards.md": "---\nname: Grafana\ndescription: latency dashboards for the API live in Grafana\ntype: reference\n---\nSee Grafana.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := embedtest.New(t, 32)
+	model := []string{"--embed-url", srv.BaseURL(), "--embed-model", "words"}
+	recall := func(args ...string) (int, []string, string) {
+		t.Helper()
+		code, out, errs := run(t, "", append([]string{"memdir", "recall", "--dir", dir, "--json"}, args...)...)
+		var res struct {
+			Hits []struct {
+				File string `json:"file"`
+			} `json:"hits"`
+		}
+		if code <= 1 && json.Unmarshal([]byte(out), &res) != nil {
+			t.Fatalf("memdir recall %v: exit %d: %q %s", args, code, out, errs)
+		}
+		var files []string
+		for _, h := range res.Hits {
+			files = append(files, h.File)
+		}
+		return code, files, errs
+	}
+	if code, files, errs := recall(append(model, "kestrel", "staging")...); code != 0 || !slices.Contains(files, "notes.md") {
+		t.Errorf("hybrid by default: exit %d, %q %s; want notes.md", code, files, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, memdir.VectorCacheName)); err != nil {
+		t.Errorf("the vectors are not kept in the directory: %v", err)
+	}
+	if code, files, _ := recall(append(model, "--mode", "lexical", "kestrel", "staging")...); code != 1 {
+		t.Errorf("--mode lexical: exit %d, %q; want nothing found (the words are in a body)", code, files)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--mode", "semantic", "kestrel"}, 2, "needs an embedding model"},
+		{[]string{"--mode", "fuzzy", "kestrel"}, 2, "must be one of lexical, semantic, hybrid"},
+		{[]string{"--embed-url", "http://127.0.0.1:1/v1", "--embed-model", "m", "kestrel"}, 6, "embedding model failed"},
+		{[]string{"--embed-model", "m", "kestrel"}, 2, "need --embed-url"},
+	} {
+		if code, _, errs := recall(tt.args...); code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("memdir recall %v: exit %d, %s; want %d with %q", tt.args, code, errs, tt.code, tt.want)
+		}
+	}
+	hook := `{"hook_event_name":"UserPromptSubmit","prompt":"grafana latency"}`
+	code, out, errs := run(t, hook, "memdir", "recall", "--hook", "user-prompt-submit", "--dir", dir, "--embed-url", "http://127.0.0.1:1/v1", "--embed-model", "m")
+	if code != 0 || !strings.Contains(out, "dashboards.md") {
+		t.Errorf("hook with a failing model: exit %d, %q %s; want the recall by words", code, out, errs)
 	}
 }

@@ -372,7 +372,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	if err := applyEnv(e, "serve", fs, embedEnv); err != nil {
 		return nil, err
 	}
-	if err := c.embed.resolve(e); err != nil {
+	if err := c.embed.resolve(e, "serve"); err != nil {
 		return nil, err
 	}
 	if c.initAdmin != "" {

@@ -48,15 +48,16 @@ func (f *embedFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.modelFile, "embed-model-file", "", "embed memories with the model2vec model in `DIR` (model.safetensors, tokenizer.json, config.json), in the process (MEMSTORE_EMBED_MODEL_FILE)")
 }
 
-// resolve checks the flags, reads the key and loads the model. It runs
-// after the environment is applied.
-func (f *embedFlags) resolve(e env) error {
+// resolve checks the flags of the command cmd (serve, memdir recall),
+// reads the key and loads the model. It runs after the environment is
+// applied.
+func (f *embedFlags) resolve(e env, cmd string) error {
 	switch {
 	case f.url != "" && f.modelFile != "":
-		return usageError(e, "memstore serve: --embed-url and --embed-model-file both name a model; give one")
+		return usageError(e, "memstore %s: --embed-url and --embed-model-file both name a model; give one", cmd)
 	case f.modelFile != "":
 		if f.model != "" || f.keyFile != "" || f.dimensions != 0 {
-			return usageError(e, "memstore serve: --embed-model, --embed-api-key-file and --embed-dimensions go with --embed-url, not --embed-model-file")
+			return usageError(e, "memstore %s: --embed-model, --embed-api-key-file and --embed-dimensions go with --embed-url, not --embed-model-file", cmd)
 		}
 		m, err := embed.LoadModel2Vec(f.modelFile)
 		if err != nil {
@@ -70,11 +71,11 @@ func (f *embedFlags) resolve(e env) error {
 		}
 		c, err := embed.NewOpenAI(embed.OpenAIConfig{URL: f.url, Model: f.model, APIKey: key, Dimensions: int(f.dimensions)})
 		if err != nil {
-			return usageError(e, "memstore serve: --embed-url: %v", err)
+			return usageError(e, "memstore %s: --embed-url: %v", cmd, err)
 		}
 		f.embedder = c
 	case f.model != "" || f.keyFile != "" || f.dimensions != 0:
-		return usageError(e, "memstore serve: --embed-model, --embed-api-key-file and --embed-dimensions need --embed-url")
+		return usageError(e, "memstore %s: --embed-model, --embed-api-key-file and --embed-dimensions need --embed-url", cmd)
 	}
 	return nil
 }
