@@ -22,13 +22,7 @@ func TestMemdirRecallConversation(t *testing.T) {
 		"chats/c1/0003.md": "Ana: a beagle called Biscuit, who sleeps all day long on the sofa\n",
 		"chats/c2/0001.md": "Cem: beagle\n",
 	} {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), text)
 	}
 	first := func(args ...string) string {
 		t.Helper()
@@ -73,9 +67,7 @@ func TestMemdirRecallModes(t *testing.T) {
 		"notes.md":      "---\nname: Notes\ndescription: miscellany\ntype: user\n---\nThe staging cluster is called kestrel.\n",
 		"dashboards.md": "---\nname: Grafana\ndescription: latency dashboards for the API live in Grafana\ntype: reference\n---\nSee Grafana.\n",
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, name), text)
 	}
 	srv := embedtest.New(t, 32)
 	model := []string{"--embed-url", srv.BaseURL(), "--embed-model", "words"}
