@@ -725,10 +725,41 @@ func testSearchConversationOption(t *testing.T, open func(*testing.T) searchBack
 	if p := searchAs(session(on), new(false)); above(p, chats) || above(p, plain) {
 		t.Error(`conversation=false in a session saying "true": context still for a store`)
 	}
+	// A session that changes its mind: its token's next request sees it,
+	// whatever the server remembers of the token.
+	_, _, secret, err := keys.CreateSession(ctx, wsA, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: plain}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainAs := func() bool {
+		t.Helper()
+		c, err := keys.AuthenticateSession(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := keys.search.SearchMemories(ctx, c, []string{plain}, q(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return above(p, plain)
+	}
+	if plainAs() {
+		t.Error("a session without the key: context for a store without it")
+	}
+	sessionID, err := keys.AuthenticateSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.UpdateSession(ctx, wsA, sessionID.Session.ID, memstore.SessionUpdate{Metadata: map[string]*string{memstore.ConversationKey: new("true")}}); err != nil {
+		t.Fatal(err)
+	}
+	if !plainAs() {
+		t.Error(`a session updated to "true": its token's next search without context`)
+	}
 
 	// "true" or "false", nothing else, wherever metadata is set.
 	bad := map[string]string{memstore.ConversationKey: "yes"}
-	_, err := b.CreateStore(ctx, wsA, memstore.StoreCreate{Name: "bad", Metadata: bad})
+	_, err = b.CreateStore(ctx, wsA, memstore.StoreCreate{Name: "bad", Metadata: bad})
 	wantCode(t, err, memstore.EInvalid, "a store created with conversation metadata yes")
 	_, err = keys.UpdateStore(ctx, wsA, plain, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: new("1")}})
 	wantCode(t, err, memstore.EInvalid, "a store updated with conversation metadata 1")
