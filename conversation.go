@@ -23,6 +23,13 @@ func validateConversationKey(key, value string) error {
 	return nil
 }
 
+// Conversation reports whether the store says its memories are turns
+// of conversations (ConversationKey "true").
+func (s *Store) Conversation() bool {
+	on, _ := conversationSays(s.Metadata)
+	return on
+}
+
 // conversationSays reads ConversationKey in metadata: whether it is set,
 // and to what.
 func conversationSays(metadata map[string]string) (on, set bool) {
