@@ -66,7 +66,7 @@ func (co *Core) conversationStores(ctx context.Context, c *Caller, storeIDs []st
 		if err != nil {
 			return err
 		}
-		if on, _ := conversationSays(s.Metadata); on {
+		if s.Conversation() {
 			q.ConversationStores = append(q.ConversationStores, id)
 		}
 	}

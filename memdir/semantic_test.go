@@ -3,10 +3,12 @@ package memdir_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -156,5 +158,49 @@ func TestRecallVectorCache(t *testing.T) {
 	after, err := memdir.ListTopics(dir, false)
 	if err != nil || len(after) != len(files)-1 {
 		t.Errorf("topics after recall: %d, %v; want %d", len(after), err, len(files)-1)
+	}
+}
+
+// BenchmarkRecallModes measures recall by words and hybrid recall side by
+// side over BenchmarkRecall's 2,000 topic files (the newest 200
+// searched), with a model2vec model of 256 dimensions read in the
+// process and the files' vectors already in the directory's cache: what
+// hybrid recall adds is the cache's read, the query's embedding, the scan
+// and the fusion.
+func BenchmarkRecallModes(b *testing.B) {
+	dir := b.TempDir()
+	words := strings.Fields("deploy database cluster latency release incident review style tabs python golang schema backup dashboard alert budget roadmap customer onboarding migration")
+	files := map[string]string{}
+	for i := range 2000 {
+		w1, w2, w3 := words[i%len(words)], words[(i/7)%len(words)], words[(i/31)%len(words)]
+		files[fmt.Sprintf("topic_%04d.md", i)] = fmt.Sprintf("---\nname: %s %s %d\ndescription: how the team handles %s when %s meets %s\nmetadata:\n  type: project\n---\n%s\n",
+			w1, w2, i, w1, w2, w3, strings.Repeat("Some body text about "+w3+" and more. ", 40))
+	}
+	writeFiles(b, dir, files)
+	const dims = 256
+	vocab := append([]string{"[UNK]", "[PAD]"}, append(words, "some", "body", "text", "about", "and", "more", "how", "the", "team", "handles", "when", "meets")...)
+	var rows []float32
+	for _, w := range vocab {
+		rows = append(rows, embedtest.Vector(w, dims)...)
+	}
+	model := filepath.Join(b.TempDir(), "model")
+	embedtest.WriteModel2Vec(b, model, vocab, true, map[string]embedtest.Tensor{"embeddings": {Dtype: "F32", Shape: []int{len(vocab), dims}, Data: embedtest.F32(rows...)}})
+	e, err := embed.LoadModel2Vec(model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const query = "how do we handle a database migration incident?"
+	if _, err := memdir.Recall(b.Context(), dir, query, memdir.RecallOptions{Mode: memstore.ModeHybrid, Embedder: e}); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{memstore.ModeLexical, memstore.ModeHybrid} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				hits, err := memdir.Recall(b.Context(), dir, query, memdir.RecallOptions{Mode: mode, Embedder: e})
+				if err != nil || len(hits) == 0 {
+					b.Fatal(len(hits), err)
+				}
+			}
+		})
 	}
 }
