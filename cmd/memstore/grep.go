@@ -10,13 +10,19 @@ import (
 	"github.com/memstore/memstore/httpapi"
 )
 
-const grepHelp = `Usage: memstore grep QUERY [--store ID] [--prefix PATH] [--limit N]
+const grepHelp = `Usage: memstore grep QUERY [--store ID] [--prefix PATH] [--limit N] [--mode MODE] [--conversation]
 
 Searches the live memories of a store, best first, and prints each match's
 path, score and a snippet around it. The words of QUERY are matched with
 their inflections ("deploy" finds "deploying"), and any run of three or
 more characters is found inside words and identifiers too; a match in a
 path counts more than one in the text.
+
+--mode semantic finds memories by meaning, with the embedding model of a
+server (memstore serve --embed-url or --embed-model-file); hybrid, a
+server's default when it has one, ranks by both (docs/search.md).
+--conversation ranks memories that are turns of conversations with the
+turns beside them.
 `
 
 func runGrep(ctx context.Context, e env, args []string) error {
@@ -24,6 +30,9 @@ func runGrep(ctx context.Context, e env, args []string) error {
 	bf := addBackendFlags(fs, "grep", true)
 	prefix := fs.String("prefix", "", "search only below `PATH` (e.g. /notes/)")
 	limit := fs.Int("limit", memstore.DefaultSearchLimit, "print at most `N` matches (1-100)")
+	mode := newChoice("", memstore.ModeLexical, memstore.ModeSemantic, memstore.ModeHybrid)
+	fs.Var(mode, "mode", "match by words (lexical), by meaning (semantic) or both (hybrid); default the server's")
+	conversation := fs.Bool("conversation", false, "the memories are turns of conversations: rank each with its neighbours")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -40,7 +49,7 @@ func runGrep(ctx context.Context, e env, args []string) error {
 	}
 	defer c.Close()
 	page, err := c.SearchMemories(ctx, c.caller, []string{storeID},
-		memstore.SearchQuery{Text: strings.Join(pos, " "), PathPrefix: *prefix, Limit: *limit})
+		memstore.SearchQuery{Text: strings.Join(pos, " "), PathPrefix: *prefix, Limit: *limit, Mode: mode.value, Conversation: *conversation})
 	if err != nil {
 		return err
 	}
