@@ -9,15 +9,17 @@ import (
 // Hybrid search: the lexical ranking and the semantic one, each of its
 // best FusionCandidates, fused by normalised score (Fuse). Rank-only
 // fusion (reciprocal rank fusion) was measured against it and found
-// less: see docs/search.md.
+// less on average: see docs/search.md.
 
 // Fusion of hybrid search.
 const (
 	// DefaultSemanticWeight is the semantic ranking's weight in hybrid
 	// search's fusion, the lexical one's being 1 minus it; memstore
 	// serve --search-semantic-weight changes it. Chosen by measurement
-	// with memstore bench recall (docs/search.md).
-	DefaultSemanticWeight = 0.5
+	// with memstore bench recall (docs/search.md): the best mean
+	// recall@10 over the benchmarks, and the least loss against lexical
+	// search alone on any of them.
+	DefaultSemanticWeight = 0.2
 	// FusionCandidates is how many of each ranking's best memories hybrid
 	// search fuses: the normalisation's range, and the pool the page is
 	// taken from.
@@ -43,17 +45,19 @@ func WithSemanticWeight(w float64) CoreOption {
 // Fuse merges a lexical ranking (each result's Relevance its score) and a
 // semantic one (each result's Score its cosine similarity), best first,
 // into one of at most limit results: each score normalised over its list
-// to 0-1 (the list's lowest 0, its highest 1), the fused score the
-// weighted sum, semanticWeight times the semantic one plus 1 minus it
-// times the lexical one, a memory missing from a list having 0 there.
+// to 0-1, the highest 1 and, for the lexical scores, 0 itself 0 (so that
+// the last of a few words' matches keeps its worth), for the cosines the
+// list's lowest; the fused score is the weighted sum, semanticWeight
+// times the semantic one plus 1 minus it times the lexical one, a memory
+// missing from a list having 0 there.
 // Results are one memory when they have the same store and path; a fused
 // result keeps its lexical result's Memory, Relevance and Snippet, with
 // the fused score as Score. Ties keep the lexical ranking's order, then
 // the semantic one's.
 func Fuse(lexical, semantic []SearchResult, semanticWeight float64, limit int) []SearchResult {
 	type key struct{ store, path string }
-	lex := normalised(lexical, func(r SearchResult) float64 { return r.Relevance })
-	sem := normalised(semantic, func(r SearchResult) float64 { return r.Score })
+	lex := normalised(lexical, func(r SearchResult) float64 { return r.Relevance }, true)
+	sem := normalised(semantic, func(r SearchResult) float64 { return r.Score }, false)
 	out := make([]SearchResult, 0, len(lexical)+len(semantic))
 	at := make(map[key]int, len(lexical)+len(semantic))
 	fused := make([]bool, 0, cap(out)) // out[i] has its semantic score
@@ -84,9 +88,10 @@ func Fuse(lexical, semantic []SearchResult, semanticWeight float64, limit int) [
 	return out[:min(len(out), limit)]
 }
 
-// normalised is each result's score, by score, scaled to 0-1 over rs: the
-// lowest 0, the highest 1, every one 1 when they are all equal.
-func normalised(rs []SearchResult, score func(SearchResult) float64) []float64 {
+// normalised is each result's score, by score, scaled to 0-1 over rs:
+// the highest 1, and 0 the lowest, or 0 itself when fromZero (for scores
+// whose 0 means no match), every one 1 when they are all equal.
+func normalised(rs []SearchResult, score func(SearchResult) float64, fromZero bool) []float64 {
 	out := make([]float64, len(rs))
 	if len(rs) == 0 {
 		return out
@@ -94,6 +99,9 @@ func normalised(rs []SearchResult, score func(SearchResult) float64) []float64 {
 	lo, hi := score(rs[0]), score(rs[0])
 	for _, r := range rs {
 		lo, hi = min(lo, score(r)), max(hi, score(r))
+	}
+	if fromZero {
+		lo = min(lo, 0)
 	}
 	for i, r := range rs {
 		out[i] = 1

@@ -45,12 +45,15 @@ type RecallOptions struct {
 	// (memstore.SearchQuery.Mode): memstore.ModeLexical (by their words;
 	// "" too), ModeSemantic (by the nearness of their vectors, from
 	// Embedder, to the query's) or ModeHybrid (both, fused by the
-	// core's rule, memstore.Fuse, with memstore.DefaultSemanticWeight).
+	// core's rule, memstore.Fuse, with SemanticWeight).
 	// A file's vector is of its path and the start of its content
 	// (memstore.EmbeddingText), kept in VectorCacheName.
 	Mode string
 	// Embedder is the model of semantic and hybrid recall.
 	Embedder memstore.Embedder
+	// SemanticWeight is the semantic ranking's weight in hybrid recall's
+	// fusion, 0 to 1; nil means memstore.DefaultSemanticWeight.
+	SemanticWeight *float64
 }
 
 // A Hit is a topic file that matches a recall query.
@@ -94,6 +97,11 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 	terms := queryTerms(query)
 	if len(terms) == 0 {
 		return nil, ErrEmptyQuery
+	}
+	if opts.SemanticWeight != nil {
+		if err := memstore.ValidateSemanticWeight(*opts.SemanticWeight); err != nil {
+			return nil, errors.New(memstore.ErrorMessage(err))
+		}
 	}
 	switch opts.Mode {
 	case "", memstore.ModeLexical:
@@ -211,7 +219,7 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 		if opts.Mode == memstore.ModeSemantic {
 			ranked = near
 		} else {
-			ranked = fuse(ranked, near, limit)
+			ranked = fuse(ranked, near, cmp.Or(opts.SemanticWeight, new(memstore.DefaultSemanticWeight)), limit)
 		}
 	}
 	hits := make([]Hit, 0, min(limit, len(ranked)))
@@ -247,10 +255,10 @@ type scored struct {
 }
 
 // fuse fuses a lexical ranking and a semantic one, each best first, by
-// the core's rule (memstore.Fuse, with memstore.DefaultSemanticWeight),
+// the core's rule (memstore.Fuse, the semantic one weighted by *weight),
 // over the best memstore.FusionCandidates of each, as a server's hybrid
 // search does.
-func fuse(lexical, semantic []scored, limit int) []scored {
+func fuse(lexical, semantic []scored, weight *float64, limit int) []scored {
 	byName := map[string]*doc{}
 	results := func(rs []scored, lexical bool) []memstore.SearchResult {
 		rs = rs[:min(len(rs), memstore.FusionCandidates)]
@@ -266,7 +274,7 @@ func fuse(lexical, semantic []scored, limit int) []scored {
 		}
 		return out
 	}
-	fused := memstore.Fuse(results(lexical, true), results(semantic, false), memstore.DefaultSemanticWeight, limit)
+	fused := memstore.Fuse(results(lexical, true), results(semantic, false), *weight, limit)
 	out := make([]scored, len(fused))
 	for i, r := range fused {
 		out[i] = scored{byName[r.Memory.Path], r.Score}

@@ -80,6 +80,24 @@ func TestRecallModes(t *testing.T) {
 	if got := recall("grafana latency", memstore.ModeHybrid); len(got) == 0 || got[0] != "dashboards.md" {
 		t.Errorf("hybrid: %q; want dashboards.md first", got)
 	}
+	// The weight: 0 ranks the files by words first, 1 by meaning.
+	weighted := func(w float64) []string {
+		t.Helper()
+		hits, err := memdir.Recall(t.Context(), dir, "grafana kestrel", memdir.RecallOptions{Limit: 3, Mode: memstore.ModeHybrid, Embedder: e, SemanticWeight: &w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hitFiles(hits)
+	}
+	if got := weighted(0); len(got) == 0 || got[0] != "dashboards.md" {
+		t.Errorf("hybrid at weight 0: %q; want the match by words, dashboards.md, first", got)
+	}
+	if got, want := weighted(1), recall("grafana kestrel", memstore.ModeSemantic); !slices.Equal(got[:2], want[:2]) {
+		t.Errorf("hybrid at weight 1: %q; want semantic recall's order %q", got, want)
+	}
+	if _, err := memdir.Recall(t.Context(), dir, "kestrel", memdir.RecallOptions{Mode: memstore.ModeHybrid, Embedder: e, SemanticWeight: new(1.5)}); err == nil {
+		t.Error("a weight of 1.5: no error")
+	}
 	if _, err := memdir.Recall(t.Context(), dir, "kestrel", memdir.RecallOptions{Mode: memstore.ModeSemantic}); !errors.Is(err, memdir.ErrNoEmbedder) {
 		t.Errorf("semantic without a model: %v; want ErrNoEmbedder", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 const memdirRecallHelp = `Usage: memstore memdir recall [--limit 5] [--body] [--team] [--conversation] [--max-chars N]
          [--mode lexical|semantic|hybrid] [--embed-model-file DIR | --embed-url URL --embed-model MODEL]
+         [--search-semantic-weight W]
          [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json] [--raw] QUERY...
        memstore memdir recall --hook user-prompt-submit [flags]
 
@@ -40,7 +41,8 @@ OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, OpenAI, ...) with
 (docs/search.md says where to get a small model). --mode semantic ranks
 the files by the nearness of their text (path and content, whatever
 --body says) to the query; hybrid, the default with a model, fuses that
-with the ranking by words as a server's hybrid search does; lexical, the
+with the ranking by words as a server's hybrid search does, the semantic
+ranking weighted by --search-semantic-weight (0.2; 0 to 1); lexical, the
 default without one, ranks by words alone. The files' vectors are kept in
 the directory's .recall-vectors.json, so that a recall embeds only the
 files that changed and the query. As a hook, a model that fails leaves
@@ -101,13 +103,14 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	case mode.value != "" && mode.value != memstore.ModeLexical && model.url == "" && model.modelFile == "":
 		return usageError(e, "memstore %s: --mode %s needs an embedding model: --embed-model-file DIR (a model2vec model), or --embed-url URL and --embed-model MODEL", cmd, mode.value)
 	}
-	if err := model.resolve(e, cmd); err != nil {
+	model.cmd = cmd
+	if err := model.resolve(e); err != nil {
 		if hook.value != "" {
 			return nil // the hook prints nothing when anything fails
 		}
 		return err
 	}
-	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team, Conversation: *conversation, Mode: mode.value, Embedder: model.embedder}
+	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team, Conversation: *conversation, Mode: mode.value, Embedder: model.embedder, SemanticWeight: &model.weight}
 	if opts.Mode == "" && opts.Embedder != nil {
 		opts.Mode = memstore.ModeHybrid
 	}
