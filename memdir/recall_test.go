@@ -205,11 +205,14 @@ func TestAge(t *testing.T) {
 	}
 }
 
-// BenchmarkRecall measures recall over 2,000 topic files (of which the
-// newest 200 are searched), with and without their bodies.
-func BenchmarkRecall(b *testing.B) {
+// benchWords are the words of benchTopics' files.
+var benchWords = strings.Fields("deploy database cluster latency release incident review style tabs python golang schema backup dashboard alert budget roadmap customer onboarding migration")
+
+// benchTopics is a directory of 2,000 topic files of benchWords, for the
+// benchmarks of recall.
+func benchTopics(b *testing.B) string {
 	dir := b.TempDir()
-	words := strings.Fields("deploy database cluster latency release incident review style tabs python golang schema backup dashboard alert budget roadmap customer onboarding migration")
+	words := benchWords
 	files := map[string]string{}
 	for i := range 2000 {
 		w1, w2, w3 := words[i%len(words)], words[(i/7)%len(words)], words[(i/31)%len(words)]
@@ -217,6 +220,13 @@ func BenchmarkRecall(b *testing.B) {
 			w1, w2, i, w1, w2, w3, strings.Repeat("Some body text about "+w3+" and more. ", 40))
 	}
 	writeFiles(b, dir, files)
+	return dir
+}
+
+// BenchmarkRecall measures recall over 2,000 topic files (of which the
+// newest 200 are searched), with and without their bodies.
+func BenchmarkRecall(b *testing.B) {
+	dir := benchTopics(b)
 	for _, body := range []bool{false, true} {
 		b.Run(fmt.Sprintf("body=%v", body), func(b *testing.B) {
 			for b.Loop() {

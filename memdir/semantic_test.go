@@ -3,12 +3,10 @@ package memdir_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -186,17 +184,9 @@ func TestRecallVectorCache(t *testing.T) {
 // hybrid recall adds is the cache's read, the query's embedding, the scan
 // and the fusion.
 func BenchmarkRecallModes(b *testing.B) {
-	dir := b.TempDir()
-	words := strings.Fields("deploy database cluster latency release incident review style tabs python golang schema backup dashboard alert budget roadmap customer onboarding migration")
-	files := map[string]string{}
-	for i := range 2000 {
-		w1, w2, w3 := words[i%len(words)], words[(i/7)%len(words)], words[(i/31)%len(words)]
-		files[fmt.Sprintf("topic_%04d.md", i)] = fmt.Sprintf("---\nname: %s %s %d\ndescription: how the team handles %s when %s meets %s\nmetadata:\n  type: project\n---\n%s\n",
-			w1, w2, i, w1, w2, w3, strings.Repeat("Some body text about "+w3+" and more. ", 40))
-	}
-	writeFiles(b, dir, files)
+	dir := benchTopics(b)
 	const dims = 256
-	vocab := append([]string{"[UNK]", "[PAD]"}, append(words, "some", "body", "text", "about", "and", "more", "how", "the", "team", "handles", "when", "meets")...)
+	vocab := append([]string{"[UNK]", "[PAD]"}, append(slices.Clone(benchWords), "some", "body", "text", "about", "and", "more", "how", "the", "team", "handles", "when", "meets")...)
 	var rows []float32
 	for _, w := range vocab {
 		rows = append(rows, embedtest.Vector(w, dims)...)
