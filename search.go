@@ -33,7 +33,9 @@ type SearchQuery struct {
 	// last segment ("/chats/ana/0007.md"): among the best MaxSearchLimit
 	// matches, a turn's score then adds its neighbours' in the same
 	// conversation, the turns next to it at half weight and two away at
-	// a quarter. Memories whose paths hold no turn rank as without it.
+	// a quarter, and those neighbours are found too, even without the
+	// query's words. Memories whose paths hold no turn rank as without
+	// it.
 	Conversation *bool
 	// ConversationStores are the stores searched whose memories are
 	// turns of conversations, as the core resolved Conversation: the

@@ -38,8 +38,9 @@ type RecallOptions struct {
 	// Conversation ranks the files as turns of conversations, one a
 	// file, the conversation their directory and the turn the number in
 	// their name (chats/ana/0007.md): a turn's score adds its
-	// neighbours', as a server's search does (searchtext.ContextScores).
-	// Files whose names hold no number rank as without it.
+	// neighbours', as a server's search does (searchtext.ContextScores),
+	// and a turn beside a match is found though it has none of the
+	// query's words. Files whose names hold no number rank as without it.
 	Conversation bool
 	// Mode is how files are matched, as a server's search
 	// (memstore.SearchQuery.Mode): memstore.ModeLexical (by their words;
@@ -166,28 +167,28 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 		avg = 1
 	}
 	n := float64(len(docs))
-	var ranked []scored
+	scores := make([]float64, len(docs))
 	for i := range docs {
 		d := &docs[i]
-		var score float64
 		for _, term := range terms {
-			tf := d.tf[term]
-			if tf == 0 {
-				continue
+			if tf := d.tf[term]; tf > 0 {
+				scores[i] += searchtext.BM25(searchtext.IDF(float64(df[term]), n), tf, d.length, avg)
 			}
-			score += searchtext.BM25(searchtext.IDF(float64(df[term]), n), tf, d.length, avg)
-		}
-		if score > 0 {
-			ranked = append(ranked, scored{d, score})
 		}
 	}
 	if opts.Conversation {
-		names, scores := make([]string, len(ranked)), make([]float64, len(ranked))
-		for i, r := range ranked {
-			names[i], scores[i] = r.d.topic.Name, r.score
+		// Every file is at hand: a turn beside a match is found too,
+		// scoring its neighbours' only.
+		names := make([]string, len(docs))
+		for i, d := range docs {
+			names[i] = d.topic.Name
 		}
-		for i, s := range searchtext.ContextScores(names, scores) {
-			ranked[i].score = s
+		scores = searchtext.ContextScores(names, scores)
+	}
+	var ranked []scored
+	for i, score := range scores {
+		if score > 0 {
+			ranked = append(ranked, scored{&docs[i], score})
 		}
 	}
 	best := func(rs []scored) {

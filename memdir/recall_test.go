@@ -275,8 +275,8 @@ func TestRecallSearchText(t *testing.T) {
 
 // TestRecallConversation: with Conversation, a turn of a conversation
 // (chats/NAME/0003.md) ranks with its neighbours, so the answer beside
-// the turns that share the query's other word comes first; topic files
-// rank as without it.
+// the turns that share the query's other word comes first, and a turn
+// beside a match is found; topic files rank as without it.
 func TestRecallConversation(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
@@ -314,8 +314,12 @@ func TestRecallConversation(t *testing.T) {
 	if !before(with, "chats/c1/0003.md", "chats/c2/0001.md") {
 		t.Errorf("with context %q; want the answer above the lone beagle", with)
 	}
-	if slices.Contains(with, "chats/c2/0002.md") {
-		t.Errorf("with context %q: a turn without the words is found", with)
+	// A turn beside a match is found, below the matches.
+	if i := slices.Index(with, "chats/c2/0002.md"); i < 0 || i < slices.Index(with, "chats/c2/0001.md") {
+		t.Errorf("with context %q: want the turn beside the lone beagle found, below it", with)
+	}
+	if slices.Contains(without, "chats/c2/0002.md") {
+		t.Errorf("without context %q: a turn without the words is found", without)
 	}
 	topics := func(got []string) []string {
 		return slices.DeleteFunc(slices.Clone(got), func(f string) bool { return strings.HasPrefix(f, "chats/") })

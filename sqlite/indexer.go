@@ -281,7 +281,9 @@ func (ix *indexer) run(ctx context.Context) {
 	defer poll.Stop()
 	tidy := time.NewTimer(time.Hour)
 	tidy.Stop()
-	tidying := false  // the last round left merging to do
+	// The last round left merging to do; at first, what another indexer
+	// may have left unmerged.
+	tidying := true
 	lastFailure := "" // the last round's failure, if it failed
 	for {
 		select {
@@ -478,6 +480,8 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 			return false, err
 		}
 	}
+	// A round that indexed wrote a segment: the next quiet moment merges.
+	more = more || len(queue) > 0 || rebuild
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}

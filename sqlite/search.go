@@ -86,8 +86,9 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
 			}
 			return m, err
-		}, func(rowids []int64) (map[int64]keyset.Place, error) {
-			return searchPlaces(ctx, tx, rowids)
+		}, keyset.Turns[int64]{
+			Places: func(rowids []int64) (map[int64]keyset.Place, error) { return searchPlaces(ctx, tx, rowids) },
+			At:     func(store string, paths []string) (map[string]int64, error) { return searchAt(ctx, tx, store, paths) },
 		})
 		return err
 	})
@@ -97,19 +98,37 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	return page, nil
 }
 
-// searchPlaces returns the stores and paths of the memories of rowids, in
-// one query.
+// searchPlaces returns where the memories of rowids are, in one query.
 func searchPlaces(ctx context.Context, tx *txn, rowids []int64) (map[int64]keyset.Place, error) {
 	args := make([]any, len(rowids))
 	for i, r := range rowids {
 		args[i] = r
 	}
-	rows, err := tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`)`, args...)
+	return scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`)`, args...))
+}
+
+// searchAt returns the rowids of the memories of a store at paths, by
+// path, in one query, each path an index seek.
+func searchAt(ctx context.Context, tx *txn, store string, paths []string) (map[string]int64, error) {
+	args := []any{store}
+	for _, p := range paths {
+		args = append(args, p)
+	}
+	found, err := scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE store_id = ? AND path IN (?`+strings.Repeat(", ?", len(paths)-1)+`)`, args...))
+	out := make(map[string]int64, len(found))
+	for r, p := range found {
+		out[p.Path] = r
+	}
+	return out, err
+}
+
+// scanPlaces reads rows of rowid, store_id and path.
+func scanPlaces(rows *sql.Rows, err error) (map[int64]keyset.Place, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[int64]keyset.Place, len(rowids))
+	out := map[int64]keyset.Place{}
 	for rows.Next() {
 		var r int64
 		var p keyset.Place

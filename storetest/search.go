@@ -520,6 +520,30 @@ func testSearchQuerySyntax(t *testing.T, open func(*testing.T) searchBackend) {
 	wantFound(t, b, sid, "(v2)", "/fruit.md")
 }
 
+// searchSeveral searches several stores of workspace A: with an API key,
+// or, where keys search one store only, as a session with the stores
+// attached.
+func searchSeveral(t *testing.T, b searchBackend, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	t.Helper()
+	k := b.(*asKeys)
+	if _, oneStore := k.search.(KeySearchesOneStore); !oneStore {
+		return b.SearchMemories(t.Context(), wsA, storeIDs, q)
+	}
+	var attach []memstore.AttachmentCreate
+	for _, id := range storeIDs {
+		attach = append(attach, memstore.AttachmentCreate{StoreID: id})
+	}
+	_, _, secret, err := k.CreateSession(t.Context(), wsA, memstore.SessionCreate{Stores: attach})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := k.AuthenticateSession(t.Context(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.search.SearchMemories(t.Context(), session, storeIDs, q)
+}
+
 // testSearchQuestions: a question finds by its words, not its question
 // words; dates and numbers are kept; a query that no memory matches
 // wholly finds those that match some of it.
@@ -543,9 +567,9 @@ func testSearchQuestions(t *testing.T, open func(*testing.T) searchBackend) {
 }
 
 // testSearchConversation: with SearchQuery.Conversation, a turn's score
-// draws on its neighbours' in its conversation, pages follow that
-// ranking, and memories that are no turns (topic files) rank as without
-// it.
+// draws on its neighbours' in its conversation, the turns beside the best
+// matches are found even without the words, pages follow that ranking,
+// and memories that are no turns (topic files) rank as without it.
 func testSearchConversation(t *testing.T, open func(*testing.T) searchBackend) {
 	b, sid := newSearchStore(t, open)
 	// The answer (turn 3) has one of the words; its neighbours the other.
@@ -554,13 +578,42 @@ func testSearchConversation(t *testing.T, open func(*testing.T) searchBackend) {
 	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0003.md", "Ana: a beagle called Biscuit, who sleeps all day long on the sofa")
 	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0001.md", "Cem: beagle")
 	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0002.md", "Dee: the weather is awful")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0004.md", "Eve: see you")
+	// Turns named without zero padding, and a conversation of the same
+	// directory in another store.
+	mustCreateMemory(t, b, wsA, sid, "/chats/c3/9.md", "Fay: our beagle")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c3/10.md", "Gil: how old?")
+	other := mustCreateStore(t, b, wsA, "other chats").ID
+	mustCreateMemory(t, b, wsA, other, "/chats/c2/0003.md", "Hal: hello")
 	q := memstore.SearchQuery{Text: "dog beagle", Limit: memstore.MaxSearchLimit, Conversation: new(true)}
 	got := resultPaths(search(t, b, []string{sid}, q).Items)
 	if i, j := slices.Index(got, "/chats/c1/0003.md"), slices.Index(got, "/chats/c2/0001.md"); i < 0 || j < 0 || i > j {
 		t.Errorf("with context: %q; want the beagle of the dog's conversation above the lone beagle", got)
 	}
-	if slices.Contains(got, "/chats/c2/0002.md") {
-		t.Errorf("with context: %q; a turn without the words is found", got)
+	// A turn next to a match is found without the words, below it; one
+	// three turns away, or in another store, is not.
+	for match, beside := range map[string]string{"/chats/c2/0001.md": "/chats/c2/0002.md", "/chats/c3/9.md": "/chats/c3/10.md"} {
+		if i, j := slices.Index(got, match), slices.Index(got, beside); i < 0 || j < i {
+			t.Errorf("with context: %q; want %s, beside %s, found below it", got, beside, match)
+		}
+	}
+	if slices.Contains(got, "/chats/c2/0004.md") {
+		t.Errorf("with context: %q; want no turn three away", got)
+	}
+	// Over both stores (as a session where keys search one store only),
+	// the other store's turn is of another conversation.
+	both, err := searchSeveral(t, b, []string{sid, other}, q)
+	if err != nil {
+		t.Fatalf("a search of both stores: %v", err)
+	}
+	if got := resultPaths(both.Items); len(got) == 0 || slices.Contains(got, "/chats/c2/0003.md") {
+		t.Errorf("both stores, with context: %q; want no turn of the other store", got)
+	}
+	if got := resultPaths(search(t, b, []string{sid}, memstore.SearchQuery{Text: "beagle", PathPrefix: "/chats/c2/0001", Conversation: new(true)}).Items); !slices.Equal(got, []string{"/chats/c2/0001.md"}) {
+		t.Errorf("within the prefix /chats/c2/0001: %q; want its turn only", got)
+	}
+	if got := resultPaths(search(t, b, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: memstore.MaxSearchLimit}).Items); slices.Contains(got, "/chats/c2/0002.md") {
+		t.Errorf("without context: %q; a turn without the words is found", got)
 	}
 	// Pages of one at a time give the same order.
 	var paged []string
@@ -577,7 +630,7 @@ func testSearchConversation(t *testing.T, open func(*testing.T) searchBackend) {
 	}
 	// A plain search's cursor is not a conversation search's.
 	plain := search(t, b, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1})
-	_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1, Page: plain.Next, Conversation: new(true)})
+	_, err = b.SearchMemories(t.Context(), wsA, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1, Page: plain.Next, Conversation: new(true)})
 	wantCode(t, err, memstore.EInvalid, "a plain search's cursor with conversation")
 
 	// Topic files: the same results, scores and order either way.
@@ -712,6 +765,11 @@ func testSearchConversationOption(t *testing.T, open func(*testing.T) searchBack
 	p := searchAs(session(nil), nil)
 	if !above(p, chats) || above(p, plain) {
 		t.Error("a search of several stores: context not for the store of conversations alone")
+	}
+	for _, r := range p.Items {
+		if r.Memory.StoreID == plain && r.Memory.Path == "/chats/c2/0002.md" {
+			t.Error("a search of several stores: a turn without the words found in the store of topics")
+		}
 	}
 	if answer(p, chats) <= answer(p, lone) {
 		t.Errorf("the answer scores %v in chats, %v alone in lone; want the neighbours of chats to count there only", answer(p, chats), answer(p, lone))

@@ -30,8 +30,9 @@ bytes.
 --conversation ranks the files as turns of conversations, one a file, the
 conversation their directory and the turn the number in their name
 (chats/ana/0007.md): each turn's score adds its neighbours', the turns
-next to it at half weight and two away at a quarter, as a server's search
-does for a store of conversations. Files whose names hold no number rank
+next to it at half weight and two away at a quarter, and a turn beside a
+match is found though it has none of the query's words, as a server's
+search does for a store of conversations. Files whose names hold no number rank
 as without it.
 
 With an embedding model, recall matches by meaning too: --embed-model-file

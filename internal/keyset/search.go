@@ -28,9 +28,6 @@ type Search struct {
 	hash         string
 }
 
-// A Place is where a memory is: its store and its path.
-type Place struct{ Store, Path string }
-
 // NewSearch makes q over the stores ready, refusing a cursor of another
 // search (EInvalid).
 func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
@@ -54,33 +51,29 @@ func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
 // before it, its own, and one more, which tells that a page follows.
 func (s Search) Need() int { return s.offset + s.limit + 1 }
 
+// A Place is where a memory is: its store and its path.
+type Place struct{ Store, Path string }
+
+// Turns is what a search of conversations (Search.Conversation) reads of
+// a backend, in the search's transaction: Places, where the memories of
+// keys are; At, the keys of the live memories of a store at paths, by
+// path, of those that exist.
+type Turns[K cmp.Ordered] struct {
+	Places func(keys []K) (map[K]Place, error)
+	At     func(store string, paths []string) (map[string]K, error)
+}
+
 // SearchResults is the page of s among its hits, ranked best first. read
 // returns a hit's memory with its content, which gives the snippet and is
-// then left out of the result. places returns the places of hits' keys,
-// for a search of conversations (Search.Conversation), which ranks the
-// best hits again with their neighbours (searchtext.WithContext): those
-// of the stores of conversations, each conversation within its store;
-// it is called for no other search.
-func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), places func(keys []K) (map[K]Place, error)) (memstore.Page[memstore.SearchResult], error) {
+// then left out of the result. turns serves a search of conversations
+// (Search.Conversation), which ranks the best hits again with their
+// neighbours (withContext); no other search calls it.
+func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), turns Turns[K]) (memstore.Page[memstore.SearchResult], error) {
 	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
-		keys := make([]K, n)
-		for i, h := range hits[:n] {
-			keys[i] = h.Key
-		}
-		byKey, err := places(keys)
-		if err != nil {
+		var err error
+		if hits, err = withContext(s, hits, n, turns); err != nil {
 			return memstore.Page[memstore.SearchResult]{}, err
 		}
-		// A turn's conversation is its store's directory: the store's
-		// ID before its path keeps conversations of two stores apart,
-		// and a memory of any other store is no turn ("").
-		ps := make([]string, n)
-		for i, k := range keys {
-			if p := byKey[k]; slices.Contains(s.Conversation, p.Store) {
-				ps[i] = p.Store + p.Path
-			}
-		}
-		searchtext.WithContext(hits, ps)
 	}
 	var page memstore.Page[memstore.SearchResult]
 	if s.offset >= len(hits) {
@@ -101,6 +94,101 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		page.Next = searchPage(end, s.hash)
 	}
 	return page, nil
+}
+
+// withContext ranks the first n of hits, ranked, again as turns of
+// conversations (searchtext.WithContext), with the turns around them,
+// which the words may not have found: the answer to a question often
+// shares no word with it, beside turns that share the rest. Those turns,
+// found by their paths (searchtext.NeighbourPaths) in the hit's store
+// and within the search's prefix, score only their neighbours'. A
+// conversation is a directory of one store, of the stores of
+// conversations (Search.Conversation) alone: a memory of another store is
+// no turn and has no neighbours. The ranked turns come first, the other
+// hits after them in their order.
+func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turns Turns[K]) ([]*searchtext.Hit[K], error) {
+	keys := make([]K, n)
+	for i, h := range hits[:n] {
+		keys[i] = h.Key
+	}
+	byKey, err := turns.Places(keys)
+	if err != nil {
+		return nil, err
+	}
+	pool := slices.Clone(hits[:n])
+	places := make([]Place, n)
+	seen := make(map[Place]bool, n)
+	for i, k := range keys {
+		places[i] = byKey[k]
+		seen[places[i]] = true
+	}
+	var near []Place
+	byStore := map[string][]string{}
+	for _, p := range places[:min(n, searchtext.NeighbourPool)] {
+		if !slices.Contains(s.Conversation, p.Store) {
+			continue
+		}
+		for _, np := range searchtext.NeighbourPaths(p.Path) {
+			c := Place{p.Store, np}
+			// The range of the backends' prefix filter: for valid
+			// text, exactly the paths that start with the prefix.
+			if !seen[c] && strings.HasPrefix(np, s.Prefix) {
+				seen[c] = true
+				near = append(near, c)
+				byStore[c.Store] = append(byStore[c.Store], np)
+			}
+		}
+	}
+	rest := hits[n:]
+	if len(near) > 0 {
+		found := make(map[Place]K)
+		for st, paths := range byStore {
+			at, err := turns.At(st, paths)
+			if err != nil {
+				return nil, err
+			}
+			for p, k := range at {
+				found[Place{st, p}] = k
+			}
+		}
+		later := make(map[K]int, len(rest)) // hits after the first n
+		for i, h := range rest {
+			later[h.Key] = i
+		}
+		taken := make([]bool, len(rest))
+		for _, c := range near {
+			k, ok := found[c]
+			if !ok {
+				continue
+			}
+			h := &searchtext.Hit[K]{Key: k, Tier: searchtext.TierWords}
+			if i, ok := later[k]; ok {
+				// Found by words too, further down: it keeps its score
+				// of words, and one found only inside longer words none.
+				h, taken[i] = rest[i], true
+				if h.Tier != searchtext.TierWords {
+					h.Tier, h.BM25 = searchtext.TierWords, 0
+				}
+			}
+			pool = append(pool, h)
+			places = append(places, c)
+		}
+		var left []*searchtext.Hit[K]
+		for i, h := range rest {
+			if !taken[i] {
+				left = append(left, h)
+			}
+		}
+		rest = left
+	}
+	paths := make([]string, len(places))
+	for i, p := range places {
+		if slices.Contains(s.Conversation, p.Store) {
+			paths[i] = p.Store + p.Path // the store's conversations apart
+		}
+	}
+	searchtext.WithContext(pool, paths)
+	return append(pool, rest...), nil
 }
 
 // searchKind is the kind of a search's cursor, which continues a ranked list

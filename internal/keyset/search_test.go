@@ -40,7 +40,7 @@ func TestSearchPages(t *testing.T) {
 		if want := 2*page + 3; s.Need() != want {
 			t.Errorf("page %d needs %d hits; want %d", page, s.Need(), want)
 		}
-		p, err := keyset.SearchResults(s, hits, readHit, nil)
+		p, err := keyset.SearchResults(s, hits, readHit, keyset.Turns[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestSearchPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := keyset.SearchResults(first, hits, readHit, nil)
+	p, err := keyset.SearchResults(first, hits, readHit, keyset.Turns[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,19 +95,20 @@ func TestSearchResultsPastTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := keyset.SearchResults(s, rankedHits(0), readHit, nil); err != nil || len(p.Items) != 0 || p.Next != "" {
+	if p, err := keyset.SearchResults(s, rankedHits(0), readHit, keyset.Turns[int]{}); err != nil || len(p.Items) != 0 || p.Next != "" {
 		t.Errorf("no hits: %v, %v; want an empty last page", p, err)
 	}
 	bad := errors.New("disk on fire")
-	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad }, nil)
+	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad }, keyset.Turns[int]{})
 	if !errors.Is(err, bad) {
 		t.Errorf("a failed read: %v; want its error", err)
 	}
 }
 
 // TestSearchConversation: a search of conversations ranks the best hits
-// again with their neighbours, reading their paths once, and pages
-// through the list so ranked; a failed read of the paths is its error.
+// again with their neighbours, and the turns beside them that the words
+// did not find, reading their paths once a page, and pages through the
+// list so ranked; a failed read of the paths is its error.
 func TestSearchConversation(t *testing.T) {
 	// Turn 5 scores most alone; turn 2, between turns 1 and 3, gains
 	// most from its neighbours; the topic file keeps its own score.
@@ -121,19 +122,39 @@ func TestSearchConversation(t *testing.T) {
 		return append(hs, &searchtext.Hit[string]{Key: "/c/4.md", Tier: searchtext.TierInside, BM25: 9, Score: searchtext.Score(9, searchtext.TierInside)})
 	}
 	read := func(k string) (*memstore.Memory, error) { return &memstore.Memory{Path: k, Content: "pear"}, nil }
+	// The store also holds turns 6 and 7, which no word found, and turns
+	// of another conversation; /c/0.md and /c/-1.md do not exist.
+	stored := map[string]bool{"/c/6.md": true, "/c/7.md": true, "/d/4.md": true}
+	for _, k := range append(keys, "/c/4.md") {
+		stored[k] = true
+	}
 	reads := 0
-	paths := func(ks []string) (map[string]keyset.Place, error) {
-		reads++
-		m := map[string]keyset.Place{}
-		for _, k := range ks {
-			m[k] = keyset.Place{Store: "a", Path: k}
-		}
-		return m, nil
+	var asked []string
+	turns := keyset.Turns[string]{
+		Places: func(ks []string) (map[string]keyset.Place, error) {
+			reads++
+			m := map[string]keyset.Place{}
+			for _, k := range ks {
+				m[k] = keyset.Place{Store: "a", Path: k}
+			}
+			return m, nil
+		},
+		At: func(store string, paths []string) (map[string]string, error) {
+			m := map[string]string{}
+			for _, p := range paths {
+				asked = append(asked, p)
+				if store == "a" && stored[p] {
+					m[p] = p
+				}
+			}
+			return m, nil
+		},
 	}
 	// 1: 2 + 0.5*1 + 0.25*2 = 3; 2: 1 + 0.5*4 = 3; 3: 2 + 0.5*1 + 0.25*(2+3) = 3.75;
-	// 5: 3 + 0.25*2 = 3.5; the topic file 2.5; turn 4, found only inside
-	// a word, last whatever its neighbours.
-	want := []string{"/c/3.md", "/c/5.md", "/c/2.md", "/c/1.md", "/notes.md", "/c/4.md"}
+	// 5: 3 + 0.25*2 = 3.5; the topic file 2.5. Turn 4, found only
+	// inside a word, scores as a neighbour of 3 and 5: 0.5*(2+3) +
+	// 0.25*1 = 2.75; turn 6, beside 5, 0.5*3 = 1.5; turn 7 0.25*3.
+	want := []string{"/c/3.md", "/c/5.md", "/c/2.md", "/c/1.md", "/c/4.md", "/notes.md", "/c/6.md", "/c/7.md"}
 	var got []string
 	q := memstore.SearchQuery{Text: "pear", Limit: 4, ConversationStores: []string{"a"}}
 	for {
@@ -141,7 +162,7 @@ func TestSearchConversation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := keyset.SearchResults(s, hits(), read, paths)
+		p, err := keyset.SearchResults(s, hits(), read, turns)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,16 +177,34 @@ func TestSearchConversation(t *testing.T) {
 	if !slices.Equal(got, want) || reads != 2 {
 		t.Errorf("pages %v after %d reads of paths; want %v after 2", got, reads, want)
 	}
+	// Only turns that are not hits already are looked for.
+	slices.Sort(asked)
+	if want := []string{"/c/0.md", "/c/0.md", "/c/4.md", "/c/4.md", "/c/6.md", "/c/6.md", "/c/7.md", "/c/7.md"}; !slices.Equal(asked, want) {
+		t.Errorf("looked for %v; want %v", asked, want)
+	}
+	// Within a prefix, only the turns within it.
+	asked = nil
+	s, _ := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10, ConversationStores: []string{"a"}, PathPrefix: "/c/5"})
+	if _, err := keyset.SearchResults(s, hits(), read, turns); err != nil || len(asked) != 0 {
+		t.Errorf("prefix /c/5: looked for %v, %v; want none", asked, err)
+	}
 	// Without it, the ranking as it was, and no paths read.
-	s, _ := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10})
-	p, err := keyset.SearchResults(s, hits(), read, nil)
+	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10})
+	p, err := keyset.SearchResults(s, hits(), read, keyset.Turns[string]{})
 	if err != nil || len(p.Items) != 6 || p.Items[0].Memory.Path != "/c/5.md" || p.Items[1].Memory.Path != "/notes.md" {
 		t.Errorf("without context: %v, %v", p.Items, err)
 	}
 	bad := errors.New("disk on fire")
 	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", ConversationStores: []string{"a"}})
-	if _, err := keyset.SearchResults(s, hits(), read, func([]string) (map[string]keyset.Place, error) { return nil, bad }); !errors.Is(err, bad) {
+	failing := turns
+	failing.Places = func([]string) (map[string]keyset.Place, error) { return nil, bad }
+	if _, err := keyset.SearchResults(s, hits(), read, failing); !errors.Is(err, bad) {
 		t.Errorf("a failed read of paths: %v; want its error", err)
+	}
+	failing = turns
+	failing.At = func(string, []string) (map[string]string, error) { return nil, bad }
+	if _, err := keyset.SearchResults(s, hits(), read, failing); !errors.Is(err, bad) {
+		t.Errorf("a failed read of neighbours: %v; want its error", err)
 	}
 }
 
@@ -195,9 +234,16 @@ func TestSearchConversationStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The stores hold no turns but those found; the turns beside a store
+	// of topics' are not looked for.
+	var asked []string
+	at := func(store string, _ []string) (map[string]int, error) {
+		asked = append(asked, store)
+		return nil, nil
+	}
 	p, err := keyset.SearchResults(s, hits(), func(k int) (*memstore.Memory, error) {
 		return &memstore.Memory{StoreID: keys[k].store, Path: keys[k].path}, nil
-	}, places)
+	}, keyset.Turns[int]{Places: places, At: at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +252,9 @@ func TestSearchConversationStores(t *testing.T) {
 	score := map[key]float64{}
 	for _, r := range p.Items {
 		score[key{r.Memory.StoreID, r.Memory.Path}] = r.Score
+	}
+	if slices.Contains(asked, "c") {
+		t.Errorf("turns looked for in stores %q; want none in c, a store of topics", asked)
 	}
 	want := map[key]float64{{"a", "/c/2.md"}: 2, {"a", "/c/1.md"}: 1.75, {"a", "/c/3.md"}: 1.75, {"b", "/c/2.md"}: 1, {"c", "/c/1.md"}: 1, {"c", "/c/2.md"}: 1}
 	for k, bm := range want {

@@ -49,3 +49,29 @@ func TestContextScores(t *testing.T) {
 		t.Error("ContextScores changed its input")
 	}
 }
+
+func TestNeighbourPaths(t *testing.T) {
+	for p, want := range map[string][]string{
+		"/c/0007.md":       {"/c/0006.md", "/c/0008.md", "/c/0005.md", "/c/0009.md"},
+		"/c/turn-10.md":    {"/c/turn-09.md", "/c/turn-9.md", "/c/turn-11.md", "/c/turn-08.md", "/c/turn-8.md", "/c/turn-12.md"},
+		"/c/9.md":          {"/c/8.md", "/c/10.md", "/c/7.md", "/c/11.md"},
+		"/c/1":             {"/c/0", "/c/2", "/c/3"},
+		"/c7/2024-05-1.md": {"/c7/2023-05-1.md", "/c7/2025-05-1.md", "/c7/2022-05-1.md", "/c7/2026-05-1.md"},
+	} {
+		if got := searchtext.NeighbourPaths(p); !slices.Equal(got, want) {
+			t.Errorf("NeighbourPaths(%q) = %q, want %q", p, got, want)
+		}
+		// Each one is a turn of the same conversation, as TurnOf reads it.
+		self, _ := searchtext.TurnOf(p)
+		for _, n := range searchtext.NeighbourPaths(p) {
+			if got, ok := searchtext.TurnOf(n); !ok || got.Conversation != self.Conversation || got.N == self.N || max(got.N-self.N, self.N-got.N) > len(searchtext.NeighbourWeights) {
+				t.Errorf("%q: neighbour %q is turn %+v", p, n, got)
+			}
+		}
+	}
+	for _, p := range []string{"/notes/deploy.md", "/c/12345678901234567890.md", "/"} {
+		if got := searchtext.NeighbourPaths(p); got != nil {
+			t.Errorf("NeighbourPaths(%q) = %q, want none", p, got)
+		}
+	}
+}
