@@ -111,6 +111,18 @@ func TestMemdirRecallModes(t *testing.T) {
 			t.Errorf("memdir recall %v: exit %d, %s; want %d with %q", tt.args, code, errs, tt.code, tt.want)
 		}
 	}
+	// A model2vec model in the process: the words' hash vectors, an
+	// unknown word's zero.
+	vocab := []string{"[UNK]", "[PAD]", "kestrel", "staging", "cluster", "grafana", "latency", "notes", "dashboards"}
+	rows := make([]float32, 16*2)
+	for _, w := range vocab[2:] {
+		rows = append(rows, embedtest.Vector(w, 16)...)
+	}
+	modelDir := filepath.Join(t.TempDir(), "model")
+	embedtest.WriteModel2Vec(t, modelDir, vocab, true, map[string]embedtest.Tensor{"embeddings": {Dtype: "F32", Shape: []int{len(vocab), 16}, Data: embedtest.F32(rows...)}})
+	if code, files, errs := recall("--embed-model-file", modelDir, "--mode", "semantic", "kestrel", "staging"); code != 0 || len(files) == 0 || files[0] != "notes.md" {
+		t.Errorf("--embed-model-file --mode semantic: exit %d, %q %s; want notes.md first", code, files, errs)
+	}
 	hook := `{"hook_event_name":"UserPromptSubmit","prompt":"grafana latency"}`
 	code, out, errs := run(t, hook, "memdir", "recall", "--hook", "user-prompt-submit", "--dir", dir, "--embed-url", "http://127.0.0.1:1/v1", "--embed-model", "m")
 	if code != 0 || !strings.Contains(out, "dashboards.md") {
