@@ -161,9 +161,10 @@ func TestSearchModes(t *testing.T) {
 	}
 	// conversation: the turns of the breed and the beagle, each with the
 	// other beside it, rank above the other beagle; without it, below.
+	// With it, the turns beside them are found too, after the matches.
 	for conversation, want := range map[bool]string{
 		false: "/mnt/memory/notes/chat/0002.md /mnt/memory/notes/pets.md /mnt/memory/notes/chat/0003.md",
-		true:  "/mnt/memory/notes/chat/0002.md /mnt/memory/notes/chat/0003.md /mnt/memory/notes/pets.md",
+		true:  "/mnt/memory/notes/chat/0002.md /mnt/memory/notes/chat/0003.md /mnt/memory/notes/pets.md /mnt/memory/notes/chat/0001.md /mnt/memory/notes/chat/0004.md",
 	} {
 		got := hits(ok(t, plain, "memory_search", map[string]any{"query": "breed beagle", "mode": "lexical", "conversation": conversation}))
 		if strings.Join(got, " ") != want {
