@@ -93,61 +93,23 @@ type VectorStorage interface {
 	EmbeddingCounts(ctx context.Context) (embedded, queued int64, err error)
 }
 
-// WithEmbedder sets the model that embeds the queries of NearestMemories;
-// it must be the indexing worker's, whose vectors the queries are compared
-// with.
+// WithEmbedder sets the model that embeds the queries of semantic and
+// hybrid search; it must be the indexing worker's, whose vectors the
+// queries are compared with.
 func WithEmbedder(e Embedder) CoreOption {
 	return func(co *Core) { co.embedder = e }
 }
 
-// NearestMemories returns the live memories of the stores whose meaning
-// is nearest to q.Text, best first, Score being the cosine similarity of
-// their vectors (-1 to 1): the semantic search that the lexical one is
-// fused with. Memories not yet embedded are not found here; the lexical
-// search finds them. The checks are SearchMemories' (a caller's shares
-// included); q.Page must be empty: the nearest memories are one page.
-// EInvalid when the server has no embedding model or the backend keeps
-// no vectors; EOverloaded when the model fails to embed the query.
+// NearestMemories is SearchMemories in ModeSemantic: the live memories of
+// the stores whose meaning is nearest to q.Text, best first, Score being
+// the cosine similarity of their vectors (-1 to 1). Memories not yet
+// embedded are not found here; the lexical search finds them. EInvalid
+// when the server has no embedding model or the backend keeps no
+// vectors; EOverloaded when the model fails to embed the query.
 func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) ([]SearchResult, error) {
-	if c == nil {
-		return nil, errNoCaller()
-	}
-	for _, id := range storeIDs {
-		if err := c.CanRead(id); err != nil {
-			return nil, err
-		}
-		if err := ValidateID("memory_store_id", id); err != nil {
-			return nil, err
-		}
-	}
-	if err := ValidateSearchQuery(q); err != nil {
-		return nil, err
-	}
-	if q.Page != "" {
-		return nil, Errorf(EInvalid, "semantic search answers one page; leave page out")
-	}
-	vs, ok := co.b.(VectorStorage)
-	if co.embedder == nil || !ok {
-		return nil, Errorf(EInvalid, "semantic search is off: the server has no embedding model (see docs/semantic-search.md)")
-	}
-	if len(storeIDs) == 0 {
-		return nil, nil
-	}
-	if err := co.allowSearch(c); err != nil {
-		return nil, err
-	}
-	vecs, err := co.embedder.Embed(ctx, []string{q.Text})
-	if err != nil || len(vecs) != 1 {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, Errorf(EOverloaded, "semantic search is unavailable: the embedding model did not embed the query; try again later")
-	}
-	limit := q.Limit
-	if limit == 0 {
-		limit = DefaultSearchLimit
-	}
-	return vs.NearestMemories(ctx, c.WorkspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
+	q.Mode = ModeSemantic
+	p, err := co.SearchMemories(ctx, c, storeIDs, q)
+	return p.Items, err
 }
 
 // ClaimShared is the share of a claim of limit tasks between the

@@ -316,3 +316,34 @@ func TestStoreAdmin(t *testing.T) {
 		t.Errorf("an auditor's new store: %d\n%s", resp.StatusCode, body)
 	}
 }
+
+// TestStoreConversation: a store's settings say whether its memories are
+// turns of conversations (memstore.ConversationKey), and change it.
+func TestStoreConversation(t *testing.T) {
+	f := newFixture(t, "x")
+	ctx := context.Background()
+	c := f.signIn(t, "member")
+	settings := "/console/stores/" + f.storeID + "/settings"
+	_, page := f.get(t, c, settings)
+	if !strings.Contains(page, `id="conversation"`) || strings.Contains(page, `id="conversation" checked`) {
+		t.Fatalf("settings of a store of topics: want the conversation box, unchecked\n%s", page)
+	}
+	post := func(form url.Values) {
+		t.Helper()
+		form.Set("csrf", csrfOf(t, page))
+		if resp, body := f.post(t, c, "/console/stores/"+f.storeID+"/conversation", f.srv.URL, form); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("conversation %v: %d\n%s", form, resp.StatusCode, body)
+		}
+	}
+	post(url.Values{"conversation": {"true"}})
+	if st, _ := f.core.Store(ctx, f.op, f.storeID); st.Metadata[memstore.ConversationKey] != "true" {
+		t.Errorf("checked: metadata %v", st.Metadata)
+	}
+	if _, page = f.get(t, c, settings); !strings.Contains(page, `id="conversation" checked`) {
+		t.Errorf("settings of a store of conversations: the box unchecked\n%s", page)
+	}
+	post(url.Values{})
+	if st, _ := f.core.Store(ctx, f.op, f.storeID); len(st.Metadata) != 0 {
+		t.Errorf("unchecked: metadata %v; want none", st.Metadata)
+	}
+}

@@ -97,6 +97,22 @@ func (h *Handler) updateStore(w http.ResponseWriter, r *http.Request, s *signedI
 	h.finish(w, r, s, err, storeURL(id, "/settings?done=saved"))
 }
 
+// storeConversation says whether a store's memories are turns of
+// conversations (memstore.ConversationKey), removing the key when not.
+func (h *Handler) storeConversation(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	id := r.PathValue("store")
+	var on *string
+	if r.PostFormValue("conversation") == "true" {
+		on = new("true")
+	}
+	_, err := h.cfg.Stores.UpdateStore(r.Context(), s.caller, id, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: on}})
+	if status, ok := fixable(err); ok {
+		h.renderSettings(w, r, s, status, memstore.ErrorMessage(err))
+		return
+	}
+	h.finish(w, r, s, err, storeURL(id, "/settings?done=saved"))
+}
+
 func (h *Handler) archiveStore(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	id := r.PathValue("store")
 	_, err := h.cfg.Stores.ArchiveStore(r.Context(), s.caller, id)

@@ -108,6 +108,31 @@ func (w *Worker) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// Drain embeds every queued memory whose lease is not held, then
+// returns: Run's work, once, without waiting, for tests and benchmarks
+// that search right after writing. It fails at the model's first
+// failure.
+func (w *Worker) Drain(ctx context.Context) error {
+	e := w.cfg.Embedder
+	if e.Dimensions() == 0 {
+		if _, err := e.Embed(ctx, []string{"memstore"}); err != nil {
+			return err
+		}
+	}
+	if err := w.cfg.Storage.ResetEmbeddings(ctx, e.Model(), e.Dimensions()); err != nil {
+		return err
+	}
+	for {
+		before := w.embedded.Load()
+		if _, err := w.step(ctx, true); err != nil {
+			return err
+		}
+		if w.embedded.Load() == before {
+			return nil
+		}
+	}
+}
+
 var errNoDimensions = errors.New("the embedding model has not answered yet")
 
 // step embeds one batch; it returns how long to wait before the next.

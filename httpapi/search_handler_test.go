@@ -47,6 +47,17 @@ func TestSearchEndpoints(t *testing.T) {
 		e.call(t, "GET", "/v1/memory_stores/"+a+"/memories/search"+q, "").apiError(t, 400, "invalid_request_error")
 	}
 	e.call(t, "GET", "/v1/memory_stores/memstore_nope/memories/search?q=x", "").apiError(t, 404, "not_found_error")
+	// mode: an unknown one names the three; semantic and hybrid on a
+	// server without an embedding model say how to configure one.
+	for q, want := range map[string]string{"?q=x&mode=fuzzy": "lexical, semantic or hybrid", "?q=x&mode=semantic": "--embed-url", "?q=x&mode=hybrid": "--embed-url"} {
+		msg := e.call(t, "GET", "/v1/memory_stores/"+a+"/memories/search"+q, "").apiError(t, 400, "invalid_request_error")["message"].(string)
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s: %q, want it to say %q", q, msg, want)
+		}
+	}
+	if got := e.ok(t, "GET", "/v1/memory_stores/"+a+"/memories/search?q=deploy&mode=lexical", "")["data"].([]any); len(got) != 1 {
+		t.Errorf("mode=lexical found %d memories; want 1", len(got))
+	}
 	// conversation=true is a search of its own: a plain search's cursor
 	// does not continue it.
 	e.createMemory(t, a, "/chat/0002.md", "Ana: the deploy went out.")

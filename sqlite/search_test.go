@@ -728,7 +728,7 @@ func BenchmarkSearchConversation(b *testing.B) {
 		q := f.queries[i%len(f.queries)]
 		for _, conv := range []bool{false, true} {
 			start := time.Now()
-			if _, err := co.SearchMemories(context.Background(), c, []string{f.storeID}, memstore.SearchQuery{Text: q, Conversation: conv}); err != nil {
+			if _, err := co.SearchMemories(context.Background(), c, []string{f.storeID}, memstore.SearchQuery{Text: q, Conversation: new(conv)}); err != nil {
 				b.Fatal(err)
 			}
 			if conv {

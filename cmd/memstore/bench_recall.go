@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/internal/recall"
 )
 
 const benchRecallHelp = `Usage: memstore bench recall (--docs DOCS.jsonl --queries QUERIES.jsonl | --conversations FILE.json | --generate N) [--k 5,10] [--misses] [--json]
+                             [--embed-url URL --embed-model MODEL | --embed-model-file DIR] [--search-semantic-weight W]
 
 Measures the quality of memstore's search against plain BM25 (Porter
 stemming, k1 1.2, b 0.75, no stop words) on the same data, each without
@@ -37,6 +39,12 @@ result; 0 when none is in the first k, for the largest k).
                  (turns numbered from 1; speaker and date optional)
   --generate N   N generated conversations (1-1000), the same for the
                  same --seed
+
+With an embedding model (the flags of memstore serve: --embed-url and
+--embed-model, or --embed-model-file), the documents are embedded too,
+and memstore's semantic search, its hybrid search (fused with the weight
+--search-semantic-weight) and, for comparison, reciprocal rank fusion of
+the same two rankings ("rrf") are measured as well (docs/search.md).
 `
 
 // maxGenerated bounds --generate: a thousand conversations are about
@@ -53,7 +61,15 @@ func runBenchRecall(ctx context.Context, e env, args []string) error {
 	ks := fs.String("k", "5,10", "the cutoffs of recall@k, comma-separated (`LIST`, each 1-100)")
 	misses := fs.Bool("misses", false, "also list the queries whose first result by memstore is not relevant")
 	asJSON := fs.Bool("json", false, "print the report as JSON, with every query's results")
+	model := embedFlags{cmd: "bench recall"}
+	model.register(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := applyEnv(e, "bench recall", fs, embedEnv); err != nil {
+		return err
+	}
+	if err := model.resolve(e); err != nil {
 		return err
 	}
 	var cutoffs []int
@@ -108,12 +124,29 @@ func runBenchRecall(ctx context.Context, e env, args []string) error {
 	}
 	defer db.Close()
 	fmt.Fprintf(e.stderr, "loading %d documents, then running %d queries\n", len(docs), len(queries))
-	systems, err := recall.Compare(ctx, memstore.NewCore(db), docs, queries, recall.Options{
+	core := newCore(db, dbOptions{embedder: model.embedder, semanticWeight: model.weight})
+	opts := recall.Options{
 		Caller: &memstore.Caller{WorkspaceID: "recall", Actor: memstore.Actor{Type: memstore.ActorUser, ID: "user_recall"}},
 		Ks:     cutoffs,
-	})
+	}
+	systems, err := recall.Compare(ctx, core, docs, queries, opts)
 	if err != nil {
 		return err
+	}
+	if model.embedder != nil {
+		vs, ok := db.(memstore.VectorStorage)
+		if !ok {
+			return errNoVectors
+		}
+		fmt.Fprintf(e.stderr, "embedding %d documents with %s\n", len(docs), model.embedder.Model())
+		if err := embedindex.New(embedindex.Config{Storage: vs, Embedder: model.embedder}).Drain(ctx); err != nil {
+			return fmt.Errorf("cannot embed the documents: %w", err)
+		}
+		more, err := recall.CompareModes(ctx, core, systems[0].StoreID, docs, queries, opts)
+		if err != nil {
+			return err
+		}
+		systems = append(systems, more...)
 	}
 	if *asJSON {
 		return printJSON(e.stdout, struct {
@@ -130,7 +163,7 @@ func runBenchRecall(ctx context.Context, e env, args []string) error {
 	}
 	row(tw, append(head, "MRR")...)
 	for _, s := range systems {
-		cells := []string{s.Name, map[bool]string{false: "off", true: "on"}[s.Context]}
+		cells := []string{strings.TrimSpace(s.Name + " " + s.Mode), map[bool]string{false: "off", true: "on"}[s.Context]}
 		for _, r := range s.Recall {
 			cells = append(cells, fmt.Sprintf("%.3f", r.Recall))
 		}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/internal/recall"
 )
 
@@ -78,6 +80,44 @@ func TestBenchRecall(t *testing.T) {
 	rep := out.Systems[0]
 	if len(rep.Recall) != 2 || rep.Recall[0].K != 5 || rep.Recall[1].K != 10 || len(rep.Results) != 3 || rep.Results[0].Rank != 1 || rep.Results[2].Rank != 0 {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+// With an embedding model, bench recall also measures semantic and
+// hybrid search and rank fusion, on the same store.
+func TestBenchRecallModes(t *testing.T) {
+	clearEnv(t)
+	docs, queries := writeRecallFiles(t)
+	emb := embedtest.New(t, 64)
+	code, stdout, stderr := run(t, "", "bench", "recall", "--docs", docs, "--queries", queries, "--json",
+		"--embed-url", emb.BaseURL(), "--embed-model", "word-hash", "--search-semantic-weight", "0.5")
+	var out struct{ Systems []recall.System }
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Systems) != 9 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want nine systems", code, stdout, stderr)
+	}
+	var names []string
+	for _, s := range out.Systems {
+		names = append(names, fmt.Sprintf("%s %s %v", s.Name, s.Mode, s.Context))
+	}
+	want := "memstore  false,memstore  true,bm25  false,bm25  true,memstore semantic false,memstore hybrid false,memstore hybrid true,rrf  false,rrf  true"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("systems %s, want %s", got, want)
+	}
+	// The cake question shares no word with its answer: words do not
+	// find it; semantic search ranks every embedded document, so it does.
+	if r := out.Systems[4].Results[2]; r.Rank == 0 || out.Systems[0].Results[2].Rank != 0 {
+		t.Errorf("semantic search found %v for %q (rank %d); lexical rank %d", r.Found, r.Query, r.Rank, out.Systems[0].Results[2].Rank)
+	}
+	if emb.Texts() < 3 {
+		t.Errorf("the endpoint embedded %d texts, want the 3 documents at least", emb.Texts())
+	}
+	code, stdout, _ = run(t, "", "bench", "recall", "--docs", docs, "--queries", queries, "--embed-url", emb.BaseURL(), "--embed-model", "word-hash")
+	if code != 0 || !strings.Contains(stdout, "memstore hybrid    on ") || !strings.Contains(stdout, "rrf                off ") {
+		t.Errorf("table: exit %d:\n%s", code, stdout)
+	}
+	code, _, stderr = run(t, "", "bench", "recall", "--docs", docs, "--queries", queries, "--search-semantic-weight", "2")
+	if code != 2 || !strings.Contains(stderr, "memstore bench recall: the semantic weight of hybrid search is 2") {
+		t.Errorf("a bad weight: exit %d, stderr %q", code, stderr)
 	}
 }
 

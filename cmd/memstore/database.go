@@ -33,6 +33,8 @@ type dbOptions struct {
 	dreams bool
 	// embedder embeds semantic search's queries; nil when it is off.
 	embedder memstore.Embedder
+	// semanticWeight is the semantic ranking's weight in hybrid search.
+	semanticWeight float64
 }
 
 // postgresSchemes are the URL schemes that name a PostgreSQL database.
@@ -87,7 +89,7 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (memstore.Databa
 func newCore(db memstore.Database, o dbOptions) *memstore.Core {
 	opts := []memstore.CoreOption{memstore.WithLimits(o.limits), memstore.WithContentRules(o.rules), memstore.WithDreams(o.dreams)}
 	if o.embedder != nil {
-		opts = append(opts, memstore.WithEmbedder(o.embedder))
+		opts = append(opts, memstore.WithEmbedder(o.embedder), memstore.WithSemanticWeight(o.semanticWeight))
 	}
 	return memstore.NewCore(db, opts...)
 }

@@ -123,7 +123,10 @@ the model the server is given: --embed-url and --embed-model for an
 OpenAI-compatible /v1/embeddings API (Ollama, vLLM, llama.cpp, LM
 Studio, OpenAI, Voyage; key in --embed-api-key-file or
 MEMSTORE_EMBED_API_KEY), or --embed-model-file for a model2vec model
-directory read in the process. Off when neither is set (docs/semantic-search.md).
+directory read in the process. Off when neither is set. With a model,
+search is hybrid unless a request asks for another mode: its words and
+its meaning fused, the meaning weighted --search-semantic-weight
+(docs/search.md).
 
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
@@ -536,7 +539,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	log := c.logger(e.stderr)
 	c.backend.opts.logger, c.backend.opts.limits, c.backend.opts.rules = log, c.limits(), c.contentRules()
 	c.backend.opts.dreams = c.dreams.enabled()
-	c.backend.opts.embedder = c.embed.embedder
+	c.backend.opts.embedder, c.backend.opts.semanticWeight = c.embed.embedder, c.embed.weight
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err

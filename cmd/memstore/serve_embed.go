@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -26,6 +27,10 @@ type embedFlags struct {
 	keyFile    string
 	dimensions count
 	modelFile  string
+	// weight is the semantic ranking's weight in hybrid search.
+	weight float64
+	// cmd names the command in messages ("serve" unless set).
+	cmd string
 
 	embedder memstore.Embedder // nil when off
 }
@@ -33,11 +38,12 @@ type embedFlags struct {
 // embedEnv names the variable of each flag of embedFlags. The key itself
 // may also be in MEMSTORE_EMBED_API_KEY.
 var embedEnv = map[string]string{
-	"embed-url":          "MEMSTORE_EMBED_URL",
-	"embed-model":        "MEMSTORE_EMBED_MODEL",
-	"embed-api-key-file": "MEMSTORE_EMBED_API_KEY_FILE",
-	"embed-dimensions":   "MEMSTORE_EMBED_DIMENSIONS",
-	"embed-model-file":   "MEMSTORE_EMBED_MODEL_FILE",
+	"embed-url":              "MEMSTORE_EMBED_URL",
+	"embed-model":            "MEMSTORE_EMBED_MODEL",
+	"embed-api-key-file":     "MEMSTORE_EMBED_API_KEY_FILE",
+	"embed-dimensions":       "MEMSTORE_EMBED_DIMENSIONS",
+	"embed-model-file":       "MEMSTORE_EMBED_MODEL_FILE",
+	"search-semantic-weight": "MEMSTORE_SEARCH_SEMANTIC_WEIGHT",
 }
 
 func (f *embedFlags) register(fs *flag.FlagSet) {
@@ -46,17 +52,22 @@ func (f *embedFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.keyFile, "embed-api-key-file", "", "read --embed-url's API key from `FILE`; default the variable MEMSTORE_EMBED_API_KEY, else none (MEMSTORE_EMBED_API_KEY_FILE)")
 	fs.Var(&f.dimensions, "embed-dimensions", fmt.Sprintf("ask --embed-url for vectors of `N` dimensions, 1 to %d; 0 for the model's own (MEMSTORE_EMBED_DIMENSIONS)", embed.MaxDimensions))
 	fs.StringVar(&f.modelFile, "embed-model-file", "", "embed memories with the model2vec model in `DIR` (model.safetensors, tokenizer.json, config.json), in the process (MEMSTORE_EMBED_MODEL_FILE)")
+	fs.Float64Var(&f.weight, "search-semantic-weight", memstore.DefaultSemanticWeight, "the semantic ranking's weight `W` in hybrid search, 0 to 1, the lexical one's being 1-W (MEMSTORE_SEARCH_SEMANTIC_WEIGHT)")
 }
 
 // resolve checks the flags, reads the key and loads the model. It runs
 // after the environment is applied.
 func (f *embedFlags) resolve(e env) error {
+	cmd := "memstore " + cmp.Or(f.cmd, "serve")
+	if err := memstore.ValidateSemanticWeight(f.weight); err != nil {
+		return usageError(e, "%s: %s", cmd, memstore.ErrorMessage(err))
+	}
 	switch {
 	case f.url != "" && f.modelFile != "":
-		return usageError(e, "memstore serve: --embed-url and --embed-model-file both name a model; give one")
+		return usageError(e, "%s: --embed-url and --embed-model-file both name a model; give one", cmd)
 	case f.modelFile != "":
 		if f.model != "" || f.keyFile != "" || f.dimensions != 0 {
-			return usageError(e, "memstore serve: --embed-model, --embed-api-key-file and --embed-dimensions go with --embed-url, not --embed-model-file")
+			return usageError(e, "%s: --embed-model, --embed-api-key-file and --embed-dimensions go with --embed-url, not --embed-model-file", cmd)
 		}
 		m, err := embed.LoadModel2Vec(f.modelFile)
 		if err != nil {
@@ -70,11 +81,11 @@ func (f *embedFlags) resolve(e env) error {
 		}
 		c, err := embed.NewOpenAI(embed.OpenAIConfig{URL: f.url, Model: f.model, APIKey: key, Dimensions: int(f.dimensions)})
 		if err != nil {
-			return usageError(e, "memstore serve: --embed-url: %v", err)
+			return usageError(e, "%s: --embed-url: %v", cmd, err)
 		}
 		f.embedder = c
 	case f.model != "" || f.keyFile != "" || f.dimensions != 0:
-		return usageError(e, "memstore serve: --embed-model, --embed-api-key-file and --embed-dimensions need --embed-url")
+		return usageError(e, "%s: --embed-model, --embed-api-key-file and --embed-dimensions need --embed-url", cmd)
 	}
 	return nil
 }

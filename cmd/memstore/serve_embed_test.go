@@ -54,6 +54,18 @@ func TestServeEmbedsMemories(t *testing.T) {
 	if emb.Texts() < 3 {
 		t.Errorf("the endpoint embedded %d texts, want 3 or more", emb.Texts())
 	}
+	// The server's search is hybrid by default, and semantic on request:
+	// every embedded memory is found, the nearest first.
+	for _, args := range [][]string{{"--mode", "semantic"}, nil} {
+		code, stdout, stderr := run(t, "", append([]string{"grep", "--url", s.url, "--api-key", s.key, "--store", st.ID, "text of /b.md"}, args...)...)
+		if code != 0 || strings.Count(stdout, ".md  (") != 3 || !strings.HasPrefix(stdout, "/b.md  (") {
+			t.Errorf("grep %v: exit %d, stdout %q, stderr %q; want the three memories, /b.md first", args, code, stdout, stderr)
+		}
+	}
+	code, stdout, _ := run(t, "", "grep", "--url", s.url, "--api-key", s.key, "--store", st.ID, "--mode", "lexical", "b")
+	if code != 0 || strings.Count(stdout, ".md  (") != 1 {
+		t.Errorf("grep --mode lexical: exit %d, stdout %q; want the one memory with the word", code, stdout)
+	}
 	if out := s.stdout.String() + s.stderr.String(); strings.Contains(out, emb.Key) {
 		t.Errorf("the server printed the embedding key")
 	}
@@ -96,6 +108,8 @@ func TestServeRefusesBadEmbedFlags(t *testing.T) {
 		{[]string{"--embed-url", "ftp://x", "--embed-model", "m"}, "not an http or https URL"},
 		{[]string{"--embed-url", "http://127.0.0.1:1/v1", "--embed-model", "m", "--embed-dimensions", "5000"}, "out of range"},
 		{[]string{"--embed-model-file", filepath.Join(dir, "none")}, "cannot load the embedding model"},
+		{[]string{"--search-semantic-weight", "1.5"}, "between 0 and 1 (--search-semantic-weight)"},
+		{[]string{"--search-semantic-weight", "-0.1"}, "between 0 and 1 (--search-semantic-weight)"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "m.db")}, tc.args...)

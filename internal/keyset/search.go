@@ -20,9 +20,9 @@ type Search struct {
 	Terms  []searchtext.Term
 	Stores []string
 	Prefix string
-	// Conversation ranks the best hits as turns of conversations
-	// (memstore.SearchQuery.Conversation).
-	Conversation bool
+	// Conversation are the stores, sorted, whose hits rank as turns of
+	// conversations (memstore.SearchQuery.ConversationStores).
+	Conversation []string
 	limit        int
 	offset       int
 	hash         string
@@ -31,13 +31,16 @@ type Search struct {
 // NewSearch makes q over the stores ready, refusing a cursor of another
 // search (EInvalid).
 func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
-	s := Search{Terms: searchtext.ParseQuery(q.Text), Prefix: q.PathPrefix, Conversation: q.Conversation, limit: q.Limit}
+	s := Search{Terms: searchtext.ParseQuery(q.Text), Prefix: q.PathPrefix, limit: q.Limit}
 	if s.limit == 0 {
 		s.limit = memstore.DefaultSearchLimit
 	}
 	s.Stores = slices.Clone(storeIDs)
 	slices.Sort(s.Stores)
 	s.Stores = slices.Compact(s.Stores)
+	s.Conversation = slices.Clone(q.ConversationStores)
+	slices.Sort(s.Conversation)
+	s.Conversation = slices.Compact(s.Conversation)
 	s.hash = searchHash(s.Terms, s.Prefix, s.Stores, s.Conversation)
 	var err error
 	s.offset, err = parseSearch(q.Page, s.hash)
@@ -66,7 +69,7 @@ type Turns[K cmp.Ordered] struct {
 // (Search.Conversation), which ranks the best hits again with their
 // neighbours (withContext); no other search calls it.
 func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), turns Turns[K]) (memstore.Page[memstore.SearchResult], error) {
-	if n := searchtext.ContextHits(hits); s.Conversation && n > 0 {
+	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
 		var err error
 		if hits, err = withContext(s, hits, n, turns); err != nil {
 			return memstore.Page[memstore.SearchResult]{}, err
@@ -99,8 +102,10 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 // shares no word with it, beside turns that share the rest. Those turns,
 // found by their paths (searchtext.NeighbourPaths) in the hit's store
 // and within the search's prefix, score only their neighbours'. A
-// conversation is a directory of one store. The ranked turns come first,
-// the other hits after them in their order.
+// conversation is a directory of one store, of the stores of
+// conversations (Search.Conversation) alone: a memory of another store is
+// no turn and has no neighbours. The ranked turns come first, the other
+// hits after them in their order.
 func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turns Turns[K]) ([]*searchtext.Hit[K], error) {
 	keys := make([]K, n)
 	for i, h := range hits[:n] {
@@ -120,6 +125,9 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 	var near []Place
 	byStore := map[string][]string{}
 	for _, p := range places[:min(n, searchtext.NeighbourPool)] {
+		if !slices.Contains(s.Conversation, p.Store) {
+			continue
+		}
 		for _, np := range searchtext.NeighbourPaths(p.Path) {
 			c := Place{p.Store, np}
 			// The range of the backends' prefix filter: for valid
@@ -175,7 +183,9 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 	}
 	paths := make([]string, len(places))
 	for i, p := range places {
-		paths[i] = p.Store + p.Path // the store's conversations apart
+		if slices.Contains(s.Conversation, p.Store) {
+			paths[i] = p.Store + p.Path // the store's conversations apart
+		}
 	}
 	searchtext.WithContext(pool, paths)
 	return append(pool, rest...), nil
@@ -198,17 +208,17 @@ func searchPage(offset int, hash string) string {
 	return "page_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
-// searchHash identifies a search's list of results: its terms, prefix
-// and stores (sorted, each once). The page size may change from page to
-// page.
-func searchHash(terms []searchtext.Term, prefix string, storeIDs []string, conversation bool) string {
+// searchHash identifies a search's list of results: its terms, prefix,
+// stores and stores of conversations (sorted, each once). The page size
+// may change from page to page.
+func searchHash(terms []searchtext.Term, prefix string, storeIDs, conversation []string) string {
 	h := sha256.New()
 	for _, t := range terms {
 		fmt.Fprintf(h, "%q ", t.Text)
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
-	if conversation {
-		h.Write([]byte("\x00conversation"))
+	if len(conversation) > 0 {
+		fmt.Fprintf(h, "\x00conversation%q", conversation)
 	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
 }

@@ -79,7 +79,7 @@ func TestSearchPages(t *testing.T) {
 		"query":        {stores, memstore.SearchQuery{Text: "apple", Page: p.Next}},
 		"prefix":       {stores, memstore.SearchQuery{Text: "pear", PathPrefix: "/a/", Page: p.Next}},
 		"stores":       {[]string{"a"}, memstore.SearchQuery{Text: "pear", Page: p.Next}},
-		"conversation": {stores, memstore.SearchQuery{Text: "pear", Conversation: true, Page: p.Next}},
+		"conversation": {stores, memstore.SearchQuery{Text: "pear", ConversationStores: stores[:1], Page: p.Next}},
 	} {
 		if _, err := keyset.NewSearch(other.stores, other.q); memstore.ErrorCode(err) != memstore.EInvalid {
 			t.Errorf("another %s: %v; want EInvalid", name, err)
@@ -156,7 +156,7 @@ func TestSearchConversation(t *testing.T) {
 	// 0.25*1 = 2.75; turn 6, beside 5, 0.5*3 = 1.5; turn 7 0.25*3.
 	want := []string{"/c/3.md", "/c/5.md", "/c/2.md", "/c/1.md", "/c/4.md", "/notes.md", "/c/6.md", "/c/7.md"}
 	var got []string
-	q := memstore.SearchQuery{Text: "pear", Limit: 4, Conversation: true}
+	q := memstore.SearchQuery{Text: "pear", Limit: 4, ConversationStores: []string{"a"}}
 	for {
 		s, err := keyset.NewSearch([]string{"a"}, q)
 		if err != nil {
@@ -184,7 +184,7 @@ func TestSearchConversation(t *testing.T) {
 	}
 	// Within a prefix, only the turns within it.
 	asked = nil
-	s, _ := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10, Conversation: true, PathPrefix: "/c/5"})
+	s, _ := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10, ConversationStores: []string{"a"}, PathPrefix: "/c/5"})
 	if _, err := keyset.SearchResults(s, hits(), read, turns); err != nil || len(asked) != 0 {
 		t.Errorf("prefix /c/5: looked for %v, %v; want none", asked, err)
 	}
@@ -195,7 +195,7 @@ func TestSearchConversation(t *testing.T) {
 		t.Errorf("without context: %v, %v", p.Items, err)
 	}
 	bad := errors.New("disk on fire")
-	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Conversation: true})
+	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", ConversationStores: []string{"a"}})
 	failing := turns
 	failing.Places = func([]string) (map[string]keyset.Place, error) { return nil, bad }
 	if _, err := keyset.SearchResults(s, hits(), read, failing); !errors.Is(err, bad) {
@@ -205,5 +205,61 @@ func TestSearchConversation(t *testing.T) {
 	failing.At = func(string, []string) (map[string]string, error) { return nil, bad }
 	if _, err := keyset.SearchResults(s, hits(), read, failing); !errors.Is(err, bad) {
 		t.Errorf("a failed read of neighbours: %v; want its error", err)
+	}
+}
+
+// TestSearchConversationStores: context ranks the turns of the stores of
+// conversations alone, and turns of two stores at the same paths are not
+// neighbours.
+func TestSearchConversationStores(t *testing.T) {
+	// Store a holds turns 1-3, store b turn 2 alone at the same path as
+	// a's, and store c (not of conversations) turns 1-2.
+	type key struct{ store, path string }
+	keys := []key{{"a", "/c/1.md"}, {"a", "/c/2.md"}, {"a", "/c/3.md"}, {"b", "/c/2.md"}, {"c", "/c/1.md"}, {"c", "/c/2.md"}}
+	hits := func() []*searchtext.Hit[int] {
+		var hs []*searchtext.Hit[int]
+		for i := range keys {
+			hs = append(hs, &searchtext.Hit[int]{Key: i, Tier: searchtext.TierWords, BM25: 1, Score: searchtext.Score(1, searchtext.TierWords)})
+		}
+		return hs
+	}
+	places := func(ks []int) (map[int]keyset.Place, error) {
+		m := map[int]keyset.Place{}
+		for _, k := range ks {
+			m[k] = keyset.Place{Store: keys[k].store, Path: keys[k].path}
+		}
+		return m, nil
+	}
+	s, err := keyset.NewSearch([]string{"a", "b", "c"}, memstore.SearchQuery{Text: "pear", ConversationStores: []string{"b", "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stores hold no turns but those found; the turns beside a store
+	// of topics' are not looked for.
+	var asked []string
+	at := func(store string, _ []string) (map[string]int, error) {
+		asked = append(asked, store)
+		return nil, nil
+	}
+	p, err := keyset.SearchResults(s, hits(), func(k int) (*memstore.Memory, error) {
+		return &memstore.Memory{StoreID: keys[k].store, Path: keys[k].path}, nil
+	}, keyset.Turns[int]{Places: places, At: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's turn 2: 1 + 0.5*2 = 2; a's turns 1 and 3: 1 + 0.5 + 0.25 = 1.75;
+	// b's turn 2 and c's turns keep 1, c's the newer first.
+	score := map[key]float64{}
+	for _, r := range p.Items {
+		score[key{r.Memory.StoreID, r.Memory.Path}] = r.Score
+	}
+	if slices.Contains(asked, "c") {
+		t.Errorf("turns looked for in stores %q; want none in c, a store of topics", asked)
+	}
+	want := map[key]float64{{"a", "/c/2.md"}: 2, {"a", "/c/1.md"}: 1.75, {"a", "/c/3.md"}: 1.75, {"b", "/c/2.md"}: 1, {"c", "/c/1.md"}: 1, {"c", "/c/2.md"}: 1}
+	for k, bm := range want {
+		if w := searchtext.Score(bm, searchtext.TierWords); score[k] != w {
+			t.Errorf("%s in store %s scores %v; want %v (BM25 %v)", k.path, k.store, score[k], w, bm)
+		}
 	}
 }

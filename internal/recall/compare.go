@@ -3,14 +3,16 @@ package recall
 import (
 	"context"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/bm25"
 	"github.com/memstore/memstore/internal/searchtext"
 )
 
 // A System is one ranking measured by Compare.
 type System struct {
-	Name    string `json:"name"`    // "memstore" or "bm25"
-	Context bool   `json:"context"` // turns ranked with their neighbours
+	Name    string `json:"name"`           // "memstore", "bm25" or "rrf" (CompareModes)
+	Mode    string `json:"mode,omitempty"` // memstore's search mode; "" for lexical
+	Context bool   `json:"context"`        // turns ranked with their neighbours
 	*Report
 }
 
@@ -30,7 +32,7 @@ func Compare(ctx context.Context, b Backend, docs []Doc, queries []Query, opts O
 		return nil, err
 	}
 	out := []System{{Name: "memstore", Report: plain}}
-	withContext, err := evaluate(queries, ks, searcher(ctx, b, opts.Caller, plain.StoreID, docs, ks, true))
+	withContext, err := evaluate(queries, ks, searcher(ctx, b, opts.Caller, plain.StoreID, docs, ks[len(ks)-1], memstore.SearchQuery{Conversation: new(true)}))
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func Run(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Optio
 	if err := load(ctx, b, opts, s.ID, docs); err != nil {
 		return nil, err
 	}
-	rep, err := evaluate(queries, ks, searcher(ctx, b, opts.Caller, s.ID, docs, ks, opts.Context))
+	rep, err := evaluate(queries, ks, searcher(ctx, b, opts.Caller, s.ID, docs, ks[len(ks)-1], memstore.SearchQuery{Conversation: new(opts.Context)}))
 	if err != nil {
 		return nil, err
 	}
@@ -226,15 +226,17 @@ func prepare(docs []Doc, queries []Query, opts Options) ([]int, []Doc, error) {
 // A ranker returns the IDs of the documents a query finds, best first.
 type ranker func(query string) ([]string, error)
 
-// searcher ranks by memstore's search of the store, with conversation
-// context or not.
-func searcher(ctx context.Context, b Backend, c *memstore.Caller, storeID string, docs []Doc, ks []int, context bool) ranker {
+// searcher ranks by memstore's search of the store, the first limit
+// results of the query q with its text: with conversation context or not,
+// in q's mode.
+func searcher(ctx context.Context, b Backend, c *memstore.Caller, storeID string, docs []Doc, limit int, q memstore.SearchQuery) ranker {
 	byPath := make(map[string]string, len(docs))
 	for _, d := range docs {
 		byPath[d.Path] = d.ID
 	}
 	return func(query string) ([]string, error) {
-		page, err := b.SearchMemories(ctx, c, []string{storeID}, memstore.SearchQuery{Text: query, Limit: ks[len(ks)-1], Conversation: context})
+		q.Text, q.Limit = query, limit
+		page, err := b.SearchMemories(ctx, c, []string{storeID}, q)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,88 @@
+package memstore_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memstore/memstore"
+)
+
+func result(store, path string, relevance, score float64, snippet string) memstore.SearchResult {
+	return memstore.SearchResult{Memory: memstore.Memory{StoreID: store, Path: path}, Relevance: relevance, Score: score, Snippet: snippet}
+}
+
+func fusedPaths(rs []memstore.SearchResult) string {
+	var ps []string
+	for _, r := range rs {
+		ps = append(ps, r.Memory.Path)
+	}
+	return strings.Join(ps, " ")
+}
+
+// Fuse: normalised scores, weighted; a memory in both lists adds both;
+// the weight's ends give each ranking alone.
+func TestFuse(t *testing.T) {
+	lexical := []memstore.SearchResult{
+		result("s", "/a", 4, 1.8, "alpha"),
+		result("s", "/b", 2, 1.6, "beta"),
+		result("s", "/c", 1, 1.5, "gamma"),
+	}
+	semantic := []memstore.SearchResult{
+		result("s", "/d", 0, 0.9, ""),
+		result("s", "/c", 0, 0.7, ""),
+		result("s", "/e", 0, 0.5, ""),
+	}
+	if got := fusedPaths(memstore.Fuse(lexical, semantic, 0, 10)); got != "/a /b /c /d /e" {
+		t.Errorf("weight 0: %s, want the lexical ranking, then the rest", got)
+	}
+	if got := fusedPaths(memstore.Fuse(lexical, semantic, 1, 10)); got != "/d /c /a /b /e" {
+		t.Errorf("weight 1: %s, want the semantic ranking first", got)
+	}
+	got := memstore.Fuse(lexical, semantic, 0.5, 10)
+	// Lexical: 4/4, 2/4, 1/4 (from 0). Semantic: (s-0.5)/0.4: 1, 0.5, 0.
+	want := map[string]float64{"/a": 0.5, "/b": 0.25, "/c": 0.5*0.25 + 0.5*0.5, "/d": 0.5, "/e": 0}
+	for _, r := range got {
+		if math.Abs(r.Score-want[r.Memory.Path]) > 1e-9 {
+			t.Errorf("%s: fused score %v, want %v", r.Memory.Path, r.Score, want[r.Memory.Path])
+		}
+	}
+	// Ties keep the lexical order, then the semantic one's.
+	if p := fusedPaths(got); p != "/a /d /c /b /e" {
+		t.Errorf("weight 0.5: %s", p)
+	}
+	c := got[slices.IndexFunc(got, func(r memstore.SearchResult) bool { return r.Memory.Path == "/c" })]
+	d := got[slices.IndexFunc(got, func(r memstore.SearchResult) bool { return r.Memory.Path == "/d" })]
+	if c.Snippet != "gamma" || c.Relevance != 1 || d.Snippet != "" || d.Relevance != 0 {
+		t.Errorf("fused results %+v, %+v: want the lexical result's snippet and relevance, none for a semantic one", c, d)
+	}
+	if got := memstore.Fuse(lexical, semantic, 0.5, 2); len(got) != 2 {
+		t.Errorf("limit 2: %d results", len(got))
+	}
+	// One memory is one store and path: the same path in another store
+	// is another memory.
+	if got := memstore.Fuse(lexical[:1], []memstore.SearchResult{result("t", "/a", 0, 0.9, "")}, 0.5, 10); len(got) != 2 {
+		t.Errorf("the same path in two stores: %d results, want 2", len(got))
+	}
+	// One list alone, or one result, is fused without a division by 0.
+	if got := memstore.Fuse(nil, semantic[:1], 0.5, 10); len(got) != 1 || got[0].Score != 0.5 {
+		t.Errorf("one semantic result: %+v", got)
+	}
+	if got := memstore.Fuse(lexical[:1], nil, 0.2, 10); len(got) != 1 || math.Abs(got[0].Score-0.8) > 1e-9 {
+		t.Errorf("one lexical result: %+v", got)
+	}
+}
+
+func TestValidateSemanticWeight(t *testing.T) {
+	for _, w := range []float64{0, 0.2, 1} {
+		if err := memstore.ValidateSemanticWeight(w); err != nil {
+			t.Errorf("%v: %v", w, err)
+		}
+	}
+	for _, w := range []float64{-0.1, 1.5, math.NaN()} {
+		if err := memstore.ValidateSemanticWeight(w); memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), "--search-semantic-weight") {
+			t.Errorf("%v: %v, want EInvalid naming the flag", w, err)
+		}
+	}
+}
