@@ -170,9 +170,11 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 }
 
 // nearest embeds q.Text and returns the limit memories of the stores
-// nearest to it (VectorStorage.NearestMemories); EOverloaded when the
-// model fails to embed it.
+// nearest to it (VectorStorage.NearestMemories), each store searched
+// once however often it is named; EOverloaded when the model fails to
+// embed it.
 func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery, limit int) ([]SearchResult, error) {
+	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
 	vecs, err := co.embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		if ctx.Err() != nil {

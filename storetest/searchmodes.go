@@ -112,6 +112,16 @@ func testModeSemantic(t *testing.T, open func(*testing.T) semanticBackend) {
 	if p.Items[0].Score <= 0 || p.Items[0].Score > 1.0001 || p.Items[0].Memory.StoreID != sid || p.Items[0].Memory.ID == "" {
 		t.Errorf("semantic result %+v: want a cosine score in (0, 1] and the memory's fields", p.Items[0])
 	}
+	// A store named twice is searched once.
+	twice, err := b.SearchMemories(t.Context(), wsA, []string{sid, sid}, memstore.SearchQuery{Text: "the warm cat", Mode: memstore.ModeSemantic})
+	if _, one := b.searchBackend.(*asKeys).search.(KeySearchesOneStore); !one {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resultPaths(twice.Items); len(got) != 4 {
+			t.Errorf("semantic search of one store named twice found %q, want its four memories once each", got)
+		}
+	}
 	// A word the memory has only inflected is no match for word-hash
 	// vectors: semantic search does not stem, lexical search does.
 	got := modeSearch(t, b, sid, memstore.SearchQuery{Text: "deploys", Mode: memstore.ModeSemantic})
