@@ -44,6 +44,15 @@ func runSearchModes(t *testing.T, open func(t *testing.T, e memstore.Embedder) (
 			}
 		}}
 	}
+	// Lexical search on a server with a model: the cases of lexical
+	// search, each asking for it.
+	t.Run("Lexical", func(t *testing.T) {
+		runSearchCases(t, func(t *testing.T) searchBackend {
+			b := o(t).searchBackend.(*asKeys)
+			b.mode = memstore.ModeLexical
+			return b
+		})
+	})
 	t.Run("Default", func(t *testing.T) { testModeDefault(t, o) })
 	t.Run("Semantic", func(t *testing.T) { testModeSemantic(t, o) })
 	t.Run("Hybrid", func(t *testing.T) { testModeHybrid(t, o) })
