@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/embed"
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/sqlite"
@@ -104,10 +103,7 @@ func TestHybridWhenTheModelFails(t *testing.T) {
 	sqlitetest.Create(t, db, ws.ID, st.ID, "/dog.md", "a beagle called biscuit", by)
 	sqlitetest.Create(t, db, ws.ID, st.ID, "/cat.md", "a cat on the windowsill", by)
 	srv := embedtest.New(t, 32)
-	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.BaseURL(), Model: "word-hash", Dimensions: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := srv.Embedder(t, "word-hash")
 	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/embed"
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 )
@@ -28,11 +27,7 @@ type semanticBackend struct {
 // core embeds queries with e, and the storage of their vectors.
 func runSearchModes(t *testing.T, open func(t *testing.T, e memstore.Embedder) (Services, memstore.VectorStorage)) {
 	o := func(t *testing.T) semanticBackend {
-		srv := embedtest.New(t, modesDims)
-		e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.BaseURL(), Model: "word-hash", Dimensions: modesDims})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := embedtest.New(t, modesDims).Embedder(t, "word-hash")
 		s, vs := open(t, e)
 		v := viewOf(s)
 		v.search, v.sessions = s, s
