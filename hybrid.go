@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 )
 
 // Hybrid search: the lexical ranking and the semantic one, each of its
@@ -25,6 +26,11 @@ const (
 	// 30, answers found by meaning alone, deep in the semantic ranking,
 	// were lost (docs/search.md).
 	FusionCandidates = MaxSearchLimit
+	// QueryEmbeddingTimeout is how long a search waits for the model to
+	// embed its query: a model that hangs fails a semantic search after
+	// it, and a default one answers lexically, rather than holding the
+	// request for the model client's own timeout.
+	QueryEmbeddingTimeout = 5 * time.Second
 )
 
 // ValidateSemanticWeight checks a weight of the semantic ranking in
@@ -172,15 +178,17 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 // nearest embeds q.Text and returns the limit memories of the stores
 // nearest to it (VectorStorage.NearestMemories), each store searched
 // once however often it is named; EOverloaded when the model fails to
-// embed it.
+// embed it within QueryEmbeddingTimeout.
 func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery, limit int) ([]SearchResult, error) {
 	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
-	vecs, err := co.embedder.Embed(ctx, []string{q.Text})
+	ectx, cancel := context.WithTimeout(ctx, QueryEmbeddingTimeout)
+	defer cancel()
+	vecs, err := co.embedder.Embed(ectx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, Errorf(EOverloaded, "semantic search is unavailable: the embedding model did not embed the query; try again later, or ask for mode %s", ModeLexical)
+		return nil, Errorf(EOverloaded, "semantic search is unavailable: the embedding model did not embed the query within %v; try again later, or ask for mode %s", QueryEmbeddingTimeout, ModeLexical)
 	}
 	return co.b.(VectorStorage).NearestMemories(ctx, workspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
 }

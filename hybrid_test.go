@@ -2,9 +2,11 @@ package memstore_test
 
 import (
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/embed/embedtest"
@@ -112,8 +114,23 @@ func TestHybridWhenTheModelFails(t *testing.T) {
 	if p, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"}); err != nil || len(p.Items) != 2 {
 		t.Fatalf("hybrid search with the model up: %+v, %v; want both memories", p.Items, err)
 	}
-	srv.Close()
+	// A model that hangs: each search waits QueryEmbeddingTimeout for it,
+	// not the model client's minute.
+	hang := make(chan struct{})
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	})
+	start := time.Now()
 	p, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" || time.Since(start) > 30*time.Second {
+		t.Errorf("default search with the model hanging: %q, %v after %v; want the lexical match within 30s", fusedPaths(p.Items), err, time.Since(start))
+	}
+	close(hang)
+	srv.Close()
+	p, err = core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"})
 	if err != nil || fusedPaths(p.Items) != "/dog.md" {
 		t.Errorf("default search with the model down: %q, %v; want the lexical match", fusedPaths(p.Items), err)
 	}
