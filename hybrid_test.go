@@ -2,11 +2,17 @@ package memstore_test
 
 import (
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/embed/embedtest"
+	"github.com/memstore/memstore/embedindex"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
 func result(store, path string, relevance, score float64, snippet string) memstore.SearchResult {
@@ -83,6 +89,55 @@ func TestValidateSemanticWeight(t *testing.T) {
 	for _, w := range []float64{-0.1, 1.5, math.NaN()} {
 		if err := memstore.ValidateSemanticWeight(w); memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), "--search-semantic-weight") {
 			t.Errorf("%v: %v, want EInvalid naming the flag", w, err)
+		}
+	}
+}
+
+// When the model fails to embed a query, a search that asked for
+// semantic or hybrid search fails (EOverloaded, saying to try again or
+// ask for lexical search), and one that left the mode to the server's
+// default answers with its lexical ranking.
+func TestHybridWhenTheModelFails(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, "w")
+	st := sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "notes"})
+	by := memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}
+	sqlitetest.Create(t, db, ws.ID, st.ID, "/dog.md", "a beagle called biscuit", by)
+	sqlitetest.Create(t, db, ws.ID, st.ID, "/cat.md", "a cat on the windowsill", by)
+	srv := embedtest.New(t, 32)
+	e := srv.Embedder(t, "word-hash")
+	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	core := memstore.NewCore(db, memstore.WithEmbedder(e))
+	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: by}
+	if p, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"}); err != nil || len(p.Items) != 2 {
+		t.Fatalf("hybrid search with the model up: %+v, %v; want both memories", p.Items, err)
+	}
+	// A model that hangs: each search waits QueryEmbeddingTimeout for it,
+	// not the model client's minute.
+	hang := make(chan struct{})
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	})
+	start := time.Now()
+	p, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" || time.Since(start) > 30*time.Second {
+		t.Errorf("default search with the model hanging: %q, %v after %v; want the lexical match within 30s", fusedPaths(p.Items), err, time.Since(start))
+	}
+	close(hang)
+	srv.Close()
+	p, err = core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" {
+		t.Errorf("default search with the model down: %q, %v; want the lexical match", fusedPaths(p.Items), err)
+	}
+	for _, mode := range []string{memstore.ModeSemantic, memstore.ModeHybrid} {
+		_, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle", Mode: mode})
+		if memstore.ErrorCode(err) != memstore.EOverloaded || !strings.Contains(err.Error(), "ask for mode lexical") {
+			t.Errorf("%s search with the model down: %v, want EOverloaded that offers lexical search", mode, err)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/embed"
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
@@ -171,11 +170,7 @@ func TestSearchModes(t *testing.T) {
 			t.Errorf("conversation %v: %q, want %s", conversation, got, want)
 		}
 	}
-	srv := embedtest.New(t, 128)
-	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.BaseURL(), Model: "word-hash", Dimensions: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := embedtest.New(t, 128).Embedder(t, "word-hash")
 	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -262,6 +262,18 @@ func TestSearch(t *testing.T) {
 	if resp, body := f.get(t, c, "/console/stores/"+f.storeID+"/search?q="+strings.Repeat("x", memstore.MaxSearchQuery+1)); resp.StatusCode != 400 || !strings.Contains(body, "the limit is") {
 		t.Errorf("an overlong query: %d\n%s", resp.StatusCode, body)
 	}
+	// The mode: words are this server's one; meaning needs an embedding
+	// model, which the page says how to configure; the choice stays
+	// selected.
+	resp, body = f.get(t, c, "/console/stores/"+f.storeID+"/search?q=billing&mode=lexical")
+	if resp.StatusCode != 200 || !strings.Contains(body, "<mark>billing</mark>") || !strings.Contains(body, `<option value="lexical" selected>`) {
+		t.Errorf("mode=lexical: %d\n%s", resp.StatusCode, body)
+	}
+	for mode, want := range map[string]string{"semantic": "--embed-url", "fuzzy": "lexical, semantic or hybrid"} {
+		if resp, body := f.get(t, c, "/console/stores/"+f.storeID+"/search?q=billing&mode="+mode); resp.StatusCode != 400 || !strings.Contains(body, want) {
+			t.Errorf("mode=%s: %d, want 400 saying %q\n%s", mode, resp.StatusCode, want, body)
+		}
+	}
 }
 
 // TestStoreAdmin: create, rename, describe, archive, delete with a typed

@@ -13,7 +13,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
-	"github.com/memstore/memstore/embed"
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/mcpserver"
@@ -215,11 +214,7 @@ func TestSearchModes(t *testing.T) {
 	for path, text := range map[string]string{"/deploy.md": "deploy on fridays after the freeze", "/pets.md": "a beagle called biscuit"} {
 		sqlitetest.Create(t, e.db, e.ws, e.notes, path, text, memstore.Actor{Type: memstore.ActorUser, ID: "user_test"})
 	}
-	srv := embedtest.New(t, 128)
-	emb, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.BaseURL(), Model: "word-hash", Dimensions: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
+	emb := embedtest.New(t, 128).Embedder(t, "word-hash")
 	if err := embedindex.New(embedindex.Config{Storage: e.db, Embedder: emb}).Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
-	"github.com/memstore/memstore/embed"
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 )
@@ -28,11 +27,7 @@ type semanticBackend struct {
 // core embeds queries with e, and the storage of their vectors.
 func runSearchModes(t *testing.T, open func(t *testing.T, e memstore.Embedder) (Services, memstore.VectorStorage)) {
 	o := func(t *testing.T) semanticBackend {
-		srv := embedtest.New(t, modesDims)
-		e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.BaseURL(), Model: "word-hash", Dimensions: modesDims})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := embedtest.New(t, modesDims).Embedder(t, "word-hash")
 		s, vs := open(t, e)
 		v := viewOf(s)
 		v.search, v.sessions = s, s
@@ -44,6 +39,15 @@ func runSearchModes(t *testing.T, open func(t *testing.T, e memstore.Embedder) (
 			}
 		}}
 	}
+	// Lexical search on a server with a model: the cases of lexical
+	// search, each asking for it.
+	t.Run("Lexical", func(t *testing.T) {
+		runSearchCases(t, func(t *testing.T) searchBackend {
+			b := o(t).searchBackend.(*asKeys)
+			b.mode = memstore.ModeLexical
+			return b
+		})
+	})
 	t.Run("Default", func(t *testing.T) { testModeDefault(t, o) })
 	t.Run("Semantic", func(t *testing.T) { testModeSemantic(t, o) })
 	t.Run("Hybrid", func(t *testing.T) { testModeHybrid(t, o) })
@@ -111,6 +115,16 @@ func testModeSemantic(t *testing.T, open func(*testing.T) semanticBackend) {
 	}
 	if p.Items[0].Score <= 0 || p.Items[0].Score > 1.0001 || p.Items[0].Memory.StoreID != sid || p.Items[0].Memory.ID == "" {
 		t.Errorf("semantic result %+v: want a cosine score in (0, 1] and the memory's fields", p.Items[0])
+	}
+	// A store named twice is searched once.
+	twice, err := b.SearchMemories(t.Context(), wsA, []string{sid, sid}, memstore.SearchQuery{Text: "the warm cat", Mode: memstore.ModeSemantic})
+	if _, one := b.searchBackend.(*asKeys).search.(KeySearchesOneStore); !one {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resultPaths(twice.Items); len(got) != 4 {
+			t.Errorf("semantic search of one store named twice found %q, want its four memories once each", got)
+		}
 	}
 	// A word the memory has only inflected is no match for word-hash
 	// vectors: semantic search does not stem, lexical search does.

@@ -71,6 +71,17 @@ func Handler(dims int) http.Handler {
 // BaseURL is the base URL to configure, ending in /v1.
 func (s *Server) BaseURL() string { return s.Server.URL + "/v1" }
 
+// Embedder is a client of s, as memstore serve makes one with
+// --embed-url, whose vectors are named model.
+func (s *Server) Embedder(tb testing.TB, model string) *embed.OpenAI {
+	tb.Helper()
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: s.BaseURL(), Model: model, Dimensions: s.Dims})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
 // Requests is how many embedding requests were answered.
 func (s *Server) Requests() int {
 	s.mu.Lock()
