@@ -103,6 +103,8 @@ type fixture struct {
 	ws    string
 	store string
 	c     *memstore.Caller
+	// workers are the workers run started, whose counts settle waits for.
+	workers []*embedindex.Worker
 }
 
 func newFixture(t *testing.T, db backend, count func(q string, args ...any) int) *fixture {
@@ -148,13 +150,16 @@ func (f *fixture) create(path, content string) *memstore.Memory {
 func (f *fixture) run(e memstore.Embedder) *embedindex.Worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: e, Idle: 20 * time.Millisecond})
+	f.workers = append(f.workers, w)
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
 	f.t.Cleanup(func() { cancel(); <-done })
 	return w
 }
 
-// settle waits, within a generous bound, until nothing is queued.
+// settle waits, within a generous bound, until nothing is queued and the
+// workers of run have counted every vector they stored (a worker counts
+// a batch just after its transaction commits).
 func (f *fixture) settle() {
 	f.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -163,11 +168,15 @@ func (f *fixture) settle() {
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		if queued == 0 {
+		var counted int64
+		for _, w := range f.workers {
+			counted += w.Embedded()
+		}
+		if queued == 0 && (f.count == nil || len(f.workers) == 0 || counted >= int64(f.count(`SELECT count(*) FROM memory_vectors`))) {
 			return
 		}
 		if time.Now().After(deadline) {
-			f.t.Fatalf("%d memories still wait for a vector after 60s", queued)
+			f.t.Fatalf("%d memories still wait for a vector after 60s (the workers counted %d)", queued, counted)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
