@@ -71,43 +71,9 @@ func LoadModel2Vec(dir string) (*Static, error) {
 	if err != nil {
 		return nil, fail(fmt.Errorf("model.safetensors: %w", err))
 	}
-	emb, ok := tensors["embeddings"]
-	if !ok {
-		return nil, fail(errors.New(`model.safetensors has no "embeddings" tensor; is this a model2vec model?`))
-	}
-	if len(emb.shape) != 2 || emb.shape[0] < 1 || emb.shape[1] < 1 || emb.shape[1] > MaxDimensions {
-		return nil, fail(fmt.Errorf("embeddings tensor has shape %v; expected [tokens, dimensions] with 1 to %d dimensions", emb.shape, MaxDimensions))
-	}
-	m := &Static{tok: tok, rows: emb.shape[0], dims: emb.shape[1], normalize: cfg.Normalize != nil && *cfg.Normalize}
-	if m.vectors, err = emb.floats(); err != nil {
-		return nil, fail(fmt.Errorf("embeddings: %w", err))
-	}
-	vocab := tok.size()
-	if t, ok := tensors["mapping"]; ok {
-		ids, err := t.ints()
-		if err != nil {
-			return nil, fail(fmt.Errorf("mapping: %w", err))
-		}
-		m.mapping = make([]int32, len(ids))
-		for i, r := range ids {
-			if r < 0 || r >= int64(m.rows) {
-				return nil, fail(fmt.Errorf("mapping sends token %d to row %d of %d", i, r, m.rows))
-			}
-			m.mapping[i] = int32(r)
-		}
-		if len(m.mapping) < vocab {
-			return nil, fail(fmt.Errorf("mapping covers %d tokens, the tokenizer has %d", len(m.mapping), vocab))
-		}
-	} else if m.rows < vocab {
-		return nil, fail(fmt.Errorf("the tokenizer has %d tokens, the embeddings %d rows", vocab, m.rows))
-	}
-	if t, ok := tensors["weights"]; ok {
-		if m.weights, err = t.floats(); err != nil {
-			return nil, fail(fmt.Errorf("weights: %w", err))
-		}
-		if len(m.weights) < vocab {
-			return nil, fail(fmt.Errorf("weights cover %d tokens, the tokenizer has %d", len(m.weights), vocab))
-		}
+	m, err := fromParts(tok, tensors, cfg.Normalize != nil && *cfg.Normalize)
+	if err != nil {
+		return nil, fail(err)
 	}
 	// The name carries a digest of the files, so another model, or the
 	// same one changed, re-embeds every memory.
@@ -115,6 +81,52 @@ func LoadModel2Vec(dir string) (*Static, error) {
 	h.Write(tokRaw)
 	h.Write(modelRaw)
 	m.name = "model2vec:" + filepath.Base(filepath.Clean(dir)) + "@" + hex.EncodeToString(h.Sum(nil))[:16]
+	return m, nil
+}
+
+// fromParts makes a model of a parsed tokenizer and model file, checking
+// that the tensors fit the tokenizer: every token has a row, a weight
+// when there are weights, and a mapping into the rows when there is one.
+func fromParts(tok *tokenizer, tensors map[string]tensor, normalize bool) (*Static, error) {
+	var err error
+	emb, ok := tensors["embeddings"]
+	if !ok {
+		return nil, errors.New(`model.safetensors has no "embeddings" tensor; is this a model2vec model?`)
+	}
+	if len(emb.shape) != 2 || emb.shape[0] < 1 || emb.shape[1] < 1 || emb.shape[1] > MaxDimensions {
+		return nil, fmt.Errorf("embeddings tensor has shape %v; expected [tokens, dimensions] with 1 to %d dimensions", emb.shape, MaxDimensions)
+	}
+	m := &Static{tok: tok, rows: emb.shape[0], dims: emb.shape[1], normalize: normalize}
+	if m.vectors, err = emb.floats(); err != nil {
+		return nil, fmt.Errorf("embeddings: %w", err)
+	}
+	vocab := tok.size()
+	if t, ok := tensors["mapping"]; ok {
+		ids, err := t.ints()
+		if err != nil {
+			return nil, fmt.Errorf("mapping: %w", err)
+		}
+		m.mapping = make([]int32, len(ids))
+		for i, r := range ids {
+			if r < 0 || r >= int64(m.rows) {
+				return nil, fmt.Errorf("mapping sends token %d to row %d of %d", i, r, m.rows)
+			}
+			m.mapping[i] = int32(r)
+		}
+		if len(m.mapping) < vocab {
+			return nil, fmt.Errorf("mapping covers %d tokens, the tokenizer has %d", len(m.mapping), vocab)
+		}
+	} else if m.rows < vocab {
+		return nil, fmt.Errorf("the tokenizer has %d tokens, the embeddings %d rows", vocab, m.rows)
+	}
+	if t, ok := tensors["weights"]; ok {
+		if m.weights, err = t.floats(); err != nil {
+			return nil, fmt.Errorf("weights: %w", err)
+		}
+		if len(m.weights) < vocab {
+			return nil, fmt.Errorf("weights cover %d tokens, the tokenizer has %d", len(m.weights), vocab)
+		}
+	}
 	return m, nil
 }
 

@@ -45,6 +45,10 @@ type component struct {
 	PreTokenizers []json.RawMessage `json:"pretokenizers"`
 }
 
+// maxWordChars is the longest word a WordPiece tokenizer cuts into
+// pieces, whatever its file says; a longer one is unknown.
+const maxWordChars = 200
+
 func parseTokenizer(raw []byte) (*tokenizer, error) {
 	var f tokenizerFile
 	if err := json.Unmarshal(raw, &f); err != nil {
@@ -58,7 +62,10 @@ func parseTokenizer(raw []byte) (*tokenizer, error) {
 		if f.Model.ContinuingSubwordPrefix != nil {
 			t.prefix = *f.Model.ContinuingSubwordPrefix
 		}
-		t.maxChars = f.Model.MaxInputCharsPerWord
+		// A word is cut by trying its prefixes, longest first: a cost
+		// that grows with the square of its length, so a model's longer
+		// limit is held to maxWordChars (BERT's is 100).
+		t.maxChars = min(f.Model.MaxInputCharsPerWord, maxWordChars)
 		if t.maxChars <= 0 {
 			t.maxChars = 100
 		}
