@@ -8,10 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/memstore/memstore/internal/localfile"
 )
 
 // Limits of a model2vec model directory.
@@ -45,7 +46,7 @@ type Static struct {
 // tokenizer.json and config.json.
 func LoadModel2Vec(dir string) (*Static, error) {
 	fail := func(err error) error { return fmt.Errorf("model2vec model %s: %w", dir, err) }
-	tokRaw, err := readBounded(filepath.Join(dir, "tokenizer.json"), MaxTokenizerBytes)
+	tokRaw, err := localfile.ReadAtMost(filepath.Join(dir, "tokenizer.json"), MaxTokenizerBytes)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -56,14 +57,14 @@ func LoadModel2Vec(dir string) (*Static, error) {
 	var cfg struct {
 		Normalize *bool `json:"normalize"`
 	}
-	if raw, err := readBounded(filepath.Join(dir, "config.json"), MaxTokenizerBytes); err == nil {
+	if raw, err := localfile.ReadAtMost(filepath.Join(dir, "config.json"), MaxTokenizerBytes); err == nil {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			return nil, fail(fmt.Errorf("config.json: %w", err))
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fail(err)
 	}
-	modelRaw, err := readBounded(filepath.Join(dir, "model.safetensors"), MaxModelFileBytes)
+	modelRaw, err := localfile.ReadAtMost(filepath.Join(dir, "model.safetensors"), MaxModelFileBytes)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -180,22 +181,6 @@ func (m *Static) embedOne(text string) []float32 {
 		Normalize(v)
 	}
 	return v
-}
-
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is over %d bytes", filepath.Base(path), limit)
-	}
-	return b, nil
 }
 
 // tensor is one entry of a safetensors file: a little-endian array.

@@ -21,9 +21,9 @@ var _ memstore.VectorStorage = (*DB)(nil)
 // vector_queue (migrations/0005_vectors.sql), whose triggers queue every
 // written memory and delete the vector of content that changed, was
 // deleted or was redacted. Vectors are bytea blobs, so no extension is
-// needed; a search reads its stores' vectors and scans them exactly
-// (internal/vector), which costs in proportion to the stores' memories:
-// the fallback of a database without pgvector.
+// needed; a search scans its stores' vectors exactly (internal/vector)
+// in this process's copies of them, which vectorcache.go keeps current
+// from vector_log.
 
 // ResetEmbeddings implements memstore.VectorStorage.
 func (db *DB) ResetEmbeddings(ctx context.Context, model string, dims int) error {
