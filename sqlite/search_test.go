@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -742,4 +743,54 @@ func BenchmarkSearchConversation(b *testing.B) {
 	b.ReportMetric(millis(percentile(plain, 99)), "p99-ms")
 	b.ReportMetric(millis(percentile(turns, 50)), "conv-p50-ms")
 	b.ReportMetric(millis(percentile(turns, 99)), "conv-p99-ms")
+}
+
+// TestSearchScoresAfterUpdates: a memory's relevance depends on what the
+// memories say, not on how often the others were written. FTS5 forgets
+// a row of a contentless_delete index without lowering the row count
+// and the token totals that bm25 reads, so each memory indexed again
+// counted twice from then on.
+func TestSearchScoresAfterUpdates(t *testing.T) {
+	ctx := context.Background()
+	relevance := func(db *sqlite.DB, storeID string) float64 {
+		t.Helper()
+		p, err := db.SearchMemories(ctx, ws, []string{storeID}, memstore.SearchQuery{Text: "walrus"})
+		if err != nil || len(p.Items) == 0 {
+			t.Fatalf("search: %v, %d results", err, len(p.Items))
+		}
+		return p.Items[0].Relevance
+	}
+	fill := func(db *sqlite.DB, storeID string, last string) *memstore.Memory {
+		var m *memstore.Memory
+		for i := range 10 {
+			text := "a seal on the rocks of the bay, sleeping in the sun"
+			switch {
+			case i < 3:
+				text = "walrus"
+			case i == 9:
+				text = last
+			}
+			m = mustCreate(t, db, storeID, fmt.Sprintf("/m/%d.md", i), text)
+		}
+		return m
+	}
+	db := mustOpenAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	s := mustStore(t, db)
+	m := fill(db, s.ID, "a seal")
+	for i := range 30 {
+		text := fmt.Sprintf("a seal on the rocks of the bay, sleeping in the sun, day %d", i)
+		if i == 29 {
+			text = "a seal"
+		}
+		if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: &text}, alice); err != nil {
+			t.Fatal(err)
+		}
+		relevance(db, s.ID) // each update indexed in a round of its own
+	}
+	fresh := mustOpenAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	fs := mustStore(t, fresh)
+	fill(fresh, fs.ID, "a seal")
+	if got, want := relevance(db, s.ID), relevance(fresh, fs.ID); math.Abs(got-want) > 1e-9 {
+		t.Errorf("relevance after 30 updates of another memory %v, in a database written once %v", got, want)
+	}
 }

@@ -89,7 +89,11 @@ func (ix *Index) Scores(query string) []float64 {
 }
 
 // Top returns the numbers of the k documents of highest score above 0,
-// best first, the lower number first among equals.
+// best first, the higher number (the later added) first among equals, as
+// memstore ranks the newer of two equal memories first: a comparison
+// with memstore's ranking then does not turn on which of many equal
+// documents (the same sentence said in several conversations) each
+// lists first.
 func Top(scores []float64, k int) []int {
 	var docs []int
 	for d, s := range scores {
@@ -101,7 +105,7 @@ func Top(scores []float64, k int) []int {
 		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(b, a)
 	})
 	return docs[:min(k, len(docs))]
 }

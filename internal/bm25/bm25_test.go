@@ -38,3 +38,17 @@ func TestScores(t *testing.T) {
 		t.Errorf("Top = %v, want [1 2]", got)
 	}
 }
+
+// TestTopTies: among documents of equal score the later added comes
+// first, as memstore ranks the newer of two equal memories first, so
+// that a comparison of the two rankings does not turn on the order of
+// equals.
+func TestTopTies(t *testing.T) {
+	ix := bm25.New()
+	for _, text := range []string{"we adopted a dog", "the weather", "we adopted a dog", "we adopted a dog"} {
+		ix.Add(text)
+	}
+	if got := bm25.Top(ix.Scores("adopted dog"), 3); len(got) != 3 || got[0] != 3 || got[1] != 2 || got[2] != 0 {
+		t.Errorf("Top = %v, want [3 2 0]", got)
+	}
+}

@@ -20,7 +20,8 @@ type System struct {
 // on the same documents and queries, each without and with conversation
 // context: memstore's with SearchQuery.Conversation, BM25's by adding
 // each document's neighbours' scores as searchtext.ContextScores does. The
-// documents are loaded once, into a new store left in place.
+// documents are loaded once, into a new store left in place, in order:
+// both rankings list the later of equal documents first.
 func Compare(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Options) ([]System, error) {
 	opts.Context = false
 	plain, err := Run(ctx, b, docs, queries, opts)

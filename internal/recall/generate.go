@@ -3,6 +3,7 @@ package recall
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -10,7 +11,8 @@ import (
 // n conversations between two people each, in which one person tells
 // facts (a pet, a trip, a purchase, ...) over three turns, a mention, the
 // other's reaction and the details (a date, a number, a name), among
-// small talk; and questions about each fact whose evidence is known. The
+// small talk; and questions about each fact, whose evidence is every turn
+// that answers them, in whichever conversation (people and facts recur). The
 // questions are phrased as people ask them ("When did Ana adopt the
 // dog?"), name dates and numbers, and some are answered by a turn that
 // shares few of their words, whose neighbours hold the rest: what ranking
@@ -18,6 +20,14 @@ import (
 func Generate(seed uint64, n int) Conversations {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var cs Conversations
+	// A question is answered by every turn that says what it asks, in
+	// whichever conversation: people and facts recur across them, and
+	// "Who is going to Iceland?" has as many right answers as there are
+	// turns of someone flying there. So the turns and the questions are
+	// keyed by what they say (answerKey), and each question's evidence is
+	// every turn of its key.
+	turns := map[string][]Evidence{}
+	var keys []string // of cs.Questions
 	for c := range n {
 		a, b := people[(2*c)%len(people)], people[(2*c+1)%len(people)]
 		conv := Conversation{ID: fmt.Sprintf("c%02d", c+1)}
@@ -38,22 +48,37 @@ func Generate(seed uint64, n int) Conversations {
 			say(b, fill.Replace(f.reaction))
 			answer := say(a, fill.Replace(f.answer))
 			ask := strings.NewReplacer("{who}", a, "{name}", detail, "{day}", day, "{num}", num)
-			ev := func(turns ...int) []Evidence {
-				var e []Evidence
-				for _, t := range turns {
-					e = append(e, Evidence{Conversation: conv.ID, Turn: t})
-				}
-				return e
+			values := map[string]string{"{who}": a, "{name}": detail, "{day}": day, "{num}": num}
+			for _, q := range []struct {
+				template string
+				turn     int
+			}{{f.about, mention}, {f.detail, answer}, {f.byValue, answer}} {
+				k := answerKey(i, q.turn == mention, q.template, values)
+				turns[k] = append(turns[k], Evidence{Conversation: conv.ID, Turn: q.turn})
+				cs.Questions = append(cs.Questions, Question{Question: ask.Replace(q.template)})
+				keys = append(keys, k)
 			}
-			cs.Questions = append(cs.Questions,
-				Question{Question: ask.Replace(f.about), Evidence: ev(mention)},
-				Question{Question: ask.Replace(f.detail), Evidence: ev(answer)},
-				Question{Question: ask.Replace(f.byValue), Evidence: ev(answer)},
-			)
 		}
 		cs.Conversations = append(cs.Conversations, conv)
 	}
+	for i, k := range keys {
+		cs.Questions[i].Evidence = slices.Clone(turns[k])
+	}
 	return cs
+}
+
+// answerKey names what a question of fact i asks, written from template
+// with values: the fact, the turn that answers it (the mention or the
+// answer), and the values the question names. The turns that answer the
+// question are those of the same key.
+func answerKey(fact int, mention bool, template string, values map[string]string) string {
+	k := fmt.Sprintf("%d %v", fact, mention)
+	for _, p := range []string{"{who}", "{name}", "{day}", "{num}"} {
+		if strings.Contains(template, p) {
+			k += " " + p + "=" + values[p]
+		}
+	}
+	return k
 }
 
 var people = []string{"Ana", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca", "Mira", "Noah", "Olga", "Pablo"}

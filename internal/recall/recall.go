@@ -18,7 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/memstore/memstore"
 )
@@ -248,46 +251,89 @@ func searcher(ctx context.Context, b Backend, c *memstore.Caller, storeID string
 	}
 }
 
-// evaluate runs the queries through rank and measures what it finds.
+// evaluate runs the queries through rank and measures what it finds,
+// as many queries at once as the process has cores.
 func evaluate(queries []Query, ks []int, rank ranker) (*Report, error) {
-	rep := &Report{Queries: len(queries)}
-	sums := make([]float64, len(ks))
-	var rr float64
-	for _, q := range queries {
-		found, err := rank(q.Query)
-		if err != nil {
-			return nil, fmt.Errorf("query %q: %w", q.Query, err)
-		}
-		res := QueryResult{Query: q.Query, Relevant: q.Relevant, Found: found[:min(len(found), ks[len(ks)-1])]}
-		for i, id := range res.Found {
-			if slices.Contains(q.Relevant, id) {
-				res.Rank = i + 1
-				rr += 1 / float64(i+1)
-				break
+	rep := &Report{Results: make([]QueryResult, len(queries))}
+	errs := make([]error, len(queries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(queries); i = int(next.Add(1) - 1) {
+				q := queries[i]
+				found, err := rank(q.Query)
+				if err != nil {
+					errs[i] = fmt.Errorf("query %q: %w", q.Query, err)
+					return
+				}
+				res := QueryResult{Query: q.Query, Relevant: q.Relevant, Found: found[:min(len(found), ks[len(ks)-1])]}
+				for j, id := range res.Found {
+					if slices.Contains(q.Relevant, id) {
+						res.Rank = j + 1
+						break
+					}
+				}
+				rep.Results[i] = res
 			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep.measure(ks)
+	return rep, nil
+}
+
+// measure sets the report's Queries, Recall at each of ks and MRR from
+// its Results.
+func (r *Report) measure(ks []int) {
+	r.Queries, r.Recall, r.MRR = len(r.Results), nil, 0
+	sums := make([]float64, len(ks))
+	for _, res := range r.Results {
+		if res.Rank > 0 {
+			r.MRR += 1 / float64(res.Rank)
 		}
 		for j, k := range ks {
 			hit := 0
 			for _, id := range res.Found[:min(k, len(res.Found))] {
-				if slices.Contains(q.Relevant, id) {
+				if slices.Contains(res.Relevant, id) {
 					hit++
 				}
 			}
-			sums[j] += float64(hit) / float64(len(q.Relevant))
+			sums[j] += float64(hit) / float64(len(res.Relevant))
 		}
-		rep.Results = append(rep.Results, res)
 	}
 	for j, k := range ks {
-		r := RecallAt{K: k}
-		if len(queries) > 0 {
-			r.Recall = sums[j] / float64(len(queries))
+		at := RecallAt{K: k}
+		if r.Queries > 0 {
+			at.Recall = sums[j] / float64(r.Queries)
 		}
-		rep.Recall = append(rep.Recall, r)
+		r.Recall = append(r.Recall, at)
 	}
-	if len(queries) > 0 {
-		rep.MRR = rr / float64(len(queries))
+	if r.Queries > 0 {
+		r.MRR /= float64(r.Queries)
 	}
-	return rep, nil
+}
+
+// Subset is the report of the queries whose number (from 0) keep
+// accepts, measured as if they alone had been asked.
+func (r *Report) Subset(keep func(i int) bool) *Report {
+	out := &Report{StoreID: r.StoreID, Docs: r.Docs}
+	for i, res := range r.Results {
+		if keep(i) {
+			out.Results = append(out.Results, res)
+		}
+	}
+	ks := make([]int, len(r.Recall))
+	for j, at := range r.Recall {
+		ks[j] = at.K
+	}
+	out.measure(ks)
+	return out
 }
 
 // load creates the documents in the store one by one, in order, so that
