@@ -40,7 +40,7 @@ func TestHybridOnGloVe(t *testing.T) {
 	all := corpora(t)
 	for _, name := range []string{"chat", "synth"} {
 		t.Run(name, func(t *testing.T) {
-			docs, qs := all[name][0].([]recall.Doc), all[name][1].([]recall.Query)
+			docs, qs := all[name].docs, all[name].queries
 			db := sqlitetest.Open(t, sqlite.Options{})
 			core := memstore.NewCore(db, memstore.WithEmbedder(model))
 			opts := recall.Options{Caller: loader}

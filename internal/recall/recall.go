@@ -238,8 +238,9 @@ func searcher(ctx context.Context, b Backend, c *memstore.Caller, storeID string
 		byPath[d.Path] = d.ID
 	}
 	return func(query string) ([]string, error) {
-		q.Text, q.Limit = query, limit
-		page, err := b.SearchMemories(ctx, c, []string{storeID}, q)
+		sq := q // the queries run at once: each its own copy
+		sq.Text, sq.Limit = query, limit
+		page, err := b.SearchMemories(ctx, c, []string{storeID}, sq)
 		if err != nil {
 			return nil, err
 		}
