@@ -661,6 +661,11 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	if !c.dreams.enabled() {
 		fmt.Fprintln(e.stderr, "memstore: dreams are off: no model endpoint (set ANTHROPIC_API_KEY, or --model-base-url; see docs/dreams.md)")
 	}
+	if m := c.embed.embedder; m != nil {
+		fmt.Fprintf(e.stderr, "memstore: search is hybrid by default: memories are embedded in the background with %s (%d dimensions)\n", m.Model(), m.Dimensions())
+	} else {
+		fmt.Fprintln(e.stderr, "memstore: search is lexical: no embedding model (--embed-url and --embed-model, or --embed-model-file, for semantic and hybrid search; see docs/search.md)")
+	}
 
 	select {
 	case err := <-served:

@@ -30,6 +30,9 @@ func TestServeEmbedsMemories(t *testing.T) {
 	}
 	s := startServer(t, "--db", filepath.Join(dir, "m.db"), "--embed-url", emb.BaseURL(), "--embed-model", "hash-32",
 		"--embed-api-key-file", keyFile, "--embed-dimensions", "32")
+	waitUntil(t, "serve to say search is hybrid", func() bool {
+		return strings.Contains(s.stderr.String(), "memstore: search is hybrid by default: memories are embedded in the background with hash-32 (32 dimensions)")
+	})
 	c := dreamClient(s)
 	st, err := c.Beta.MemoryStores.New(t.Context(), anthropic.BetaMemoryStoreNewParams{Name: "Notes"})
 	if err != nil {
