@@ -118,7 +118,7 @@ func TestCompareWithBM25(t *testing.T) {
 			if backend == "postgres" && name == "generated-100" {
 				// Loading its 3,022 memories into PostgreSQL takes two
 				// minutes under the race detector; it passes there too
-				// (docs/benchmarks-log.md, Retrieval quality).
+				// (docs/benchmarks-log.md, 2026-11-29: old memories, and the generated questions' evidence).
 				continue
 			}
 			t.Run(name+"/"+backend, func(t *testing.T) {
