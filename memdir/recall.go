@@ -197,11 +197,21 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 		})
 	}
 	best(ranked)
-	if opts.Mode == memstore.ModeSemantic || opts.Mode == memstore.ModeHybrid {
-		texts := make([]string, len(docs))
+	semantic := opts.Mode == memstore.ModeSemantic || opts.Mode == memstore.ModeHybrid
+	// The texts a model may read: a file that looks like it holds a
+	// credential is never sent to it (lint names such files), and is
+	// found by its words only.
+	var texts []string
+	var embedded []*doc
+	if semantic || hasVectorCache(dir) {
 		for i, d := range docs {
-			texts[i] = memstore.EmbeddingText("/"+d.topic.Name, d.topic.Content)
+			if _, found := memstore.FindCredential(d.topic.Content); !found {
+				texts = append(texts, memstore.EmbeddingText("/"+d.topic.Name, d.topic.Content))
+				embedded = append(embedded, &docs[i])
+			}
 		}
+	}
+	if semantic {
 		q, err := queryVector(ctx, opts.Embedder, query)
 		if err != nil {
 			return nil, err
@@ -213,7 +223,7 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 		var near []scored
 		for i, v := range vs {
 			if c := vector.Dot(q, v); c > 0 {
-				near = append(near, scored{&docs[i], c})
+				near = append(near, scored{embedded[i], c})
 			}
 		}
 		best(near)
@@ -222,6 +232,12 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 		} else {
 			ranked = fuse(ranked, near, cmp.Or(opts.SemanticWeight, new(memstore.DefaultSemanticWeight)), limit)
 		}
+	} else if texts != nil {
+		keys := make([]string, len(texts))
+		for i, t := range texts {
+			keys[i] = textKey(t)
+		}
+		forgetVectors(dir, keys)
 	}
 	hits := make([]Hit, 0, min(limit, len(ranked)))
 	for _, r := range ranked[:min(limit, len(ranked))] {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/internal/vector"
 )
 
@@ -45,19 +46,27 @@ var (
 	ErrModel = errors.New("the embedding model failed")
 )
 
+// textKey is the cache's key of a text: its SHA-256, in hex.
+func textKey(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
 // fileVectors returns the vectors of texts, by index, each of dims
 // numbers, from the cache in dir where it has them and from e for the
 // others, then keeps in the cache the vectors of texts alone. A cache
 // that cannot be written is left as it was: it only saves work.
 func fileVectors(ctx context.Context, dir string, e memstore.Embedder, texts []string, dims int) ([][]byte, error) {
-	old := readVectorCache(dir, e.Model(), dims)
+	old := readVectorCache(dir)
+	if old.Model != e.Model() || old.Dimensions != dims {
+		old.Vectors = nil
+	}
 	now := vectorCache{Model: e.Model(), Dimensions: dims, Vectors: make(map[string][]byte, len(texts))}
 	out := make([][]byte, len(texts))
 	var missing []int
 	keys := make([]string, len(texts))
 	for i, t := range texts {
-		sum := sha256.Sum256([]byte(t))
-		keys[i] = hex.EncodeToString(sum[:])
+		keys[i] = textKey(t)
 		if v, ok := old.Vectors[keys[i]]; ok && len(v) == now.Dimensions {
 			out[i] = v
 		} else {
@@ -71,6 +80,7 @@ func fileVectors(ctx context.Context, dir string, e memstore.Embedder, texts []s
 		}
 		vs, err := e.Embed(ctx, batch)
 		if err != nil {
+			forgetVectors(dir, keys)
 			return nil, fmt.Errorf("embedding the memories: %w: %w", ErrModel, err)
 		}
 		if len(vs) != len(batch) {
@@ -92,41 +102,59 @@ func fileVectors(ctx context.Context, dir string, e memstore.Embedder, texts []s
 	return out, nil
 }
 
-// readVectorCache reads the cache of dir for model's vectors of dims
-// numbers; an absent, unreadable or other model's cache is empty.
-func readVectorCache(dir, model string, dims int) vectorCache {
+// forgetVectors drops from the cache of dir, if there is one, the
+// vectors of texts not among keys: a vector is its text in another form,
+// so a file deleted or changed takes its vector along at the next recall,
+// whatever its mode, and even when the model fails.
+func forgetVectors(dir string, keys []string) {
+	c := readVectorCache(dir)
+	if len(c.Vectors) == 0 {
+		return
+	}
+	keep := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		keep[k] = true
+	}
+	n := len(c.Vectors)
+	for k := range c.Vectors {
+		if !keep[k] {
+			delete(c.Vectors, k)
+		}
+	}
+	if len(c.Vectors) != n {
+		writeVectorCache(dir, c)
+	}
+}
+
+// readVectorCache reads the cache of dir; an absent or unreadable cache,
+// or anything but a regular file, is empty.
+func readVectorCache(dir string) vectorCache {
 	var c vectorCache
-	f, err := os.Open(filepath.Join(dir, VectorCacheName))
+	name := filepath.Join(dir, VectorCacheName)
+	st, err := os.Lstat(name)
+	if err != nil || !st.Mode().IsRegular() {
+		return c
+	}
+	f, err := os.Open(name)
 	if err != nil {
 		return c
 	}
 	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		return c // replaced since it was looked at
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxVectorCache+1))
-	if err != nil || len(b) > maxVectorCache || json.Unmarshal(b, &c) != nil || c.Model != model || c.Dimensions != dims {
+	if err != nil || len(b) > maxVectorCache || json.Unmarshal(b, &c) != nil {
 		return vectorCache{}
 	}
 	return c
 }
 
-// writeVectorCache replaces the cache of dir with c, whole or not at all.
+// writeVectorCache replaces the cache of dir with c, whole or not at all,
+// readable by its owner only.
 func writeVectorCache(dir string, c vectorCache) {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return
-	}
-	f, err := os.CreateTemp(dir, VectorCacheName+".*")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, VectorCacheName))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if b, err := json.Marshal(c); err == nil {
+		_ = private.WriteFile(filepath.Join(dir, VectorCacheName), b)
 	}
 }
 
@@ -140,4 +168,12 @@ func queryVector(ctx context.Context, e memstore.Embedder, query string) ([]byte
 		return nil, fmt.Errorf("embedding the query: %w: %d vectors for 1 text", ErrModel, len(vs))
 	}
 	return vector.Encode(vs[0]), nil
+}
+
+// hasVectorCache says whether dir has a vector cache, which a lexical
+// recall then prunes (forgetVectors) without computing a key per file
+// where there is none.
+func hasVectorCache(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, VectorCacheName))
+	return err == nil
 }

@@ -1,12 +1,18 @@
 package memdir_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -210,5 +216,85 @@ func BenchmarkRecallModes(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A file that looks like it holds a credential is never sent to the
+// model (it is found by its words only); a recall by words prunes the
+// cache of the vectors of files since removed; and a cache that is not a
+// regular file is neither read nor followed.
+func TestRecallVectorCacheHygiene(t *testing.T) {
+	dir := recallDir(t)
+	writeFiles(t, dir, map[string]string{"key.md": topic("Deploy key", "the deploy token", "reference") + "token ghp_" + strings.Repeat("a", 36) + "\n"})
+	// The endpoint's protocol, with every text it was sent kept.
+	var mu sync.Mutex
+	var sent []byte
+	inner := embedtest.Handler(32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sent = append(sent, body...)
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		inner.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL + "/v1", Model: "words"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hybrid := memdir.RecallOptions{Mode: memstore.ModeHybrid, Embedder: e}
+	hits, err := memdir.Recall(t.Context(), dir, "deploy token", hybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(hits, func(h memdir.Hit) bool { return h.File == "key.md" }) {
+		t.Errorf("the file with a credential is not found by its words: %v", hits)
+	}
+	mu.Lock()
+	if !bytes.Contains(sent, []byte("pastry")) || bytes.Contains(sent, []byte("ghp_")) {
+		t.Errorf("the model was sent %s; want the files but the one with a credential", sent)
+	}
+	mu.Unlock()
+	vectors := func() int {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, memdir.VectorCacheName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct{ Vectors map[string][]byte }
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		return len(c.Vectors)
+	}
+	n := vectors()
+	if err := os.Remove(filepath.Join(dir, "pastry.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := memdir.Recall(t.Context(), dir, "deploy", memdir.RecallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := vectors(); got != n-1 {
+		t.Errorf("after a file's removal and a recall by words, the cache holds %d vectors; want %d", got, n-1)
+	}
+	// A link in the cache's place is not followed: the file it names
+	// stays as it was, and recall still works.
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere.json")
+	if err := os.WriteFile(elsewhere, []byte(`{"model":"words","dimensions":32,"vectors":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, memdir.VectorCacheName)
+	if err := os.Remove(cache); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, cache); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, err := memdir.Recall(t.Context(), dir, "deploy", hybrid); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(elsewhere); string(b) != `{"model":"words","dimensions":32,"vectors":{}}` {
+		t.Errorf("recall wrote through a link in the cache's place: %s", b)
 	}
 }
