@@ -2,6 +2,7 @@ package embed
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -59,4 +60,31 @@ func FuzzModel2Vec(f *testing.F) {
 			t.Fatalf("a vector of %d for a model of %d dimensions", len(v), m.dims)
 		}
 	})
+}
+
+// A model whose numbers sum past float32's range embeds nothing: the
+// vector would not be finite, and is refused as an endpoint's would be.
+func TestModel2VecRefusesInfiniteVectors(t *testing.T) {
+	tk, err := parseTokenizer([]byte(`{"model":{"type":"WordLevel","vocab":{"a":0,"b":1}},"pre_tokenizer":{"type":"Whitespace"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := make([]byte, 2*4)
+	for i := range 2 {
+		binary.LittleEndian.PutUint32(huge[4*i:], 0x7f7fffff) // float32's largest
+	}
+	tensors, err := parseSafetensors(safetensorsFile(`{"embeddings":{"dtype":"F32","shape":[2,1],"data_offsets":[0,8]}}`, huge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fromParts(tk, tensors, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := m.Embed(t.Context(), []string{"a"}); err != nil || len(vs) != 1 {
+		t.Fatalf("one token: %v, %v", vs, err)
+	}
+	if _, err := m.Embed(t.Context(), []string{"a b"}); err == nil || !strings.Contains(err.Error(), "not finite") {
+		t.Errorf("two tokens of float32's largest: %v; want a refusal", err)
+	}
 }

@@ -97,6 +97,9 @@ func fromParts(tok *tokenizer, tensors map[string]tensor, normalize bool) (*Stat
 	if len(emb.shape) != 2 || emb.shape[0] < 1 || emb.shape[1] < 1 || emb.shape[1] > MaxDimensions {
 		return nil, fmt.Errorf("embeddings tensor has shape %v; expected [tokens, dimensions] with 1 to %d dimensions", emb.shape, MaxDimensions)
 	}
+	if emb.count() > maxTableFloats {
+		return nil, fmt.Errorf("embeddings tensor has %d numbers; memstore loads at most %d (%d GiB as float32)", emb.count(), maxTableFloats, maxTableFloats*4>>30)
+	}
 	m := &Static{tok: tok, rows: emb.shape[0], dims: emb.shape[1], normalize: normalize}
 	if m.vectors, err = emb.floats(); err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
@@ -131,6 +134,11 @@ func fromParts(tok *tokenizer, tensors map[string]tensor, normalize bool) (*Stat
 	return m, nil
 }
 
+// maxTableFloats bounds the embeddings table as it is held in memory: a
+// table of one-byte numbers (I8) takes four times its file's size as
+// float32.
+const maxTableFloats = MaxModelFileBytes / 4
+
 // Model names the model by its directory and a digest of its files.
 func (m *Static) Model() string { return m.name }
 
@@ -146,6 +154,11 @@ func (m *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			return nil, err
 		}
 		out[i] = m.embedOne(t)
+	}
+	// A table's large numbers may sum past float32's range: such a vector
+	// is refused as an endpoint's would be.
+	if err := checkVectors(out, len(texts), m.dims); err != nil {
+		return nil, fmt.Errorf("model2vec model %s: %w", m.name, err)
 	}
 	return out, nil
 }

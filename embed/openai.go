@@ -68,6 +68,12 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if u.User != nil {
 		return nil, errors.New("embedding URL holds a user name or password; give the key with the API key file or its environment variable instead")
 	}
+	// The URL is named in errors, which reach logs: it must hold no key,
+	// and a query (where some services take one) is not where memstore
+	// sends anything.
+	if u.RawQuery != "" || u.Fragment != "" || strings.Contains(cfg.URL, "?") {
+		return nil, errors.New("embedding URL holds a query or fragment; give the API's base URL alone, and the key with the API key file or its environment variable")
+	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("no embedding model named; set the model the endpoint serves (such as nomic-embed-text)")
 	}

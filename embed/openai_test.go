@@ -162,6 +162,9 @@ func TestNewOpenAIRefusesBadConfig(t *testing.T) {
 		{URL: "http://x"},
 		{URL: "http://x", Model: "m", Dimensions: embed.MaxDimensions + 1},
 		{URL: "http://x", Model: "m", APIKey: "a\nb"},
+		{URL: "https://x/v1?api-key=sk-secret", Model: "m"},
+		{URL: "https://x/v1?", Model: "m"},
+		{URL: "https://x/v1#frag", Model: "m"},
 	} {
 		if _, err := embed.NewOpenAI(cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
