@@ -26,6 +26,11 @@ const (
 	// database: 1 GiB holds about 2.2 million vectors of 384 dimensions.
 	// Past it the copies of the stores least recently searched go.
 	VectorCopyBytes = 1 << 30
+	// EmbeddingAttempts is how many claims of a memory the indexing
+	// worker makes before it gives up on a text the model refuses (an
+	// answer that is not "later"): the memory leaves the queue, stays
+	// found by the lexical search, and is queued again by its next change.
+	EmbeddingAttempts = 5
 )
 
 // An Embedder turns texts into vectors of one model (package embed has
@@ -82,6 +87,10 @@ type VectorStorage interface {
 	// DeferEmbeddings holds claimed tasks until until, when the model
 	// failed them: they are claimed again then, not at their lease's end.
 	DeferEmbeddings(ctx context.Context, tasks []EmbeddingTask, until time.Time) error
+	// DropEmbeddings ends claimed tasks without a vector, when the model
+	// refused them EmbeddingAttempts times; a later change of the memory
+	// queues it again.
+	DropEmbeddings(ctx context.Context, tasks []EmbeddingTask) error
 	// NearestMemories returns the limit live memories of the stores,
 	// inside workspaceID, whose vectors of model are nearest to query,
 	// best first, with their cosine similarity as Score; memories not yet

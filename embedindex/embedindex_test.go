@@ -1,9 +1,11 @@
 package embedindex_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -547,6 +549,93 @@ func TestWorkerBatchesSteadyWrites(t *testing.T) {
 		// went on, and the last ones after.
 		if max := n/64 + int(elapsed/time.Second) + 3; f.srv.Requests() > max {
 			t.Fatalf("%d memories written over %s embedded in %d requests to the model, want at most %d", n, elapsed.Round(time.Millisecond), f.srv.Requests(), max)
+		}
+	})
+}
+
+// refusing is an endpoint that refuses, with 400, any batch holding a
+// text with word, and embeds the others as the fixture's endpoint does.
+func refusing(t *testing.T, f *fixture, word string) *embed.OpenAI {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), word) {
+			http.Error(w, `{"error":{"message":"input rejected"}}`, http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL + "/v1", Model: "hash-64", Dimensions: dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A text the model refuses fails only its own memory: the other
+// workspaces' memories, claimed in the same batch, are embedded.
+func TestRefusedTextHoldsBackNoOtherWorkspace(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		f.create("/bad.md", "poison")
+		var others []string
+		for i := range 5 {
+			ws := f.workspace(fmt.Sprintf("other%d", i))
+			c := &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_other"}}
+			st := f.newStore(c, "notes")
+			m, err := f.core.CreateMemory(context.Background(), c, st, memstore.MemoryCreate{Path: "/ok.md", Content: fmt.Sprintf("fine text %d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			others = append(others, m.ID)
+		}
+		f.run(refusing(t, f, "poison"))
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			n := 0
+			for _, id := range others {
+				n += f.count(`SELECT count(*) FROM memory_vectors WHERE memory_id = ?`, id)
+			}
+			if n == len(others) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of the %d other workspaces' memories embedded after 60s, while one memory's text is refused", n, len(others))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
+// A memory whose text the model refuses every time leaves the queue after
+// EmbeddingAttempts claims, is counted, and is still found lexically.
+func TestRefusedMemoryIsDroppedAfterItsAttempts(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		bad := f.create("/bad.md", "poison pill")
+		ctx, cancel := context.WithCancel(context.Background())
+		w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: refusing(t, f, "poison"), Idle: 10 * time.Millisecond, RetryWait: time.Millisecond})
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(60 * time.Second)
+		for w.Dropped() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the refused memory was never dropped (failures %d)", w.Failures())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := f.count(`SELECT count(*) FROM vector_queue WHERE memory_id = ?`, bad.ID); n != 0 {
+			t.Fatalf("the dropped memory is still queued")
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE memory_id = ?`, bad.ID); n != 0 {
+			t.Fatalf("the refused memory has a vector")
+		}
+		if w.Dropped() != 1 || w.Failures() != 0 {
+			t.Fatalf("dropped %d, failures %d: want 1 dropped, and no back-off of the worker for a refusal", w.Dropped(), w.Failures())
+		}
+		p, err := f.core.SearchMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: "poison", Mode: memstore.ModeLexical})
+		if err != nil || len(p.Items) != 1 || p.Items[0].Memory.ID != bad.ID {
+			t.Fatalf("lexical search of the dropped memory: %v, %+v", err, p.Items)
 		}
 	})
 }

@@ -100,6 +100,19 @@ func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTas
 	return wrap(err, "defer memories to embed")
 }
 
+// DropEmbeddings implements memstore.VectorStorage.
+func (db *DB) DropEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTask) error {
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		for _, t := range tasks {
+			if _, err := tx.Exec(ctx, `DELETE FROM vector_queue WHERE memory_id = $1 AND version_id = $2`, t.MemoryID, t.VersionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "drop memories to embed")
+}
+
 // PutEmbeddings implements memstore.VectorStorage. A vector is kept only
 // while its version is the memory's current one; the task ends only if
 // the memory was not changed since its claim.

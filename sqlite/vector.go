@@ -140,6 +140,19 @@ func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTas
 	return wrap(err, "defer memories to embed")
 }
 
+// DropEmbeddings implements memstore.VectorStorage.
+func (db *DB) DropEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTask) error {
+	err := db.write(ctx, func(tx *txn) error {
+		for _, t := range tasks {
+			if _, err := tx.exec(ctx, `DELETE FROM vector_queue WHERE memory_id = ? AND version_id = ?`, t.MemoryID, t.VersionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "drop memories to embed")
+}
+
 // NearestMemories implements memstore.VectorStorage.
 func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]memstore.SearchResult, error) {
 	// The copies are locked before the transaction reads (a search that
