@@ -78,7 +78,8 @@ type VectorStorage interface {
 	ResetEmbeddings(ctx context.Context, model string, dims int) error
 	// ClaimEmbeddings takes up to limit queued memories whose lease
 	// expired, holding them until until, shared between workspaces: each
-	// workspace with work gets an equal part of limit.
+	// workspace with work gets an equal part of limit, and when they are
+	// more than limit, those whose oldest memory waited longest go first.
 	ClaimEmbeddings(ctx context.Context, now, until time.Time, limit int) ([]EmbeddingTask, error)
 	// PutEmbeddings stores vectors of model and ends their tasks; a
 	// vector of a version that is no longer its memory's current one is
@@ -125,7 +126,8 @@ func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []strin
 // workspaces that have work, for the backends' ClaimEmbeddings: each gets
 // an equal part, and what one leaves of its part goes to the others, in
 // passes. claim takes up to n of a workspace's tasks and says how many
-// it took.
+// it took. workspaces come longest waiting first: when they are more
+// than limit, the first ones get one each.
 func ClaimShared(workspaces []string, limit int, claim func(workspaceID string, n int) (int, error)) error {
 	left := limit
 	for len(workspaces) > 0 && left > 0 {

@@ -639,3 +639,44 @@ func TestRefusedMemoryIsDroppedAfterItsAttempts(t *testing.T) {
 		}
 	})
 }
+
+// With more workspaces than a claim's limit, the workspaces that waited
+// longest go first: every workspace is served within two claims, not the
+// same first ones every time.
+func TestClaimsRotateBetweenWorkspaces(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		type ws struct {
+			c     *memstore.Caller
+			store string
+		}
+		var all []ws
+		for i := range 100 {
+			c := &memstore.Caller{WorkspaceID: f.workspace(fmt.Sprintf("w%03d", i)), Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_w"}}
+			all = append(all, ws{c, f.newStore(c, "notes")})
+		}
+		for round := range 2 {
+			for _, w := range all {
+				if _, err := f.core.CreateMemory(context.Background(), w.c, w.store, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d.md", round), Content: "text"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		served := map[string]bool{}
+		now := time.Now()
+		for range 2 {
+			tasks, err := f.db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tasks) != 64 {
+				t.Fatalf("a claim of 64 took %d", len(tasks))
+			}
+			for _, task := range tasks {
+				served[task.WorkspaceID] = true
+			}
+		}
+		if len(served) != len(all) {
+			t.Fatalf("%d of %d workspaces served in two claims of 64", len(served), len(all))
+		}
+	})
+}

@@ -48,7 +48,10 @@ func (db *DB) ClaimEmbeddings(ctx context.Context, now, until time.Time, limit i
 	var tasks []memstore.EmbeddingTask
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		tasks = nil
-		rows, err := tx.Query(ctx, `SELECT DISTINCT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= $1`, keyset.Nanos(now))
+		// The workspace whose oldest claimable memory waited longest goes
+		// first, so that past limit workspaces each is served in turn.
+		rows, err := tx.Query(ctx, `SELECT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= $1
+			GROUP BY workspace_id ORDER BY min(seq)`, keyset.Nanos(now))
 		if err != nil {
 			return err
 		}

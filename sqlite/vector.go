@@ -46,7 +46,10 @@ func (db *DB) ClaimEmbeddings(ctx context.Context, now, until time.Time, limit i
 	var tasks []memstore.EmbeddingTask
 	err := db.write(ctx, func(tx *txn) error {
 		tasks = nil
-		rows, err := tx.query(ctx, `SELECT DISTINCT workspace_id FROM vector_queue`)
+		// The workspace whose oldest claimable memory waited longest goes
+		// first, so that past limit workspaces each is served in turn.
+		rows, err := tx.query(ctx, `SELECT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= ?
+			GROUP BY workspace_id ORDER BY min(seq)`, nanos(now))
 		if err != nil {
 			return err
 		}
