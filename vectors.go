@@ -82,8 +82,9 @@ type VectorStorage interface {
 	// more than limit, those whose oldest memory waited longest go first.
 	ClaimEmbeddings(ctx context.Context, now, until time.Time, limit int) ([]EmbeddingTask, error)
 	// PutEmbeddings stores vectors of model and ends their tasks; a
-	// vector of a version that is no longer its memory's current one is
-	// dropped (the memory is queued again by its change).
+	// vector of a version that is no longer its memory's current one
+	// (the memory is queued again by its change), or that is redacted,
+	// is dropped.
 	PutEmbeddings(ctx context.Context, model string, es []Embedding) error
 	// DeferEmbeddings holds claimed tasks until until, when the model
 	// failed them: they are claimed again then, not at their lease's end.

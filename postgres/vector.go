@@ -117,13 +117,14 @@ func (db *DB) DropEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTask
 }
 
 // PutEmbeddings implements memstore.VectorStorage. A vector is kept only
-// while its version is the memory's current one; the task ends only if
+// while its version is the memory's current one and not redacted; the task ends only if
 // the memory was not changed since its claim.
 func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Embedding) error {
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		for _, e := range es {
 			if _, err := tx.Exec(ctx, `INSERT INTO memory_vectors (memory_id, store_id, version_id, model, dims, vector)
-				SELECT id, store_id, version_id, $1, $2, $3 FROM memories WHERE id = $4 AND version_id = $5
+				SELECT id, store_id, version_id, $1, $2, $3 FROM memories m WHERE id = $4 AND version_id = $5
+					AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.store_id = m.store_id AND v.id = m.version_id AND v.redacted_at IS NOT NULL)
 				ON CONFLICT (memory_id) DO UPDATE SET version_id = excluded.version_id, model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
 				model, len(e.Vector), vector.Encode(e.Vector), e.MemoryID, e.VersionID); err != nil {
 				return err

@@ -108,14 +108,15 @@ func claimWorkspace(ctx context.Context, tx *txn, workspaceID string, now, until
 }
 
 // PutEmbeddings implements memstore.VectorStorage. A vector is kept only
-// while its version is the memory's current one; the task ends only if
+// while its version is the memory's current one and not redacted; the task ends only if
 // the memory was not changed since its claim (a change queued it again,
 // with its new version).
 func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Embedding) error {
 	err := db.write(ctx, func(tx *txn) error {
 		for _, e := range es {
 			if _, err := tx.exec(ctx, `INSERT INTO memory_vectors (memory_id, store_id, version_id, model, dims, vector)
-				SELECT id, store_id, version_id, ?, ?, ? FROM memories WHERE id = ? AND version_id = ?
+				SELECT id, store_id, version_id, ?, ?, ? FROM memories m WHERE id = ? AND version_id = ?
+					AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.store_id = m.store_id AND v.id = m.version_id AND v.redacted_at IS NOT NULL)
 				ON CONFLICT DO UPDATE SET version_id = excluded.version_id, model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
 				model, len(e.Vector), vector.Encode(e.Vector), e.MemoryID, e.VersionID); err != nil {
 				return err
