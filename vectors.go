@@ -26,6 +26,11 @@ const (
 	// database: 1 GiB holds about 2.2 million vectors of 384 dimensions.
 	// Past it the copies of the stores least recently searched go.
 	VectorCopyBytes = 1 << 30
+	// EmbeddingAttempts is how many claims of a memory the indexing
+	// worker makes before it gives up on a text the model refuses (an
+	// answer that is not "later"): the memory leaves the queue, stays
+	// found by the lexical search, and is queued again by its next change.
+	EmbeddingAttempts = 5
 )
 
 // An Embedder turns texts into vectors of one model (package embed has
@@ -73,15 +78,21 @@ type VectorStorage interface {
 	ResetEmbeddings(ctx context.Context, model string, dims int) error
 	// ClaimEmbeddings takes up to limit queued memories whose lease
 	// expired, holding them until until, shared between workspaces: each
-	// workspace with work gets an equal part of limit.
+	// workspace with work gets an equal part of limit, and when they are
+	// more than limit, those whose oldest memory waited longest go first.
 	ClaimEmbeddings(ctx context.Context, now, until time.Time, limit int) ([]EmbeddingTask, error)
 	// PutEmbeddings stores vectors of model and ends their tasks; a
-	// vector of a version that is no longer its memory's current one is
-	// dropped (the memory is queued again by its change).
+	// vector of a version that is no longer its memory's current one
+	// (the memory is queued again by its change), or that is redacted,
+	// is dropped.
 	PutEmbeddings(ctx context.Context, model string, es []Embedding) error
 	// DeferEmbeddings holds claimed tasks until until, when the model
 	// failed them: they are claimed again then, not at their lease's end.
 	DeferEmbeddings(ctx context.Context, tasks []EmbeddingTask, until time.Time) error
+	// DropEmbeddings ends claimed tasks without a vector, when the model
+	// refused them EmbeddingAttempts times; a later change of the memory
+	// queues it again.
+	DropEmbeddings(ctx context.Context, tasks []EmbeddingTask) error
 	// NearestMemories returns the limit live memories of the stores,
 	// inside workspaceID, whose vectors of model are nearest to query,
 	// best first, with their cosine similarity as Score; memories not yet
@@ -116,7 +127,8 @@ func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []strin
 // workspaces that have work, for the backends' ClaimEmbeddings: each gets
 // an equal part, and what one leaves of its part goes to the others, in
 // passes. claim takes up to n of a workspace's tasks and says how many
-// it took.
+// it took. workspaces come longest waiting first: when they are more
+// than limit, the first ones get one each.
 func ClaimShared(workspaces []string, limit int, claim func(workspaceID string, n int) (int, error)) error {
 	left := limit
 	for len(workspaces) > 0 && left > 0 {

@@ -27,6 +27,9 @@ const (
 	DefaultIdle = time.Second
 	// MaxBackoff bounds the wait after a failure of the model.
 	MaxBackoff = time.Minute
+	// DefaultRetryWait is the first wait before a memory the model failed
+	// is claimed again; it doubles with the memory's attempts.
+	DefaultRetryWait = time.Second
 )
 
 // Config configures a Worker.
@@ -35,7 +38,10 @@ type Config struct {
 	Embedder memstore.Embedder
 	Batch    int           // 0 means DefaultBatch
 	Idle     time.Duration // 0 means DefaultIdle
-	Log      *slog.Logger  // nil logs nothing
+	// RetryWait is the first wait before a failed memory is claimed
+	// again; 0 means DefaultRetryWait.
+	RetryWait time.Duration
+	Log       *slog.Logger // nil logs nothing
 }
 
 // Worker embeds queued memories until its context ends.
@@ -43,6 +49,7 @@ type Worker struct {
 	cfg      Config
 	embedded atomic.Int64
 	failures atomic.Int64
+	dropped  atomic.Int64
 }
 
 // New returns a worker; Run starts it.
@@ -52,6 +59,9 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.Idle <= 0 {
 		cfg.Idle = DefaultIdle
+	}
+	if cfg.RetryWait <= 0 {
+		cfg.RetryWait = DefaultRetryWait
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -65,6 +75,10 @@ func (w *Worker) Embedded() int64 { return w.embedded.Load() }
 
 // Failures is how many batches the model failed to embed.
 func (w *Worker) Failures() int64 { return w.failures.Load() }
+
+// Dropped is how many memories left the queue without a vector, their
+// text refused by the model EmbeddingAttempts times.
+func (w *Worker) Dropped() int64 { return w.dropped.Load() }
 
 // Run embeds until ctx ends. At start it drops the vectors of any other
 // model, so that a change of model computes every vector again; then it
@@ -153,31 +167,9 @@ func (w *Worker) step(ctx context.Context, reset bool) (time.Duration, error) {
 	if len(tasks) == 0 {
 		return w.cfg.Idle, nil
 	}
-	texts := make([]string, len(tasks))
-	for i, t := range tasks {
-		texts[i] = memstore.EmbeddingText(t.Path, t.Content)
-	}
-	vecs, err := e.Embed(ctx, texts)
-	if err != nil {
-		// Each memory is retried after a wait that doubles with its
-		// attempts, so that one the model always refuses costs little.
-		retry := time.Second << min(tasks[0].Attempts, 6)
-		if derr := w.cfg.Storage.DeferEmbeddings(context.WithoutCancel(ctx), tasks, time.Now().Add(min(retry, MaxBackoff))); derr != nil {
-			w.cfg.Log.Error("defer memories to embed", "err", derr)
-		}
+	if err := w.embed(ctx, tasks); err != nil {
 		return 0, err
 	}
-	if len(vecs) != len(tasks) {
-		return 0, errors.New("the embedding model returned a vector count unlike the texts'")
-	}
-	es := make([]memstore.Embedding, len(tasks))
-	for i, t := range tasks {
-		es[i] = memstore.Embedding{MemoryID: t.MemoryID, VersionID: t.VersionID, Vector: vecs[i]}
-	}
-	if err := w.cfg.Storage.PutEmbeddings(ctx, e.Model(), es); err != nil {
-		return 0, err
-	}
-	w.embedded.Add(int64(len(es)))
 	if len(tasks) < w.cfg.Batch {
 		// The queue is short: let it fill for a while, so that a steady
 		// trickle of writes is embedded in a few full batches, not in
@@ -186,4 +178,89 @@ func (w *Worker) step(ctx context.Context, reset bool) (time.Duration, error) {
 		return w.cfg.Idle, nil
 	}
 	return 0, nil
+}
+
+// embed embeds tasks and stores their vectors. A text the model refuses
+// fails only its own memory: the batch, which mixes workspaces, is split
+// in halves until the refused memory is alone, so that one workspace's
+// memory never holds back another's. Only a failure that says "later"
+// (rate limits, the endpoint's own errors, timeouts, no answer) is
+// returned, for the worker to back off; the tasks it held are deferred,
+// each by its own attempts.
+func (w *Worker) embed(ctx context.Context, tasks []memstore.EmbeddingTask) error {
+	texts := make([]string, len(tasks))
+	for i, t := range tasks {
+		texts[i] = memstore.EmbeddingText(t.Path, t.Content)
+	}
+	vecs, err := w.cfg.Embedder.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(tasks) {
+		err = errors.New("the embedding model returned a vector count unlike the texts'")
+	}
+	if err != nil {
+		if !refused(err) || ctx.Err() != nil {
+			w.deferTasks(ctx, tasks)
+			return err
+		}
+		if len(tasks) > 1 {
+			half := len(tasks) / 2
+			if err := w.embed(ctx, tasks[:half]); err != nil {
+				w.deferTasks(ctx, tasks[half:])
+				return err
+			}
+			return w.embed(ctx, tasks[half:])
+		}
+		w.refuse(ctx, tasks[0], err)
+		return nil
+	}
+	es := make([]memstore.Embedding, len(tasks))
+	for i, t := range tasks {
+		es[i] = memstore.Embedding{MemoryID: t.MemoryID, VersionID: t.VersionID, Vector: vecs[i]}
+	}
+	if err := w.cfg.Storage.PutEmbeddings(ctx, w.cfg.Embedder.Model(), es); err != nil {
+		return err
+	}
+	w.embedded.Add(int64(len(es)))
+	return nil
+}
+
+// refused says whether the model refused the texts themselves (an answer
+// such as 400 that trying again will not change), not "later".
+func refused(err error) bool {
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && !r.Retryable()
+}
+
+// refuse handles a memory whose text the model refused alone: it is
+// claimed again after its own wait, and after EmbeddingAttempts claims it
+// leaves the queue (counted in Dropped); it stays found by the lexical
+// search.
+func (w *Worker) refuse(ctx context.Context, t memstore.EmbeddingTask, err error) {
+	ctx = context.WithoutCancel(ctx)
+	if t.Attempts+1 < memstore.EmbeddingAttempts {
+		w.cfg.Log.Warn("the embedding model refused a memory; retrying it later", "memory_id", t.MemoryID, "workspace_id", t.WorkspaceID, "attempt", t.Attempts+1, "err", err)
+		w.deferTasks(ctx, []memstore.EmbeddingTask{t})
+		return
+	}
+	if derr := w.cfg.Storage.DropEmbeddings(ctx, []memstore.EmbeddingTask{t}); derr != nil {
+		w.cfg.Log.Error("drop a memory the model refused", "err", derr)
+		return
+	}
+	w.dropped.Add(1)
+	w.cfg.Log.Warn("the embedding model refused a memory every time; it is left to the lexical search until it changes", "memory_id", t.MemoryID, "workspace_id", t.WorkspaceID, "attempts", t.Attempts+1, "err", err)
+}
+
+// deferTasks holds failed tasks until a wait that doubles with each
+// task's own attempts, so that a memory that always fails costs little.
+func (w *Worker) deferTasks(ctx context.Context, tasks []memstore.EmbeddingTask) {
+	byAttempts := map[int][]memstore.EmbeddingTask{}
+	for _, t := range tasks {
+		byAttempts[t.Attempts] = append(byAttempts[t.Attempts], t)
+	}
+	now := time.Now()
+	for attempts, ts := range byAttempts {
+		wait := min(w.cfg.RetryWait<<min(attempts, 6), MaxBackoff)
+		if err := w.cfg.Storage.DeferEmbeddings(context.WithoutCancel(ctx), ts, now.Add(wait)); err != nil {
+			w.cfg.Log.Error("defer memories to embed", "err", err)
+		}
+	}
 }

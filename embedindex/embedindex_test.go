@@ -1,9 +1,11 @@
 package embedindex_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -47,7 +49,7 @@ func backends(t *testing.T, test func(t *testing.T, f *fixture)) {
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "memstore.db")
 		db := sqlitetest.OpenAt(t, path, sqlite.Options{})
-		test(t, newFixture(t, db, func(q string, args ...any) int {
+		f := newFixture(t, db, func(q string, args ...any) int {
 			raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
 			if err != nil {
 				t.Fatal(err)
@@ -58,7 +60,18 @@ func backends(t *testing.T, test func(t *testing.T, f *fixture)) {
 				t.Fatal(err)
 			}
 			return n
-		}))
+		})
+		f.exec = func(q string, args ...any) {
+			raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			if _, err := raw.Exec(q, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		test(t, f)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		url := pgtest.DB(t, func(ctx context.Context, url string) error {
@@ -73,10 +86,14 @@ func backends(t *testing.T, test func(t *testing.T, f *fixture)) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		test(t, newFixture(t, db, func(q string, args ...any) int {
+		numbered := func(q string) string {
 			for i := 1; strings.Contains(q, "?"); i++ {
 				q = strings.Replace(q, "?", fmt.Sprintf("$%d", i), 1)
 			}
+			return q
+		}
+		f := newFixture(t, db, func(q string, args ...any) int {
+			q = numbered(q)
 			conn, err := pgx.Connect(context.Background(), url)
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +104,18 @@ func backends(t *testing.T, test func(t *testing.T, f *fixture)) {
 				t.Fatal(err)
 			}
 			return n
-		}))
+		})
+		f.exec = func(q string, args ...any) {
+			conn, err := pgx.Connect(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(context.Background(), numbered(q), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		test(t, f)
 	})
 }
 
@@ -97,6 +125,9 @@ type fixture struct {
 	t     *testing.T
 	db    backend
 	count func(q string, args ...any) int
+	// exec runs a statement on the database beside the backend, for a
+	// state the core does not make.
+	exec  func(q string, args ...any)
 	core  *memstore.Core
 	emb   memstore.Embedder
 	srv   *embedtest.Server
@@ -547,6 +578,159 @@ func TestWorkerBatchesSteadyWrites(t *testing.T) {
 		// went on, and the last ones after.
 		if max := n/64 + int(elapsed/time.Second) + 3; f.srv.Requests() > max {
 			t.Fatalf("%d memories written over %s embedded in %d requests to the model, want at most %d", n, elapsed.Round(time.Millisecond), f.srv.Requests(), max)
+		}
+	})
+}
+
+// refusing is an endpoint that refuses, with 400, any batch holding a
+// text with word, and embeds the others as the fixture's endpoint does.
+func refusing(t *testing.T, f *fixture, word string) *embed.OpenAI {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), word) {
+			http.Error(w, `{"error":{"message":"input rejected"}}`, http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL + "/v1", Model: "hash-64", Dimensions: dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A text the model refuses fails only its own memory: the other
+// workspaces' memories, claimed in the same batch, are embedded.
+func TestRefusedTextHoldsBackNoOtherWorkspace(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		f.create("/bad.md", "poison")
+		var others []string
+		for i := range 5 {
+			ws := f.workspace(fmt.Sprintf("other%d", i))
+			c := &memstore.Caller{WorkspaceID: ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_other"}}
+			st := f.newStore(c, "notes")
+			m, err := f.core.CreateMemory(context.Background(), c, st, memstore.MemoryCreate{Path: "/ok.md", Content: fmt.Sprintf("fine text %d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			others = append(others, m.ID)
+		}
+		f.run(refusing(t, f, "poison"))
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			n := 0
+			for _, id := range others {
+				n += f.count(`SELECT count(*) FROM memory_vectors WHERE memory_id = ?`, id)
+			}
+			if n == len(others) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of the %d other workspaces' memories embedded after 60s, while one memory's text is refused", n, len(others))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
+// A memory whose text the model refuses every time leaves the queue after
+// EmbeddingAttempts claims, is counted, and is still found lexically.
+func TestRefusedMemoryIsDroppedAfterItsAttempts(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		bad := f.create("/bad.md", "poison pill")
+		ctx, cancel := context.WithCancel(context.Background())
+		w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: refusing(t, f, "poison"), Idle: 10 * time.Millisecond, RetryWait: time.Millisecond})
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(60 * time.Second)
+		for w.Dropped() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the refused memory was never dropped (failures %d)", w.Failures())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := f.count(`SELECT count(*) FROM vector_queue WHERE memory_id = ?`, bad.ID); n != 0 {
+			t.Fatalf("the dropped memory is still queued")
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE memory_id = ?`, bad.ID); n != 0 {
+			t.Fatalf("the refused memory has a vector")
+		}
+		if w.Dropped() != 1 || w.Failures() != 0 {
+			t.Fatalf("dropped %d, failures %d: want 1 dropped, and no back-off of the worker for a refusal", w.Dropped(), w.Failures())
+		}
+		p, err := f.core.SearchMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: "poison", Mode: memstore.ModeLexical})
+		if err != nil || len(p.Items) != 1 || p.Items[0].Memory.ID != bad.ID {
+			t.Fatalf("lexical search of the dropped memory: %v, %+v", err, p.Items)
+		}
+	})
+}
+
+// With more workspaces than a claim's limit, the workspaces that waited
+// longest go first: every workspace is served within two claims, not the
+// same first ones every time.
+func TestClaimsRotateBetweenWorkspaces(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		type ws struct {
+			c     *memstore.Caller
+			store string
+		}
+		var all []ws
+		for i := range 100 {
+			c := &memstore.Caller{WorkspaceID: f.workspace(fmt.Sprintf("w%03d", i)), Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_w"}}
+			all = append(all, ws{c, f.newStore(c, "notes")})
+		}
+		for round := range 2 {
+			for _, w := range all {
+				if _, err := f.core.CreateMemory(context.Background(), w.c, w.store, memstore.MemoryCreate{Path: fmt.Sprintf("/m%d.md", round), Content: "text"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		served := map[string]bool{}
+		now := time.Now()
+		for range 2 {
+			tasks, err := f.db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tasks) != 64 {
+				t.Fatalf("a claim of 64 took %d", len(tasks))
+			}
+			for _, task := range tasks {
+				served[task.WorkspaceID] = true
+			}
+		}
+		if len(served) != len(all) {
+			t.Fatalf("%d of %d workspaces served in two claims of 64", len(served), len(all))
+		}
+	})
+}
+
+// A redacted version gets no vector, and leaves the queue: even a
+// version redacted while a worker holds its memory (the core redacts
+// only past versions; the storage does not count on it).
+func TestRedactedVersionGetsNoVector(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		m := f.create("/secret.md", "password hunter2 vault")
+		now := time.Now()
+		tasks, err := f.db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 10)
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("claim: %d tasks, %v", len(tasks), err)
+		}
+		f.exec(`UPDATE versions SET redacted_at = ? WHERE id = ?`, time.Now().UnixNano(), m.VersionID)
+		if n := f.count(`SELECT count(*) FROM vector_queue WHERE version_id = ?`, m.VersionID); n != 0 {
+			t.Errorf("the redacted version is still queued")
+		}
+		vec := embedtest.Vector("password hunter2 vault", dims)
+		if err := f.db.PutEmbeddings(context.Background(), f.emb.Model(), []memstore.Embedding{{MemoryID: m.ID, VersionID: m.VersionID, Vector: vec}}); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.count(`SELECT count(*) FROM memory_vectors WHERE version_id = ?`, m.VersionID); n != 0 {
+			t.Errorf("a vector of the redacted version was stored")
 		}
 	})
 }

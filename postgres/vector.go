@@ -48,7 +48,10 @@ func (db *DB) ClaimEmbeddings(ctx context.Context, now, until time.Time, limit i
 	var tasks []memstore.EmbeddingTask
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		tasks = nil
-		rows, err := tx.Query(ctx, `SELECT DISTINCT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= $1`, keyset.Nanos(now))
+		// The workspace whose oldest claimable memory waited longest goes
+		// first, so that past limit workspaces each is served in turn.
+		rows, err := tx.Query(ctx, `SELECT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= $1
+			GROUP BY workspace_id ORDER BY min(seq)`, keyset.Nanos(now))
 		if err != nil {
 			return err
 		}
@@ -100,14 +103,28 @@ func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTas
 	return wrap(err, "defer memories to embed")
 }
 
+// DropEmbeddings implements memstore.VectorStorage.
+func (db *DB) DropEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTask) error {
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		for _, t := range tasks {
+			if _, err := tx.Exec(ctx, `DELETE FROM vector_queue WHERE memory_id = $1 AND version_id = $2`, t.MemoryID, t.VersionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "drop memories to embed")
+}
+
 // PutEmbeddings implements memstore.VectorStorage. A vector is kept only
-// while its version is the memory's current one; the task ends only if
+// while its version is the memory's current one and not redacted; the task ends only if
 // the memory was not changed since its claim.
 func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Embedding) error {
 	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
 		for _, e := range es {
 			if _, err := tx.Exec(ctx, `INSERT INTO memory_vectors (memory_id, store_id, version_id, model, dims, vector)
-				SELECT id, store_id, version_id, $1, $2, $3 FROM memories WHERE id = $4 AND version_id = $5
+				SELECT id, store_id, version_id, $1, $2, $3 FROM memories m WHERE id = $4 AND version_id = $5
+					AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.store_id = m.store_id AND v.id = m.version_id AND v.redacted_at IS NOT NULL)
 				ON CONFLICT (memory_id) DO UPDATE SET version_id = excluded.version_id, model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
 				model, len(e.Vector), vector.Encode(e.Vector), e.MemoryID, e.VersionID); err != nil {
 				return err

@@ -46,7 +46,10 @@ func (db *DB) ClaimEmbeddings(ctx context.Context, now, until time.Time, limit i
 	var tasks []memstore.EmbeddingTask
 	err := db.write(ctx, func(tx *txn) error {
 		tasks = nil
-		rows, err := tx.query(ctx, `SELECT DISTINCT workspace_id FROM vector_queue`)
+		// The workspace whose oldest claimable memory waited longest goes
+		// first, so that past limit workspaces each is served in turn.
+		rows, err := tx.query(ctx, `SELECT workspace_id FROM vector_queue WHERE lease_until IS NULL OR lease_until <= ?
+			GROUP BY workspace_id ORDER BY min(seq)`, nanos(now))
 		if err != nil {
 			return err
 		}
@@ -105,14 +108,15 @@ func claimWorkspace(ctx context.Context, tx *txn, workspaceID string, now, until
 }
 
 // PutEmbeddings implements memstore.VectorStorage. A vector is kept only
-// while its version is the memory's current one; the task ends only if
+// while its version is the memory's current one and not redacted; the task ends only if
 // the memory was not changed since its claim (a change queued it again,
 // with its new version).
 func (db *DB) PutEmbeddings(ctx context.Context, model string, es []memstore.Embedding) error {
 	err := db.write(ctx, func(tx *txn) error {
 		for _, e := range es {
 			if _, err := tx.exec(ctx, `INSERT INTO memory_vectors (memory_id, store_id, version_id, model, dims, vector)
-				SELECT id, store_id, version_id, ?, ?, ? FROM memories WHERE id = ? AND version_id = ?
+				SELECT id, store_id, version_id, ?, ?, ? FROM memories m WHERE id = ? AND version_id = ?
+					AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.store_id = m.store_id AND v.id = m.version_id AND v.redacted_at IS NOT NULL)
 				ON CONFLICT DO UPDATE SET version_id = excluded.version_id, model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
 				model, len(e.Vector), vector.Encode(e.Vector), e.MemoryID, e.VersionID); err != nil {
 				return err
@@ -138,6 +142,19 @@ func (db *DB) DeferEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTas
 		return nil
 	})
 	return wrap(err, "defer memories to embed")
+}
+
+// DropEmbeddings implements memstore.VectorStorage.
+func (db *DB) DropEmbeddings(ctx context.Context, tasks []memstore.EmbeddingTask) error {
+	err := db.write(ctx, func(tx *txn) error {
+		for _, t := range tasks {
+			if _, err := tx.exec(ctx, `DELETE FROM vector_queue WHERE memory_id = ? AND version_id = ?`, t.MemoryID, t.VersionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(err, "drop memories to embed")
 }
 
 // NearestMemories implements memstore.VectorStorage.

@@ -125,6 +125,8 @@ func (f *embedFlags) start(ctx context.Context, db memstore.Database, reg *prome
 			func() float64 { return float64(w.Embedded()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memstore_embedding_failures_total", Help: "Batches the embedding model failed to embed."},
 			func() float64 { return float64(w.Failures()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memstore_embeddings_dropped_total", Help: "Memories left without a vector: the embedding model refused their text every time."},
+			func() float64 { return float64(w.Dropped()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memstore_embeddings_queued", Help: "Memories waiting for a vector."},
 			func() float64 {
 				_, q, err := vs.EmbeddingCounts(context.WithoutCancel(ctx))

@@ -8,7 +8,7 @@
 -- No vector outlives the content it was computed from: a change of the
 -- memory's version deletes it (memories_vector_queue), and so do the
 -- memory's deletion (the foreign key) and the redaction of its version
--- (versions_vector_redact).
+-- (versions_vector_redact, which takes it off the queue too).
 CREATE TABLE memory_vectors (
 	memory_id  text COLLATE "C" PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
 	store_id   text COLLATE "C" NOT NULL,
@@ -56,6 +56,7 @@ FOR EACH ROW EXECUTE FUNCTION memories_vector_queue();
 CREATE FUNCTION versions_vector_redact() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	DELETE FROM memory_vectors WHERE version_id = old.id;
+	DELETE FROM vector_queue WHERE memory_id = old.memory_id AND version_id = old.id;
 	RETURN NULL;
 END $$;
 

@@ -6,7 +6,7 @@
 -- No vector outlives the content it was computed from: a change of the
 -- memory's version deletes it (memories_vector_changed), and so do the
 -- memory's deletion (the foreign key) and the redaction of its version
--- (versions_vector_redact).
+-- (versions_vector_redact, which takes it off the queue too).
 CREATE TABLE memory_vectors (
 	memory_id  TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
 	store_id   TEXT NOT NULL,
@@ -50,6 +50,7 @@ END;
 CREATE TRIGGER versions_vector_redact AFTER UPDATE OF redacted_at ON versions
 WHEN new.redacted_at IS NOT NULL BEGIN
 	DELETE FROM memory_vectors WHERE version_id = old.id;
+	DELETE FROM vector_queue WHERE memory_id = old.memory_id AND version_id = old.id;
 END;
 
 -- The memories written before this migration wait for a vector too.
