@@ -26,6 +26,12 @@ const (
 	// database: 1 GiB holds about 2.2 million vectors of 384 dimensions.
 	// Past it the copies of the stores least recently searched go.
 	VectorCopyBytes = 1 << 30
+	// VectorCopyIdle is how long a copy not searched is kept: a sweep
+	// every VectorCopySweep drops it, so that the vectors of memories
+	// erased through another process (a deletion, a redaction) stay in
+	// this one's memory for at most the two together.
+	VectorCopyIdle  = 2 * time.Minute
+	VectorCopySweep = 30 * time.Second
 )
 
 // An Embedder turns texts into vectors of one model (package embed has
