@@ -31,6 +31,12 @@ const (
 	// answer that is not "later"): the memory leaves the queue, stays
 	// found by the lexical search, and is queued again by its next change.
 	EmbeddingAttempts = 5
+	// VectorCopyIdle is how long a copy not searched is kept: a sweep
+	// every VectorCopySweep drops it, so that the vectors of memories
+	// erased through another process (a deletion, a redaction) stay in
+	// this one's memory for at most the two together.
+	VectorCopyIdle  = 2 * time.Minute
+	VectorCopySweep = 30 * time.Second
 )
 
 // An Embedder turns texts into vectors of one model (package embed has

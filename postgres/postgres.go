@@ -126,6 +126,7 @@ type DB struct {
 	// revalidate batches MemoryUnlessAt's lookups (revalidate.go).
 	revalidate *batch.Batcher[versionQuery, string]
 	vectors    vectorCache
+	stopSweep  func() // stops the sweep of the idle copies of vectors
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -160,6 +161,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("migrate the PostgreSQL database: %w", translate(err))
 	}
+	db.stopSweep = db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
 	return db, nil
 }
 
@@ -168,6 +170,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 func (db *DB) Close() error {
 	db.stopListening()
 	db.stopSending()
+	db.stopSweep()
 	db.pool.Close()
 	return nil
 }

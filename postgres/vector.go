@@ -158,7 +158,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 	unlock, locked := func() {}, false
 	lock := func() {
 		if !below && !locked {
-			copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
+			copies, unlock = db.vectors.LockStores(workspaceID, storeIDs, model, len(query))
 			locked = true
 		}
 	}

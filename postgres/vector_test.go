@@ -302,3 +302,78 @@ func TestNearestCopiesWithinTheirBound(t *testing.T) {
 		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
 	}
 }
+
+// A search naming another workspace's store, or no store at all, is
+// refused before it locks or makes any copy: the other workspace's copy
+// keeps its place, and no entry is left behind.
+func TestNearestOtherWorkspaceTouchesNoCopy(t *testing.T) {
+	f := newTwoReplicas(t, 4, 7)
+	ctx := context.Background()
+	if _, err := f.core.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: "/x.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	if _, err := f.b.NearestMemories(ctx, ws, []string{f.store}, "m", f.random(memstore.EmbeddingTask{}), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	n, uses := f.b.VectorCopies()
+	if n != 1 {
+		t.Fatalf("%d copies after one search, want 1", n)
+	}
+	for _, stores := range [][]string{{f.store}, {"memstore_01zzzzzzzzzzzzzzzzzzzzzzzz"}} {
+		_, err := f.b.NearestMemories(ctx, "wrkspc_evil", stores, "m", f.random(memstore.EmbeddingTask{}), "", 10)
+		if memstore.ErrorCode(err) != memstore.ENotFound {
+			t.Fatalf("search of %v by another workspace: %v, want not found", stores, err)
+		}
+		n2, uses2 := f.b.VectorCopies()
+		if n2 != n || fmt.Sprint(uses2) != fmt.Sprint(uses) {
+			t.Fatalf("a refused search of %v changed the copies: %v, was %v", stores, uses2, uses)
+		}
+	}
+}
+
+// A copy not searched for a while goes at the next sweep, taking the
+// vectors of memories deleted since by another replica with it; a store
+// deleted through this replica takes its copy at once.
+func TestVectorCopiesSweptAndDropped(t *testing.T) {
+	f := newTwoReplicas(t, 4, 9)
+	ctx := context.Background()
+	x, err := f.core.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: "/x.md", Content: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	search := func() {
+		t.Helper()
+		if _, err := f.b.NearestMemories(ctx, ws, []string{f.store}, "m", f.random(memstore.EmbeddingTask{}), "", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search()
+	if err := f.core.DeleteMemory(ctx, alice, f.store, x.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.b.SweepVectorCopies(time.Now())
+	if !f.b.VectorCopyHolds(x.ID) {
+		t.Fatal("a copy used just now was swept")
+	}
+	f.b.SweepVectorCopies(time.Now().Add(memstore.VectorCopyIdle + time.Second))
+	if f.b.VectorCopyHolds(x.ID) {
+		t.Fatal("after the sweep, a copy still holds the vector of a deleted memory")
+	}
+	y, err := f.core.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: "/y.md", Content: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	search()
+	if !f.b.VectorCopyHolds(y.ID) {
+		t.Fatal("the search made no copy")
+	}
+	if err := memstore.NewCore(f.b).DeleteStore(ctx, alice, f.store); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.b.VectorCopies(); n != 0 || f.b.VectorCopyHolds(y.ID) {
+		t.Fatalf("after the store's deletion, %d copies are left", n)
+	}
+}

@@ -144,7 +144,8 @@ type DB struct {
 	// Notices tells this process's listeners of the stores with new
 	// events, after each commit (events.go).
 	memstore.Notices
-	vectors vectorCache // the stores' vectors in memory (vectorcache.go)
+	vectors   vectorCache // the stores' vectors in memory (vectorcache.go)
+	stopSweep func()      // stops the sweep of the idle copies of vectors
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -225,6 +226,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.closed, db.batcherDone = make(chan struct{}), make(chan struct{})
 	go db.batcher()
 	db.ix.start()
+	db.stopSweep = db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
 	return db, nil
 }
 
@@ -232,6 +234,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		db.stopPolling()
+		db.stopSweep()
 		close(db.closed)
 		<-db.batcherDone
 	})

@@ -164,7 +164,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 	var copies []*vector.Copy[int64]
 	unlock := func() {}
 	if pathPrefix == "" || pathPrefix == "/" {
-		copies, unlock = db.vectors.LockStores(storeIDs, model, len(query))
+		copies, unlock = db.vectors.LockStores(workspaceID, storeIDs, model, len(query))
 	}
 	defer unlock()
 	var out []memstore.SearchResult

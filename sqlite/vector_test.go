@@ -174,3 +174,76 @@ func TestNearestCopiesWithinTheirBound(t *testing.T) {
 		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
 	}
 }
+
+// A search naming another workspace's store, or no store at all, is
+// refused before it locks or makes any copy: the other workspace's copy
+// keeps its place, and no entry is left behind.
+func TestNearestOtherWorkspaceTouchesNoCopy(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ctx := context.Background()
+	acme := sqlitetest.Workspace(t, db, "acme").ID
+	evil := sqlitetest.Workspace(t, db, "evil").ID
+	s := sqlitetest.Store(t, db, acme, memstore.StoreCreate{Name: "notes"})
+	sqlitetest.Create(t, db, acme, s.ID, "/x.md", "x", alice)
+	embedQueued(t, db, func(string) []float32 { return axis(0) })
+	if _, err := db.NearestMemories(ctx, acme, []string{s.ID}, "m", axis(0), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	n, uses := db.VectorCopies()
+	if n != 1 {
+		t.Fatalf("%d copies after one search, want 1", n)
+	}
+	for _, stores := range [][]string{{s.ID}, {"memstore_01zzzzzzzzzzzzzzzzzzzzzzzz"}} {
+		if _, err := db.NearestMemories(ctx, evil, stores, "m", axis(0), "", 10); memstore.ErrorCode(err) != memstore.ENotFound {
+			t.Fatalf("search of %v by another workspace: %v, want not found", stores, err)
+		}
+		n2, uses2 := db.VectorCopies()
+		if n2 != n || fmt.Sprint(uses2) != fmt.Sprint(uses) {
+			t.Fatalf("a refused search of %v changed the copies: %v, was %v", stores, uses2, uses)
+		}
+	}
+}
+
+// A copy not searched for a while goes at the next sweep, taking the
+// vectors of memories deleted since with it; a store deleted through
+// this process takes its copy at once.
+func TestVectorCopiesSweptAndDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memstore.db")
+	a := sqlitetest.OpenAt(t, path, sqlite.Options{})
+	b := sqlitetest.OpenAt(t, path, sqlite.Options{})
+	ctx := context.Background()
+	ws := sqlitetest.Workspace(t, a, "acme").ID
+	s := sqlitetest.Store(t, a, ws, memstore.StoreCreate{Name: "notes"})
+	x := sqlitetest.Create(t, a, ws, s.ID, "/x.md", "x", alice)
+	embedQueued(t, a, func(string) []float32 { return axis(0) })
+	if _, err := a.NearestMemories(ctx, ws, []string{s.ID}, "m", axis(0), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	// Another process deletes the memory; this one searches no more.
+	if err := sqlitetest.Writer(b).DeleteMemory(ctx, ws, s.ID, x.ID, "", alice); err != nil {
+		t.Fatal(err)
+	}
+	a.SweepVectorCopies(time.Now())
+	if !a.VectorCopyHolds(x.ID) {
+		t.Fatal("a copy used just now was swept")
+	}
+	a.SweepVectorCopies(time.Now().Add(memstore.VectorCopyIdle + time.Second))
+	if a.VectorCopyHolds(x.ID) {
+		t.Fatal("after the sweep, a copy still holds the vector of a deleted memory")
+	}
+	// A store deleted through this process takes its copy, unswept.
+	y := sqlitetest.Create(t, a, ws, s.ID, "/y.md", "y", alice)
+	embedQueued(t, a, func(string) []float32 { return axis(1) })
+	if _, err := a.NearestMemories(ctx, ws, []string{s.ID}, "m", axis(1), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	if !a.VectorCopyHolds(y.ID) {
+		t.Fatal("the search made no copy")
+	}
+	if err := a.DeleteStore(ctx, ws, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := a.VectorCopies(); n != 0 || a.VectorCopyHolds(y.ID) {
+		t.Fatalf("after the store's deletion, %d copies are left", n)
+	}
+}

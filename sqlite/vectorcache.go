@@ -15,8 +15,9 @@ import (
 // copy, by any process on the file, are read again, one by one. A copy's
 // position is the last entry of the log it applied (the file has one
 // writer, so entries are committed in their order); a copy older than
-// the log's oldest entry is read whole. The copies are dropped with the
-// DB.
+// the log's oldest entry is read whole. A copy not searched for
+// memstore.VectorCopyIdle is dropped by a sweep, a deleted store's at
+// once, and all with the DB.
 type vectorCache struct {
 	vector.Copies[int64]
 	rowsRead atomic.Int64 // vectors read from the file by searches

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Copies are a process's copies in memory of the vectors of the stores it
@@ -13,7 +14,10 @@ import (
 // backend's log counts in). Reading a store's vectors from the database
 // costs far more than comparing them, so a backend keeps a copy and reads
 // only what changed since. A copy holds no content, only memory IDs and
-// vectors, which the database holds too.
+// vectors, which the database holds too. A copy is a workspace's: a
+// search names its workspace, so that one naming another's store never
+// locks nor touches that workspace's copy, and a copy that holds nothing
+// (the store was not the workspace's, or its read failed) goes on unlock.
 type Copies[P comparable] struct {
 	// Limit bounds the bytes the copies keep (Set.Bytes); 0 keeps them
 	// all. Past it the least recently used copies go, but never the ones
@@ -25,10 +29,11 @@ type Copies[P comparable] struct {
 	clock uint64 // counts the locks, to tell the least recently used
 }
 
-// A CopyKey names a copy: a store's vectors of one model and length.
+// A CopyKey names a copy: a workspace's store's vectors of one model and
+// length.
 type CopyKey struct {
-	Store, Model string
-	Dims         int
+	Workspace, Store, Model string
+	Dims                    int
 }
 
 // A Copy is one store's vectors, valid as of At; Set is nil before the
@@ -39,6 +44,7 @@ type Copy[P comparable] struct {
 	Set   *Set
 	At    P
 	used  uint64       // Copies.clock at its last lock, under Copies.mu
+	last  time.Time    // when it was last locked, under Copies.mu
 	bytes atomic.Int64 // Set.Bytes when it was last unlocked
 }
 
@@ -46,10 +52,10 @@ type Copy[P comparable] struct {
 // as Lock does. A search locks them before its transaction reads
 // anything: its snapshot is then never older than a copy's, which it can
 // only bring forward; it may unlock them once it scanned them.
-func (c *Copies[P]) LockStores(storeIDs []string, model string, dims int) ([]*Copy[P], func()) {
+func (c *Copies[P]) LockStores(workspaceID string, storeIDs []string, model string, dims int) ([]*Copy[P], func()) {
 	keys := make([]CopyKey, len(storeIDs))
 	for i, id := range storeIDs {
-		keys[i] = CopyKey{Store: id, Model: model, Dims: dims}
+		keys[i] = CopyKey{Workspace: workspaceID, Store: id, Model: model, Dims: dims}
 	}
 	return c.Lock(keys...)
 }
@@ -60,7 +66,7 @@ func (c *Copies[P]) LockStores(storeIDs []string, model string, dims int) ([]*Co
 func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
 	keys = slices.Clone(keys)
 	slices.SortFunc(keys, func(a, b CopyKey) int {
-		return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Dims, b.Dims))
+		return cmp.Or(cmp.Compare(a.Workspace, b.Workspace), cmp.Compare(a.Store, b.Store), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Dims, b.Dims))
 	})
 	keys = slices.Compact(keys)
 	c.mu.Lock()
@@ -69,12 +75,13 @@ func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
 	}
 	copies := make([]*Copy[P], len(keys))
 	c.clock++
+	now := time.Now()
 	for i, k := range keys {
 		if c.m[k] == nil {
 			c.m[k] = &Copy[P]{Key: k}
 		}
 		copies[i] = c.m[k]
-		copies[i].used = c.clock
+		copies[i].used, copies[i].last = c.clock, now
 	}
 	c.mu.Unlock()
 	for _, cp := range copies {
@@ -83,10 +90,91 @@ func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
 	return copies, sync.OnceFunc(func() {
 		for _, cp := range copies {
 			cp.bytes.Store(cp.Set.Bytes())
+			if cp.Set == nil {
+				c.remove(cp)
+			}
 			cp.mu.Unlock()
 		}
 		c.evict(copies)
 	})
+}
+
+// remove takes cp, locked, out of the map, unless another took its place.
+// A search that took it from the map before reads its store into it, and
+// leaves it to the collector.
+func (c *Copies[P]) remove(cp *Copy[P]) {
+	c.mu.Lock()
+	if c.m[cp.Key] == cp {
+		delete(c.m, cp.Key)
+	}
+	c.mu.Unlock()
+	cp.Set = nil
+	cp.bytes.Store(0)
+}
+
+// Sweep drops the copies last locked before idleSince, but those a search
+// holds (it brings them up to date): a copy that no search uses would
+// keep the vectors of memories erased since it was last brought up to
+// date. A backend runs it on a timer (Sweeper).
+func (c *Copies[P]) Sweep(idleSince time.Time) {
+	c.mu.Lock()
+	var idle []*Copy[P]
+	for _, cp := range c.m {
+		if cp.last.Before(idleSince) {
+			idle = append(idle, cp)
+		}
+	}
+	c.mu.Unlock()
+	for _, cp := range idle {
+		if !cp.mu.TryLock() {
+			continue // in use
+		}
+		c.mu.Lock()
+		stale := cp.last.Before(idleSince)
+		c.mu.Unlock()
+		if stale {
+			c.remove(cp)
+		}
+		cp.mu.Unlock()
+	}
+}
+
+// Sweeper runs Sweep every period, dropping the copies not locked for
+// idle, until stop is called; a vector erased by another process thus
+// stays in this one's memory for at most idle and a period.
+func (c *Copies[P]) Sweeper(idle, period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				c.Sweep(now.Add(-idle))
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(done) })
+}
+
+// DropStore drops the copies of a workspace's store, of every model, once
+// the searches that hold them let go: the store was deleted.
+func (c *Copies[P]) DropStore(workspaceID, storeID string) {
+	c.mu.Lock()
+	var drop []*Copy[P]
+	for k, cp := range c.m {
+		if k.Workspace == workspaceID && k.Store == storeID {
+			drop = append(drop, cp)
+		}
+	}
+	c.mu.Unlock()
+	for _, cp := range drop {
+		cp.mu.Lock()
+		c.remove(cp)
+		cp.mu.Unlock()
+	}
 }
 
 // evict drops the least recently used copies, but those just used and
@@ -121,4 +209,43 @@ func (c *Copies[P]) evict(keep []*Copy[P]) {
 		cp.bytes.Store(0)
 		cp.mu.Unlock()
 	}
+}
+
+// Len is how many copies there are, for tests and metrics.
+func (c *Copies[P]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// Uses is each copy's place in the order of use (higher: used later), so
+// that tests can tell that a search touched no copy but its own.
+func (c *Copies[P]) Uses() map[CopyKey]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[CopyKey]uint64, len(c.m))
+	for k, cp := range c.m {
+		out[k] = cp.used
+	}
+	return out
+}
+
+// Holds says whether a copy holds a vector of the memory, so that tests
+// can tell that erased data left no copy; it waits for the searches.
+func (c *Copies[P]) Holds(memoryID string) bool {
+	c.mu.Lock()
+	copies := make([]*Copy[P], 0, len(c.m))
+	for _, cp := range c.m {
+		copies = append(copies, cp)
+	}
+	c.mu.Unlock()
+	for _, cp := range copies {
+		cp.mu.Lock()
+		_, ok := cp.Set.has(memoryID)
+		cp.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }

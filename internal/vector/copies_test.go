@@ -3,6 +3,7 @@ package vector
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // fill gives cp a set of n vectors of 4 dimensions, as a search that read
@@ -27,7 +28,7 @@ func TestCopiesKeepTheirLimit(t *testing.T) {
 	}
 	c := &Copies[int]{Limit: 2*per + per/2}
 	use := func(store string) bool {
-		cps, unlock := c.LockStores([]string{store}, "m", 4)
+		cps, unlock := c.LockStores("ws", []string{store}, "m", 4)
 		defer unlock()
 		had := cps[0].Set != nil
 		if !had {
@@ -56,5 +57,35 @@ func TestCopiesKeepTheirLimit(t *testing.T) {
 	c.mu.Unlock()
 	if n != 1 {
 		t.Fatalf("%d copies kept over the limit, want only the last used", n)
+	}
+}
+
+// A copy left empty (its store was not the workspace's, or its read
+// failed) goes on unlock; an idle copy goes at a sweep, a busy one stays;
+// a deleted store's copies go.
+func TestCopiesLeaveNothingBehind(t *testing.T) {
+	c := &Copies[int]{}
+	_, unlock := c.LockStores("ws", []string{"nope"}, "m", 4)
+	unlock()
+	if c.Len() != 0 {
+		t.Fatalf("%d copies after a search that read nothing, want 0", c.Len())
+	}
+	cps, unlock := c.LockStores("ws", []string{"a", "b"}, "m", 4)
+	fill(cps[0], 1)
+	fill(cps[1], 1)
+	unlock()
+	busy, unlockB := c.LockStores("ws", []string{"b"}, "m", 4)
+	c.Sweep(time.Now().Add(time.Hour))
+	if c.Len() != 1 || busy[0].Set == nil {
+		t.Fatalf("after a sweep, %d copies, want the busy one only", c.Len())
+	}
+	unlockB()
+	c.DropStore("other", "b")
+	if c.Len() != 1 {
+		t.Fatal("another workspace's deletion dropped the copy")
+	}
+	c.DropStore("ws", "b")
+	if c.Len() != 0 {
+		t.Fatalf("%d copies after the store's deletion, want 0", c.Len())
 	}
 }

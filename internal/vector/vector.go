@@ -125,6 +125,15 @@ func (s *Set) Bytes() int64 {
 	return int64(len(s.data)) + s.idBytes + int64(len(s.ids))*entryBytes
 }
 
+// has says whether the set holds a vector of id, and its place.
+func (s *Set) has(id string) (int, bool) {
+	if s == nil {
+		return 0, false
+	}
+	i, ok := s.at[id]
+	return i, ok
+}
+
 // Len is how many vectors the set holds.
 func (s *Set) Len() int { return len(s.ids) }
 
