@@ -40,6 +40,9 @@ type Core struct {
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
 	dreams   bool                     // dreams run: the server has a model (WithDreams)
+	embedder Embedder                 // embeds the queries of semantic and hybrid search; nil when they are off
+	// semanticWeight is the semantic ranking's weight in hybrid search.
+	semanticWeight float64
 }
 
 var (
@@ -62,7 +65,7 @@ var (
 // store nor any quota unless an option sets one.
 func NewCore(b Backend, opts ...CoreOption) *Core {
 	rv, _ := b.(MemoryRevalidatorStorage)
-	co := &Core{b: b, rv: rv, now: time.Now, exports: exportPlaces{hold: ExportHold, wait: ExportWait}}
+	co := &Core{b: b, rv: rv, now: time.Now, exports: exportPlaces{hold: ExportHold, wait: ExportWait}, semanticWeight: DefaultSemanticWeight}
 	for _, o := range opts {
 		o(co)
 	}
@@ -637,9 +640,10 @@ func (co *Core) CheckCaller(ctx context.Context, c *Caller) error {
 	return checkToken(t, s, co.b.Now())
 }
 
-// SearchMemories implements SearchService. With no store the query is
-// still checked, and nothing is found without asking the backend. A
-// search beyond the caller's shares (Limits) is refused (ERateLimited).
+// SearchMemories implements SearchService, in the query's mode (see
+// searchMode and searchIn). With no store the query is still checked, and
+// nothing is found without asking the backend. A search beyond the
+// caller's shares (Limits) is refused (ERateLimited).
 func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) (Page[SearchResult], error) {
 	var none Page[SearchResult]
 	if c == nil {
@@ -656,6 +660,10 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	if err := ValidateSearchQuery(q); err != nil {
 		return none, err
 	}
+	mode, err := co.searchMode(q)
+	if err != nil {
+		return none, err
+	}
 	if len(storeIDs) == 0 {
 		return none, nil
 	}
@@ -664,7 +672,10 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	if err := co.allowSearch(c); err != nil {
 		return none, err
 	}
-	return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
+	if err := co.conversationStores(ctx, c, storeIDs, &q); err != nil {
+		return none, err
+	}
+	return co.searchIn(ctx, c, storeIDs, q, mode)
 }
 
 // NotifyRevocations implements RevocationNotifier: the core tells of the

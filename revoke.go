@@ -10,8 +10,9 @@ import (
 // whatever holds on to an authenticated caller (a cache of
 // authentications, an open MCP session) can let go of it at once.
 //
-// A notice with Refresh set stops nothing: a session's attachments
-// changed, and whatever holds its callers must read them again. It goes
+// A notice with Refresh set stops nothing: a session's attachments (or
+// its ConversationKey) changed, and whatever holds its callers must read
+// them again. It goes
 // the revocations' way so that every process sharing the database hears
 // of it as soon as of a revocation, with no version to compare on each
 // request; a process that misses it (a lost notice) refreshes when its
@@ -24,7 +25,7 @@ type Revocation struct {
 	APIKeyID  string // an API key was revoked
 	SessionID string // a session was archived or deleted: every one of its tokens stops
 	TokenID   string // one session token was revoked
-	Refresh   bool   `json:",omitempty"` // SessionID's attachments changed; its tokens still work
+	Refresh   bool   `json:",omitempty"` // SessionID's attachments or ConversationKey changed; its tokens still work
 	Unheard   bool   `json:",omitempty"` // notices may have been missed: read every caller again
 }
 

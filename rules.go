@@ -433,14 +433,15 @@ type sessionChange func(s *Session, store func(id string) (*Store, error)) (chan
 
 // changeSession runs change on session id (ENotFound) and, when it
 // reports a change, stores the session with UpdatedAt set to now. A
-// change of its attachments is announced (Revocation.Refresh), so that
-// whatever holds the session's callers reads them again.
+// change of its attachments or of its ConversationKey is announced
+// (Revocation.Refresh), so that whatever holds the session's callers
+// reads them again.
 func changeSession(tx SessionTx, id string, now time.Time, change sessionChange) (*Session, error) {
 	s, err := tx.Session(id)
 	if err != nil {
 		return nil, err
 	}
-	before := slices.Clone(s.Attachments)
+	before, conversation := slices.Clone(s.Attachments), s.Metadata[ConversationKey]
 	changed, err := change(s, tx.Store)
 	if err != nil {
 		return nil, err
@@ -453,7 +454,9 @@ func changeSession(tx SessionTx, id string, now time.Time, change sessionChange)
 	if err := tx.UpdateSession(s, attached); err != nil {
 		return nil, err
 	}
-	if attached {
+	// Its callers hold its attachments and what its searches are
+	// (ConversationKey): a change of either has them read again.
+	if attached || s.Metadata[ConversationKey] != conversation {
 		return s, tx.Announce(Revocation{SessionID: id, Refresh: true})
 	}
 	return s, nil

@@ -25,7 +25,37 @@ type SearchQuery struct {
 	PathPrefix string
 	Limit      int    // 1-MaxSearchLimit; 0 means DefaultSearchLimit
 	Page       string // cursor from a previous page's Next
+	// Conversation, when set, says whether the memories are turns of
+	// conversations, for every store searched; nil leaves it to the
+	// caller's session, then to each store (ConversationKey in their
+	// metadata; see ConversationStores). A turn's conversation is its
+	// store and its path's directory, its number the one in the path's
+	// last segment ("/chats/ana/0007.md"): among the best MaxSearchLimit
+	// matches, a turn's score then adds its neighbours' in the same
+	// conversation, the turns next to it at half weight and two away at
+	// a quarter, and those neighbours are found too, even without the
+	// query's words. Memories whose paths hold no turn rank as without
+	// it.
+	Conversation *bool
+	// ConversationStores are the stores searched whose memories are
+	// turns of conversations, as the core resolved Conversation: the
+	// storage reads this alone, and the core sets it (a caller's value is
+	// replaced).
+	ConversationStores []string
+	// Mode is how memories are matched: ModeLexical (by their words),
+	// ModeSemantic (by the nearness of their vectors to the query's) or
+	// ModeHybrid (both, fused: see Fuse). "" is the server's default:
+	// hybrid when it has an embedding model, lexical when not. Semantic
+	// and hybrid search answer one page.
+	Mode string
 }
+
+// The modes of search (SearchQuery.Mode).
+const (
+	ModeLexical  = "lexical"
+	ModeSemantic = "semantic"
+	ModeHybrid   = "hybrid"
+)
 
 // A SearchResult is one memory that matches a query.
 type SearchResult struct {
@@ -33,6 +63,11 @@ type SearchResult struct {
 	// Score orders results: higher is better. It compares results of one
 	// query only.
 	Score float64
+	// Relevance is the lexical score the ranking adds up (BM25 over the
+	// query's terms, path words weighted): 0 or more, higher is better,
+	// comparable within one query only, for fusing with other rankings.
+	// The backends fill it; it is not on the wire, so a client has 0.
+	Relevance float64
 	// Snippet is the text around the best match in the body, cut at word
 	// boundaries, with "…" where it was cut; "" when only the path matches.
 	Snippet string
@@ -62,7 +97,8 @@ type SearchStorage interface {
 
 // ValidateSearchQuery checks a query (EInvalid): text of 1 to
 // MaxSearchQuery bytes of valid UTF-8 that is not only spaces, a valid
-// path prefix, a limit in range.
+// path prefix, a limit in range, a known mode, no page for a mode that
+// answers one.
 func ValidateSearchQuery(q SearchQuery) error {
 	switch {
 	case strings.TrimSpace(q.Text) == "":
@@ -73,6 +109,10 @@ func ValidateSearchQuery(q SearchQuery) error {
 		return Errorf(EInvalid, "the search query is not valid UTF-8")
 	case q.Limit < 0 || q.Limit > MaxSearchLimit:
 		return Errorf(EInvalid, "limit must be between 1 and %d, not %d", MaxSearchLimit, q.Limit)
+	case q.Mode != "" && q.Mode != ModeLexical && q.Mode != ModeSemantic && q.Mode != ModeHybrid:
+		return Errorf(EInvalid, "mode %q is not a search mode; use %s, %s or %s, or leave it out for the server's default", q.Mode, ModeLexical, ModeSemantic, ModeHybrid)
+	case q.Page != "" && (q.Mode == ModeSemantic || q.Mode == ModeHybrid):
+		return Errorf(EInvalid, "%s search answers one page; leave page out (only lexical search pages)", q.Mode)
 	}
 	if q.PathPrefix != "" {
 		return ValidatePathPrefix(q.PathPrefix)

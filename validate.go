@@ -165,29 +165,30 @@ func ValidateStoreDescription(d string) error {
 // some. What the patch makes is checked where it is applied.
 func validateMetadataPatch(patch map[string]*string) error {
 	for k, v := range patch {
-		val := ""
-		if v != nil {
-			val = *v
+		if v == nil { // a removal: its key alone
+			if err := validateMetadataKey(k); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := ValidateMetadata(map[string]string{k: val}); err != nil {
+		if err := ValidateMetadata(map[string]string{k: *v}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ValidateMetadata checks store metadata: at most 16 pairs, keys of 1-64
-// characters, values of at most 512, all of them text (ValidateText).
+// ValidateMetadata checks the metadata of a store or a session: at most
+// 16 pairs, keys of 1-64 characters, values of at most 512, all of them
+// text (ValidateText), and the reserved ConversationKey "true" or
+// "false".
 func ValidateMetadata(m map[string]string) error {
 	if len(m) > MaxMetadataPairs {
 		return Errorf(EInvalid, "metadata has %d pairs; the limit is %d", len(m), MaxMetadataPairs)
 	}
 	for k, v := range m {
-		if err := ValidateText("metadata key "+strconv.Quote(shortName(k)), k); err != nil {
+		if err := validateMetadataKey(k); err != nil {
 			return err
-		}
-		if n := utf8.RuneCountInString(k); n == 0 || n > MaxMetadataKey {
-			return Errorf(EInvalid, "metadata key %q must be 1 to %d characters", k, MaxMetadataKey)
 		}
 		if err := ValidateText("metadata value of "+strconv.Quote(k), v); err != nil {
 			return err
@@ -195,6 +196,20 @@ func ValidateMetadata(m map[string]string) error {
 		if n := utf8.RuneCountInString(v); n > MaxMetadataValue {
 			return Errorf(EInvalid, "metadata value of %q is %d characters; the limit is %d", k, n, MaxMetadataValue)
 		}
+		if err := validateConversationKey(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateMetadataKey checks a key of metadata: text of 1-64 characters.
+func validateMetadataKey(k string) error {
+	if err := ValidateText("metadata key "+strconv.Quote(shortName(k)), k); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(k); n == 0 || n > MaxMetadataKey {
+		return Errorf(EInvalid, "metadata key %q must be 1 to %d characters", k, MaxMetadataKey)
 	}
 	return nil
 }

@@ -153,7 +153,11 @@ func runSearch(t *Toolset, ctx context.Context, a args) (string, error) {
 	if len(mounts) == 0 {
 		return "", failf("No memory store is attached to this session, so there is no memory to search.")
 	}
-	q := memstore.SearchQuery{Text: query, PathPrefix: prefix, Limit: limit}
+	mode, _ := a.str("mode")
+	q := memstore.SearchQuery{Text: query, PathPrefix: prefix, Limit: limit, Mode: mode}
+	if conversation, ok := a.boolean("conversation"); ok {
+		q.Conversation = &conversation // else the session and the stores say
+	}
 	if err := memstore.ValidateSearchQuery(q); err != nil {
 		return "", failf("%s.", trimDot(memstore.ErrorMessage(err)))
 	}
@@ -198,10 +202,14 @@ func runSearch(t *Toolset, ctx context.Context, a args) (string, error) {
 		}
 		n++
 		fmt.Fprintf(&sb, "\n%d. %s  (%s, score %s)\n   ", n, m.show(r.Memory.Path), bytesText(r.Memory.ContentSize), strconv.FormatFloat(r.Score, 'f', 2, 64))
-		if snippet := strings.Join(strings.Fields(r.Snippet), " "); snippet != "" {
+		switch snippet := strings.Join(strings.Fields(r.Snippet), " "); {
+		case snippet != "":
 			sb.WriteString(snippet)
-		} else {
+		case mode == memstore.ModeLexical:
 			sb.WriteString("(the path matches)")
+		default:
+			// A memory found by meaning alone has no matching text.
+			sb.WriteString("(no words of the query in its text: found by its path or its meaning)")
 		}
 	}
 	if page.Next != "" {

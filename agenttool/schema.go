@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,6 +20,7 @@ type kind string
 const (
 	kindString  kind = "string"
 	kindInteger kind = "integer"
+	kindBoolean kind = "boolean"
 )
 
 // A param is one argument of a tool.
@@ -32,6 +34,8 @@ type param struct {
 	minLength   int
 	pattern     *regexp.Regexp
 	patternText string
+	// For strings: when not nil, the values allowed.
+	enum []string
 	// For integers: the inclusive bounds.
 	minimum, maximum int
 }
@@ -45,8 +49,9 @@ type spec struct {
 
 // args are the arguments of one call once checked against the params.
 type args struct {
-	strs map[string]string
-	ints map[string]int
+	strs  map[string]string
+	ints  map[string]int
+	bools map[string]bool
 }
 
 func (a args) str(name string) (string, bool) {
@@ -59,6 +64,11 @@ func (a args) integer(name string) (int, bool) {
 	return n, ok
 }
 
+func (a args) boolean(name string) (v, ok bool) {
+	v, ok = a.bools[name]
+	return v, ok
+}
+
 // schema renders the JSON Schema of a tool's arguments, properties in the
 // order of params so that the text is stable and reads in a sensible order.
 func schema(params []param) json.RawMessage {
@@ -69,7 +79,7 @@ func schema(params []param) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		prop := propertySchema{Type: p.kind, Description: p.desc, MinLength: p.minLength}
+		prop := propertySchema{Type: p.kind, Description: p.desc, MinLength: p.minLength, Enum: p.enum}
 		if p.pattern != nil {
 			prop.Pattern = p.patternText
 		}
@@ -95,12 +105,13 @@ func schema(params []param) json.RawMessage {
 // propertySchema is the schema of one argument, its keywords in the order
 // a reader wants them.
 type propertySchema struct {
-	Type        kind   `json:"type"`
-	Description string `json:"description"`
-	MinLength   int    `json:"minLength,omitempty"`
-	Pattern     string `json:"pattern,omitempty"`
-	Minimum     *int   `json:"minimum,omitempty"`
-	Maximum     *int   `json:"maximum,omitempty"`
+	Type        kind     `json:"type"`
+	Description string   `json:"description"`
+	MinLength   int      `json:"minLength,omitempty"`
+	Pattern     string   `json:"pattern,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+	Minimum     *int     `json:"minimum,omitempty"`
+	Maximum     *int     `json:"maximum,omitempty"`
 }
 
 // mustJSON marshals values that always marshal: strings, string slices and
@@ -119,7 +130,7 @@ func mustJSON(v any) []byte {
 // counts as not given, as models send for arguments they mean to leave
 // out.
 func (s *spec) parse(raw json.RawMessage) (args, error) {
-	a := args{strs: map[string]string{}, ints: map[string]int{}}
+	a := args{strs: map[string]string{}, ints: map[string]int{}, bools: map[string]bool{}}
 	name := s.tool.Name
 	var fields map[string]json.RawMessage
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) != 0 && string(trimmed) != "null" {
@@ -152,7 +163,16 @@ func (s *spec) parse(raw json.RawMessage) (args, error) {
 			if p.pattern != nil && !p.pattern.MatchString(str) {
 				return a, failf("%s: %q must match %s, not %q.", name, p.name, p.patternText, shorten(str))
 			}
+			if p.enum != nil && !slices.Contains(p.enum, str) {
+				return a, failf("%s: %q must be one of %s, not %q.", name, p.name, strings.Join(p.enum, ", "), shorten(str))
+			}
 			a.strs[p.name] = str
+		case kindBoolean:
+			var b bool
+			if json.Unmarshal(v, &b) != nil {
+				return a, failf("%s: %q must be true or false, not %s.", name, p.name, shorten(string(v)))
+			}
+			a.bools[p.name] = b
 		case kindInteger:
 			n, ok := parseInt(v)
 			if !ok {

@@ -29,6 +29,7 @@ type propertySchema struct {
 	Description string   `json:"description"`
 	MinLength   *int     `json:"minLength"`
 	Pattern     string   `json:"pattern"`
+	Enum        []string `json:"enum"`
 	Minimum     *float64 `json:"minimum"`
 	Maximum     *float64 `json:"maximum"`
 }
@@ -73,6 +74,13 @@ func (s objectSchema) valid(args string) bool {
 				return false
 			}
 			if p.Pattern != "" && !regexp.MustCompile(p.Pattern).MatchString(str) {
+				return false
+			}
+			if p.Enum != nil && !slices.Contains(p.Enum, str) {
+				return false
+			}
+		case "boolean":
+			if string(v) != "true" && string(v) != "false" {
 				return false
 			}
 		case "integer":
@@ -134,7 +142,7 @@ func TestTools(t *testing.T) {
 				}
 			}
 			for name, p := range s.Properties {
-				if p.Description == "" || (p.Type != "string" && p.Type != "integer") {
+				if p.Description == "" || (p.Type != "string" && p.Type != "integer" && p.Type != "boolean") {
 					t.Errorf("property %s: type %q, description %q", name, p.Type, p.Description)
 				}
 				if p.Pattern != "" {
@@ -207,7 +215,14 @@ func TestArguments(t *testing.T) {
 		{"memory_search", `{}`, `memory_search needs the argument "query" (string)`, false},
 		{"memory_search", `{"query": null}`, `memory_search needs the argument "query"`, false},
 		{"memory_search", `{"query": ["alpha"]}`, `"query" must be a string`, false},
-		{"memory_search", `{"query": "alpha", "path": "/"}`, `memory_search has no argument "path"; its arguments are query, path_prefix, limit`, false},
+		{"memory_search", `{"query": "alpha", "path": "/"}`, `memory_search has no argument "path"; its arguments are query, path_prefix, limit, mode, conversation`, false},
+		{"memory_search", `{"query": "alpha", "mode": "lexical", "conversation": true}`, "", false},
+		{"memory_search", `{"query": "alpha", "conversation": false}`, "", false},
+		{"memory_search", `{"query": "alpha", "mode": "fuzzy"}`, `"mode" must be one of lexical, semantic, hybrid, not "fuzzy"`, false},
+		{"memory_search", `{"query": "alpha", "mode": "Lexical"}`, `"mode" must be one of lexical, semantic, hybrid, not "Lexical"`, false},
+		{"memory_search", `{"query": "alpha", "mode": 1}`, `"mode" must be a string, not 1`, false},
+		{"memory_search", `{"query": "alpha", "conversation": "yes"}`, `"conversation" must be true or false, not "yes"`, false},
+		{"memory_search", `{"query": "alpha", "conversation": 1}`, `"conversation" must be true or false, not 1`, false},
 		{"memory_read", `{"path": "/a.md"}`, "", false},
 		{"memory_read", `{"path": "/a.md", "start_line": 1, "end_line": 1}`, "", false},
 		{"memory_read", `{"path": "/a.md", "start_line": 0}`, `"start_line" must be from 1 to`, false},

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/embed/embedtest"
+	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
@@ -133,4 +135,55 @@ func TestSearch(t *testing.T) {
 			t.Errorf("the store still attached: %q", paths)
 		}
 	})
+}
+
+// memory_search's mode and conversation reach the core: lexical by
+// default without a model, semantic and hybrid with one, and an error
+// that says how to configure one without.
+func TestSearchModes(t *testing.T) {
+	db := sqlitetest.Open(t, sqliteOptions)
+	notes := newStore(t, db, "Notes",
+		"/pets.md", "our beagle biscuit: a beagle of a beagle family",
+		"/chat/0001.md", "we adopted a dog last spring",
+		"/chat/0002.md", "what breed is it",
+		"/chat/0003.md", "a beagle",
+		"/chat/0004.md", "lovely",
+		"/work.md", "deploy on fridays only")
+	session := newSession(attach{store: notes})
+
+	plain := newToolset(t, services(db), session)
+	if paths := hits(ok(t, plain, "memory_search", map[string]any{"query": "beagle biscuit"})); strings.Join(paths, " ") != "/mnt/memory/notes/pets.md /mnt/memory/notes/chat/0003.md" {
+		t.Errorf("default search without a model: %q, want the two beagles, by words", paths)
+	}
+	for _, mode := range []string{"semantic", "hybrid"} {
+		wantContains(t, fails(t, plain, "memory_search", map[string]any{"query": "beagle", "mode": mode}), "no embedding model", "--embed-url")
+	}
+	// conversation: the turns of the breed and the beagle, each with the
+	// other beside it, rank above the other beagle; without it, below.
+	// With it, the turns beside them are found too, after the matches.
+	for conversation, want := range map[bool]string{
+		false: "/mnt/memory/notes/chat/0002.md /mnt/memory/notes/pets.md /mnt/memory/notes/chat/0003.md",
+		true:  "/mnt/memory/notes/chat/0002.md /mnt/memory/notes/chat/0003.md /mnt/memory/notes/pets.md /mnt/memory/notes/chat/0001.md /mnt/memory/notes/chat/0004.md",
+	} {
+		got := hits(ok(t, plain, "memory_search", map[string]any{"query": "breed beagle", "mode": "lexical", "conversation": conversation}))
+		if strings.Join(got, " ") != want {
+			t.Errorf("conversation %v: %q, want %s", conversation, got, want)
+		}
+	}
+	e := embedtest.New(t, 128).Embedder(t, "word-hash")
+	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	model := newToolset(t, services(db, memstore.WithEmbedder(e)), session)
+	text := ok(t, model, "memory_search", map[string]any{"query": "fridays deploy", "mode": "semantic", "limit": 2})
+	if paths := hits(text); len(paths) != 2 || paths[0] != "/mnt/memory/notes/work.md" {
+		t.Errorf("semantic search: %q, want two, work.md first:\n%s", paths, text)
+	}
+	// The default is hybrid: every memory, the words' match first; a
+	// memory found by meaning alone says so instead of a snippet.
+	text = ok(t, model, "memory_search", map[string]any{"query": "biscuit", "limit": 50})
+	if paths := hits(text); len(paths) != 6 || paths[0] != "/mnt/memory/notes/pets.md" {
+		t.Errorf("hybrid search: %q, want all six, pets.md first:\n%s", paths, text)
+	}
+	wantContains(t, text, "(no words of the query in its text: found by its path or its meaning)")
 }

@@ -36,8 +36,9 @@ var tools = []spec{
 		tool: Tool{
 			Name:  ToolSearch,
 			Title: "Search memories",
-			Description: "Search the text of the memories in the attached stores, all of them or only below path_prefix. " +
-				"A memory matches when it contains the words of query, in any order and in any inflection (\"running\" finds \"runs\"), or contains query's text exactly, which finds identifiers and parts of words of three or more characters; matches in the path rank above matches in the text. " +
+			Description: "Search the memories in the attached stores, all of them or only below path_prefix. " +
+				"By words (mode lexical), a memory matches when it contains the words of query, in any order and in any inflection (\"running\" finds \"runs\"), or contains query's text exactly, which finds identifiers and parts of words of three or more characters; matches in the path rank above matches in the text. " +
+				"By meaning (mode semantic, when the server has an embedding model), memories are ranked by how near their meaning is to query's, whatever their words; mode hybrid ranks by both. " +
 				"Returns the best matches first, each with its full path, size in bytes, score (higher is better) and a snippet of the matching text. Read a match in full with memory_read.",
 			ReadOnly: true, Idempotent: true,
 		},
@@ -47,6 +48,10 @@ var tools = []spec{
 			{name: "path_prefix", kind: kindString, minLength: 1, desc: "Search only below this directory. " + descPrefix + " Omit it to search every attached store."},
 			{name: "limit", kind: kindInteger, minimum: 1, maximum: MaxSearchResults,
 				desc: "The most matches to return, 1-" + strconv.Itoa(MaxSearchResults) + "; default " + strconv.Itoa(memstore.DefaultSearchLimit) + "."},
+			{name: "mode", kind: kindString, enum: []string{memstore.ModeLexical, memstore.ModeSemantic, memstore.ModeHybrid},
+				desc: "How to match: lexical (by words), semantic (by meaning) or hybrid (both). Omit it for the server's default: hybrid when it has an embedding model, lexical when not; semantic and hybrid fail on a server without one."},
+			{name: "conversation", kind: kindBoolean,
+				desc: "true when the memories are turns of conversations, one memory a turn numbered in its path (/chats/ana/0007.md): each turn then ranks with the turns beside it, which often hold the rest of an answer; false when they are not. Omit it to leave it to the session and the stores, which may say so."},
 		},
 		run: runSearch,
 	},

@@ -164,6 +164,7 @@ func New(cfg Config) *Handler {
 		"GET stores/{store}/settings":                    h.storeSettings,
 		"POST stores/{store}/settings":                   h.updateStore,
 		"POST stores/{store}/archive":                    h.archiveStore,
+		"POST stores/{store}/conversation":               h.storeConversation,
 		"POST stores/{store}/delete":                     h.deleteStore,
 		"GET stores/{store}/search":                      h.search,
 		"GET stores/{store}/transfer":                    h.transferPage,

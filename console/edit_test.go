@@ -262,6 +262,18 @@ func TestSearch(t *testing.T) {
 	if resp, body := f.get(t, c, "/console/stores/"+f.storeID+"/search?q="+strings.Repeat("x", memstore.MaxSearchQuery+1)); resp.StatusCode != 400 || !strings.Contains(body, "the limit is") {
 		t.Errorf("an overlong query: %d\n%s", resp.StatusCode, body)
 	}
+	// The mode: words are this server's one; meaning needs an embedding
+	// model, which the page says how to configure; the choice stays
+	// selected.
+	resp, body = f.get(t, c, "/console/stores/"+f.storeID+"/search?q=billing&mode=lexical")
+	if resp.StatusCode != 200 || !strings.Contains(body, "<mark>billing</mark>") || !strings.Contains(body, `<option value="lexical" selected>`) {
+		t.Errorf("mode=lexical: %d\n%s", resp.StatusCode, body)
+	}
+	for mode, want := range map[string]string{"semantic": "--embed-url", "fuzzy": "lexical, semantic or hybrid"} {
+		if resp, body := f.get(t, c, "/console/stores/"+f.storeID+"/search?q=billing&mode="+mode); resp.StatusCode != 400 || !strings.Contains(body, want) {
+			t.Errorf("mode=%s: %d, want 400 saying %q\n%s", mode, resp.StatusCode, want, body)
+		}
+	}
 }
 
 // TestStoreAdmin: create, rename, describe, archive, delete with a typed
@@ -314,5 +326,36 @@ func TestStoreAdmin(t *testing.T) {
 	a := f.signIn(t, "auditor")
 	if resp, body := f.get(t, a, "/console/stores/new"); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "auditor role cannot manage memory stores") {
 		t.Errorf("an auditor's new store: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestStoreConversation: a store's settings say whether its memories are
+// turns of conversations (memstore.ConversationKey), and change it.
+func TestStoreConversation(t *testing.T) {
+	f := newFixture(t, "x")
+	ctx := context.Background()
+	c := f.signIn(t, "member")
+	settings := "/console/stores/" + f.storeID + "/settings"
+	_, page := f.get(t, c, settings)
+	if !strings.Contains(page, `id="conversation"`) || strings.Contains(page, `id="conversation" checked`) {
+		t.Fatalf("settings of a store of topics: want the conversation box, unchecked\n%s", page)
+	}
+	post := func(form url.Values) {
+		t.Helper()
+		form.Set("csrf", csrfOf(t, page))
+		if resp, body := f.post(t, c, "/console/stores/"+f.storeID+"/conversation", f.srv.URL, form); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("conversation %v: %d\n%s", form, resp.StatusCode, body)
+		}
+	}
+	post(url.Values{"conversation": {"true"}})
+	if st, _ := f.core.Store(ctx, f.op, f.storeID); st.Metadata[memstore.ConversationKey] != "true" {
+		t.Errorf("checked: metadata %v", st.Metadata)
+	}
+	if _, page = f.get(t, c, settings); !strings.Contains(page, `id="conversation" checked`) {
+		t.Errorf("settings of a store of conversations: the box unchecked\n%s", page)
+	}
+	post(url.Values{})
+	if st, _ := f.core.Store(ctx, f.op, f.storeID); len(st.Metadata) != 0 {
+		t.Errorf("unchecked: metadata %v; want none", st.Metadata)
 	}
 }

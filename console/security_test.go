@@ -204,13 +204,14 @@ func TestAuditorChangesNothing(t *testing.T) {
 	csrf := csrfOf(t, page)
 	st, mem := "/console/stores/"+f.storeID, "/console/stores/"+f.storeID+"/memories/"+f.memID
 	for path, form := range map[string]url.Values{
-		"/console/stores": {"name": {"New"}},
-		st + "/settings":  {"name": {"Renamed"}, "description": {"d"}},
-		st + "/archive":   {},
-		st + "/delete":    {"confirm": {"Notes"}},
-		st + "/memories":  {"path": {"/new.md"}, "content": {"x"}},
-		mem:               {"path": {m.Path}, "orig_path": {m.Path}, "sha": {m.ContentSHA256}, "content": {"changed"}},
-		mem + "/delete":   {"sha": {m.ContentSHA256}, "path": {m.Path}},
+		"/console/stores":    {"name": {"New"}},
+		st + "/settings":     {"name": {"Renamed"}, "description": {"d"}},
+		st + "/archive":      {},
+		st + "/conversation": {"conversation": {"true"}},
+		st + "/delete":       {"confirm": {"Notes"}},
+		st + "/memories":     {"path": {"/new.md"}, "content": {"x"}},
+		mem:                  {"path": {m.Path}, "orig_path": {m.Path}, "sha": {m.ContentSHA256}, "content": {"changed"}},
+		mem + "/delete":      {"sha": {m.ContentSHA256}, "path": {m.Path}},
 		st + "/versions/" + m.VersionID + "/restore":                    {"sha": {m.ContentSHA256}},
 		st + "/versions/" + m.VersionID + "/redact":                     {},
 		"/console/sessions":                                             {"title": {"t"}, "store": {f.storeID}, "access." + f.storeID: {"read_only"}},

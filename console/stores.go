@@ -97,6 +97,22 @@ func (h *Handler) updateStore(w http.ResponseWriter, r *http.Request, s *signedI
 	h.finish(w, r, s, err, storeURL(id, "/settings?done=saved"))
 }
 
+// storeConversation says whether a store's memories are turns of
+// conversations (memstore.ConversationKey), removing the key when not.
+func (h *Handler) storeConversation(w http.ResponseWriter, r *http.Request, s *signedIn) {
+	id := r.PathValue("store")
+	var on *string
+	if r.PostFormValue("conversation") == "true" {
+		on = new("true")
+	}
+	_, err := h.cfg.Stores.UpdateStore(r.Context(), s.caller, id, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: on}})
+	if status, ok := fixable(err); ok {
+		h.renderSettings(w, r, s, status, memstore.ErrorMessage(err))
+		return
+	}
+	h.finish(w, r, s, err, storeURL(id, "/settings?done=saved"))
+}
+
 func (h *Handler) archiveStore(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	id := r.PathValue("store")
 	_, err := h.cfg.Stores.ArchiveStore(r.Context(), s.caller, id)
@@ -144,7 +160,17 @@ func highlight(text string, terms []searchtext.Term) template.HTML {
 	return template.HTML(b.String()) // every piece of text escaped above
 }
 
-// search is a store's full-text search, a page of results at a time.
+// searchModes are the choices of the search page's mode, the server's
+// default first (memstore.SearchQuery.Mode).
+var searchModes = []struct{ Value, Label string }{
+	{"", "Default"},
+	{memstore.ModeLexical, "Words"},
+	{memstore.ModeSemantic, "Meaning"},
+	{memstore.ModeHybrid, "Words and meaning"},
+}
+
+// search is a store's search, a page of results at a time, in the mode
+// asked for (the server's default without one).
 func (h *Handler) search(w http.ResponseWriter, r *http.Request, s *signedIn) {
 	ctx := r.Context()
 	st, err := h.cfg.Stores.Store(ctx, s.caller, r.PathValue("store"))
@@ -152,13 +178,13 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, s *signedIn) {
 		h.failErr(w, r, s, err)
 		return
 	}
-	q := r.URL.Query().Get("q")
-	data := map[string]any{"Store": st, "Query": q}
+	q, mode := r.URL.Query().Get("q"), r.URL.Query().Get("mode")
+	data := map[string]any{"Store": st, "Query": q, "Mode": mode, "Modes": searchModes}
 	if q == "" {
 		h.render(w, r, http.StatusOK, "search", s, view{Title: "Search " + st.Name, Data: data})
 		return
 	}
-	p, err := h.cfg.Search.SearchMemories(ctx, s.caller, []string{st.ID}, memstore.SearchQuery{Text: q, Limit: pageSize, Page: r.URL.Query().Get("page")})
+	p, err := h.cfg.Search.SearchMemories(ctx, s.caller, []string{st.ID}, memstore.SearchQuery{Text: q, Limit: pageSize, Page: r.URL.Query().Get("page"), Mode: mode})
 	if err != nil {
 		if status, ok := fixable(err); ok {
 			httpstatus.RetryAfter(w.Header(), err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/memstore/memstore"
@@ -357,6 +358,12 @@ func (c *Client) search(ctx context.Context, caller *memstore.Caller, path strin
 	query.Set("q", q.Text)
 	if q.PathPrefix != "" {
 		query.Set("path_prefix", q.PathPrefix)
+	}
+	if q.Conversation != nil {
+		query.Set("conversation", strconv.FormatBool(*q.Conversation))
+	}
+	if q.Mode != "" {
+		query.Set("mode", q.Mode)
 	}
 	return call(ctx, c, caller, clientRequest{method: http.MethodGet, path: path + "/memories/search", query: query, err: pathErr},
 		pageIn(func(j *SearchResultJSON, _ string) memstore.SearchResult { return j.SearchResult() }))

@@ -356,8 +356,15 @@ type clientServices struct {
 // have limits l and whose clock is now, and returns the services of
 // Clients in front of them.
 func openClients(t *testing.T, l memstore.Limits, now func() time.Time) storetest.Services {
+	b, _ := openClientsOver(t, l, now)
+	return b
+}
+
+// openClientsOver is openClients, the cores with options extra, and
+// returns the database too.
+func openClientsOver(t *testing.T, l memstore.Limits, now func() time.Time, extra ...memstore.CoreOption) (storetest.Services, *sqlite.DB) {
 	db := sqlitetest.Open(t, sqlite.Options{Now: now})
-	var core []memstore.CoreOption
+	core := slices.Clone(extra)
 	if l != (memstore.Limits{}) {
 		core = append(core, memstore.WithLimits(l))
 	}
@@ -373,7 +380,7 @@ func openClients(t *testing.T, l memstore.Limits, now func() time.Time) storetes
 		return clients{func(c *memstore.Caller) *httpapi.Client { return b.client(h, c) }}
 	}
 	b.clients, b.upsert = serve(httpapi.CreateConflict), serve(httpapi.CreateUpsert)
-	return b
+	return b, db
 }
 
 // client is a client of h that calls as c.
@@ -419,7 +426,10 @@ func (b *clientServices) AuthenticateSession(ctx context.Context, secret string)
 // the server and SQLite: every behaviour of the services survives the
 // trip over HTTP.
 func TestClientConformance(t *testing.T) {
-	storetest.RunAll(t, storetest.Target{Services: openClients, Admin: openAdminClients})
+	storetest.RunAll(t, storetest.Target{Services: openClients, Admin: openAdminClients,
+		Semantic: func(t *testing.T, e memstore.Embedder) (storetest.Services, memstore.VectorStorage) {
+			return openClientsOver(t, memstore.Limits{}, nil, memstore.WithEmbedder(e))
+		}})
 }
 
 // --- What the client sends.

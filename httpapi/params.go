@@ -137,6 +137,14 @@ func (p *params) boolean(name string) bool {
 	return b
 }
 
+// optionalBoolean returns the boolean parameter name, nil when absent.
+func (p *params) optionalBoolean(name string) *bool {
+	if p.get(name) == "" {
+		return nil
+	}
+	return new(p.boolean(name))
+}
+
 // createdAt returns the bound op ("gte" or "lte") of the created_at
 // range, spelled created_at[op] as the SDKs send it or created_at_op as
 // the research preview does; both given must agree.

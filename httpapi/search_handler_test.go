@@ -43,10 +43,33 @@ func TestSearchEndpoints(t *testing.T) {
 	}
 	e.call(t, "GET", "/v1/memory_stores/"+c+"/memories/search?q=deploy", "", as(tok)).apiError(t, 403, "permission_error")
 
-	for _, q := range []string{"", "?q=", "?q=%20%20", "?q=x&limit=0", "?q=x&limit=101", "?q=x&path_prefix=notes"} {
+	for _, q := range []string{"", "?q=", "?q=%20%20", "?q=x&limit=0", "?q=x&limit=101", "?q=x&path_prefix=notes", "?q=x&conversation=maybe"} {
 		e.call(t, "GET", "/v1/memory_stores/"+a+"/memories/search"+q, "").apiError(t, 400, "invalid_request_error")
 	}
 	e.call(t, "GET", "/v1/memory_stores/memstore_nope/memories/search?q=x", "").apiError(t, 404, "not_found_error")
+	// mode: an unknown one names the three; semantic and hybrid on a
+	// server without an embedding model say how to configure one.
+	for q, want := range map[string]string{"?q=x&mode=fuzzy": "lexical, semantic or hybrid", "?q=x&mode=semantic": "--embed-url", "?q=x&mode=hybrid": "--embed-url"} {
+		msg := e.call(t, "GET", "/v1/memory_stores/"+a+"/memories/search"+q, "").apiError(t, 400, "invalid_request_error")["message"].(string)
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s: %q, want it to say %q", q, msg, want)
+		}
+	}
+	if got := e.ok(t, "GET", "/v1/memory_stores/"+a+"/memories/search?q=deploy&mode=lexical", "")["data"].([]any); len(got) != 1 {
+		t.Errorf("mode=lexical found %d memories; want 1", len(got))
+	}
+	// conversation=true is a search of its own: a plain search's cursor
+	// does not continue it.
+	e.createMemory(t, a, "/chat/0002.md", "Ana: the deploy went out.")
+	first := e.ok(t, "GET", "/v1/memory_stores/"+a+"/memories/search?q=deploy&limit=1", "")
+	next, _ := first["next_page"].(string)
+	if next == "" {
+		t.Fatalf("two matches, a page of one: no next page in %v", first)
+	}
+	e.call(t, "GET", "/v1/memory_stores/"+a+"/memories/search?q=deploy&limit=1&conversation=true&page="+next, "").apiError(t, 400, "invalid_request_error")
+	if got := e.ok(t, "GET", "/v1/memory_stores/"+a+"/memories/search?q=deploy&conversation=true", "")["data"].([]any); len(got) != 2 {
+		t.Errorf("conversation=true found %d memories; want 2", len(got))
+	}
 }
 
 // TestClientSearch searches through the Go client: one store with a key,

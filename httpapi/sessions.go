@@ -565,6 +565,12 @@ func (s *Server) searchIn(w *responseWriter, r *http.Request, c *memstore.Caller
 		PathPrefix: p.get("path_prefix"),
 		Limit:      p.count("limit", memstore.DefaultSearchLimit, memstore.MaxSearchLimit),
 		Page:       p.get("page"),
+		// The memories are turns of conversations, or not; absent, the
+		// session and the stores say: see memstore.SearchQuery.Conversation.
+		Conversation: p.optionalBoolean("conversation"),
+		// lexical, semantic or hybrid; empty for the server's default
+		// (memstore.SearchQuery.Mode, checked by the core).
+		Mode: p.get("mode"),
 	}
 	if p.err != nil {
 		return p.err

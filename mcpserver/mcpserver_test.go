@@ -13,6 +13,8 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/agenttool"
+	"github.com/memstore/memstore/embed/embedtest"
+	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/mcpserver"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
@@ -110,6 +112,21 @@ func exercise(t *testing.T, e *env, cs *mcp.ClientSession) {
 		if !strings.Contains(string(schema), `"additionalProperties":false`) || tl.Description == "" {
 			t.Errorf("%s: schema %s, description %q", tl.Name, schema, tl.Description)
 		}
+		if tl.Name == "memory_search" {
+			var props struct {
+				Properties struct {
+					Mode struct {
+						Type string
+						Enum []string
+					}
+					Conversation struct{ Type string }
+				}
+			}
+			json.Unmarshal(schema, &props)
+			if p := props.Properties; p.Mode.Type != "string" || !slices.Equal(p.Mode.Enum, []string{"lexical", "semantic", "hybrid"}) || p.Conversation.Type != "boolean" {
+				t.Errorf("memory_search: schema %s, want mode (lexical, semantic, hybrid) and conversation (boolean)", schema)
+			}
+		}
 	}
 	slices.Sort(names) // the SDK lists tools by name
 	if want := []string{"memory_delete", "memory_edit", "memory_list", "memory_read", "memory_search", "memory_write"}; !slices.Equal(names, want) {
@@ -150,6 +167,12 @@ func exercise(t *testing.T, e *env, cs *mcp.ClientSession) {
 	if text, isErr := call(t, cs, "memory_search", map[string]any{"query": "step done"}); isErr || !strings.Contains(text, "/mnt/memory/notes/progress.md") {
 		t.Errorf("search: %v %s", isErr, text)
 	}
+	if text, isErr := call(t, cs, "memory_search", map[string]any{"query": "step done", "mode": "lexical", "conversation": true}); isErr || !strings.Contains(text, "/mnt/memory/notes/progress.md") {
+		t.Errorf("lexical search with conversation context: %v %s", isErr, text)
+	}
+	if text, isErr := call(t, cs, "memory_search", map[string]any{"query": "step done", "mode": "semantic"}); !isErr || !strings.Contains(text, "--embed-url") {
+		t.Errorf("semantic search without a model: %v %s, want an error saying how to configure one", isErr, text)
+	}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory_frobnicate"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("unknown tool: %v", err)
 	}
@@ -157,7 +180,14 @@ func exercise(t *testing.T, e *env, cs *mcp.ClientSession) {
 
 func TestInMemory(t *testing.T) {
 	e := newEnv(t)
-	ts, err := agenttool.New(e.services(), e.caller)
+	exercise(t, e, connectInMemory(t, e, e.services()))
+}
+
+// connectInMemory connects a client to a server of e's session over svc,
+// in memory.
+func connectInMemory(t *testing.T, e *env, svc agenttool.Services) *mcp.ClientSession {
+	t.Helper()
+	ts, err := agenttool.New(svc, e.caller)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,13 +197,41 @@ func TestInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	exercise(t, e, cs)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// memory_search's modes over MCP, on a server with an embedding model:
+// semantic finds by the vectors, the default is hybrid, and an unknown
+// mode is refused with the three named.
+func TestSearchModes(t *testing.T) {
+	e := newEnv(t)
+	for path, text := range map[string]string{"/deploy.md": "deploy on fridays after the freeze", "/pets.md": "a beagle called biscuit"} {
+		sqlitetest.Create(t, e.db, e.ws, e.notes, path, text, memstore.Actor{Type: memstore.ActorUser, ID: "user_test"})
+	}
+	emb := embedtest.New(t, 128).Embedder(t, "word-hash")
+	if err := embedindex.New(embedindex.Config{Storage: e.db, Embedder: emb}).Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	core := memstore.NewCore(e.db, memstore.WithEmbedder(emb))
+	cs := connectInMemory(t, e, agenttool.Services{Memories: core, Search: core})
+	text, isErr := call(t, cs, "memory_search", map[string]any{"query": "beagle biscuit", "mode": "semantic", "limit": 1})
+	if isErr || !strings.Contains(text, "1. /mnt/memory/notes/pets.md") {
+		t.Errorf("semantic search: %v %s", isErr, text)
+	}
+	text, isErr = call(t, cs, "memory_search", map[string]any{"query": "fridays"})
+	if isErr || !strings.Contains(text, "1. /mnt/memory/notes/deploy.md") || !strings.Contains(text, "/mnt/memory/prefs/style.md") {
+		t.Errorf("default (hybrid) search: %v %s, want the deploy first and the memories found by meaning after it", isErr, text)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory_search", Arguments: map[string]any{"query": "x", "mode": "fuzzy"}})
+	if err == nil && (!res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "lexical, semantic, hybrid")) {
+		t.Errorf("an unknown mode: %+v", res)
+	}
 }
 
 // bearer adds a session token to every request.

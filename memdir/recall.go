@@ -2,6 +2,7 @@ package memdir
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/searchtext"
+	"github.com/memstore/memstore/internal/vector"
 )
 
 // RecallMaxFiles is how many topic files recall considers: the newest, by
@@ -32,6 +35,26 @@ type RecallOptions struct {
 	Body bool
 	// Team includes the team directory's topic files.
 	Team bool
+	// Conversation ranks the files as turns of conversations, one a
+	// file, the conversation their directory and the turn the number in
+	// their name (chats/ana/0007.md): a turn's score adds its
+	// neighbours', as a server's search does (searchtext.ContextScores),
+	// and a turn beside a match is found though it has none of the
+	// query's words. Files whose names hold no number rank as without it.
+	Conversation bool
+	// Mode is how files are matched, as a server's search
+	// (memstore.SearchQuery.Mode): memstore.ModeLexical (by their words;
+	// "" too), ModeSemantic (by the nearness of their vectors, from
+	// Embedder, to the query's) or ModeHybrid (both, fused by the
+	// core's rule, memstore.Fuse, with SemanticWeight).
+	// A file's vector is of its path and the start of its content
+	// (memstore.EmbeddingText), kept in VectorCacheName.
+	Mode string
+	// Embedder is the model of semantic and hybrid recall.
+	Embedder memstore.Embedder
+	// SemanticWeight is the semantic ranking's weight in hybrid recall's
+	// fusion, 0 to 1; nil means memstore.DefaultSemanticWeight.
+	SemanticWeight *float64
 }
 
 // A Hit is a topic file that matches a recall query.
@@ -68,11 +91,27 @@ var ErrEmptyQuery = errors.New("the query has no word to search for")
 // per file. Only the RecallMaxFiles newest files are considered. It
 // returns the best opts.Limit files with a positive score, best first (the
 // newer first among equals), each with its content capped. A query with no
-// word to search for is ErrEmptyQuery.
-func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
+// word to search for is ErrEmptyQuery. opts.Mode semantic or hybrid ranks
+// by meaning too, embedding with opts.Embedder (ErrNoEmbedder without
+// one) the files whose text its cache lacks.
+func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, error) {
 	terms := queryTerms(query)
 	if len(terms) == 0 {
 		return nil, ErrEmptyQuery
+	}
+	if opts.SemanticWeight != nil {
+		if err := memstore.ValidateSemanticWeight(*opts.SemanticWeight); err != nil {
+			return nil, errors.New(memstore.ErrorMessage(err))
+		}
+	}
+	switch opts.Mode {
+	case "", memstore.ModeLexical:
+	case memstore.ModeSemantic, memstore.ModeHybrid:
+		if opts.Embedder == nil {
+			return nil, ErrNoEmbedder
+		}
+	default:
+		return nil, fmt.Errorf("mode %q is not a recall mode; use %s, %s or %s", opts.Mode, memstore.ModeLexical, memstore.ModeSemantic, memstore.ModeHybrid)
 	}
 	limit := cmp.Or(opts.Limit, 5)
 	files, err := ListTopics(dir, opts.Team)
@@ -84,11 +123,6 @@ func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
 	})
 	files = files[:min(len(files), RecallMaxFiles)]
 
-	type doc struct {
-		topic  Topic
-		tf     map[string]float64
-		length float64
-	}
 	docs := make([]doc, 0, len(files))
 	df := map[string]int{}
 	var total float64
@@ -133,28 +167,78 @@ func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
 		avg = 1
 	}
 	n := float64(len(docs))
-	type scored struct {
-		d     *doc
-		score float64
-	}
-	var ranked []scored
+	scores := make([]float64, len(docs))
 	for i := range docs {
 		d := &docs[i]
-		var score float64
 		for _, term := range terms {
-			tf := d.tf[term]
-			if tf == 0 {
-				continue
+			if tf := d.tf[term]; tf > 0 {
+				scores[i] += searchtext.BM25(searchtext.IDF(float64(df[term]), n), tf, d.length, avg)
 			}
-			score += searchtext.BM25(searchtext.IDF(float64(df[term]), n), tf, d.length, avg)
-		}
-		if score > 0 {
-			ranked = append(ranked, scored{d, score})
 		}
 	}
-	slices.SortStableFunc(ranked, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), b.d.topic.Time().Compare(a.d.topic.Time()), cmp.Compare(a.d.topic.Name, b.d.topic.Name))
-	})
+	if opts.Conversation {
+		// Every file is at hand: a turn beside a match is found too,
+		// scoring its neighbours' only.
+		names := make([]string, len(docs))
+		for i, d := range docs {
+			names[i] = d.topic.Name
+		}
+		scores = searchtext.ContextScores(names, scores)
+	}
+	var ranked []scored
+	for i, score := range scores {
+		if score > 0 {
+			ranked = append(ranked, scored{&docs[i], score})
+		}
+	}
+	best := func(rs []scored) {
+		slices.SortStableFunc(rs, func(a, b scored) int {
+			return cmp.Or(cmp.Compare(b.score, a.score), b.d.topic.Time().Compare(a.d.topic.Time()), cmp.Compare(a.d.topic.Name, b.d.topic.Name))
+		})
+	}
+	best(ranked)
+	semantic := opts.Mode == memstore.ModeSemantic || opts.Mode == memstore.ModeHybrid
+	// The texts a model may read: a file that looks like it holds a
+	// credential is never sent to it (lint names such files), and is
+	// found by its words only.
+	var texts []string
+	var embedded []*doc
+	if semantic || hasVectorCache(dir) {
+		for i, d := range docs {
+			if _, found := memstore.FindCredential(d.topic.Content); !found {
+				texts = append(texts, memstore.EmbeddingText("/"+d.topic.Name, d.topic.Content))
+				embedded = append(embedded, &docs[i])
+			}
+		}
+	}
+	if semantic {
+		q, err := queryVector(ctx, opts.Embedder, query)
+		if err != nil {
+			return nil, err
+		}
+		vs, err := fileVectors(ctx, dir, opts.Embedder, texts, len(q))
+		if err != nil {
+			return nil, err
+		}
+		var near []scored
+		for i, v := range vs {
+			if c := vector.Dot(q, v); c > 0 {
+				near = append(near, scored{embedded[i], c})
+			}
+		}
+		best(near)
+		if opts.Mode == memstore.ModeSemantic {
+			ranked = near
+		} else {
+			ranked = fuse(ranked, near, cmp.Or(opts.SemanticWeight, new(memstore.DefaultSemanticWeight)), limit)
+		}
+	} else if texts != nil {
+		keys := make([]string, len(texts))
+		for i, t := range texts {
+			keys[i] = textKey(t)
+		}
+		forgetVectors(dir, keys)
+	}
 	hits := make([]Hit, 0, min(limit, len(ranked)))
 	for _, r := range ranked[:min(limit, len(ranked))] {
 		t := r.d.topic
@@ -171,6 +255,48 @@ func Recall(dir, query string, opts RecallOptions) ([]Hit, error) {
 		})
 	}
 	return hits, nil
+}
+
+// A doc is a topic file as recall ranks it: the counts of the query's
+// terms in it, and its length, weighted by field.
+type doc struct {
+	topic  Topic
+	tf     map[string]float64
+	length float64
+}
+
+// A scored is a doc and its score in a ranking.
+type scored struct {
+	d     *doc
+	score float64
+}
+
+// fuse fuses a lexical ranking and a semantic one, each best first, by
+// the core's rule (memstore.Fuse, the semantic one weighted by *weight),
+// over the best memstore.FusionCandidates of each, as a server's hybrid
+// search does.
+func fuse(lexical, semantic []scored, weight *float64, limit int) []scored {
+	byName := map[string]*doc{}
+	results := func(rs []scored, lexical bool) []memstore.SearchResult {
+		rs = rs[:min(len(rs), memstore.FusionCandidates)]
+		out := make([]memstore.SearchResult, len(rs))
+		for i, r := range rs {
+			byName[r.d.topic.Name] = r.d
+			out[i].Memory.Path = r.d.topic.Name
+			if lexical {
+				out[i].Relevance = r.score
+			} else {
+				out[i].Score = r.score
+			}
+		}
+		return out
+	}
+	fused := memstore.Fuse(results(lexical, true), results(semantic, false), *weight, limit)
+	out := make([]scored, len(fused))
+	for i, r := range fused {
+		out[i] = scored{byName[r.Memory.Path], r.Score}
+	}
+	return out
 }
 
 // CapContent cuts text to at most maxLines lines and maxBytes bytes, at a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestRecallRanking(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			hits, err := memdir.Recall(dir, tt.query, tt.opts)
+			hits, err := memdir.Recall(t.Context(), dir, tt.query, tt.opts)
 			if tt.first == "error" {
 				if err == nil {
 					t.Fatalf("no error; hits %+v", hits)
@@ -89,7 +90,7 @@ func TestRecallDescriptionWeight(t *testing.T) {
 		"a.md": topic("Kubernetes", "cluster notes", "project"),
 		"b.md": topic("Cluster", "kubernetes notes", "project"),
 	})
-	hits, err := memdir.Recall(dir, "kubernetes", memdir.RecallOptions{})
+	hits, err := memdir.Recall(t.Context(), dir, "kubernetes", memdir.RecallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +120,11 @@ func TestRecallNewest(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, "m000.md"), base, base); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := memdir.Recall(dir, "gadget", memdir.RecallOptions{})
+	hits, err := memdir.Recall(t.Context(), dir, "gadget", memdir.RecallOptions{})
 	if err != nil || len(hits) != 0 {
 		t.Errorf("the 201st newest file was searched: %+v, %v", hits, err)
 	}
-	hits, err = memdir.Recall(dir, "widget", memdir.RecallOptions{Limit: 3})
+	hits, err = memdir.Recall(t.Context(), dir, "widget", memdir.RecallOptions{Limit: 3})
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("limit 3: %d hits, %v", len(hits), err)
 	}
@@ -146,7 +147,7 @@ func TestRecallCap(t *testing.T) {
 		query string
 		cut   bool
 	}{{"many lines", true}, {"many bytes", true}, {"few", false}} {
-		hits, err := memdir.Recall(dir, tt.query, memdir.RecallOptions{Limit: 1})
+		hits, err := memdir.Recall(t.Context(), dir, tt.query, memdir.RecallOptions{Limit: 1})
 		if err != nil || len(hits) != 1 {
 			t.Fatalf("%s: %+v, %v", tt.query, hits, err)
 		}
@@ -204,11 +205,14 @@ func TestAge(t *testing.T) {
 	}
 }
 
-// BenchmarkRecall measures recall over 2,000 topic files (of which the
-// newest 200 are searched), with and without their bodies.
-func BenchmarkRecall(b *testing.B) {
+// benchWords are the words of benchTopics' files.
+var benchWords = strings.Fields("deploy database cluster latency release incident review style tabs python golang schema backup dashboard alert budget roadmap customer onboarding migration")
+
+// benchTopics is a directory of 2,000 topic files of benchWords, for the
+// benchmarks of recall.
+func benchTopics(b *testing.B) string {
 	dir := b.TempDir()
-	words := strings.Fields("deploy database cluster latency release incident review style tabs python golang schema backup dashboard alert budget roadmap customer onboarding migration")
+	words := benchWords
 	files := map[string]string{}
 	for i := range 2000 {
 		w1, w2, w3 := words[i%len(words)], words[(i/7)%len(words)], words[(i/31)%len(words)]
@@ -216,10 +220,17 @@ func BenchmarkRecall(b *testing.B) {
 			w1, w2, i, w1, w2, w3, strings.Repeat("Some body text about "+w3+" and more. ", 40))
 	}
 	writeFiles(b, dir, files)
+	return dir
+}
+
+// BenchmarkRecall measures recall over 2,000 topic files (of which the
+// newest 200 are searched), with and without their bodies.
+func BenchmarkRecall(b *testing.B) {
+	dir := benchTopics(b)
 	for _, body := range []bool{false, true} {
 		b.Run(fmt.Sprintf("body=%v", body), func(b *testing.B) {
 			for b.Loop() {
-				hits, err := memdir.Recall(dir, "how do we handle a database migration incident?", memdir.RecallOptions{Body: body})
+				hits, err := memdir.Recall(b.Context(), dir, "how do we handle a database migration incident?", memdir.RecallOptions{Body: body})
 				if err != nil || len(hits) == 0 {
 					b.Fatal(len(hits), err)
 				}
@@ -246,7 +257,7 @@ func TestRecallSearchText(t *testing.T) {
 		{"please make sure of it", "error"},      // the words of a request
 	}
 	for _, tt := range tests {
-		hits, err := memdir.Recall(dir, tt.query, memdir.RecallOptions{})
+		hits, err := memdir.Recall(t.Context(), dir, tt.query, memdir.RecallOptions{})
 		switch {
 		case tt.first == "error":
 			if !errors.Is(err, memdir.ErrEmptyQuery) {
@@ -259,5 +270,61 @@ func TestRecallSearchText(t *testing.T) {
 		case tt.first != "" && (len(hits) == 0 || hits[0].File != tt.first):
 			t.Errorf("%q: hits %+v, want %s first", tt.query, hits, tt.first)
 		}
+	}
+}
+
+// TestRecallConversation: with Conversation, a turn of a conversation
+// (chats/NAME/0003.md) ranks with its neighbours, so the answer beside
+// the turns that share the query's other word comes first, and a turn
+// beside a match is found; topic files rank as without it.
+func TestRecallConversation(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"chats/c1/0001.md": "Ana: we adopted a rescue dog from the shelter, finally a dog of our own\n",
+		"chats/c1/0002.md": "Ben: a dog! what breed is the dog?\n",
+		"chats/c1/0003.md": "Ana: a beagle called Biscuit, who sleeps all day long on the sofa\n",
+		"chats/c2/0001.md": "Cem: beagle\n",
+		"chats/c2/0002.md": "Dee: the weather is awful\n",
+		"pets.md":          topic("Pets", "the beagle of the office", "reference"),
+		"dogs.md":          topic("Dogs", "walking the office dog, a beagle, on Fridays", "reference"),
+	})
+	files := func(hits []memdir.Hit) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.File)
+		}
+		return out
+	}
+	rank := func(conv bool) []string {
+		t.Helper()
+		hits, err := memdir.Recall(t.Context(), dir, "dog beagle", memdir.RecallOptions{Limit: 10, Body: true, Conversation: conv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files(hits)
+	}
+	before := func(got []string, a, b string) bool {
+		i, j := slices.Index(got, a), slices.Index(got, b)
+		return i >= 0 && j >= 0 && i < j
+	}
+	without, with := rank(false), rank(true)
+	if before(without, "chats/c1/0003.md", "chats/c2/0001.md") {
+		t.Fatalf("without context %q: the data does not tell context apart", without)
+	}
+	if !before(with, "chats/c1/0003.md", "chats/c2/0001.md") {
+		t.Errorf("with context %q; want the answer above the lone beagle", with)
+	}
+	// A turn beside a match is found, below the matches.
+	if i := slices.Index(with, "chats/c2/0002.md"); i < 0 || i < slices.Index(with, "chats/c2/0001.md") {
+		t.Errorf("with context %q: want the turn beside the lone beagle found, below it", with)
+	}
+	if slices.Contains(without, "chats/c2/0002.md") {
+		t.Errorf("without context %q: a turn without the words is found", without)
+	}
+	topics := func(got []string) []string {
+		return slices.DeleteFunc(slices.Clone(got), func(f string) bool { return strings.HasPrefix(f, "chats/") })
+	}
+	if !slices.Equal(topics(with), topics(without)) {
+		t.Errorf("topic files with context %q, without %q; want the same order", topics(with), topics(without))
 	}
 }

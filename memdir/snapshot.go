@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -242,7 +241,7 @@ func snapshotFiles(dir string, snapshot bool) (map[string][]byte, error) {
 		if why := localfile.CredentialName(name); why != "" {
 			return nil, fmt.Errorf("%s: %s", filepath.Join(dir, name), why)
 		}
-		b, err := readBounded(filepath.Join(dir, name), MaxSnapshotFileBytes)
+		b, err := localfile.ReadAtMost(filepath.Join(dir, name), MaxSnapshotFileBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -255,23 +254,6 @@ func snapshotFiles(dir string, snapshot bool) (map[string][]byte, error) {
 		files[name] = b
 	}
 	return files, nil
-}
-
-// readBounded reads the file at path, refusing one over limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes, the most a memory holds", path, limit)
-	}
-	return b, nil
 }
 
 // hasMemory reports whether dir has a top-level .md file, which is what

@@ -125,6 +125,8 @@ type DB struct {
 	send sending
 	// revalidate batches MemoryUnlessAt's lookups (revalidate.go).
 	revalidate *batch.Batcher[versionQuery, string]
+	vectors    vectorCache
+	stopSweep  func() // stops the sweep of the idle copies of vectors
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -141,6 +143,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
+	db.vectors.Limit = memstore.VectorCopyBytes
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.read, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	db.revalidate = db.newRevalidator(int(cfg.MaxConns))
@@ -158,6 +161,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("migrate the PostgreSQL database: %w", translate(err))
 	}
+	db.stopSweep = db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
 	return db, nil
 }
 
@@ -166,6 +170,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 func (db *DB) Close() error {
 	db.stopListening()
 	db.stopSending()
+	db.stopSweep()
 	db.pool.Close()
 	return nil
 }

@@ -113,6 +113,18 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		}
 		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
 			return sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
+		}, keyset.Turns[string]{
+			Places: func(ids []string) (map[string]keyset.Place, error) {
+				return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
+			},
+			At: func(store string, paths []string) (map[string]string, error) {
+				found, err := scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE store_id = $1 AND path = ANY($2)`, store, paths))
+				out := make(map[string]string, len(found))
+				for id, p := range found {
+					out[p.Path] = id
+				}
+				return out, err
+			},
 		})
 		return err
 	})
@@ -120,6 +132,21 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
 	}
 	return page, nil
+}
+
+// scanPlaces reads rows of id, store_id and path.
+func scanPlaces(rows pgx.Rows, err error) (map[string]keyset.Place, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]keyset.Place{}
+	var id string
+	var p keyset.Place
+	_, err = pgx.ForEachRow(rows, []any{&id, &p.Store, &p.Path}, func() error {
+		out[id] = p
+		return nil
+	})
+	return out, err
 }
 
 // A searchHit is a memory found by some terms, by its ID.

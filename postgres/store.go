@@ -129,6 +129,7 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 		// Its feed is gone: the notice tells its streams on every
 		// process, which read it and end.
 		db.evented(id)
+		db.vectors.DropStore(workspaceID, id)
 	}
 	return wrap(err, "delete store %s", id)
 }

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/vector"
 )
 
 // PurgePages lets the tests purge the search indexes in small steps.
@@ -79,4 +81,26 @@ var KeptRevocations = &keptRevocations
 // listen through db.Revocations, which starts no reader of its own.
 func (db *DB) ReadRevocations(ctx context.Context, last int64) (int64, error) {
 	return db.readRevocations(ctx, last)
+}
+
+// VectorRowsRead is how many vectors this DB's semantic searches read
+// from the file.
+func (db *DB) VectorRowsRead() int64 { return db.vectors.rowsRead.Load() }
+
+// SetVectorCopyBytes sets the bound of db's copies of stores' vectors.
+func (db *DB) SetVectorCopyBytes(n int64) { db.vectors.Limit = n }
+
+// VectorCopies is how many copies of stores' vectors db keeps, and each
+// one's place in their order of use.
+func (db *DB) VectorCopies() (int, map[vector.CopyKey]uint64) {
+	return db.vectors.Len(), db.vectors.Uses()
+}
+
+// VectorCopyHolds says whether one of db's copies holds a vector of the
+// memory.
+func (db *DB) VectorCopyHolds(memoryID string) bool { return db.vectors.Holds(memoryID) }
+
+// SweepVectorCopies runs the sweep of db's copies as it would run at now.
+func (db *DB) SweepVectorCopies(now time.Time) {
+	db.vectors.Sweep(now.Add(-memstore.VectorCopyIdle))
 }

@@ -281,7 +281,9 @@ func (ix *indexer) run(ctx context.Context) {
 	defer poll.Stop()
 	tidy := time.NewTimer(time.Hour)
 	tidy.Stop()
-	tidying := false  // the last round left merging to do
+	// The last round left merging to do; at first, what another indexer
+	// may have left unmerged.
+	tidying := true
 	lastFailure := "" // the last round's failure, if it failed
 	for {
 		select {
@@ -420,9 +422,12 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 	for _, s := range searchIndexes {
 		var stmts []string
 		if rebuild {
+			// Every memory as it stands, those of the queue with them.
 			stmts = append(stmts, fmt.Sprintf(`INSERT INTO %s (rowid, %s) SELECT rowid, %[2]s FROM mem.memories`, s.table, s.cols))
-		}
-		if len(queue) > 0 {
+		} else if len(queue) > 0 {
+			if err := forgetTotals(ctx, tx, s.table); err != nil {
+				return false, err
+			}
 			stmts = append(stmts,
 				fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (SELECT memory_rowid FROM mem.search_queue)`, s.table),
 				fmt.Sprintf(`INSERT INTO %s (rowid, %s) SELECT m.rowid, m.%s FROM mem.search_queue q JOIN mem.memories m ON m.rowid = q.memory_rowid`,
@@ -478,6 +483,8 @@ func (ix *indexer) round(ctx context.Context, tidying bool) (more bool, err erro
 			return false, err
 		}
 	}
+	// A round that indexed wrote a segment: the next quiet moment merges.
+	more = more || len(queue) > 0 || rebuild
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}
@@ -574,4 +581,98 @@ func connParams(write bool) url.Values {
 // but not for purges.
 func (db *DB) WaitSearchIndex(ctx context.Context) error {
 	return db.ix.whenIndexed(ctx, searchCovered+` AND NOT EXISTS (SELECT 1 FROM main.search_purge)`, nil)
+}
+
+// forgetTotals lowers the row count and the token totals of an index
+// (FTS5's averages record, from which bm25 takes the number of rows and
+// their average length) by the rows of the queue it holds, before the
+// round forgets them: FTS5 forgets a row of a contentless_delete index
+// without lowering them, so each memory indexed again would count twice
+// from then on, and rank every other memory differently. The sizes are
+// those FTS5 keeps of each row (its docsize table). Written in the
+// round's transaction, before FTS5 reads the totals in it, they are the
+// ones it adds the round's rows to.
+func forgetTotals(ctx context.Context, tx *sql.Tx, table string) error {
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT sz FROM %s_docsize WHERE id IN (SELECT memory_rowid FROM mem.search_queue)`, table))
+	if err != nil {
+		return err
+	}
+	var forgot []int64 // the rows, then the tokens of each column
+	for rows.Next() {
+		var sz []byte
+		if err := rows.Scan(&sz); err != nil {
+			rows.Close()
+			return err
+		}
+		forgot = addVarints(forgot, append([]byte{1}, sz...)) // a row, and its sizes
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(forgot) == 0 {
+		return err
+	}
+	var block []byte
+	switch err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT block FROM %s_data WHERE id = 1`, table)).Scan(&block); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	totals := addVarints(nil, block)
+	var out []byte
+	for i, t := range totals {
+		if i < len(forgot) {
+			t = max(t-forgot[i], 0)
+		}
+		out = append(out, ftsVarint(t)...)
+	}
+	_, err = tx.ExecContext(ctx, fmt.Sprintf(`UPDATE %s_data SET block = ? WHERE id = 1`, table), out)
+	return err
+}
+
+// addVarints adds the SQLite varints of b to sums, the i-th to sums[i],
+// growing sums as needed.
+func addVarints(sums []int64, b []byte) []int64 {
+	for i := 0; len(b) > 0; i++ {
+		var v uint64
+		n := 0
+		for n < len(b) {
+			c := b[n]
+			n++
+			if n == 9 {
+				v = v<<8 | uint64(c)
+				break
+			}
+			v = v<<7 | uint64(c&0x7f)
+			if c < 0x80 {
+				break
+			}
+		}
+		b = b[n:]
+		if i == len(sums) {
+			sums = append(sums, 0)
+		}
+		sums[i] += int64(v)
+	}
+	return sums
+}
+
+// ftsVarint is v as an SQLite varint, as FTS5 writes its records: seven
+// bits a byte, the most significant first, the high bit set on all but
+// the last, and a ninth byte of eight bits.
+func ftsVarint(v int64) []byte {
+	u := uint64(v)
+	if u>>56 != 0 {
+		out := make([]byte, 9)
+		out[8] = byte(u)
+		u >>= 8
+		for i := 7; i >= 0; i-- {
+			out[i] = byte(u&0x7f) | 0x80
+			u >>= 7
+		}
+		return out
+	}
+	out := []byte{byte(u & 0x7f)}
+	for u >>= 7; u != 0; u >>= 7 {
+		out = append([]byte{byte(u&0x7f) | 0x80}, out...)
+	}
+	return out
 }

@@ -86,6 +86,9 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
 			}
 			return m, err
+		}, keyset.Turns[int64]{
+			Places: func(rowids []int64) (map[int64]keyset.Place, error) { return searchPlaces(ctx, tx, rowids) },
+			At:     func(store string, paths []string) (map[string]int64, error) { return searchAt(ctx, tx, store, paths) },
 		})
 		return err
 	})
@@ -93,6 +96,48 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
 	}
 	return page, nil
+}
+
+// searchPlaces returns where the memories of rowids are, in one query.
+func searchPlaces(ctx context.Context, tx *txn, rowids []int64) (map[int64]keyset.Place, error) {
+	args := make([]any, len(rowids))
+	for i, r := range rowids {
+		args[i] = r
+	}
+	return scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`)`, args...))
+}
+
+// searchAt returns the rowids of the memories of a store at paths, by
+// path, in one query, each path an index seek.
+func searchAt(ctx context.Context, tx *txn, store string, paths []string) (map[string]int64, error) {
+	args := []any{store}
+	for _, p := range paths {
+		args = append(args, p)
+	}
+	found, err := scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE store_id = ? AND path IN (?`+strings.Repeat(", ?", len(paths)-1)+`)`, args...))
+	out := make(map[string]int64, len(found))
+	for r, p := range found {
+		out[p.Path] = r
+	}
+	return out, err
+}
+
+// scanPlaces reads rows of rowid, store_id and path.
+func scanPlaces(rows *sql.Rows, err error) (map[int64]keyset.Place, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]keyset.Place{}
+	for rows.Next() {
+		var r int64
+		var p keyset.Place
+		if err := rows.Scan(&r, &p.Store, &p.Path); err != nil {
+			return nil, err
+		}
+		out[r] = p
+	}
+	return out, rows.Err()
 }
 
 // A searchHit is a memory found by some terms, by its row.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -712,4 +713,84 @@ func BenchmarkSearch(b *testing.B) {
 	g, o := percentile(greps, 50), percentile(ours, 50)
 	b.ReportMetric(millis(g), "grep-p50-ms")
 	b.ReportMetric(float64(g)/float64(o), "x-faster-than-grep")
+}
+
+// BenchmarkSearchConversation runs BenchmarkSearch's queries through a
+// Core, each search twice in turn: as memories of topics, then as turns
+// of conversations (SearchQuery.Conversation), which ranks the best
+// MaxSearchLimit matches with their neighbours. It reports the latency
+// percentiles of each, measured side by side.
+func BenchmarkSearchConversation(b *testing.B) {
+	f := searchBench(b)
+	co := memstore.NewCore(f.db)
+	c := &memstore.Caller{WorkspaceID: ws, Actor: alice}
+	var plain, turns []time.Duration
+	for i := 0; b.Loop(); i++ {
+		q := f.queries[i%len(f.queries)]
+		for _, conv := range []bool{false, true} {
+			start := time.Now()
+			if _, err := co.SearchMemories(context.Background(), c, []string{f.storeID}, memstore.SearchQuery{Text: q, Conversation: new(conv)}); err != nil {
+				b.Fatal(err)
+			}
+			if conv {
+				turns = append(turns, time.Since(start))
+			} else {
+				plain = append(plain, time.Since(start))
+			}
+		}
+	}
+	b.ReportMetric(millis(percentile(plain, 50)), "p50-ms")
+	b.ReportMetric(millis(percentile(plain, 99)), "p99-ms")
+	b.ReportMetric(millis(percentile(turns, 50)), "conv-p50-ms")
+	b.ReportMetric(millis(percentile(turns, 99)), "conv-p99-ms")
+}
+
+// TestSearchScoresAfterUpdates: a memory's relevance depends on what the
+// memories say, not on how often the others were written. FTS5 forgets
+// a row of a contentless_delete index without lowering the row count
+// and the token totals that bm25 reads, so each memory indexed again
+// counted twice from then on.
+func TestSearchScoresAfterUpdates(t *testing.T) {
+	ctx := context.Background()
+	relevance := func(db *sqlite.DB, storeID string) float64 {
+		t.Helper()
+		p, err := db.SearchMemories(ctx, ws, []string{storeID}, memstore.SearchQuery{Text: "walrus"})
+		if err != nil || len(p.Items) == 0 {
+			t.Fatalf("search: %v, %d results", err, len(p.Items))
+		}
+		return p.Items[0].Relevance
+	}
+	fill := func(db *sqlite.DB, storeID string, last string) *memstore.Memory {
+		var m *memstore.Memory
+		for i := range 10 {
+			text := "a seal on the rocks of the bay, sleeping in the sun"
+			switch {
+			case i < 3:
+				text = "walrus"
+			case i == 9:
+				text = last
+			}
+			m = mustCreate(t, db, storeID, fmt.Sprintf("/m/%d.md", i), text)
+		}
+		return m
+	}
+	db := mustOpenAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	s := mustStore(t, db)
+	m := fill(db, s.ID, "a seal")
+	for i := range 30 {
+		text := fmt.Sprintf("a seal on the rocks of the bay, sleeping in the sun, day %d", i)
+		if i == 29 {
+			text = "a seal"
+		}
+		if _, err := sqlitetest.Writer(db).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: &text}, alice); err != nil {
+			t.Fatal(err)
+		}
+		relevance(db, s.ID) // each update indexed in a round of its own
+	}
+	fresh := mustOpenAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	fs := mustStore(t, fresh)
+	fill(fresh, fs.ID, "a seal")
+	if got, want := relevance(db, s.ID), relevance(fresh, fs.ID); math.Abs(got-want) > 1e-9 {
+		t.Errorf("relevance after 30 updates of another memory %v, in a database written once %v", got, want)
+	}
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
@@ -331,4 +332,49 @@ func TestSearchIndexOfVersion1(t *testing.T) {
 		t.Errorf("the indexes were built again:\n%s", log.String())
 	}
 	checkIndexes(t, db, rawIndex(t, path), "upgraded")
+}
+
+// segments counts the segments of each search index of the database at
+// path.
+func segments(tb testing.TB, raw *sql.DB) map[string]int {
+	tb.Helper()
+	out := map[string]int{}
+	for _, table := range searchTables {
+		var n int
+		if err := raw.QueryRow(`SELECT count(DISTINCT segid) FROM ` + table + `_idx`).Scan(&n); err != nil {
+			tb.Fatal(err)
+		}
+		out[table] = n
+	}
+	return out
+}
+
+// TestSearchIndexMergesWhenIdle: writes indexed in many rounds, each its
+// own segment, end in few segments once the indexer is idle, since a
+// lookup seeks its term in every segment.
+func TestSearchIndexMergesWhenIdle(t *testing.T) {
+	db, path := mustOpenToClose(t)
+	s := mustStore(t, db)
+	const rounds = 48
+	for i := range rounds {
+		mustCreate(t, db, s.ID, fmt.Sprintf("/m/%d.md", i), fmt.Sprintf("pangolin%d scales", i))
+		if err := db.WaitSearchIndex(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := rawIndex(t, path)
+	var got map[string]int
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got = segments(t, raw); got["memories_words"] <= 2 && got["memories_paths"] <= 2 && got["memories_trigrams"] <= 2 {
+			break
+		}
+	}
+	for table, n := range got {
+		if n > 2 {
+			t.Errorf("%s: %d segments after %d rounds and a quiet time; want at most 2", table, n, rounds)
+		}
+	}
+	if miss := notFound(t, db, s.ID, rounds); miss != nil {
+		t.Errorf("pangolin%v not found after merging", miss)
+	}
 }

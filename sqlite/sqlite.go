@@ -144,6 +144,8 @@ type DB struct {
 	// Notices tells this process's listeners of the stores with new
 	// events, after each commit (events.go).
 	memstore.Notices
+	vectors   vectorCache // the stores' vectors in memory (vectorcache.go)
+	stopSweep func()      // stops the sweep of the idle copies of vectors
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -153,6 +155,7 @@ type DB struct {
 // A database that this user may not write is refused (ErrReadOnly).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger, poll: polling{origin: newOrigin()}}
+	db.vectors.Limit = memstore.VectorCopyBytes
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.reads, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	if db.now == nil {
@@ -223,6 +226,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.closed, db.batcherDone = make(chan struct{}), make(chan struct{})
 	go db.batcher()
 	db.ix.start()
+	db.stopSweep = db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
 	return db, nil
 }
 
@@ -230,6 +234,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		db.stopPolling()
+		db.stopSweep()
 		close(db.closed)
 		<-db.batcherDone
 	})

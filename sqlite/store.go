@@ -142,6 +142,7 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 			return wrap(err, "delete store %s", id)
 		}
 	}
+	db.vectors.DropStore(workspaceID, id)
 	db.eraseDeleted(ctx, slog.String("store", id))
 	return nil
 }

@@ -87,6 +87,9 @@ type asKeys struct {
 	search   memstore.SearchService
 	feed     memstore.FeedService
 	memstore.KeyService
+	// mode is the mode of the searches that name none: set on services
+	// whose core has an embedding model, where the default is hybrid.
+	mode string
 }
 
 func viewOf(b memstore.Services) *asKeys { return &asKeys{stores: b, memories: b, versions: b} }
@@ -152,6 +155,9 @@ func (a *asKeys) Events(ctx context.Context, ws, storeID string, f memstore.Even
 }
 
 func (a *asKeys) SearchMemories(ctx context.Context, ws string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	if q.Mode == "" {
+		q.Mode = a.mode
+	}
 	return a.search.SearchMemories(ctx, keyCaller(ws, reader), storeIDs, q)
 }
 

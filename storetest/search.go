@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -18,12 +19,17 @@ import (
 // path match above a body match, more of the terms above fewer), never on
 // score values.
 func runSearch(t *testing.T, openSearch func(t *testing.T) Services) {
-	open := func(t *testing.T) searchBackend {
+	runSearchCases(t, func(t *testing.T) searchBackend {
 		b := openSearch(t)
 		v := viewOf(b)
 		v.search, v.sessions = b, b
 		return v
-	}
+	})
+}
+
+// runSearchCases runs the conformance tests of lexical search on the
+// backends open returns.
+func runSearchCases(t *testing.T, open func(t *testing.T) searchBackend) {
 	t.Run("Ranking", func(t *testing.T) { testSearchRanking(t, open) })
 	t.Run("Stemming", func(t *testing.T) { testSearchStemming(t, open) })
 	t.Run("Substrings", func(t *testing.T) { testSearchSubstrings(t, open) })
@@ -37,6 +43,9 @@ func runSearch(t *testing.T, openSearch func(t *testing.T) Services) {
 	t.Run("Validation", func(t *testing.T) { testSearchValidation(t, open) })
 	t.Run("Unicode", func(t *testing.T) { testSearchUnicode(t, open) })
 	t.Run("QuerySyntax", func(t *testing.T) { testSearchQuerySyntax(t, open) })
+	t.Run("Questions", func(t *testing.T) { testSearchQuestions(t, open) })
+	t.Run("Conversation", func(t *testing.T) { testSearchConversation(t, open) })
+	t.Run("ConversationOption", func(t *testing.T) { testSearchConversationOption(t, open) })
 }
 
 func newSearchStore(t *testing.T, open func(*testing.T) searchBackend) (searchBackend, string) {
@@ -460,12 +469,43 @@ func testSearchValidation(t *testing.T, open func(*testing.T) searchBackend) {
 		"prefix":       {Text: "x", PathPrefix: "notes/"},
 		"prefix NUL":   {Text: "x", PathPrefix: "/a\x00"},
 		"page garbage": {Text: "x", Page: "nonsense"},
+		"mode unknown": {Text: "x", Mode: "fuzzy"},
+		"mode case":    {Text: "x", Mode: "Lexical"},
+		// A server without an embedding model searches by words only.
+		"semantic": {Text: "x", Mode: memstore.ModeSemantic},
+		"hybrid":   {Text: "x", Mode: memstore.ModeHybrid},
 	} {
+		if withModel(b) && (q.Mode == memstore.ModeSemantic || q.Mode == memstore.ModeHybrid) {
+			continue
+		}
 		_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, q)
 		wantCode(t, err, memstore.EInvalid, "query "+name)
 	}
 	// At the limit is fine.
 	search(t, b, []string{sid}, memstore.SearchQuery{Text: strings.Repeat("a", memstore.MaxSearchQuery), Limit: memstore.MaxSearchLimit})
+	// Lexical is the default of a server without a model, and pages.
+	mustCreateMemory(t, b, wsA, sid, "/a.md", "alpha")
+	mustCreateMemory(t, b, wsA, sid, "/b.md", "alpha")
+	p := search(t, b, []string{sid}, memstore.SearchQuery{Text: "alpha", Mode: memstore.ModeLexical, Limit: 1})
+	if p.Next == "" {
+		t.Fatal("lexical search answered no next page")
+	}
+	if p = search(t, b, []string{sid}, memstore.SearchQuery{Text: "alpha", Limit: 1, Page: p.Next}); len(p.Items) != 1 {
+		t.Errorf("the default search's next page of a lexical one: %d results, want 1", len(p.Items))
+	}
+	if withModel(b) {
+		return
+	}
+	_, err := b.SearchMemories(t.Context(), wsA, []string{sid}, memstore.SearchQuery{Text: "x", Mode: memstore.ModeHybrid})
+	if !strings.Contains(fmt.Sprint(err), "--embed-url") {
+		t.Errorf("hybrid search without a model: %v, want it to say how to configure one", err)
+	}
+}
+
+// withModel tells whether b's core has an embedding model.
+func withModel(b searchBackend) bool {
+	v, ok := b.(*asKeys)
+	return ok && v.mode != ""
 }
 
 func testSearchUnicode(t *testing.T, open func(*testing.T) searchBackend) {
@@ -495,4 +535,312 @@ func testSearchQuerySyntax(t *testing.T, open func(*testing.T) searchBackend) {
 	}
 	wantFound(t, b, sid, "col:value", "/fruit.md")
 	wantFound(t, b, sid, "(v2)", "/fruit.md")
+}
+
+// searchSeveral searches several stores of workspace A: with an API key,
+// or, where keys search one store only, as a session with the stores
+// attached.
+func searchSeveral(t *testing.T, b searchBackend, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	t.Helper()
+	k := b.(*asKeys)
+	if _, oneStore := k.search.(KeySearchesOneStore); !oneStore {
+		return b.SearchMemories(t.Context(), wsA, storeIDs, q)
+	}
+	var attach []memstore.AttachmentCreate
+	for _, id := range storeIDs {
+		attach = append(attach, memstore.AttachmentCreate{StoreID: id})
+	}
+	_, _, secret, err := k.CreateSession(t.Context(), wsA, memstore.SessionCreate{Stores: attach})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := k.AuthenticateSession(t.Context(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.search.SearchMemories(t.Context(), session, storeIDs, q)
+}
+
+// testSearchQuestions: a question finds by its words, not its question
+// words; dates and numbers are kept; a query that no memory matches
+// wholly finds those that match some of it.
+func testSearchQuestions(t *testing.T, open func(*testing.T) searchBackend) {
+	b, sid := newSearchStore(t, open)
+	mustCreateMemory(t, b, wsA, sid, "/chat/01.md", "Ana: we adopted a beagle from the shelter on 2024-03-14.")
+	mustCreateMemory(t, b, wsA, sid, "/chat/02.md", "Ben: I ran 42 km last week, and what about you?")
+	mustCreateMemory(t, b, wsA, sid, "/chat/03.md", "Ana: what would you do when it rains?")
+	for q, want := range map[string]string{
+		"When did Ana adopt the beagle?":        "/chat/01.md",
+		"What happened on 2024-03-14?":          "/chat/01.md",
+		"Who ran 42 km?":                        "/chat/02.md",
+		"Which zebra did Ana adopt at the zoo?": "/chat/01.md", // zebra and zoo are nowhere
+		"How many kilometres did Ben run, 42?":  "/chat/02.md",
+		"what would you do":                     "/chat/03.md", // only stop words: those
+	} {
+		if got := found(t, b, sid, q); len(got) == 0 || got[0] != want {
+			t.Errorf("%q found %q; want %s first", q, got, want)
+		}
+	}
+}
+
+// testSearchConversation: with SearchQuery.Conversation, a turn's score
+// draws on its neighbours' in its conversation, the turns beside the best
+// matches are found even without the words, pages follow that ranking,
+// and memories that are no turns (topic files) rank as without it.
+func testSearchConversation(t *testing.T, open func(*testing.T) searchBackend) {
+	b, sid := newSearchStore(t, open)
+	// The answer (turn 3) has one of the words; its neighbours the other.
+	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0001.md", "Ana: we adopted a rescue dog from the shelter, finally a dog of our own")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0002.md", "Ben: a dog! what breed is the dog?")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c1/0003.md", "Ana: a beagle called Biscuit, who sleeps all day long on the sofa")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0001.md", "Cem: beagle")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0002.md", "Dee: the weather is awful")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c2/0004.md", "Eve: see you")
+	// Turns named without zero padding, and a conversation of the same
+	// directory in another store.
+	mustCreateMemory(t, b, wsA, sid, "/chats/c3/9.md", "Fay: our beagle")
+	mustCreateMemory(t, b, wsA, sid, "/chats/c3/10.md", "Gil: how old?")
+	other := mustCreateStore(t, b, wsA, "other chats").ID
+	mustCreateMemory(t, b, wsA, other, "/chats/c2/0003.md", "Hal: hello")
+	q := memstore.SearchQuery{Text: "dog beagle", Limit: memstore.MaxSearchLimit, Conversation: new(true)}
+	got := resultPaths(search(t, b, []string{sid}, q).Items)
+	if i, j := slices.Index(got, "/chats/c1/0003.md"), slices.Index(got, "/chats/c2/0001.md"); i < 0 || j < 0 || i > j {
+		t.Errorf("with context: %q; want the beagle of the dog's conversation above the lone beagle", got)
+	}
+	// A turn next to a match is found without the words, below it; one
+	// three turns away, or in another store, is not.
+	for match, beside := range map[string]string{"/chats/c2/0001.md": "/chats/c2/0002.md", "/chats/c3/9.md": "/chats/c3/10.md"} {
+		if i, j := slices.Index(got, match), slices.Index(got, beside); i < 0 || j < i {
+			t.Errorf("with context: %q; want %s, beside %s, found below it", got, beside, match)
+		}
+	}
+	if slices.Contains(got, "/chats/c2/0004.md") {
+		t.Errorf("with context: %q; want no turn three away", got)
+	}
+	// Over both stores (as a session where keys search one store only),
+	// the other store's turn is of another conversation.
+	both, err := searchSeveral(t, b, []string{sid, other}, q)
+	if err != nil {
+		t.Fatalf("a search of both stores: %v", err)
+	}
+	if got := resultPaths(both.Items); len(got) == 0 || slices.Contains(got, "/chats/c2/0003.md") {
+		t.Errorf("both stores, with context: %q; want no turn of the other store", got)
+	}
+	if got := resultPaths(search(t, b, []string{sid}, memstore.SearchQuery{Text: "beagle", PathPrefix: "/chats/c2/0001", Conversation: new(true)}).Items); !slices.Equal(got, []string{"/chats/c2/0001.md"}) {
+		t.Errorf("within the prefix /chats/c2/0001: %q; want its turn only", got)
+	}
+	if got := resultPaths(search(t, b, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: memstore.MaxSearchLimit}).Items); slices.Contains(got, "/chats/c2/0002.md") {
+		t.Errorf("without context: %q; a turn without the words is found", got)
+	}
+	// Pages of one at a time give the same order.
+	var paged []string
+	for q.Limit = 1; ; {
+		p := search(t, b, []string{sid}, q)
+		paged = append(paged, resultPaths(p.Items)...)
+		if p.Next == "" {
+			break
+		}
+		q.Page = p.Next
+	}
+	if !slices.Equal(paged, got) {
+		t.Errorf("pages of one: %q; want %q", paged, got)
+	}
+	// A plain search's cursor is not a conversation search's.
+	plain := search(t, b, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1})
+	_, err = b.SearchMemories(t.Context(), wsA, []string{sid}, memstore.SearchQuery{Text: "dog beagle", Limit: 1, Page: plain.Next, Conversation: new(true)})
+	wantCode(t, err, memstore.EInvalid, "a plain search's cursor with conversation")
+
+	// Topic files: the same results, scores and order either way.
+	topics := mustCreateStore(t, b, wsA, "topics").ID
+	mustCreateMemory(t, b, wsA, topics, "/misc/standup.md", "Notes: we talked about the deploy once, then lunch.")
+	mustCreateMemory(t, b, wsA, topics, "/runbooks/deploy.md", "Checklist for Fridays: freeze, tag, announce the deploy.")
+	mustCreateMemory(t, b, wsA, topics, "/infra/cluster.md", "The cluster upgrade failed twice; plan the deploy again.")
+	for _, text := range []string{"deploy", "cluster deploy", "plan"} {
+		without := search(t, b, []string{topics}, memstore.SearchQuery{Text: text})
+		with := search(t, b, []string{topics}, memstore.SearchQuery{Text: text, Conversation: new(true)})
+		if !slices.EqualFunc(without.Items, with.Items, func(a, b memstore.SearchResult) bool {
+			return a.Memory.Path == b.Memory.Path && a.Score == b.Score
+		}) {
+			t.Errorf("%q in topic files: %q with context, %q without; want the same", text, resultPaths(with.Items), resultPaths(without.Items))
+		}
+	}
+}
+
+// testSearchConversationOption: a store whose metadata says its memories
+// are turns of conversations (memstore.ConversationKey) is searched with
+// context unless the request says otherwise; a session's metadata says
+// it for every store it searches; a search of several stores gives
+// context to the stores that say so alone, each conversation within its
+// store; the key is "true" or "false" and nothing else.
+func testSearchConversationOption(t *testing.T, open func(*testing.T) searchBackend) {
+	b := open(t)
+	ctx := t.Context()
+	keys := b.(*asKeys)
+	newStore := func(name string, meta map[string]string, turns map[string]string) string {
+		t.Helper()
+		s, err := b.CreateStore(ctx, wsA, memstore.StoreCreate{Name: name, Metadata: meta})
+		if err != nil {
+			t.Fatalf("CreateStore(%q, %v): %v", name, meta, err)
+		}
+		for _, p := range slices.Sorted(maps.Keys(turns)) {
+			mustCreateMemory(t, b, wsA, s.ID, p, turns[p])
+		}
+		return s.ID
+	}
+	on := map[string]string{memstore.ConversationKey: "true"}
+	off := map[string]string{memstore.ConversationKey: "false"}
+	// The answer (c1's turn 3) has one of the words, its neighbours the
+	// other; c2's lone beagle outranks it without context.
+	chat := map[string]string{
+		"/chats/c1/0001.md": "Ana: we adopted a rescue dog from the shelter, finally a dog of our own",
+		"/chats/c1/0002.md": "Ben: a dog! what breed is the dog?",
+		"/chats/c1/0003.md": "Ana: a beagle called Biscuit, who sleeps all day long on the sofa",
+		"/chats/c2/0001.md": "Cem: beagle",
+		"/chats/c2/0002.md": "Dee: the weather is awful",
+	}
+	chats := newStore("chats", on, chat)
+	plain := newStore("plain", nil, chat)
+	const text = "dog beagle"
+	// above reports whether the answer ranks above the lone beagle among
+	// the results of store.
+	above := func(p memstore.Page[memstore.SearchResult], store string) bool {
+		t.Helper()
+		var got []string
+		for _, r := range p.Items {
+			if r.Memory.StoreID == store {
+				got = append(got, r.Memory.Path)
+			}
+		}
+		i, j := slices.Index(got, "/chats/c1/0003.md"), slices.Index(got, "/chats/c2/0001.md")
+		if i < 0 || j < 0 {
+			t.Fatalf("store %s: found %q; want both beagles", store, got)
+		}
+		return i < j
+	}
+	q := func(conv *bool) memstore.SearchQuery {
+		return memstore.SearchQuery{Text: text, Limit: memstore.MaxSearchLimit, Conversation: conv}
+	}
+	if above(search(t, b, []string{plain}, q(nil)), plain) || !above(search(t, b, []string{plain}, q(new(true))), plain) {
+		t.Fatal("the data does not tell a search with context from one without")
+	}
+	// The store says; the request overrides it either way.
+	if !above(search(t, b, []string{chats}, q(nil)), chats) {
+		t.Error("a store of conversations searched without context")
+	}
+	if above(search(t, b, []string{chats}, q(new(false))), chats) {
+		t.Error("conversation=false: a store of conversations still searched with context")
+	}
+	// A store that stops saying so, by "false" or by removing the key.
+	if _, err := keys.UpdateStore(ctx, wsA, chats, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: new("false")}}); err != nil {
+		t.Fatal(err)
+	}
+	if above(search(t, b, []string{chats}, q(nil)), chats) {
+		t.Error(`a store updated to "false" still searched with context`)
+	}
+	if _, err := keys.UpdateStore(ctx, wsA, chats, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: new("true")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.UpdateStore(ctx, wsA, plain, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: nil}}); err != nil {
+		t.Fatalf("removing the key: %v", err)
+	}
+
+	// A session: its metadata says for all its stores; without the key,
+	// each store says for itself.
+	// Store lone holds c1's turn 3 alone, at the same path as chats':
+	// chats' turns are no neighbours of it.
+	lone := newStore("lone", on, map[string]string{"/chats/c1/0003.md": chat["/chats/c1/0003.md"]})
+	session := func(meta map[string]string) *memstore.Caller {
+		t.Helper()
+		_, _, secret, err := keys.CreateSession(ctx, wsA, memstore.SessionCreate{Metadata: meta,
+			Stores: []memstore.AttachmentCreate{{StoreID: chats}, {StoreID: plain}, {StoreID: lone}}})
+		if err != nil {
+			t.Fatalf("CreateSession(%v): %v", meta, err)
+		}
+		c, err := keys.AuthenticateSession(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	searchAs := func(c *memstore.Caller, conv *bool) memstore.Page[memstore.SearchResult] {
+		t.Helper()
+		p, err := keys.search.SearchMemories(ctx, c, []string{chats, plain, lone}, q(conv))
+		if err != nil {
+			t.Fatalf("a session's search: %v", err)
+		}
+		return p
+	}
+	answer := func(p memstore.Page[memstore.SearchResult], store string) float64 {
+		for _, r := range p.Items {
+			if r.Memory.StoreID == store && r.Memory.Path == "/chats/c1/0003.md" {
+				return r.Score
+			}
+		}
+		t.Fatalf("store %s: the answer not found", store)
+		return 0
+	}
+	p := searchAs(session(nil), nil)
+	if !above(p, chats) || above(p, plain) {
+		t.Error("a search of several stores: context not for the store of conversations alone")
+	}
+	for _, r := range p.Items {
+		if r.Memory.StoreID == plain && r.Memory.Path == "/chats/c2/0002.md" {
+			t.Error("a search of several stores: a turn without the words found in the store of topics")
+		}
+	}
+	if answer(p, chats) <= answer(p, lone) {
+		t.Errorf("the answer scores %v in chats, %v alone in lone; want the neighbours of chats to count there only", answer(p, chats), answer(p, lone))
+	}
+	if p := searchAs(session(on), nil); !above(p, chats) || !above(p, plain) {
+		t.Error(`a session saying "true": context not for every store`)
+	}
+	if p := searchAs(session(off), nil); above(p, chats) || above(p, plain) {
+		t.Error(`a session saying "false": context still for a store`)
+	}
+	if p := searchAs(session(on), new(false)); above(p, chats) || above(p, plain) {
+		t.Error(`conversation=false in a session saying "true": context still for a store`)
+	}
+	// A session that changes its mind: its token's next request sees it,
+	// whatever the server remembers of the token.
+	_, _, secret, err := keys.CreateSession(ctx, wsA, memstore.SessionCreate{Stores: []memstore.AttachmentCreate{{StoreID: plain}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainAs := func() bool {
+		t.Helper()
+		c, err := keys.AuthenticateSession(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := keys.search.SearchMemories(ctx, c, []string{plain}, q(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return above(p, plain)
+	}
+	if plainAs() {
+		t.Error("a session without the key: context for a store without it")
+	}
+	sessionID, err := keys.AuthenticateSession(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.UpdateSession(ctx, wsA, sessionID.Session.ID, memstore.SessionUpdate{Metadata: map[string]*string{memstore.ConversationKey: new("true")}}); err != nil {
+		t.Fatal(err)
+	}
+	if !plainAs() {
+		t.Error(`a session updated to "true": its token's next search without context`)
+	}
+
+	// "true" or "false", nothing else, wherever metadata is set.
+	bad := map[string]string{memstore.ConversationKey: "yes"}
+	_, err = b.CreateStore(ctx, wsA, memstore.StoreCreate{Name: "bad", Metadata: bad})
+	wantCode(t, err, memstore.EInvalid, "a store created with conversation metadata yes")
+	_, err = keys.UpdateStore(ctx, wsA, plain, memstore.StoreUpdate{Metadata: map[string]*string{memstore.ConversationKey: new("1")}})
+	wantCode(t, err, memstore.EInvalid, "a store updated with conversation metadata 1")
+	_, _, _, err = keys.CreateSession(ctx, wsA, memstore.SessionCreate{Metadata: bad, Stores: []memstore.AttachmentCreate{{StoreID: plain}}})
+	wantCode(t, err, memstore.EInvalid, "a session created with conversation metadata yes")
+	if s := mustStore(t, b, wsA, plain); len(s.Metadata) != 0 {
+		t.Errorf("after the refused update, the store's metadata is %v; want none", s.Metadata)
+	}
 }

@@ -64,6 +64,12 @@ type Target struct {
 	// manages the same workspaces, in place of a core over Database and
 	// memstore's Keys, Users and Webhooks over it.
 	Admin func(t *testing.T) (Services, Admin)
+	// Semantic, when set, opens fresh, empty services whose core embeds
+	// the queries of semantic and hybrid search with e, and the storage
+	// of their vectors, whose queue the suite embeds with e. With
+	// Database, RunAll opens them over a database itself; a target with
+	// neither skips the tests of the search modes.
+	Semantic func(t *testing.T, e memstore.Embedder) (Services, memstore.VectorStorage)
 }
 
 // What a target cannot do, it says by implementing the interface that
@@ -104,6 +110,23 @@ func RunAll(t *testing.T, tg Target) {
 		runLimits(t, func(t *testing.T, n int) Services { return open(t, memstore.Limits{MemoriesPerStore: n}, nil) })
 	})
 	t.Run("Search", func(t *testing.T) { runSearch(t, fresh) })
+	t.Run("SearchModes", func(t *testing.T) {
+		semantic := tg.Semantic
+		if semantic == nil && tg.Database != nil {
+			semantic = func(t *testing.T, e memstore.Embedder) (Services, memstore.VectorStorage) {
+				db := tg.Database(t, nil)
+				vs, ok := db.(memstore.VectorStorage)
+				if !ok {
+					t.Skip("the database keeps no vectors")
+				}
+				return memstore.NewCore(db, memstore.WithEmbedder(e)), vs
+			}
+		}
+		if semantic == nil {
+			t.Skip("the target has no semantic search")
+		}
+		runSearchModes(t, semantic)
+	})
 	t.Run("Feed", func(t *testing.T) { runFeed(t, fresh) })
 	t.Run("Sessions", func(t *testing.T) {
 		runSessions(t, func(t *testing.T, now func() time.Time) Services { return open(t, memstore.Limits{}, now) })

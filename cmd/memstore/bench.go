@@ -27,7 +27,10 @@ Mixes:
   list    walk the store 100 memories per page, from the start again at the end
   mixed   80% read, 10% list, 10% write
   search  search the store for one to three words of the varied text it
-          seeds; with --store, the words of memories seeded so before
+          seeds; with --store, the words of memories seeded so before;
+          --search-mode lexical, semantic or hybrid sends that mode with
+          each search (semantic and hybrid need a server with an
+          embedding model; without the flag, the server's default)
 
 Unless --store is given, the run uses a throwaway store, deleted at the end.
 Seeding many memories needs a server with a large enough
@@ -54,6 +57,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&cfg.StoreID, "store", "", "use this store (`NAME` or ID) instead of a throwaway one")
 	fs.IntVar(&cfg.Memories, "memories", 100, "memories to seed before measuring")
 	fs.IntVar(&cfg.ContentBytes, "content-bytes", 1024, "size of each memory's content")
+	fs.StringVar(&cfg.SearchMode, "search-mode", "", "`MODE` of each search of the search mix: lexical, semantic or hybrid (default: the server's)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parse(fs, args); err != nil {
 		return err

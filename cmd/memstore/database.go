@@ -31,6 +31,10 @@ type dbOptions struct {
 	logger *slog.Logger
 	// dreams tells the core that the server runs dreams (it has a model).
 	dreams bool
+	// embedder embeds semantic search's queries; nil when it is off.
+	embedder memstore.Embedder
+	// semanticWeight is the semantic ranking's weight in hybrid search.
+	semanticWeight float64
 }
 
 // postgresSchemes are the URL schemes that name a PostgreSQL database.
@@ -83,7 +87,11 @@ func openPostgres(ctx context.Context, dsn string, o dbOptions) (memstore.Databa
 
 // newCore is the core over db, with the options o asks for.
 func newCore(db memstore.Database, o dbOptions) *memstore.Core {
-	return memstore.NewCore(db, memstore.WithLimits(o.limits), memstore.WithContentRules(o.rules), memstore.WithDreams(o.dreams))
+	opts := []memstore.CoreOption{memstore.WithLimits(o.limits), memstore.WithContentRules(o.rules), memstore.WithDreams(o.dreams)}
+	if o.embedder != nil {
+		opts = append(opts, memstore.WithEmbedder(o.embedder), memstore.WithSemanticWeight(o.semanticWeight))
+	}
+	return memstore.NewCore(db, opts...)
 }
 
 // openSQLite opens the SQLite database file at path. With o.create, a

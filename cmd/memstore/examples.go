@@ -156,6 +156,6 @@ var examples = map[string][]string{
 		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\"",
 		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\" --mix write --concurrency 32 --duration 30s",
 	},
-	"bench recall": {"memstore bench recall --docs docs.jsonl --queries queries.jsonl --k 5,10 --misses"},
+	"bench recall": {"memstore bench recall --generate 24", "memstore bench recall --conversations chats.json --misses", "memstore bench recall --docs docs.jsonl --queries queries.jsonl --k 5,10 --misses"},
 	"version":      {"memstore version", "memstore version --json"},
 }

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/memdir"
 )
 
-const memdirRecallHelp = `Usage: memstore memdir recall [--limit 5] [--body] [--team] [--max-chars N]
+const memdirRecallHelp = `Usage: memstore memdir recall [--limit 5] [--body] [--team] [--conversation] [--max-chars N]
+         [--mode lexical|semantic|hybrid] [--embed-model-file DIR | --embed-url URL --embed-model MODEL]
+         [--search-semantic-weight W]
          [--cwd DIR] [--dir DIR] [--trust-project] [--settings FILE] [--json] [--raw] QUERY...
        memstore memdir recall --hook user-prompt-submit [flags]
 
@@ -23,6 +26,28 @@ the team directory's as well. Each hit is printed under a heading with its
 file and age ("saved 3 days ago", from the frontmatter's modified, else
 the file's time), followed by its content, cut at 200 lines and 4,096
 bytes.
+
+--conversation ranks the files as turns of conversations, one a file, the
+conversation their directory and the turn the number in their name
+(chats/ana/0007.md): each turn's score adds its neighbours', the turns
+next to it at half weight and two away at a quarter, and a turn beside a
+match is found though it has none of the query's words, as a server's
+search does for a store of conversations. Files whose names hold no number rank
+as without it.
+
+With an embedding model, recall matches by meaning too: --embed-model-file
+names a model2vec model's directory, read in the process; --embed-url an
+OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, OpenAI, ...) with
+--embed-model, its key from --embed-api-key-file or MEMSTORE_EMBED_API_KEY
+(docs/search.md says where to get a small model). --mode semantic ranks
+the files by the nearness of their text (path and content, whatever
+--body says) to the query; hybrid, the default with a model, fuses that
+with the ranking by words as a server's hybrid search does, the semantic
+ranking weighted by --search-semantic-weight (0.2; 0 to 1); lexical, the
+default without one, ranks by words alone. The files' vectors are kept in
+the directory's .recall-vectors.json, so that a recall embeds only the
+files that changed and the query. As a hook, a model that fails leaves
+recall by words.
 
 --hook user-prompt-submit runs it as a Claude Code UserPromptSubmit hook:
 the query is the prompt in the hook's JSON on standard input (its cwd is
@@ -41,7 +66,8 @@ off, nothing matches or anything fails it prints nothing. Install it in
 score, modified, age, content, truncated}]}. Control characters a terminal
 would obey are shown as visible symbols; --raw prints the text exactly.
 
-Exit status: 0 found; 1 nothing found; 2 usage; 5 local I/O error.
+Exit status: 0 found; 1 nothing found; 2 usage; 5 local I/O error; 6 the
+embedding model failed.
 `
 
 func runMemdirRecall(ctx context.Context, e env, args []string) error {
@@ -50,6 +76,11 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	limit := fs.Int("limit", 5, "the most `N` memories to print")
 	body := fs.Bool("body", false, "search the memories' text too, not only name, description and file name")
 	team := fs.Bool("team", false, "search the team directory too")
+	conversation := fs.Bool("conversation", false, "rank the files as turns of conversations (chats/NAME/0007.md), each with its neighbours")
+	mode := newChoice("", memstore.ModeLexical, memstore.ModeSemantic, memstore.ModeHybrid)
+	fs.Var(mode, "mode", "how to match: `lexical`, semantic or hybrid (default hybrid with an embedding model, lexical without)")
+	var model embedFlags
+	model.register(fs)
 	maxChars := fs.Int("max-chars", 0, "keep the output within `N` characters; 0: no limit (10000 with --hook)")
 	hook := newChoice("", "user-prompt-submit")
 	fs.Var(hook, "hook", "run as a Claude Code hook: `user-prompt-submit`")
@@ -70,8 +101,20 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		return usageError(e, "memstore %s: --hook and --json do not go together", cmd)
 	case hook.value == "" && len(pos) == 0:
 		return usageError(e, "memstore %s: say what to recall: QUERY...", cmd)
+	case mode.value != "" && mode.value != memstore.ModeLexical && model.url == "" && model.modelFile == "":
+		return usageError(e, "memstore %s: --mode %s needs an embedding model: --embed-model-file DIR (a model2vec model), or --embed-url URL and --embed-model MODEL", cmd, mode.value)
 	}
-	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team}
+	model.cmd = cmd
+	if err := model.resolve(e); err != nil {
+		if hook.value != "" {
+			return nil // the hook prints nothing when anything fails
+		}
+		return err
+	}
+	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team, Conversation: *conversation, Mode: mode.value, Embedder: model.embedder, SemanticWeight: &model.weight}
+	if opts.Mode == "" && opts.Embedder != nil {
+		opts.Mode = memstore.ModeHybrid
+	}
 	now := time.Now()
 
 	if hook.value != "" {
@@ -86,7 +129,11 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		if err != nil || !loc.Enabled {
 			return nil
 		}
-		hits, err := memdir.Recall(loc.Dir, in.Prompt, opts)
+		hits, err := memdir.Recall(ctx, loc.Dir, in.Prompt, opts)
+		if err != nil && !errors.Is(err, memdir.ErrEmptyQuery) && opts.Mode != memstore.ModeLexical {
+			opts.Mode = memstore.ModeLexical // the model failed: recall by words
+			hits, err = memdir.Recall(ctx, loc.Dir, in.Prompt, opts)
+		}
 		if err != nil || len(hits) == 0 {
 			return nil // a prompt of common words only, or nothing relevant
 		}
@@ -103,10 +150,14 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 	if !loc.Enabled {
 		fmt.Fprintf(e.stderr, "memstore %s: note: memory is disabled here (by %s)\n", cmd, loc.DisabledBy)
 	}
-	hits, err := memdir.Recall(loc.Dir, query, opts)
+	hits, err := memdir.Recall(ctx, loc.Dir, query, opts)
 	if err != nil {
 		if errors.Is(err, memdir.ErrEmptyQuery) {
 			return usageError(e, "memstore %s: %v", cmd, err)
+		}
+		if errors.Is(err, memdir.ErrModel) {
+			fmt.Fprintf(e.stderr, "memstore %s: %v; check the model's flags, or recall by words with --mode lexical\n", cmd, err)
+			return exitServer
 		}
 		return localIOError(e, cmd, err)
 	}

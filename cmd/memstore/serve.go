@@ -118,6 +118,16 @@ run is capped by --dream-max-steps, --dream-max-tokens,
 once. A dream running when the server stops is resumed by the next
 server to claim it (docs/dreams.md).
 
+Semantic search embeds memories in the background, after each write, with
+the model the server is given: --embed-url and --embed-model for an
+OpenAI-compatible /v1/embeddings API (Ollama, vLLM, llama.cpp, LM
+Studio, OpenAI, Voyage; key in --embed-api-key-file or
+MEMSTORE_EMBED_API_KEY), or --embed-model-file for a model2vec model
+directory read in the process. Off when neither is set. With a model,
+search is hybrid unless a request asks for another mode: its words and
+its meaning fused, the meaning weighted --search-semantic-weight
+(docs/search.md).
+
 --tls-cert FILE and --tls-key FILE (a PEM certificate chain and its
 private key) serve HTTPS, TLS 1.2 or newer, on --addr and --console-addr.
 Behind a proxy that ends TLS, --console-secure-cookies makes the console's
@@ -219,6 +229,7 @@ type serveConfig struct {
 	initAdmin      string      // the first console user to make, with a sign-in link
 	tls            *tls.Config // loaded from tlsCert and tlsKey, nil for plain HTTP
 	dreams         dreamFlags  // the model that runs dreams, and its caps
+	embed          embedFlags  // the embedding model of semantic search
 }
 
 // serveEnv names the variable of each flag of serve (--db reads
@@ -345,6 +356,7 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert (MEMSTORE_TLS_KEY)")
 	fs.StringVar(&c.initAdmin, "init-admin", "", "when the workspace has no console user, make `NAME`, an admin, and print a one-time sign-in link (MEMSTORE_INIT_ADMIN)")
 	c.dreams.register(fs)
+	c.embed.register(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -358,6 +370,12 @@ func parseServeConfig(e env, args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := c.dreams.resolve(e); err != nil {
+		return nil, err
+	}
+	if err := applyEnv(e, "serve", fs, embedEnv); err != nil {
+		return nil, err
+	}
+	if err := c.embed.resolve(e); err != nil {
 		return nil, err
 	}
 	if c.initAdmin != "" {
@@ -521,6 +539,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	log := c.logger(e.stderr)
 	c.backend.opts.logger, c.backend.opts.limits, c.backend.opts.rules = log, c.limits(), c.contentRules()
 	c.backend.opts.dreams = c.dreams.enabled()
+	c.backend.opts.embedder, c.backend.opts.semanticWeight = c.embed.embedder, c.embed.weight
 	conn, err := sel.open(ctx, e)
 	if err != nil {
 		return err
@@ -625,6 +644,14 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	// then let their leases go, to be resumed by this server restarted or
 	// another.
 	defer c.dreams.start(ctx, core, log)()
+	// The indexing worker embeds written memories in the background
+	// until the server stops; what it held is claimed again after its
+	// lease.
+	stopIndexing, err := c.embed.start(ctx, db, reg, log)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "memstore: %v\n", err)
+	}
+	defer stopIndexing()
 	served := make(chan error, 1)
 	go func() { served <- c.serveOn(srv, limited) }()
 	fmt.Fprintf(e.stderr, "memstore: serving %s://%s (database %s)\n", c.scheme(), ln.Addr(), databaseName(path))
@@ -633,6 +660,11 @@ func serve(ctx context.Context, e env, c *serveConfig, log *slog.Logger, ln, cln
 	}
 	if !c.dreams.enabled() {
 		fmt.Fprintln(e.stderr, "memstore: dreams are off: no model endpoint (set ANTHROPIC_API_KEY, or --model-base-url; see docs/dreams.md)")
+	}
+	if m := c.embed.embedder; m != nil {
+		fmt.Fprintf(e.stderr, "memstore: search is hybrid by default: memories are embedded in the background with %s (%d dimensions)\n", m.Model(), m.Dimensions())
+	} else {
+		fmt.Fprintln(e.stderr, "memstore: search is lexical: no embedding model (--embed-url and --embed-model, or --embed-model-file, for semantic and hybrid search; see docs/search.md)")
 	}
 
 	select {

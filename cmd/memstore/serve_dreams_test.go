@@ -110,6 +110,9 @@ func TestServeWithoutModelRefusesDreams(t *testing.T) {
 	if !strings.Contains(s.stderr.String(), "dreams are off") {
 		t.Errorf("stderr: %s", s.stderr)
 	}
+	waitUntil(t, "serve to say search is lexical", func() bool {
+		return strings.Contains(s.stderr.String(), "memstore: search is lexical: no embedding model (--embed-url and --embed-model, or --embed-model-file")
+	})
 	c := dreamClient(s)
 	_, err := c.Beta.Dreams.New(t.Context(), anthropic.BetaDreamNewParams{
 		Inputs: []anthropic.BetaDreamInputUnionParam{anthropic.BetaDreamInputParamOfMemoryStore("memstore_x"), anthropic.BetaDreamInputParamOfSessions([]string{"sesn_x"})},

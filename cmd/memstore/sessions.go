@@ -13,12 +13,12 @@ import (
 	"github.com/memstore/memstore/httpapi"
 )
 
-const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION]
+const sessionsHelp = `Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION] [--conversation]
        memstore sessions ls [--store ID] [--archived]
        memstore sessions show ID
        memstore sessions token ID [--expires-in DURATION]
        memstore sessions revoke ID [--yes]
-       memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
+       memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]... [--conversation=true|false]
        memstore sessions attach ID --store STORE[:ro|:rw] [--instructions TEXT]
        memstore sessions detach ID --store STORE
        memstore sessions rm ID [--yes]
@@ -34,7 +34,9 @@ read-write ones. Its changes are recorded as the session's.
   create  make a session and print its ID and token; the token is printed
           alone on the last line and is not shown again:
             export MEMSTORE_TOKEN=$(memstore sessions create --store ID | tail -1)
-          --instructions applies to the --store before it
+          --instructions applies to the --store before it; --conversation
+          says the memories its searches find are turns of conversations,
+          whatever its stores say (metadata memstore.conversation)
   ls      list sessions, newest first (only those attaching --store;
           ended ones too with --archived)
   show    print a session, its stores and its tokens
@@ -134,14 +136,19 @@ func (f flagFunc) String() string     { return "" }
 func (f flagFunc) Set(s string) error { return f(s) }
 
 func runSessionsCreate(ctx context.Context, e env, args []string) error {
-	fs, bf := sessionFlags(e, "create", "Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION]\n\nMakes a session with stores attached and prints its ID and its token.\n")
+	fs, bf := sessionFlags(e, "create", "Usage: memstore sessions create --store ID[:ro] [--instructions TEXT] [--store ...]... [--title TEXT] [--expires-in DURATION] [--conversation]\n\nMakes a session with stores attached and prints its ID and its token.\n")
 	var att attachFlags
 	fs.Var(att.store(), "store", "attach store `NAME` or ID, read-only with NAME:ro (repeatable, at most 8)")
 	fs.Var(att.instructions(), "instructions", "`TEXT` telling the agent how to use the store given before it")
 	title := fs.String("title", "", "a `TITLE` for the session")
 	expires := fs.Duration("expires-in", 0, "the token expires after `DURATION` (e.g. 8h; default: never)")
+	conversation := addConversationFlag(fs, "its searches find")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	md := metadataFlag{}
+	if err := setConversation(e, "sessions create", fs, conversation, md); err != nil {
 		return err
 	}
 	switch {
@@ -160,7 +167,7 @@ func runSessionsCreate(ctx context.Context, e env, args []string) error {
 	if err := c.resolveAttachments(ctx, att.list); err != nil {
 		return err
 	}
-	s, tok, secret, err := c.CreateSession(ctx, c.caller, memstore.SessionCreate{Title: *title, Stores: att.list, TokenTTL: *expires})
+	s, tok, secret, err := c.CreateSession(ctx, c.caller, memstore.SessionCreate{Title: *title, Metadata: md, Stores: att.list, TokenTTL: *expires})
 	if err != nil {
 		return err
 	}
@@ -368,17 +375,21 @@ func (c *conn) printSession(s *memstore.Session) error {
 }
 
 func runSessionsUpdate(ctx context.Context, e env, args []string) error {
-	fs, bf := sessionFlags(e, "update", "Usage: memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...\n\nChanges a session's title or metadata and prints it. Flags not given\nleave their field as it is; metadata keys not mentioned keep their values.\n")
+	fs, bf := sessionFlags(e, "update", "Usage: memstore sessions update ID [--title TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]... [--conversation=true|false]\n\nChanges a session's title or metadata and prints it. Flags not given\nleave their field as it is; metadata keys not mentioned keep their values.\n")
 	title := fs.String("title", "", "new `TITLE` (\"\" clears it)")
 	md := metadataFlag{}
 	fs.Var(md, "metadata", "set a metadata `KEY=VALUE` (repeatable)")
 	var unset listFlag
 	fs.Var(&unset, "unset-metadata", "remove a metadata `KEY` (repeatable)")
+	conversation := addConversationFlag(fs, "its searches find")
 	c, id, err := oneSessionArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if err := setConversation(e, "sessions update", fs, conversation, md); err != nil {
+		return err
+	}
 	var u memstore.SessionUpdate
 	if flagGiven(fs, "title") {
 		u.Title = title
@@ -387,7 +398,7 @@ func runSessionsUpdate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if u.Title == nil && u.Metadata == nil {
-		return usageError(e, "memstore sessions update: nothing to change; give --title, --metadata or --unset-metadata")
+		return usageError(e, "memstore sessions update: nothing to change; give --title, --metadata, --unset-metadata or --conversation")
 	}
 	s, err := c.UpdateSession(ctx, c.caller, id, u)
 	if err != nil {

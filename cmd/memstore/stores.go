@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/memstore/memstore"
@@ -15,9 +16,9 @@ import (
 )
 
 const storesHelp = `Usage: memstore stores [ls] [--archived]
-       memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]...
+       memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]... [--conversation]
        memstore stores show ID
-       memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...
+       memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]... [--conversation=true|false]
        memstore stores archive ID [--yes]
        memstore stores rm ID [--yes]
        memstore stores diff A B [--stat]
@@ -35,6 +36,10 @@ Manages the memory stores of a workspace.
   rm       delete a store with all its memories and versions, for good
   diff     compare two stores path by path: added, removed and changed
            memories, with a unified diff of each
+
+--conversation says the store's memories are turns of conversations, one
+a memory (/chats/NAME/0007.md): searches rank each turn with its
+neighbours (metadata memstore.conversation; see docs/search.md).
 
 ID is a store's ID or its name. archive and rm cannot be undone: they
 ask first on a terminal, and take --yes in scripts.
@@ -158,6 +163,27 @@ func metadataPatch(e env, cmd string, set metadataFlag, unset listFlag) (map[str
 	return p, nil
 }
 
+// addConversationFlag adds --conversation, which sets
+// memstore.ConversationKey in the metadata of a store or a session when
+// given (setConversation).
+func addConversationFlag(fs *flag.FlagSet, of string) *bool {
+	return fs.Bool("conversation", false, "the memories "+of+" are turns of conversations, one a memory: searches rank each turn with its neighbours (metadata "+memstore.ConversationKey+"; =false turns it off)")
+}
+
+// setConversation sets --conversation, when given, in md, refusing a
+// --metadata of the same key that says otherwise.
+func setConversation(e env, cmd string, fs *flag.FlagSet, conversation *bool, md metadataFlag) error {
+	if !flagGiven(fs, "conversation") {
+		return nil
+	}
+	v := strconv.FormatBool(*conversation)
+	if old, ok := md[memstore.ConversationKey]; ok && old != v {
+		return usageError(e, "memstore %s: --conversation=%s and --metadata %s=%s disagree; give one", cmd, v, memstore.ConversationKey, old)
+	}
+	md[memstore.ConversationKey] = v
+	return nil
+}
+
 // listFlag collects a repeated flag's values.
 type listFlag []string
 
@@ -169,16 +195,20 @@ func (l *listFlag) Set(s string) error {
 }
 
 func runStoresCreate(ctx context.Context, e env, args []string) error {
-	fs, bf := storeFlags(e, "create", "Usage: memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]...\n\nMakes a memory store and prints it.\n")
+	fs, bf := storeFlags(e, "create", "Usage: memstore stores create NAME [--description TEXT] [--metadata KEY=VALUE]... [--conversation]\n\nMakes a memory store and prints it.\n")
 	description := fs.String("description", "", "what the store holds, shown to agents")
 	md := metadataFlag{}
 	fs.Var(md, "metadata", "set a metadata `KEY=VALUE` (repeatable; not shown to agents)")
+	conversation := addConversationFlag(fs, "of the store")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageError(e, "memstore stores create: give one NAME (quote a name with spaces)")
+	}
+	if err := setConversation(e, "stores create", fs, conversation, md); err != nil {
+		return err
 	}
 	bf.opts.create = true
 	c, err := bf.open(ctx, e)
@@ -230,18 +260,22 @@ func runStoresShow(ctx context.Context, e env, args []string) error {
 }
 
 func runStoresUpdate(ctx context.Context, e env, args []string) error {
-	fs, bf := storeFlags(e, "update", "Usage: memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]...\n\nChanges a memory store and prints it. Flags not given leave their field\nas it is; metadata keys not mentioned keep their values.\n")
+	fs, bf := storeFlags(e, "update", "Usage: memstore stores update ID [--name NAME] [--description TEXT] [--metadata KEY=VALUE]... [--unset-metadata KEY]... [--conversation=true|false]\n\nChanges a memory store and prints it. Flags not given leave their field\nas it is; metadata keys not mentioned keep their values.\n")
 	name := fs.String("name", "", "new `NAME`")
 	description := fs.String("description", "", "new description (\"\" clears it)")
 	md := metadataFlag{}
 	fs.Var(md, "metadata", "set a metadata `KEY=VALUE` (repeatable)")
 	var unset listFlag
 	fs.Var(&unset, "unset-metadata", "remove a metadata `KEY` (repeatable)")
+	conversation := addConversationFlag(fs, "of the store")
 	c, id, err := oneStoreArg(ctx, e, fs, bf, args)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if err := setConversation(e, "stores update", fs, conversation, md); err != nil {
+		return err
+	}
 
 	var u memstore.StoreUpdate
 	fs.Visit(func(f *flag.Flag) {
@@ -256,7 +290,7 @@ func runStoresUpdate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if u.Name == nil && u.Description == nil && u.Metadata == nil {
-		return usageError(e, "memstore stores update: nothing to change; give --name, --description, --metadata or --unset-metadata")
+		return usageError(e, "memstore stores update: nothing to change; give --name, --description, --metadata, --unset-metadata or --conversation")
 	}
 	s, err := c.UpdateStore(ctx, c.caller, id, u)
 	if err != nil {

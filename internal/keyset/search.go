@@ -20,9 +20,12 @@ type Search struct {
 	Terms  []searchtext.Term
 	Stores []string
 	Prefix string
-	limit  int
-	offset int
-	hash   string
+	// Conversation are the stores, sorted, whose hits rank as turns of
+	// conversations (memstore.SearchQuery.ConversationStores).
+	Conversation []string
+	limit        int
+	offset       int
+	hash         string
 }
 
 // NewSearch makes q over the stores ready, refusing a cursor of another
@@ -35,7 +38,10 @@ func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
 	s.Stores = slices.Clone(storeIDs)
 	slices.Sort(s.Stores)
 	s.Stores = slices.Compact(s.Stores)
-	s.hash = searchHash(s.Terms, s.Prefix, s.Stores)
+	s.Conversation = slices.Clone(q.ConversationStores)
+	slices.Sort(s.Conversation)
+	s.Conversation = slices.Compact(s.Conversation)
+	s.hash = searchHash(s.Terms, s.Prefix, s.Stores, s.Conversation)
 	var err error
 	s.offset, err = parseSearch(q.Page, s.hash)
 	return s, err
@@ -45,10 +51,30 @@ func NewSearch(storeIDs []string, q memstore.SearchQuery) (Search, error) {
 // before it, its own, and one more, which tells that a page follows.
 func (s Search) Need() int { return s.offset + s.limit + 1 }
 
+// A Place is where a memory is: its store and its path.
+type Place struct{ Store, Path string }
+
+// Turns is what a search of conversations (Search.Conversation) reads of
+// a backend, in the search's transaction: Places, where the memories of
+// keys are; At, the keys of the live memories of a store at paths, by
+// path, of those that exist.
+type Turns[K cmp.Ordered] struct {
+	Places func(keys []K) (map[K]Place, error)
+	At     func(store string, paths []string) (map[string]K, error)
+}
+
 // SearchResults is the page of s among its hits, ranked best first. read
 // returns a hit's memory with its content, which gives the snippet and is
-// then left out of the result.
-func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error)) (memstore.Page[memstore.SearchResult], error) {
+// then left out of the result. turns serves a search of conversations
+// (Search.Conversation), which ranks the best hits again with their
+// neighbours (withContext); no other search calls it.
+func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), turns Turns[K]) (memstore.Page[memstore.SearchResult], error) {
+	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
+		var err error
+		if hits, err = withContext(s, hits, n, turns); err != nil {
+			return memstore.Page[memstore.SearchResult]{}, err
+		}
+	}
 	var page memstore.Page[memstore.SearchResult]
 	if s.offset >= len(hits) {
 		return page, nil
@@ -59,7 +85,7 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		if err != nil {
 			return memstore.Page[memstore.SearchResult]{}, err
 		}
-		r := memstore.SearchResult{Score: h.Score, Snippet: searchtext.Snippet(m.Content, s.Terms)}
+		r := memstore.SearchResult{Score: h.Score, Relevance: h.BM25, Snippet: searchtext.Snippet(m.Content, s.Terms)}
 		m.Content = ""
 		r.Memory = *m
 		page.Items = append(page.Items, r)
@@ -68,6 +94,101 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		page.Next = searchPage(end, s.hash)
 	}
 	return page, nil
+}
+
+// withContext ranks the first n of hits, ranked, again as turns of
+// conversations (searchtext.WithContext), with the turns around them,
+// which the words may not have found: the answer to a question often
+// shares no word with it, beside turns that share the rest. Those turns,
+// found by their paths (searchtext.NeighbourPaths) in the hit's store
+// and within the search's prefix, score only their neighbours'. A
+// conversation is a directory of one store, of the stores of
+// conversations (Search.Conversation) alone: a memory of another store is
+// no turn and has no neighbours. The ranked turns come first, the other
+// hits after them in their order.
+func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turns Turns[K]) ([]*searchtext.Hit[K], error) {
+	keys := make([]K, n)
+	for i, h := range hits[:n] {
+		keys[i] = h.Key
+	}
+	byKey, err := turns.Places(keys)
+	if err != nil {
+		return nil, err
+	}
+	pool := slices.Clone(hits[:n])
+	places := make([]Place, n)
+	seen := make(map[Place]bool, n)
+	for i, k := range keys {
+		places[i] = byKey[k]
+		seen[places[i]] = true
+	}
+	var near []Place
+	byStore := map[string][]string{}
+	for _, p := range places[:min(n, searchtext.NeighbourPool)] {
+		if !slices.Contains(s.Conversation, p.Store) {
+			continue
+		}
+		for _, np := range searchtext.NeighbourPaths(p.Path) {
+			c := Place{p.Store, np}
+			// The range of the backends' prefix filter: for valid
+			// text, exactly the paths that start with the prefix.
+			if !seen[c] && strings.HasPrefix(np, s.Prefix) {
+				seen[c] = true
+				near = append(near, c)
+				byStore[c.Store] = append(byStore[c.Store], np)
+			}
+		}
+	}
+	rest := hits[n:]
+	if len(near) > 0 {
+		found := make(map[Place]K)
+		for st, paths := range byStore {
+			at, err := turns.At(st, paths)
+			if err != nil {
+				return nil, err
+			}
+			for p, k := range at {
+				found[Place{st, p}] = k
+			}
+		}
+		later := make(map[K]int, len(rest)) // hits after the first n
+		for i, h := range rest {
+			later[h.Key] = i
+		}
+		taken := make([]bool, len(rest))
+		for _, c := range near {
+			k, ok := found[c]
+			if !ok {
+				continue
+			}
+			h := &searchtext.Hit[K]{Key: k, Tier: searchtext.TierWords}
+			if i, ok := later[k]; ok {
+				// Found by words too, further down: it keeps its score
+				// of words, and one found only inside longer words none.
+				h, taken[i] = rest[i], true
+				if h.Tier != searchtext.TierWords {
+					h.Tier, h.BM25 = searchtext.TierWords, 0
+				}
+			}
+			pool = append(pool, h)
+			places = append(places, c)
+		}
+		var left []*searchtext.Hit[K]
+		for i, h := range rest {
+			if !taken[i] {
+				left = append(left, h)
+			}
+		}
+		rest = left
+	}
+	paths := make([]string, len(places))
+	for i, p := range places {
+		if slices.Contains(s.Conversation, p.Store) {
+			paths[i] = p.Store + p.Path // the store's conversations apart
+		}
+	}
+	searchtext.WithContext(pool, paths)
+	return append(pool, rest...), nil
 }
 
 // searchKind is the kind of a search's cursor, which continues a ranked list
@@ -87,15 +208,18 @@ func searchPage(offset int, hash string) string {
 	return "page_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
-// searchHash identifies a search's list of results: its terms, prefix
-// and stores (sorted, each once). The page size may change from page to
-// page.
-func searchHash(terms []searchtext.Term, prefix string, storeIDs []string) string {
+// searchHash identifies a search's list of results: its terms, prefix,
+// stores and stores of conversations (sorted, each once). The page size
+// may change from page to page.
+func searchHash(terms []searchtext.Term, prefix string, storeIDs, conversation []string) string {
 	h := sha256.New()
 	for _, t := range terms {
 		fmt.Fprintf(h, "%q ", t.Text)
 	}
 	fmt.Fprintf(h, "\x00%q\x00%q", prefix, storeIDs)
+	if len(conversation) > 0 {
+		fmt.Fprintf(h, "\x00conversation%q", conversation)
+	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
 }
 

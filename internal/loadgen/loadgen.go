@@ -53,6 +53,10 @@ type Config struct {
 	Memories int
 	// ContentBytes is the size of each memory's content.
 	ContentBytes int
+	// SearchMode is the mode of each search of the search mix (lexical,
+	// semantic or hybrid, checked by the server); "" sends none, for the
+	// server's default.
+	SearchMode string
 	// Progress, when set, is told about seeding now and then.
 	Progress func(done, total int)
 	// TLS configures https connections; nil uses the system's roots.
@@ -113,6 +117,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Memories == 0 && (cfg.Mix == MixRead || cfg.Mix == MixMixed) {
 		return nil, fmt.Errorf("the %s mix reads memories: seed at least one", cfg.Mix)
 	}
+	if cfg.SearchMode != "" && cfg.Mix != MixSearch {
+		return nil, fmt.Errorf("a search mode applies to the search mix only, not to the %s mix", cfg.Mix)
+	}
 	if cfg.Memories == 0 && cfg.StoreID == "" && cfg.Mix == MixSearch {
 		return nil, fmt.Errorf("the search mix searches memories: seed at least one, or give a store that has some")
 	}
@@ -139,6 +146,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	search := base + "/search?"
+	if cfg.SearchMode != "" {
+		// One search first: a mode the server refuses fails the run
+		// rather than every request of it.
+		search += "mode=" + url.QueryEscape(cfg.SearchMode) + "&"
+		cn := c.conn()
+		err := cn.do(ctx, "GET", search+"q=memstore", nil, nil)
+		cn.Close()
+		if err != nil {
+			return nil, fmt.Errorf("the server refused a search of mode %q (%w): check the mode, and that the server has an embedding model for semantic and hybrid search", cfg.SearchMode, err)
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
@@ -151,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			defer wg.Done()
 			cn := c.conn()
 			defer cn.Close()
-			results[w] = (&worker{c: cn, base: base, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
+			results[w] = (&worker{c: cn, base: base, search: search, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
 		}()
 	}
 	wg.Wait()
@@ -227,6 +246,7 @@ func content(n int) string {
 type worker struct {
 	c       *conn
 	base    string
+	search  string // the search's path, up to its query
 	ids     []string
 	id      int
 	mix     string
@@ -272,7 +292,7 @@ func (w *worker) run(ctx context.Context) []sample {
 		case MixIngest:
 			out = w.ingestCycle(ctx, out, rng)
 		case MixSearch:
-			out = w.time(ctx, out, OpSearch, "GET", w.base+"/search?q="+url.QueryEscape(query(rng)), nil, nil)
+			out = w.time(ctx, out, OpSearch, "GET", w.search+"q="+url.QueryEscape(query(rng)), nil, nil)
 		}
 	}
 	return out

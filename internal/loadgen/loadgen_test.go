@@ -244,3 +244,67 @@ func TestSearchFindsSeededText(t *testing.T) {
 		}
 	}
 }
+
+// The search mix sends the search mode it is given with every search (a
+// server without that mode, or without an embedding model for it, refuses
+// the run before it is measured), sends none when given none, and a mode
+// is refused for the other mixes.
+func TestSearchMode(t *testing.T) {
+	db, ws, key := backend(t)
+	api := handler(db)
+	var mu sync.Mutex
+	modes := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/search") {
+			q := r.URL.Query()
+			mu.Lock()
+			modes[q.Get("mode")]++
+			mu.Unlock()
+			switch q.Get("mode") {
+			case "bogus":
+				http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"mode \"bogus\" is not a search mode"}}`, http.StatusBadRequest)
+				return
+			case "semantic":
+				// This server answers as one whose API takes the mode.
+				q.Del("mode")
+				r.URL.RawQuery = q.Encode()
+			}
+		}
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s, err := db.CreateStore(t.Context(), ws, memstore.StoreCreate{Name: "search"}, memstore.Quota{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(mix, mode string) (*loadgen.Report, error) {
+		return loadgen.Run(t.Context(), loadgen.Config{
+			URL: srv.URL, APIKey: key, Concurrency: 2, Duration: 200 * time.Millisecond,
+			Mix: mix, StoreID: s.ID, Memories: 10, ContentBytes: 100, SearchMode: mode,
+		})
+	}
+	r, err := run(loadgen.MixSearch, "semantic")
+	if err != nil || len(r.Total.Errors) > 0 || r.Total.Requests == 0 {
+		t.Fatalf("search mode semantic: %v, report %+v", err, r)
+	}
+	mu.Lock()
+	if modes["semantic"] < r.Total.Requests || modes[""] != 0 {
+		t.Errorf("searches by mode %v: want every one of the %d semantic", modes, r.Total.Requests)
+	}
+	clear(modes)
+	mu.Unlock()
+	if _, err := run(loadgen.MixSearch, ""); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if modes[""] == 0 || len(modes) != 1 {
+		t.Errorf("searches by mode %v: want none sent", modes)
+	}
+	mu.Unlock()
+	if _, err := run(loadgen.MixSearch, "bogus"); err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "400") {
+		t.Errorf("a mode the server refuses: %v, want the run refused, naming the mode and the status", err)
+	}
+	if _, err := run(loadgen.MixWrite, "semantic"); err == nil || !strings.Contains(err.Error(), "search mix") {
+		t.Errorf("a search mode with the write mix: %v, want it refused", err)
+	}
+}

@@ -6,6 +6,9 @@ package localfile
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,3 +27,22 @@ const NotText = "not text (a binary file: not UTF-8, or with a NUL byte)"
 // without a NUL byte. A NUL marks a binary file, as it does for git and
 // grep, even when the bytes around it happen to be valid UTF-8.
 func Text(data []byte) bool { return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 }
+
+// ReadAtMost reads the file at path whole, refusing one of more than
+// limit bytes (read up to one byte past it, never whole), with an error
+// that names the file and the limit.
+func ReadAtMost(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}

@@ -1,6 +1,10 @@
 package localfile_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memstore/memstore/internal/localfile"
@@ -25,5 +29,21 @@ func TestText(t *testing.T) {
 		if got := localfile.Text([]byte(data)); got != want {
 			t.Errorf("Text(%q) = %v, want %v", data, got, want)
 		}
+	}
+}
+
+func TestReadAtMost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("12345"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := localfile.ReadAtMost(path, 5); err != nil || string(b) != "12345" {
+		t.Errorf("a file at the limit: %q, %v", b, err)
+	}
+	if b, err := localfile.ReadAtMost(path, 4); err == nil || b != nil || !strings.Contains(err.Error(), "larger than 4 bytes") {
+		t.Errorf("a file past the limit: %q, %v", b, err)
+	}
+	if _, err := localfile.ReadAtMost(path+"x", 4); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
 	}
 }

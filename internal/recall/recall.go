@@ -18,8 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memstore/memstore"
 )
@@ -52,6 +54,9 @@ type Options struct {
 	// Ks are the cutoffs of recall@k, 1-memstore.MaxSearchLimit; nil
 	// means 5 and 10.
 	Ks []int
+	// Context ranks the documents as turns of conversations
+	// (memstore.SearchQuery.Conversation).
+	Context bool
 }
 
 // A Report is the outcome of a run.
@@ -167,34 +172,14 @@ func strictUnmarshal(b []byte, v any) error {
 }
 
 // Run loads docs into a new store of the workspace and runs the queries,
-// each for one page of the largest k results. The store is left in place
-// (Report.StoreID): the caller decides whether to keep it. It fails when
-// a query names a document that is not among docs.
+// each for one page of the largest k results, through memstore's search.
+// The store is left in place (Report.StoreID): the caller decides
+// whether to keep it. It fails when a query names a document that is not
+// among docs.
 func Run(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Options) (*Report, error) {
-	ks := slices.Clone(opts.Ks)
-	if len(ks) == 0 {
-		ks = []int{5, 10}
-	}
-	slices.Sort(ks)
-	ks = slices.Compact(ks)
-	if ks[0] < 1 || ks[len(ks)-1] > memstore.MaxSearchLimit {
-		return nil, fmt.Errorf("k must be between 1 and %d", memstore.MaxSearchLimit)
-	}
-	docs = slices.Clone(docs)
-	byPath := make(map[string]string, len(docs))
-	ids := make(map[string]bool, len(docs))
-	for i, d := range docs {
-		if d.Path == "" {
-			docs[i].Path = "/" + d.ID
-		}
-		byPath[docs[i].Path], ids[d.ID] = d.ID, true
-	}
-	for i, q := range queries {
-		for _, id := range q.Relevant {
-			if !ids[id] {
-				return nil, fmt.Errorf("query %d (%q): relevant document %q is not among the documents", i+1, q.Query, id)
-			}
-		}
+	ks, docs, err := prepare(docs, queries, opts)
+	if err != nil {
+		return nil, err
 	}
 	s, err := b.CreateStore(ctx, opts.Caller, memstore.StoreCreate{Name: "recall benchmark"})
 	if err != nil {
@@ -203,73 +188,162 @@ func Run(ctx context.Context, b Backend, docs []Doc, queries []Query, opts Optio
 	if err := load(ctx, b, opts, s.ID, docs); err != nil {
 		return nil, err
 	}
-	rep := &Report{StoreID: s.ID, Docs: len(docs), Queries: len(queries)}
-	sums := make([]float64, len(ks))
-	var rr float64
-	for _, q := range queries {
-		page, err := b.SearchMemories(ctx, opts.Caller, []string{s.ID}, memstore.SearchQuery{Text: q.Query, Limit: ks[len(ks)-1]})
-		if err != nil {
-			return nil, fmt.Errorf("query %q: %w", q.Query, err)
+	rep, err := evaluate(queries, ks, searcher(ctx, b, opts.Caller, s.ID, docs, ks[len(ks)-1], memstore.SearchQuery{Conversation: new(opts.Context)}))
+	if err != nil {
+		return nil, err
+	}
+	rep.StoreID, rep.Docs = s.ID, len(docs)
+	return rep, nil
+}
+
+// prepare checks the cutoffs and the queries, and gives every document a
+// path.
+func prepare(docs []Doc, queries []Query, opts Options) ([]int, []Doc, error) {
+	ks := slices.Clone(opts.Ks)
+	if len(ks) == 0 {
+		ks = []int{5, 10}
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	if ks[0] < 1 || ks[len(ks)-1] > memstore.MaxSearchLimit {
+		return nil, nil, fmt.Errorf("k must be between 1 and %d", memstore.MaxSearchLimit)
+	}
+	docs = slices.Clone(docs)
+	ids := make(map[string]bool, len(docs))
+	for i, d := range docs {
+		if d.Path == "" {
+			docs[i].Path = "/" + d.ID
 		}
-		res := QueryResult{Query: q.Query, Relevant: q.Relevant, Found: []string{}}
-		for _, it := range page.Items {
-			res.Found = append(res.Found, byPath[it.Memory.Path])
-		}
-		for i, id := range res.Found {
-			if slices.Contains(q.Relevant, id) {
-				res.Rank = i + 1
-				rr += 1 / float64(i+1)
-				break
+		ids[d.ID] = true
+	}
+	for i, q := range queries {
+		for _, id := range q.Relevant {
+			if !ids[id] {
+				return nil, nil, fmt.Errorf("query %d (%q): relevant document %q is not among the documents", i+1, q.Query, id)
 			}
+		}
+	}
+	return ks, docs, nil
+}
+
+// A ranker returns the IDs of the documents a query finds, best first.
+type ranker func(query string) ([]string, error)
+
+// searcher ranks by memstore's search of the store, the first limit
+// results of the query q with its text: with conversation context or not,
+// in q's mode.
+func searcher(ctx context.Context, b Backend, c *memstore.Caller, storeID string, docs []Doc, limit int, q memstore.SearchQuery) ranker {
+	byPath := make(map[string]string, len(docs))
+	for _, d := range docs {
+		byPath[d.Path] = d.ID
+	}
+	return func(query string) ([]string, error) {
+		sq := q // the queries run at once: each its own copy
+		sq.Text, sq.Limit = query, limit
+		page, err := b.SearchMemories(ctx, c, []string{storeID}, sq)
+		if err != nil {
+			return nil, err
+		}
+		found := []string{}
+		for _, it := range page.Items {
+			found = append(found, byPath[it.Memory.Path])
+		}
+		return found, nil
+	}
+}
+
+// evaluate runs the queries through rank and measures what it finds,
+// as many queries at once as the process has cores.
+func evaluate(queries []Query, ks []int, rank ranker) (*Report, error) {
+	rep := &Report{Results: make([]QueryResult, len(queries))}
+	errs := make([]error, len(queries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(queries); i = int(next.Add(1) - 1) {
+				q := queries[i]
+				found, err := rank(q.Query)
+				if err != nil {
+					errs[i] = fmt.Errorf("query %q: %w", q.Query, err)
+					return
+				}
+				res := QueryResult{Query: q.Query, Relevant: q.Relevant, Found: found[:min(len(found), ks[len(ks)-1])]}
+				for j, id := range res.Found {
+					if slices.Contains(q.Relevant, id) {
+						res.Rank = j + 1
+						break
+					}
+				}
+				rep.Results[i] = res
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep.measure(ks)
+	return rep, nil
+}
+
+// measure sets the report's Queries, Recall at each of ks and MRR from
+// its Results.
+func (r *Report) measure(ks []int) {
+	r.Queries, r.Recall, r.MRR = len(r.Results), nil, 0
+	sums := make([]float64, len(ks))
+	for _, res := range r.Results {
+		if res.Rank > 0 {
+			r.MRR += 1 / float64(res.Rank)
 		}
 		for j, k := range ks {
 			hit := 0
 			for _, id := range res.Found[:min(k, len(res.Found))] {
-				if slices.Contains(q.Relevant, id) {
+				if slices.Contains(res.Relevant, id) {
 					hit++
 				}
 			}
-			sums[j] += float64(hit) / float64(len(q.Relevant))
+			sums[j] += float64(hit) / float64(len(res.Relevant))
 		}
-		rep.Results = append(rep.Results, res)
 	}
 	for j, k := range ks {
-		r := RecallAt{K: k}
-		if len(queries) > 0 {
-			r.Recall = sums[j] / float64(len(queries))
+		at := RecallAt{K: k}
+		if r.Queries > 0 {
+			at.Recall = sums[j] / float64(r.Queries)
 		}
-		rep.Recall = append(rep.Recall, r)
+		r.Recall = append(r.Recall, at)
 	}
-	if len(queries) > 0 {
-		rep.MRR = rr / float64(len(queries))
+	if r.Queries > 0 {
+		r.MRR /= float64(r.Queries)
 	}
-	return rep, nil
 }
 
-// load creates the documents in the store, several at a time.
-func load(ctx context.Context, b Backend, opts Options, storeID string, docs []Doc) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	work := make(chan Doc)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for d := range work {
-				if _, err := b.CreateMemory(ctx, opts.Caller, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}); err != nil {
-					cancel(fmt.Errorf("load document %q: %w", d.ID, err))
-				}
-			}
-		})
-	}
-feed:
-	for _, d := range docs {
-		select {
-		case work <- d:
-		case <-ctx.Done():
-			break feed
+// Subset is the report of the queries whose number (from 0) keep
+// accepts, measured as if they alone had been asked.
+func (r *Report) Subset(keep func(i int) bool) *Report {
+	out := &Report{StoreID: r.StoreID, Docs: r.Docs}
+	for i, res := range r.Results {
+		if keep(i) {
+			out.Results = append(out.Results, res)
 		}
 	}
-	close(work)
-	wg.Wait()
-	return context.Cause(ctx)
+	ks := make([]int, len(r.Recall))
+	for j, at := range r.Recall {
+		ks[j] = at.K
+	}
+	out.measure(ks)
+	return out
+}
+
+// load creates the documents in the store one by one, in order, so that
+// the ranking's ties (the newer first) are the same from run to run.
+func load(ctx context.Context, b Backend, opts Options, storeID string, docs []Doc) error {
+	for _, d := range docs {
+		if _, err := b.CreateMemory(ctx, opts.Caller, storeID, memstore.MemoryCreate{Path: d.Path, Content: d.Content}); err != nil {
+			return fmt.Errorf("load document %q: %w", d.ID, err)
+		}
+	}
+	return nil
 }

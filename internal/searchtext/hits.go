@@ -58,13 +58,16 @@ func (hs Hits[K]) Ranked(tier int) []*Hit[K] {
 			hits = append(hits, h)
 		}
 	}
-	slices.SortFunc(hits, func(a, b *Hit[K]) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Key, a.Key)
-	})
+	slices.SortFunc(hits, byScore)
 	return hits
+}
+
+// byScore orders hits best first, the newer first among equals.
+func byScore[K cmp.Ordered](a, b *Hit[K]) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Key, a.Key)
 }
 
 // RankedWithInside returns the hits of TierWords, best first, followed,

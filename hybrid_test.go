@@ -1,0 +1,143 @@
+package memstore_test
+
+import (
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/embed/embedtest"
+	"github.com/memstore/memstore/embedindex"
+	"github.com/memstore/memstore/sqlite"
+	"github.com/memstore/memstore/sqlite/sqlitetest"
+)
+
+func result(store, path string, relevance, score float64, snippet string) memstore.SearchResult {
+	return memstore.SearchResult{Memory: memstore.Memory{StoreID: store, Path: path}, Relevance: relevance, Score: score, Snippet: snippet}
+}
+
+func fusedPaths(rs []memstore.SearchResult) string {
+	var ps []string
+	for _, r := range rs {
+		ps = append(ps, r.Memory.Path)
+	}
+	return strings.Join(ps, " ")
+}
+
+// Fuse: normalised scores, weighted; a memory in both lists adds both;
+// the weight's ends give each ranking alone.
+func TestFuse(t *testing.T) {
+	lexical := []memstore.SearchResult{
+		result("s", "/a", 4, 1.8, "alpha"),
+		result("s", "/b", 2, 1.6, "beta"),
+		result("s", "/c", 1, 1.5, "gamma"),
+	}
+	semantic := []memstore.SearchResult{
+		result("s", "/d", 0, 0.9, ""),
+		result("s", "/c", 0, 0.7, ""),
+		result("s", "/e", 0, 0.5, ""),
+	}
+	if got := fusedPaths(memstore.Fuse(lexical, semantic, 0, 10)); got != "/a /b /c /d /e" {
+		t.Errorf("weight 0: %s, want the lexical ranking, then the rest", got)
+	}
+	if got := fusedPaths(memstore.Fuse(lexical, semantic, 1, 10)); got != "/d /c /a /b /e" {
+		t.Errorf("weight 1: %s, want the semantic ranking first", got)
+	}
+	got := memstore.Fuse(lexical, semantic, 0.5, 10)
+	// Lexical: 4/4, 2/4, 1/4 (from 0). Semantic: (s-0.5)/0.4: 1, 0.5, 0.
+	want := map[string]float64{"/a": 0.5, "/b": 0.25, "/c": 0.5*0.25 + 0.5*0.5, "/d": 0.5, "/e": 0}
+	for _, r := range got {
+		if math.Abs(r.Score-want[r.Memory.Path]) > 1e-9 {
+			t.Errorf("%s: fused score %v, want %v", r.Memory.Path, r.Score, want[r.Memory.Path])
+		}
+	}
+	// Ties keep the lexical order, then the semantic one's.
+	if p := fusedPaths(got); p != "/a /d /c /b /e" {
+		t.Errorf("weight 0.5: %s", p)
+	}
+	c := got[slices.IndexFunc(got, func(r memstore.SearchResult) bool { return r.Memory.Path == "/c" })]
+	d := got[slices.IndexFunc(got, func(r memstore.SearchResult) bool { return r.Memory.Path == "/d" })]
+	if c.Snippet != "gamma" || c.Relevance != 1 || d.Snippet != "" || d.Relevance != 0 {
+		t.Errorf("fused results %+v, %+v: want the lexical result's snippet and relevance, none for a semantic one", c, d)
+	}
+	if got := memstore.Fuse(lexical, semantic, 0.5, 2); len(got) != 2 {
+		t.Errorf("limit 2: %d results", len(got))
+	}
+	// One memory is one store and path: the same path in another store
+	// is another memory.
+	if got := memstore.Fuse(lexical[:1], []memstore.SearchResult{result("t", "/a", 0, 0.9, "")}, 0.5, 10); len(got) != 2 {
+		t.Errorf("the same path in two stores: %d results, want 2", len(got))
+	}
+	// One list alone, or one result, is fused without a division by 0.
+	if got := memstore.Fuse(nil, semantic[:1], 0.5, 10); len(got) != 1 || got[0].Score != 0.5 {
+		t.Errorf("one semantic result: %+v", got)
+	}
+	if got := memstore.Fuse(lexical[:1], nil, 0.2, 10); len(got) != 1 || math.Abs(got[0].Score-0.8) > 1e-9 {
+		t.Errorf("one lexical result: %+v", got)
+	}
+}
+
+func TestValidateSemanticWeight(t *testing.T) {
+	for _, w := range []float64{0, 0.2, 1} {
+		if err := memstore.ValidateSemanticWeight(w); err != nil {
+			t.Errorf("%v: %v", w, err)
+		}
+	}
+	for _, w := range []float64{-0.1, 1.5, math.NaN()} {
+		if err := memstore.ValidateSemanticWeight(w); memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), "--search-semantic-weight") {
+			t.Errorf("%v: %v, want EInvalid naming the flag", w, err)
+		}
+	}
+}
+
+// When the model fails to embed a query, a search that asked for
+// semantic or hybrid search fails (EOverloaded, saying to try again or
+// ask for lexical search), and one that left the mode to the server's
+// default answers with its lexical ranking.
+func TestHybridWhenTheModelFails(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	ws := sqlitetest.Workspace(t, db, "w")
+	st := sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "notes"})
+	by := memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}
+	sqlitetest.Create(t, db, ws.ID, st.ID, "/dog.md", "a beagle called biscuit", by)
+	sqlitetest.Create(t, db, ws.ID, st.ID, "/cat.md", "a cat on the windowsill", by)
+	srv := embedtest.New(t, 32)
+	e := srv.Embedder(t, "word-hash")
+	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	core := memstore.NewCore(db, memstore.WithEmbedder(e))
+	c := &memstore.Caller{WorkspaceID: ws.ID, Actor: by}
+	if p, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"}); err != nil || len(p.Items) != 2 {
+		t.Fatalf("hybrid search with the model up: %+v, %v; want both memories", p.Items, err)
+	}
+	// A model that hangs: each search waits QueryEmbeddingTimeout for it,
+	// not the model client's minute.
+	hang := make(chan struct{})
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	})
+	start := time.Now()
+	p, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" || time.Since(start) > 30*time.Second {
+		t.Errorf("default search with the model hanging: %q, %v after %v; want the lexical match within 30s", fusedPaths(p.Items), err, time.Since(start))
+	}
+	close(hang)
+	srv.Close()
+	p, err = core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" {
+		t.Errorf("default search with the model down: %q, %v; want the lexical match", fusedPaths(p.Items), err)
+	}
+	for _, mode := range []string{memstore.ModeSemantic, memstore.ModeHybrid} {
+		_, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle", Mode: mode})
+		if memstore.ErrorCode(err) != memstore.EOverloaded || !strings.Contains(err.Error(), "ask for mode lexical") {
+			t.Errorf("%s search with the model down: %v, want EOverloaded that offers lexical search", mode, err)
+		}
+	}
+}

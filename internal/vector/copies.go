@@ -1,0 +1,251 @@
+package vector
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Copies are a process's copies in memory of the vectors of the stores it
+// searched, one Set a store, model and length, each with the position in
+// its database's log of vector changes it was brought up to (At: what a
+// backend's log counts in). Reading a store's vectors from the database
+// costs far more than comparing them, so a backend keeps a copy and reads
+// only what changed since. A copy holds no content, only memory IDs and
+// vectors, which the database holds too. A copy is a workspace's: a
+// search names its workspace, so that one naming another's store never
+// locks nor touches that workspace's copy, and a copy that holds nothing
+// (the store was not the workspace's, or its read failed) goes on unlock.
+type Copies[P comparable] struct {
+	// Limit bounds the bytes the copies keep (Set.Bytes); 0 keeps them
+	// all. Past it the least recently used copies go, but never the ones
+	// just used: a store larger than the limit alone is kept while it is
+	// the one searched.
+	Limit int64
+	mu    sync.Mutex
+	m     map[CopyKey]*Copy[P]
+	clock uint64 // counts the locks, to tell the least recently used
+}
+
+// A CopyKey names a copy: a workspace's store's vectors of one model and
+// length.
+type CopyKey struct {
+	Workspace, Store, Model string
+	Dims                    int
+}
+
+// A Copy is one store's vectors, valid as of At; Set is nil before the
+// first read and after a failed one.
+type Copy[P comparable] struct {
+	Key   CopyKey
+	mu    sync.Mutex // held while the copy is brought up to date and scanned
+	Set   *Set
+	At    P
+	used  uint64       // Copies.clock at its last lock, under Copies.mu
+	last  time.Time    // when it was last locked, under Copies.mu
+	bytes atomic.Int64 // Set.Bytes when it was last unlocked
+}
+
+// LockStores locks the copies of the stores' vectors of model and dims,
+// as Lock does. A search locks them before its transaction reads
+// anything: its snapshot is then never older than a copy's, which it can
+// only bring forward; it may unlock them once it scanned them.
+func (c *Copies[P]) LockStores(workspaceID string, storeIDs []string, model string, dims int) ([]*Copy[P], func()) {
+	keys := make([]CopyKey, len(storeIDs))
+	for i, id := range storeIDs {
+		keys[i] = CopyKey{Workspace: workspaceID, Store: id, Model: model, Dims: dims}
+	}
+	return c.Lock(keys...)
+}
+
+// Lock returns the copies of keys (each once, whatever the repeats), each
+// locked, in an order that two callers cannot deadlock in, and the
+// function that unlocks them, which may be called more than once.
+func (c *Copies[P]) Lock(keys ...CopyKey) ([]*Copy[P], func()) {
+	keys = slices.Clone(keys)
+	slices.SortFunc(keys, func(a, b CopyKey) int {
+		return cmp.Or(cmp.Compare(a.Workspace, b.Workspace), cmp.Compare(a.Store, b.Store), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Dims, b.Dims))
+	})
+	keys = slices.Compact(keys)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[CopyKey]*Copy[P]{}
+	}
+	copies := make([]*Copy[P], len(keys))
+	c.clock++
+	now := time.Now()
+	for i, k := range keys {
+		if c.m[k] == nil {
+			c.m[k] = &Copy[P]{Key: k}
+		}
+		copies[i] = c.m[k]
+		copies[i].used, copies[i].last = c.clock, now
+	}
+	c.mu.Unlock()
+	for _, cp := range copies {
+		cp.mu.Lock()
+	}
+	return copies, sync.OnceFunc(func() {
+		for _, cp := range copies {
+			cp.bytes.Store(cp.Set.Bytes())
+			if cp.Set == nil {
+				c.remove(cp)
+			}
+			cp.mu.Unlock()
+		}
+		c.evict(copies)
+	})
+}
+
+// remove takes cp, locked, out of the map, unless another took its place.
+// A search that took it from the map before reads its store into it, and
+// leaves it to the collector.
+func (c *Copies[P]) remove(cp *Copy[P]) {
+	c.mu.Lock()
+	if c.m[cp.Key] == cp {
+		delete(c.m, cp.Key)
+	}
+	c.mu.Unlock()
+	cp.Set = nil
+	cp.bytes.Store(0)
+}
+
+// Sweep drops the copies last locked before idleSince, but those a search
+// holds (it brings them up to date): a copy that no search uses would
+// keep the vectors of memories erased since it was last brought up to
+// date. A backend runs it on a timer (Sweeper).
+func (c *Copies[P]) Sweep(idleSince time.Time) {
+	c.mu.Lock()
+	var idle []*Copy[P]
+	for _, cp := range c.m {
+		if cp.last.Before(idleSince) {
+			idle = append(idle, cp)
+		}
+	}
+	c.mu.Unlock()
+	for _, cp := range idle {
+		if !cp.mu.TryLock() {
+			continue // in use
+		}
+		c.mu.Lock()
+		stale := cp.last.Before(idleSince)
+		c.mu.Unlock()
+		if stale {
+			c.remove(cp)
+		}
+		cp.mu.Unlock()
+	}
+}
+
+// Sweeper runs Sweep every period, dropping the copies not locked for
+// idle, until stop is called; a vector erased by another process thus
+// stays in this one's memory for at most idle and a period.
+func (c *Copies[P]) Sweeper(idle, period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				c.Sweep(now.Add(-idle))
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(done) })
+}
+
+// DropStore drops the copies of a workspace's store, of every model, once
+// the searches that hold them let go: the store was deleted.
+func (c *Copies[P]) DropStore(workspaceID, storeID string) {
+	c.mu.Lock()
+	var drop []*Copy[P]
+	for k, cp := range c.m {
+		if k.Workspace == workspaceID && k.Store == storeID {
+			drop = append(drop, cp)
+		}
+	}
+	c.mu.Unlock()
+	for _, cp := range drop {
+		cp.mu.Lock()
+		c.remove(cp)
+		cp.mu.Unlock()
+	}
+}
+
+// evict drops the least recently used copies, but those just used and
+// those a search holds, until the copies are within the limit.
+func (c *Copies[P]) evict(keep []*Copy[P]) {
+	if c.Limit <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var total int64
+	var old []*Copy[P]
+	for _, cp := range c.m {
+		total += cp.bytes.Load()
+		if !slices.Contains(keep, cp) {
+			old = append(old, cp)
+		}
+	}
+	slices.SortFunc(old, func(a, b *Copy[P]) int { return cmp.Compare(a.used, b.used) })
+	for _, cp := range old {
+		if total <= c.Limit {
+			return
+		}
+		if !cp.mu.TryLock() {
+			continue // in use: it goes later, if still the least used
+		}
+		// A search that took it from the map before this reads its
+		// store again into it, and leaves it to the collector.
+		total -= cp.bytes.Load()
+		delete(c.m, cp.Key)
+		cp.Set = nil
+		cp.bytes.Store(0)
+		cp.mu.Unlock()
+	}
+}
+
+// Len is how many copies there are, for tests and metrics.
+func (c *Copies[P]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// Uses is each copy's place in the order of use (higher: used later), so
+// that tests can tell that a search touched no copy but its own.
+func (c *Copies[P]) Uses() map[CopyKey]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[CopyKey]uint64, len(c.m))
+	for k, cp := range c.m {
+		out[k] = cp.used
+	}
+	return out
+}
+
+// Holds says whether a copy holds a vector of the memory, so that tests
+// can tell that erased data left no copy; it waits for the searches.
+func (c *Copies[P]) Holds(memoryID string) bool {
+	c.mu.Lock()
+	copies := make([]*Copy[P], 0, len(c.m))
+	for _, cp := range c.m {
+		copies = append(copies, cp)
+	}
+	c.mu.Unlock()
+	for _, cp := range copies {
+		cp.mu.Lock()
+		_, ok := cp.Set.has(memoryID)
+		cp.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,91 @@
+package vector
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// fill gives cp a set of n vectors of 4 dimensions, as a search that read
+// its store would.
+func fill(cp *Copy[int], n int) {
+	cp.Set = &Set{}
+	for i := range n {
+		cp.Set.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
+	}
+}
+
+// The copies stay within their limit: the least recently used go first,
+// never the ones just used, even when those alone are over the limit.
+func TestCopiesKeepTheirLimit(t *testing.T) {
+	var one Set
+	for i := range 100 {
+		one.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
+	}
+	per := one.Bytes()
+	if per < 100*(4+8) {
+		t.Fatalf("a set of 100 vectors of 4 bytes with 8-byte IDs is %d bytes", per)
+	}
+	c := &Copies[int]{Limit: 2*per + per/2}
+	use := func(store string) bool {
+		cps, unlock := c.LockStores("ws", []string{store}, "m", 4)
+		defer unlock()
+		had := cps[0].Set != nil
+		if !had {
+			fill(cps[0], 100)
+		}
+		return had
+	}
+	for _, s := range []string{"a", "b", "a", "c"} { // c pushes b, the least recently used, out
+		use(s)
+	}
+	if !use("a") || !use("c") || use("b") {
+		t.Fatal("after a, b, a, c within a limit of two and a half: want a and c kept, b dropped")
+	}
+	// b came back and pushed out a (used before c).
+	if use("a") {
+		t.Fatal("a is still kept after b came back")
+	}
+	// A copy over the limit alone is kept while it is the last used.
+	c.Limit = per / 2
+	use("z")
+	if !use("z") {
+		t.Fatal("the copy just used was dropped")
+	}
+	c.mu.Lock()
+	n := len(c.m)
+	c.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d copies kept over the limit, want only the last used", n)
+	}
+}
+
+// A copy left empty (its store was not the workspace's, or its read
+// failed) goes on unlock; an idle copy goes at a sweep, a busy one stays;
+// a deleted store's copies go.
+func TestCopiesLeaveNothingBehind(t *testing.T) {
+	c := &Copies[int]{}
+	_, unlock := c.LockStores("ws", []string{"nope"}, "m", 4)
+	unlock()
+	if c.Len() != 0 {
+		t.Fatalf("%d copies after a search that read nothing, want 0", c.Len())
+	}
+	cps, unlock := c.LockStores("ws", []string{"a", "b"}, "m", 4)
+	fill(cps[0], 1)
+	fill(cps[1], 1)
+	unlock()
+	busy, unlockB := c.LockStores("ws", []string{"b"}, "m", 4)
+	c.Sweep(time.Now().Add(time.Hour))
+	if c.Len() != 1 || busy[0].Set == nil {
+		t.Fatalf("after a sweep, %d copies, want the busy one only", c.Len())
+	}
+	unlockB()
+	c.DropStore("other", "b")
+	if c.Len() != 1 {
+		t.Fatal("another workspace's deletion dropped the copy")
+	}
+	c.DropStore("ws", "b")
+	if c.Len() != 0 {
+		t.Fatalf("%d copies after the store's deletion, want 0", c.Len())
+	}
+}

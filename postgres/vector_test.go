@@ -1,0 +1,379 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/vector"
+	"github.com/memstore/memstore/postgres"
+)
+
+// embedQueued gives each queued memory a vector from vec, through db, and
+// records it in want (memory ID → vector).
+func embedQueued(t *testing.T, db *postgres.DB, model string, vec func(memstore.EmbeddingTask) []float32, want map[string][]float32) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		now := time.Now()
+		tasks, err := db.ClaimEmbeddings(ctx, now, now.Add(time.Minute), 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) == 0 {
+			return
+		}
+		es := make([]memstore.Embedding, len(tasks))
+		for i, task := range tasks {
+			es[i] = memstore.Embedding{MemoryID: task.MemoryID, VersionID: task.VersionID, Vector: vec(task)}
+			want[task.MemoryID] = es[i].Vector
+		}
+		if err := db.PutEmbeddings(ctx, model, es); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// exactNearest is the k nearest of want to q, best first, ties by ID,
+// scored as the backends score (internal/vector's blobs).
+func exactNearest(want map[string][]float32, q []float32, k int) []vector.Hit {
+	qb := vector.Encode(q)
+	var hs []vector.Hit
+	for id, v := range want {
+		hs = append(hs, vector.Hit{ID: id, Score: vector.Dot(qb, vector.Encode(v))})
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		if hs[i].Score != hs[j].Score {
+			return hs[i].Score > hs[j].Score
+		}
+		return hs[i].ID < hs[j].ID
+	})
+	return hs[:min(k, len(hs))]
+}
+
+func sameHits(got []memstore.SearchResult, want []vector.Hit) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d hits, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Memory.ID != want[i].ID || got[i].Score != want[i].Score {
+			return fmt.Errorf("hit %d is %s (%.4f), want %s (%.4f)", i, got[i].Memory.ID, got[i].Score, want[i].ID, want[i].Score)
+		}
+	}
+	return nil
+}
+
+// twoReplicas is two handles on one new database, as two processes
+// would have, a core over the first, a store in it, and random vectors of
+// dims dimensions.
+type twoReplicas struct {
+	a, b   *postgres.DB
+	core   *memstore.Core
+	store  string
+	random func(memstore.EmbeddingTask) []float32
+}
+
+func newTwoReplicas(t *testing.T, dims int, seed uint64) *twoReplicas {
+	t.Helper()
+	url := pgtest.DB(t, migrate)
+	f := &twoReplicas{a: mustOpenAt(t, url, postgres.Options{}), b: mustOpenAt(t, url, postgres.Options{})}
+	f.core = memstore.NewCore(f.a)
+	s, err := f.core.CreateStore(context.Background(), alice, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store = s.ID
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	f.random = func(memstore.EmbeddingTask) []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	return f
+}
+
+// check compares db's nearest k memories to a random query with an
+// exact scan of want.
+func (f *twoReplicas) check(t *testing.T, db *postgres.DB, want map[string][]float32, k int, what string) {
+	t.Helper()
+	q := f.random(memstore.EmbeddingTask{})
+	got, err := db.NearestMemories(context.Background(), ws, []string{f.store}, "m", q, "", k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameHits(got, exactNearest(want, q, k)); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Each replica keeps its own copy of a store's vectors in memory and
+// brings it up to date from the database's log of vector changes before a
+// search: its searches answer exactly what a scan of the database would,
+// whichever replica wrote, while a search reads from the database only the
+// vectors that changed since the last, not every vector of the store.
+func TestNearestReplicasFollowChanges(t *testing.T) {
+	const dims, memories = 16, 300
+	f := newTwoReplicas(t, dims, 1)
+	a, b, ca, randomVec := f.a, f.b, f.core, f.random
+	ctx := context.Background()
+	ids := make([]string, memories)
+	for i := range ids {
+		m, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%03d.md", i), Content: fmt.Sprintf("memory %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = m.ID
+	}
+	want := map[string][]float32{}
+	embedQueued(t, a, "m", randomVec, want)
+	check := func(db *postgres.DB, what string) {
+		t.Helper()
+		f.check(t, db, want, 10, what)
+	}
+	check(b, "first search")
+	read := b.VectorRowsRead()
+	if read != memories {
+		t.Fatalf("the first search read %d vectors, want the store's %d", read, memories)
+	}
+	for range 5 {
+		check(b, "search again")
+	}
+	if n := b.VectorRowsRead() - read; n != 0 {
+		t.Fatalf("searches with nothing changed read %d vectors from the database, want 0", n)
+	}
+
+	// The other replica changes 3 memories (their vectors go, and come
+	// again), deletes 2 and creates 2.
+	for _, id := range ids[:3] {
+		if _, err := ca.UpdateMemory(ctx, alice, f.store, id, memstore.MemoryUpdate{Content: new("changed " + id)}); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, id)
+	}
+	check(b, "changed memories not yet embedded again")
+	for _, id := range ids[3:5] {
+		if err := ca.DeleteMemory(ctx, alice, f.store, id, ""); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, id)
+	}
+	for i := range 2 {
+		if _, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "new"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read = b.VectorRowsRead()
+	embedQueued(t, a, "m", randomVec, want)
+	check(b, "after the other replica's changes")
+	if n := b.VectorRowsRead() - read; n > 10 {
+		t.Fatalf("catching up with 5 new vectors and 2 deletions read %d vectors from the database", n)
+	}
+	check(a, "on the replica that wrote")
+
+	// Searches while the other replica writes and embeds always answer
+	// without error; once the writes end, exactly.
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			q := make([]float32, dims)
+			q[0] = 1
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.NearestMemories(ctx, ws, []string{f.store}, "m", q, "", 10); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var mu sync.Mutex
+	for i := range 40 {
+		id := ids[10+i]
+		if _, err := ca.UpdateMemory(ctx, alice, f.store, id, memstore.MemoryUpdate{Content: new(fmt.Sprintf("rewritten %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		embedQueued(t, a, "m", randomVec, want)
+		mu.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	check(b, "after concurrent writes")
+
+	// A search below a path prefix, and vectors of another model.
+	if h, err := b.NearestMemories(ctx, ws, []string{f.store}, "m", randomVec(memstore.EmbeddingTask{}), "/new/", 10); err != nil || len(h) != 2 {
+		t.Fatalf("below /new/: %d hits, %v; want the 2 new memories", len(h), err)
+	}
+	if h, err := b.NearestMemories(ctx, ws, []string{f.store}, "other", randomVec(memstore.EmbeddingTask{}), "", 10); err != nil || len(h) != 0 {
+		t.Fatalf("another model found %d hits, %v", len(h), err)
+	}
+}
+
+// A copy that fell behind the log's trimmed entries reads the store's
+// vectors again whole, and still answers exactly.
+func TestNearestAfterTrimmedLog(t *testing.T) {
+	defer postgres.SetVectorLogKeep(5)()
+	f := newTwoReplicas(t, 8, 3)
+	a, b, ca, randomVec := f.a, f.b, f.core, f.random
+	ctx := context.Background()
+	want := map[string][]float32{}
+	for i := range 20 {
+		if _, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/m/%d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	embedQueued(t, a, "m", randomVec, want)
+	check := func(what string) {
+		t.Helper()
+		f.check(t, b, want, 5, what)
+	}
+	check("first search")
+	// 12 changes, one a batch: more than the 5 entries kept.
+	for i := range 12 {
+		if _, err := ca.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: fmt.Sprintf("/more/%d.md", i), Content: "y"}); err != nil {
+			t.Fatal(err)
+		}
+		embedQueued(t, a, "m", randomVec, want)
+	}
+	read := b.VectorRowsRead()
+	check("after the log was trimmed")
+	if n := b.VectorRowsRead() - read; n != int64(len(want)) {
+		t.Fatalf("a copy behind the trimmed log read %d vectors, want the whole store's %d", n, len(want))
+	}
+}
+
+// The copies of stores' vectors stay within their bound: a store whose
+// copy went for another's is read again, and answered exactly.
+func TestNearestCopiesWithinTheirBound(t *testing.T) {
+	f := newTwoReplicas(t, 8, 5)
+	f.b.SetVectorCopyBytes(1) // one copy at a time
+	ctx := context.Background()
+	other, err := f.core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := map[string]string{"a": f.store, "b": other.ID}
+	wants := map[string]map[string][]float32{"a": {}, "b": {}}
+	for name, id := range stores {
+		for i := range 4 {
+			if _, err := f.core.CreateMemory(ctx, alice, id, memstore.MemoryCreate{Path: fmt.Sprintf("/%s/%d.md", name, i), Content: "x"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, storeOf := map[string][]float32{}, map[string]string{}
+	embedQueued(t, f.a, "m", func(task memstore.EmbeddingTask) []float32 {
+		storeOf[task.MemoryID] = task.StoreID
+		return f.random(task)
+	}, all)
+	for id, v := range all {
+		for name, sid := range stores {
+			if storeOf[id] == sid {
+				wants[name][id] = v
+			}
+		}
+	}
+	read := f.b.VectorRowsRead()
+	for round, name := range []string{"a", "a", "b", "a", "b"} {
+		q := f.random(memstore.EmbeddingTask{})
+		got, err := f.b.NearestMemories(ctx, ws, []string{stores[name]}, "m", q, "", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameHits(got, exactNearest(wants[name], q, 2)); err != nil {
+			t.Fatalf("round %d, store %s: %v", round, name, err)
+		}
+	}
+	// a, then b (a goes), a (b goes), b: four reads of 4 vectors.
+	if n := f.b.VectorRowsRead() - read; n != 16 {
+		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
+	}
+}
+
+// A search naming another workspace's store, or no store at all, is
+// refused before it locks or makes any copy: the other workspace's copy
+// keeps its place, and no entry is left behind.
+func TestNearestOtherWorkspaceTouchesNoCopy(t *testing.T) {
+	f := newTwoReplicas(t, 4, 7)
+	ctx := context.Background()
+	if _, err := f.core.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: "/x.md", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	if _, err := f.b.NearestMemories(ctx, ws, []string{f.store}, "m", f.random(memstore.EmbeddingTask{}), "", 10); err != nil {
+		t.Fatal(err)
+	}
+	n, uses := f.b.VectorCopies()
+	if n != 1 {
+		t.Fatalf("%d copies after one search, want 1", n)
+	}
+	for _, stores := range [][]string{{f.store}, {"memstore_01zzzzzzzzzzzzzzzzzzzzzzzz"}} {
+		_, err := f.b.NearestMemories(ctx, "wrkspc_evil", stores, "m", f.random(memstore.EmbeddingTask{}), "", 10)
+		if memstore.ErrorCode(err) != memstore.ENotFound {
+			t.Fatalf("search of %v by another workspace: %v, want not found", stores, err)
+		}
+		n2, uses2 := f.b.VectorCopies()
+		if n2 != n || fmt.Sprint(uses2) != fmt.Sprint(uses) {
+			t.Fatalf("a refused search of %v changed the copies: %v, was %v", stores, uses2, uses)
+		}
+	}
+}
+
+// A copy not searched for a while goes at the next sweep, taking the
+// vectors of memories deleted since by another replica with it; a store
+// deleted through this replica takes its copy at once.
+func TestVectorCopiesSweptAndDropped(t *testing.T) {
+	f := newTwoReplicas(t, 4, 9)
+	ctx := context.Background()
+	x, err := f.core.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: "/x.md", Content: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	search := func() {
+		t.Helper()
+		if _, err := f.b.NearestMemories(ctx, ws, []string{f.store}, "m", f.random(memstore.EmbeddingTask{}), "", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search()
+	if err := f.core.DeleteMemory(ctx, alice, f.store, x.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.b.SweepVectorCopies(time.Now())
+	if !f.b.VectorCopyHolds(x.ID) {
+		t.Fatal("a copy used just now was swept")
+	}
+	f.b.SweepVectorCopies(time.Now().Add(memstore.VectorCopyIdle + time.Second))
+	if f.b.VectorCopyHolds(x.ID) {
+		t.Fatal("after the sweep, a copy still holds the vector of a deleted memory")
+	}
+	y, err := f.core.CreateMemory(ctx, alice, f.store, memstore.MemoryCreate{Path: "/y.md", Content: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	search()
+	if !f.b.VectorCopyHolds(y.ID) {
+		t.Fatal("the search made no copy")
+	}
+	if err := memstore.NewCore(f.b).DeleteStore(ctx, alice, f.store); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.b.VectorCopies(); n != 0 || f.b.VectorCopyHolds(y.ID) {
+		t.Fatalf("after the store's deletion, %d copies are left", n)
+	}
+}

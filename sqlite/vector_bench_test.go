@@ -1,0 +1,103 @@
+package sqlite_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/cputime"
+)
+
+// benchDims is the length of the semantic benchmark's vectors, that of
+// the small embedding models (all-MiniLM, bge-small, potion-base-8M's 256
+// and up).
+const benchDims = 384
+
+func randomVector(r *rand.Rand) []float32 {
+	v := make([]float32, benchDims)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+// embedAll gives every memory of the fixture a random vector (the scan's
+// cost does not depend on what the vectors mean), unless it has one.
+func embedAll(b *testing.B, f *searchFixture) {
+	ctx := context.Background()
+	if err := f.db.ResetEmbeddings(ctx, "bench", benchDims); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	now := time.Now()
+	for {
+		tasks, err := f.db.ClaimEmbeddings(ctx, now, now.Add(time.Hour), 5000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(tasks) == 0 {
+			break
+		}
+		es := make([]memstore.Embedding, len(tasks))
+		for i, t := range tasks {
+			es[i] = memstore.Embedding{MemoryID: t.MemoryID, VersionID: t.VersionID, Vector: randomVector(r)}
+		}
+		if err := f.db.PutEmbeddings(ctx, "bench", es); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n, _, err := f.db.EmbeddingCounts(ctx); err != nil || n != benchMemories {
+		b.Fatalf("%d memories embedded, want %d: %v", n, benchMemories, err)
+	}
+}
+
+// BenchmarkSemanticSearch runs, side by side over the 100,000 memories of
+// BenchmarkSearch, a lexical search and a nearest-vector search with
+// 384-dimension vectors (the model's own time apart: the query vector is
+// given), alternating, and reports the percentiles of each, of the two
+// together (what a hybrid search spends in the database, before fusion),
+// their ratio, and the CPU time of a semantic search (what it costs on a
+// busy machine). The first semantic search, which reads the store's
+// vectors into memory, is reported apart.
+func BenchmarkSemanticSearch(b *testing.B) {
+	f := searchBench(b)
+	embedAll(b, f)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	start := time.Now()
+	if _, err := f.db.NearestMemories(ctx, ws, []string{f.storeID}, "bench", randomVector(r), "", 10); err != nil {
+		b.Fatal(err)
+	}
+	first := time.Since(start)
+	var lex, sem, both []time.Duration
+	var cpu time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if _, err := f.db.SearchMemories(ctx, ws, []string{f.storeID}, memstore.SearchQuery{Text: f.queries[i%len(f.queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		lex = append(lex, time.Since(start))
+		q := randomVector(r)
+		c0 := cputime.Process(b)
+		start = time.Now()
+		hits, err := f.db.NearestMemories(ctx, ws, []string{f.storeID}, "bench", q, "", 10)
+		sem = append(sem, time.Since(start))
+		cpu += cputime.Process(b) - c0
+		if err != nil || len(hits) != 10 {
+			b.Fatalf("%d hits, %v", len(hits), err)
+		}
+		both = append(both, lex[len(lex)-1]+sem[len(sem)-1])
+	}
+	l50, s50 := percentile(lex, 50), percentile(sem, 50)
+	b.ReportMetric(millis(l50), "lexical-p50-ms")
+	b.ReportMetric(millis(percentile(lex, 99)), "lexical-p99-ms")
+	b.ReportMetric(millis(s50), "semantic-p50-ms")
+	b.ReportMetric(millis(percentile(sem, 99)), "semantic-p99-ms")
+	b.ReportMetric(millis(percentile(both, 50)), "hybrid-p50-ms")
+	b.ReportMetric(millis(percentile(both, 99)), "hybrid-p99-ms")
+	b.ReportMetric(millis(cpu)/float64(len(sem)), "semantic-cpu-ms/op")
+	b.ReportMetric(float64(s50)/float64(l50), "semantic/lexical")
+	b.ReportMetric(millis(first), "semantic-first-ms")
+}
