@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/memstore/memstore/internal/searchtext"
 )
 
 // tokenizer is the part of a Hugging Face tokenizer.json that static
@@ -175,7 +177,7 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 				s = spaceCJK(s)
 			}
 			if strip {
-				s = stripAccents(s)
+				s = searchtext.StripMarks(s)
 			}
 			if lower {
 				s = strings.ToLower(s)
@@ -185,7 +187,7 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 	case "Lowercase":
 		return strings.ToLower, nil
 	case "StripAccents":
-		return stripAccents, nil
+		return searchtext.StripMarks, nil
 	case "NFC":
 		return norm.NFC.String, nil
 	case "NFD":
@@ -289,15 +291,6 @@ func spaceCJK(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-func stripAccents(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Mn, r) {
-			return -1
-		}
-		return r
-	}, norm.NFD.String(s))
 }
 
 // isPunct is BERT's punctuation: every ASCII symbol and Unicode's P class.

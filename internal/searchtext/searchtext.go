@@ -90,13 +90,18 @@ func Fold(s string) string {
 
 // decomposedFold is Fold by its definition: lower-cased, decomposed
 // (NFD), without the combining marks.
-func decomposedFold(s string) string {
+func decomposedFold(s string) string { return StripMarks(strings.ToLower(s)) }
+
+// StripMarks is s decomposed (NFD) without its combining marks: "café"
+// becomes "cafe", as search folds words and BERT's tokenizers strip
+// accents.
+func StripMarks(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Mn, r) {
 			return -1
 		}
 		return r
-	}, norm.NFD.String(strings.ToLower(s)))
+	}, norm.NFD.String(s))
 }
 
 // latinFolds are the folds of the runes from latinFirst on: Latin-1's
