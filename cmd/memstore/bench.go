@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -156,6 +157,13 @@ func errorCounts(s loadgen.Stats) string {
 	return strings.Join(parts, " ")
 }
 
+func roundsText(n int) string {
+	if n == 1 {
+		return "1 round"
+	}
+	return strconv.Itoa(n) + " rounds"
+}
+
 // benchCompare is a run of bench --compare.
 type benchCompare struct {
 	url, apiKey string
@@ -195,7 +203,7 @@ func (c benchCompare) run(ctx context.Context, e env, cfg loadgen.Config, asJSON
 		side           *compareSide
 	}
 	servers := []server{{"--url", cfg.URL, cfg.APIKey, &rep.Memstore}, {"--compare", c.url, c.apiKey, &rep.Compare}}
-	fmt.Fprintf(e.stderr, "%d rounds of %s of %s with %d clients on each server, each seeding %d memories\n", c.rounds, cfg.Duration, cfg.Mix, cfg.Concurrency, cfg.Memories)
+	fmt.Fprintf(e.stderr, "%s of %s of %s with %d clients on each server, each seeding %d memories\n", roundsText(c.rounds), cfg.Duration, cfg.Mix, cfg.Concurrency, cfg.Memories)
 	for round := 1; round <= c.rounds; round++ {
 		for i := range servers {
 			s := servers[(i+round+1)%2]
@@ -221,7 +229,7 @@ func (c benchCompare) run(ctx context.Context, e env, cfg loadgen.Config, asJSON
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "%s mix, %d clients, %d memories, %d rounds of %s on each server\n", rep.Mix, rep.Concurrency, rep.Memories, rep.Rounds, rep.Duration)
+	fmt.Fprintf(e.stdout, "%s mix, %d clients, %d memories, %s of %s on each server\n", rep.Mix, rep.Concurrency, rep.Memories, roundsText(rep.Rounds), rep.Duration)
 	fmt.Fprintf(e.stdout, "memstore: %s\ncompare:  %s\n", rep.Memstore.URL, rep.Compare.URL)
 	fmt.Fprintf(e.stdout, "Medians of the rounds; ratio is memstore's divided by compare's (above 1: more requests/s, or a longer latency).\n\n")
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
