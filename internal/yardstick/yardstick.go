@@ -13,6 +13,7 @@
 package yardstick
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -123,15 +124,21 @@ func (s *Server) handle(h func(*http.Request) (any, error)) http.HandlerFunc {
 	}
 }
 
+// writeJSON writes v as memstore does: HTML characters unescaped, a
+// final newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"type":"error","error":{"type":"api_error","message":"encode"}}`)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		b.Reset()
+		b.WriteString(`{"type":"error","error":{"type":"api_error","message":"encode"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(b.Bytes())
 }
 
 func writeError(w http.ResponseWriter, status int, code, message string) {

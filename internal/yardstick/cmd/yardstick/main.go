@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -25,7 +26,13 @@ import (
 
 func main() {
 	fs := flag.NewFlagSet("yardstick", flag.ContinueOnError)
-	fs.SetOutput(os.Stdout)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: yardstick [--engine sqlite|map] [--db FILE] [--addr HOST:PORT]")
+		fs.PrintDefaults()
+	}
+	if slices.ContainsFunc(os.Args[1:], func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
+		fs.SetOutput(os.Stdout) // help asked for goes to stdout, a usage error's to stderr
+	}
 	engine := fs.String("engine", yardstick.EngineSQLite, "`ENGINE`: sqlite (memstore's driver and pragmas) or map (in memory)")
 	db := fs.String("db", "", "the sqlite engine's database `FILE`, made if missing")
 	addr := fs.String("addr", "127.0.0.1:6399", "`ADDRESS` to listen on")
