@@ -48,10 +48,11 @@ Comparing: --compare URL runs the same mix against a second server too,
 in alternating rounds (--rounds, 3 by default), each round on a fresh
 throwaway store of each, and prints the medians of the rounds of both
 and their ratios, memstore's figure divided by the other's. The
-yardstick, a minimal server kept in memstore's source for this
-(internal/yardstick), gives the floor of what a server of these
-requests costs: on SQLite with memstore's driver and settings, or over
-a map in memory. It does not search.
+yardstick, a minimal server kept in memstore's source for this, gives
+the floor of what a server of these requests costs: on SQLite with
+memstore's driver and settings, or over a map in memory. It does not
+search. From a checkout:
+  go run ./internal/yardstick/cmd/yardstick --engine sqlite|map --db FILE --addr 127.0.0.1:6399
 
 'memstore bench recall' measures the quality of search instead: see
 'memstore bench recall --help'.
