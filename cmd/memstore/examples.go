@@ -155,6 +155,7 @@ var examples = map[string][]string{
 	"bench": {
 		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\"",
 		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\" --mix write --concurrency 32 --duration 30s",
+		"memstore bench --url http://127.0.0.1:6366 --api-key \"$MEMSTORE_API_KEY\" --compare http://127.0.0.1:6399 --mix write --rounds 5",
 	},
 	"bench recall": {"memstore bench recall --generate 24", "memstore bench recall --conversations chats.json --misses", "memstore bench recall --docs docs.jsonl --queries queries.jsonl --k 5,10 --misses"},
 	"version":      {"memstore version", "memstore version --json"},

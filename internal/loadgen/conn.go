@@ -126,6 +126,11 @@ func (cn *conn) do(ctx context.Context, method, path string, body, into any) err
 		return err
 	}
 	if status < 200 || status > 299 {
+		// The server's message says why, when it sent one.
+		var e httpapi.ErrorJSON
+		if json.Unmarshal(cn.body, &e) == nil && e.Error.Message != "" {
+			return fmt.Errorf("%s %s: HTTP %d: %s", method, path, status, e.Error.Message)
+		}
 		return fmt.Errorf("%s %s: HTTP %d", method, path, status)
 	}
 	return nil

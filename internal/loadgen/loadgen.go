@@ -148,14 +148,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	search := base + "/search?"
 	if cfg.SearchMode != "" {
-		// One search first: a mode the server refuses fails the run
-		// rather than every request of it.
 		search += "mode=" + url.QueryEscape(cfg.SearchMode) + "&"
+	}
+	if cfg.Mix == MixSearch {
+		// One search first: a server or a mode that refuses searches
+		// fails the run rather than every request of it.
 		cn := c.conn()
 		err := cn.do(ctx, "GET", search+"q=memstore", nil, nil)
 		cn.Close()
-		if err != nil {
+		switch {
+		case err != nil && cfg.SearchMode != "":
 			return nil, fmt.Errorf("the server refused a search of mode %q (%w): check the mode, and that the server has an embedding model for semantic and hybrid search", cfg.SearchMode, err)
+		case err != nil:
+			return nil, fmt.Errorf("the server refused a search (%w): it does not serve the search mix", err)
 		}
 	}
 
