@@ -111,8 +111,18 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		if err != nil {
 			return err
 		}
-		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
-			return sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
+		page, err = keyset.SearchResults(sq, hits, func(ids []string) (map[string]*memstore.Memory, error) {
+			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ANY($1)`, ids)
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			ms, err := sqlrow.CollectRefs(rows, sqlrow.ScanMemory)
+			out := make(map[string]*memstore.Memory, len(ms))
+			for _, m := range ms {
+				out[m.ID] = m
+			}
+			return out, err
 		}, keyset.Turns[string]{
 			Places: func(ids []string) (map[string]keyset.Place, error) {
 				return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))

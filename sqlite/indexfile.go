@@ -50,6 +50,16 @@ func openReadPool(p *sql.DB) *sql.DB {
 	return p
 }
 
+// searchMmapSize is how much of the database and of the index file each
+// search connection reads through memory mapping rather than a read
+// system call per page. A search reads a few hundred pages scattered
+// over both files (the rows of its memories, the index's segments and
+// row sizes), which no page cache of a reasonable size holds: mapped,
+// a page read is a memory access to the operating system's page cache
+// (docs/benchmarks-log.md, Search). It takes address space only, not
+// memory.
+const searchMmapSize = 1 << 30
+
 // openIndexConns prepares the index file of the database at path and opens
 // connections on it.
 func openIndexConns(ctx context.Context, path string) (*indexConns, error) {
@@ -69,6 +79,7 @@ func openIndexConns(ctx context.Context, path string) (*indexConns, error) {
 	ix.SetConnMaxIdleTime(0)
 	q := connParams(false)
 	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", searchMmapSize))
 	search := openReadPool(openPool("file:"+path+"?"+q.Encode(), "search", file))
 	return &indexConns{ix: ix, search: search, stmts: stmtCache{pool: search}, file: fi}, nil
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,6 +38,13 @@ import (
 // therefore lists at most a few hundred memories. Terms in more than searchCommon memories are left out of a
 // query that has others, like stop words: they rank little and cost the
 // most.
+//
+// The page's memories are then read in one query, and so are, for a
+// search of conversations, the places of its best hits and the turns
+// beside them (keyset.SearchResults): each statement costs tens of
+// microseconds of its own, and a page of ten read one memory at a time
+// took ten. Their lists of rowids and paths are JSON arrays, so that
+// each is one statement, prepared once, whatever its length.
 //
 // The tuning below was measured with the recall evaluator (internal/recall)
 // and the benchmarks of search_test.go: see docs/benchmarks-log.md, Search.
@@ -80,12 +88,8 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		if err != nil {
 			return err
 		}
-		page, err = keyset.SearchResults(sq, hits, func(rowid int64) (*memstore.Memory, error) {
-			m, err := sqlrow.ScanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, rowid))
-			if errors.Is(err, sql.ErrNoRows) {
-				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
-			}
-			return m, err
+		page, err = keyset.SearchResults(sq, hits, func(rowids []int64) (map[int64]*memstore.Memory, error) {
+			return searchMemories(ctx, tx, rowids)
 		}, keyset.Turns[int64]{
 			Places: func(rowids []int64) (map[int64]keyset.Place, error) { return searchPlaces(ctx, tx, rowids) },
 			At:     func(store string, paths []string) (map[string]int64, error) { return searchAt(ctx, tx, store, paths) },
@@ -98,28 +102,48 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 	return page, nil
 }
 
+// searchMemories returns the memories of rowids, with their content, by
+// rowid, in one query.
+func searchMemories(ctx context.Context, tx *txn, rowids []int64) (map[int64]*memstore.Memory, error) {
+	rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+`, rowid FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(rowids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]*memstore.Memory, len(rowids))
+	for rows.Next() {
+		var rowid int64
+		m, err := sqlrow.ScanMemory(sqlrow.Extra(rows, &rowid))
+		if err != nil {
+			return nil, err
+		}
+		out[rowid] = m
+	}
+	return out, rows.Err()
+}
+
 // searchPlaces returns where the memories of rowids are, in one query.
 func searchPlaces(ctx context.Context, tx *txn, rowids []int64) (map[int64]keyset.Place, error) {
-	args := make([]any, len(rowids))
-	for i, r := range rowids {
-		args[i] = r
-	}
-	return scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`)`, args...))
+	return scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(rowids)))
 }
 
 // searchAt returns the rowids of the memories of a store at paths, by
 // path, in one query, each path an index seek.
 func searchAt(ctx context.Context, tx *txn, store string, paths []string) (map[string]int64, error) {
-	args := []any{store}
-	for _, p := range paths {
-		args = append(args, p)
-	}
-	found, err := scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE store_id = ? AND path IN (?`+strings.Repeat(", ?", len(paths)-1)+`)`, args...))
+	found, err := scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE store_id = ? AND path IN (SELECT value FROM json_each(?))`, store, jsonList(paths)))
 	out := make(map[string]int64, len(found))
 	for r, p := range found {
 		out[p.Path] = r
 	}
 	return out, err
+}
+
+// jsonList is vs as a JSON array, which json_each reads: a list of any
+// length is one statement, prepared once, where an IN list of
+// placeholders is another statement for each length.
+func jsonList[T int64 | string](vs []T) string {
+	b, _ := json.Marshal(vs)
+	return string(b)
 }
 
 // scanPlaces reads rows of rowid, store_id and path.

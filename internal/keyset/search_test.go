@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memstore/memstore"
@@ -20,8 +21,12 @@ func rankedHits(n int) []*searchtext.Hit[int] {
 	return hits
 }
 
-func readHit(k int) (*memstore.Memory, error) {
-	return &memstore.Memory{Path: fmt.Sprintf("/%d.md", k), Content: "a pear here"}, nil
+func readHit(keys []int) (map[int]*memstore.Memory, error) {
+	out := map[int]*memstore.Memory{}
+	for _, k := range keys {
+		out[k] = &memstore.Memory{Path: fmt.Sprintf("/%d.md", k), Content: "a pear here"}
+	}
+	return out, nil
 }
 
 func TestSearchPages(t *testing.T) {
@@ -40,9 +45,18 @@ func TestSearchPages(t *testing.T) {
 		if want := 2*page + 3; s.Need() != want {
 			t.Errorf("page %d needs %d hits; want %d", page, s.Need(), want)
 		}
-		p, err := keyset.SearchResults(s, hits, readHit, keyset.Turns[int]{})
+		var reads [][]int
+		p, err := keyset.SearchResults(s, hits, func(keys []int) (map[int]*memstore.Memory, error) {
+			reads = append(reads, keys)
+			return readHit(keys)
+		}, keyset.Turns[int]{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The page's memories are read at once, in one query of the
+		// backend.
+		if want := [][]int{{4, 3}, {2, 1}, {0}}[page]; len(reads) != 1 || !slices.Equal(reads[0], want) {
+			t.Errorf("page %d read %v; want one read of %v", page, reads, want)
 		}
 		for _, r := range p.Items {
 			if r.Memory.Content != "" || r.Snippet != "a pear here" {
@@ -99,9 +113,19 @@ func TestSearchResultsPastTheEnd(t *testing.T) {
 		t.Errorf("no hits: %v, %v; want an empty last page", p, err)
 	}
 	bad := errors.New("disk on fire")
-	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad }, keyset.Turns[int]{})
+	_, err = keyset.SearchResults(s, rankedHits(3), func([]int) (map[int]*memstore.Memory, error) { return nil, bad }, keyset.Turns[int]{})
 	if !errors.Is(err, bad) {
 		t.Errorf("a failed read: %v; want its error", err)
+	}
+	// A hit whose memory the read did not find is an error, not a
+	// result left out.
+	_, err = keyset.SearchResults(s, rankedHits(3), func(keys []int) (map[int]*memstore.Memory, error) {
+		m, err := readHit(keys)
+		delete(m, 1)
+		return m, err
+	}, keyset.Turns[int]{})
+	if err == nil || !strings.Contains(err.Error(), "memory 1 is in the search index but not in memories") {
+		t.Errorf("a hit not read: %v; want an error naming it", err)
 	}
 }
 
@@ -121,7 +145,13 @@ func TestSearchConversation(t *testing.T) {
 		}
 		return append(hs, &searchtext.Hit[string]{Key: "/c/4.md", Tier: searchtext.TierInside, BM25: 9, Score: searchtext.Score(9, searchtext.TierInside)})
 	}
-	read := func(k string) (*memstore.Memory, error) { return &memstore.Memory{Path: k, Content: "pear"}, nil }
+	read := func(ks []string) (map[string]*memstore.Memory, error) {
+		m := map[string]*memstore.Memory{}
+		for _, k := range ks {
+			m[k] = &memstore.Memory{Path: k, Content: "pear"}
+		}
+		return m, nil
+	}
 	// The store also holds turns 6 and 7, which no word found, and turns
 	// of another conversation; /c/0.md and /c/-1.md do not exist.
 	stored := map[string]bool{"/c/6.md": true, "/c/7.md": true, "/d/4.md": true}
@@ -241,8 +271,12 @@ func TestSearchConversationStores(t *testing.T) {
 		asked = append(asked, store)
 		return nil, nil
 	}
-	p, err := keyset.SearchResults(s, hits(), func(k int) (*memstore.Memory, error) {
-		return &memstore.Memory{StoreID: keys[k].store, Path: keys[k].path}, nil
+	p, err := keyset.SearchResults(s, hits(), func(ks []int) (map[int]*memstore.Memory, error) {
+		m := map[int]*memstore.Memory{}
+		for _, k := range ks {
+			m[k] = &memstore.Memory{StoreID: keys[k].store, Path: keys[k].path}
+		}
+		return m, nil
 	}, keyset.Turns[int]{Places: places, At: at})
 	if err != nil {
 		t.Fatal(err)
