@@ -39,6 +39,7 @@ type Core struct {
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
+	semantic semanticPlaces           // each workspace's semantic searches in progress
 	dreams   bool                     // dreams run: the server has a model (WithDreams)
 	embedder Embedder                 // embeds the queries of semantic and hybrid search; nil when they are off
 	// semanticWeight is the semantic ranking's weight in hybrid search.

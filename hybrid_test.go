@@ -1,10 +1,14 @@
 package memstore_test
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,6 +142,109 @@ func TestHybridWhenTheModelFails(t *testing.T) {
 		_, err := core.SearchMemories(t.Context(), c, []string{st.ID}, memstore.SearchQuery{Text: "beagle", Mode: mode})
 		if memstore.ErrorCode(err) != memstore.EOverloaded || !strings.Contains(err.Error(), "ask for mode lexical") {
 			t.Errorf("%s search with the model down: %v, want EOverloaded that offers lexical search", mode, err)
+		}
+	}
+}
+
+// A workspace's flood of semantic searches cannot take the model from
+// another: with a model that answers three requests at once, a workspace
+// whose searches hang in it holds at most MaxSemanticSearchesPerWorkspace
+// of them, its others are refused (ERateLimited, offering lexical search)
+// or, in the default mode, answered lexically, and another workspace's
+// semantic search still succeeds.
+func TestSemanticSearchShareOfTheModel(t *testing.T) {
+	db := sqlitetest.Open(t, sqlite.Options{})
+	by := memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}
+	var callers []*memstore.Caller
+	var stores []string
+	for _, name := range []string{"busy", "quiet"} {
+		ws := sqlitetest.Workspace(t, db, name)
+		st := sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "notes"})
+		sqlitetest.Create(t, db, ws.ID, st.ID, "/dog.md", "a beagle called biscuit, flood", by)
+		sqlitetest.Create(t, db, ws.ID, st.ID, "/cat.md", "a cat on the windowsill", by)
+		callers = append(callers, &memstore.Caller{WorkspaceID: ws.ID, Actor: by})
+		stores = append(stores, st.ID)
+	}
+	srv := embedtest.New(t, 32)
+	e := srv.Embedder(t, "word-hash")
+	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The model answers three requests at once; a query of "flood" holds
+	// its place until release.
+	slots, release := make(chan struct{}, 3), make(chan struct{})
+	var mu sync.Mutex
+	arrived := 0
+	model := embedtest.Handler(32)
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		arrived++
+		mu.Unlock()
+		select {
+		case slots <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-slots }()
+		if strings.Contains(string(body), "flood") {
+			<-release
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		model.ServeHTTP(w, r)
+	})
+	core := memstore.NewCore(db, memstore.WithEmbedder(e))
+	busy, quiet := callers[0], callers[1]
+	const flood = 6
+	var wg sync.WaitGroup
+	var returned []error
+	for range flood {
+		wg.Go(func() {
+			_, err := core.SearchMemories(context.Background(), busy, stores[:1], memstore.SearchQuery{Text: "flood", Mode: memstore.ModeSemantic})
+			mu.Lock()
+			returned = append(returned, err)
+			mu.Unlock()
+		})
+	}
+	defer func() {
+		close(release)
+		wg.Wait()
+	}()
+	// The flood settles: each search is in the model or refused.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		settled := arrived+len(returned) == flood
+		mu.Unlock()
+		if settled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the busy workspace's searches neither reached the model nor were refused within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	refused := slices.Clone(returned)
+	mu.Unlock()
+	if len(refused) != flood-memstore.MaxSemanticSearchesPerWorkspace {
+		t.Errorf("%d of the busy workspace's %d semantic searches were refused while the model held the others, want all but %d", len(refused), flood, memstore.MaxSemanticSearchesPerWorkspace)
+	}
+	for _, err := range refused {
+		if memstore.ErrorCode(err) != memstore.ERateLimited || !strings.Contains(err.Error(), "ask for mode lexical") {
+			t.Errorf("a semantic search over the workspace's share: %v, want ERateLimited that offers lexical search", err)
+		}
+	}
+	// The busy workspace's default search answers lexically.
+	p, err := core.SearchMemories(t.Context(), busy, stores[:1], memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" {
+		t.Errorf("the busy workspace's default search over its share: %q, %v; want the lexical match", fusedPaths(p.Items), err)
+	}
+	// The quiet workspace's semantic search reaches the model.
+	for _, mode := range []string{memstore.ModeSemantic, memstore.ModeHybrid} {
+		p, err := core.SearchMemories(t.Context(), quiet, stores[1:], memstore.SearchQuery{Text: "beagle", Mode: mode})
+		if err != nil || len(p.Items) == 0 || p.Items[0].Memory.Path != "/dog.md" {
+			t.Errorf("the quiet workspace's %s search while the busy one floods the model: %+v, %v; want /dog.md first", mode, p.Items, err)
 		}
 	}
 }
