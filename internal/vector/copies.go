@@ -247,10 +247,21 @@ func (c *Copies[P]) evict(keep []*Copy[P]) {
 				givers[ws] = int(held[ws])
 			}
 		}
-		from := cmp.Or(fairshare.Reclaim(givers, mine), mine)
-		if !free(from) && from == mine {
-			return // the others hold less, and mine's copies are in use
+		from := fairshare.Reclaim(givers, mine)
+		switch {
+		case from != "":
+		case len(old[mine]) > 0:
+			from = mine
+		default:
+			// Mine's copies are all in use: the others' largest holder
+			// gives, so that the copies stay within the limit however
+			// many workspaces hold one each.
+			delete(givers, mine)
+			if from = fairshare.Reclaim(givers, mine); from == "" {
+				return // every copy is in use or just used
+			}
 		}
+		free(from)
 	}
 }
 

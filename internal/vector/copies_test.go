@@ -166,3 +166,26 @@ func TestCopiesShareBetweenWorkspaces(t *testing.T) {
 	}
 	unlock()
 }
+
+// However many workspaces hold a copy each, the copies stay within the
+// limit: when the one searching has only the copy it just used, the
+// largest other holder gives.
+func TestCopiesBoundedAcrossWorkspaces(t *testing.T) {
+	var one Set
+	for i := range 100 {
+		one.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
+	}
+	per := one.Bytes()
+	c := &Copies[int]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
+	for i := range 8 {
+		cps, unlock := c.LockStores(fmt.Sprintf("w%d", i), []string{"s"}, "m", 4)
+		fill(cps[0], 100)
+		unlock()
+	}
+	if c.Len() > 4 {
+		t.Fatalf("%d copies of 8 workspaces kept, over the limit of four and a half", c.Len())
+	}
+	if _, ok := c.Uses()[CopyKey{Workspace: "w7", Store: "s", Model: "m", Dims: 4}]; !ok {
+		t.Fatal("the copy just used was dropped")
+	}
+}
