@@ -22,10 +22,9 @@ import (
 // (the store was not the workspace's, or its read failed) goes on unlock.
 type Copies[P comparable] struct {
 	// Limit bounds the bytes the copies keep (Set.Bytes); 0 keeps them
-	// all. Past it the least recently used copies go, but never the ones
-	// just used: a store larger than the limit alone is kept while it is
-	// the one searched. At the limit, the workspace holding the most gives
-	// (evict).
+	// all. Past it the least recently used copies of the workspace
+	// holding the most go (evict), but never the ones just used: a store
+	// larger than the limit alone is kept while it is the one searched.
 	Limit int64
 	// WorkspaceLimit bounds the bytes of one workspace's copies, its share
 	// of Limit; 0 for none. Past it the workspace's own least recently used
