@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -37,8 +36,9 @@ const (
 	// model while it embeds the query, then a read connection and the
 	// cores while it scans the vectors: so that one workspace's flood
 	// leaves the model, the connections (SQLite reads on four) and the
-	// cores to the others. A search past it is refused (ERateLimited) or,
-	// in the default mode, answers lexically.
+	// cores to the others. A search past it waits for its turn, within
+	// QueryEmbeddingTimeout, and is then refused (ERateLimited) or, in
+	// the default mode, answers lexically.
 	MaxSemanticSearchesPerWorkspace = 2
 )
 
@@ -191,14 +191,21 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 // embed it within QueryEmbeddingTimeout, ERateLimited when the workspace
 // has MaxSemanticSearchesPerWorkspace in progress.
 func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery, limit int) ([]SearchResult, error) {
-	release, err := co.semantic.take(workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
+	// The wait for the workspace's turn counts in the model's time.
 	ectx, cancel := context.WithTimeout(ctx, QueryEmbeddingTimeout)
 	defer cancel()
+	release, err := co.semantic.take(ectx, workspaceID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := Errorf(ERateLimited, "too many semantic searches at once: workspace %s may run %d at a time (memstore.MaxSemanticSearchesPerWorkspace), and none ended within %v; %s, or ask for mode %s",
+			workspaceID, MaxSemanticSearchesPerWorkspace, QueryEmbeddingTimeout, WaitAndRetry(semanticRetry), ModeLexical)
+		e.Retry, e.RetryAfter = true, semanticRetry
+		return nil, e
+	}
+	defer release() // after the scan too
+	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
 	vecs, err := co.embedder.Embed(ectx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		if ctx.Err() != nil {
@@ -209,39 +216,7 @@ func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []stri
 	return co.b.(VectorStorage).NearestMemories(ctx, workspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
 }
 
-// semanticPlaces counts each workspace's semantic searches in progress
-// (MaxSemanticSearchesPerWorkspace).
-type semanticPlaces struct {
-	mu   sync.Mutex
-	held map[string]int
-}
-
 // semanticRetry is the wait a search refused for its workspace's share is
 // told to retry after: a semantic search takes milliseconds, or the
 // model's time.
 const semanticRetry = time.Second
-
-// take takes a place for a semantic search of workspace ws, or refuses it
-// at once (ERateLimited): a search that waited would hold its request
-// while the workspace's others hold the model.
-func (p *semanticPlaces) take(ws string) (release func(), err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held[ws] >= MaxSemanticSearchesPerWorkspace {
-		e := Errorf(ERateLimited, "too many semantic searches at once: workspace %s has %d in progress, its share of the embedding model and the vector scans (memstore.MaxSemanticSearchesPerWorkspace); %s, or ask for mode %s",
-			ws, p.held[ws], WaitAndRetry(semanticRetry), ModeLexical)
-		e.Retry, e.RetryAfter = true, semanticRetry
-		return nil, e
-	}
-	if p.held == nil {
-		p.held = map[string]int{}
-	}
-	p.held[ws]++
-	return sync.OnceFunc(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.held[ws]--; p.held[ws] == 0 {
-			delete(p.held, ws)
-		}
-	}), nil
-}

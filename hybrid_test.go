@@ -3,6 +3,8 @@ package memstore_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -146,17 +148,13 @@ func TestHybridWhenTheModelFails(t *testing.T) {
 	}
 }
 
-// A workspace's flood of semantic searches cannot take the model from
-// another: with a model that answers three requests at once, a workspace
-// whose searches hang in it holds at most MaxSemanticSearchesPerWorkspace
-// of them, its others are refused (ERateLimited, offering lexical search)
-// or, in the default mode, answered lexically, and another workspace's
-// semantic search still succeeds.
-func TestSemanticSearchShareOfTheModel(t *testing.T) {
+// semanticFixture is a database of two workspaces, "busy" and "quiet",
+// each with a store of two memories embedded by embedtest's server, and
+// a core whose model is that server.
+func semanticFixture(t *testing.T) (srv *embedtest.Server, core *memstore.Core, busy, quiet *memstore.Caller, stores []string) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	by := memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}
 	var callers []*memstore.Caller
-	var stores []string
 	for _, name := range []string{"busy", "quiet"} {
 		ws := sqlitetest.Workspace(t, db, name)
 		st := sqlitetest.Store(t, db, ws.ID, memstore.StoreCreate{Name: "notes"})
@@ -165,22 +163,39 @@ func TestSemanticSearchShareOfTheModel(t *testing.T) {
 		callers = append(callers, &memstore.Caller{WorkspaceID: ws.ID, Actor: by})
 		stores = append(stores, st.ID)
 	}
-	srv := embedtest.New(t, 32)
+	srv = embedtest.New(t, 32)
 	e := srv.Embedder(t, "word-hash")
 	if err := embedindex.New(embedindex.Config{Storage: db, Embedder: e}).Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	return srv, memstore.NewCore(db, memstore.WithEmbedder(e)), callers[0], callers[1], stores
+}
+
+// wantBeagle checks that a search found /dog.md first.
+func wantBeagle(t *testing.T, what string, p memstore.Page[memstore.SearchResult], err error) {
+	t.Helper()
+	if err != nil || len(p.Items) == 0 || p.Items[0].Memory.Path != "/dog.md" {
+		t.Errorf("%s: %+v, %v; want /dog.md first", what, p.Items, err)
+	}
+}
+
+// A workspace's flood of semantic searches cannot take the model from
+// another: with a model that answers three requests at once, a workspace
+// whose searches hang in it has at most MaxSemanticSearchesPerWorkspace
+// of them there at a time, the others waiting their turn, and another
+// workspace's semantic search succeeds meanwhile. Each of the flood's
+// searches fails, offering lexical search: in the model past
+// QueryEmbeddingTimeout, or refused having waited as long for its turn.
+func TestSemanticSearchShareOfTheModel(t *testing.T) {
+	srv, core, busy, quiet, stores := semanticFixture(t)
 	// The model answers three requests at once; a query of "flood" holds
 	// its place until release.
 	slots, release := make(chan struct{}, 3), make(chan struct{})
 	var mu sync.Mutex
-	arrived := 0
+	flooding, most := 0, 0 // queries of "flood" in the model, now and at most at once
 	model := embedtest.Handler(32)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		arrived++
-		mu.Unlock()
 		select {
 		case slots <- struct{}{}:
 		case <-r.Context().Done():
@@ -188,13 +203,23 @@ func TestSemanticSearchShareOfTheModel(t *testing.T) {
 		}
 		defer func() { <-slots }()
 		if strings.Contains(string(body), "flood") {
-			<-release
+			mu.Lock()
+			flooding++
+			most = max(most, flooding)
+			mu.Unlock()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			mu.Lock()
+			flooding--
+			mu.Unlock()
+			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		model.ServeHTTP(w, r)
 	})
-	core := memstore.NewCore(db, memstore.WithEmbedder(e))
-	busy, quiet := callers[0], callers[1]
+	defer close(release)
 	const flood = 6
 	var wg sync.WaitGroup
 	var returned []error
@@ -206,45 +231,76 @@ func TestSemanticSearchShareOfTheModel(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	defer func() {
-		close(release)
-		wg.Wait()
-	}()
-	// The flood settles: each search is in the model or refused.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		mu.Lock()
-		settled := arrived+len(returned) == flood
+		n := flooding
 		mu.Unlock()
-		if settled {
+		if n >= memstore.MaxSemanticSearchesPerWorkspace {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the busy workspace's searches neither reached the model nor were refused within 30s")
+			t.Fatal("the busy workspace's searches did not reach the model within 30s")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	// Before the first of them gives up on the model (5 s), no more of
+	// them reach it: the others wait their turn.
+	time.Sleep(200 * time.Millisecond)
 	mu.Lock()
-	refused := slices.Clone(returned)
+	if most > memstore.MaxSemanticSearchesPerWorkspace {
+		t.Errorf("the busy workspace had %d searches in the model at once, want at most %d", most, memstore.MaxSemanticSearchesPerWorkspace)
+	}
 	mu.Unlock()
-	if len(refused) != flood-memstore.MaxSemanticSearchesPerWorkspace {
-		t.Errorf("%d of the busy workspace's %d semantic searches were refused while the model held the others, want all but %d", len(refused), flood, memstore.MaxSemanticSearchesPerWorkspace)
-	}
-	for _, err := range refused {
-		if memstore.ErrorCode(err) != memstore.ERateLimited || !strings.Contains(err.Error(), "ask for mode lexical") {
-			t.Errorf("a semantic search over the workspace's share: %v, want ERateLimited that offers lexical search", err)
-		}
-	}
-	// The busy workspace's default search answers lexically.
-	p, err := core.SearchMemories(t.Context(), busy, stores[:1], memstore.SearchQuery{Text: "beagle"})
-	if err != nil || fusedPaths(p.Items) != "/dog.md" {
-		t.Errorf("the busy workspace's default search over its share: %q, %v; want the lexical match", fusedPaths(p.Items), err)
-	}
-	// The quiet workspace's semantic search reaches the model.
 	for _, mode := range []string{memstore.ModeSemantic, memstore.ModeHybrid} {
 		p, err := core.SearchMemories(t.Context(), quiet, stores[1:], memstore.SearchQuery{Text: "beagle", Mode: mode})
-		if err != nil || len(p.Items) == 0 || p.Items[0].Memory.Path != "/dog.md" {
-			t.Errorf("the quiet workspace's %s search while the busy one floods the model: %+v, %v; want /dog.md first", mode, p.Items, err)
+		wantBeagle(t, "the quiet workspace's "+mode+" search while the busy one floods the model", p, err)
+	}
+	// The busy workspace's default search answers, lexically or, once
+	// its turn came, hybrid.
+	p, err := core.SearchMemories(t.Context(), busy, stores[:1], memstore.SearchQuery{Text: "beagle"})
+	wantBeagle(t, "the busy workspace's default search while it floods the model", p, err)
+	wg.Wait()
+	for _, err := range returned {
+		if code := memstore.ErrorCode(err); code != memstore.ERateLimited && code != memstore.EOverloaded || !strings.Contains(err.Error(), "ask for mode lexical") {
+			t.Errorf("a semantic search of a flood in a model that hangs: %v, want it refused, offering lexical search", err)
 		}
+	}
+}
+
+// A workspace with MaxSemanticSearchesPerWorkspace semantic searches in
+// progress: its next one waits its turn and runs once one ends, or, when
+// none ends within QueryEmbeddingTimeout, is refused (ERateLimited, with
+// a retry-after, naming the limit and offering lexical search), and
+// answers lexically in the default mode; another workspace's runs at
+// once.
+func TestSemanticSearchPastTheShare(t *testing.T) {
+	_, core, busy, quiet, stores := semanticFixture(t)
+	free := memstore.TakeSemanticPlaces(core, busy.WorkspaceID, memstore.MaxSemanticSearchesPerWorkspace)
+	defer free()
+	for _, mode := range []string{memstore.ModeSemantic, memstore.ModeHybrid} {
+		p, err := core.SearchMemories(t.Context(), quiet, stores[1:], memstore.SearchQuery{Text: "beagle", Mode: mode})
+		wantBeagle(t, "the quiet workspace's "+mode+" search", p, err)
+		_, err = core.SearchMemories(t.Context(), busy, stores[:1], memstore.SearchQuery{Text: "beagle", Mode: mode})
+		var e *memstore.Error
+		if !errors.As(err, &e) || e.Code != memstore.ERateLimited || e.RetryAfter <= 0 || !e.Retry ||
+			!strings.Contains(e.Message, "MaxSemanticSearchesPerWorkspace") || !strings.Contains(e.Message, "ask for mode lexical") {
+			t.Errorf("the busy workspace's %s search past its share: %v, want ERateLimited with a retry-after, naming the limit and offering lexical search", mode, err)
+		}
+	}
+	p, err := core.SearchMemories(t.Context(), busy, stores[:1], memstore.SearchQuery{Text: "beagle"})
+	if err != nil || fusedPaths(p.Items) != "/dog.md" {
+		t.Errorf("the busy workspace's default search past its share: %q, %v; want the lexical match", fusedPaths(p.Items), err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		p, err := core.SearchMemories(t.Context(), busy, stores[:1], memstore.SearchQuery{Text: "beagle", Mode: memstore.ModeSemantic})
+		if err == nil && (len(p.Items) == 0 || p.Items[0].Memory.Path != "/dog.md") {
+			err = fmt.Errorf("found %+v, want /dog.md first", p.Items)
+		}
+		waited <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	free()
+	if err := <-waited; err != nil {
+		t.Errorf("a semantic search waiting for the workspace's turn: %v", err)
 	}
 }

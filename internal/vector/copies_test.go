@@ -90,17 +90,21 @@ func TestCopiesLeaveNothingBehind(t *testing.T) {
 	}
 }
 
+// sharedCopies are copies with room for four and a half copies of 100
+// vectors (fill's), two and a half a workspace.
+func sharedCopies() *Copies[int] {
+	var one Copy[int]
+	fill(&one, 100)
+	per := one.Set.Bytes()
+	return &Copies[int]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
+}
+
 // One workspace cannot push another's copies out: past a workspace's
 // share its own least recently used copies go, and at the limit the
 // workspace holding the most gives, so that a store of another workspace
 // still loads and stays while the first searches store after store.
 func TestCopiesShareBetweenWorkspaces(t *testing.T) {
-	var one Set
-	for i := range 100 {
-		one.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
-	}
-	per := one.Bytes()
-	c := &Copies[int]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
+	c := sharedCopies()
 	use := func(ws, store string) bool {
 		cps, unlock := c.LockStores(ws, []string{store}, "m", 4)
 		defer unlock()
@@ -171,12 +175,7 @@ func TestCopiesShareBetweenWorkspaces(t *testing.T) {
 // limit: when the one searching has only the copy it just used, the
 // largest other holder gives.
 func TestCopiesBoundedAcrossWorkspaces(t *testing.T) {
-	var one Set
-	for i := range 100 {
-		one.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
-	}
-	per := one.Bytes()
-	c := &Copies[int]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
+	c := sharedCopies()
 	for i := range 8 {
 		cps, unlock := c.LockStores(fmt.Sprintf("w%d", i), []string{"s"}, "m", 4)
 		fill(cps[0], 100)
