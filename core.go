@@ -39,6 +39,7 @@ type Core struct {
 	searches *rateLimiter             // the shares of searches; nil without WithLimits
 	now      func() time.Time         // the clock of the search shares
 	exports  exportPlaces             // the exports in progress
+	semantic places                   // each workspace's semantic searches in progress
 	dreams   bool                     // dreams run: the server has a model (WithDreams)
 	embedder Embedder                 // embeds the queries of semantic and hybrid search; nil when they are off
 	// semanticWeight is the semantic ranking's weight in hybrid search.
@@ -65,7 +66,10 @@ var (
 // store nor any quota unless an option sets one.
 func NewCore(b Backend, opts ...CoreOption) *Core {
 	rv, _ := b.(MemoryRevalidatorStorage)
-	co := &Core{b: b, rv: rv, now: time.Now, exports: exportPlaces{hold: ExportHold, wait: ExportWait}, semanticWeight: DefaultSemanticWeight}
+	co := &Core{b: b, rv: rv, now: time.Now,
+		exports:        exportPlaces{places: places{max: MaxExportsAtOnce, perWorkspace: MaxExportsPerWorkspace}, hold: ExportHold, wait: ExportWait},
+		semantic:       places{perWorkspace: MaxSemanticSearchesPerWorkspace},
+		semanticWeight: DefaultSemanticWeight}
 	for _, o := range opts {
 		o(co)
 	}

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -98,56 +97,24 @@ func (co *Core) ExportMemories(ctx context.Context, c *Caller, storeID string, c
 	return co.b.ExportMemories(ctx, c.WorkspaceID, storeID, content, sink)
 }
 
-// exportPlaces counts the exports in progress, overall and by workspace,
-// and lets a new one wait for a place.
+// exportPlaces are the places of exports in progress: MaxExportsAtOnce,
+// MaxExportsPerWorkspace of them a workspace's.
 type exportPlaces struct {
+	places
 	hold, wait time.Duration // ExportHold and ExportWait, but in tests
-
-	mu      sync.Mutex
-	total   int
-	held    map[string]int
-	changed chan struct{} // closed and replaced whenever a place frees
 }
 
 // take waits up to ExportWait for a place for an export of workspace ws
 // and returns its release.
 func (p *exportPlaces) take(ctx context.Context, ws string) (release func(), err error) {
-	timer := time.NewTimer(p.wait)
-	defer timer.Stop()
-	for {
-		p.mu.Lock()
-		if p.held == nil {
-			p.held = map[string]int{}
-			p.changed = make(chan struct{})
-		}
-		if p.total < MaxExportsAtOnce && p.held[ws] < MaxExportsPerWorkspace {
-			p.total++
-			p.held[ws]++
-			p.mu.Unlock()
-			return func() { p.release(ws) }, nil
-		}
-		changed := p.changed
-		p.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timer.C:
-			e := Errorf(ERateLimited, "too many exports in progress (at most %d at once, %d per workspace); %s, or list the memories page by page",
-				MaxExportsAtOnce, MaxExportsPerWorkspace, WaitAndRetry(p.wait))
-			e.Retry, e.RetryAfter = true, p.wait
-			return nil, e
-		}
+	wctx, cancel := context.WithTimeout(ctx, p.wait)
+	defer cancel()
+	release, err = p.places.take(wctx, ws)
+	if err == nil || ctx.Err() != nil {
+		return release, err
 	}
-}
-
-func (p *exportPlaces) release(ws string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.total--
-	if p.held[ws]--; p.held[ws] == 0 {
-		delete(p.held, ws)
-	}
-	close(p.changed)
-	p.changed = make(chan struct{})
+	e := Errorf(ERateLimited, "too many exports in progress (at most %d at once, %d per workspace); %s, or list the memories page by page",
+		MaxExportsAtOnce, MaxExportsPerWorkspace, WaitAndRetry(p.wait))
+	e.Retry, e.RetryAfter = true, p.wait
+	return nil, e
 }

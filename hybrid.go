@@ -31,6 +31,15 @@ const (
 	// it, and a default one answers lexically, rather than holding the
 	// request for the model client's own timeout.
 	QueryEmbeddingTimeout = 5 * time.Second
+	// MaxSemanticSearchesPerWorkspace bounds a workspace's semantic and
+	// hybrid searches in progress in a server, each of which holds the
+	// model while it embeds the query, then a read connection and the
+	// cores while it scans the vectors: so that one workspace's flood
+	// leaves the model, the connections (SQLite reads on four) and the
+	// cores to the others. A search past it waits for its turn, within
+	// QueryEmbeddingTimeout, and is then refused (ERateLimited) or, in
+	// the default mode, answers lexically.
+	MaxSemanticSearchesPerWorkspace = 2
 )
 
 // ValidateSemanticWeight checks a weight of the semantic ranking in
@@ -142,8 +151,9 @@ func (co *Core) searchMode(q SearchQuery) (string, error) {
 // searchIn runs a checked query in mode, in c's workspace: the lexical
 // search of the backend, the semantic one of its vectors, or both fused.
 // A default search (q.Mode "") that is hybrid answers lexically when the
-// model fails to embed the query; one that asked for hybrid fails
-// (EOverloaded), as a semantic one does.
+// model fails to embed the query, or the workspace has its share of
+// semantic searches in progress; one that asked for hybrid fails
+// (EOverloaded, ERateLimited), as a semantic one does.
 func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery, mode string) (Page[SearchResult], error) {
 	if mode == ModeLexical {
 		return co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, q)
@@ -165,7 +175,7 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 		return page, err
 	}
 	near, err := co.nearest(ctx, c.WorkspaceID, storeIDs, q, FusionCandidates)
-	if err != nil && q.Mode == "" && ErrorCode(err) == EOverloaded {
+	if code := ErrorCode(err); q.Mode == "" && (code == EOverloaded || code == ERateLimited) {
 		near, err = nil, nil
 	}
 	if err != nil {
@@ -178,11 +188,24 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 // nearest embeds q.Text and returns the limit memories of the stores
 // nearest to it (VectorStorage.NearestMemories), each store searched
 // once however often it is named; EOverloaded when the model fails to
-// embed it within QueryEmbeddingTimeout.
+// embed it within QueryEmbeddingTimeout, ERateLimited when the workspace
+// has MaxSemanticSearchesPerWorkspace in progress.
 func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery, limit int) ([]SearchResult, error) {
-	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
+	// The wait for the workspace's turn counts in the model's time.
 	ectx, cancel := context.WithTimeout(ctx, QueryEmbeddingTimeout)
 	defer cancel()
+	release, err := co.semantic.take(ectx, workspaceID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := Errorf(ERateLimited, "too many semantic searches at once: workspace %s may run %d at a time (memstore.MaxSemanticSearchesPerWorkspace), and none ended within %v; %s, or ask for mode %s",
+			workspaceID, MaxSemanticSearchesPerWorkspace, QueryEmbeddingTimeout, WaitAndRetry(semanticRetry), ModeLexical)
+		e.Retry, e.RetryAfter = true, semanticRetry
+		return nil, e
+	}
+	defer release() // after the scan too
+	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
 	vecs, err := co.embedder.Embed(ectx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		if ctx.Err() != nil {
@@ -192,3 +215,8 @@ func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []stri
 	}
 	return co.b.(VectorStorage).NearestMemories(ctx, workspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
 }
+
+// semanticRetry is the wait a search refused for its workspace's share is
+// told to retry after: a semantic search takes milliseconds, or the
+// model's time.
+const semanticRetry = time.Second

@@ -26,6 +26,11 @@ const (
 	// database: 1 GiB holds about 2.2 million vectors of 384 dimensions.
 	// Past it the copies of the stores least recently searched go.
 	VectorCopyBytes = 1 << 30
+	// VectorCopyBytesPerWorkspace is a workspace's share of them: past
+	// it, the workspace's own copies least recently searched go, so that
+	// a workspace searching store after store leaves the others room for
+	// theirs. At VectorCopyBytes, the workspace holding the most gives.
+	VectorCopyBytesPerWorkspace = VectorCopyBytes / 2
 	// EmbeddingAttempts is how many claims of a memory the indexing
 	// worker makes before it gives up on a text the model refuses (an
 	// answer that is not "later"): the memory leaves the queue, stays

@@ -163,7 +163,9 @@ func modelProcess(b *testing.B, dims int) (string, func()) {
 }
 
 // serveModel serves embedtest's endpoint of dims dimensions on a free
-// port of the loopback, until the process is killed.
+// port of the loopback, until the process is killed. It writes each
+// request's time in the handler to stderr ("embed µs"), so that a
+// benchmark over HTTP can report the model's own time apart.
 func serveModel(dims string) {
 	n, err := strconv.Atoi(dims)
 	if err != nil {
@@ -174,5 +176,10 @@ func serveModel(dims string) {
 		panic(err)
 	}
 	fmt.Printf("http://%s/v1\n", l.Addr())
-	panic(http.Serve(l, embedtest.Handler(n)))
+	h := embedtest.Handler(n)
+	panic(http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		fmt.Fprintf(os.Stderr, "embed %d\n", time.Since(start).Microseconds())
+	})))
 }

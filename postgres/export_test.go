@@ -43,6 +43,10 @@ func SetVectorLogKeep(n int) func() {
 // SetVectorCopyBytes sets the bound of db's copies of stores' vectors.
 func (db *DB) SetVectorCopyBytes(n int64) { db.vectors.Limit = n }
 
+// SetVectorCopyShare sets a workspace's share of db's copies of stores'
+// vectors.
+func (db *DB) SetVectorCopyShare(n int64) { db.vectors.WorkspaceLimit = n }
+
 // VectorCopies is how many copies of stores' vectors db keeps, and each
 // one's place in their order of use.
 func (db *DB) VectorCopies() (int, map[vector.CopyKey]uint64) {

@@ -144,6 +144,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	db := &DB{pool: pool, now: opts.Now, ids: opts.IDs, log: opts.Logger}
 	db.vectors.Limit = memstore.VectorCopyBytes
+	db.vectors.WorkspaceLimit = memstore.VectorCopyBytesPerWorkspace
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.read, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	db.revalidate = db.newRevalidator(int(cfg.MaxConns))

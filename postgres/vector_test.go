@@ -303,6 +303,61 @@ func TestNearestCopiesWithinTheirBound(t *testing.T) {
 	}
 }
 
+// A workspace that searches store after store cannot push another's copy
+// out: past its share its own copies go, and the other workspace's next
+// search reads nothing from the database.
+func TestNearestCopiesShareBetweenWorkspaces(t *testing.T) {
+	f := newTwoReplicas(t, 4, 11)
+	ctx := context.Background()
+	w, err := f.a.CreateWorkspace(ctx, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyCaller := &memstore.Caller{WorkspaceID: w.ID, Actor: alice.Actor}
+	var busy []string
+	for i := range 6 {
+		s, err := f.core.CreateStore(ctx, busyCaller, memstore.StoreCreate{Name: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy = append(busy, s.ID)
+	}
+	var per int64 // the bytes of one store's copy
+	for _, c := range []struct {
+		caller *memstore.Caller
+		store  string
+	}{{alice, f.store}, {busyCaller, busy[0]}, {busyCaller, busy[1]}, {busyCaller, busy[2]}, {busyCaller, busy[3]}, {busyCaller, busy[4]}, {busyCaller, busy[5]}} {
+		var set vector.Set
+		for j := range 4 {
+			m, err := f.core.CreateMemory(ctx, c.caller, c.store, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", j), Content: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set.Add(m.ID, make([]byte, 4))
+		}
+		per = max(per, set.Bytes())
+	}
+	embedQueued(t, f.a, "m", f.random, map[string][]float32{})
+	f.b.SetVectorCopyBytes(4*per + per/2)
+	f.b.SetVectorCopyShare(2*per + per/2)
+	search := func(workspaceID, store string) {
+		if hits, err := f.b.NearestMemories(ctx, workspaceID, []string{store}, "m", f.random(memstore.EmbeddingTask{}), "", 1); err != nil || len(hits) != 1 {
+			t.Fatalf("search of %s: %v, %v; want a memory", store, hits, err)
+		}
+	}
+	search(ws, f.store)
+	for range 3 {
+		for _, s := range busy {
+			search(w.ID, s)
+		}
+	}
+	read := f.b.VectorRowsRead()
+	search(ws, f.store)
+	if n := f.b.VectorRowsRead() - read; n != 0 {
+		t.Fatalf("the quiet workspace's search read %d vectors again: the busy one pushed its copy out", n)
+	}
+}
+
 // A search naming another workspace's store, or no store at all, is
 // refused before it locks or makes any copy: the other workspace's copy
 // keeps its place, and no entry is left behind.

@@ -90,6 +90,10 @@ func (db *DB) VectorRowsRead() int64 { return db.vectors.rowsRead.Load() }
 // SetVectorCopyBytes sets the bound of db's copies of stores' vectors.
 func (db *DB) SetVectorCopyBytes(n int64) { db.vectors.Limit = n }
 
+// SetVectorCopyShare sets a workspace's share of db's copies of stores'
+// vectors.
+func (db *DB) SetVectorCopyShare(n int64) { db.vectors.WorkspaceLimit = n }
+
 // VectorCopies is how many copies of stores' vectors db keeps, and each
 // one's place in their order of use.
 func (db *DB) VectorCopies() (int, map[vector.CopyKey]uint64) {

@@ -156,6 +156,7 @@ type DB struct {
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger, poll: polling{origin: newOrigin()}}
 	db.vectors.Limit = memstore.VectorCopyBytes
+	db.vectors.WorkspaceLimit = memstore.VectorCopyBytesPerWorkspace
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.reads, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	if db.now == nil {

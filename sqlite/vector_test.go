@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/vector"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
@@ -172,6 +173,55 @@ func TestNearestCopiesWithinTheirBound(t *testing.T) {
 	// a, then b (a goes), a (b goes), b: four reads of 4 vectors.
 	if n := db.VectorRowsRead() - read; n != 16 {
 		t.Fatalf("read %d vectors, want 16: each store again after the other's search", n)
+	}
+}
+
+// A workspace that searches store after store cannot push another's copy
+// out: past its share its own copies go, and the other workspace's next
+// search reads nothing from the file.
+func TestNearestCopiesShareBetweenWorkspaces(t *testing.T) {
+	db := sqlitetest.OpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{})
+	ctx := context.Background()
+	type store struct{ ws, id string }
+	var busy []store
+	var quiet store
+	var per int64 // the bytes of one store's copy
+	for _, name := range []string{"quiet", "busy"} {
+		ws := sqlitetest.Workspace(t, db, name).ID
+		for i := range 6 {
+			s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: fmt.Sprint(i)})
+			var set vector.Set
+			for j := range 4 {
+				m := sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/%d.md", j), "x", alice)
+				set.Add(m.ID, vector.Encode(axis(j)))
+			}
+			per = max(per, set.Bytes())
+			if name == "quiet" {
+				quiet = store{ws, s.ID}
+				break
+			}
+			busy = append(busy, store{ws, s.ID})
+		}
+	}
+	embedQueued(t, db, func(p string) []float32 { return axis(int(p[1] - '0')) })
+	db.SetVectorCopyBytes(4*per + per/2)
+	db.SetVectorCopyShare(2*per + per/2)
+	search := func(s store) {
+		hits, err := db.NearestMemories(ctx, s.ws, []string{s.id}, "m", axis(2), "", 1)
+		if err != nil || len(hits) != 1 || hits[0].Memory.Path != "/2.md" {
+			t.Fatalf("search of %s: %v, %v; want /2.md", s.id, hits, err)
+		}
+	}
+	search(quiet)
+	for range 3 {
+		for _, s := range busy {
+			search(s)
+		}
+	}
+	read := db.VectorRowsRead()
+	search(quiet)
+	if n := db.VectorRowsRead() - read; n != 0 {
+		t.Fatalf("the quiet workspace's search read %d vectors again: the busy one pushed its copy out", n)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/memstore/memstore/internal/fairshare"
 )
 
 // Copies are a process's copies in memory of the vectors of the stores it
@@ -20,13 +22,18 @@ import (
 // (the store was not the workspace's, or its read failed) goes on unlock.
 type Copies[P comparable] struct {
 	// Limit bounds the bytes the copies keep (Set.Bytes); 0 keeps them
-	// all. Past it the least recently used copies go, but never the ones
-	// just used: a store larger than the limit alone is kept while it is
-	// the one searched.
+	// all. Past it the least recently used copies of the workspace
+	// holding the most go (evict), but never the ones just used: a store
+	// larger than the limit alone is kept while it is the one searched.
 	Limit int64
-	mu    sync.Mutex
-	m     map[CopyKey]*Copy[P]
-	clock uint64 // counts the locks, to tell the least recently used
+	// WorkspaceLimit bounds the bytes of one workspace's copies, its share
+	// of Limit; 0 for none. Past it the workspace's own least recently used
+	// copies go, so that a workspace searching store after store never
+	// takes the others' room.
+	WorkspaceLimit int64
+	mu             sync.Mutex
+	m              map[CopyKey]*Copy[P]
+	clock          uint64 // counts the locks, to tell the least recently used
 }
 
 // A CopyKey names a copy: a workspace's store's vectors of one model and
@@ -177,37 +184,83 @@ func (c *Copies[P]) DropStore(workspaceID, storeID string) {
 	}
 }
 
-// evict drops the least recently used copies, but those just used and
-// those a search holds, until the copies are within the limit.
+// evict frees copies until each workspace of keep is within its share
+// and all within the limit, never those just used (keep) nor those a
+// search holds. Past its share, a workspace frees its own least recently
+// used copies; past the limit, the workspace holding the most frees its
+// least recently used one (fairshare.Reclaim, counting bytes), so that
+// one workspace that searches store after store pushes out its own
+// copies, never those of the others, and another's store still loads.
 func (c *Copies[P]) evict(keep []*Copy[P]) {
-	if c.Limit <= 0 {
+	if c.Limit <= 0 && c.WorkspaceLimit <= 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var total int64
-	var old []*Copy[P]
+	held := map[string]int64{}     // bytes by workspace
+	old := map[string][]*Copy[P]{} // what each may free, least recently used first
 	for _, cp := range c.m {
-		total += cp.bytes.Load()
+		ws, n := cp.Key.Workspace, cp.bytes.Load()
+		total += n
+		held[ws] += n
 		if !slices.Contains(keep, cp) {
-			old = append(old, cp)
+			old[ws] = append(old[ws], cp)
 		}
 	}
-	slices.SortFunc(old, func(a, b *Copy[P]) int { return cmp.Compare(a.used, b.used) })
-	for _, cp := range old {
-		if total <= c.Limit {
-			return
+	for _, cps := range old {
+		slices.SortFunc(cps, func(a, b *Copy[P]) int { return cmp.Compare(a.used, b.used) })
+	}
+	// free frees ws's least recently used copy that no search holds;
+	// false when it has none.
+	free := func(ws string) bool {
+		for len(old[ws]) > 0 {
+			cp := old[ws][0]
+			old[ws] = old[ws][1:]
+			if !cp.mu.TryLock() {
+				continue // in use: it goes later, if still the least used
+			}
+			// A search that took it from the map before this reads its
+			// store again into it, and leaves it to the collector.
+			n := cp.bytes.Load()
+			total -= n
+			held[ws] -= n
+			delete(c.m, cp.Key)
+			cp.Set = nil
+			cp.bytes.Store(0)
+			cp.mu.Unlock()
+			return true
 		}
-		if !cp.mu.TryLock() {
-			continue // in use: it goes later, if still the least used
+		return false
+	}
+	var mine string
+	for _, cp := range keep {
+		mine = cp.Key.Workspace
+		for c.WorkspaceLimit > 0 && held[mine] > c.WorkspaceLimit && free(mine) {
 		}
-		// A search that took it from the map before this reads its
-		// store again into it, and leaves it to the collector.
-		total -= cp.bytes.Load()
-		delete(c.m, cp.Key)
-		cp.Set = nil
-		cp.bytes.Store(0)
-		cp.mu.Unlock()
+	}
+	for c.Limit > 0 && total > c.Limit {
+		givers := map[string]int{mine: int(held[mine])}
+		for ws, cps := range old {
+			if len(cps) > 0 {
+				givers[ws] = int(held[ws])
+			}
+		}
+		from := fairshare.Reclaim(givers, mine)
+		switch {
+		case from != "":
+		case len(old[mine]) > 0:
+			from = mine
+		default:
+			// Mine's copies are all in use: the others' largest holder
+			// gives, so that the copies stay within the limit however
+			// many workspaces hold one each.
+			delete(givers, mine)
+			if from = fairshare.Reclaim(givers, mine); from == "" {
+				return // every copy is in use or just used
+			}
+		}
+		free(from)
 	}
 }
 

@@ -89,3 +89,102 @@ func TestCopiesLeaveNothingBehind(t *testing.T) {
 		t.Fatalf("%d copies after the store's deletion, want 0", c.Len())
 	}
 }
+
+// sharedCopies are copies with room for four and a half copies of 100
+// vectors (fill's), two and a half a workspace.
+func sharedCopies() *Copies[int] {
+	var one Copy[int]
+	fill(&one, 100)
+	per := one.Set.Bytes()
+	return &Copies[int]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
+}
+
+// One workspace cannot push another's copies out: past a workspace's
+// share its own least recently used copies go, and at the limit the
+// workspace holding the most gives, so that a store of another workspace
+// still loads and stays while the first searches store after store.
+func TestCopiesShareBetweenWorkspaces(t *testing.T) {
+	c := sharedCopies()
+	use := func(ws, store string) bool {
+		cps, unlock := c.LockStores(ws, []string{store}, "m", 4)
+		defer unlock()
+		had := cps[0].Set != nil
+		if !had {
+			fill(cps[0], 100)
+		}
+		return had
+	}
+	held := func(ws string) (n int) {
+		for k := range c.Uses() {
+			if k.Workspace == ws {
+				n++
+			}
+		}
+		return n
+	}
+	use("quiet", "q1")
+	// A busy workspace searches many stores, over and over.
+	for range 3 {
+		for i := range 10 {
+			use("busy", fmt.Sprintf("b%d", i))
+		}
+	}
+	if !use("quiet", "q1") {
+		t.Fatal("the busy workspace pushed the quiet one's copy out")
+	}
+	if n := held("busy"); n > 2 {
+		t.Fatalf("the busy workspace holds %d copies, over its share of two and a half", n)
+	}
+	// The quiet workspace loads more stores, up to its own share, while
+	// the busy one keeps searching: the busy one gives.
+	use("quiet", "q2")
+	for i := range 10 {
+		use("busy", fmt.Sprintf("b%d", i))
+	}
+	if !use("quiet", "q1") || !use("quiet", "q2") {
+		t.Fatal("the quiet workspace's copies, within its share, were pushed out")
+	}
+	// At the limit, the workspace holding the most gives, not the least
+	// recently used copy:
+	// a third workspace's store pushes out the busy one's copy, though
+	// the quiet one's were used before it, and stays.
+	use("busy", "b9")
+	use("busy", "b0")
+	use("third", "t1")
+	if held("quiet") != 2 || held("busy") != 1 {
+		t.Fatalf("a third workspace's store took the room of the quiet one (%d copies) rather than the busy one's (%d)", held("quiet"), held("busy"))
+	}
+	use("busy", "b1")
+	use("busy", "b2")
+	if !use("third", "t1") {
+		t.Fatal("the third workspace's copy was pushed out by the busiest one")
+	}
+	// A copy in use is never freed, however far over its share.
+	cps, unlock := c.LockStores("busy", []string{"big"}, "m", 4)
+	fill(cps[0], 500)
+	for i := range 5 {
+		use("busy", fmt.Sprintf("b%d", i))
+	}
+	if cps[0].Set == nil || cps[0].Set.Len() != 500 {
+		t.Fatal("a copy in use was freed")
+	}
+	unlock()
+}
+
+// However many workspaces hold a copy each, the copies stay within the
+// limit: when the one searching has only the copy it just used, the
+// largest other holder gives.
+func TestCopiesBoundedAcrossWorkspaces(t *testing.T) {
+	c := sharedCopies()
+	for i := range 8 {
+		cps, unlock := c.LockStores(fmt.Sprintf("w%d", i), []string{"s"}, "m", 4)
+		fill(cps[0], 100)
+		unlock()
+	}
+	if c.Len() > 4 {
+		t.Fatalf("%d copies of 8 workspaces kept, over the limit of four and a half", c.Len())
+	}
+	if _, ok := c.Uses()[CopyKey{Workspace: "w7", Store: "s", Model: "m", Dims: 4}]; !ok {
+		t.Fatal("the copy just used was dropped")
+	}
+}
