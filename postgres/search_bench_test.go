@@ -2,9 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,8 +17,8 @@ import (
 var searchDB = flag.String("searchdb", "", "build BenchmarkSearch's store in the PostgreSQL database at `URL` once, and reuse it")
 
 // searchBench opens the database of -searchdb, or a fresh one, with the
-// benchmarks' store of searchcorpus.Memories memories in it (built by
-// several writers, through the core, if the database has none), and
+// benchmarks' store of searchcorpus.Memories memories in it, loaded
+// straight into the table (LoadMemories) if the database has none, and
 // returns it with the store's ID and the queries.
 func searchBench(b *testing.B) (*postgres.DB, string, []string) {
 	b.Helper()
@@ -51,17 +49,7 @@ func searchBench(b *testing.B) (*postgres.DB, string, []string) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for w := range errs {
-		wg.Go(func() {
-			for i := w; i < len(paths) && errs[w] == nil; i += len(errs) {
-				_, errs[w] = core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: paths[i], Content: contents[i]})
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := db.LoadMemories(ctx, s.ID, paths, contents); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("built %d memories in %s", len(paths), time.Since(start).Round(time.Second))
