@@ -90,3 +90,9 @@ func (db *DB) LoadMemories(ctx context.Context, storeID string, paths, contents 
 	_, err = db.pool.Exec(ctx, `VACUUM ANALYZE memories`)
 	return err
 }
+
+// PostingRank is postingRank, and SearchRankWeights searchRankWeights.
+var (
+	PostingRank       = postingRank
+	SearchRankWeights = searchRankWeights
+)
