@@ -33,7 +33,7 @@ func asDevelopmentBuild(v int) []string {
 		// counts of changes.
 		`DROP TABLE change_counts`, `DROP FUNCTION versions_change_count() CASCADE`,
 		// Nor the search postings of 0006, which it fills again.
-		`DROP TABLE search_postings`, `DROP FUNCTION memories_search_postings() CASCADE`,
+		`DROP TABLE search_postings`, `DROP FUNCTION memories_search_postings() CASCADE`, `DROP FUNCTION memory_search_postings`,
 		// Nor the vectors of 0005.
 		`DROP TABLE memory_vectors`, `DROP TABLE vector_queue`, `DROP TABLE vector_log`, `DROP TABLE vector_log_trimmed`,
 		`DROP FUNCTION memories_vector_queue() CASCADE`, `DROP FUNCTION versions_vector_redact() CASCADE`, `DROP FUNCTION memory_vectors_log() CASCADE`,

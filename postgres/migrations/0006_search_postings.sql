@@ -18,6 +18,15 @@ CREATE TABLE search_postings (
 	PRIMARY KEY (store_id, word, memory_id) INCLUDE (in_path, in_content)
 );
 
+-- The postings of a memory of store whose ID is id, of its search
+-- vector words.
+CREATE FUNCTION memory_search_postings(store text, id text, words tsvector)
+RETURNS TABLE (store_id text, word text, memory_id text, in_path smallint, in_content smallint)
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT store, w.lexeme, id, cardinality(array_positions(w.weights, 'A')), cardinality(array_positions(w.weights, 'B'))
+	FROM unnest(words) w
+$$;
+
 CREATE FUNCTION memories_search_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP <> 'INSERT' THEN
@@ -25,10 +34,7 @@ BEGIN
 		WHERE store_id = old.store_id AND word = ANY (tsvector_to_array(old.search_words)) AND memory_id = old.id;
 	END IF;
 	IF TG_OP <> 'DELETE' THEN
-		INSERT INTO search_postings (store_id, word, memory_id, in_path, in_content)
-		SELECT new.store_id, w.lexeme, new.id,
-			cardinality(array_positions(w.weights, 'A')), cardinality(array_positions(w.weights, 'B'))
-		FROM unnest(new.search_words) w;
+		INSERT INTO search_postings SELECT * FROM memory_search_postings(new.store_id, new.id, new.search_words);
 	END IF;
 	RETURN NULL;
 END $$;
@@ -36,7 +42,4 @@ END $$;
 CREATE TRIGGER memories_search_postings AFTER INSERT OR DELETE OR UPDATE OF search_words, store_id ON memories
 FOR EACH ROW EXECUTE FUNCTION memories_search_postings();
 
-INSERT INTO search_postings (store_id, word, memory_id, in_path, in_content)
-SELECT m.store_id, w.lexeme, m.id,
-	cardinality(array_positions(w.weights, 'A')), cardinality(array_positions(w.weights, 'B'))
-FROM memories m, unnest(m.search_words) w;
+INSERT INTO search_postings SELECT p.* FROM memories m, memory_search_postings(m.store_id, m.id, m.search_words) p;
