@@ -144,6 +144,10 @@ func TestSearchPostingsFollowEveryWrite(t *testing.T) {
 			_, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: new("flippers and flippers")})
 			return err
 		}},
+		{"edit a few words", func() error {
+			_, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: new("flippers, flippers and a walrus")})
+			return err
+		}},
 		{"rename", func() error {
 			_, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Path: new("/b/seal.md")})
 			return err

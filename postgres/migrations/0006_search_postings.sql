@@ -27,8 +27,20 @@ LANGUAGE sql IMMUTABLE AS $$
 	FROM unnest(words) w
 $$;
 
+-- An update writes only the postings that change: an edit of a few
+-- words of a memory rewrites a few of its rows, not all of them.
 CREATE FUNCTION memories_search_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+	IF TG_OP = 'UPDATE' AND old.id = new.id AND old.store_id = new.store_id THEN
+		DELETE FROM search_postings
+		WHERE store_id = old.store_id AND memory_id = old.id AND word = ANY (ARRAY(
+			SELECT unnest(tsvector_to_array(old.search_words)) EXCEPT SELECT unnest(tsvector_to_array(new.search_words))));
+		INSERT INTO search_postings
+		SELECT * FROM memory_search_postings(new.store_id, new.id, new.search_words)
+		EXCEPT SELECT * FROM memory_search_postings(old.store_id, old.id, old.search_words)
+		ON CONFLICT (store_id, word, memory_id) DO UPDATE SET in_path = excluded.in_path, in_content = excluded.in_content;
+		RETURN NULL;
+	END IF;
 	IF TG_OP <> 'INSERT' THEN
 		DELETE FROM search_postings
 		WHERE store_id = old.store_id AND word = ANY (tsvector_to_array(old.search_words)) AND memory_id = old.id;
