@@ -118,8 +118,8 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		if err != nil {
 			return err
 		}
-		page, err = keyset.SearchResults(sq, hits, func(ids []string) (map[string]*memstore.Memory, error) {
-			return readMemories(ctx, tx, ids)
+		page, err = keyset.SearchResults(sq, hits, func(id string) (*memstore.Memory, error) {
+			return sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1`, id))
 		}, keyset.Turns[string]{
 			Places: func(ids []string) (map[string]keyset.Place, error) {
 				return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
@@ -139,22 +139,6 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
 	}
 	return page, nil
-}
-
-// readMemories reads the memories of ids, with their content, by ID, in
-// one query.
-func readMemories(ctx context.Context, tx pgx.Tx, ids []string) (map[string]*memstore.Memory, error) {
-	rows, err := tx.Query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ms, err := sqlrow.CollectRefs(rows, sqlrow.ScanMemory)
-	out := make(map[string]*memstore.Memory, len(ms))
-	for _, m := range ms {
-		out[m.ID] = m
-	}
-	return out, err
 }
 
 // scanPlaces reads rows of id, store_id and path.

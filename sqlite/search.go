@@ -80,13 +80,13 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		if err != nil {
 			return err
 		}
-		page, err = keyset.SearchResults(sq, hits, keyset.ReadEach(func(rowid int64) (*memstore.Memory, error) {
+		page, err = keyset.SearchResults(sq, hits, func(rowid int64) (*memstore.Memory, error) {
 			m, err := sqlrow.ScanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE rowid = ?`, rowid))
 			if errors.Is(err, sql.ErrNoRows) {
 				err = fmt.Errorf("memory row %d is in the search index but not in memories", rowid)
 			}
 			return m, err
-		}), keyset.Turns[int64]{
+		}, keyset.Turns[int64]{
 			Places: func(rowids []int64) (map[int64]keyset.Place, error) { return searchPlaces(ctx, tx, rowids) },
 			At:     func(store string, paths []string) (map[string]int64, error) { return searchAt(ctx, tx, store, paths) },
 		})

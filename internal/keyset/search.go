@@ -64,13 +64,11 @@ type Turns[K cmp.Ordered] struct {
 }
 
 // SearchResults is the page of s among its hits, ranked best first. read
-// returns the memories of the page's hits, by key, with their content,
-// which gives the snippets and is then left out of the results: one read
-// of the whole page, which a backend may make in one query (ReadEach
-// reads them one by one). turns serves a search of conversations
+// returns a hit's memory with its content, which gives the snippet and is
+// then left out of the result. turns serves a search of conversations
 // (Search.Conversation), which ranks the best hits again with their
 // neighbours (withContext); no other search calls it.
-func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(keys []K) (map[K]*memstore.Memory, error), turns Turns[K]) (memstore.Page[memstore.SearchResult], error) {
+func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(key K) (*memstore.Memory, error), turns Turns[K]) (memstore.Page[memstore.SearchResult], error) {
 	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
 		var err error
 		if hits, err = withContext(s, hits, n, turns); err != nil {
@@ -82,18 +80,10 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		return page, nil
 	}
 	end := min(s.offset+s.limit, len(hits))
-	keys := make([]K, 0, end-s.offset)
 	for _, h := range hits[s.offset:end] {
-		keys = append(keys, h.Key)
-	}
-	memories, err := read(keys)
-	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, err
-	}
-	for _, h := range hits[s.offset:end] {
-		m := memories[h.Key]
-		if m == nil {
-			return memstore.Page[memstore.SearchResult]{}, fmt.Errorf("memory %v was found by the search but not read", h.Key)
+		m, err := read(h.Key)
+		if err != nil {
+			return memstore.Page[memstore.SearchResult]{}, err
 		}
 		r := memstore.SearchResult{Score: h.Score, Relevance: h.BM25, Snippet: searchtext.Snippet(m.Content, s.Terms)}
 		m.Content = ""
@@ -104,22 +94,6 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		page.Next = searchPage(end, s.hash)
 	}
 	return page, nil
-}
-
-// ReadEach makes a read of SearchResults of a read of one memory,
-// called for each key in turn.
-func ReadEach[K cmp.Ordered](read func(key K) (*memstore.Memory, error)) func(keys []K) (map[K]*memstore.Memory, error) {
-	return func(keys []K) (map[K]*memstore.Memory, error) {
-		out := make(map[K]*memstore.Memory, len(keys))
-		for _, k := range keys {
-			m, err := read(k)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = m
-		}
-		return out, nil
-	}
 }
 
 // withContext ranks the first n of hits, ranked, again as turns of

@@ -40,7 +40,7 @@ func TestSearchPages(t *testing.T) {
 		if want := 2*page + 3; s.Need() != want {
 			t.Errorf("page %d needs %d hits; want %d", page, s.Need(), want)
 		}
-		p, err := keyset.SearchResults(s, hits, keyset.ReadEach(readHit), keyset.Turns[int]{})
+		p, err := keyset.SearchResults(s, hits, readHit, keyset.Turns[int]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestSearchPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := keyset.SearchResults(first, hits, keyset.ReadEach(readHit), keyset.Turns[int]{})
+	p, err := keyset.SearchResults(first, hits, readHit, keyset.Turns[int]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func TestSearchResultsPastTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := keyset.SearchResults(s, rankedHits(0), keyset.ReadEach(readHit), keyset.Turns[int]{}); err != nil || len(p.Items) != 0 || p.Next != "" {
+	if p, err := keyset.SearchResults(s, rankedHits(0), readHit, keyset.Turns[int]{}); err != nil || len(p.Items) != 0 || p.Next != "" {
 		t.Errorf("no hits: %v, %v; want an empty last page", p, err)
 	}
 	bad := errors.New("disk on fire")
-	_, err = keyset.SearchResults(s, rankedHits(3), keyset.ReadEach(func(int) (*memstore.Memory, error) { return nil, bad }), keyset.Turns[int]{})
+	_, err = keyset.SearchResults(s, rankedHits(3), func(int) (*memstore.Memory, error) { return nil, bad }, keyset.Turns[int]{})
 	if !errors.Is(err, bad) {
 		t.Errorf("a failed read: %v; want its error", err)
 	}
@@ -162,7 +162,7 @@ func TestSearchConversation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := keyset.SearchResults(s, hits(), keyset.ReadEach(read), turns)
+		p, err := keyset.SearchResults(s, hits(), read, turns)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,12 +185,12 @@ func TestSearchConversation(t *testing.T) {
 	// Within a prefix, only the turns within it.
 	asked = nil
 	s, _ := keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10, ConversationStores: []string{"a"}, PathPrefix: "/c/5"})
-	if _, err := keyset.SearchResults(s, hits(), keyset.ReadEach(read), turns); err != nil || len(asked) != 0 {
+	if _, err := keyset.SearchResults(s, hits(), read, turns); err != nil || len(asked) != 0 {
 		t.Errorf("prefix /c/5: looked for %v, %v; want none", asked, err)
 	}
 	// Without it, the ranking as it was, and no paths read.
 	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", Limit: 10})
-	p, err := keyset.SearchResults(s, hits(), keyset.ReadEach(read), keyset.Turns[string]{})
+	p, err := keyset.SearchResults(s, hits(), read, keyset.Turns[string]{})
 	if err != nil || len(p.Items) != 6 || p.Items[0].Memory.Path != "/c/5.md" || p.Items[1].Memory.Path != "/notes.md" {
 		t.Errorf("without context: %v, %v", p.Items, err)
 	}
@@ -198,12 +198,12 @@ func TestSearchConversation(t *testing.T) {
 	s, _ = keyset.NewSearch([]string{"a"}, memstore.SearchQuery{Text: "pear", ConversationStores: []string{"a"}})
 	failing := turns
 	failing.Places = func([]string) (map[string]keyset.Place, error) { return nil, bad }
-	if _, err := keyset.SearchResults(s, hits(), keyset.ReadEach(read), failing); !errors.Is(err, bad) {
+	if _, err := keyset.SearchResults(s, hits(), read, failing); !errors.Is(err, bad) {
 		t.Errorf("a failed read of paths: %v; want its error", err)
 	}
 	failing = turns
 	failing.At = func(string, []string) (map[string]string, error) { return nil, bad }
-	if _, err := keyset.SearchResults(s, hits(), keyset.ReadEach(read), failing); !errors.Is(err, bad) {
+	if _, err := keyset.SearchResults(s, hits(), read, failing); !errors.Is(err, bad) {
 		t.Errorf("a failed read of neighbours: %v; want its error", err)
 	}
 }
@@ -241,9 +241,9 @@ func TestSearchConversationStores(t *testing.T) {
 		asked = append(asked, store)
 		return nil, nil
 	}
-	p, err := keyset.SearchResults(s, hits(), keyset.ReadEach(func(k int) (*memstore.Memory, error) {
+	p, err := keyset.SearchResults(s, hits(), func(k int) (*memstore.Memory, error) {
 		return &memstore.Memory{StoreID: keys[k].store, Path: keys[k].path}, nil
-	}), keyset.Turns[int]{Places: places, At: at})
+	}, keyset.Turns[int]{Places: places, At: at})
 	if err != nil {
 		t.Fatal(err)
 	}
