@@ -242,8 +242,9 @@ func (l *Local) collect(ctx context.Context, f *os.File, dir, prefix string, dep
 		case fi.IsDir():
 			*items = append(*items, listItem{fi.Size(), rel + "/"})
 			if depth < 2 {
-				// An unreadable subdirectory is listed without its entries.
-				if sub, err := l.root.Open(child); err == nil {
+				// An unreadable subdirectory is listed without its entries,
+				// and so is one swapped for a symlink since it was looked at.
+				if sub, err := openNoFollow(l.root, child); err == nil {
 					_ = l.collect(ctx, sub, child, rel+"/", depth+1, items)
 					sub.Close()
 				}
