@@ -30,6 +30,9 @@ func (r *fastRoot) open(root *os.Root) {
 	}
 }
 
+// disable sends every command the general way from now on.
+func (r *fastRoot) disable() { r.off.Store(true) }
+
 func (r *fastRoot) close() {
 	if r.f != nil {
 		r.f.Close()

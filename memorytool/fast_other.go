@@ -15,6 +15,7 @@ type fastRoot struct{}
 
 func (r *fastRoot) open(*os.Root) {}
 func (r *fastRoot) close()        {}
+func (r *fastRoot) disable()      {}
 
 func (l *Local) resolveFast(p, rel string) (target, bool) { return target{}, false }
 
