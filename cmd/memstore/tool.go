@@ -198,6 +198,14 @@ func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for {
+		// Before a read that may wait for the caller, the answers so far
+		// go out; a blank line waiting counts as a line, so it never
+		// holds an answer back.
+		if w.Buffered() > 0 && !lineWaiting(r) {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
 		line, tooLong, err := lines.Read(r, lines.Max)
 		if tooLong || len(bytes.TrimSpace(line)) > 0 {
 			var answer toolAnswer
@@ -210,11 +218,6 @@ func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out
 			}
 			if err := enc.Encode(answer); err != nil {
 				return err
-			}
-			if !lineWaiting(r) {
-				if err := w.Flush(); err != nil {
-					return err
-				}
 			}
 		}
 		if errors.Is(err, io.EOF) {

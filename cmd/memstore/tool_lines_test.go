@@ -107,6 +107,11 @@ func TestToolConverses(t *testing.T) {
 	if a := ask(`"path":"/memories/b.md"}` + "\n"); a.OK || !strings.Contains(a.Error, "does not exist") {
 		t.Fatalf("view of a missing file: %+v", a)
 	}
+	// A blank line after a command (print(json.dumps(c) + "\n")) is
+	// skipped, and holds back no answer.
+	if a := ask(`{"command":"view","path":"/memories/a.md"}` + "\n \n"); !a.OK {
+		t.Fatalf("view before a blank line: %+v", a)
+	}
 	inW.Close()
 	if err := <-served; err != nil {
 		t.Fatal(err)
