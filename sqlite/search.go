@@ -190,18 +190,21 @@ type searcher struct {
 
 func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) (*searcher, error) {
 	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[int64]{}}
-	if err := tx.queryRow(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
+	// About how many memories there are and, without a prefix, whether
+	// the stores hold every one: one statement, as each costs tens of
+	// microseconds of its own.
+	all := prefix == "" || prefix == "/"
+	var others bool
+	if all {
+		expr, args := otherStores(storeIDs)
+		if err := tx.queryRow(ctx, `SELECT (SELECT ifnull(max(rowid), 0) FROM memories), `+expr, args...).Scan(&s.rows, &others); err != nil {
+			return nil, err
+		}
+	} else if err := tx.queryRow(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
 		return nil, err
 	}
 	var filter string
-	all := prefix == "" || prefix == "/"
-	if all {
-		var err error
-		if all, err = everyMemory(ctx, tx, storeIDs); err != nil {
-			return nil, err
-		}
-	}
-	if !all {
+	if !all || others {
 		filter = " AND m.store_id = ?"
 		if len(storeIDs) > 1 {
 			filter = " AND m.store_id IN (?" + strings.Repeat(", ?", len(storeIDs)-1) + ")"
@@ -238,10 +241,10 @@ func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string)
 	return s, nil
 }
 
-// everyMemory says whether the stores, sorted, hold every memory of the
-// database, when the lookups need not filter by store: one index seek for
-// each gap around them.
-func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) {
+// otherStores is an expression that says whether the database holds
+// memories of stores other than storeIDs, sorted, when the lookups must
+// filter by store: one index seek for each gap around them.
+func otherStores(storeIDs []string) (string, []any) {
 	gaps := []string{"store_id < ?"}
 	args := []any{storeIDs[0]}
 	for i := 1; i < len(storeIDs); i++ {
@@ -253,9 +256,7 @@ func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) 
 	for i, g := range gaps {
 		gaps[i] = "EXISTS (SELECT 1 FROM memories WHERE " + g + ")"
 	}
-	var others bool
-	err := tx.queryRow(ctx, `SELECT `+strings.Join(gaps, " OR "), args...).Scan(&others)
-	return !others, err
+	return "(" + strings.Join(gaps, " OR ") + ")", args
 }
 
 // lookup runs one of the searcher's queries with an FTS5 expression and
