@@ -105,7 +105,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 // searchMemories returns the memories of rowids, with their content, by
 // rowid, in one query.
 func searchMemories(ctx context.Context, tx *txn, rowids []int64) (map[int64]*memstore.Memory, error) {
-	rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+`, rowid FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(rowids))
+	rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+`, memories.rowid`+listed(`memories.rowid = l.v`), jsonList(rowids))
 	if err != nil {
 		return nil, err
 	}
@@ -124,18 +124,27 @@ func searchMemories(ctx context.Context, tx *txn, rowids []int64) (map[int64]*me
 
 // searchPlaces returns where the memories of rowids are, in one query.
 func searchPlaces(ctx context.Context, tx *txn, rowids []int64) (map[int64]keyset.Place, error) {
-	return scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(rowids)))
+	return scanPlaces(tx.query(ctx, `SELECT memories.rowid, store_id, memories.path`+listed(`memories.rowid = l.v`), jsonList(rowids)))
 }
 
 // searchAt returns the rowids of the memories of a store at paths, by
 // path, in one query, each path an index seek.
 func searchAt(ctx context.Context, tx *txn, store string, paths []string) (map[string]int64, error) {
-	found, err := scanPlaces(tx.query(ctx, `SELECT rowid, store_id, path FROM memories WHERE store_id = ? AND path IN (SELECT value FROM json_each(?))`, store, jsonList(paths)))
+	found, err := scanPlaces(tx.query(ctx, `SELECT memories.rowid, store_id, memories.path`+listed(`memories.store_id = ? AND memories.path = l.v`), jsonList(paths), store))
 	out := make(map[string]int64, len(found))
 	for r, p := range found {
 		out[p.Path] = r
 	}
 	return out, err
+}
+
+// listed is the FROM clause of a query of the memories that join, by on,
+// the values v of a JSON array (jsonList, the first parameter), one index
+// seek for each value in the array's order. WHERE ... IN (SELECT value
+// FROM json_each(?)) first copies the array into a temporary index, which
+// cost about as much as the seeks themselves.
+func listed(on string) string {
+	return ` FROM (SELECT value AS v FROM json_each(?)) l CROSS JOIN memories ON ` + on
 }
 
 // jsonList is vs as a JSON array, which json_each reads: a list of any
@@ -181,18 +190,21 @@ type searcher struct {
 
 func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string) (*searcher, error) {
 	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[int64]{}}
-	if err := tx.queryRow(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
+	// About how many memories there are and, without a prefix, whether
+	// the stores hold every one: one statement, as each costs tens of
+	// microseconds of its own.
+	all := prefix == "" || prefix == "/"
+	var others bool
+	if all {
+		expr, args := otherStores(storeIDs)
+		if err := tx.queryRow(ctx, `SELECT (SELECT ifnull(max(rowid), 0) FROM memories), `+expr, args...).Scan(&s.rows, &others); err != nil {
+			return nil, err
+		}
+	} else if err := tx.queryRow(ctx, `SELECT ifnull(max(rowid), 0) FROM memories`).Scan(&s.rows); err != nil {
 		return nil, err
 	}
 	var filter string
-	all := prefix == "" || prefix == "/"
-	if all {
-		var err error
-		if all, err = everyMemory(ctx, tx, storeIDs); err != nil {
-			return nil, err
-		}
-	}
-	if !all {
+	if !all || others {
 		filter = " AND m.store_id = ?"
 		if len(storeIDs) > 1 {
 			filter = " AND m.store_id IN (?" + strings.Repeat(", ?", len(storeIDs)-1) + ")"
@@ -229,10 +241,10 @@ func newSearcher(ctx context.Context, tx *txn, storeIDs []string, prefix string)
 	return s, nil
 }
 
-// everyMemory says whether the stores, sorted, hold every memory of the
-// database, when the lookups need not filter by store: one index seek for
-// each gap around them.
-func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) {
+// otherStores is an expression that says whether the database holds
+// memories of stores other than storeIDs, sorted, when the lookups must
+// filter by store: one index seek for each gap around them.
+func otherStores(storeIDs []string) (string, []any) {
 	gaps := []string{"store_id < ?"}
 	args := []any{storeIDs[0]}
 	for i := 1; i < len(storeIDs); i++ {
@@ -244,9 +256,7 @@ func everyMemory(ctx context.Context, tx *txn, storeIDs []string) (bool, error) 
 	for i, g := range gaps {
 		gaps[i] = "EXISTS (SELECT 1 FROM memories WHERE " + g + ")"
 	}
-	var others bool
-	err := tx.queryRow(ctx, `SELECT `+strings.Join(gaps, " OR "), args...).Scan(&others)
-	return !others, err
+	return "(" + strings.Join(gaps, " OR ") + ")", args
 }
 
 // lookup runs one of the searcher's queries with an FTS5 expression and
