@@ -4,11 +4,13 @@ import (
 	"context"
 )
 
-// vacuumed are the tables that hold memory content or words of it (the
-// search columns), and what sessions keep (titles, metadata, fields,
+// vacuumed are the tables that hold memory content or what is made of it
+// (the search columns, the search postings' words, the vectors), and what
+// sessions and dreams keep (titles, metadata, fields, transcripts,
 // instructions): the ones whose dead row versions may keep a redacted or
-// deleted text.
-const vacuumed = `memories, versions, sessions, session_stores`
+// deleted text. A new table of content belongs here
+// (TestVacuumFullLeavesNoText reads every table's file).
+const vacuumed = `memories, versions, search_postings, memory_vectors, sessions, session_stores, session_events, dreams`
 
 // Vacuum has PostgreSQL reclaim the dead row versions of the tables that
 // hold content, which every update, deletion and redaction leaves until
