@@ -192,6 +192,7 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 // has MaxSemanticSearchesPerWorkspace in progress.
 func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery, limit int) ([]SearchResult, error) {
 	// The wait for the workspace's turn counts in the model's time.
+	start := time.Now()
 	ectx, cancel := context.WithTimeout(ctx, QueryEmbeddingTimeout)
 	defer cancel()
 	release, err := co.semantic.take(ectx, workspaceID)
@@ -205,13 +206,17 @@ func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []stri
 		return nil, e
 	}
 	defer release() // after the scan too
+	waited := time.Since(start)
 	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
 	vecs, err := co.embedder.Embed(ectx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, Errorf(EOverloaded, "semantic search is unavailable: the embedding model did not embed the query within %v; try again later, or ask for mode %s", QueryEmbeddingTimeout, ModeLexical)
+		// A search that waited long for its turn left the model little
+		// of the time: the message says which part took it.
+		return nil, Errorf(EOverloaded, "semantic search is unavailable: the embedding model did not embed the query within %v, of which %v went waiting for this workspace's turn; try again later, or ask for mode %s",
+			QueryEmbeddingTimeout, waited.Round(time.Millisecond), ModeLexical)
 	}
 	return co.b.(VectorStorage).NearestMemories(ctx, workspaceID, storeIDs, co.embedder.Model(), vecs[0], q.PathPrefix, limit)
 }
