@@ -5,9 +5,10 @@
 //
 // Execute takes the input of a tool_use block, validates it and runs it on a
 // Handler, returning the tool_result text. Local is the Handler over a host
-// directory, confined to it with os.Root; Store is the Handler over a memory
-// store, where /memories/a/b.md is the memory at path /a/b.md. Prompt is the
-// memory protocol that integrators put in the system prompt.
+// directory, confined to it with os.Root (and on Linux openat2's
+// RESOLVE_BENEATH); Store is the Handler over a memory store, where
+// /memories/a/b.md is the memory at path /a/b.md. Prompt is the memory
+// protocol that integrators put in the system prompt.
 //
 // Results equal those of the official TypeScript implementation
 // (@anthropic-ai/sdk 1.11.0, BetaLocalFilesystemMemoryTool) character for

@@ -61,7 +61,8 @@ const sweepInterval = time.Minute
 // into place, so a reader never sees half a file.
 type Local struct {
 	root *os.Root
-	dir  string // the directory's real path, for symlink containment
+	fast fastRoot // the root for the fast path (fast_linux.go)
+	dir  string   // the directory's real path, for symlink containment
 	opts Options
 	// temp names temporary files .tmp-PID-, then random digits, as the
 	// reference names its own.
@@ -93,11 +94,16 @@ func OpenLocal(dir string, opts Options) (*Local, error) {
 		return nil, fmt.Errorf("open memory directory: %w", err)
 	}
 	temp := private.TempPrefix(fmt.Sprintf(".tmp-%d-", os.Getpid()))
-	return &Local{root: root, dir: real, opts: opts, temp: temp}, nil
+	l := &Local{root: root, dir: real, opts: opts, temp: temp}
+	l.fast.open(root)
+	return l, nil
 }
 
 // Close releases the directory.
-func (l *Local) Close() error { return l.root.Close() }
+func (l *Local) Close() error {
+	l.fast.close()
+	return l.root.Close()
+}
 
 // Dir is the host directory that /memories maps to, symlinks resolved.
 func (l *Local) Dir() string { return l.dir }
@@ -114,6 +120,14 @@ func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, er
 				}
 			}
 			return "", errNotFound(p)
+		}
+		if t.regular {
+			if b, ok, err := readFast(t); ok {
+				if err != nil {
+					return "", l.pathError(p, err, false)
+				}
+				return renderFile(p, l.loaded(t, b), viewRange, l.opts.MaxViewChars)
+			}
 		}
 		f, fi, err := l.open(t, errUnsupportedType)
 		if err != nil {
@@ -159,6 +173,7 @@ func (l *Local) command(p string, how access, body func(t target) (string, error
 	if err != nil {
 		return "", err
 	}
+	defer t.close()
 	return body(t)
 }
 
@@ -227,8 +242,9 @@ func (l *Local) collect(ctx context.Context, f *os.File, dir, prefix string, dep
 		case fi.IsDir():
 			*items = append(*items, listItem{fi.Size(), rel + "/"})
 			if depth < 2 {
-				// An unreadable subdirectory is listed without its entries.
-				if sub, err := l.root.Open(child); err == nil {
+				// An unreadable subdirectory is listed without its entries,
+				// and so is one swapped for a symlink since it was looked at.
+				if sub, err := openNoFollow(l.root, child); err == nil {
 					_ = l.collect(ctx, sub, child, rel+"/", depth+1, items)
 					sub.Close()
 				}
@@ -269,19 +285,24 @@ func (l *Local) read(t target, f *os.File, fi fs.FileInfo) (string, error) {
 	if err != nil {
 		return "", l.pathError(t.model, err, false)
 	}
+	return l.loaded(t, b), nil
+}
+
+// loaded records that t was read, and returns its content b decoded.
+func (l *Local) loaded(t target, b []byte) string {
 	if l.opts.ExpireAfter > 0 {
 		// Record the read: expiry looks at the last read or write, and
 		// atime is not reliably kept by every mount. Best effort.
 		_ = l.root.Chtimes(t.real, l.opts.now(), time.Time{})
 	}
-	return decodeUTF8(b), nil
+	return decodeUTF8(b)
 }
 
 // readSized reads f to the end into a buffer made for size bytes, as
 // os.ReadFile does, rather than growing one from 512 bytes as io.ReadAll
 // does. The file may still grow or shrink meanwhile, and a size beyond
 // 64 MiB is not trusted for the first allocation.
-func readSized(f *os.File, size int64) ([]byte, error) {
+func readSized(f io.Reader, size int64) ([]byte, error) {
 	b := make([]byte, 0, min(max(size+1, 512), 64<<20))
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
@@ -311,7 +332,7 @@ func (l *Local) Create(ctx context.Context, p, text string) (string, error) {
 			return "", err
 		}
 		// The file appears whole or not at all, and never replaces anything.
-		if err := private.WriteNewIn(l.root, t.entry(), []byte(text), l.temp); err != nil {
+		if err := l.write(t, []byte(text), true); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return "", errExists(p)
 			}
@@ -345,15 +366,7 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 		if !t.exists {
 			return "", errNotFound(p)
 		}
-		f, fi, err := l.open(t, errNotAFile)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		if !fi.Mode().IsRegular() {
-			return "", errNotAFile(p)
-		}
-		content, err := l.read(t, f, fi)
+		content, err := l.readFile(t)
 		if err != nil {
 			return "", err
 		}
@@ -365,11 +378,45 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 			return "", err
 		}
 		// A synced temporary file renamed over p's own directory entry.
-		if err := private.WriteFileIn(l.root, t.entry(), []byte(updated), l.temp); err != nil {
+		if err := l.write(t, []byte(updated), false); err != nil {
 			return "", l.pathError(p, err, false)
 		}
 		return out, nil
 	})
+}
+
+// readFile returns the content of t, which must be a regular file.
+func (l *Local) readFile(t target) (string, error) {
+	if t.regular {
+		if b, ok, err := readFast(t); ok {
+			if err != nil {
+				return "", l.pathError(t.model, err, false)
+			}
+			return l.loaded(t, b), nil
+		}
+	}
+	f, fi, err := l.open(t, errNotAFile)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return "", errNotAFile(t.model)
+	}
+	return l.read(t, f, fi)
+}
+
+// write puts data in t's own directory entry, a synced temporary file
+// renamed over it or, with exclusive, linked to it (private.WriteFileIn
+// and WriteNewIn).
+func (l *Local) write(t target, data []byte, exclusive bool) error {
+	switch {
+	case t.fast:
+		return l.writeFast(t, data, exclusive)
+	case exclusive:
+		return private.WriteNewIn(l.root, t.entry(), data, l.temp)
+	}
+	return private.WriteFileIn(l.root, t.entry(), data, l.temp)
 }
 
 // Delete implements Handler.
@@ -380,6 +427,15 @@ func (l *Local) Delete(ctx context.Context, p string) (string, error) {
 		}
 		if t.dirMissing {
 			return "", errNoSuchPath(p)
+		}
+		if t.fast && !t.exists {
+			return "", errNoSuchPath(p)
+		}
+		if t.regular {
+			if err := removeFast(t); err != nil {
+				return "", l.pathError(p, err, true)
+			}
+			return okDeleted(p), nil
 		}
 		if _, err := l.root.Lstat(t.entry()); err != nil {
 			return "", l.pathError(p, err, true)
@@ -401,6 +457,7 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 		if err != nil {
 			return "", err
 		}
+		defer to.close()
 		if from.full == "." {
 			return "", errRenameRoot()
 		}
@@ -413,22 +470,36 @@ func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, er
 		if from.dirMissing {
 			return "", errNoSuchPath(oldPath)
 		}
+		if from.fast && to.fast {
+			if !from.exists {
+				return "", errNoSuchPath(oldPath)
+			}
+			if err := renameFast(from, to); err != nil {
+				return "", l.renameError(oldPath, newPath, err)
+			}
+			return okRenamed(oldPath, newPath), nil
+		}
 		if err := l.root.Rename(from.entry(), to.entry()); err != nil {
-			if errors.Is(err, syscall.EINVAL) {
-				return "", errIntoItself(oldPath)
-			}
-			if errors.Is(err, syscall.ENOTDIR) {
-				// A directory onto a non-directory that the existence check
-				// missed (a dangling link): the source exists, the destination
-				// is taken. The reference leaks a raw ENOTDIR here.
-				return "", errDestinationExists(newPath)
-			}
-			return "", l.pathError(oldPath, err, true)
+			return "", l.renameError(oldPath, newPath, err)
 		}
 		private.SyncDir(l.root, from.dir)
 		private.SyncDir(l.root, to.dir)
 		return okRenamed(oldPath, newPath), nil
 	})
+}
+
+// renameError is the message for a rename that the system refused.
+func (l *Local) renameError(oldPath, newPath string, err error) error {
+	if errors.Is(err, syscall.EINVAL) {
+		return errIntoItself(oldPath)
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		// A directory onto a non-directory that the existence check
+		// missed (a dangling link): the source exists, the destination
+		// is taken. The reference leaks a raw ENOTDIR here.
+		return errDestinationExists(newPath)
+	}
+	return l.pathError(oldPath, err, true)
 }
 
 // guard applies the optional limits to a write: added is the text the

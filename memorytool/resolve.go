@@ -31,6 +31,10 @@ type target struct {
 	// exists: the whole path resolved. dirMissing: full's directory does
 	// not exist yet (create and rename make it).
 	exists, dirMissing bool
+	// fast: resolved by resolveFast, with dir open as dirFD (closed by
+	// close) and no symlink on the way; regular: full is a regular file.
+	fast, regular bool
+	dirFD         int
 }
 
 // resolve checks a model path and locates it under the root. short selects
@@ -42,6 +46,9 @@ func (l *Local) resolve(p string, short bool) (target, error) {
 	}
 	t := target{model: p, full: rel, real: ".", exists: true}
 	if rel == "." {
+		return t, nil
+	}
+	if t, ok := l.resolveFast(p, rel); ok {
 		return t, nil
 	}
 	comps := strings.Split(rel, "/")

@@ -30,10 +30,17 @@ import (
 // vector: a word in 15,000 of 100,000 memories cost 127 ms. So each term
 // is looked up on its own, in a window of the searchtext.Window newest
 // memories that have it (by ID, which grows with time), and only those
-// are ranked, as on SQLite. The planner serves a window by the GIN index
+// are ranked, as on SQLite. A term of one word, in a search of whole
+// stores, reads its window from search_postings (migration 0006: a row
+// for each word of each memory, kept by a trigger in the write's own
+// statement, with the word's count in the path and in the content): a
+// range of its primary key's index, without the memories' rows, ranked
+// by postingRank as ts_rank ranks the search vector. Scanning the newest
+// memories' rows instead read about 10,000 of them for a common word at
+// 100,000 memories. A phrase, and any term within a path prefix, is
+// looked up in the rows: the planner serves a window by the GIN index
 // and a sort for a rare term, and by a backward scan of the primary key
-// that stops at the window's last memory for a common one, so a lookup's
-// cost does not grow with how many memories share a word (migration
+// that stops at the window's last memory for a common one (migration
 // 0002 keeps the vectors in the rows, so that such a scan reads a page a
 // memory, not three or four of the TOAST table). When a term fills its
 // window, the memories with the term in their path (the vector's words
@@ -218,6 +225,9 @@ type searcher struct {
 	args   []any  // the filter's, from $1 on
 	hits   searchtext.Hits[string]
 	count  int64 // the memories searched, at most searchCountCap; -1 until counted
+	// stores are the stores searched, when the search is of whole
+	// stores, whose postings serve a window; nil within a prefix.
+	stores []string
 }
 
 // newSearcher searches the stores, which hold memories in all, within
@@ -227,8 +237,9 @@ func newSearcher(ctx context.Context, tx pgx.Tx, storeIDs []string, prefix strin
 	s := &searcher{ctx: ctx, tx: tx, hits: searchtext.Hits[string]{}, count: min(memories, searchCountCap)}
 	q := newQuery()
 	s.filter = "m.store_id = ANY(" + q.Arg(storeIDs) + ")"
+	s.stores = storeIDs
 	if prefix != "" && prefix != "/" {
-		s.count = -1
+		s.count, s.stores = -1, nil
 		// As in Memories: a prefix ending with "/" takes whole
 		// segments, any other is a plain string prefix.
 		s.filter += " AND m.path >= " + q.Arg(prefix)
@@ -302,12 +313,16 @@ func (s *searcher) search(terms []searchtext.Term, need int) ([]*searchHit, erro
 	var found []*searchtext.WordTerm[string]
 	var phrases []any // of found, their folded words
 	cut := false      // some window was full
-	for _, t := range terms {
+	lexemes, err := s.lexemes(terms)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range terms {
 		var w *searchtext.WordTerm[string]
 		if len(t.Words) > 0 {
 			var full bool
 			var err error
-			if w, full, err = s.words(t); err != nil {
+			if w, full, err = s.words(t, lexemes[i]); err != nil {
 				return nil, err
 			}
 			if w != nil {
@@ -345,29 +360,108 @@ func (s *searcher) search(terms []searchtext.Term, need int) ([]*searchHit, erro
 	})
 }
 
-// words looks a term up as words, a phrase of its words, and returns it
-// if some memory has it, reporting whether its window was full; if so,
-// the memories with the term in their path are looked up too, whatever
-// their age.
-func (s *searcher) words(t searchtext.Term) (*searchtext.WordTerm[string], bool, error) {
-	text := strings.Join(t.Folds, " ")
-	args, marks := s.with(text, searchRankWeights)
-	q := phrase(marks[0])
-	// The window is taken before ts_rank, which then reads only its
-	// memories.
-	rows, err := s.query(`SELECT c.id, ts_rank(`+marks[1]+`, c.search_words, `+q+`)
-		FROM (`+s.window("m.id, m.search_words", "m.search_words @@ "+q)+`) c`, args)
+// lexemes returns, for each term of one word searched by postings (a
+// search of whole stores), the word's lexeme, as the search vectors
+// hold it; "" for the other terms, and for a word that PostgreSQL's
+// parser cuts into more than one lexeme or none, which the memories'
+// rows are searched for.
+func (s *searcher) lexemes(terms []searchtext.Term) ([]string, error) {
+	out := make([]string, len(terms))
+	var words []string
+	var at []int
+	for i, t := range terms {
+		if s.stores != nil && len(t.Folds) == 1 {
+			words, at = append(words, t.Folds[0]), append(at, i)
+		}
+	}
+	if len(words) == 0 {
+		return out, nil
+	}
+	rows, err := s.tx.Query(s.ctx, `SELECT tsvector_to_array(to_tsvector('memstore', w)) FROM unnest($1::text[]) WITH ORDINALITY u(w, i) ORDER BY i`, words)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	type ranked struct {
-		id   string
-		rank float64
+	got, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	for j, ls := range got {
+		if len(ls) == 1 {
+			out[at[j]] = ls[0]
+		}
 	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ranked, error) {
+	return out, err
+}
+
+// A ranked memory is one found by a term, with its ts_rank.
+type ranked struct {
+	id   string
+	rank float64
+}
+
+// posted returns the window of the memories with the lexeme, by their
+// postings (migration 0006), ranked: a range of search_postings' index
+// in each store, without reading the memories' rows.
+func (s *searcher) posted(lexeme string) ([]ranked, error) {
+	window := strconv.Itoa(searchtext.Window)
+	rows, err := s.tx.Query(s.ctx, `SELECT p.memory_id, p.in_path, p.in_content FROM unnest($1::text[]) st(id),
+		LATERAL (SELECT memory_id, in_path, in_content FROM search_postings
+			WHERE store_id = st.id AND word = $2 ORDER BY memory_id DESC LIMIT `+window+`) p
+		ORDER BY p.memory_id DESC LIMIT `+window, s.stores, lexeme)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ranked, error) {
 		var f ranked
-		return f, r.Scan(&f.id, &f.rank)
+		var inPath, inContent int
+		err := r.Scan(&f.id, &inPath, &inContent)
+		f.rank = postingRank(inPath, inContent)
+		return f, err
 	})
+}
+
+// postingRank is ts_rank's rank (PostgreSQL's calc_rank_or, in its
+// float32 arithmetic) with searchRankWeights of a memory for a query of
+// one word, found inPath times in its path and inContent times in its
+// content: the positions of the path's words come first in the vector.
+func postingRank(inPath, inContent int) float64 {
+	var sum, top float32 = 0, -1
+	jm := 0
+	for j := range inPath + inContent {
+		w := searchRankWeights[2]
+		if j < inPath {
+			w = searchRankWeights[3]
+		}
+		sum += w / float32((j+1)*(j+1))
+		if w > top {
+			top, jm = w, j
+		}
+	}
+	return float64(float32(float64(top+sum-top/float32((jm+1)*(jm+1))) / 1.64493406685))
+}
+
+// words looks a term up as words, a phrase of its words, by the postings
+// of lexeme if it is not "", and returns it if some memory has it,
+// reporting whether its window was full; if so, the memories with the
+// term in their path are looked up too, whatever their age.
+func (s *searcher) words(t searchtext.Term, lexeme string) (*searchtext.WordTerm[string], bool, error) {
+	text := strings.Join(t.Folds, " ")
+	var got []ranked
+	var err error
+	if lexeme != "" {
+		got, err = s.posted(lexeme)
+	} else {
+		args, marks := s.with(text, searchRankWeights)
+		q := phrase(marks[0])
+		// The window is taken before ts_rank, which then reads only its
+		// memories.
+		var rows pgx.Rows
+		rows, err = s.query(`SELECT c.id, ts_rank(`+marks[1]+`, c.search_words, `+q+`)
+			FROM (`+s.window("m.id, m.search_words", "m.search_words @@ "+q)+`) c`, args)
+		if err == nil {
+			got, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ranked, error) {
+				var f ranked
+				return f, r.Scan(&f.id, &f.rank)
+			})
+		}
+	}
 	if err != nil || len(got) == 0 {
 		return nil, false, err
 	}
@@ -382,7 +476,7 @@ func (s *searcher) words(t searchtext.Term) (*searchtext.WordTerm[string], bool,
 	if len(got) < searchtext.Window {
 		return w, false, nil
 	}
-	args, marks = s.with(text)
+	args, marks := s.with(text)
 	err = s.ids(searchPathWords+` @@ `+phrase(marks[0]), args, func(id string) { w.InPath(s.hits, id) })
 	return w, true, err
 }

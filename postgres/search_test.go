@@ -93,3 +93,136 @@ func TestSearchVectorsInline(t *testing.T) {
 		t.Fatalf("a memory's row of %d bytes put %d bytes in the TOAST table", row, toast)
 	}
 }
+
+// wrongPostings counts the rows of search_postings that differ from the
+// postings made afresh from the memories' search vectors, as migration
+// 0006 fills them: an extra row, a missing one or wrong counts.
+func wrongPostings(tb testing.TB, conn *pgx.Conn) (n int) {
+	tb.Helper()
+	err := conn.QueryRow(tb.Context(), `WITH fresh AS (
+		SELECT m.store_id, w.lexeme AS word, m.id AS memory_id,
+			cardinality(array_positions(w.weights, 'A'))::smallint AS in_path, cardinality(array_positions(w.weights, 'B'))::smallint AS in_content
+		FROM memories m, unnest(m.search_words) w)
+		SELECT (SELECT count(*) FROM (SELECT * FROM search_postings EXCEPT SELECT * FROM fresh) x) +
+			(SELECT count(*) FROM (SELECT * FROM fresh EXCEPT SELECT * FROM search_postings) y)`).Scan(&n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// TestSearchPostingsFollowEveryWrite checks search_postings against the
+// memories after each way of writing one: its trigger keeps the
+// postings in the write's own statement, whichever statement makes it.
+func TestSearchPostingsFollowEveryWrite(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.DB(t, migrate)
+	core := memstore.NewCore(mustOpenAt(t, url, postgres.Options{}))
+	conn := connect(t, url)
+	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "postings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/a/walrus.md", Content: "tusks and whiskers, walrus walruses"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE memory_id = $1`, m.ID).Scan(&count); err != nil || count == 0 {
+		t.Fatalf("a created memory has %d postings: %v", count, err)
+	}
+	for _, st := range []struct {
+		name string
+		do   func() error
+	}{
+		{"create", func() error { return nil }},
+		{"update", func() error {
+			_, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: new("flippers and flippers")})
+			return err
+		}},
+		{"edit a few words", func() error {
+			_, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Content: new("flippers, flippers and a walrus")})
+			return err
+		}},
+		{"rename", func() error {
+			_, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Path: new("/b/seal.md")})
+			return err
+		}},
+		{"upsert", func() error {
+			_, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/b/seal.md", Content: "kelp", Upsert: true})
+			return err
+		}},
+		{"another store", func() error {
+			_, err := core.CreateMemory(ctx, alice, other.ID, memstore.MemoryCreate{Path: "/b/seal.md", Content: "kelp forest"})
+			return err
+		}},
+		{"delete", func() error { return core.DeleteMemory(ctx, alice, s.ID, m.ID, "") }},
+		{"delete a store", func() error {
+			if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/c/otter.md", Content: "urchins"}); err != nil {
+				return err
+			}
+			return core.DeleteStore(ctx, alice, s.ID)
+		}},
+	} {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if n := wrongPostings(t, conn); n != 0 {
+			t.Errorf("after %s: %d postings differ from the memories' words", st.name, n)
+		}
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE store_id = $1`, s.ID).Scan(&count); err != nil || count != 0 {
+		t.Fatalf("a deleted store keeps %d postings: %v", count, err)
+	}
+}
+
+// TestSearchPostingsRank proves that a window read from the postings
+// ranks each memory as ts_rank of its search vector does: the search's
+// scores are those of the search that read the memories' rows.
+func TestSearchPostingsRank(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.DB(t, migrate)
+	core := memstore.NewCore(mustOpenAt(t, url, postgres.Options{}))
+	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "rank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inPath := range []int{0, 1, 2, 3} {
+		for _, inContent := range []int{0, 1, 2, 3, 5, 8, 40, 300} {
+			if inPath+inContent == 0 {
+				continue
+			}
+			path := fmt.Sprintf("/%d-%d/%s.md", inPath, inContent, strings.Repeat("heron-", inPath)+"x")
+			content := "a bird " + strings.Repeat("herons fly ", inContent) + "over"
+			if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: path, Content: content}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rows, err := connect(t, url).Query(ctx, `SELECT m.path, p.in_path, p.in_content, ts_rank($1, m.search_words, to_tsquery('memstore', 'heron'))
+		FROM memories m JOIN search_postings p ON p.memory_id = m.id AND p.word = 'heron'`, postgres.SearchRankWeights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rank struct {
+		path              string
+		inPath, inContent int
+		want              float64
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rank, error) {
+		var k rank
+		return k, r.Scan(&k.path, &k.inPath, &k.inContent, &k.want)
+	})
+	if err != nil || len(got) != 4*8-1 {
+		t.Fatalf("%d memories with postings of heron: %v", len(got), err)
+	}
+	for _, k := range got {
+		if r := postgres.PostingRank(k.inPath, k.inContent); r != k.want {
+			t.Errorf("%s: %d times in the path, %d in the content: rank %v, ts_rank %v", k.path, k.inPath, k.inContent, r, k.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/cputime"
+	"github.com/memstore/memstore/internal/searchcorpus"
 )
 
 // benchDims is the length of the semantic benchmark's vectors, that of
@@ -48,8 +49,8 @@ func embedAll(b *testing.B, f *searchFixture) {
 			b.Fatal(err)
 		}
 	}
-	if n, _, err := f.db.EmbeddingCounts(ctx); err != nil || n != benchMemories {
-		b.Fatalf("%d memories embedded, want %d: %v", n, benchMemories, err)
+	if n, _, err := f.db.EmbeddingCounts(ctx); err != nil || n != searchcorpus.Memories {
+		b.Fatalf("%d memories embedded, want %d: %v", n, searchcorpus.Memories, err)
 	}
 }
 
@@ -90,16 +91,16 @@ func BenchmarkSemanticSearch(b *testing.B) {
 		}
 		both = append(both, lex[len(lex)-1]+sem[len(sem)-1])
 	}
-	l50, s50 := percentile(lex, 50), percentile(sem, 50)
-	b.ReportMetric(millis(l50), "lexical-p50-ms")
-	b.ReportMetric(millis(percentile(lex, 99)), "lexical-p99-ms")
-	b.ReportMetric(millis(s50), "semantic-p50-ms")
-	b.ReportMetric(millis(percentile(sem, 99)), "semantic-p99-ms")
-	b.ReportMetric(millis(percentile(both, 50)), "hybrid-p50-ms")
-	b.ReportMetric(millis(percentile(both, 99)), "hybrid-p99-ms")
-	b.ReportMetric(millis(cpu)/float64(len(sem)), "semantic-cpu-ms/op")
+	l50, s50 := searchcorpus.Percentile(lex, 50), searchcorpus.Percentile(sem, 50)
+	b.ReportMetric(searchcorpus.Millis(l50), "lexical-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(searchcorpus.Percentile(lex, 99)), "lexical-p99-ms")
+	b.ReportMetric(searchcorpus.Millis(s50), "semantic-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(searchcorpus.Percentile(sem, 99)), "semantic-p99-ms")
+	b.ReportMetric(searchcorpus.Millis(searchcorpus.Percentile(both, 50)), "hybrid-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(searchcorpus.Percentile(both, 99)), "hybrid-p99-ms")
+	b.ReportMetric(searchcorpus.Millis(cpu)/float64(len(sem)), "semantic-cpu-ms/op")
 	b.ReportMetric(float64(s50)/float64(l50), "semantic/lexical")
-	b.ReportMetric(millis(first), "semantic-first-ms")
+	b.ReportMetric(searchcorpus.Millis(first), "semantic-first-ms")
 }
 
 // benchEmbedder embeds a query as a random vector of the benchmark's

@@ -182,11 +182,19 @@ type toolAnswer struct {
 }
 
 // serveJSONLines runs each input line through h and writes one answer line
-// per command, flushed at once so that a caller can converse line by line.
-// A line longer than lines.Max is answered with an error, unread.
-func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out io.Writer) error {
+// per command, flushed before the input is waited for, so that a caller can
+// converse line by line; answers to commands that were sent together go out
+// together, in one write. A line longer than lines.Max is answered with an
+// error, unread.
+func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out io.Writer) (err error) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
+	defer func() {
+		// Every answer given goes out, whatever ends the loop.
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+	}()
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for {
@@ -203,8 +211,10 @@ func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out
 			if err := enc.Encode(answer); err != nil {
 				return err
 			}
-			if err := w.Flush(); err != nil {
-				return err
+			if !lineWaiting(r) {
+				if err := w.Flush(); err != nil {
+					return err
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -217,6 +227,13 @@ func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out
 			return nil
 		}
 	}
+}
+
+// lineWaiting reports whether r holds a whole next line already, which
+// can be read without waiting for the caller.
+func lineWaiting(r *bufio.Reader) bool {
+	next, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(next, '\n') >= 0
 }
 
 func runToolPrune(ctx context.Context, e env, args []string) error {

@@ -35,6 +35,14 @@ func KeepMode() Option { return func(o *options) { o.keepMode = true } }
 // for a directory whose owner tells its own temporary files by name.
 func TempPrefix(prefix string) Option { return func(o *options) { o.tempPrefix = &prefix } }
 
+// prefix is the start of the name of a temporary file for base.
+func (o *options) prefix(base string) string {
+	if o.tempPrefix != nil {
+		return *o.tempPrefix
+	}
+	return "." + base + tempMark
+}
+
 // existsError is WriteNew's answer when the destination is taken.
 type existsError struct{ name string }
 
@@ -101,13 +109,12 @@ func begin(dir *os.Root, base, name string, opts []Option) (*Pending, error) {
 		opt(&o)
 	}
 	mode := FileMode
-	if fi, err := dir.Lstat(base); o.keepMode && err == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode().Perm() &^ 0o111
+	if o.keepMode {
+		if fi, err := dir.Lstat(base); err == nil && fi.Mode().IsRegular() {
+			mode = fi.Mode().Perm() &^ 0o111
+		}
 	}
-	prefix := "." + base + tempMark
-	if o.tempPrefix != nil {
-		prefix = *o.tempPrefix
-	}
+	prefix := o.prefix(base)
 	p := &Pending{dir: dir, base: base, name: name}
 	for range tempAttempts {
 		tmp := fmt.Sprintf("%s%016x", prefix, rand.Uint64())
