@@ -143,9 +143,9 @@ func BenchmarkHybridSearch(b *testing.B) {
 		lex = append(lex, search(i, memstore.ModeLexical))
 		hyb = append(hyb, search(i, memstore.ModeHybrid))
 	}
-	l50, h50 := percentile(lex, 50), percentile(hyb, 50)
-	b.ReportMetric(millis(l50), "lexical-p50-ms")
-	b.ReportMetric(millis(h50), "hybrid-p50-ms")
-	b.ReportMetric(millis(percentile(hyb, 99)), "hybrid-p99-ms")
+	l50, h50 := searchcorpus.Percentile(lex, 50), searchcorpus.Percentile(hyb, 50)
+	b.ReportMetric(searchcorpus.Millis(l50), "lexical-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(h50), "hybrid-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(searchcorpus.Percentile(hyb, 99)), "hybrid-p99-ms")
 	b.ReportMetric(float64(h50)/float64(l50), "hybrid/lexical")
 }
