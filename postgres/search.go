@@ -107,10 +107,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		}, turns)
 		return err
 	})
-	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
-	}
-	return page, nil
+	return page, wrap(err, "search memories")
 }
 
 // RankMemories implements memstore.SearchStorage: the hits' keys are
