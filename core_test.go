@@ -229,6 +229,16 @@ func (r *recording) SearchMemories(ctx context.Context, ws string, storeIDs []st
 	return r.db.SearchMemories(ctx, ws, storeIDs, q)
 }
 
+func (r *recording) RankMemories(ctx context.Context, ws string, storeIDs []string, q memstore.SearchQuery) ([]memstore.SearchResult, error) {
+	r.record("RankMemories")
+	return r.db.RankMemories(ctx, ws, storeIDs, q)
+}
+
+func (r *recording) ReadResults(ctx context.Context, ws string, q memstore.SearchQuery, rs []memstore.SearchResult, snippet []bool) ([]memstore.SearchResult, error) {
+	r.record("ReadResults")
+	return r.db.ReadResults(ctx, ws, q, rs, snippet)
+}
+
 // openWorkspace opens a database over a fresh SQLite file, closed with
 // the test, and makes a workspace called name in it.
 func openWorkspace(t *testing.T, name string) (*sqlite.DB, *memstore.Workspace) {

@@ -66,19 +66,18 @@ func WithSemanticWeight(w float64) CoreOption {
 // list's lowest; the fused score is the weighted sum, semanticWeight
 // times the semantic one plus 1 minus it times the lexical one, a memory
 // missing from a list having 0 there.
-// Results are one memory when they have the same store and path; a fused
+// Results are one memory when they have the same Memory.ID; a fused
 // result keeps its lexical result's Memory, Relevance and Snippet, with
 // the fused score as Score. Ties keep the lexical ranking's order, then
 // the semantic one's.
 func Fuse(lexical, semantic []SearchResult, semanticWeight float64, limit int) []SearchResult {
-	type key struct{ store, path string }
 	lex := normalised(lexical, func(r SearchResult) float64 { return r.Relevance }, true)
 	sem := normalised(semantic, func(r SearchResult) float64 { return r.Score }, false)
 	out := make([]SearchResult, 0, len(lexical)+len(semantic))
-	at := make(map[key]int, len(lexical)+len(semantic))
+	at := make(map[string]int, len(lexical)+len(semantic))
 	fused := make([]bool, 0, cap(out)) // out[i] has its semantic score
 	for i, r := range lexical {
-		k := key{r.Memory.StoreID, r.Memory.Path}
+		k := r.Memory.ID
 		if _, dup := at[k]; dup {
 			continue
 		}
@@ -87,7 +86,7 @@ func Fuse(lexical, semantic []SearchResult, semanticWeight float64, limit int) [
 		out, fused = append(out, r), append(fused, false)
 	}
 	for i, r := range semantic {
-		k := key{r.Memory.StoreID, r.Memory.Path}
+		k := r.Memory.ID
 		j, ok := at[k]
 		if !ok {
 			j = len(out)
@@ -165,12 +164,17 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 	var page Page[SearchResult]
 	if mode == ModeSemantic {
 		near, err := co.nearest(ctx, c.WorkspaceID, storeIDs, q, limit)
-		page.Items = near
+		if err != nil {
+			return page, err
+		}
+		page.Items, err = co.b.ReadResults(ctx, c.WorkspaceID, q, near, nil)
 		return page, err
 	}
+	// The candidates are ranked alone, by ID, and only the page's
+	// memories are read, with the snippets of those the words found.
 	lq := q
 	lq.Limit, lq.Mode = FusionCandidates, ModeLexical
-	lexical, err := co.b.SearchMemories(ctx, c.WorkspaceID, storeIDs, lq)
+	lexical, err := co.b.RankMemories(ctx, c.WorkspaceID, storeIDs, lq)
 	if err != nil {
 		return page, err
 	}
@@ -181,8 +185,17 @@ func (co *Core) searchIn(ctx context.Context, c *Caller, storeIDs []string, q Se
 	if err != nil {
 		return page, err
 	}
-	page.Items = Fuse(lexical.Items, near, co.semanticWeight, limit)
-	return page, nil
+	fused := Fuse(lexical, near, co.semanticWeight, limit)
+	lexicalIDs := make(map[string]bool, len(lexical))
+	for _, r := range lexical {
+		lexicalIDs[r.Memory.ID] = true
+	}
+	snippet := make([]bool, len(fused))
+	for i, r := range fused {
+		snippet[i] = lexicalIDs[r.Memory.ID]
+	}
+	page.Items, err = co.b.ReadResults(ctx, c.WorkspaceID, q, fused, snippet)
+	return page, err
 }
 
 // nearest embeds q.Text and returns the limit memories of the stores

@@ -22,7 +22,7 @@ import (
 )
 
 func result(store, path string, relevance, score float64, snippet string) memstore.SearchResult {
-	return memstore.SearchResult{Memory: memstore.Memory{StoreID: store, Path: path}, Relevance: relevance, Score: score, Snippet: snippet}
+	return memstore.SearchResult{Memory: memstore.Memory{ID: store + ":" + path, StoreID: store, Path: path}, Relevance: relevance, Score: score, Snippet: snippet}
 }
 
 func fusedPaths(rs []memstore.SearchResult) string {
@@ -72,8 +72,8 @@ func TestFuse(t *testing.T) {
 	if got := memstore.Fuse(lexical, semantic, 0.5, 2); len(got) != 2 {
 		t.Errorf("limit 2: %d results", len(got))
 	}
-	// One memory is one store and path: the same path in another store
-	// is another memory.
+	// One memory is one ID: the same path in another store is another
+	// memory.
 	if got := memstore.Fuse(lexical[:1], []memstore.SearchResult{result("t", "/a", 0, 0.9, "")}, 0.5, 10); len(got) != 2 {
 		t.Errorf("the same path in two stores: %d results, want 2", len(got))
 	}

@@ -93,6 +93,18 @@ type SearchService interface {
 // caller may read every store and the query is valid (see Core).
 type SearchStorage interface {
 	SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery) (Page[SearchResult], error)
+	// RankMemories is SearchMemories's page ranked alone, for hybrid
+	// search to fuse: the same results, in the same order, with the
+	// same Score and Relevance, each Memory holding only its ID, and no
+	// Snippet; ReadResults then reads the few kept. It reads no
+	// memory's content.
+	RankMemories(ctx context.Context, workspaceID string, storeIDs []string, q SearchQuery) ([]SearchResult, error)
+	// ReadResults fills in the memories of results holding only their
+	// IDs (of RankMemories or VectorStorage.NearestMemories), without
+	// their content, in one read; those where snippet[i] get the Snippet
+	// that SearchMemories gives them for q. A memory deleted since it
+	// was ranked is left out.
+	ReadResults(ctx context.Context, workspaceID string, q SearchQuery, results []SearchResult, snippet []bool) ([]SearchResult, error)
 }
 
 // ValidateSearchQuery checks a query (EInvalid): text of 1 to

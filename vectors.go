@@ -106,9 +106,10 @@ type VectorStorage interface {
 	DropEmbeddings(ctx context.Context, tasks []EmbeddingTask) error
 	// NearestMemories returns the limit live memories of the stores,
 	// inside workspaceID, whose vectors of model are nearest to query,
-	// best first, with their cosine similarity as Score; memories not yet
-	// embedded are not among them (ENotFound: a store not in the
-	// workspace).
+	// best first, with their cosine similarity as Score, each Memory
+	// holding only its ID (SearchStorage.ReadResults reads the rest);
+	// memories not yet embedded are not among them (ENotFound: a store
+	// not in the workspace).
 	NearestMemories(ctx context.Context, workspaceID string, storeIDs []string, model string, query []float32, pathPrefix string, limit int) ([]SearchResult, error)
 	// EmbeddingCounts is how many memories have a vector and how many
 	// wait for one.

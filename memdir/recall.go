@@ -282,7 +282,7 @@ func fuse(lexical, semantic []scored, weight *float64, limit int) []scored {
 		out := make([]memstore.SearchResult, len(rs))
 		for i, r := range rs {
 			byName[r.d.topic.Name] = r.d
-			out[i].Memory.Path = r.d.topic.Name
+			out[i].Memory.ID, out[i].Memory.Path = r.d.topic.Name, r.d.topic.Name
 			if lexical {
 				out[i].Relevance = r.score
 			} else {

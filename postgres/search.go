@@ -100,12 +100,53 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // offset into the ranked list, which is the same from page to page as
 // long as the stores do not change.
 func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	var page memstore.Page[memstore.SearchResult]
+	err := db.search(ctx, workspaceID, storeIDs, q, func(tx pgx.Tx, sq keyset.Search, hits []*searchtext.Hit[string], turns keyset.Turns[string]) (err error) {
+		page, err = keyset.SearchResults(sq, hits, func(ids []string) (map[string]*memstore.Memory, error) {
+			return searchMemories(ctx, tx, ids)
+		}, turns)
+		return err
+	})
+	return page, wrap(err, "search memories")
+}
+
+// RankMemories implements memstore.SearchStorage: the hits' keys are
+// the memories' IDs.
+func (db *DB) RankMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) ([]memstore.SearchResult, error) {
+	var out []memstore.SearchResult
+	err := db.search(ctx, workspaceID, storeIDs, q, func(tx pgx.Tx, sq keyset.Search, hits []*searchtext.Hit[string], turns keyset.Turns[string]) error {
+		ranked, _, err := keyset.SearchRanking(sq, hits, turns)
+		out = out[:0]
+		for _, h := range ranked {
+			out = append(out, memstore.SearchResult{Memory: memstore.Memory{ID: h.Key}, Score: h.Score, Relevance: h.BM25})
+		}
+		return err
+	})
+	return out, wrap(err, "rank memories")
+}
+
+// ReadResults implements memstore.SearchStorage, in one query.
+func (db *DB) ReadResults(ctx context.Context, workspaceID string, q memstore.SearchQuery, results []memstore.SearchResult, snippet []bool) ([]memstore.SearchResult, error) {
+	var out []memstore.SearchResult
+	err := db.inTx(ctx, readTx, func(tx pgx.Tx) (err error) {
+		out, err = keyset.ReadResults(q, results, snippet, func(ids []string) (map[string]*memstore.Memory, error) {
+			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ANY($1)
+				AND store_id IN (SELECT id FROM stores WHERE workspace_id = $2)`, ids, workspaceID)
+			return collectMemories(rows, err)
+		})
+		return err
+	})
+	return out, wrap(err, "read search results")
+}
+
+// search runs q's lookups over the stores and hands its hits to fn, in
+// the search's transaction, with what a search of conversations reads.
+func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery, fn func(tx pgx.Tx, sq keyset.Search, hits []*searchtext.Hit[string], turns keyset.Turns[string]) error) error {
 	sq, err := keyset.NewSearch(storeIDs, q)
 	if err != nil || len(sq.Stores) == 0 {
-		return memstore.Page[memstore.SearchResult]{}, err
+		return err
 	}
-	var page memstore.Page[memstore.SearchResult]
-	err = db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+	return db.inTx(ctx, readTx, func(tx pgx.Tx) error {
 		var memories int64
 		for _, id := range sq.Stores {
 			st, err := storeState(ctx, tx, workspaceID, id, false)
@@ -118,19 +159,7 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		if err != nil {
 			return err
 		}
-		page, err = keyset.SearchResults(sq, hits, func(ids []string) (map[string]*memstore.Memory, error) {
-			rows, err := tx.Query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ANY($1)`, ids)
-			if err != nil {
-				return nil, err
-			}
-			defer rows.Close()
-			ms, err := sqlrow.CollectRefs(rows, sqlrow.ScanMemory)
-			out := make(map[string]*memstore.Memory, len(ms))
-			for _, m := range ms {
-				out[m.ID] = m
-			}
-			return out, err
-		}, keyset.Turns[string]{
+		return fn(tx, sq, hits, keyset.Turns[string]{
 			Places: func(ids []string) (map[string]keyset.Place, error) {
 				return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
 			},
@@ -143,12 +172,28 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 				return out, err
 			},
 		})
-		return err
 	})
+}
+
+// searchMemories returns the memories of ids, with their content, by ID,
+// in one query.
+func searchMemories(ctx context.Context, tx pgx.Tx, ids []string) (map[string]*memstore.Memory, error) {
+	rows, err := tx.Query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = ANY($1)`, ids)
+	return collectMemories(rows, err)
+}
+
+// collectMemories reads rows of memories, by ID.
+func collectMemories(rows pgx.Rows, err error) (map[string]*memstore.Memory, error) {
 	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
+		return nil, err
 	}
-	return page, nil
+	defer rows.Close()
+	ms, err := sqlrow.CollectRefs(rows, sqlrow.ScanMemory)
+	out := make(map[string]*memstore.Memory, len(ms))
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	return out, err
 }
 
 // scanPlaces reads rows of id, store_id and path.

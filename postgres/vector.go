@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
-	"github.com/memstore/memstore/internal/sqlrow"
 	"github.com/memstore/memstore/internal/vector"
 )
 
@@ -216,14 +214,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 			hits = hits[:min(limit, len(hits))]
 		}
 		for _, h := range hits {
-			m, err := sqlrow.ScanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns(false)+` FROM memories WHERE id = $1`, h.ID))
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("memory %s has a vector but no row", h.ID)
-			}
-			if err != nil {
-				return err
-			}
-			out = append(out, memstore.SearchResult{Memory: *m, Score: h.Score})
+			out = append(out, memstore.SearchResult{Memory: memstore.Memory{ID: h.ID}, Score: h.Score})
 		}
 		return nil
 	})

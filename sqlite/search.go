@@ -71,14 +71,69 @@ func ftsString(s string) string {
 // offset into the ranked list, which is the same from page to page as
 // long as the stores do not change; with no store, nothing is found.
 func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error) {
+	var page memstore.Page[memstore.SearchResult]
+	err := db.search(ctx, workspaceID, storeIDs, q, func(tx *txn, sq keyset.Search, hits []*searchHit, turns keyset.Turns[int64]) (err error) {
+		page, err = keyset.SearchResults(sq, hits, func(rowids []int64) (map[int64]*memstore.Memory, error) {
+			return searchMemories(ctx, tx, rowids)
+		}, turns)
+		return err
+	})
+	return page, wrap(err, "search memories")
+}
+
+// RankMemories implements memstore.SearchStorage: the page's rowids
+// become IDs in one query, which reads no content.
+func (db *DB) RankMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) ([]memstore.SearchResult, error) {
+	var out []memstore.SearchResult
+	err := db.search(ctx, workspaceID, storeIDs, q, func(tx *txn, sq keyset.Search, hits []*searchHit, turns keyset.Turns[int64]) error {
+		ranked, _, err := keyset.SearchRanking(sq, hits, turns)
+		if err != nil || len(ranked) == 0 {
+			return err
+		}
+		rowids := make([]int64, len(ranked))
+		for i, h := range ranked {
+			rowids[i] = h.Key
+		}
+		rows, err := tx.query(ctx, `SELECT rowid, id FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(rowids))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		ids := make(map[int64]string, len(rowids))
+		for rows.Next() {
+			var r int64
+			var id string
+			if err := rows.Scan(&r, &id); err != nil {
+				return err
+			}
+			ids[r] = id
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, h := range ranked {
+			id, ok := ids[h.Key]
+			if !ok {
+				return fmt.Errorf("memory %v is in the search index but not in memories", h.Key)
+			}
+			out = append(out, memstore.SearchResult{Memory: memstore.Memory{ID: id}, Score: h.Score, Relevance: h.BM25})
+		}
+		return nil
+	})
+	return out, wrap(err, "rank memories")
+}
+
+// search runs q's lookups over the stores, once the indexes cover the
+// writes committed before it began, and hands its hits to fn, in the
+// search's transaction, with what a search of conversations reads.
+func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery, fn func(tx *txn, sq keyset.Search, hits []*searchHit, turns keyset.Turns[int64]) error) error {
 	sq, err := keyset.NewSearch(storeIDs, q)
 	if err != nil || len(sq.Stores) == 0 {
-		return memstore.Page[memstore.SearchResult]{}, err
+		return err
 	}
-	var page memstore.Page[memstore.SearchResult]
 	// The indexes lag the writer by a round of the indexer: the search
 	// waits for the writes committed before it began.
-	err = db.ix.whenIndexed(ctx, searchCovered, func(tx *txn) error {
+	return db.ix.whenIndexed(ctx, searchCovered, func(tx *txn) error {
 		for _, id := range sq.Stores {
 			if _, err := storeState(ctx, tx, workspaceID, id); err != nil {
 				return err
@@ -88,18 +143,37 @@ func (db *DB) SearchMemories(ctx context.Context, workspaceID string, storeIDs [
 		if err != nil {
 			return err
 		}
-		page, err = keyset.SearchResults(sq, hits, func(rowids []int64) (map[int64]*memstore.Memory, error) {
-			return searchMemories(ctx, tx, rowids)
-		}, keyset.Turns[int64]{
+		return fn(tx, sq, hits, keyset.Turns[int64]{
 			Places: func(rowids []int64) (map[int64]keyset.Place, error) { return searchPlaces(ctx, tx, rowids) },
 			At:     func(store string, paths []string) (map[string]int64, error) { return searchAt(ctx, tx, store, paths) },
 		})
+	})
+}
+
+// ReadResults implements memstore.SearchStorage, in one query.
+func (db *DB) ReadResults(ctx context.Context, workspaceID string, q memstore.SearchQuery, results []memstore.SearchResult, snippet []bool) ([]memstore.SearchResult, error) {
+	var out []memstore.SearchResult
+	err := db.read(ctx, func(tx *txn) (err error) {
+		out, err = keyset.ReadResults(q, results, snippet, func(ids []string) (map[string]*memstore.Memory, error) {
+			rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id IN (SELECT value FROM json_each(?))
+				AND store_id IN (SELECT id FROM stores WHERE workspace_id = ?)`, jsonList(ids), workspaceID)
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			out := make(map[string]*memstore.Memory, len(ids))
+			for rows.Next() {
+				m, err := sqlrow.ScanMemory(rows)
+				if err != nil {
+					return nil, err
+				}
+				out[m.ID] = m
+			}
+			return out, rows.Err()
+		})
 		return err
 	})
-	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, wrap(err, "search memories")
-	}
-	return page, nil
+	return out, wrap(err, "read search results")
 }
 
 // searchMemories returns the memories of rowids, with their content, by

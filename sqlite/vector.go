@@ -2,15 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
-	"github.com/memstore/memstore/internal/sqlrow"
 	"github.com/memstore/memstore/internal/vector"
 )
 
@@ -180,14 +177,7 @@ func (db *DB) NearestMemories(ctx context.Context, workspaceID string, storeIDs 
 			return err
 		}
 		for _, h := range hits {
-			m, err := sqlrow.ScanMemory(tx.queryRow(ctx, `SELECT `+memoryColumns(false)+` FROM memories WHERE id = ?`, h.ID))
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("memory %s has a vector but no row", h.ID)
-			}
-			if err != nil {
-				return err
-			}
-			out = append(out, memstore.SearchResult{Memory: *m, Score: h.Score})
+			out = append(out, memstore.SearchResult{Memory: memstore.Memory{ID: h.ID}, Score: h.Score})
 		}
 		return nil
 	})

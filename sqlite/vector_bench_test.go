@@ -102,3 +102,50 @@ func BenchmarkSemanticSearch(b *testing.B) {
 	b.ReportMetric(float64(s50)/float64(l50), "semantic/lexical")
 	b.ReportMetric(searchcorpus.Millis(first), "semantic-first-ms")
 }
+
+// benchEmbedder embeds a query as a random vector of the benchmark's
+// model: the model's own time apart, which the query's nearness does not
+// change.
+type benchEmbedder struct{ r *rand.Rand }
+
+func (e benchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = randomVector(e.r)
+	}
+	return out, nil
+}
+func (benchEmbedder) Model() string   { return "bench" }
+func (benchEmbedder) Dimensions() int { return benchDims }
+
+// BenchmarkHybridSearch runs hybrid searches of a page of ten through the
+// core over the 100,000 memories of BenchmarkSearch, with 384-dimension
+// vectors (the model's time apart), alternating with lexical ones through
+// the core, and reports the percentiles of each and their ratio: what a
+// hybrid search over HTTP spends in the process, its fusion included.
+func BenchmarkHybridSearch(b *testing.B) {
+	f := searchBench(b)
+	embedAll(b, f)
+	ctx := context.Background()
+	co := memstore.NewCore(f.db, memstore.WithEmbedder(benchEmbedder{rand.New(rand.NewPCG(7, 8))}))
+	c := &memstore.Caller{WorkspaceID: ws, Actor: alice}
+	search := func(i int, mode string) time.Duration {
+		start := time.Now()
+		p, err := co.SearchMemories(ctx, c, []string{f.storeID}, memstore.SearchQuery{Text: f.queries[i%len(f.queries)], Mode: mode})
+		if err != nil || len(p.Items) == 0 {
+			b.Fatalf("%s search: %d results, %v", mode, len(p.Items), err)
+		}
+		return time.Since(start)
+	}
+	search(0, memstore.ModeHybrid) // reads the store's vectors into memory
+	var lex, hyb []time.Duration
+	for i := 0; b.Loop(); i++ {
+		lex = append(lex, search(i, memstore.ModeLexical))
+		hyb = append(hyb, search(i, memstore.ModeHybrid))
+	}
+	l50, h50 := searchcorpus.Percentile(lex, 50), searchcorpus.Percentile(hyb, 50)
+	b.ReportMetric(searchcorpus.Millis(l50), "lexical-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(h50), "hybrid-p50-ms")
+	b.ReportMetric(searchcorpus.Millis(searchcorpus.Percentile(hyb, 99)), "hybrid-p99-ms")
+	b.ReportMetric(float64(h50)/float64(l50), "hybrid/lexical")
+}

@@ -76,9 +76,9 @@ func TestNearestSeesOtherProcessesChanges(t *testing.T) {
 		t.Fatalf("after another process's deletion, nearest = %v", h)
 	}
 	// A search below a prefix sees only the memories below it.
-	sqlitetest.Create(t, b, ws, s.ID, "/sub/z.md", "z", alice)
+	z := sqlitetest.Create(t, b, ws, s.ID, "/sub/z.md", "z", alice)
 	embedQueued(t, b, func(string) []float32 { return axis(2) })
-	if h := nearest(axis(1), "/sub/"); len(h) != 1 || h[0].Memory.Path != "/sub/z.md" {
+	if h := nearest(axis(1), "/sub/"); len(h) != 1 || h[0].Memory.ID != z.ID {
 		t.Fatalf("below /sub/, nearest = %v", h)
 	}
 	// Vectors of another model or length are never compared.
@@ -154,19 +154,22 @@ func TestNearestCopiesWithinTheirBound(t *testing.T) {
 	db.SetVectorCopyBytes(1) // one copy at a time
 	ctx := context.Background()
 	ws := sqlitetest.Workspace(t, db, "acme").ID
-	stores := map[string]string{}
+	stores, want := map[string]string{}, map[string]string{} // the memory at /NAME/2.md
 	for _, name := range []string{"a", "b"} {
 		s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: name})
 		stores[name] = s.ID
 		for i := range 4 {
-			sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/%s/%d.md", name, i), "x", alice)
+			m := sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/%s/%d.md", name, i), "x", alice)
+			if i == 2 {
+				want[name] = m.ID
+			}
 		}
 	}
 	embedQueued(t, db, func(p string) []float32 { return axis(int(p[len(p)-4] - '0')) })
 	read := db.VectorRowsRead()
 	for round, name := range []string{"a", "a", "b", "a", "b"} {
 		hits, err := db.NearestMemories(ctx, ws, []string{stores[name]}, "m", axis(2), "", 1)
-		if err != nil || len(hits) != 1 || hits[0].Memory.Path != "/"+name+"/2.md" {
+		if err != nil || len(hits) != 1 || hits[0].Memory.ID != want[name] {
 			t.Fatalf("round %d, store %s: %v, %v; want /%s/2.md", round, name, hits, err, name)
 		}
 	}
@@ -182,7 +185,7 @@ func TestNearestCopiesWithinTheirBound(t *testing.T) {
 func TestNearestCopiesShareBetweenWorkspaces(t *testing.T) {
 	db := sqlitetest.OpenAt(t, filepath.Join(t.TempDir(), "memstore.db"), sqlite.Options{})
 	ctx := context.Background()
-	type store struct{ ws, id string }
+	type store struct{ ws, id, want string }
 	var busy []store
 	var quiet store
 	var per int64 // the bytes of one store's copy
@@ -191,16 +194,20 @@ func TestNearestCopiesShareBetweenWorkspaces(t *testing.T) {
 		for i := range 6 {
 			s := sqlitetest.Store(t, db, ws, memstore.StoreCreate{Name: fmt.Sprint(i)})
 			var set vector.Set
+			var want string // the memory at /2.md
 			for j := range 4 {
 				m := sqlitetest.Create(t, db, ws, s.ID, fmt.Sprintf("/%d.md", j), "x", alice)
 				set.Add(m.ID, vector.Encode(axis(j)))
+				if j == 2 {
+					want = m.ID
+				}
 			}
 			per = max(per, set.Bytes())
 			if name == "quiet" {
-				quiet = store{ws, s.ID}
+				quiet = store{ws, s.ID, want}
 				break
 			}
-			busy = append(busy, store{ws, s.ID})
+			busy = append(busy, store{ws, s.ID, want})
 		}
 	}
 	embedQueued(t, db, func(p string) []float32 { return axis(int(p[1] - '0')) })
@@ -208,7 +215,7 @@ func TestNearestCopiesShareBetweenWorkspaces(t *testing.T) {
 	db.SetVectorCopyShare(2*per + per/2)
 	search := func(s store) {
 		hits, err := db.NearestMemories(ctx, s.ws, []string{s.id}, "m", axis(2), "", 1)
-		if err != nil || len(hits) != 1 || hits[0].Memory.Path != "/2.md" {
+		if err != nil || len(hits) != 1 || hits[0].Memory.ID != s.want {
 			t.Fatalf("search of %s: %v, %v; want /2.md", s.id, hits, err)
 		}
 	}

@@ -49,7 +49,7 @@ type (
 	}
 	searchBackend interface {
 		backend
-		memstore.SearchStorage
+		SearchMemories(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery) (memstore.Page[memstore.SearchResult], error)
 	}
 	sessionBackend interface {
 		storeView

@@ -51,6 +51,7 @@ func runSearchModes(t *testing.T, open func(t *testing.T, e memstore.Embedder) (
 	t.Run("Default", func(t *testing.T) { testModeDefault(t, o) })
 	t.Run("Semantic", func(t *testing.T) { testModeSemantic(t, o) })
 	t.Run("Hybrid", func(t *testing.T) { testModeHybrid(t, o) })
+	t.Run("Results", func(t *testing.T) { testModeResults(t, o) })
 	t.Run("NotYetEmbedded", func(t *testing.T) { testModeNotYetEmbedded(t, o) })
 	t.Run("OnePage", func(t *testing.T) { testModeOnePage(t, o) })
 	t.Run("PathPrefix", func(t *testing.T) { testModePathPrefix(t, o) })
@@ -168,6 +169,53 @@ func testModeHybrid(t *testing.T, open func(*testing.T) semanticBackend) {
 	if got := resultPaths(p.Items); len(got) < 2 || !sameSet(got[:2], []string{"/pets/dog.md", "/pets/parrot.md"}) {
 		t.Errorf("hybrid search of two stores found %q: want both biscuits first", got)
 	}
+}
+
+// Semantic and hybrid search's results are the memories as lexical search
+// gives them, without content; a hybrid result found by the words has
+// the snippet lexical search gives it, one found by meaning alone none.
+func testModeResults(t *testing.T, open func(*testing.T) semanticBackend) {
+	b, sid := modeStore(t, open)
+	// Each memory as lexical search gives it, found by a word of its own.
+	memories := map[string]memstore.Memory{}
+	for _, w := range []string{"beagle", "windowsill", "fridays", "rotation"} {
+		p := search(t, b, []string{sid}, memstore.SearchQuery{Text: w, Mode: memstore.ModeLexical, Limit: 1})
+		if len(p.Items) != 1 {
+			t.Fatalf("lexical search for %s found %d memories, want 1", w, len(p.Items))
+		}
+		memories[p.Items[0].Memory.Path] = p.Items[0].Memory
+	}
+	q := memstore.SearchQuery{Text: "beagle biscuit freeze", Limit: memstore.MaxSearchLimit}
+	q.Mode = memstore.ModeLexical
+	snippets := map[string]string{}
+	for _, r := range search(t, b, []string{sid}, q).Items {
+		snippets[r.Memory.Path] = r.Snippet
+	}
+	if len(snippets) != 2 {
+		t.Fatalf("lexical search for %q found %q, want the dog and the deploy", q.Text, snippets)
+	}
+	for _, mode := range []string{memstore.ModeHybrid, memstore.ModeSemantic} {
+		q.Mode = mode
+		got := search(t, b, []string{sid}, q).Items
+		if len(got) != len(memories) {
+			t.Errorf("%s search found %q, want every memory", mode, resultPaths(got))
+		}
+		for _, r := range got {
+			if want := memories[r.Memory.Path]; !sameMemory(r.Memory, want) {
+				t.Errorf("%s search's %s is %+v, want %+v as lexical search gives it", mode, r.Memory.Path, r.Memory, want)
+			}
+			if want := snippets[r.Memory.Path]; mode == memstore.ModeSemantic && r.Snippet != "" || mode == memstore.ModeHybrid && r.Snippet != want {
+				t.Errorf("%s search's %s has snippet %q, want %q", mode, r.Memory.Path, r.Snippet, want)
+			}
+		}
+	}
+}
+
+// sameMemory says whether a and b are the same memory at the same version.
+func sameMemory(a, b memstore.Memory) bool {
+	return a.ID == b.ID && a.StoreID == b.StoreID && a.Path == b.Path && a.Content == b.Content &&
+		a.ContentSHA256 == b.ContentSHA256 && a.ContentSize == b.ContentSize && a.VersionID == b.VersionID &&
+		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
 }
 
 // A memory written since the last embedding is found by hybrid search, by

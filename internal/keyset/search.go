@@ -70,26 +70,20 @@ type Turns[K cmp.Ordered] struct {
 // (Search.Conversation), which ranks the best hits again with their
 // neighbours (withContext); no other search calls it.
 func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func(keys []K) (map[K]*memstore.Memory, error), turns Turns[K]) (memstore.Page[memstore.SearchResult], error) {
-	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
-		var err error
-		if hits, err = withContext(s, hits, n, turns); err != nil {
-			return memstore.Page[memstore.SearchResult]{}, err
-		}
-	}
+	ranked, more, err := SearchRanking(s, hits, turns)
 	var page memstore.Page[memstore.SearchResult]
-	if s.offset >= len(hits) {
-		return page, nil
+	if err != nil || len(ranked) == 0 {
+		return page, err
 	}
-	end := min(s.offset+s.limit, len(hits))
-	keys := make([]K, 0, end-s.offset)
-	for _, h := range hits[s.offset:end] {
-		keys = append(keys, h.Key)
+	keys := make([]K, len(ranked))
+	for i, h := range ranked {
+		keys[i] = h.Key
 	}
 	byKey, err := read(keys)
 	if err != nil {
-		return memstore.Page[memstore.SearchResult]{}, err
+		return page, err
 	}
-	for _, h := range hits[s.offset:end] {
+	for _, h := range ranked {
 		m, ok := byKey[h.Key]
 		if !ok {
 			return memstore.Page[memstore.SearchResult]{}, fmt.Errorf("memory %v is in the search index but not in memories", h.Key)
@@ -99,10 +93,64 @@ func SearchResults[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], read func
 		r.Memory = *m
 		page.Items = append(page.Items, r)
 	}
-	if end < len(hits) {
-		page.Next = searchPage(end, s.hash)
+	if more {
+		page.Next = searchPage(s.offset+len(ranked), s.hash)
 	}
 	return page, nil
+}
+
+// SearchRanking is the hits of s's page among its hits, ranked best
+// first (as SearchResults ranks them, with turns), without reading their
+// memories, and whether more follow.
+func SearchRanking[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], turns Turns[K]) ([]*searchtext.Hit[K], bool, error) {
+	if n := searchtext.ContextHits(hits); len(s.Conversation) > 0 && n > 0 {
+		var err error
+		if hits, err = withContext(s, hits, n, turns); err != nil {
+			return nil, false, err
+		}
+	}
+	if s.offset >= len(hits) {
+		return nil, false, nil
+	}
+	end := min(s.offset+s.limit, len(hits))
+	return hits[s.offset:end], end < len(hits), nil
+}
+
+// ReadResults fills in the memories of rs, ranked results of some
+// searches holding only their memories' IDs, without content: read
+// returns the memories of ids, by ID, with their content, in one query.
+// Those where snippet[i] get the snippet of q's terms, as the lexical
+// search gives. A memory gone since it was ranked (deleted) is left out.
+func ReadResults(q memstore.SearchQuery, rs []memstore.SearchResult, snippet []bool, read func(ids []string) (map[string]*memstore.Memory, error)) ([]memstore.SearchResult, error) {
+	if len(rs) == 0 {
+		return rs, nil
+	}
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Memory.ID
+	}
+	byID, err := read(ids)
+	if err != nil {
+		return nil, err
+	}
+	var terms []searchtext.Term
+	if slices.Contains(snippet, true) {
+		terms = searchtext.ParseQuery(q.Text)
+	}
+	out := make([]memstore.SearchResult, 0, len(rs))
+	for i, r := range rs {
+		m, ok := byID[r.Memory.ID]
+		if !ok {
+			continue
+		}
+		if i < len(snippet) && snippet[i] {
+			r.Snippet = searchtext.Snippet(m.Content, terms)
+		}
+		r.Memory = *m
+		r.Memory.Content = ""
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // withContext ranks the first n of hits, ranked, again as turns of
