@@ -55,9 +55,10 @@ func (s Search) Need() int { return s.offset + s.limit + 1 }
 type Place struct{ Store, Path string }
 
 // Turns is what a search of conversations (Search.Conversation) reads of
-// a backend, in the search's transaction: Places, where the memories of
-// keys are; At, the keys of the live memories of a store at paths, by
-// path, of those that exist.
+// a backend, as of the search's snapshot: Places, where the memories of
+// keys are (of those in the stores of conversations at least: a memory of
+// another store has no neighbours); At, the keys of the live memories of
+// a store at paths, by path, of those that exist.
 type Turns[K cmp.Ordered] struct {
 	Places func(keys []K) (map[K]Place, error)
 	At     func(store string, paths []string) (map[string]K, error)
