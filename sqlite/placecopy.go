@@ -169,25 +169,23 @@ func createdSince(ctx context.Context, tx *txn, store string, from, to int64) (m
 // conversations only (a memory of another store has no neighbours).
 func (v *placeView) Places(rowids []int64) (map[int64]keyset.Place, error) {
 	out := make(map[int64]keyset.Place, len(rowids))
-	var rest []int64
-	for _, r := range rowids {
-		found := false
-		for store, s := range v.sets {
+	for store, s := range v.sets {
+		for _, r := range rowids {
 			if p, ok := s.base.paths[r]; ok {
-				out[r], found = keyset.Place{Store: store, Path: p}, true
+				out[r] = keyset.Place{Store: store, Path: p}
 			} else if p, ok := s.added.paths[r]; ok {
-				out[r], found = keyset.Place{Store: store, Path: p}, true
+				out[r] = keyset.Place{Store: store, Path: p}
 			}
-			if found {
-				break
-			}
-		}
-		if !found {
-			rest = append(rest, r)
 		}
 	}
-	if len(rest) == 0 || !v.missing {
+	if len(out) == len(rowids) || !v.missing {
 		return out, nil // a memory in no set is in no store of conversations
+	}
+	var rest []int64
+	for _, r := range rowids {
+		if _, ok := out[r]; !ok {
+			rest = append(rest, r)
+		}
 	}
 	more, err := searchPlaces(v.ctx, v.tx, rest)
 	for r, p := range more {

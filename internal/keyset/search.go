@@ -180,7 +180,7 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 		places[i] = byKey[k]
 		seen[places[i]] = true
 	}
-	var near []Place
+	var nearby []Place
 	byStore := map[string][]string{}
 	for _, p := range places[:min(n, searchtext.NeighbourPool)] {
 		if !slices.Contains(s.Conversation, p.Store) {
@@ -192,14 +192,14 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 			// text, exactly the paths that start with the prefix.
 			if !seen[c] && strings.HasPrefix(np, s.Prefix) {
 				seen[c] = true
-				near = append(near, c)
+				nearby = append(nearby, c)
 				byStore[c.Store] = append(byStore[c.Store], np)
 			}
 		}
 	}
 	rest := hits[n:]
-	if len(near) > 0 {
-		found := make(map[Place]K)
+	if len(nearby) > 0 {
+		found := make(map[Place]K, len(nearby))
 		for st, paths := range byStore {
 			at, err := turns.At(st, paths)
 			if err != nil {
@@ -209,12 +209,20 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 				found[Place{st, p}] = k
 			}
 		}
-		later := make(map[K]int, len(rest)) // hits after the first n
+		// The hits after the first n that are among the turns found: a
+		// pass over them, which may be many, without a map of them all.
+		near := make(map[K]bool, len(found))
+		for _, k := range found {
+			near[k] = true
+		}
+		later := map[K]int{}
 		for i, h := range rest {
-			later[h.Key] = i
+			if near[h.Key] {
+				later[h.Key] = i
+			}
 		}
 		taken := make([]bool, len(rest))
-		for _, c := range near {
+		for _, c := range nearby {
 			k, ok := found[c]
 			if !ok {
 				continue
