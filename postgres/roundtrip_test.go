@@ -1,0 +1,236 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/postgres"
+)
+
+// A wire sits between the clients and the server and records the round
+// trips of the frontend protocol: each simple query ('Q') and each Sync
+// ('S'), which the client sends and then waits for the server's
+// ReadyForQuery, ends one. A trip is the SQL it ran, whatever the driver
+// does: the statements it parsed or bound since the last one.
+type wire struct {
+	target string
+	ln     net.Listener
+	mu     sync.Mutex
+	trips  [][]string
+}
+
+func newWire(t *testing.T, dbURL string) (w *wire, proxied string) {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = &wire{target: u.Host, ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go w.accept()
+	u.Host = ln.Addr().String()
+	return w, u.String()
+}
+
+func (w *wire) accept() {
+	for {
+		c, err := w.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", w.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		go func() {
+			io.Copy(c, s)
+			c.Close()
+		}()
+		go func() {
+			w.frontend(io.TeeReader(c, s))
+			s.Close()
+		}()
+	}
+}
+
+// frontend reads one client's messages (which the tee passes on).
+func (w *wire) frontend(r io.Reader) {
+	var head [4]byte
+	// The startup message, after any requests for encryption, which the
+	// server declines with one byte.
+	for {
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return
+		}
+		body := make([]byte, binary.BigEndian.Uint32(head[:])-4)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		if code := binary.BigEndian.Uint32(body[:4]); code != 80877103 && code != 80877104 {
+			break
+		}
+	}
+	stmts := map[string]string{} // this connection's prepared statements
+	var trip []string
+	for {
+		var typ [1]byte
+		if _, err := io.ReadFull(r, typ[:]); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			return
+		}
+		body := make([]byte, binary.BigEndian.Uint32(head[:])-4)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		fields := bytes.Split(body, []byte{0})
+		switch typ[0] {
+		case 'P': // Parse: name, query
+			stmts[string(fields[0])] = string(fields[1])
+			if fields[0] != nil && len(fields[0]) > 0 {
+				trip = append(trip, "PREPARE "+string(fields[1]))
+			}
+		case 'B': // Bind: portal, statement
+			trip = append(trip, stmts[string(fields[1])])
+		case 'Q':
+			trip = append(trip, string(fields[0]))
+			fallthrough
+		case 'S':
+			w.mu.Lock()
+			w.trips = append(w.trips, trip)
+			w.mu.Unlock()
+			trip = nil
+		}
+	}
+}
+
+// count runs f and returns the round trips it made, those of the notices
+// to other processes (which follow a write, outside it) left out.
+func (w *wire) count(f func()) [][]string {
+	w.mu.Lock()
+	from := len(w.trips)
+	w.mu.Unlock()
+	f()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out [][]string
+	for _, trip := range w.trips[from:] {
+		if len(trip) == 1 && strings.Contains(trip[0], "pg_notify") {
+			continue
+		}
+		out = append(out, trip)
+	}
+	return out
+}
+
+// TestMemoryWriteRoundTrips counts the round trips between memstore and
+// PostgreSQL of each kind of write of a memory, once the connection has
+// prepared its statements: a write holds its store's lock for all but
+// the first of them, so they bound the writes of a store.
+func TestMemoryWriteRoundTrips(t *testing.T) {
+	w, proxied := newWire(t, pgtest.DB(t, migrate))
+	u, _ := url.Parse(proxied)
+	q := u.Query()
+	q.Set("pool_max_conns", "1") // one connection, whose statements the warm-up prepares
+	u.RawQuery = q.Encode()
+	co := memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}))
+	c := &memstore.Caller{WorkspaceID: "wrkspc_trips", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_trips"}}
+	ctx := context.Background()
+	st := mustCreateStore(t, co, c)
+	create := func(path string) *memstore.Memory {
+		m, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "hello"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// Each kind's setup makes what its write needs (not counted) and
+	// returns the write.
+	kinds := []struct {
+		name  string
+		want  int
+		setup func(i int) func() error
+	}{
+		{"create", 5, func(i int) func() error {
+			return func() error {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/create/%d.md", i), Content: "hello"})
+				return err
+			}
+		}},
+		{"create if not exists", 5, func(i int) func() error {
+			return func() error {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/ine/%d.md", i), Content: "hello", IfNotExists: true})
+				return err
+			}
+		}},
+		{"upsert of a new path", 6, func(i int) func() error {
+			return func() error {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/upsert-new/%d.md", i), Content: "hello", Upsert: true})
+				return err
+			}
+		}},
+		{"upsert over a memory", 5, func(i int) func() error {
+			path := fmt.Sprintf("/upsert/%d.md", i)
+			create(path)
+			return func() error {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "changed", Upsert: true})
+				return err
+			}
+		}},
+		{"update content", 5, func(i int) func() error {
+			m := create(fmt.Sprintf("/update/%d.md", i))
+			return func() error {
+				_, err := co.UpdateMemory(ctx, c, st.ID, m.ID, memstore.MemoryUpdate{Content: ptr("changed"), IfSHA256: m.ContentSHA256})
+				return err
+			}
+		}},
+		{"rename", 6, func(i int) func() error {
+			m := create(fmt.Sprintf("/rename/%d.md", i))
+			return func() error {
+				_, err := co.UpdateMemory(ctx, c, st.ID, m.ID, memstore.MemoryUpdate{Path: ptr(fmt.Sprintf("/renamed/%d.md", i))})
+				return err
+			}
+		}},
+		{"delete", 5, func(i int) func() error {
+			m := create(fmt.Sprintf("/delete/%d.md", i))
+			return func() error { return co.DeleteMemory(ctx, c, st.ID, m.ID, m.ContentSHA256) }
+		}},
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			if err := k.setup(0)(); err != nil { // prepares the statements
+				t.Fatal(err)
+			}
+			write := k.setup(1)
+			trips := w.count(func() {
+				if err := write(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for i, trip := range trips {
+				t.Logf("trip %d: %q", i+1, trip)
+			}
+			if len(trips) != k.want {
+				t.Errorf("%s took %d round trips, want %d", k.name, len(trips), k.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
