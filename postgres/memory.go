@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -49,41 +50,245 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)),
 	ev AS (` + insertEvent("$2", "$12", "$1", "$10", "$11", "$9") + `)`
 
-// WriteMemory implements memstore.MemoryStorage: fn runs in one
-// transaction that first locks the store's row, so that the writes of a
-// store run one at a time across every process (see the package doc).
-// The lock and the read of the store's last version (see memTx.next) go
-// in one round trip: the read, a statement of its own, starts once the
-// lock is held, so it sees the versions of the write that held it before.
+// WriteMemory implements memstore.MemoryStorage: a write that creates a
+// memory is first tried in one statement (writeOnce); otherwise, and
+// when that statement finds the store other than the plan assumed, fn
+// runs in one transaction that first locks the store's row, so that the
+// writes of a store run one at a time across every process (see the
+// package doc). The lock and the read of the store's last version (see
+// memTx.next) go in one round trip: the read, a statement of its own,
+// starts once the lock is held, so it sees the versions of the write
+// that held it before.
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		t := &memTx{ctx: ctx, db: db, tx: tx, storeID: storeID}
-		var b pgx.Batch
-		b.Queue(storeStateQuery(true), storeID, workspaceID)
-		b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID)
-		br := tx.SendBatch(ctx, &b)
-		st, err := scanStoreState(br.QueryRow(), storeID)
-		if err == nil {
-			err = br.QueryRow().Scan(&t.lastID, &t.lastAt)
-			if errors.Is(err, pgx.ErrNoRows) {
-				err = nil
+	done, err := db.writeOnce(ctx, workspaceID, storeID, fn)
+	if !done {
+		err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+			t := &memTx{ctx: ctx, db: db, tx: tx, storeID: storeID}
+			var b pgx.Batch
+			b.Queue(storeStateQuery(true), storeID, workspaceID)
+			b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID)
+			br := tx.SendBatch(ctx, &b)
+			st, err := scanStoreState(br.QueryRow(), storeID)
+			if err == nil {
+				err = br.QueryRow().Scan(&t.lastID, &t.lastAt)
+				if errors.Is(err, pgx.ErrNoRows) {
+					err = nil
+				}
 			}
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		t.archived, t.count = st.archived, st.memories
-		return fn(t)
-	})
+			if cerr := br.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			t.archived, t.count = st.archived, st.memories
+			return fn(t)
+		})
+	}
 	if err == nil {
 		// Told even when fn changed nothing: a notice costs a
 		// listener a read, and fn does not say whether it wrote.
 		db.evented(storeID)
 	}
 	return wrap(err, "write memories of store %s", storeID)
+}
+
+// # Writes in one round trip
+//
+// A write in a transaction costs five round trips to the server
+// (TestMemoryWriteRoundTrips counts them and logs their statements):
+//
+//  1. BEGIN, at READ COMMITTED.
+//  2. The store's row locked (FOR NO KEY UPDATE), with whether it is
+//     archived and its count, batched with its last version's ID and
+//     time (memTx.next): the lock serializes the store's writes across
+//     processes, so that what the rule reads next stays true.
+//  3. The rule's read: for a create, the overlaps of the path
+//     (memory_overlapping); for an upsert, the memory at the path first
+//     (then the overlaps when there is none: six trips); for an update
+//     or a delete, the memory, whose content the precondition, the check
+//     for no change and the index's rules read (a rename then reads the
+//     new path's overlaps: six).
+//  4. The write, one statement: the version, its event numbered after
+//     the store's last, the memory, and the store's count and size. The
+//     triggers keep the rest in that statement: the change counts (a
+//     version), the webhooks' deliveries (an event), the vector queue
+//     and the search postings (a memory).
+//  5. COMMIT, which waits for the WAL to be flushed.
+//
+// The lock is held for the last three, and the writes of a store wait
+// for it, so that these round trips, not the server's work, bound a
+// store's writes.
+//
+// The core's rules (memstore's rules.go) decide a write from what they
+// read, in Go, so that every backend applies them the same way. A
+// create is made in one round trip without moving them: writeOnce runs
+// fn first over a plan (no database), whose reads answer what a create
+// that succeeds reads (the store is not archived, the path and its
+// ancestors and descendants are free), and whose Put records the memory
+// fn makes. One statement, memory_create (migration 0007), then takes
+// the store's lock and makes the memory only if the store is as the plan
+// assumed; it commits on its own. Otherwise it changes nothing and fn
+// runs in a transaction as before, over what the store holds, so that
+// every refusal (archived, the path taken, the quota) is the rule's own
+// error. The store's count is the one answer a plan cannot assume: the
+// rule refuses a create from a cap on (Quota.Check), so the plan asks
+// the rule for the largest count it takes (planCount) and the statement
+// checks that the store holds no more.
+//
+// Updates and deletes read the memory itself, whose content the rule
+// needs (its hash for the precondition, whether the write changes
+// anything, the index's rules), so they still run in a transaction. The
+// same shape serves them later: a plan that assumes the memory this
+// process last saw (its version ID), and a statement that checks that
+// version under the lock before it writes.
+
+// errUnplanned ends fn's run over a plan when fn reads what a plan
+// cannot assume: the write runs in a transaction instead.
+var errUnplanned = errors.New("a write that needs the store's data")
+
+// A plan is a MemoryTx with no database: its reads answer what a create
+// that succeeds reads, and it records the one created memory fn puts.
+type plan struct {
+	count   int  // what Count answers
+	counted bool // whether fn asked for the count
+	path    string
+	m       *memstore.Memory
+	e       memstore.EventType
+	by      memstore.Actor
+}
+
+func (p *plan) Archived() bool                          { return false }
+func (p *plan) Memory(string) (*memstore.Memory, error) { return nil, errUnplanned }
+func (p *plan) Delete(*memstore.Memory, memstore.Actor) error {
+	return errUnplanned
+}
+func (p *plan) MemoryAt(path string) (*memstore.Memory, error) { return nil, p.free(path, "") }
+func (p *plan) Overlapping(path, self string) (*memstore.Memory, error) {
+	return nil, p.free(path, self)
+}
+
+// free assumes path free, and with it its ancestors and descendants,
+// which the statement checks: one path, of a new memory.
+func (p *plan) free(path, self string) error {
+	if self != "" || p.m != nil || p.path != "" && p.path != path {
+		return errUnplanned
+	}
+	p.path = path
+	return nil
+}
+
+func (p *plan) Count() (int, error) {
+	p.counted = true
+	return p.count, nil
+}
+
+// Put records a created memory at the path assumed free; its IDs and
+// times are given when the plan is made (writeOnce).
+func (p *plan) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) error {
+	if p.m != nil || e.Operation() != memstore.OpCreated || m.Path != p.path {
+		return errUnplanned
+	}
+	if err := memstore.ValidatePath(m.Path); err != nil {
+		return err
+	}
+	p.m, p.e, p.by = m, e, by
+	return nil
+}
+
+// maxPlanCount bounds the counts a plan asks the rule about.
+const maxPlanCount = 1 << 40
+
+// planCount runs fn over a plan and returns the plan, or nil when fn
+// does not create a memory over it. When fn reads the store's count,
+// the plan's count is the largest that fn still creates with, found by
+// running fn again (it reads no database), and fn's last run is over
+// that one.
+func planCount(fn func(memstore.MemoryTx) error) *plan {
+	p := &plan{}
+	try := func(n int) bool {
+		*p = plan{count: n}
+		return fn(p) == nil && p.m != nil
+	}
+	if !try(0) {
+		return nil
+	}
+	if !p.counted {
+		return p
+	}
+	lo, hi := 0, 1 // fn creates with lo; with hi, not yet known
+	for hi <= maxPlanCount && try(hi) {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; try(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	try(lo)
+	return p
+}
+
+// writeOnce makes the write fn plans in one statement, and reports
+// whether it is done: made, or failed in a way that may have committed.
+// It is not done, with nothing changed, when fn is not a create, when
+// the store is not as the plan assumed, and when the statement failed
+// before its commit.
+func (db *DB) writeOnce(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) (done bool, err error) {
+	p := planCount(fn)
+	if p == nil {
+		return false, nil
+	}
+	maxCount := (*int64)(nil)
+	if p.counted {
+		n := int64(p.count)
+		maxCount = &n
+	}
+	paths, lo, hi := overlapArgs(p.path)
+	now := db.stamp()
+	p.m.ID, p.m.CreatedAt = db.ids.New(memstore.MemoryIDPrefix, now), now
+	args := append([]any{storeID, workspaceID, maxCount, paths, lo, hi}, createArgs(p.m, db.ids.New(memstore.VersionIDPrefix, now), now, p.e, p.by)...)
+	err = scanCreated(db.pool.QueryRow(ctx, memoryCreate, args...), p.m, new(int64), new(int64))
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil // the store is not as planned: nothing made
+	case errors.As(err, &pe), pgconn.SafeToRetry(err):
+		// The server refused the statement, which undid it, or it was
+		// never sent: the transaction decides, and retries.
+		return false, nil
+	}
+	return true, err
+}
+
+// memoryCreate calls memory_create (migration 0007) with createArgs
+// after its store, workspace and the checks of a plan (NULL: none).
+const memoryCreate = `SELECT version_id, created_at, memory_count FROM memory_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+
+// createArgs are memory_create's parameters from its seventh: the new
+// memory m, with its version's proposed ID and time, event and actor.
+func createArgs(m *memstore.Memory, vid string, now time.Time, e memstore.EventType, by memstore.Actor) []any {
+	content := []byte(m.Content)
+	if content == nil {
+		content = []byte{} // empty content, not none
+	}
+	text, pathWords, contentWords := searchValues(m.Path, m.Content)
+	return []any{m.ID, vid, keyset.Nanos(now), m.Path, content, m.ContentSHA256, m.ContentSize,
+		string(by.Type), by.ID, string(e), text, pathWords, contentWords}
+}
+
+// scanCreated reads memory_create's row into m, the version's ID and
+// time, and the version's time (as stored) into at and the store's count
+// into count.
+func scanCreated(r row, m *memstore.Memory, at, count *int64) error {
+	if err := r.Scan(&m.VersionID, at, count); err != nil {
+		return err
+	}
+	m.CreatedAt = keyset.Time(*at)
+	m.UpdatedAt = m.CreatedAt
+	return nil
 }
 
 // A memTx is a memstore.MemoryTx over one transaction holding the store's
@@ -135,24 +340,14 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 
 // Overlapping looks for the path and its ancestors (equality lookups of at
 // most MaxPathSegments paths) and for one memory below it (a range scan
-// limited to one row), in one statement. The ancestors and the path are
-// prefixes of every path below it, so they sort first: the first of the
-// two in path order is the first of the ancestors and the path, when
-// there is one, as the rule wants.
+// limited to one row), in one statement (memory_overlapping). The
+// ancestors and the path are prefixes of every path below it, so they
+// sort first: the first of the two in path order is the first of the
+// ancestors and the path, when there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
-	paths := make([]string, 0, memstore.MaxPathSegments)
-	for i := 1; i < len(path); i++ {
-		if path[i] == '/' {
-			paths = append(paths, path[:i])
-		}
-	}
-	paths = append(paths, path)
+	paths, lo, hi := overlapArgs(path)
 	var m memstore.Memory
-	// "/" + 1 is "0": everything below path, and nothing else.
-	err := t.tx.QueryRow(t.ctx, `(SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path = ANY($3) ORDER BY path LIMIT 1)
-		UNION ALL (SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path >= $4 AND path < $5 ORDER BY path LIMIT 1)
-		ORDER BY path LIMIT 1`,
-		t.storeID, self, paths, path+"/", path+"0").Scan(&m.ID, &m.Path)
+	err := t.tx.QueryRow(t.ctx, `SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`, t.storeID, self, paths, lo, hi).Scan(&m.ID, &m.Path)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
@@ -161,6 +356,20 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	}
 	m.StoreID = t.storeID
 	return &m, nil
+}
+
+// overlapArgs are the paths that memory_overlapping (migration 0007)
+// looks up for path: the path and its ancestors, then the range of the
+// paths below it ("/" + 1 is "0": everything below path, and nothing
+// else).
+func overlapArgs(path string) (paths []string, lo, hi string) {
+	paths = make([]string, 0, memstore.MaxPathSegments)
+	for i := 1; i < len(path); i++ {
+		if path[i] == '/' {
+			paths = append(paths, path[:i])
+		}
+	}
+	return append(paths, path), path + "/", path + "0"
 }
 
 // Count is the count in the store's row, read with its lock and kept by
@@ -181,17 +390,16 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	op := e.Operation()
 	vid, now := t.next()
 	if op == memstore.OpCreated {
-		m.ID, m.CreatedAt = t.db.ids.New(memstore.MemoryIDPrefix, now), now
+		// memory_create, the statement of a write in one round trip,
+		// without its checks: the rule made them.
+		m.ID = t.db.ids.New(memstore.MemoryIDPrefix, now)
+		args := append([]any{t.storeID, nil, nil, nil, nil, nil}, createArgs(m, vid, now, e, by)...)
+		return scanCreated(t.tx.QueryRow(t.ctx, memoryCreate, args...), m, &t.lastAt, &t.count)
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
 	m.VersionID, m.UpdatedAt = v.ID, now
 	text, pathWords, contentWords := searchValues(m.Path, m.Content)
 	args := append(versionArgs(v, e), text, pathWords, contentWords)
-	if op == memstore.OpCreated {
-		return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
-			VALUES ($3, $2, $5, $6, $7, $8, $1, $9, $9, $13, `+searchWords("$14", "$15")+`) RETURNING size)
-			`+countChange("+", "$2"), args...).Scan(&t.count)
-	}
 	// The join reads the row as it was, so the store's size moves by
 	// the change of the memory's.
 	_, err := t.tx.Exec(t.ctx, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
