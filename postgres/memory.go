@@ -136,12 +136,20 @@ func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn f
 // the rule for the largest count it takes (planCount) and the statement
 // checks that the store holds no more.
 //
+// The rules stay in Go, rather than in a function of the database, so
+// that they keep one home and every backend's refusals stay the same;
+// the statement holds only the checks that the plan's answers are still
+// true, which make nothing when they are not.
+//
 // Updates and deletes read the memory itself, whose content the rule
 // needs (its hash for the precondition, whether the write changes
 // anything, the index's rules), so they still run in a transaction. The
-// same shape serves them later: a plan that assumes the memory this
-// process last saw (its version ID), and a statement that checks that
-// version under the lock before it writes.
+// same shape brings them down: to two round trips, exactly, by sending
+// the memory's read with BEGIN and the lock (a plan stops at Memory, and
+// so knows which one) and the write with COMMIT; to one, when the plan
+// answers Memory from the memories this process wrote or read last
+// (bounded), and the statement checks under the lock that the memory is
+// still at that version before it writes.
 
 // errUnplanned ends fn's run over a plan when fn reads what a plan
 // cannot assume: the write runs in a transaction instead.

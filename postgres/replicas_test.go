@@ -248,17 +248,7 @@ func TestReplicasKeepVersionOrder(t *testing.T) {
 		}
 		want = append([]string{m.VersionID}, want...)
 	}
-	page, err := behind.Versions(ctx, alice, s.ID, memstore.VersionFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, v := range page.Items {
-		got = append(got, v.ID)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("versions listed %q, want newest first %q", got, want)
-	}
+	wantVersions(t, behind, s.ID, want)
 }
 
 // TestReplicasKeepVersionOrderConcurrently: writes of one memory from
@@ -317,17 +307,7 @@ func TestReplicasKeepVersionOrderOfCreates(t *testing.T) {
 		}
 		want = append([]string{m.VersionID}, want...)
 	}
-	page, err := behind.Versions(ctx, alice, s.ID, memstore.VersionFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, v := range page.Items {
-		got = append(got, v.ID)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("versions listed %q, want newest first %q", got, want)
-	}
+	wantVersions(t, behind, s.ID, want)
 }
 
 // TestIDAfterIsIDsNext holds the database's id_after (migration 0007)
@@ -349,5 +329,22 @@ func TestIDAfterIsIDsNext(t *testing.T) {
 		if want := ids.Next(id); got != want {
 			t.Errorf("id_after(%s) = %s, ids.Next %s", id, got, want)
 		}
+	}
+}
+
+// wantVersions checks that co lists the versions of store storeID, newest
+// first, as want.
+func wantVersions(t *testing.T, co *memstore.Core, storeID string, want []string) {
+	t.Helper()
+	page, err := co.Versions(t.Context(), alice, storeID, memstore.VersionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range page.Items {
+		got = append(got, v.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("versions listed %q, want newest first %q", got, want)
 	}
 }
