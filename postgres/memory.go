@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -55,35 +56,18 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 // when that statement finds the store other than the plan assumed, fn
 // runs in one transaction that first locks the store's row, so that the
 // writes of a store run one at a time across every process (see the
-// package doc). The lock and the read of the store's last version (see
-// memTx.next) go in one round trip: the read, a statement of its own,
-// starts once the lock is held, so it sees the versions of the write
-// that held it before.
+// package doc). The lock and the reads of the store's last version (see
+// memTx.next) and of the memory fn asks for first go in one round trip
+// (tryWrite): each read, a statement of its own, starts once the lock is
+// held, so it sees what the write that held it before committed.
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
-	done, err := db.writeOnce(ctx, workspaceID, storeID, fn)
+	p := planCount(fn)
+	done, err := false, error(nil)
+	if p.m != nil {
+		done, err = db.writeOnce(ctx, workspaceID, storeID, p)
+	}
 	if !done {
-		err = db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-			t := &memTx{ctx: ctx, db: db, tx: tx, storeID: storeID}
-			var b pgx.Batch
-			b.Queue(storeStateQuery(true), storeID, workspaceID)
-			b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID)
-			br := tx.SendBatch(ctx, &b)
-			st, err := scanStoreState(br.QueryRow(), storeID)
-			if err == nil {
-				err = br.QueryRow().Scan(&t.lastID, &t.lastAt)
-				if errors.Is(err, pgx.ErrNoRows) {
-					err = nil
-				}
-			}
-			if cerr := br.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			t.archived, t.count = st.archived, st.memories
-			return fn(t)
-		})
+		err = db.retrying(ctx, func() (error, bool) { return db.tryWrite(ctx, workspaceID, storeID, p, fn) })
 	}
 	if err == nil {
 		// Told even when fn changed nothing: a notice costs a
@@ -93,10 +77,82 @@ func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn f
 	return wrap(err, "write memories of store %s", storeID)
 }
 
+// tryWrite runs fn in one transaction, on a connection of the pool, in
+// as few round trips as fn's reads allow: BEGIN goes with the store's
+// lock, its last version and the memory that fn's plan p asked for
+// first, by ID or at a path; fn's last write goes with COMMIT. It
+// reports whether its error, if any, came from the commit (see inTx).
+func (db *DB) tryWrite(ctx context.Context, workspaceID, storeID string, p *plan, fn func(memstore.MemoryTx) error) (err error, committing bool) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err, false
+	}
+	// A connection left in a transaction is closed, not pooled.
+	defer conn.Release()
+	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
+	var b pgx.Batch
+	b.Queue(`begin isolation level read committed`)
+	b.Queue(storeStateQuery(true), storeID, workspaceID).QueryRow(func(r pgx.Row) error {
+		st, err := scanStoreState(r, storeID)
+		t.archived, t.count = st.archived, st.memories
+		return err
+	})
+	b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID).QueryRow(func(r pgx.Row) error {
+		if err := r.Scan(&t.lastID, &t.lastAt); !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return nil
+	})
+	read := func(key readMemory, sql string, args ...any) {
+		b.Queue(sql, args...).QueryRow(func(r pgx.Row) error {
+			t.read = &key
+			t.read.m, t.read.err = sqlrow.ScanMemory(r)
+			return nil
+		})
+	}
+	switch {
+	case p.memoryID != "":
+		read(readMemory{id: p.memoryID}, memoryByID, p.memoryID, storeID)
+	case p.at != "":
+		read(readMemory{path: p.at}, memoryAtPath, storeID, p.at)
+	}
+	err = conn.SendBatch(ctx, &b).Close()
+	if err == nil {
+		if err = fn(t); err == nil {
+			return t.commit()
+		}
+	}
+	if s := conn.Conn().PgConn().TxStatus(); s == 'T' || s == 'E' {
+		// Ends the transaction even when ctx is done, so that the
+		// connection goes back to the pool clean.
+		conn.Exec(context.WithoutCancel(ctx), `rollback`)
+	}
+	return err, false
+}
+
+// commit sends the transaction's last write, if any, with its COMMIT,
+// and reports whether an error came from the commit: not when the write
+// failed, which the server undid.
+func (t *memTx) commit() (err error, committing bool) {
+	b := t.pending
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	t.pending = nil
+	b.Queue(`commit`)
+	err = t.tx.SendBatch(t.ctx, b).Close()
+	if err != nil && t.tx.Conn().PgConn().TxStatus() == 'E' {
+		t.tx.Exec(context.WithoutCancel(t.ctx), `rollback`)
+		return err, false
+	}
+	return err, true
+}
+
 // # Writes in one round trip
 //
-// A write in a transaction costs five round trips to the server
-// (TestMemoryWriteRoundTrips counts them and logs their statements):
+// A write in a transaction of one statement at a time costs five round
+// trips to the server (TestMemoryWriteRoundTrips counts them and logs
+// their statements):
 //
 //  1. BEGIN, at READ COMMITTED.
 //  2. The store's row locked (FOR NO KEY UPDATE), with whether it is
@@ -143,13 +199,15 @@ func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn f
 //
 // Updates and deletes read the memory itself, whose content the rule
 // needs (its hash for the precondition, whether the write changes
-// anything, the index's rules), so they still run in a transaction. The
-// same shape brings them down: to two round trips, exactly, by sending
-// the memory's read with BEGIN and the lock (a plan stops at Memory, and
-// so knows which one) and the write with COMMIT; to one, when the plan
-// answers Memory from the memories this process wrote or read last
-// (bounded), and the statement checks under the lock that the memory is
-// still at that version before it writes.
+// anything, the index's rules), so they run in a transaction, of two
+// round trips (tryWrite): the plan stops at the memory fn asks for, so
+// that its read goes with BEGIN and the lock, and fn's write waits to go
+// with COMMIT. A rename reads its new path's overlaps in between; an
+// upsert over a memory, after the create's statement declined, reads the
+// memory at the path with the lock. One round trip is the next step: a
+// plan answering Memory from the memories this process wrote or read
+// last (bounded), and a statement that checks under the lock that the
+// memory is still at that version before it writes.
 
 // errUnplanned ends fn's run over a plan when fn reads what a plan
 // cannot assume: the write runs in a transaction instead.
@@ -158,20 +216,28 @@ var errUnplanned = errors.New("a write that needs the store's data")
 // A plan is a MemoryTx with no database: its reads answer what a create
 // that succeeds reads, and it records the one created memory fn puts.
 type plan struct {
-	count   int  // what Count answers
-	counted bool // whether fn asked for the count
-	path    string
-	m       *memstore.Memory
-	e       memstore.EventType
-	by      memstore.Actor
+	memoryID string // the memory fn asked for, which stopped it
+	at       string // the path whose memory fn asked for
+	count    int    // what Count answers
+	counted  bool   // whether fn asked for the count
+	path     string
+	m        *memstore.Memory
+	e        memstore.EventType
+	by       memstore.Actor
 }
 
-func (p *plan) Archived() bool                          { return false }
-func (p *plan) Memory(string) (*memstore.Memory, error) { return nil, errUnplanned }
+func (p *plan) Archived() bool { return false }
+func (p *plan) Memory(id string) (*memstore.Memory, error) {
+	p.memoryID = id
+	return nil, errUnplanned
+}
 func (p *plan) Delete(*memstore.Memory, memstore.Actor) error {
 	return errUnplanned
 }
-func (p *plan) MemoryAt(path string) (*memstore.Memory, error) { return nil, p.free(path, "") }
+func (p *plan) MemoryAt(path string) (*memstore.Memory, error) {
+	p.at = path
+	return nil, p.free(path, "")
+}
 func (p *plan) Overlapping(path, self string) (*memstore.Memory, error) {
 	return nil, p.free(path, self)
 }
@@ -207,8 +273,8 @@ func (p *plan) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) 
 // maxPlanCount bounds the counts a plan asks the rule about.
 const maxPlanCount = 1 << 40
 
-// planCount runs fn over a plan and returns the plan, or nil when fn
-// does not create a memory over it. When fn reads the store's count,
+// planCount runs fn over a plan and returns the plan, whose m is nil when
+// fn does not create a memory over it. When fn reads the store's count,
 // the plan's count is the largest that fn still creates with, found by
 // running fn again (it reads no database), and fn's last run is over
 // that one.
@@ -219,7 +285,8 @@ func planCount(fn func(memstore.MemoryTx) error) *plan {
 		return fn(p) == nil && p.m != nil
 	}
 	if !try(0) {
-		return nil
+		p.m = nil
+		return p
 	}
 	if !p.counted {
 		return p
@@ -239,16 +306,11 @@ func planCount(fn func(memstore.MemoryTx) error) *plan {
 	return p
 }
 
-// writeOnce makes the write fn plans in one statement, and reports
+// writeOnce makes the memory p plans in one statement, and reports
 // whether it is done: made, or failed in a way that may have committed.
-// It is not done, with nothing changed, when fn is not a create, when
-// the store is not as the plan assumed, and when the statement failed
-// before its commit.
-func (db *DB) writeOnce(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) (done bool, err error) {
-	p := planCount(fn)
-	if p == nil {
-		return false, nil
-	}
+// It is not done, with nothing changed, when the store is not as the
+// plan assumed, and when the statement failed before its commit.
+func (db *DB) writeOnce(ctx context.Context, workspaceID, storeID string, p *plan) (done bool, err error) {
 	maxCount := (*int64)(nil)
 	if p.counted {
 		n := int64(p.count)
@@ -300,18 +362,62 @@ func scanCreated(r row, m *memstore.Memory, at, count *int64) error {
 }
 
 // A memTx is a memstore.MemoryTx over one transaction holding the store's
-// lock: its reads use the (store_id, path) index.
+// lock (tryWrite): its reads use the (store_id, path) index. Its last
+// write waits in pending, to go with the next statement or the COMMIT.
 type memTx struct {
 	ctx      context.Context
 	db       *DB
-	tx       pgx.Tx
+	tx       *pgxpool.Conn
 	storeID  string
 	archived bool
 	count    int64 // the store's live memories, as its row has them
 	// The store's last version ("" and 0 for none), as of the lock, then
 	// the last one this transaction made (see next).
-	lastID string
-	lastAt int64
+	lastID  string
+	lastAt  int64
+	read    *readMemory // a memory read with the lock, until fn asks for it
+	pending *pgx.Batch  // the last write, not sent yet
+}
+
+// A readMemory is the row of the memory whose ID is id, or at path, read
+// with the store's lock.
+type readMemory struct {
+	id, path string
+	m        *memstore.Memory
+	err      error
+}
+
+// memoryByID reads the memory $1 of store $2, and memoryAtPath the
+// memory of store $1 at path $2, with their content.
+var (
+	memoryByID   = `SELECT ` + memoryColumns(true) + ` FROM memories WHERE id = $1 AND store_id = $2`
+	memoryAtPath = `SELECT ` + memoryColumns(true) + ` FROM memories WHERE store_id = $1 AND path = $2`
+)
+
+// later makes the write of sql and args, whose row (if scan is set) goes
+// to scan, with the transaction's next statement, sending the one
+// waiting before it.
+func (t *memTx) later(scan func(pgx.Row) error, sql string, args ...any) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	t.read = nil // a read before the write is out of date
+	t.pending = &pgx.Batch{}
+	q := t.pending.Queue(sql, args...)
+	if scan != nil {
+		q.QueryRow(scan)
+	}
+	return nil
+}
+
+// flush sends the write waiting, before a read that must see it.
+func (t *memTx) flush() error {
+	b := t.pending
+	if b == nil {
+		return nil
+	}
+	t.pending = nil
+	return t.tx.SendBatch(t.ctx, b).Close()
 }
 
 // next returns the ID and time of the transaction's next version: never
@@ -334,12 +440,26 @@ func (t *memTx) next() (string, time.Time) {
 func (t *memTx) Archived() bool { return t.archived }
 
 func (t *memTx) Memory(id string) (*memstore.Memory, error) {
-	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1 AND store_id = $2`, id, t.storeID))
+	if r := t.read; r != nil && r.id == id && id != "" {
+		t.read = nil
+		return r.m, notFound(r.err, errMemoryNotFound(id))
+	}
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, memoryByID, id, t.storeID))
 	return m, notFound(err, errMemoryNotFound(id))
 }
 
 func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
-	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = $1 AND path = $2`, t.storeID, path))
+	var m *memstore.Memory
+	var err error
+	if r := t.read; r != nil && r.path == path && path != "" {
+		t.read = nil
+		m, err = r.m, r.err
+	} else if err = t.flush(); err == nil {
+		m, err = sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, memoryAtPath, t.storeID, path))
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -353,6 +473,9 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 // sort first: the first of the two in path order is the first of the
 // ancestors and the path, when there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
 	paths, lo, hi := overlapArgs(path)
 	var m memstore.Memory
 	err := t.tx.QueryRow(t.ctx, `SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`, t.storeID, self, paths, lo, hi).Scan(&m.ID, &m.Path)
@@ -382,7 +505,10 @@ func overlapArgs(path string) (paths []string, lo, hi string) {
 
 // Count is the count in the store's row, read with its lock and kept by
 // Put and Delete since: no statement, whatever the store's size.
-func (t *memTx) Count() (int, error) { return int(t.count), nil }
+func (t *memTx) Count() (int, error) {
+	err := t.flush()
+	return int(t.count), err
+}
 
 // Put refuses a malformed path whoever asks, the one check of the core's
 // that this backend repeats: a stored path is an invariant of the store,
@@ -402,7 +528,7 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 		// without its checks: the rule made them.
 		m.ID = t.db.ids.New(memstore.MemoryIDPrefix, now)
 		args := append([]any{t.storeID, nil, nil, nil, nil, nil}, createArgs(m, vid, now, e, by)...)
-		return scanCreated(t.tx.QueryRow(t.ctx, memoryCreate, args...), m, &t.lastAt, &t.count)
+		return t.later(func(r pgx.Row) error { return scanCreated(r, m, &t.lastAt, &t.count) }, memoryCreate, args...)
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
 	m.VersionID, m.UpdatedAt = v.ID, now
@@ -410,10 +536,9 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	args := append(versionArgs(v, e), text, pathWords, contentWords)
 	// The join reads the row as it was, so the store's size moves by
 	// the change of the memory's.
-	_, err := t.tx.Exec(t.ctx, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
+	return t.later(nil, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
 		search_text = $13, search_words = `+searchWords("$14", "$15")+` FROM memories o WHERE n.id = $3 AND o.id = n.id RETURNING n.size - o.size AS d)
 		UPDATE stores SET content_size = content_size + coalesce((SELECT sum(d) FROM m), 0) WHERE id = $2`, args...)
-	return err
 }
 
 // Delete keeps the path at deletion in the "deleted" version; the
@@ -421,8 +546,8 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 // with it, in one statement.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	vid, now := t.next()
-	return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
-		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...).Scan(&t.count)
+	return t.later(func(r pgx.Row) error { return r.Scan(&t.count) }, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
+		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...)
 }
 
 // countChange is the statement that ends an insert or delete of

@@ -144,8 +144,10 @@ func (w *wire) count(f func()) [][]string {
 // prepared its statements: a write in a transaction holds its store's
 // lock for all but the first of them, so they bound the writes of a
 // store. A create is one statement (memory.go, "Writes in one round
-// trip"); an upsert over a memory tries it, and then runs in a
-// transaction; updates and deletes run in one.
+// trip"); an update or a delete is a transaction of two, its BEGIN sent
+// with the lock and the memory's read, its write with the COMMIT; a
+// rename reads the new path's overlaps in between; an upsert over a
+// memory tries the create's statement first.
 func TestMemoryWriteRoundTrips(t *testing.T) {
 	w, proxied := newWire(t, pgtest.DB(t, migrate))
 	u, _ := url.Parse(proxied)
@@ -188,7 +190,7 @@ func TestMemoryWriteRoundTrips(t *testing.T) {
 				return err
 			}
 		}},
-		{"upsert over a memory", 6, func(i int) func() error {
+		{"upsert over a memory", 3, func(i int) func() error {
 			path := fmt.Sprintf("/upsert/%d.md", i)
 			create(path)
 			return func() error {
@@ -196,21 +198,31 @@ func TestMemoryWriteRoundTrips(t *testing.T) {
 				return err
 			}
 		}},
-		{"update content", 5, func(i int) func() error {
+		{"update content", 2, func(i int) func() error {
 			m := create(fmt.Sprintf("/update/%d.md", i))
 			return func() error {
 				_, err := co.UpdateMemory(ctx, c, st.ID, m.ID, memstore.MemoryUpdate{Content: ptr("changed"), IfSHA256: m.ContentSHA256})
 				return err
 			}
 		}},
-		{"rename", 6, func(i int) func() error {
+		{"rename", 3, func(i int) func() error {
 			m := create(fmt.Sprintf("/rename/%d.md", i))
 			return func() error {
 				_, err := co.UpdateMemory(ctx, c, st.ID, m.ID, memstore.MemoryUpdate{Path: ptr(fmt.Sprintf("/renamed/%d.md", i))})
 				return err
 			}
 		}},
-		{"delete", 5, func(i int) func() error {
+		{"update refused by its precondition", 2, func(i int) func() error {
+			m := create(fmt.Sprintf("/refused/%d.md", i))
+			return func() error {
+				_, err := co.UpdateMemory(ctx, c, st.ID, m.ID, memstore.MemoryUpdate{Content: ptr("changed"), IfSHA256: memstore.ContentSHA256("other")})
+				if memstore.ErrorCode(err) != memstore.EPreconditionFailed {
+					return fmt.Errorf("update: %v, want its precondition's failure", err)
+				}
+				return nil
+			}
+		}},
+		{"delete", 2, func(i int) func() error {
 			m := create(fmt.Sprintf("/delete/%d.md", i))
 			return func() error { return co.DeleteMemory(ctx, c, st.ID, m.ID, m.ContentSHA256) }
 		}},
