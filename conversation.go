@@ -59,9 +59,6 @@ func (co *Core) conversationStores(ctx context.Context, c *Caller, storeIDs []st
 		return nil
 	}
 	for _, id := range storeIDs {
-		if slices.Contains(q.ConversationStores, id) {
-			continue
-		}
 		s, err := co.b.Store(ctx, c.WorkspaceID, id)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -676,8 +677,14 @@ func (co *Core) SearchMemories(ctx context.Context, c *Caller, storeIDs []string
 	if err := co.allowSearch(c); err != nil {
 		return none, err
 	}
-	if err := co.conversationStores(ctx, c, storeIDs, &q); err != nil {
-		return none, err
+	// A store named twice is searched once.
+	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
+	// Conversation context is the lexical ranking's: a semantic search
+	// reads no store for it.
+	if mode != ModeSemantic {
+		if err := co.conversationStores(ctx, c, storeIDs, &q); err != nil {
+			return none, err
+		}
 	}
 	return co.searchIn(ctx, c, storeIDs, q, mode)
 }

@@ -220,7 +220,6 @@ func (co *Core) nearest(ctx context.Context, workspaceID string, storeIDs []stri
 	}
 	defer release() // after the scan too
 	waited := time.Since(start)
-	storeIDs = slices.Compact(slices.Sorted(slices.Values(storeIDs)))
 	vecs, err := co.embedder.Embed(ectx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		if ctx.Err() != nil {

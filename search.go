@@ -26,7 +26,8 @@ type SearchQuery struct {
 	Limit      int    // 1-MaxSearchLimit; 0 means DefaultSearchLimit
 	Page       string // cursor from a previous page's Next
 	// Conversation, when set, says whether the memories are turns of
-	// conversations, for every store searched; nil leaves it to the
+	// conversations, for every store searched (for the lexical ranking,
+	// alone or in hybrid search; semantic search ignores it); nil leaves it to the
 	// caller's session, then to each store (ConversationKey in their
 	// metadata; see ConversationStores). A turn's conversation is its
 	// store and its path's directory, its number the one in the path's

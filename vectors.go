@@ -128,7 +128,8 @@ func WithEmbedder(e Embedder) CoreOption {
 // the cosine similarity of their vectors (-1 to 1). Memories not yet
 // embedded are not found here; the lexical search finds them. EInvalid
 // when the server has no embedding model or the backend keeps no
-// vectors; EOverloaded when the model fails to embed the query.
+// vectors; EOverloaded when the model fails to embed the query; ERateLimited
+// when the workspace's semantic searches are at their share.
 func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) ([]SearchResult, error) {
 	q.Mode = ModeSemantic
 	p, err := co.SearchMemories(ctx, c, storeIDs, q)

@@ -50,6 +50,18 @@ func Normalize(v []float32) {
 	}
 }
 
+// A Refusal is a model's answer that the texts themselves cannot be
+// embedded: trying them again will not change it. Any other failure may
+// pass (a rate limit, a wrong key or model name fixed later, an outage),
+// so a caller that keeps work queued keeps it.
+type Refusal interface{ Refused() bool }
+
+// refusal marks err as a Refusal.
+type refusal struct{ error }
+
+func (r refusal) Refused() bool { return true }
+func (r refusal) Unwrap() error { return r.error }
+
 // checkVectors checks what a provider answered: one finite vector per
 // text, all of the expected length.
 func checkVectors(vs [][]float32, texts, dims int) error {

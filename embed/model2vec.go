@@ -158,7 +158,7 @@ func (m *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	// A table's large numbers may sum past float32's range: such a vector
 	// is refused as an endpoint's would be.
 	if err := checkVectors(out, len(texts), m.dims); err != nil {
-		return nil, fmt.Errorf("model2vec model %s: %w", m.name, err)
+		return nil, refusal{fmt.Errorf("model2vec model %s: %w", m.name, err)}
 	}
 	return out, nil
 }

@@ -236,8 +236,8 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	return vs, nil
 }
 
-// StatusError is an endpoint's answer other than 200 OK; Retryable says
-// whether trying again later may succeed.
+// StatusError is an endpoint's answer other than 200 OK; Refused says
+// whether it refused the texts themselves.
 type StatusError struct {
 	Status int
 	err    error
@@ -246,10 +246,11 @@ type StatusError struct {
 func (e *StatusError) Error() string { return e.err.Error() }
 func (e *StatusError) Unwrap() error { return e.err }
 
-// Retryable is true for answers that say "later": rate limits, timeouts,
-// the server's own errors.
-func (e *StatusError) Retryable() bool {
-	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout || e.Status >= 500
+// Refused is true for answers that say the texts themselves are wrong
+// (400, 413, 422). A wrong key or model name (401, 403, 404) is not: once
+// fixed, the same texts embed.
+func (e *StatusError) Refused() bool {
+	return e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge || e.Status == http.StatusUnprocessableEntity
 }
 
 func (o *OpenAI) fail(msg string) error {

@@ -78,7 +78,7 @@ func TestOpenAIErrorHidesKey(t *testing.T) {
 		t.Fatal("a wrong key was accepted")
 	}
 	var se *embed.StatusError
-	if !errors.As(err, &se) || se.Status != http.StatusUnauthorized || se.Retryable() {
+	if !errors.As(err, &se) || se.Status != http.StatusUnauthorized || se.Refused() {
 		t.Errorf("error %v: want a 401 StatusError, not retryable", err)
 	}
 	if strings.Contains(err.Error(), "sk-wrong-key-12345") {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/embed"
 )
 
 // Defaults of the worker.
@@ -224,10 +225,12 @@ func (w *Worker) embed(ctx context.Context, tasks []memstore.EmbeddingTask) erro
 }
 
 // refused says whether the model refused the texts themselves (an answer
-// such as 400 that trying again will not change), not "later".
+// such as 400 that trying again will not change), not "later": a wrong
+// key or model name is "later", so that fixing it embeds the queue
+// instead of dropping it.
 func refused(err error) bool {
-	var r interface{ Retryable() bool }
-	return errors.As(err, &r) && !r.Retryable()
+	var r embed.Refusal
+	return errors.As(err, &r) && r.Refused()
 }
 
 // refuse handles a memory whose text the model refused alone: it is

@@ -428,6 +428,52 @@ func TestWorkerRetriesFailures(t *testing.T) {
 	})
 }
 
+// A wrong key (401) is not a refusal of the texts: the worker backs off,
+// drops nothing, and once the key is right the same memories embed.
+func TestWrongKeyDropsNothing(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		var fixed atomic.Bool
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !fixed.Load() {
+				http.Error(w, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
+				return
+			}
+			f.srv.Config.Handler.ServeHTTP(w, r)
+		}))
+		defer srv.Close()
+		e, _ := embed.NewOpenAI(embed.OpenAIConfig{URL: srv.URL + "/v1", Model: "hash-64", Dimensions: dims})
+		a := f.create("/a.md", "kept while the key is wrong")
+		f.create("/b.md", "kept too")
+		ctx, cancel := context.WithCancel(context.Background())
+		w := embedindex.New(embedindex.Config{Storage: f.db, Embedder: e, Idle: 10 * time.Millisecond, RetryWait: time.Millisecond})
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(60 * time.Second)
+		// Each failure doubles the worker's back-off, from a second.
+		for w.Failures() < 3 {
+			if time.Now().After(deadline) {
+				t.Fatalf("failures %d: want the worker to keep trying", w.Failures())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if w.Dropped() != 0 {
+			t.Fatalf("dropped %d memories for a wrong key", w.Dropped())
+		}
+		if n := f.count(`SELECT count(*) FROM vector_queue WHERE memory_id = ?`, a.ID); n != 1 {
+			t.Fatalf("the memory left the queue while the key was wrong")
+		}
+		fixed.Store(true)
+		deadline = time.Now().Add(60 * time.Second)
+		for w.Embedded() != 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("embedded %d after the key was fixed, want 2", w.Embedded())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
 func TestNearestMemoriesChecks(t *testing.T) {
 	backends(t, func(t *testing.T, f *fixture) {
 		off := memstore.NewCore(f.db)

@@ -55,9 +55,11 @@ func (l *Local) resolveFast(p, rel string) (t target, ok bool) {
 	}
 	var fd int
 	var err error
+	// EAGAIN (a rename raced the walk) leaves the path to the general
+	// code rather than retrying without end.
 	for {
 		fd, err = unix.Openat2(int(l.fast.f.Fd()), dir, &how)
-		if err != unix.EINTR && err != unix.EAGAIN {
+		if err != unix.EINTR {
 			break
 		}
 	}

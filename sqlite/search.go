@@ -94,7 +94,7 @@ func (db *DB) RankMemories(ctx context.Context, workspaceID string, storeIDs []s
 		for i, h := range ranked {
 			rowids[i] = h.Key
 		}
-		rows, err := tx.query(ctx, `SELECT rowid, id FROM memories WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(rowids))
+		rows, err := tx.query(ctx, `SELECT memories.rowid, id`+listed(`memories.rowid = l.v`), jsonList(rowids))
 		if err != nil {
 			return err
 		}
@@ -155,21 +155,9 @@ func (db *DB) ReadResults(ctx context.Context, workspaceID string, q memstore.Se
 	var out []memstore.SearchResult
 	err := db.read(ctx, func(tx *txn) (err error) {
 		out, err = keyset.ReadResults(q, results, snippet, func(ids []string) (map[string]*memstore.Memory, error) {
-			rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id IN (SELECT value FROM json_each(?))
-				AND store_id IN (SELECT id FROM stores WHERE workspace_id = ?)`, jsonList(ids), workspaceID)
-			if err != nil {
-				return nil, err
-			}
-			defer rows.Close()
-			out := make(map[string]*memstore.Memory, len(ids))
-			for rows.Next() {
-				m, err := sqlrow.ScanMemory(rows)
-				if err != nil {
-					return nil, err
-				}
-				out[m.ID] = m
-			}
-			return out, rows.Err()
+			rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+`, memories.rowid`+listed(`memories.id = l.v`)+`
+				WHERE memories.store_id IN (SELECT id FROM stores WHERE workspace_id = ?)`, jsonList(ids), workspaceID)
+			return scanListed(rows, err, func(m *memstore.Memory, _ int64) string { return m.ID })
 		})
 		return err
 	})
@@ -180,18 +168,24 @@ func (db *DB) ReadResults(ctx context.Context, workspaceID string, q memstore.Se
 // rowid, in one query.
 func searchMemories(ctx context.Context, tx *txn, rowids []int64) (map[int64]*memstore.Memory, error) {
 	rows, err := tx.query(ctx, `SELECT `+memoryColumns(true)+`, memories.rowid`+listed(`memories.rowid = l.v`), jsonList(rowids))
+	return scanListed(rows, err, func(_ *memstore.Memory, rowid int64) int64 { return rowid })
+}
+
+// scanListed reads rows of a memory's columns and its rowid into a map,
+// by the key of each.
+func scanListed[K comparable](rows *sql.Rows, err error, key func(*memstore.Memory, int64) K) (map[K]*memstore.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[int64]*memstore.Memory, len(rowids))
+	out := map[K]*memstore.Memory{}
 	for rows.Next() {
 		var rowid int64
 		m, err := sqlrow.ScanMemory(sqlrow.Extra(rows, &rowid))
 		if err != nil {
 			return nil, err
 		}
-		out[rowid] = m
+		out[key(m, rowid)] = m
 	}
 	return out, rows.Err()
 }

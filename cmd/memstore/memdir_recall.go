@@ -105,15 +105,18 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		return usageError(e, "memstore %s: --mode %s needs an embedding model: --embed-model-file DIR (a model2vec model), or --embed-url URL and --embed-model MODEL", cmd, mode.value)
 	}
 	model.cmd = cmd
-	if err := model.resolve(e); err != nil {
-		if hook.value != "" {
-			return nil // the hook prints nothing when anything fails
+	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team, Conversation: *conversation, Mode: mode.value, SemanticWeight: &model.weight}
+	// useModel loads the model, if one is given; the hook does so only
+	// once it knows it will recall.
+	useModel := func() error {
+		if err := model.resolve(e); err != nil {
+			return err
 		}
-		return err
-	}
-	opts := memdir.RecallOptions{Limit: *limit, Body: *body, Team: *team, Conversation: *conversation, Mode: mode.value, Embedder: model.embedder, SemanticWeight: &model.weight}
-	if opts.Mode == "" && opts.Embedder != nil {
-		opts.Mode = memstore.ModeHybrid
+		opts.Embedder = model.embedder
+		if opts.Mode == "" && opts.Embedder != nil {
+			opts.Mode = memstore.ModeHybrid
+		}
+		return nil
 	}
 	now := time.Now()
 
@@ -129,8 +132,11 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		if err != nil || !loc.Enabled {
 			return nil
 		}
+		if useModel() != nil {
+			opts.Mode = memstore.ModeLexical // a model that fails leaves recall by words
+		}
 		hits, err := memdir.Recall(ctx, loc.Dir, in.Prompt, opts)
-		if err != nil && !errors.Is(err, memdir.ErrEmptyQuery) && opts.Mode != memstore.ModeLexical {
+		if errors.Is(err, memdir.ErrModel) && opts.Mode != memstore.ModeLexical {
 			opts.Mode = memstore.ModeLexical // the model failed: recall by words
 			hits, err = memdir.Recall(ctx, loc.Dir, in.Prompt, opts)
 		}
@@ -142,6 +148,9 @@ func runMemdirRecall(ctx context.Context, e env, args []string) error {
 		return nil
 	}
 
+	if err := useModel(); err != nil {
+		return err
+	}
 	query := strings.Join(pos, " ")
 	loc, err := t.locate(e, cmd, "")
 	if err != nil {

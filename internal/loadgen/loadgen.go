@@ -142,17 +142,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	base := "/v1/memory_stores/" + store + "/memories"
 	// Paths unique to this run, so that runs can add to one store.
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
-	ids, err := seed(ctx, c, base, run, cfg)
-	if err != nil {
-		return nil, err
-	}
 	search := base + "/search?"
 	if cfg.SearchMode != "" {
 		search += "mode=" + url.QueryEscape(cfg.SearchMode) + "&"
 	}
 	if cfg.Mix == MixSearch {
-		// One search first: a server or a mode that refuses searches
-		// fails the run rather than every request of it.
+		// One search first, before seeding: a server or a mode that
+		// refuses searches fails the run at once, rather than after
+		// minutes of seeding or at every request of it.
 		cn := c.conn()
 		err := cn.do(ctx, "GET", search+"q=memstore", nil, nil)
 		cn.Close()
@@ -162,6 +159,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		case err != nil:
 			return nil, fmt.Errorf("the server refused a search (%w): it does not serve the search mix", err)
 		}
+	}
+
+	ids, err := seed(ctx, c, base, run, cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
