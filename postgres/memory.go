@@ -61,7 +61,7 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 // (tryWrite): each read, a statement of its own, starts once the lock is
 // held, so it sees what the write that held it before committed.
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
-	p := planCount(fn)
+	p := planned(fn)
 	done, err := false, error(nil)
 	if p.m != nil {
 		done, err = db.writeOnce(ctx, workspaceID, storeID, p)
@@ -177,20 +177,23 @@ func (t *memTx) commit() (err error, committing bool) {
 // store's writes.
 //
 // The core's rules (memstore's rules.go) decide a write from what they
-// read, in Go, so that every backend applies them the same way. A
-// create is made in one round trip without moving them: writeOnce runs
-// fn first over a plan (no database), whose reads answer what a create
-// that succeeds reads (the store is not archived, the path and its
-// ancestors and descendants are free), and whose Put records the memory
-// fn makes. One statement, memory_create (migration 0007), then takes
-// the store's lock and makes the memory only if the store is as the plan
-// assumed; it commits on its own. Otherwise it changes nothing and fn
-// runs in a transaction as before, over what the store holds, so that
-// every refusal (archived, the path taken, the quota) is the rule's own
-// error. The store's count is the one answer a plan cannot assume: the
-// rule refuses a create from a cap on (Quota.Check), so the plan asks
-// the rule for the largest count it takes (planCount) and the statement
-// checks that the store holds no more.
+// read, in Go, so that every backend applies them the same way. A create
+// is made in one round trip without moving them: WriteMemory runs fn
+// once over a plan (planned; no database), whose reads answer what a
+// create that succeeds reads (the store is not archived, the path and
+// its ancestors and descendants are free), and whose Put records the
+// memory fn makes. One statement (writeOnce), memory_create (migration
+// 0007), then takes the store's lock and makes the memory only if the
+// store is as the plan assumed; it commits on its own. Otherwise it
+// changes nothing and fn runs in a transaction as before, over what the
+// store holds, so that every refusal (archived, the path taken, the
+// quota) is the rule's own error. The store's count is the one answer a
+// plan cannot assume: the rule hands its quota to the plan
+// (MemoryTx.CheckQuota), whose cap (Quota.Max) the statement takes as a
+// parameter and compares with the store's count; when the store holds
+// that many, the statement declines and the rule refuses with its own
+// error in the transaction (TestMemoryCreateAtItsQuota holds the two to
+// the same count).
 //
 // The rules stay in Go, rather than in a function of the database, so
 // that they keep one home and every backend's refusals stay the same;
@@ -216,10 +219,9 @@ var errUnplanned = errors.New("a write that needs the store's data")
 // A plan is a MemoryTx with no database: its reads answer what a create
 // that succeeds reads, and it records the one created memory fn puts.
 type plan struct {
-	memoryID string // the memory fn asked for, which stopped it
-	at       string // the path whose memory fn asked for
-	count    int    // what Count answers
-	counted  bool   // whether fn asked for the count
+	memoryID string         // the memory fn asked for, which stopped it
+	at       string         // the path whose memory fn asked for
+	quota    memstore.Quota // the quota fn checked the create against, if any
 	path     string
 	m        *memstore.Memory
 	e        memstore.EventType
@@ -252,9 +254,11 @@ func (p *plan) free(path, self string) error {
 	return nil
 }
 
-func (p *plan) Count() (int, error) {
-	p.counted = true
-	return p.count, nil
+// CheckQuota assumes room under q, which the statement checks against
+// q's cap.
+func (p *plan) CheckQuota(q memstore.Quota) error {
+	p.quota = q
+	return nil
 }
 
 // Put records a created memory at the path assumed free; its IDs and
@@ -270,39 +274,13 @@ func (p *plan) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) 
 	return nil
 }
 
-// maxPlanCount bounds the counts a plan asks the rule about.
-const maxPlanCount = 1 << 40
-
-// planCount runs fn over a plan and returns the plan, whose m is nil when
-// fn does not create a memory over it. When fn reads the store's count,
-// the plan's count is the largest that fn still creates with, found by
-// running fn again (it reads no database), and fn's last run is over
-// that one.
-func planCount(fn func(memstore.MemoryTx) error) *plan {
+// planned runs fn once over a plan and returns the plan, whose m is nil
+// when fn does not create a memory over it.
+func planned(fn func(memstore.MemoryTx) error) *plan {
 	p := &plan{}
-	try := func(n int) bool {
-		*p = plan{count: n}
-		return fn(p) == nil && p.m != nil
-	}
-	if !try(0) {
+	if fn(p) != nil {
 		p.m = nil
-		return p
 	}
-	if !p.counted {
-		return p
-	}
-	lo, hi := 0, 1 // fn creates with lo; with hi, not yet known
-	for hi <= maxPlanCount && try(hi) {
-		lo, hi = hi, 2*hi
-	}
-	for hi-lo > 1 {
-		if mid := lo + (hi-lo)/2; try(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	try(lo)
 	return p
 }
 
@@ -311,15 +289,15 @@ func planCount(fn func(memstore.MemoryTx) error) *plan {
 // It is not done, with nothing changed, when the store is not as the
 // plan assumed, and when the statement failed before its commit.
 func (db *DB) writeOnce(ctx context.Context, workspaceID, storeID string, p *plan) (done bool, err error) {
-	maxCount := (*int64)(nil)
-	if p.counted {
-		n := int64(p.count)
-		maxCount = &n
+	maxMemories := (*int64)(nil) // no cap
+	if p.quota.Limited() {
+		n := int64(p.quota.Max())
+		maxMemories = &n
 	}
 	paths, lo, hi := overlapArgs(p.path)
 	now := db.stamp()
 	p.m.ID, p.m.CreatedAt = db.ids.New(memstore.MemoryIDPrefix, now), now
-	args := append([]any{storeID, workspaceID, maxCount, paths, lo, hi}, createArgs(p.m, db.ids.New(memstore.VersionIDPrefix, now), now, p.e, p.by)...)
+	args := append([]any{storeID, workspaceID, maxMemories, paths, lo, hi}, createArgs(p.m, db.ids.New(memstore.VersionIDPrefix, now), now, p.e, p.by)...)
 	err = scanCreated(db.pool.QueryRow(ctx, memoryCreate, args...), p.m, new(int64), new(int64))
 	var pe *pgconn.PgError
 	switch {
@@ -503,11 +481,14 @@ func overlapArgs(path string) (paths []string, lo, hi string) {
 	return append(paths, path), path + "/", path + "0"
 }
 
-// Count is the count in the store's row, read with its lock and kept by
-// Put and Delete since: no statement, whatever the store's size.
-func (t *memTx) Count() (int, error) {
-	err := t.flush()
-	return int(t.count), err
+// CheckQuota checks q against the count in the store's row, read with
+// its lock and kept by Put and Delete since: no statement, whatever the
+// store's size.
+func (t *memTx) CheckQuota(q memstore.Quota) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return q.Check(int(t.count))
 }
 
 // Put refuses a malformed path whoever asks, the one check of the core's

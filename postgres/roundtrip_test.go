@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -245,6 +246,75 @@ func TestMemoryWriteRoundTrips(t *testing.T) {
 				t.Errorf("%s took %d round trips, want %d", k.name, len(trips), k.want)
 			}
 		})
+	}
+}
+
+// TestMemoryCreateAtItsQuota holds memory_create's check of a store's
+// count to the quota's rule: every create the rule allows is made by the
+// statement, in one round trip, up to the last place under the cap; the
+// next one, which the statement declines, gets the rule's own refusal
+// from a transaction, the same as without the statement, and changes
+// nothing. A deletion makes room for one more, in one round trip again.
+func TestMemoryCreateAtItsQuota(t *testing.T) {
+	const limit = 3
+	w, proxied := newWire(t, pgtest.DB(t, migrate))
+	u, _ := url.Parse(proxied)
+	q := u.Query()
+	q.Set("pool_max_conns", "1") // one connection, whose statements the warm-up prepares
+	u.RawQuery = q.Encode()
+	co := memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}), memstore.MaxMemoriesPerStore(limit))
+	c := &memstore.Caller{WorkspaceID: "wrkspc_quota", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_quota"}}
+	ctx := context.Background()
+	create := func(st *memstore.Store, path string) (m *memstore.Memory, trips [][]string, err error) {
+		trips = w.count(func() {
+			m, err = co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "hello"})
+		})
+		return m, trips, err
+	}
+	// A store of its own prepares the statements of every kind of
+	// create, the refused one included.
+	warm := mustCreateStore(t, co, c)
+	for i := range limit {
+		if _, _, err := create(warm, fmt.Sprintf("/warm/%d.md", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := create(warm, "/warm/over.md"); memstore.ErrorCode(err) != memstore.EInvalid {
+		t.Fatalf("create over the cap: %v, want the quota's refusal", err)
+	}
+	st := mustCreateStore(t, co, c)
+	var made []*memstore.Memory
+	for i := range limit {
+		m, trips, err := create(st, fmt.Sprintf("/m%d.md", i))
+		if err != nil {
+			t.Fatalf("create %d of %d: %v", i+1, limit, err)
+		}
+		made = append(made, m)
+		if len(trips) != 1 || !strings.Contains(trips[0][0], "memory_create") {
+			t.Errorf("create %d of %d took %d round trips (%q), want 1, memory_create's", i+1, limit, len(trips), trips)
+		}
+	}
+	_, trips, err := create(st, "/over.md")
+	want := memstore.ErrMemoryLimit(st.ID, limit)
+	var e *memstore.Error
+	if !errors.As(err, &e) || *e != *want {
+		t.Fatalf("create over the cap: %v, want %v", err, want)
+	}
+	if len(trips) < 2 || !strings.Contains(trips[0][0], "memory_create") {
+		t.Errorf("the create over the cap took round trips %q, want memory_create's, then the transaction's", trips)
+	}
+	got, err := co.Store(ctx, c, st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MemoryCount != limit {
+		t.Errorf("the store counts %d memories after the refusal, want %d", got.MemoryCount, limit)
+	}
+	if err := co.DeleteMemory(ctx, c, st.ID, made[0].ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, trips, err := create(st, "/again.md"); err != nil || len(trips) != 1 {
+		t.Errorf("create after a deletion: %v in %d round trips, want success in 1", err, len(trips))
 	}
 }
 

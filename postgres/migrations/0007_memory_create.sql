@@ -50,16 +50,17 @@ $$;
 --
 -- With paths set (one round trip), the function first locks the store's
 -- row and makes nothing, returning no row, unless the store is the
--- workspace's, is not archived, holds at most max_count memories (when
--- set) and nothing overlaps the path. Without (inside a transaction
--- that holds the lock and has checked), it only writes.
+-- workspace's, is not archived, holds fewer than max_memories memories
+-- (the cap of the quota's rule, Quota.Max; NULL: none) and nothing
+-- overlaps the path. Without (inside a transaction that holds the lock
+-- and has checked), it only writes.
 --
 -- The version's ID and time are ver and at unless the store's last
 -- version is later: then its time, and the ID after its own, so that a
 -- store's versions follow the order of its lock whatever the clocks of
 -- the processes that write them.
 CREATE FUNCTION memory_create(
-	store text, workspace text, max_count bigint, paths text[], below_lo text, below_hi text,
+	store text, workspace text, max_memories bigint, paths text[], below_lo text, below_hi text,
 	mem text, ver text, at bigint, mem_path text, content bytea, sha text, size bigint,
 	actor_type text, actor_id text, event text, text_folded text, path_words text, content_words text)
 RETURNS TABLE (version_id text, created_at bigint, memory_count bigint) LANGUAGE plpgsql AS $$
@@ -72,7 +73,7 @@ BEGIN
 	IF paths IS NOT NULL THEN
 		SELECT s.archived_at IS NOT NULL, s.memory_count INTO archived, n
 		FROM stores s WHERE s.id = store AND s.workspace_id = workspace FOR NO KEY UPDATE;
-		IF NOT FOUND OR archived OR n > max_count
+		IF NOT FOUND OR archived OR n >= max_memories
 			OR EXISTS (SELECT FROM memory_overlapping(store, '', paths, below_lo, below_hi)) THEN
 			RETURN;
 		END IF;
