@@ -62,8 +62,9 @@
 // (StoreStorage.WriteStore), which reads the store with its row locked;
 // PageSize sizes a page. A create that a quota caps (Limits, and the fixed caps of API
 // keys and webhook endpoints) is checked on a count made in the insert's
-// transaction (Quota.Check): the Core counts through its MemoryTx or
-// SessionTx, and hands the other creates' Quota to the backend. Every
+// transaction (Quota.Check): the Core counts through its SessionTx, and
+// hands the other creates' Quota to the backend (a memory's to its
+// MemoryTx, MemoryTx.CheckQuota). Every
 // limit refuses in the same words (LimitReached). When a change stops a
 // credential, the Core decides which Revocation it makes, and the backend
 // only carries it to every process that shares its database. A new

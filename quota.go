@@ -126,7 +126,9 @@ func newQuota(max int, holder, what, room, flag string) Quota {
 // count otherwise.
 func (q Quota) Limited() bool { return q.max > 0 }
 
-// Max is the cap; a backend need count no further.
+// Max is the cap, as a value: Check refuses one more exactly when Max are
+// already held. A backend need count no further, and one that checks the
+// cap in its database compares the count with Max there.
 func (q Quota) Max() int { return q.max }
 
 // Check returns the refusal of one more when n are already held and that

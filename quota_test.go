@@ -55,3 +55,23 @@ func TestRateLimiterAllOrNone(t *testing.T) {
 		t.Errorf("beyond the workspace's share: refused by %d, want 1", which)
 	}
 }
+
+// TestQuotaMaxIsWhereCheckRefuses: a quota's cap as a value (Max) is the
+// count at which its Check first refuses, which a backend that checks
+// the cap in its database relies on; the zero Quota refuses nothing.
+func TestQuotaMaxIsWhereCheckRefuses(t *testing.T) {
+	for _, limit := range []int{1, 2, 3, DefaultMaxMemoriesPerStore} {
+		q := memoryQuota("memstore_q", limit)
+		if !q.Limited() || q.Max() != limit {
+			t.Fatalf("a quota of %d: Limited %v, Max %d", limit, q.Limited(), q.Max())
+		}
+		for n := max(0, limit-2); n <= limit+1; n++ {
+			if refused := q.Check(n) != nil; refused != (n >= q.Max()) {
+				t.Errorf("a quota of %d with %d held: refused %v, want %v", limit, n, refused, n >= q.Max())
+			}
+		}
+	}
+	if q := (Quota{}); q.Limited() || q.Check(1<<40) != nil {
+		t.Error("the zero Quota caps something")
+	}
+}

@@ -47,8 +47,12 @@ type MemoryTx interface {
 	// which an error names. It costs O(depth of path), whatever the
 	// store's size.
 	Overlapping(path, self string) (*Memory, error)
-	// Count returns how many live memories the store holds.
-	Count() (int, error)
+	// CheckQuota returns q.Check of how many live memories the store
+	// holds: q's refusal when they leave no room for one more. q is
+	// Limited. A backend that checks the cap in its database compares
+	// the count with q.Max there, and decides by q.Check whenever that
+	// comparison refuses.
+	CheckQuota(q Quota) error
 	// Put records m's new state: a version of e's operation (e is
 	// EventMemoryCreated, EventMemoryModified or EventMemoryRenamed)
 	// made by by, its event e in the store's feed, then the memory
@@ -102,11 +106,7 @@ func createMemory(tx MemoryTx, storeID string, mc MemoryCreate, sum string, by A
 		return nil, pathConflict(mc.Path, o)
 	}
 	if q.Limited() {
-		n, err := tx.Count()
-		if err != nil {
-			return nil, err
-		}
-		if err := q.Check(n); err != nil {
+		if err := tx.CheckQuota(q); err != nil {
 			return nil, err
 		}
 	}

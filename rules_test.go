@@ -55,7 +55,7 @@ func (tx *memTx) Overlapping(path, self string) (*Memory, error) {
 	return nil, nil
 }
 
-func (tx *memTx) Count() (int, error) { return len(tx.byID), nil }
+func (tx *memTx) CheckQuota(q Quota) error { return q.Check(len(tx.byID)) }
 
 func (tx *memTx) Put(m *Memory, e EventType, by Actor) error {
 	op := e.Operation()

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/ids"
@@ -49,35 +51,24 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)),
 	ev AS (` + insertEvent("$2", "$12", "$1", "$10", "$11", "$9") + `)`
 
-// WriteMemory implements memstore.MemoryStorage: fn runs in one
-// transaction that first locks the store's row, so that the writes of a
-// store run one at a time across every process (see the package doc).
-// The lock and the read of the store's last version (see memTx.next) go
-// in one round trip: the read, a statement of its own, starts once the
-// lock is held, so it sees the versions of the write that held it before.
+// WriteMemory implements memstore.MemoryStorage: a write that creates a
+// memory is first tried in one statement (writeOnce); otherwise, and
+// when that statement finds the store other than the plan assumed, fn
+// runs in one transaction that first locks the store's row, so that the
+// writes of a store run one at a time across every process (see the
+// package doc). The lock and the reads of the store's last version (see
+// memTx.next) and of the memory fn asks for first go in one round trip
+// (tryWrite): each read, a statement of its own, starts once the lock is
+// held, so it sees what the write that held it before committed.
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
-	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		t := &memTx{ctx: ctx, db: db, tx: tx, storeID: storeID}
-		var b pgx.Batch
-		b.Queue(storeStateQuery(true), storeID, workspaceID)
-		b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID)
-		br := tx.SendBatch(ctx, &b)
-		st, err := scanStoreState(br.QueryRow(), storeID)
-		if err == nil {
-			err = br.QueryRow().Scan(&t.lastID, &t.lastAt)
-			if errors.Is(err, pgx.ErrNoRows) {
-				err = nil
-			}
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		t.archived, t.count = st.archived, st.memories
-		return fn(t)
-	})
+	p := planned(fn)
+	done, err := false, error(nil)
+	if p.m != nil {
+		done, err = db.writeOnce(ctx, workspaceID, storeID, p)
+	}
+	if !done {
+		err = db.retrying(ctx, func() (error, bool) { return db.tryWrite(ctx, workspaceID, storeID, p, fn) })
+	}
 	if err == nil {
 		// Told even when fn changed nothing: a notice costs a
 		// listener a read, and fn does not say whether it wrote.
@@ -86,19 +77,325 @@ func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn f
 	return wrap(err, "write memories of store %s", storeID)
 }
 
+// tryWrite runs fn in one transaction, on a connection of the pool, in
+// as few round trips as fn's reads allow: BEGIN goes with the store's
+// lock, its last version and the memory that fn's plan p asked for
+// first, by ID or at a path; fn's last write goes with COMMIT. It
+// reports whether its error, if any, came from the commit (see inTx).
+func (db *DB) tryWrite(ctx context.Context, workspaceID, storeID string, p *plan, fn func(memstore.MemoryTx) error) (err error, committing bool) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return err, false
+	}
+	// A connection left in a transaction is closed, not pooled.
+	defer conn.Release()
+	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
+	var b pgx.Batch
+	b.Queue(`begin isolation level read committed`)
+	b.Queue(storeStateQuery(true), storeID, workspaceID).QueryRow(func(r pgx.Row) error {
+		st, err := scanStoreState(r, storeID)
+		t.archived, t.count = st.archived, st.memories
+		return err
+	})
+	b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID).QueryRow(func(r pgx.Row) error {
+		if err := r.Scan(&t.lastID, &t.lastAt); !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return nil
+	})
+	read := func(key readMemory, sql string, args ...any) {
+		b.Queue(sql, args...).QueryRow(func(r pgx.Row) error {
+			t.read = &key
+			t.read.m, t.read.err = sqlrow.ScanMemory(r)
+			return nil
+		})
+	}
+	switch {
+	case p.memoryID != "":
+		read(readMemory{id: p.memoryID}, memoryByID, p.memoryID, storeID)
+	case p.at != "":
+		read(readMemory{path: p.at}, memoryAtPath, storeID, p.at)
+	}
+	err = conn.SendBatch(ctx, &b).Close()
+	if err == nil {
+		if err = fn(t); err == nil {
+			return t.commit()
+		}
+	}
+	if s := conn.Conn().PgConn().TxStatus(); s == 'T' || s == 'E' {
+		// Ends the transaction even when ctx is done, so that the
+		// connection goes back to the pool clean.
+		conn.Exec(context.WithoutCancel(ctx), `rollback`)
+	}
+	return err, false
+}
+
+// commit sends the transaction's last write, if any, with its COMMIT,
+// and reports whether an error came from the commit: not when the write
+// failed, which the server undid.
+func (t *memTx) commit() (err error, committing bool) {
+	b := t.pending
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	t.pending = nil
+	b.Queue(`commit`)
+	err = t.tx.SendBatch(t.ctx, b).Close()
+	if err != nil && t.tx.Conn().PgConn().TxStatus() == 'E' {
+		t.tx.Exec(context.WithoutCancel(t.ctx), `rollback`)
+		return err, false
+	}
+	return err, true
+}
+
+// # Writes in one round trip
+//
+// A write in a transaction of one statement at a time costs five round
+// trips to the server (TestMemoryWriteRoundTrips counts them and logs
+// their statements):
+//
+//  1. BEGIN, at READ COMMITTED.
+//  2. The store's row locked (FOR NO KEY UPDATE), with whether it is
+//     archived and its count, batched with its last version's ID and
+//     time (memTx.next): the lock serializes the store's writes across
+//     processes, so that what the rule reads next stays true.
+//  3. The rule's read: for a create, the overlaps of the path
+//     (memory_overlapping); for an upsert, the memory at the path first
+//     (then the overlaps when there is none: six trips); for an update
+//     or a delete, the memory, whose content the precondition, the check
+//     for no change and the index's rules read (a rename then reads the
+//     new path's overlaps: six).
+//  4. The write, one statement: the version, its event numbered after
+//     the store's last, the memory, and the store's count and size. The
+//     triggers keep the rest in that statement: the change counts (a
+//     version), the webhooks' deliveries (an event), the vector queue
+//     and the search postings (a memory).
+//  5. COMMIT, which waits for the WAL to be flushed.
+//
+// The lock is held for the last three, and the writes of a store wait
+// for it, so that these round trips, not the server's work, bound a
+// store's writes.
+//
+// The core's rules (memstore's rules.go) decide a write from what they
+// read, in Go, so that every backend applies them the same way. A create
+// is made in one round trip without moving them: WriteMemory runs fn
+// once over a plan (planned; no database), whose reads answer what a
+// create that succeeds reads (the store is not archived, the path and
+// its ancestors and descendants are free), and whose Put records the
+// memory fn makes. One statement (writeOnce), memory_create (migration
+// 0007), then takes the store's lock and makes the memory only if the
+// store is as the plan assumed; it commits on its own. Otherwise it
+// changes nothing and fn runs in a transaction as before, over what the
+// store holds, so that every refusal (archived, the path taken, the
+// quota) is the rule's own error. The store's count is the one answer a
+// plan cannot assume: the rule hands its quota to the plan
+// (MemoryTx.CheckQuota), whose cap (Quota.Max) the statement takes as a
+// parameter and compares with the store's count; when the store holds
+// that many, the statement declines and the rule refuses with its own
+// error in the transaction (TestMemoryCreateAtItsQuota holds the two to
+// the same count).
+//
+// The rules stay in Go, rather than in a function of the database, so
+// that they keep one home and every backend's refusals stay the same;
+// the statement holds only the checks that the plan's answers are still
+// true, which make nothing when they are not.
+//
+// Updates and deletes read the memory itself, whose content the rule
+// needs (its hash for the precondition, whether the write changes
+// anything, the index's rules), so they run in a transaction, of two
+// round trips (tryWrite): the plan stops at the memory fn asks for, so
+// that its read goes with BEGIN and the lock, and fn's write waits to go
+// with COMMIT. A rename reads its new path's overlaps in between; an
+// upsert over a memory, after the create's statement declined, reads the
+// memory at the path with the lock. One round trip is the next step: a
+// plan answering Memory from the memories this process wrote or read
+// last (bounded), and a statement that checks under the lock that the
+// memory is still at that version before it writes.
+
+// errUnplanned ends fn's run over a plan when fn reads what a plan
+// cannot assume: the write runs in a transaction instead.
+var errUnplanned = errors.New("a write that needs the store's data")
+
+// A plan is a MemoryTx with no database: its reads answer what a create
+// that succeeds reads, and it records the one created memory fn puts.
+type plan struct {
+	memoryID string         // the memory fn asked for, which stopped it
+	at       string         // the path whose memory fn asked for
+	quota    memstore.Quota // the quota fn checked the create against, if any
+	path     string
+	m        *memstore.Memory
+	e        memstore.EventType
+	by       memstore.Actor
+}
+
+func (p *plan) Archived() bool { return false }
+func (p *plan) Memory(id string) (*memstore.Memory, error) {
+	p.memoryID = id
+	return nil, errUnplanned
+}
+func (p *plan) Delete(*memstore.Memory, memstore.Actor) error {
+	return errUnplanned
+}
+func (p *plan) MemoryAt(path string) (*memstore.Memory, error) {
+	p.at = path
+	return nil, p.free(path, "")
+}
+func (p *plan) Overlapping(path, self string) (*memstore.Memory, error) {
+	return nil, p.free(path, self)
+}
+
+// free assumes path free, and with it its ancestors and descendants,
+// which the statement checks: one path, of a new memory.
+func (p *plan) free(path, self string) error {
+	if self != "" || p.m != nil || p.path != "" && p.path != path {
+		return errUnplanned
+	}
+	p.path = path
+	return nil
+}
+
+// CheckQuota assumes room under q, which the statement checks against
+// q's cap.
+func (p *plan) CheckQuota(q memstore.Quota) error {
+	p.quota = q
+	return nil
+}
+
+// Put records a created memory at the path assumed free; its IDs and
+// times are given when the plan is made (writeOnce).
+func (p *plan) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) error {
+	if p.m != nil || e.Operation() != memstore.OpCreated || m.Path != p.path {
+		return errUnplanned
+	}
+	if err := memstore.ValidatePath(m.Path); err != nil {
+		return err
+	}
+	p.m, p.e, p.by = m, e, by
+	return nil
+}
+
+// planned runs fn once over a plan and returns the plan, whose m is nil
+// when fn does not create a memory over it.
+func planned(fn func(memstore.MemoryTx) error) *plan {
+	p := &plan{}
+	if fn(p) != nil {
+		p.m = nil
+	}
+	return p
+}
+
+// writeOnce makes the memory p plans in one statement, and reports
+// whether it is done: made, or failed in a way that may have committed.
+// It is not done, with nothing changed, when the store is not as the
+// plan assumed, and when the statement failed before its commit.
+func (db *DB) writeOnce(ctx context.Context, workspaceID, storeID string, p *plan) (done bool, err error) {
+	maxMemories := (*int64)(nil) // no cap
+	if p.quota.Limited() {
+		n := int64(p.quota.Max())
+		maxMemories = &n
+	}
+	paths, lo, hi := overlapArgs(p.path)
+	now := db.stamp()
+	p.m.ID, p.m.CreatedAt = db.ids.New(memstore.MemoryIDPrefix, now), now
+	args := append([]any{storeID, workspaceID, maxMemories, paths, lo, hi}, createArgs(p.m, db.ids.New(memstore.VersionIDPrefix, now), now, p.e, p.by)...)
+	err = scanCreated(db.pool.QueryRow(ctx, memoryCreate, args...), p.m, new(int64), new(int64))
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil // the store is not as planned: nothing made
+	case errors.As(err, &pe), pgconn.SafeToRetry(err):
+		// The server refused the statement, which undid it, or it was
+		// never sent: the transaction decides, and retries.
+		return false, nil
+	}
+	return true, err
+}
+
+// memoryCreate calls memory_create (migration 0007) with createArgs
+// after its store, workspace and the checks of a plan (NULL: none).
+const memoryCreate = `SELECT version_id, created_at, memory_count FROM memory_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+
+// createArgs are memory_create's parameters from its seventh: the new
+// memory m, with its version's proposed ID and time, event and actor.
+func createArgs(m *memstore.Memory, vid string, now time.Time, e memstore.EventType, by memstore.Actor) []any {
+	content := []byte(m.Content)
+	if content == nil {
+		content = []byte{} // empty content, not none
+	}
+	text, pathWords, contentWords := searchValues(m.Path, m.Content)
+	return []any{m.ID, vid, keyset.Nanos(now), m.Path, content, m.ContentSHA256, m.ContentSize,
+		string(by.Type), by.ID, string(e), text, pathWords, contentWords}
+}
+
+// scanCreated reads memory_create's row into m, the version's ID and
+// time, and the version's time (as stored) into at and the store's count
+// into count.
+func scanCreated(r row, m *memstore.Memory, at, count *int64) error {
+	if err := r.Scan(&m.VersionID, at, count); err != nil {
+		return err
+	}
+	m.CreatedAt = keyset.Time(*at)
+	m.UpdatedAt = m.CreatedAt
+	return nil
+}
+
 // A memTx is a memstore.MemoryTx over one transaction holding the store's
-// lock: its reads use the (store_id, path) index.
+// lock (tryWrite): its reads use the (store_id, path) index. Its last
+// write waits in pending, to go with the next statement or the COMMIT.
 type memTx struct {
 	ctx      context.Context
 	db       *DB
-	tx       pgx.Tx
+	tx       *pgxpool.Conn
 	storeID  string
 	archived bool
 	count    int64 // the store's live memories, as its row has them
 	// The store's last version ("" and 0 for none), as of the lock, then
 	// the last one this transaction made (see next).
-	lastID string
-	lastAt int64
+	lastID  string
+	lastAt  int64
+	read    *readMemory // a memory read with the lock, until fn asks for it
+	pending *pgx.Batch  // the last write, not sent yet
+}
+
+// A readMemory is the row of the memory whose ID is id, or at path, read
+// with the store's lock.
+type readMemory struct {
+	id, path string
+	m        *memstore.Memory
+	err      error
+}
+
+// memoryByID reads the memory $1 of store $2, and memoryAtPath the
+// memory of store $1 at path $2, with their content.
+var (
+	memoryByID   = `SELECT ` + memoryColumns(true) + ` FROM memories WHERE id = $1 AND store_id = $2`
+	memoryAtPath = `SELECT ` + memoryColumns(true) + ` FROM memories WHERE store_id = $1 AND path = $2`
+)
+
+// later makes the write of sql and args, whose row (if scan is set) goes
+// to scan, with the transaction's next statement, sending the one
+// waiting before it.
+func (t *memTx) later(scan func(pgx.Row) error, sql string, args ...any) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	t.read = nil // a read before the write is out of date
+	t.pending = &pgx.Batch{}
+	q := t.pending.Queue(sql, args...)
+	if scan != nil {
+		q.QueryRow(scan)
+	}
+	return nil
+}
+
+// flush sends the write waiting, before a read that must see it.
+func (t *memTx) flush() error {
+	b := t.pending
+	if b == nil {
+		return nil
+	}
+	t.pending = nil
+	return t.tx.SendBatch(t.ctx, b).Close()
 }
 
 // next returns the ID and time of the transaction's next version: never
@@ -121,12 +418,26 @@ func (t *memTx) next() (string, time.Time) {
 func (t *memTx) Archived() bool { return t.archived }
 
 func (t *memTx) Memory(id string) (*memstore.Memory, error) {
-	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE id = $1 AND store_id = $2`, id, t.storeID))
+	if r := t.read; r != nil && r.id == id && id != "" {
+		t.read = nil
+		return r.m, notFound(r.err, errMemoryNotFound(id))
+	}
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, memoryByID, id, t.storeID))
 	return m, notFound(err, errMemoryNotFound(id))
 }
 
 func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
-	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, `SELECT `+memoryColumns(true)+` FROM memories WHERE store_id = $1 AND path = $2`, t.storeID, path))
+	var m *memstore.Memory
+	var err error
+	if r := t.read; r != nil && r.path == path && path != "" {
+		t.read = nil
+		m, err = r.m, r.err
+	} else if err = t.flush(); err == nil {
+		m, err = sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, memoryAtPath, t.storeID, path))
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -135,24 +446,17 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 
 // Overlapping looks for the path and its ancestors (equality lookups of at
 // most MaxPathSegments paths) and for one memory below it (a range scan
-// limited to one row), in one statement. The ancestors and the path are
-// prefixes of every path below it, so they sort first: the first of the
-// two in path order is the first of the ancestors and the path, when
-// there is one, as the rule wants.
+// limited to one row), in one statement (memory_overlapping). The
+// ancestors and the path are prefixes of every path below it, so they
+// sort first: the first of the two in path order is the first of the
+// ancestors and the path, when there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
-	paths := make([]string, 0, memstore.MaxPathSegments)
-	for i := 1; i < len(path); i++ {
-		if path[i] == '/' {
-			paths = append(paths, path[:i])
-		}
+	if err := t.flush(); err != nil {
+		return nil, err
 	}
-	paths = append(paths, path)
+	paths, lo, hi := overlapArgs(path)
 	var m memstore.Memory
-	// "/" + 1 is "0": everything below path, and nothing else.
-	err := t.tx.QueryRow(t.ctx, `(SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path = ANY($3) ORDER BY path LIMIT 1)
-		UNION ALL (SELECT id, path FROM memories WHERE store_id = $1 AND id <> $2 AND path >= $4 AND path < $5 ORDER BY path LIMIT 1)
-		ORDER BY path LIMIT 1`,
-		t.storeID, self, paths, path+"/", path+"0").Scan(&m.ID, &m.Path)
+	err := t.tx.QueryRow(t.ctx, `SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`, t.storeID, self, paths, lo, hi).Scan(&m.ID, &m.Path)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
@@ -163,9 +467,29 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	return &m, nil
 }
 
-// Count is the count in the store's row, read with its lock and kept by
-// Put and Delete since: no statement, whatever the store's size.
-func (t *memTx) Count() (int, error) { return int(t.count), nil }
+// overlapArgs are the paths that memory_overlapping (migration 0007)
+// looks up for path: the path and its ancestors, then the range of the
+// paths below it ("/" + 1 is "0": everything below path, and nothing
+// else).
+func overlapArgs(path string) (paths []string, lo, hi string) {
+	paths = make([]string, 0, memstore.MaxPathSegments)
+	for i := 1; i < len(path); i++ {
+		if path[i] == '/' {
+			paths = append(paths, path[:i])
+		}
+	}
+	return append(paths, path), path + "/", path + "0"
+}
+
+// CheckQuota checks q against the count in the store's row, read with
+// its lock and kept by Put and Delete since: no statement, whatever the
+// store's size.
+func (t *memTx) CheckQuota(q memstore.Quota) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return q.Check(int(t.count))
+}
 
 // Put refuses a malformed path whoever asks, the one check of the core's
 // that this backend repeats: a stored path is an invariant of the store,
@@ -181,23 +505,21 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	op := e.Operation()
 	vid, now := t.next()
 	if op == memstore.OpCreated {
-		m.ID, m.CreatedAt = t.db.ids.New(memstore.MemoryIDPrefix, now), now
+		// memory_create, the statement of a write in one round trip,
+		// without its checks: the rule made them.
+		m.ID = t.db.ids.New(memstore.MemoryIDPrefix, now)
+		args := append([]any{t.storeID, nil, nil, nil, nil, nil}, createArgs(m, vid, now, e, by)...)
+		return t.later(func(r pgx.Row) error { return scanCreated(r, m, &t.lastAt, &t.count) }, memoryCreate, args...)
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
 	m.VersionID, m.UpdatedAt = v.ID, now
 	text, pathWords, contentWords := searchValues(m.Path, m.Content)
 	args := append(versionArgs(v, e), text, pathWords, contentWords)
-	if op == memstore.OpCreated {
-		return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
-			VALUES ($3, $2, $5, $6, $7, $8, $1, $9, $9, $13, `+searchWords("$14", "$15")+`) RETURNING size)
-			`+countChange("+", "$2"), args...).Scan(&t.count)
-	}
 	// The join reads the row as it was, so the store's size moves by
 	// the change of the memory's.
-	_, err := t.tx.Exec(t.ctx, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
+	return t.later(nil, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
 		search_text = $13, search_words = `+searchWords("$14", "$15")+` FROM memories o WHERE n.id = $3 AND o.id = n.id RETURNING n.size - o.size AS d)
 		UPDATE stores SET content_size = content_size + coalesce((SELECT sum(d) FROM m), 0) WHERE id = $2`, args...)
-	return err
 }
 
 // Delete keeps the path at deletion in the "deleted" version; the
@@ -205,8 +527,8 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 // with it, in one statement.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	vid, now := t.next()
-	return t.tx.QueryRow(t.ctx, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
-		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...).Scan(&t.count)
+	return t.later(func(r pgx.Row) error { return r.Scan(&t.count) }, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
+		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...)
 }
 
 // countChange is the statement that ends an insert or delete of

@@ -287,8 +287,14 @@ const retryPause = 5 * time.Millisecond
 // the server aborted for a serialization failure or a deadlock is
 // repeated, so fn must have no effect outside tx.
 func (db *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
+	return db.retrying(ctx, func() (error, bool) { return db.tryTx(ctx, opts, fn) })
+}
+
+// retrying runs a transaction by try, which reports whether its error,
+// if any, came from the commit, again as inTx says.
+func (db *DB) retrying(ctx context.Context, try func() (err error, committing bool)) error {
 	for attempt := 1; ; attempt++ {
-		err, committing := db.tryTx(ctx, opts, fn)
+		err, committing := try()
 		lost := !committing && unreachable(err)
 		if lost {
 			// The server ended the connection (a restart, a failover)

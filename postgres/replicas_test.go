@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/ids"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
 )
@@ -247,17 +248,7 @@ func TestReplicasKeepVersionOrder(t *testing.T) {
 		}
 		want = append([]string{m.VersionID}, want...)
 	}
-	page, err := behind.Versions(ctx, alice, s.ID, memstore.VersionFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, v := range page.Items {
-		got = append(got, v.ID)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("versions listed %q, want newest first %q", got, want)
-	}
+	wantVersions(t, behind, s.ID, want)
 }
 
 // TestReplicasKeepVersionOrderConcurrently: writes of one memory from
@@ -286,5 +277,74 @@ func TestReplicasKeepVersionOrderConcurrently(t *testing.T) {
 		if newest := page.Items[0]; newest.ID != cur.VersionID {
 			t.Fatalf("round %d: the memory is at version %s (%v), but the newest version is %s (%v)", round, cur.VersionID, cur.UpdatedAt, newest.ID, newest.CreatedAt)
 		}
+	}
+}
+
+// TestReplicasKeepVersionOrderOfCreates: creates, which are one
+// statement each (memory_create), keep the store's versions in the
+// order they were written too, from processes whose clocks are an hour
+// apart: the behind one's version is dated at the store's last and its
+// ID follows the last one's (id_after).
+func TestReplicasKeepVersionOrderOfCreates(t *testing.T) {
+	ctx := t.Context()
+	ahead, behind, s, m := clocksApart(t, "one")
+	want := []string{m.VersionID} // newest first
+	for i, c := range []*memstore.Core{behind, behind, ahead, behind} {
+		prev := m
+		var err error
+		if m, err = c.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/new/%d.md", i), Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if m.CreatedAt.Before(prev.CreatedAt) || m.VersionID <= prev.VersionID {
+			t.Errorf("create %d made version %s at %v, not after %s at %v", i, m.VersionID, m.CreatedAt, prev.VersionID, prev.CreatedAt)
+		}
+		got, err := behind.Memory(ctx, alice, s.ID, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.VersionID != m.VersionID || !got.CreatedAt.Equal(m.CreatedAt) || !got.UpdatedAt.Equal(m.UpdatedAt) {
+			t.Errorf("create %d returned version %s at %v, the store has %s at %v", i, m.VersionID, m.CreatedAt, got.VersionID, got.CreatedAt)
+		}
+		want = append([]string{m.VersionID}, want...)
+	}
+	wantVersions(t, behind, s.ID, want)
+}
+
+// TestIDAfterIsIDsNext holds the database's id_after (migration 0007)
+// to ids.Next, carries and a ULID of all "z"s included.
+func TestIDAfterIsIDsNext(t *testing.T) {
+	conn := connect(t, pgtest.DB(t, migrate))
+	g := ids.NewGenerator()
+	for _, id := range []string{
+		g.New(memstore.VersionIDPrefix, time.Now()),
+		"ver_01jdz0000000000000000000zz",
+		"ver_01jdz0000000000000000000yz",
+		"ver_0zzzzzzzzzzzzzzzzzzzzzzzzz",
+		"ver_zzzzzzzzzzzzzzzzzzzzzzzzzz",
+	} {
+		var got string
+		if err := conn.QueryRow(t.Context(), `SELECT id_after($1)`, id).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := ids.Next(id); got != want {
+			t.Errorf("id_after(%s) = %s, ids.Next %s", id, got, want)
+		}
+	}
+}
+
+// wantVersions checks that co lists the versions of store storeID, newest
+// first, as want.
+func wantVersions(t *testing.T, co *memstore.Core, storeID string, want []string) {
+	t.Helper()
+	page, err := co.Versions(t.Context(), alice, storeID, memstore.VersionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range page.Items {
+		got = append(got, v.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("versions listed %q, want newest first %q", got, want)
 	}
 }

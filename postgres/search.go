@@ -69,9 +69,10 @@ const (
 var searchRankWeights = []float32{0, 0, 1 / searchtext.PathWeight, 1}
 
 // searchWords is the SQL expression of search_words for the words of a
-// path and of a content, given as the parameters path and content.
+// path and of a content, given as the parameters path and content
+// (memory_search_words, of migration 0007).
 func searchWords(path, content string) string {
-	return `setweight(to_tsvector('memstore', ` + path + `), 'A') || setweight(to_tsvector('memstore', ` + content + `), 'B')`
+	return `memory_search_words(` + path + `, ` + content + `)`
 }
 
 // searchValues are what the search columns are made of: the folded text,

@@ -100,12 +100,14 @@ func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
 	return &m, nil
 }
 
-// Count reads the count that the schema's triggers keep in the
-// store's row: one lookup, whatever the store's size.
-func (t *memTx) Count() (int, error) {
+// CheckQuota checks q against the count that the schema's triggers keep
+// in the store's row: one lookup, whatever the store's size.
+func (t *memTx) CheckQuota(q memstore.Quota) error {
 	var n int
-	err := t.tx.queryRow(t.ctx, `SELECT memory_count FROM stores WHERE id = ?`, t.storeID).Scan(&n)
-	return n, err
+	if err := t.tx.queryRow(t.ctx, `SELECT memory_count FROM stores WHERE id = ?`, t.storeID).Scan(&n); err != nil {
+		return err
+	}
+	return q.Check(n)
 }
 
 // Put refuses a malformed path whoever asks, the one check of the core's
