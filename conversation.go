@@ -69,3 +69,17 @@ func (co *Core) conversationStores(ctx context.Context, c *Caller, storeIDs []st
 	}
 	return nil
 }
+
+// A backend may keep in memory where the memories of the stores of
+// conversations are, which a search of them reads for each of its best
+// hits and their neighbouring turns, within these bounds and with the
+// idle time and sweep of the copies of vectors (VectorCopyIdle).
+const (
+	// PlaceCopyBytes bounds the memory a process keeps of them: 256 MiB
+	// holds about two million paths of 30 bytes. A store that would not
+	// fit alone is read from the database at each search instead.
+	PlaceCopyBytes = 256 << 20
+	// PlaceCopyBytesPerWorkspace is a workspace's share of them, as
+	// VectorCopyBytesPerWorkspace is of the vectors'.
+	PlaceCopyBytesPerWorkspace = PlaceCopyBytes / 2
+)

@@ -108,3 +108,10 @@ func (db *DB) VectorCopyHolds(memoryID string) bool { return db.vectors.Holds(me
 func (db *DB) SweepVectorCopies(now time.Time) {
 	db.vectors.Sweep(now.Add(-memstore.VectorCopyIdle))
 }
+
+// PlaceCopyMax lets the tests make the stores too large for the copies of
+// places.
+var PlaceCopyMax = &placeCopyMax
+
+// PlaceCopies is how many copies of places db keeps.
+func (db *DB) PlaceCopies() int { return db.places.Len() }

@@ -12,6 +12,7 @@ import (
 	"github.com/memstore/memstore/internal/keyset"
 	"github.com/memstore/memstore/internal/searchtext"
 	"github.com/memstore/memstore/internal/sqlrow"
+	"github.com/memstore/memstore/internal/storecopy"
 )
 
 // Search is each backend's own, as its engine's full-text index is.
@@ -125,11 +126,20 @@ func (db *DB) RankMemories(ctx context.Context, workspaceID string, storeIDs []s
 
 // search runs q's lookups over the stores, once the indexes cover the
 // writes committed before it began, and hands its hits to fn, in the
-// search's transaction, with what a search of conversations reads.
+// search's transaction, with what a search of conversations reads: where
+// its hits and their neighbouring turns are, from the copies of the
+// stores of conversations (placecopy.go), locked before the transaction
+// begins and let go once brought up to date.
 func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string, q memstore.SearchQuery, fn func(tx *txn, sq keyset.Search, hits []*searchHit, turns keyset.Turns[int64]) error) error {
 	sq, err := keyset.NewSearch(storeIDs, q)
 	if err != nil || len(sq.Stores) == 0 {
 		return err
+	}
+	var copies []*storecopy.Copy[placeAt, *placeSet]
+	unlock := func() {}
+	if len(sq.Conversation) > 0 {
+		copies, unlock = db.places.LockStores(workspaceID, sq.Conversation, "", 0)
+		defer unlock()
 	}
 	// The indexes lag the writer by a round of the indexer: the search
 	// waits for the writes committed before it began.
@@ -139,14 +149,22 @@ func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string,
 				return err
 			}
 		}
+		view := &placeView{sets: map[string]*placeSet{}, missing: len(sq.Conversation) > 0, tx: tx, ctx: ctx}
+		if len(copies) > 0 {
+			// Brought up to date once, as of the first transaction: a
+			// search tried again (a damaged index file) reads the database.
+			var err error
+			if view, err = db.placesOf(ctx, tx, copies); err != nil {
+				return err
+			}
+			copies = nil
+			unlock()
+		}
 		hits, err := searchHits(ctx, tx, sq.Terms, sq.Stores, sq.Prefix, sq.Need())
 		if err != nil {
 			return err
 		}
-		return fn(tx, sq, hits, keyset.Turns[int64]{
-			Places: func(rowids []int64) (map[int64]keyset.Place, error) { return searchPlaces(ctx, tx, rowids) },
-			At:     func(store string, paths []string) (map[string]int64, error) { return searchAt(ctx, tx, store, paths) },
-		})
+		return fn(tx, sq, hits, keyset.Turns[int64]{Places: view.Places, At: view.At})
 	})
 }
 

@@ -145,7 +145,8 @@ type DB struct {
 	// events, after each commit (events.go).
 	memstore.Notices
 	vectors   vectorCache // the stores' vectors in memory (vectorcache.go)
-	stopSweep func()      // stops the sweep of the idle copies of vectors
+	places    placeCopies // where the memories of conversations are (placecopy.go)
+	stopSweep func()      // stops the sweeps of the idle copies
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -157,6 +158,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db := &DB{path: path, now: opts.Now, ids: opts.IDs, log: opts.Logger, poll: polling{origin: newOrigin()}}
 	db.vectors.Limit = memstore.VectorCopyBytes
 	db.vectors.WorkspaceLimit = memstore.VectorCopyBytesPerWorkspace
+	db.places.Limit = memstore.PlaceCopyBytes
+	db.places.WorkspaceLimit = memstore.PlaceCopyBytesPerWorkspace
 	db.sessionReads = sessionReads{Dialect: dialect, Read: db.reads, Wrap: wrap}
 	db.overviewReads = overviewReads(db.sessionReads)
 	if db.now == nil {
@@ -227,7 +230,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.closed, db.batcherDone = make(chan struct{}), make(chan struct{})
 	go db.batcher()
 	db.ix.start()
-	db.stopSweep = db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
+	stopVectors := db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
+	stopPlaces := db.places.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
+	db.stopSweep = func() { stopVectors(); stopPlaces() }
 	return db, nil
 }
 

@@ -143,6 +143,7 @@ func (db *DB) DeleteStore(ctx context.Context, workspaceID, id string) error {
 		}
 	}
 	db.vectors.DropStore(workspaceID, id)
+	db.places.DropStore(workspaceID, id)
 	db.eraseDeleted(ctx, slog.String("store", id))
 	return nil
 }

@@ -55,9 +55,10 @@ func (s Search) Need() int { return s.offset + s.limit + 1 }
 type Place struct{ Store, Path string }
 
 // Turns is what a search of conversations (Search.Conversation) reads of
-// a backend, in the search's transaction: Places, where the memories of
-// keys are; At, the keys of the live memories of a store at paths, by
-// path, of those that exist.
+// a backend, as of the search's snapshot: Places, where the memories of
+// keys are (of those in the stores of conversations at least: a memory of
+// another store has no neighbours); At, the keys of the live memories of
+// a store at paths, by path, of those that exist.
 type Turns[K cmp.Ordered] struct {
 	Places func(keys []K) (map[K]Place, error)
 	At     func(store string, paths []string) (map[string]K, error)
@@ -179,7 +180,7 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 		places[i] = byKey[k]
 		seen[places[i]] = true
 	}
-	var near []Place
+	var nearby []Place
 	byStore := map[string][]string{}
 	for _, p := range places[:min(n, searchtext.NeighbourPool)] {
 		if !slices.Contains(s.Conversation, p.Store) {
@@ -191,14 +192,14 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 			// text, exactly the paths that start with the prefix.
 			if !seen[c] && strings.HasPrefix(np, s.Prefix) {
 				seen[c] = true
-				near = append(near, c)
+				nearby = append(nearby, c)
 				byStore[c.Store] = append(byStore[c.Store], np)
 			}
 		}
 	}
 	rest := hits[n:]
-	if len(near) > 0 {
-		found := make(map[Place]K)
+	if len(nearby) > 0 {
+		found := make(map[Place]K, len(nearby))
 		for st, paths := range byStore {
 			at, err := turns.At(st, paths)
 			if err != nil {
@@ -208,12 +209,20 @@ func withContext[K cmp.Ordered](s Search, hits []*searchtext.Hit[K], n int, turn
 				found[Place{st, p}] = k
 			}
 		}
-		later := make(map[K]int, len(rest)) // hits after the first n
+		// The hits after the first n that are among the turns found: a
+		// pass over them, which may be many, without a map of them all.
+		near := make(map[K]bool, len(found))
+		for _, k := range found {
+			near[k] = true
+		}
+		later := map[K]int{}
 		for i, h := range rest {
-			later[h.Key] = i
+			if near[h.Key] {
+				later[h.Key] = i
+			}
 		}
 		taken := make([]bool, len(rest))
-		for _, c := range near {
+		for _, c := range nearby {
 			k, ok := found[c]
 			if !ok {
 				continue

@@ -29,6 +29,7 @@ const Window = 300
 type WordTerm[K cmp.Ordered] struct {
 	credited map[K]bool
 	scores   []float64
+	best     float64 // the highest of scores, which InPath gives
 	typical  float64 // see Typical; stale when scores changed since
 	stale    bool
 }
@@ -42,6 +43,9 @@ func NewWordTerm[K cmp.Ordered]() *WordTerm[K] {
 func (w *WordTerm[K]) Rank(hs Hits[K], key K, score float64) {
 	hs.Hit(key, TierWords).BM25 += score
 	w.credited[key] = true
+	if len(w.scores) == 0 || score > w.best {
+		w.best = score
+	}
 	w.scores = append(w.scores, score)
 	w.stale = true
 }
@@ -74,7 +78,7 @@ func (w *WordTerm[K]) Credit(hs Hits[K], key K, score float64) {
 // path.
 func (w *WordTerm[K]) InPath(hs Hits[K], key K) {
 	if len(w.scores) > 0 {
-		w.Credit(hs, key, slices.Max(w.scores)*PathWeight)
+		w.Credit(hs, key, w.best*PathWeight)
 	}
 }
 

@@ -11,6 +11,7 @@ package vector
 import (
 	"container/heap"
 	"errors"
+	"github.com/memstore/memstore/internal/storecopy"
 	"math"
 	"runtime"
 	"sort"
@@ -225,3 +226,20 @@ func (h *hits) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Holds says whether s holds the vector of the memory: for the tests of
+// erasure (storecopy.Set).
+func (s *Set) Holds(memoryID string) bool {
+	_, ok := s.has(memoryID)
+	return ok
+}
+
+// Copies are a process's copies of the stores' vectors (storecopy.Copies),
+// each brought up to a position P of its backend's log of vector changes.
+type Copies[P comparable] = storecopy.Copies[P, *Set]
+
+// A Copy is one store's vectors of one model and length.
+type Copy[P comparable] = storecopy.Copy[P, *Set]
+
+// A CopyKey names a copy of vectors.
+type CopyKey = storecopy.CopyKey

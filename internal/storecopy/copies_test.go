@@ -1,4 +1,4 @@
-package vector
+package storecopy
 
 import (
 	"fmt"
@@ -6,10 +6,36 @@ import (
 	"time"
 )
 
-// fill gives cp a set of n vectors of 4 dimensions, as a search that read
-// its store would.
-func fill(cp *Copy[int], n int) {
-	cp.Set = &Set{}
+// A testSet holds what a backend would read of a store: an entry of bytes
+// for each memory.
+type testSet struct {
+	held  map[string]bool
+	bytes int64
+}
+
+func (s *testSet) Add(id string, b []byte) {
+	if s.held == nil {
+		s.held = map[string]bool{}
+	}
+	s.held[id] = true
+	s.bytes += int64(len(id)+len(b)) + 16
+}
+
+func (s *testSet) Bytes() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.bytes
+}
+
+func (s *testSet) Holds(id string) bool { return s != nil && s.held[id] }
+
+func (s *testSet) Len() int { return len(s.held) }
+
+// fill gives cp a set of n entries of 4 bytes, as a search that read its
+// store would.
+func fill(cp *Copy[int, *testSet], n int) {
+	cp.Set = &testSet{}
 	for i := range n {
 		cp.Set.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
 	}
@@ -18,15 +44,15 @@ func fill(cp *Copy[int], n int) {
 // The copies stay within their limit: the least recently used go first,
 // never the ones just used, even when those alone are over the limit.
 func TestCopiesKeepTheirLimit(t *testing.T) {
-	var one Set
+	var one testSet
 	for i := range 100 {
 		one.Add(fmt.Sprintf("mem_%04d", i), []byte{1, 2, 3, 4})
 	}
 	per := one.Bytes()
 	if per < 100*(4+8) {
-		t.Fatalf("a set of 100 vectors of 4 bytes with 8-byte IDs is %d bytes", per)
+		t.Fatalf("a set of 100 entries of 4 bytes with 8-byte IDs is %d bytes", per)
 	}
-	c := &Copies[int]{Limit: 2*per + per/2}
+	c := &Copies[int, *testSet]{Limit: 2*per + per/2}
 	use := func(store string) bool {
 		cps, unlock := c.LockStores("ws", []string{store}, "m", 4)
 		defer unlock()
@@ -64,7 +90,7 @@ func TestCopiesKeepTheirLimit(t *testing.T) {
 // failed) goes on unlock; an idle copy goes at a sweep, a busy one stays;
 // a deleted store's copies go.
 func TestCopiesLeaveNothingBehind(t *testing.T) {
-	c := &Copies[int]{}
+	c := &Copies[int, *testSet]{}
 	_, unlock := c.LockStores("ws", []string{"nope"}, "m", 4)
 	unlock()
 	if c.Len() != 0 {
@@ -92,11 +118,11 @@ func TestCopiesLeaveNothingBehind(t *testing.T) {
 
 // sharedCopies are copies with room for four and a half copies of 100
 // vectors (fill's), two and a half a workspace.
-func sharedCopies() *Copies[int] {
-	var one Copy[int]
+func sharedCopies() *Copies[int, *testSet] {
+	var one Copy[int, *testSet]
 	fill(&one, 100)
 	per := one.Set.Bytes()
-	return &Copies[int]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
+	return &Copies[int, *testSet]{Limit: 4*per + per/2, WorkspaceLimit: 2*per + per/2}
 }
 
 // One workspace cannot push another's copies out: past a workspace's
