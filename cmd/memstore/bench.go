@@ -38,7 +38,10 @@ Mixes:
           each search (semantic and hybrid need a server with an
           embedding model; without the flag, the server's default)
 
-Unless --store is given, the run uses a throwaway store, deleted at the end.
+Unless --store is given, the run uses a throwaway store, deleted at the end;
+--stores N spreads the write and ingest mixes' clients over N of them
+(client i on store i mod N): each store's writes are ordered one at a
+time, so this shows what writes to many stores do at once.
 Seeding many memories needs a server with a large enough
 --max-memories-per-store (0 for unlimited).
 
@@ -71,6 +74,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to measure")
 	fs.StringVar(&cfg.Mix, "mix", loadgen.MixRead, "`MIX` of requests: "+strings.Join(loadgen.Mixes, ", "))
 	fs.StringVar(&cfg.StoreID, "store", "", "use this store (`NAME` or ID) instead of a throwaway one")
+	fs.IntVar(&cfg.Stores, "stores", 1, "with the write and ingest mixes, spread the clients over this many throwaway stores")
 	fs.IntVar(&cfg.Memories, "memories", 100, "memories to seed before measuring")
 	fs.IntVar(&cfg.ContentBytes, "content-bytes", 1024, "size of each memory's content")
 	fs.StringVar(&cfg.SearchMode, "search-mode", "", "`MODE` of each search of the search mix: lexical, semantic or hybrid (default: the server's)")
@@ -137,7 +141,11 @@ func runBench(ctx context.Context, e env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintf(e.stdout, "%s mix, %d clients, %s, %d memories\n\n", r.Mix, r.Concurrency, r.Duration.Round(time.Millisecond), r.Memories)
+	stores := ""
+	if r.Stores > 1 {
+		stores = fmt.Sprintf(" over %d stores", r.Stores)
+	}
+	fmt.Fprintf(e.stdout, "%s mix, %d clients%s, %s, %d memories\n\n", r.Mix, r.Concurrency, stores, r.Duration.Round(time.Millisecond), r.Memories)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\trequests\treq/s\tp50\tp99\tp99.9\tmax\terrors\t")
 	for _, s := range append(r.Ops, r.Total) {

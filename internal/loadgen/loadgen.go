@@ -48,6 +48,12 @@ type Config struct {
 	// StoreID is the store to use; "" makes a throwaway store, deleted at
 	// the end.
 	StoreID string
+	// Stores spreads the clients of the write and ingest mixes over this
+	// many throwaway stores, client i writing to store i mod Stores, so
+	// that writes to different stores can be told from writes to one (a
+	// backend orders each store's writes); 0 or 1 is one store, at most
+	// Concurrency. The memories seeded go to the first.
+	Stores int
 	// Memories is how many memories to seed before measuring (in a
 	// throwaway store, or added to StoreID's).
 	Memories int
@@ -93,6 +99,7 @@ type Stats struct {
 type Report struct {
 	Mix         string        `json:"mix"`
 	Concurrency int           `json:"concurrency"`
+	Stores      int           `json:"stores"`
 	Duration    time.Duration `json:"duration_ns"`
 	Memories    int           `json:"memories"`
 	Total       Stats         `json:"total"`
@@ -120,6 +127,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.SearchMode != "" && cfg.Mix != MixSearch {
 		return nil, fmt.Errorf("a search mode applies to the search mix only, not to the %s mix", cfg.Mix)
 	}
+	if cfg.Stores > 1 && (cfg.StoreID != "" || (cfg.Mix != MixWrite && cfg.Mix != MixIngest)) {
+		return nil, fmt.Errorf("several stores are for the write and ingest mixes, on throwaway stores: leave out the store, or ask for one")
+	}
+	if cfg.Stores < 0 || cfg.Stores > cfg.Concurrency {
+		return nil, fmt.Errorf("stores must be between 1 and the concurrency (%d), not %d", cfg.Concurrency, cfg.Stores)
+	}
 	if cfg.Memories == 0 && cfg.StoreID == "" && cfg.Mix == MixSearch {
 		return nil, fmt.Errorf("the search mix searches memories: seed at least one, or give a store that has some")
 	}
@@ -127,19 +140,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := cfg.StoreID
-	if store == "" {
+	stores := []string{cfg.StoreID}
+	if cfg.StoreID == "" {
 		cn := c.conn()
 		defer cn.Close()
-		var s struct{ ID string }
+		stores = nil
 		name := "memstore bench " + time.Now().UTC().Format(time.RFC3339)
-		if err := cn.do(ctx, "POST", "/v1/memory_stores", map[string]any{"name": name}, &s); err != nil {
-			return nil, fmt.Errorf("create a throwaway store: %w", err)
+		for i := range max(cfg.Stores, 1) {
+			var s struct{ ID string }
+			if i > 0 {
+				name = fmt.Sprintf("%s (%d)", name, i+1)
+			}
+			if err := cn.do(ctx, "POST", "/v1/memory_stores", map[string]any{"name": name}, &s); err != nil {
+				return nil, fmt.Errorf("create a throwaway store: %w", err)
+			}
+			stores = append(stores, s.ID)
+			defer cn.do(context.WithoutCancel(ctx), "DELETE", "/v1/memory_stores/"+s.ID, nil, nil)
 		}
-		store = s.ID
-		defer cn.do(context.WithoutCancel(ctx), "DELETE", "/v1/memory_stores/"+store, nil, nil)
 	}
-	base := "/v1/memory_stores/" + store + "/memories"
+	memories := func(store string) string { return "/v1/memory_stores/" + store + "/memories" }
+	base := memories(stores[0])
 	// Paths unique to this run, so that runs can add to one store.
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	search := base + "/search?"
@@ -177,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			defer wg.Done()
 			cn := c.conn()
 			defer cn.Close()
-			results[w] = (&worker{c: cn, base: base, search: search, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
+			results[w] = (&worker{c: cn, base: memories(stores[w%len(stores)]), search: search, ids: ids, id: w, tag: run, mix: cfg.Mix, content: content(cfg.ContentBytes)}).run(ctx)
 		}()
 	}
 	wg.Wait()
@@ -398,7 +418,7 @@ func (w *worker) time(ctx context.Context, out []sample, op Op, method, path str
 }
 
 func report(cfg Config, memories int, elapsed time.Duration, results [][]sample) *Report {
-	r := &Report{Mix: cfg.Mix, Concurrency: cfg.Concurrency, Duration: elapsed, Memories: memories}
+	r := &Report{Mix: cfg.Mix, Concurrency: cfg.Concurrency, Stores: max(cfg.Stores, 1), Duration: elapsed, Memories: memories}
 	byOp := map[Op][]sample{}
 	var all []sample
 	for _, rs := range results {

@@ -79,13 +79,57 @@ func TestRunEveryMix(t *testing.T) {
 	}
 }
 
+// --stores spreads the writes over that many throwaway stores, each
+// client on one, and leaves none behind.
+func TestRunSpreadsWritesOverStores(t *testing.T) {
+	db, _, key := backend(t)
+	h := handler(db)
+	var mu sync.Mutex
+	creates := map[string]int{} // by store
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if store, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/v1/memory_stores/"), "/memories"); ok && r.Method == "POST" {
+			mu.Lock()
+			creates[store]++
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	r, err := loadgen.Run(t.Context(), loadgen.Config{URL: srv.URL, APIKey: key, Concurrency: 4, Duration: 300 * time.Millisecond,
+		Mix: loadgen.MixWrite, Stores: 3, Memories: 2, ContentBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stores != 3 || len(r.Total.Errors) > 0 {
+		t.Fatalf("report of %d stores, errors %v", r.Stores, r.Total.Errors)
+	}
+	if len(creates) != 3 {
+		t.Fatalf("memories created in %d stores, want 3: %v", len(creates), creates)
+	}
+	for store, n := range creates {
+		if n < 2 {
+			t.Errorf("store %s: %d creates", store, n)
+		}
+	}
+	c, err := db.Counts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Stores != 0 || c.Memories != 0 {
+		t.Errorf("left behind %d stores, %d memories", c.Stores, c.Memories)
+	}
+}
+
 func TestRunRefusesBadConfig(t *testing.T) {
 	url, key, _ := server(t)
 	for name, cfg := range map[string]loadgen.Config{
-		"mix":                   {Mix: "chaos", Concurrency: 1, Duration: time.Second, Memories: 1},
-		"concurrency":           {Mix: loadgen.MixRead, Duration: time.Second, Memories: 1},
-		"no memories":           {Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second},
-		"no memories to search": {Mix: loadgen.MixSearch, Concurrency: 1, Duration: time.Second},
+		"mix":                      {Mix: "chaos", Concurrency: 1, Duration: time.Second, Memories: 1},
+		"concurrency":              {Mix: loadgen.MixRead, Duration: time.Second, Memories: 1},
+		"no memories":              {Mix: loadgen.MixRead, Concurrency: 1, Duration: time.Second},
+		"no memories to search":    {Mix: loadgen.MixSearch, Concurrency: 1, Duration: time.Second},
+		"stores of reads":          {Mix: loadgen.MixRead, Concurrency: 4, Stores: 2, Duration: time.Second, Memories: 1},
+		"stores and a store":       {Mix: loadgen.MixWrite, Concurrency: 4, Stores: 2, StoreID: "memstore_x", Duration: time.Second},
+		"more stores than clients": {Mix: loadgen.MixWrite, Concurrency: 2, Stores: 3, Duration: time.Second},
 	} {
 		cfg.URL, cfg.APIKey = url, key
 		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
