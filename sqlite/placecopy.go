@@ -124,7 +124,10 @@ func (db *DB) placesOf(ctx context.Context, tx *txn, copies []*storecopy.Copy[pl
 			if err != nil {
 				return nil, err
 			}
-			cp.Set, cp.At = cp.Set.with(more), at
+			if len(more) > 0 {
+				cp.Set = cp.Set.with(more)
+			}
+			cp.At = at
 		case count*placeEntryBytes > placeCopyMax:
 			cp.Set, v.missing = nil, true
 			continue

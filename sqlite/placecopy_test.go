@@ -84,8 +84,16 @@ func TestPlaceCopiesFollowTheStore(t *testing.T) {
 	mustCreate(t, db, s.ID, turn(4, 7), "a lighthouse keeper")
 	mustCreate(t, db, s.ID, turn(4, 8), "tea")
 	check("after creations", turn(4, 8), "")
+	// A change of content only: the store's events move on, its places
+	// do not.
+	m := memoryAt(t, db, s.ID, turn(2, 7))
+	text := "the lighthouse again"
+	if _, err := sqlitetest.Writer(other).UpdateMemory(ctx, ws, s.ID, m.ID, memstore.MemoryUpdate{Content: &text}, alice); err != nil {
+		t.Fatal(err)
+	}
+	check("after a change of content", turn(2, 8), "")
 	// Deleted: no longer beside the lighthouse.
-	m := memoryAt(t, db, s.ID, turn(3, 2))
+	m = memoryAt(t, db, s.ID, turn(3, 2))
 	if err := sqlitetest.Writer(other).DeleteMemory(ctx, ws, s.ID, m.ID, "", alice); err != nil {
 		t.Fatal(err)
 	}
