@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/sqlread"
@@ -106,7 +107,13 @@ func (db *DB) Restore(ctx context.Context, fill func(memstore.RecordSink) error)
 			return errors.New("the restore was interrupted; run it again")
 		}
 		ran = true
-		return sqlrow.Restore(restoreTx{ctx, tx}, fill)
+		if err := sqlrow.Restore(restoreTx{ctx, tx}, fill); err != nil {
+			return err
+		}
+		// Its memories' rowids are new: a process's copy of where a
+		// store of the same ID's memories were reads the store again.
+		_, err := tx.exec(ctx, `UPDATE stores SET places_changed = ?`, time.Now().UnixNano())
+		return err
 	})
 	return wrap(err, "restore the database")
 }

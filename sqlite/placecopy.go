@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"math"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/keyset"
@@ -72,8 +73,10 @@ func (s *placeSet) Holds(string) bool { return false }
 
 // with returns s with the memories of more added: a new set, so that the
 // searches holding s keep it as it was. The memories created since the
-// base are copied each time, until they are as many as an eighth of it:
-// they then make a new base.
+// base are copied each time, until they are more than about four times
+// the square root of the base's (4,000 for a million): they then make a
+// new base, so that neither the copies nor the new bases cost a search
+// much as the store grows.
 func (s *placeSet) with(more map[int64]keyset.Place) *placeSet {
 	added := newPlaces(s.added.len() + len(more))
 	for r, p := range s.added.paths {
@@ -82,7 +85,7 @@ func (s *placeSet) with(more map[int64]keyset.Place) *placeSet {
 	for r, p := range more {
 		added.add(r, p.Path)
 	}
-	if added.len() <= s.base.len()/8+256 {
+	if added.len() <= 4*int(math.Sqrt(float64(s.base.len())))+1024 {
 		return &placeSet{base: s.base, added: added}
 	}
 	base := newPlaces(s.base.len() + added.len())
@@ -106,7 +109,10 @@ type placeView struct {
 
 // placesOf brings the copies of the stores, locked, up to date as of tx,
 // and returns what the search reads of them. A store the copies cannot
-// hold (larger alone than a workspace's share) is left to the database.
+// hold (larger alone than a workspace's share) is left to the database,
+// checked before each use, since a store of conversations mostly grows.
+// A copy is brought forward only: a position behind it (a store of that
+// ID deleted and restored since) reads the store again.
 func (db *DB) placesOf(ctx context.Context, tx *txn, copies []*storecopy.Copy[placeAt, *placeSet]) (*placeView, error) {
 	v := &placeView{sets: map[string]*placeSet{}, tx: tx, ctx: ctx}
 	for _, cp := range copies {
@@ -118,8 +124,11 @@ func (db *DB) placesOf(ctx context.Context, tx *txn, copies []*storecopy.Copy[pl
 			return nil, err // the search checked the stores before
 		}
 		switch {
+		case count*placeEntryBytes > placeCopyMax:
+			cp.Set, v.missing = nil, true
+			continue
 		case cp.Set != nil && cp.At == at:
-		case cp.Set != nil && cp.At.changed == at.changed:
+		case cp.Set != nil && cp.At.changed == at.changed && cp.At.seq < at.seq:
 			more, err := createdSince(ctx, tx, cp.Key.Store, cp.At.seq, at.seq)
 			if err != nil {
 				return nil, err
@@ -128,15 +137,16 @@ func (db *DB) placesOf(ctx context.Context, tx *txn, copies []*storecopy.Copy[pl
 				cp.Set = cp.Set.with(more)
 			}
 			cp.At = at
-		case count*placeEntryBytes > placeCopyMax:
-			cp.Set, v.missing = nil, true
-			continue
 		default:
 			set, err := readPlaces(ctx, tx, cp.Key.Store, count)
 			if err != nil {
 				return nil, err
 			}
 			cp.Set, cp.At = set, at
+		}
+		if cp.Set.Bytes() > placeCopyMax { // its paths longer than most
+			cp.Set, v.missing = nil, true
+			continue
 		}
 		v.sets[cp.Key.Store] = cp.Set
 	}

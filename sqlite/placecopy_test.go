@@ -53,11 +53,19 @@ func TestPlaceCopiesFollowTheStore(t *testing.T) {
 		got := search(db)
 		fresh := mustOpenAt(t, path, sqlite.Options{})
 		again := search(fresh)
-		*sqlite.PlaceCopyMax = 0
-		plain := search(fresh)
-		*sqlite.PlaceCopyMax = memstore.PlaceCopyBytesPerWorkspace
 		if err := fresh.Close(); err != nil {
 			t.Fatal(err)
+		}
+		*sqlite.PlaceCopyMax = 0 // every store too large: the rows
+		uncopied := mustOpenAt(t, path, sqlite.Options{})
+		plain := search(uncopied)
+		kept := uncopied.PlaceCopies()
+		*sqlite.PlaceCopyMax = memstore.PlaceCopyBytesPerWorkspace
+		if err := uncopied.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if kept != 0 {
+			t.Fatalf("%s: %d copies kept of stores too large for them", what, kept)
 		}
 		if !slices.Equal(got, again) || !slices.Equal(got, plain) {
 			t.Fatalf("%s: the copy kept by searches ranks\n%v\na new one\n%v\nthe database\n%v", what, got, again, plain)
@@ -112,6 +120,17 @@ func TestPlaceCopiesFollowTheStore(t *testing.T) {
 	check("after moves", "", turn(1, 5))
 	mustCreate(t, db, s.ID, turn(1, 5), "a new fifth turn")
 	check("after a creation at a path moved from", turn(1, 5), moved)
+	// A copy that grew past the bound goes at its next search, which
+	// reads the rows.
+	*sqlite.PlaceCopyMax = 1
+	beyond := search(db)
+	*sqlite.PlaceCopyMax = memstore.PlaceCopyBytesPerWorkspace
+	if n := db.PlaceCopies(); n != 0 {
+		t.Fatalf("%d copies of places kept past their bound", n)
+	}
+	if again := search(db); !slices.Equal(beyond, again) {
+		t.Fatalf("from the rows\n%v\nfrom a new copy\n%v", beyond, again)
+	}
 	// The store's deletion drops its copy.
 	if err := db.DeleteStore(ctx, ws, s.ID); err != nil {
 		t.Fatal(err)

@@ -135,6 +135,9 @@ func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string,
 	if err != nil || len(sq.Stores) == 0 {
 		return err
 	}
+	// The copies stay locked while the search waits for the indexer:
+	// the searches of the same stores wait with it, as they would for
+	// the indexer anyway.
 	var copies []*storecopy.Copy[placeAt, *placeSet]
 	unlock := func() {}
 	if len(sq.Conversation) > 0 {
