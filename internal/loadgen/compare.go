@@ -16,7 +16,7 @@ func Median(rs []*Report) *Report {
 	m := &Report{Mix: rs[0].Mix, Concurrency: rs[0].Concurrency, Memories: rs[0].Memories}
 	m.Duration = median(rs, func(r *Report) time.Duration { return r.Duration })
 	m.Total = medianStats("all", rs, func(r *Report) *Stats { return &r.Total })
-	for _, op := range []Op{OpRetrieve, OpCreate, OpUpdate, OpDelete, OpList, OpSearch} {
+	for _, op := range Ops {
 		of := func(r *Report) *Stats {
 			for i := range r.Ops {
 				if r.Ops[i].Op == op {

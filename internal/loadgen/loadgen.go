@@ -82,6 +82,9 @@ const (
 	OpSearch   Op = "search"
 )
 
+// Ops are the kinds of request, in the order reports list them.
+var Ops = []Op{OpRetrieve, OpCreate, OpUpdate, OpDelete, OpList, OpSearch}
+
 // Stats is what one kind of request did during the run.
 type Stats struct {
 	Op        Op             `json:"op"`
@@ -428,7 +431,7 @@ func report(cfg Config, memories int, elapsed time.Duration, results [][]sample)
 		}
 	}
 	r.Total = stats("all", all, elapsed)
-	for _, op := range []Op{OpRetrieve, OpCreate, OpUpdate, OpDelete, OpList, OpSearch} {
+	for _, op := range Ops {
 		if len(byOp[op]) > 0 {
 			r.Ops = append(r.Ops, stats(op, byOp[op], elapsed))
 		}
