@@ -77,6 +77,17 @@ func TestFuse(t *testing.T) {
 	if got := memstore.Fuse(lexical[:1], []memstore.SearchResult{result("t", "/a", 0, 0.9, "")}, 0.5, 10); len(got) != 2 {
 		t.Errorf("the same path in two stores: %d results, want 2", len(got))
 	}
+	// A memory twice in a list counts once, at its first place there.
+	dup := memstore.Fuse(append(slices.Clone(lexical), result("s", "/a", 1, 1.5, "again")),
+		append(slices.Clone(semantic), result("s", "/c", 0, 0.5, "")), 0.5, 10)
+	if p := fusedPaths(dup); p != "/a /d /c /b /e" {
+		t.Errorf("with repeats: %s", p)
+	}
+	for _, r := range dup {
+		if math.Abs(r.Score-want[r.Memory.Path]) > 1e-9 || r.Memory.Path == "/a" && r.Snippet != "alpha" {
+			t.Errorf("with repeats, %s: score %v, snippet %q; want %v, the first's", r.Memory.Path, r.Score, r.Snippet, want[r.Memory.Path])
+		}
+	}
 	// One list alone, or one result, is fused without a division by 0.
 	if got := memstore.Fuse(nil, semantic[:1], 0.5, 10); len(got) != 1 || got[0].Score != 0.5 {
 		t.Errorf("one semantic result: %+v", got)
