@@ -123,19 +123,6 @@ func WithEmbedder(e Embedder) CoreOption {
 	return func(co *Core) { co.embedder = e }
 }
 
-// NearestMemories is SearchMemories in ModeSemantic: the live memories of
-// the stores whose meaning is nearest to q.Text, best first, Score being
-// the cosine similarity of their vectors (-1 to 1). Memories not yet
-// embedded are not found here; the lexical search finds them. EInvalid
-// when the server has no embedding model or the backend keeps no
-// vectors; EOverloaded when the model fails to embed the query; ERateLimited
-// when the workspace's semantic searches are at their share.
-func (co *Core) NearestMemories(ctx context.Context, c *Caller, storeIDs []string, q SearchQuery) ([]SearchResult, error) {
-	q.Mode = ModeSemantic
-	p, err := co.SearchMemories(ctx, c, storeIDs, q)
-	return p.Items, err
-}
-
 // ClaimShared is the share of a claim of limit tasks between the
 // workspaces that have work, for the backends' ClaimEmbeddings: each gets
 // an equal part, and what one leaves of its part goes to the others, in

@@ -215,7 +215,7 @@ func (f *fixture) settle() {
 
 func (f *fixture) nearest(text string) []memstore.SearchResult {
 	f.t.Helper()
-	hits, err := f.core.NearestMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: text, Limit: 3})
+	hits, err := nearest(f.core, f.c, f.store, memstore.SearchQuery{Text: text, Limit: 3})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -477,14 +477,14 @@ func TestWrongKeyDropsNothing(t *testing.T) {
 func TestNearestMemoriesChecks(t *testing.T) {
 	backends(t, func(t *testing.T, f *fixture) {
 		off := memstore.NewCore(f.db)
-		if _, err := off.NearestMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: "x"}); memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), "no embedding model") {
+		if _, err := nearest(off, f.c, f.store, memstore.SearchQuery{Text: "x"}); memstore.ErrorCode(err) != memstore.EInvalid || !strings.Contains(err.Error(), "no embedding model") {
 			t.Errorf("without a model: %v", err)
 		}
-		if _, err := f.core.NearestMemories(context.Background(), f.c, []string{f.store}, memstore.SearchQuery{Text: " "}); memstore.ErrorCode(err) != memstore.EInvalid {
+		if _, err := nearest(f.core, f.c, f.store, memstore.SearchQuery{Text: " "}); memstore.ErrorCode(err) != memstore.EInvalid {
 			t.Errorf("empty query: %v", err)
 		}
 		stranger := &memstore.Caller{WorkspaceID: f.workspace("stranger"), Actor: f.c.Actor}
-		if _, err := f.core.NearestMemories(context.Background(), stranger, []string{f.store}, memstore.SearchQuery{Text: "x"}); memstore.ErrorCode(err) != memstore.ENotFound {
+		if _, err := nearest(f.core, stranger, f.store, memstore.SearchQuery{Text: "x"}); memstore.ErrorCode(err) != memstore.ENotFound {
 			t.Errorf("another workspace's store: %v", err)
 		}
 	})
@@ -779,4 +779,11 @@ func TestRedactedVersionGetsNoVector(t *testing.T) {
 			t.Errorf("a vector of the redacted version was stored")
 		}
 	})
+}
+
+// nearest is a semantic search of the store.
+func nearest(co *memstore.Core, c *memstore.Caller, store string, q memstore.SearchQuery) ([]memstore.SearchResult, error) {
+	q.Mode = memstore.ModeSemantic
+	p, err := co.SearchMemories(context.Background(), c, []string{store}, q)
+	return p.Items, err
 }
