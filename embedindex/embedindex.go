@@ -88,11 +88,8 @@ func (w *Worker) Dropped() int64 { return w.dropped.Load() }
 // fails (the memories it held are claimed again when their lease ends).
 func (w *Worker) Run(ctx context.Context) error {
 	e := w.cfg.Embedder
-	if e.Dimensions() == 0 {
-		// An endpoint's dimensions are learned from its first answer.
-		if _, err := e.Embed(ctx, []string{"memstore"}); err != nil && ctx.Err() == nil {
-			w.cfg.Log.Error("embedding model did not answer; semantic indexing waits for it", "err", err)
-		}
+	if err := w.probe(ctx); err != nil && ctx.Err() == nil {
+		w.cfg.Log.Error("embedding model did not answer; semantic indexing waits for it", "err", err)
 	}
 	backoff := time.Duration(0)
 	reset := false
@@ -129,10 +126,8 @@ func (w *Worker) Run(ctx context.Context) error {
 // failure.
 func (w *Worker) Drain(ctx context.Context) error {
 	e := w.cfg.Embedder
-	if e.Dimensions() == 0 {
-		if _, err := e.Embed(ctx, []string{"memstore"}); err != nil {
-			return err
-		}
+	if err := w.probe(ctx); err != nil {
+		return err
 	}
 	if err := w.cfg.Storage.ResetEmbeddings(ctx, e.Model(), e.Dimensions()); err != nil {
 		return err
@@ -150,11 +145,20 @@ func (w *Worker) Drain(ctx context.Context) error {
 
 var errNoDimensions = errors.New("the embedding model has not answered yet")
 
+// probe asks the model for one vector while its dimensions are unknown:
+// an endpoint's are learned from its first answer.
+func (w *Worker) probe(ctx context.Context) error {
+	if w.cfg.Embedder.Dimensions() > 0 {
+		return nil
+	}
+	_, err := w.cfg.Embedder.Embed(ctx, []string{"memstore"})
+	return err
+}
+
 // step embeds one batch; it returns how long to wait before the next.
 func (w *Worker) step(ctx context.Context, reset bool) (time.Duration, error) {
-	e := w.cfg.Embedder
 	if !reset {
-		_, err := e.Embed(ctx, []string{"memstore"})
+		err := w.probe(ctx)
 		if err == nil {
 			err = errNoDimensions
 		}
