@@ -108,6 +108,15 @@ type SearchStorage interface {
 	ReadResults(ctx context.Context, workspaceID string, q SearchQuery, results []SearchResult, snippet []bool) ([]SearchResult, error)
 }
 
+// ValidateSearchMode refuses a mode other than ModeLexical, ModeSemantic
+// or ModeHybrid; "" is the default, whoever searches (EInvalid).
+func ValidateSearchMode(mode string) error {
+	if mode != "" && mode != ModeLexical && mode != ModeSemantic && mode != ModeHybrid {
+		return Errorf(EInvalid, "mode %q is not a search mode; use %s, %s or %s, or leave it out for the default", mode, ModeLexical, ModeSemantic, ModeHybrid)
+	}
+	return nil
+}
+
 // ValidateSearchQuery checks a query (EInvalid): text of 1 to
 // MaxSearchQuery bytes of valid UTF-8 that is not only spaces, a valid
 // path prefix, a limit in range, a known mode, no page for a mode that
@@ -122,9 +131,11 @@ func ValidateSearchQuery(q SearchQuery) error {
 		return Errorf(EInvalid, "the search query is not valid UTF-8")
 	case q.Limit < 0 || q.Limit > MaxSearchLimit:
 		return Errorf(EInvalid, "limit must be between 1 and %d, not %d", MaxSearchLimit, q.Limit)
-	case q.Mode != "" && q.Mode != ModeLexical && q.Mode != ModeSemantic && q.Mode != ModeHybrid:
-		return Errorf(EInvalid, "mode %q is not a search mode; use %s, %s or %s, or leave it out for the server's default", q.Mode, ModeLexical, ModeSemantic, ModeHybrid)
-	case q.Page != "" && (q.Mode == ModeSemantic || q.Mode == ModeHybrid):
+	}
+	if err := ValidateSearchMode(q.Mode); err != nil {
+		return err
+	}
+	if q.Page != "" && (q.Mode == ModeSemantic || q.Mode == ModeHybrid) {
 		return Errorf(EInvalid, "%s search answers one page; leave page out (only lexical search pages)", q.Mode)
 	}
 	if q.PathPrefix != "" {

@@ -104,14 +104,11 @@ func Recall(ctx context.Context, dir, query string, opts RecallOptions) ([]Hit, 
 			return nil, errors.New(memstore.ErrorMessage(err))
 		}
 	}
-	switch opts.Mode {
-	case "", memstore.ModeLexical:
-	case memstore.ModeSemantic, memstore.ModeHybrid:
-		if opts.Embedder == nil {
-			return nil, ErrNoEmbedder
-		}
-	default:
-		return nil, fmt.Errorf("mode %q is not a recall mode; use %s, %s or %s", opts.Mode, memstore.ModeLexical, memstore.ModeSemantic, memstore.ModeHybrid)
+	if err := memstore.ValidateSearchMode(opts.Mode); err != nil {
+		return nil, errors.New(memstore.ErrorMessage(err))
+	}
+	if opts.Mode != "" && opts.Mode != memstore.ModeLexical && opts.Embedder == nil {
+		return nil, ErrNoEmbedder
 	}
 	limit := cmp.Or(opts.Limit, 5)
 	files, err := ListTopics(dir, opts.Team)

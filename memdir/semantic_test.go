@@ -105,8 +105,8 @@ func TestRecallModes(t *testing.T) {
 	if _, err := memdir.Recall(t.Context(), dir, "kestrel", memdir.RecallOptions{Mode: memstore.ModeSemantic}); !errors.Is(err, memdir.ErrNoEmbedder) {
 		t.Errorf("semantic without a model: %v; want ErrNoEmbedder", err)
 	}
-	if _, err := memdir.Recall(t.Context(), dir, "kestrel", memdir.RecallOptions{Mode: "fuzzy", Embedder: e}); err == nil {
-		t.Error("an unknown mode: no error")
+	if _, err := memdir.Recall(t.Context(), dir, "kestrel", memdir.RecallOptions{Mode: "fuzzy", Embedder: e}); err == nil || err.Error() != memstore.ErrorMessage(memstore.ValidateSearchMode("fuzzy")) {
+		t.Errorf("an unknown mode: %v; want the search's message", err)
 	}
 }
 
