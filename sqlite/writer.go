@@ -106,9 +106,9 @@ func (db *DB) batcher() {
 		// they answer their clients only after another batch, and
 		// their clients' next writes miss it. On two cores this made
 		// batches of three writes on average instead of eight, and
-		// the slowest answers twice as late (docs/benchmarks-log.md,
-		// "SQLite's write tail"). With nothing else to run, it returns
-		// at once.
+		// the slowest answers later (docs/benchmarks-log.md,
+		// 2026-11-29: SQLite's write tail). With nothing else to run,
+		// it returns at once.
 		runtime.Gosched()
 	}
 }
