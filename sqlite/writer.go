@@ -100,6 +100,16 @@ func (db *DB) batcher() {
 		}
 		db.keepIndexUp()
 		db.runBatch(batch)
+		// Let the requests just answered run before the next batch is
+		// gathered: the Go scheduler would otherwise run the batcher,
+		// woken by the next write, ahead of them on this core, so that
+		// they answer their clients only after another batch, and
+		// their clients' next writes miss it. On two cores this made
+		// batches of three writes on average instead of eight, and
+		// the slowest answers later (docs/benchmarks-log.md,
+		// 2026-11-29: SQLite's write tail). With nothing else to run,
+		// it returns at once.
+		runtime.Gosched()
 	}
 }
 
