@@ -63,23 +63,37 @@ func (w *wire) accept() {
 			c.Close()
 		}()
 		go func() {
-			w.frontend(io.TeeReader(c, s))
+			w.frontend(c, s)
 			s.Close()
 		}()
 	}
 }
 
-// frontend reads one client's messages (which the tee passes on).
-func (w *wire) frontend(r io.Reader) {
+// frontend reads one client's messages from r and passes each on to the
+// server, whole, once it is recorded: a trip is in the record before the
+// server can answer it, and so before the client goes on.
+func (w *wire) frontend(r io.Reader, server io.Writer) {
 	var head [4]byte
-	// The startup message, after any requests for encryption, which the
-	// server declines with one byte.
-	for {
+	// read reads a message's length and body after the type byte(s)
+	// already in msg, and returns the whole message and its body.
+	read := func(msg []byte) ([]byte, []byte, bool) {
 		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return
+			return nil, nil, false
 		}
 		body := make([]byte, binary.BigEndian.Uint32(head[:])-4)
 		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, nil, false
+		}
+		return append(append(msg, head[:]...), body...), body, true
+	}
+	// The startup message, after any requests for encryption, which the
+	// server declines with one byte.
+	for {
+		msg, body, ok := read(nil)
+		if !ok {
+			return
+		}
+		if _, err := server.Write(msg); err != nil {
 			return
 		}
 		if code := binary.BigEndian.Uint32(body[:4]); code != 80877103 && code != 80877104 {
@@ -93,11 +107,8 @@ func (w *wire) frontend(r io.Reader) {
 		if _, err := io.ReadFull(r, typ[:]); err != nil {
 			return
 		}
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return
-		}
-		body := make([]byte, binary.BigEndian.Uint32(head[:])-4)
-		if _, err := io.ReadFull(r, body); err != nil {
+		msg, body, ok := read(typ[:])
+		if !ok {
 			return
 		}
 		fields := bytes.Split(body, []byte{0})
@@ -117,6 +128,9 @@ func (w *wire) frontend(r io.Reader) {
 			w.trips = append(w.trips, trip)
 			w.mu.Unlock()
 			trip = nil
+		}
+		if _, err := server.Write(msg); err != nil {
+			return
 		}
 	}
 }
