@@ -6,10 +6,11 @@
 // no limits but a body size, no sessions: whatever memstore costs beyond
 // it is the price of those.
 //
-// Two engines: "sqlite", one transaction of an INSERT, UPDATE or DELETE
-// plus a version row per write, on memstore's SQLite driver and with its
-// pragmas; "map", the simplest credible server over an in-memory map
-// under one lock. Keep it short: its worth is being obviously minimal.
+// Three engines: "sqlite", one transaction of an INSERT, UPDATE or
+// DELETE plus a version row per write, on memstore's SQLite driver and
+// with its pragmas; "postgres", the same in one statement per write, on
+// pgx; "map", the simplest credible server over an in-memory map under
+// one lock. Keep it short: its worth is being obviously minimal.
 package yardstick
 
 import (
@@ -32,8 +33,9 @@ import (
 
 // The engines.
 const (
-	EngineSQLite = "sqlite"
-	EngineMap    = "map"
+	EngineSQLite   = "sqlite"
+	EnginePostgres = "postgres"
+	EngineMap      = "map"
 )
 
 // maxBody bounds a request's body: memstore's own limit on a memory's
@@ -65,16 +67,26 @@ type Server struct {
 	ids *ids.Generator
 }
 
-// New opens a yardstick of engine; dbPath is the SQLite engine's
-// database file, made if missing.
-func New(ctx context.Context, engineName, dbPath string) (*Server, error) {
+// New opens a yardstick of engine; db is the SQLite engine's database
+// file, made if missing, or the PostgreSQL engine's database URL, whose
+// tables are made if missing.
+func New(ctx context.Context, engineName, db string) (*Server, error) {
 	s := &Server{ids: ids.NewGenerator()}
 	switch engineName {
 	case EngineSQLite:
-		if dbPath == "" {
+		if db == "" {
 			return nil, errors.New("the sqlite engine needs a database file (--db FILE)")
 		}
-		e, err := openSQLite(ctx, dbPath)
+		e, err := openSQLite(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		s.e = e
+	case EnginePostgres:
+		if db == "" {
+			return nil, errors.New("the postgres engine needs a database URL (--db postgres://...)")
+		}
+		e, err := openPostgres(ctx, db)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +94,7 @@ func New(ctx context.Context, engineName, dbPath string) (*Server, error) {
 	case EngineMap:
 		s.e = newMapEngine()
 	default:
-		return nil, fmt.Errorf("unknown engine %q: want %s or %s", engineName, EngineSQLite, EngineMap)
+		return nil, fmt.Errorf("unknown engine %q: want %s, %s or %s", engineName, EngineSQLite, EnginePostgres, EngineMap)
 	}
 	mux := http.NewServeMux()
 	const base = "/v1/memory_stores/{store}"

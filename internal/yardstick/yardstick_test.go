@@ -2,12 +2,14 @@ package yardstick
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,15 +19,28 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/internal/loadgen"
+	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// engines are every engine.
+var engines = []string{EngineSQLite, EnginePostgres, EngineMap}
+
 // start serves a yardstick of engine over a fresh database, and returns
-// its URL and the database's path.
+// its URL and the database's path or URL.
 func start(t *testing.T, engine string) (string, string, *Server) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "yardstick.db")
+	if engine == EnginePostgres {
+		path = pgtest.DB(t, func(context.Context, string) error { return nil })
+	}
 	s, err := New(t.Context(), engine, path)
 	if err != nil {
 		t.Fatal(err)
@@ -38,10 +53,10 @@ func start(t *testing.T, engine string) (string, string, *Server) {
 	return srv.URL, path, s
 }
 
-// TestEveryMix runs every mix of memstore bench but search against both
-// engines: no request fails, and the throwaway store is gone at the end.
+// TestEveryMix runs every mix of memstore bench but search against every
+// engine: no request fails, and the throwaway store is gone at the end.
 func TestEveryMix(t *testing.T) {
-	for _, engine := range []string{EngineSQLite, EngineMap} {
+	for _, engine := range engines {
 		url, path, s := start(t, engine)
 		for _, mix := range loadgen.Mixes {
 			if mix == loadgen.MixSearch {
@@ -77,13 +92,20 @@ func left(t *testing.T, engine, path string, s *Server) int {
 		defer e.mu.RUnlock()
 		return len(e.stores)
 	}
+	const count = `SELECT (SELECT count(*) FROM stores) + (SELECT count(*) FROM memories) + (SELECT count(*) FROM versions)`
+	var n int
+	if engine == EnginePostgres {
+		if err := s.e.(*pgEngine).pool.QueryRow(t.Context(), count).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n int
-	if err := db.QueryRow(`SELECT (SELECT count(*) FROM stores) + (SELECT count(*) FROM memories) + (SELECT count(*) FROM versions)`).Scan(&n); err != nil {
+	if err := db.QueryRow(count).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -98,8 +120,8 @@ func TestSearchRefused(t *testing.T) {
 	}
 }
 
-// TestSameShapes sends the requests of the mixes to memstore and to both
-// engines and compares the answers' statuses, fields and types.
+// TestSameShapes sends the requests of the mixes to memstore and to every
+// engine and compares the answers' statuses, fields and types.
 func TestSameShapes(t *testing.T) {
 	db := sqlitetest.Open(t, sqlite.Options{})
 	w := sqlitetest.Workspace(t, db, memstore.DefaultWorkspace)
@@ -108,7 +130,7 @@ func TestSameShapes(t *testing.T) {
 	ms := httptest.NewServer(httpapi.New(httpapi.Config{Stores: core, Memories: core, Versions: core, Keys: core, Search: core}))
 	t.Cleanup(ms.Close)
 	want := session(t, ms.URL, key)
-	for _, engine := range []string{EngineSQLite, EngineMap} {
+	for _, engine := range engines {
 		url, _, _ := start(t, engine)
 		got := session(t, url, "any")
 		for i := range want {

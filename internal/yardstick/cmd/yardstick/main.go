@@ -27,14 +27,14 @@ import (
 func main() {
 	fs := flag.NewFlagSet("yardstick", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: yardstick [--engine sqlite|map] [--db FILE] [--addr HOST:PORT]")
+		fmt.Fprintln(fs.Output(), "Usage: yardstick [--engine sqlite|postgres|map] [--db FILE|URL] [--addr HOST:PORT]")
 		fs.PrintDefaults()
 	}
 	if slices.ContainsFunc(os.Args[1:], func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
 		fs.SetOutput(os.Stdout) // help asked for goes to stdout, a usage error's to stderr
 	}
-	engine := fs.String("engine", yardstick.EngineSQLite, "`ENGINE`: sqlite (memstore's driver and pragmas) or map (in memory)")
-	db := fs.String("db", "", "the sqlite engine's database `FILE`, made if missing")
+	engine := fs.String("engine", yardstick.EngineSQLite, "`ENGINE`: sqlite (memstore's driver and pragmas), postgres (pgx) or map (in memory)")
+	db := fs.String("db", "", "the sqlite engine's database `FILE`, made if missing, or the postgres engine's database URL")
 	addr := fs.String("addr", "127.0.0.1:6399", "`ADDRESS` to listen on")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
