@@ -100,3 +100,11 @@ var (
 	PostingRank       = postingRank
 	SearchRankWeights = searchRankWeights
 )
+
+// QueuedWrites is how many writes of the store wait in this process for
+// the one running.
+func (db *DB) QueuedWrites(workspaceID, storeID string) int {
+	db.storeWrites.mu.Lock()
+	defer db.storeWrites.mu.Unlock()
+	return len(db.storeWrites.queues[workspaceID+"\x00"+storeID])
+}

@@ -60,7 +60,15 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 // memTx.next) and of the memory fn asks for first go in one round trip
 // (tryWrite): each read, a statement of its own, starts once the lock is
 // held, so it sees what the write that held it before committed.
+//
+// Writes of one store that meet in this process go together (batch.go):
+// while one runs, the others wait and then run in one transaction.
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
+	return wrap(db.storeWrites.write(ctx, db, workspaceID, storeID, fn), "write memories of store %s", storeID)
+}
+
+// writeAlone makes one write, as WriteMemory says.
+func (db *DB) writeAlone(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
 	p := planned(fn)
 	done, err := false, error(nil)
 	if p.m != nil {
@@ -74,7 +82,7 @@ func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn f
 		// listener a read, and fn does not say whether it wrote.
 		db.evented(storeID)
 	}
-	return wrap(err, "write memories of store %s", storeID)
+	return err
 }
 
 // tryWrite runs fn in one transaction, on a connection of the pool, in
@@ -91,18 +99,7 @@ func (db *DB) tryWrite(ctx context.Context, workspaceID, storeID string, p *plan
 	defer conn.Release()
 	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
 	var b pgx.Batch
-	b.Queue(`begin isolation level read committed`)
-	b.Queue(storeStateQuery(true), storeID, workspaceID).QueryRow(func(r pgx.Row) error {
-		st, err := scanStoreState(r, storeID)
-		t.archived, t.count = st.archived, st.memories
-		return err
-	})
-	b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, storeID).QueryRow(func(r pgx.Row) error {
-		if err := r.Scan(&t.lastID, &t.lastAt); !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		return nil
-	})
+	t.begin(&b, workspaceID)
 	read := func(key readMemory, sql string, args ...any) {
 		b.Queue(sql, args...).QueryRow(func(r pgx.Row) error {
 			t.read = &key
@@ -128,6 +125,23 @@ func (db *DB) tryWrite(ctx context.Context, workspaceID, storeID string, p *plan
 		conn.Exec(context.WithoutCancel(ctx), `rollback`)
 	}
 	return err, false
+}
+
+// begin queues on b the start of t's transaction: BEGIN, the store's
+// lock, with whether it is archived and its count, and its last version.
+func (t *memTx) begin(b *pgx.Batch, workspaceID string) {
+	b.Queue(`begin isolation level read committed`)
+	b.Queue(storeStateQuery(true), t.storeID, workspaceID).QueryRow(func(r pgx.Row) error {
+		st, err := scanStoreState(r, t.storeID)
+		t.archived, t.count = st.archived, st.memories
+		return err
+	})
+	b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, t.storeID).QueryRow(func(r pgx.Row) error {
+		if err := r.Scan(&t.lastID, &t.lastAt); !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return nil
+	})
 }
 
 // commit sends the transaction's last write, if any, with its COMMIT,
@@ -355,6 +369,7 @@ type memTx struct {
 	lastAt  int64
 	read    *readMemory // a memory read with the lock, until fn asks for it
 	pending *pgx.Batch  // the last write, not sent yet
+	sent    int         // the writes sent
 }
 
 // A readMemory is the row of the memory whose ID is id, or at path, read
@@ -395,6 +410,7 @@ func (t *memTx) flush() error {
 		return nil
 	}
 	t.pending = nil
+	t.sent++
 	return t.tx.SendBatch(t.ctx, b).Close()
 }
 

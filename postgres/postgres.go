@@ -123,6 +123,9 @@ type DB struct {
 	// events, made through this DB or told of by others (notify.go).
 	memstore.Notices
 	send sending
+	// storeWrites runs the writes of a store that meet together
+	// (batch.go).
+	storeWrites storeWrites
 	// revalidate batches MemoryUnlessAt's lookups (revalidate.go).
 	revalidate *batch.Batcher[versionQuery, string]
 	vectors    vectorCache

@@ -1,0 +1,194 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memstore/memstore"
+)
+
+// # Writes of one store, together
+//
+// A store's writes run one at a time across every process: each holds
+// the store's row lock until its commit returns, and a durable commit
+// waits for its WAL flush (2.8 ms on the disk of BENCHMARKS.md), so one
+// store took at most a few hundred writes a second, whatever the
+// server's CPU. Releasing the lock before the flush would let a feed
+// reader see an event that a crash of PostgreSQL then takes back, and
+// its number be given to another write: the flush must stay inside the
+// lock. So the writes of a store that meet in one process share it:
+// while one runs, the others wait, and then run in one transaction,
+// under one lock and one flush, each answered after the commit.
+//
+// The rule for a write in a batch is the SQLite writer's: a write that
+// refuses (a *memstore.Error) before sending any statement leaves the
+// transaction as it was, its refusal is its answer and the others go on;
+// any other failure rolls the transaction back, that write's error is
+// its answer, and the batch runs again without it. A write never lands
+// partly, and never takes another with it. A failure of the whole
+// transaction (the connection lost before the commit, a deadlock) runs
+// the batch again, as a lone write would run again; an error of the
+// commit itself is every write's answer, since the commit may have
+// happened. A write whose context ends before its turn is not run.
+// Writes of another replica wait for the lock a whole batch, as they
+// would for as many writes one by one.
+
+// maxStoreBatch bounds a batch, so that the first write of a long queue
+// does not wait for all the others.
+const maxStoreBatch = 32
+
+// storeWrites are the writes of each store waiting in this process.
+type storeWrites struct {
+	mu     sync.Mutex
+	queues map[string][]*memWrite // by workspace and store; present while one runs
+}
+
+// A memWrite is a write of WriteMemory waiting for its batch.
+type memWrite struct {
+	ctx  context.Context
+	fn   func(memstore.MemoryTx) error
+	done chan error
+}
+
+// write runs fn alone when no other write of the store runs in this
+// process, and otherwise waits for it to go with the next batch.
+func (q *storeWrites) write(ctx context.Context, db *DB, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
+	key := workspaceID + "\x00" + storeID // a batch takes its lock in one workspace
+	q.mu.Lock()
+	if q.queues == nil {
+		q.queues = map[string][]*memWrite{}
+	}
+	if waiting, running := q.queues[key]; running {
+		w := &memWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
+		q.queues[key] = append(waiting, w)
+		q.mu.Unlock()
+		return <-w.done
+	}
+	q.queues[key] = nil
+	q.mu.Unlock()
+	err := db.writeAlone(ctx, workspaceID, storeID, fn)
+	if batch := q.next(key); batch != nil {
+		go func() {
+			for ; batch != nil; batch = q.next(key) {
+				db.writeBatch(workspaceID, storeID, batch)
+			}
+		}()
+	}
+	return err
+}
+
+// next takes the next batch of the store's queue, or, when none waits,
+// ends the queue and returns nil.
+func (q *storeWrites) next(key string) []*memWrite {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	waiting := q.queues[key]
+	if len(waiting) == 0 {
+		delete(q.queues, key)
+		return nil
+	}
+	n := min(len(waiting), maxStoreBatch)
+	q.queues[key] = slices.Clone(waiting[n:])
+	return waiting[:n]
+}
+
+// writeBatch runs the writes of a batch and answers each.
+func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
+	var todo []*memWrite
+	for _, w := range batch {
+		if err := w.ctx.Err(); err != nil {
+			w.done <- err
+			continue
+		}
+		todo = append(todo, w)
+	}
+	if len(todo) == 1 {
+		todo[0].done <- db.writeAlone(todo[0].ctx, workspaceID, storeID, todo[0].fn)
+		return
+	}
+	if len(todo) == 0 {
+		return
+	}
+	// Once run, the writes run to the end: the cancellation of one would
+	// roll back them all.
+	ctx := context.WithoutCancel(todo[0].ctx)
+	for {
+		var refused []error
+		failed, failure := -1, error(nil)
+		err := db.retrying(ctx, func() (err error, committing bool) {
+			refused, failed, failure, err, committing = db.tryBatch(ctx, workspaceID, storeID, todo)
+			return err, committing
+		})
+		if err == nil && failed >= 0 {
+			todo[failed].done <- translate(failure)
+			if todo = slices.Delete(todo, failed, failed+1); len(todo) == 0 {
+				return
+			}
+			continue
+		}
+		if err == nil {
+			db.evented(storeID)
+		}
+		for i, w := range todo {
+			if err != nil {
+				w.done <- err
+			} else {
+				w.done <- refused[i]
+			}
+		}
+		return
+	}
+}
+
+// tryBatch runs the writes in one transaction that holds the store's
+// lock, as writeBatch says, and commits it. It returns each write's
+// refusal (nil: written), or the index of the write that failed and its
+// error (the transaction then rolled back), or the transaction's own
+// error, reporting whether it came from the commit.
+func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*memWrite) (refused []error, failed int, failure, err error, committing bool) {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, -1, nil, err, false
+	}
+	// A connection left in a transaction is closed, not pooled.
+	defer conn.Release()
+	defer func() {
+		if s := conn.Conn().PgConn().TxStatus(); s == 'T' || s == 'E' {
+			conn.Exec(context.WithoutCancel(ctx), `rollback`)
+		}
+	}()
+	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
+	var b pgx.Batch
+	t.begin(&b, workspaceID)
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, -1, nil, err, false
+	}
+	refused = make([]error, len(ws))
+	for i, w := range ws {
+		sent := t.sent
+		err := w.fn(t)
+		var refusal *memstore.Error
+		switch {
+		case err == nil:
+			err = t.flush()
+		case errors.As(err, &refusal) && t.sent == sent && conn.Conn().PgConn().TxStatus() == 'T':
+			// Refused before writing: the transaction is as it was.
+			t.pending, t.read = nil, nil
+			refused[i] = err
+			continue
+		}
+		switch {
+		case err == nil:
+		case aborted(err) || unreachable(err):
+			return nil, -1, nil, err, false // the whole batch, again
+		default:
+			return nil, i, err, nil, false
+		}
+	}
+	err, committing = t.commit()
+	return refused, -1, nil, err, committing
+}

@@ -1,0 +1,170 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/postgres"
+)
+
+// TestStoreWritesTogether holds a store's lock from another connection
+// while one write waits for it and others queue behind it in the process,
+// then lets it go: the first commits alone, and the queued ones in one
+// transaction (their rows share its transaction ID). Each is answered as
+// if it had run alone, in some order: a refusal is that write's alone, a
+// write whose statement fails is rolled back alone, a write cancelled
+// while queued never runs, and each write sees those before it.
+func TestStoreWritesTogether(t *testing.T) {
+	dbURL := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, dbURL, postgres.Options{})
+	co := memstore.NewCore(db)
+	c := &memstore.Caller{WorkspaceID: "wrkspc_batch", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_batch"}}
+	ctx := context.Background()
+	st := mustCreateStore(t, co, c)
+	first, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/first.md", Content: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A statement that fails on the server, as no rule foresees.
+	h := holdLock(t, dbURL, `CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF new.path = '/boom.md' THEN RAISE EXCEPTION 'boom'; END IF; RETURN new; END $$`)
+	if _, err := h.tx.Exec(ctx, `CREATE TRIGGER boom BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION boom()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h = holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
+
+	type result struct {
+		name string
+		m    *memstore.Memory
+		err  error
+	}
+	results := make(chan result, 20)
+	var wg sync.WaitGroup
+	run := func(ctx context.Context, name string, write func(ctx context.Context) (*memstore.Memory, error)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := write(ctx)
+			results <- result{name, m, err}
+		}()
+	}
+	create := func(path string) func(ctx context.Context) (*memstore.Memory, error) {
+		return func(ctx context.Context) (*memstore.Memory, error) {
+			return co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "content of " + path})
+		}
+	}
+	update := func(content string) func(ctx context.Context) (*memstore.Memory, error) {
+		return func(ctx context.Context) (*memstore.Memory, error) {
+			return co.UpdateMemory(ctx, c, st.ID, first.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: first.ContentSHA256})
+		}
+	}
+	queued := func(n int) {
+		for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", db.QueuedWrites(c.WorkspaceID, st.ID), n)
+			}
+		}
+	}
+
+	run(ctx, "lone", create("/lone.md"))
+	if n := h.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
+		t.Fatalf("%d writes wait for the store's lock, want 1", n)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	run(cancelled, "cancelled", create("/cancelled.md"))
+	queued(1)
+	cancel()
+	for i := range 5 {
+		run(ctx, fmt.Sprintf("create %d", i), create(fmt.Sprintf("/batch/%d.md", i)))
+	}
+	run(ctx, "taken", create("/first.md"))
+	run(ctx, "boom", create("/boom.md"))
+	run(ctx, "update a", update("two"))
+	run(ctx, "update b", update("three"))
+	queued(10)
+	h.release(t)
+	wg.Wait()
+	close(results)
+
+	made := map[string]*memstore.Memory{}
+	updated := 0
+	for r := range results {
+		var me *memstore.Error
+		switch {
+		case r.name == "cancelled":
+			if !errors.Is(r.err, context.Canceled) {
+				t.Errorf("the write cancelled while queued: %v, want %v", r.err, context.Canceled)
+			}
+		case r.name == "taken":
+			if !errors.As(r.err, &me) || me.Code != memstore.EPathConflict || me.ConflictingMemoryID != first.ID {
+				t.Errorf("a create at a taken path: %v, want a conflict with %s", r.err, first.ID)
+			}
+		case r.name == "boom":
+			if r.err == nil || !strings.Contains(r.err.Error(), "boom") {
+				t.Errorf("the write whose statement failed: %v, want the server's error", r.err)
+			}
+		case r.name == "update a" || r.name == "update b":
+			switch {
+			case r.err == nil:
+				updated++
+				made[r.name] = r.m
+			case !errors.As(r.err, &me) || me.Code != memstore.EPreconditionFailed:
+				t.Errorf("%s: %v, want success or a failed precondition", r.name, r.err)
+			}
+		case r.err != nil:
+			t.Errorf("%s: %v", r.name, r.err)
+		default:
+			made[r.name] = r.m
+		}
+	}
+	if updated != 1 {
+		t.Errorf("%d of two updates under the same precondition were made, want exactly 1", updated)
+	}
+
+	var n, live, stored, txs int
+	var loneTx, batchTx int64
+	err = h.watch.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories WHERE store_id = $1),
+		(SELECT memory_count FROM stores WHERE id = $1),
+		(SELECT count(DISTINCT xmin::text) FROM memories WHERE store_id = $1 AND path LIKE '/batch/%'),
+		(SELECT xmin::text::bigint FROM memories WHERE store_id = $1 AND path = '/lone.md'),
+		(SELECT xmin::text::bigint FROM memories WHERE store_id = $1 AND path = '/batch/0.md'),
+		(SELECT count(*) FROM memories WHERE store_id = $1 AND path IN ('/boom.md', '/cancelled.md'))`, st.ID).
+		Scan(&live, &stored, &txs, &loneTx, &batchTx, &n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live != 7 || stored != 7 || n != 0 {
+		t.Errorf("%d memories, %d counted, %d of the failed and cancelled writes: want 7, 7 and 0", live, stored, n)
+	}
+	if txs != 1 || loneTx == batchTx {
+		t.Errorf("the queued creates were made in %d transactions (the lone one's %d, theirs %d): want one, not the lone one's", txs, loneTx, batchTx)
+	}
+	// The feed: one event a change, numbered without gaps in the order of
+	// the versions, which follow the commits.
+	var events, maxSeq, ordered int
+	err = h.watch.QueryRow(ctx, `SELECT count(*), max(seq),
+		count(*) FILTER (WHERE version_id = (SELECT id FROM versions v WHERE v.store_id = e.store_id ORDER BY id OFFSET e.seq - 1 LIMIT 1))
+		FROM events e WHERE store_id = $1 AND type LIKE 'memory.%'`, st.ID).Scan(&events, &maxSeq, &ordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events != 8 || maxSeq != 8 || ordered != 8 {
+		t.Errorf("%d events of memories, the last numbered %d, %d in the versions' order: want 8, 8, 8", events, maxSeq, ordered)
+	}
+	for name, m := range made {
+		got, err := co.Memory(ctx, c, st.ID, m.ID)
+		if err != nil || got.VersionID != m.VersionID || got.Content != m.Content {
+			t.Errorf("%s: answered version %s, stored %v (%v)", name, m.VersionID, got, err)
+		}
+	}
+}
