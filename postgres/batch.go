@@ -168,27 +168,43 @@ func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*m
 		return nil, -1, nil, err, false
 	}
 	refused = make([]error, len(ws))
+	// Each write's statement waits to go with the next one's first read,
+	// or with the commit: a write a round trip. When one fails, the
+	// transaction's error is blamed on it (memTx.send).
+	blame := func(err error, running int) (failed int, failure, whole error) {
+		switch {
+		case aborted(err) || unreachable(err):
+			return -1, nil, err // the whole batch, again
+		case t.blame > 0:
+			return t.blame - 1, err, nil
+		case running >= 0:
+			return running, err, nil
+		}
+		return -1, nil, err
+	}
 	for i, w := range ws {
-		sent := t.sent
+		t.owner, t.sentOwn = i, false
 		err := w.fn(t)
 		var refusal *memstore.Error
-		switch {
-		case err == nil:
-			err = t.flush()
-		case errors.As(err, &refusal) && t.sent == sent && conn.Conn().PgConn().TxStatus() == 'T':
-			// Refused before writing: the transaction is as it was.
-			t.pending, t.read = nil, nil
+		if errors.As(err, &refusal) && !t.sentOwn && t.blame == 0 && conn.Conn().PgConn().TxStatus() == 'T' {
+			// Refused before sending a write of its own: the
+			// transaction is as it was but for that write, if waiting.
+			if t.pending != nil && t.pendingOwner == i {
+				t.pending = nil
+			}
+			t.read = nil
 			refused[i] = err
 			continue
 		}
-		switch {
-		case err == nil:
-		case aborted(err) || unreachable(err):
-			return nil, -1, nil, err, false // the whole batch, again
-		default:
-			return nil, i, err, nil, false
+		if err != nil {
+			failed, failure, whole := blame(err, i)
+			return nil, failed, failure, whole, false
 		}
 	}
-	err, committing = t.commit()
+	t.owner = len(ws) // the commit's
+	if err, committing = t.commit(); err != nil && !committing {
+		failed, failure, whole := blame(err, -1)
+		return nil, failed, failure, whole, false
+	}
 	return refused, -1, nil, err, committing
 }

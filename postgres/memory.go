@@ -148,13 +148,12 @@ func (t *memTx) begin(b *pgx.Batch, workspaceID string) {
 // and reports whether an error came from the commit: not when the write
 // failed, which the server undid.
 func (t *memTx) commit() (err error, committing bool) {
-	b := t.pending
+	b := t.take()
 	if b == nil {
 		b = &pgx.Batch{}
 	}
-	t.pending = nil
 	b.Queue(`commit`)
-	err = t.tx.SendBatch(t.ctx, b).Close()
+	err = t.send(b)
 	if err != nil && t.tx.Conn().PgConn().TxStatus() == 'E' {
 		t.tx.Exec(context.WithoutCancel(t.ctx), `rollback`)
 		return err, false
@@ -369,7 +368,13 @@ type memTx struct {
 	lastAt  int64
 	read    *readMemory // a memory read with the lock, until fn asks for it
 	pending *pgx.Batch  // the last write, not sent yet
-	sent    int         // the writes sent
+	// Which write of a batch (batch.go) runs, made the write pending,
+	// made the write being sent; whether that write succeeded; whether
+	// the one running has sent a write; and 1 + the write whose statement
+	// failed (0: none).
+	owner, pendingOwner, sending int
+	wrote, sentOwn               bool
+	blame                        int
 }
 
 // A readMemory is the row of the memory whose ID is id, or at path, read
@@ -395,23 +400,66 @@ func (t *memTx) later(scan func(pgx.Row) error, sql string, args ...any) error {
 		return err
 	}
 	t.read = nil // a read before the write is out of date
-	t.pending = &pgx.Batch{}
+	t.pending, t.pendingOwner = &pgx.Batch{}, t.owner
 	q := t.pending.Queue(sql, args...)
-	if scan != nil {
-		q.QueryRow(scan)
+	if scan == nil {
+		q.Exec(func(pgconn.CommandTag) error { t.wrote = true; return nil })
+	} else {
+		q.QueryRow(func(r pgx.Row) error {
+			err := scan(r)
+			t.wrote = err == nil
+			return err
+		})
 	}
 	return nil
 }
 
+// take takes the write waiting, if any, to send it with what follows it.
+func (t *memTx) take() *pgx.Batch {
+	b := t.pending
+	if b != nil {
+		t.pending, t.sending = nil, t.pendingOwner+1
+		t.sentOwn = t.sentOwn || t.pendingOwner == t.owner
+	}
+	return b
+}
+
+// send sends b, which starts with the write taken, if any, and blames
+// that write when its statement failed.
+func (t *memTx) send(b *pgx.Batch) error {
+	t.wrote = false
+	err := t.tx.SendBatch(t.ctx, b).Close()
+	if err != nil && t.sending > 0 && !t.wrote {
+		t.blame = t.sending
+	}
+	t.sending = 0
+	return err
+}
+
 // flush sends the write waiting, before a read that must see it.
 func (t *memTx) flush() error {
-	b := t.pending
-	if b == nil {
-		return nil
+	if b := t.take(); b != nil {
+		return t.send(b)
 	}
-	t.pending = nil
-	t.sent++
-	return t.tx.SendBatch(t.ctx, b).Close()
+	return nil
+}
+
+// queryRow reads a row of sql, with scan, in the round trip of the
+// write waiting, if any.
+func (t *memTx) queryRow(scan func(pgx.Row) error, sql string, args ...any) error {
+	b := t.take()
+	if b == nil {
+		return scan(t.tx.QueryRow(t.ctx, sql, args...))
+	}
+	var err error
+	b.Queue(sql, args...).QueryRow(func(r pgx.Row) error {
+		err = scan(r)
+		return nil
+	})
+	if err := t.send(b); err != nil {
+		return err
+	}
+	return err
 }
 
 // next returns the ID and time of the transaction's next version: never
@@ -438,10 +486,11 @@ func (t *memTx) Memory(id string) (*memstore.Memory, error) {
 		t.read = nil
 		return r.m, notFound(r.err, errMemoryNotFound(id))
 	}
-	if err := t.flush(); err != nil {
-		return nil, err
-	}
-	m, err := sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, memoryByID, id, t.storeID))
+	var m *memstore.Memory
+	err := t.queryRow(func(r pgx.Row) (err error) {
+		m, err = sqlrow.ScanMemory(r)
+		return err
+	}, memoryByID, id, t.storeID)
 	return m, notFound(err, errMemoryNotFound(id))
 }
 
@@ -451,8 +500,11 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 	if r := t.read; r != nil && r.path == path && path != "" {
 		t.read = nil
 		m, err = r.m, r.err
-	} else if err = t.flush(); err == nil {
-		m, err = sqlrow.ScanMemory(t.tx.QueryRow(t.ctx, memoryAtPath, t.storeID, path))
+	} else {
+		err = t.queryRow(func(r pgx.Row) (err error) {
+			m, err = sqlrow.ScanMemory(r)
+			return err
+		}, memoryAtPath, t.storeID, path)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -467,12 +519,10 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 // sort first: the first of the two in path order is the first of the
 // ancestors and the path, when there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
-	if err := t.flush(); err != nil {
-		return nil, err
-	}
 	paths, lo, hi := overlapArgs(path)
 	var m memstore.Memory
-	err := t.tx.QueryRow(t.ctx, `SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`, t.storeID, self, paths, lo, hi).Scan(&m.ID, &m.Path)
+	err := t.queryRow(func(r pgx.Row) error { return r.Scan(&m.ID, &m.Path) },
+		`SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`, t.storeID, self, paths, lo, hi)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
@@ -501,6 +551,9 @@ func overlapArgs(path string) (paths []string, lo, hi string) {
 // its lock and kept by Put and Delete since: no statement, whatever the
 // store's size.
 func (t *memTx) CheckQuota(q memstore.Quota) error {
+	if !q.Limited() {
+		return nil
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}
