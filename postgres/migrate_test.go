@@ -187,7 +187,7 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	if after := tableRows(t, url); after != before {
 		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
-	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4 5 6 7], schema_migrations none"; got != want {
+	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4 5 6 7 8], schema_migrations none"; got != want {
 		t.Errorf("the versions recorded after the upgrade: %s, want %s", got, want)
 	}
 	db.Close()
@@ -208,7 +208,7 @@ func TestRefuseNewerDatabases(t *testing.T) {
 		qs   []string
 		want string
 	}{
-		{"newer", []string{`INSERT INTO memstore_schema VALUES (8, 0)`}, "newer than this memstore knows (7): upgrade memstore"},
+		{"newer", []string{`INSERT INTO memstore_schema VALUES (9, 0)`}, "newer than this memstore knows (8): upgrade memstore"},
 		{"newer development build", asDevelopmentBuild(lastDev + 1), "made by a development build of memstore newer than this one"},
 		{"early development build", asDevelopmentBuild(lastDev - 3), "early development build of memstore (its schema is at development version 10; this memstore takes over version 13 only): open it once with memstore built from commit " + schema.LastDevelopmentBuild},
 	} {

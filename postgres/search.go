@@ -33,7 +33,8 @@ import (
 // are ranked, as on SQLite. A term of one word, in a search of whole
 // stores, reads its window from search_postings (migration 0006: a row
 // for each word of each memory, kept by a trigger in the write's own
-// statement, with the word's count in the path and in the content): a
+// statement, with the word's count in the path and in the content; a
+// memory's are found by its ID to change them, migration 0008): a
 // range of its primary key's index, without the memories' rows, ranked
 // by postingRank as ts_rank ranks the search vector. Scanning the newest
 // memories' rows instead read about 10,000 of them for a common word at
