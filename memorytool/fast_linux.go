@@ -46,7 +46,11 @@ func (r *fastRoot) close() {
 // directory exists and has no symlink on the way, and its last element is
 // missing or not a symlink; ok is false otherwise, and the caller takes
 // the general path. The target carries the open directory: close it.
-func (l *Local) resolveFast(p, rel string) (t target, ok bool) {
+//
+// With unchecked (an edit, which reads the file first), the entry is not
+// looked at: it is taken for a regular file, and readFast, which opens it
+// refusing a symlink, says what it is.
+func (l *Local) resolveFast(p, rel string, unchecked bool) (t target, ok bool) {
 	dir, base := path.Split(rel)
 	dir = path.Clean(dir) // "." for an entry of the root
 	fd, ok := l.fast.openat2(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
@@ -54,8 +58,13 @@ func (l *Local) resolveFast(p, rel string) (t target, ok bool) {
 		return target{}, false
 	}
 	var st unix.Stat_t
-	err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	var err error
+	if !unchecked {
+		err = unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
 	switch {
+	case unchecked:
+		t.exists, t.regular, t.unchecked = true, true, true
 	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK:
 		t.exists = true
 		t.regular = st.Mode&unix.S_IFMT == unix.S_IFREG
@@ -197,12 +206,18 @@ func (t target) close() {
 
 // readFast reads t, a regular file when resolved, through its open
 // directory. ok is false if it is no longer a regular file: the caller
-// takes the general path, which says what it is.
+// takes the general path, which says what it is. For an unchecked t, a
+// missing file is its error, and a symlink errStatFirst.
 func readFast(t target) (b []byte, ok bool, err error) {
 	fd, err := private.Retry(func() (int, error) {
 		return unix.Openat(t.dirFD, t.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	})
-	if err != nil {
+	switch {
+	case t.unchecked && err == unix.ENOENT:
+		return nil, true, err // missing
+	case t.unchecked && err == unix.ELOOP:
+		return nil, true, errStatFirst // a symlink: the general path
+	case err != nil:
 		return nil, false, nil
 	}
 	defer unix.Close(fd)

@@ -170,7 +170,8 @@ type access int
 
 const (
 	viewing  access = iota // view: a shared lock
-	writing                // create, str_replace, insert: an exclusive lock
+	writing                // create: an exclusive lock
+	editing                // str_replace, insert: exclusive, and the file is opened without a stat first
 	removing               // delete, rename: exclusive, with their shorter missing-path wording
 )
 
@@ -185,12 +186,22 @@ func (l *Local) command(p string, how access, body func(t target) (string, error
 		l.mu.Lock()
 		defer l.mu.Unlock()
 	}
-	t, err := l.resolve(p, how == removing)
+	t, err := l.resolve(p, how)
 	if err != nil {
 		return "", err
 	}
-	defer t.close()
-	return body(t)
+	out, err := body(t)
+	t.close()
+	if err == errStatFirst {
+		// An edit found a symlink where it opened a file: the path is
+		// resolved in full, and the edit starts again.
+		if t, err = l.resolve(p, writing); err != nil {
+			return "", err
+		}
+		defer t.close()
+		return body(t)
+	}
+	return out, err
 }
 
 // list renders view's directory listing: children and grandchildren,
@@ -390,7 +401,7 @@ func (l *Local) Insert(ctx context.Context, p string, line int, text string) (st
 // regular file, as in the reference). added is the text the edit brings in,
 // for the secrets guard.
 func (l *Local) edit(p, added string, change func(string) (string, string, error)) (string, error) {
-	return l.command(p, writing, func(t target) (string, error) {
+	return l.command(p, editing, func(t target) (string, error) {
 		if !t.exists {
 			return "", errNotFound(p)
 		}
@@ -417,6 +428,9 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 func (l *Local) readFile(t target) (string, error) {
 	if t.regular {
 		if b, ok, err := readFast(t); ok {
+			if err == errStatFirst {
+				return "", err
+			}
 			if err != nil {
 				return "", l.pathError(t.model, err, false)
 			}
@@ -481,7 +495,7 @@ func (l *Local) Delete(ctx context.Context, p string) (string, error) {
 // directories are created even when the source turns out to be missing.
 func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, error) {
 	return l.command(oldPath, removing, func(from target) (string, error) {
-		to, err := l.resolve(newPath, true)
+		to, err := l.resolve(newPath, removing)
 		if err != nil {
 			return "", err
 		}
