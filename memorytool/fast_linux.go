@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sync"
 	"sync/atomic"
 
 	"github.com/memstore/memstore/internal/private"
@@ -143,9 +144,15 @@ func (l *Local) viewFast(ctx context.Context, p, rel string, viewRange []int) (o
 // root, and no name walks further than one step down.
 type fdDir int
 
+// direntBufs holds getdents64 buffers for reuse: a listing reads many
+// directories, each into a buffer of this size.
+var direntBufs = sync.Pool{New: func() any { return new([8 << 10]byte) }}
+
 func (d fdDir) entries() ([]dirEntry, error) {
 	var out []dirEntry
-	buf := make([]byte, 16<<10)
+	p := direntBufs.Get().(*[8 << 10]byte)
+	defer direntBufs.Put(p)
+	buf := p[:]
 	for {
 		n, err := private.Retry(func() (int, error) { return unix.Getdents(int(d), buf) })
 		if err != nil {
