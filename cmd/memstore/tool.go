@@ -13,6 +13,7 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/lines"
+	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/memorytool"
 )
 
@@ -105,6 +106,8 @@ func runTool(ctx context.Context, e env, args []string) error {
 	}
 	var tool memorytool.Handler
 	if *root != "" {
+		// This process never changes its umask: writes can rely on it.
+		private.LearnUmask()
 		local, err := memorytool.OpenLocal(*root, opts)
 		if err != nil {
 			return err
