@@ -1,6 +1,11 @@
 package memorytool
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // maxScanDepth is how deeply scanObject follows nested arrays and objects
 // before it leaves the input to json.Unmarshal.
@@ -237,4 +242,89 @@ func (s *scanner) digits() bool {
 		s.i++
 	}
 	return s.i > start
+}
+
+// unquote decodes the JSON string raw, already checked (by scanObject or
+// json.Unmarshal), as json.Unmarshal does: escapes decoded, a lone or
+// broken surrogate and every byte of invalid UTF-8 replaced by U+FFFD.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	s := raw[1 : len(raw)-1]
+	var b strings.Builder
+	b.Grow(len(s))
+	for r := 0; r < len(s); {
+		switch c := s[r]; {
+		case c == '\\':
+			if r+1 >= len(s) {
+				return "", false
+			}
+			switch e := s[r+1]; e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				rr := hex4(s[r:])
+				if rr < 0 {
+					return "", false
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					if dec := utf16.DecodeRune(rr, hex4(s[r:])); dec != utf8.RuneError {
+						r += 6
+						b.WriteRune(dec)
+						continue
+					}
+					rr = utf8.RuneError
+				}
+				b.WriteRune(rr)
+				continue
+			default:
+				return "", false
+			}
+			r += 2
+		case c == '"' || c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			b.WriteRune(rr)
+			r += size
+		}
+	}
+	return b.String(), true
+}
+
+// hex4 is the code unit of the escape \uXXXX at the start of s, or -1.
+func hex4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }

@@ -81,3 +81,38 @@ func TestScanObjectTakesCommonInput(t *testing.T) {
 		}
 	}
 }
+
+// TestUnquoteMatchesUnmarshal: unquote decodes a JSON string as
+// json.Unmarshal does: escapes, surrogate pairs, lone and broken
+// surrogates, invalid UTF-8, on fixed cases and random strings.
+func TestUnquoteMatchesUnmarshal(t *testing.T) {
+	cases := []string{
+		`""`, `"plain"`, `"a\nb\tc\r\"q\" \\ \/ \b\f"`, `"\u00e9\u00E9 \u65e5"`, `"\ud83d\ude00"`,
+		`"\uD83D\uDE00x"`, `"\ud800"`, `"\ud800x"`, `"\ud800\u0041"`, `"\udc00\ud800"`, `"\ud800\ud800\udc00"`,
+		`"\udfff"`, `"\u0000"`, "\"\xff\xfe\"", "\"\xe2\x80\"", "\"\xed\xa0\x80\"", "\"é\xc3\"", `"\u2028\u2029"`,
+	}
+	r := rand.New(rand.NewPCG(29, 3))
+	for range 5000 {
+		b := make([]byte, r.IntN(10))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		raw, _ := json.Marshal(string(b))
+		cases = append(cases, string(raw))
+		var esc []byte
+		esc = append(esc, '"')
+		for range r.IntN(4) {
+			esc = append(esc, []byte([]string{`\ud83d`, `\ude00`, `\u0041`, `\n`, `x`, "\xff", `\\`, `\uDBFF`, `\uDFFF`}[r.IntN(9)])...)
+		}
+		cases = append(cases, string(append(esc, '"')))
+	}
+	for _, c := range cases {
+		var want string
+		if err := json.Unmarshal([]byte(c), &want); err != nil {
+			t.Fatalf("%q: %v", c, err)
+		}
+		if got, ok := unquote([]byte(c)); !ok || got != want {
+			t.Fatalf("%q: unquote %q (%v), json.Unmarshal %q", c, got, ok, want)
+		}
+	}
+}

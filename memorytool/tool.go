@@ -207,11 +207,7 @@ func (a *args) str(name string) (string, bool) {
 	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return unquote(raw)
 }
 
 // required returns a string field that must be there.
