@@ -1,6 +1,7 @@
 package memorytool
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"unicode/utf16"
@@ -24,35 +25,20 @@ func scanObject(input []byte) (fields []field, ok bool) {
 		return nil, false
 	}
 	fields = make([]field, 0, 4)
-	s.space()
-	if !s.byte('}') {
-		for {
-			s.space()
-			name, ok := s.plainString()
-			if !ok {
-				return nil, false
-			}
-			s.space()
-			if !s.byte(':') {
-				return nil, false
-			}
-			s.space()
-			start := s.i
-			if !s.value(0) {
-				return nil, false
-			}
-			fields = append(fields, field{name, json.RawMessage(input[start:s.i])})
-			s.space()
-			if s.byte('}') {
-				break
-			}
-			if !s.byte(',') {
-				return nil, false
-			}
+	ok = s.members('}', func() bool {
+		name, ok := s.plainString()
+		if !ok || !s.colon() {
+			return false
 		}
-	}
+		start := s.i
+		if !s.value(0) {
+			return false
+		}
+		fields = append(fields, field{name, json.RawMessage(input[start:s.i])})
+		return true
+	})
 	s.space()
-	return fields, s.i == len(s.b)
+	return fields, ok && s.i == len(s.b)
 }
 
 type scanner struct {
@@ -70,6 +56,38 @@ func (s *scanner) space() {
 			return
 		}
 	}
+}
+
+// members consumes the members of an array or object, after its opening
+// bracket and up to its closing one, close, each read by member.
+func (s *scanner) members(close byte, member func() bool) bool {
+	s.space()
+	if s.byte(close) {
+		return true
+	}
+	for {
+		s.space()
+		if !member() {
+			return false
+		}
+		s.space()
+		if s.byte(close) {
+			return true
+		}
+		if !s.byte(',') {
+			return false
+		}
+	}
+}
+
+// colon consumes a name's colon and the space around it.
+func (s *scanner) colon() bool {
+	s.space()
+	if !s.byte(':') {
+		return false
+	}
+	s.space()
+	return true
 }
 
 // byte consumes c if it is next.
@@ -113,50 +131,10 @@ func (s *scanner) value(depth int) bool {
 		return s.number()
 	case c == '[':
 		s.i++
-		s.space()
-		if s.byte(']') {
-			return true
-		}
-		for {
-			s.space()
-			if !s.value(depth + 1) {
-				return false
-			}
-			s.space()
-			if s.byte(']') {
-				return true
-			}
-			if !s.byte(',') {
-				return false
-			}
-		}
+		return s.members(']', func() bool { return s.value(depth + 1) })
 	case c == '{':
 		s.i++
-		s.space()
-		if s.byte('}') {
-			return true
-		}
-		for {
-			s.space()
-			if !s.str() {
-				return false
-			}
-			s.space()
-			if !s.byte(':') {
-				return false
-			}
-			s.space()
-			if !s.value(depth + 1) {
-				return false
-			}
-			s.space()
-			if s.byte('}') {
-				return true
-			}
-			if !s.byte(',') {
-				return false
-			}
-		}
+		return s.members('}', func() bool { return s.str() && s.colon() && s.value(depth+1) })
 	}
 	return s.word("true") || s.word("false") || s.word("null")
 }
@@ -193,22 +171,16 @@ func (s *scanner) str() bool {
 			switch e {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				for range 4 {
-					if s.i >= len(s.b) || !isHex(s.b[s.i]) {
-						return false
-					}
-					s.i++
+				if hex4(s.b[s.i-2:]) < 0 {
+					return false
 				}
+				s.i += 4
 			default:
 				return false
 			}
 		}
 	}
 	return false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // number consumes a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -309,22 +281,12 @@ func unquote(raw []byte) (string, bool) {
 
 // hex4 is the code unit of the escape \uXXXX at the start of s, or -1.
 func hex4(s []byte) rune {
+	var unit [2]byte
 	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
 		return -1
 	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
+	if _, err := hex.Decode(unit[:], s[2:6]); err != nil {
+		return -1
 	}
-	return r
+	return rune(unit[0])<<8 | rune(unit[1])
 }
