@@ -13,7 +13,6 @@ import (
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/lines"
-	"github.com/memstore/memstore/internal/private"
 	"github.com/memstore/memstore/memorytool"
 )
 
@@ -106,8 +105,6 @@ func runTool(ctx context.Context, e env, args []string) error {
 	}
 	var tool memorytool.Handler
 	if *root != "" {
-		// This process never changes its umask: writes can rely on it.
-		private.LearnUmask()
 		local, err := memorytool.OpenLocal(*root, opts)
 		if err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,12 +55,9 @@ func WriteAt(dirfd int, base string, data []byte, exclusive bool, opts ...Option
 			unix.Unlinkat(dirfd, tmp, 0)
 		}
 	}()
-	// Set on the open file, so that the umask has no say, unless the
-	// umask the process learned leaves FileMode whole (LearnUmask).
-	if mode != uint32(FileMode) || !umaskKeepsFileMode() {
-		if err := unix.Fchmod(fd, mode); err != nil {
-			return fail("set the mode of", base, err)
-		}
+	// Set on the open file, so that the umask has no say.
+	if err := unix.Fchmod(fd, mode); err != nil {
+		return fail("set the mode of", base, err)
 	}
 	for rest := data; len(rest) > 0; {
 		n, err := Retry(func() (int, error) { return unix.Write(fd, rest) })
@@ -101,29 +97,6 @@ func WriteAt(dirfd int, base string, data []byte, exclusive bool, opts ...Option
 	}
 	SyncDirFD(dirfd)
 	return nil
-}
-
-// learnedUmask is the umask LearnUmask read, or -1.
-var learnedUmask atomic.Int32
-
-func init() { learnedUmask.Store(-1) }
-
-// LearnUmask reads the process's umask once, for a program that never
-// changes it (memstore tool): while the umask clears none of FileMode's
-// bits, a file WriteAt creates with FileMode has it already, and the
-// fchmod that otherwise sets it is left out. A process that may change
-// its umask later must not call it. Reading the umask means setting it
-// and back, so call it before other goroutines create files.
-func LearnUmask() {
-	mask := unix.Umask(0o077)
-	unix.Umask(mask)
-	learnedUmask.Store(int32(mask))
-}
-
-// umaskKeepsFileMode reports whether a learned umask leaves FileMode whole.
-func umaskKeepsFileMode() bool {
-	m := learnedUmask.Load()
-	return m >= 0 && uint32(m)&uint32(FileMode) == 0
 }
 
 // SyncDirFD is SyncDir for a directory open as fd.

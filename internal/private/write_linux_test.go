@@ -102,39 +102,3 @@ func TestWriteAtFailure(t *testing.T) {
 		}
 	}
 }
-
-// TestWriteAtLearnedUmask: with the umask learned (LearnUmask), a new
-// file still gets FileMode: left out of the fchmod only where the umask
-// gives FileMode already (0o022, 0o077, 0), set where it does not
-// (0o277 would make it read-only), and KeepMode's mode is still set.
-func TestWriteAtLearnedUmask(t *testing.T) {
-	old := syscall.Umask(0o022)
-	t.Cleanup(func() {
-		syscall.Umask(old)
-		learnedUmask.Store(-1)
-	})
-	for _, mask := range []int{0o022, 0o077, 0, 0o277} {
-		syscall.Umask(mask)
-		LearnUmask()
-		if got := syscall.Umask(mask); got != mask {
-			t.Fatalf("LearnUmask changed the umask %#o to %#o", mask, got)
-		}
-		dir := t.TempDir()
-		name := filepath.Join(dir, "f")
-		if err := writeAt(name, []byte("x"), true); err != nil {
-			t.Fatal(err)
-		}
-		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != FileMode {
-			t.Errorf("umask %#o: mode %v (%v), want %v", mask, fi.Mode().Perm(), err, FileMode)
-		}
-		if err := os.Chmod(name, 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := writeAt(name, []byte("y"), false, KeepMode()); err != nil {
-			t.Fatal(err)
-		}
-		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o640 {
-			t.Errorf("umask %#o, KeepMode over 0750: mode %v (%v), want 0640", mask, fi.Mode().Perm(), err)
-		}
-	}
-}

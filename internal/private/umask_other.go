@@ -1,7 +1,0 @@
-//go:build !linux
-
-package private
-
-// LearnUmask does nothing where WriteAt is not used: every write sets
-// the mode on the open file.
-func LearnUmask() {}
