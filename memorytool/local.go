@@ -190,8 +190,10 @@ func (l *Local) command(p string, how access, body func(t target) (string, error
 	if err != nil {
 		return "", err
 	}
-	out, err := body(t)
-	t.close()
+	out, err := func() (string, error) {
+		defer t.close()
+		return body(t)
+	}()
 	if err == errStatFirst {
 		// An edit found a symlink where it opened a file: the path is
 		// resolved in full, and the edit starts again.
