@@ -1,9 +1,13 @@
 package memorytool
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
 	"io"
 	"os"
 	"path"
+	"sync"
 	"sync/atomic"
 
 	"github.com/memstore/memstore/internal/private"
@@ -43,35 +47,25 @@ func (r *fastRoot) close() {
 // directory exists and has no symlink on the way, and its last element is
 // missing or not a symlink; ok is false otherwise, and the caller takes
 // the general path. The target carries the open directory: close it.
-func (l *Local) resolveFast(p, rel string) (t target, ok bool) {
-	if l.fast.f == nil || l.fast.off.Load() {
-		return target{}, false
-	}
+//
+// With unchecked (an edit, which reads the file first), the entry is not
+// looked at: it is taken for a regular file, and readFast, which opens it
+// refusing a symlink, says what it is.
+func (l *Local) resolveFast(p, rel string, unchecked bool) (t target, ok bool) {
 	dir, base := path.Split(rel)
 	dir = path.Clean(dir) // "." for an entry of the root
-	how := unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	var fd int
-	var err error
-	// EAGAIN (a rename raced the walk) leaves the path to the general
-	// code rather than retrying without end.
-	for {
-		fd, err = unix.Openat2(int(l.fast.f.Fd()), dir, &how)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err == unix.ENOSYS || err == unix.EPERM {
-		l.fast.off.Store(true)
-	}
-	if err != nil {
+	fd, ok := l.fast.openat2(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if !ok {
 		return target{}, false
 	}
 	var st unix.Stat_t
-	err = unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	var err error
+	if !unchecked {
+		err = unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
 	switch {
+	case unchecked:
+		t.exists, t.regular, t.unchecked = true, true, true
 	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK:
 		t.exists = true
 		t.regular = st.Mode&unix.S_IFMT == unix.S_IFREG
@@ -85,6 +79,131 @@ func (l *Local) resolveFast(p, rel string) (t target, ok bool) {
 	return t, true
 }
 
+// openat2 opens rel (cleaned, "." for the root) below the root with
+// flags, refusing any symlink on the way or anything that leads out of
+// the root. ok is false if it cannot: the caller takes the general path,
+// which says why.
+func (r *fastRoot) openat2(rel string, flags uint64) (fd int, ok bool) {
+	if r.f == nil || r.off.Load() {
+		return -1, false
+	}
+	how := unix.OpenHow{
+		Flags:   flags,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	var err error
+	// EAGAIN (a rename raced the walk) leaves the path to the general
+	// code rather than retrying without end.
+	for {
+		fd, err = unix.Openat2(int(r.f.Fd()), rel, &how)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err == unix.ENOSYS || err == unix.EPERM {
+		r.off.Store(true)
+	}
+	return fd, err == nil
+}
+
+// viewFast is View for a path that is a regular file or a directory with
+// no symlink on the way or at its end: one openat2 of the path itself,
+// refusing a symlink anywhere and without waiting on a FIFO, then the
+// file is read, or the directory listed, through that descriptor. ok is
+// false for anything else (missing, a symlink, a FIFO): the general path
+// says what it is. The caller holds the lock.
+func (l *Local) viewFast(ctx context.Context, p, rel string, viewRange []int) (out string, ok bool, err error) {
+	fd, ok := l.fast.openat2(rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	if !ok {
+		return "", false, nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return "", false, nil
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		b, err := readSized(fdReader(fd), st.Size)
+		if err != nil {
+			return "", true, l.pathError(p, err, false)
+		}
+		out, err := renderFile(p, l.loaded(target{model: p, real: rel}, b), viewRange, l.opts.MaxViewChars)
+		return out, true, err
+	case unix.S_IFDIR:
+		out, err := l.list(ctx, p, fdDir(fd), rel, st.Size)
+		return out, true, err
+	}
+	return "", false, nil
+}
+
+// fdDir is a directory open as a bare descriptor, for a listing: its
+// entries are read with getdents64 and looked at with fstatat at the
+// descriptor, and a subdirectory is opened by its single name, with
+// O_NOFOLLOW, at the descriptor. The descriptor was opened beneath the
+// root, and no name walks further than one step down.
+type fdDir int
+
+// direntBufs holds getdents64 buffers for reuse: a listing reads many
+// directories, each into a buffer of this size.
+var direntBufs = sync.Pool{New: func() any { return new([8 << 10]byte) }}
+
+func (d fdDir) entries() ([]dirEntry, error) {
+	var out []dirEntry
+	p := direntBufs.Get().(*[8 << 10]byte)
+	defer direntBufs.Put(p)
+	buf := p[:]
+	for {
+		n, err := private.Retry(func() (int, error) { return unix.Getdents(int(d), buf) })
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		// struct linux_dirent64: ino (8 bytes), off (8), reclen (2),
+		// type (1), then the name, NUL-terminated and padded.
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			typ := b[18]
+			b = b[reclen:]
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			// DT_UNKNOWN (some file systems): lstat tells a symlink.
+			out = append(out, dirEntry{string(name), typ == unix.DT_LNK})
+		}
+	}
+}
+
+func (d fdDir) lstat(name string) (entryInfo, bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(int(d), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return entryInfo{}, false
+	}
+	mode := st.Mode & unix.S_IFMT
+	return entryInfo{size: st.Size, dir: mode == unix.S_IFDIR, regular: mode == unix.S_IFREG, links: mode == unix.S_IFLNK}, true
+}
+
+func (d fdDir) sub(name string) (dirReader, bool) {
+	fd, err := private.Retry(func() (int, error) {
+		return unix.Openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, false
+	}
+	return fdDir(fd), true
+}
+
+func (d fdDir) close() { unix.Close(int(d)) }
+
 // close releases the directory that resolveFast opened.
 func (t target) close() {
 	if t.fast {
@@ -94,12 +213,18 @@ func (t target) close() {
 
 // readFast reads t, a regular file when resolved, through its open
 // directory. ok is false if it is no longer a regular file: the caller
-// takes the general path, which says what it is.
+// takes the general path, which says what it is. For an unchecked t, a
+// missing file is its error, and a symlink errStatFirst.
 func readFast(t target) (b []byte, ok bool, err error) {
 	fd, err := private.Retry(func() (int, error) {
 		return unix.Openat(t.dirFD, t.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	})
-	if err != nil {
+	switch {
+	case t.unchecked && err == unix.ENOENT:
+		return nil, true, err // missing
+	case t.unchecked && err == unix.ELOOP:
+		return nil, true, errStatFirst // a symlink: the general path
+	case err != nil:
 		return nil, false, nil
 	}
 	defer unix.Close(fd)

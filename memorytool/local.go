@@ -110,6 +110,9 @@ func (l *Local) Dir() string { return l.dir }
 
 // View implements Handler.
 func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, error) {
+	if out, ok, err := l.viewFastLocked(ctx, p, viewRange); ok {
+		return out, err
+	}
 	return l.command(p, viewing, func(t target) (string, error) {
 		if !t.exists {
 			// Missing, or a dangling symlink, which the reference (lstat)
@@ -136,7 +139,7 @@ func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, er
 		defer f.Close()
 		switch {
 		case fi.IsDir():
-			return l.list(ctx, p, f, t.real, fi.Size())
+			return l.list(ctx, p, &osDir{root: l.root, f: f, dir: t.real}, t.real, fi.Size())
 		case fi.Mode().IsRegular():
 			content, err := l.read(t, f, fi)
 			if err != nil {
@@ -148,13 +151,27 @@ func (l *Local) View(ctx context.Context, p string, viewRange []int) (string, er
 	})
 }
 
+// viewFastLocked runs viewFast as command would, after the expiry sweep
+// and under the shared lock; ok is false if the general path must run.
+func (l *Local) viewFastLocked(ctx context.Context, p string, viewRange []int) (string, bool, error) {
+	l.housekeep()
+	rel, err := cleanPath(p)
+	if err != nil {
+		return "", true, err
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.viewFast(ctx, p, rel, viewRange)
+}
+
 // How a command holds the directory: the lock it takes, and how it words
 // a missing path.
 type access int
 
 const (
 	viewing  access = iota // view: a shared lock
-	writing                // create, str_replace, insert: an exclusive lock
+	writing                // create: an exclusive lock
+	editing                // str_replace, insert: exclusive, and the file is opened without a stat first
 	removing               // delete, rename: exclusive, with their shorter missing-path wording
 )
 
@@ -169,88 +186,110 @@ func (l *Local) command(p string, how access, body func(t target) (string, error
 		l.mu.Lock()
 		defer l.mu.Unlock()
 	}
-	t, err := l.resolve(p, how == removing)
+	t, err := l.resolve(p, how)
 	if err != nil {
 		return "", err
 	}
-	defer t.close()
-	return body(t)
+	out, err := func() (string, error) {
+		defer t.close()
+		return body(t)
+	}()
+	if err == errStatFirst {
+		// An edit found a symlink where it opened a file: the path is
+		// resolved in full, and the edit starts again.
+		if t, err = l.resolve(p, writing); err != nil {
+			return "", err
+		}
+		defer t.close()
+		return body(t)
+	}
+	return out, err
 }
 
 // list renders view's directory listing: children and grandchildren,
 // depth-first, each level in UTF-16 order, without hidden names,
 // node_modules, or entries whose symlinks dangle, loop or lead outside.
-func (l *Local) list(ctx context.Context, p string, f *os.File, rel string, size int64) (string, error) {
+// d is the directory rel, of size size.
+func (l *Local) list(ctx context.Context, p string, d dirReader, rel string, size int64) (string, error) {
 	var items []listItem
-	if err := l.collect(ctx, f, rel, "", 1, &items); err != nil {
+	if err := l.collect(ctx, d, rel, "", 1, &items); err != nil {
 		return "", l.pathError(p, err, false)
 	}
 	return renderListing(p, size, items, l.opts.MaxViewChars), nil
 }
 
-// collect adds the entries of directory dir, open as f, to items.
-func (l *Local) collect(ctx context.Context, f *os.File, dir, prefix string, depth int, items *[]listItem) error {
+// collect adds the entries of directory dir, open as d, to items.
+func (l *Local) collect(ctx context.Context, d dirReader, dir, prefix string, depth int, items *[]listItem) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := f.ReadDir(-1)
+	entries, err := d.entries()
 	if err != nil {
 		return err
 	}
 	names := make([]string, 0, len(entries))
 	links := make(map[string]bool)
-	// ReadDir on a directory opened in an os.Root has already lstat'ed each
-	// entry at the open directory: for an entry that is not a symlink, that
-	// is what root.Lstat would return, without walking the path again.
-	infos := make(map[string]fs.FileInfo, len(entries))
 	for _, e := range entries {
-		name := e.Name()
+		name := e.name
 		// A name that is not UTF-8 cannot be named by the model, and the
 		// reference, which decodes names, fails to stat it and skips it.
 		if strings.HasPrefix(name, ".") || name == "node_modules" || !utf8.ValidString(name) {
 			continue
 		}
 		names = append(names, name)
-		links[name] = e.Type()&fs.ModeSymlink != 0
-		if fi, err := e.Info(); err == nil && !links[name] {
-			infos[name] = fi
+		if e.link {
+			links[name] = true
 		}
 	}
 	sortUTF16(names)
 	for _, name := range names {
 		child := path.Join(dir, name)
+		var fi entryInfo
+		ok := false
+		if !links[name] {
+			// At the open directory: for an entry that is not a symlink,
+			// what root.Lstat would return, without walking the path again.
+			fi, ok = d.lstat(name)
+			links[name] = ok && fi.links
+		}
 		if links[name] {
 			hops := 0
 			abs, _, err := l.walk(path.Join(l.dir, dir), []string{name}, &hops)
 			if err != nil {
 				continue // dangling or looping
 			}
-			var ok bool
 			if child, ok = l.within(abs); !ok {
 				continue // leads outside the root
 			}
-		}
-		fi, ok := infos[name]
-		if !ok {
-			var err error
-			if fi, err = l.root.Lstat(child); err != nil {
+			rfi, err := l.root.Lstat(child)
+			if err != nil {
 				continue
 			}
+			fi, ok = infoOf(rfi), true
+		}
+		if !ok {
+			continue
 		}
 		rel := prefix + name
 		switch {
-		case fi.IsDir():
-			*items = append(*items, listItem{fi.Size(), rel + "/"})
+		case fi.dir:
+			*items = append(*items, listItem{fi.size, rel + "/"})
 			if depth < 2 {
 				// An unreadable subdirectory is listed without its entries,
 				// and so is one swapped for a symlink since it was looked at.
-				if sub, err := openNoFollow(l.root, child); err == nil {
+				var sub dirReader
+				if links[name] {
+					sub, ok = openDir(l.root, child)
+				} else {
+					sub, ok = d.sub(name)
+				}
+				if ok {
 					_ = l.collect(ctx, sub, child, rel+"/", depth+1, items)
-					sub.Close()
+					sub.close()
 				}
 			}
-		case fi.Mode().IsRegular():
-			*items = append(*items, listItem{fi.Size(), rel})
+		case fi.regular:
+			*items = append(*items, listItem{fi.size, rel})
 		}
 	}
 	return ctx.Err()
@@ -301,13 +340,15 @@ func (l *Local) loaded(t target, b []byte) string {
 // readSized reads f to the end into a buffer made for size bytes, as
 // os.ReadFile does, rather than growing one from 512 bytes as io.ReadAll
 // does. The file may still grow or shrink meanwhile, and a size beyond
-// 64 MiB is not trusted for the first allocation.
+// 64 MiB is not trusted for the first allocation. A read of a regular
+// file that gives less than asked ends at the end of the file, so when it
+// stops exactly at size, no further read is made only to see the end.
 func readSized(f io.Reader, size int64) ([]byte, error) {
 	b := make([]byte, 0, min(max(size+1, 512), 64<<20))
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
-		if err == io.EOF {
+		if err == io.EOF || err == nil && n > 0 && int64(len(b)) == size && len(b) < cap(b) {
 			return b, nil
 		}
 		if err != nil {
@@ -362,7 +403,7 @@ func (l *Local) Insert(ctx context.Context, p string, line int, text string) (st
 // regular file, as in the reference). added is the text the edit brings in,
 // for the secrets guard.
 func (l *Local) edit(p, added string, change func(string) (string, string, error)) (string, error) {
-	return l.command(p, writing, func(t target) (string, error) {
+	return l.command(p, editing, func(t target) (string, error) {
 		if !t.exists {
 			return "", errNotFound(p)
 		}
@@ -389,6 +430,9 @@ func (l *Local) edit(p, added string, change func(string) (string, string, error
 func (l *Local) readFile(t target) (string, error) {
 	if t.regular {
 		if b, ok, err := readFast(t); ok {
+			if err == errStatFirst {
+				return "", err
+			}
 			if err != nil {
 				return "", l.pathError(t.model, err, false)
 			}
@@ -453,7 +497,7 @@ func (l *Local) Delete(ctx context.Context, p string) (string, error) {
 // directories are created even when the source turns out to be missing.
 func (l *Local) Rename(ctx context.Context, oldPath, newPath string) (string, error) {
 	return l.command(oldPath, removing, func(from target) (string, error) {
-		to, err := l.resolve(newPath, true)
+		to, err := l.resolve(newPath, removing)
 		if err != nil {
 			return "", err
 		}

@@ -35,11 +35,21 @@ type target struct {
 	// close) and no symlink on the way; regular: full is a regular file.
 	fast, regular bool
 	dirFD         int
+	// unchecked: exists and regular are assumed, not looked at: the read
+	// that opens the file checks them (readFast; edits only).
+	unchecked bool
 }
 
-// resolve checks a model path and locates it under the root. short selects
-// the missing-path wording of delete and rename.
-func (l *Local) resolve(p string, short bool) (target, error) {
+// errStatFirst is what an edit's read says when the file it opened
+// without a stat first is a symlink: command then resolves the path in
+// full and runs the edit again.
+var errStatFirst = errors.New("memorytool: a symlink where a file was opened")
+
+// resolve checks a model path and locates it under the root, for a
+// command that holds it as how says (removing: the missing-path wording of
+// delete and rename).
+func (l *Local) resolve(p string, how access) (target, error) {
+	short := how == removing
 	rel, err := cleanPath(p)
 	if err != nil {
 		return target{}, err
@@ -48,7 +58,7 @@ func (l *Local) resolve(p string, short bool) (target, error) {
 	if rel == "." {
 		return t, nil
 	}
-	if t, ok := l.resolveFast(p, rel); ok {
+	if t, ok := l.resolveFast(p, rel, how == editing); ok {
 		return t, nil
 	}
 	comps := strings.Split(rel, "/")

@@ -84,8 +84,8 @@ func execute(ctx context.Context, h Handler, input json.RawMessage) (string, err
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
+	fields, ok := decodeObject(input)
+	if !ok {
 		return "", invalidJSON(input)
 	}
 	in := args{fields: fields}
@@ -146,10 +146,36 @@ func invalidJSON(input []byte) error {
 	return errorf("Invalid input: expected a JSON object with a \"command\" field")
 }
 
+// field is one member of a tool input: its name and its raw JSON value.
+type field struct {
+	name string
+	raw  json.RawMessage
+}
+
+// decodeObject splits input, one JSON object, into its members, as
+// json.Unmarshal into a map[string]json.RawMessage does; ok is false if
+// input is not one JSON object. The common input (names without escapes,
+// nesting within maxScanDepth) is split by scanObject without building a
+// map; anything else goes to json.Unmarshal.
+func decodeObject(input []byte) (fields []field, ok bool) {
+	if fields, ok := scanObject(input); ok {
+		return fields, true
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(input, &m); err != nil || m == nil {
+		return nil, false
+	}
+	fields = make([]field, 0, len(m))
+	for name, raw := range m {
+		fields = append(fields, field{name, raw})
+	}
+	return fields, true
+}
+
 // args reads the fields of one tool input, keeping the first problem.
 type args struct {
 	command string
-	fields  map[string]json.RawMessage
+	fields  []field
 	err     error
 }
 
@@ -160,11 +186,16 @@ func (a *args) fail(field, problem string) {
 }
 
 func (a *args) present(name string) (json.RawMessage, bool) {
-	raw, ok := a.fields[name]
-	if !ok || string(raw) == "null" {
-		return nil, false
+	// The last member of that name, as json.Unmarshal keeps.
+	for i := len(a.fields) - 1; i >= 0; i-- {
+		if f := a.fields[i]; f.name == name {
+			if string(f.raw) == "null" {
+				return nil, false
+			}
+			return f.raw, true
+		}
 	}
-	return raw, true
+	return nil, false
 }
 
 func (a *args) str(name string) (string, bool) {
@@ -176,11 +207,7 @@ func (a *args) str(name string) (string, bool) {
 	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return unquote(raw)
 }
 
 // required returns a string field that must be there.

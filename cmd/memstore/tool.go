@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,7 +119,7 @@ func runTool(ctx context.Context, e env, args []string) error {
 		defer closeStore()
 		tool = store
 	}
-	return serveJSONLines(ctx, tool, e.stdin, newJSONWriter(e.raw()))
+	return serveJSONLines(ctx, tool, e.stdin, e.raw())
 }
 
 // openToolStore opens the memory store that the flags and environment
@@ -181,9 +180,25 @@ type toolAnswer struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// appendToolAnswer appends a's line, the bytes printJSON writes for it.
+func appendToolAnswer(dst []byte, a toolAnswer) []byte {
+	dst = append(dst, `{"ok":`...)
+	dst = strconv.AppendBool(dst, a.OK)
+	if a.Output != "" {
+		dst = append(dst, `,"output":`...)
+		dst = appendJSONString(dst, a.Output)
+	}
+	if a.Error != "" {
+		dst = append(dst, `,"error":`...)
+		dst = appendJSONString(dst, a.Error)
+	}
+	return append(dst, "}\n"...)
+}
+
 // serveJSONLines runs each input line through h and writes one answer line
-// per command, flushed before the input is waited for, so that a caller can
-// converse line by line; answers to commands that were sent together go out
+// per command (as printJSON writes it: nothing a terminal obeys), flushed
+// before the input is waited for, so that a caller can converse line by
+// line; answers to commands that were sent together go out
 // together, in one write. A line longer than lines.Max is answered with an
 // error, unread.
 func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out io.Writer) (err error) {
@@ -195,8 +210,7 @@ func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out
 			err = ferr
 		}
 	}()
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	var answerBuf []byte
 	for {
 		// Before a read that may wait for the caller, the answers so far
 		// go out; a blank line waiting counts as a line, so it never
@@ -216,7 +230,8 @@ func serveJSONLines(ctx context.Context, h memorytool.Handler, in io.Reader, out
 			} else {
 				answer = toolAnswer{OK: true, Output: res.Content}
 			}
-			if err := enc.Encode(answer); err != nil {
+			answerBuf = appendToolAnswer(answerBuf[:0], answer)
+			if _, err := w.Write(answerBuf); err != nil {
 				return err
 			}
 		}
