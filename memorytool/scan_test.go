@@ -27,25 +27,7 @@ var scanSeeds = []string{
 // json.Unmarshal into a map accepts, with the same members (the last of
 // a repeated name), on the seeds and on random mutations of them.
 func TestScanObjectMatchesUnmarshal(t *testing.T) {
-	check := func(input []byte) {
-		t.Helper()
-		var want map[string]json.RawMessage
-		wantOK := json.Unmarshal(input, &want) == nil && want != nil
-		fields, ok := decodeObject(input)
-		if ok != wantOK {
-			t.Fatalf("%q: decodeObject ok %v, json.Unmarshal ok %v", input, ok, wantOK)
-		}
-		if !ok {
-			return
-		}
-		got := make(map[string]json.RawMessage)
-		for _, f := range fields {
-			got[f.name] = f.raw
-		}
-		if !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
-			t.Fatalf("%q: members %q, json.Unmarshal %q", input, got, want)
-		}
-	}
+	check := func(input []byte) { t.Helper(); checkScanObject(t, input) }
 	r := rand.New(rand.NewPCG(29, 1))
 	alphabet := []byte("{}[]\":,\\ \n0123456789-+.eEabcdefnrtulsu\x01\xff")
 	for _, seed := range scanSeeds {
@@ -70,6 +52,38 @@ func TestScanObjectMatchesUnmarshal(t *testing.T) {
 			check(b)
 		}
 	}
+}
+
+// checkScanObject fails t unless decodeObject takes input as
+// json.Unmarshal into a map does.
+func checkScanObject(t *testing.T, input []byte) {
+	t.Helper()
+	var want map[string]json.RawMessage
+	wantOK := json.Unmarshal(input, &want) == nil && want != nil
+	fields, ok := decodeObject(input)
+	if ok != wantOK {
+		t.Fatalf("%q: decodeObject ok %v, json.Unmarshal ok %v", input, ok, wantOK)
+	}
+	if !ok {
+		return
+	}
+	got := make(map[string]json.RawMessage)
+	for _, f := range fields {
+		got[f.name] = f.raw
+	}
+	if !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Fatalf("%q: members %q, json.Unmarshal %q", input, got, want)
+	}
+}
+
+// FuzzScanObject holds the tool's own JSON splitting to json.Unmarshal's
+// on any input: the input comes from a model, and a difference would let
+// one command mean two things.
+func FuzzScanObject(f *testing.F) {
+	for _, seed := range scanSeeds {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(checkScanObject)
 }
 
 // TestScanObjectTakesCommonInput: the common tool input is split by
