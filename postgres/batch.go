@@ -5,10 +5,12 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/batch"
 )
 
 // # Writes of one store, together
@@ -32,8 +34,10 @@ import (
 // partly, and never takes another with it. A failure of the whole
 // transaction (the connection lost before the commit, a deadlock) runs
 // the batch again, as a lone write would run again; an error of the
-// commit itself is every write's answer, since the commit may have
-// happened. A write whose context ends before its turn is not run.
+// commit itself is the answer of every write not refused, since the
+// commit may have happened. A write that panics fails alone, as one that
+// errs. A write whose context ends before its turn is not run; the batch
+// stops once every write in it is cancelled.
 // Writes of another replica wait for the lock a whole batch, as they
 // would for as many writes one by one.
 
@@ -66,19 +70,28 @@ func (q *storeWrites) write(ctx context.Context, db *DB, workspaceID, storeID st
 		w := &memWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
 		q.queues[key] = append(waiting, w)
 		q.mu.Unlock()
-		return <-w.done
+		select {
+		case err := <-w.done:
+			return err
+		case <-ctx.Done():
+			// Not run if its batch has not started; otherwise its
+			// outcome is unknown, as a request's cancelled in flight.
+			return ctx.Err()
+		}
 	}
 	q.queues[key] = nil
 	q.mu.Unlock()
-	err := db.writeAlone(ctx, workspaceID, storeID, fn)
-	if batch := q.next(key); batch != nil {
-		go func() {
-			for ; batch != nil; batch = q.next(key) {
-				db.writeBatch(workspaceID, storeID, batch)
-			}
-		}()
-	}
-	return err
+	// The writes that came meanwhile go on even if this one panics.
+	defer func() {
+		if batch := q.next(key); batch != nil {
+			go func() {
+				for ; batch != nil; batch = q.next(key) {
+					db.writeBatch(workspaceID, storeID, batch)
+				}
+			}()
+		}
+	}()
+	return db.writeAlone(ctx, workspaceID, storeID, fn)
 }
 
 // next takes the next batch of the store's queue, or, when none waits,
@@ -114,8 +127,19 @@ func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
 		return
 	}
 	// Once run, the writes run to the end: the cancellation of one would
-	// roll back them all.
-	ctx := context.WithoutCancel(todo[0].ctx)
+	// roll back them all. Once every one of them is cancelled, nobody
+	// waits for the batch, which then stops, whatever it waits for.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(todo[0].ctx))
+	defer cancel()
+	var live atomic.Int64
+	live.Store(int64(len(todo)))
+	for _, w := range todo {
+		defer context.AfterFunc(w.ctx, func() {
+			if live.Add(-1) == 0 {
+				cancel()
+			}
+		})()
+	}
 	for {
 		var refused []error
 		failed, failure := -1, error(nil)
@@ -134,10 +158,10 @@ func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
 			db.evented(storeID)
 		}
 		for i, w := range todo {
-			if err != nil {
-				w.done <- err
+			if refused != nil && refused[i] != nil || err == nil {
+				w.done <- refused[i] // a refusal stands whatever the commit did
 			} else {
-				w.done <- refused[i]
+				w.done <- err
 			}
 		}
 		return
@@ -184,7 +208,7 @@ func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*m
 	}
 	for i, w := range ws {
 		t.owner, t.sentOwn = i, false
-		err := w.fn(t)
+		err := batch.Safely(w.ctx, db.log, func() error { return w.fn(t) })
 		var refusal *memstore.Error
 		if errors.As(err, &refusal) && !t.sentOwn && t.blame == 0 && conn.Conn().PgConn().TxStatus() == 'T' {
 			// Refused before sending a write of its own: the

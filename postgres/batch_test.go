@@ -168,3 +168,137 @@ func TestStoreWritesTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreWritesTogetherFail: in a batch, a write that fails after
+// sending its own statement and a write that panics each fail alone, and
+// the others commit together; a lone write that panics, holding the
+// store's queue, hands the writes queued behind it on.
+func TestStoreWritesTogetherFail(t *testing.T) {
+	dbURL := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, dbURL, postgres.Options{})
+	co := memstore.NewCore(db)
+	c := &memstore.Caller{WorkspaceID: "wrkspc_batchfail", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_batchfail"}}
+	ctx := context.Background()
+	st := mustCreateStore(t, co, c)
+	first, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/first.md", Content: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(path string) func() error {
+		return func() error {
+			_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "x"})
+			return err
+		}
+	}
+	// sentThenFails reads the memory first, so that it runs in a
+	// transaction, puts a new memory, sends it with a read, and fails.
+	sentThenFails := func() error {
+		return db.WriteMemory(ctx, c.WorkspaceID, st.ID, func(tx memstore.MemoryTx) error {
+			if _, err := tx.Memory(first.ID); err != nil {
+				return err
+			}
+			m := &memstore.Memory{StoreID: st.ID, Path: "/sent.md", Content: "sent"}
+			if err := tx.Put(m, memstore.EventMemoryCreated, c.Actor); err != nil {
+				return err
+			}
+			if _, err := tx.Memory(first.ID); err != nil {
+				return err
+			}
+			return errors.New("failed after its write")
+		})
+	}
+	// panics panics once it runs over the database, not a plan.
+	panics := func() error {
+		return db.WriteMemory(ctx, c.WorkspaceID, st.ID, func(tx memstore.MemoryTx) error {
+			if _, err := tx.Memory(first.ID); err != nil {
+				return err
+			}
+			panic("a bug")
+		})
+	}
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	var mu sync.Mutex
+	run := func(name string, write func() error) {
+		n := db.QueuedWrites(c.WorkspaceID, st.ID)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					mu.Lock()
+					errs[name] = fmt.Errorf("panicked: %v", p)
+					mu.Unlock()
+				}
+			}()
+			err := write()
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		}()
+		if name == "lone" {
+			return
+		}
+		for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < n+1; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not queue", name)
+			}
+		}
+	}
+	locked := func() *lockHolder {
+		h := holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
+		return h
+	}
+	waiting := func(h *lockHolder) {
+		if n := h.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
+			t.Fatalf("%d writes wait for the store's lock, want 1", n)
+		}
+	}
+
+	h := locked()
+	run("lone", create("/lone.md"))
+	waiting(h)
+	run("ok 1", create("/ok1.md"))
+	run("sent then fails", sentThenFails)
+	run("panics", panics)
+	run("ok 2", create("/ok2.md"))
+	h.release(t)
+	wg.Wait()
+	if err := errs["sent then fails"]; err == nil || !strings.Contains(err.Error(), "failed after its write") {
+		t.Errorf("the write that failed after sending its own: %v", err)
+	}
+	if err := errs["panics"]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
+		t.Errorf("the write that panicked in a batch: %v", err)
+	}
+	for _, name := range []string{"lone", "ok 1", "ok 2"} {
+		if errs[name] != nil {
+			t.Errorf("%s: %v", name, errs[name])
+		}
+	}
+	var made, txs int
+	if err := h.watch.QueryRow(ctx, `SELECT count(*), count(DISTINCT xmin::text) FILTER (WHERE path LIKE '/ok%')
+		FROM memories WHERE store_id = $1`, st.ID).Scan(&made, &txs); err != nil {
+		t.Fatal(err)
+	}
+	if made != 4 || txs != 1 {
+		t.Errorf("%d memories (want /first, /lone, /ok1, /ok2), the two of the batch in %d transactions (want 1)", made, txs)
+	}
+
+	// A lone write that panics while another waits behind it.
+	h = locked()
+	clear(errs)
+	run("lone", panics)
+	waiting(h)
+	run("after", create("/after.md"))
+	h.release(t)
+	wg.Wait()
+	if err := errs["lone"]; err == nil || !strings.Contains(err.Error(), "panicked: a bug") {
+		t.Errorf("the lone write that panics: %v, want its panic", err)
+	}
+	if err := errs["after"]; err != nil {
+		t.Errorf("the write queued behind a panic: %v", err)
+	}
+	if err := create("/later.md")(); err != nil {
+		t.Errorf("a write after it all: %v", err)
+	}
+}

@@ -353,7 +353,8 @@ func scanCreated(r row, m *memstore.Memory, at, count *int64) error {
 }
 
 // A memTx is a memstore.MemoryTx over one transaction holding the store's
-// lock (tryWrite): its reads use the (store_id, path) index. Its last
+// lock (tryWrite, or tryBatch for several writes): its reads use the
+// (store_id, path) index. Its last
 // write waits in pending, to go with the next statement or the COMMIT.
 type memTx struct {
 	ctx      context.Context

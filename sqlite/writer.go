@@ -3,13 +3,11 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"runtime"
-	"runtime/debug"
 	"slices"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/internal/batch"
 )
 
 // The writer: one goroutine (the batcher) runs every write to the
@@ -205,20 +203,8 @@ func (db *DB) tryBatch(ctx context.Context, batch []writeReq, errs []error) (aga
 // run runs a write closure, turning a panic into an error that rolls back
 // the batch and fails that write alone: the writer serves every write of
 // the process, and a fault in one must not stop it.
-func (db *DB) run(fn func(*txn) error, t *txn) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			// A runtime error names only code; any other value might
-			// carry what was written, which logs never hold.
-			what := fmt.Sprintf("a panic of type %T", p)
-			if re, ok := p.(runtime.Error); ok {
-				what = re.Error()
-			}
-			db.log.LogAttrs(t.ctx, slog.LevelError, "a write failed with a panic; it was rolled back", slog.String("panic", what), slog.String("stack", string(debug.Stack())))
-			err = fmt.Errorf("the write failed inside the server: %s", what)
-		}
-	}()
-	return fn(t)
+func (db *DB) run(fn func(*txn) error, t *txn) error {
+	return batch.Safely(t.ctx, db.log, func() error { return fn(t) })
 }
 
 // fail gives err to every write of a batch that has not failed already.

@@ -6,7 +6,9 @@
 -- of a memory at 200 to 1,000 memories of a hundred words each, a cost
 -- growing with the store). Found by its ID, a memory's postings cost in
 -- proportion to its own words whatever the store's size. Memory IDs are
--- unique across stores.
+-- unique across stores. Each posting written costs one more index entry;
+-- the index is built in the upgrade's transaction, which holds back
+-- writes of postings meanwhile.
 CREATE INDEX search_postings_by_memory ON search_postings (memory_id);
 
 CREATE OR REPLACE FUNCTION memories_search_postings() RETURNS trigger LANGUAGE plpgsql AS $$
