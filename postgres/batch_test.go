@@ -302,3 +302,87 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 		t.Errorf("a write after it all: %v", err)
 	}
 }
+
+// TestStoreWritesTogetherGiveUp: a batch that waits on a lock held
+// elsewhere, holding its store's, ends once every write in it is
+// cancelled, so that the writes queued behind it go on.
+func TestStoreWritesTogetherGiveUp(t *testing.T) {
+	dbURL := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, dbURL, postgres.Options{})
+	co := memstore.NewCore(db)
+	c := &memstore.Caller{WorkspaceID: "wrkspc_giveup", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_giveup"}}
+	ctx := context.Background()
+	st := mustCreateStore(t, co, c)
+	held, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/held.md", Content: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := func(n int) {
+		for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", db.QueuedWrites(c.WorkspaceID, st.ID), n)
+			}
+		}
+	}
+	store := holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
+	row := holdLock(t, dbURL, `SELECT FROM memories WHERE id = $1 FOR UPDATE`, held.ID)
+	lone := make(chan error, 1)
+	go func() {
+		_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/lone.md", Content: "x"})
+		lone <- err
+	}()
+	if n := store.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
+		t.Fatalf("%d writes wait for the store's lock, want 1", n)
+	}
+	// The batch: an update of the memory whose row is held, then a
+	// create whose read sends the update, which waits.
+	cctx, cancel := context.WithCancel(ctx)
+	batch := make(chan error, 2)
+	go func() {
+		_, err := co.UpdateMemory(cctx, c, st.ID, held.ID, memstore.MemoryUpdate{Content: new("two")})
+		batch <- err
+	}()
+	queued(1)
+	go func() {
+		_, err := co.CreateMemory(cctx, c, st.ID, memstore.MemoryCreate{Path: "/batched.md", Content: "x"})
+		batch <- err
+	}()
+	queued(2)
+	store.release(t)
+	if err := <-lone; err != nil {
+		t.Fatal(err)
+	}
+	// The batch now holds the store's lock and waits for the row's.
+	if n := row.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
+		t.Fatalf("%d writes wait for the memory's row, want 1", n)
+	}
+	after := make(chan error, 1)
+	go func() {
+		_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/after.md", Content: "x"})
+		after <- err
+	}()
+	queued(1)
+	cancel()
+	for range 2 {
+		if err := <-batch; !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled write of the batch: %v, want %v", err, context.Canceled)
+		}
+	}
+	select {
+	case err := <-after:
+		if err != nil {
+			t.Errorf("the write queued behind the batch: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the write queued behind a batch whose writes were all cancelled still waits")
+	}
+	var batched int
+	var content string
+	if err := row.watch.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories WHERE store_id = $1 AND path = '/batched.md'),
+		(SELECT convert_from(content, 'UTF8') FROM memories WHERE id = $2)`, st.ID, held.ID).Scan(&batched, &content); err != nil {
+		t.Fatal(err)
+	}
+	if batched != 0 || content != "one" {
+		t.Errorf("the cancelled batch left %d memories and the held one reads %q: want none and %q", batched, content, "one")
+	}
+}
