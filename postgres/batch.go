@@ -225,7 +225,6 @@ func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*m
 			return nil, failed, failure, whole, false
 		}
 	}
-	t.owner = len(ws) // the commit's
 	if err, committing = t.commit(); err != nil && !committing {
 		failed, failure, whole := blame(err, -1)
 		return nil, failed, failure, whole, false

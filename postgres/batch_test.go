@@ -14,6 +14,55 @@ import (
 	"github.com/memstore/memstore/postgres"
 )
 
+// A batchFixture is a store with one memory, /first.md ("one"), on a
+// database of its own, to queue writes of the store in one process.
+type batchFixture struct {
+	url   string
+	db    *postgres.DB
+	co    *memstore.Core
+	c     *memstore.Caller
+	st    *memstore.Store
+	first *memstore.Memory
+}
+
+func newBatchFixture(t *testing.T, name string) *batchFixture {
+	t.Helper()
+	f := &batchFixture{url: pgtest.DB(t, migrate)}
+	f.db = mustOpenAt(t, f.url, postgres.Options{})
+	f.co = memstore.NewCore(f.db)
+	f.c = &memstore.Caller{WorkspaceID: "wrkspc_" + name, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_" + name}}
+	f.st = mustCreateStore(t, f.co, f.c)
+	var err error
+	if f.first, err = f.co.CreateMemory(context.Background(), f.c, f.st.ID, memstore.MemoryCreate{Path: "/first.md", Content: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// queued waits until n writes of the store wait in the process.
+func (f *batchFixture) queued(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); f.db.QueuedWrites(f.c.WorkspaceID, f.st.ID) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", f.db.QueuedWrites(f.c.WorkspaceID, f.st.ID), n)
+		}
+	}
+}
+
+// lockStore holds the store's lock from another connection.
+func (f *batchFixture) lockStore(t *testing.T) *lockHolder {
+	return holdLock(t, f.url, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, f.st.ID)
+}
+
+// waitingOne waits until one statement of the database waits on a lock
+// that h holds; what names it.
+func waitingOne(t *testing.T, h *lockHolder, what string) {
+	t.Helper()
+	if n := h.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
+		t.Fatalf("%d writes wait for %s, want 1", n, what)
+	}
+}
+
 // TestStoreWritesTogether holds a store's lock from another connection
 // while one write waits for it and others queue behind it in the process,
 // then lets it go: the first commits alone, and the queued ones in one
@@ -23,16 +72,9 @@ import (
 // read or with the commit, is rolled back alone; a write cancelled while
 // queued never runs; and each write sees those before it.
 func TestStoreWritesTogether(t *testing.T) {
-	dbURL := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, dbURL, postgres.Options{})
-	co := memstore.NewCore(db)
-	c := &memstore.Caller{WorkspaceID: "wrkspc_batch", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_batch"}}
+	f := newBatchFixture(t, "batch")
+	dbURL, db, co, c, st, first := f.url, f.db, f.co, f.c, f.st, f.first
 	ctx := context.Background()
-	st := mustCreateStore(t, co, c)
-	first, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/first.md", Content: "one"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A statement that fails on the server, as no rule foresees.
 	h := holdLock(t, dbURL, `CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF new.path LIKE '/boom%' THEN RAISE EXCEPTION 'boom'; END IF; RETURN new; END $$`)
@@ -42,7 +84,7 @@ func TestStoreWritesTogether(t *testing.T) {
 	if err := h.tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h = holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
+	h = f.lockStore(t)
 
 	type result struct {
 		name string
@@ -69,22 +111,12 @@ func TestStoreWritesTogether(t *testing.T) {
 			return co.UpdateMemory(ctx, c, st.ID, first.ID, memstore.MemoryUpdate{Content: &content, IfSHA256: first.ContentSHA256})
 		}
 	}
-	queued := func(n int) {
-		for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < n; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes queued, want %d", db.QueuedWrites(c.WorkspaceID, st.ID), n)
-			}
-		}
-	}
-
 	run(ctx, "lone", create("/lone.md"))
-	if n := h.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
-		t.Fatalf("%d writes wait for the store's lock, want 1", n)
-	}
+	waitingOne(t, h, "the store's lock")
 	queue := func(ctx context.Context, name string, write func(ctx context.Context) (*memstore.Memory, error)) {
 		n := db.QueuedWrites(c.WorkspaceID, st.ID)
 		run(ctx, name, write)
-		queued(n + 1)
+		f.queued(t, n+1)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	queue(cancelled, "cancelled", create("/cancelled.md"))
@@ -133,7 +165,7 @@ func TestStoreWritesTogether(t *testing.T) {
 
 	var n, live, stored, txs int
 	var loneTx, batchTx int64
-	err = h.watch.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories WHERE store_id = $1),
+	err := h.watch.QueryRow(ctx, `SELECT (SELECT count(*) FROM memories WHERE store_id = $1),
 		(SELECT memory_count FROM stores WHERE id = $1),
 		(SELECT count(DISTINCT xmin::text) FROM memories WHERE store_id = $1 AND path LIKE '/batch/%'),
 		(SELECT xmin::text::bigint FROM memories WHERE store_id = $1 AND path = '/lone.md'),
@@ -174,16 +206,9 @@ func TestStoreWritesTogether(t *testing.T) {
 // the others commit together; a lone write that panics, holding the
 // store's queue, hands the writes queued behind it on.
 func TestStoreWritesTogetherFail(t *testing.T) {
-	dbURL := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, dbURL, postgres.Options{})
-	co := memstore.NewCore(db)
-	c := &memstore.Caller{WorkspaceID: "wrkspc_batchfail", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_batchfail"}}
+	f := newBatchFixture(t, "batchfail")
+	db, co, c, st, first := f.db, f.co, f.c, f.st, f.first
 	ctx := context.Background()
-	st := mustCreateStore(t, co, c)
-	first, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/first.md", Content: "one"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	create := func(path string) func() error {
 		return func() error {
 			_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "x"})
@@ -236,28 +261,14 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 			errs[name] = err
 			mu.Unlock()
 		}()
-		if name == "lone" {
-			return
-		}
-		for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < n+1; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not queue", name)
-			}
-		}
-	}
-	locked := func() *lockHolder {
-		h := holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
-		return h
-	}
-	waiting := func(h *lockHolder) {
-		if n := h.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
-			t.Fatalf("%d writes wait for the store's lock, want 1", n)
+		if name != "lone" {
+			f.queued(t, n+1)
 		}
 	}
 
-	h := locked()
+	h := f.lockStore(t)
 	run("lone", create("/lone.md"))
-	waiting(h)
+	waitingOne(t, h, "the store's lock")
 	run("ok 1", create("/ok1.md"))
 	run("sent then fails", sentThenFails)
 	run("panics", panics)
@@ -285,10 +296,10 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	}
 
 	// A lone write that panics while another waits behind it.
-	h = locked()
+	h = f.lockStore(t)
 	clear(errs)
 	run("lone", panics)
-	waiting(h)
+	waitingOne(t, h, "the store's lock")
 	run("after", create("/after.md"))
 	h.release(t)
 	wg.Wait()
@@ -307,33 +318,17 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 // elsewhere, holding its store's, ends once every write in it is
 // cancelled, so that the writes queued behind it go on.
 func TestStoreWritesTogetherGiveUp(t *testing.T) {
-	dbURL := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, dbURL, postgres.Options{})
-	co := memstore.NewCore(db)
-	c := &memstore.Caller{WorkspaceID: "wrkspc_giveup", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_giveup"}}
+	f := newBatchFixture(t, "giveup")
+	co, c, st, held := f.co, f.c, f.st, f.first
 	ctx := context.Background()
-	st := mustCreateStore(t, co, c)
-	held, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/held.md", Content: "one"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queued := func(n int) {
-		for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < n; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes queued, want %d", db.QueuedWrites(c.WorkspaceID, st.ID), n)
-			}
-		}
-	}
-	store := holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
-	row := holdLock(t, dbURL, `SELECT FROM memories WHERE id = $1 FOR UPDATE`, held.ID)
+	store := f.lockStore(t)
+	row := holdLock(t, f.url, `SELECT FROM memories WHERE id = $1 FOR UPDATE`, held.ID)
 	lone := make(chan error, 1)
 	go func() {
 		_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/lone.md", Content: "x"})
 		lone <- err
 	}()
-	if n := store.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
-		t.Fatalf("%d writes wait for the store's lock, want 1", n)
-	}
+	waitingOne(t, store, "the store's lock")
 	// The batch: an update of the memory whose row is held, then a
 	// create whose read sends the update, which waits.
 	cctx, cancel := context.WithCancel(ctx)
@@ -342,26 +337,24 @@ func TestStoreWritesTogetherGiveUp(t *testing.T) {
 		_, err := co.UpdateMemory(cctx, c, st.ID, held.ID, memstore.MemoryUpdate{Content: new("two")})
 		batch <- err
 	}()
-	queued(1)
+	f.queued(t, 1)
 	go func() {
 		_, err := co.CreateMemory(cctx, c, st.ID, memstore.MemoryCreate{Path: "/batched.md", Content: "x"})
 		batch <- err
 	}()
-	queued(2)
+	f.queued(t, 2)
 	store.release(t)
 	if err := <-lone; err != nil {
 		t.Fatal(err)
 	}
 	// The batch now holds the store's lock and waits for the row's.
-	if n := row.waitFor(t, 1, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); n != 1 {
-		t.Fatalf("%d writes wait for the memory's row, want 1", n)
-	}
+	waitingOne(t, row, "the memory's row")
 	after := make(chan error, 1)
 	go func() {
 		_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: "/after.md", Content: "x"})
 		after <- err
 	}()
-	queued(1)
+	f.queued(t, 1)
 	cancel()
 	for range 2 {
 		if err := <-batch; !errors.Is(err, context.Canceled) {
