@@ -108,3 +108,32 @@ func (db *DB) QueuedWrites(workspaceID, storeID string) int {
 	defer db.storeWrites.mu.Unlock()
 	return len(db.storeWrites.queues[workspaceID+"\x00"+storeID])
 }
+
+// IndexQueued runs the search indexer's rounds until the queue is empty.
+func (db *DB) IndexQueued(ctx context.Context) error { return db.indexRounds(ctx) }
+
+// StopIndexer stops db's background rounds: what is written stays queued
+// until a search of its store, or IndexQueued, indexes it.
+func (db *DB) StopIndexer() { db.stopIndexer() }
+
+// OnRoundClaimed runs f in each search indexer's round between its claim
+// and its writes, until the returned function restores the default.
+func OnRoundClaimed(f func()) func() {
+	roundClaimed = f
+	return func() { roundClaimed = nil }
+}
+
+// IndexRound runs one search indexer's round over every store's queue.
+func (db *DB) IndexRound(ctx context.Context) error {
+	return db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		_, err := indexRound(ctx, tx, nil, 0)
+		return err
+	})
+}
+
+// OnSearchCaughtUp runs f in each search between the rounds it runs and
+// its snapshot, until the returned function restores the default.
+func OnSearchCaughtUp(f func()) func() {
+	searchCaughtUp = f
+	return func() { searchCaughtUp = nil }
+}

@@ -1,0 +1,223 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// # Search indexed after the write
+//
+// A memory's search data (memory_search: its words, stemmed, and its
+// folded text, under three GIN indexes, and its postings) is made after
+// the write, by rounds over search_queue, where the schema's trigger
+// notes every memory written or deleted in the write's own transaction
+// (migration 0009). Made in the write, it was about a third of
+// PostgreSQL's CPU a write, all of it while the store's lock was held.
+//
+// A search first runs the rounds of its stores' queue (catchUp), waiting
+// for any round that holds some of it, and then reads in a snapshot taken
+// after: it sees every write committed before it began, whichever process
+// made it. A process's indexer runs rounds in the background: after each
+// write of its own, once indexDelay has gathered those that follow (a
+// memory deleted meanwhile is never indexed), and every indexPoll for the
+// writes of other processes. Rounds take the queue oldest first, skipping
+// rows that another round holds, so that the replicas share the work. A
+// round is idempotent, and keeps nothing outside the database: a crash
+// loses only the round in flight, whose rows the next round takes.
+//
+// The search data of a deleted memory, or of a deleted store's memories,
+// goes with the next round, within indexPoll; until then no search reads
+// it, since a search runs the rounds of its stores first. Writes never
+// wait for the indexer: a round locks only queue rows and search rows,
+// which no write locks.
+
+const (
+	// indexDelay is how long a round waits after the write that starts
+	// it, so that those that follow join it.
+	indexDelay = 50 * time.Millisecond
+	// indexPoll spaces the rounds that look for other processes' writes.
+	indexPoll = time.Second
+	// roundRows bounds the queue rows a round takes, and so the contents
+	// it holds (at most roundRows times memstore.MaxContentBytes).
+	roundRows = 256
+)
+
+// roundClaimed, when set, runs in each round between its claim and its
+// writes: the tests change memories there.
+var roundClaimed func()
+
+// searchIndexer runs a DB's rounds in the background.
+type searchIndexer struct {
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+	delay  time.Duration // indexDelay; the tests' may differ
+}
+
+// startIndexer starts the background rounds, until stopIndexer.
+func (db *DB) startIndexer() {
+	ix := &db.indexer
+	ctx, cancel := context.WithCancel(context.Background())
+	ix.cancel, ix.done, ix.wake = cancel, make(chan struct{}), make(chan struct{}, 1)
+	if ix.delay == 0 {
+		ix.delay = indexDelay
+	}
+	go func() {
+		defer close(ix.done)
+		poll := time.NewTicker(indexPoll)
+		defer poll.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-poll.C:
+			case <-ix.wake:
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(ix.delay):
+				}
+			}
+			if err := db.indexRounds(ctx); err != nil && ctx.Err() == nil {
+				db.log.LogAttrs(ctx, slog.LevelWarn, "could not index written memories for search; searches index them themselves until a later round does", slog.String("error", err.Error()))
+			}
+		}
+	}()
+}
+
+// stopIndexer stops the background rounds and waits for the one running.
+func (db *DB) stopIndexer() {
+	if db.indexer.cancel != nil {
+		db.indexer.cancel()
+		<-db.indexer.done
+	}
+}
+
+// indexSoon wakes the background rounds after a write of this process.
+func (db *DB) indexSoon() {
+	select {
+	case db.indexer.wake <- struct{}{}:
+	default:
+	}
+}
+
+// catchUp indexes what the stores have queued, waiting for the rounds of
+// others that hold some of it, so that a search that reads after it sees
+// every write committed before it was called. It takes the rows queued
+// by then, and not those queued while it runs, so that a store's writes
+// never keep it going.
+func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
+	var last *int64
+	const queued = `SELECT max(seq) FROM search_queue WHERE store_id = ANY($1)`
+	if err := db.pool.QueryRow(ctx, queued, storeIDs).Scan(&last); err != nil || last == nil {
+		return err
+	}
+	for {
+		var n int
+		err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+			n, err = indexRound(ctx, tx, storeIDs, *last)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			// The rows left, if any, were held by another round, which
+			// has ended: look again.
+			var left *int64
+			if err := db.pool.QueryRow(ctx, queued+` AND seq <= $2`, storeIDs, *last).Scan(&left); err != nil || left == nil {
+				return err
+			}
+		}
+	}
+}
+
+// indexRounds runs rounds over every store's queue, skipping the rows
+// that other rounds hold, until it is empty.
+func (db *DB) indexRounds(ctx context.Context) error {
+	for {
+		var n int
+		err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+			n, err = indexRound(ctx, tx, nil, 0)
+			return err
+		})
+		if err != nil || n < roundRows {
+			return err
+		}
+	}
+}
+
+// A queued memory, as a round reads it: alive when its row was found.
+type queuedMemory struct {
+	id, storeID, path string
+	content           []byte
+	alive             bool
+}
+
+// indexRound takes up to roundRows rows of the queue in tx: of every
+// store, skipping those other rounds hold, when storeIDs is nil; else of
+// the stores, up to seq last, waiting for them. It writes the search data of the memories they name as
+// the memories stand, deletes that of those gone, and deletes the rows.
+// The row locks are taken in the order of the memories' IDs, so that two
+// rounds never wait for each other in a cycle.
+func indexRound(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64) (int, error) {
+	claim := `SELECT q.seq, q.memory_id, m.id IS NOT NULL, coalesce(m.store_id, ''), coalesce(m.path, ''), m.content
+		FROM search_queue q LEFT JOIN memories m ON m.id = q.memory_id`
+	args := []any{roundRows}
+	if storeIDs == nil {
+		claim += ` ORDER BY q.seq LIMIT $1 FOR UPDATE OF q SKIP LOCKED`
+	} else {
+		claim += ` WHERE q.store_id = ANY($2) AND q.seq <= $3 ORDER BY q.seq LIMIT $1 FOR UPDATE OF q`
+		args = append(args, storeIDs, last)
+	}
+	rows, err := tx.Query(ctx, claim, args...)
+	if err != nil {
+		return 0, err
+	}
+	var seqs []int64
+	byID := map[string]queuedMemory{}
+	var seq int64
+	var m queuedMemory
+	_, err = pgx.ForEachRow(rows, []any{&seq, &m.id, &m.alive, &m.storeID, &m.path, &m.content}, func() error {
+		seqs = append(seqs, seq)
+		byID[m.id] = m // every row of a memory read it in the one snapshot
+		return nil
+	})
+	if err != nil || len(seqs) == 0 {
+		return len(seqs), err
+	}
+	if roundClaimed != nil {
+		roundClaimed()
+	}
+	var ids, stores, paths, texts, pathWords, contentWords, gone []string
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		m := byID[id]
+		if !m.alive {
+			gone = append(gone, id)
+			continue
+		}
+		text, pw, cw := searchValues(m.path, string(m.content))
+		ids, stores, paths = append(ids, id), append(stores, m.storeID), append(paths, m.path)
+		texts, pathWords, contentWords = append(texts, text), append(pathWords, pw), append(contentWords, cw)
+	}
+	var b pgx.Batch
+	if len(ids) > 0 {
+		b.Queue(`INSERT INTO memory_search (id, store_id, path, search_text, search_words)
+			SELECT u.id, u.store_id, u.path, u.text, `+searchWords("u.pw", "u.cw")+`
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) u(id, store_id, path, text, pw, cw)
+			ORDER BY u.id
+			ON CONFLICT (id) DO UPDATE SET store_id = excluded.store_id, path = excluded.path,
+				search_text = excluded.search_text, search_words = excluded.search_words`,
+			ids, stores, paths, texts, pathWords, contentWords)
+	}
+	if len(gone) > 0 {
+		b.Queue(`DELETE FROM memory_search WHERE id IN (SELECT id FROM memory_search WHERE id = ANY($1) ORDER BY id FOR UPDATE)`, gone)
+	}
+	b.Queue(`DELETE FROM search_queue WHERE seq = ANY($1)`, seqs)
+	return len(seqs), tx.SendBatch(ctx, &b).Close()
+}
