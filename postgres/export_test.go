@@ -125,10 +125,8 @@ func OnRoundClaimed(f func()) func() {
 
 // IndexRound runs one search indexer's round over every store's queue.
 func (db *DB) IndexRound(ctx context.Context) error {
-	return db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
-		_, err := indexRound(ctx, tx, nil, 0)
-		return err
-	})
+	_, err := db.indexRound(ctx, nil, 0, false)
+	return err
 }
 
 // OnSearchCaughtUp runs f in each search between the rounds it runs and

@@ -15,8 +15,9 @@ import (
 )
 
 // Search is each backend's own, as its engine's full-text index is.
-// PostgreSQL's reads two columns of the live memories, written with the path
-// and content in the same transaction, so that a search sees every write
+// PostgreSQL's reads two columns of memory_search, which the indexer
+// makes after the write (searchindex.go), and which a search brings up
+// to date for its stores before it reads, so that it sees every write
 // committed before it: search_words, the words of the path and of the
 // content as searchtext tells and folds them, stemmed (migration 0001's
 // memstore configuration), under a GIN index; and search_text, the path
@@ -33,8 +34,8 @@ import (
 // memories that have it (by ID, which grows with time), and only those
 // are ranked, as on SQLite. A term of one word, in a search of whole
 // stores, reads its window from search_postings (migration 0006: a row
-// for each word of each memory, kept by a trigger in the write's own
-// statement, with the word's count in the path and in the content; a
+// for each word of each memory, kept by a trigger on memory_search's
+// rows, with the word's count in the path and in the content; a
 // memory's are found by its ID to change them, migration 0008): a
 // range of its primary key's index, without the memories' rows, ranked
 // by postingRank as ts_rank ranks the search vector. Scanning the newest
@@ -42,9 +43,9 @@ import (
 // 100,000 memories. A phrase, and any term within a path prefix, is
 // looked up in the rows: the planner serves a window by the GIN index
 // and a sort for a rare term, and by a backward scan of the primary key
-// that stops at the window's last memory for a common one (migration
-// 0002 keeps the vectors in the rows, so that such a scan reads a page a
-// memory, not three or four of the TOAST table). When a term fills its
+// that stops at the window's last memory for a common one (the vectors
+// stay in the rows, so that such a scan reads a page a memory, not three
+// or four of the TOAST table). When a term fills its
 // window, the memories with the term in their path (the vector's words
 // of weight A, under the schema's index) and those with every term
 // of the query are looked up too, each in a window, whatever their age,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -106,31 +108,33 @@ func (db *DB) indexSoon() {
 	}
 }
 
-// catchUp indexes what the stores have queued, waiting for the rounds of
-// others that hold some of it, so that a search that reads after it sees
-// every write committed before it was called. It takes the rows queued
-// by then, and not those queued while it runs, so that a store's writes
-// never keep it going.
+// catchUp indexes what the stores (every store when nil) have queued,
+// waiting for the rounds of others that hold some of it, so that a
+// search that reads after it sees every write committed before it was
+// called. It takes the rows queued by then, and not those queued while
+// it runs, so that a store's writes never keep it going.
 func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
-	var last *int64
-	const queued = `SELECT max(seq) FROM search_queue WHERE store_id = ANY($1)`
-	if err := db.pool.QueryRow(ctx, queued, storeIDs).Scan(&last); err != nil || last == nil {
+	// The last row queued of the stores, at most below.
+	lastQueued := func(below int64) (last *int64, err error) {
+		q, args := `SELECT max(seq) FROM search_queue WHERE seq <= $1`, []any{below}
+		if storeIDs != nil {
+			q, args = q+` AND store_id = ANY($2)`, append(args, storeIDs)
+		}
+		return last, db.pool.QueryRow(ctx, q, args...).Scan(&last)
+	}
+	last, err := lastQueued(math.MaxInt64)
+	if err != nil || last == nil {
 		return err
 	}
 	for {
-		var n int
-		err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-			n, err = indexRound(ctx, tx, storeIDs, *last)
-			return err
-		})
+		n, err := db.indexRound(ctx, storeIDs, *last, true)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			// The rows left, if any, were held by another round, which
 			// has ended: look again.
-			var left *int64
-			if err := db.pool.QueryRow(ctx, queued+` AND seq <= $2`, storeIDs, *last).Scan(&left); err != nil || left == nil {
+			if left, err := lastQueued(*last); err != nil || left == nil {
 				return err
 			}
 		}
@@ -141,15 +145,20 @@ func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
 // that other rounds hold, until it is empty.
 func (db *DB) indexRounds(ctx context.Context) error {
 	for {
-		var n int
-		err := db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-			n, err = indexRound(ctx, tx, nil, 0)
-			return err
-		})
+		n, err := db.indexRound(ctx, nil, 0, false)
 		if err != nil || n < roundRows {
 			return err
 		}
 	}
+}
+
+// indexRound runs indexRoundIn in a transaction of its own.
+func (db *DB) indexRound(ctx context.Context, storeIDs []string, last int64, wait bool) (n int, err error) {
+	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+		n, err = indexRoundIn(ctx, tx, storeIDs, last, wait)
+		return err
+	})
+	return n, err
 }
 
 // A queued memory, as a round reads it: alive when its row was found.
@@ -159,22 +168,28 @@ type queuedMemory struct {
 	alive             bool
 }
 
-// indexRound takes up to roundRows rows of the queue in tx: of every
-// store, skipping those other rounds hold, when storeIDs is nil; else of
-// the stores, up to seq last, waiting for them. It writes the search data of the memories they name as
+// indexRoundIn takes up to roundRows rows of the queue in tx: those of
+// the stores (every store when nil), and, when wait is set, only those up
+// to seq last, waiting for the rows other rounds hold, which it otherwise
+// skips. It writes the search data of the memories they name as
 // the memories stand, deletes that of those gone, and deletes the rows.
 // The row locks are taken in the order of the memories' IDs, so that two
 // rounds never wait for each other in a cycle.
-func indexRound(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64) (int, error) {
+func indexRoundIn(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64, wait bool) (int, error) {
 	claim := `SELECT q.seq, q.memory_id, m.id IS NOT NULL, coalesce(m.store_id, ''), coalesce(m.path, ''), m.content
-		FROM search_queue q LEFT JOIN memories m ON m.id = q.memory_id`
+		FROM search_queue q LEFT JOIN memories m ON m.id = q.memory_id WHERE true`
 	args := []any{roundRows}
-	if storeIDs == nil {
-		claim += ` ORDER BY q.seq LIMIT $1 FOR UPDATE OF q SKIP LOCKED`
-	} else {
-		claim += ` WHERE q.store_id = ANY($2) AND q.seq <= $3 ORDER BY q.seq LIMIT $1 FOR UPDATE OF q`
-		args = append(args, storeIDs, last)
+	if storeIDs != nil {
+		args = append(args, storeIDs)
+		claim += ` AND q.store_id = ANY($2)`
 	}
+	lock := ` FOR UPDATE OF q SKIP LOCKED`
+	if wait {
+		args = append(args, last)
+		claim += ` AND q.seq <= $` + strconv.Itoa(len(args))
+		lock = ` FOR UPDATE OF q`
+	}
+	claim += ` ORDER BY q.seq LIMIT $1` + lock
 	rows, err := tx.Query(ctx, claim, args...)
 	if err != nil {
 		return 0, err
