@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -44,12 +43,14 @@ const (
 	indexDelay = 50 * time.Millisecond
 	// indexPoll spaces the rounds that look for other processes' writes.
 	indexPoll = time.Second
-	// roundRows bounds the queue rows a round takes, and so the contents
-	// it holds (at most roundRows times memstore.MaxContentBytes).
-	roundRows = 256
+	// roundRows bounds the queue rows a round takes, and roundBytes the
+	// content it reads (but for one memory, which may be larger), so
+	// that what a round holds stays small beside a request's.
+	roundRows  = 256
+	roundBytes = 64 << 10
 )
 
-// roundClaimed, when set, runs in each round between its claim and its
+// roundClaimed, when set, runs in each round between its reads and its
 // writes: the tests change memories there.
 var roundClaimed func()
 
@@ -127,7 +128,7 @@ func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
 		return err
 	}
 	for {
-		n, err := db.indexRound(ctx, storeIDs, *last, true)
+		n, _, err := db.indexRound(ctx, storeIDs, *last, true)
 		if err != nil {
 			return err
 		}
@@ -145,38 +146,34 @@ func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
 // that other rounds hold, until it is empty.
 func (db *DB) indexRounds(ctx context.Context) error {
 	for {
-		n, err := db.indexRound(ctx, nil, 0, false)
-		if err != nil || n < roundRows {
+		_, more, err := db.indexRound(ctx, nil, 0, false)
+		if err != nil || !more {
 			return err
 		}
 	}
 }
 
 // indexRound runs indexRoundIn in a transaction of its own.
-func (db *DB) indexRound(ctx context.Context, storeIDs []string, last int64, wait bool) (n int, err error) {
+func (db *DB) indexRound(ctx context.Context, storeIDs []string, last int64, wait bool) (n int, more bool, err error) {
 	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
-		n, err = indexRoundIn(ctx, tx, storeIDs, last, wait)
+		n, more, err = indexRoundIn(ctx, tx, storeIDs, last, wait)
 		return err
 	})
-	return n, err
+	return n, more, err
 }
 
-// A queued memory, as a round reads it: alive when its row was found.
-type queuedMemory struct {
-	id, storeID, path string
-	content           []byte
-	alive             bool
-}
-
-// indexRoundIn takes up to roundRows rows of the queue in tx: those of
-// the stores (every store when nil), and, when wait is set, only those up
-// to seq last, waiting for the rows other rounds hold, which it otherwise
-// skips. It writes the search data of the memories they name as
-// the memories stand, deletes that of those gone, and deletes the rows.
-// The row locks are taken in the order of the memories' IDs, so that two
-// rounds never wait for each other in a cycle.
-func indexRoundIn(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64, wait bool) (int, error) {
-	claim := `SELECT q.seq, q.memory_id, m.id IS NOT NULL, coalesce(m.store_id, ''), coalesce(m.path, ''), m.content
+// indexRoundIn runs a round in tx: it takes up to roundRows rows of the
+// queue, those of the stores (every store when nil), and, when wait is
+// set, only those up to seq last, waiting for the rows other rounds
+// hold, which it otherwise skips; then reads the memories they name, as
+// many as roundBytes of content allows (one at least), writes their
+// search data as they stand, deletes that of those gone, and deletes
+// their rows. The rows it took and left go to the next round. It
+// returns how many rows it deleted, and whether the queue may hold more.
+// The search rows are locked in the order of the memories' IDs, so that
+// two rounds never wait for each other in a cycle.
+func indexRoundIn(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64, wait bool) (n int, more bool, err error) {
+	claim := `SELECT q.seq, q.memory_id, coalesce(octet_length(m.content), 0)
 		FROM search_queue q LEFT JOIN memories m ON m.id = q.memory_id WHERE true`
 	args := []any{roundRows}
 	if storeIDs != nil {
@@ -189,50 +186,77 @@ func indexRoundIn(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64,
 		claim += ` AND q.seq <= $` + strconv.Itoa(len(args))
 		lock = ` FOR UPDATE OF q`
 	}
-	claim += ` ORDER BY q.seq LIMIT $1` + lock
-	rows, err := tx.Query(ctx, claim, args...)
+	rows, err := tx.Query(ctx, claim+` ORDER BY q.seq LIMIT $1`+lock, args...)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var seqs []int64
-	byID := map[string]queuedMemory{}
+	var ids []string
+	taken := map[string]bool{}
+	claimed, bytes := 0, 0
 	var seq int64
-	var m queuedMemory
-	_, err = pgx.ForEachRow(rows, []any{&seq, &m.id, &m.alive, &m.storeID, &m.path, &m.content}, func() error {
+	var id string
+	var size int
+	_, err = pgx.ForEachRow(rows, []any{&seq, &id, &size}, func() error {
+		claimed++
+		if !taken[id] {
+			if len(ids) > 0 && bytes+size > roundBytes {
+				return nil
+			}
+			taken[id], bytes, ids = true, bytes+size, append(ids, id)
+		}
 		seqs = append(seqs, seq)
-		byID[m.id] = m // every row of a memory read it in the one snapshot
 		return nil
 	})
 	if err != nil || len(seqs) == 0 {
-		return len(seqs), err
+		return 0, false, err
+	}
+	// Read after the claim, the memories are at least as new as every
+	// change that queued a row taken.
+	rows, err = tx.Query(ctx, `SELECT id, store_id, path, content FROM memories WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return 0, false, err
+	}
+	type memory struct{ storeID, path, content string }
+	alive := map[string]memory{}
+	var m memory
+	var content []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &m.storeID, &m.path, &content}, func() error {
+		m.content = string(content)
+		alive[id] = m
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
 	}
 	if roundClaimed != nil {
 		roundClaimed()
 	}
-	var ids, stores, paths, texts, pathWords, contentWords, gone []string
-	for _, id := range slices.Sorted(maps.Keys(byID)) {
-		m := byID[id]
-		if !m.alive {
+	var stores, paths, texts, pathWords, contentWords, written, gone []string
+	slices.Sort(ids)
+	for _, id := range ids {
+		m, ok := alive[id]
+		if !ok {
 			gone = append(gone, id)
 			continue
 		}
-		text, pw, cw := searchValues(m.path, string(m.content))
-		ids, stores, paths = append(ids, id), append(stores, m.storeID), append(paths, m.path)
+		text, pw, cw := searchValues(m.path, m.content)
+		written, stores, paths = append(written, id), append(stores, m.storeID), append(paths, m.path)
 		texts, pathWords, contentWords = append(texts, text), append(pathWords, pw), append(contentWords, cw)
 	}
 	var b pgx.Batch
-	if len(ids) > 0 {
+	if len(written) > 0 {
 		b.Queue(`INSERT INTO memory_search (id, store_id, path, search_text, search_words)
 			SELECT u.id, u.store_id, u.path, u.text, `+searchWords("u.pw", "u.cw")+`
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) u(id, store_id, path, text, pw, cw)
 			ORDER BY u.id
 			ON CONFLICT (id) DO UPDATE SET store_id = excluded.store_id, path = excluded.path,
 				search_text = excluded.search_text, search_words = excluded.search_words`,
-			ids, stores, paths, texts, pathWords, contentWords)
+			written, stores, paths, texts, pathWords, contentWords)
 	}
 	if len(gone) > 0 {
 		b.Queue(`DELETE FROM memory_search WHERE id IN (SELECT id FROM memory_search WHERE id = ANY($1) ORDER BY id FOR UPDATE)`, gone)
 	}
 	b.Queue(`DELETE FROM search_queue WHERE seq = ANY($1)`, seqs)
-	return len(seqs), tx.SendBatch(ctx, &b).Close()
+	return len(seqs), claimed == roundRows || len(seqs) < claimed, tx.SendBatch(ctx, &b).Close()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,6 +126,42 @@ func TestSearchIndexerRuns(t *testing.T) {
 	}
 	if n := wrongPostings(t, conn); n != 0 {
 		t.Errorf("%d postings differ from the memories' words", n)
+	}
+}
+
+// TestSearchIndexRoundBytes proves that a round reads a bounded amount
+// of content: of memories of 20,000 bytes, one round indexes as many as
+// postgres.RoundBytes holds, and leaves the others queued for the next.
+func TestSearchIndexRoundBytes(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, url, postgres.Options{})
+	db.StopIndexer()
+	core := memstore.NewCore(db)
+	conn := connect(t, url)
+	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "bytes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 20_000
+	per := postgres.RoundBytes / size
+	for i := range per + 2 {
+		content := strings.Repeat(fmt.Sprintf("large memory %d ", i), size/15+1)[:size]
+		if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/large-%d.md", i), Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.IndexRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q, n := count(t, conn, `SELECT count(*) FROM search_queue`), count(t, conn, `SELECT count(*) FROM memory_search`); q != 2 || n != per {
+		t.Fatalf("after one round, %d rows queued and %d memories indexed, want 2 and %d", q, n, per)
+	}
+	if err := db.IndexQueued(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q, n := count(t, conn, `SELECT count(*) FROM search_queue`), count(t, conn, `SELECT count(*) FROM memory_search`); q != 0 || n != per+2 {
+		t.Fatalf("after the rounds, %d rows queued and %d memories indexed, want 0 and %d", q, n, per+2)
 	}
 }
 
