@@ -59,7 +59,6 @@ type searchIndexer struct {
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
-	delay  time.Duration // indexDelay; the tests' may differ
 }
 
 // startIndexer starts the background rounds, until stopIndexer.
@@ -67,13 +66,11 @@ func (db *DB) startIndexer() {
 	ix := &db.indexer
 	ctx, cancel := context.WithCancel(context.Background())
 	ix.cancel, ix.done, ix.wake = cancel, make(chan struct{}), make(chan struct{}, 1)
-	if ix.delay == 0 {
-		ix.delay = indexDelay
-	}
 	go func() {
 		defer close(ix.done)
 		poll := time.NewTicker(indexPoll)
 		defer poll.Stop()
+		failing := false // told once, until a round succeeds
 		for {
 			select {
 			case <-ctx.Done():
@@ -83,12 +80,18 @@ func (db *DB) startIndexer() {
 				select {
 				case <-ctx.Done():
 					return
-				case <-time.After(ix.delay):
+				case <-time.After(indexDelay):
 				}
 			}
-			if err := db.indexRounds(ctx); err != nil && ctx.Err() == nil {
-				db.log.LogAttrs(ctx, slog.LevelWarn, "could not index written memories for search; searches index them themselves until a later round does", slog.String("error", err.Error()))
+			err := db.indexRounds(ctx)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil && !failing:
+				db.log.LogAttrs(ctx, slog.LevelWarn, "could not index written memories for search; searches index what they read themselves, and the indexer tries again every second", slog.String("error", err.Error()))
+			case err == nil && failing:
+				db.log.LogAttrs(ctx, slog.LevelInfo, "indexing written memories for search again")
 			}
+			failing = err != nil
 		}
 	}()
 }
