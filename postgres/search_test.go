@@ -131,15 +131,7 @@ func wrongSearchRows(tb testing.TB, conn *pgx.Conn) (n int) {
 // statement wrote the memory.
 func TestSearchPostingsFollowEveryWrite(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	db.StopIndexer()
-	core := memstore.NewCore(db)
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "postings"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "postings")
 	other, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
 	if err != nil {
 		t.Fatal(err)
@@ -272,15 +264,7 @@ func TestSearchPostingsRank(t *testing.T) {
 // every posting: 621 pages here, against 2 to 4 by the memory's ID.
 func TestSearchPostingsOfOneMemory(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	db.StopIndexer()
-	core := memstore.NewCore(db)
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "postings"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "postings")
 	var ms []*memstore.Memory
 	for i := range 300 {
 		var b strings.Builder

@@ -31,6 +31,21 @@ func searchPaths(t *testing.T, core *memstore.Core, storeID, text string) []stri
 	return paths
 }
 
+// unindexed opens a database whose indexer runs no round in the
+// background, with a store of the name, and a connection of its own.
+func unindexed(t *testing.T, name string) (*postgres.DB, *memstore.Core, *pgx.Conn, *memstore.Store) {
+	t.Helper()
+	url := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, url, postgres.Options{})
+	db.StopIndexer()
+	core := memstore.NewCore(db)
+	s, err := core.CreateStore(t.Context(), alice, memstore.StoreCreate{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, core, connect(t, url), s
+}
+
 // count runs a query of one number.
 func count(t *testing.T, conn *pgx.Conn, sql string, args ...any) (n int) {
 	t.Helper()
@@ -46,15 +61,7 @@ func count(t *testing.T, conn *pgx.Conn, sql string, args ...any) (n int) {
 // search finds the memories as the writes before it left them.
 func TestSearchIndexedLater(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	db.StopIndexer()
-	core := memstore.NewCore(db)
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "later"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "later")
 	m, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/a/walrus.md", Content: "tusks and whiskers"})
 	if err != nil {
 		t.Fatal(err)
@@ -134,15 +141,7 @@ func TestSearchIndexerRuns(t *testing.T) {
 // postgres.RoundBytes holds, and leaves the others queued for the next.
 func TestSearchIndexRoundBytes(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	db.StopIndexer()
-	core := memstore.NewCore(db)
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "bytes"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "bytes")
 	const size = 20_000
 	per := postgres.RoundBytes / size
 	for i := range per + 2 {
@@ -207,15 +206,7 @@ func TestSearchSeesOtherProcessesWrites(t *testing.T) {
 // never sees it.
 func TestSearchIndexerRaces(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	db.StopIndexer()
-	core := memstore.NewCore(db)
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "races"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "races")
 	doomed, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/doomed.md", Content: "an albatross glides"})
 	if err != nil {
 		t.Fatal(err)
@@ -269,14 +260,7 @@ func TestSearchIndexerRaces(t *testing.T) {
 // is still there, and the search leaves it out, without an error.
 func TestSearchDeletedMeanwhile(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	db := mustOpenAt(t, url, postgres.Options{})
-	db.StopIndexer()
-	core := memstore.NewCore(db)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "meanwhile"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, _, s := unindexed(t, "meanwhile")
 	var ms []*memstore.Memory
 	for _, p := range []string{"/cormorant.md", "/shag.md"} {
 		m, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: p, Content: "a diving bird"})
