@@ -140,3 +140,10 @@ func OnSearchCaughtUp(f func()) func() {
 
 // RoundBytes is how much content a search indexer's round reads.
 const RoundBytes = roundBytes
+
+// SearchText is the folded text memory_search holds for a memory of path
+// and content.
+func SearchText(path, content string) string {
+	text, _, _ := searchValues(path, content)
+	return text
+}

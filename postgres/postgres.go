@@ -347,6 +347,7 @@ const (
 	sqlSerializationFailed = "40001"
 	sqlDeadlock            = "40P01"
 	sqlTooManyConnections  = "53300"
+	sqlLockNotAvailable    = "55P03" // a lock_timeout passed
 	sqlAdminShutdown       = "57P01"
 	sqlCrashShutdown       = "57P02"
 	sqlCannotConnectNow    = "57P03"
@@ -372,7 +373,7 @@ func translate(err error) error {
 			// The blocker is unknown here, so the client is told to
 			// retry (the store's lock makes this a backstop only).
 			return memstore.ErrPathTaken()
-		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections:
+		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections, pe.Code == sqlLockNotAvailable:
 			return memstore.ErrBusy()
 		}
 	}

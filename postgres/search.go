@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,41 +151,72 @@ func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string,
 	if err != nil || len(sq.Stores) == 0 {
 		return err
 	}
-	if err := db.catchUp(ctx, sq.Stores); err != nil {
-		return err
-	}
-	if searchCaughtUp != nil {
-		searchCaughtUp()
-	}
-	return db.inTx(ctx, readTx, func(tx pgx.Tx) error {
-		var memories int64
-		for _, id := range sq.Stores {
-			st, err := storeState(ctx, tx, workspaceID, id, false)
-			if err != nil {
-				return err
-			}
-			memories += st.memories
+	caughtUp := false
+	for {
+		err := db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+			return db.searchIn(ctx, tx, workspaceID, sq, !caughtUp, fn)
+		})
+		if !errors.Is(err, errQueued) {
+			return err
 		}
-		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix, memories).search(sq.Terms, sq.Need())
-		if err == nil {
-			hits, err = liveHits(ctx, tx, sq.Stores, hits)
+		// The stores are the workspace's (searchIn read them first).
+		if err := db.catchUp(ctx, sq.Stores); err != nil {
+			return err
 		}
+		if searchCaughtUp != nil {
+			searchCaughtUp()
+		}
+		caughtUp = true
+	}
+}
+
+// errQueued is searchIn's when the stores have memories queued for
+// search.
+var errQueued = errors.New("memories queued for search")
+
+// searchIn runs search's lookups in tx, a read transaction. When first
+// is set, it returns errQueued if the stores have memories queued for
+// search in tx's snapshot: the caller then runs their rounds (catchUp)
+// and calls again, in a new snapshot, in which the memories deleted since
+// those rounds are left out (liveHits). With nothing queued, the search
+// data is the memories'.
+func (db *DB) searchIn(ctx context.Context, tx pgx.Tx, workspaceID string, sq keyset.Search, first bool, fn func(tx pgx.Tx, sq keyset.Search, hits []*searchtext.Hit[string], turns keyset.Turns[string]) error) error {
+	var memories int64
+	for _, id := range sq.Stores {
+		st, err := storeState(ctx, tx, workspaceID, id, false)
 		if err != nil {
 			return err
 		}
-		return fn(tx, sq, hits, keyset.Turns[string]{
-			Places: func(ids []string) (map[string]keyset.Place, error) {
-				return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
-			},
-			At: func(store string, paths []string) (map[string]string, error) {
-				found, err := scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE store_id = $1 AND path = ANY($2)`, store, paths))
-				out := make(map[string]string, len(found))
-				for id, p := range found {
-					out[p.Path] = id
-				}
-				return out, err
-			},
-		})
+		memories += st.memories
+	}
+	if first {
+		var queued bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM search_queue WHERE store_id = ANY($1))`, sq.Stores).Scan(&queued); err != nil {
+			return err
+		}
+		if queued {
+			return errQueued
+		}
+	}
+	hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix, memories).search(sq.Terms, sq.Need())
+	if err == nil && !first {
+		hits, err = liveHits(ctx, tx, sq.Stores, hits)
+	}
+	if err != nil {
+		return err
+	}
+	return fn(tx, sq, hits, keyset.Turns[string]{
+		Places: func(ids []string) (map[string]keyset.Place, error) {
+			return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
+		},
+		At: func(store string, paths []string) (map[string]string, error) {
+			found, err := scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE store_id = $1 AND path = ANY($2)`, store, paths))
+			out := make(map[string]string, len(found))
+			for id, p := range found {
+				out[p.Path] = id
+			}
+			return out, err
+		},
 	})
 }
 

@@ -111,13 +111,29 @@ func wrongPostings(tb testing.TB, conn *pgx.Conn) (n int) {
 	return n
 }
 
-// wrongSearchRows counts the differences between the live memories, by
-// ID, store and path, and memory_search's rows.
+// wrongSearchRows counts the differences between the live memories and
+// memory_search's rows: a memory without its row, a row without its
+// memory, and a row of another store, path or text than its memory's.
 func wrongSearchRows(tb testing.TB, conn *pgx.Conn) (n int) {
 	tb.Helper()
-	err := conn.QueryRow(tb.Context(), `SELECT
+	ctx := tb.Context()
+	err := conn.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM (SELECT id, store_id, path FROM memories EXCEPT SELECT id, store_id, path FROM memory_search) x) +
 		(SELECT count(*) FROM (SELECT id, store_id, path FROM memory_search EXCEPT SELECT id, store_id, path FROM memories) y)`).Scan(&n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `SELECT m.path, convert_from(m.content, 'UTF8'), s.search_text FROM memories m JOIN memory_search s ON s.id = m.id`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var path, content, text string
+	_, err = pgx.ForEachRow(rows, []any{&path, &content, &text}, func() error {
+		if text != postgres.SearchText(path, content) {
+			n++
+		}
+		return nil
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}

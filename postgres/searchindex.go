@@ -20,10 +20,12 @@ import (
 // (migration 0009). Made in the write, it was about a third of
 // PostgreSQL's CPU a write, all of it while the store's lock was held.
 //
-// A search first runs the rounds of its stores' queue (catchUp), waiting
-// for any round that holds some of it, and then reads in a snapshot taken
-// after: it sees every write committed before it began, whichever process
-// made it. A process's indexer runs rounds in the background: after each
+// A search whose stores have nothing queued in its snapshot reads the
+// search data there, which is then the memories'. Otherwise it runs the
+// rounds of its stores' queue (catchUp), waiting for any round that holds
+// some of it, and reads in a new snapshot, leaving out the memories
+// deleted since (liveHits in search.go): either way it sees every write
+// committed before it began, whichever process made it. A process's indexer runs rounds in the background: after each
 // write of its own, once indexDelay has gathered those that follow (a
 // memory deleted meanwhile is never indexed), and every indexPoll for the
 // writes of other processes. Rounds take the queue oldest first, skipping
@@ -32,10 +34,14 @@ import (
 // loses only the round in flight, whose rows the next round takes.
 //
 // The search data of a deleted memory, or of a deleted store's memories,
-// goes with the next round, within indexPoll; until then no search reads
-// it, since a search runs the rounds of its stores first. Writes never
-// wait for the indexer: a round locks only queue rows and search rows,
-// which no write locks.
+// goes with the rounds that take its queue rows, within indexPoll unless
+// a backlog is queued before them, and before any search of its store
+// reads it. Writes never wait for the indexer: a round locks only queue
+// rows, search rows and its memories' advisory locks, which no write
+// takes. A round waits at most 5 s for a lock (roundTimeouts): a search
+// that meets a round of a process stopped in its middle then answers
+// busy, to be retried, and the server ends that round's transaction once
+// it has been idle 30 s.
 
 const (
 	// indexDelay is how long a round waits after the write that starts
@@ -49,6 +55,16 @@ const (
 	roundRows  = 256
 	roundBytes = 64 << 10
 )
+
+// searchLocks is the first key of the advisory locks of the memories a
+// round indexes, in the space of two-key locks (beside quotaLocks).
+const searchLocks = 0x6d736978 // "msix"
+
+// roundTimeouts bound what a round waits for: another round's locks
+// (lock_timeout; the error is ErrBusy), and a round's transaction left
+// idle by a process that stopped in its middle, which the server then
+// ends so that its locks go.
+const roundTimeouts = `SET LOCAL lock_timeout = '5s'; SET LOCAL idle_in_transaction_session_timeout = '30s'`
 
 // roundClaimed, when set, runs in each round between its reads and its
 // writes: the tests change memories there.
@@ -159,6 +175,9 @@ func (db *DB) indexRounds(ctx context.Context) error {
 // indexRound runs indexRoundIn in a transaction of its own.
 func (db *DB) indexRound(ctx context.Context, storeIDs []string, last int64, wait bool) (n int, more bool, err error) {
 	err = db.inTx(ctx, writeTx, func(tx pgx.Tx) (err error) {
+		if _, err := tx.Exec(ctx, roundTimeouts); err != nil {
+			return err
+		}
 		n, more, err = indexRoundIn(ctx, tx, storeIDs, last, wait)
 		return err
 	})
@@ -173,8 +192,6 @@ func (db *DB) indexRound(ctx context.Context, storeIDs []string, last int64, wai
 // search data as they stand, deletes that of those gone, and deletes
 // their rows. The rows it took and left go to the next round. It
 // returns how many rows it deleted, and whether the queue may hold more.
-// The search rows are locked in the order of the memories' IDs, so that
-// two rounds never wait for each other in a cycle.
 func indexRoundIn(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64, wait bool) (n int, more bool, err error) {
 	claim := `SELECT q.seq, q.memory_id, coalesce(octet_length(m.content), 0)
 		FROM search_queue q LEFT JOIN memories m ON m.id = q.memory_id WHERE true`
@@ -214,8 +231,19 @@ func indexRoundIn(ctx context.Context, tx pgx.Tx, storeIDs []string, last int64,
 	if err != nil || len(seqs) == 0 {
 		return 0, false, err
 	}
-	// Read after the claim, the memories are at least as new as every
-	// change that queued a row taken.
+	// One round at a time writes a memory's search data, whatever rows
+	// of it each took: a round that read a memory before a change and
+	// wrote after another round had indexed the change would undo it,
+	// and leave the text of a memory deleted. The locks are taken in one
+	// order, so rounds never wait for each other in a cycle.
+	_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, k) FROM (SELECT DISTINCT hashtext(id) AS k FROM unnest($2::text[]) id) x ORDER BY k`,
+		int32(searchLocks), ids)
+	if err != nil {
+		return 0, false, err
+	}
+	// Read once the locks are held, after the claim, the memories are at
+	// least as new as every change that queued a row taken, and as the
+	// search data other rounds wrote.
 	rows, err = tx.Query(ctx, `SELECT id, store_id, path, content FROM memories WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return 0, false, err

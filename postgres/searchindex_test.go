@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -255,6 +256,63 @@ func TestSearchIndexerRaces(t *testing.T) {
 	}
 }
 
+// TestSearchIndexerRoundsMeet has a second round take the rows that a
+// deletion and an update queue while a first round, which read the
+// memories before them, is still to write: the second waits for the
+// first, and then indexes the memories as the changes left them, rather
+// than the first undoing its work.
+func TestSearchIndexerRoundsMeet(t *testing.T) {
+	ctx := t.Context()
+	db, core, conn, s := unindexed(t, "meet")
+	doomed, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/doomed.md", Content: "a skua chases"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/changed.md", Content: "a tern hovers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	second := make(chan error, 1)
+	defer postgres.OnRoundClaimed(func() {
+		once.Do(func() {
+			bg := context.WithoutCancel(ctx)
+			if err := core.DeleteMemory(bg, alice, s.ID, doomed.ID, ""); err != nil {
+				t.Error(err)
+			}
+			if _, err := core.UpdateMemory(bg, alice, s.ID, changed.ID, memstore.MemoryUpdate{Content: new("a kittiwake hovers")}); err != nil {
+				t.Error(err)
+			}
+			// The second round skips the rows this one holds and takes
+			// the two new ones; it may not finish before this one.
+			go func() { second <- db.IndexRound(bg) }()
+			select {
+			case err := <-second:
+				second <- err
+			case <-time.After(500 * time.Millisecond):
+			}
+		})
+	})()
+	if err := db.IndexRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if q := count(t, conn, `SELECT count(*) FROM search_queue`); q != 0 {
+		t.Fatalf("%d rows queued after both rounds, want none", q)
+	}
+	if n := wrongSearchRows(t, conn); n != 0 {
+		t.Errorf("%d rows of memory_search differ from the memories", n)
+	}
+	if n := wrongPostings(t, conn); n != 0 {
+		t.Errorf("%d postings differ from the memories' words", n)
+	}
+	if got := searchPaths(t, core, s.ID, "kittiwake"); !slices.Equal(got, []string{"/changed.md"}) {
+		t.Errorf("a search for the new content found %q", got)
+	}
+}
+
 // TestSearchDeletedMeanwhile deletes a memory after a search ran the
 // rounds of its store and before its snapshot: the memory's search data
 // is still there, and the search leaves it out, without an error.
@@ -270,6 +328,10 @@ func TestSearchDeletedMeanwhile(t *testing.T) {
 		ms = append(ms, m)
 	}
 	if err := db.IndexQueued(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A write queued, so that the search runs the store's rounds.
+	if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/gull.md", Content: "a gull"}); err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once
@@ -357,5 +419,63 @@ func TestSearchIndexerUnderLoad(t *testing.T) {
 	}
 	if n := count(t, conn, `SELECT count(*) FROM memories`); n == 0 {
 		t.Error("no memory was left to check")
+	}
+}
+
+// TestSearchOtherWorkspaceQueue proves that the backend refuses a search
+// naming another workspace's store before it runs that store's rounds:
+// a tenant cannot make the server index, or wait for, another's writes,
+// whatever the core checked before.
+func TestSearchOtherWorkspaceQueue(t *testing.T) {
+	ctx := t.Context()
+	db, core, conn, _ := unindexed(t, "alice's")
+	bob := &memstore.Caller{WorkspaceID: "wrkspc_other", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_bob"}}
+	s, err := core.CreateStore(ctx, bob, memstore.StoreCreate{Name: "bob's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.CreateMemory(ctx, bob, s.ID, memstore.MemoryCreate{Path: "/secret.md", Content: "a private note"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.SearchMemories(ctx, alice.WorkspaceID, []string{s.ID}, memstore.SearchQuery{Text: "private"})
+	if memstore.ErrorCode(err) != memstore.ENotFound {
+		t.Fatalf("a search of another workspace's store: %v, want not found", err)
+	}
+	if q := count(t, conn, `SELECT count(*) FROM search_queue WHERE store_id = $1`, s.ID); q != 1 {
+		t.Fatalf("the other workspace's store has %d rows queued after the refused search, want its 1", q)
+	}
+}
+
+// TestSearchRoundWaitBounded holds a store's queued row from another
+// connection, as a round of a process stopped in its middle would: a
+// search of the store waits for it 5 s at most, then answers busy, to be
+// retried, and finds the memory once the row is let go.
+func TestSearchRoundWaitBounded(t *testing.T) {
+	ctx := t.Context()
+	_, core, conn, s := unindexed(t, "held")
+	if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/held.md", Content: "a frozen round"}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT FROM search_queue FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = core.SearchMemories(ctx, alice, []string{s.ID}, memstore.SearchQuery{Text: "frozen"})
+	var e *memstore.Error
+	if !errors.As(err, &e) || e.Code != memstore.EConflict || !e.Retry {
+		t.Fatalf("a search waiting on a held round: %v, want busy", err)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("the search waited %s", waited)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchPaths(t, core, s.ID, "frozen"); !slices.Equal(got, []string{"/held.md"}) {
+		t.Fatalf("once the row was let go, a search found %q", got)
 	}
 }

@@ -28,6 +28,10 @@ CREATE TABLE memory_search (
 
 ALTER TABLE memory_search ALTER COLUMN search_words SET STORAGE MAIN;
 
+-- No write may land between the copy and the queue's trigger, neither
+-- copied nor queued.
+LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE;
+
 INSERT INTO memory_search (id, store_id, path, search_text, search_words)
 SELECT id, store_id, path, search_text, search_words FROM memories;
 
@@ -56,12 +60,14 @@ CREATE TABLE search_queue (
 
 CREATE INDEX search_queue_by_store ON search_queue (store_id, seq);
 
--- Every memory written or deleted is queued.
+-- Every memory written or deleted is queued, in each store it was in,
+-- so that a search of either runs its round.
 CREATE FUNCTION memories_search_queue() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	IF TG_OP = 'DELETE' THEN
+	IF TG_OP <> 'INSERT' AND (TG_OP = 'DELETE' OR old.store_id <> new.store_id) THEN
 		INSERT INTO search_queue (store_id, memory_id) VALUES (old.store_id, old.id);
-	ELSE
+	END IF;
+	IF TG_OP <> 'DELETE' THEN
 		INSERT INTO search_queue (store_id, memory_id) VALUES (new.store_id, new.id);
 	END IF;
 	RETURN NULL;
