@@ -140,8 +140,9 @@ func (r *restoreTx) Exists(query string) (bool, error) {
 }
 
 // Insert queues the insert of a row, after sending the rows of the kind
-// before, so that an error is told with the kind it belongs to. A
-// memory's row carries its search columns, as memTx.Put writes them.
+// before, so that an error is told with the kind it belongs to. The
+// memories are queued for search by the schema's trigger, as any write's
+// are (searchindex.go).
 func (r *restoreTx) Insert(t *sqlrow.Table, values []any, record any) error {
 	if t.Kind != r.kind {
 		if err := r.flush(); err != nil {
@@ -149,17 +150,7 @@ func (r *restoreTx) Insert(t *sqlrow.Table, values []any, record any) error {
 		}
 		r.kind = t.Kind
 	}
-	var query string
-	if m, ok := record.(*memstore.Memory); ok {
-		text, pathWords, contentWords := searchValues(m.Path, m.Content)
-		n := len(values)
-		query = t.Insert(param, sqlrow.Column{Name: "search_text", Value: param(n + 1)},
-			sqlrow.Column{Name: "search_words", Value: searchWords(param(n+2), param(n+3))})
-		values = append(values, text, pathWords, contentWords)
-	} else {
-		query = t.Insert(param)
-	}
-	r.batch.Queue(query, values...)
+	r.batch.Queue(t.Insert(param), values...)
 	for _, v := range values {
 		switch v := v.(type) {
 		case string:

@@ -72,16 +72,14 @@ func (db *DB) LoadMemories(ctx context.Context, storeID string, paths, contents 
 	const batch = 1000
 	for lo := 0; lo < len(paths); lo += batch {
 		hi := min(lo+batch, len(paths))
-		var ids, texts, pathWords, contentWords []string
-		for i := lo; i < hi; i++ {
+		var ids []string
+		for range hi - lo {
 			ids = append(ids, db.ids.New(memstore.MemoryIDPrefix, db.stamp()))
-			text, pw, cw := searchValues(paths[i], contents[i])
-			texts, pathWords, contentWords = append(texts, text), append(pathWords, pw), append(contentWords, cw)
 		}
-		_, err := db.pool.Exec(ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at, search_text, search_words)
-			SELECT id, $1, path, convert_to(content, 'UTF8'), '', octet_length(content), 'ver_' || id, 0, 0, text, `+searchWords("pw", "cw")+`
-			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS l(id, path, content, text, pw, cw)`,
-			storeID, ids, paths[lo:hi], contents[lo:hi], texts, pathWords, contentWords)
+		_, err := db.pool.Exec(ctx, `INSERT INTO memories (id, store_id, path, content, sha256, size, version_id, created_at, updated_at)
+			SELECT id, $1, path, convert_to(content, 'UTF8'), '', octet_length(content), 'ver_' || id, 0, 0
+			FROM unnest($2::text[], $3::text[], $4::text[]) AS l(id, path, content)`,
+			storeID, ids, paths[lo:hi], contents[lo:hi])
 		if err != nil {
 			return err
 		}
@@ -91,7 +89,11 @@ func (db *DB) LoadMemories(ctx context.Context, storeID string, paths, contents 
 	if err != nil {
 		return err
 	}
-	_, err = db.pool.Exec(ctx, `VACUUM ANALYZE memories`)
+	// The search data, by the indexer's rounds, as writes get it.
+	if err := db.catchUp(ctx, []string{storeID}); err != nil {
+		return err
+	}
+	_, err = db.pool.Exec(ctx, `VACUUM ANALYZE memories, memory_search, search_postings`)
 	return err
 }
 
@@ -107,4 +109,41 @@ func (db *DB) QueuedWrites(workspaceID, storeID string) int {
 	db.storeWrites.mu.Lock()
 	defer db.storeWrites.mu.Unlock()
 	return len(db.storeWrites.queues[workspaceID+"\x00"+storeID])
+}
+
+// IndexQueued runs the search indexer's rounds until the queue is empty.
+func (db *DB) IndexQueued(ctx context.Context) error { return db.indexRounds(ctx) }
+
+// StopIndexer stops db's background rounds: what is written stays queued
+// until a search of its store, or IndexQueued, indexes it.
+func (db *DB) StopIndexer() { db.stopIndexer() }
+
+// OnRoundClaimed runs f in each search indexer's round between its reads
+// and its writes, until the returned function restores the default.
+func OnRoundClaimed(f func()) func() {
+	roundClaimed = f
+	return func() { roundClaimed = nil }
+}
+
+// IndexRound runs one search indexer's round over every store's queue.
+func (db *DB) IndexRound(ctx context.Context) error {
+	_, _, err := db.indexRound(ctx, nil, 0, false)
+	return err
+}
+
+// OnSearchCaughtUp runs f in each search between the rounds it runs and
+// its snapshot, until the returned function restores the default.
+func OnSearchCaughtUp(f func()) func() {
+	searchCaughtUp = f
+	return func() { searchCaughtUp = nil }
+}
+
+// RoundBytes is how much content a search indexer's round reads.
+const RoundBytes = roundBytes
+
+// SearchText is the folded text memory_search holds for a memory of path
+// and content.
+func SearchText(path, content string) string {
+	text, _, _ := searchValues(path, content)
+	return text
 }

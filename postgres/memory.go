@@ -326,7 +326,7 @@ func (db *DB) writeOnce(ctx context.Context, workspaceID, storeID string, p *pla
 
 // memoryCreate calls memory_create (migration 0007) with createArgs
 // after its store, workspace and the checks of a plan (NULL: none).
-const memoryCreate = `SELECT version_id, created_at, memory_count FROM memory_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+const memoryCreate = `SELECT version_id, created_at, memory_count FROM memory_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
 // createArgs are memory_create's parameters from its seventh: the new
 // memory m, with its version's proposed ID and time, event and actor.
@@ -335,9 +335,8 @@ func createArgs(m *memstore.Memory, vid string, now time.Time, e memstore.EventT
 	if content == nil {
 		content = []byte{} // empty content, not none
 	}
-	text, pathWords, contentWords := searchValues(m.Path, m.Content)
 	return []any{m.ID, vid, keyset.Nanos(now), m.Path, content, m.ContentSHA256, m.ContentSize,
-		string(by.Type), by.ID, string(e), text, pathWords, contentWords}
+		string(by.Type), by.ID, string(e)}
 }
 
 // scanCreated reads memory_create's row into m, the version's ID and
@@ -583,13 +582,11 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
 	m.VersionID, m.UpdatedAt = v.ID, now
-	text, pathWords, contentWords := searchValues(m.Path, m.Content)
-	args := append(versionArgs(v, e), text, pathWords, contentWords)
 	// The join reads the row as it was, so the store's size moves by
 	// the change of the memory's.
-	return t.later(nil, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9,
-		search_text = $13, search_words = `+searchWords("$14", "$15")+` FROM memories o WHERE n.id = $3 AND o.id = n.id RETURNING n.size - o.size AS d)
-		UPDATE stores SET content_size = content_size + coalesce((SELECT sum(d) FROM m), 0) WHERE id = $2`, args...)
+	return t.later(nil, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9
+		FROM memories o WHERE n.id = $3 AND o.id = n.id RETURNING n.size - o.size AS d)
+		UPDATE stores SET content_size = content_size + coalesce((SELECT sum(d) FROM m), 0) WHERE id = $2`, versionArgs(v, e)...)
 }
 
 // Delete keeps the path at deletion in the "deleted" version; the

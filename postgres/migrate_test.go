@@ -29,7 +29,16 @@ const lastDev = 13
 // a development build at version v left it.
 func asDevelopmentBuild(v int) []string {
 	return []string{`DROP TABLE memstore_schema`,
-		// The first release's schema: without the second migration's
+		// The first release's schema: the search columns in the
+		// memories' rows, before 0009 moved them.
+		`ALTER TABLE memories ADD COLUMN search_text text, ADD COLUMN search_words tsvector`,
+		`UPDATE memories m SET search_text = s.search_text, search_words = s.search_words FROM memory_search s WHERE s.id = m.id`,
+		`ALTER TABLE memories ALTER COLUMN search_text SET NOT NULL, ALTER COLUMN search_words SET NOT NULL, ALTER COLUMN search_words SET STORAGE MAIN`,
+		`CREATE INDEX memories_words ON memories USING gin (search_words)`,
+		`CREATE INDEX memories_trigrams ON memories USING gin (search_text gin_trgm_ops)`,
+		`CREATE INDEX memories_path_words ON memories USING gin (ts_filter(search_words, '{a}'))`,
+		`DROP TABLE memory_search`, `DROP TABLE search_queue`, `DROP FUNCTION memories_search_queue() CASCADE`,
+		// Without the second migration's
 		// counts of changes.
 		`DROP TABLE change_counts`, `DROP FUNCTION versions_change_count() CASCADE`,
 		// Nor the functions of 0007.
@@ -174,6 +183,9 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	url := pgtest.DB(t, migrate)
 	db := mustOpenAt(t, url, postgres.Options{})
 	f := storetest.FillDatabase(t, db)
+	if err := db.IndexQueued(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 	// The last development build's schema is the first release's but
 	// for the table of versions (proven when the release schema was made
@@ -187,7 +199,7 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	if after := tableRows(t, url); after != before {
 		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
-	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4 5 6 7 8], schema_migrations none"; got != want {
+	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4 5 6 7 8 9], schema_migrations none"; got != want {
 		t.Errorf("the versions recorded after the upgrade: %s, want %s", got, want)
 	}
 	db.Close()
@@ -208,7 +220,7 @@ func TestRefuseNewerDatabases(t *testing.T) {
 		qs   []string
 		want string
 	}{
-		{"newer", []string{`INSERT INTO memstore_schema VALUES (9, 0)`}, "newer than this memstore knows (8): upgrade memstore"},
+		{"newer", []string{`INSERT INTO memstore_schema VALUES (10, 0)`}, "newer than this memstore knows (9): upgrade memstore"},
 		{"newer development build", asDevelopmentBuild(lastDev + 1), "made by a development build of memstore newer than this one"},
 		{"early development build", asDevelopmentBuild(lastDev - 3), "early development build of memstore (its schema is at development version 10; this memstore takes over version 13 only): open it once with memstore built from commit " + schema.LastDevelopmentBuild},
 	} {

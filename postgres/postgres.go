@@ -130,6 +130,8 @@ type DB struct {
 	revalidate *batch.Batcher[versionQuery, string]
 	vectors    vectorCache
 	stopSweep  func() // stops the sweep of the idle copies of vectors
+	// indexer makes the search data of written memories (searchindex.go).
+	indexer searchIndexer
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -166,12 +168,14 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("migrate the PostgreSQL database: %w", translate(err))
 	}
 	db.stopSweep = db.vectors.Sweeper(memstore.VectorCopyIdle, memstore.VectorCopySweep)
+	db.startIndexer()
 	return db, nil
 }
 
-// Close stops listening for revocations and closes the pool, waiting for
-// the connections in use.
+// Close stops the search indexer and listening for revocations, and
+// closes the pool, waiting for the connections in use.
 func (db *DB) Close() error {
+	db.stopIndexer()
 	db.stopListening()
 	db.stopSending()
 	db.stopSweep()
@@ -343,6 +347,7 @@ const (
 	sqlSerializationFailed = "40001"
 	sqlDeadlock            = "40P01"
 	sqlTooManyConnections  = "53300"
+	sqlLockNotAvailable    = "55P03" // a lock_timeout passed
 	sqlAdminShutdown       = "57P01"
 	sqlCrashShutdown       = "57P02"
 	sqlCannotConnectNow    = "57P03"
@@ -368,7 +373,7 @@ func translate(err error) error {
 			// The blocker is unknown here, so the client is told to
 			// retry (the store's lock makes this a backstop only).
 			return memstore.ErrPathTaken()
-		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections:
+		case pe.Code == sqlSerializationFailed, pe.Code == sqlDeadlock, pe.Code == sqlTooManyConnections, pe.Code == sqlLockNotAvailable:
 			return memstore.ErrBusy()
 		}
 	}

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +16,9 @@ import (
 )
 
 // Search is each backend's own, as its engine's full-text index is.
-// PostgreSQL's reads two columns of the live memories, written with the path
-// and content in the same transaction, so that a search sees every write
+// PostgreSQL's reads two columns of memory_search, which the indexer
+// makes after the write (searchindex.go), and which a search brings up
+// to date for its stores before it reads, so that it sees every write
 // committed before it: search_words, the words of the path and of the
 // content as searchtext tells and folds them, stemmed (migration 0001's
 // memstore configuration), under a GIN index; and search_text, the path
@@ -32,8 +35,8 @@ import (
 // memories that have it (by ID, which grows with time), and only those
 // are ranked, as on SQLite. A term of one word, in a search of whole
 // stores, reads its window from search_postings (migration 0006: a row
-// for each word of each memory, kept by a trigger in the write's own
-// statement, with the word's count in the path and in the content; a
+// for each word of each memory, kept by a trigger on memory_search's
+// rows, with the word's count in the path and in the content; a
 // memory's are found by its ID to change them, migration 0008): a
 // range of its primary key's index, without the memories' rows, ranked
 // by postingRank as ts_rank ranks the search vector. Scanning the newest
@@ -41,9 +44,9 @@ import (
 // 100,000 memories. A phrase, and any term within a path prefix, is
 // looked up in the rows: the planner serves a window by the GIN index
 // and a sort for a rare term, and by a backward scan of the primary key
-// that stops at the window's last memory for a common one (migration
-// 0002 keeps the vectors in the rows, so that such a scan reads a page a
-// memory, not three or four of the TOAST table). When a term fills its
+// that stops at the window's last memory for a common one (the vectors
+// stay in the rows, so that such a scan reads a page a memory, not three
+// or four of the TOAST table). When a term fills its
 // window, the memories with the term in their path (the vector's words
 // of weight A, under the schema's index) and those with every term
 // of the query are looked up too, each in a window, whatever their age,
@@ -148,33 +151,95 @@ func (db *DB) search(ctx context.Context, workspaceID string, storeIDs []string,
 	if err != nil || len(sq.Stores) == 0 {
 		return err
 	}
-	return db.inTx(ctx, readTx, func(tx pgx.Tx) error {
-		var memories int64
-		for _, id := range sq.Stores {
-			st, err := storeState(ctx, tx, workspaceID, id, false)
-			if err != nil {
-				return err
-			}
-			memories += st.memories
+	caughtUp := false
+	for {
+		err := db.inTx(ctx, readTx, func(tx pgx.Tx) error {
+			return db.searchIn(ctx, tx, workspaceID, sq, !caughtUp, fn)
+		})
+		if !errors.Is(err, errQueued) {
+			return err
 		}
-		hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix, memories).search(sq.Terms, sq.Need())
+		// The stores are the workspace's (searchIn read them first).
+		if err := db.catchUp(ctx, sq.Stores); err != nil {
+			return err
+		}
+		if searchCaughtUp != nil {
+			searchCaughtUp()
+		}
+		caughtUp = true
+	}
+}
+
+// errQueued is searchIn's when the stores have memories queued for
+// search.
+var errQueued = errors.New("memories queued for search")
+
+// searchIn runs search's lookups in tx, a read transaction. When first
+// is set, it returns errQueued if the stores have memories queued for
+// search in tx's snapshot: the caller then runs their rounds (catchUp)
+// and calls again, in a new snapshot, in which the memories deleted since
+// those rounds are left out (liveHits). With nothing queued, the search
+// data is the memories'.
+func (db *DB) searchIn(ctx context.Context, tx pgx.Tx, workspaceID string, sq keyset.Search, first bool, fn func(tx pgx.Tx, sq keyset.Search, hits []*searchtext.Hit[string], turns keyset.Turns[string]) error) error {
+	var memories int64
+	for _, id := range sq.Stores {
+		st, err := storeState(ctx, tx, workspaceID, id, false)
 		if err != nil {
 			return err
 		}
-		return fn(tx, sq, hits, keyset.Turns[string]{
-			Places: func(ids []string) (map[string]keyset.Place, error) {
-				return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
-			},
-			At: func(store string, paths []string) (map[string]string, error) {
-				found, err := scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE store_id = $1 AND path = ANY($2)`, store, paths))
-				out := make(map[string]string, len(found))
-				for id, p := range found {
-					out[p.Path] = id
-				}
-				return out, err
-			},
-		})
+		memories += st.memories
+	}
+	if first {
+		var queued bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM search_queue WHERE store_id = ANY($1))`, sq.Stores).Scan(&queued); err != nil {
+			return err
+		}
+		if queued {
+			return errQueued
+		}
+	}
+	hits, err := newSearcher(ctx, tx, sq.Stores, sq.Prefix, memories).search(sq.Terms, sq.Need())
+	if err == nil && !first {
+		hits, err = liveHits(ctx, tx, sq.Stores, hits)
+	}
+	if err != nil {
+		return err
+	}
+	return fn(tx, sq, hits, keyset.Turns[string]{
+		Places: func(ids []string) (map[string]keyset.Place, error) {
+			return scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE id = ANY($1)`, ids))
+		},
+		At: func(store string, paths []string) (map[string]string, error) {
+			found, err := scanPlaces(tx.Query(ctx, `SELECT id, store_id, path FROM memories WHERE store_id = $1 AND path = ANY($2)`, store, paths))
+			out := make(map[string]string, len(found))
+			for id, p := range found {
+				out[p.Path] = id
+			}
+			return out, err
+		},
 	})
+}
+
+// searchCaughtUp, when set, runs in each search between its catchUp and
+// its snapshot: the tests change memories there.
+var searchCaughtUp func()
+
+// liveHits leaves out of hits the memories deleted since the search's
+// catchUp and before its snapshot: their search data stays until a round
+// takes their queue rows, which the snapshot holds (searchindex.go).
+// Every other memory of the stores with search data in the snapshot is
+// live in it.
+func liveHits(ctx context.Context, tx pgx.Tx, storeIDs []string, hits []*searchHit) ([]*searchHit, error) {
+	rows, err := tx.Query(ctx, `SELECT q.memory_id FROM search_queue q
+		WHERE q.store_id = ANY($1) AND NOT EXISTS (SELECT FROM memories m WHERE m.id = q.memory_id)`, storeIDs)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(gone) == 0 {
+		return hits, err
+	}
+	return slices.DeleteFunc(hits, func(h *searchHit) bool { return slices.Contains(gone, h.Key) }), nil
 }
 
 // searchMemories returns the memories of ids, with their content, by ID,
@@ -275,7 +340,7 @@ func (s *searcher) idf(df int) (float64, error) {
 // window is the query of a lookup: the columns of the newest memories
 // searched that meet cond, at most searchtext.Window of them.
 func (s *searcher) window(cols, cond string) string {
-	return `SELECT ` + cols + ` FROM memories m WHERE ` + cond + ` AND ` + s.filter +
+	return `SELECT ` + cols + ` FROM memory_search m WHERE ` + cond + ` AND ` + s.filter +
 		` ORDER BY m.id DESC LIMIT ` + strconv.Itoa(searchtext.Window)
 }
 

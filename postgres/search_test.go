@@ -102,7 +102,7 @@ func wrongPostings(tb testing.TB, conn *pgx.Conn) (n int) {
 	err := conn.QueryRow(tb.Context(), `WITH fresh AS (
 		SELECT m.store_id, w.lexeme AS word, m.id AS memory_id,
 			cardinality(array_positions(w.weights, 'A'))::smallint AS in_path, cardinality(array_positions(w.weights, 'B'))::smallint AS in_content
-		FROM memories m, unnest(m.search_words) w)
+		FROM memory_search m, unnest(m.search_words) w)
 		SELECT (SELECT count(*) FROM (SELECT * FROM search_postings EXCEPT SELECT * FROM fresh) x) +
 			(SELECT count(*) FROM (SELECT * FROM fresh EXCEPT SELECT * FROM search_postings) y)`).Scan(&n)
 	if err != nil {
@@ -111,18 +111,43 @@ func wrongPostings(tb testing.TB, conn *pgx.Conn) (n int) {
 	return n
 }
 
-// TestSearchPostingsFollowEveryWrite checks search_postings against the
-// memories after each way of writing one: its trigger keeps the
-// postings in the write's own statement, whichever statement makes it.
+// wrongSearchRows counts the differences between the live memories and
+// memory_search's rows: a memory without its row, a row without its
+// memory, and a row of another store, path or text than its memory's.
+func wrongSearchRows(tb testing.TB, conn *pgx.Conn) (n int) {
+	tb.Helper()
+	ctx := tb.Context()
+	err := conn.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM (SELECT id, store_id, path FROM memories EXCEPT SELECT id, store_id, path FROM memory_search) x) +
+		(SELECT count(*) FROM (SELECT id, store_id, path FROM memory_search EXCEPT SELECT id, store_id, path FROM memories) y)`).Scan(&n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `SELECT m.path, convert_from(m.content, 'UTF8'), s.search_text FROM memories m JOIN memory_search s ON s.id = m.id`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var path, content, text string
+	_, err = pgx.ForEachRow(rows, []any{&path, &content, &text}, func() error {
+		if text != postgres.SearchText(path, content) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// TestSearchPostingsFollowEveryWrite checks the search data against the
+// memories after each way of writing one, once the indexer's rounds have
+// run: memory_search holds a row for each live memory, at its store and
+// path, and search_postings the words of those rows, whichever
+// statement wrote the memory.
 func TestSearchPostingsFollowEveryWrite(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	core := memstore.NewCore(mustOpenAt(t, url, postgres.Options{}))
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "postings"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "postings")
 	other, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +157,14 @@ func TestSearchPostingsFollowEveryWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var count int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE memory_id = $1`, m.ID).Scan(&count); err != nil || count != 0 {
+		t.Fatalf("a memory not yet indexed has %d postings: %v", count, err)
+	}
+	if err := db.IndexQueued(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE memory_id = $1`, m.ID).Scan(&count); err != nil || count == 0 {
-		t.Fatalf("a created memory has %d postings: %v", count, err)
+		t.Fatalf("an indexed memory has %d postings: %v", count, err)
 	}
 	for _, st := range []struct {
 		name string
@@ -171,9 +202,18 @@ func TestSearchPostingsFollowEveryWrite(t *testing.T) {
 		if err := st.do(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
+		if err := db.IndexQueued(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := wrongSearchRows(t, conn); n != 0 {
+			t.Errorf("after %s: %d rows of memory_search differ from the memories", st.name, n)
+		}
 		if n := wrongPostings(t, conn); n != 0 {
 			t.Errorf("after %s: %d postings differ from the memories' words", st.name, n)
 		}
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM search_queue`).Scan(&count); err != nil || count != 0 {
+		t.Fatalf("the indexer left %d rows queued: %v", count, err)
 	}
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM search_postings WHERE store_id = $1`, s.ID).Scan(&count); err != nil || count != 0 {
 		t.Fatalf("a deleted store keeps %d postings: %v", count, err)
@@ -186,7 +226,8 @@ func TestSearchPostingsFollowEveryWrite(t *testing.T) {
 func TestSearchPostingsRank(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.DB(t, migrate)
-	core := memstore.NewCore(mustOpenAt(t, url, postgres.Options{}))
+	db := mustOpenAt(t, url, postgres.Options{})
+	core := memstore.NewCore(db)
 	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "rank"})
 	if err != nil {
 		t.Fatal(err)
@@ -203,8 +244,11 @@ func TestSearchPostingsRank(t *testing.T) {
 			}
 		}
 	}
+	if err := db.IndexQueued(ctx); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := connect(t, url).Query(ctx, `SELECT m.path, p.in_path, p.in_content, ts_rank($1, m.search_words, to_tsquery('memstore', 'heron'))
-		FROM memories m JOIN search_postings p ON p.memory_id = m.id AND p.word = 'heron'`, postgres.SearchRankWeights)
+		FROM memory_search m JOIN search_postings p ON p.memory_id = m.id AND p.word = 'heron'`, postgres.SearchRankWeights)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,20 +272,15 @@ func TestSearchPostingsRank(t *testing.T) {
 }
 
 // TestSearchPostingsOfOneMemory counts the pages of search_postings'
-// indexes that deleting one memory reads, in a store of 300 memories of
+// indexes that deleting one memory reads, with the indexer's round that
+// deletes its search data, in a store of 300 memories of
 // 120 words each (36,000 postings): they must be about the memory's own,
 // whatever the store's size. A delete by the store and the words (the
 // primary key) was planned as a scan of the index over the store's
 // every posting: 621 pages here, against 2 to 4 by the memory's ID.
 func TestSearchPostingsOfOneMemory(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.DB(t, migrate)
-	core := memstore.NewCore(mustOpenAt(t, url, postgres.Options{}))
-	conn := connect(t, url)
-	s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "postings"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, core, conn, s := unindexed(t, "postings")
 	var ms []*memstore.Memory
 	for i := range 300 {
 		var b strings.Builder
@@ -254,6 +293,9 @@ func TestSearchPostingsOfOneMemory(t *testing.T) {
 		}
 		ms = append(ms, m)
 	}
+	if err := db.IndexQueued(ctx); err != nil {
+		t.Fatal(err)
+	}
 	pages := func() (n int64) {
 		execAll(t, conn, `SELECT pg_stat_force_next_flush()`, `SELECT pg_stat_clear_snapshot()`)
 		if err := conn.QueryRow(ctx, `SELECT coalesce(sum(idx_blks_hit + idx_blks_read), 0) FROM pg_statio_user_indexes WHERE relname = 'search_postings'`).Scan(&n); err != nil {
@@ -265,6 +307,9 @@ func TestSearchPostingsOfOneMemory(t *testing.T) {
 	for i, m := range ms[:8] {
 		before := pages()
 		if _, err := conn.Exec(ctx, `DELETE FROM memories WHERE id = $1`, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.IndexQueued(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if n := pages() - before; n > 100 {

@@ -10,7 +10,7 @@ import (
 // instructions): the ones whose dead row versions may keep a redacted or
 // deleted text. A new table of content belongs here
 // (TestVacuumFullLeavesNoText reads every table's file).
-const vacuumed = `memories, versions, search_postings, memory_vectors, sessions, session_stores, session_events, dreams`
+const vacuumed = `memories, versions, memory_search, search_postings, memory_vectors, sessions, session_stores, session_events, dreams`
 
 // Vacuum has PostgreSQL reclaim the dead row versions of the tables that
 // hold content, which every update, deletion and redaction leaves until
@@ -21,6 +21,10 @@ const vacuumed = `memories, versions, search_postings, memory_vectors, sessions,
 // the write-ahead log already written, or copies the server keeps
 // (archives, replicas, backups).
 func (db *DB) Vacuum(ctx context.Context, full bool) error {
+	// The search data of deleted memories goes with the rounds first.
+	if err := db.catchUp(ctx, nil); err != nil {
+		return wrap(err, "index the memories written for search")
+	}
 	q := `VACUUM (ANALYZE) ` + vacuumed
 	if full {
 		q = `VACUUM (FULL, ANALYZE) ` + vacuumed

@@ -29,6 +29,11 @@ func TestVacuumFullLeavesNoText(t *testing.T) {
 	if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: "/" + word + ".md", Content: "the " + word + " of the night"}); err != nil {
 		t.Fatal(err)
 	}
+	// Its search data made, then queued for deletion with the store.
+	db.StopIndexer()
+	if err := db.IndexQueued(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := core.DeleteStore(ctx, alice, s.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +60,7 @@ func TestVacuumFullLeavesNoText(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if files["search_postings"] == "" || files["memories"] == "" {
+	if files["search_postings"] == "" || files["memories"] == "" || files["memory_search"] == "" {
 		t.Fatalf("the tables' files not found: %v", files)
 	}
 	for name, file := range files {
