@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"log/slog"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -134,29 +133,21 @@ func (db *DB) indexSoon() {
 // called. It takes the rows queued by then, and not those queued while
 // it runs, so that a store's writes never keep it going.
 func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
-	// The last row queued of the stores, at most below.
-	lastQueued := func(below int64) (last *int64, err error) {
-		q, args := `SELECT max(seq) FROM search_queue WHERE seq <= $1`, []any{below}
-		if storeIDs != nil {
-			q, args = q+` AND store_id = ANY($2)`, append(args, storeIDs)
-		}
-		return last, db.pool.QueryRow(ctx, q, args...).Scan(&last)
+	q, args := `SELECT max(seq) FROM search_queue`, []any{}
+	if storeIDs != nil {
+		q, args = q+` WHERE store_id = ANY($1)`, append(args, storeIDs)
 	}
-	last, err := lastQueued(math.MaxInt64)
-	if err != nil || last == nil {
+	var last *int64
+	if err := db.pool.QueryRow(ctx, q, args...).Scan(&last); err != nil || last == nil {
 		return err
 	}
+	// A round that waits skips only the rows that other rounds deleted
+	// while it waited, and fetches others in their place: one that takes
+	// all it found has left none up to last.
 	for {
-		n, _, err := db.indexRound(ctx, storeIDs, *last, true)
-		if err != nil {
+		_, more, err := db.indexRound(ctx, storeIDs, *last, true)
+		if err != nil || !more {
 			return err
-		}
-		if n == 0 {
-			// The rows left, if any, were held by another round, which
-			// has ended: look again.
-			if left, err := lastQueued(*last); err != nil || left == nil {
-				return err
-			}
 		}
 	}
 }

@@ -479,3 +479,57 @@ func TestSearchRoundWaitBounded(t *testing.T) {
 		t.Fatalf("once the row was let go, a search found %q", got)
 	}
 }
+
+// TestSearchWaitsForRound has a search meet a round that holds its
+// store's queued rows: the search waits for it, takes what the round
+// left, and finds both the memory the round indexed and the one it did
+// not take.
+func TestSearchWaitsForRound(t *testing.T) {
+	ctx := t.Context()
+	db, core, conn, s := unindexed(t, "wait")
+	for _, p := range []string{"/first.md", "/second.md"} {
+		content := strings.Repeat("a heron waits ", postgres.RoundBytes/14+1) // each a round's worth
+		if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: p, Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	defer postgres.OnRoundClaimed(func() {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+	})()
+	round := make(chan error, 1)
+	go func() { round <- db.IndexRound(context.WithoutCancel(ctx)) }()
+	<-held
+	type result struct {
+		page memstore.Page[memstore.SearchResult]
+		err  error
+	}
+	found := make(chan result, 1)
+	go func() {
+		p, err := core.SearchMemories(ctx, alice, []string{s.ID}, memstore.SearchQuery{Text: "heron"})
+		found <- result{p, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the search waits on the round's rows
+	close(release)
+	if err := <-round; err != nil {
+		t.Fatal(err)
+	}
+	r := <-found
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var got []string
+	for _, it := range r.page.Items {
+		got = append(got, it.Memory.Path)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(got)), []string{"/first.md", "/second.md"}) {
+		t.Fatalf("a search that waited for a round found %q", got)
+	}
+	if q := count(t, conn, `SELECT count(*) FROM search_queue`); q != 0 {
+		t.Fatalf("%d rows queued after the search, want none", q)
+	}
+}
