@@ -143,7 +143,7 @@ func (r *restoreTx) Exists(query string) (bool, error) {
 // before, so that an error is told with the kind it belongs to. The
 // memories are queued for search by the schema's trigger, as any write's
 // are (searchindex.go).
-func (r *restoreTx) Insert(t *sqlrow.Table, values []any, record any) error {
+func (r *restoreTx) Insert(t *sqlrow.Table, values []any) error {
 	if t.Kind != r.kind {
 		if err := r.flush(); err != nil {
 			return err

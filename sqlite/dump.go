@@ -131,7 +131,7 @@ func (r restoreTx) Exists(query string) (bool, error) {
 
 // Insert inserts a row; the triggers of memories count them in their
 // store and queue them for the indexer.
-func (r restoreTx) Insert(t *sqlrow.Table, values []any, _ any) error {
+func (r restoreTx) Insert(t *sqlrow.Table, values []any) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}

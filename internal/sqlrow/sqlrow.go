@@ -49,28 +49,18 @@ func (t *Table) Select() string {
 }
 
 // Insert is the statement that inserts a row of t, given the
-// placeholder of the nth value (from 1) in the backend's dialect, and
-// the columns that the backend keeps beside t's, if any.
-func (t *Table) Insert(param func(n int) string, more ...Column) string {
-	cols := t.Columns
-	n := strings.Count(cols, ",") + 1
-	values := make([]string, n, n+len(more))
+// placeholder of the nth value (from 1) in the backend's dialect.
+func (t *Table) Insert(param func(n int) string) string {
+	values := make([]string, strings.Count(t.Columns, ",")+1)
 	for i := range values {
 		values[i] = param(i + 1)
 	}
-	for _, c := range more {
-		cols += ", " + c.Name
-		values = append(values, c.Value)
-	}
-	q := `INSERT INTO ` + t.Name + ` (` + cols + `) VALUES (` + strings.Join(values, ", ") + `)`
+	q := `INSERT INTO ` + t.Name + ` (` + t.Columns + `) VALUES (` + strings.Join(values, ", ") + `)`
 	if t.Conflict != "" {
 		q += ` ` + t.Conflict
 	}
 	return q
 }
-
-// A Column is a column an insert writes and the SQL of its value.
-type Column struct{ Name, Value string }
 
 // A Row is a row being scanned.
 type Row interface{ Scan(dest ...any) error }
@@ -142,9 +132,8 @@ type Tx interface {
 	// Exists runs query, which selects one boolean, and returns it.
 	Exists(query string) (bool, error)
 	// Insert adds to t the row of values (those of t.Columns, in
-	// order), made of record, which a backend that keeps more beside
-	// the row makes it of.
-	Insert(t *Table, values []any, record any) error
+	// order).
+	Insert(t *Table, values []any) error
 }
 
 // holdsData tells whether a database holds what a restore must not mix
@@ -230,7 +219,7 @@ func (k *kind[T]) insert(tx Tx, rec *T) error {
 	if err != nil {
 		return err
 	}
-	return tx.Insert(k.table, values, rec)
+	return tx.Insert(k.table, values)
 }
 
 // restorer is the sink of a restore: it inserts each record it is given.
@@ -268,7 +257,7 @@ func (r restorer) Session(s *memstore.Session) error {
 		return err
 	}
 	for i := range s.Attachments {
-		if err := r.tx.Insert(SessionStores, attachmentValues(s, i), &s.Attachments[i]); err != nil {
+		if err := r.tx.Insert(SessionStores, attachmentValues(s, i)); err != nil {
 			return err
 		}
 	}
