@@ -181,8 +181,8 @@ func (t *memTx) commit() (err error, committing bool) {
 //  4. The write, one statement: the version, its event numbered after
 //     the store's last, the memory, and the store's count and size. The
 //     triggers keep the rest in that statement: the change counts (a
-//     version), the webhooks' deliveries (an event), the vector queue
-//     and the search postings (a memory).
+//     version), the webhooks' deliveries (an event), and the vector and
+//     search queues (a memory).
 //  5. COMMIT, which waits for the WAL to be flushed.
 //
 // The lock is held for the last three, and the writes of a store wait

@@ -53,8 +53,8 @@
 //
 // # Search
 //
-// Search reads columns of the memories written in the same transaction
-// as their path and content, under a GIN index of their words and a
+// Search reads the memories' search data, made after each write by the
+// indexer (searchindex.go), under a GIN index of their words and a
 // trigram index (pg_trgm) of their text: see search.go.
 package postgres
 
