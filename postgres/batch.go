@@ -123,9 +123,9 @@ func (q *storeWrites) next(key string) []*memWrite {
 }
 
 // writeBatch runs the writes of a batch and answers each.
-func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
+func (db *DB) writeBatch(workspaceID, storeID string, writes []*memWrite) {
 	var todo []*memWrite
-	for _, w := range batch {
+	for _, w := range writes {
 		if err := w.ctx.Err(); err != nil {
 			w.done <- err
 			continue
@@ -133,7 +133,8 @@ func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
 		todo = append(todo, w)
 	}
 	if len(todo) == 1 {
-		todo[0].done <- db.writeAlone(todo[0].ctx, workspaceID, storeID, todo[0].fn)
+		w := todo[0]
+		w.done <- batch.Safely(w.ctx, db.log, func() error { return db.writeAlone(w.ctx, workspaceID, storeID, w.fn) })
 		return
 	}
 	if len(todo) == 0 {

@@ -242,6 +242,11 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 			panic("a bug")
 		})
 	}
+	// alwaysPanics panics over a plan too: the plan is made for every
+	// write of a batch, before any runs.
+	alwaysPanics := func() error {
+		return db.WriteMemory(ctx, c.WorkspaceID, st.ID, func(memstore.MemoryTx) error { panic("a bug") })
+	}
 	var wg sync.WaitGroup
 	errs := map[string]error{}
 	var mu sync.Mutex
@@ -273,14 +278,17 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	run("ok 1", create("/ok1.md"))
 	run("sent then fails", sentThenFails)
 	run("panics", panics)
+	run("always panics", alwaysPanics)
 	run("ok 2", create("/ok2.md"))
 	h.release(t)
 	wg.Wait()
 	if err := errs["sent then fails"]; err == nil || !strings.Contains(err.Error(), "failed after its write") {
 		t.Errorf("the write that failed after sending its own: %v", err)
 	}
-	if err := errs["panics"]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
-		t.Errorf("the write that panicked in a batch: %v", err)
+	for _, name := range []string{"panics", "always panics"} {
+		if err := errs[name]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
+			t.Errorf("the write that panicked in a batch (%s): %v", name, err)
+		}
 	}
 	for _, name := range []string{"lone", "ok 1", "ok 2"} {
 		if errs[name] != nil {
@@ -310,6 +318,21 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	if err := errs["after"]; err != nil {
 		t.Errorf("the write queued behind a panic: %v", err)
 	}
+
+	// A write that panics alone behind another, which runs it on its own.
+	h = f.lockStore(t)
+	clear(errs)
+	run("lone", create("/lone-again.md"))
+	waitingOne(t, h, "the store's lock")
+	run("panics behind it", alwaysPanics)
+	h.release(t)
+	wg.Wait()
+	if err := errs["lone"]; err != nil {
+		t.Errorf("the lone write: %v", err)
+	}
+	if err := errs["panics behind it"]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
+		t.Errorf("the write that panicked alone behind another: %v", err)
+	}
 	if err := create("/later.md")(); err != nil {
 		t.Errorf("a write after it all: %v", err)
 	}
@@ -331,7 +354,7 @@ func TestStoreWritesTogetherGiveUp(t *testing.T) {
 	}()
 	waitingOne(t, store, "the store's lock")
 	// The batch: an update of the memory whose row is held, then a
-	// create whose read sends the update, which waits.
+	// create; the update's statement, sent with the commit, waits.
 	cctx, cancel := context.WithCancel(ctx)
 	batch := make(chan error, 2)
 	go func() {
@@ -468,7 +491,7 @@ func TestStoreWritesTogetherSeeEachOther(t *testing.T) {
 		}
 	}
 	var e *memstore.Error
-	if errors.As(results["under the child"].err, &e); e == nil || e.Code != memstore.EPathConflict || e.ConflictingMemoryID != results["child"].m.ID {
+	if errors.As(results["under the child"].err, &e); e == nil || e.Code != memstore.EPathConflict || results["child"].m == nil || e.ConflictingMemoryID != results["child"].m.ID {
 		t.Errorf("a create under a memory made earlier in the batch: %v, want a conflict with it", results["under the child"].err)
 	}
 	if code("update x") != memstore.ENotFound {
@@ -510,5 +533,18 @@ func TestStoreWritesTogetherSeeEachOther(t *testing.T) {
 	}
 	if got.MemoryCount != limit {
 		t.Errorf("the store counts %d memories, want %d", got.MemoryCount, limit)
+	}
+	// All but the lone write went in one transaction: the versions they
+	// made share its ID.
+	lone := results["lone"].m
+	if lone == nil {
+		return // its error is reported above
+	}
+	var txs int
+	if err := h.watch.QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM versions WHERE store_id = $1 AND id > $2`, st.ID, lone.VersionID).Scan(&txs); err != nil {
+		t.Fatal(err)
+	}
+	if txs != 1 {
+		t.Errorf("the batch's writes were made in %d transactions, want 1", txs)
 	}
 }

@@ -276,9 +276,16 @@ func (p *plan) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) 
 }
 
 // planned runs fn once over a plan and returns the plan, whose m is nil
-// when fn does not create a memory over it.
-func planned(fn func(memstore.MemoryTx) error) *plan {
-	p := &plan{}
+// when fn does not create a memory over it. A fn that panics over the
+// plan gets an empty one: it runs again over the database, where its
+// panic fails it alone (batch.Safely).
+func planned(fn func(memstore.MemoryTx) error) (p *plan) {
+	defer func() {
+		if recover() != nil {
+			p = &plan{}
+		}
+	}()
+	p = &plan{}
 	if fn(p) != nil {
 		p.m = nil
 	}
