@@ -23,8 +23,14 @@ var _ memstore.VectorStorage = (*DB)(nil)
 // in this process's copies of them, which vectorcache.go keeps current
 // from vector_log.
 
-// ResetEmbeddings implements memstore.VectorStorage.
+// ResetEmbeddings implements memstore.VectorStorage. It first turns the
+// queue on (vector_queue_on, migration 0010), which a database leaves
+// off, to spare every write the queue, until a server with a model
+// starts on it.
 func (db *DB) ResetEmbeddings(ctx context.Context, model string, dims int) error {
+	if _, err := db.pool.Exec(ctx, `SELECT vector_queue_on()`); err != nil {
+		return wrap(err, "turn the queue of memories to embed on")
+	}
 	// Only the memories whose vectors this deletes are queued: every
 	// other memory has a vector of the model or is queued already, and
 	// queuing one whose vector another worker is storing would embed it

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/internal/vector"
@@ -84,6 +86,10 @@ func newTwoReplicas(t *testing.T, dims int, seed uint64) *twoReplicas {
 	url := pgtest.DB(t, migrate)
 	f := &twoReplicas{a: mustOpenAt(t, url, postgres.Options{}), b: mustOpenAt(t, url, postgres.Options{})}
 	f.core = memstore.NewCore(f.a)
+	// As a server with the model does when it starts: the queue is on.
+	if err := f.a.ResetEmbeddings(context.Background(), "m", dims); err != nil {
+		t.Fatal(err)
+	}
 	s, err := f.core.CreateStore(context.Background(), alice, memstore.StoreCreate{Name: "notes"})
 	if err != nil {
 		t.Fatal(err)
@@ -430,5 +436,132 @@ func TestVectorCopiesSweptAndDropped(t *testing.T) {
 	}
 	if n, _ := f.b.VectorCopies(); n != 0 || f.b.VectorCopyHolds(y.ID) {
 		t.Fatalf("after the store's deletion, %d copies are left", n)
+	}
+}
+
+// TestVectorQueueWhenAsked: a database queues no memory to embed until a
+// server with an embedding model starts on it (ResetEmbeddings, first of
+// its worker), which queues every memory; a write in flight then is
+// waited for and queued too, so none is missed, and every later write is
+// queued. Turned on, the queue stays on, and turning it on again waits
+// for nothing.
+func TestVectorQueueWhenAsked(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, url, postgres.Options{})
+	co := memstore.NewCore(db)
+	st := mustCreateStore(t, co, alice)
+	create := func(path string) {
+		t.Helper()
+		if _, err := co.CreateMemory(ctx, alice, st.ID, memstore.MemoryCreate{Path: path, Content: "text of " + path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		create(fmt.Sprintf("/before/%d.md", i))
+	}
+	watch := connect(t, url)
+	queued := func() (n int, unqueued []string) {
+		t.Helper()
+		rows, err := watch.Query(ctx, `SELECT m.path FROM memories m WHERE NOT EXISTS (SELECT FROM vector_queue q WHERE q.memory_id = m.id AND q.version_id = m.version_id) ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unqueued, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			t.Fatal(err)
+		}
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM vector_queue`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n, unqueued
+	}
+	if n, _ := queued(); n != 0 {
+		t.Fatalf("%d memories queued with no model ever, want 0", n)
+	}
+
+	// A write in flight: memory_create's statement run, not committed.
+	inFlight := func() *lockHolder {
+		return holdLock(t, url, `SELECT memory_create($1, NULL, NULL, NULL, NULL, NULL, $2, $3, 1, $4, 'x'::bytea, $5, 1, $6, 'apikey_alice', 'memory.created')`,
+			st.ID, "mem_"+t.Name()+fmt.Sprint(time.Now().UnixNano()), "memver_"+fmt.Sprint(time.Now().UnixNano()), fmt.Sprintf("/in-flight/%d.md", time.Now().UnixNano()),
+			memstore.ContentSHA256("x"), string(memstore.ActorAPIKey))
+	}
+	h := inFlight()
+	on := make(chan error, 1)
+	go func() { on <- db.ResetEmbeddings(ctx, "m", 4) }()
+	waitingOne(t, h, "the memories' table")
+	if err := h.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-on; err != nil {
+		t.Fatal(err)
+	}
+	create("/after.md")
+	if n, unqueued := queued(); n != 5 || len(unqueued) != 0 {
+		t.Errorf("%d memories queued, %q not, once the queue is on: want all 5", n, unqueued)
+	}
+
+	// On for good: a second server with a model does not wait for the
+	// writes in flight.
+	h = inFlight()
+	again := make(chan error, 1)
+	go func() { again <- db.ResetEmbeddings(ctx, "m", 4) }()
+	select {
+	case err := <-again:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("turning the queue on again waited for a write in flight")
+	}
+	if err := h.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, unqueued := queued(); n != 6 || len(unqueued) != 0 {
+		t.Errorf("%d memories queued, %q not: want all 6", n, unqueued)
+	}
+}
+
+// TestVectorQueueMigration: the upgrade that leaves the queue off until a
+// model asks (migration 0010) keeps it on in a database that has vectors,
+// whose queue it keeps, and turns it off, emptied, in one that has none.
+func TestVectorQueueMigration(t *testing.T) {
+	ctx := context.Background()
+	for _, withVectors := range []bool{true, false} {
+		t.Run(fmt.Sprint("vectors ", withVectors), func(t *testing.T) {
+			url := pgtest.DB(t, migrate)
+			db := mustOpenAt(t, url, postgres.Options{})
+			co := memstore.NewCore(db)
+			if err := db.ResetEmbeddings(ctx, "m", 2); err != nil {
+				t.Fatal(err)
+			}
+			st := mustCreateStore(t, co, alice)
+			for _, p := range []string{"/a.md", "/b.md"} {
+				if _, err := co.CreateMemory(ctx, alice, st.ID, memstore.MemoryCreate{Path: p, Content: "text"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if withVectors {
+				now := time.Now()
+				tasks, err := db.ClaimEmbeddings(ctx, now, now.Add(time.Minute), 1)
+				if err != nil || len(tasks) != 1 {
+					t.Fatalf("claim: %v, %v", tasks, err)
+				}
+				if err := db.PutEmbeddings(ctx, "m", []memstore.Embedding{{MemoryID: tasks[0].MemoryID, VersionID: tasks[0].VersionID, Vector: []float32{1, 0}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			// The database as the release before 0010 left it, then upgraded.
+			execAll(t, connect(t, url), `DELETE FROM memstore_schema WHERE version = 10`, `DROP FUNCTION vector_queue_on()`)
+			mustOpenAt(t, url, postgres.Options{})
+			var queued, triggers int
+			if err := connect(t, url).QueryRow(ctx, `SELECT (SELECT count(*) FROM vector_queue),
+				(SELECT count(*) FROM pg_trigger WHERE tgrelid = 'memories'::regclass AND tgname = 'memories_vector_queue')`).Scan(&queued, &triggers); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool][2]int{true: {1, 1}, false: {0, 0}}[withVectors]; queued != want[0] || triggers != want[1] {
+				t.Errorf("after the upgrade, %d memories queued and %d triggers, want %d and %d", queued, triggers, want[0], want[1])
+			}
+		})
 	}
 }
