@@ -70,11 +70,26 @@ func TestSearchIndexedLater(t *testing.T) {
 	if q, n := count(t, conn, `SELECT count(*) FROM search_queue`), count(t, conn, `SELECT count(*) FROM memory_search`); q != 1 || n != 0 {
 		t.Fatalf("after a write, %d rows queued and %d indexed, want 1 and 0", q, n)
 	}
+	// /metrics' memstore_search_backlog reads the queue.
+	backlog := func() int64 {
+		t.Helper()
+		c, err := db.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.SearchBacklog
+	}
+	if n := backlog(); n != 1 {
+		t.Errorf("the search backlog after a write: %d, want 1", n)
+	}
 	if got := searchPaths(t, core, s.ID, "whiskers"); !slices.Equal(got, []string{"/a/walrus.md"}) {
 		t.Fatalf("a search after the write found %q", got)
 	}
 	if q, n := count(t, conn, `SELECT count(*) FROM search_queue`), count(t, conn, `SELECT count(*) FROM memory_search`); q != 0 || n != 1 {
 		t.Fatalf("after a search, %d rows queued and %d indexed, want 0 and 1", q, n)
+	}
+	if n := backlog(); n != 0 {
+		t.Errorf("the search backlog once indexed: %d, want 0", n)
 	}
 	if _, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Path: new("/b/narwhal.md"), Content: new("one long tooth")}); err != nil {
 		t.Fatal(err)
