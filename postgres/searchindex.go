@@ -127,6 +127,14 @@ func (db *DB) indexSoon() {
 	}
 }
 
+// WaitSearchIndex runs the rounds until every write queued before the
+// call is indexed, as a file's WaitSearchIndex waits for its indexes:
+// memstore migrate calls it after a restore, which leaves every memory
+// queued, so that a server's first search of each store does not do it.
+func (db *DB) WaitSearchIndex(ctx context.Context) error {
+	return wrap(db.catchUp(ctx, nil), "index the memories for search")
+}
+
 // catchUp indexes what the stores (every store when nil) have queued,
 // waiting for the rounds of others that hold some of it, so that a
 // search that reads after it sees every write committed before it was
