@@ -148,7 +148,7 @@ func newFixture(t *testing.T, db backend, count func(q string, args ...any) int)
 	f.emb = e
 	// What a server with the model does first, through its worker: on
 	// PostgreSQL, the queue is on from then on.
-	if err := f.db.ResetEmbeddings(context.Background(), e.Model(), dims); err != nil {
+	if err := f.db.StartEmbeddings(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	f.core = memstore.NewCore(f.db, memstore.WithEmbedder(e))

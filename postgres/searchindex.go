@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // # Search indexed after the write
@@ -131,8 +133,16 @@ func (db *DB) indexSoon() {
 // call is indexed, as a file's WaitSearchIndex waits for its indexes:
 // memstore migrate calls it after a restore, which leaves every memory
 // queued, so that a server's first search of each store does not do it.
+// A round that waited 5 s for another process's (lock_timeout) is run
+// again: that process is working through the same queue.
 func (db *DB) WaitSearchIndex(ctx context.Context) error {
-	return wrap(db.catchUp(ctx, nil), "index the memories for search")
+	for {
+		err := db.catchUp(ctx, nil)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != sqlLockNotAvailable || ctx.Err() != nil {
+			return wrap(err, "index the memories for search")
+		}
+	}
 }
 
 // catchUp indexes what the stores (every store when nil) have queued,
