@@ -544,34 +544,30 @@ func (t *memTx) next() (string, time.Time) {
 func (t *memTx) Archived() bool { return t.archived }
 
 func (t *memTx) Memory(id string) (*memstore.Memory, error) {
-	var m *memstore.Memory
-	var err error
-	if r := t.recall(readMemory{id: id}); r != nil {
-		m, err = r.m, r.err
-	} else {
-		err = t.queryRow(func(r pgx.Row) (err error) {
-			m, err = sqlrow.ScanMemory(r)
-			return err
-		}, memoryByID, id, t.storeID)
-	}
-	return copied(m), notFound(err, errMemoryNotFound(id))
+	m, err := t.readMemory(readMemory{id: id}, memoryByID, id, t.storeID)
+	return m, notFound(err, errMemoryNotFound(id))
 }
 
 func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
-	var m *memstore.Memory
-	var err error
-	if r := t.recall(readMemory{path: path}); r != nil {
-		m, err = r.m, r.err
-	} else {
-		err = t.queryRow(func(r pgx.Row) (err error) {
-			m, err = sqlrow.ScanMemory(r)
-			return err
-		}, memoryAtPath, t.storeID, path)
-	}
+	m, err := t.readMemory(readMemory{path: path}, memoryAtPath, t.storeID, path)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
-	return copied(m), err
+	return m, err
+}
+
+// readMemory answers the read of a memory that q asks, from the reads
+// made earlier (recall) or by sql and args.
+func (t *memTx) readMemory(q readMemory, sql string, args ...any) (*memstore.Memory, error) {
+	if r := t.recall(q); r != nil {
+		return copied(r.m), r.err
+	}
+	var m *memstore.Memory
+	err := t.queryRow(func(r pgx.Row) (err error) {
+		m, err = sqlrow.ScanMemory(r)
+		return err
+	}, sql, args...)
+	return m, err
 }
 
 // Overlapping looks for the path and its ancestors (equality lookups of at
