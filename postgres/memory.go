@@ -63,8 +63,13 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 // held, so it sees what the write that held it before committed.
 //
 // Writes of one store that meet in this process go together (batch.go):
-// while one runs, the others wait and then run in one transaction.
+// while one runs, the others wait and then run in one transaction. All
+// wait while the store has too many writes queued for the search
+// indexer (searchindex.go).
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
+	if err := db.indexer.awaitIndex(ctx, storeID); err != nil {
+		return err
+	}
 	return wrap(db.storeWrites.write(ctx, db, workspaceID, storeID, fn), "write memories of store %s", storeID)
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,9 +39,14 @@ import (
 // The search data of a deleted memory, or of a deleted store's memories,
 // goes with the rounds that take its queue rows, within indexPoll unless
 // a backlog is queued before them, and before any search of its store
-// reads it. Writes never wait for the indexer: a round locks only queue
+// reads it. Writes never wait for a round: a round locks only queue
 // rows, search rows and its memories' advisory locks, which no write
-// takes. A round waits at most 5 s for a lock (roundTimeouts): a search
+// takes. But the writes of a store wait while more than maxStoreLag of
+// its writes are queued (awaitIndex), as SQLite's writer waits for its
+// indexer: a search, which first indexes its stores' queue, then never
+// has more than that to do, and the queue stays bounded when writes of
+// prose come faster than rounds index them (two cores index about 1,000
+// memories of prose a second, and take 1,700 writes of them). A round waits at most 5 s for a lock (roundTimeouts): a search
 // that meets a round of a process stopped in its middle then answers
 // busy, to be retried, and the server ends that round's transaction once
 // it has been idle 30 s.
@@ -55,7 +62,15 @@ const (
 	// that what a round holds stays small beside a request's.
 	roundRows  = 256
 	roundBytes = 64 << 10
+	// lagLook spaces the indexer's looks for stores too far behind
+	// (lookBehind) while it runs rounds without a break.
+	lagLook = 20 * time.Millisecond
 )
+
+// maxStoreLag is how many writes of one store may be queued for the
+// indexer before the store's writes wait for it: about two seconds of
+// its work on prose. A variable, for the tests.
+var maxStoreLag = 2000
 
 // searchLocks is the first key of the advisory locks of the memories a
 // round indexes, in the space of two-key locks (beside quotaLocks).
@@ -76,6 +91,63 @@ type searchIndexer struct {
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	mu     sync.Mutex
+	behind map[string]bool // the stores with more than maxStoreLag writes queued, as last seen
+	moved  chan struct{}   // closed when behind changes
+}
+
+// setBehind records the stores found behind, and wakes the writes that
+// wait when that changes.
+func (ix *searchIndexer) setBehind(stores map[string]bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if maps.Equal(ix.behind, stores) {
+		return
+	}
+	ix.behind = stores
+	if ix.moved != nil {
+		close(ix.moved)
+	}
+	ix.moved = make(chan struct{})
+}
+
+// awaitIndex waits while the store has more than maxStoreLag writes
+// queued, as the indexer last saw it, or until ctx ends.
+func (ix *searchIndexer) awaitIndex(ctx context.Context, storeID string) error {
+	for {
+		ix.mu.Lock()
+		behind, moved := ix.behind[storeID], ix.moved
+		ix.mu.Unlock()
+		if !behind {
+			return nil
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// lookBehind reads which stores have more than maxStoreLag writes
+// queued, for awaitIndex. Every process's indexer looks, so that every
+// process's writes wait.
+func (db *DB) lookBehind(ctx context.Context) error {
+	rows, err := db.pool.Query(ctx, `SELECT store_id FROM search_queue GROUP BY store_id HAVING count(*) > $1`, maxStoreLag)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	behind := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		behind[id] = true
+	}
+	db.indexer.setBehind(behind)
+	return nil
 }
 
 // startIndexer starts the background rounds, until stopIndexer.
@@ -101,6 +173,10 @@ func (db *DB) startIndexer() {
 				}
 			}
 			err := db.indexRounds(ctx)
+			if err != nil {
+				// Writes never wait for a failing indexer.
+				db.indexer.setBehind(nil)
+			}
 			switch {
 			case ctx.Err() != nil:
 			case err != nil && !failing:
@@ -113,12 +189,14 @@ func (db *DB) startIndexer() {
 	}()
 }
 
-// stopIndexer stops the background rounds and waits for the one running.
+// stopIndexer stops the background rounds and waits for the one running;
+// no write waits for them from then on.
 func (db *DB) stopIndexer() {
 	if db.indexer.cancel != nil {
 		db.indexer.cancel()
 		<-db.indexer.done
 	}
+	db.indexer.setBehind(nil)
 }
 
 // indexSoon wakes the background rounds after a write of this process.
@@ -171,12 +249,23 @@ func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
 }
 
 // indexRounds runs rounds over every store's queue, skipping the rows
-// that other rounds hold, until it is empty.
+// that other rounds hold, until it is empty, and looks for the stores
+// too far behind (lookBehind) first, every lagLook, and last.
 func (db *DB) indexRounds(ctx context.Context) error {
+	looked := time.Time{}
 	for {
+		if time.Since(looked) >= lagLook {
+			if err := db.lookBehind(ctx); err != nil {
+				return err
+			}
+			looked = time.Now()
+		}
 		_, more, err := db.indexRound(ctx, nil, 0, false)
-		if err != nil || !more {
+		if err != nil {
 			return err
+		}
+		if !more {
+			return db.lookBehind(ctx)
 		}
 	}
 }

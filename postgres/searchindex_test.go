@@ -548,3 +548,71 @@ func TestSearchWaitsForRound(t *testing.T) {
 		t.Fatalf("%d rows queued after the search, want none", q)
 	}
 }
+
+// TestSearchBackPressure: the writes of a store wait while more than
+// maxStoreLag of its writes are queued for the search indexer, as the
+// indexer last saw the queue, until rounds index them; another store's
+// writes go on; and no write waits once the indexer has stopped.
+func TestSearchBackPressure(t *testing.T) {
+	defer postgres.SetMaxStoreLag(3)()
+	ctx := t.Context()
+	db, core, _, s := unindexed(t, "pressure")
+	other, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	write := func(store string) chan error {
+		n++
+		done := make(chan error, 1)
+		path := fmt.Sprintf("/m/%d.md", n)
+		go func() {
+			_, err := core.CreateMemory(ctx, alice, store, memstore.MemoryCreate{Path: path, Content: "text of " + path})
+			done <- err
+		}()
+		return done
+	}
+	done := func(what string, c chan error) {
+		t.Helper()
+		select {
+		case err := <-c:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s still waits", what)
+		}
+	}
+	waits := func(what string, c chan error) {
+		t.Helper()
+		select {
+		case err := <-c:
+			t.Fatalf("%s did not wait for the indexer: %v", what, err)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	for range 4 {
+		done("a write under the limit", write(s.ID))
+	}
+	if err := db.LookBehind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := write(s.ID)
+	waits("a write of a store 4 writes behind", held)
+	done("a write of another store", write(other.ID))
+	if err := db.IndexQueued(ctx); err != nil { // its last look finds the store caught up
+		t.Fatal(err)
+	}
+	done("the write held back, once the rounds indexed the queue", held)
+
+	for range 4 {
+		done("a write under the limit", write(s.ID))
+	}
+	if err := db.LookBehind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held = write(s.ID)
+	waits("a write of a store behind again", held)
+	db.StopIndexer()
+	done("the write held back, once the indexer stopped", held)
+}
