@@ -118,6 +118,9 @@ func (db *DB) IndexQueued(ctx context.Context) error { return db.indexRounds(ctx
 // until a search of its store, or IndexQueued, indexes it.
 func (db *DB) StopIndexer() { db.stopIndexer() }
 
+// StartIndexer starts db's background rounds again after StopIndexer.
+func (db *DB) StartIndexer() { db.startIndexer() }
+
 // LookBehind looks, as the background rounds do, for the stores whose
 // writes must wait for the search indexer.
 func (db *DB) LookBehind(ctx context.Context) error { return db.lookBehind(ctx) }

@@ -92,9 +92,11 @@ type searchIndexer struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu     sync.Mutex
-	behind map[string]bool // the stores with more than maxStoreLag writes queued, as last seen
-	moved  chan struct{}   // closed when behind changes
+	mu          sync.Mutex
+	written     map[string]bool // the stores this process wrote since the last look
+	behind      map[string]bool // the stores with more than maxStoreLag writes queued, as last seen
+	moved       chan struct{}   // closed when behind changes
+	lookFailing bool            // told once, until a look succeeds
 }
 
 // setBehind records the stores found behind, and wakes the writes that
@@ -110,6 +112,13 @@ func (ix *searchIndexer) setBehind(stores map[string]bool) {
 		close(ix.moved)
 	}
 	ix.moved = make(chan struct{})
+}
+
+// behindStores are the stores last found behind, sorted.
+func (ix *searchIndexer) behindStores() []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return slices.Sorted(maps.Keys(ix.behind))
 }
 
 // awaitIndex waits while the store has more than maxStoreLag writes
@@ -130,24 +139,56 @@ func (ix *searchIndexer) awaitIndex(ctx context.Context, storeID string) error {
 	}
 }
 
-// lookBehind reads which stores have more than maxStoreLag writes
-// queued, for awaitIndex. Every process's indexer looks, so that every
-// process's writes wait.
+// lookBehind reads which of the stores this process wrote since its last
+// look, and of those found behind then, have more than maxStoreLag writes
+// queued, for awaitIndex: each reads at most that many entries of the
+// queue's index by store. Every process looks at the stores it writes,
+// so that its own writes wait.
 func (db *DB) lookBehind(ctx context.Context) error {
-	rows, err := db.pool.Query(ctx, `SELECT store_id FROM search_queue GROUP BY store_id HAVING count(*) > $1`, maxStoreLag)
-	if err != nil {
-		return err
+	ix := &db.indexer
+	ix.mu.Lock()
+	stores := slices.Sorted(maps.Keys(ix.behind))
+	for id := range ix.written {
+		if !ix.behind[id] {
+			stores = append(stores, id)
+		}
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
+	ix.written = nil
+	ix.mu.Unlock()
+	behind := map[string]bool{}
+	if len(stores) > 0 {
+		rows, err := db.pool.Query(ctx, `SELECT s FROM unnest($1::text[]) s
+			WHERE (SELECT count(*) FROM (SELECT FROM search_queue q WHERE q.store_id = s LIMIT $2 + 1) x) > $2`, stores, maxStoreLag)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			behind[id] = true
+		}
 	}
-	behind := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		behind[id] = true
-	}
-	db.indexer.setBehind(behind)
+	ix.setBehind(behind)
 	return nil
+}
+
+// look runs lookBehind; when it fails, no write waits (until a look
+// succeeds), and the failure is logged once.
+func (db *DB) look(ctx context.Context) {
+	err := db.lookBehind(ctx)
+	if err != nil {
+		db.indexer.setBehind(nil)
+	}
+	ix := &db.indexer
+	ix.mu.Lock()
+	tell := err != nil && !ix.lookFailing && ctx.Err() == nil
+	ix.lookFailing = err != nil
+	ix.mu.Unlock()
+	if tell {
+		db.log.LogAttrs(ctx, slog.LevelWarn, "could not read how far the search indexer is behind; writes do not wait for it meanwhile", slog.String("error", err.Error()))
+	}
 }
 
 // startIndexer starts the background rounds, until stopIndexer.
@@ -161,10 +202,17 @@ func (db *DB) startIndexer() {
 		defer poll.Stop()
 		failing := false // told once, until a round succeeds
 		for {
+			// While a store's writes wait, its queue is looked at
+			// again soon, whoever indexes it.
+			var again <-chan time.Time
+			if len(ix.behindStores()) > 0 {
+				again = time.After(lagLook)
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-poll.C:
+			case <-again:
 			case <-ix.wake:
 				select {
 				case <-ctx.Done():
@@ -199,8 +247,16 @@ func (db *DB) stopIndexer() {
 	db.indexer.setBehind(nil)
 }
 
-// indexSoon wakes the background rounds after a write of this process.
-func (db *DB) indexSoon() {
+// indexSoon wakes the background rounds after a write of this process
+// to the store, which the next look then reads.
+func (db *DB) indexSoon(storeID string) {
+	ix := &db.indexer
+	ix.mu.Lock()
+	if ix.written == nil {
+		ix.written = map[string]bool{}
+	}
+	ix.written[storeID] = true
+	ix.mu.Unlock()
 	select {
 	case db.indexer.wake <- struct{}{}:
 	default:
@@ -249,23 +305,29 @@ func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
 }
 
 // indexRounds runs rounds over every store's queue, skipping the rows
-// that other rounds hold, until it is empty, and looks for the stores
-// too far behind (lookBehind) first, every lagLook, and last.
+// that other rounds hold, until it is empty. It looks for the stores too
+// far behind (look) first, every lagLook, and last; while some are, a
+// round of their queue goes before each round of the whole, so that
+// their writes wait for their own queue, not for every store's.
 func (db *DB) indexRounds(ctx context.Context) error {
 	looked := time.Time{}
 	for {
 		if time.Since(looked) >= lagLook {
-			if err := db.lookBehind(ctx); err != nil {
+			db.look(ctx)
+			looked = time.Now()
+		}
+		if behind := db.indexer.behindStores(); len(behind) > 0 {
+			if _, _, err := db.indexRound(ctx, behind, 0, false); err != nil {
 				return err
 			}
-			looked = time.Now()
 		}
 		_, more, err := db.indexRound(ctx, nil, 0, false)
 		if err != nil {
 			return err
 		}
 		if !more {
-			return db.lookBehind(ctx)
+			db.look(ctx)
+			return nil
 		}
 	}
 }

@@ -616,3 +616,57 @@ func TestSearchBackPressure(t *testing.T) {
 	db.StopIndexer()
 	done("the write held back, once the indexer stopped", held)
 }
+
+// TestSearchBackPressureFirst: the background rounds index the queue of a
+// store whose writes wait before the older queue of other stores, so
+// that those writes wait for their own store's backlog only: here ten
+// stores' large memories, each store under the limit, are still queued
+// when the write held back goes.
+func TestSearchBackPressureFirst(t *testing.T) {
+	defer postgres.SetMaxStoreLag(3)()
+	ctx := t.Context()
+	db, core, conn, b := unindexed(t, "first")
+	// Each round takes three of these, in the queue's order, and waits
+	// 50 ms.
+	big := strings.Repeat("many words of prose ", 1000)
+	var others []string
+	for i := range 10 {
+		s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: fmt.Sprint("other ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, s.ID)
+		for j := range 3 {
+			if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", j), Content: big}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 4 {
+		if _, err := core.CreateMemory(ctx, alice, b.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/b/%d.md", i), Content: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.LookBehind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := core.CreateMemory(ctx, alice, b.ID, memstore.MemoryCreate{Path: "/b/held.md", Content: "small"})
+		held <- err
+	}()
+	defer postgres.OnRoundClaimed(func() { time.Sleep(50 * time.Millisecond) })()
+	db.StartIndexer()
+	select {
+	case err := <-held:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the write held back still waits")
+	}
+	if n := count(t, conn, `SELECT count(*) FROM search_queue WHERE store_id = ANY($1)`, others); n == 0 {
+		t.Errorf("the other stores' older queue was all indexed before the write held back went: want the waiting store's first")
+	}
+	db.StopIndexer()
+}
