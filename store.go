@@ -150,8 +150,8 @@ type Counts struct {
 	Stores     int64 // archived ones included
 	Memories   int64 // live ones
 	Versions   int64
-	// SearchBacklog counts the memories changed since the search indexes
-	// last took them in, every memory while the indexes are being built
-	// (a backend that indexes as it writes has none).
+	// SearchBacklog counts the writes of memories that the search indexes
+	// have not taken in yet (two of one memory count twice), and every
+	// memory while the indexes are being built.
 	SearchBacklog int64
 }

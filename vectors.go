@@ -83,6 +83,11 @@ type Embedding struct {
 // VectorStorage keeps the vectors of memories and the queue of memories
 // to embed. It is trusted: only a Core and the indexing worker call it.
 type VectorStorage interface {
+	// StartEmbeddings makes every write queue its memory from now on, and
+	// queues each memory without a vector of its current version: a
+	// backend may leave the queue off until a worker starts, which calls
+	// it first (a backend whose writes always queue does nothing).
+	StartEmbeddings(ctx context.Context) error
 	// ResetEmbeddings deletes every vector not of model and dims, and
 	// queues their memories, so that a change of model computes every
 	// vector again.

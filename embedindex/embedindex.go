@@ -81,31 +81,46 @@ func (w *Worker) Failures() int64 { return w.failures.Load() }
 // text refused by the model EmbeddingAttempts times.
 func (w *Worker) Dropped() int64 { return w.dropped.Load() }
 
-// Run embeds until ctx ends. At start it drops the vectors of any other
-// model, so that a change of model computes every vector again; then it
-// claims, embeds and stores batch after batch, waiting Idle when nothing
-// is queued and backing off, doubling up to MaxBackoff, while the model
-// fails (the memories it held are claimed again when their lease ends).
+// Run embeds until ctx ends. It first turns the queue on
+// (StartEmbeddings: that needs no model, and a write made while the model
+// is away then waits for it), then drops the vectors of any other model,
+// so that a change of model computes every vector again; then it claims,
+// embeds and stores batch after batch, waiting Idle when nothing is
+// queued and backing off, doubling up to MaxBackoff, while the model or
+// the database fails (the memories it held are claimed again when their
+// lease ends).
 func (w *Worker) Run(ctx context.Context) error {
 	e := w.cfg.Embedder
+	started := w.cfg.Storage.StartEmbeddings(ctx) == nil // else logged below
 	if err := w.probe(ctx); err != nil && ctx.Err() == nil {
 		w.cfg.Log.Error("embedding model did not answer; semantic indexing waits for it", "err", err)
 	}
 	backoff := time.Duration(0)
 	reset := false
 	for ctx.Err() == nil {
-		if !reset && e.Dimensions() > 0 {
-			if err := w.cfg.Storage.ResetEmbeddings(ctx, e.Model(), e.Dimensions()); err != nil {
-				w.cfg.Log.Error("reset vectors", "err", err)
-			} else {
+		var wait time.Duration
+		var err error
+		switch {
+		case !started:
+			if err = w.cfg.Storage.StartEmbeddings(ctx); err == nil {
+				started = true
+				continue
+			}
+			w.cfg.Log.Error("turn the queue of memories to embed on", "err", err)
+		case !reset && e.Dimensions() > 0:
+			if err = w.cfg.Storage.ResetEmbeddings(ctx, e.Model(), e.Dimensions()); err == nil {
 				reset = true
+				continue
+			}
+			w.cfg.Log.Error("reset vectors", "err", err)
+		default:
+			if wait, err = w.step(ctx, reset); err != nil && ctx.Err() == nil {
+				w.failures.Add(1)
+				w.cfg.Log.Warn("embedding memories failed; retrying", "err", err, "retry_in", min(max(2*backoff, time.Second), MaxBackoff))
 			}
 		}
-		wait, err := w.step(ctx, reset)
 		if err != nil && ctx.Err() == nil {
-			w.failures.Add(1)
 			backoff = min(max(2*backoff, time.Second), MaxBackoff)
-			w.cfg.Log.Warn("embedding memories failed; retrying", "err", err, "retry_in", backoff)
 			wait = backoff
 		} else if err == nil {
 			backoff = 0
@@ -126,6 +141,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // failure.
 func (w *Worker) Drain(ctx context.Context) error {
 	e := w.cfg.Embedder
+	if err := w.cfg.Storage.StartEmbeddings(ctx); err != nil {
+		return err
+	}
 	if err := w.probe(ctx); err != nil {
 		return err
 	}

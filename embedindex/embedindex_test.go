@@ -146,6 +146,11 @@ func newFixture(t *testing.T, db backend, count func(q string, args ...any) int)
 		t.Fatal(err)
 	}
 	f.emb = e
+	// What a server with the model does first, through its worker: on
+	// PostgreSQL, the queue is on from then on.
+	if err := f.db.StartEmbeddings(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	f.core = memstore.NewCore(f.db, memstore.WithEmbedder(e))
 	f.ws = f.workspace("acme")
 	f.c = &memstore.Caller{WorkspaceID: f.ws, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_test"}}

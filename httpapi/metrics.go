@@ -100,7 +100,7 @@ var (
 	storesDesc     = prometheus.NewDesc("memstore_stores", "Memory stores in the database, archived ones included.", nil, nil)
 	memoriesDesc   = prometheus.NewDesc("memstore_memories", "Live memories in the database.", nil, nil)
 	versionsDesc   = prometheus.NewDesc("memstore_memory_versions", "Memory versions in the database.", nil, nil)
-	backlogDesc    = prometheus.NewDesc("memstore_search_backlog", "Memories changed and not yet taken in by the search indexes (every memory while they are being built).", nil, nil)
+	backlogDesc    = prometheus.NewDesc("memstore_search_backlog", "Writes of memories not yet taken in by the search indexes (every memory while they are being built).", nil, nil)
 )
 
 // Describe implements prometheus.Collector.

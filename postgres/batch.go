@@ -40,6 +40,19 @@ import (
 // stops once every write in it is cancelled.
 // Writes of another replica wait for the lock a whole batch, as they
 // would for as many writes one by one.
+//
+// A batch takes two round trips, however many writes it holds, unless
+// a write reads what an earlier one changed. Each write's plan (see
+// planned) names what it reads first: a memory by ID, the memory at a
+// path, the overlaps of the path it creates. Those reads go with BEGIN
+// and the lock, before any write, and each write's statements wait, to
+// go all together with the COMMIT. A read made then still answers a
+// write once others have run before it, unless one of them wrote the
+// memory it found or a path it covers (memTx.wrote): that read is made
+// again, after the statements waiting, so that every write sees the
+// writes before it, as if each ran alone in turn. Before, each write
+// cost a round trip, with the lock held, and one store took 0.6 of the
+// writes a second it now takes.
 
 // maxStoreBatch bounds a batch, so that the first write of a long queue
 // does not wait for all the others.
@@ -110,9 +123,9 @@ func (q *storeWrites) next(key string) []*memWrite {
 }
 
 // writeBatch runs the writes of a batch and answers each.
-func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
+func (db *DB) writeBatch(workspaceID, storeID string, writes []*memWrite) {
 	var todo []*memWrite
-	for _, w := range batch {
+	for _, w := range writes {
 		if err := w.ctx.Err(); err != nil {
 			w.done <- err
 			continue
@@ -120,7 +133,8 @@ func (db *DB) writeBatch(workspaceID, storeID string, batch []*memWrite) {
 		todo = append(todo, w)
 	}
 	if len(todo) == 1 {
-		todo[0].done <- db.writeAlone(todo[0].ctx, workspaceID, storeID, todo[0].fn)
+		w := todo[0]
+		w.done <- batch.Safely(w.ctx, db.log, func() error { return db.writeAlone(w.ctx, workspaceID, storeID, w.fn) })
 		return
 	}
 	if len(todo) == 0 {
@@ -188,13 +202,17 @@ func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*m
 	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
 	var b pgx.Batch
 	t.begin(&b, workspaceID)
+	for _, w := range ws {
+		t.foresee(&b, planned(w.fn))
+	}
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, -1, nil, err, false
 	}
 	refused = make([]error, len(ws))
-	// Each write's statement waits to go with the next one's first read,
-	// or with the commit: a write a round trip. When one fails, the
-	// transaction's error is blamed on it (memTx.send).
+	// The writes' statements wait to go with the next read that must
+	// see them, or with the commit: a batch whose writes read only what
+	// was read with the lock takes two round trips. When one statement
+	// fails, the transaction's error is blamed on its write (memTx.send).
 	blame := func(err error, running int) (failed int, failure, whole error) {
 		switch {
 		case aborted(err) || unreachable(err):
@@ -208,15 +226,14 @@ func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*m
 	}
 	for i, w := range ws {
 		t.owner, t.sentOwn = i, false
+		count := t.count
 		err := batch.Safely(w.ctx, db.log, func() error { return w.fn(t) })
 		var refusal *memstore.Error
 		if errors.As(err, &refusal) && !t.sentOwn && t.blame == 0 && conn.Conn().PgConn().TxStatus() == 'T' {
 			// Refused before sending a write of its own: the
-			// transaction is as it was but for that write, if waiting.
-			if t.pending != nil && t.pendingOwner == i {
-				t.pending = nil
-			}
-			t.read = nil
+			// transaction is as it was but for that write's, if waiting.
+			t.unqueue()
+			t.count = count
 			refused[i] = err
 			continue
 		}

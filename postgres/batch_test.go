@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -241,6 +242,11 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 			panic("a bug")
 		})
 	}
+	// alwaysPanics panics over a plan too: the plan is made for every
+	// write of a batch, before any runs.
+	alwaysPanics := func() error {
+		return db.WriteMemory(ctx, c.WorkspaceID, st.ID, func(memstore.MemoryTx) error { panic("a bug") })
+	}
 	var wg sync.WaitGroup
 	errs := map[string]error{}
 	var mu sync.Mutex
@@ -272,14 +278,17 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	run("ok 1", create("/ok1.md"))
 	run("sent then fails", sentThenFails)
 	run("panics", panics)
+	run("always panics", alwaysPanics)
 	run("ok 2", create("/ok2.md"))
 	h.release(t)
 	wg.Wait()
 	if err := errs["sent then fails"]; err == nil || !strings.Contains(err.Error(), "failed after its write") {
 		t.Errorf("the write that failed after sending its own: %v", err)
 	}
-	if err := errs["panics"]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
-		t.Errorf("the write that panicked in a batch: %v", err)
+	for _, name := range []string{"panics", "always panics"} {
+		if err := errs[name]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
+			t.Errorf("the write that panicked in a batch (%s): %v", name, err)
+		}
 	}
 	for _, name := range []string{"lone", "ok 1", "ok 2"} {
 		if errs[name] != nil {
@@ -309,6 +318,21 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	if err := errs["after"]; err != nil {
 		t.Errorf("the write queued behind a panic: %v", err)
 	}
+
+	// A write that panics alone behind another, which runs it on its own.
+	h = f.lockStore(t)
+	clear(errs)
+	run("lone", create("/lone-again.md"))
+	waitingOne(t, h, "the store's lock")
+	run("panics behind it", alwaysPanics)
+	h.release(t)
+	wg.Wait()
+	if err := errs["lone"]; err != nil {
+		t.Errorf("the lone write: %v", err)
+	}
+	if err := errs["panics behind it"]; err == nil || !strings.Contains(err.Error(), "the write failed inside the server: a panic of type string") {
+		t.Errorf("the write that panicked alone behind another: %v", err)
+	}
 	if err := create("/later.md")(); err != nil {
 		t.Errorf("a write after it all: %v", err)
 	}
@@ -330,7 +354,7 @@ func TestStoreWritesTogetherGiveUp(t *testing.T) {
 	}()
 	waitingOne(t, store, "the store's lock")
 	// The batch: an update of the memory whose row is held, then a
-	// create whose read sends the update, which waits.
+	// create; the update's statement, sent with the commit, waits.
 	cctx, cancel := context.WithCancel(ctx)
 	batch := make(chan error, 2)
 	go func() {
@@ -377,5 +401,150 @@ func TestStoreWritesTogetherGiveUp(t *testing.T) {
 	}
 	if batched != 0 || content != "one" {
 		t.Errorf("the cancelled batch left %d memories and the held one reads %q: want none and %q", batched, content, "one")
+	}
+}
+
+// TestStoreWritesTogetherSeeEachOther: the reads of a batch's writes are
+// made with the lock, all in its first round trip, before any of its
+// writes; each write still sees the writes queued before it, since a
+// read that one of them may have changed is made again. Without that, a
+// create under a path created earlier in the batch, an update of a
+// memory deleted earlier, or a create where a memory was moved earlier
+// would be answered from the reads made before them. A refused write's
+// statement, still waiting, is dropped with its place in the store's
+// count.
+func TestStoreWritesTogetherSeeEachOther(t *testing.T) {
+	f := newBatchFixture(t, "seeeach")
+	ctx := context.Background()
+	const limit = 8
+	co := memstore.NewCore(f.db, memstore.MaxMemoriesPerStore(limit))
+	c, st := f.c, f.st
+	made := map[string]*memstore.Memory{}
+	for _, p := range []string{"/x.md", "/y.md"} {
+		m, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: p, Content: "content of " + p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made[p] = m
+	}
+	x, y := made["/x.md"], made["/y.md"]
+
+	type result struct {
+		m   *memstore.Memory
+		err error
+	}
+	results := map[string]*result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	run := func(name string, write func() (*memstore.Memory, error)) {
+		n := f.db.QueuedWrites(c.WorkspaceID, st.ID)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := write()
+			mu.Lock()
+			results[name] = &result{m, err}
+			mu.Unlock()
+		}()
+		if name != "lone" {
+			f.queued(t, n+1)
+		}
+	}
+	create := func(path, content string, upsert bool) func() (*memstore.Memory, error) {
+		return func() (*memstore.Memory, error) {
+			return co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: content, Upsert: upsert})
+		}
+	}
+	update := func(m *memstore.Memory, u memstore.MemoryUpdate) func() (*memstore.Memory, error) {
+		return func() (*memstore.Memory, error) { return co.UpdateMemory(ctx, c, st.ID, m.ID, u) }
+	}
+	h := f.lockStore(t)
+	run("lone", create("/lone.md", "lone", false)) // 4 memories with it
+	waitingOne(t, h, "the store's lock")
+	run("child", create("/d/a.md", "child", false))                                                            // 5
+	run("under the child", create("/d/a.md/b.md", "grandchild", false))                                        // in the way of the child
+	run("delete x", func() (*memstore.Memory, error) { return nil, co.DeleteMemory(ctx, c, st.ID, x.ID, "") }) // 4
+	run("update x", update(x, memstore.MemoryUpdate{Content: ptr("too late")}))                                // x is gone
+	run("move y", update(y, memstore.MemoryUpdate{Path: ptr("/moved.md")}))
+	run("where y went", create("/moved.md", "taken", false)) // y is there
+	run("where y was", create("/y.md", "free again", false)) // 5
+	run("new", create("/up.md", "first", false))             // 6
+	run("upsert", create("/up.md", "second", true))          // the memory just made
+	run("put then refuse", func() (*memstore.Memory, error) {
+		return nil, f.db.WriteMemory(ctx, c.WorkspaceID, st.ID, func(tx memstore.MemoryTx) error {
+			if err := tx.Put(&memstore.Memory{StoreID: st.ID, Path: "/refused.md", Content: "never"}, memstore.EventMemoryCreated, c.Actor); err != nil {
+				return err
+			}
+			return memstore.Errorf(memstore.EInvalid, "refused after its write")
+		})
+	})
+	run("seventh", create("/seventh.md", "7", false)) // 7
+	run("eighth", create("/eighth.md", "8", false))   // 8: the cap
+	run("ninth", create("/ninth.md", "9", false))     // over it
+	h.release(t)
+	wg.Wait()
+
+	code := func(name string) string { return memstore.ErrorCode(results[name].err) }
+	for _, name := range []string{"lone", "child", "delete x", "move y", "where y was", "new", "upsert", "seventh", "eighth"} {
+		if err := results[name].err; err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	var e *memstore.Error
+	if errors.As(results["under the child"].err, &e); e == nil || e.Code != memstore.EPathConflict || results["child"].m == nil || e.ConflictingMemoryID != results["child"].m.ID {
+		t.Errorf("a create under a memory made earlier in the batch: %v, want a conflict with it", results["under the child"].err)
+	}
+	if code("update x") != memstore.ENotFound {
+		t.Errorf("an update of a memory deleted earlier in the batch: %v, want not found", results["update x"].err)
+	}
+	e = nil
+	if errors.As(results["where y went"].err, &e); e == nil || e.Code != memstore.EPathConflict || e.ConflictingMemoryID != y.ID {
+		t.Errorf("a create where a memory moved earlier in the batch: %v, want a conflict with it", results["where y went"].err)
+	}
+	if n, u := results["new"].m, results["upsert"].m; n == nil || u == nil || u.ID != n.ID || u.Content != "second" {
+		t.Errorf("an upsert of a memory made earlier in the batch: %+v, want the memory made (%+v) with the new content", u, n)
+	}
+	if code("put then refuse") != memstore.EInvalid {
+		t.Errorf("the write refused after its write: %v", results["put then refuse"].err)
+	}
+	if want := memstore.ErrMemoryLimit(st.ID, limit); !errors.As(results["ninth"].err, &e) || *e != *want {
+		t.Errorf("the create over the cap: %v, want %v", results["ninth"].err, want)
+	}
+
+	// What the store holds, and counts.
+	page, err := co.Memories(ctx, c, st.ID, memstore.MemoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, it := range page.Items {
+		if it.Memory != nil {
+			paths = append(paths, it.Memory.Path)
+		}
+	}
+	slices.Sort(paths)
+	want := []string{"/d/a.md", "/eighth.md", "/first.md", "/lone.md", "/moved.md", "/seventh.md", "/up.md", "/y.md"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("the store holds %q, want %q", paths, want)
+	}
+	got, err := co.Store(ctx, c, st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MemoryCount != limit {
+		t.Errorf("the store counts %d memories, want %d", got.MemoryCount, limit)
+	}
+	// All but the lone write went in one transaction: the versions they
+	// made share its ID.
+	lone := results["lone"].m
+	if lone == nil {
+		return // its error is reported above
+	}
+	var txs int
+	if err := h.watch.QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM versions WHERE store_id = $1 AND id > $2`, st.ID, lone.VersionID).Scan(&txs); err != nil {
+		t.Fatal(err)
+	}
+	if txs != 1 {
+		t.Errorf("the batch's writes were made in %d transactions, want 1", txs)
 	}
 }

@@ -7,13 +7,14 @@ import (
 )
 
 // Counts is how much the database holds, for monitoring. It counts every
-// row, as the SQLite backend does. Search has no backlog: the search
-// columns are written with the memory.
+// row, as the SQLite backend does; search's backlog is the changes of
+// memories queued for the indexer (searchindex.go).
 func (db *DB) Counts(ctx context.Context) (memstore.Counts, error) {
 	var c memstore.Counts
 	err := db.pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM workspaces), (SELECT count(*) FROM stores),
-		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions)`).
-		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions)
+		(SELECT count(*) FROM memories), (SELECT count(*) FROM versions),
+		(SELECT count(*) FROM search_queue)`).
+		Scan(&c.Workspaces, &c.Stores, &c.Memories, &c.Versions, &c.SearchBacklog)
 	return c, wrap(err, "count")
 }

@@ -118,6 +118,20 @@ func (db *DB) IndexQueued(ctx context.Context) error { return db.indexRounds(ctx
 // until a search of its store, or IndexQueued, indexes it.
 func (db *DB) StopIndexer() { db.stopIndexer() }
 
+// StartIndexer starts db's background rounds again after StopIndexer.
+func (db *DB) StartIndexer() { db.startIndexer() }
+
+// LookBehind looks, as the background rounds do, for the stores whose
+// writes must wait for the search indexer.
+func (db *DB) LookBehind(ctx context.Context) error { return db.lookBehind(ctx) }
+
+// SetMaxStoreLag sets maxStoreLag until the returned function restores it.
+func SetMaxStoreLag(n int) func() {
+	was := maxStoreLag
+	maxStoreLag = n
+	return func() { maxStoreLag = was }
+}
+
 // OnRoundClaimed runs f in each search indexer's round between its reads
 // and its writes, until the returned function restores the default.
 func OnRoundClaimed(f func()) func() {

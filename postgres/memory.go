@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -62,8 +63,13 @@ var versionInsert = `WITH v AS (INSERT INTO versions (id, store_id, memory_id, o
 // held, so it sees what the write that held it before committed.
 //
 // Writes of one store that meet in this process go together (batch.go):
-// while one runs, the others wait and then run in one transaction.
+// while one runs, the others wait and then run in one transaction. All
+// wait while the store has too many writes queued for the search
+// indexer (searchindex.go).
 func (db *DB) WriteMemory(ctx context.Context, workspaceID, storeID string, fn func(memstore.MemoryTx) error) error {
+	if err := db.indexer.awaitIndex(ctx, storeID); err != nil {
+		return err
+	}
 	return wrap(db.storeWrites.write(ctx, db, workspaceID, storeID, fn), "write memories of store %s", storeID)
 }
 
@@ -100,19 +106,7 @@ func (db *DB) tryWrite(ctx context.Context, workspaceID, storeID string, p *plan
 	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
 	var b pgx.Batch
 	t.begin(&b, workspaceID)
-	read := func(key readMemory, sql string, args ...any) {
-		b.Queue(sql, args...).QueryRow(func(r pgx.Row) error {
-			t.read = &key
-			t.read.m, t.read.err = sqlrow.ScanMemory(r)
-			return nil
-		})
-	}
-	switch {
-	case p.memoryID != "":
-		read(readMemory{id: p.memoryID}, memoryByID, p.memoryID, storeID)
-	case p.at != "":
-		read(readMemory{path: p.at}, memoryAtPath, storeID, p.at)
-	}
+	t.foresee(&b, p)
 	err = conn.SendBatch(ctx, &b).Close()
 	if err == nil {
 		if err = fn(t); err == nil {
@@ -220,10 +214,9 @@ func (t *memTx) commit() (err error, committing bool) {
 // that its read goes with BEGIN and the lock, and fn's write waits to go
 // with COMMIT. A rename reads its new path's overlaps in between; an
 // upsert over a memory, after the create's statement declined, reads the
-// memory at the path with the lock. One round trip is the next step: a
-// plan answering Memory from the memories this process wrote or read
-// last (bounded), and a statement that checks under the lock that the
-// memory is still at that version before it writes.
+// memory at the path with the lock. In a batch of a store's writes
+// (batch.go) the reads of every write go with BEGIN and the writes with
+// COMMIT, so a write costs no round trip of its own.
 
 // errUnplanned ends fn's run over a plan when fn reads what a plan
 // cannot assume: the write runs in a transaction instead.
@@ -288,9 +281,16 @@ func (p *plan) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor) 
 }
 
 // planned runs fn once over a plan and returns the plan, whose m is nil
-// when fn does not create a memory over it.
-func planned(fn func(memstore.MemoryTx) error) *plan {
-	p := &plan{}
+// when fn does not create a memory over it. A fn that panics over the
+// plan gets an empty one: it runs again over the database, where its
+// panic fails it alone (batch.Safely).
+func planned(fn func(memstore.MemoryTx) error) (p *plan) {
+	defer func() {
+		if recover() != nil {
+			p = &plan{}
+		}
+	}()
+	p = &plan{}
 	if fn(p) != nil {
 		p.m = nil
 	}
@@ -353,36 +353,96 @@ func scanCreated(r row, m *memstore.Memory, at, count *int64) error {
 
 // A memTx is a memstore.MemoryTx over one transaction holding the store's
 // lock (tryWrite, or tryBatch for several writes): its reads use the
-// (store_id, path) index. Its last
-// write waits in pending, to go with the next statement or the COMMIT.
+// (store_id, path) index. Its writes wait in pending, to go with the
+// next read that must see them, or with the COMMIT.
 type memTx struct {
 	ctx      context.Context
 	db       *DB
 	tx       *pgxpool.Conn
 	storeID  string
 	archived bool
-	count    int64 // the store's live memories, as its row has them
+	// The store's live memories: its row's count, read with the lock,
+	// moved by each create and deletion made since (the lock keeps every
+	// other writer out).
+	count int64
 	// The store's last version ("" and 0 for none), as of the lock, then
 	// the last one this transaction made (see next).
-	lastID  string
-	lastAt  int64
-	read    *readMemory // a memory read with the lock, until fn asks for it
-	pending *pgx.Batch  // the last write, not sent yet
-	// Which write of a batch (batch.go) runs, made the write pending,
-	// made the write being sent; whether that write succeeded; whether
-	// the one running has sent a write; and 1 + the write whose statement
-	// failed (0: none).
-	owner, pendingOwner, sending int
-	wrote, sentOwn               bool
-	blame                        int
+	lastID string
+	lastAt int64
+	// Reads made with the lock before fn asked for them (foresee), each
+	// dropped once a write of the transaction may have changed its answer.
+	known []*readMemory
+	// The writes not sent yet, and which write of a batch (batch.go) made
+	// each of their statements; then the same of the statements being
+	// sent, and how many of those succeeded.
+	pending       *pgx.Batch
+	pendingOwners []int
+	sendingOwners []int
+	succeeded     int
+	owner         int  // the write of a batch that runs
+	sentOwn       bool // whether it has sent a statement of its own
+	blame         int  // 1 + the write whose statement failed (0: none)
 }
 
-// A readMemory is the row of the memory whose ID is id, or at path, read
-// with the store's lock.
+// A readMemory is a read of the store's memories made with its lock:
+// the memory whose ID is id, or at path, or, with overlap, the first
+// memory other than self overlapping path (Overlapping).
 type readMemory struct {
-	id, path string
-	m        *memstore.Memory
-	err      error
+	id, path, self string
+	overlap        bool
+	m              *memstore.Memory
+	err            error
+}
+
+// foresee queues on b, after the lock, the reads that p, fn's plan,
+// found fn asks for first: its memory by ID, or at a path, and the
+// overlaps of the path it creates. fn then finds them made (recall).
+func (t *memTx) foresee(b *pgx.Batch, p *plan) {
+	read := func(r *readMemory, sql string, args ...any) {
+		t.known = append(t.known, r)
+		b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
+			if r.overlap {
+				r.m, r.err = scanOverlapping(row, t.storeID)
+			} else {
+				r.m, r.err = sqlrow.ScanMemory(row)
+			}
+			return nil
+		})
+	}
+	switch {
+	case p.memoryID != "":
+		read(&readMemory{id: p.memoryID}, memoryByID, p.memoryID, t.storeID)
+	case p.at != "":
+		read(&readMemory{path: p.at}, memoryAtPath, t.storeID, p.at)
+	}
+	if p.path != "" {
+		paths, lo, hi := overlapArgs(p.path)
+		read(&readMemory{path: p.path, overlap: true}, memoryOverlapping, t.storeID, "", paths, lo, hi)
+	}
+}
+
+// recall returns the read made earlier that answers r's question, if one
+// is still true.
+func (t *memTx) recall(r readMemory) *readMemory {
+	for _, k := range t.known {
+		if k.id == r.id && k.path == r.path && k.self == r.self && k.overlap == r.overlap {
+			return k
+		}
+	}
+	return nil
+}
+
+// wrote drops the reads that a write of memory id, now at path ("" for
+// a deletion), may have changed: the reads that found that memory, and
+// those of the path and of its overlaps. No other read changes: the
+// memory leaving a path frees it, which changes only reads that found
+// the memory, and the first memory overlapping a path stays the first
+// when another leaves.
+func (t *memTx) wrote(id, path string) {
+	t.known = slices.DeleteFunc(t.known, func(k *readMemory) bool {
+		return k.id == id || k.m != nil && k.m.ID == id ||
+			path != "" && (path == k.path || k.overlap && memstore.PathsOverlap(path, k.path))
+	})
 }
 
 // memoryByID reads the memory $1 of store $2, and memoryAtPath the
@@ -392,60 +452,67 @@ var (
 	memoryAtPath = `SELECT ` + memoryColumns(true) + ` FROM memories WHERE store_id = $1 AND path = $2`
 )
 
-// later makes the write of sql and args, whose row (if scan is set) goes
-// to scan, with the transaction's next statement, sending the one
-// waiting before it.
-func (t *memTx) later(scan func(pgx.Row) error, sql string, args ...any) error {
-	if err := t.flush(); err != nil {
-		return err
+// later queues the write of sql and args, whose row (if scan is set)
+// goes to scan, to go with the transaction's next read or its commit.
+func (t *memTx) later(scan func(pgx.Row) error, sql string, args ...any) {
+	if t.pending == nil {
+		t.pending = &pgx.Batch{}
 	}
-	t.read = nil // a read before the write is out of date
-	t.pending, t.pendingOwner = &pgx.Batch{}, t.owner
+	t.pendingOwners = append(t.pendingOwners, t.owner)
 	q := t.pending.Queue(sql, args...)
 	if scan == nil {
-		q.Exec(func(pgconn.CommandTag) error { t.wrote = true; return nil })
+		q.Exec(func(pgconn.CommandTag) error { t.succeeded++; return nil })
 	} else {
 		q.QueryRow(func(r pgx.Row) error {
 			err := scan(r)
-			t.wrote = err == nil
+			if err == nil {
+				t.succeeded++
+			}
 			return err
 		})
 	}
-	return nil
 }
 
-// take takes the write waiting, if any, to send it with what follows it.
+// take takes the writes waiting, if any, to send them with what follows.
 func (t *memTx) take() *pgx.Batch {
 	b := t.pending
 	if b != nil {
-		t.pending, t.sending = nil, t.pendingOwner+1
-		t.sentOwn = t.sentOwn || t.pendingOwner == t.owner
+		t.sendingOwners = t.pendingOwners
+		t.sentOwn = t.sentOwn || slices.Contains(t.pendingOwners, t.owner)
+		t.pending, t.pendingOwners = nil, nil
 	}
 	return b
 }
 
-// send sends b, which starts with the write taken, if any, and blames
-// that write when its statement failed.
-func (t *memTx) send(b *pgx.Batch) error {
-	t.wrote = false
-	err := t.tx.SendBatch(t.ctx, b).Close()
-	if err != nil && t.sending > 0 && !t.wrote {
-		t.blame = t.sending
+// unqueue drops the writes of the write of a batch that runs, which
+// come last, from those waiting (batch.go: a write refused).
+func (t *memTx) unqueue() {
+	n := len(t.pendingOwners)
+	for n > 0 && t.pendingOwners[n-1] == t.owner {
+		n--
 	}
-	t.sending = 0
+	if n == 0 {
+		t.pending, t.pendingOwners = nil, nil
+		return
+	}
+	t.pending.QueuedQueries = t.pending.QueuedQueries[:n]
+	t.pendingOwners = t.pendingOwners[:n]
+}
+
+// send sends b, which starts with the writes taken, if any, and blames
+// the write whose statement failed, if one did.
+func (t *memTx) send(b *pgx.Batch) error {
+	t.succeeded = 0
+	err := t.tx.SendBatch(t.ctx, b).Close()
+	if err != nil && t.succeeded < len(t.sendingOwners) {
+		t.blame = t.sendingOwners[t.succeeded] + 1
+	}
+	t.sendingOwners = nil
 	return err
 }
 
-// flush sends the write waiting, before a read that must see it.
-func (t *memTx) flush() error {
-	if b := t.take(); b != nil {
-		return t.send(b)
-	}
-	return nil
-}
-
 // queryRow reads a row of sql, with scan, in the round trip of the
-// write waiting, if any.
+// writes waiting, if any, so that it sees them.
 func (t *memTx) queryRow(scan func(pgx.Row) error, sql string, args ...any) error {
 	b := t.take()
 	if b == nil {
@@ -482,33 +549,29 @@ func (t *memTx) next() (string, time.Time) {
 func (t *memTx) Archived() bool { return t.archived }
 
 func (t *memTx) Memory(id string) (*memstore.Memory, error) {
-	if r := t.read; r != nil && r.id == id && id != "" {
-		t.read = nil
-		return r.m, notFound(r.err, errMemoryNotFound(id))
+	m, err := t.readMemory(readMemory{id: id}, memoryByID, id, t.storeID)
+	return m, notFound(err, errMemoryNotFound(id))
+}
+
+func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
+	m, err := t.readMemory(readMemory{path: path}, memoryAtPath, t.storeID, path)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return m, err
+}
+
+// readMemory answers the read of a memory that q asks, from the reads
+// made earlier (recall) or by sql and args.
+func (t *memTx) readMemory(q readMemory, sql string, args ...any) (*memstore.Memory, error) {
+	if r := t.recall(q); r != nil {
+		return copied(r.m), r.err
 	}
 	var m *memstore.Memory
 	err := t.queryRow(func(r pgx.Row) (err error) {
 		m, err = sqlrow.ScanMemory(r)
 		return err
-	}, memoryByID, id, t.storeID)
-	return m, notFound(err, errMemoryNotFound(id))
-}
-
-func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
-	var m *memstore.Memory
-	var err error
-	if r := t.read; r != nil && r.path == path && path != "" {
-		t.read = nil
-		m, err = r.m, r.err
-	} else {
-		err = t.queryRow(func(r pgx.Row) (err error) {
-			m, err = sqlrow.ScanMemory(r)
-			return err
-		}, memoryAtPath, t.storeID, path)
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+	}, sql, args...)
 	return m, err
 }
 
@@ -519,18 +582,43 @@ func (t *memTx) MemoryAt(path string) (*memstore.Memory, error) {
 // sort first: the first of the two in path order is the first of the
 // ancestors and the path, when there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
+	if r := t.recall(readMemory{path: path, self: self, overlap: true}); r != nil {
+		return copied(r.m), r.err
+	}
 	paths, lo, hi := overlapArgs(path)
-	var m memstore.Memory
-	err := t.queryRow(func(r pgx.Row) error { return r.Scan(&m.ID, &m.Path) },
-		`SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`, t.storeID, self, paths, lo, hi)
-	switch {
+	var m *memstore.Memory
+	err := t.queryRow(func(r pgx.Row) (err error) {
+		m, err = scanOverlapping(r, t.storeID)
+		return err
+	}, memoryOverlapping, t.storeID, self, paths, lo, hi)
+	return m, err
+}
+
+// copied is a copy of m, which fn may change, so that a read recalled
+// twice answers the same.
+func copied(m *memstore.Memory) *memstore.Memory {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
+}
+
+// memoryOverlapping reads the first memory of store $1 but $2 at the
+// paths $3 or from $4 to $5 (overlapArgs), as scanOverlapping reads it.
+const memoryOverlapping = `SELECT id, path FROM memory_overlapping($1, $2, $3, $4, $5)`
+
+// scanOverlapping reads memoryOverlapping's row: the memory of store in
+// the way, with its ID and path, or none (nil, nil).
+func scanOverlapping(r pgx.Row, store string) (*memstore.Memory, error) {
+	m := &memstore.Memory{StoreID: store}
+	switch err := r.Scan(&m.ID, &m.Path); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil
 	case err != nil:
 		return nil, err
 	}
-	m.StoreID = t.storeID
-	return &m, nil
+	return m, nil
 }
 
 // overlapArgs are the paths that memory_overlapping (migration 0007)
@@ -547,15 +635,12 @@ func overlapArgs(path string) (paths []string, lo, hi string) {
 	return append(paths, path), path + "/", path + "0"
 }
 
-// CheckQuota checks q against the count in the store's row, read with
-// its lock and kept by Put and Delete since: no statement, whatever the
-// store's size.
+// CheckQuota checks q against the store's count, read with its lock and
+// moved by the creates and deletions made since: no statement, whatever
+// the store's size.
 func (t *memTx) CheckQuota(q memstore.Quota) error {
 	if !q.Limited() {
 		return nil
-	}
-	if err := t.flush(); err != nil {
-		return err
 	}
 	return q.Check(int(t.count))
 }
@@ -578,15 +663,20 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 		// without its checks: the rule made them.
 		m.ID = t.db.ids.New(memstore.MemoryIDPrefix, now)
 		args := append([]any{t.storeID, nil, nil, nil, nil, nil}, createArgs(m, vid, now, e, by)...)
-		return t.later(func(r pgx.Row) error { return scanCreated(r, m, &t.lastAt, &t.count) }, memoryCreate, args...)
+		t.later(func(r pgx.Row) error { return scanCreated(r, m, new(int64), new(int64)) }, memoryCreate, args...)
+		t.count++
+		t.wrote(m.ID, m.Path)
+		return nil
 	}
 	v := memstore.NewVersion(vid, m, op, by, now)
 	m.VersionID, m.UpdatedAt = v.ID, now
 	// The join reads the row as it was, so the store's size moves by
 	// the change of the memory's.
-	return t.later(nil, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9
+	t.later(nil, versionInsert+`, m AS (UPDATE memories n SET path = $5, content = $6, sha256 = $7, size = $8, version_id = $1, updated_at = $9
 		FROM memories o WHERE n.id = $3 AND o.id = n.id RETURNING n.size - o.size AS d)
 		UPDATE stores SET content_size = content_size + coalesce((SELECT sum(d) FROM m), 0) WHERE id = $2`, versionArgs(v, e)...)
+	t.wrote(m.ID, m.Path)
+	return nil
 }
 
 // Delete keeps the path at deletion in the "deleted" version; the
@@ -594,8 +684,11 @@ func (t *memTx) Put(m *memstore.Memory, e memstore.EventType, by memstore.Actor)
 // with it, in one statement.
 func (t *memTx) Delete(m *memstore.Memory, by memstore.Actor) error {
 	vid, now := t.next()
-	return t.later(func(r pgx.Row) error { return r.Scan(&t.count) }, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
+	t.later(nil, versionInsert+`, m AS (DELETE FROM memories WHERE id = $3 RETURNING size) `+countChange("-", "$2"),
 		versionArgs(memstore.NewVersion(vid, m, memstore.OpDeleted, by, now), memstore.EventMemoryDeleted)...)
+	t.count--
+	t.wrote(m.ID, "")
+	return nil
 }
 
 // countChange is the statement that ends an insert or delete of

@@ -45,7 +45,8 @@ func asDevelopmentBuild(v int) []string {
 		`DROP FUNCTION memory_create`, `DROP FUNCTION memory_overlapping`, `DROP FUNCTION id_after`, `DROP FUNCTION memory_search_words`,
 		// Nor the search postings of 0006, which it fills again.
 		`DROP TABLE search_postings`, `DROP FUNCTION memories_search_postings() CASCADE`, `DROP FUNCTION memory_search_postings`,
-		// Nor the vectors of 0005.
+		// Nor the vectors of 0005, nor 0010's switch of their queue.
+		`DROP FUNCTION vector_queue_on()`,
 		`DROP TABLE memory_vectors`, `DROP TABLE vector_queue`, `DROP TABLE vector_log`, `DROP TABLE vector_log_trimmed`,
 		`DROP FUNCTION memories_vector_queue() CASCADE`, `DROP FUNCTION versions_vector_redact() CASCADE`, `DROP FUNCTION memory_vectors_log() CASCADE`,
 		// Nor the dreams of 0004.
@@ -199,7 +200,7 @@ func TestUpgradeDevDatabase(t *testing.T) {
 	if after := tableRows(t, url); after != before {
 		t.Errorf("the rows changed in the upgrade (-before +after):\n%s", storetest.Diff(before, after))
 	}
-	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4 5 6 7 8 9], schema_migrations none"; got != want {
+	if got, want := schemaVersions(t, url), "memstore_schema [1 2 3 4 5 6 7 8 9 10], schema_migrations none"; got != want {
 		t.Errorf("the versions recorded after the upgrade: %s, want %s", got, want)
 	}
 	db.Close()
@@ -220,7 +221,7 @@ func TestRefuseNewerDatabases(t *testing.T) {
 		qs   []string
 		want string
 	}{
-		{"newer", []string{`INSERT INTO memstore_schema VALUES (10, 0)`}, "newer than this memstore knows (9): upgrade memstore"},
+		{"newer", []string{`INSERT INTO memstore_schema VALUES (11, 0)`}, "newer than this memstore knows (10): upgrade memstore"},
 		{"newer development build", asDevelopmentBuild(lastDev + 1), "made by a development build of memstore newer than this one"},
 		{"early development build", asDevelopmentBuild(lastDev - 3), "early development build of memstore (its schema is at development version 10; this memstore takes over version 13 only): open it once with memstore built from commit " + schema.LastDevelopmentBuild},
 	} {

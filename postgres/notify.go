@@ -90,7 +90,7 @@ func (db *DB) NotifyEvents(f func(storeID string)) (stop func()) {
 // process's listeners, then, soon, the other processes.
 func (db *DB) evented(storeID string) {
 	db.Notify(storeID)
-	db.indexSoon()
+	db.indexSoon(storeID)
 	db.send.once.Do(db.startSending)
 	db.send.mu.Lock()
 	if db.send.pending != nil {

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
@@ -329,6 +331,100 @@ func TestMemoryCreateAtItsQuota(t *testing.T) {
 	}
 	if _, trips, err := create(st, "/again.md"); err != nil || len(trips) != 1 {
 		t.Errorf("create after a deletion: %v in %d round trips, want success in 1", err, len(trips))
+	}
+}
+
+// TestStoreWritesTogetherRoundTrips counts the round trips of a batch of
+// a store's writes (batch.go) that met in the process while another
+// held the store's lock: two, whatever their number, the reads of every
+// write made with BEGIN and the lock, and every write sent with the
+// COMMIT, when no write reads what one before it changed.
+func TestStoreWritesTogetherRoundTrips(t *testing.T) {
+	dbURL := pgtest.DB(t, migrate)
+	w, proxied := newWire(t, dbURL)
+	db := mustOpenAt(t, proxied, postgres.Options{})
+	db.StopIndexer() // its rounds would go over the wire too
+	co := memstore.NewCore(db)
+	c := &memstore.Caller{WorkspaceID: "wrkspc_batchtrips", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_batchtrips"}}
+	ctx := context.Background()
+	st := mustCreateStore(t, co, c)
+	// batch makes a lone write wait for the store's lock, held elsewhere,
+	// while two creates, two updates and two deletes queue behind it, and
+	// returns the round trips of them all once the lock is let go.
+	batch := func(round int) [][]string {
+		var targets []*memstore.Memory
+		for i := range 4 {
+			m, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d/target-%d.md", round, i), Content: "hello"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			targets = append(targets, m)
+		}
+		writes := []func() error{
+			func() error {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d/new-a.md", round), Content: "a"})
+				return err
+			},
+			func() error {
+				_, err := co.UpdateMemory(ctx, c, st.ID, targets[0].ID, memstore.MemoryUpdate{Content: ptr("changed")})
+				return err
+			},
+			func() error { return co.DeleteMemory(ctx, c, st.ID, targets[1].ID, targets[1].ContentSHA256) },
+			func() error {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d/new-b.md", round), Content: "b"})
+				return err
+			},
+			func() error {
+				_, err := co.UpdateMemory(ctx, c, st.ID, targets[2].ID, memstore.MemoryUpdate{Content: ptr("changed"), IfSHA256: targets[2].ContentSHA256})
+				return err
+			},
+			func() error { return co.DeleteMemory(ctx, c, st.ID, targets[3].ID, "") },
+		}
+		h := holdLock(t, dbURL, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, st.ID)
+		errs := make(chan error, len(writes)+1)
+		return w.count(func() {
+			go func() {
+				_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d/lone.md", round), Content: "lone"})
+				errs <- err
+			}()
+			waitingOne(t, h, "the store's lock")
+			for i, write := range writes {
+				go func() { errs <- write() }()
+				for deadline := time.Now().Add(20 * time.Second); db.QueuedWrites(c.WorkspaceID, st.ID) < i+1; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d writes queued, want %d", db.QueuedWrites(c.WorkspaceID, st.ID), i+1)
+					}
+				}
+			}
+			h.release(t)
+			for range len(writes) + 1 {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	batch(0) // prepares the statements
+	// A connection of the pool that has not run them yet prepares them
+	// first, a trip each time, once; and the pool pings a connection idle
+	// for a second before handing it out.
+	var trips [][]string
+	for i, trip := range batch(1) {
+		t.Logf("trip %d: %q", i+1, trip)
+		if !slices.ContainsFunc(trip, func(s string) bool { return !strings.HasPrefix(s, "PREPARE ") && s != "-- ping" }) {
+			continue
+		}
+		trips = append(trips, trip)
+	}
+	if len(trips) != 3 {
+		t.Fatalf("a lone write and a batch of six took %d round trips, want 3", len(trips))
+	}
+	begin, commit := strings.Join(trips[1], "\n"), trips[2][len(trips[2])-1]
+	if !strings.HasPrefix(begin, "begin") || strings.Count(begin, "FROM memories") != 4 || strings.Count(begin, "memory_overlapping") != 2 {
+		t.Errorf("the batch's first trip: %q, want BEGIN, the lock, and the four memories' and the two paths' reads", trips[1])
+	}
+	if commit != "commit" || len(trips[2]) != 7 {
+		t.Errorf("the batch's last trip: %q, want its six writes and the COMMIT", trips[2])
 	}
 }
 

@@ -2,12 +2,16 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // # Search indexed after the write
@@ -35,9 +39,14 @@ import (
 // The search data of a deleted memory, or of a deleted store's memories,
 // goes with the rounds that take its queue rows, within indexPoll unless
 // a backlog is queued before them, and before any search of its store
-// reads it. Writes never wait for the indexer: a round locks only queue
+// reads it. Writes never wait for a round: a round locks only queue
 // rows, search rows and its memories' advisory locks, which no write
-// takes. A round waits at most 5 s for a lock (roundTimeouts): a search
+// takes. But the writes of a store wait while more than maxStoreLag of
+// its writes are queued (awaitIndex), as SQLite's writer waits for its
+// indexer: a search, which first indexes its stores' queue, then never
+// has more than that to do, and the queue stays bounded when writes of
+// prose come faster than rounds index them (two cores index about 1,000
+// memories of prose a second, and take 1,700 writes of them). A round waits at most 5 s for a lock (roundTimeouts): a search
 // that meets a round of a process stopped in its middle then answers
 // busy, to be retried, and the server ends that round's transaction once
 // it has been idle 30 s.
@@ -53,7 +62,15 @@ const (
 	// that what a round holds stays small beside a request's.
 	roundRows  = 256
 	roundBytes = 64 << 10
+	// lagLook spaces the indexer's looks for stores too far behind
+	// (lookBehind) while it runs rounds without a break.
+	lagLook = 20 * time.Millisecond
 )
+
+// maxStoreLag is how many writes of one store may be queued for the
+// indexer before the store's writes wait for it: about two seconds of
+// its work on prose. A variable, for the tests.
+var maxStoreLag = 2000
 
 // searchLocks is the first key of the advisory locks of the memories a
 // round indexes, in the space of two-key locks (beside quotaLocks).
@@ -74,6 +91,104 @@ type searchIndexer struct {
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	mu          sync.Mutex
+	written     map[string]bool // the stores this process wrote since the last look
+	behind      map[string]bool // the stores with more than maxStoreLag writes queued, as last seen
+	moved       chan struct{}   // closed when behind changes
+	lookFailing bool            // told once, until a look succeeds
+}
+
+// setBehind records the stores found behind, and wakes the writes that
+// wait when that changes.
+func (ix *searchIndexer) setBehind(stores map[string]bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if maps.Equal(ix.behind, stores) {
+		return
+	}
+	ix.behind = stores
+	if ix.moved != nil {
+		close(ix.moved)
+	}
+	ix.moved = make(chan struct{})
+}
+
+// behindStores are the stores last found behind, sorted.
+func (ix *searchIndexer) behindStores() []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return slices.Sorted(maps.Keys(ix.behind))
+}
+
+// awaitIndex waits while the store has more than maxStoreLag writes
+// queued, as the indexer last saw it, or until ctx ends.
+func (ix *searchIndexer) awaitIndex(ctx context.Context, storeID string) error {
+	for {
+		ix.mu.Lock()
+		behind, moved := ix.behind[storeID], ix.moved
+		ix.mu.Unlock()
+		if !behind {
+			return nil
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// lookBehind reads which of the stores this process wrote since its last
+// look, and of those found behind then, have more than maxStoreLag writes
+// queued, for awaitIndex: each reads at most that many entries of the
+// queue's index by store. Every process looks at the stores it writes,
+// so that its own writes wait.
+func (db *DB) lookBehind(ctx context.Context) error {
+	ix := &db.indexer
+	ix.mu.Lock()
+	stores := slices.Sorted(maps.Keys(ix.behind))
+	for id := range ix.written {
+		if !ix.behind[id] {
+			stores = append(stores, id)
+		}
+	}
+	ix.written = nil
+	ix.mu.Unlock()
+	behind := map[string]bool{}
+	if len(stores) > 0 {
+		rows, err := db.pool.Query(ctx, `SELECT s FROM unnest($1::text[]) s
+			WHERE (SELECT count(*) FROM (SELECT FROM search_queue q WHERE q.store_id = s LIMIT $2 + 1) x) > $2`, stores, maxStoreLag)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			behind[id] = true
+		}
+	}
+	ix.setBehind(behind)
+	return nil
+}
+
+// look runs lookBehind; when it fails, no write waits (until a look
+// succeeds), and the failure is logged once.
+func (db *DB) look(ctx context.Context) {
+	err := db.lookBehind(ctx)
+	if err != nil {
+		db.indexer.setBehind(nil)
+	}
+	ix := &db.indexer
+	ix.mu.Lock()
+	tell := err != nil && !ix.lookFailing && ctx.Err() == nil
+	ix.lookFailing = err != nil
+	ix.mu.Unlock()
+	if tell {
+		db.log.LogAttrs(ctx, slog.LevelWarn, "could not read how far the search indexer is behind; writes do not wait for it meanwhile", slog.String("error", err.Error()))
+	}
 }
 
 // startIndexer starts the background rounds, until stopIndexer.
@@ -87,10 +202,17 @@ func (db *DB) startIndexer() {
 		defer poll.Stop()
 		failing := false // told once, until a round succeeds
 		for {
+			// While a store's writes wait, its queue is looked at
+			// again soon, whoever indexes it.
+			var again <-chan time.Time
+			if len(ix.behindStores()) > 0 {
+				again = time.After(lagLook)
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-poll.C:
+			case <-again:
 			case <-ix.wake:
 				select {
 				case <-ctx.Done():
@@ -99,6 +221,10 @@ func (db *DB) startIndexer() {
 				}
 			}
 			err := db.indexRounds(ctx)
+			if err != nil {
+				// Writes never wait for a failing indexer.
+				db.indexer.setBehind(nil)
+			}
 			switch {
 			case ctx.Err() != nil:
 			case err != nil && !failing:
@@ -111,19 +237,45 @@ func (db *DB) startIndexer() {
 	}()
 }
 
-// stopIndexer stops the background rounds and waits for the one running.
+// stopIndexer stops the background rounds and waits for the one running;
+// no write waits for them from then on.
 func (db *DB) stopIndexer() {
 	if db.indexer.cancel != nil {
 		db.indexer.cancel()
 		<-db.indexer.done
 	}
+	db.indexer.setBehind(nil)
 }
 
-// indexSoon wakes the background rounds after a write of this process.
-func (db *DB) indexSoon() {
+// indexSoon wakes the background rounds after a write of this process
+// to the store, which the next look then reads.
+func (db *DB) indexSoon(storeID string) {
+	ix := &db.indexer
+	ix.mu.Lock()
+	if ix.written == nil {
+		ix.written = map[string]bool{}
+	}
+	ix.written[storeID] = true
+	ix.mu.Unlock()
 	select {
 	case db.indexer.wake <- struct{}{}:
 	default:
+	}
+}
+
+// WaitSearchIndex runs the rounds until every write queued before the
+// call is indexed, as a file's WaitSearchIndex waits for its indexes:
+// memstore migrate calls it after a restore, which leaves every memory
+// queued, so that a server's first search of each store does not do it.
+// A round that waited 5 s for another process's (lock_timeout) is run
+// again: that process is working through the same queue.
+func (db *DB) WaitSearchIndex(ctx context.Context) error {
+	for {
+		err := db.catchUp(ctx, nil)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != sqlLockNotAvailable || ctx.Err() != nil {
+			return wrap(err, "index the memories for search")
+		}
 	}
 }
 
@@ -153,12 +305,29 @@ func (db *DB) catchUp(ctx context.Context, storeIDs []string) error {
 }
 
 // indexRounds runs rounds over every store's queue, skipping the rows
-// that other rounds hold, until it is empty.
+// that other rounds hold, until it is empty. It looks for the stores too
+// far behind (look) first, every lagLook, and last; while some are, a
+// round of their queue goes before each round of the whole, so that
+// their writes wait for their own queue, not for every store's.
 func (db *DB) indexRounds(ctx context.Context) error {
+	looked := time.Time{}
 	for {
+		if time.Since(looked) >= lagLook {
+			db.look(ctx)
+			looked = time.Now()
+		}
+		if behind := db.indexer.behindStores(); len(behind) > 0 {
+			if _, _, err := db.indexRound(ctx, behind, 0, false); err != nil {
+				return err
+			}
+		}
 		_, more, err := db.indexRound(ctx, nil, 0, false)
-		if err != nil || !more {
+		if err != nil {
 			return err
+		}
+		if !more {
+			db.look(ctx)
+			return nil
 		}
 	}
 }

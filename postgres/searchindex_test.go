@@ -70,11 +70,26 @@ func TestSearchIndexedLater(t *testing.T) {
 	if q, n := count(t, conn, `SELECT count(*) FROM search_queue`), count(t, conn, `SELECT count(*) FROM memory_search`); q != 1 || n != 0 {
 		t.Fatalf("after a write, %d rows queued and %d indexed, want 1 and 0", q, n)
 	}
+	// /metrics' memstore_search_backlog reads the queue.
+	backlog := func() int64 {
+		t.Helper()
+		c, err := db.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.SearchBacklog
+	}
+	if n := backlog(); n != 1 {
+		t.Errorf("the search backlog after a write: %d, want 1", n)
+	}
 	if got := searchPaths(t, core, s.ID, "whiskers"); !slices.Equal(got, []string{"/a/walrus.md"}) {
 		t.Fatalf("a search after the write found %q", got)
 	}
 	if q, n := count(t, conn, `SELECT count(*) FROM search_queue`), count(t, conn, `SELECT count(*) FROM memory_search`); q != 0 || n != 1 {
 		t.Fatalf("after a search, %d rows queued and %d indexed, want 0 and 1", q, n)
+	}
+	if n := backlog(); n != 0 {
+		t.Errorf("the search backlog once indexed: %d, want 0", n)
 	}
 	if _, err := core.UpdateMemory(ctx, alice, s.ID, m.ID, memstore.MemoryUpdate{Path: new("/b/narwhal.md"), Content: new("one long tooth")}); err != nil {
 		t.Fatal(err)
@@ -532,4 +547,126 @@ func TestSearchWaitsForRound(t *testing.T) {
 	if q := count(t, conn, `SELECT count(*) FROM search_queue`); q != 0 {
 		t.Fatalf("%d rows queued after the search, want none", q)
 	}
+}
+
+// TestSearchBackPressure: the writes of a store wait while more than
+// maxStoreLag of its writes are queued for the search indexer, as the
+// indexer last saw the queue, until rounds index them; another store's
+// writes go on; and no write waits once the indexer has stopped.
+func TestSearchBackPressure(t *testing.T) {
+	defer postgres.SetMaxStoreLag(3)()
+	ctx := t.Context()
+	db, core, _, s := unindexed(t, "pressure")
+	other, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	write := func(store string) chan error {
+		n++
+		done := make(chan error, 1)
+		path := fmt.Sprintf("/m/%d.md", n)
+		go func() {
+			_, err := core.CreateMemory(ctx, alice, store, memstore.MemoryCreate{Path: path, Content: "text of " + path})
+			done <- err
+		}()
+		return done
+	}
+	done := func(what string, c chan error) {
+		t.Helper()
+		select {
+		case err := <-c:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s still waits", what)
+		}
+	}
+	waits := func(what string, c chan error) {
+		t.Helper()
+		select {
+		case err := <-c:
+			t.Fatalf("%s did not wait for the indexer: %v", what, err)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	for range 4 {
+		done("a write under the limit", write(s.ID))
+	}
+	if err := db.LookBehind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := write(s.ID)
+	waits("a write of a store 4 writes behind", held)
+	done("a write of another store", write(other.ID))
+	if err := db.IndexQueued(ctx); err != nil { // its last look finds the store caught up
+		t.Fatal(err)
+	}
+	done("the write held back, once the rounds indexed the queue", held)
+
+	for range 4 {
+		done("a write under the limit", write(s.ID))
+	}
+	if err := db.LookBehind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held = write(s.ID)
+	waits("a write of a store behind again", held)
+	db.StopIndexer()
+	done("the write held back, once the indexer stopped", held)
+}
+
+// TestSearchBackPressureFirst: the background rounds index the queue of a
+// store whose writes wait before the older queue of other stores, so
+// that those writes wait for their own store's backlog only: here ten
+// stores' large memories, each store under the limit, are still queued
+// when the write held back goes.
+func TestSearchBackPressureFirst(t *testing.T) {
+	defer postgres.SetMaxStoreLag(3)()
+	ctx := t.Context()
+	db, core, conn, b := unindexed(t, "first")
+	// Each round takes three of these, in the queue's order, and waits
+	// 50 ms.
+	big := strings.Repeat("many words of prose ", 1000)
+	var others []string
+	for i := range 10 {
+		s, err := core.CreateStore(ctx, alice, memstore.StoreCreate{Name: fmt.Sprint("other ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, s.ID)
+		for j := range 3 {
+			if _, err := core.CreateMemory(ctx, alice, s.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/%d.md", j), Content: big}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 4 {
+		if _, err := core.CreateMemory(ctx, alice, b.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/b/%d.md", i), Content: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.LookBehind(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := core.CreateMemory(ctx, alice, b.ID, memstore.MemoryCreate{Path: "/b/held.md", Content: "small"})
+		held <- err
+	}()
+	defer postgres.OnRoundClaimed(func() { time.Sleep(50 * time.Millisecond) })()
+	db.StartIndexer()
+	select {
+	case err := <-held:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the write held back still waits")
+	}
+	if n := count(t, conn, `SELECT count(*) FROM search_queue WHERE store_id = ANY($1)`, others); n == 0 {
+		t.Errorf("the other stores' older queue was all indexed before the write held back went: want the waiting store's first")
+	}
+	db.StopIndexer()
 }

@@ -17,11 +17,25 @@ var _ memstore.VectorStorage = (*DB)(nil)
 
 // Vectors are kept in memory_vectors and the memories to embed in
 // vector_queue (migrations/0005_vectors.sql), whose triggers queue every
-// written memory and delete the vector of content that changed, was
-// deleted or was redacted. Vectors are bytea blobs, so no extension is
+// written memory, once a worker has started on the database (0010), and
+// delete the vector of content that changed, was deleted or was
+// redacted. Vectors are bytea blobs, so no extension is
 // needed; a search scans its stores' vectors exactly (internal/vector)
 // in this process's copies of them, which vectorcache.go keeps current
 // from vector_log.
+
+// StartEmbeddings implements memstore.VectorStorage: it turns the queue
+// on (vector_queue_on, migration 0010), which a database leaves off, to
+// spare every write the queue, until a server with a model starts on
+// it. The function must run at READ COMMITTED, whatever the server's
+// default.
+func (db *DB) StartEmbeddings(ctx context.Context) error {
+	err := db.inTx(ctx, writeTx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SELECT vector_queue_on()`)
+		return err
+	})
+	return wrap(err, "turn the queue of memories to embed on")
+}
 
 // ResetEmbeddings implements memstore.VectorStorage.
 func (db *DB) ResetEmbeddings(ctx context.Context, model string, dims int) error {

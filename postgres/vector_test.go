@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	neturl "net/url"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
@@ -84,6 +87,10 @@ func newTwoReplicas(t *testing.T, dims int, seed uint64) *twoReplicas {
 	url := pgtest.DB(t, migrate)
 	f := &twoReplicas{a: mustOpenAt(t, url, postgres.Options{}), b: mustOpenAt(t, url, postgres.Options{})}
 	f.core = memstore.NewCore(f.a)
+	// As a server with the model does when it starts: the queue is on.
+	if err := f.a.StartEmbeddings(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	s, err := f.core.CreateStore(context.Background(), alice, memstore.StoreCreate{Name: "notes"})
 	if err != nil {
 		t.Fatal(err)
@@ -431,4 +438,221 @@ func TestVectorCopiesSweptAndDropped(t *testing.T) {
 	if n, _ := f.b.VectorCopies(); n != 0 || f.b.VectorCopyHolds(y.ID) {
 		t.Fatalf("after the store's deletion, %d copies are left", n)
 	}
+}
+
+// TestVectorQueueWhenAsked: a database queues no memory to embed until a
+// server with an embedding model starts on it (StartEmbeddings, first of
+// its worker), which queues every memory; a write in flight then is
+// waited for and queued too, so none is missed, whatever the database's
+// default isolation, and every later write is queued. Turned on, the
+// queue stays on, and turning it on again waits for nothing.
+func TestVectorQueueWhenAsked(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t, migrate)
+	// In a snapshot taken before its lock, the queuing would miss the
+	// write it waited for.
+	execAll(t, connect(t, url), `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_isolation = ''repeatable read''', current_database()); END $$`)
+	db := mustOpenAt(t, url, postgres.Options{})
+	co := memstore.NewCore(db)
+	st := mustCreateStore(t, co, alice)
+	create := func(path string) {
+		t.Helper()
+		if _, err := co.CreateMemory(ctx, alice, st.ID, memstore.MemoryCreate{Path: path, Content: "text of " + path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		create(fmt.Sprintf("/before/%d.md", i))
+	}
+	watch := connect(t, url)
+	if n := queuedNot(t, watch, 0); n != 0 {
+		t.Fatalf("%d memories queued with no model ever, want 0", n)
+	}
+
+	h := writeInFlight(t, url, st.ID)
+	on := make(chan error, 1)
+	go func() { on <- db.StartEmbeddings(ctx) }()
+	waitingOne(t, h, "the memories' table")
+	if err := h.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-on; err != nil {
+		t.Fatal(err)
+	}
+	create("/after.md")
+	queuedNot(t, watch, 5)
+
+	// On for good: a second server with a model does not wait for the
+	// writes in flight.
+	h = writeInFlight(t, url, st.ID)
+	again := make(chan error, 1)
+	go func() { again <- db.StartEmbeddings(ctx) }()
+	select {
+	case err := <-again:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("turning the queue on again waited for a write in flight")
+	}
+	if err := h.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queuedNot(t, watch, 6)
+}
+
+// writeInFlight runs memory_create's statement in store on a transaction
+// of its own, not committed: a write in flight.
+func writeInFlight(t *testing.T, url, store string) *lockHolder {
+	t.Helper()
+	n := time.Now().UnixNano()
+	return holdLock(t, url, `SELECT memory_create($1, NULL, NULL, NULL, NULL, NULL, $2, $3, 1, $4, 'x'::bytea, $5, 1, $6, 'apikey_alice', 'memory.created')`,
+		store, fmt.Sprint("mem_inflight", n), fmt.Sprint("memver_inflight", n), fmt.Sprintf("/in-flight/%d.md", n),
+		memstore.ContentSHA256("x"), string(memstore.ActorAPIKey))
+}
+
+// queuedNot returns how many memories are queued to embed and, when want
+// is more than 0, checks that want are, and that every memory is queued
+// at its current version or has a vector of it.
+func queuedNot(t *testing.T, conn *pgx.Conn, want int) int {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := conn.Query(ctx, `SELECT m.path FROM memories m
+		WHERE NOT EXISTS (SELECT FROM vector_queue q WHERE q.memory_id = m.id AND q.version_id = m.version_id)
+		AND NOT EXISTS (SELECT FROM memory_vectors v WHERE v.memory_id = m.id AND v.version_id = m.version_id) ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM vector_queue`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want > 0 && (n != want || len(missed) != 0) {
+		t.Errorf("%d memories queued, and %q neither queued nor embedded: want %d queued and none missed", n, missed, want)
+	}
+	return n
+}
+
+// TestVectorQueueTurnOnLimits: turning the queue on waits at most 5 s
+// for writes in flight, answering busy, rather than hold every write
+// back; a serving role that may write memories but does not own them
+// still turns it on; and what happened while the queue was off (here a
+// vector left of an older version) is put right: the memory is queued
+// at its current version and the old vector deleted.
+func TestVectorQueueTurnOnLimits(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t, migrate)
+	db := mustOpenAt(t, url, postgres.Options{})
+	co := memstore.NewCore(db)
+	st := mustCreateStore(t, co, alice)
+	m, err := co.CreateMemory(ctx, alice, st.ID, memstore.MemoryCreate{Path: "/a.md", Content: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	h := writeInFlight(t, url, st.ID)
+	began := time.Now()
+	err = db.StartEmbeddings(ctx)
+	if took := time.Since(began); memstore.ErrorCode(err) != memstore.EConflict || took > 20*time.Second {
+		t.Errorf("turning the queue on behind a write held open: %v after %v, want busy after about 5 s", err, took)
+	}
+	h.release(t)
+
+	// A vector of the memory's first version, left while the queue is off.
+	watch := connect(t, url)
+	execAll(t, watch, fmt.Sprintf(`INSERT INTO memory_vectors (memory_id, store_id, version_id, model, dims, vector) VALUES ('%s', '%s', '%s', 'm', 2, '\x0102')`, m.ID, st.ID, m.VersionID))
+	if _, err := co.UpdateMemory(ctx, alice, st.ID, m.ID, memstore.MemoryUpdate{Content: new("two")}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A role that may read and write the tables, not own them or add
+	// triggers to them (it may create in the schema: opening a database
+	// checks its schema's version with CREATE TABLE IF NOT EXISTS).
+	role := fmt.Sprintf("memstore_writer_%d", time.Now().UnixNano())
+	execAll(t, watch, `CREATE ROLE `+role+` LOGIN`, `GRANT USAGE, CREATE ON SCHEMA public TO `+role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
+	t.Cleanup(func() {
+		execAll(t, connect(t, url), `DROP OWNED BY `+role, `DROP ROLE `+role)
+	})
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	writer := mustOpenAt(t, u.String(), postgres.Options{})
+	if err := writer.StartEmbeddings(ctx); err != nil {
+		t.Fatalf("a role that does not own the tables turning the queue on: %v", err)
+	}
+	writer.Close()
+	queuedNot(t, watch, 1)
+	var stale int
+	if err := watch.QueryRow(ctx, `SELECT count(*) FROM memory_vectors`).Scan(&stale); err != nil || stale != 0 {
+		t.Errorf("%d vectors left of an older version (%v), want 0", stale, err)
+	}
+}
+
+// TestVectorQueueMigration: the upgrade that leaves the queue off until a
+// model asks (migration 0010) keeps it on, with its queue, in a database
+// that a worker used (a vector stored, or a memory claimed, as a worker
+// of the memstore before it may have done and may still be doing), and
+// turns it off, emptied, in one no worker used.
+func TestVectorQueueMigration(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		use    func(t *testing.T, db *postgres.DB) // what a worker did
+		queued int                                 // after the upgrade; 0: off
+	}{
+		{"a vector stored", func(t *testing.T, db *postgres.DB) {
+			tasks := claim(t, db)
+			if err := db.PutEmbeddings(ctx, "m", []memstore.Embedding{{MemoryID: tasks[0].MemoryID, VersionID: tasks[0].VersionID, Vector: []float32{1, 0}}}); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"a memory claimed", func(t *testing.T, db *postgres.DB) { claim(t, db) }, 2},
+		{"nothing", func(*testing.T, *postgres.DB) {}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := pgtest.DB(t, migrate)
+			db := mustOpenAt(t, url, postgres.Options{})
+			// The database as the release before 0010 left it: every
+			// write queues its memory.
+			execAll(t, connect(t, url), `DELETE FROM memstore_schema WHERE version = 10`, `DROP FUNCTION vector_queue_on()`,
+				`CREATE TRIGGER memories_vector_queue AFTER INSERT OR UPDATE OF version_id ON memories FOR EACH ROW EXECUTE FUNCTION memories_vector_queue()`)
+			co := memstore.NewCore(db)
+			st := mustCreateStore(t, co, alice)
+			for _, p := range []string{"/a.md", "/b.md"} {
+				if _, err := co.CreateMemory(ctx, alice, st.ID, memstore.MemoryCreate{Path: p, Content: "text"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.use(t, db)
+			db.Close()
+			mustOpenAt(t, url, postgres.Options{}) // upgraded
+			var queued, triggers int
+			if err := connect(t, url).QueryRow(ctx, `SELECT (SELECT count(*) FROM vector_queue),
+				(SELECT count(*) FROM pg_trigger WHERE tgrelid = 'memories'::regclass AND tgname = 'memories_vector_queue')`).Scan(&queued, &triggers); err != nil {
+				t.Fatal(err)
+			}
+			if on := c.queued > 0; queued != c.queued || (triggers == 1) != on {
+				t.Errorf("after the upgrade, %d memories queued and %d triggers, want %d and the queue on: %v", queued, triggers, c.queued, on)
+			}
+		})
+	}
+}
+
+// claim claims one memory to embed, as a worker does.
+func claim(t *testing.T, db *postgres.DB) []memstore.EmbeddingTask {
+	t.Helper()
+	now := time.Now()
+	tasks, err := db.ClaimEmbeddings(context.Background(), now, now.Add(time.Minute), 1)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("claim: %v, %v", tasks, err)
+	}
+	return tasks
 }

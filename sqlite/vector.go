@@ -19,6 +19,10 @@ var _ memstore.VectorStorage = (*DB)(nil)
 // deleted or was redacted. A search scans the vectors of its stores
 // exactly (internal/vector): no approximate index, so no memory is missed.
 
+// StartEmbeddings implements memstore.VectorStorage: every write queues
+// its memory already.
+func (db *DB) StartEmbeddings(context.Context) error { return nil }
+
 // ResetEmbeddings implements memstore.VectorStorage.
 func (db *DB) ResetEmbeddings(ctx context.Context, model string, dims int) error {
 	// Only the memories whose vectors this deletes are queued: every

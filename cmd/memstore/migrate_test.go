@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/httpapi"
 	"github.com/memstore/memstore/sqlite"
@@ -390,6 +392,19 @@ func TestMigrate(t *testing.T) {
 
 	if got := migrate(t, srcFile, pg, password); fmt.Sprint(got) != fmt.Sprint(src.counts) {
 		t.Errorf("migrate to PostgreSQL copied %v; want %v", got, src.counts)
+	}
+	// The copy is indexed for search before migrate returns.
+	var queued, indexed int
+	conn, err := pgx.Connect(t.Context(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM search_queue), (SELECT count(*) FROM memory_search)`).Scan(&queued, &indexed); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(t.Context())
+	if want := src.counts[memstore.KindMemories]; queued != 0 || int64(indexed) != want {
+		t.Errorf("after migrate to PostgreSQL, %d memories queued for search and %d indexed, want 0 and %d", queued, indexed, want)
 	}
 	records := dumpRecords(t, srcFile)
 	if got := dumpRecords(t, pg); strings.Join(got, "\n") != strings.Join(records, "\n") {
