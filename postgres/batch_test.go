@@ -548,3 +548,75 @@ func TestStoreWritesTogetherSeeEachOther(t *testing.T) {
 		t.Errorf("the batch's writes were made in %d transactions, want 1", txs)
 	}
 }
+
+// TestStoreWritesTogetherReadFails: when a read made ahead for a batch's
+// writes fails on the server, the batch runs again with each write
+// making its own reads, so that the write whose read fails fails alone
+// and the others are made, together.
+func TestStoreWritesTogetherReadFails(t *testing.T) {
+	f := newBatchFixture(t, "readfails")
+	co, c, st, first := f.co, f.c, f.st, f.first
+	ctx := context.Background()
+	// The overlaps of one path fail to read, as no rule foresees.
+	h := holdLock(t, f.url, `ALTER FUNCTION memory_overlapping(text, text, text[], text, text) RENAME TO memory_overlapping_real`)
+	if _, err := h.tx.Exec(ctx, `CREATE FUNCTION memory_overlapping(store text, self text, paths text[], below_lo text, below_hi text)
+		RETURNS TABLE (id text, path text) LANGUAGE plpgsql STABLE AS $$
+		BEGIN
+			IF below_lo LIKE '%boom-read%' THEN RAISE EXCEPTION 'boom in a read'; END IF;
+			RETURN QUERY SELECT * FROM memory_overlapping_real(store, self, paths, below_lo, below_hi);
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	errs := map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	run := func(name string, write func() error) {
+		n := f.db.QueuedWrites(c.WorkspaceID, st.ID)
+		wg.Go(func() {
+			err := write()
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		})
+		if name != "lone" {
+			f.queued(t, n+1)
+		}
+	}
+	create := func(path string) func() error {
+		return func() error {
+			_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "x"})
+			return err
+		}
+	}
+	lock := f.lockStore(t)
+	run("lone", create("/lone.md"))
+	waitingOne(t, lock, "the store's lock")
+	run("ok a", create("/ok-a.md"))
+	run("read fails", create("/boom-read.md"))
+	run("ok b", func() error {
+		_, err := co.UpdateMemory(ctx, c, st.ID, first.ID, memstore.MemoryUpdate{Content: new("two")})
+		return err
+	})
+	lock.release(t)
+	wg.Wait()
+	if err := errs["read fails"]; err == nil || !strings.Contains(err.Error(), "boom in a read") {
+		t.Errorf("the write whose read fails: %v, want the server's error", err)
+	}
+	for _, name := range []string{"lone", "ok a", "ok b"} {
+		if errs[name] != nil {
+			t.Errorf("%s: %v", name, errs[name])
+		}
+	}
+	var made, txs int
+	if err := lock.watch.QueryRow(ctx, `SELECT count(*), count(DISTINCT xmin::text) FILTER (WHERE path <> '/lone.md')
+		FROM memories WHERE store_id = $1 AND path IN ('/lone.md', '/ok-a.md', '/boom-read.md', '/first.md')`, st.ID).Scan(&made, &txs); err != nil {
+		t.Fatal(err)
+	}
+	if made != 3 || txs != 1 {
+		t.Errorf("%d memories (want /first, /lone, /ok-a), the batch's in %d transactions (want 1)", made, txs)
+	}
+}

@@ -131,9 +131,10 @@ func (t *memTx) begin(b *pgx.Batch, workspaceID string) {
 		return err
 	})
 	b.Queue(`SELECT id, created_at FROM versions WHERE store_id = $1 ORDER BY id DESC LIMIT 1`, t.storeID).QueryRow(func(r pgx.Row) error {
-		if err := r.Scan(&t.lastID, &t.lastAt); !errors.Is(err, pgx.ErrNoRows) {
+		if err := r.Scan(&t.lastID, &t.lastAt); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
+		t.locked = true
 		return nil
 	})
 }
@@ -361,6 +362,7 @@ type memTx struct {
 	tx       *pgxpool.Conn
 	storeID  string
 	archived bool
+	locked   bool // BEGIN, the store's lock and its last version were read
 	// The store's live memories: its row's count, read with the lock,
 	// moved by each create and deletion made since (the lock keeps every
 	// other writer out).
