@@ -55,6 +55,51 @@ func (f *batchFixture) lockStore(t *testing.T) *lockHolder {
 	return holdLock(t, f.url, `SELECT FROM stores WHERE id = $1 FOR NO KEY UPDATE`, f.st.ID)
 }
 
+// writesRun runs writes of the fixture's store, each but the first
+// ("lone") queued in the process behind those before it, and records
+// their errors by name (a panic as an error).
+type writesRun struct {
+	f    *batchFixture
+	t    *testing.T
+	mu   sync.Mutex
+	wg   sync.WaitGroup
+	errs map[string]error
+}
+
+func (f *batchFixture) writes(t *testing.T) *writesRun {
+	return &writesRun{f: f, t: t, errs: map[string]error{}}
+}
+
+// run starts write, and waits until it is queued unless it is "lone".
+func (w *writesRun) run(name string, write func() error) {
+	n := w.f.db.QueuedWrites(w.f.c.WorkspaceID, w.f.st.ID)
+	w.wg.Go(func() {
+		defer func() {
+			if p := recover(); p != nil {
+				w.mu.Lock()
+				w.errs[name] = fmt.Errorf("panicked: %v", p)
+				w.mu.Unlock()
+			}
+		}()
+		err := write()
+		w.mu.Lock()
+		w.errs[name] = err
+		w.mu.Unlock()
+	})
+	if name != "lone" {
+		w.f.queued(w.t, n+1)
+	}
+}
+
+// wait waits for the writes started and returns their errors, which the
+// next writes run start afresh.
+func (w *writesRun) wait() map[string]error {
+	w.wg.Wait()
+	errs := w.errs
+	w.errs = map[string]error{}
+	return errs
+}
+
 // waitingOne waits until one statement of the database waits on a lock
 // that h holds; what names it.
 func waitingOne(t *testing.T, h *lockHolder, what string) {
@@ -247,30 +292,8 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	alwaysPanics := func() error {
 		return db.WriteMemory(ctx, c.WorkspaceID, st.ID, func(memstore.MemoryTx) error { panic("a bug") })
 	}
-	var wg sync.WaitGroup
-	errs := map[string]error{}
-	var mu sync.Mutex
-	run := func(name string, write func() error) {
-		n := db.QueuedWrites(c.WorkspaceID, st.ID)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					mu.Lock()
-					errs[name] = fmt.Errorf("panicked: %v", p)
-					mu.Unlock()
-				}
-			}()
-			err := write()
-			mu.Lock()
-			errs[name] = err
-			mu.Unlock()
-		}()
-		if name != "lone" {
-			f.queued(t, n+1)
-		}
-	}
+	w := f.writes(t)
+	run := w.run
 
 	h := f.lockStore(t)
 	run("lone", create("/lone.md"))
@@ -281,7 +304,7 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 	run("always panics", alwaysPanics)
 	run("ok 2", create("/ok2.md"))
 	h.release(t)
-	wg.Wait()
+	errs := w.wait()
 	if err := errs["sent then fails"]; err == nil || !strings.Contains(err.Error(), "failed after its write") {
 		t.Errorf("the write that failed after sending its own: %v", err)
 	}
@@ -306,12 +329,11 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 
 	// A lone write that panics while another waits behind it.
 	h = f.lockStore(t)
-	clear(errs)
 	run("lone", panics)
 	waitingOne(t, h, "the store's lock")
 	run("after", create("/after.md"))
 	h.release(t)
-	wg.Wait()
+	errs = w.wait()
 	if err := errs["lone"]; err == nil || !strings.Contains(err.Error(), "panicked: a bug") {
 		t.Errorf("the lone write that panics: %v, want its panic", err)
 	}
@@ -321,12 +343,11 @@ func TestStoreWritesTogetherFail(t *testing.T) {
 
 	// A write that panics alone behind another, which runs it on its own.
 	h = f.lockStore(t)
-	clear(errs)
 	run("lone", create("/lone-again.md"))
 	waitingOne(t, h, "the store's lock")
 	run("panics behind it", alwaysPanics)
 	h.release(t)
-	wg.Wait()
+	errs = w.wait()
 	if err := errs["lone"]; err != nil {
 		t.Errorf("the lone write: %v", err)
 	}
@@ -571,21 +592,8 @@ func TestStoreWritesTogetherReadFails(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	errs := map[string]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	run := func(name string, write func() error) {
-		n := f.db.QueuedWrites(c.WorkspaceID, st.ID)
-		wg.Go(func() {
-			err := write()
-			mu.Lock()
-			errs[name] = err
-			mu.Unlock()
-		})
-		if name != "lone" {
-			f.queued(t, n+1)
-		}
-	}
+	w := f.writes(t)
+	run := w.run
 	create := func(path string) func() error {
 		return func() error {
 			_, err := co.CreateMemory(ctx, c, st.ID, memstore.MemoryCreate{Path: path, Content: "x"})
@@ -602,7 +610,7 @@ func TestStoreWritesTogetherReadFails(t *testing.T) {
 		return err
 	})
 	lock.release(t)
-	wg.Wait()
+	errs := w.wait()
 	if err := errs["read fails"]; err == nil || !strings.Contains(err.Error(), "boom in a read") {
 		t.Errorf("the write whose read fails: %v, want the server's error", err)
 	}
