@@ -218,8 +218,8 @@ func (db *DB) tryBatch(ctx context.Context, workspaceID, storeID string, ws []*m
 	t := &memTx{ctx: ctx, db: db, tx: conn, storeID: storeID}
 	var b pgx.Batch
 	t.begin(&b, workspaceID)
-	for _, w := range ws {
-		if foresee {
+	if foresee {
+		for _, w := range ws {
 			t.foresee(&b, planned(w.fn))
 		}
 	}

@@ -396,6 +396,16 @@ type readMemory struct {
 	err            error
 }
 
+// scan reads r's answer from row, of the memories of store.
+func (r *readMemory) scan(row pgx.Row, store string) (err error) {
+	if r.overlap {
+		r.m, err = scanOverlapping(row, store)
+	} else {
+		r.m, err = sqlrow.ScanMemory(row)
+	}
+	return err
+}
+
 // foresee queues on b, after the lock, the reads that p, fn's plan,
 // found fn asks for first: its memory by ID, or at a path, and the
 // overlaps of the path it creates. fn then finds them made (recall).
@@ -403,11 +413,7 @@ func (t *memTx) foresee(b *pgx.Batch, p *plan) {
 	read := func(r *readMemory, sql string, args ...any) {
 		t.known = append(t.known, r)
 		b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
-			if r.overlap {
-				r.m, r.err = scanOverlapping(row, t.storeID)
-			} else {
-				r.m, r.err = sqlrow.ScanMemory(row)
-			}
+			r.err = r.scan(row, t.storeID)
 			return nil
 		})
 	}
@@ -569,12 +575,8 @@ func (t *memTx) readMemory(q readMemory, sql string, args ...any) (*memstore.Mem
 	if r := t.recall(q); r != nil {
 		return copied(r.m), r.err
 	}
-	var m *memstore.Memory
-	err := t.queryRow(func(r pgx.Row) (err error) {
-		m, err = sqlrow.ScanMemory(r)
-		return err
-	}, sql, args...)
-	return m, err
+	err := t.queryRow(func(row pgx.Row) error { return q.scan(row, t.storeID) }, sql, args...)
+	return q.m, err
 }
 
 // Overlapping looks for the path and its ancestors (equality lookups of at
@@ -584,16 +586,8 @@ func (t *memTx) readMemory(q readMemory, sql string, args ...any) (*memstore.Mem
 // sort first: the first of the two in path order is the first of the
 // ancestors and the path, when there is one, as the rule wants.
 func (t *memTx) Overlapping(path, self string) (*memstore.Memory, error) {
-	if r := t.recall(readMemory{path: path, self: self, overlap: true}); r != nil {
-		return copied(r.m), r.err
-	}
 	paths, lo, hi := overlapArgs(path)
-	var m *memstore.Memory
-	err := t.queryRow(func(r pgx.Row) (err error) {
-		m, err = scanOverlapping(r, t.storeID)
-		return err
-	}, memoryOverlapping, t.storeID, self, paths, lo, hi)
-	return m, err
+	return t.readMemory(readMemory{path: path, self: self, overlap: true}, memoryOverlapping, t.storeID, self, paths, lo, hi)
 }
 
 // copied is a copy of m, which fn may change, so that a read recalled

@@ -28,9 +28,11 @@ import (
 // rounds of its stores' queue (catchUp), waiting for any round that holds
 // some of it, and reads in a new snapshot, leaving out the memories
 // deleted since (liveHits in search.go): either way it sees every write
-// committed before it began, whichever process made it. A process's indexer runs rounds in the background: after each
-// write of its own, once indexDelay has gathered those that follow (a
-// memory deleted meanwhile is never indexed), and every indexPoll for the
+// committed before it began, whichever process made it.
+//
+// A process's indexer runs rounds in the background: after each write of
+// its own, once indexDelay has gathered those that follow (a memory
+// deleted meanwhile is never indexed), and every indexPoll for the
 // writes of other processes. Rounds take the queue oldest first, skipping
 // rows that another round holds, so that the replicas share the work. A
 // round is idempotent, and keeps nothing outside the database: a crash
@@ -44,12 +46,15 @@ import (
 // takes. But the writes of a store wait while more than maxStoreLag of
 // its writes are queued (awaitIndex), as SQLite's writer waits for its
 // indexer: a search, which first indexes its stores' queue, then never
-// has more than that to do, and the queue stays bounded when writes of
-// prose come faster than rounds index them (two cores index about 1,000
-// memories of prose a second, and take 1,700 writes of them). A round waits at most 5 s for a lock (roundTimeouts): a search
-// that meets a round of a process stopped in its middle then answers
-// busy, to be retried, and the server ends that round's transaction once
-// it has been idle 30 s.
+// has more than that to do, and a store's share of the queue stays
+// bounded when writes of prose come faster than rounds index them (two
+// cores index about 1,000 memories of prose a second, and take 1,700
+// writes of them).
+//
+// A round waits at most 5 s for a lock (roundTimeouts): a search that
+// meets a round of a process stopped in its middle then answers busy, to
+// be retried, and the server ends that round's transaction once it has
+// been idle 30 s.
 
 const (
 	// indexDelay is how long a round waits after the write that starts
