@@ -107,9 +107,11 @@ func TestServeWithoutModelRefusesDreams(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("ANTHROPIC_BASE_URL", "")
 	s := startServer(t, "--db", filepath.Join(t.TempDir(), "m.db"))
-	if !strings.Contains(s.stderr.String(), "dreams are off") {
-		t.Errorf("stderr: %s", s.stderr)
-	}
+	// Said beside the first lines, which a ready server need not have
+	// finished writing.
+	waitUntil(t, "serve to say dreams are off", func() bool {
+		return strings.Contains(s.stderr.String(), "dreams are off")
+	})
 	waitUntil(t, "serve to say search is lexical", func() bool {
 		return strings.Contains(s.stderr.String(), "memstore: search is lexical: no embedding model (--embed-url and --embed-model, or --embed-model-file")
 	})
