@@ -49,6 +49,26 @@ func newWire(t *testing.T, dbURL string) (w *wire, proxied string) {
 	return w, u.String()
 }
 
+// openWired opens the database at dbURL through a new wire, with the
+// search indexer stopped: its rounds, which a write wakes, would go over
+// the wire too, and into the count of a write after it. With oneConn,
+// the pool has one connection, so that the statements a warm-up
+// prepares are prepared for the writes counted.
+func openWired(t *testing.T, dbURL string, oneConn bool) (*wire, *postgres.DB) {
+	t.Helper()
+	w, proxied := newWire(t, dbURL)
+	if oneConn {
+		u, _ := url.Parse(proxied)
+		q := u.Query()
+		q.Set("pool_max_conns", "1")
+		u.RawQuery = q.Encode()
+		proxied = u.String()
+	}
+	db := mustOpenAt(t, proxied, postgres.Options{})
+	db.StopIndexer()
+	return w, db
+}
+
 func (w *wire) accept() {
 	for {
 		c, err := w.ln.Accept()
@@ -166,12 +186,8 @@ func (w *wire) count(f func()) [][]string {
 // rename reads the new path's overlaps in between; an upsert over a
 // memory tries the create's statement first.
 func TestMemoryWriteRoundTrips(t *testing.T) {
-	w, proxied := newWire(t, pgtest.DB(t, migrate))
-	u, _ := url.Parse(proxied)
-	q := u.Query()
-	q.Set("pool_max_conns", "1") // one connection, whose statements the warm-up prepares
-	u.RawQuery = q.Encode()
-	co := memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}))
+	w, db := openWired(t, pgtest.DB(t, migrate), true)
+	co := memstore.NewCore(db)
 	c := &memstore.Caller{WorkspaceID: "wrkspc_trips", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_trips"}}
 	ctx := context.Background()
 	st := mustCreateStore(t, co, c)
@@ -273,12 +289,8 @@ func TestMemoryWriteRoundTrips(t *testing.T) {
 // nothing. A deletion makes room for one more, in one round trip again.
 func TestMemoryCreateAtItsQuota(t *testing.T) {
 	const limit = 3
-	w, proxied := newWire(t, pgtest.DB(t, migrate))
-	u, _ := url.Parse(proxied)
-	q := u.Query()
-	q.Set("pool_max_conns", "1") // one connection, whose statements the warm-up prepares
-	u.RawQuery = q.Encode()
-	co := memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}), memstore.MaxMemoriesPerStore(limit))
+	w, db := openWired(t, pgtest.DB(t, migrate), true)
+	co := memstore.NewCore(db, memstore.MaxMemoriesPerStore(limit))
 	c := &memstore.Caller{WorkspaceID: "wrkspc_quota", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_quota"}}
 	ctx := context.Background()
 	create := func(st *memstore.Store, path string) (m *memstore.Memory, trips [][]string, err error) {
@@ -341,9 +353,7 @@ func TestMemoryCreateAtItsQuota(t *testing.T) {
 // COMMIT, when no write reads what one before it changed.
 func TestStoreWritesTogetherRoundTrips(t *testing.T) {
 	dbURL := pgtest.DB(t, migrate)
-	w, proxied := newWire(t, dbURL)
-	db := mustOpenAt(t, proxied, postgres.Options{})
-	db.StopIndexer() // its rounds would go over the wire too
+	w, db := openWired(t, dbURL, false)
 	co := memstore.NewCore(db)
 	c := &memstore.Caller{WorkspaceID: "wrkspc_batchtrips", Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_batchtrips"}}
 	ctx := context.Background()
