@@ -229,9 +229,13 @@ func (db *DB) migrate(ctx context.Context) error {
 			}
 			upgraded, have = true, schema.FirstRelease
 		}
-		// One row per release migration applied.
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS memstore_schema (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
-			return err
+		// One row per release migration applied. Made only where it is
+		// missing, so that a role that may use the tables but not create
+		// in their schema can open a database already up to date.
+		if !isRelease {
+			if _, err := tx.Exec(ctx, `CREATE TABLE memstore_schema (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
+				return err
+			}
 		}
 		at := keyset.Nanos(db.now())
 		if have > 0 {

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	neturl "net/url"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
@@ -569,11 +571,10 @@ func TestVectorQueueTurnOnLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A role that may read and write the tables, not own them or add
-	// triggers to them (it may create in the schema: opening a database
-	// checks its schema's version with CREATE TABLE IF NOT EXISTS).
+	// A role that may read and write the tables, not own them, add
+	// triggers to them or create anything in their schema.
 	role := fmt.Sprintf("memstore_writer_%d", time.Now().UnixNano())
-	execAll(t, watch, `CREATE ROLE `+role+` LOGIN`, `GRANT USAGE, CREATE ON SCHEMA public TO `+role,
+	execAll(t, watch, `REVOKE CREATE ON SCHEMA public FROM PUBLIC`, `CREATE ROLE `+role+` LOGIN`, `GRANT USAGE ON SCHEMA public TO `+role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
 		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
 	t.Cleanup(func() {
@@ -583,6 +584,23 @@ func TestVectorQueueTurnOnLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A role that may only read the tables may not turn it on.
+	reader := role + "_reader"
+	execAll(t, watch, `CREATE ROLE `+reader+` LOGIN`, `GRANT USAGE ON SCHEMA public TO `+reader,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA public TO `+reader)
+	t.Cleanup(func() {
+		execAll(t, connect(t, url), `DROP OWNED BY `+reader, `DROP ROLE `+reader)
+	})
+	u.User = neturl.User(reader)
+	_, err = connect(t, u.String()).Exec(ctx, `SELECT vector_queue_on()`)
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "42501" {
+		t.Errorf("a role that may only read turning the queue on: %v, want insufficient_privilege", err)
+	}
+	var on bool
+	if err := watch.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'memories_vector_queue')`).Scan(&on); err != nil || on {
+		t.Errorf("after a reader's attempt the queue is on: %v, %v", on, err)
+	}
+
 	u.User = neturl.User(role)
 	writer := mustOpenAt(t, u.String(), postgres.Options{})
 	if err := writer.StartEmbeddings(ctx); err != nil {

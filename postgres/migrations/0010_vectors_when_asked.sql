@@ -34,12 +34,19 @@ END $$;
 -- miss the writes it waited for. It runs as its owner, who owns the
 -- tables, so that a serving role allowed to write memories need not own
 -- them to turn it on, and with the migration's schema path, where the
--- tables are.
+-- tables are. So it first checks that the role that connected may write
+-- memories: PUBLIC may execute any function, and a role that may only
+-- read, or only connect, must not hold every write back for 5 s, nor
+-- put the queue's cost on every write.
 CREATE FUNCTION vector_queue_on() RETURNS void LANGUAGE plpgsql
 SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
 	IF EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'memories'::regclass AND tgname = 'memories_vector_queue') THEN
 		RETURN;
+	END IF;
+	IF NOT has_table_privilege(session_user, 'memories', 'INSERT') THEN
+		RAISE EXCEPTION 'vector_queue_on: role % may not write memories', session_user
+		USING ERRCODE = 'insufficient_privilege';
 	END IF;
 	IF current_setting('transaction_isolation') <> 'read committed' THEN
 		RAISE EXCEPTION 'vector_queue_on must run at READ COMMITTED, not %', current_setting('transaction_isolation');
