@@ -775,35 +775,55 @@ const dreamCopyCheck = 100
 // copyStore copies the live memories of d's input store into its output
 // store, as by, passing over the paths the output has already (a copy
 // that was interrupted and is finished now), for owner, who holds the
-// dream for lease at a time.
+// dream for lease at a time. It reads the input a page at a time, in
+// the order of paths, and writes each page after its read: a read held
+// open across the writes would hold a connection of the database's
+// pool that the writes need, and copies running at once could take
+// every one. A memory written to the input while the copy runs is
+// copied as its page finds it, as by a copy interrupted and finished.
 func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
 	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
 	n := 0
-	return co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, true, ExportFunc(func(m *Memory) error {
-		if n++; n%dreamCopyCheck == 0 {
-			err := co.b.WriteDreams(ctx, d.WorkspaceID, func(tx DreamTx) error {
-				cur, err := heldDream(tx, d.ID, owner)
-				if err != nil || lease <= 0 {
+	f := MemoryFilter{Full: true, Limit: MaxFullPageSize}
+	for {
+		p, err := co.b.Memories(ctx, d.WorkspaceID, d.InputStoreID, f)
+		if err != nil {
+			return err
+		}
+		for _, it := range p.Items {
+			if n++; n%dreamCopyCheck == 0 {
+				if err := co.renewCopyLease(ctx, d, owner, lease); err != nil {
 					return err
 				}
-				until := co.b.Now().Add(lease)
-				cur.LeaseUntil = &until
-				return tx.UpdateDream(cur)
+			}
+			m := it.Memory
+			mc := MemoryCreate{Path: m.Path, Content: m.Content}
+			err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
+				_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
+				return err
 			})
-			if err != nil {
+			if err != nil && ErrorCode(err) != EPathConflict {
 				return err
 			}
 		}
-		mc := MemoryCreate{Path: m.Path, Content: m.Content}
-		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
-			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
-			return err
-		})
-		if ErrorCode(err) == EPathConflict {
+		if f.Page = p.Next; f.Page == "" {
 			return nil
 		}
-		return err
-	}))
+	}
+}
+
+// renewCopyLease checks that owner still holds dream d and keeps it for
+// lease more, in the course of its copy.
+func (co *Core) renewCopyLease(ctx context.Context, d *Dream, owner string, lease time.Duration) error {
+	return co.b.WriteDreams(ctx, d.WorkspaceID, func(tx DreamTx) error {
+		cur, err := heldDream(tx, d.ID, owner)
+		if err != nil || lease <= 0 {
+			return err
+		}
+		until := co.b.Now().Add(lease)
+		cur.LeaseUntil = &until
+		return tx.UpdateDream(cur)
+	})
 }
 
 // RenewDream keeps owner's lease of dream id for lease more and records

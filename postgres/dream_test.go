@@ -1,7 +1,9 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
+	neturl "net/url"
 	"slices"
 	"sync"
 	"testing"
@@ -88,5 +90,64 @@ func TestReplicasClaimEachDreamOnce(t *testing.T) {
 		if _, err := cores[1].RenewDream(ctx, id, claimed[id][0], time.Hour, memstore.DreamUsage{}); err != nil {
 			t.Errorf("the renewal by the claiming worker of %s: %v", id, err)
 		}
+	}
+}
+
+// TestDreamCopyOnOneConnection begins a create_new dream, whose copy of
+// its input store writes every memory again, on a pool of one
+// connection: a copy that held a connection to read the input while it
+// wrote would wait for itself. Past dreamCopyCheck memories the copy
+// renews its lease too, which needs a connection as well.
+func TestDreamCopyOnOneConnection(t *testing.T) {
+	u, err := neturl.Parse(pgtest.DB(t, migrate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "1")
+	u.RawQuery = q.Encode()
+	co := memstore.NewCore(mustOpenAt(t, u.String(), postgres.Options{}), memstore.WithDreams(true))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	st := mustCreateStore(t, co, alice)
+	const n = 130
+	for i := range n {
+		if _, err := co.CreateMemory(ctx, alice, st.ID, memstore.MemoryCreate{Path: fmt.Sprintf("/notes/%03d.md", i), Content: fmt.Sprintf("note %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ses, _, _, err := co.CreateSession(ctx, alice, memstore.SessionCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := co.CreateDream(ctx, alice, memstore.DreamCreate{
+		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: st.ID},
+			{Type: memstore.DreamInputSessions, SessionIDs: []string{ses.ID}}},
+		Model: memstore.DreamModel{ID: "claude-test"}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := co.ClaimDream(ctx, "worker", time.Minute)
+	if err != nil || d == nil {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	if _, err := co.BeginDream(ctx, d, "worker"); err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	var copied []string
+	f := memstore.MemoryFilter{Full: true, Limit: memstore.MaxFullPageSize}
+	for {
+		p, err := co.Memories(ctx, alice, d.OutputStoreID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			copied = append(copied, it.Memory.Path+"="+it.Memory.Content)
+		}
+		if f.Page = p.Next; f.Page == "" {
+			break
+		}
+	}
+	if len(copied) != n || copied[0] != "/notes/000.md=note 0" || copied[n-1] != fmt.Sprintf("/notes/%03d.md=note %d", n-1, n-1) {
+		t.Errorf("the copy holds %d memories (%.3q...), want %d", len(copied), copied, n)
 	}
 }
