@@ -12,6 +12,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/internal/pgtest"
 	"github.com/memstore/memstore/postgres"
+	"github.com/memstore/memstore/storetest"
 )
 
 // TestReplicasClaimEachDreamOnce proves that the workers of two
@@ -120,19 +121,7 @@ func TestDreamCopyOnOneConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := co.CreateDream(ctx, alice, memstore.DreamCreate{
-		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: st.ID},
-			{Type: memstore.DreamInputSessions, SessionIDs: []string{ses.ID}}},
-		Model: memstore.DreamModel{ID: "claude-test"}}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := co.ClaimDream(ctx, "worker", time.Minute)
-	if err != nil || d == nil {
-		t.Fatalf("claim: %v, %v", d, err)
-	}
-	if _, err := co.BeginDream(ctx, d, "worker"); err != nil {
-		t.Fatalf("begin: %v", err)
-	}
+	d := storetest.BeganDream(ctx, t, co, alice, st.ID, ses.ID, "worker")
 	var copied []string
 	f := memstore.MemoryFilter{Full: true, Limit: memstore.MaxFullPageSize}
 	for {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -940,4 +941,26 @@ func testDreamBeginLongCopy(t *testing.T, open func(t *testing.T, now func() tim
 	if len(items) != 250+len(e.memories) {
 		t.Errorf("the copy holds %d memories, want %d", len(items), 250+len(e.memories))
 	}
+}
+
+// BeganDream makes a create_new dream of c's store storeID and session
+// sessionID, claims it as owner and begins it (its output store made, a
+// copy of the input), for the tests of packages that act on a dream
+// under way, within ctx. The dream returned is as BeginDream left it.
+func BeganDream(ctx context.Context, tb testing.TB, co *memstore.Core, c *memstore.Caller, storeID, sessionID, owner string) *memstore.Dream {
+	tb.Helper()
+	if _, err := co.CreateDream(ctx, c, memstore.DreamCreate{
+		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: storeID},
+			{Type: memstore.DreamInputSessions, SessionIDs: []string{sessionID}}},
+		Model: memstore.DreamModel{ID: "claude-test"}}); err != nil {
+		tb.Fatal(err)
+	}
+	d, err := co.ClaimDream(ctx, owner, time.Minute)
+	if err != nil || d == nil {
+		tb.Fatalf("claim: %v, %v", d, err)
+	}
+	if _, err := co.BeginDream(ctx, d, owner); err != nil {
+		tb.Fatalf("begin: %v", err)
+	}
+	return d
 }

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/memstore/memstore"
+	"github.com/memstore/memstore/storetest"
 	"github.com/memstore/memstore/webhook"
 )
 
@@ -32,19 +32,7 @@ func TestDreamEventsDelivered(t *testing.T) {
 	}
 	run := func(status memstore.DreamStatus, why *memstore.DreamError) *memstore.Dream {
 		t.Helper()
-		if _, err := co.CreateDream(ctx, e.c, memstore.DreamCreate{
-			Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: s.ID},
-				{Type: memstore.DreamInputSessions, SessionIDs: []string{ses.ID}}},
-			Model: memstore.DreamModel{ID: "claude-test"}}); err != nil {
-			t.Fatal(err)
-		}
-		d, err := co.ClaimDream(ctx, "worker", time.Minute)
-		if err != nil || d == nil {
-			t.Fatalf("claim: %v, %v", d, err)
-		}
-		if _, err := co.BeginDream(ctx, d, "worker"); err != nil {
-			t.Fatal(err)
-		}
+		d := storetest.BeganDream(ctx, t, co, e.c, s.ID, ses.ID, "worker")
 		if status == memstore.DreamCanceled {
 			if _, err := co.CancelDream(ctx, e.c, d.ID); err != nil {
 				t.Fatal(err)
