@@ -91,7 +91,10 @@ func (w *Worker) Dropped() int64 { return w.dropped.Load() }
 // lease ends).
 func (w *Worker) Run(ctx context.Context) error {
 	e := w.cfg.Embedder
-	started := w.cfg.Storage.StartEmbeddings(ctx) == nil // else logged below
+	// Before the probe, which may wait long for a model away: the queue
+	// is on meanwhile. A failure is logged, and tried again after the
+	// loop's back-off.
+	startErr := w.cfg.Storage.StartEmbeddings(ctx)
 	if err := w.probe(ctx); err != nil && ctx.Err() == nil {
 		w.cfg.Log.Error("embedding model did not answer; semantic indexing waits for it", "err", err)
 	}
@@ -101,12 +104,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		var wait time.Duration
 		var err error
 		switch {
-		case !started:
-			if err = w.cfg.Storage.StartEmbeddings(ctx); err == nil {
-				started = true
-				continue
+		case startErr != nil:
+			if err = startErr; ctx.Err() == nil {
+				w.cfg.Log.Error("turn the queue of memories to embed on", "err", err)
 			}
-			w.cfg.Log.Error("turn the queue of memories to embed on", "err", err)
 		case !reset && e.Dimensions() > 0:
 			if err = w.cfg.Storage.ResetEmbeddings(ctx, e.Model(), e.Dimensions()); err == nil {
 				reset = true
@@ -130,6 +131,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-ctx.Done():
 			case <-time.After(wait):
 			}
+		}
+		if startErr != nil && ctx.Err() == nil {
+			startErr = w.cfg.Storage.StartEmbeddings(ctx)
 		}
 	}
 	return ctx.Err()

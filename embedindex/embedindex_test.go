@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +26,7 @@ import (
 	"github.com/memstore/memstore/embed/embedtest"
 	"github.com/memstore/memstore/embedindex"
 	"github.com/memstore/memstore/internal/pgtest"
+	"github.com/memstore/memstore/internal/syncbuf"
 	"github.com/memstore/memstore/postgres"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
@@ -791,4 +795,53 @@ func nearest(co *memstore.Core, c *memstore.Caller, store string, q memstore.Sea
 	q.Mode = memstore.ModeSemantic
 	p, err := co.SearchMemories(context.Background(), c, []string{store}, q)
 	return p.Items, err
+}
+
+// refusedStart is storage whose StartEmbeddings fails until it has been
+// called twice, and that records when each call came.
+type refusedStart struct {
+	backend
+	mu    sync.Mutex
+	calls []time.Time
+}
+
+func (r *refusedStart) StartEmbeddings(ctx context.Context) error {
+	r.mu.Lock()
+	r.calls = append(r.calls, time.Now())
+	n := len(r.calls)
+	r.mu.Unlock()
+	if n < 2 {
+		return errors.New("the database is away")
+	}
+	return r.backend.StartEmbeddings(ctx)
+}
+
+// TestWorkerRetriesTurningTheQueueOn: a worker whose first turn of the
+// queue on fails logs it once, tries again after its back-off (not at
+// once), and then embeds what is queued.
+func TestWorkerRetriesTurningTheQueueOn(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		st := &refusedStart{backend: f.db}
+		var logged syncbuf.Buffer
+		w := embedindex.New(embedindex.Config{Storage: st, Embedder: f.emb, Idle: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&logged, nil))})
+		f.workers = append(f.workers, w)
+		f.create("/a.md", "embed me once the queue is on")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		f.settle()
+		if w.Embedded() != 1 {
+			t.Errorf("embedded %d, want 1", w.Embedded())
+		}
+		st.mu.Lock()
+		calls := slices.Clone(st.calls)
+		st.mu.Unlock()
+		if len(calls) != 2 || calls[1].Sub(calls[0]) < 900*time.Millisecond {
+			t.Errorf("StartEmbeddings called at %v, want twice, a back-off of 1 s apart", calls)
+		}
+		if n := strings.Count(logged.String(), "turn the queue of memories to embed on"); n != 1 {
+			t.Errorf("the failure was logged %d times, want once:\n%s", n, logged.String())
+		}
+	})
 }
