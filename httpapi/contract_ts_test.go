@@ -1,6 +1,6 @@
 package httpapi_test
 
-// The contract with the official TypeScript SDK (@anthropic-ai/sdk 1.13.0,
+// The contract with the official TypeScript SDK (@anthropic-ai/sdk 1.14.0,
 // pinned in testdata/tssdk): testdata/tssdk/script.mjs drives the real
 // server through client.beta.memoryStores, .memories and .memoryVersions,
 // and client.beta.sessions with its resources, events and threads

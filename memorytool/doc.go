@@ -11,7 +11,7 @@
 // protocol that integrators put in the system prompt.
 //
 // Results equal those of the official TypeScript implementation
-// (@anthropic-ai/sdk 1.11.0, BetaLocalFilesystemMemoryTool) character for
+// (@anthropic-ai/sdk 1.14.0, BetaLocalFilesystemMemoryTool) character for
 // character, including its error messages, line numbering, size format,
 // UTF-16 name order, UTF-8 repair and filesystem effects, except where
 // memstore is deliberately better:

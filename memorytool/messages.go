@@ -7,7 +7,7 @@ import (
 )
 
 // The texts the model reads. Each equals the reference implementation's
-// message (@anthropic-ai/sdk 1.11.0, BetaLocalFilesystemMemoryTool) unless its
+// message (@anthropic-ai/sdk 1.14.0, BetaLocalFilesystemMemoryTool) unless its
 // comment says otherwise. Execute adds the "Error: " prefix.
 
 // Error is a failure meant for the model: its message becomes the

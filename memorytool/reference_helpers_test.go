@@ -1,7 +1,7 @@
 package memorytool_test
 
 // Helpers of the differential test against the official TypeScript memory
-// tool (@anthropic-ai/sdk 1.11.0, BetaLocalFilesystemMemoryTool): running the
+// tool (@anthropic-ai/sdk 1.14.0, BetaLocalFilesystemMemoryTool): running the
 // reference through node, the shared fixture, tree snapshots, and an
 // independent WHATWG UTF-8 decoder.
 

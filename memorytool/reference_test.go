@@ -1,7 +1,7 @@
 package memorytool_test
 
 // The differential test against the official TypeScript memory tool
-// (@anthropic-ai/sdk 1.11.0, BetaLocalFilesystemMemoryTool, run by node
+// (@anthropic-ai/sdk 1.14.0, BetaLocalFilesystemMemoryTool, run by node
 // through testdata/reference/run.cjs): random command sequences run on both,
 // and every result and every resulting tree must be equal, except for the
 // deliberate differences of docs/memory-tool.md (Differences from the

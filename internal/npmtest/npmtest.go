@@ -5,6 +5,7 @@
 package npmtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -59,7 +60,7 @@ func installOnce(t testing.TB, dir, pkg string) error {
 
 func install(dir, pkg string) error {
 	manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json")
-	if _, err := os.Stat(manifest); err == nil {
+	if installed(dir, pkg, manifest) {
 		return nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -71,8 +72,31 @@ func install(dir, pkg string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("`npm ci` in %s failed: %v\n%s", dir, err, out)
 	}
-	if _, err := os.Stat(manifest); err != nil {
-		return fmt.Errorf("`npm ci` in %s did not install %s: %v", dir, pkg, err)
+	if !installed(dir, pkg, manifest) {
+		return fmt.Errorf("`npm ci` in %s did not install the version of %s that package-lock.json names", dir, pkg)
 	}
 	return nil
+}
+
+// installed reports whether node_modules holds the version of pkg that
+// dir's package-lock.json names: a node_modules left by an older lock
+// (a checkout updated since its install) is installed again.
+func installed(dir, pkg, manifest string) bool {
+	var have struct{ Version string }
+	var lock struct {
+		Packages map[string]struct{ Version string }
+	}
+	if readJSON(manifest, &have) != nil || readJSON(filepath.Join(dir, "package-lock.json"), &lock) != nil {
+		return false
+	}
+	want := lock.Packages["node_modules/"+pkg].Version
+	return want != "" && have.Version == want
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }

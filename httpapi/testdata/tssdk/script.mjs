@@ -1,5 +1,5 @@
 // Drives a memstore server with the official TypeScript SDK
-// (@anthropic-ai/sdk 1.13.0, as package.json pins it), pointed at the server
+// (@anthropic-ai/sdk 1.14.0, as package.json pins it), pointed at the server
 // only by its base URL. Run by httpapi's contract_ts_test.go:
 //
 //	MEMSTORE_URL=http://127.0.0.1:PORT MEMSTORE_API_KEY=sk-memstore-... node script.mjs

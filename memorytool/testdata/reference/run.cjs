@@ -1,4 +1,4 @@
-// The official TypeScript memory tool (@anthropic-ai/sdk 1.11.0,
+// The official TypeScript memory tool (@anthropic-ai/sdk 1.14.0,
 // BetaLocalFilesystemMemoryTool) behind the same JSON-lines protocol as
 // `memstore tool`: one tool input per line in, one
 // {"ok":true,"output":...} or {"ok":false,"error":...} line out.
