@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -775,15 +776,48 @@ const dreamCopyCheck = 100
 // copyStore copies the live memories of d's input store into its output
 // store, as by, passing over the paths the output has already (a copy
 // that was interrupted and is finished now), for owner, who holds the
-// dream for lease at a time. It reads the input a page at a time, in
-// the order of paths, and writes each page after its read: a read held
-// open across the writes would hold a connection of the database's
-// pool that the writes need, and copies running at once could take
-// every one. A memory written to the input while the copy runs is
-// copied as its page finds it, as by a copy interrupted and finished.
+// dream for lease at a time.
+//
+// What it copies is the input's memories at one moment: their IDs, read
+// in one snapshot. Their contents are then read a page at a time, in the
+// order of paths, and each page written after its read: a read held open
+// across the writes would hold a connection of the database's pool that
+// the writes need, and copies running at once could take every one. A
+// memory of the snapshot is copied once, as the page that finds it has
+// it (its path and content then); one a rename moved behind the pages is
+// read alone at the end; one deleted since is not copied, nor is one
+// created since.
 func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
+	left := map[string]bool{} // the snapshot's memories not copied yet
+	err := co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, false, ExportFunc(func(m *Memory) error {
+		left[m.ID] = true
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
 	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
 	n := 0
+	copyOne := func(m *Memory) error {
+		if !left[m.ID] {
+			return nil
+		}
+		delete(left, m.ID)
+		if n++; n%dreamCopyCheck == 0 {
+			if err := co.renewCopyLease(ctx, d, owner, lease); err != nil {
+				return err
+			}
+		}
+		mc := MemoryCreate{Path: m.Path, Content: m.Content}
+		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
+			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
+			return err
+		})
+		if ErrorCode(err) == EPathConflict {
+			return nil
+		}
+		return err
+	}
 	f := MemoryFilter{Full: true, Limit: MaxFullPageSize}
 	for {
 		p, err := co.b.Memories(ctx, d.WorkspaceID, d.InputStoreID, f)
@@ -791,25 +825,27 @@ func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease tim
 			return err
 		}
 		for _, it := range p.Items {
-			if n++; n%dreamCopyCheck == 0 {
-				if err := co.renewCopyLease(ctx, d, owner, lease); err != nil {
-					return err
-				}
-			}
-			m := it.Memory
-			mc := MemoryCreate{Path: m.Path, Content: m.Content}
-			err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
-				_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
-				return err
-			})
-			if err != nil && ErrorCode(err) != EPathConflict {
+			if err := copyOne(it.Memory); err != nil {
 				return err
 			}
 		}
 		if f.Page = p.Next; f.Page == "" {
-			return nil
+			break
 		}
 	}
+	for _, id := range slices.Sorted(maps.Keys(left)) {
+		m, err := co.b.Memory(ctx, d.WorkspaceID, d.InputStoreID, id)
+		if ErrorCode(err) == ENotFound {
+			continue // deleted since the snapshot
+		}
+		if err != nil {
+			return err
+		}
+		if err := copyOne(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // renewCopyLease checks that owner still holds dream d and keeps it for

@@ -1,6 +1,8 @@
 package memstore_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/memstore/memstore"
 	"github.com/memstore/memstore/sqlite"
 	"github.com/memstore/memstore/sqlite/sqlitetest"
+	"github.com/memstore/memstore/storetest"
 )
 
 // TestDreamRoles: console users reach dreams as they reach stores: an
@@ -129,3 +132,97 @@ func TestCheckDreamRecords(t *testing.T) {
 }
 
 func (acceptAll) Dream(*memstore.Dream) error { return nil }
+
+// pageHook is a SQLite database that calls after once each page of
+// memories it lists has been read, as a writer between two pages would.
+type pageHook struct {
+	*sqlite.DB
+	pages int
+	after func(page int)
+}
+
+func (p *pageHook) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+	page, err := p.DB.Memories(ctx, ws, storeID, f)
+	p.pages++
+	if err == nil && p.after != nil {
+		p.after(p.pages)
+	}
+	return page, err
+}
+
+// TestDreamCopyWhileTheInputChanges: the copy of a create_new dream's
+// input, which reads it a page at a time, copies the memories the input
+// had when it began, each once, while an agent renames, deletes and
+// creates memories of the input between its pages: a memory copied and
+// then renamed ahead of the pages is not copied again, one renamed
+// behind them is still copied (at its new path), one deleted is not,
+// and neither is one created.
+func TestDreamCopyWhileTheInputChanges(t *testing.T) {
+	ctx := t.Context()
+	db := &pageHook{DB: sqlitetest.Open(t, sqlite.Options{})}
+	co := memstore.NewCore(db, memstore.WithDreams(true))
+	w, err := db.CreateWorkspace(ctx, "copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_copy"}}
+	st, err := co.CreateStore(ctx, key, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for i := range 45 { // three pages: 20, 20 and 5
+		path := fmt.Sprintf("/m/%02d.md", i)
+		m, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: path, Content: "note " + path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[path] = m.ID
+	}
+	ses, _, _, err := co.CreateSession(ctx, key, memstore.SessionCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.after = func(page int) {
+		if page != 1 {
+			return
+		}
+		rename := func(from, to string) {
+			if _, err := co.UpdateMemory(ctx, key, st.ID, ids[from], memstore.MemoryUpdate{Path: &to}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rename("/m/05.md", "/z/ahead.md")  // copied already
+		rename("/m/30.md", "/a/behind.md") // not read yet
+		if err := co.DeleteMemory(ctx, key, st.ID, ids["/m/40.md"], ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: "/m/41b.md", Content: "new"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := storetest.BeganDream(ctx, t, co, key, st.ID, ses.ID, "worker")
+	db.after = nil
+	got := map[string]string{}
+	f := memstore.MemoryFilter{Full: true, Limit: memstore.MaxFullPageSize}
+	for {
+		p, err := co.Memories(ctx, key, d.OutputStoreID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			got[it.Memory.Path] = it.Memory.Content
+		}
+		if f.Page = p.Next; f.Page == "" {
+			break
+		}
+	}
+	if len(got) != 44 || got["/m/05.md"] != "note /m/05.md" || got["/a/behind.md"] != "note /m/30.md" {
+		t.Errorf("the copy holds %d memories (/m/05.md %q, /a/behind.md %q), want 44 with both", len(got), got["/m/05.md"], got["/a/behind.md"])
+	}
+	for _, p := range []string{"/z/ahead.md", "/m/30.md", "/m/40.md", "/m/41b.md"} {
+		if _, ok := got[p]; ok {
+			t.Errorf("the copy holds %s", p)
+		}
+	}
+}

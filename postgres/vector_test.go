@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	neturl "net/url"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -572,18 +573,32 @@ func TestVectorQueueTurnOnLimits(t *testing.T) {
 	}
 
 	// A role that may read and write the tables, not own them, add
-	// triggers to them or create anything in their schema.
+	// triggers to them or create anything in their schema; and a login
+	// that has its rights only by becoming it (NOINHERIT, SET ROLE).
 	role := fmt.Sprintf("memstore_writer_%d", time.Now().UnixNano())
+	login := role + "_login"
 	execAll(t, watch, `REVOKE CREATE ON SCHEMA public FROM PUBLIC`, `CREATE ROLE `+role+` LOGIN`, `GRANT USAGE ON SCHEMA public TO `+role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
-		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role,
+		`CREATE ROLE `+login+` LOGIN NOINHERIT IN ROLE `+role)
 	t.Cleanup(func() {
-		execAll(t, connect(t, url), `DROP OWNED BY `+role, `DROP ROLE `+role)
+		execAll(t, connect(t, url), `DROP OWNED BY `+role, `DROP ROLE `+login, `DROP ROLE `+role)
 	})
 	u, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The role itself may turn the queue on (here rolled back).
+	u.User = neturl.User(role)
+	asRole := connect(t, u.String())
+	tx, err := asRole.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT vector_queue_on()`); err != nil {
+		t.Errorf("the writing role turning the queue on: %v", err)
+	}
+	tx.Rollback(ctx)
 	// A role that may only read the tables may not turn it on.
 	reader := role + "_reader"
 	execAll(t, watch, `CREATE ROLE `+reader+` LOGIN`, `GRANT USAGE ON SCHEMA public TO `+reader,
@@ -601,10 +616,13 @@ func TestVectorQueueTurnOnLimits(t *testing.T) {
 		t.Errorf("after a reader's attempt the queue is on: %v, %v", on, err)
 	}
 
-	u.User = neturl.User(role)
+	u.User = neturl.User(login)
+	q := u.Query()
+	q.Set("options", "-c role="+role)
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20") // libpq's URLs take no + for a space
 	writer := mustOpenAt(t, u.String(), postgres.Options{})
 	if err := writer.StartEmbeddings(ctx); err != nil {
-		t.Fatalf("a role that does not own the tables turning the queue on: %v", err)
+		t.Fatalf("a login that writes as a role that does not own the tables turning the queue on: %v", err)
 	}
 	writer.Close()
 	queuedNot(t, watch, 1)

@@ -35,16 +35,19 @@ END $$;
 -- tables, so that a serving role allowed to write memories need not own
 -- them to turn it on, and with the migration's schema path, where the
 -- tables are. So it first checks that the role that connected may write
--- memories: PUBLIC may execute any function, and a role that may only
--- read, or only connect, must not hold every write back for 5 s, nor
--- put the queue's cost on every write.
+-- memories, itself or as a role it may become (SET ROLE, as a login
+-- without INHERIT does): PUBLIC may execute any function, and a role
+-- that may only read, or only connect, must not hold every write back
+-- for 5 s, nor put the queue's cost on every write. (Inside the function
+-- current_user is its owner; session_user is the role that connected.)
 CREATE FUNCTION vector_queue_on() RETURNS void LANGUAGE plpgsql
 SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
 	IF EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'memories'::regclass AND tgname = 'memories_vector_queue') THEN
 		RETURN;
 	END IF;
-	IF NOT has_table_privilege(session_user, 'memories', 'INSERT') THEN
+	IF NOT EXISTS (SELECT FROM pg_roles r WHERE pg_has_role(session_user, r.oid, 'MEMBER')
+		AND has_table_privilege(r.oid, 'memories', 'INSERT')) THEN
 		RAISE EXCEPTION 'vector_queue_on: role % may not write memories', session_user
 		USING ERRCODE = 'insufficient_privilege';
 	END IF;
