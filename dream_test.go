@@ -204,18 +204,10 @@ func TestDreamCopyWhileTheInputChanges(t *testing.T) {
 	d := storetest.BeganDream(ctx, t, co, key, st.ID, ses.ID, "worker")
 	db.after = nil
 	got := map[string]string{}
-	f := memstore.MemoryFilter{Full: true, Limit: memstore.MaxFullPageSize}
-	for {
-		p, err := co.Memories(ctx, key, d.OutputStoreID, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range p.Items {
-			got[it.Memory.Path] = it.Memory.Content
-		}
-		if f.Page = p.Next; f.Page == "" {
-			break
-		}
+	for _, it := range storetest.ListAll(t, memstore.MemoryFilter{Full: true}, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+		return co.Memories(ctx, key, d.OutputStoreID, f)
+	}) {
+		got[it.Memory.Path] = it.Memory.Content
 	}
 	if len(got) != 44 || got["/m/05.md"] != "note /m/05.md" || got["/a/behind.md"] != "note /m/30.md" {
 		t.Errorf("the copy holds %d memories (/m/05.md %q, /a/behind.md %q), want 44 with both", len(got), got["/m/05.md"], got["/a/behind.md"])

@@ -123,18 +123,10 @@ func TestDreamCopyOnOneConnection(t *testing.T) {
 	}
 	d := storetest.BeganDream(ctx, t, co, alice, st.ID, ses.ID, "worker")
 	var copied []string
-	f := memstore.MemoryFilter{Full: true, Limit: memstore.MaxFullPageSize}
-	for {
-		p, err := co.Memories(ctx, alice, d.OutputStoreID, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range p.Items {
-			copied = append(copied, it.Memory.Path+"="+it.Memory.Content)
-		}
-		if f.Page = p.Next; f.Page == "" {
-			break
-		}
+	for _, it := range storetest.ListAll(t, memstore.MemoryFilter{Full: true}, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+		return co.Memories(ctx, alice, d.OutputStoreID, f)
+	}) {
+		copied = append(copied, it.Memory.Path+"="+it.Memory.Content)
 	}
 	if len(copied) != n || copied[0] != "/notes/000.md=note 0" || copied[n-1] != fmt.Sprintf("/notes/%03d.md=note %d", n-1, n-1) {
 		t.Errorf("the copy holds %d memories (%q...), want %d", len(copied), copied[:min(3, len(copied))], n)

@@ -284,11 +284,26 @@ func mustAllMemories(t *testing.T, b backend, storeID string) []*memstore.Memory
 
 // ListNames pages through a memory list from f's page on, list answering
 // each page, and returns its items as strings: a memory's path, or a
-// prefix ("/b/"). It fails the test on an empty page that names a next
-// one, and on pages without end.
+// prefix ("/b/"), as ListAll checks them.
 func ListNames(tb testing.TB, f memstore.MemoryFilter, list func(memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error)) []string {
 	tb.Helper()
 	var out []string
+	for _, it := range ListAll(tb, f, list) {
+		if it.Memory != nil {
+			out = append(out, it.Memory.Path)
+		} else {
+			out = append(out, it.Prefix)
+		}
+	}
+	return out
+}
+
+// ListAll pages through a memory list from f's page on, list answering
+// each page, and returns its items. It fails the test on an empty page
+// that names a next one, and on pages without end.
+func ListAll(tb testing.TB, f memstore.MemoryFilter, list func(memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error)) []memstore.ListItem {
+	tb.Helper()
+	var out []memstore.ListItem
 	for range 1000 {
 		p, err := list(f)
 		if err != nil {
@@ -297,13 +312,7 @@ func ListNames(tb testing.TB, f memstore.MemoryFilter, list func(memstore.Memory
 		if p.Next != "" && len(p.Items) == 0 {
 			tb.Fatal("empty page with a next cursor")
 		}
-		for _, it := range p.Items {
-			if it.Memory != nil {
-				out = append(out, it.Memory.Path)
-			} else {
-				out = append(out, it.Prefix)
-			}
-		}
+		out = append(out, p.Items...)
 		if p.Next == "" {
 			return out
 		}
