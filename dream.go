@@ -778,43 +778,48 @@ const dreamCopyCheck = 100
 // that was interrupted and is finished now), for owner, who holds the
 // dream for lease at a time.
 //
-// What it copies is the input's memories at one moment: their IDs, read
-// in one snapshot. Their contents are then read a page at a time, in the
-// order of paths, and each page written after its read: a read held open
-// across the writes would hold a connection of the database's pool that
-// the writes need, and copies running at once could take every one. A
-// memory of the snapshot is copied once, as the page that finds it has
-// it (its path and content then); one a rename moved behind the pages is
-// read alone at the end; one deleted since is not copied, nor is one
-// created since.
+// What it copies is the input's memories at one moment: their IDs and
+// paths, read in one snapshot (without content, and so small). Their
+// contents are then read a page at a time, in the order of paths, and
+// each page written after its read: a read held open across the writes
+// would hold a connection of the database's pool that the writes need,
+// and copies running at once could take every one. Each memory of the
+// snapshot is written once, at its path in the snapshot (the snapshot's
+// paths never overlap), with the content its read finds; one a rename
+// moved behind the pages is read alone at the end; one deleted since is
+// left out, as is one created since. A copy interrupted and begun again
+// takes a new snapshot and passes over the paths already written.
 func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
-	left := map[string]bool{} // the snapshot's memories not copied yet
+	left := map[string]string{} // the snapshot's memories not copied yet: their paths by ID
 	err := co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, false, ExportFunc(func(m *Memory) error {
-		left[m.ID] = true
+		left[m.ID] = m.Path
 		return nil
 	}))
 	if err != nil {
 		return err
 	}
 	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
-	n := 0
+	seen := 0
+	// copyOne writes m if the snapshot holds it and it is not copied yet.
+	// Every memory read counts toward the lease's renewal, copied or not.
 	copyOne := func(m *Memory) error {
-		if !left[m.ID] {
-			return nil
-		}
-		delete(left, m.ID)
-		if n++; n%dreamCopyCheck == 0 {
+		if seen++; seen%dreamCopyCheck == 0 {
 			if err := co.renewCopyLease(ctx, d, owner, lease); err != nil {
 				return err
 			}
 		}
-		mc := MemoryCreate{Path: m.Path, Content: m.Content}
+		path, ok := left[m.ID]
+		if !ok {
+			return nil
+		}
+		delete(left, m.ID)
+		mc := MemoryCreate{Path: path, Content: m.Content}
 		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
 			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
 			return err
 		})
 		if ErrorCode(err) == EPathConflict {
-			return nil
+			return nil // written by the copy before an interruption
 		}
 		return err
 	}
@@ -836,6 +841,9 @@ func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease tim
 	for _, id := range slices.Sorted(maps.Keys(left)) {
 		m, err := co.b.Memory(ctx, d.WorkspaceID, d.InputStoreID, id)
 		if ErrorCode(err) == ENotFound {
+			if _, err := co.b.Store(ctx, d.WorkspaceID, d.InputStoreID); err != nil {
+				return err // the input itself is gone
+			}
 			continue // deleted since the snapshot
 		}
 		if err != nil {

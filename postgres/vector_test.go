@@ -606,8 +606,13 @@ func TestVectorQueueTurnOnLimits(t *testing.T) {
 	t.Cleanup(func() {
 		execAll(t, connect(t, url), `DROP OWNED BY `+reader, `DROP ROLE `+reader)
 	})
+	// Not even with a temporary table of its own named memories, which
+	// the function must not take for the real one.
 	u.User = neturl.User(reader)
-	_, err = connect(t, u.String()).Exec(ctx, `SELECT vector_queue_on()`)
+	asReader := connect(t, u.String())
+	execAll(t, asReader, `CREATE TEMP TABLE memories (id text, store_id text, version_id text, created_at bigint)`,
+		fmt.Sprintf(`INSERT INTO memories VALUES ('%s', '%s', 'ver_forged', 0)`, m.ID, st.ID))
+	_, err = asReader.Exec(ctx, `SELECT vector_queue_on()`)
 	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "42501" {
 		t.Errorf("a role that may only read turning the queue on: %v, want insufficient_privilege", err)
 	}

@@ -59,6 +59,14 @@ func installOnce(t testing.TB, dir, pkg string) error {
 }
 
 func install(dir, pkg string) error {
+	// Test binaries of several packages run at once and may share dir
+	// (the GloVe vectors): one installs while the others wait, since
+	// npm ci first deletes node_modules, under another's feet.
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return fmt.Errorf("lock %s for npm: %v", dir, err)
+	}
+	defer unlock()
 	manifest := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json")
 	if installed(dir, pkg, manifest) {
 		return nil
@@ -78,19 +86,23 @@ func install(dir, pkg string) error {
 	return nil
 }
 
-// installed reports whether node_modules holds the version of pkg that
-// dir's package-lock.json names: a node_modules left by an older lock
-// (a checkout updated since its install) is installed again.
+// installed reports whether node_modules holds pkg, in the version that
+// dir's package-lock.json names when it names one: a node_modules left
+// by an older lock (a checkout updated since its install) is installed
+// again.
 func installed(dir, pkg, manifest string) bool {
 	var have struct{ Version string }
+	if readJSON(manifest, &have) != nil {
+		return false
+	}
 	var lock struct {
 		Packages map[string]struct{ Version string }
 	}
-	if readJSON(manifest, &have) != nil || readJSON(filepath.Join(dir, "package-lock.json"), &lock) != nil {
-		return false
+	if readJSON(filepath.Join(dir, "package-lock.json"), &lock) != nil {
+		return true
 	}
 	want := lock.Packages["node_modules/"+pkg].Version
-	return want != "" && have.Version == want
+	return want == "" || have.Version == want
 }
 
 func readJSON(path string, v any) error {

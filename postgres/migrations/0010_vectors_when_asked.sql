@@ -33,21 +33,22 @@ END $$;
 -- sees what committed before it: in an older snapshot the queuing would
 -- miss the writes it waited for. It runs as its owner, who owns the
 -- tables, so that a serving role allowed to write memories need not own
--- them to turn it on, and with the migration's schema path, where the
--- tables are. So it first checks that the role that connected may write
--- memories, itself or as a role it may become (SET ROLE, as a login
--- without INHERIT does): PUBLIC may execute any function, and a role
--- that may only read, or only connect, must not hold every write back
--- for 5 s, nor put the queue's cost on every write. (Inside the function
--- current_user is its owner; session_user is the role that connected.)
+-- them to turn it on. So it first checks that the role that connected
+-- may write memories, itself or through a role whose rights it inherits
+-- or may take (SET ROLE, as a login without INHERIT does): PUBLIC may
+-- execute any function, and a role that may only read, or only connect,
+-- must not hold every write back for 5 s, nor put the queue's cost on
+-- every write. (Inside the function current_user is its owner;
+-- session_user is the role that connected. PostgreSQL 16 split a
+-- membership's rights into USAGE and SET; before, MEMBER meant both.)
 CREATE FUNCTION vector_queue_on() RETURNS void LANGUAGE plpgsql
-SECURITY DEFINER SET search_path FROM CURRENT AS $$
+SECURITY DEFINER AS $$
 BEGIN
 	IF EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'memories'::regclass AND tgname = 'memories_vector_queue') THEN
 		RETURN;
 	END IF;
-	IF NOT EXISTS (SELECT FROM pg_roles r WHERE pg_has_role(session_user, r.oid, 'MEMBER')
-		AND has_table_privilege(r.oid, 'memories', 'INSERT')) THEN
+	IF NOT EXISTS (SELECT FROM pg_roles r WHERE has_table_privilege(r.oid, 'memories', 'INSERT')
+		AND pg_has_role(session_user, r.oid, CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'USAGE, SET' ELSE 'MEMBER' END)) THEN
 		RAISE EXCEPTION 'vector_queue_on: role % may not write memories', session_user
 		USING ERRCODE = 'insufficient_privilege';
 	END IF;
@@ -68,4 +69,13 @@ BEGIN
 	ORDER BY m.created_at, m.id
 	ON CONFLICT (memory_id) DO UPDATE SET version_id = excluded.version_id, attempts = 0, lease_until = NULL
 	WHERE vector_queue.version_id <> excluded.version_id;
+END $$;
+
+-- The function runs with the migration's schema path, where the tables
+-- are, and then pg_temp: a path that leaves pg_temp out searches it
+-- first, and a caller's temporary table named memories would stand in
+-- for the real one, in the check above and in what follows.
+DO $$
+BEGIN
+	EXECUTE format('ALTER FUNCTION vector_queue_on() SET search_path = %s, pg_temp', current_setting('search_path'));
 END $$;
