@@ -1,7 +1,8 @@
 // Package npmtest gives tests the Node.js packages they drive (the
 // official TypeScript SDK and memory tool), installing them from a
-// committed package-lock.json when they are missing, so that the tests
-// run wherever node and npm are, without a setup step of their own.
+// committed package-lock.json when they are missing or not the version
+// it names, so that the tests run wherever node and npm are, without a
+// setup step of their own.
 package npmtest
 
 import (
