@@ -773,10 +773,8 @@ func prepareDream(tx DreamTx, d *Dream, l Limits, now time.Time) (ses *Session, 
 // goes on once another worker has the dream.
 const dreamCopyCheck = 100
 
-// copyStore copies the live memories of d's input store into its output
-// store, as by, passing over the paths the output has already (a copy
-// that was interrupted and is finished now), for owner, who holds the
-// dream for lease at a time.
+// copyStore makes d's output store a copy of its input store's live
+// memories, as by, for owner, who holds the dream for lease at a time.
 //
 // What it copies is the input's memories at one moment: their IDs and
 // paths, read in one snapshot (without content, and so small). Their
@@ -787,16 +785,41 @@ const dreamCopyCheck = 100
 // snapshot is written once, at its path in the snapshot (the snapshot's
 // paths never overlap), with the content its read finds; one a rename
 // moved behind the pages is read alone at the end; one deleted since is
-// left out, as is one created since. A copy interrupted and begun again
-// takes a new snapshot and passes over the paths already written.
+// left out, as is one created since.
+//
+// A copy interrupted and begun again (by the worker that takes the dream
+// over) finds part of a copy in the output, of an input that may have
+// changed since. It makes the output match its own snapshot: it first
+// deletes what the snapshot does not hold, then passes over a memory
+// whose content is the same, and changes one whose content is not.
 func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
 	left := map[string]string{} // the snapshot's memories not copied yet: their paths by ID
+	paths := map[string]bool{}  // the snapshot's paths
 	err := co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, false, ExportFunc(func(m *Memory) error {
-		left[m.ID] = m.Path
+		left[m.ID], paths[m.Path] = m.Path, true
 		return nil
 	}))
 	if err != nil {
 		return err
+	}
+	had := map[string]*Memory{} // what the output holds already, by path
+	err = co.b.ExportMemories(ctx, d.WorkspaceID, d.OutputStoreID, false, ExportFunc(func(m *Memory) error {
+		had[m.Path] = m
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
+	write := func(fn func(tx MemoryTx) error) error {
+		return co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, fn)
+	}
+	for _, path := range slices.Sorted(maps.Keys(had)) {
+		if paths[path] {
+			continue
+		}
+		if err := write(func(tx MemoryTx) error { return deleteMemory(tx, d.OutputStoreID, had[path].ID, "", by) }); err != nil && ErrorCode(err) != ENotFound {
+			return err
+		}
 	}
 	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
 	seen := 0
@@ -813,15 +836,19 @@ func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease tim
 			return nil
 		}
 		delete(left, m.ID)
-		mc := MemoryCreate{Path: path, Content: m.Content}
-		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
-			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
+		if o := had[path]; o != nil {
+			if o.ContentSHA256 == m.ContentSHA256 {
+				return nil
+			}
+			return write(func(tx MemoryTx) error {
+				_, err := updateMemory(tx, d.OutputStoreID, o.ID, MemoryUpdate{Content: &m.Content}, m.ContentSHA256, by, co.rules)
+				return err
+			})
+		}
+		return write(func(tx MemoryTx) error {
+			_, err := createMemory(tx, d.OutputStoreID, MemoryCreate{Path: path, Content: m.Content}, m.ContentSHA256, by, q)
 			return err
 		})
-		if ErrorCode(err) == EPathConflict {
-			return nil // written by the copy before an interruption
-		}
-		return err
 	}
 	f := MemoryFilter{Full: true, Limit: MaxFullPageSize}
 	for {
@@ -844,7 +871,12 @@ func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease tim
 			if _, err := co.b.Store(ctx, d.WorkspaceID, d.InputStoreID); err != nil {
 				return err // the input itself is gone
 			}
-			continue // deleted since the snapshot
+			if o := had[left[id]]; o != nil { // deleted since the snapshot: so is its copy
+				if err := write(func(tx MemoryTx) error { return deleteMemory(tx, d.OutputStoreID, o.ID, "", by) }); err != nil && ErrorCode(err) != ENotFound {
+					return err
+				}
+			}
+			continue
 		}
 		if err != nil {
 			return err

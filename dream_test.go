@@ -2,7 +2,9 @@ package memstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -134,20 +136,39 @@ func TestCheckDreamRecords(t *testing.T) {
 func (acceptAll) Dream(*memstore.Dream) error { return nil }
 
 // pageHook is a SQLite database that calls after once each page of
-// memories it lists has been read, as a writer between two pages would.
+// memories it lists has been read, as a writer between two pages would,
+// and fails the pages fail refuses, as a server that stops would.
 type pageHook struct {
 	*sqlite.DB
 	pages int
 	after func(page int)
+	fail  func(page int) error
 }
 
 func (p *pageHook) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	page, err := p.DB.Memories(ctx, ws, storeID, f)
 	p.pages++
+	if err == nil && p.fail != nil {
+		if err := p.fail(p.pages); err != nil {
+			return memstore.Page[memstore.ListItem]{}, err
+		}
+	}
 	if err == nil && p.after != nil {
 		p.after(p.pages)
 	}
 	return page, err
+}
+
+// contents is every memory of store storeID as c sees it: content by path.
+func contents(t *testing.T, co *memstore.Core, c *memstore.Caller, storeID string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, it := range storetest.ListAll(t, memstore.MemoryFilter{Full: true}, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+		return co.Memories(t.Context(), c, storeID, f)
+	}) {
+		got[it.Memory.Path] = it.Memory.Content
+	}
+	return got
 }
 
 // TestDreamCopyWhileTheInputChanges: the copy of a create_new dream's
@@ -203,12 +224,7 @@ func TestDreamCopyWhileTheInputChanges(t *testing.T) {
 	}
 	d := storetest.BeganDream(ctx, t, co, key, st.ID, ses.ID, "worker")
 	db.after = nil
-	got := map[string]string{}
-	for _, it := range storetest.ListAll(t, memstore.MemoryFilter{Full: true}, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-		return co.Memories(ctx, key, d.OutputStoreID, f)
-	}) {
-		got[it.Memory.Path] = it.Memory.Content
-	}
+	got := contents(t, co, key, d.OutputStoreID)
 	if len(got) != 44 || got["/m/05.md"] != "note /m/05.md" || got["/m/30.md"] != "note /m/30.md" {
 		t.Errorf("the copy holds %d memories (/m/05.md %q, /m/30.md %q), want 44 with both as they were", len(got), got["/m/05.md"], got["/m/30.md"])
 	}
@@ -216,5 +232,88 @@ func TestDreamCopyWhileTheInputChanges(t *testing.T) {
 		if _, ok := got[p]; ok {
 			t.Errorf("the copy holds %s", p)
 		}
+	}
+}
+
+// TestDreamCopyResumed: a copy interrupted after its first page, and
+// begun again after the input changed (a memory already copied renamed,
+// one deleted, one edited, one not copied yet deleted, one created,
+// one at a path that overlaps a copied one's old path), leaves the
+// output the same as the input is when it begins again.
+func TestDreamCopyResumed(t *testing.T) {
+	ctx := t.Context()
+	db := &pageHook{DB: sqlitetest.Open(t, sqlite.Options{})}
+	co := memstore.NewCore(db, memstore.WithDreams(true))
+	w, err := db.CreateWorkspace(ctx, "resume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_resume"}}
+	st, err := co.CreateStore(ctx, key, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for i := range 45 {
+		path := fmt.Sprintf("/m/%02d.md", i)
+		m, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: path, Content: "note " + path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[path] = m.ID
+	}
+	ses, _, _, err := co.CreateSession(ctx, key, memstore.SessionCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := co.CreateDream(ctx, key, memstore.DreamCreate{
+		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: st.ID},
+			{Type: memstore.DreamInputSessions, SessionIDs: []string{ses.ID}}},
+		Model: memstore.DreamModel{ID: "claude-test"}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := co.ClaimDream(ctx, "worker", time.Minute)
+	if err != nil || d == nil {
+		t.Fatalf("claim: %v, %v", d, err)
+	}
+	stop := memstore.Errorf(memstore.EConflict, "the server stopped")
+	db.fail = func(page int) error {
+		if page == 2 {
+			return stop
+		}
+		return nil
+	}
+	if _, err := co.BeginDream(ctx, d, "worker"); !errors.Is(err, stop) {
+		t.Fatalf("begin, stopped after a page: %v", err)
+	}
+	db.fail = nil
+	if got := contents(t, co, key, d.OutputStoreID); len(got) != 20 {
+		t.Fatalf("the interrupted copy holds %d memories, want the first page's 20", len(got))
+	}
+	// The input changes while no worker holds the dream.
+	to := "/renamed/03.md"
+	if _, err := co.UpdateMemory(ctx, key, st.ID, ids["/m/03.md"], memstore.MemoryUpdate{Path: &to}); err != nil {
+		t.Fatal(err)
+	}
+	edited := "edited since"
+	if _, err := co.UpdateMemory(ctx, key, st.ID, ids["/m/06.md"], memstore.MemoryUpdate{Content: &edited}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/m/04.md", "/m/30.md", "/m/07.md"} {
+		if err := co.DeleteMemory(ctx, key, st.ID, ids[p], ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/m/50.md", "/m/07.md/under.md"} { // the second overlaps a copied path
+		if _, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: p, Content: "new " + p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := co.BeginDream(ctx, d, "worker"); err != nil {
+		t.Fatalf("begin again: %v", err)
+	}
+	want, got := contents(t, co, key, st.ID), contents(t, co, key, d.OutputStoreID)
+	if !maps.Equal(got, want) {
+		t.Errorf("the output after the copy begun again differs from the input:\n got %d: %v\nwant %d: %v", len(got), got, len(want), want)
 	}
 }
