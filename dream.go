@@ -614,10 +614,10 @@ func (co *Core) ClaimDream(ctx context.Context, owner string, lease time.Duratio
 // create_new dream (named after the input, "<input name> (dream <id>)")
 // and the dream's session (title "Dream <id>", metadata dream_id, the
 // output store attached read_write and nothing else), copies the input's
-// memories into the new store (a copy interrupted is finished, never
-// redone over the dream's own changes), then marks the dream running. It
-// returns the caller that the worker's tool calls and transcript go
-// through: the dream's session, with no token.
+// memories into the new store (a copy interrupted is made to match the
+// input, never redone over the dream's own changes), then marks the
+// dream running. It returns the caller that the worker's tool calls and
+// transcript go through: the dream's session, with no token.
 func (co *Core) BeginDream(ctx context.Context, d *Dream, owner string) (*Caller, error) {
 	if d == nil {
 		return nil, Errorf(EInvalid, "no dream to begin")
@@ -773,10 +773,8 @@ func prepareDream(tx DreamTx, d *Dream, l Limits, now time.Time) (ses *Session, 
 // goes on once another worker has the dream.
 const dreamCopyCheck = 100
 
-// copyStore copies the live memories of d's input store into its output
-// store, as by, passing over the paths the output has already (a copy
-// that was interrupted and is finished now), for owner, who holds the
-// dream for lease at a time.
+// copyStore makes d's output store a copy of its input store's live
+// memories, as by, for owner, who holds the dream for lease at a time.
 //
 // What it copies is the input's memories at one moment: their IDs and
 // paths, read in one snapshot (without content, and so small). Their
@@ -787,41 +785,104 @@ const dreamCopyCheck = 100
 // snapshot is written once, at its path in the snapshot (the snapshot's
 // paths never overlap), with the content its read finds; one a rename
 // moved behind the pages is read alone at the end; one deleted since is
-// left out, as is one created since. A copy interrupted and begun again
-// takes a new snapshot and passes over the paths already written.
+// left out, as is one created since. The copy writes the input's own
+// contents, so no content rule refuses them, as none refused them in
+// the input.
+//
+// A copy interrupted (its worker stopped or lost the dream's lease) and
+// begun again finds part of a copy in the output, of an input that may
+// have changed since. It makes the output match its own snapshot: it
+// first deletes what the snapshot does not hold, then passes over a
+// memory whose content is the same and changes one whose content is not.
+// Each of those writes names the content it found in the output, so
+// that a worker that lost the dream, going on, cannot undo the dream's
+// own writes: its write is refused, and so is the copy, once the lease
+// says it is no longer its.
 func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease time.Duration, by Actor) error {
+	if d.OutputBehavior != OutputCreateNew || d.OutputStoreID == "" || d.OutputStoreID == d.InputStoreID {
+		return Errorf(EInternal, "dream %s copies its input only into a new store of its own", d.ID)
+	}
 	left := map[string]string{} // the snapshot's memories not copied yet: their paths by ID
+	paths := map[string]bool{}  // the snapshot's paths
 	err := co.b.ExportMemories(ctx, d.WorkspaceID, d.InputStoreID, false, ExportFunc(func(m *Memory) error {
-		left[m.ID] = m.Path
+		left[m.ID], paths[m.Path] = m.Path, true
 		return nil
 	}))
 	if err != nil {
 		return err
 	}
-	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
-	seen := 0
-	// copyOne writes m if the snapshot holds it and it is not copied yet.
-	// Every memory read counts toward the lease's renewal, copied or not.
-	copyOne := func(m *Memory) error {
-		if seen++; seen%dreamCopyCheck == 0 {
-			if err := co.renewCopyLease(ctx, d, owner, lease); err != nil {
+	had := map[string]*Memory{} // what the output holds already, by path
+	err = co.b.ExportMemories(ctx, d.WorkspaceID, d.OutputStoreID, false, ExportFunc(func(m *Memory) error {
+		had[m.Path] = m
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
+	steps := 0
+	// step counts a memory read or written; every dreamCopyCheck steps
+	// the copy checks that owner still holds the dream, and keeps it.
+	step := func() error {
+		if steps++; steps%dreamCopyCheck == 0 {
+			return co.renewCopyLease(ctx, d, owner, lease)
+		}
+		return nil
+	}
+	// write runs fn on the output. A refusal that another's write could
+	// explain (a path taken, a content changed) ends the copy with the
+	// lease's word when the dream is no longer owner's, else with why.
+	write := func(fn func(tx MemoryTx) error) error {
+		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, fn)
+		if c := ErrorCode(err); c == EPathConflict || c == EPreconditionFailed {
+			if lost := co.renewCopyLease(ctx, d, owner, lease); lost != nil {
+				return lost
+			}
+			return Errorf(EConflict, "the output store %s of dream %s was written by another while the dream copied its input into it: %v", d.OutputStoreID, d.ID, err)
+		}
+		return err
+	}
+	drop := func(o *Memory) error {
+		if err := step(); err != nil {
+			return err
+		}
+		err := write(func(tx MemoryTx) error { return deleteMemory(tx, d.OutputStoreID, o.ID, o.ContentSHA256, by) })
+		if ErrorCode(err) == ENotFound {
+			return nil
+		}
+		return err
+	}
+	for _, path := range slices.Sorted(maps.Keys(had)) {
+		if !paths[path] {
+			if err := drop(had[path]); err != nil {
 				return err
 			}
+		}
+	}
+	q := memoryQuota(d.OutputStoreID, co.limits.MemoriesPerStore)
+	asIs := ContentRules{AllowCredentials: true, AllowOversizedIndex: true}
+	// copyOne writes m if the snapshot holds it and it is not copied yet.
+	copyOne := func(m *Memory) error {
+		if err := step(); err != nil {
+			return err
 		}
 		path, ok := left[m.ID]
 		if !ok {
 			return nil
 		}
 		delete(left, m.ID)
-		mc := MemoryCreate{Path: path, Content: m.Content}
-		err := co.b.WriteMemory(ctx, d.WorkspaceID, d.OutputStoreID, func(tx MemoryTx) error {
-			_, err := createMemory(tx, d.OutputStoreID, mc, m.ContentSHA256, by, q)
+		if o := had[path]; o != nil {
+			if o.ContentSHA256 == m.ContentSHA256 {
+				return nil
+			}
+			return write(func(tx MemoryTx) error {
+				_, err := updateMemory(tx, d.OutputStoreID, o.ID, MemoryUpdate{Content: &m.Content, IfSHA256: o.ContentSHA256}, m.ContentSHA256, by, asIs)
+				return err
+			})
+		}
+		return write(func(tx MemoryTx) error {
+			_, err := createMemory(tx, d.OutputStoreID, MemoryCreate{Path: path, Content: m.Content}, m.ContentSHA256, by, q)
 			return err
 		})
-		if ErrorCode(err) == EPathConflict {
-			return nil // written by the copy before an interruption
-		}
-		return err
 	}
 	f := MemoryFilter{Full: true, Limit: MaxFullPageSize}
 	for {
@@ -844,7 +905,12 @@ func (co *Core) copyStore(ctx context.Context, d *Dream, owner string, lease tim
 			if _, err := co.b.Store(ctx, d.WorkspaceID, d.InputStoreID); err != nil {
 				return err // the input itself is gone
 			}
-			continue // deleted since the snapshot
+			if o := had[left[id]]; o != nil { // deleted since the snapshot: so is its copy
+				if err := drop(o); err != nil {
+					return err
+				}
+			}
+			continue
 		}
 		if err != nil {
 			return err

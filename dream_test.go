@@ -2,8 +2,11 @@ package memstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,20 +137,39 @@ func TestCheckDreamRecords(t *testing.T) {
 func (acceptAll) Dream(*memstore.Dream) error { return nil }
 
 // pageHook is a SQLite database that calls after once each page of
-// memories it lists has been read, as a writer between two pages would.
+// memories it lists has been read, as a writer between two pages would,
+// and fails the pages fail refuses, as a server that stops would.
 type pageHook struct {
 	*sqlite.DB
 	pages int
 	after func(page int)
+	fail  func(page int) error
 }
 
 func (p *pageHook) Memories(ctx context.Context, ws, storeID string, f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
 	page, err := p.DB.Memories(ctx, ws, storeID, f)
 	p.pages++
+	if err == nil && p.fail != nil {
+		if err := p.fail(p.pages); err != nil {
+			return memstore.Page[memstore.ListItem]{}, err
+		}
+	}
 	if err == nil && p.after != nil {
 		p.after(p.pages)
 	}
 	return page, err
+}
+
+// contents is every memory of store storeID as c sees it: content by path.
+func contents(t *testing.T, co *memstore.Core, c *memstore.Caller, storeID string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, it := range storetest.ListAll(t, memstore.MemoryFilter{Full: true}, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+		return co.Memories(t.Context(), c, storeID, f)
+	}) {
+		got[it.Memory.Path] = it.Memory.Content
+	}
+	return got
 }
 
 // TestDreamCopyWhileTheInputChanges: the copy of a create_new dream's
@@ -159,56 +181,21 @@ func (p *pageHook) Memories(ctx context.Context, ws, storeID string, f memstore.
 // copied, at its own path; one deleted is not, nor one created.
 func TestDreamCopyWhileTheInputChanges(t *testing.T) {
 	ctx := t.Context()
-	db := &pageHook{DB: sqlitetest.Open(t, sqlite.Options{})}
-	co := memstore.NewCore(db, memstore.WithDreams(true))
-	w, err := db.CreateWorkspace(ctx, "copy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_copy"}}
-	st, err := co.CreateStore(ctx, key, memstore.StoreCreate{Name: "notes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]string{}
-	for i := range 45 { // three pages: 20, 20 and 5
-		path := fmt.Sprintf("/m/%02d.md", i)
-		m, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: path, Content: "note " + path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[path] = m.ID
-	}
-	ses, _, _, err := co.CreateSession(ctx, key, memstore.SessionCreate{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.after = func(page int) {
+	f := newCopyFixture(t)
+	f.db.after = func(page int) {
 		if page != 1 {
 			return
 		}
-		rename := func(from, to string) {
-			if _, err := co.UpdateMemory(ctx, key, st.ID, ids[from], memstore.MemoryUpdate{Path: &to}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rename("/m/05.md", "/z/ahead.md") // copied already
-		rename("/m/30.md", "/m/05.md")    // not read yet
-		if err := co.DeleteMemory(ctx, key, st.ID, ids["/m/40.md"], ""); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := co.CreateMemory(ctx, key, st.ID, memstore.MemoryCreate{Path: "/m/41b.md", Content: "new"}); err != nil {
-			t.Fatal(err)
-		}
+		f.rename(t, "/m/05.md", "/z/ahead.md") // copied already
+		f.rename(t, "/m/30.md", "/m/05.md")    // not read yet
+		f.remove(t, "/m/40.md")
+		f.create(t, "/m/41b.md")
 	}
-	d := storetest.BeganDream(ctx, t, co, key, st.ID, ses.ID, "worker")
-	db.after = nil
-	got := map[string]string{}
-	for _, it := range storetest.ListAll(t, memstore.MemoryFilter{Full: true}, func(f memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
-		return co.Memories(ctx, key, d.OutputStoreID, f)
-	}) {
-		got[it.Memory.Path] = it.Memory.Content
+	if _, err := f.co.BeginDream(ctx, f.d, "A"); err != nil {
+		t.Fatalf("begin: %v", err)
 	}
+	f.db.after = nil
+	got := contents(t, f.co, f.key, f.d.OutputStoreID)
 	if len(got) != 44 || got["/m/05.md"] != "note /m/05.md" || got["/m/30.md"] != "note /m/30.md" {
 		t.Errorf("the copy holds %d memories (/m/05.md %q, /m/30.md %q), want 44 with both as they were", len(got), got["/m/05.md"], got["/m/30.md"])
 	}
@@ -216,5 +203,191 @@ func TestDreamCopyWhileTheInputChanges(t *testing.T) {
 		if _, ok := got[p]; ok {
 			t.Errorf("the copy holds %s", p)
 		}
+	}
+}
+
+// TestDreamCopyResumed: a copy interrupted after its first page, and
+// begun again after the input changed (a memory already copied renamed,
+// one deleted, one edited, one not copied yet deleted, one created,
+// one at a path that overlaps a copied one's old path), leaves the
+// output the same as the input is when it begins again.
+func TestDreamCopyResumed(t *testing.T) {
+	f := newCopyFixture(t)
+	f.interrupt(t)
+	if got := contents(t, f.co, f.key, f.d.OutputStoreID); len(got) != 20 {
+		t.Fatalf("the interrupted copy holds %d memories, want the first page's 20", len(got))
+	}
+	// The input changes while no worker holds the dream.
+	f.rename(t, "/m/03.md", "/renamed/03.md")
+	f.edit(t, "/m/06.md", "edited since")
+	for _, p := range []string{"/m/04.md", "/m/30.md", "/m/07.md"} {
+		f.remove(t, p)
+	}
+	f.create(t, "/m/50.md")
+	f.create(t, "/m/07.md/under.md") // overlaps a path copied before
+	if _, err := f.co.BeginDream(t.Context(), f.d, "A"); err != nil {
+		t.Fatalf("begin again: %v", err)
+	}
+	want, got := contents(t, f.co, f.key, f.store), contents(t, f.co, f.key, f.d.OutputStoreID)
+	if !maps.Equal(got, want) {
+		t.Errorf("the output after the copy begun again differs from the input:\n got %d: %v\nwant %d: %v", len(got), got, len(want), want)
+	}
+}
+
+// copyFixture is a workspace with a store of 45 memories (/m/00.md to
+// /m/44.md, three pages of a copy) and a create_new dream of it, claimed
+// by worker A, on a SQLite database whose pages can be failed or
+// followed by a change, and whose clock the test moves.
+type copyFixture struct {
+	db    *pageHook
+	co    *memstore.Core
+	lax   *memstore.Core // lets an index past its cap be written
+	key   *memstore.Caller
+	store string
+	ids   map[string]string // by path
+	d     *memstore.Dream
+	mu    sync.Mutex
+	now   time.Time
+}
+
+func newCopyFixture(t *testing.T) *copyFixture {
+	f := &copyFixture{now: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC), ids: map[string]string{}}
+	clock := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
+	f.db = &pageHook{DB: sqlitetest.Open(t, sqlite.Options{Now: clock})}
+	f.co = memstore.NewCore(f.db, memstore.WithDreams(true))
+	f.lax = memstore.NewCore(f.db, memstore.WithDreams(true), memstore.WithContentRules(memstore.ContentRules{AllowOversizedIndex: true}))
+	ctx := t.Context()
+	w, err := f.db.CreateWorkspace(ctx, "copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.key = &memstore.Caller{WorkspaceID: w.ID, Actor: memstore.Actor{Type: memstore.ActorAPIKey, ID: "apikey_copy"}}
+	st, err := f.co.CreateStore(ctx, f.key, memstore.StoreCreate{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store = st.ID
+	for i := range 45 {
+		f.create(t, fmt.Sprintf("/m/%02d.md", i))
+	}
+	ses, _, _, err := f.co.CreateSession(ctx, f.key, memstore.SessionCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.co.CreateDream(ctx, f.key, memstore.DreamCreate{
+		Inputs: []memstore.DreamInput{{Type: memstore.DreamInputMemoryStore, MemoryStoreID: st.ID},
+			{Type: memstore.DreamInputSessions, SessionIDs: []string{ses.ID}}},
+		Model: memstore.DreamModel{ID: "claude-test"}}); err != nil {
+		t.Fatal(err)
+	}
+	if f.d, err = f.co.ClaimDream(ctx, "A", time.Minute); err != nil || f.d == nil {
+		t.Fatalf("claim: %v, %v", f.d, err)
+	}
+	return f
+}
+
+func (f *copyFixture) create(t *testing.T, path string) {
+	t.Helper()
+	m, err := f.lax.CreateMemory(t.Context(), f.key, f.store, memstore.MemoryCreate{Path: path, Content: "note " + path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ids[path] = m.ID
+}
+
+func (f *copyFixture) edit(t *testing.T, path, content string) {
+	t.Helper()
+	if _, err := f.lax.UpdateMemory(t.Context(), f.key, f.store, f.ids[path], memstore.MemoryUpdate{Content: &content}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *copyFixture) rename(t *testing.T, from, to string) {
+	t.Helper()
+	if _, err := f.co.UpdateMemory(t.Context(), f.key, f.store, f.ids[from], memstore.MemoryUpdate{Path: &to}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *copyFixture) remove(t *testing.T, path string) {
+	t.Helper()
+	if err := f.co.DeleteMemory(t.Context(), f.key, f.store, f.ids[path], ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// interrupt begins the dream as A, failing the copy's second page.
+func (f *copyFixture) interrupt(t *testing.T) {
+	t.Helper()
+	stop := memstore.Errorf(memstore.EConflict, "the server stopped")
+	f.db.fail = func(page int) error {
+		if page == 2 {
+			return stop
+		}
+		return nil
+	}
+	if _, err := f.co.BeginDream(t.Context(), f.d, "A"); !errors.Is(err, stop) {
+		t.Fatalf("begin, stopped after a page: %v", err)
+	}
+	f.db.fail, f.db.pages = nil, 0
+}
+
+// TestDreamCopyResumedAsIs: an index past its cap (written while the
+// cap was off) and edited before a copy begins again is copied as it is,
+// as the copy's first run created it: the copy applies no content rule.
+func TestDreamCopyResumedAsIs(t *testing.T) {
+	f := newCopyFixture(t)
+	f.create(t, "/MEMORY.md")
+	f.edit(t, "/MEMORY.md", strings.Repeat("- a line\n", 300))
+	f.interrupt(t)
+	long := strings.Repeat("- another line\n", 300)
+	f.edit(t, "/MEMORY.md", long)
+	if _, err := f.co.BeginDream(t.Context(), f.d, "A"); err != nil {
+		t.Fatalf("begin again: %v", err)
+	}
+	if got := contents(t, f.co, f.key, f.d.OutputStoreID)["/MEMORY.md"]; got != long {
+		t.Errorf("the copy's index is %d bytes, want the input's %d", len(got), len(long))
+	}
+}
+
+// TestDreamCopyStaleWorker: worker A begins a copy again and stalls past
+// its lease; B takes the dream over, finishes the copy, and the dream
+// edits a memory of its output. A, going on, must not undo that edit:
+// its write names the content it found, is refused, and A's copy ends
+// with the lease's word.
+func TestDreamCopyStaleWorker(t *testing.T) {
+	ctx := t.Context()
+	f := newCopyFixture(t)
+	f.interrupt(t) // /m/00.md to /m/19.md copied
+	f.edit(t, "/m/10.md", "changed in the input")
+	out := f.d.OutputStoreID
+	f.db.after = func(page int) {
+		f.db.after = nil
+		f.mu.Lock()
+		f.now = f.now.Add(2 * time.Minute) // A's lease ends
+		f.mu.Unlock()
+		dB, err := f.co.ClaimDream(ctx, "B", time.Minute)
+		if err != nil || dB == nil {
+			t.Fatalf("B's claim: %v, %v", dB, err)
+		}
+		dreamer, err := f.co.BeginDream(ctx, dB, "B")
+		if err != nil {
+			t.Fatalf("B's begin: %v", err)
+		}
+		for _, m := range storetest.ListAll(t, memstore.MemoryFilter{PathPrefix: "/m/10.md"}, func(lf memstore.MemoryFilter) (memstore.Page[memstore.ListItem], error) {
+			return f.co.Memories(ctx, f.key, out, lf)
+		}) {
+			edit := "the dream's own edit"
+			if _, err := f.co.UpdateMemory(ctx, dreamer, out, m.Memory.ID, memstore.MemoryUpdate{Content: &edit}); err != nil {
+				t.Fatalf("the dream's edit: %v", err)
+			}
+		}
+	}
+	_, err := f.co.BeginDream(ctx, f.d, "A")
+	if memstore.ErrorCode(err) != memstore.EConflict {
+		t.Errorf("A going on after losing the dream: %v, want a conflict", err)
+	}
+	if got := contents(t, f.co, f.key, out)["/m/10.md"]; got != "the dream's own edit" {
+		t.Errorf("/m/10.md in the output is %q, want the dream's own edit", got)
 	}
 }
