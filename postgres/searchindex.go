@@ -210,7 +210,10 @@ func (db *DB) startIndexer() {
 			// While a store's writes wait, its queue is looked at
 			// again soon, whoever indexes it.
 			var again <-chan time.Time
-			if len(ix.behindStores()) > 0 {
+			ix.mu.Lock()
+			waiting := len(ix.behind) > 0
+			ix.mu.Unlock()
+			if waiting {
 				again = time.After(lagLook)
 			}
 			select {

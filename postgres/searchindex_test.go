@@ -655,6 +655,13 @@ func TestSearchBackPressureFirst(t *testing.T) {
 		_, err := core.CreateMemory(ctx, alice, b.ID, memstore.MemoryCreate{Path: "/b/held.md", Content: "small"})
 		held <- err
 	}()
+	// Held back while nothing indexes: else the check below would hold
+	// whatever the rounds' order.
+	select {
+	case err := <-held:
+		t.Fatalf("the write of a store past the limit went before any round: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	defer postgres.OnRoundClaimed(func() { time.Sleep(50 * time.Millisecond) })()
 	db.StartIndexer()
 	select {
